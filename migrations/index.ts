@@ -1,0 +1,4 @@
+import { InitialSchema1763800000000 } from './1763800000000-initial-schema';
+
+/** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
+export const MIGRATIONS = [InitialSchema1763800000000];

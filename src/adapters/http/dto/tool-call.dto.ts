@@ -1,0 +1,55 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested,
+} from 'class-validator';
+import { ID_PATTERN } from './conversation.dto';
+
+export class AnnotationsDto {
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() isReadOnly?: boolean;
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() requiresApproval?: boolean;
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() destructive?: boolean;
+}
+
+export class DisplayFieldDto {
+  @ApiProperty() @IsString() @MaxLength(200) label: string;
+  @ApiProperty() @IsString() @MaxLength(4000) value: string;
+}
+
+export class DisplayDto {
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(500) title?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) summary?: string;
+  @ApiPropertyOptional({ type: [DisplayFieldDto] }) @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => DisplayFieldDto) fields?: DisplayFieldDto[];
+}
+
+export class ProposedToolCallDto {
+  @ApiPropertyOptional({ pattern: ID_PATTERN.source, description: "The framework's tool-call id; makes the proposal idempotent" })
+  @IsOptional() @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) id?: string;
+  @ApiProperty({ pattern: ID_PATTERN.source }) @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) toolName: string;
+  @ApiProperty({ type: 'object', additionalProperties: true }) @IsObject({ message: 'must be a JSON object' }) arguments: Record<string, unknown>;
+  @ApiPropertyOptional({ type: AnnotationsDto }) @IsOptional() @ValidateNested() @Type(() => AnnotationsDto) annotations?: AnnotationsDto;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) reason?: string;
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(1) confidence?: number;
+  @ApiPropertyOptional({ minimum: 0 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) estimatedCost?: number;
+  @ApiPropertyOptional({ type: DisplayDto }) @IsOptional() @ValidateNested() @Type(() => DisplayDto) display?: DisplayDto;
+}
+
+export class ProposeToolCallsRequest {
+  @ApiProperty({ type: [ProposedToolCallDto], minItems: 1, maxItems: 64 })
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(64) @ValidateNested({ each: true }) @Type(() => ProposedToolCallDto) toolCalls: ProposedToolCallDto[];
+}
+
+export class DecisionRequest {
+  @ApiProperty({ enum: ['approve', 'reject', 'always_allow'] }) @IsIn(['approve', 'reject', 'always_allow']) decision: 'approve' | 'reject' | 'always_allow';
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) reason?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'approve only: the arguments to run instead' })
+  @IsOptional() @IsObject({ message: 'must be a JSON object' }) arguments?: Record<string, unknown>;
+  @ApiPropertyOptional({ enum: ['conversation', 'agent', 'tenant'] }) @IsOptional() @IsIn(['conversation', 'agent', 'tenant']) scope?: 'conversation' | 'agent' | 'tenant';
+}
+
+export class ResultRequest {
+  @ApiProperty({ enum: ['succeeded', 'failed'] }) @IsIn(['succeeded', 'failed']) outcome: 'succeeded' | 'failed';
+  @ApiPropertyOptional({ description: 'any JSON, at most 64 KiB serialised' }) @IsOptional() output?: unknown;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(16000) error?: string;
+}
+

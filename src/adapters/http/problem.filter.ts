@@ -1,0 +1,67 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { QueryFailedError } from 'typeorm';
+import { DomainError } from '../../domain/shared/domain-error';
+import { Problem, problem, sendProblem } from './problem';
+
+const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
+  unauthenticated: 401,
+  not_found: 404,
+  forbidden: 403,
+  invalid: 400,
+  conflict: 409,
+  unavailable: 503,
+  too_large: 413,
+};
+
+const HTTP_CODES: Record<number, string> = {
+  400: 'validation_failed',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  503: 'unavailable',
+};
+
+/** Network and server-state failures of PostgreSQL: fail closed with 503, never guess. */
+const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|terminating connection|the database system is (starting up|shutting down)|Cannot use a pool after calling end/i;
+
+export function toProblem(e: unknown, log?: Logger): Problem {
+  if (e instanceof DomainError) {
+    const { errors, ...rest } = e.details as { errors?: unknown };
+    return problem(STATUS_BY_KIND[e.kind], e.code, e.message, { ...rest, ...(errors ? { errors } : {}) });
+  }
+  if (e instanceof HttpException) {
+    const status = e.getStatus();
+    const body = e.getResponse();
+    const detail = typeof body === 'string' ? body : ((body as { message?: unknown }).message?.toString() ?? e.message);
+    return problem(status, HTTP_CODES[status] ?? `http_${status}`, detail);
+  }
+  if (isDatabaseUnavailable(e)) {
+    log?.warn(`database unavailable: ${(e as Error).message}`);
+    return problem(503, 'unavailable', 'The database is unavailable; nothing was recorded. Retry later.');
+  }
+  log?.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+  return problem(500, 'internal', 'An unexpected error occurred; it has been logged.');
+}
+
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const err = e as { code?: string; message?: string; driverError?: { code?: string } };
+  const code = err?.driverError?.code ?? err?.code;
+  if (code && (/^08/.test(code) || ['57P01', '57P02', '57P03', '53300'].includes(code))) return true;
+  if (e instanceof QueryFailedError && !code) return DB_UNAVAILABLE.test(e.message);
+  return typeof err?.message === 'string' && DB_UNAVAILABLE.test(err.message);
+}
+
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  private readonly log = new Logger('Http');
+
+  catch(e: unknown, host: ArgumentsHost): void {
+    sendProblem(host.switchToHttp().getResponse<Response>(), toProblem(e, this.log));
+  }
+}

@@ -1,0 +1,37 @@
+import type { Response } from 'express';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  [extra: string]: unknown;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** RFC 9457 problem details; `code` is the stable, machine-readable part. */
+export function problem(status: number, code: string, detail: string, extra: Record<string, unknown> = {}): Problem {
+  return { type: `urn:tollgate:problem:${code}`, title: TITLES[status] ?? 'Error', status, detail, code, ...extra };
+}
+
+export function sendProblem(res: Response, p: Problem): void {
+  if (res.headersSent) return;
+  if (p.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  res.status(p.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(p));
+}

@@ -1,0 +1,40 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { mustBeOwningAgent, visibleCall } from '../../access';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, HALTS, HaltRepository, RECEIPTS, ReceiptSigner, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { toolCallView } from '../../views/views';
+import { ClaimExecutionCommand } from './claim-execution.command';
+
+@CommandHandler(ClaimExecutionCommand)
+export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
+    @Inject(HALTS) private readonly halts: HaltRepository,
+    @Inject(RECEIPTS) private readonly receipts: ReceiptSigner,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async execute({ principal: p, toolCallId }: ClaimExecutionCommand) {
+    const result = await this.uow.run(async () => {
+      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId, { lock: true }), p, toolCallId);
+      mustBeOwningAgent(conv, p);
+      const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
+      const outcome = conv.claim(toolCallId, p, this.clock.now(), halt);
+      await this.conversations.save(conv);
+      return outcome;
+    });
+    if (result.kind === 'refused') throw result.error;
+    const call = result.call;
+    const args = call.argumentsToRun;
+    // Signed after commit: a receipt never exists for a claim that rolled back.
+    const receipt = await this.receipts.sign({
+      tcid: call.id,
+      conv: call.snapshot().conversationId,
+      tool: call.toolName,
+      args: this.receipts.digest(args),
+      approvedBy: call.decision?.by.id ?? 'policy',
+    });
+    return { toolCall: toolCallView(call.snapshot()), arguments: args, receipt };
+  }
+}

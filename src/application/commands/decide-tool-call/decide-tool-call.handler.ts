@@ -1,0 +1,36 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Grant } from '../../../domain/grant/grant.aggregate';
+import { visibleCall } from '../../access';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, GRANTS, GrantRepository, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { toolCallView } from '../../views/views';
+import { DecideToolCallCommand } from './decide-tool-call.command';
+
+@CommandHandler(DecideToolCallCommand)
+export class DecideToolCallHandler implements ICommandHandler<DecideToolCallCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
+    @Inject(GRANTS) private readonly grants: GrantRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(IDS) private readonly ids: IdGenerator,
+  ) {}
+
+  async execute({ decider, toolCallId, input }: DecideToolCallCommand) {
+    const result = await this.uow.run(async () => {
+      const conv = visibleCall(await this.conversations.findByToolCallId(decider.tenant, toolCallId, { lock: true }), decider, toolCallId);
+      const at = this.clock.now();
+      const outcome = conv.decide(toolCallId, input, decider, at);
+      if (outcome.kind === 'decided' && outcome.grant) {
+        const by = { id: decider.id, kind: 'person' as const, via: decider.via, name: decider.name, roles: decider.roles };
+        const grant = Grant.create({ id: this.ids.next('grant'), tenantId: decider.tenant, toolName: outcome.grant.toolName, scope: input.scope ?? 'conversation', conversationId: conv.id, agentId: conv.agentId, by, toolCallId, at });
+        await this.grants.save(grant);
+      }
+      await this.conversations.save(conv);
+      return outcome;
+    });
+    // A refusal may still have changed state (the call expired on the way): it is saved, then reported.
+    if (result.kind === 'refused') throw result.error;
+    return toolCallView(result.call.snapshot());
+  }
+}

@@ -1,0 +1,30 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { ExpireToolCallsCommand } from './expire-tool-calls.command';
+
+const BATCH = 100;
+
+@CommandHandler(ExpireToolCallsCommand)
+export class ExpireToolCallsHandler implements ICommandHandler<ExpireToolCallsCommand, number> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** Returns how many calls expired. Safe with many instances: each conversation is locked while it is expired. */
+  async execute({ target }: ExpireToolCallsCommand): Promise<number> {
+    const due = target ? [target] : await this.conversations.findWithDueExpiries(this.clock.now(), BATCH);
+    let expired = 0;
+    for (const { tenantId, conversationId } of due) {
+      expired += await this.uow.run(async () => {
+        const conv = await this.conversations.findById(tenantId, conversationId, { lock: true });
+        const calls = conv ? conv.expireDue(this.clock.now()) : [];
+        if (conv && calls.length > 0) await this.conversations.save(conv);
+        return calls.length;
+      });
+    }
+    return expired;
+  }
+}

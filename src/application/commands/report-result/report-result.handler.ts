@@ -1,0 +1,26 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { mustBeOwningAgent, visibleCall } from '../../access';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { toolCallView } from '../../views/views';
+import { ReportResultCommand } from './report-result.command';
+
+@CommandHandler(ReportResultCommand)
+export class ReportResultHandler implements ICommandHandler<ReportResultCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  execute({ principal: p, toolCallId, result }: ReportResultCommand) {
+    return this.uow.run(async () => {
+      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId, { lock: true }), p, toolCallId);
+      mustBeOwningAgent(conv, p);
+      // Accepted during a halt too: the run happened and must be recorded.
+      const call = conv.complete(toolCallId, result, p, this.clock.now());
+      await this.conversations.save(conv);
+      return toolCallView(call.snapshot());
+    });
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Ports: what the application needs from the outside world, as DI tokens + interfaces.
+ * Infrastructure provides the implementations; tests may provide in-memory ones.
+ */
+import type { Conversation } from '../../domain/conversation/conversation.aggregate';
+import type { Grant } from '../../domain/grant/grant.aggregate';
+import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
+import type { Tool } from '../../domain/tool/tool.aggregate';
+import type { HaltInForce } from '../../domain/conversation/conversation.aggregate';
+import type { StoredEvent } from './stored-event';
+import type { Principal } from '../../domain/shared/actor';
+import type { ApprovalView, ConversationView, Page, toolView } from '../views/views';
+
+export const CONVERSATIONS = Symbol('ConversationRepository');
+export const TOOLS = Symbol('ToolRepository');
+export const POLICIES = Symbol('PolicyRepository');
+export const GRANTS = Symbol('GrantRepository');
+export const HALTS = Symbol('HaltRepository');
+export const CLOCK = Symbol('Clock');
+export const IDS = Symbol('IdGenerator');
+export const UNIT_OF_WORK = Symbol('UnitOfWork');
+export const RECEIPTS = Symbol('ReceiptSigner');
+export const WAITERS = Symbol('ToolCallWaiters');
+export const READ_MODEL = Symbol('ReadModel');
+
+export interface LoadOptions {
+  /** Take a row lock for the rest of the unit of work (commands that change the aggregate). */
+  lock?: boolean;
+}
+
+export interface ConversationRepository {
+  findById(tenantId: string, id: string, opts?: LoadOptions): Promise<Conversation | null>;
+  findByToolCallId(tenantId: string, toolCallId: string, opts?: LoadOptions): Promise<Conversation | null>;
+  /** Inserts or updates (version-checked) the conversation and its changed calls, and appends its events. */
+  save(conversation: Conversation): Promise<void>;
+  /** Conversations holding pending calls whose expiry has passed, across tenants. */
+  findWithDueExpiries(now: Date, limit: number): Promise<Array<{ tenantId: string; conversationId: string }>>;
+}
+
+export interface ToolRepository {
+  find(tenantId: string, name: string, opts?: LoadOptions): Promise<Tool | null>;
+  findMany(tenantId: string, names: string[]): Promise<Tool[]>;
+  save(tool: Tool): Promise<void>;
+}
+
+export interface PolicyRepository {
+  /** The tenant's current policy (version 0 with built-in defaults when none was ever set). */
+  current(tenantId: string): Promise<TenantPolicy>;
+  save(policy: TenantPolicy): Promise<void>;
+}
+
+export interface GrantRepository {
+  forTools(tenantId: string, toolNames: string[]): Promise<Grant[]>;
+  save(grant: Grant): Promise<void>;
+}
+
+export interface HaltRepository {
+  /** The halt covering this conversation (tenant, its agent or itself), if any. */
+  covering(tenantId: string, agentId: string, conversationId: string): Promise<HaltInForce | null>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface IdGenerator {
+  /** A new unique id with a readable prefix, e.g. `tc_…`. */
+  next(prefix: string): string;
+}
+
+export interface UnitOfWork {
+  /**
+   * Runs `work` in one database transaction: aggregates saved inside it commit with their
+   * events, or not at all. Events are handed to in-process subscribers only after commit.
+   */
+  run<T>(work: () => Promise<T>): Promise<T>;
+}
+
+export interface ReceiptClaims {
+  tcid: string;
+  conv: string;
+  tool: string;
+  args: string;
+  approvedBy: string;
+}
+
+export interface ReceiptSigner {
+  sign(claims: ReceiptClaims): Promise<string>;
+  jwks(): Promise<{ keys: Record<string, unknown>[] }>;
+  /** SHA-256 hex of the RFC 8785 canonical form. */
+  digest(value: unknown): string;
+}
+
+/** Open before reading the call, so a decision committed between the read and the wait is not missed. */
+export interface Watch {
+  /** Resolves when the call may have changed since the watch opened (or the last `next`), after `timeoutMs`, or at shutdown. */
+  next(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+export interface ToolCallWaiters {
+  watch(tenantId: string, toolCallId: string): Watch;
+  wake(tenantId: string, toolCallId: string): void;
+  /** True once the server is shutting down: long-polls answer at once. */
+  readonly closing: boolean;
+}
+
+export interface ListFilter {
+  cursor?: string;
+  limit: number;
+}
+
+/** Reads that bypass the aggregates and go straight to response shapes (CQRS query side). */
+export interface ReadModel {
+  listConversations(principal: Principal, filter: ListFilter & { status?: 'active' | 'blocked' | 'halted' }): Promise<Page<ConversationView>>;
+  listApprovals(principal: Principal, filter: ListFilter & { status: string }): Promise<Page<ApprovalView>>;
+  listTools(tenantId: string, filter: ListFilter): Promise<Page<ReturnType<typeof toolView>>>;
+}
+
+export type { StoredEvent };

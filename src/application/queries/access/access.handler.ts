@@ -1,0 +1,27 @@
+import { Inject } from '@nestjs/common';
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { isAgent } from '../../../domain/shared/actor';
+import { visibleCall, visibleConversation } from '../../access';
+import { CONVERSATIONS, ConversationRepository } from '../../ports';
+import { Access, ConversationAccessQuery, ToolCallAccessQuery } from './access.query';
+
+@QueryHandler(ConversationAccessQuery)
+export class ConversationAccessHandler implements IQueryHandler<ConversationAccessQuery, Access> {
+  constructor(@Inject(CONVERSATIONS) private readonly conversations: ConversationRepository) {}
+  async execute({ principal: p, conversationId }: ConversationAccessQuery): Promise<Access> {
+    const c = visibleConversation(await this.conversations.findById(p.tenant, conversationId), p, conversationId);
+    return { isOwningAgent: isAgent(p) && c.agentId === p.id, mayDecide: false };
+  }
+}
+
+@QueryHandler(ToolCallAccessQuery)
+export class ToolCallAccessHandler implements IQueryHandler<ToolCallAccessQuery, Access> {
+  constructor(@Inject(CONVERSATIONS) private readonly conversations: ConversationRepository) {}
+  async execute({ principal: p, toolCallId }: ToolCallAccessQuery): Promise<Access> {
+    const c = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId), p, toolCallId);
+    const call = c.findCall(toolCallId)!;
+    // Once decided, anyone who may see it gets the 409 naming the standing decision, not a 403.
+    const mayDecide = call.status === 'pending' ? c.mayDecide(p, call) : !isAgent(p);
+    return { isOwningAgent: isAgent(p) && c.agentId === p.id, mayDecide };
+  }
+}

@@ -1,0 +1,3 @@
+export class GetPolicyQuery {
+  constructor(readonly tenantId: string) {}
+}

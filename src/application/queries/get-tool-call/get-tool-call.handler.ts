@@ -1,0 +1,43 @@
+import { Inject } from '@nestjs/common';
+import { CommandBus, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { visibleCall } from '../../access';
+import { ExpireToolCallsCommand } from '../../commands/expire-tool-calls/expire-tool-calls.command';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, WAITERS, ToolCallWaiters } from '../../ports';
+import { ToolCallView, toolCallView } from '../../views/views';
+import { GetToolCallQuery } from './get-tool-call.query';
+
+/** Bounds how long a missed wake-up can delay an answer: the call is re-read at least this often. */
+const RECHECK_MS = 5_000;
+
+@QueryHandler(GetToolCallQuery)
+export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolCallView> {
+  constructor(
+    @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
+    @Inject(WAITERS) private readonly waiters: ToolCallWaiters,
+    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly commands: CommandBus,
+  ) {}
+
+  async execute({ principal: p, toolCallId, waitSeconds }: GetToolCallQuery): Promise<ToolCallView> {
+    const deadline = this.clock.now().getTime() + waitSeconds * 1000;
+    const watch = this.waiters.watch(p.tenant, toolCallId);
+    try {
+      for (;;) {
+        const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId), p, toolCallId);
+        const call = conv.findCall(toolCallId)!;
+        const now = this.clock.now();
+        if (call.isExpiredAt(now)) {
+          // Check on read: an expired call is shown expired even before the sweeper passes.
+          await this.commands.execute(new ExpireToolCallsCommand({ tenantId: p.tenant, conversationId: conv.id }));
+          continue;
+        }
+        const left = deadline - now.getTime();
+        if (call.status !== 'pending' || left <= 0 || this.waiters.closing) return toolCallView(call.snapshot());
+        const untilExpiry = call.approval ? call.approval.expiresAt.getTime() - now.getTime() + 1 : left;
+        await watch.next(Math.max(1, Math.min(left, untilExpiry, RECHECK_MS)));
+      }
+    } finally {
+      watch.close();
+    }
+  }
+}

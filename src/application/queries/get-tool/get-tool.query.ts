@@ -1,0 +1,3 @@
+export class GetToolQuery {
+  constructor(readonly tenantId: string, readonly name: string) {}
+}

@@ -1,0 +1,108 @@
+/** Response shapes of CONTRACT §6, built from domain state. Dates become ISO strings here. */
+import type { Conversation, ConversationUser } from '../../domain/conversation/conversation.aggregate';
+import { publicDecision } from '../../domain/conversation/conversation.aggregate';
+import type { ToolCallState } from '../../domain/conversation/tool-call.entity';
+import type { Tool } from '../../domain/tool/tool.aggregate';
+import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
+
+export interface ToolCallView {
+  id: string;
+  externalId?: string;
+  conversationId: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  reason?: string;
+  confidence?: number;
+  estimatedCost?: number;
+  display?: unknown;
+  status: string;
+  policy: { level: string; rule: number | null; policyVersion: number; reason: string };
+  approval?: { approvers: string[]; expiresAt: string };
+  decision?: Record<string, unknown>;
+  execution?: { at: string; by: unknown };
+  result?: { outcome: string; output?: unknown; error?: string; at: string };
+  cancellation?: { by: unknown; at: string; reason: string };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
+  const v: ToolCallView = {
+    id: s.id,
+    ...(s.externalId !== undefined ? { externalId: s.externalId } : {}),
+    conversationId: s.conversationId,
+    toolName: s.toolName,
+    arguments: s.arguments,
+    ...(s.reason !== undefined ? { reason: s.reason } : {}),
+    ...(s.confidence !== undefined ? { confidence: s.confidence } : {}),
+    ...(s.estimatedCost !== undefined ? { estimatedCost: s.estimatedCost } : {}),
+    ...(s.display !== undefined ? { display: s.display } : {}),
+    status: s.status,
+    policy: { level: s.policy.level, rule: s.policy.rule, policyVersion: s.policy.policyVersion, reason: s.policy.reason },
+    createdAt: s.createdAt.toISOString(),
+    updatedAt: s.updatedAt.toISOString(),
+  };
+  if (s.approval) v.approval = { approvers: s.approval.approvers, expiresAt: s.approval.expiresAt.toISOString() };
+  if (s.decision) v.decision = publicDecision(s.decision);
+  if (s.execution) v.execution = { at: s.execution.at.toISOString(), by: s.execution.by };
+  if (s.result) v.result = { ...s.result, at: s.result.at.toISOString() };
+  if (s.cancellation) v.cancellation = { ...s.cancellation, at: s.cancellation.at.toISOString() };
+  return v;
+}
+
+export interface ConversationView {
+  id: string;
+  agentId: string;
+  user: ConversationUser | null;
+  title: string | null;
+  metadata: Record<string, unknown>;
+  status: 'active' | 'blocked' | 'halted';
+  pendingCount: number;
+  toolCalls?: ToolCallView[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function conversationView(c: Conversation, halted = false, withCalls = true): ConversationView {
+  return {
+    id: c.id,
+    agentId: c.agentId,
+    user: c.user,
+    title: c.title ?? null,
+    metadata: c.metadata ?? {},
+    status: halted ? 'halted' : c.status,
+    pendingCount: c.pendingCount,
+    ...(withCalls ? { toolCalls: c.toolCalls.map((t) => toolCallView(t.snapshot())) } : {}),
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+  };
+}
+
+export function toolView(t: Tool) {
+  const s = t.snapshot();
+  return {
+    name: s.name,
+    description: s.description ?? null,
+    isReadOnly: s.isReadOnly,
+    requiresApproval: s.requiresApproval,
+    destructive: s.destructive,
+    registeredBy: s.registeredBy,
+    createdAt: s.createdAt.toISOString(),
+    updatedAt: s.updatedAt.toISOString(),
+  };
+}
+
+export function policyView(p: TenantPolicy) {
+  const doc = p.document.toJSON();
+  return { version: p.policyVersion, defaults: doc.defaults, rules: doc.rules, updatedAt: p.updatedAt?.toISOString() ?? null, updatedBy: p.updatedBy };
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** An inbox entry: the call plus enough of its conversation to judge it. */
+export interface ApprovalView extends ToolCallView {
+  conversation: { id: string; agentId: string; user: ConversationUser | null; title: string | null };
+}

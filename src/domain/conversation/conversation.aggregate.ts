@@ -1,0 +1,445 @@
+import { AggregateRoot } from '../shared/aggregate-root';
+import { Actor, Principal, POLICY_ACTOR, SYSTEM_ACTOR, hasAnyRole, isAgent } from '../shared/actor';
+import { DomainError, ValidationError } from '../shared/domain-error';
+import { jsonEqual } from '../shared/json';
+import type { PolicyVerdict, ProposedCallFacts, ToolFlags } from '../policy/approval-policy';
+import {
+  AlreadyCompletedError,
+  AlreadyDecidedError,
+  AlreadyExecutedError,
+  ConversationBlockedError,
+  HaltedError,
+  IdempotencyMismatchError,
+  NotAllowedToDecideError,
+  NotApprovedError,
+  NotExecutedError,
+  ToolCallNotFoundError,
+} from './conversation.errors';
+import {
+  ApprovalRequested,
+  ConversationStarted,
+  ToolCallApproved,
+  ToolCallAutoApproved,
+  ToolCallCancelled,
+  ToolCallCompleted,
+  ToolCallExecuted,
+  ToolCallExpired,
+  ToolCallProposed,
+  ToolCallRejected,
+} from './events';
+import { ActorRef, DecisionKind, ToolCall, ToolCallDisplay, ToolCallState } from './tool-call.entity';
+
+export interface ConversationUser {
+  id: string;
+  roles: string[];
+  name?: string;
+}
+
+export type ConversationStatus = 'active' | 'blocked';
+
+export interface ConversationState {
+  id: string;
+  tenantId: string;
+  agentId: string;
+  user: ConversationUser | null;
+  title?: string;
+  metadata?: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+  version: number;
+  toolCalls: ToolCallState[];
+}
+
+export interface ProposedCall {
+  externalId?: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  annotations?: ToolFlags;
+  reason?: string;
+  confidence?: number;
+  estimatedCost?: number;
+  display?: ToolCallDisplay;
+}
+
+export interface ProposalResult {
+  calls: ToolCall[];
+  /** True when every call repeated an earlier one: nothing new was recorded. */
+  replay: boolean;
+}
+
+export interface DecisionInput {
+  decision: DecisionKind;
+  reason?: string;
+  arguments?: Record<string, unknown>;
+}
+
+/** Who decides, and through which channel. */
+export interface Decider extends Principal {
+  via: ActorRef['via'];
+}
+
+/** What a successful always_allow asks the caller to create in the same unit of work. */
+export interface GrantRequest {
+  toolName: string;
+}
+
+export type DecisionResult =
+  | { kind: 'decided'; call: ToolCall; grant?: GrantRequest }
+  | { kind: 'unchanged'; call: ToolCall }
+  /** A refusal that still changed state (the call expired on the way): save first, then report. */
+  | { kind: 'refused'; call: ToolCall; error: DomainError };
+
+export type ClaimResult = { kind: 'claimed'; call: ToolCall } | { kind: 'refused'; call: ToolCall; error: DomainError };
+
+export interface HaltInForce {
+  scope: string;
+  reason: string;
+}
+
+/**
+ * The aggregate root: one agent's conversation and every tool call proposed in it.
+ * It owns the rules that span calls — blocking while approvals are pending, idempotent
+ * proposals, first decision wins — and records one event per transition.
+ */
+export class Conversation extends AggregateRoot {
+  private readonly calls: ToolCall[];
+  private readonly added = new Set<string>();
+  private readonly changed = new Set<string>();
+
+  private constructor(private readonly s: Omit<ConversationState, 'toolCalls' | 'version'>, version: number, calls: ToolCall[]) {
+    super(s.tenantId, version);
+    this.calls = calls;
+  }
+
+  static start(input: {
+    id: string;
+    tenantId: string;
+    agentId: string;
+    agentName?: string;
+    user?: ConversationUser | null;
+    title?: string;
+    metadata?: Record<string, unknown>;
+    at: Date;
+  }): Conversation {
+    const c = new Conversation(
+      {
+        id: input.id,
+        tenantId: input.tenantId,
+        agentId: input.agentId,
+        user: input.user ?? null,
+        title: input.title,
+        metadata: input.metadata,
+        createdAt: input.at,
+        updatedAt: input.at,
+      },
+      0,
+      [],
+    );
+    c.record(
+      new ConversationStarted(
+        { tenantId: input.tenantId, at: input.at, actor: agentActor(input.agentId, input.agentName), conversationId: input.id },
+        { agentId: input.agentId, user: input.user ?? null, title: input.title },
+      ),
+    );
+    return c;
+  }
+
+  static rehydrate(state: ConversationState): Conversation {
+    const { toolCalls, version, ...rest } = state;
+    return new Conversation(rest, version, toolCalls.map((t) => ToolCall.rehydrate(t)));
+  }
+
+  get id(): string {
+    return this.s.id;
+  }
+  get agentId(): string {
+    return this.s.agentId;
+  }
+  get user(): ConversationUser | null {
+    return this.s.user;
+  }
+  get title(): string | undefined {
+    return this.s.title;
+  }
+  get metadata(): Record<string, unknown> | undefined {
+    return this.s.metadata;
+  }
+  get createdAt(): Date {
+    return this.s.createdAt;
+  }
+  get updatedAt(): Date {
+    return this.s.updatedAt;
+  }
+  get toolCalls(): readonly ToolCall[] {
+    return this.calls;
+  }
+  get pendingCount(): number {
+    return this.calls.filter((c) => c.status === 'pending').length;
+  }
+  get status(): ConversationStatus {
+    return this.pendingCount > 0 ? 'blocked' : 'active';
+  }
+  /** The calls to insert and to update since the last save (a watched list); clears it. */
+  pullChangedCalls(): { added: ToolCall[]; changed: ToolCall[] } {
+    const added = this.calls.filter((c) => this.added.has(c.id));
+    const changed = this.calls.filter((c) => this.changed.has(c.id) && !this.added.has(c.id));
+    this.added.clear();
+    this.changed.clear();
+    return { added, changed };
+  }
+
+  /** Same agent asking again with the same id is a replay; anything else is a clash. */
+  isSameStart(agentId: string): boolean {
+    return this.s.agentId === agentId;
+  }
+
+  findCall(id: string): ToolCall | undefined {
+    return this.calls.find((c) => c.id === id);
+  }
+
+  /** Who may see this conversation: its agent, its requester, and the tenant's approvers, admins and auditors. */
+  isVisibleTo(p: Principal): boolean {
+    if (p.id === this.s.agentId && isAgent(p)) return true;
+    if (isAgent(p)) return false;
+    if (this.s.user && this.s.user.id === p.id) return true;
+    return hasAnyRole(p, ['approver', 'admin', 'auditor']);
+  }
+
+  /** Roles meet the call's approvers, or the caller is the requester and `requester` is listed. Never an agent. */
+  mayDecide(p: Principal, call: ToolCall): boolean {
+    if (isAgent(p)) return false;
+    const approvers = call.approval?.approvers ?? [];
+    if (hasAnyRole(p, approvers)) return true;
+    return approvers.includes('requester') && !!this.s.user && this.s.user.id === p.id;
+  }
+
+  /**
+   * Proposes one step's calls. Each is judged by `evaluate` (the ApprovalPolicy bound to this
+   * tenant's policy, registry and grants) and is approved, rejected or left pending at once.
+   */
+  propose(step: ProposedCall[], evaluate: (call: ProposedCallFacts) => PolicyVerdict, newId: () => string, at: Date, halt: HaltInForce | null): ProposalResult {
+    const seen = new Set<string>();
+    const repeats = new Map<number, ToolCall>();
+    step.forEach((p, i) => {
+      if (p.externalId === undefined) return;
+      if (seen.has(p.externalId)) throw new ValidationError([{ path: `toolCalls[${i}].id`, message: `duplicate id ${p.externalId} in one step` }]);
+      seen.add(p.externalId);
+      const earlier = this.calls.find((c) => c.externalId === p.externalId);
+      if (!earlier) return;
+      if (earlier.toolName !== p.toolName || !jsonEqual(earlier.arguments, p.arguments)) {
+        throw new IdempotencyMismatchError(`Tool call id ${p.externalId} was already proposed in this conversation with different content`);
+      }
+      repeats.set(i, earlier);
+    });
+    if (repeats.size === step.length) return { calls: [...repeats.values()], replay: true };
+
+    if (halt) throw new HaltedError(halt.scope, halt.reason);
+    const pending = this.calls.filter((c) => c.status === 'pending').map((c) => c.id);
+    if (pending.length > 0) throw new ConversationBlockedError(pending);
+
+    const calls = step.map((p, i) => repeats.get(i) ?? this.proposeOne(p, evaluate(p), newId(), at));
+    this.touch(at);
+    return { calls, replay: false };
+  }
+
+  private proposeOne(p: ProposedCall, verdict: PolicyVerdict, id: string, at: Date): ToolCall {
+    const policy = { level: verdict.level, rule: verdict.rule, policyVersion: verdict.policyVersion, reason: verdict.reason, grantId: verdict.grantId };
+    const call = ToolCall.create({
+      id,
+      externalId: p.externalId,
+      conversationId: this.s.id,
+      toolName: p.toolName,
+      arguments: p.arguments,
+      annotations: p.annotations,
+      reason: p.reason,
+      confidence: p.confidence,
+      estimatedCost: p.estimatedCost,
+      display: p.display,
+      status: 'pending',
+      policy,
+      createdAt: at,
+      updatedAt: at,
+    });
+    this.calls.push(call);
+    this.added.add(id);
+    const env = this.envelope(call, at, agentActor(this.s.agentId));
+    this.record(
+      new ToolCallProposed(env, {
+        externalId: p.externalId,
+        arguments: p.arguments,
+        reason: p.reason,
+        confidence: p.confidence,
+        estimatedCost: p.estimatedCost,
+        policy: { level: policy.level, rule: policy.rule, policyVersion: policy.policyVersion, reason: policy.reason },
+      }),
+    );
+
+    const byPolicy = { id: POLICY_ACTOR.id, via: POLICY_ACTOR.via };
+    const policyEnv = this.envelope(call, at, POLICY_ACTOR);
+    switch (verdict.level) {
+      case 'automatic':
+      case 'notify':
+        call.moveTo('approved', at, { decision: { outcome: 'approved', by: byPolicy, at, reason: verdict.reason } });
+        this.record(new ToolCallAutoApproved(policyEnv, { ...pick(policy), grantId: verdict.grantId }));
+        break;
+      case 'deny':
+        call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: byPolicy, at, reason: verdict.reason } });
+        this.record(new ToolCallRejected(policyEnv, { rejectedBy: 'policy', via: 'policy', latencyMs: 0, reason: verdict.reason, policyVersion: policy.policyVersion, rule: policy.rule }));
+        break;
+      case 'confirm':
+      case 'manual': {
+        const expiresAt = new Date(at.getTime() + verdict.timeoutSeconds * 1000);
+        call.awaitApproval([...verdict.approvers], expiresAt);
+        this.record(new ApprovalRequested(policyEnv, { ...pick(policy), approvers: [...verdict.approvers], expiresAt: expiresAt.toISOString() }));
+        break;
+      }
+    }
+    return call;
+  }
+
+  /** A person's decision. The first one wins; the same one again by the same person changes nothing. */
+  decide(toolCallId: string, input: DecisionInput, by: Decider, at: Date): DecisionResult {
+    const call = this.mustFind(toolCallId);
+    if (isAgent(by)) throw new NotAllowedToDecideError('Agent tokens cannot decide tool calls: approval comes from people');
+    if (call.status === 'pending' && !this.mayDecide(by, call)) {
+      throw new NotAllowedToDecideError(`Deciding this call needs one of: ${(call.approval?.approvers ?? []).join(', ')}`);
+    }
+    if (call.isExpiredAt(at)) this.expireCall(call, at);
+    if (call.status !== 'pending') {
+      const d = call.decision;
+      if (d && d.kind === input.decision && d.by.id === by.id) return { kind: 'unchanged', call };
+      return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, publicDecision(d), call.status) };
+    }
+
+    const actor: Actor = { id: by.id, kind: 'person', via: by.via, name: by.name, roles: by.roles };
+    const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
+    const latencyMs = at.getTime() - call.createdAt.getTime();
+    const env = this.envelope(call, at, actor);
+    if (input.decision === 'reject') {
+      call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: ref, at, kind: 'reject', reason: input.reason } });
+      this.record(new ToolCallRejected(env, { rejectedBy: by.id, via: by.via, latencyMs, reason: input.reason, policyVersion: call.policy.policyVersion }));
+      this.markChanged(call, at);
+      return { kind: 'decided', call };
+    }
+
+    // A manual call is approved but never turned into a standing grant.
+    const grant = input.decision === 'always_allow' && call.policy.level !== 'manual' ? { toolName: call.toolName } : undefined;
+    call.moveTo('approved', at, {
+      decision: { outcome: 'approved', by: ref, at, kind: input.decision, reason: input.reason, editedArguments: input.arguments },
+    });
+    this.record(
+      new ToolCallApproved(env, {
+        approvedBy: by.id,
+        via: by.via,
+        latencyMs,
+        decision: input.decision,
+        reason: input.reason,
+        editedArguments: input.arguments,
+        policyVersion: call.policy.policyVersion,
+      }),
+    );
+    this.markChanged(call, at);
+    return { kind: 'decided', call, grant };
+  }
+
+  /** The agent claims the run of an approved call, exactly once. */
+  claim(toolCallId: string, agent: Principal, at: Date, halt: HaltInForce | null): ClaimResult {
+    const call = this.mustFind(toolCallId);
+    if (call.isExpiredAt(at)) this.expireCall(call, at);
+    if (halt) throw new HaltedError(halt.scope, halt.reason);
+    if (call.status === 'executed' || call.status === 'completed') return { kind: 'refused', call, error: new AlreadyExecutedError(call.id, call.status) };
+    if (call.status !== 'approved') return { kind: 'refused', call, error: new NotApprovedError(call.id, call.status) };
+    const by: ActorRef = { id: agent.id, via: 'api', ...(agent.name ? { name: agent.name } : {}) };
+    call.moveTo('executed', at, { execution: { at, by } });
+    this.record(
+      new ToolCallExecuted(this.envelope(call, at, agentActor(agent.id, agent.name)), {
+        arguments: call.argumentsToRun,
+        edited: !!call.decision?.editedArguments,
+      }),
+    );
+    this.markChanged(call, at);
+    return { kind: 'claimed', call };
+  }
+
+  /** The agent reports how the run went. */
+  complete(toolCallId: string, result: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string }, agent: Principal, at: Date): ToolCall {
+    const call = this.mustFind(toolCallId);
+    if (call.status === 'completed') throw new AlreadyCompletedError(call.id);
+    if (call.status !== 'executed') throw new NotExecutedError(call.id, call.status);
+    call.moveTo('completed', at, { result: { ...result, at } });
+    const startedAt = call.snapshot().execution?.at ?? at;
+    this.record(
+      new ToolCallCompleted(this.envelope(call, at, agentActor(agent.id, agent.name)), {
+        outcome: result.outcome,
+        error: result.error,
+        durationMs: at.getTime() - startedAt.getTime(),
+      }),
+    );
+    this.markChanged(call, at);
+    return call;
+  }
+
+  /** Expires every pending call whose time is up. Returns the calls it expired. */
+  expireDue(at: Date): ToolCall[] {
+    const due = this.calls.filter((c) => c.isExpiredAt(at));
+    due.forEach((c) => this.expireCall(c, at));
+    return due;
+  }
+
+  /** Kill switch: pending and approved-but-unclaimed calls are cancelled and never run. */
+  cancelOpen(reason: string, by: Actor, at: Date): ToolCall[] {
+    const open = this.calls.filter((c) => c.status === 'pending' || c.status === 'approved');
+    for (const call of open) {
+      const previousStatus = call.status;
+      call.moveTo('cancelled', at, {
+        cancellation: { by: { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) }, at, reason },
+        // An approval already given stays in `decision`; a pending call gets a cancellation outcome.
+        ...(previousStatus === 'pending' ? { decision: { outcome: 'cancelled' as const, by: { id: by.id, via: by.via }, at, reason } } : {}),
+      });
+      this.record(new ToolCallCancelled(this.envelope(call, at, by), { reason, previousStatus }));
+      this.markChanged(call, at);
+    }
+    return open;
+  }
+
+  private expireCall(call: ToolCall, at: Date): void {
+    const expiresAt = call.approval!.expiresAt;
+    call.moveTo('expired', at, { decision: { outcome: 'expired', by: { id: SYSTEM_ACTOR.id, via: SYSTEM_ACTOR.via }, at } });
+    this.record(new ToolCallExpired(this.envelope(call, at, SYSTEM_ACTOR), { expiresAt: expiresAt.toISOString(), waitedMs: at.getTime() - call.createdAt.getTime() }));
+    this.markChanged(call, at);
+  }
+
+  private mustFind(id: string): ToolCall {
+    const call = this.findCall(id);
+    if (!call) throw new ToolCallNotFoundError(id);
+    return call;
+  }
+
+  private markChanged(call: ToolCall, at: Date): void {
+    this.changed.add(call.id);
+    this.touch(at);
+  }
+
+  private touch(at: Date): void {
+    if (at > this.s.updatedAt) this.s.updatedAt = at;
+  }
+
+  private envelope(call: ToolCall, at: Date, actor: Actor) {
+    return { tenantId: this.tenantId, at, actor, conversationId: this.s.id, toolCallId: call.id, toolName: call.toolName };
+  }
+}
+
+function agentActor(id: string, name?: string): Actor {
+  return { id, kind: 'agent', via: 'api', ...(name ? { name } : {}) };
+}
+
+function pick(p: { level: string; rule: number | null; policyVersion: number; reason: string }) {
+  return { level: p.level, rule: p.rule, policyVersion: p.policyVersion, reason: p.reason };
+}
+
+/** The standing decision as the contract shows it (internal `kind` kept out). */
+export function publicDecision(d: ToolCallState['decision']): Record<string, unknown> | undefined {
+  if (!d) return undefined;
+  const { kind: _kind, ...rest } = d;
+  return { ...rest, at: d.at.toISOString() };
+}

@@ -1,0 +1,76 @@
+import { DomainError } from '../shared/domain-error';
+import { ToolCallStatus } from './tool-call-status';
+
+export class ConversationNotFoundError extends DomainError {
+  constructor(id: string) {
+    super('not_found', 'not_found', `Conversation ${id} not found`);
+  }
+}
+
+export class ToolCallNotFoundError extends DomainError {
+  constructor(id: string) {
+    super('not_found', 'not_found', `Tool call ${id} not found`);
+  }
+}
+
+export class IllegalTransitionError extends DomainError {
+  constructor(id: string, from: ToolCallStatus, to: ToolCallStatus) {
+    super('illegal_transition', 'conflict', `Tool call ${id} cannot move from ${from} to ${to}`);
+  }
+}
+
+export class ConversationBlockedError extends DomainError {
+  constructor(pendingIds: string[]) {
+    super('conversation_blocked', 'conflict', `The conversation is waiting for ${pendingIds.length} pending approval(s): ${pendingIds.join(', ')}`, {
+      pendingToolCallIds: pendingIds,
+    });
+  }
+}
+
+export class IdempotencyMismatchError extends DomainError {
+  constructor(detail: string) {
+    super('idempotency_mismatch', 'conflict', detail);
+  }
+}
+
+export class AlreadyDecidedError extends DomainError {
+  constructor(id: string, decision: unknown, status: ToolCallStatus) {
+    super('already_decided', 'conflict', `Tool call ${id} is already ${status}`, { decision, status });
+  }
+}
+
+export class NotApprovedError extends DomainError {
+  constructor(id: string, status: ToolCallStatus) {
+    super('not_approved', 'conflict', `Tool call ${id} is ${status}, not approved: it must not run`, { status });
+  }
+}
+
+export class AlreadyExecutedError extends DomainError {
+  constructor(id: string, status: ToolCallStatus) {
+    super('already_executed', 'conflict', `Tool call ${id} was already claimed for execution`, { status });
+  }
+}
+
+export class NotExecutedError extends DomainError {
+  constructor(id: string, status: ToolCallStatus) {
+    super('not_executed', 'conflict', `Tool call ${id} is ${status}: claim the execution before reporting a result`, { status });
+  }
+}
+
+export class AlreadyCompletedError extends DomainError {
+  constructor(id: string) {
+    super('already_completed', 'conflict', `Tool call ${id} already has a result`);
+  }
+}
+
+export class NotAllowedToDecideError extends DomainError {
+  constructor(reason: string) {
+    super('forbidden', 'forbidden', reason);
+  }
+}
+
+export class HaltedError extends DomainError {
+  constructor(scope: string, reason: string) {
+    super('halted', 'unavailable', `Halted (${scope}): ${reason}`, { scope });
+  }
+}

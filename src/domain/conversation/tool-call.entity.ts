@@ -1,0 +1,134 @@
+import { Channel } from '../shared/actor';
+import type { SupervisionLevel } from '../policy/supervision-level';
+import type { ToolFlags } from '../policy/approval-policy';
+import { IllegalTransitionError } from './conversation.errors';
+import { ToolCallStatus, canMove } from './tool-call-status';
+
+export interface DisplayField {
+  label: string;
+  value: string;
+}
+export interface ToolCallDisplay {
+  title?: string;
+  summary?: string;
+  fields?: DisplayField[];
+}
+
+export interface PolicyRecord {
+  level: SupervisionLevel;
+  rule: number | null;
+  policyVersion: number;
+  reason: string;
+  grantId?: string;
+}
+
+export interface ActorRef {
+  id: string;
+  name?: string;
+  via: Channel;
+}
+
+export type DecisionKind = 'approve' | 'reject' | 'always_allow';
+export type DecisionOutcome = 'approved' | 'rejected' | 'expired' | 'cancelled';
+
+export interface DecisionRecord {
+  outcome: DecisionOutcome;
+  by: ActorRef;
+  at: Date;
+  /** What the person chose; `approve` and `always_allow` differ for idempotency. */
+  kind?: DecisionKind;
+  reason?: string;
+  editedArguments?: Record<string, unknown>;
+  grantScope?: string;
+}
+
+export interface ToolCallState {
+  id: string;
+  externalId?: string;
+  conversationId: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  annotations?: ToolFlags;
+  reason?: string;
+  confidence?: number;
+  estimatedCost?: number;
+  display?: ToolCallDisplay;
+  status: ToolCallStatus;
+  policy: PolicyRecord;
+  approval?: { approvers: string[]; expiresAt: Date };
+  decision?: DecisionRecord;
+  execution?: { at: Date; by: ActorRef };
+  result?: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string; at: Date };
+  cancellation?: { by: ActorRef; at: Date; reason: string };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * A tool call proposed by an agent. Changed only through its Conversation, which
+ * records the matching event; the entity guards the transition itself.
+ */
+export class ToolCall {
+  private constructor(private s: ToolCallState) {}
+
+  static create(state: ToolCallState): ToolCall {
+    return new ToolCall({ ...state });
+  }
+
+  static rehydrate(state: ToolCallState): ToolCall {
+    return new ToolCall({ ...state });
+  }
+
+  get id(): string {
+    return this.s.id;
+  }
+  get externalId(): string | undefined {
+    return this.s.externalId;
+  }
+  get toolName(): string {
+    return this.s.toolName;
+  }
+  get status(): ToolCallStatus {
+    return this.s.status;
+  }
+  get arguments(): Record<string, unknown> {
+    return this.s.arguments;
+  }
+  get decision(): DecisionRecord | undefined {
+    return this.s.decision;
+  }
+  get approval(): ToolCallState['approval'] {
+    return this.s.approval;
+  }
+  get policy(): PolicyRecord {
+    return this.s.policy;
+  }
+  get createdAt(): Date {
+    return this.s.createdAt;
+  }
+
+  /** The arguments that will actually run: a person's edit wins over the agent's proposal. */
+  get argumentsToRun(): Record<string, unknown> {
+    return this.s.decision?.editedArguments ?? this.s.arguments;
+  }
+
+  isExpiredAt(at: Date): boolean {
+    return this.s.status === 'pending' && !!this.s.approval && this.s.approval.expiresAt.getTime() <= at.getTime();
+  }
+
+  snapshot(): Readonly<ToolCallState> {
+    return this.s;
+  }
+
+  /** @internal A pending call learns who may decide it and until when. */
+  awaitApproval(approvers: string[], expiresAt: Date): void {
+    if (this.s.status !== 'pending') throw new IllegalTransitionError(this.s.id, this.s.status, 'pending');
+    this.s = { ...this.s, approval: { approvers, expiresAt } };
+  }
+
+  /** @internal used by Conversation only. */
+  moveTo(to: ToolCallStatus, at: Date, changes: Partial<ToolCallState> = {}): void {
+    if (!canMove(this.s.status, to)) throw new IllegalTransitionError(this.s.id, this.s.status, to);
+    this.s = { ...this.s, ...changes, status: to, updatedAt: at };
+  }
+}

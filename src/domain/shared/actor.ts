@@ -1,0 +1,33 @@
+/** How a person or program reached Tollgate; recorded on every decision and event. */
+export const CHANNELS = ['policy', 'web', 'cli', 'slack', 'api', 'grpc', 'system'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+export type ActorKind = 'person' | 'agent' | 'system';
+
+export interface Actor {
+  id: string;
+  kind: ActorKind;
+  via: Channel;
+  name?: string;
+  roles?: readonly string[];
+}
+
+export const POLICY_ACTOR: Actor = { id: 'policy', kind: 'system', via: 'policy' };
+export const SYSTEM_ACTOR: Actor = { id: 'system', kind: 'system', via: 'system' };
+
+/** Who is calling, as established by authentication. */
+export interface Principal {
+  id: string;
+  tenant: string;
+  roles: readonly string[];
+  name?: string;
+}
+
+/** Agent tokens can never decide, whatever their other roles: approval comes from people. */
+export function isAgent(p: Principal): boolean {
+  return p.roles.includes('agent');
+}
+
+export function hasAnyRole(p: Principal, roles: readonly string[]): boolean {
+  return p.roles.some((r) => roles.includes(r));
+}

@@ -1,0 +1,74 @@
+import { AggregateRoot } from '../shared/aggregate-root';
+import { Actor } from '../shared/actor';
+import { DomainError } from '../shared/domain-error';
+import { BaseEvent } from '../shared/event-base';
+
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export interface ToolDefinition {
+  description?: string;
+  isReadOnly: boolean;
+  requiresApproval: boolean;
+  destructive: boolean;
+}
+
+export interface ToolState extends ToolDefinition {
+  tenantId: string;
+  name: string;
+  registeredBy: { id: string; kind: 'admin' | 'agent' };
+  createdAt: Date;
+  updatedAt: Date;
+  version: number;
+}
+
+export class ToolRegistered extends BaseEvent<ToolDefinition & { registeredBy: string; kind: 'admin' | 'agent'; created: boolean }> {
+  readonly type = 'ToolRegistered' as const;
+}
+
+export class AdminToolProtectedError extends DomainError {
+  constructor(name: string) {
+    super('forbidden', 'forbidden', `Tool ${name} was registered by an admin; an agent cannot change it`);
+  }
+}
+
+/** A tool in a tenant's registry. Its flags feed the ApprovalPolicy. */
+export class Tool extends AggregateRoot {
+  private constructor(private s: Omit<ToolState, 'version'>, version: number) {
+    super(s.tenantId, version);
+  }
+
+  static rehydrate(state: ToolState): Tool {
+    const { version, ...rest } = state;
+    return new Tool(rest, version);
+  }
+
+  /** Registers a new tool, or updates an existing one (`existing`), as `by`. */
+  static register(existing: Tool | null, input: { tenantId: string; name: string; def: ToolDefinition; by: Actor; asAdmin: boolean; at: Date }): Tool {
+    if (existing && existing.s.registeredBy.kind === 'admin' && !input.asAdmin) throw new AdminToolProtectedError(input.name);
+    const kind = input.asAdmin ? 'admin' : 'agent';
+    const tool = existing ?? new Tool({ tenantId: input.tenantId, name: input.name, ...input.def, registeredBy: { id: input.by.id, kind }, createdAt: input.at, updatedAt: input.at }, 0);
+    if (existing && sameDefinition(existing.s, input.def) && existing.s.registeredBy.kind === kind) return existing;
+    tool.s = { ...tool.s, ...input.def, registeredBy: { id: input.by.id, kind }, updatedAt: input.at };
+    tool.record(
+      new ToolRegistered(
+        { tenantId: input.tenantId, at: input.at, actor: input.by, toolName: input.name },
+        { ...input.def, registeredBy: input.by.id, kind, created: !existing },
+      ),
+    );
+    return tool;
+  }
+
+  get name(): string {
+    return this.s.name;
+  }
+  get isNew(): boolean {
+    return this.version === 0;
+  }
+  snapshot(): Readonly<Omit<ToolState, 'version'>> {
+    return this.s;
+  }
+}
+
+function sameDefinition(a: ToolDefinition, b: ToolDefinition): boolean {
+  return (a.description ?? null) === (b.description ?? null) && a.isReadOnly === b.isReadOnly && a.requiresApproval === b.requiresApproval && a.destructive === b.destructive;
+}

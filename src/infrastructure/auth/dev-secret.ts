@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, TollgateConfig } from '../config/config';
+
+const FILE = 'dev-jwt-secret';
+
+export function devSecretPath(dataDir: string): string {
+  return join(dataDir, FILE);
+}
+
+export function readDevSecret(dataDir: string): string | undefined {
+  const p = devSecretPath(dataDir);
+  return existsSync(p) ? readFileSync(p, 'utf8').trim() : undefined;
+}
+
+/**
+ * Settles how tokens are checked. Embedded mode with no auth configured gets a generated
+ * dev secret (kept in the data dir, mode 0600); a real database with no auth refuses to start.
+ */
+export function resolveAuth(config: TollgateConfig): TollgateConfig {
+  const a = config.auth;
+  if (a.secret && a.jwksUrl) throw new ConfigError('Set either TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL, not both');
+  if (a.jwksUrl && (!a.issuer || !a.audience)) throw new ConfigError('TOLLGATE_JWKS_URL needs TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
+  if (a.secret && Buffer.byteLength(a.secret) < 32) throw new ConfigError('TOLLGATE_JWT_SECRET must be at least 32 bytes');
+  if (a.secret || a.jwksUrl) return config;
+  if (config.databaseUrl) {
+    throw new ConfigError('DATABASE_URL is set but no authentication is configured: set TOLLGATE_JWT_SECRET (HS256) or TOLLGATE_JWKS_URL with TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
+  }
+  let secret = readDevSecret(config.dataDir);
+  if (!secret) {
+    mkdirSync(config.dataDir, { recursive: true });
+    secret = randomBytes(32).toString('base64url');
+    writeFileSync(devSecretPath(config.dataDir), secret + '\n', { mode: 0o600 });
+    chmodSync(devSecretPath(config.dataDir), 0o600);
+  }
+  return { ...config, auth: { ...a, secret, devSecret: true } };
+}

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+
+export interface AuthConfig {
+  /** HS256 shared secret (TOLLGATE_JWT_SECRET, or the dev secret made in the data dir). */
+  secret?: string;
+  jwksUrl?: string;
+  issuer?: string;
+  audience?: string;
+  /** True when the secret was generated for local development. */
+  devSecret: boolean;
+}
+
+export interface TollgateConfig {
+  host: string;
+  port: number;
+  /** PostgreSQL URL; unset → embedded PGlite in `dataDir`. */
+  databaseUrl?: string;
+  dataDir: string;
+  migrate: boolean;
+  auth: AuthConfig;
+  policyFile?: string;
+  grpcPort?: number;
+  /** How often the expiry sweeper runs (ms). Pending calls expire at most about this late. */
+  sweepIntervalMs: number;
+  instanceId: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads the environment once; every setting the README documents is parsed here and nowhere else. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig {
+  const port = int(env.PORT, 8080, 'PORT');
+  const grpc = env.TOLLGATE_GRPC_PORT ? int(env.TOLLGATE_GRPC_PORT, 0, 'TOLLGATE_GRPC_PORT') : undefined;
+  return {
+    host: env.HOST || '127.0.0.1',
+    port,
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: resolve(env.TOLLGATE_DATA_DIR || './.tollgate'),
+    migrate: env.TOLLGATE_MIGRATE !== 'false',
+    auth: {
+      secret: env.TOLLGATE_JWT_SECRET || undefined,
+      jwksUrl: env.TOLLGATE_JWKS_URL || undefined,
+      issuer: env.TOLLGATE_JWT_ISSUER || undefined,
+      audience: env.TOLLGATE_JWT_AUDIENCE || undefined,
+      devSecret: false,
+    },
+    policyFile: env.TOLLGATE_POLICY_FILE || undefined,
+    grpcPort: grpc,
+    sweepIntervalMs: int(env.TOLLGATE_SWEEP_INTERVAL_MS, 500, 'TOLLGATE_SWEEP_INTERVAL_MS'),
+    instanceId: env.TOLLGATE_INSTANCE_ID || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    logLevel: env.LOG_LEVEL || 'log',
+  };
+}
+
+function int(raw: string | undefined, fallback: number, name: string): number {
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535 * 1000) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  return n;
+}
+
+export const TOLLGATE_CONFIG = Symbol('TollgateConfig');

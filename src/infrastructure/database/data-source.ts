@@ -1,0 +1,35 @@
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { MIGRATIONS } from '../../../migrations';
+import { ORM_ENTITIES } from '../persistence/orm-entities';
+import { EmbeddedPostgres } from './embedded-postgres';
+
+export interface DatabaseTarget {
+  url?: string;
+  embedded?: EmbeddedPostgres;
+}
+
+/** One options builder for the server, the `migrate` command and the tests. Never `synchronize`. */
+export function dataSourceOptions(target: DatabaseTarget): DataSourceOptions {
+  const common = {
+    type: 'postgres' as const,
+    entities: ORM_ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'tollgate_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+  };
+  if (target.url) {
+    return { ...common, url: target.url, poolSize: 10, extra: { connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000 } };
+  }
+  const e = target.embedded!;
+  // PGlite serves one session at a time; a larger pool would only queue behind it.
+  return { ...common, host: e.host, port: e.port, username: 'postgres', database: 'postgres', poolSize: 1, extra: { max: 1, connectionTimeoutMillis: 30000 } };
+}
+
+export async function openDataSource(target: DatabaseTarget, migrate: boolean): Promise<DataSource> {
+  const ds = new DataSource(dataSourceOptions(target));
+  await ds.initialize();
+  if (migrate) await ds.runMigrations({ transaction: 'each' });
+  return ds;
+}

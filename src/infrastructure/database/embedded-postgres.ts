@@ -1,0 +1,57 @@
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface EmbeddedPostgres {
+  /** pg connection settings: a Unix socket directory and port. */
+  host: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Real PostgreSQL in-process (PGlite), served over the wire protocol by pglite-socket so the
+ * ordinary `pg` driver and TypeORM work unchanged. PGlite runs one query at a time: use pool size 1.
+ */
+export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  mkdirSync(dataDir, { recursive: true });
+  const release = takeLock(join(dataDir, 'pglite.lock'));
+  const db = await PGlite.create(join(dataDir, 'pgdata'));
+  // A private socket directory: short path (Unix socket limit) and nothing else can be listening there.
+  const socketDir = mkdtempSync(join(tmpdir(), 'tollgate-pg-'));
+  const server = new PGLiteSocketServer({ db, path: join(socketDir, '.s.PGSQL.5432'), maxConnections: 4 });
+  await server.start();
+  return {
+    host: socketDir,
+    port: 5432,
+    async stop() {
+      await server.stop().catch(() => undefined);
+      await db.close().catch(() => undefined);
+      rmSync(socketDir, { recursive: true, force: true });
+      release();
+    },
+  };
+}
+
+/** One process per data dir: PGlite has no locking of its own. A lock left by a killed process is taken over. */
+function takeLock(path: string): () => void {
+  if (existsSync(path)) {
+    const pid = Number(readFileSync(path, 'utf8'));
+    if (pid && pid !== process.pid && isAlive(pid)) {
+      throw new Error(`The data dir is in use by process ${pid} (${path}); stop it or set TOLLGATE_DATA_DIR`);
+    }
+  }
+  writeFileSync(path, String(process.pid));
+  return () => rmSync(path, { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,96 @@
+import { ConversationState } from '../../domain/conversation/conversation.aggregate';
+import { Conversation } from '../../domain/conversation/conversation.aggregate';
+import { ToolCallState } from '../../domain/conversation/tool-call.entity';
+import { ToolCallStatus } from '../../domain/conversation/tool-call-status';
+import { ConversationRow, ToolCallRow } from './orm-entities';
+
+/** Explicit mapping between rows and domain state; jsonb holds dates as ISO strings. */
+export const ConversationMapper = {
+  toDomain(row: ConversationRow, calls: ToolCallRow[]): Conversation {
+    const state: ConversationState = {
+      id: row.id,
+      tenantId: row.tenantId,
+      agentId: row.agentId,
+      user: row.userId === null ? null : { id: row.userId, roles: row.userRoles ?? [], ...(row.userName ? { name: row.userName } : {}) },
+      title: row.title ?? undefined,
+      metadata: row.metadata ?? undefined,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+      version: row.version,
+      toolCalls: calls.map(toolCallState),
+    };
+    return Conversation.rehydrate(state);
+  },
+
+  toRow(c: Conversation): ConversationRow {
+    const row = new ConversationRow();
+    Object.assign(row, {
+      tenantId: c.tenantId,
+      id: c.id,
+      agentId: c.agentId,
+      userId: c.user?.id ?? null,
+      userRoles: c.user?.roles ?? null,
+      userName: c.user?.name ?? null,
+      title: c.title ?? null,
+      metadata: c.metadata ?? null,
+      pendingCount: c.pendingCount,
+      createdAt: c.createdAt,
+      updatedAt: c.updatedAt,
+      version: c.version,
+    });
+    return row;
+  },
+
+  toCallRow(tenantId: string, s: Readonly<ToolCallState>): ToolCallRow {
+    const row = new ToolCallRow();
+    Object.assign(row, {
+      tenantId,
+      id: s.id,
+      conversationId: s.conversationId,
+      externalId: s.externalId ?? null,
+      toolName: s.toolName,
+      arguments: s.arguments,
+      annotations: s.annotations ?? null,
+      reason: s.reason ?? null,
+      confidence: s.confidence ?? null,
+      estimatedCost: s.estimatedCost ?? null,
+      display: s.display ?? null,
+      status: s.status,
+      policy: s.policy,
+      approvers: s.approval?.approvers ?? null,
+      expiresAt: s.approval?.expiresAt ?? null,
+      decision: s.decision ?? null,
+      execution: s.execution ?? null,
+      result: s.result ?? null,
+      cancellation: s.cancellation ?? null,
+      createdAt: s.createdAt,
+      updatedAt: s.updatedAt,
+    });
+    return row;
+  },
+};
+
+export function toolCallState(r: ToolCallRow): ToolCallState {
+  const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
+  return {
+    id: r.id,
+    externalId: opt(r.externalId),
+    conversationId: r.conversationId,
+    toolName: r.toolName,
+    arguments: r.arguments,
+    annotations: opt(r.annotations),
+    reason: opt(r.reason),
+    confidence: opt(r.confidence),
+    estimatedCost: opt(r.estimatedCost),
+    display: opt(r.display) as ToolCallState['display'],
+    status: r.status as ToolCallStatus,
+    policy: r.policy as unknown as ToolCallState['policy'],
+    approval: r.approvers && r.expiresAt ? { approvers: r.approvers, expiresAt: r.expiresAt } : undefined,
+    decision: r.decision ? ({ ...r.decision, at: new Date(r.decision.at as string) } as ToolCallState['decision']) : undefined,
+    execution: r.execution ? ({ ...r.execution, at: new Date(r.execution.at as string) } as ToolCallState['execution']) : undefined,
+    result: r.result ? ({ ...r.result, at: new Date(r.result.at as string) } as ToolCallState['result']) : undefined,
+    cancellation: r.cancellation ? ({ ...r.cancellation, at: new Date(r.cancellation.at as string) } as ToolCallState['cancellation']) : undefined,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}

@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { Conversation } from '../../domain/conversation/conversation.aggregate';
+import { ConversationRepository, LoadOptions } from '../../application/ports';
+import { ConversationMapper } from './conversation.mapper';
+import { ConversationRow, ToolCallRow } from './orm-entities';
+import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
+
+@Injectable()
+export class TypeOrmConversationRepository implements ConversationRepository {
+  constructor(private readonly uow: TypeOrmUnitOfWork) {}
+
+  async findById(tenantId: string, id: string, opts: LoadOptions = {}): Promise<Conversation | null> {
+    const m = this.uow.manager();
+    const qb = m.getRepository(ConversationRow).createQueryBuilder('c').where('c.tenant_id = :tenantId AND c.id = :id', { tenantId, id });
+    // Commands lock the root row: concurrent decisions and claims on one conversation queue here.
+    if (opts.lock && this.uow.inTransaction) qb.setLock('pessimistic_write');
+    const row = await qb.getOne();
+    if (!row) return null;
+    const calls = await m.getRepository(ToolCallRow).find({ where: { tenantId, conversationId: id }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return ConversationMapper.toDomain(row, calls);
+  }
+
+  async findByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions = {}): Promise<Conversation | null> {
+    const call = await this.uow.manager().getRepository(ToolCallRow).findOne({ where: { tenantId, id: toolCallId }, select: { conversationId: true } });
+    return call ? this.findById(tenantId, call.conversationId, opts) : null;
+  }
+
+  async save(c: Conversation): Promise<void> {
+    const m = this.uow.manager();
+    const { added, changed } = c.pullChangedCalls();
+    const events = c.pullEvents();
+    const row = ConversationMapper.toRow(c);
+    if (c.version === 0) {
+      row.version = 1;
+      await m.getRepository(ConversationRow).insert(row);
+    } else {
+      // TypeORM's save() would not check the version: update WHERE version = loaded version ourselves.
+      const { tenantId, id, version, createdAt: _c, agentId: _a, ...changes } = row;
+      const res = await m
+        .createQueryBuilder()
+        .update(ConversationRow)
+        .set({ ...changes, version: version + 1 })
+        .where('tenant_id = :tenantId AND id = :id AND version = :version', { tenantId, id, version })
+        .execute();
+      if (res.affected !== 1) throw new StaleAggregateError(`conversation ${id} changed since it was loaded`);
+    }
+    if (added.length > 0) await m.getRepository(ToolCallRow).insert(added.map((t) => ConversationMapper.toCallRow(c.tenantId, t.snapshot())));
+    for (const t of changed) {
+      const { tenantId, id, ...changes } = ConversationMapper.toCallRow(c.tenantId, t.snapshot());
+      await m.getRepository(ToolCallRow).update({ tenantId, id }, changes);
+    }
+    c.version += 1;
+    this.uow.collect(events);
+  }
+
+  async findWithDueExpiries(now: Date, limit: number) {
+    const rows: Array<{ tenant_id: string; conversation_id: string }> = await this.uow
+      .manager()
+      .query(`SELECT DISTINCT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND expires_at <= $1 LIMIT $2`, [now, limit]);
+    return rows.map((r) => ({ tenantId: r.tenant_id, conversationId: r.conversation_id }));
+  }
+}

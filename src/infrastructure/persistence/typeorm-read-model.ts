@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import { ListFilter, ReadModel } from '../../application/ports';
+import { ApprovalView, ConversationView, Page, toolCallView, toolView } from '../../application/views/views';
+import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
+import { ValidationError } from '../../domain/shared/domain-error';
+import { toolCallState } from './conversation.mapper';
+import { ToolCallRow, ToolRow } from './orm-entities';
+import { toolFromRow } from './typeorm-tool.repository';
+import { TypeOrmUnitOfWork } from './unit-of-work';
+
+type Key = [string, string];
+
+/** Keyset cursors: stable under inserts, cheap at any depth. Opaque to clients. */
+function encodeCursor(key: Key): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): Key | null {
+  if (!cursor) return null;
+  try {
+    const k = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && typeof k[1] === 'string') return k as Key;
+  } catch {
+    /* fall through */
+  }
+  throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
+}
+
+function page<R, V>(rows: R[], limit: number, key: (r: R) => Key, view: (r: R) => V): Page<V> {
+  const more = rows.length > limit;
+  const items = rows.slice(0, limit);
+  return { items: items.map(view), nextCursor: more ? encodeCursor(key(items[items.length - 1])) : null };
+}
+
+const HALTED = `EXISTS (SELECT 1 FROM halts h WHERE h.tenant_id = c.tenant_id AND (
+  (h.scope = 'tenant' AND h.scope_id = '') OR (h.scope = 'agent' AND h.scope_id = c.agent_id) OR (h.scope = 'conversation' AND h.scope_id = c.id)))`;
+
+@Injectable()
+export class TypeOrmReadModel implements ReadModel {
+  constructor(private readonly uow: TypeOrmUnitOfWork) {}
+
+  async listConversations(p: Principal, f: ListFilter & { status?: 'active' | 'blocked' | 'halted' }): Promise<Page<ConversationView>> {
+    const where = ['c.tenant_id = $1'];
+    const params: unknown[] = [p.tenant];
+    // Agents see their own; requesters theirs; approvers, admins and auditors the tenant's.
+    if (isAgent(p)) where.push(`c.agent_id = $${params.push(p.id)}`);
+    else if (!hasAnyRole(p, ['approver', 'admin', 'auditor'])) where.push(`c.user_id = $${params.push(p.id)}`);
+    if (f.status === 'halted') where.push(HALTED);
+    if (f.status === 'blocked') where.push(`c.pending_count > 0 AND NOT ${HALTED}`);
+    if (f.status === 'active') where.push(`c.pending_count = 0 AND NOT ${HALTED}`);
+    const after = decodeCursor(f.cursor);
+    if (after) where.push(`(c.created_at, c.id) > ($${params.push(after[0])}::timestamptz, $${params.push(after[1])})`);
+    const rows: any[] = await this.uow.manager().query(
+      `SELECT c.*, ${HALTED} AS halted FROM conversations c WHERE ${where.join(' AND ')} ORDER BY c.created_at, c.id LIMIT $${params.push(f.limit + 1)}`,
+      params,
+    );
+    return page(rows, f.limit, (r) => [new Date(r.created_at).toISOString(), r.id], (r) => ({
+      id: r.id,
+      agentId: r.agent_id,
+      user: r.user_id === null ? null : { id: r.user_id, roles: r.user_roles ?? [], ...(r.user_name ? { name: r.user_name } : {}) },
+      title: r.title,
+      metadata: r.metadata ?? {},
+      status: r.halted ? 'halted' : r.pending_count > 0 ? 'blocked' : 'active',
+      pendingCount: r.pending_count,
+      createdAt: new Date(r.created_at).toISOString(),
+      updatedAt: new Date(r.updated_at).toISOString(),
+    }));
+  }
+
+  async listApprovals(p: Principal, f: ListFilter & { status: string }): Promise<Page<ApprovalView>> {
+    const params: unknown[] = [p.tenant, f.status, [...p.roles], p.id];
+    // The calls this person may decide: a role among the approvers, or `requester` and it is their conversation.
+    const where = [`t.tenant_id = $1`, `t.status = $2`, `t.approvers IS NOT NULL`, `(t.approvers && $3::text[] OR ('requester' = ANY(t.approvers) AND c.user_id = $4))`];
+    const after = decodeCursor(f.cursor);
+    if (after) where.push(`(t.created_at, t.id) > ($${params.push(after[0])}::timestamptz, $${params.push(after[1])})`);
+    const rows: any[] = await this.uow.manager().query(
+      `SELECT t.id FROM tool_calls t JOIN conversations c ON c.tenant_id = t.tenant_id AND c.id = t.conversation_id
+        WHERE ${where.join(' AND ')} ORDER BY t.created_at, t.id LIMIT $${params.push(f.limit + 1)}`,
+      params,
+    );
+    const ids = rows.map((r) => r.id);
+    if (ids.length === 0) return { items: [], nextCursor: null };
+    const calls = await this.uow
+      .manager()
+      .getRepository(ToolCallRow)
+      .createQueryBuilder('t')
+      .where('t.tenant_id = :tenant AND t.id IN (:...ids)', { tenant: p.tenant, ids })
+      .orderBy('t.created_at', 'ASC')
+      .addOrderBy('t.id', 'ASC')
+      .getMany();
+    const convIds = [...new Set(calls.map((c) => c.conversationId))];
+    const convs: any[] = await this.uow
+      .manager()
+      .query(`SELECT id, agent_id, user_id, user_roles, user_name, title FROM conversations WHERE tenant_id = $1 AND id = ANY($2::text[])`, [p.tenant, convIds]);
+    const byId = new Map(convs.map((c) => [c.id, c]));
+    return page(calls, f.limit, (r) => [r.createdAt.toISOString(), r.id], (r) => {
+      const c = byId.get(r.conversationId);
+      return {
+        ...toolCallView(toolCallState(r)),
+        conversation: {
+          id: c.id,
+          agentId: c.agent_id,
+          user: c.user_id === null ? null : { id: c.user_id, roles: c.user_roles ?? [], ...(c.user_name ? { name: c.user_name } : {}) },
+          title: c.title,
+        },
+      };
+    });
+  }
+
+  async listTools(tenantId: string, f: ListFilter) {
+    const qb = this.uow.manager().getRepository(ToolRow).createQueryBuilder('t').where('t.tenant_id = :tenantId', { tenantId });
+    const after = decodeCursor(f.cursor);
+    if (after) qb.andWhere('t.name > :name', { name: after[1] });
+    const rows = await qb.orderBy('t.name', 'ASC').limit(f.limit + 1).getMany();
+    return page(rows, f.limit, (r) => ['', r.name], (r) => toolView(toolFromRow(r)));
+  }
+}
