@@ -205,11 +205,16 @@ export class Conversation extends AggregateRoot {
     return hasAnyRole(p, ['approver', 'admin', 'auditor']);
   }
 
-  /** Roles meet the call's approvers, or the caller is the requester and `requester` is listed. Never an agent. */
+  /**
+   * Roles meet the call's approvers, or the caller is the requester and `requester` is listed. Never an agent.
+   * A call the policy settled at once has no approvers: any person may try, and learns it is already decided.
+   */
   mayDecide(p: Principal, call: ToolCall): boolean {
     if (isAgent(p)) return false;
-    const approvers = call.approval?.approvers ?? [];
-    if (hasAnyRole(p, approvers)) return true;
+    if (!call.approval) return true;
+    const approvers = call.approval.approvers;
+    // `requester` names the conversation's user, never a role a token could claim.
+    if (hasAnyRole(p, approvers.filter((a) => a !== 'requester'))) return true;
     return approvers.includes('requester') && !!this.s.user && this.s.user.id === p.id;
   }
 
@@ -234,6 +239,7 @@ export class Conversation extends AggregateRoot {
     if (repeats.size === step.length) return { calls: [...repeats.values()], replay: true };
 
     if (halt) throw new HaltedError(halt.scope, halt.reason);
+    this.expireDue(at); // a call past its expiresAt no longer blocks, even before the sweeper passes
     const pending = this.calls.filter((c) => c.status === 'pending').map((c) => c.id);
     if (pending.length > 0) throw new ConversationBlockedError(pending);
 
@@ -301,7 +307,7 @@ export class Conversation extends AggregateRoot {
   decide(toolCallId: string, input: DecisionInput, by: Decider, at: Date): DecisionResult {
     const call = this.mustFind(toolCallId);
     if (isAgent(by)) throw new NotAllowedToDecideError('Agent tokens cannot decide tool calls: approval comes from people');
-    if (call.status === 'pending' && !this.mayDecide(by, call)) {
+    if (!this.mayDecide(by, call)) {
       throw new NotAllowedToDecideError(`Deciding this call needs one of: ${(call.approval?.approvers ?? []).join(', ')}`);
     }
     if (call.isExpiredAt(at)) this.expireCall(call, at);

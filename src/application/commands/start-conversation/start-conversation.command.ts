@@ -1,9 +1,8 @@
 import { Principal } from '../../../domain/shared/actor';
-import { ConversationUser } from '../../../domain/conversation/conversation.aggregate';
 
 export class StartConversationCommand {
   constructor(
     readonly principal: Principal,
-    readonly input: { id?: string; user?: ConversationUser; title?: string; metadata?: Record<string, unknown> },
+    readonly input: { id?: string; user?: { id: string; roles?: string[]; name?: string }; title?: string; metadata?: Record<string, unknown> },
   ) {}
 }

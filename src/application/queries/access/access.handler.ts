@@ -10,7 +10,7 @@ export class ConversationAccessHandler implements IQueryHandler<ConversationAcce
   constructor(@Inject(CONVERSATIONS) private readonly conversations: ConversationRepository) {}
   async execute({ principal: p, conversationId }: ConversationAccessQuery): Promise<Access> {
     const c = visibleConversation(await this.conversations.findById(p.tenant, conversationId), p, conversationId);
-    return { isOwningAgent: isAgent(p) && c.agentId === p.id, mayDecide: false };
+    return { isAgent: isAgent(p), isOwningAgent: isAgent(p) && c.agentId === p.id, mayDecide: false };
   }
 }
 
@@ -20,8 +20,6 @@ export class ToolCallAccessHandler implements IQueryHandler<ToolCallAccessQuery,
   async execute({ principal: p, toolCallId }: ToolCallAccessQuery): Promise<Access> {
     const c = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId), p, toolCallId);
     const call = c.findCall(toolCallId)!;
-    // Once decided, anyone who may see it gets the 409 naming the standing decision, not a 403.
-    const mayDecide = call.status === 'pending' ? c.mayDecide(p, call) : !isAgent(p);
-    return { isOwningAgent: isAgent(p) && c.agentId === p.id, mayDecide };
+    return { isAgent: isAgent(p), isOwningAgent: isAgent(p) && c.agentId === p.id, mayDecide: c.mayDecide(p, call) };
   }
 }

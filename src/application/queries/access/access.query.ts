@@ -10,6 +10,7 @@ export class ToolCallAccessQuery {
 }
 
 export interface Access {
+  isAgent: boolean;
   isOwningAgent: boolean;
   mayDecide: boolean;
 }

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+'use strict';
+// The built CLI (npm install and npm start build it into dist/).
+const path = require('node:path');
+const fs = require('node:fs');
+const entry = path.join(__dirname, '..', 'dist', 'src', 'adapters', 'cli', 'main.js');
+if (!fs.existsSync(entry)) {
+  console.error('tollgate: not built yet. Run `npm run build` (npm install and npm start do it for you).');
+  process.exit(1);
+}
+require('reflect-metadata');
+require(entry).main();

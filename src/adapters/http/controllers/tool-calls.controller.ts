@@ -1,0 +1,72 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiBody, ApiHeader, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ClaimExecutionCommand } from '../../../application/commands/claim-execution/claim-execution.command';
+import { DecideToolCallCommand } from '../../../application/commands/decide-tool-call/decide-tool-call.command';
+import { ReportResultCommand } from '../../../application/commands/report-result/report-result.command';
+import { Access, ToolCallAccessQuery } from '../../../application/queries/access/access.query';
+import { GetToolCallQuery } from '../../../application/queries/get-tool-call/get-tool-call.query';
+import { Principal } from '../../../domain/shared/actor';
+import { DomainError, ValidationError } from '../../../domain/shared/domain-error';
+import { CurrentPrincipal, ForbiddenError } from '../auth';
+import { DecisionRequest, ResultRequest } from '../dto/tool-call.dto';
+import { channelHeader, intParam } from '../request-params';
+import { parseBody } from '../validation';
+
+const MAX_OUTPUT_BYTES = 64 * 1024;
+
+/** Checks run in the contract's order: 401 (guard) → 404 → 403 → 400 → 409/503. */
+@ApiTags('tool calls')
+@ApiBearerAuth()
+@Controller('v1/tool-calls')
+export class ToolCallsController {
+  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus) {}
+
+  @Get(':id')
+  @ApiQuery({ name: 'wait', required: false, description: 'seconds (0–60) to wait while the call is pending' })
+  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('wait') wait: unknown) {
+    await this.access(p, id);
+    return this.queries.execute(new GetToolCallQuery(p, id, intParam('wait', wait, 0, 60, 0)));
+  }
+
+  @Post(':id/decision')
+  @HttpCode(200)
+  @ApiBody({ type: DecisionRequest })
+  @ApiHeader({ name: 'X-Tollgate-Channel', required: false, description: 'web, cli or api (default)' })
+  async decide(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
+    const access = await this.access(p, id);
+    if (!access.mayDecide) throw new ForbiddenError(access.isAgent ? 'Agent tokens cannot decide tool calls: approval comes from people' : 'Your roles may not decide this tool call');
+    const dto = parseBody(DecisionRequest, body);
+    const via = channelHeader(channel);
+    if (dto.arguments !== undefined && dto.decision !== 'approve') throw new ValidationError([{ path: 'arguments', message: 'is allowed with decision "approve" only' }]);
+    if (dto.scope !== undefined && dto.decision !== 'always_allow') throw new ValidationError([{ path: 'scope', message: 'is allowed with decision "always_allow" only' }]);
+    return this.commands.execute(new DecideToolCallCommand({ ...p, via }, id, { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope }));
+  }
+
+  @Post(':id/execution')
+  @HttpCode(200)
+  async claim(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    await this.mustOwn(p, id);
+    return this.commands.execute(new ClaimExecutionCommand(p, id));
+  }
+
+  @Post(':id/result')
+  @HttpCode(200)
+  @ApiBody({ type: ResultRequest })
+  async result(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown) {
+    await this.mustOwn(p, id);
+    const dto = parseBody(ResultRequest, body);
+    if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
+      throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
+    }
+    return this.commands.execute(new ReportResultCommand(p, id, { outcome: dto.outcome, output: dto.output, error: dto.error }));
+  }
+
+  private access(p: Principal, id: string): Promise<Access> {
+    return this.queries.execute(new ToolCallAccessQuery(p, id));
+  }
+
+  private async mustOwn(p: Principal, id: string): Promise<void> {
+    if (!(await this.access(p, id)).isOwningAgent) throw new ForbiddenError("Only the conversation's agent may claim or report this tool call");
+  }
+}

@@ -1,0 +1,46 @@
+import { Channel } from '../../domain/shared/actor';
+import { ValidationError } from '../../domain/shared/domain-error';
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+/** One query parameter as a single string: a repeated parameter is refused rather than guessed. */
+function single(name: string, raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string') throw new ValidationError([{ path: name, message: 'must be given once, as a plain value' }]);
+  return raw;
+}
+
+export function intParam(name: string, raw: unknown, min: number, max: number, fallback: number): number {
+  const s = single(name, raw);
+  if (s === undefined || s === '') return fallback;
+  if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) {
+    throw new ValidationError([{ path: name, message: `must be a whole number from ${min} to ${max}` }]);
+  }
+  return Number(s);
+}
+
+export function listParams(query: Record<string, unknown>): { cursor?: string; limit: number } {
+  const cursor = single('cursor', query.cursor) || undefined;
+  return { cursor, limit: intParam('limit', query.limit, 1, MAX_LIMIT, DEFAULT_LIMIT) };
+}
+
+export function enumParam<T extends string>(name: string, raw: unknown, values: readonly T[]): T | undefined {
+  const s = single(name, raw);
+  if (s === undefined || s === '') return undefined;
+  if (!(values as readonly string[]).includes(s)) throw new ValidationError([{ path: name, message: `must be one of: ${values.join(', ')}` }]);
+  return s as T;
+}
+
+const REST_CHANNELS = ['web', 'cli', 'api'] as const satisfies readonly Channel[];
+
+/** `decision.by.via` for REST comes from X-Tollgate-Channel (web, cli, api; default api). */
+export function channelHeader(raw: string | string[] | undefined): Channel {
+  if (raw === undefined || raw === '') return 'api';
+  const v = Array.isArray(raw) ? raw[0] : raw;
+  const c = v.trim().toLowerCase();
+  if (!(REST_CHANNELS as readonly string[]).includes(c)) {
+    throw new ValidationError([{ path: 'X-Tollgate-Channel', message: `must be one of: ${REST_CHANNELS.join(', ')}` }]);
+  }
+  return c as Channel;
+}

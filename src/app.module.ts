@@ -1,0 +1,94 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { CqrsModule } from '@nestjs/cqrs';
+import { TerminusModule } from '@nestjs/terminus';
+import { DataSource } from 'typeorm';
+import { AuthGuard } from './adapters/http/auth';
+import { ApprovalsController } from './adapters/http/controllers/approvals.controller';
+import { ConversationsController } from './adapters/http/controllers/conversations.controller';
+import { HealthController } from './adapters/http/controllers/health.controller';
+import { PolicyController } from './adapters/http/controllers/policy.controller';
+import { ToolCallsController } from './adapters/http/controllers/tool-calls.controller';
+import { ToolsController } from './adapters/http/controllers/tools.controller';
+import { WellKnownController } from './adapters/http/controllers/well-known.controller';
+import { ProblemFilter } from './adapters/http/problem.filter';
+import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
+import { DecideToolCallHandler } from './application/commands/decide-tool-call/decide-tool-call.handler';
+import { ExpireToolCallsHandler } from './application/commands/expire-tool-calls/expire-tool-calls.handler';
+import { ProposeToolCallsHandler } from './application/commands/propose-tool-calls/propose-tool-calls.handler';
+import { PutPolicyHandler } from './application/commands/put-policy/put-policy.handler';
+import { RegisterToolHandler } from './application/commands/register-tool/register-tool.handler';
+import { ReportResultHandler } from './application/commands/report-result/report-result.handler';
+import { StartConversationHandler } from './application/commands/start-conversation/start-conversation.handler';
+import { WakeWaitersHandler } from './application/events/wake-waiters.handler';
+import {
+  CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS,
+} from './application/ports';
+import { ConversationAccessHandler, ToolCallAccessHandler } from './application/queries/access/access.handler';
+import { GetConversationHandler } from './application/queries/get-conversation/get-conversation.handler';
+import { GetPolicyHandler } from './application/queries/get-policy/get-policy.handler';
+import { GetToolCallHandler } from './application/queries/get-tool-call/get-tool-call.handler';
+import { GetToolHandler } from './application/queries/get-tool/get-tool.handler';
+import { ListApprovalsHandler, ListConversationsHandler, ListToolsHandler } from './application/queries/list/list.handlers';
+import { JwtVerifier } from './infrastructure/auth/jwt-verifier';
+import { TOLLGATE_CONFIG, TollgateConfig } from './infrastructure/config/config';
+import { EventStore } from './infrastructure/persistence/event-store';
+import { TypeOrmConversationRepository } from './infrastructure/persistence/typeorm-conversation.repository';
+import { TypeOrmGrantRepository } from './infrastructure/persistence/typeorm-grant.repository';
+import { TypeOrmHaltRepository } from './infrastructure/persistence/typeorm-halt.repository';
+import { TypeOrmPolicyRepository } from './infrastructure/persistence/typeorm-policy.repository';
+import { TypeOrmReadModel } from './infrastructure/persistence/typeorm-read-model';
+import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool.repository';
+import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
+import { JoseReceiptSigner } from './infrastructure/receipts/receipt-signer';
+import { ExpirySweeper } from './infrastructure/scheduling/expiry-sweeper';
+import { RandomIds, SystemClock } from './infrastructure/system';
+import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
+
+const COMMAND_HANDLERS = [
+  StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler,
+  ClaimExecutionHandler, ReportResultHandler, ExpireToolCallsHandler,
+];
+const QUERY_HANDLERS = [
+  GetConversationHandler, GetToolCallHandler, GetToolHandler, GetPolicyHandler, ListConversationsHandler, ListApprovalsHandler,
+  ListToolsHandler, ConversationAccessHandler, ToolCallAccessHandler,
+];
+
+/** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
+@Module({})
+export class AppModule {
+  static forRoot(config: TollgateConfig, dataSource: DataSource): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false })],
+      controllers: [
+        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController,
+      ],
+      providers: [
+        { provide: TOLLGATE_CONFIG, useValue: config },
+        { provide: DataSource, useValue: dataSource },
+        { provide: JwtVerifier, useFactory: () => new JwtVerifier(config.auth) },
+        EventStore,
+        TypeOrmUnitOfWork,
+        { provide: UNIT_OF_WORK, useExisting: TypeOrmUnitOfWork },
+        { provide: CONVERSATIONS, useClass: TypeOrmConversationRepository },
+        { provide: TOOLS, useClass: TypeOrmToolRepository },
+        { provide: POLICIES, useClass: TypeOrmPolicyRepository },
+        { provide: GRANTS, useClass: TypeOrmGrantRepository },
+        { provide: HALTS, useClass: TypeOrmHaltRepository },
+        { provide: READ_MODEL, useClass: TypeOrmReadModel },
+        { provide: RECEIPTS, useClass: JoseReceiptSigner },
+        { provide: CLOCK, useClass: SystemClock },
+        { provide: IDS, useClass: RandomIds },
+        InProcessWaiters,
+        { provide: WAITERS, useExisting: InProcessWaiters },
+        ExpirySweeper,
+        WakeWaitersHandler,
+        ...COMMAND_HANDLERS,
+        ...QUERY_HANDLERS,
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: ProblemFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,205 @@
+import { ValidationError, ValidationFault } from '../shared/domain-error';
+import { jsonEqual } from '../shared/json';
+import { SUPERVISION_LEVELS, SupervisionLevel, isSupervisionLevel } from './supervision-level';
+import { ToolPattern } from './tool-pattern';
+
+export interface PolicyDefaults {
+  /** Level for a tool neither registered, annotated nor matched by a rule. */
+  unknownTools: SupervisionLevel;
+  timeoutSeconds: number;
+  /** Roles that may decide; `requester` is the conversation's user. */
+  approvers: string[];
+  /** When false, agent-registered flags and annotations never make a call laxer than `unknownTools`. */
+  trustAgentFlags: boolean;
+}
+
+/** All given conditions must hold; each never matches a call without its field. */
+export interface PolicyRuleWhen {
+  confidenceBelow?: number;
+  estimatedCostAbove?: number;
+}
+
+export interface PolicyRule {
+  match: string;
+  level: SupervisionLevel;
+  when?: PolicyRuleWhen;
+  requireRole?: string;
+  approvers?: string[];
+  timeoutSeconds?: number;
+  reason?: string;
+}
+
+export interface PolicyDocumentJson {
+  defaults: PolicyDefaults;
+  rules: PolicyRule[];
+}
+
+export const MAX_RULES = 1000;
+export const MAX_TIMEOUT_SECONDS = 86_400;
+
+const BUILT_IN_DEFAULTS: PolicyDefaults = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true };
+
+/**
+ * A tenant's policy document (CONTRACT §5), validated and normalised once: `defaults` has every
+ * field, rules omit what was left out, and each rule's `match` is compiled (`patterns[i]`).
+ */
+export class PolicyDocument {
+  private constructor(
+    private readonly doc: PolicyDocumentJson,
+    /** The compiled `match` of each rule, by rule index. */
+    readonly patterns: readonly ToolPattern[],
+  ) {}
+
+  /** Throws ValidationError naming the path of every fault, e.g. `rules[2].level`. */
+  static parse(raw: unknown): PolicyDocument {
+    const faults: ValidationFault[] = [];
+    const top = readObject(raw, '', ['defaults', 'rules'], faults);
+    if (!top) throw new ValidationError(faults);
+    const defaults = readDefaults(top.defaults, faults);
+    const rules = readRules(top.rules, faults);
+    if (faults.length > 0) throw new ValidationError(faults);
+    return PolicyDocument.of({ defaults, rules: rules.map((r) => r.rule) }, rules.map((r) => r.pattern));
+  }
+
+  /** The built-in defaults and no rules: a tenant's policy before its first PUT. */
+  static empty(): PolicyDocument {
+    return PolicyDocument.of({ defaults: { ...BUILT_IN_DEFAULTS, approvers: [...BUILT_IN_DEFAULTS.approvers] }, rules: [] }, []);
+  }
+
+  private static of(doc: PolicyDocumentJson, patterns: ToolPattern[]): PolicyDocument {
+    return new PolicyDocument(deepFreeze(doc), Object.freeze(patterns));
+  }
+
+  get defaults(): Readonly<PolicyDefaults> {
+    return this.doc.defaults;
+  }
+
+  get rules(): readonly Readonly<PolicyRule>[] {
+    return this.doc.rules;
+  }
+
+  equals(other: PolicyDocument): boolean {
+    return jsonEqual(this.doc, other.doc);
+  }
+
+  /** A fresh, mutable copy of the normalised document. */
+  toJSON(): PolicyDocumentJson {
+    return JSON.parse(JSON.stringify(this.doc)) as PolicyDocumentJson;
+  }
+}
+
+type Faults = ValidationFault[];
+/** Reads one value; on a fault records it and answers undefined. */
+type Reader<T> = (value: unknown, path: string, faults: Faults) => T | undefined;
+
+function readDefaults(raw: unknown, faults: Faults): PolicyDefaults {
+  const o = raw === undefined ? {} : readObject(raw, 'defaults', ['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags'], faults);
+  const field = <T>(name: keyof PolicyDefaults, read: Reader<T>) => (o?.[name] === undefined ? undefined : read(o[name], `defaults.${name}`, faults));
+  return {
+    unknownTools: field('unknownTools', readLevel) ?? BUILT_IN_DEFAULTS.unknownTools,
+    timeoutSeconds: field('timeoutSeconds', readTimeout) ?? BUILT_IN_DEFAULTS.timeoutSeconds,
+    approvers: field('approvers', readRoles) ?? [...BUILT_IN_DEFAULTS.approvers],
+    trustAgentFlags: field('trustAgentFlags', readBoolean) ?? BUILT_IN_DEFAULTS.trustAgentFlags,
+  };
+}
+
+function readRules(raw: unknown, faults: Faults): { rule: PolicyRule; pattern: ToolPattern }[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) return fault(faults, 'rules', 'must be an array') ?? [];
+  if (raw.length > MAX_RULES) return fault(faults, 'rules', `must hold at most ${MAX_RULES} rules`) ?? [];
+  return raw.flatMap((item, i) => {
+    const read = readRule(item, `rules[${i}]`, faults);
+    return read ? [read] : [];
+  });
+}
+
+function readRule(raw: unknown, path: string, faults: Faults): { rule: PolicyRule; pattern: ToolPattern } | undefined {
+  const o = readObject(raw, path, ['match', 'level', 'when', 'requireRole', 'approvers', 'timeoutSeconds', 'reason'], faults);
+  if (!o) return undefined;
+  const required = <T>(name: string, read: Reader<T>) => (o[name] === undefined ? fault(faults, `${path}.${name}`, 'is required') : read(o[name], `${path}.${name}`, faults));
+  const optional = <T>(name: string, read: Reader<T>) => (o[name] === undefined ? undefined : read(o[name], `${path}.${name}`, faults));
+
+  const pattern = required('match', readPattern);
+  const level = required('level', readLevel);
+  const when = optional('when', readWhen);
+  const requireRole = optional('requireRole', readNonEmptyString);
+  const approvers = optional('approvers', readRoles);
+  const timeoutSeconds = optional('timeoutSeconds', readTimeout);
+  const reason = optional('reason', readNonEmptyString);
+  if (!pattern || !level) return undefined;
+  // Build in a fixed key order and leave out what was left out, so equal documents serialise alike.
+  const rule: PolicyRule = { match: pattern.toString(), level };
+  if (when) rule.when = when;
+  if (requireRole !== undefined) rule.requireRole = requireRole;
+  if (approvers) rule.approvers = approvers;
+  if (timeoutSeconds !== undefined) rule.timeoutSeconds = timeoutSeconds;
+  if (reason !== undefined) rule.reason = reason;
+  return { rule, pattern };
+}
+
+const readPattern: Reader<ToolPattern> = (v, path, faults) => {
+  if (typeof v !== 'string') return fault(faults, path, 'must be a string');
+  try {
+    return ToolPattern.parse(v);
+  } catch (e) {
+    return fault(faults, path, e instanceof Error ? e.message : String(e));
+  }
+};
+
+const readWhen: Reader<PolicyRuleWhen> = (v, path, faults) => {
+  const o = readObject(v, path, ['confidenceBelow', 'estimatedCostAbove'], faults);
+  if (!o) return undefined;
+  const when: PolicyRuleWhen = {};
+  if (o.confidenceBelow !== undefined) {
+    const x = readNumber(o.confidenceBelow, `${path}.confidenceBelow`, faults, 0, 1, 'must be a number from 0 to 1');
+    if (x !== undefined) when.confidenceBelow = x;
+  }
+  if (o.estimatedCostAbove !== undefined) {
+    const y = readNumber(o.estimatedCostAbove, `${path}.estimatedCostAbove`, faults, 0, Number.MAX_VALUE, 'must be a number of at least 0');
+    if (y !== undefined) when.estimatedCostAbove = y;
+  }
+  return when;
+};
+
+const readLevel: Reader<SupervisionLevel> = (v, path, faults) =>
+  isSupervisionLevel(v) ? v : fault(faults, path, `must be one of ${SUPERVISION_LEVELS.join(', ')}`);
+
+const readTimeout: Reader<number> = (v, path, faults) =>
+  Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_TIMEOUT_SECONDS ? (v as number) : fault(faults, path, `must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`);
+
+const readBoolean: Reader<boolean> = (v, path, faults) => (typeof v === 'boolean' ? v : fault(faults, path, 'must be true or false'));
+
+const readNonEmptyString: Reader<string> = (v, path, faults) => (typeof v === 'string' && v !== '' ? v : fault(faults, path, 'must be a non-empty string'));
+
+const readRoles: Reader<string[]> = (v, path, faults) => {
+  if (!Array.isArray(v) || v.length === 0) return fault(faults, path, 'must be a non-empty array of role names');
+  const roles = v.map((role, i) => readNonEmptyString(role, `${path}[${i}]`, faults));
+  return roles.every((r) => r !== undefined) ? (roles as string[]) : undefined;
+};
+
+function readNumber(v: unknown, path: string, faults: Faults, min: number, max: number, message: string): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : fault(faults, path, message);
+}
+
+/** A plain object whose keys are all `allowed`; every other key is a fault at its own path. */
+function readObject(v: unknown, path: string, allowed: readonly string[], faults: Faults): Record<string, unknown> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return fault(faults, path, 'must be an object');
+  const o = v as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!allowed.includes(key) && o[key] !== undefined) faults.push({ path: path ? `${path}.${key}` : key, message: 'unknown field' });
+  }
+  return o;
+}
+
+function fault(faults: Faults, path: string, message: string): undefined {
+  faults.push({ path, message });
+  return undefined;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    Object.values(value).forEach(deepFreeze);
+    Object.freeze(value);
+  }
+  return value;
+}

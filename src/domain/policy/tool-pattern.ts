@@ -1,0 +1,84 @@
+/** Anything that answers whether a whole string matches: a compiled glob. */
+interface Matcher {
+  test(text: string): boolean;
+}
+
+/** Argument names in `Tool(name=glob)`: word characters, `$`, `.` and `-`. */
+const ARG_NAME = String.raw`[\w$.-]+`;
+/** A comma starts a new argument only when `name=` follows it, so values may hold commas and `=`. */
+const ARG_SEPARATOR = new RegExp(String.raw`,(?=\s*${ARG_NAME}\s*=)`);
+const ARG = new RegExp(String.raw`^\s*(${ARG_NAME})\s*=([\s\S]*)$`);
+const REGEX_SYNTAX = /[\\^$.*+?()[\]{}|/]/g;
+
+/**
+ * A `match` pattern of a policy rule (CONTRACT §11): a glob on the tool name (`get_*`), or
+ * `Tool(arg=glob, arg2=glob)`, where every named argument must match too. `*` is any run of
+ * characters, `?` one character; matching is case-sensitive and anchored.
+ * Everything is compiled at parse time, so `matches` does no parsing.
+ */
+export class ToolPattern {
+  private constructor(
+    private readonly text: string,
+    private readonly tool: Matcher,
+    private readonly args: ReadonlyArray<{ name: string; value: Matcher }>,
+  ) {}
+
+  /** Throws an Error that says what is wrong with `text`. */
+  static parse(text: string): ToolPattern {
+    if (typeof text !== 'string' || text.trim() === '') throw new Error('the pattern is empty');
+    const open = text.indexOf('(');
+    if (open === -1) {
+      if (text.includes(')')) throw new Error(`"${text}" has ")" without "("; write Tool(arg=glob) to match arguments`);
+      return new ToolPattern(text, compileGlob(text), []);
+    }
+    if (!text.endsWith(')')) throw new Error(`"${text}" must end with ")" closing its argument list, as in shell(cmd=rm *)`);
+    const tool = text.slice(0, open).trim();
+    if (tool === '') throw new Error(`"${text}" needs a tool name before "("`);
+    if (tool.includes(')')) throw new Error(`"${text}" has ")" in its tool name`);
+    const inner = text.slice(open + 1, -1);
+    if (inner.trim() === '') throw new Error(`"${text}" has an empty argument list; write "${tool}" to match any arguments`);
+
+    const seen = new Set<string>();
+    const args = inner.split(ARG_SEPARATOR).map((part) => {
+      const m = ARG.exec(part);
+      if (!m) throw new Error(`"${part.trim()}" in "${text}" must read name=glob, as in shell(cmd=rm *)`);
+      const name = m[1];
+      if (seen.has(name)) throw new Error(`"${text}" names the argument "${name}" twice`);
+      seen.add(name);
+      return { name, value: compileGlob(m[2].trim()) };
+    });
+    return new ToolPattern(text, compileGlob(tool), args);
+  }
+
+  /** A named argument the call lacks never matches; one that is not a string is matched as its JSON text. */
+  matches(toolName: string, args: Record<string, unknown>): boolean {
+    if (!this.tool.test(toolName)) return false;
+    for (const { name, value } of this.args) {
+      if (!Object.hasOwn(args, name)) return false;
+      const v = args[name];
+      const text = typeof v === 'string' ? v : JSON.stringify(v);
+      if (text === undefined || !value.test(text)) return false;
+    }
+    return true;
+  }
+
+  toString(): string {
+    return this.text;
+  }
+}
+
+/**
+ * Compiles a glob to an anchored RegExp. Each `*` between literal parts becomes `(?=(.*?part))\N`:
+ * a lookahead is atomic, so the part is taken at its earliest position and never retried. That is
+ * enough for globs (the next `*` absorbs the rest) and keeps matching linear, so an argument an
+ * agent crafts cannot make `*a*a*a*b` backtrack catastrophically.
+ */
+function compileGlob(glob: string): Matcher {
+  if (!/[*?]/.test(glob)) return { test: (text) => text === glob };
+  const parts = glob.split(/\*+/).map((part) => [...part].map((c) => (c === '?' ? '.' : c.replace(REGEX_SYNTAX, '\\$&'))).join(''));
+  if (parts.length === 1) return new RegExp(`^${parts[0]}$`, 'su');
+  const first = parts[0];
+  const last = parts[parts.length - 1];
+  const middle = parts.slice(1, -1).map((part, i) => `(?=(.*?${part}))\\${i + 1}`).join('');
+  return new RegExp(`^${first}${middle}.*${last}$`, 'su');
+}

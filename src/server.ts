@@ -1,0 +1,102 @@
+import { INestApplication, Logger, LogLevel } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { readFileSync } from 'node:fs';
+import { AddressInfo } from 'node:net';
+import { DataSource } from 'typeorm';
+import { parse as parseYaml } from 'yaml';
+import { PutPolicyCommand } from './application/commands/put-policy/put-policy.command';
+import { SYSTEM_ACTOR } from './domain/shared/actor';
+import { AppModule } from './app.module';
+import { resolveAuth } from './infrastructure/auth/dev-secret';
+import { ConfigError, TollgateConfig } from './infrastructure/config/config';
+import { openDataSource } from './infrastructure/database/data-source';
+import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
+
+export interface RunningServer {
+  app: INestApplication;
+  config: TollgateConfig;
+  dataSource: DataSource;
+  /** Base URL once listening, e.g. http://127.0.0.1:8080 */
+  url: string;
+  close(): Promise<void>;
+}
+
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+const BODY_LIMIT = '1mb';
+
+/**
+ * Starts Tollgate: the database (embedded PGlite unless DATABASE_URL), migrations, the Nest app,
+ * the policy file, then the HTTP listener. `close()` stops them in reverse order.
+ */
+export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLevel[] | false } = {}): Promise<RunningServer> {
+  const config = resolveAuth(raw);
+  let embedded: EmbeddedPostgres | undefined;
+  let dataSource: DataSource | undefined;
+  try {
+    if (!config.databaseUrl) embedded = await startEmbeddedPostgres(config.dataDir);
+    dataSource = await openDataSource({ url: config.databaseUrl, embedded }, config.migrate);
+    const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, dataSource), {
+      bodyParser: false,
+      logger: opts.logLevels ?? levelsFor(config.logLevel),
+      // Keep-alive sockets would hold close() open; in-flight requests still finish first.
+      forceCloseConnections: true,
+    });
+    configureHttp(app);
+    await app.init();
+    if (config.policyFile) await loadPolicyFile(app, config.policyFile);
+    await app.listen(config.port, config.host);
+    const address = app.getHttpServer().address() as AddressInfo;
+    const ds = dataSource;
+    return {
+      app,
+      config,
+      dataSource: ds,
+      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`,
+      async close() {
+        await app.close();
+        await ds.destroy().catch(() => undefined);
+        await embedded?.stop();
+      },
+    };
+  } catch (e) {
+    await dataSource?.destroy().catch(() => undefined);
+    await embedded?.stop();
+    throw e;
+  }
+}
+
+/** Body limits, YAML policies and the OpenAPI document; shared by the server and the tests. */
+export function configureHttp(app: NestExpressApplication): void {
+  app.disable('x-powered-by');
+  app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  app.useBodyParser('text', { limit: BODY_LIMIT, type: YAML_TYPES });
+  const doc = new DocumentBuilder()
+    .setTitle('Tollgate')
+    .setDescription('Approval service for AI-agent tool calls. Errors are RFC 9457 problems with a stable `code`.')
+    .setVersion('1')
+    .addBearerAuth()
+    .build();
+  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, doc), { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+}
+
+async function loadPolicyFile(app: INestApplication, path: string): Promise<void> {
+  let document: unknown;
+  try {
+    const text = readFileSync(path, 'utf8');
+    document = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`TOLLGATE_POLICY_FILE ${path} cannot be read: ${(e as Error).message}`);
+  }
+  const by = { ...SYSTEM_ACTOR, id: 'policy-file' };
+  const { policy, changed } = await app.get(CommandBus).execute(new PutPolicyCommand('default', by, document, { onlyIfChanged: true, source: 'file' }));
+  new Logger('Policy').log(changed ? `Loaded ${path} as policy version ${policy.version}` : `${path} matches policy version ${policy.version}`);
+}
+
+function levelsFor(level: string): LogLevel[] {
+  const order: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+  const i = order.indexOf(level as LogLevel);
+  return order.slice(0, i < 0 ? 4 : i + 1);
+}

@@ -1,0 +1,39 @@
+import { mintToken } from '../../src/infrastructure/auth/jwt-verifier';
+import { loadConfig, TollgateConfig } from '../../src/infrastructure/config/config';
+import { RunningServer, startServer } from '../../src/server';
+import { freshDatabase, TestDatabase } from './database';
+
+export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+
+export interface TestServer extends RunningServer {
+  db: TestDatabase;
+  token(sub: string, roles: string[], opts?: { tenant?: string; name?: string; ttl?: string }): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The real service on a fresh database and a free port, as a test sees it from outside. */
+export async function startTestServer(overrides: Partial<TollgateConfig> = {}): Promise<TestServer> {
+  const db = await freshDatabase();
+  const base = loadConfig({});
+  const config: TollgateConfig = {
+    ...base,
+    host: '127.0.0.1',
+    port: 0,
+    databaseUrl: db.url,
+    dataDir: db.dataDir,
+    auth: { secret: TEST_SECRET, devSecret: false },
+    sweepIntervalMs: 200,
+    instanceId: 'test',
+    ...overrides,
+  };
+  const server = await startServer(config, { logLevels: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : false });
+  return {
+    ...server,
+    db,
+    token: (sub, roles, opts = {}) => mintToken(TEST_SECRET, { sub, roles, tenant: opts.tenant, name: opts.name }, opts.ttl ?? '1h'),
+    async stop() {
+      await server.close();
+      await db.drop();
+    },
+  };
+}
