@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { TerminusModule } from '@nestjs/terminus';
@@ -6,14 +6,17 @@ import { DataSource } from 'typeorm';
 import { AuthGuard } from './adapters/http/auth';
 import { ApprovalsController } from './adapters/http/controllers/approvals.controller';
 import { ConversationsController } from './adapters/http/controllers/conversations.controller';
+import { HaltController } from './adapters/http/controllers/halt.controller';
 import { HealthController } from './adapters/http/controllers/health.controller';
 import { PolicyController } from './adapters/http/controllers/policy.controller';
 import { ToolCallsController } from './adapters/http/controllers/tool-calls.controller';
 import { ToolsController } from './adapters/http/controllers/tools.controller';
 import { WellKnownController } from './adapters/http/controllers/well-known.controller';
 import { ProblemFilter } from './adapters/http/problem.filter';
+import { DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
 import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
 import { DecideToolCallHandler } from './application/commands/decide-tool-call/decide-tool-call.handler';
+import { HaltHandler, ResumeHandler } from './application/commands/halt/halt.handler';
 import { ExpireToolCallsHandler } from './application/commands/expire-tool-calls/expire-tool-calls.handler';
 import { ProposeToolCallsHandler } from './application/commands/propose-tool-calls/propose-tool-calls.handler';
 import { PutPolicyHandler } from './application/commands/put-policy/put-policy.handler';
@@ -26,6 +29,7 @@ import {
 } from './application/ports';
 import { ConversationAccessHandler, ToolCallAccessHandler } from './application/queries/access/access.handler';
 import { GetConversationHandler } from './application/queries/get-conversation/get-conversation.handler';
+import { GetStatusHandler } from './application/queries/get-status/get-status.handler';
 import { GetPolicyHandler } from './application/queries/get-policy/get-policy.handler';
 import { GetToolCallHandler } from './application/queries/get-tool-call/get-tool-call.handler';
 import { GetToolHandler } from './application/queries/get-tool/get-tool.handler';
@@ -47,22 +51,26 @@ import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler,
-  ClaimExecutionHandler, ReportResultHandler, ExpireToolCallsHandler,
+  ClaimExecutionHandler, ReportResultHandler, ExpireToolCallsHandler, HaltHandler, ResumeHandler,
 ];
 const QUERY_HANDLERS = [
   GetConversationHandler, GetToolCallHandler, GetToolHandler, GetPolicyHandler, ListConversationsHandler, ListApprovalsHandler,
-  ListToolsHandler, ConversationAccessHandler, ToolCallAccessHandler,
+  ListToolsHandler, ConversationAccessHandler, ToolCallAccessHandler, GetStatusHandler,
 ];
 
 /** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
 @Module({})
-export class AppModule {
+export class AppModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(HttpMetricsMiddleware).forRoutes('*path');
+  }
+
   static forRoot(config: TollgateConfig, dataSource: DataSource): DynamicModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false })],
       controllers: [
-        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController,
+        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController,
       ],
       providers: [
         { provide: TOLLGATE_CONFIG, useValue: config },
@@ -84,6 +92,8 @@ export class AppModule {
         { provide: WAITERS, useExisting: InProcessWaiters },
         ExpirySweeper,
         WakeWaitersHandler,
+        TollgateMetrics,
+        DecisionMetricsHandler,
         ...COMMAND_HANDLERS,
         ...QUERY_HANDLERS,
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -4,6 +4,7 @@
  */
 import type { Conversation } from '../../domain/conversation/conversation.aggregate';
 import type { Grant } from '../../domain/grant/grant.aggregate';
+import type { Halt, HaltTarget } from '../../domain/halt/halt.aggregate';
 import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
 import type { Tool } from '../../domain/tool/tool.aggregate';
 import type { HaltInForce } from '../../domain/conversation/conversation.aggregate';
@@ -33,6 +34,8 @@ export interface ConversationRepository {
   findByToolCallId(tenantId: string, toolCallId: string, opts?: LoadOptions): Promise<Conversation | null>;
   /** Inserts or updates (version-checked) the conversation and its changed calls, and appends its events. */
   save(conversation: Conversation): Promise<void>;
+  /** Ids of the tenant's conversations in the target's scope that hold pending or approved-but-unclaimed calls. */
+  findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]>;
   /** Conversations holding pending calls whose expiry has passed, across tenants. */
   findWithDueExpiries(now: Date, limit: number): Promise<Array<{ tenantId: string; conversationId: string }>>;
 }
@@ -57,6 +60,10 @@ export interface GrantRepository {
 export interface HaltRepository {
   /** The halt covering this conversation (tenant, its agent or itself), if any. */
   covering(tenantId: string, agentId: string, conversationId: string): Promise<HaltInForce | null>;
+  find(tenantId: string, target: HaltTarget, opts?: LoadOptions): Promise<Halt | null>;
+  list(tenantId: string): Promise<Halt[]>;
+  /** Inserts a new halt, or removes a resumed one; appends its events. */
+  save(halt: Halt): Promise<void>;
 }
 
 export interface Clock {

@@ -4,6 +4,7 @@ import { publicDecision } from '../../domain/conversation/conversation.aggregate
 import type { ToolCallState } from '../../domain/conversation/tool-call.entity';
 import type { Tool } from '../../domain/tool/tool.aggregate';
 import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
+import type { Halt } from '../../domain/halt/halt.aggregate';
 
 export interface ToolCallView {
   id: string;
@@ -105,4 +106,9 @@ export interface Page<T> {
 /** An inbox entry: the call plus enough of its conversation to judge it. */
 export interface ApprovalView extends ToolCallView {
   conversation: { id: string; agentId: string; user: ConversationUser | null; title: string | null };
+}
+
+export function haltView(h: Halt) {
+  const s = h.snapshot();
+  return { scope: s.scope, id: s.id || null, reason: s.reason, by: s.by, at: s.at.toISOString() };
 }

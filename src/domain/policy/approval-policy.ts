@@ -97,10 +97,10 @@ function decidingRule(call: ProposedCallFacts, policy: PolicyDocument): number |
   const { rules, patterns } = policy;
   let best: number | null = null;
   let bestStrictness = Infinity;
-  for (let i = 0; i < rules.length; i++) {
+  for (const i of policy.rulesForTool(call.toolName)) {
     const s = strictness(rules[i].level);
     // A rule no stricter than the best so far cannot decide, so skip matching it at all.
-    if (s >= bestStrictness || !conditionsHold(rules[i].when, call) || !patterns[i].matches(call.toolName, call.arguments)) continue;
+    if (s >= bestStrictness || !conditionsHold(rules[i].when, call) || !patterns[i].matchesArguments(call.arguments)) continue;
     best = i;
     bestStrictness = s;
     if (s === 0) break;

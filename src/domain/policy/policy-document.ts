@@ -35,6 +35,8 @@ export interface PolicyDocumentJson {
 }
 
 export const MAX_RULES = 1000;
+/** Tool names whose candidate rules are remembered; the memo starts afresh when full. */
+const TOOL_MEMO_SIZE = 1024;
 export const MAX_TIMEOUT_SECONDS = 86_400;
 
 const BUILT_IN_DEFAULTS: PolicyDefaults = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true };
@@ -44,6 +46,8 @@ const BUILT_IN_DEFAULTS: PolicyDefaults = { unknownTools: 'confirm', timeoutSeco
  * field, rules omit what was left out, and each rule's `match` is compiled (`patterns[i]`).
  */
 export class PolicyDocument {
+  private readonly candidates = new Map<string, Uint16Array>();
+
   private constructor(
     private readonly doc: PolicyDocumentJson,
     /** The compiled `match` of each rule, by rule index. */
@@ -76,6 +80,23 @@ export class PolicyDocument {
 
   get rules(): readonly Readonly<PolicyRule>[] {
     return this.doc.rules;
+  }
+
+  /**
+   * Indices (ascending) of the rules whose pattern accepts `toolName`, arguments and `when` aside.
+   * Memoised per tool name: running a thousand distinct RegExps costs about 100 µs, and a tenant
+   * proposes few distinct tool names.
+   */
+  rulesForTool(toolName: string): Uint16Array {
+    let found = this.candidates.get(toolName);
+    if (!found) {
+      const matching: number[] = [];
+      for (let i = 0; i < this.patterns.length; i++) if (this.patterns[i].matchesTool(toolName)) matching.push(i);
+      found = new Uint16Array(matching);
+      if (this.candidates.size >= TOOL_MEMO_SIZE) this.candidates.clear();
+      this.candidates.set(toolName, found);
+    }
+    return found;
   }
 
   equals(other: PolicyDocument): boolean {

@@ -50,9 +50,17 @@ export class ToolPattern {
     return new ToolPattern(text, compileGlob(tool), args);
   }
 
-  /** A named argument the call lacks never matches; one that is not a string is matched as its JSON text. */
   matches(toolName: string, args: Record<string, unknown>): boolean {
-    if (!this.tool.test(toolName)) return false;
+    return this.matchesTool(toolName) && this.matchesArguments(args);
+  }
+
+  /** The tool-name part alone; it depends on nothing else, so callers may memoise it. */
+  matchesTool(toolName: string): boolean {
+    return this.tool.test(toolName);
+  }
+
+  /** A named argument the call lacks never matches; one that is not a string is matched as its JSON text. */
+  matchesArguments(args: Record<string, unknown>): boolean {
     for (const { name, value } of this.args) {
       if (!Object.hasOwn(args, name)) return false;
       const v = args[name];
@@ -76,9 +84,11 @@ export class ToolPattern {
 function compileGlob(glob: string): Matcher {
   if (!/[*?]/.test(glob)) return { test: (text) => text === glob };
   const parts = glob.split(/\*+/).map((part) => [...part].map((c) => (c === '?' ? '.' : c.replace(REGEX_SYNTAX, '\\$&'))).join(''));
-  if (parts.length === 1) return new RegExp(`^${parts[0]}$`, 'su');
-  const first = parts[0];
-  const last = parts[parts.length - 1];
+  const [first, last] = [parts[0], parts[parts.length - 1]];
   const middle = parts.slice(1, -1).map((part, i) => `(?=(.*?${part}))\\${i + 1}`).join('');
-  return new RegExp(`^${first}${middle}.*${last}$`, 'su');
+  const re = new RegExp(parts.length === 1 ? `^${first}$` : `^${first}${middle}.*${last}$`, 'su');
+  // The literal head and tail are cheap to check first and rule out most names without the RegExp.
+  const head = glob.slice(0, glob.search(/[*?]/));
+  const tail = glob.slice(Math.max(glob.lastIndexOf('*'), glob.lastIndexOf('?')) + 1);
+  return { test: (text) => text.startsWith(head) && text.endsWith(tail) && re.test(text) };
 }

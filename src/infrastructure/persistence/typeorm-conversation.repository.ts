@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
+import { HaltTarget } from '../../domain/halt/halt.aggregate';
 import { ConversationRepository, LoadOptions } from '../../application/ports';
 import { ConversationMapper } from './conversation.mapper';
 import { ConversationRow, ToolCallRow } from './orm-entities';
@@ -51,6 +52,20 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     }
     c.version += 1;
     this.uow.collect(events);
+  }
+
+  async findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]> {
+    const params: unknown[] = [tenantId];
+    const scope =
+      target.scope === 'agent' ? `AND c.agent_id = $${params.push(target.id)}` : target.scope === 'conversation' ? `AND c.id = $${params.push(target.id)}` : '';
+    const rows: Array<{ id: string }> = await this.uow.manager().query(
+      `SELECT c.id FROM conversations c
+        WHERE c.tenant_id = $1 ${scope}
+          AND EXISTS (SELECT 1 FROM tool_calls t WHERE t.tenant_id = c.tenant_id AND t.conversation_id = c.id AND t.status IN ('pending', 'approved'))
+        ORDER BY c.id`,
+      params,
+    );
+    return rows.map((r) => r.id);
   }
 
   async findWithDueExpiries(now: Date, limit: number) {

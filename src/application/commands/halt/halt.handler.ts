@@ -1,0 +1,65 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Halt, HaltTarget } from '../../../domain/halt/halt.aggregate';
+import { Actor, Principal } from '../../../domain/shared/actor';
+import { visibleConversation } from '../../access';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, HALTS, HaltRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { haltView } from '../../views/views';
+import { HaltCommand, ResumeCommand } from './halt.command';
+
+function person(p: Principal): Actor {
+  return { id: p.id, kind: 'person', via: 'api', name: p.name, roles: p.roles };
+}
+
+@CommandHandler(HaltCommand)
+export class HaltHandler implements ICommandHandler<HaltCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(HALTS) private readonly halts: HaltRepository,
+    @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async execute({ principal: p, target, reason }: HaltCommand) {
+    const by = person(p);
+    const { halt, changed, cancelled } = await this.uow.run(async () => {
+      if (target.scope === 'conversation') visibleConversation(await this.conversations.findById(p.tenant, target.id), p, target.id);
+      const existing = await this.halts.find(p.tenant, target, { lock: true });
+      if (existing) return { halt: existing, changed: false, cancelled: [] as string[] }; // halting what is halted changes nothing
+      const halt = Halt.pull({ tenantId: p.tenant, target, reason, by, at: this.clock.now() });
+      await this.halts.save(halt);
+      return { halt, changed: true, cancelled: await this.cancelOpen(p.tenant, target, reason, by) };
+    });
+    // A proposal that committed while the halt was being written did not see it: a second pass after
+    // commit catches it, and every later proposal sees the halt and is refused.
+    if (changed) cancelled.push(...(await this.uow.run(() => this.cancelOpen(p.tenant, target, reason, by))));
+    return { ...haltView(halt), halted: true, changed, cancelledToolCallIds: cancelled };
+  }
+
+  private async cancelOpen(tenantId: string, target: HaltTarget, reason: string, by: Actor): Promise<string[]> {
+    const ids: string[] = [];
+    for (const conversationId of await this.conversations.findWithOpenCalls(tenantId, target)) {
+      const conv = await this.conversations.findById(tenantId, conversationId, { lock: true });
+      if (!conv) continue;
+      const cancelled = conv.cancelOpen(reason, by, this.clock.now());
+      if (cancelled.length > 0) await this.conversations.save(conv);
+      ids.push(...cancelled.map((c) => c.id));
+    }
+    return ids;
+  }
+}
+
+@CommandHandler(ResumeCommand)
+export class ResumeHandler implements ICommandHandler<ResumeCommand> {
+  constructor(@Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork, @Inject(HALTS) private readonly halts: HaltRepository, @Inject(CLOCK) private readonly clock: Clock) {}
+
+  execute({ principal: p, target, reason }: ResumeCommand) {
+    return this.uow.run(async () => {
+      const halt = await this.halts.find(p.tenant, target, { lock: true });
+      if (!halt) return { scope: target.scope, id: target.id || null, halted: false, changed: false }; // resuming what is not halted changes nothing
+      halt.resume(person(p), this.clock.now(), reason);
+      await this.halts.save(halt);
+      return { scope: target.scope, id: target.id || null, halted: false, changed: true };
+    });
+  }
+}

@@ -1,0 +1,3 @@
+export class GetStatusQuery {
+  constructor(readonly tenantId: string) {}
+}

@@ -1,0 +1,192 @@
+import fc from 'fast-check';
+import { ValidationError, ValidationFault } from '../shared/domain-error';
+import { PolicyDocument } from './policy-document';
+import { SUPERVISION_LEVELS } from './supervision-level';
+
+const BUILT_IN = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true };
+
+function faultsOf(raw: unknown): ValidationFault[] {
+  try {
+    PolicyDocument.parse(raw);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ValidationError);
+    return (e as ValidationError).faults;
+  }
+  throw new Error('the document was accepted');
+}
+
+describe('the empty policy document', () => {
+  it('holds the built-in defaults and no rules', () => {
+    expect(PolicyDocument.empty().toJSON()).toEqual({ defaults: BUILT_IN, rules: [] });
+  });
+
+  it('equals a parsed empty object', () => {
+    expect(PolicyDocument.parse({}).equals(PolicyDocument.empty())).toBe(true);
+  });
+});
+
+describe('parsing a valid policy document', () => {
+  const contractExample = {
+    defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'] },
+    rules: [
+      { match: 'get_*', level: 'automatic' },
+      { match: 'shell(cmd=rm *)', level: 'deny' },
+      { match: 'delete_source', level: 'confirm', requireRole: 'admin', approvers: ['requester', 'admin'], timeoutSeconds: 120 },
+      { match: '*', when: { confidenceBelow: 0.6 }, level: 'confirm' },
+    ],
+  };
+
+  it('accepts the example of the contract and keeps its rules as given', () => {
+    const doc = PolicyDocument.parse(contractExample);
+    expect(doc.toJSON()).toEqual({ defaults: BUILT_IN, rules: contractExample.rules });
+    expect(doc.rules).toHaveLength(4);
+    expect(doc.patterns.map(String)).toEqual(['get_*', 'shell(cmd=rm *)', 'delete_source', '*']);
+  });
+
+  it('fills every default left out with its built-in value', () => {
+    const doc = PolicyDocument.parse({ defaults: { timeoutSeconds: 60 } });
+    expect(doc.defaults).toEqual({ ...BUILT_IN, timeoutSeconds: 60 });
+  });
+
+  it('omits optional rule fields that were left out', () => {
+    const [rule] = PolicyDocument.parse({ rules: [{ match: 'x', level: 'notify' }] }).toJSON().rules;
+    expect(Object.keys(rule)).toEqual(['match', 'level']);
+  });
+
+  it('writes rule fields in one fixed order whatever order they came in', () => {
+    const [rule] = PolicyDocument.parse({ rules: [{ reason: 'r', timeoutSeconds: 5, level: 'deny', match: 'x', requireRole: 'admin' }] }).toJSON().rules;
+    expect(Object.keys(rule)).toEqual(['match', 'level', 'requireRole', 'timeoutSeconds', 'reason']);
+  });
+
+  it('accepts both conditions and every optional field at once', () => {
+    const rule = { match: 'pay(amount=*)', level: 'manual', when: { confidenceBelow: 1, estimatedCostAbove: 0 }, requireRole: 'finance', approvers: ['requester'], timeoutSeconds: 86400, reason: 'money' };
+    expect(PolicyDocument.parse({ rules: [rule] }).rules[0]).toEqual(rule);
+  });
+
+  it('accepts exactly 1000 rules', () => {
+    const rules = Array.from({ length: 1000 }, (_, i) => ({ match: `tool_${i}`, level: 'confirm' }));
+    expect(PolicyDocument.parse({ rules }).rules).toHaveLength(1000);
+  });
+
+  it('hands out a copy from toJSON, so changing it changes nothing', () => {
+    const doc = PolicyDocument.parse({ rules: [{ match: 'x', level: 'deny' }] });
+    const json = doc.toJSON();
+    json.rules[0].level = 'automatic';
+    json.defaults.approvers.push('anyone');
+    expect(doc.rules[0].level).toBe('deny');
+    expect(doc.defaults.approvers).toEqual(['approver', 'admin']);
+  });
+
+  it('is immutable through its getters', () => {
+    const doc = PolicyDocument.parse({ rules: [{ match: 'x', level: 'deny' }] });
+    expect(Object.isFrozen(doc.rules)).toBe(true);
+    expect(Object.isFrozen(doc.rules[0])).toBe(true);
+    expect(Object.isFrozen(doc.defaults.approvers)).toBe(true);
+  });
+});
+
+describe('comparing policy documents', () => {
+  it('finds documents equal when only the key order differs', () => {
+    const a = PolicyDocument.parse({ defaults: { timeoutSeconds: 10, unknownTools: 'deny' }, rules: [{ match: 'x', level: 'deny' }] });
+    const b = PolicyDocument.parse({ rules: [{ level: 'deny', match: 'x' }], defaults: { unknownTools: 'deny', timeoutSeconds: 10 } });
+    expect(a.equals(b)).toBe(true);
+  });
+
+  it('finds a default spelled out equal to the same default left out', () => {
+    expect(PolicyDocument.parse({ defaults: { unknownTools: 'confirm' } }).equals(PolicyDocument.empty())).toBe(true);
+  });
+
+  it('finds documents different when a rule differs or the rules are reordered', () => {
+    const one = { match: 'a', level: 'deny' };
+    const two = { match: 'b', level: 'confirm' };
+    expect(PolicyDocument.parse({ rules: [one, two] }).equals(PolicyDocument.parse({ rules: [two, one] }))).toBe(false);
+    expect(PolicyDocument.parse({ rules: [one] }).equals(PolicyDocument.parse({ rules: [{ ...one, reason: 'no' }] }))).toBe(false);
+  });
+
+  it('survives a round trip through toJSON for any valid document', () => {
+    const roles = fc.array(fc.constantFrom('approver', 'admin', 'requester', 'finance'), { minLength: 1, maxLength: 3 });
+    const rule = fc.record(
+      {
+        match: fc.constantFrom('*', 'get_*', 'shell(cmd=rm *)', 'a?c', 'copy(from=/etc/*, to=*)'),
+        level: fc.constantFrom(...SUPERVISION_LEVELS),
+        when: fc.record({ confidenceBelow: fc.double({ min: 0, max: 1, noNaN: true }), estimatedCostAbove: fc.double({ min: 0, max: 1e6, noNaN: true }) }, { requiredKeys: [] }),
+        requireRole: fc.constantFrom('admin', 'finance'),
+        approvers: roles,
+        timeoutSeconds: fc.integer({ min: 1, max: 86400 }),
+        reason: fc.string({ minLength: 1 }),
+      },
+      { requiredKeys: ['match', 'level'] },
+    );
+    const defaults = fc.record(
+      { unknownTools: fc.constantFrom(...SUPERVISION_LEVELS), timeoutSeconds: fc.integer({ min: 1, max: 86400 }), approvers: roles, trustAgentFlags: fc.boolean() },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(fc.record({ defaults, rules: fc.array(rule, { maxLength: 5 }) }, { requiredKeys: [] }), (raw) => {
+        const doc = PolicyDocument.parse(raw);
+        const again = PolicyDocument.parse(doc.toJSON());
+        expect(again.equals(doc)).toBe(true);
+        expect(again.toJSON()).toEqual(doc.toJSON());
+      }),
+    );
+  });
+});
+
+describe('parsing an invalid policy document', () => {
+  it.each<[string, unknown, string, RegExp?]>([
+    ['a non-object', 'rules: []', '', /object/],
+    ['null', null, '', /object/],
+    ['an array', [], '', /object/],
+    ['an unknown top-level field', { version: 2 }, 'version', /unknown field/],
+    ['defaults that are not an object', { defaults: [] }, 'defaults', /object/],
+    ['an unknown default', { defaults: { colour: 'red' } }, 'defaults.colour', /unknown field/],
+    ['an unknown level for unknown tools', { defaults: { unknownTools: 'maybe' } }, 'defaults.unknownTools', /deny, manual, confirm, notify, automatic/],
+    ['a timeout of zero', { defaults: { timeoutSeconds: 0 } }, 'defaults.timeoutSeconds', /1 to 86400/],
+    ['a timeout over a day', { defaults: { timeoutSeconds: 86401 } }, 'defaults.timeoutSeconds', /1 to 86400/],
+    ['a fractional timeout', { defaults: { timeoutSeconds: 1.5 } }, 'defaults.timeoutSeconds', /integer/],
+    ['a timeout given as text', { defaults: { timeoutSeconds: '300' } }, 'defaults.timeoutSeconds', /integer/],
+    ['no approvers', { defaults: { approvers: [] } }, 'defaults.approvers', /non-empty/],
+    ['an approver that is not a string', { defaults: { approvers: ['admin', 7] } }, 'defaults.approvers[1]', /string/],
+    ['trustAgentFlags as text', { defaults: { trustAgentFlags: 'yes' } }, 'defaults.trustAgentFlags', /true or false/],
+    ['rules that are not an array', { rules: {} }, 'rules', /array/],
+    ['more than 1000 rules', { rules: Array.from({ length: 1001 }, () => ({ match: '*', level: 'deny' })) }, 'rules', /at most 1000/],
+    ['a rule that is not an object', { rules: ['get_*'] }, 'rules[0]', /object/],
+    ['a rule without match', { rules: [{ level: 'deny' }] }, 'rules[0].match', /required/],
+    ['a rule without level', { rules: [{ match: '*' }] }, 'rules[0].level', /required/],
+    ['a match that is not a string', { rules: [{ match: 5, level: 'deny' }] }, 'rules[0].match', /string/],
+    ['a match with bad syntax', { rules: [{ match: 'shell(cmd=rm *', level: 'deny' }] }, 'rules[0].match', /\)/],
+    ['an empty match', { rules: [{ match: '', level: 'deny' }] }, 'rules[0].match', /empty/],
+    ['an unknown level', { rules: [{ match: '*', level: 'deny' }, { match: '*', level: 'block' }] }, 'rules[1].level', /one of/],
+    ['an unknown rule field', { rules: [{ match: '*', level: 'deny' }, { match: '*', level: 'deny', colour: 'red' }] }, 'rules[1].colour', /unknown field/],
+    ['when that is not an object', { rules: [{ match: '*', level: 'deny', when: 0.5 }] }, 'rules[0].when', /object/],
+    ['an unknown condition', { rules: [{ match: '*', level: 'deny', when: { riskAbove: 3 } }] }, 'rules[0].when.riskAbove', /unknown field/],
+    ['a confidence over 1', { rules: [{ match: '*', level: 'deny', when: { confidenceBelow: 1.5 } }] }, 'rules[0].when.confidenceBelow', /0 to 1/],
+    ['a confidence given as text', { rules: [{ match: '*', level: 'deny', when: { confidenceBelow: '0.5' } }] }, 'rules[0].when.confidenceBelow', /number/],
+    ['a negative cost', { rules: [{ match: '*', level: 'deny', when: { estimatedCostAbove: -1 } }] }, 'rules[0].when.estimatedCostAbove', /at least 0/],
+    ['an infinite cost', { rules: [{ match: '*', level: 'deny', when: { estimatedCostAbove: Infinity } }] }, 'rules[0].when.estimatedCostAbove', /number/],
+    ['an empty requireRole', { rules: [{ match: '*', level: 'deny', requireRole: '' }] }, 'rules[0].requireRole', /non-empty/],
+    ['rule approvers that are not an array', { rules: [{ match: '*', level: 'deny', approvers: 'admin' }] }, 'rules[0].approvers', /array/],
+    ['a rule timeout out of range', { rules: [{ match: '*', level: 'deny', timeoutSeconds: -5 }] }, 'rules[0].timeoutSeconds', /1 to 86400/],
+    ['a reason that is not a string', { rules: [{ match: '*', level: 'deny', reason: ['no'] }] }, 'rules[0].reason', /string/],
+    ['an optional field set to null', { rules: [{ match: '*', level: 'deny', reason: null }] }, 'rules[0].reason', /string/],
+  ])('refuses %s with a fault at its path', (_what, raw, path, message) => {
+    const faults = faultsOf(raw);
+    expect(faults).toHaveLength(1);
+    expect(faults[0].path).toBe(path);
+    if (message) expect(faults[0].message).toMatch(message);
+  });
+
+  it('names every fault, not only the first', () => {
+    const faults = faultsOf({
+      extra: 1,
+      defaults: { timeoutSeconds: 0 },
+      rules: [{ match: '*', level: 'deny' }, { match: 'x(', level: 'nope', colour: 'red' }],
+    });
+    expect(faults.map((f) => f.path).sort()).toEqual(['defaults.timeoutSeconds', 'extra', 'rules[1].colour', 'rules[1].level', 'rules[1].match']);
+  });
+
+  it('throws a ValidationError whose message names the paths', () => {
+    expect(() => PolicyDocument.parse({ rules: [{ match: '*', level: 'block' }] })).toThrow(/rules\[0\]\.level/);
+    expect(() => PolicyDocument.parse({ rules: [{ match: '*', level: 'block' }] })).toThrow(expect.objectContaining({ code: 'validation_failed', kind: 'invalid' }));
+  });
+});
