@@ -56,33 +56,42 @@ export function buildCli(): Command {
 }
 
 async function serve(): Promise<void> {
-  const server = await startServer(loadConfig());
+  // Signals are handled from the first moment: a stop during start-up waits for it, then closes cleanly.
+  let stopping = false;
+  const starting = startServer(loadConfig());
+  const stop = (signal: string) => {
+    if (stopping) {
+      // A second Ctrl-C means "now"; a repeated SIGTERM (supervisors send them) changes nothing.
+      if (signal === 'SIGINT') process.exit(130);
+      return;
+    }
+    stopping = true;
+    console.log(`${signal}: finishing in-flight requests and stopping`);
+    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    starting
+      .then((server) => server.close())
+      .then(
+        () => {
+          clearTimeout(force);
+          process.exit(0);
+        },
+        (e) => {
+          console.error(`tollgate: ${(e as Error).message}`);
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  const server = await starting;
   const { config, url } = server;
   console.log(`Tollgate listening on ${url} (${config.databaseUrl ? 'PostgreSQL from DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`})`);
-  console.log(`OpenAPI: ${url}/docs   health: ${url}/health/ready`);
+  console.log(`OpenAPI: ${url}/docs   health: ${url}/health/ready   metrics: ${url}/metrics`);
   if (config.auth.devSecret) {
     console.log(`Dev auth: a signing secret was made in ${config.dataDir}. Mint a token with:`);
     console.log('  npx tollgate token --sub alice --role approver');
   }
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: finishing in-flight requests and stopping`);
-    const force = setTimeout(() => process.exit(1), 15_000).unref();
-    server.close().then(
-      () => {
-        clearTimeout(force);
-        process.exit(0);
-      },
-      (e) => {
-        console.error(e);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
 }
 
 function ttlArg(v: string): string {

@@ -245,22 +245,3 @@ describe('evaluation order, for any policy, tool, grants and user', () => {
     );
   });
 });
-
-describe('evaluating against a 1,000-rule policy', () => {
-  it('takes well under 50 µs at the 99th percentile', () => {
-    const rules = Array.from({ length: 1000 }, (_, i) =>
-      i % 3 === 0 ? { match: `tool_${i}_*`, level: 'notify' } : i % 3 === 1 ? { match: `svc_${i}(cmd=rm *, path=/etc/*)`, level: 'deny' } : { match: `*_${i}`, level: 'confirm', when: { confidenceBelow: 0.5 } },
-    );
-    const ctx: PolicyContext = { policy: PolicyDocument.parse({ rules }), policyVersion: 1, grants: [], conversation: CONVERSATION };
-    const calls = ['get_user', 'svc_1', 'shell', 'tool_3_x', 'unknown_tool_with_a_long_name'].map((toolName) => ({ toolName, arguments: { cmd: 'rm -rf /', path: '/etc/x' }, confidence: 0.4 }));
-    for (let i = 0; i < 5000; i++) ApprovalPolicy.evaluate(calls[i % calls.length], ctx);
-    const micros: number[] = [];
-    for (let i = 0; i < 10_000; i++) {
-      const started = performance.now();
-      ApprovalPolicy.evaluate(calls[i % calls.length], ctx);
-      micros.push((performance.now() - started) * 1000);
-    }
-    micros.sort((a, b) => a - b);
-    expect(micros[Math.floor(micros.length * 0.99)]).toBeLessThan(50);
-  });
-});

@@ -62,7 +62,7 @@ export const ApprovalPolicy = {
     const { defaults } = ctx.policy;
     const index = decidingRule(call, ctx.policy);
     const rule = index === null ? undefined : ctx.policy.rules[index];
-    let { level, reason } = index === null ? byTool(call, ctx) : byRule(ctx.policy.rules[index], index);
+    let { level, reason } = rule === undefined || index === null ? byTool(call, ctx) : byRule(rule, index);
     let grantId: string | undefined;
 
     if (level === 'confirm') {

@@ -85,6 +85,26 @@ describe('parsing a valid policy document', () => {
   });
 });
 
+describe('finding the rules for a tool name', () => {
+  const doc = PolicyDocument.parse({
+    rules: [
+      { match: 'get_*', level: 'automatic' },
+      { match: 'shell(cmd=rm *)', level: 'deny' },
+      { match: '*', level: 'confirm' },
+    ],
+  });
+
+  it('lists, in order, the rules whose tool part accepts the name, whatever their arguments', () => {
+    expect(doc.rulesForTool('get_user')).toEqual([0, 2]);
+    expect(doc.rulesForTool('shell')).toEqual([1, 2]);
+  });
+
+  it('gives the same answers once many distinct names have passed through its memo', () => {
+    for (let i = 0; i < 3000; i++) expect(doc.rulesForTool(`get_${i}`)).toEqual([0, 2]);
+    expect(doc.rulesForTool('shell')).toEqual([1, 2]);
+  });
+});
+
 describe('comparing policy documents', () => {
   it('finds documents equal when only the key order differs', () => {
     const a = PolicyDocument.parse({ defaults: { timeoutSeconds: 10, unknownTools: 'deny' }, rules: [{ match: 'x', level: 'deny' }] });

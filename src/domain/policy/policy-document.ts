@@ -46,7 +46,7 @@ const BUILT_IN_DEFAULTS: PolicyDefaults = { unknownTools: 'confirm', timeoutSeco
  * field, rules omit what was left out, and each rule's `match` is compiled (`patterns[i]`).
  */
 export class PolicyDocument {
-  private readonly candidates = new Map<string, Uint16Array>();
+  private readonly candidates = new Map<string, readonly number[]>();
 
   private constructor(
     private readonly doc: PolicyDocumentJson,
@@ -87,12 +87,12 @@ export class PolicyDocument {
    * Memoised per tool name: running a thousand distinct RegExps costs about 100 µs, and a tenant
    * proposes few distinct tool names.
    */
-  rulesForTool(toolName: string): Uint16Array {
+  rulesForTool(toolName: string): readonly number[] {
     let found = this.candidates.get(toolName);
     if (!found) {
       const matching: number[] = [];
       for (let i = 0; i < this.patterns.length; i++) if (this.patterns[i].matchesTool(toolName)) matching.push(i);
-      found = new Uint16Array(matching);
+      found = Object.freeze(matching);
       if (this.candidates.size >= TOOL_MEMO_SIZE) this.candidates.clear();
       this.candidates.set(toolName, found);
     }
@@ -204,7 +204,7 @@ function readNumber(v: unknown, path: string, faults: Faults, min: number, max: 
 
 /** A plain object whose keys are all `allowed`; every other key is a fault at its own path. */
 function readObject(v: unknown, path: string, allowed: readonly string[], faults: Faults): Record<string, unknown> | undefined {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return fault(faults, path, 'must be an object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return fault(faults, path, path ? 'must be an object' : 'the policy document must be an object');
   const o = v as Record<string, unknown>;
   for (const key of Object.keys(o)) {
     if (!allowed.includes(key) && o[key] !== undefined) faults.push({ path: path ? `${path}.${key}` : key, message: 'unknown field' });

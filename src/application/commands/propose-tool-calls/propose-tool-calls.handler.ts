@@ -27,12 +27,11 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
       const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { lock: true }), p, conversationId);
       mustBeOwningAgent(conv, p);
       const names = [...new Set(calls.map((c) => c.toolName))];
-      const [halt, policy, tools, grants] = await Promise.all([
-        this.halts.covering(p.tenant, conv.agentId, conv.id),
-        this.policies.current(p.tenant),
-        this.tools.findMany(p.tenant, names),
-        this.grants.forTools(p.tenant, names),
-      ]);
+      // One transaction is one connection: these reads run one after another.
+      const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
+      const policy = await this.policies.current(p.tenant);
+      const tools = await this.tools.findMany(p.tenant, names);
+      const grants = await this.grants.forTools(p.tenant, names);
       const registry = new Map(tools.map((t) => [t.name, t.snapshot()]));
       const evaluate = (call: ProposedCallFacts) => {
         const tool = registry.get(call.toolName);
