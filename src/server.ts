@@ -45,6 +45,9 @@ export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLe
       forceCloseConnections: true,
     });
     configureHttp(app);
+    if (config.auth.secret && !config.auth.devSecret && Buffer.byteLength(config.auth.secret) < 32) {
+      new Logger('Auth').warn('TOLLGATE_JWT_SECRET is shorter than 32 bytes: HS256 wants at least 256 bits of key');
+    }
     await app.init();
     if (config.policyFile) await loadPolicyFile(app, config.policyFile);
     await app.listen(config.port, config.host);

@@ -27,7 +27,9 @@ const TITLES: Record<number, string> = {
 
 /** RFC 9457 problem details; `code` is the stable, machine-readable part. */
 export function problem(status: number, code: string, detail: string, extra: Record<string, unknown> = {}): Problem {
-  return { type: `urn:tollgate:problem:${code}`, title: TITLES[status] ?? 'Error', status, detail, code, ...extra };
+  const core = { type: `urn:tollgate:problem:${code}`, title: TITLES[status] ?? 'Error', status, detail, code };
+  // Extras follow the standard members and never shadow them.
+  return { ...core, ...Object.fromEntries(Object.entries(extra).filter(([k]) => !(k in core))) };
 }
 
 export function sendProblem(res: Response, p: Problem): void {

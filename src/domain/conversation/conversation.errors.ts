@@ -35,25 +35,25 @@ export class IdempotencyMismatchError extends DomainError {
 
 export class AlreadyDecidedError extends DomainError {
   constructor(id: string, decision: unknown, status: ToolCallStatus) {
-    super('already_decided', 'conflict', `Tool call ${id} is already ${status}`, { decision, status });
+    super('already_decided', 'conflict', `Tool call ${id} is already ${status}`, { decision, toolCallStatus: status });
   }
 }
 
 export class NotApprovedError extends DomainError {
   constructor(id: string, status: ToolCallStatus) {
-    super('not_approved', 'conflict', `Tool call ${id} is ${status}, not approved: it must not run`, { status });
+    super('not_approved', 'conflict', `Tool call ${id} is ${status}, not approved: it must not run`, { toolCallStatus: status });
   }
 }
 
 export class AlreadyExecutedError extends DomainError {
   constructor(id: string, status: ToolCallStatus) {
-    super('already_executed', 'conflict', `Tool call ${id} was already claimed for execution`, { status });
+    super('already_executed', 'conflict', `Tool call ${id} was already claimed for execution`, { toolCallStatus: status });
   }
 }
 
 export class NotExecutedError extends DomainError {
   constructor(id: string, status: ToolCallStatus) {
-    super('not_executed', 'conflict', `Tool call ${id} is ${status}: claim the execution before reporting a result`, { status });
+    super('not_executed', 'conflict', `Tool call ${id} is ${status}: claim the execution before reporting a result`, { toolCallStatus: status });
   }
 }
 

@@ -22,7 +22,6 @@ export function resolveAuth(config: TollgateConfig): TollgateConfig {
   const a = config.auth;
   if (a.secret && a.jwksUrl) throw new ConfigError('Set either TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL, not both');
   if (a.jwksUrl && (!a.issuer || !a.audience)) throw new ConfigError('TOLLGATE_JWKS_URL needs TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
-  if (a.secret && Buffer.byteLength(a.secret) < 32) throw new ConfigError('TOLLGATE_JWT_SECRET must be at least 32 bytes');
   if (a.secret || a.jwksUrl) return config;
   if (config.databaseUrl) {
     throw new ConfigError('DATABASE_URL is set but no authentication is configured: set TOLLGATE_JWT_SECRET (HS256) or TOLLGATE_JWKS_URL with TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
