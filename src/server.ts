@@ -3,12 +3,14 @@ import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { NextFunction, Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { parse as parseYaml } from 'yaml';
 import { PutPolicyCommand } from './application/commands/put-policy/put-policy.command';
 import { SYSTEM_ACTOR } from './domain/shared/actor';
+import { DomainError } from './domain/shared/domain-error';
 import { AppModule } from './app.module';
 import { resolveAuth } from './infrastructure/auth/dev-secret';
 import { ConfigError, TollgateConfig } from './infrastructure/config/config';
@@ -76,6 +78,14 @@ export function configureHttp(app: NestExpressApplication): void {
   app.disable('x-powered-by');
   app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   app.useBodyParser('text', { limit: BODY_LIMIT, type: YAML_TYPES });
+  // A body the parsers above did not take would reach the handlers as "no body": refuse it instead.
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    if (hasBody && req.body === undefined && req.headers['content-type'] !== undefined) {
+      return next(new DomainError('unsupported_media_type', 'unsupported', 'Send JSON (application/json), or YAML (application/yaml) for a policy'));
+    }
+    next();
+  });
   const doc = new DocumentBuilder()
     .setTitle('Tollgate')
     .setDescription('Approval service for AI-agent tool calls. Errors are RFC 9457 problems with a stable `code`.')

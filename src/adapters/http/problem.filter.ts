@@ -12,6 +12,7 @@ const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
   conflict: 409,
   unavailable: 503,
   too_large: 413,
+  unsupported: 415,
 };
 
 const HTTP_CODES: Record<number, string> = {
