@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { parse as parseYaml } from 'yaml';
@@ -16,6 +17,7 @@ import { resolveAuth } from './infrastructure/auth/dev-secret';
 import { ConfigError, TollgateConfig } from './infrastructure/config/config';
 import { openDataSource } from './infrastructure/database/data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
+import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 
 export interface RunningServer {
   app: INestApplication;
@@ -43,8 +45,6 @@ export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLe
     const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, dataSource), {
       bodyParser: false,
       logger: opts.logLevels ?? levelsFor(config.logLevel),
-      // Keep-alive sockets would hold close() open; in-flight requests still finish first.
-      forceCloseConnections: true,
     });
     configureHttp(app);
     if (config.auth.secret && !config.auth.devSecret && Buffer.byteLength(config.auth.secret) < 32) {
@@ -61,6 +61,7 @@ export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLe
       dataSource: ds,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`,
       async close() {
+        await drainHttp(app);
         await app.close();
         await ds.destroy().catch(() => undefined);
         await embedded?.stop();
@@ -71,6 +72,22 @@ export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLe
     await embedded?.stop();
     throw e;
   }
+}
+
+/**
+ * Graceful stop: take no new connections, answer every long-poll with the call as it stands, let in-flight
+ * requests finish (at most 10 s), and close keep-alive connections as they fall idle.
+ */
+async function drainHttp(app: INestApplication): Promise<void> {
+  const http = app.getHttpServer() as HttpServer;
+  if (!http.listening) return;
+  const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+  app.get(InProcessWaiters).beforeApplicationShutdown();
+  const idle = setInterval(() => http.closeIdleConnections(), 50);
+  const deadline = setTimeout(() => http.closeAllConnections(), 10_000);
+  await closed;
+  clearInterval(idle);
+  clearTimeout(deadline);
 }
 
 /** Body limits, YAML policies and the OpenAPI document; shared by the server and the tests. */
