@@ -29,7 +29,7 @@ const HTTP_CODES: Record<number, string> = {
 };
 
 /** Network and server-state failures of PostgreSQL: fail closed with 503, never guess. */
-const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|terminating connection|the database system is (starting up|shutting down)|Cannot use a pool after calling end/i;
+const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|terminating connection|the database system is (starting up|shutting down)|Cannot use a pool after calling end|Driver not Connected/i;
 
 export function toProblem(e: unknown, log?: Logger): Problem {
   if (e instanceof DomainError) {
@@ -53,7 +53,8 @@ export function toProblem(e: unknown, log?: Logger): Problem {
 export function isDatabaseUnavailable(e: unknown): boolean {
   const err = e as { code?: string; message?: string; driverError?: { code?: string } };
   const code = err?.driverError?.code ?? err?.code;
-  if (code && (/^08/.test(code) || ['57P01', '57P02', '57P03', '53300'].includes(code))) return true;
+  // 08 connection, 28 authorisation, 3D000 no such database, 57P0x shutdown, 53300 too many connections.
+  if (code && (/^(08|28)/.test(code) || ['3D000', '57P01', '57P02', '57P03', '53300'].includes(code))) return true;
   if (e instanceof QueryFailedError && !code) return DB_UNAVAILABLE.test(e.message);
   return typeof err?.message === 'string' && DB_UNAVAILABLE.test(err.message);
 }
