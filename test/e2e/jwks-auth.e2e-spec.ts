@@ -1,0 +1,82 @@
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { client } from '../support/http';
+import { startTestServer, TestServer } from '../support/server';
+
+/** Tokens from an identity provider: verified against its JWKS, issuer and audience, algorithms pinned. */
+describe('authentication with TOLLGATE_JWKS_URL', () => {
+  let idp: Server;
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  let rsa: Awaited<ReturnType<typeof generateKeyPair>>;
+  let ec: Awaited<ReturnType<typeof generateKeyPair>>;
+  const ISSUER = 'https://idp.example.test/';
+  const AUDIENCE = 'tollgate';
+
+  function sign(key: CryptoKey, alg: string, kid: string, claims: Record<string, unknown>, opts: { iss?: string; aud?: string; exp?: string | false } = {}) {
+    let jwt = new SignJWT(claims).setProtectedHeader({ alg, kid }).setSubject('alice').setIssuer(opts.iss ?? ISSUER).setAudience(opts.aud ?? AUDIENCE).setIssuedAt();
+    if (opts.exp !== false) jwt = jwt.setExpirationTime(opts.exp ?? '10m');
+    return jwt.sign(key);
+  }
+
+  beforeAll(async () => {
+    rsa = await generateKeyPair('RS256', { extractable: true });
+    ec = await generateKeyPair('ES256', { extractable: true });
+    const keys = [
+      { ...(await exportJWK(rsa.publicKey)), kid: 'rsa-1', alg: 'RS256', use: 'sig' },
+      { ...(await exportJWK(ec.publicKey)), kid: 'ec-1', alg: 'ES256', use: 'sig' },
+    ];
+    idp = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys })));
+    await new Promise<void>((r) => idp.listen(0, '127.0.0.1', r));
+    const jwksUrl = `http://127.0.0.1:${(idp.address() as AddressInfo).port}/jwks.json`;
+    server = await startTestServer({ auth: { jwksUrl, issuer: ISSUER, audience: AUDIENCE, devSecret: false } });
+    api = client(server.url);
+  });
+
+  afterAll(async () => {
+    await server.stop();
+    await new Promise((r) => idp.close(r));
+  });
+
+  it('accepts RS256 and ES256 tokens from the identity provider', async () => {
+    for (const token of [await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }), await sign(ec.privateKey, 'ES256', 'ec-1', { roles: ['admin'] })]) {
+      expect((await api.get('/v1/tools', token)).status).toBe(200);
+    }
+  });
+
+  it('refuses a token for another audience or from another issuer', async () => {
+    expect((await api.get('/v1/tools', await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { aud: 'someone-else' }))).status).toBe(401);
+    expect((await api.get('/v1/tools', await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { iss: 'https://evil.test/' }))).status).toBe(401);
+  });
+
+  it('refuses a token without exp, and an expired one', async () => {
+    expect((await api.get('/v1/tools', await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { exp: false }))).status).toBe(401);
+    const old = await new SignJWT({ roles: ['admin'] })
+      .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
+      .setSubject('alice')
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+      .sign(rsa.privateKey);
+    expect((await api.get('/v1/tools', old)).status).toBe(401);
+  });
+
+  it('refuses an HS256 token signed with the public key (no key confusion) and alg none', async () => {
+    const publicPem = JSON.stringify(await exportJWK(rsa.publicKey));
+    const confused = await new SignJWT({ roles: ['admin'] })
+      .setProtectedHeader({ alg: 'HS256', kid: 'rsa-1' })
+      .setSubject('alice')
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('10m')
+      .sign(new TextEncoder().encode(publicPem));
+    expect((await api.get('/v1/tools', confused)).status).toBe(401);
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const none = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'alice', roles: ['admin'], iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 600 })}.`;
+    const r = await api.get('/v1/tools', none);
+    expect(r.status).toBe(401);
+    expect(r.body.code).toBe('unauthenticated');
+  });
+});
