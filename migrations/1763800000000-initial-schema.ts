@@ -156,6 +156,9 @@ export class InitialSchema1763800000000 implements MigrationInterface {
       END $$`);
     await q.query(`CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events FOR EACH ROW EXECUTE FUNCTION tollgate_events_append_only()`);
     await q.query(`CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events FOR EACH STATEMENT EXECUTE FUNCTION tollgate_events_append_only()`);
+    // ALWAYS: the triggers fire even with session_replication_role = replica, which a superuser could set.
+    await q.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_update_delete`);
+    await q.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_truncate`);
 
     await q.query(`
       CREATE TABLE signing_keys (

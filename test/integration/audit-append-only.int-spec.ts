@@ -93,6 +93,19 @@ describe('the events table', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  it('refuses DELETE even with session_replication_role = replica, which skips ordinary triggers', async () => {
+    const qr = server.dataSource.createQueryRunner();
+    await qr.connect();
+    try {
+      await qr.query(`SET session_replication_role = replica`);
+      await expectRefused(qr.query(`DELETE FROM events`));
+    } finally {
+      await qr.query(`RESET session_replication_role`).catch(() => undefined);
+      await qr.release();
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
   it('still accepts new events from the service: append-only, not read-only', async () => {
     const api = client(server.url);
     const agent = await server.token('agent-audit', ['agent']);

@@ -411,7 +411,7 @@ describe('deciding a pending call', () => {
     const r = conv.decide(c.id, { decision: 'reject', reason: 'no' }, bob, at(3));
     const err = refusal(r);
     expect(err.code).toBe('already_decided');
-    expect(err.details).toMatchObject({ status: 'approved', decision: { outcome: 'approved', by: { id: 'alice', via: 'web' }, at: at(2).toISOString() } });
+    expect(err.details).toMatchObject({ toolCallStatus: 'approved', decision: { outcome: 'approved', by: { id: 'alice', via: 'web' }, at: at(2).toISOString() } });
     expect((err.details.decision as Record<string, unknown>).kind).toBeUndefined();
     expect(c.status).toBe('approved');
     expect(conv.pullEvents()).toEqual([]);
@@ -537,7 +537,7 @@ describe('expiry', () => {
     const r = conv.decide(c.id, { decision: 'approve' }, alice, at(61));
     const err = refusal(r);
     expect(err.code).toBe('already_decided');
-    expect(err.details).toMatchObject({ status: 'expired', decision: { outcome: 'expired', by: { id: 'system', via: 'system' } } });
+    expect(err.details).toMatchObject({ toolCallStatus: 'expired', decision: { outcome: 'expired', by: { id: 'system', via: 'system' } } });
     expect(c.status).toBe('expired');
     expect(c.decision).toMatchObject({ outcome: 'expired', by: { id: 'system', via: 'system' }, at: at(61) });
     // the refusal still changed state: the expiry is recorded and must be saved
@@ -781,7 +781,7 @@ describe('cancelling open calls on halt', () => {
     conv.cancelOpen('incident', admin, at(10));
     const err = refusal(conv.decide(pending.id, { decision: 'approve' }, alice, at(11)));
     expect(err.code).toBe('already_decided');
-    expect(err.details).toMatchObject({ status: 'cancelled', decision: { outcome: 'cancelled' } });
+    expect(err.details).toMatchObject({ toolCallStatus: 'cancelled', decision: { outcome: 'cancelled' } });
   });
 
   it('does nothing when nothing is open', () => {

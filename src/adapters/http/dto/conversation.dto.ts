@@ -12,7 +12,7 @@ export class ConversationUserDto {
 
 export class StartConversationRequest {
   @ApiPropertyOptional({ pattern: ID_PATTERN.source }) @IsOptional() @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) id?: string;
-  @ApiPropertyOptional({ type: ConversationUserDto }) @IsOptional() @ValidateNested() @Type(() => ConversationUserDto) user?: ConversationUserDto;
+  @ApiPropertyOptional({ type: ConversationUserDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => ConversationUserDto) user?: ConversationUserDto;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(1000) title?: string;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() metadata?: Record<string, unknown>;
 }

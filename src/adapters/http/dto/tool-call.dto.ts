@@ -19,7 +19,7 @@ export class DisplayFieldDto {
 export class DisplayDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(500) title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) summary?: string;
-  @ApiPropertyOptional({ type: [DisplayFieldDto] }) @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => DisplayFieldDto) fields?: DisplayFieldDto[];
+  @ApiPropertyOptional({ type: [DisplayFieldDto] }) @IsOptional() @IsArray() @ArrayMaxSize(50) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => DisplayFieldDto) fields?: DisplayFieldDto[];
 }
 
 export class ProposedToolCallDto {
@@ -27,16 +27,16 @@ export class ProposedToolCallDto {
   @IsOptional() @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) id?: string;
   @ApiProperty({ pattern: ID_PATTERN.source }) @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) toolName: string;
   @ApiProperty({ type: 'object', additionalProperties: true }) @IsObject({ message: 'must be a JSON object' }) arguments: Record<string, unknown>;
-  @ApiPropertyOptional({ type: AnnotationsDto }) @IsOptional() @ValidateNested() @Type(() => AnnotationsDto) annotations?: AnnotationsDto;
+  @ApiPropertyOptional({ type: AnnotationsDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => AnnotationsDto) annotations?: AnnotationsDto;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) reason?: string;
   @ApiPropertyOptional({ minimum: 0, maximum: 1 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(1) confidence?: number;
   @ApiPropertyOptional({ minimum: 0 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) estimatedCost?: number;
-  @ApiPropertyOptional({ type: DisplayDto }) @IsOptional() @ValidateNested() @Type(() => DisplayDto) display?: DisplayDto;
+  @ApiPropertyOptional({ type: DisplayDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => DisplayDto) display?: DisplayDto;
 }
 
 export class ProposeToolCallsRequest {
   @ApiProperty({ type: [ProposedToolCallDto], minItems: 1, maxItems: 64 })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(64) @ValidateNested({ each: true }) @Type(() => ProposedToolCallDto) toolCalls: ProposedToolCallDto[];
+  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(64) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => ProposedToolCallDto) toolCalls: ProposedToolCallDto[];
 }
 
 export class DecisionRequest {

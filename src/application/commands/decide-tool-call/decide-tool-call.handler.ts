@@ -21,12 +21,12 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
       const conv = visibleCall(await this.conversations.findByToolCallId(decider.tenant, toolCallId, { lock: true }), decider, toolCallId);
       const at = this.clock.now();
       const outcome = conv.decide(toolCallId, input, decider, at);
+      await this.conversations.save(conv); // the approval is recorded before the grant it gives rise to
       if (outcome.kind === 'decided' && outcome.grant) {
         const by = { id: decider.id, kind: 'person' as const, via: decider.via, name: decider.name, roles: decider.roles };
         const grant = Grant.create({ id: this.ids.next('grant'), tenantId: decider.tenant, toolName: outcome.grant.toolName, scope: input.scope ?? 'conversation', conversationId: conv.id, agentId: conv.agentId, by, toolCallId, at });
         await this.grants.save(grant);
       }
-      await this.conversations.save(conv);
       return outcome;
     });
     // A refusal may still have changed state (the call expired on the way): it is saved, then reported.
