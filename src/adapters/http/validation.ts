@@ -13,7 +13,7 @@ export function parseBody<T extends object>(dto: Ctor<T>, raw: unknown): T {
     throw new ValidationError([{ path: '', message: 'the body must be a JSON object' }]);
   }
   const instance = plainToInstance(dto, raw);
-  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true, stopAtFirstError: true });
+  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
   if (errors.length > 0) throw new ValidationError(flatten(errors, ''));
   return instance;
 }
@@ -24,9 +24,17 @@ function flatten(errors: CvError[], prefix: string): ValidationFault[] {
     const path = prefix ? (/^\d+$/.test(e.property) ? `${prefix}[${e.property}]` : `${prefix}.${e.property}`) : e.property;
     if (e.constraints) {
       const unknown = e.constraints.whitelistValidation;
-      out.push({ path, message: unknown ? `unknown field "${e.property}"` : Object.values(e.constraints)[0].replace(/^\S+ /, '') });
+      out.push({ path, message: unknown ? `unknown field "${e.property}"` : firstMessage(e.constraints).replace(/^\S+ /, '') });
     }
     if (e.children?.length) out.push(...flatten(e.children, path));
   }
   return out;
+}
+
+/** The type of a value is wrong before its length or range is: say that first. */
+const FIRST = ['isDefined', 'isObject', 'isArray', 'isString', 'isBoolean', 'isNumber', 'isIn', 'matches'];
+
+function firstMessage(constraints: Record<string, string>): string {
+  const key = FIRST.find((k) => k in constraints) ?? Object.keys(constraints)[0];
+  return constraints[key];
 }
