@@ -145,6 +145,12 @@ describe('the shape of a proposal', () => {
     expectInvalid(await propose({ toolCalls: [{ arguments: {} }] }), 'toolName');
   });
 
+  it('refuses text PostgreSQL cannot store (a NUL character) with 400 naming where, not 500', async () => {
+    expectInvalid(await propose({ toolCalls: [call({ arguments: { cmd: 'ls\u0000rm' } })] }), 'toolCalls[0].arguments.cmd');
+    expectInvalid(await http.post('/v1/conversations', agent, { metadata: { ['k\u0000']: 1 } }), 'metadata.k');
+    expectInvalid(await http.get('/v1/tool-calls/tc_%00', agent));
+  });
+
   it('refuses the same tool-call id twice in one step', async () => {
     expectInvalid(await propose({ toolCalls: [call({ id: 'dup' }), call({ id: 'dup' })] }), 'dup');
   });

@@ -42,6 +42,11 @@ export function toProblem(e: unknown, log?: Logger): Problem {
     const detail = typeof body === 'string' ? body : ((body as { message?: unknown }).message?.toString() ?? e.message);
     return problem(status, HTTP_CODES[status] ?? `http_${status}`, detail);
   }
+  // Class 22 is PostgreSQL's "data exception": input it cannot store (e.g. a NUL byte in a path id).
+  const pgCode = (e as { driverError?: { code?: string } })?.driverError?.code;
+  if (e instanceof QueryFailedError && pgCode?.startsWith('22')) {
+    return problem(400, 'validation_failed', 'The request holds a value the database cannot store');
+  }
   if (isDatabaseUnavailable(e)) {
     log?.warn(`database unavailable: ${(e as Error).message}`);
     return problem(503, 'unavailable', 'The database is unavailable; nothing was recorded. Retry later.');

@@ -12,6 +12,8 @@ export function parseBody<T extends object>(dto: Ctor<T>, raw: unknown): T {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError([{ path: '', message: 'the body must be a JSON object' }]);
   }
+  const nul = findNul(raw, '');
+  if (nul !== null) throw new ValidationError([{ path: nul, message: 'text may not contain the NUL character (\\u0000)' }]);
   const instance = plainToInstance(dto, raw);
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
   if (errors.length > 0) throw new ValidationError(flatten(errors, ''));
@@ -37,4 +39,24 @@ const FIRST = ['isDefined', 'isObject', 'isArray', 'isString', 'isBoolean', 'isN
 function firstMessage(constraints: Record<string, string>): string {
   const key = FIRST.find((k) => k in constraints) ?? Object.keys(constraints)[0];
   return constraints[key];
+}
+
+/** PostgreSQL text and jsonb cannot hold U+0000: find the first string (or key) with one, anywhere. */
+function findNul(v: unknown, path: string): string | null {
+  if (typeof v === 'string') return v.includes('\u0000') ? path || '(body)' : null;
+  if (v === null || typeof v !== 'object') return null;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const hit = findNul(v[i], `${path}[${i}]`);
+      if (hit !== null) return hit;
+    }
+    return null;
+  }
+  for (const [k, child] of Object.entries(v)) {
+    const p = path ? `${path}.${k}` : k;
+    if (k.includes('\u0000')) return p;
+    const hit = findNul(child, p);
+    if (hit !== null) return hit;
+  }
+  return null;
 }
