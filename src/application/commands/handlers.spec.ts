@@ -681,7 +681,7 @@ describe('HaltHandler and ResumeHandler', () => {
       cancelledToolCallIds: [t.approved.id, t.pending.id],
     });
     expect(t.uow.types(mark)).toEqual(['Halted', 'ToolCallCancelled', 'ToolCallCancelled']);
-    expect(t.uow.since(mark)[1].data).toEqual({ reason: 'incident 42', previousStatus: 'approved' });
+    expect(t.uow.since(mark)[1].data).toMatchObject({ reason: 'incident 42', previousStatus: 'approved' });
 
     const approved = await t.read(t.approved.id);
     expect(approved).toMatchObject({ status: 'cancelled', decision: { outcome: 'approved', by: { id: 'policy' } }, cancellation: { by: { id: 'root', via: 'api' }, at: iso(10), reason: 'incident 42' } });
@@ -789,7 +789,7 @@ describe('ExpireToolCallsHandler', () => {
     const mark = t.uow.mark();
     expect(await t.h.expire.execute(new ExpireToolCallsCommand())).toBe(1);
     expect(t.uow.since(mark)).toEqual([expect.objectContaining({ type: 'ToolCallExpired', toolCallId: t.short.id, actor: expect.objectContaining({ id: 'system' }) })]);
-    expect(t.uow.since(mark)[0].data).toEqual({ expiresAt: iso(120), waitedMs: 120_000 });
+    expect(t.uow.since(mark)[0].data).toMatchObject({ expiresAt: iso(120), waitedMs: 120_000 });
     expect(await t.read(t.short.id)).toMatchObject({ status: 'expired', decision: { outcome: 'expired', by: { id: 'system', via: 'system' }, at: iso(120) } });
     expect((await t.read(t.long.id)).status).toBe('pending');
     expect(t.waiters.wakes).toEqual([`${TENANT}/${t.short.id}`]);

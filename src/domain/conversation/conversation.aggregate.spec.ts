@@ -374,7 +374,7 @@ describe('deciding a pending call', () => {
     const claimed = conv.claim(c.id, agent, at(3), null);
     expect(claimed.kind).toBe('claimed');
     const executed = only(conv.pullEvents(), 'ToolCallExecuted')[0];
-    expect(executed.data).toEqual({ arguments: { id: 'src_1', dryRun: true }, edited: true });
+    expect(executed.data).toMatchObject({ arguments: { id: 'src_1', dryRun: true }, edited: true });
   });
 
   it('always_allow approves the call and asks for a grant of the same tool', () => {
@@ -544,7 +544,7 @@ describe('expiry', () => {
     const events = conv.pullEvents();
     expect(types(events)).toEqual(['ToolCallExpired']);
     expect(events[0]).toMatchObject({ actor: { id: 'system', via: 'system' }, toolCallId: c.id });
-    expect(events[0].data).toEqual({ expiresAt: at(61).toISOString(), waitedMs: 60_000 });
+    expect(events[0].data).toMatchObject({ expiresAt: at(61).toISOString(), waitedMs: 60_000 });
     expect(conv.pullChangedCalls().changed).toEqual([c]);
     expect(conv.status).toBe('active');
   });
@@ -740,7 +740,7 @@ describe('cancelling open calls on halt', () => {
     const events = conv.pullEvents();
     expect(types(events)).toEqual(['ToolCallCancelled', 'ToolCallCancelled']);
     expect(events.map((e) => e.toolCallId)).toEqual([pending.id, approved.id]);
-    expect(events.map((e) => e.data)).toEqual([
+    expect(events.map((e) => e.data)).toMatchObject([
       { reason: 'incident', previousStatus: 'pending' },
       { reason: 'incident', previousStatus: 'approved' },
     ]);

@@ -276,6 +276,7 @@ export class Conversation extends AggregateRoot {
         reason: p.reason,
         confidence: p.confidence,
         estimatedCost: p.estimatedCost,
+        ...(verdict.toolFlags ? { toolFlags: verdict.toolFlags } : {}),
         policy: { level: policy.level, rule: policy.rule, policyVersion: policy.policyVersion, reason: policy.reason },
       }),
     );
@@ -286,11 +287,11 @@ export class Conversation extends AggregateRoot {
       case 'automatic':
       case 'notify':
         call.moveTo('approved', at, { decision: { outcome: 'approved', by: byPolicy, at, reason: verdict.reason } });
-        this.record(new ToolCallAutoApproved(policyEnv, { ...pick(policy), grantId: verdict.grantId }));
+        this.record(new ToolCallAutoApproved(policyEnv, { outcome: 'approved', via: 'policy', latencyMs: 0, ...pick(policy), grantId: verdict.grantId }));
         break;
       case 'deny':
         call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: byPolicy, at, reason: verdict.reason } });
-        this.record(new ToolCallRejected(policyEnv, { rejectedBy: 'policy', via: 'policy', latencyMs: 0, reason: verdict.reason, policyVersion: policy.policyVersion, rule: policy.rule }));
+        this.record(new ToolCallRejected(policyEnv, { outcome: 'rejected', rejectedBy: 'policy', via: 'policy', latencyMs: 0, reason: verdict.reason, ...policyRef(policy) }));
         break;
       case 'confirm':
       case 'manual': {
@@ -323,7 +324,7 @@ export class Conversation extends AggregateRoot {
     const env = this.envelope(call, at, actor);
     if (input.decision === 'reject') {
       call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: ref, at, kind: 'reject', reason: input.reason } });
-      this.record(new ToolCallRejected(env, { rejectedBy: by.id, via: by.via, latencyMs, reason: input.reason, policyVersion: call.policy.policyVersion }));
+      this.record(new ToolCallRejected(env, { outcome: 'rejected', rejectedBy: by.id, via: by.via, latencyMs, reason: input.reason, ...policyRef(call.policy) }));
       this.markChanged(call, at);
       return { kind: 'decided', call };
     }
@@ -335,13 +336,14 @@ export class Conversation extends AggregateRoot {
     });
     this.record(
       new ToolCallApproved(env, {
+        outcome: 'approved',
         approvedBy: by.id,
         via: by.via,
         latencyMs,
         decision: input.decision,
         reason: input.reason,
         editedArguments: input.arguments,
-        policyVersion: call.policy.policyVersion,
+        ...policyRef(call.policy),
       }),
     );
     this.markChanged(call, at);
@@ -361,6 +363,9 @@ export class Conversation extends AggregateRoot {
       new ToolCallExecuted(this.envelope(call, at, agentActor(agent.id, agent.name)), {
         arguments: call.argumentsToRun,
         edited: !!call.decision?.editedArguments,
+        approvedBy: call.decision?.by.id ?? 'policy',
+        approvedVia: call.decision?.by.via ?? 'policy',
+        ...policyRef(call.policy),
       }),
     );
     this.markChanged(call, at);
@@ -402,7 +407,7 @@ export class Conversation extends AggregateRoot {
         // An approval already given stays in `decision`; a pending call gets a cancellation outcome.
         ...(previousStatus === 'pending' ? { decision: { outcome: 'cancelled' as const, by: { id: by.id, via: by.via }, at, reason } } : {}),
       });
-      this.record(new ToolCallCancelled(this.envelope(call, at, by), { reason, previousStatus }));
+      this.record(new ToolCallCancelled(this.envelope(call, at, by), { outcome: 'cancelled', reason, previousStatus, ...policyRef(call.policy) }));
       this.markChanged(call, at);
     }
     return open;
@@ -411,7 +416,15 @@ export class Conversation extends AggregateRoot {
   private expireCall(call: ToolCall, at: Date): void {
     const expiresAt = call.approval!.expiresAt;
     call.moveTo('expired', at, { decision: { outcome: 'expired', by: { id: SYSTEM_ACTOR.id, via: SYSTEM_ACTOR.via }, at } });
-    this.record(new ToolCallExpired(this.envelope(call, at, SYSTEM_ACTOR), { expiresAt: expiresAt.toISOString(), waitedMs: at.getTime() - call.createdAt.getTime() }));
+    const waitedMs = at.getTime() - call.createdAt.getTime();
+    this.record(new ToolCallExpired(this.envelope(call, at, SYSTEM_ACTOR), {
+        outcome: 'expired',
+        reason: `No decision before ${expiresAt.toISOString()}`,
+        expiresAt: expiresAt.toISOString(),
+        waitedMs,
+        latencyMs: waitedMs,
+        ...policyRef(call.policy),
+      }));
     this.markChanged(call, at);
   }
 
@@ -436,11 +449,16 @@ export class Conversation extends AggregateRoot {
 }
 
 function agentActor(id: string, name?: string): Actor {
-  return { id, kind: 'agent', via: 'api', ...(name ? { name } : {}) };
+  return { id, kind: 'agent', via: 'api', roles: ['agent'], ...(name ? { name } : {}) };
 }
 
 function pick(p: { level: string; rule: number | null; policyVersion: number; reason: string }) {
-  return { level: p.level, rule: p.rule, policyVersion: p.policyVersion, reason: p.reason };
+  return { ...policyRef(p), reason: p.reason };
+}
+
+/** Which policy version and rule decided a call: carried by every decision event. */
+function policyRef(p: { level: string; rule: number | null; policyVersion: number }) {
+  return { level: p.level, rule: p.rule, policyVersion: p.policyVersion };
 }
 
 /** The standing decision as the contract shows it (internal `kind` kept out). */

@@ -49,6 +49,8 @@ export interface PolicyVerdict {
   /** For `confirm`/`manual`: who may decide and how long they have. */
   approvers: readonly string[];
   timeoutSeconds: number;
+  /** The tool's flags as seen (registry first, else annotations); recorded for the audit trail. */
+  toolFlags?: ToolFlags;
 }
 
 type Outcome = { level: SupervisionLevel; reason: string };
@@ -60,6 +62,7 @@ type Outcome = { level: SupervisionLevel; reason: string };
 export const ApprovalPolicy = {
   evaluate(call: ProposedCallFacts, ctx: PolicyContext): PolicyVerdict {
     const { defaults } = ctx.policy;
+    const flagsSeen = ctx.tool ? ctx.tool.flags : call.annotations;
     const index = decidingRule(call, ctx.policy);
     const rule = index === null ? undefined : ctx.policy.rules[index];
     let { level, reason } = rule === undefined || index === null ? byTool(call, ctx) : byRule(rule, index);
@@ -88,6 +91,7 @@ export const ApprovalPolicy = {
       ...(grantId !== undefined && { grantId }),
       approvers: rule?.approvers ?? defaults.approvers,
       timeoutSeconds: rule?.timeoutSeconds ?? defaults.timeoutSeconds,
+      ...(flagsSeen && { toolFlags: { ...flagsSeen } }),
     };
   },
 };

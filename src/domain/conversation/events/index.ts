@@ -1,5 +1,13 @@
 /* One class per transition of a conversation or its tool calls; names are past tense. */
 import { BaseEvent } from '../../shared/event-base';
+import type { ToolFlags } from '../../policy/approval-policy';
+
+/** Which policy decided: recorded on every decision so an audit can name the version and rule. */
+interface PolicyRef {
+  level: string;
+  rule: number | null;
+  policyVersion: number;
+}
 
 export class ConversationStarted extends BaseEvent<{
   agentId: string;
@@ -16,18 +24,22 @@ export class ToolCallProposed extends BaseEvent<{
   reason?: string;
   confidence?: number;
   estimatedCost?: number;
-  policy: { level: string; rule: number | null; policyVersion: number; reason: string };
+  /** The tool's flags as the policy saw them (registry first, else the proposal's annotations). */
+  toolFlags?: ToolFlags;
+  policy: PolicyRef & { reason: string };
 }> {
   readonly type = 'ToolCallProposed' as const;
 }
 
-export class ToolCallAutoApproved extends BaseEvent<{
-  level: string;
-  rule: number | null;
-  policyVersion: number;
-  reason: string;
-  grantId?: string;
-}> {
+export class ToolCallAutoApproved extends BaseEvent<
+  PolicyRef & {
+    outcome: 'approved';
+    via: 'policy';
+    latencyMs: 0;
+    reason: string;
+    grantId?: string;
+  }
+> {
   readonly type = 'ToolCallAutoApproved' as const;
 }
 
@@ -42,39 +54,43 @@ export class ApprovalRequested extends BaseEvent<{
   readonly type = 'ApprovalRequested' as const;
 }
 
-export class ToolCallApproved extends BaseEvent<{
-  approvedBy: string;
-  via: string;
-  latencyMs: number;
-  decision: 'approve' | 'always_allow';
-  reason?: string;
-  editedArguments?: Record<string, unknown>;
-  grantScope?: string;
-  policyVersion: number;
-}> {
+export class ToolCallApproved extends BaseEvent<
+  PolicyRef & {
+    outcome: 'approved';
+    approvedBy: string;
+    via: string;
+    latencyMs: number;
+    decision: 'approve' | 'always_allow';
+    reason?: string;
+    editedArguments?: Record<string, unknown>;
+  }
+> {
   readonly type = 'ToolCallApproved' as const;
 }
 
-export class ToolCallRejected extends BaseEvent<{
-  rejectedBy: string;
-  via: string;
-  latencyMs: number;
-  reason?: string;
-  policyVersion: number;
-  rule?: number | null;
-}> {
+export class ToolCallRejected extends BaseEvent<
+  PolicyRef & {
+    outcome: 'rejected';
+    rejectedBy: string;
+    via: string;
+    latencyMs: number;
+    reason?: string;
+  }
+> {
   readonly type = 'ToolCallRejected' as const;
 }
 
-export class ToolCallExpired extends BaseEvent<{ expiresAt: string; waitedMs: number }> {
+export class ToolCallExpired extends BaseEvent<PolicyRef & { outcome: 'expired'; reason: string; expiresAt: string; waitedMs: number; latencyMs: number }> {
   readonly type = 'ToolCallExpired' as const;
 }
 
-export class ToolCallCancelled extends BaseEvent<{ reason: string; previousStatus: string }> {
+export class ToolCallCancelled extends BaseEvent<PolicyRef & { outcome: 'cancelled'; reason: string; previousStatus: string }> {
   readonly type = 'ToolCallCancelled' as const;
 }
 
-export class ToolCallExecuted extends BaseEvent<{ arguments: Record<string, unknown>; edited: boolean }> {
+export class ToolCallExecuted extends BaseEvent<
+  PolicyRef & { arguments: Record<string, unknown>; edited: boolean; approvedBy: string; approvedVia: string }
+> {
   readonly type = 'ToolCallExecuted' as const;
 }
 
