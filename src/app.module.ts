@@ -13,6 +13,7 @@ import { ToolCallsController } from './adapters/http/controllers/tool-calls.cont
 import { ToolsController } from './adapters/http/controllers/tools.controller';
 import { WellKnownController } from './adapters/http/controllers/well-known.controller';
 import { ProblemFilter } from './adapters/http/problem.filter';
+import { RequestIdMiddleware } from './adapters/http/request-id.middleware';
 import { DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
 import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
 import { DecideToolCallHandler } from './application/commands/decide-tool-call/decide-tool-call.handler';
@@ -62,7 +63,7 @@ const QUERY_HANDLERS = [
 @Module({})
 export class AppModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(HttpMetricsMiddleware).forRoutes('*path');
+    consumer.apply(RequestIdMiddleware, HttpMetricsMiddleware).forRoutes('*path');
   }
 
   static forRoot(config: TollgateConfig, dataSource: DataSource): DynamicModule {

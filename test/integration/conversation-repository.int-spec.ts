@@ -1,10 +1,9 @@
+import { EventRecord, eventsOf as eventsOfTenant, GENESIS, recomputedHash } from '../support/audit';
 /**
  * The conversation repository and the unit of work against a real database (PostgreSQL when
  * DATABASE_URL is set, else embedded PGlite), with the service's migrations applied: mapper round
  * trip, stale-version conflicts, atomic state + event writes, and the hash chain the saves build.
  */
-import canonicalize from 'canonicalize';
-import { createHash } from 'node:crypto';
 import { CONVERSATIONS, ConversationRepository, UNIT_OF_WORK, UnitOfWork } from '../../src/application/ports';
 import { Conversation, ConversationUser, Decider, ProposedCall } from '../../src/domain/conversation/conversation.aggregate';
 import type { PolicyVerdict, ProposedCallFacts } from '../../src/domain/policy/approval-policy';
@@ -15,7 +14,7 @@ import { startTestServer, TestServer } from '../support/server';
 
 // ---------------------------------------------------------------- fixtures
 
-const GENESIS = '0'.repeat(64);
+
 /** Times near now: the server's expiry sweeper runs on the real clock, so nothing here may be overdue. */
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000);
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
@@ -75,41 +74,6 @@ function stateOf(c: Conversation) {
   };
 }
 
-interface EventRecord {
-  tenant_id: string;
-  seq: string;
-  id: string;
-  type: string;
-  at: Date;
-  conversation_id: string | null;
-  tool_call_id: string | null;
-  tool_name: string | null;
-  actor: Record<string, unknown>;
-  data: Record<string, unknown>;
-  prev_hash: string;
-  hash: string;
-}
-
-/** CONTRACT §11: hash = sha256hex(prevHash + JCS(event without hash)), recomputed from what the table holds. */
-function recomputedHash(r: EventRecord): string {
-  const event = {
-    seq: Number(r.seq),
-    id: r.id,
-    type: r.type,
-    at: new Date(r.at).toISOString(),
-    tenant: r.tenant_id,
-    ...(r.conversation_id !== null ? { conversationId: r.conversation_id } : {}),
-    ...(r.tool_call_id !== null ? { toolCallId: r.tool_call_id } : {}),
-    ...(r.tool_name !== null ? { toolName: r.tool_name } : {}),
-    actor: r.actor,
-    data: r.data,
-    prevHash: r.prev_hash,
-  };
-  return createHash('sha256')
-    .update(r.prev_hash + canonicalize(event))
-    .digest('hex');
-}
-
 // ---------------------------------------------------------------- harness
 
 let server: TestServer;
@@ -128,13 +92,7 @@ afterAll(async () => {
 
 const sql = <T = any>(text: string, params: unknown[] = []): Promise<T[]> => server.dataSource.query(text, params);
 
-function eventsOf(tenant: string): Promise<EventRecord[]> {
-  return sql<EventRecord>(
-    `SELECT tenant_id, seq, id, type, at, conversation_id, tool_call_id, tool_name, actor, data, prev_hash, hash
-       FROM events WHERE tenant_id = $1 ORDER BY seq`,
-    [tenant],
-  );
-}
+const eventsOf = (tenant: string) => eventsOfTenant(server.dataSource, tenant);
 
 async function load(tenant: string, id: string): Promise<Conversation> {
   const c = await repo.findById(tenant, id);

@@ -1,14 +1,13 @@
+import { EventRecord, eventsOf as eventsOfTenant, GENESIS, recomputedHash } from '../support/audit';
 /**
  * Races through the real HTTP server on a real database: many requests at once on one call,
  * one conversation or one tenant. Outcomes are checked, never timings (on PGlite the pool has
  * one connection, so the same requests queue; the answers must be the same).
  */
-import canonicalize from 'canonicalize';
-import { createHash } from 'node:crypto';
 import { client, Reply } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
 
-const GENESIS = '0'.repeat(64);
+
 
 let server: TestServer;
 let api: ReturnType<typeof client>;
@@ -26,47 +25,7 @@ afterAll(async () => {
 
 const sql = <T = any>(text: string, params: unknown[] = []): Promise<T[]> => server.dataSource.query(text, params);
 
-interface EventRecord {
-  tenant_id: string;
-  seq: string;
-  id: string;
-  type: string;
-  at: Date;
-  conversation_id: string | null;
-  tool_call_id: string | null;
-  tool_name: string | null;
-  actor: Record<string, unknown>;
-  data: Record<string, unknown>;
-  prev_hash: string;
-  hash: string;
-}
-
-function eventsOf(tenant: string): Promise<EventRecord[]> {
-  return sql<EventRecord>(
-    `SELECT tenant_id, seq, id, type, at, conversation_id, tool_call_id, tool_name, actor, data, prev_hash, hash
-       FROM events WHERE tenant_id = $1 ORDER BY seq`,
-    [tenant],
-  );
-}
-
-function recomputedHash(r: EventRecord): string {
-  const event = {
-    seq: Number(r.seq),
-    id: r.id,
-    type: r.type,
-    at: new Date(r.at).toISOString(),
-    tenant: r.tenant_id,
-    ...(r.conversation_id !== null ? { conversationId: r.conversation_id } : {}),
-    ...(r.tool_call_id !== null ? { toolCallId: r.tool_call_id } : {}),
-    ...(r.tool_name !== null ? { toolName: r.tool_name } : {}),
-    actor: r.actor,
-    data: r.data,
-    prevHash: r.prev_hash,
-  };
-  return createHash('sha256')
-    .update(r.prev_hash + canonicalize(event))
-    .digest('hex');
-}
+const eventsOf = (tenant: string) => eventsOfTenant(server.dataSource, tenant);
 
 /** seq 1..N without gaps, each prevHash the hash before it (so no two events share a parent), every hash recomputable. */
 function expectIntactChain(events: EventRecord[]): void {

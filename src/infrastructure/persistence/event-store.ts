@@ -5,17 +5,28 @@ import { EntityManager } from 'typeorm';
 import { DomainEvent } from '../../domain/shared/domain-event';
 import { StoredEvent } from '../../application/ports/stored-event';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
+import { RequestContexts } from '../context/request-context';
 import { EventRow } from './orm-entities';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** The event as the contract shows it, without `hash`: what the chain hashes (RFC 8785 JCS). */
+/**
+ * An audit event exactly as the API shows it, without `hash`: what the chain hashes (RFC 8785 JCS).
+ * Anyone holding an export can recompute `hash = sha256hex(prevHash + JCS(event without hash))`.
+ */
 export interface ChainedEventJson {
   seq: number;
   id: string;
   type: string;
+  /** When it happened (the command's clock). */
   at: string;
+  /** When the trail recorded it. */
+  recordedAt: string;
   tenant: string;
+  /** The Tollgate instance that wrote it. */
+  instanceId: string;
+  /** The request that caused it (X-Request-Id), when there was one. */
+  correlationId?: string;
   conversationId?: string;
   toolCallId?: string;
   toolName?: string;
@@ -24,15 +35,52 @@ export interface ChainedEventJson {
   prevHash: string;
 }
 
+export type EventJson = ChainedEventJson & { hash: string };
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export function digestJson(value: unknown): string {
+  return sha256Hex(canonicalize(value) ?? 'null');
+}
+
 export function eventHash(prevHash: string, event: ChainedEventJson): string {
-  return createHash('sha256')
-    .update(prevHash + canonicalize(event))
-    .digest('hex');
+  return sha256Hex(prevHash + canonicalize(event));
+}
+
+/** Rebuilds the hashed JSON of a stored row; verify, queries and exports all go through here. */
+export function eventJsonFromRow(r: EventRow): EventJson {
+  return {
+    seq: Number(r.seq),
+    id: r.id,
+    type: r.type,
+    at: r.at.toISOString(),
+    recordedAt: r.recordedAt.toISOString(),
+    tenant: r.tenantId,
+    instanceId: r.instanceId,
+    ...(r.correlationId !== null ? { correlationId: r.correlationId } : {}),
+    ...(r.conversationId !== null ? { conversationId: r.conversationId } : {}),
+    ...(r.toolCallId !== null ? { toolCallId: r.toolCallId } : {}),
+    ...(r.toolName !== null ? { toolName: r.toolName } : {}),
+    actor: r.actor,
+    data: r.data,
+    prevHash: r.prevHash,
+    hash: r.hash,
+  };
 }
 
 /** Plain JSON (dates as ISO strings, no undefined): what jsonb stores is what was hashed. */
-function plain<T>(v: T): Record<string, unknown> {
+function plain(v: unknown): Record<string, unknown> {
   return JSON.parse(JSON.stringify(v ?? {}));
+}
+
+/** Digests of what ran or was asked to run, so an auditor can match a receipt or a backend log without the payload. */
+function withDigests(data: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...data };
+  if (data.arguments !== undefined) out.argumentsDigest = digestJson(data.arguments);
+  if (data.editedArguments !== undefined) out.editedArgumentsDigest = digestJson(data.editedArguments);
+  return out;
 }
 
 /**
@@ -60,6 +108,8 @@ export class EventStore {
     );
     let seq = Number(head.seq);
     let prevHash: string = head.hash;
+    const recordedAt = new Date();
+    const correlationId = RequestContexts.current()?.correlationId;
     const rows: Partial<EventRow>[] = [];
     const stored: StoredEvent[] = [];
     for (const e of events) {
@@ -69,12 +119,15 @@ export class EventStore {
         id: randomUUID(),
         type: e.type,
         at: e.at.toISOString(),
+        recordedAt: recordedAt.toISOString(),
         tenant,
+        instanceId: this.config.instanceId,
+        ...(correlationId ? { correlationId } : {}),
         ...(e.conversationId ? { conversationId: e.conversationId } : {}),
         ...(e.toolCallId ? { toolCallId: e.toolCallId } : {}),
         ...(e.toolName ? { toolName: e.toolName } : {}),
         actor: plain(e.actor),
-        data: plain(e.data),
+        data: withDigests(plain(e.data)),
         prevHash,
       };
       const hash = eventHash(prevHash, json);
@@ -84,7 +137,9 @@ export class EventStore {
         id: json.id,
         type: e.type,
         at: e.at,
-        instanceId: this.config.instanceId,
+        recordedAt,
+        instanceId: json.instanceId,
+        correlationId: correlationId ?? null,
         conversationId: e.conversationId ?? null,
         toolCallId: e.toolCallId ?? null,
         toolName: e.toolName ?? null,

@@ -104,6 +104,7 @@ export class EventRow {
   @Column(tz) at: Date;
   @Column({ ...tz, name: 'recorded_at' }) recordedAt: Date;
   @Column('text', { name: 'instance_id' }) instanceId: string;
+  @Column('text', { name: 'correlation_id', nullable: true }) correlationId: string | null;
   @Column('text', { name: 'conversation_id', nullable: true }) conversationId: string | null;
   @Column('text', { name: 'tool_call_id', nullable: true }) toolCallId: string | null;
   @Column('text', { name: 'tool_name', nullable: true }) toolName: string | null;

@@ -1,0 +1,13 @@
+import { Injectable, NestMiddleware } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { correlationIdFrom, RequestContexts } from '../../infrastructure/context/request-context';
+
+/** Every request gets a correlation id (the caller's X-Request-Id, or a new one), echoed and written into its audit events. */
+@Injectable()
+export class RequestIdMiddleware implements NestMiddleware {
+  use(req: Request, res: Response, next: NextFunction): void {
+    const correlationId = correlationIdFrom(req.headers['x-request-id']);
+    res.setHeader('X-Request-Id', correlationId);
+    RequestContexts.run({ correlationId }, next);
+  }
+}

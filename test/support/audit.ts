@@ -1,0 +1,66 @@
+import canonicalize from 'canonicalize';
+import { createHash } from 'node:crypto';
+import { DataSource } from 'typeorm';
+
+export const GENESIS = '0'.repeat(64);
+
+/** An events row as the table holds it. */
+export interface EventRecord {
+  tenant_id: string;
+  seq: string;
+  id: string;
+  type: string;
+  at: Date;
+  recorded_at: Date;
+  instance_id: string;
+  correlation_id: string | null;
+  conversation_id: string | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  actor: Record<string, unknown>;
+  data: Record<string, unknown>;
+  prev_hash: string;
+  hash: string;
+}
+
+export function eventsOf(ds: DataSource, tenant: string): Promise<EventRecord[]> {
+  return ds.query(
+    `SELECT tenant_id, seq, id, type, at, recorded_at, instance_id, correlation_id, conversation_id, tool_call_id, tool_name, actor, data, prev_hash, hash
+       FROM events WHERE tenant_id = $1 ORDER BY seq`,
+    [tenant],
+  );
+}
+
+/**
+ * CONTRACT §11: hash = sha256hex(prevHash + JCS(event without hash)), recomputed here independently of the
+ * service's code from the event as the API shows it.
+ */
+export function recomputedHash(r: EventRecord): string {
+  const event = {
+    seq: Number(r.seq),
+    id: r.id,
+    type: r.type,
+    at: new Date(r.at).toISOString(),
+    recordedAt: new Date(r.recorded_at).toISOString(),
+    tenant: r.tenant_id,
+    instanceId: r.instance_id,
+    ...(r.correlation_id !== null ? { correlationId: r.correlation_id } : {}),
+    ...(r.conversation_id !== null ? { conversationId: r.conversation_id } : {}),
+    ...(r.tool_call_id !== null ? { toolCallId: r.tool_call_id } : {}),
+    ...(r.tool_name !== null ? { toolName: r.tool_name } : {}),
+    actor: r.actor,
+    data: r.data,
+    prevHash: r.prev_hash,
+  };
+  return createHash('sha256')
+    .update(r.prev_hash + canonicalize(event))
+    .digest('hex');
+}
+
+/** The hash of an event as the API returns it: everything but `hash`. */
+export function recomputedApiHash(event: Record<string, unknown>): string {
+  const { hash: _hash, ...rest } = event;
+  return createHash('sha256')
+    .update(String(event.prevHash) + canonicalize(rest))
+    .digest('hex');
+}
