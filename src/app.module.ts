@@ -4,6 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { TerminusModule } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './adapters/http/auth';
+import { AuditController } from './adapters/http/controllers/audit.controller';
 import { ApprovalsController } from './adapters/http/controllers/approvals.controller';
 import { ConversationsController } from './adapters/http/controllers/conversations.controller';
 import { HaltController } from './adapters/http/controllers/halt.controller';
@@ -28,8 +29,12 @@ import { WakeWaitersHandler } from './application/events/wake-waiters.handler';
 import {
   CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS,
 } from './application/ports';
+import { AUDIT_LOG } from './application/ports/audit-log.port';
 import { ConversationAccessHandler, ToolCallAccessHandler } from './application/queries/access/access.handler';
 import { GetConversationHandler } from './application/queries/get-conversation/get-conversation.handler';
+import {
+  AuditCheckpointHandler, AuditGapsHandler, AuditMetricsHandler, ExportAuditEventsHandler, ListAuditEventsHandler, VerifyAuditTrailHandler,
+} from './application/queries/audit/audit.handlers';
 import { GetStatusHandler } from './application/queries/get-status/get-status.handler';
 import { GetPolicyHandler } from './application/queries/get-policy/get-policy.handler';
 import { GetToolCallHandler } from './application/queries/get-tool-call/get-tool-call.handler';
@@ -42,6 +47,7 @@ import { TypeOrmConversationRepository } from './infrastructure/persistence/type
 import { TypeOrmGrantRepository } from './infrastructure/persistence/typeorm-grant.repository';
 import { TypeOrmHaltRepository } from './infrastructure/persistence/typeorm-halt.repository';
 import { TypeOrmPolicyRepository } from './infrastructure/persistence/typeorm-policy.repository';
+import { TypeOrmAuditLog } from './infrastructure/persistence/typeorm-audit-log';
 import { TypeOrmReadModel } from './infrastructure/persistence/typeorm-read-model';
 import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool.repository';
 import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
@@ -57,6 +63,7 @@ const COMMAND_HANDLERS = [
 const QUERY_HANDLERS = [
   GetConversationHandler, GetToolCallHandler, GetToolHandler, GetPolicyHandler, ListConversationsHandler, ListApprovalsHandler,
   ListToolsHandler, ConversationAccessHandler, ToolCallAccessHandler, GetStatusHandler,
+  ListAuditEventsHandler, ExportAuditEventsHandler, VerifyAuditTrailHandler, AuditCheckpointHandler, AuditMetricsHandler, AuditGapsHandler,
 ];
 
 /** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
@@ -71,7 +78,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false })],
       controllers: [
-        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController,
+        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController,
       ],
       providers: [
         { provide: TOLLGATE_CONFIG, useValue: config },
@@ -86,6 +93,7 @@ export class AppModule implements NestModule {
         { provide: GRANTS, useClass: TypeOrmGrantRepository },
         { provide: HALTS, useClass: TypeOrmHaltRepository },
         { provide: READ_MODEL, useClass: TypeOrmReadModel },
+        { provide: AUDIT_LOG, useClass: TypeOrmAuditLog },
         { provide: RECEIPTS, useClass: JoseReceiptSigner },
         { provide: CLOCK, useClass: SystemClock },
         { provide: IDS, useClass: RandomIds },

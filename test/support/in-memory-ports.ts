@@ -309,6 +309,13 @@ export class InMemoryToolRepository implements ToolRepository {
     });
   }
 
+  async findAll(tenantId: string): Promise<Tool[]> {
+    return [...this.table.rows.entries()]
+      .filter(([k]) => k.startsWith(key(tenantId, '')))
+      .map(([, s]) => Tool.rehydrate(clone(s)))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
   /** Like TypeOrmToolRepository: nothing to write without events; insert at version 0, else version-checked update. */
   async save(tool: Tool): Promise<void> {
     if (!this.uow.inTransaction) throw new NotInUnitOfWorkError('Aggregates are saved inside a unit of work only');
@@ -617,6 +624,10 @@ export class FakeReceiptSigner implements ReceiptSigner {
 
   async jwks(): Promise<{ keys: Record<string, unknown>[] }> {
     return { keys: [] };
+  }
+
+  async signPayload(payload: Record<string, unknown>, typ: string): Promise<string> {
+    return `fake-${typ}.${Buffer.from(canonicalize(payload) ?? 'null').toString('base64url')}`;
   }
 
   digest(value: unknown): string {

@@ -43,6 +43,8 @@ export interface ConversationRepository {
 export interface ToolRepository {
   find(tenantId: string, name: string, opts?: LoadOptions): Promise<Tool | null>;
   findMany(tenantId: string, names: string[]): Promise<Tool[]>;
+  /** Every tool of the tenant (the registry is small: tens to hundreds). */
+  findAll(tenantId: string): Promise<Tool[]>;
   save(tool: Tool): Promise<void>;
 }
 
@@ -94,6 +96,8 @@ export interface ReceiptClaims {
 export interface ReceiptSigner {
   sign(claims: ReceiptClaims): Promise<string>;
   jwks(): Promise<{ keys: Record<string, unknown>[] }>;
+  /** Signs any payload with the receipt keys (audit checkpoints). */
+  signPayload(payload: Record<string, unknown>, typ: string): Promise<string>;
   /** SHA-256 hex of the RFC 8785 canonical form. */
   digest(value: unknown): string;
 }

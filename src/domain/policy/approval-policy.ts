@@ -91,7 +91,9 @@ export const ApprovalPolicy = {
       ...(grantId !== undefined && { grantId }),
       approvers: rule?.approvers ?? defaults.approvers,
       timeoutSeconds: rule?.timeoutSeconds ?? defaults.timeoutSeconds,
-      ...(flagsSeen && { toolFlags: { ...flagsSeen } }),
+      ...(flagsSeen && {
+        toolFlags: { isReadOnly: !!flagsSeen.isReadOnly, requiresApproval: !!flagsSeen.requiresApproval, destructive: !!flagsSeen.destructive },
+      }),
     };
   },
 };

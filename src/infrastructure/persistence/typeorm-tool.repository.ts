@@ -37,6 +37,11 @@ export class TypeOrmToolRepository implements ToolRepository {
     return rows.map(toolFromRow);
   }
 
+  async findAll(tenantId: string): Promise<Tool[]> {
+    const rows = await this.uow.manager().getRepository(ToolRow).find({ where: { tenantId }, order: { name: 'ASC' } });
+    return rows.map(toolFromRow);
+  }
+
   async save(tool: Tool): Promise<void> {
     const events = tool.pullEvents();
     if (events.length === 0) return;

@@ -1,0 +1,141 @@
+import { Inject } from '@nestjs/common';
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { ApprovalPolicy } from '../../../domain/policy/approval-policy';
+import { needsPerson } from '../../../domain/policy/supervision-level';
+import { CLOCK, Clock, POLICIES, PolicyRepository, RECEIPTS, ReceiptSigner, TOOLS, ToolRepository } from '../../ports';
+import { AUDIT_LOG, AuditEvent, AuditLog } from '../../ports/audit-log.port';
+import { AuditCheckpointQuery, AuditGapsQuery, AuditMetricsQuery, ExportAuditEventsQuery, ListAuditEventsQuery, VerifyAuditTrailQuery } from './audit.queries';
+
+const EXPORT_BATCH = 1000;
+
+@QueryHandler(ListAuditEventsQuery)
+export class ListAuditEventsHandler implements IQueryHandler<ListAuditEventsQuery> {
+  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog) {}
+
+  async execute({ filter, limit }: ListAuditEventsQuery): Promise<{ events: AuditEvent[]; nextCursor: string | null }> {
+    const rows = await this.audit.list(filter, limit + 1);
+    const events = rows.slice(0, limit);
+    return { events, nextCursor: rows.length > limit ? encodeAuditCursor(events[events.length - 1].seq) : null };
+  }
+}
+
+@QueryHandler(ExportAuditEventsQuery)
+export class ExportAuditEventsHandler implements IQueryHandler<ExportAuditEventsQuery> {
+  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog) {}
+
+  async execute({ filter }: ExportAuditEventsQuery): Promise<AsyncIterable<AuditEvent[]>> {
+    return this.audit.scan(filter, EXPORT_BATCH);
+  }
+}
+
+@QueryHandler(VerifyAuditTrailQuery)
+export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQuery> {
+  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog) {}
+
+  execute({ tenantId }: VerifyAuditTrailQuery) {
+    return this.audit.verify(tenantId);
+  }
+}
+
+/** The chain's head, signed with the receipt keys: kept outside the database, it proves later that nothing before it changed. */
+@QueryHandler(AuditCheckpointQuery)
+export class AuditCheckpointHandler implements IQueryHandler<AuditCheckpointQuery> {
+  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, @Inject(RECEIPTS) private readonly signer: ReceiptSigner, @Inject(CLOCK) private readonly clock: Clock) {}
+
+  async execute({ tenantId }: AuditCheckpointQuery) {
+    const head = await this.audit.head(tenantId);
+    const payload = { tenant: tenantId, seq: head.seq, hash: head.hash, at: this.clock.now().toISOString() };
+    return { jws: await this.signer.signPayload(payload, 'tollgate-checkpoint+jwt'), ...payload };
+  }
+}
+
+@QueryHandler(AuditMetricsQuery)
+export class AuditMetricsHandler implements IQueryHandler<AuditMetricsQuery> {
+  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, @Inject(CLOCK) private readonly clock: Clock) {}
+
+  async execute({ tenantId, window }: AuditMetricsQuery) {
+    const stats = await this.audit.decisionStats(tenantId, window.from, window.to);
+    // The pending count is "now", whatever the window (CONTRACT §11).
+    return { pendingApprovals: await this.audit.pendingApprovals(tenantId, this.clock.now()), ...stats };
+  }
+}
+
+export interface GapFinding {
+  code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02';
+  severity: 'critical' | 'high';
+  toolName?: string;
+  toolCallId?: string;
+  detail: string;
+}
+
+/**
+ * Where human oversight failed or could fail (CONTRACT §9): HITL-EXEC and HITL-02 from the events in the
+ * window, HITL-01 from the current policy and registry.
+ */
+@QueryHandler(AuditGapsQuery)
+export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
+  constructor(
+    @Inject(AUDIT_LOG) private readonly audit: AuditLog,
+    @Inject(POLICIES) private readonly policies: PolicyRepository,
+    @Inject(TOOLS) private readonly tools: ToolRepository,
+  ) {}
+
+  async execute({ tenantId, window }: AuditGapsQuery): Promise<{ findings: GapFinding[] }> {
+    const findings: GapFinding[] = [];
+    for (const x of await this.audit.executionsWithoutApproval(tenantId, window.from, window.to)) {
+      findings.push({
+        code: 'HITL-EXEC',
+        severity: 'critical',
+        toolName: x.toolName,
+        toolCallId: x.toolCallId,
+        detail: `${x.toolName} (${x.destructive ? 'destructive' : `${x.level} level`}) ran without a person's approval (event ${x.seq})`,
+      });
+    }
+
+    const policy = await this.policies.current(tenantId);
+    const tools = await this.tools.findAll(tenantId);
+    // Judge each tool as the policy would judge a call of it, by a user holding every role a rule may require.
+    const roles = [...new Set(policy.document.rules.flatMap((r) => (r.requireRole ? [r.requireRole] : [])))];
+    const levelOf = (toolName: string, flags: { isReadOnly: boolean; requiresApproval: boolean; destructive: boolean }, registeredBy: 'admin' | 'agent') =>
+      ApprovalPolicy.evaluate(
+        { toolName, arguments: {} },
+        { policy: policy.document, policyVersion: policy.policyVersion, tool: { flags, registeredBy }, grants: [], conversation: { id: '', agentId: '', user: { id: '', roles } } },
+      );
+    let asksPeople = policy.document.rules.some((r) => needsPerson(r.level)) || needsPerson(policy.document.defaults.unknownTools);
+    for (const tool of tools) {
+      const s = tool.snapshot();
+      const verdict = levelOf(s.name, s, s.registeredBy.kind);
+      asksPeople ||= needsPerson(verdict.level);
+      if (s.destructive && (verdict.level === 'automatic' || verdict.level === 'notify')) {
+        findings.push({
+          code: 'HITL-01',
+          severity: 'high',
+          toolName: s.name,
+          detail: `${s.name} is destructive but policy version ${policy.policyVersion} lets it run ${verdict.level === 'notify' ? 'with only a notification' : 'automatically'} (${verdict.reason})`,
+        });
+      }
+    }
+
+    if (asksPeople) {
+      const counts = await this.audit.countByType(tenantId, ['ToolCallProposed', 'ApprovalRequested'], window.from, window.to);
+      if (counts.ToolCallProposed > 0 && counts.ApprovalRequested === 0) {
+        findings.push({
+          code: 'HITL-02',
+          severity: 'high',
+          detail: `The policy can ask people, and ${counts.ToolCallProposed} call(s) were proposed in the window, yet no approval was requested`,
+        });
+      }
+    }
+    return { findings };
+  }
+}
+
+export function encodeAuditCursor(seq: number): string {
+  return Buffer.from(`seq:${seq}`).toString('base64url');
+}
+
+/** The last seq a cursor names; null when it is not one this server issued. */
+export function decodeAuditCursor(cursor: string): number | null {
+  const m = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m ? Number(m[1]) : null;
+}

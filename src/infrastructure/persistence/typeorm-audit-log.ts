@@ -1,0 +1,197 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AuditEvent, AuditFilter, AuditLog, DecisionStats, ExecutionWithoutApproval, VerifyResult } from '../../application/ports/audit-log.port';
+import { eventHash, eventJsonFromRow, GENESIS_HASH } from './event-store';
+import { EventRow } from './orm-entities';
+
+const VERIFY_BATCH = 5000;
+
+const COLUMNS = `e.tenant_id, e.seq, e.id, e.type, e.at, e.recorded_at, e.instance_id, e.correlation_id, e.conversation_id,
+  e.tool_call_id, e.tool_name, e.actor, e.data, e.prev_hash, e.hash`;
+
+interface RawEvent {
+  tenant_id: string;
+  seq: string;
+  id: string;
+  type: string;
+  at: Date;
+  recorded_at: Date;
+  instance_id: string;
+  correlation_id: string | null;
+  conversation_id: string | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  actor: Record<string, unknown>;
+  data: Record<string, unknown>;
+  prev_hash: string;
+  hash: string;
+}
+
+function fromRaw(r: RawEvent): EventRow {
+  return Object.assign(new EventRow(), {
+    tenantId: r.tenant_id,
+    seq: String(r.seq),
+    id: r.id,
+    type: r.type,
+    at: new Date(r.at),
+    recordedAt: new Date(r.recorded_at),
+    instanceId: r.instance_id,
+    correlationId: r.correlation_id,
+    conversationId: r.conversation_id,
+    toolCallId: r.tool_call_id,
+    toolName: r.tool_name,
+    actor: r.actor,
+    data: r.data,
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  });
+}
+
+/** The WHERE clause of an audit selection; every branch is served by an index led by tenant_id. */
+function where(f: AuditFilter): { sql: string; params: unknown[] } {
+  const params: unknown[] = [f.tenantId];
+  const c = ['e.tenant_id = $1'];
+  if (f.conversationId !== undefined) c.push(`e.conversation_id = $${params.push(f.conversationId)}`);
+  if (f.toolCallId !== undefined) c.push(`e.tool_call_id = $${params.push(f.toolCallId)}`);
+  if (f.toolName !== undefined) c.push(`e.tool_name = $${params.push(f.toolName)}`);
+  if (f.actor !== undefined) c.push(`(e.actor->>'id') = $${params.push(f.actor)}`);
+  if (f.types?.length) c.push(`e.type = ANY($${params.push(f.types)}::text[])`);
+  if (f.from) c.push(`e.at >= $${params.push(f.from)}`);
+  if (f.to) c.push(`e.at < $${params.push(f.to)}`);
+  if (f.afterSeq !== undefined) c.push(`e.seq > $${params.push(f.afterSeq)}`);
+  return { sql: c.join(' AND '), params };
+}
+
+function window(tenantId: string, from?: Date, to?: Date) {
+  const params: unknown[] = [tenantId];
+  const c = ['tenant_id = $1'];
+  if (from) c.push(`at >= $${params.push(from)}`);
+  if (to) c.push(`at < $${params.push(to)}`);
+  return { sql: c.join(' AND '), params };
+}
+
+@Injectable()
+export class TypeOrmAuditLog implements AuditLog {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async list(filter: AuditFilter, limit: number): Promise<AuditEvent[]> {
+    const w = where(filter);
+    const rows: RawEvent[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM events e WHERE ${w.sql} ORDER BY e.seq LIMIT $${w.params.push(limit)}`, w.params);
+    return rows.map((r) => eventJsonFromRow(fromRaw(r)));
+  }
+
+  async *scan(filter: AuditFilter, batchSize: number): AsyncIterable<AuditEvent[]> {
+    // Keyset batches: each is one short query, so an export of millions holds one batch in memory at a time.
+    let afterSeq = filter.afterSeq;
+    for (;;) {
+      const batch = await this.list({ ...filter, afterSeq }, batchSize);
+      if (batch.length === 0) return;
+      yield batch;
+      if (batch.length < batchSize) return;
+      afterSeq = batch[batch.length - 1].seq;
+    }
+  }
+
+  async verify(tenantId: string): Promise<VerifyResult> {
+    let expectedSeq = 1;
+    let prevHash = GENESIS_HASH;
+    let checked = 0;
+    for (;;) {
+      const raw: RawEvent[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM events e WHERE e.tenant_id = $1 AND e.seq >= $2 ORDER BY e.seq LIMIT $3`, [
+        tenantId,
+        expectedSeq,
+        VERIFY_BATCH,
+      ]);
+      const rows = raw.map(fromRaw);
+      for (const row of rows) {
+        const { hash, ...event } = eventJsonFromRow(row);
+        const bad = (problem: string): VerifyResult => ({ ok: false, checked, firstBadSeq: event.seq, problem });
+        if (event.seq !== expectedSeq) return { ok: false, checked, firstBadSeq: expectedSeq, problem: `event ${expectedSeq} is missing` };
+        if (event.prevHash !== prevHash) return bad('prevHash does not match the hash of the event before it');
+        if (eventHash(prevHash, event) !== hash) return bad('the event does not hash to its recorded hash: it was altered');
+        prevHash = hash;
+        expectedSeq += 1;
+        checked += 1;
+      }
+      if (rows.length < VERIFY_BATCH) break;
+    }
+    // The head row must agree with the last event, or events were removed from the end.
+    const head = await this.head(tenantId);
+    if (head.seq !== checked || (checked > 0 && head.hash !== prevHash)) {
+      return { ok: false, checked, firstBadSeq: checked + 1, problem: `the chain head says seq ${head.seq}, the table ends at ${checked}` };
+    }
+    return { ok: true, checked };
+  }
+
+  async head(tenantId: string): Promise<{ seq: number; hash: string }> {
+    const [row] = await this.dataSource.query(`SELECT seq, hash FROM audit_heads WHERE tenant_id = $1`, [tenantId]);
+    return row ? { seq: Number(row.seq), hash: row.hash } : { seq: 0, hash: GENESIS_HASH };
+  }
+
+  async decisionStats(tenantId: string, from?: Date, to?: Date): Promise<DecisionStats> {
+    const w = window(tenantId, from, to);
+    // People decide through ToolCallApproved / ToolCallRejected with a `via` other than `policy`.
+    const [r] = await this.dataSource.query(
+      `WITH ev AS (SELECT type, data FROM events WHERE ${w.sql} AND type IN
+          ('ToolCallApproved','ToolCallRejected','ToolCallExpired','ToolCallCancelled','ToolCallAutoApproved')),
+        people AS (SELECT (data->>'latencyMs')::double precision AS latency FROM ev
+          WHERE type = 'ToolCallApproved' OR (type = 'ToolCallRejected' AND data->>'via' <> 'policy'))
+       SELECT
+         count(*) FILTER (WHERE type = 'ToolCallApproved') AS approved,
+         count(*) FILTER (WHERE type = 'ToolCallRejected' AND data->>'via' <> 'policy') AS rejected,
+         count(*) FILTER (WHERE type = 'ToolCallRejected' AND data->>'via' = 'policy') AS denied,
+         count(*) FILTER (WHERE type = 'ToolCallExpired') AS expired,
+         count(*) FILTER (WHERE type = 'ToolCallCancelled') AS cancelled,
+         count(*) FILTER (WHERE type = 'ToolCallAutoApproved') AS auto,
+         (SELECT avg(latency) FROM people) AS avg_latency,
+         (SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY latency) FROM people) AS p95_latency
+       FROM ev`,
+      w.params,
+    );
+    const num = (v: unknown) => (v === null || v === undefined ? null : Math.round(Number(v)));
+    return {
+      approvedCount: Number(r.approved),
+      rejectedCount: Number(r.rejected),
+      timeoutCount: Number(r.expired),
+      cancelledCount: Number(r.cancelled),
+      autoApprovedCount: Number(r.auto),
+      deniedCount: Number(r.denied),
+      avgApprovalLatencyMs: num(r.avg_latency),
+      p95ApprovalLatencyMs: num(r.p95_latency),
+    };
+  }
+
+  async pendingApprovals(tenantId: string, now: Date): Promise<number> {
+    const [r] = await this.dataSource.query(`SELECT count(*) AS n FROM tool_calls WHERE tenant_id = $1 AND status = 'pending' AND expires_at > $2`, [tenantId, now]);
+    return Number(r.n);
+  }
+
+  async executionsWithoutApproval(tenantId: string, from?: Date, to?: Date): Promise<ExecutionWithoutApproval[]> {
+    const params: unknown[] = [tenantId];
+    const c = [`x.tenant_id = $1`, `x.type = 'ToolCallExecuted'`];
+    if (from) c.push(`x.at >= $${params.push(from)}`);
+    if (to) c.push(`x.at < $${params.push(to)}`);
+    // A standing grant is a person's approval given in advance; anything else must have a ToolCallApproved.
+    const rows: Array<{ tool_call_id: string; tool_name: string; seq: string; level: string; destructive: boolean | null }> = await this.dataSource.query(
+      `SELECT x.tool_call_id, x.tool_name, x.seq, p.data->'policy'->>'level' AS level, (p.data->'toolFlags'->>'destructive')::boolean AS destructive
+         FROM events x
+         JOIN events p ON p.tenant_id = x.tenant_id AND p.tool_call_id = x.tool_call_id AND p.type = 'ToolCallProposed'
+        WHERE ${c.join(' AND ')}
+          AND (p.data->'policy'->>'level' IN ('confirm', 'manual') OR (p.data->'toolFlags'->>'destructive')::boolean IS TRUE)
+          AND NOT EXISTS (SELECT 1 FROM events a WHERE a.tenant_id = x.tenant_id AND a.tool_call_id = x.tool_call_id
+                            AND (a.type = 'ToolCallApproved' OR (a.type = 'ToolCallAutoApproved' AND a.data ? 'grantId')))
+        ORDER BY x.seq`,
+      params,
+    );
+    return rows.map((r) => ({ toolCallId: r.tool_call_id, toolName: r.tool_name, seq: Number(r.seq), level: r.level, destructive: r.destructive === true }));
+  }
+
+  async countByType(tenantId: string, types: string[], from?: Date, to?: Date): Promise<Record<string, number>> {
+    const w = window(tenantId, from, to);
+    const rows: Array<{ type: string; n: string }> = await this.dataSource.query(
+      `SELECT type, count(*) AS n FROM events WHERE ${w.sql} AND type = ANY($${w.params.push(types)}::text[]) GROUP BY type`,
+      w.params,
+    );
+    return Object.fromEntries(types.map((t) => [t, Number(rows.find((r) => r.type === t)?.n ?? 0)]));
+  }
+}
