@@ -29,7 +29,8 @@ import { WakeWaitersHandler } from './application/events/wake-waiters.handler';
 import {
   CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS,
 } from './application/ports';
-import { AUDIT_LOG } from './application/ports/audit-log.port';
+import { AUDIT_LOG, AUDIT_RETENTION } from './application/ports/audit-log.port';
+import { PurgeAuditTrailHandler } from './application/commands/purge-audit-trail/purge-audit-trail.handler';
 import { ConversationAccessHandler, ToolCallAccessHandler } from './application/queries/access/access.handler';
 import { GetConversationHandler } from './application/queries/get-conversation/get-conversation.handler';
 import {
@@ -48,6 +49,7 @@ import { TypeOrmGrantRepository } from './infrastructure/persistence/typeorm-gra
 import { TypeOrmHaltRepository } from './infrastructure/persistence/typeorm-halt.repository';
 import { TypeOrmPolicyRepository } from './infrastructure/persistence/typeorm-policy.repository';
 import { TypeOrmAuditLog } from './infrastructure/persistence/typeorm-audit-log';
+import { TypeOrmAuditRetention } from './infrastructure/persistence/typeorm-audit-retention';
 import { TypeOrmReadModel } from './infrastructure/persistence/typeorm-read-model';
 import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool.repository';
 import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
@@ -58,7 +60,7 @@ import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler,
-  ClaimExecutionHandler, ReportResultHandler, ExpireToolCallsHandler, HaltHandler, ResumeHandler,
+  ClaimExecutionHandler, ReportResultHandler, ExpireToolCallsHandler, HaltHandler, ResumeHandler, PurgeAuditTrailHandler,
 ];
 const QUERY_HANDLERS = [
   GetConversationHandler, GetToolCallHandler, GetToolHandler, GetPolicyHandler, ListConversationsHandler, ListApprovalsHandler,
@@ -94,6 +96,7 @@ export class AppModule implements NestModule {
         { provide: HALTS, useClass: TypeOrmHaltRepository },
         { provide: READ_MODEL, useClass: TypeOrmReadModel },
         { provide: AUDIT_LOG, useClass: TypeOrmAuditLog },
+        { provide: AUDIT_RETENTION, useClass: TypeOrmAuditRetention },
         { provide: RECEIPTS, useClass: JoseReceiptSigner },
         { provide: CLOCK, useClass: SystemClock },
         { provide: IDS, useClass: RandomIds },

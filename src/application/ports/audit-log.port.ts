@@ -1,3 +1,4 @@
+import type { AuditPurge, PurgedRange } from '../../domain/audit/retention';
 /** The audit trail as auditors read it (CONTRACT §9). Implemented over the events table. */
 export const AUDIT_LOG = Symbol('AuditLog');
 
@@ -77,4 +78,14 @@ export interface AuditLog {
   /** Confirm/manual-level or destructive calls that ran without a person's approval, in the window. */
   executionsWithoutApproval(tenantId: string, from?: Date, to?: Date): Promise<ExecutionWithoutApproval[]>;
   countByType(tenantId: string, types: string[], from?: Date, to?: Date): Promise<Record<string, number>>;
+}
+
+export const AUDIT_RETENTION = Symbol('AuditRetention');
+
+/** The write side of retention, inside the unit of work. */
+export interface AuditRetentionStore {
+  /** Deletes the tenant's oldest events with `at` before the cut-off, as a prefix in seq order; null when none. */
+  purgeBefore(tenantId: string, before: Date): Promise<PurgedRange | null>;
+  /** Appends the purge's AuditPurged event to the chain. */
+  save(purge: AuditPurge): Promise<void>;
 }

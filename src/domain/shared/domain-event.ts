@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   'GrantCreated',
   'Halted',
   'Resumed',
+  'AuditPurged',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -93,8 +93,9 @@ export class TypeOrmAuditLog implements AuditLog {
   }
 
   async verify(tenantId: string): Promise<VerifyResult> {
-    let expectedSeq = 1;
-    let prevHash = GENESIS_HASH;
+    const start = await this.chainStart(tenantId);
+    if (!('expectedSeq' in start)) return start;
+    let { expectedSeq, prevHash } = start;
     let checked = 0;
     for (;;) {
       const raw: RawEvent[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM events e WHERE e.tenant_id = $1 AND e.seq >= $2 ORDER BY e.seq LIMIT $3`, [
@@ -117,10 +118,26 @@ export class TypeOrmAuditLog implements AuditLog {
     }
     // The head row must agree with the last event, or events were removed from the end.
     const head = await this.head(tenantId);
-    if (head.seq !== checked || (checked > 0 && head.hash !== prevHash)) {
-      return { ok: false, checked, firstBadSeq: checked + 1, problem: `the chain head says seq ${head.seq}, the table ends at ${checked}` };
+    if (head.seq !== expectedSeq - 1 || (checked > 0 && head.hash !== prevHash)) {
+      return { ok: false, checked, firstBadSeq: expectedSeq, problem: `the chain head says seq ${head.seq}, the table ends at ${expectedSeq - 1}` };
     }
     return { ok: true, checked };
+  }
+
+  /**
+   * Where the chain starts: seq 1 from 64 zeros, or — after a retention purge — the first kept event,
+   * whose prevHash must be the one an AuditPurged event recorded for exactly the events before it.
+   */
+  private async chainStart(tenantId: string): Promise<{ expectedSeq: number; prevHash: string } | VerifyResult> {
+    const [first] = await this.dataSource.query(`SELECT seq, prev_hash FROM events WHERE tenant_id = $1 ORDER BY seq LIMIT 1`, [tenantId]);
+    if (!first || Number(first.seq) === 1) return { expectedSeq: 1, prevHash: GENESIS_HASH };
+    const seq = Number(first.seq);
+    const [anchor] = await this.dataSource.query(
+      `SELECT seq FROM events WHERE tenant_id = $1 AND type = 'AuditPurged' AND (data->>'lastPurgedSeq')::bigint = $2 AND data->>'lastPurgedHash' = $3 LIMIT 1`,
+      [tenantId, seq - 1, first.prev_hash],
+    );
+    if (!anchor) return { ok: false, checked: 0, firstBadSeq: 1, problem: `events 1 to ${seq - 1} are missing and no retention purge accounts for them` };
+    return { expectedSeq: seq, prevHash: first.prev_hash };
   }
 
   async head(tenantId: string): Promise<{ seq: number; hash: string }> {

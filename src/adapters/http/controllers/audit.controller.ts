@@ -1,6 +1,9 @@
-import { Controller, Get, Header, Query, Req, Res } from '@nestjs/common';
-import { QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Header, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiBody, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { PurgeAuditTrailCommand } from '../../../application/commands/purge-audit-trail/purge-audit-trail.command';
+import { PurgeAuditRequest } from '../dto/audit.dto';
+import { parseBody } from '../validation';
 import type { Request, Response } from 'express';
 import { once } from 'node:events';
 import { AuditEvent, AuditFilter } from '../../../application/ports/audit-log.port';
@@ -72,7 +75,7 @@ function windowOf(q: Record<string, unknown>): { from?: Date; to?: Date } {
 @Controller('v1/audit')
 @Roles('auditor', 'admin')
 export class AuditController {
-  constructor(private readonly queries: QueryBus) {}
+  constructor(private readonly queries: QueryBus, private readonly commands: CommandBus) {}
 
   @Get('events')
   @ApiQuery({ name: 'type', required: false, description: `comma-separated: ${EVENT_TYPES.join(', ')}` })
@@ -122,6 +125,17 @@ export class AuditController {
     const cp = await this.queries.execute(new AuditCheckpointQuery(p.tenant));
     if (req.accepts(['application/jose', 'application/json']) === 'application/json') res.json(cp);
     else res.type('application/jose').send(cp.jws);
+  }
+
+  /** Retention (admins only: auditors change nothing). Refuses a cut-off younger than six months; the purge is itself an event. */
+  @Post('purge')
+  @HttpCode(200)
+  @Roles('admin')
+  @ApiBody({ type: PurgeAuditRequest })
+  purge(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
+    const dto = parseBody(PurgeAuditRequest, body);
+    const before = date('before', dto.before)!;
+    return this.commands.execute(new PurgeAuditTrailCommand(p, before, dto.reason));
   }
 
   @Get('metrics')
