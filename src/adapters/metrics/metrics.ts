@@ -2,7 +2,8 @@ import { Controller, Get, Header, Injectable, NestMiddleware } from '@nestjs/com
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
 import { EventsCommitted } from '../../application/ports/stored-event';
 import { Public } from '../http/auth';
 
@@ -27,8 +28,25 @@ export class TollgateMetrics {
     registers: [this.registry],
   });
 
-  constructor() {
+  constructor(dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'tollgate_pending_approvals',
+      help: 'Tool calls waiting for a person, by tenant (read from the database at scrape time, so every instance agrees)',
+      labelNames: ['tenant'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          const rows: Array<{ tenant_id: string; n: string }> = await dataSource.query(
+            `SELECT tenant_id, count(*) AS n FROM tool_calls WHERE status = 'pending' GROUP BY tenant_id`,
+          );
+          for (const r of rows) this.set({ tenant: r.tenant_id }, Number(r.n));
+        } catch {
+          // No database, no figure: the scrape still answers, and readiness says why.
+        }
+      },
+    });
   }
 }
 
@@ -84,6 +102,7 @@ export class MetricsController {
   @Get()
   @Public()
   @Header('Cache-Control', 'no-store')
+  @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
   async scrape(): Promise<string> {
     return this.metrics.registry.metrics();
   }
