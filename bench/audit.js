@@ -203,6 +203,7 @@ class TrailGenerator {
     this.callGap = SPAN / calls;
     this.convGap = SPAN / Math.max(10, Math.round(events / 50)); // ~20k conversations for 1M events
     this.adminGap = 14 * DAY;
+    this.convLife = 20 * this.convGap; // ~20 conversations open at a time
     this.nextCall = START + this.r.exp(this.callGap);
     this.nextConv = START;
     this.nextAdmin = START + this.r.exp(this.adminGap);
@@ -250,7 +251,7 @@ class TrailGenerator {
     const agent = r.weighted(AGENTS);
     const id = `conv_${r.hex32()}`;
     const user = r.next() < 0.8 ? { id: `user_${r.int(5000)}`, roles: ['employee'], name: `User ${r.int(5000)}` } : null;
-    const conv = { id, agent, until: t + r.exp(4 * 3600_000) + 600_000 };
+    const conv = { id, agent, until: t + r.exp(this.convLife) + 600_000 };
     this.active.push(conv);
     this.stats.conversations += 1;
     const data = { agentId: agent.id, user };

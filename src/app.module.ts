@@ -57,6 +57,7 @@ import { JoseReceiptSigner } from './infrastructure/receipts/receipt-signer';
 import { ExpirySweeper } from './infrastructure/scheduling/expiry-sweeper';
 import { RandomIds, SystemClock } from './infrastructure/system';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
+import { PgWakeListener } from './infrastructure/waiting/pg-wake-listener';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler,
@@ -101,6 +102,7 @@ export class AppModule implements NestModule {
         { provide: CLOCK, useClass: SystemClock },
         { provide: IDS, useClass: RandomIds },
         InProcessWaiters,
+        PgWakeListener,
         { provide: WAITERS, useExisting: InProcessWaiters },
         ExpirySweeper,
         WakeWaitersHandler,

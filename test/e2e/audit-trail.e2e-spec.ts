@@ -383,9 +383,12 @@ const ROWS: Record<EventType, (e: Json) => void> = {
   ToolCallCancelled: (e) => {
     expectToolCallRef(e);
     expectDecisionRef(e, 'cancelled');
-    expect([calls.publish2.id, calls.sms.id]).toContain(e.toolCallId);
+    // The halt caught the always_allow'd call and the grant's call (approved, unclaimed) and the pending SMS.
+    const open = [calls.publish.id, calls.publish2.id, calls.sms.id];
+    expect(open).toContain(e.toolCallId);
     expect(e.actor).toMatchObject({ id: 'root', kind: 'person' });
     expect(e.data).toMatchObject({ reason: 'Runaway agent' });
+    expect(ofType('ToolCallCancelled').map((x) => x.toolCallId).sort()).toEqual([...open].sort());
   },
   ToolCallExecuted: (e) => {
     expectToolCallRef(e);

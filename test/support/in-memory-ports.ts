@@ -518,6 +518,7 @@ interface WaitEntry {
  */
 export class InMemoryWaiters implements ToolCallWaiters {
   closing = false;
+  readonly recheckMs = 5_000;
   /** Every timeout a caller of `next` asked for, in ms. */
   readonly timeouts: number[] = [];
   /** Every `wake` call, as `tenant/toolCallId`. */

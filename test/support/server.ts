@@ -12,8 +12,9 @@ export interface TestServer extends RunningServer {
 }
 
 /** The real service on a fresh database and a free port, as a test sees it from outside. */
-export async function startTestServer(overrides: Partial<TollgateConfig> = {}): Promise<TestServer> {
-  const db = await freshDatabase();
+export async function startTestServer(overrides: Partial<TollgateConfig> = {}, opts: { db?: TestDatabase } = {}): Promise<TestServer> {
+  // A shared database (several instances in one test) is dropped by its owner, not by each instance.
+  const db = opts.db ?? (await freshDatabase());
   const base = loadConfig({});
   const config: TollgateConfig = {
     ...base,
@@ -33,7 +34,7 @@ export async function startTestServer(overrides: Partial<TollgateConfig> = {}): 
     token: (sub, roles, opts = {}) => mintToken(TEST_SECRET, { sub, roles, tenant: opts.tenant, name: opts.name }, opts.ttl ?? '1h'),
     async stop() {
       await server.close();
-      await db.drop();
+      if (!opts.db) await db.drop();
     },
   };
 }

@@ -24,6 +24,8 @@ export interface TollgateConfig {
   grpcPort?: number;
   /** How often the expiry sweeper runs (ms). Pending calls expire at most about this late. */
   sweepIntervalMs: number;
+  /** How often a long-poll re-reads its call even without a wake-up (the fallback for a lost notification). */
+  longPollRecheckMs: number;
   instanceId: string;
   logLevel: string;
 }
@@ -50,6 +52,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     policyFile: env.TOLLGATE_POLICY_FILE || undefined,
     grpcPort: grpc,
     sweepIntervalMs: int(env.TOLLGATE_SWEEP_INTERVAL_MS, 500, 'TOLLGATE_SWEEP_INTERVAL_MS'),
+    longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),
     instanceId: env.TOLLGATE_INSTANCE_ID || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     logLevel: env.LOG_LEVEL || 'log',
   };

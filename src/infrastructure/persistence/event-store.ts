@@ -7,6 +7,8 @@ import { StoredEvent } from '../../application/ports/stored-event';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { RequestContexts } from '../context/request-context';
 import { EventRow } from './orm-entities';
+import { wakesWaiters } from '../../application/events/wake-waiters.handler';
+import { WAKE_CHANNEL, wakePayload } from '../waiting/pg-wake-listener';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -153,6 +155,12 @@ export class EventStore {
     }
     await manager.createQueryBuilder().insert().into(EventRow).values(rows).execute();
     await manager.query(`UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1`, [tenant, seq, prevHash]);
+    // Other instances' long-polls learn of decisions and expiries on commit (never of a rollback).
+    // Not sent on the auto-approve hot path: nobody waits on a call that was never pending.
+    if (this.config.databaseUrl) {
+      const wakes = [...new Set(events.filter(wakesWaiters).map((e) => wakePayload(tenant, e.toolCallId!)))];
+      if (wakes.length > 0) await manager.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [WAKE_CHANNEL, wakes]);
+    }
     return stored;
   }
 }

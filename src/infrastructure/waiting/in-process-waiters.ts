@@ -1,4 +1,5 @@
-import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { ToolCallWaiters, Watch } from '../../application/ports';
 
 interface Entry {
@@ -14,6 +15,11 @@ interface Entry {
 export class InProcessWaiters implements ToolCallWaiters, BeforeApplicationShutdown {
   private readonly byCall = new Map<string, Set<Entry>>();
   closing = false;
+  readonly recheckMs: number;
+
+  constructor(@Inject(TOLLGATE_CONFIG) config: TollgateConfig) {
+    this.recheckMs = config.longPollRecheckMs;
+  }
 
   watch(tenantId: string, toolCallId: string): Watch {
     const key = `${tenantId}\u0000${toolCallId}`;
@@ -46,6 +52,14 @@ export class InProcessWaiters implements ToolCallWaiters, BeforeApplicationShutd
 
   wake(tenantId: string, toolCallId: string): void {
     for (const e of this.byCall.get(`${tenantId}\u0000${toolCallId}`) ?? []) {
+      e.woken = true;
+      e.resolve?.();
+    }
+  }
+
+  /** After a lost notification channel: everyone re-reads. */
+  wakeAll(): void {
+    for (const set of this.byCall.values()) for (const e of set) {
       e.woken = true;
       e.resolve?.();
     }

@@ -6,9 +6,6 @@ import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, WAITERS, ToolCallW
 import { ToolCallView, toolCallView } from '../../views/views';
 import { GetToolCallQuery } from './get-tool-call.query';
 
-/** Bounds how long a missed wake-up can delay an answer: the call is re-read at least this often. */
-const RECHECK_MS = 5_000;
-
 @QueryHandler(GetToolCallQuery)
 export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolCallView> {
   constructor(
@@ -34,7 +31,7 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
         const left = deadline - now.getTime();
         if (call.status !== 'pending' || left <= 0 || this.waiters.closing) return toolCallView(call.snapshot());
         const untilExpiry = call.approval ? call.approval.expiresAt.getTime() - now.getTime() + 1 : left;
-        await watch.next(Math.max(1, Math.min(left, untilExpiry, RECHECK_MS)));
+        await watch.next(Math.max(1, Math.min(left, untilExpiry, this.waiters.recheckMs)));
       }
     } finally {
       watch.close();
