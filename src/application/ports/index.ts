@@ -25,8 +25,11 @@ export const WAITERS = Symbol('ToolCallWaiters');
 export const READ_MODEL = Symbol('ReadModel');
 
 export interface LoadOptions {
-  /** Take a row lock for the rest of the unit of work (commands that change the aggregate). */
-  lock?: boolean;
+  /**
+   * Take a row lock for the rest of the unit of work (commands that change the aggregate);
+   * `skip-locked` answers null instead of waiting when another transaction holds it (sweepers).
+   */
+  lock?: boolean | 'skip-locked';
 }
 
 export interface ConversationRepository {

@@ -14,7 +14,10 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const m = this.uow.manager();
     const qb = m.getRepository(ConversationRow).createQueryBuilder('c').where('c.tenant_id = :tenantId AND c.id = :id', { tenantId, id });
     // Commands lock the root row: concurrent decisions and claims on one conversation queue here.
-    if (opts.lock && this.uow.inTransaction) qb.setLock('pessimistic_write');
+    if (opts.lock && this.uow.inTransaction) {
+      qb.setLock('pessimistic_write');
+      if (opts.lock === 'skip-locked') qb.setOnLocked('skip_locked');
+    }
     const row = await qb.getOne();
     if (!row) return null;
     const calls = await m.getRepository(ToolCallRow).find({ where: { tenantId, conversationId: id }, order: { createdAt: 'ASC', id: 'ASC' } });

@@ -19,7 +19,8 @@ export class ExpireToolCallsHandler implements ICommandHandler<ExpireToolCallsCo
     let expired = 0;
     for (const { tenantId, conversationId } of due) {
       expired += await this.uow.run(async () => {
-        const conv = await this.conversations.findById(tenantId, conversationId, { lock: true });
+        // Several instances sweep at once: one takes a conversation, the others skip it rather than queue.
+        const conv = await this.conversations.findById(tenantId, conversationId, { lock: target ? true : 'skip-locked' });
         const calls = conv ? conv.expireDue(this.clock.now()) : [];
         if (conv && calls.length > 0) await this.conversations.save(conv);
         return calls.length;
