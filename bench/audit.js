@@ -18,7 +18,7 @@ require('reflect-metadata');
 const { performance } = require('node:perf_hooks');
 const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
-const { tmpdir, cpus, totalmem } = require('node:os');
+const { tmpdir, cpus, totalmem, loadavg } = require('node:os');
 const { join } = require('node:path');
 const { Client } = require('pg');
 
@@ -785,7 +785,7 @@ async function main() {
 
     log(`Tollgate audit benchmark: ${opts.events.toLocaleString('en-US')} events (${TENANT_A}) + ${opts.other.toLocaleString('en-US')} (${TENANT_B}), seed ${opts.seed}`);
     log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${fmtBytes(totalmem())} RAM, Node ${process.version}, PostgreSQL ${pgVersion} at ${dbUrl.host}`);
-    log(`database ${name}; ${opts.reps} reps per query after 3 warm-ups; ${opts.heavyReps} per export and verify\n`);
+    log(`database ${name}; ${opts.reps} reps per query after 3 warm-ups; load average at start ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
 
     const base = loadConfig({});
     server = await startServer(
@@ -974,7 +974,7 @@ async function main() {
       ['  of which rebuilding the JSON', fmtMs(d0.build), '', fmtRate(N / (d0.build / 1000)), share(d0.build)],
     ]));
     log(`verify answered ${JSON.stringify(verifyBody)}; RSS during verify ${fmtBytes(Math.min(...verifyHttp.map((r) => r.before)))} → ${fmtBytes(Math.max(...verifyHttp.map((r) => r.peak)))}`);
-    log(`\ntotal benchmark time ${fmtMs(performance.now() - started)}`);
+    log(`\ntotal benchmark time ${fmtMs(performance.now() - started)}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   } finally {
     await cleanup();
   }

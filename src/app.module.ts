@@ -14,6 +14,8 @@ import { ToolCallsController } from './adapters/http/controllers/tool-calls.cont
 import { ToolsController } from './adapters/http/controllers/tools.controller';
 import { WellKnownController } from './adapters/http/controllers/well-known.controller';
 import { ProblemFilter } from './adapters/http/problem.filter';
+import { throttlerOptions, TokenThrottlerGuard, WaitSlots } from './adapters/http/rate-limit';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { RequestIdMiddleware } from './adapters/http/request-id.middleware';
 import { DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
 import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
@@ -79,7 +81,7 @@ export class AppModule implements NestModule {
   static forRoot(config: TollgateConfig, dataSource: DataSource): DynamicModule {
     return {
       module: AppModule,
-      imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false })],
+      imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config))],
       controllers: [
         ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController,
       ],
@@ -111,6 +113,8 @@ export class AppModule implements NestModule {
         ...COMMAND_HANDLERS,
         ...QUERY_HANDLERS,
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: TokenThrottlerGuard },
+        { provide: WaitSlots, useFactory: () => new WaitSlots(config.maxWaitsPerToken) },
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],
     };

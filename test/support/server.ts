@@ -24,6 +24,8 @@ export async function startTestServer(overrides: Partial<TollgateConfig> = {}, o
     dataDir: db.dataDir,
     auth: { secret: TEST_SECRET, devSecret: false },
     sweepIntervalMs: 200,
+    rateLimitPer10s: 0, // tests that are about rate limits turn it on
+    maxWaitsPerToken: 100,
     instanceId: 'test',
     ...overrides,
   };

@@ -13,6 +13,7 @@ const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
   unavailable: 503,
   too_large: 413,
   unsupported: 415,
+  rate_limited: 429,
 };
 
 const HTTP_CODES: Record<number, string> = {

@@ -24,6 +24,10 @@ export interface TollgateConfig {
   grpcPort?: number;
   /** How often the expiry sweeper runs (ms). Pending calls expire at most about this late. */
   sweepIntervalMs: number;
+  /** Requests per token per 10 s on this instance (0: no limit). */
+  rateLimitPer10s: number;
+  /** Long-polls one token may hold open at once on this instance. */
+  maxWaitsPerToken: number;
   /** How often a long-poll re-reads its call even without a wake-up (the fallback for a lost notification). */
   longPollRecheckMs: number;
   instanceId: string;
@@ -52,6 +56,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     policyFile: env.TOLLGATE_POLICY_FILE || undefined,
     grpcPort: grpc,
     sweepIntervalMs: int(env.TOLLGATE_SWEEP_INTERVAL_MS, 500, 'TOLLGATE_SWEEP_INTERVAL_MS'),
+    rateLimitPer10s: int(env.TOLLGATE_RATE_LIMIT, 1000, 'TOLLGATE_RATE_LIMIT'),
+    maxWaitsPerToken: int(env.TOLLGATE_MAX_WAITS_PER_TOKEN, 100, 'TOLLGATE_MAX_WAITS_PER_TOKEN'),
     longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),
     instanceId: env.TOLLGATE_INSTANCE_ID || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     logLevel: env.LOG_LEVEL || 'log',

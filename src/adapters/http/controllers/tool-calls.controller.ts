@@ -12,6 +12,7 @@ import { CurrentPrincipal, ForbiddenError } from '../auth';
 import { DecisionRequest, ResultRequest } from '../dto/tool-call.dto';
 import { channelHeader, intParam } from '../request-params';
 import { parseBody } from '../validation';
+import { WaitSlots } from '../rate-limit';
 
 const MAX_OUTPUT_BYTES = 64 * 1024;
 
@@ -20,13 +21,20 @@ const MAX_OUTPUT_BYTES = 64 * 1024;
 @ApiBearerAuth()
 @Controller('v1/tool-calls')
 export class ToolCallsController {
-  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus) {}
+  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus, private readonly waitSlots: WaitSlots) {}
 
   @Get(':id')
   @ApiQuery({ name: 'wait', required: false, description: 'seconds (0–60) to wait while the call is pending' })
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('wait') wait: unknown) {
     await this.access(p, id);
-    return this.queries.execute(new GetToolCallQuery(p, id, intParam('wait', wait, 0, 60, 0)));
+    const seconds = intParam('wait', wait, 0, 60, 0);
+    if (seconds === 0) return this.queries.execute(new GetToolCallQuery(p, id, 0));
+    const release = this.waitSlots.acquire(p); // 429 past the per-token bound
+    try {
+      return await this.queries.execute(new GetToolCallQuery(p, id, seconds));
+    } finally {
+      release();
+    }
   }
 
   @Post(':id/decision')

@@ -1,0 +1,46 @@
+import { client } from '../support/http';
+import { startTestServer, TestServer } from '../support/server';
+
+/** Per-token rate limits and a bound on open long-polls, answered as 429 problems. */
+describe('abuse limits', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    server = await startTestServer({ rateLimitPer10s: 20, maxWaitsPerToken: 2 });
+    api = client(server.url);
+  });
+  afterAll(() => server.stop());
+
+  it('answers 429 rate_limited with Retry-After once a token exceeds its rate, and other tokens are unaffected', async () => {
+    const noisy = await server.token('noisy', ['auditor']);
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await api.get('/v1/tools', noisy)).status);
+    expect(statuses.slice(0, 20).every((s) => s === 200)).toBe(true);
+    const limited = await api.get('/v1/tools', noisy);
+    expect(limited.status).toBe(429);
+    expect(limited.body).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(limited.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    const quiet = await server.token('quiet', ['auditor']);
+    expect((await api.get('/v1/tools', quiet)).status).toBe(200);
+    // Probes are never throttled.
+    expect((await api.get('/health/live')).status).toBe(200);
+  });
+
+  it('bounds the long-polls one token holds open', async () => {
+    const agent = await server.token('waiter', ['agent']);
+    await api.post('/v1/conversations', agent, { id: 'w1' });
+    const r = await api.post('/v1/conversations/w1/tool-calls', agent, { toolCalls: [{ toolName: 'needs_person', arguments: {} }] });
+    const id = r.body.toolCalls[0].id;
+    const polls = [api.get(`/v1/tool-calls/${id}?wait=3`, agent), api.get(`/v1/tool-calls/${id}?wait=3`, agent)];
+    await new Promise((res) => setTimeout(res, 300));
+    const third = await api.get(`/v1/tool-calls/${id}?wait=3`, agent);
+    expect(third.status).toBe(429);
+    expect(third.body.code).toBe('rate_limited');
+    expect((await api.get(`/v1/tool-calls/${id}`, agent)).status).toBe(200); // a plain read needs no slot
+    for (const p of await Promise.all(polls)) expect(p.status).toBe(200);
+    expect((await api.get(`/v1/tool-calls/${id}?wait=1`, agent)).status).toBe(200); // slots come back
+  });
+});
