@@ -158,7 +158,14 @@ async function must(call: Call, ...statuses: number[]): Promise<any> {
   return a.json;
 }
 
-const jsonPayload = (v: unknown): Payload => ({ bytes: ser(v), type: 'application/json' });
+/** Payloads print short in fast-check's reports: a 100 000-level nesting would drown the counterexample. */
+function shown(p: Payload): Payload {
+  const describe = () => `Payload(${[p.type === undefined ? 'no content-type' : `type ${JSON.stringify(p.type)}`, p.encoding === undefined ? '' : `encoding ${JSON.stringify(p.encoding)}`, preview(p.bytes, 300)].filter(Boolean).join(', ')})`;
+  Object.defineProperty(p, fc.toStringMethod, { value: describe, enumerable: false, configurable: true });
+  return p;
+}
+
+const jsonPayload = (v: unknown): Payload => shown({ bytes: ser(v), type: 'application/json' });
 
 /** Ids the server handed out (conversations, tool calls), any tenant: the path-id fuzz reuses them. */
 const knownIds: string[] = [];
@@ -437,7 +444,7 @@ function bodies(valid: fc.Arbitrary<unknown>): fc.Arbitrary<Payload> {
     { weight: 2, arbitrary: anyJson.map(jsonPayload) },
     { weight: 2, arbitrary: brokenJson(valid) },
     { weight: 2, arbitrary: oddMedia(valid) },
-  );
+  ).map(shown);
 }
 
 /** Percent-encodes the UTF-8 of `s` (a lone surrogate becomes U+FFFD, as any client would send it). */
@@ -610,7 +617,8 @@ async function proposeOne(c: Crew, conv: string, call: Record<string, unknown>):
 
 /** A call held for a person: a tool never seen before, so no grant from an earlier always_allow covers it. */
 async function pendingCall(c: Crew): Promise<string> {
-  const call = await proposeOne(c, await newConversation(c, { user: { id: 'fz-user' } }), { toolName: `fz_pending_${++serial}`, arguments: { n: serial } });
+  const conv = await newConversation(c, { user: { id: 'fz-user' } });
+  const call = await proposeOne(c, conv, { toolName: `fz_pending_${++serial}`, arguments: { n: serial }, annotations: { requiresApproval: true } });
   if (call.status !== 'pending') throw new Error(`setup: expected a pending call, got ${call.status}`);
   return call.id;
 }
@@ -697,7 +705,7 @@ describe('fuzzing every REST body and query: never a 5xx, every 4xx a problem, e
       { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 80 }) },
       { weight: 1, arbitrary: fc.array(fc.constantFrom('a', ':', ' ', '\n', '-', '&x', '*x', '!', '[', ']', '{', '}', '"', "'", '|', '>', '#', '?', ',', '%', '@', '`', '<<'), { maxLength: 40 }).map((p) => p.join('')) },
     );
-    await fuzz('PUT /v1/policy (YAML)', 60, fc.record({ bytes: text, type: yamlType }), async (payload) => {
+    await fuzz('PUT /v1/policy (YAML)', 60, fc.record({ bytes: text, type: yamlType }).map(shown), async (payload) => {
       await hit({ method: 'PUT', path: '/v1/policy', token: c.admin, payload });
     });
     await hit({ method: 'GET', path: '/v1/policy', token: c.auditor });

@@ -1,0 +1,56 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+/** The `tollgate` bin (built by `npm install` / `npm test`). */
+export const BIN = join(__dirname, '..', '..', 'bin', 'tollgate.js');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** The environment of a child server: only what the test sets, nothing inherited that changes auth or the database. */
+export function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const e: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of ['DATABASE_URL', 'TOLLGATE_JWT_SECRET', 'TOLLGATE_JWKS_URL', 'TOLLGATE_DATA_DIR', 'PORT', 'HOST']) delete e[k];
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) e[k] = v;
+  return e;
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+}
+
+/** Starts `tollgate serve` as its own process and waits until /health/ready answers. */
+export async function spawnServer(env: Record<string, string | undefined>): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: serverEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${out}`);
+    try {
+      if ((await fetch(`${url}/health/ready`)).ok) return { child, url, output: () => out };
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not become ready:\n${out}`);
+}
+
+export function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+}
