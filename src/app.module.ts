@@ -57,6 +57,8 @@ import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool
 import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
 import { JoseReceiptSigner } from './infrastructure/receipts/receipt-signer';
 import { ExpirySweeper } from './infrastructure/scheduling/expiry-sweeper';
+import { KickOutboxOnCommit, OutboxRelay } from './infrastructure/outbox/outbox-relay';
+import { OUTBOX_CONSUMERS, OutboxConsumer } from './application/ports/outbox.port';
 import { RandomIds, SystemClock } from './infrastructure/system';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { PgWakeListener } from './infrastructure/waiting/pg-wake-listener';
@@ -78,7 +80,8 @@ export class AppModule implements NestModule {
     consumer.apply(RequestIdMiddleware, HttpMetricsMiddleware).forRoutes('*path');
   }
 
-  static forRoot(config: TollgateConfig, dataSource: DataSource): DynamicModule {
+  /** `extra.outboxConsumers`: more ways out (tests use it to watch deliveries). */
+  static forRoot(config: TollgateConfig, dataSource: DataSource, extra: { outboxConsumers?: OutboxConsumer[] } = {}): DynamicModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config))],
@@ -107,6 +110,9 @@ export class AppModule implements NestModule {
         PgWakeListener,
         { provide: WAITERS, useExisting: InProcessWaiters },
         ExpirySweeper,
+        OutboxRelay,
+        KickOutboxOnCommit,
+        { provide: OUTBOX_CONSUMERS, useValue: [...(extra.outboxConsumers ?? [])] },
         WakeWaitersHandler,
         TollgateMetrics,
         DecisionMetricsHandler,

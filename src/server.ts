@@ -9,6 +9,7 @@ import type { Server as HttpServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { parse as parseYaml } from 'yaml';
+import type { OutboxConsumer } from './application/ports/outbox.port';
 import { PutPolicyCommand } from './application/commands/put-policy/put-policy.command';
 import { SYSTEM_ACTOR } from './domain/shared/actor';
 import { DomainError } from './domain/shared/domain-error';
@@ -35,14 +36,14 @@ const BODY_LIMIT = '1mb';
  * Starts Tollgate: the database (embedded PGlite unless DATABASE_URL), migrations, the Nest app,
  * the policy file, then the HTTP listener. `close()` stops them in reverse order.
  */
-export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLevel[] | false } = {}): Promise<RunningServer> {
+export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLevel[] | false; outboxConsumers?: OutboxConsumer[] } = {}): Promise<RunningServer> {
   const config = resolveAuth(raw);
   let embedded: EmbeddedPostgres | undefined;
   let dataSource: DataSource | undefined;
   try {
     if (!config.databaseUrl) embedded = await startEmbeddedPostgres(config.dataDir);
     dataSource = await openDataSource({ url: config.databaseUrl, embedded }, config.migrate);
-    const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, dataSource), {
+    const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, dataSource, { outboxConsumers: opts.outboxConsumers }), {
       bodyParser: false,
       logger: opts.logLevels ?? levelsFor(config.logLevel),
     });

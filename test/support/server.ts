@@ -1,6 +1,7 @@
 import { mintToken } from '../../src/infrastructure/auth/jwt-verifier';
 import { loadConfig, TollgateConfig } from '../../src/infrastructure/config/config';
 import { RunningServer, startServer } from '../../src/server';
+import type { OutboxConsumer } from '../../src/application/ports/outbox.port';
 import { freshDatabase, TestDatabase } from './database';
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
@@ -12,7 +13,7 @@ export interface TestServer extends RunningServer {
 }
 
 /** The real service on a fresh database and a free port, as a test sees it from outside. */
-export async function startTestServer(overrides: Partial<TollgateConfig> = {}, opts: { db?: TestDatabase } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<TollgateConfig> = {}, opts: { db?: TestDatabase; outboxConsumers?: OutboxConsumer[] } = {}): Promise<TestServer> {
   // A shared database (several instances in one test) is dropped by its owner, not by each instance.
   const db = opts.db ?? (await freshDatabase());
   const base = loadConfig({});
@@ -29,7 +30,7 @@ export async function startTestServer(overrides: Partial<TollgateConfig> = {}, o
     instanceId: 'test',
     ...overrides,
   };
-  const server = await startServer(config, { logLevels: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : false });
+  const server = await startServer(config, { logLevels: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : false, outboxConsumers: opts.outboxConsumers });
   return {
     ...server,
     db,

@@ -222,7 +222,15 @@ export class Conversation extends AggregateRoot {
    * Proposes one step's calls. Each is judged by `evaluate` (the ApprovalPolicy bound to this
    * tenant's policy, registry and grants) and is approved, rejected or left pending at once.
    */
-  propose(step: ProposedCall[], evaluate: (call: ProposedCallFacts) => PolicyVerdict, newId: () => string, at: Date, halt: HaltInForce | null): ProposalResult {
+  propose(
+    step: ProposedCall[],
+    evaluate: (call: ProposedCallFacts) => PolicyVerdict,
+    newId: () => string,
+    at: Date,
+    halt: HaltInForce | null,
+    /** The proposing agent's display name, for the audit record. */
+    agentName?: string,
+  ): ProposalResult {
     const seen = new Set<string>();
     const repeats = new Map<number, ToolCall>();
     step.forEach((p, i) => {
@@ -243,12 +251,12 @@ export class Conversation extends AggregateRoot {
     const pending = this.calls.filter((c) => c.status === 'pending').map((c) => c.id);
     if (pending.length > 0) throw new ConversationBlockedError(pending);
 
-    const calls = step.map((p, i) => repeats.get(i) ?? this.proposeOne(p, evaluate(p), newId(), at));
+    const calls = step.map((p, i) => repeats.get(i) ?? this.proposeOne(p, evaluate(p), newId(), at, agentName));
     this.touch(at);
     return { calls, replay: false };
   }
 
-  private proposeOne(p: ProposedCall, verdict: PolicyVerdict, id: string, at: Date): ToolCall {
+  private proposeOne(p: ProposedCall, verdict: PolicyVerdict, id: string, at: Date, agentName?: string): ToolCall {
     const policy = { level: verdict.level, rule: verdict.rule, policyVersion: verdict.policyVersion, reason: verdict.reason, grantId: verdict.grantId };
     const call = ToolCall.create({
       id,
@@ -268,7 +276,7 @@ export class Conversation extends AggregateRoot {
     });
     this.calls.push(call);
     this.added.add(id);
-    const env = this.envelope(call, at, agentActor(this.s.agentId));
+    const env = this.envelope(call, at, agentActor(this.s.agentId, agentName));
     this.record(
       new ToolCallProposed(env, {
         externalId: p.externalId,

@@ -24,6 +24,10 @@ export interface TollgateConfig {
   grpcPort?: number;
   /** How often the expiry sweeper runs (ms). Pending calls expire at most about this late. */
   sweepIntervalMs: number;
+  /** How often the outbox relay looks for undelivered events (ms; 0 turns it off on this instance). */
+  outboxPollMs: number;
+  /** How long one instance holds a consumer's stream; a crashed instance's work is taken over after it. */
+  outboxLeaseSeconds: number;
   /** Requests per token per 10 s on this instance (0: no limit). */
   rateLimitPer10s: number;
   /** Long-polls one token may hold open at once on this instance. */
@@ -56,6 +60,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     policyFile: env.TOLLGATE_POLICY_FILE || undefined,
     grpcPort: grpc,
     sweepIntervalMs: int(env.TOLLGATE_SWEEP_INTERVAL_MS, 500, 'TOLLGATE_SWEEP_INTERVAL_MS'),
+    outboxPollMs: int(env.TOLLGATE_OUTBOX_POLL_MS, 1000, 'TOLLGATE_OUTBOX_POLL_MS'),
+    outboxLeaseSeconds: Math.max(1, int(env.TOLLGATE_OUTBOX_LEASE_SECONDS, 30, 'TOLLGATE_OUTBOX_LEASE_SECONDS')),
     rateLimitPer10s: int(env.TOLLGATE_RATE_LIMIT, 1000, 'TOLLGATE_RATE_LIMIT'),
     maxWaitsPerToken: int(env.TOLLGATE_MAX_WAITS_PER_TOKEN, 100, 'TOLLGATE_MAX_WAITS_PER_TOKEN'),
     longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),

@@ -8,6 +8,9 @@ export class ResumeRequest {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) reason?: string;
 }
 
-export class HaltRequest extends ResumeRequest {
-  @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(4000) declare reason: string;
+/** Not derived from ResumeRequest: class-validator would inherit its optional `reason`. */
+export class HaltRequest {
+  @ApiProperty({ enum: HALT_SCOPES }) @IsIn(HALT_SCOPES) scope: HaltScope;
+  @ApiPropertyOptional({ description: "the agent's sub or the conversation id; left out for the tenant" }) @IsOptional() @IsString() @MaxLength(256) id?: string;
+  @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(4000) reason: string;
 }

@@ -43,7 +43,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
           conversation: { id: conv.id, agentId: conv.agentId, user: conv.user ?? undefined },
         });
       };
-      const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), this.clock.now(), halt);
+      const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), this.clock.now(), halt, p.name);
       if (!result.replay) await this.conversations.save(conv);
       return { replay: result.replay, conversation: conversationView(conv, !!halt), toolCalls: result.calls.map((c) => toolCallView(c.snapshot())) };
     });

@@ -1,0 +1,15 @@
+import type { AuditEvent } from './audit-log.port';
+
+/** Everything that leaves the process after a change: one consumer per way out (Slack, webhooks…). */
+export const OUTBOX_CONSUMERS = Symbol('OutboxConsumers');
+
+/**
+ * Delivered after commit, in seq order per tenant, at least once (idempotent by `event.id`), retried
+ * with backoff while `deliver` throws, never for a change that rolled back (its events do not exist).
+ */
+export interface OutboxConsumer {
+  /** Stable name: the cursor is kept under it. */
+  readonly name: string;
+  wants(event: AuditEvent): boolean;
+  deliver(event: AuditEvent): Promise<void>;
+}

@@ -1,0 +1,142 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { AUDIT_LOG, AuditLog } from '../../application/ports/audit-log.port';
+import { OUTBOX_CONSUMERS, OutboxConsumer } from '../../application/ports/outbox.port';
+import { EventsCommitted } from '../../application/ports/stored-event';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
+
+const BATCH = 100;
+const TENANTS_PER_PASS = 50;
+const MAX_BACKOFF_S = 300;
+
+/**
+ * Delivers committed events to the outbox consumers. Each (tenant, consumer) stream is leased to one
+ * instance at a time (`leaseSeconds`; a crashed instance's lease simply runs out), read after its cursor,
+ * delivered in order, and the cursor advanced after each delivery. A failure schedules a retry with
+ * exponential backoff (1 s, 2 s, 4 s … 5 min) and keeps the event: nothing is skipped or lost.
+ */
+@Injectable()
+export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+  private readonly log = new Logger('Outbox');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(AUDIT_LOG) private readonly audit: AuditLog,
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    @Optional() @Inject(OUTBOX_CONSUMERS) private readonly consumers: OutboxConsumer[] = [],
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.consumers.length === 0 || this.config.outboxPollMs === 0) return;
+    this.timer = setInterval(() => this.kick(), this.config.outboxPollMs).unref();
+    this.kick();
+  }
+
+  /** Runs a pass now (after a commit), or right after the one in progress. */
+  kick(): void {
+    if (this.stopped || this.consumers.length === 0) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch((e) => this.log.warn(`outbox pass failed: ${(e as Error).message}`))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** One pass over every consumer's due streams; resolves when done (tests call it directly). */
+  async pass(): Promise<void> {
+    for (const consumer of this.consumers) {
+      const due: Array<{ tenant_id: string }> = await this.dataSource.query(
+        `SELECT h.tenant_id FROM audit_heads h
+           LEFT JOIN outbox_cursors c ON c.tenant_id = h.tenant_id AND c.consumer = $1
+          WHERE h.seq > coalesce(c.last_seq, 0)
+            AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= now())
+            AND (c.lease_until IS NULL OR c.lease_until < now() OR c.lease_owner = $2)
+          LIMIT ${TENANTS_PER_PASS}`,
+        [consumer.name, this.config.instanceId],
+      );
+      for (const { tenant_id } of due) {
+        if (this.stopped) return;
+        await this.drain(consumer, tenant_id);
+      }
+    }
+  }
+
+  private async drain(consumer: OutboxConsumer, tenantId: string): Promise<void> {
+    const lease = await this.lease(consumer.name, tenantId);
+    if (lease === null) return; // another instance holds this stream
+    let lastSeq = lease;
+    try {
+      for (;;) {
+        const events = await this.audit.list({ tenantId, afterSeq: lastSeq }, BATCH);
+        for (const event of events) {
+          if (consumer.wants(event)) await consumer.deliver(event);
+          lastSeq = event.seq;
+          await this.dataSource.query(`UPDATE outbox_cursors SET last_seq = $3, attempts = 0, next_attempt_at = NULL, last_error = NULL WHERE tenant_id = $1 AND consumer = $2`, [
+            tenantId,
+            consumer.name,
+            lastSeq,
+          ]);
+        }
+        if (events.length < BATCH || this.stopped) break;
+      }
+      await this.release(consumer.name, tenantId);
+    } catch (e) {
+      const message = (e as Error).message ?? String(e);
+      this.log.warn(`${consumer.name} failed on ${tenantId} after seq ${lastSeq}: ${message}`);
+      await this.dataSource.query(
+        `UPDATE outbox_cursors SET attempts = attempts + 1, last_error = $3, lease_owner = NULL, lease_until = NULL,
+                next_attempt_at = now() + make_interval(secs => least(${MAX_BACKOFF_S}, power(2, attempts)))
+          WHERE tenant_id = $1 AND consumer = $2`,
+        [tenantId, consumer.name, message.slice(0, 2000)],
+      );
+    }
+  }
+
+  /** Takes (or renews) the stream's lease; answers its cursor, or null when someone else holds it. */
+  private async lease(consumer: string, tenantId: string): Promise<number | null> {
+    const rows: Array<{ last_seq: string }> = await this.dataSource.query(
+      `INSERT INTO outbox_cursors (tenant_id, consumer, lease_owner, lease_until) VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+       ON CONFLICT (tenant_id, consumer) DO UPDATE SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
+         WHERE outbox_cursors.lease_until IS NULL OR outbox_cursors.lease_until < now() OR outbox_cursors.lease_owner = EXCLUDED.lease_owner
+       RETURNING last_seq`,
+      [tenantId, consumer, this.config.instanceId, this.config.outboxLeaseSeconds],
+    );
+    return rows.length ? Number(rows[0].last_seq) : null;
+  }
+
+  private async release(consumer: string, tenantId: string): Promise<void> {
+    await this.dataSource.query(`UPDATE outbox_cursors SET lease_owner = NULL, lease_until = NULL WHERE tenant_id = $1 AND consumer = $2 AND lease_owner = $3`, [
+      tenantId,
+      consumer,
+      this.config.instanceId,
+    ]);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+}
+
+/** A commit is the moment to deliver: no waiting for the next poll. */
+@EventsHandler(EventsCommitted)
+export class KickOutboxOnCommit implements IEventHandler<EventsCommitted> {
+  constructor(private readonly relay: OutboxRelay) {}
+  handle(): void {
+    this.relay.kick();
+  }
+}

@@ -1,0 +1,103 @@
+import { AuditEvent } from '../../src/application/ports/audit-log.port';
+import { OutboxConsumer } from '../../src/application/ports/outbox.port';
+import { CONVERSATIONS, ConversationRepository, UNIT_OF_WORK, UnitOfWork } from '../../src/application/ports';
+import { Conversation } from '../../src/domain/conversation/conversation.aggregate';
+import { client } from '../support/http';
+import { startTestServer, TestServer } from '../support/server';
+
+/** A way out that records what it was given, and can be told to fail. */
+class RecordingConsumer implements OutboxConsumer {
+  readonly name = 'test-recorder';
+  readonly delivered: AuditEvent[] = [];
+  attempts = 0;
+  failuresLeft = 0;
+
+  wants(e: AuditEvent): boolean {
+    return e.type !== 'ToolRegistered';
+  }
+
+  async deliver(e: AuditEvent): Promise<void> {
+    this.attempts += 1;
+    if (this.failuresLeft > 0) {
+      this.failuresLeft -= 1;
+      throw new Error('channel unavailable');
+    }
+    this.delivered.push(e);
+  }
+}
+
+async function until(what: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await what())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The transactional outbox: delivered after commit, in order, retried with backoff, never for a rollback, never lost. */
+describe('the outbox relay', () => {
+  let server: TestServer;
+  let consumer: RecordingConsumer;
+  let api: ReturnType<typeof client>;
+  let agent: string;
+
+  beforeAll(async () => {
+    consumer = new RecordingConsumer();
+    server = await startTestServer({ outboxPollMs: 100, outboxLeaseSeconds: 2 }, { outboxConsumers: [consumer] });
+    api = client(server.url);
+    agent = await server.token('bot', ['agent'], { tenant: 'out' });
+  });
+  afterAll(() => server.stop());
+
+  const delivered = (tenant: string) => consumer.delivered.filter((e) => e.tenant === tenant);
+
+  it('delivers committed events after commit, in seq order, skipping what the consumer does not want', async () => {
+    const admin = await server.token('root', ['admin'], { tenant: 'out' });
+    await api.put('/v1/tools/t1', admin, {});
+    await api.post('/v1/conversations', agent, { id: 'o1' });
+    await api.post('/v1/conversations/o1/tool-calls', agent, { toolCalls: [{ toolName: 'x', arguments: {} }] });
+    await until(() => delivered('out').length >= 3);
+    expect(delivered('out').map((e) => e.type)).toEqual(['ConversationStarted', 'ToolCallProposed', 'ApprovalRequested']);
+    const seqs = delivered('out').map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+  });
+
+  it('never delivers a change that rolled back', async () => {
+    const uow = server.app.get<UnitOfWork>(UNIT_OF_WORK);
+    const repo = server.app.get<ConversationRepository>(CONVERSATIONS);
+    await expect(
+      uow.run(async () => {
+        await repo.save(Conversation.start({ id: 'ghost', tenantId: 'out', agentId: 'bot', at: new Date() }));
+        throw new Error('abandon');
+      }),
+    ).rejects.toThrow('abandon');
+    await api.post('/v1/conversations', agent, { id: 'o2' });
+    await until(() => delivered('out').some((e) => e.conversationId === 'o2'));
+    expect(consumer.delivered.some((e) => e.conversationId === 'ghost')).toBe(false);
+  });
+
+  it('retries a failing delivery with backoff and loses nothing', async () => {
+    const before = delivered('out').length;
+    const attemptsBefore = consumer.attempts;
+    consumer.failuresLeft = 2;
+    await api.post('/v1/conversations', agent, { id: 'o3' });
+    await until(() => delivered('out').some((e) => e.conversationId === 'o3'), 20_000);
+    expect(consumer.attempts - attemptsBefore).toBe(3); // two failures, then the delivery
+    expect(delivered('out').length).toBe(before + 1);
+    const [cursor] = await server.dataSource.query(`SELECT attempts, last_error, next_attempt_at FROM outbox_cursors WHERE tenant_id = 'out' AND consumer = $1`, [consumer.name]);
+    expect(cursor).toMatchObject({ attempts: 0, last_error: null, next_attempt_at: null });
+  });
+
+  it("takes over a stream whose lease a crashed instance left behind, once the lease runs out", async () => {
+    const other = await server.token('bot', ['agent'], { tenant: 'leased' });
+    await server.dataSource.query(
+      `INSERT INTO outbox_cursors (tenant_id, consumer, lease_owner, lease_until) VALUES ('leased', $1, 'crashed-instance', now() + interval '2 seconds')`,
+      [consumer.name],
+    );
+    await api.post('/v1/conversations', other, { id: 'l1' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(delivered('leased')).toEqual([]); // still leased to the crashed instance
+    await until(() => delivered('leased').length === 1, 20_000);
+    expect(delivered('leased')[0]).toMatchObject({ type: 'ConversationStarted', conversationId: 'l1' });
+  });
+});
