@@ -5,21 +5,32 @@ import { PolicyRepository } from '../../application/ports';
 import { JsonObject, PolicyVersionRow } from './orm-entities';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
+const MAX_CACHED_TENANTS = 10_000;
+
 /** Policies are stored as versions; the primary key (tenant_id, version) makes a concurrent PUT lose and retry. */
 @Injectable()
 export class TypeOrmPolicyRepository implements PolicyRepository {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
+  /**
+   * Parsed documents by tenant and version. Versions never change once written, so the cache needs no
+   * invalidation across instances: each read asks the database which version is current (a primary-key
+   * lookup) and parses a document only the first time this instance sees that version.
+   */
+  private readonly parsed = new Map<string, { version: number; document: PolicyDocument; updatedAt: Date; updatedBy: string }>();
+
   async current(tenantId: string): Promise<TenantPolicy> {
-    const row = await this.uow.manager().getRepository(PolicyVersionRow).findOne({ where: { tenantId }, order: { version: 'DESC' } });
-    if (!row) return TenantPolicy.initial(tenantId);
-    return TenantPolicy.rehydrate({
-      tenantId,
-      version: row.version,
-      document: PolicyDocument.parse(row.document),
-      updatedAt: row.createdAt,
-      updatedBy: row.createdBy,
-    });
+    const m = this.uow.manager();
+    const [head]: Array<{ version: number }> = await m.query(`SELECT version FROM policy_versions WHERE tenant_id = $1 ORDER BY version DESC LIMIT 1`, [tenantId]);
+    if (!head) return TenantPolicy.initial(tenantId);
+    let hit = this.parsed.get(tenantId);
+    if (!hit || hit.version !== head.version) {
+      const row = await m.getRepository(PolicyVersionRow).findOneByOrFail({ tenantId, version: head.version });
+      hit = { version: row.version, document: PolicyDocument.parse(row.document), updatedAt: row.createdAt, updatedBy: row.createdBy };
+      if (this.parsed.size >= MAX_CACHED_TENANTS) this.parsed.delete(this.parsed.keys().next().value!);
+      this.parsed.set(tenantId, hit);
+    }
+    return TenantPolicy.rehydrate({ tenantId, ...hit });
   }
 
   async save(policy: TenantPolicy): Promise<void> {
