@@ -62,6 +62,7 @@ import { OUTBOX_CONSUMERS, OutboxConsumer } from './application/ports/outbox.por
 import { RandomIds, SystemClock } from './infrastructure/system';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { PgWakeListener } from './infrastructure/waiting/pg-wake-listener';
+import { WaiterRecheck } from './infrastructure/waiting/waiter-recheck';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler,
@@ -108,6 +109,7 @@ export class AppModule implements NestModule {
         { provide: IDS, useClass: RandomIds },
         InProcessWaiters,
         PgWakeListener,
+        WaiterRecheck,
         { provide: WAITERS, useExisting: InProcessWaiters },
         ExpirySweeper,
         OutboxRelay,

@@ -894,7 +894,7 @@ describe('fuzzing every REST body and query: never a 5xx, every 4xx a problem, e
       { weight: 3, arbitrary: cursor },
       { weight: 3, arbitrary: nastyString },
       { weight: 1, arbitrary: fc.nat().map(String) },
-      { weight: 1, arbitrary: longString([255, 256, 257, 1000, 3000]) },
+      { weight: 1, arbitrary: longString([255, 256, 257, 1000]) },
     );
     const key = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...KEYS) }, { weight: 1, arbitrary: nastyString });
     const query = fc.record({ pairs: fc.array(fc.tuple(key, value), { maxLength: 5 }), encoded: fc.boolean() });
@@ -905,8 +905,10 @@ describe('fuzzing every REST body and query: never a 5xx, every 4xx a problem, e
         const safe = path.includes(held) && k.startsWith('wait') && /^\d+$/.test(v) && Number(v) > 0 ? '0' : v;
         return query.encoded ? `${enc(k)}=${enc(safe)}` : `${k}=${safe}`.replace(/#/g, '%23');
       });
-      // Node refuses a request head over 16 KiB (431) before the service sees it: keep URLs well below.
-      const qs = pairs.length ? `?${pairs.join('&')}`.slice(0, 8000) : '';
+      // Node refuses a request head over 16 KiB (431, no body) before the service sees it: keep URLs well below.
+      const url = () => new URL(server.url + path + (pairs.length ? `?${pairs.join('&')}` : '')).href;
+      while (pairs.length > 1 && url().length > 8000) pairs.pop();
+      const qs = pairs.length ? `?${pairs.join('&')}` : '';
       await hit({ method: 'GET', path: path + qs, token: who && c[who], kind, headers: accept === undefined ? {} : { accept } });
     });
   });

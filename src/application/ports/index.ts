@@ -117,8 +117,6 @@ export interface ToolCallWaiters {
   wake(tenantId: string, toolCallId: string): void;
   /** True once the server is shutting down: long-polls answer at once. */
   readonly closing: boolean;
-  /** A waiter re-reads at least this often, so a missed wake-up costs latency, never correctness. */
-  readonly recheckMs: number;
 }
 
 export interface ListFilter {

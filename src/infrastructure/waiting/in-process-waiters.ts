@@ -1,5 +1,4 @@
-import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
-import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
+import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 import { ToolCallWaiters, Watch } from '../../application/ports';
 
 interface Entry {
@@ -15,11 +14,6 @@ interface Entry {
 export class InProcessWaiters implements ToolCallWaiters, BeforeApplicationShutdown {
   private readonly byCall = new Map<string, Set<Entry>>();
   closing = false;
-  readonly recheckMs: number;
-
-  constructor(@Inject(TOLLGATE_CONFIG) config: TollgateConfig) {
-    this.recheckMs = config.longPollRecheckMs;
-  }
 
   watch(tenantId: string, toolCallId: string): Watch {
     const key = `${tenantId}\u0000${toolCallId}`;
@@ -55,6 +49,14 @@ export class InProcessWaiters implements ToolCallWaiters, BeforeApplicationShutd
       e.woken = true;
       e.resolve?.();
     }
+  }
+
+  /** The calls someone is waiting on right now. */
+  waitedOn(): Array<{ tenantId: string; toolCallId: string }> {
+    return [...this.byCall.keys()].map((k) => {
+      const [tenantId, toolCallId] = k.split('\u0000');
+      return { tenantId, toolCallId };
+    });
   }
 
   /** After a lost notification channel: everyone re-reads. */

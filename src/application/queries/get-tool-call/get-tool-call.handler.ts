@@ -31,7 +31,8 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
         const left = deadline - now.getTime();
         if (call.status !== 'pending' || left <= 0 || this.waiters.closing) return toolCallView(call.snapshot());
         const untilExpiry = call.approval ? call.approval.expiresAt.getTime() - now.getTime() + 1 : left;
-        await watch.next(Math.max(1, Math.min(left, untilExpiry, this.waiters.recheckMs)));
+        // Woken after a commit here, by a notification from another instance, or by the periodic batch re-check.
+        await watch.next(Math.max(1, Math.min(left, untilExpiry)));
       }
     } finally {
       watch.close();
