@@ -6,6 +6,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { parse as parseYaml } from 'yaml';
@@ -53,6 +54,7 @@ export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLe
     }
     await app.init();
     if (config.policyFile) await loadPolicyFile(app, config.policyFile);
+    answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);
     await app.listen(config.port, config.host);
     const address = app.getHttpServer().address() as AddressInfo;
     const ds = dataSource;
@@ -89,6 +91,25 @@ async function drainHttp(app: INestApplication): Promise<void> {
   await closed;
   clearInterval(idle);
   clearTimeout(deadline);
+}
+
+/** Requests Node refuses before any handler runs (oversized headers, bad framing) still get an RFC 9457 problem. */
+function answerMalformedRequestsWithProblems(http: HttpServer): void {
+  http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const body = JSON.stringify({
+      type: `urn:tollgate:problem:${tooLarge ? 'headers_too_large' : 'bad_request'}`,
+      title: tooLarge ? 'Request Header Fields Too Large' : 'Bad Request',
+      status,
+      detail: tooLarge ? 'The request line and headers exceed 16 KiB' : 'The request is not valid HTTP',
+      code: tooLarge ? 'headers_too_large' : 'validation_failed',
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 }
 
 /** Body limits, YAML policies and the OpenAPI document; shared by the server and the tests. */

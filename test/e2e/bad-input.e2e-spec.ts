@@ -151,6 +151,35 @@ describe('the shape of a proposal', () => {
     expectInvalid(await http.get('/v1/tool-calls/tc_%00', agent));
   });
 
+  it('keeps free JSON exactly as sent, keys named like object methods included', async () => {
+    const args = { toString: 'x', valueOf: 1, constructor: { prototype: 2 }, hasOwnProperty: null, cmd: 'ls', nested: [{ constructor: 'y' }] };
+    const r = await propose({ toolCalls: [call({ arguments: args })] });
+    expect(r.status).toBe(201);
+    expect(r.body.toolCalls[0].arguments).toEqual(args);
+    const back = await http.get(`/v1/tool-calls/${r.body.toolCalls[0].id}`, agent);
+    expect(back.body.arguments).toEqual(args);
+  });
+
+  it('refuses fields named like object internals outside free JSON as unknown, not 500', async () => {
+    expectInvalid(await http.post('/v1/conversations', agent, JSON.parse('{"constructor": 1}')), 'constructor');
+    expectInvalid(await http.post('/v1/conversations', agent, JSON.parse('{"user": {"id": "u", "__proto__": {"x": 1}}}')), '__proto__');
+    expectInvalid(await propose({ toolCalls: [call({ toString: 1 })] }), 'toString');
+  });
+
+  it('answers an oversized request line with a 431 problem, not a bare status', async () => {
+    const r = await http.get(`/v1/tools?x=${'a'.repeat(20_000)}`, agent);
+    expect(r.status).toBe(431);
+    expect(r.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(r.body).toMatchObject({ status: 431, code: 'headers_too_large' });
+  });
+
+  it('refuses bodies nested deeper than 64 levels with 400, never a stack overflow', async () => {
+    const deep = '['.repeat(5000) + '"leaf"' + ']'.repeat(5000); // built as text: too deep for JSON.stringify here
+    const json = { 'content-type': 'application/json' };
+    expectInvalid(await http.call('POST', '/v1/conversations/bad-propose/tool-calls', { token: agent, headers: json, raw: `{"toolCalls":[{"toolName":"x","arguments":{"deep":${deep}}}]}` }), 'nested');
+    expectInvalid(await http.call('PUT', '/v1/tools/deep_tool', { token: agent, headers: json, raw: `{"destructive":${deep}}` }), 'nested');
+  });
+
   it('refuses the same tool-call id twice in one step', async () => {
     expectInvalid(await propose({ toolCalls: [call({ id: 'dup' }), call({ id: 'dup' })] }), 'dup');
   });

@@ -11,9 +11,11 @@
  * fuzz gets past 401/403 into validation and the domain; each property has its own tenant, so a halt
  * or a grant of one cannot blunt another.
  *
- * Reproduce a failure: fast-check prints `{ seed, path }`; rerun with FUZZ_SEED=<seed> FUZZ_PATH=<path>.
- * FUZZ_RUNS=<factor> scales every property's run count (default 1). Server ids are random, so a replay
- * is exact for bodies and queries, not for the ids the server minted.
+ * Reproduce a failure: fast-check prints `{ seed, path }` and the shrunk counterexample; rerun that one
+ * property with FUZZ_SEED=<seed> FUZZ_PATH=<path> … jest test/e2e/fuzz -t '<its name>'. Server ids are
+ * random, so a replay is exact for bodies and queries, not for the ids the server minted.
+ * FUZZ_RUNS=<factor> scales every property's run count (default 1); FUZZ_STATS=1 prints the answers
+ * each property got (how far past validation it reached).
  */
 import fc from 'fast-check';
 import { gzipSync, deflateSync } from 'node:zlib';
@@ -189,7 +191,7 @@ async function fuzz<T>(name: string, n: number, arb: fc.Arbitrary<T>, body: (x: 
   currentProperty = name;
   await fc.assert(
     fc.asyncProperty(arb, body),
-    { numRuns: runs(n), seed: SEED, path: SEED === undefined ? undefined : PATH, interruptAfterTimeLimit: 90_000, verbose: 1 },
+    { numRuns: runs(n), seed: SEED, path: SEED === undefined ? undefined : PATH, interruptAfterTimeLimit: 30_000 },
   );
 }
 

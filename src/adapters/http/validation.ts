@@ -3,21 +3,83 @@ import { ValidationError as CvError, validateSync } from 'class-validator';
 import { ValidationError, ValidationFault } from '../../domain/shared/domain-error';
 
 type Ctor<T> = new () => T;
+type Path = Array<string | number>;
+
+/** The free-JSON members of the documented bodies (CONTRACT §11): kept exactly as sent, never transformed. */
+const FREE_JSON = new Set(['arguments', 'metadata', 'output']);
+/** No documented field has these names; class-transformer would choke on or silently drop them. */
+const RESERVED_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__', 'prototype']);
+export const MAX_DEPTH = 64;
 
 /**
  * Validates a request body against its DTO: unknown fields are refused at every documented
- * level (free JSON like `arguments` is left alone) and each fault names its path.
+ * level, each fault names its path, and free JSON (`arguments`, `metadata`, `output`) comes back
+ * exactly as sent — class-transformer only ever sees a placeholder for it.
  */
 export function parseBody<T extends object>(dto: Ctor<T>, raw: unknown): T {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError([{ path: '', message: 'the body must be a JSON object' }]);
   }
-  const nul = findNul(raw, '');
-  if (nul !== null) throw new ValidationError([{ path: nul, message: 'text may not contain the NUL character (\\u0000)' }]);
-  const instance = plainToInstance(dto, raw);
+  inspect(raw);
+  const free: Array<{ path: Path; value: unknown }> = [];
+  const instance = plainToInstance(dto, shell(raw, [], free));
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
   if (errors.length > 0) throw new ValidationError(flatten(errors, ''));
+  for (const { path, value } of free) restore(instance, path, value);
   return instance;
+}
+
+function show(path: Path): string {
+  return path.reduce<string>((s, k) => (typeof k === 'number' ? `${s}[${k}]` : s ? `${s}.${k}` : k), '') || '(body)';
+}
+
+/**
+ * One iterative pass before anything recursive runs: bounded depth, no NUL characters (PostgreSQL text and
+ * jsonb cannot hold them), no reserved key names outside free JSON.
+ */
+function inspect(root: unknown): void {
+  const stack: Array<{ v: unknown; path: Path; free: boolean }> = [{ v: root, path: [], free: false }];
+  while (stack.length > 0) {
+    const { v, path, free } = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) throw new ValidationError([{ path: show(path), message: 'text may not contain the NUL character (\\u0000)' }]);
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (path.length >= MAX_DEPTH) throw new ValidationError([{ path: show(path), message: `is nested more than ${MAX_DEPTH} levels deep` }]);
+    if (Array.isArray(v)) {
+      v.forEach((child, i) => stack.push({ v: child, path: [...path, i], free }));
+      continue;
+    }
+    for (const [k, child] of Object.entries(v)) {
+      const at = [...path, k];
+      if (k.includes('\u0000')) throw new ValidationError([{ path: show(at), message: 'names may not contain the NUL character (\\u0000)' }]);
+      if (!free && RESERVED_KEYS.has(k)) throw new ValidationError([{ path: show(at), message: `unknown field "${k}"` }]);
+      stack.push({ v: child, path: at, free: free || FREE_JSON.has(k) });
+    }
+  }
+}
+
+/** A copy for class-transformer in which each free-JSON object or array is an empty placeholder of its kind (so its type is still checked). */
+function shell(v: unknown, path: Path, free: Array<{ path: Path; value: unknown }>): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((child, i) => shell(child, [...path, i], free));
+  const out: Record<string, unknown> = {};
+  for (const [k, child] of Object.entries(v)) {
+    if (FREE_JSON.has(k) && child !== null && typeof child === 'object') {
+      free.push({ path: [...path, k], value: child });
+      out[k] = Array.isArray(child) ? [] : {};
+    } else {
+      out[k] = shell(child, [...path, k], free);
+    }
+  }
+  return out;
+}
+
+function restore(target: object, path: Path, value: unknown): void {
+  let node = target as Record<string | number, unknown>;
+  for (const k of path.slice(0, -1)) node = node[k] as Record<string | number, unknown>;
+  Object.defineProperty(node, path[path.length - 1], { value, enumerable: true, writable: true, configurable: true });
 }
 
 function flatten(errors: CvError[], prefix: string): ValidationFault[] {
@@ -39,24 +101,4 @@ const FIRST = ['isDefined', 'isObject', 'isArray', 'isString', 'isBoolean', 'isN
 function firstMessage(constraints: Record<string, string>): string {
   const key = FIRST.find((k) => k in constraints) ?? Object.keys(constraints)[0];
   return constraints[key];
-}
-
-/** PostgreSQL text and jsonb cannot hold U+0000: find the first string (or key) with one, anywhere. */
-function findNul(v: unknown, path: string): string | null {
-  if (typeof v === 'string') return v.includes('\u0000') ? path || '(body)' : null;
-  if (v === null || typeof v !== 'object') return null;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      const hit = findNul(v[i], `${path}[${i}]`);
-      if (hit !== null) return hit;
-    }
-    return null;
-  }
-  for (const [k, child] of Object.entries(v)) {
-    const p = path ? `${path}.${k}` : k;
-    if (k.includes('\u0000')) return p;
-    const hit = findNul(child, p);
-    if (hit !== null) return hit;
-  }
-  return null;
 }
