@@ -58,6 +58,8 @@ import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
 import { JoseReceiptSigner } from './infrastructure/receipts/receipt-signer';
 import { ExpirySweeper } from './infrastructure/scheduling/expiry-sweeper';
 import { KickOutboxOnCommit, OutboxRelay } from './infrastructure/outbox/outbox-relay';
+import { EventFeed, KickEventFeedOnCommit } from './infrastructure/streaming/event-feed';
+import { EventStreamController } from './adapters/http/controllers/event-stream.controller';
 import { OUTBOX_CONSUMERS, OutboxConsumer } from './application/ports/outbox.port';
 import { RandomIds, SystemClock } from './infrastructure/system';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
@@ -87,7 +89,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config))],
       controllers: [
-        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController,
+        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController,
       ],
       providers: [
         { provide: TOLLGATE_CONFIG, useValue: config },
@@ -113,6 +115,8 @@ export class AppModule implements NestModule {
         { provide: WAITERS, useExisting: InProcessWaiters },
         ExpirySweeper,
         OutboxRelay,
+        EventFeed,
+        KickEventFeedOnCommit,
         KickOutboxOnCommit,
         { provide: OUTBOX_CONSUMERS, useValue: [...(extra.outboxConsumers ?? [])] },
         WakeWaitersHandler,

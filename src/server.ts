@@ -20,6 +20,7 @@ import { ConfigError, TollgateConfig } from './infrastructure/config/config';
 import { openDataSource } from './infrastructure/database/data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
+import { EventFeed } from './infrastructure/streaming/event-feed';
 
 export interface RunningServer {
   app: INestApplication;
@@ -85,7 +86,8 @@ async function drainHttp(app: INestApplication): Promise<void> {
   const http = app.getHttpServer() as HttpServer;
   if (!http.listening) return;
   const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-  app.get(InProcessWaiters).beforeApplicationShutdown();
+  app.get(InProcessWaiters).beforeApplicationShutdown(); // long-polls answer with the call as it stands
+  app.get(EventFeed).beforeApplicationShutdown(); // event streams end; clients reconnect elsewhere with Last-Event-ID
   const idle = setInterval(() => http.closeIdleConnections(), 50);
   const deadline = setTimeout(() => http.closeAllConnections(), 10_000);
   await closed;

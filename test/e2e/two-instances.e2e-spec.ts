@@ -61,6 +61,23 @@ onPostgres('two instances sharing one PostgreSQL', () => {
     expect(await beforeTheWaitEnds(longPoll(a, agent, id))).toBe('expired');
   }, 60_000);
 
+  it('an event stream on A carries what is committed on B', async () => {
+    const ann = await a.token('ann', ['approver']);
+    const agent = await b.token('bot', ['agent']);
+    const res = await fetch(`${a.url}/v1/events/stream`, { headers: { authorization: `Bearer ${ann}` } });
+    const reader = res.body!.getReader();
+    let text = '';
+    await client(b.url).post('/v1/conversations', agent, { id: 'streamed-from-b' });
+    const deadline = Date.now() + 15_000;
+    while (!text.includes('streamed-from-b') && Date.now() < deadline) {
+      const { value, done } = await Promise.race([reader.read(), new Promise<{ value: undefined; done: true }>((r) => setTimeout(() => r({ value: undefined, done: true }), 15_000))]);
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    await reader.cancel();
+    expect(text).toMatch(/event: ConversationStarted\ndata: .*"conversationId":"streamed-from-b"/);
+  }, 30_000);
+
   it('both instances see the same state and the audit chain stays whole', async () => {
     const auditor = await a.token('audrey', ['auditor']);
     const fromA = (await client(a.url).get('/v1/audit/events?limit=1000', auditor)).body.events;

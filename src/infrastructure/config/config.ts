@@ -28,6 +28,8 @@ export interface TollgateConfig {
   outboxPollMs: number;
   /** How long one instance holds a consumer's stream; a crashed instance's work is taken over after it. */
   outboxLeaseSeconds: number;
+  /** How often live event streams look for events committed by other instances (ms). */
+  streamPollMs: number;
   /** Requests per token per 10 s on this instance (0: no limit). */
   rateLimitPer10s: number;
   /** Long-polls one token may hold open at once on this instance. */
@@ -62,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     sweepIntervalMs: int(env.TOLLGATE_SWEEP_INTERVAL_MS, 500, 'TOLLGATE_SWEEP_INTERVAL_MS'),
     outboxPollMs: int(env.TOLLGATE_OUTBOX_POLL_MS, 1000, 'TOLLGATE_OUTBOX_POLL_MS'),
     outboxLeaseSeconds: Math.max(1, int(env.TOLLGATE_OUTBOX_LEASE_SECONDS, 30, 'TOLLGATE_OUTBOX_LEASE_SECONDS')),
+    streamPollMs: Math.max(50, int(env.TOLLGATE_STREAM_POLL_MS, 1000, 'TOLLGATE_STREAM_POLL_MS')),
     rateLimitPer10s: int(env.TOLLGATE_RATE_LIMIT, 1000, 'TOLLGATE_RATE_LIMIT'),
     maxWaitsPerToken: int(env.TOLLGATE_MAX_WAITS_PER_TOKEN, 100, 'TOLLGATE_MAX_WAITS_PER_TOKEN'),
     longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),

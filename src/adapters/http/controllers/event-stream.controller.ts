@@ -1,0 +1,64 @@
+import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Principal } from '../../../domain/shared/actor';
+import { ValidationError } from '../../../domain/shared/domain-error';
+import { EventFeed } from '../../../infrastructure/streaming/event-feed';
+import { CurrentPrincipal } from '../auth';
+import { WaitSlots } from '../rate-limit';
+
+const HEARTBEAT_MS = 15_000;
+
+function seqFrom(name: string, raw: unknown): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) throw new ValidationError([{ path: name, message: 'must be the id of an event (its seq)' }]);
+  return Number(raw);
+}
+
+/**
+ * Server-Sent Events of the caller's tenant (CONTRACT §10): frames `id: <seq>`, `event: <type>`,
+ * `data: <event JSON>`. `Last-Event-ID` (or `?lastEventId=`, for a browser's first connect) resumes after
+ * that event; without it the stream starts with what happens next. A comment every 15 s keeps proxies open.
+ */
+@ApiTags('events')
+@ApiBearerAuth()
+@Controller('v1/events')
+export class EventStreamController {
+  constructor(private readonly feed: EventFeed, private readonly slots: WaitSlots) {}
+
+  @Get('stream')
+  @ApiProduces('text/event-stream')
+  @ApiHeader({ name: 'Last-Event-ID', required: false })
+  @ApiQuery({ name: 'lastEventId', required: false })
+  async stream(@CurrentPrincipal() p: Principal, @Headers('last-event-id') header: string | undefined, @Query('lastEventId') query: unknown, @Res() res: Response): Promise<void> {
+    const resumeAfter = seqFrom('Last-Event-ID', header) ?? seqFrom('lastEventId', query);
+    const release = this.slots.acquire(p); // 429 past the per-token bound on open streams and long-polls
+    let after: number;
+    try {
+      after = resumeAfter ?? (await this.feed.head(p.tenant));
+    } catch (e) {
+      release();
+      throw e;
+    }
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('Connection', 'keep-alive');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    res.write(`retry: 3000\n: stream of tenant ${p.tenant} after event ${after}\n\n`);
+
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const subscription = this.feed.subscribe(
+      p,
+      after,
+      (events) => res.write(events.map((e) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('')),
+      () => res.end(),
+    );
+    res.on('close', () => {
+      clearInterval(heartbeat);
+      subscription.close();
+      release();
+    });
+  }
+}
