@@ -16,7 +16,7 @@
  *   DATABASE_URL=postgres://user@host:5432/postgres npm run bench:audit
  */
 require('reflect-metadata');
-const { performance } = require('node:perf_hooks');
+const { performance, monitorEventLoopDelay } = require('node:perf_hooks');
 const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir, cpus, totalmem, loadavg } = require('node:os');
@@ -66,12 +66,16 @@ function usage() {
 DATABASE_URL       admin URL of the PostgreSQL to use (default postgres://postgres@127.0.0.1:5432/postgres)`;
 }
 
+function usageError(message) {
+  return Object.assign(new Error(`${message}\n${usage()}`), { usage: true });
+}
+
 function parseArgs(argv) {
   const o = { events: 1_000_000, other: undefined, reps: 20, heavyReps: 2, batch: 5000, seed: 42, keep: false };
   if (process.env.BENCH_EVENTS) o.events = Number(process.env.BENCH_EVENTS);
   const num = (name, v) => {
     const n = Number(String(v).replace(/_/g, ''));
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got ${v}\n${usage()}`);
+    if (!Number.isInteger(n) || n < 1) throw usageError(`${name} must be a positive whole number, got ${v}`);
     return n;
   };
   for (let i = 0; i < argv.length; i++) {
@@ -86,7 +90,7 @@ function parseArgs(argv) {
       case '--seed': o.seed = num(flag, take()); break;
       case '--keep': o.keep = true; break;
       case '-h': case '--help': console.log(usage()); process.exit(0); break;
-      default: throw new Error(`unknown option ${argv[i]}\n${usage()}`);
+      default: throw usageError(`unknown option ${argv[i]}`);
     }
   }
   o.events = num('--events', o.events);
@@ -556,7 +560,9 @@ async function load(url, opts, log) {
 function stats(samples) {
   const s = [...samples].sort((a, b) => a - b);
   const at = (q) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
-  return { n: s.length, min: s[0], median: at(0.5), p95: at(0.95), max: s[s.length - 1] };
+  const mid = s.length >> 1;
+  const median = s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+  return { n: s.length, min: s[0], median, p95: at(0.95), max: s[s.length - 1] };
 }
 
 /** The service's WHERE for an audit filter (typeorm-audit-log.ts `where`), for the baseline and EXPLAIN. */
@@ -607,9 +613,14 @@ async function explain(client, sel) {
   return { shape: planShape(plan).replace(/^Limit > /, ''), cost: plan['Total Cost'] };
 }
 
-/** Cheap RSS peak sampling of this process (the service runs in it). */
+/**
+ * Cheap RSS peak sampling of this process (the service runs in it), and the event-loop delay meanwhile: how long
+ * any other request to this instance (an approval, a long-poll answer) would have waited behind this work.
+ */
 class RssSampler {
   start() {
+    this.loop = monitorEventLoopDelay({ resolution: 10 });
+    this.loop.enable();
     this.before = process.memoryUsage.rss();
     this.peak = this.before;
     this.timer = setInterval(() => {
@@ -619,9 +630,10 @@ class RssSampler {
   }
   stop() {
     clearInterval(this.timer);
+    this.loop.disable();
     const r = process.memoryUsage.rss();
     if (r > this.peak) this.peak = r;
-    return { before: this.before, peak: this.peak };
+    return { before: this.before, peak: this.peak, loopP99: this.loop.percentile(99) / 1e6, loopMax: this.loop.max / 1e6 };
   }
 }
 
@@ -720,6 +732,10 @@ function fmtMs(ms) {
   if (ms >= 10) return `${ms.toFixed(1)} ms`;
   return `${ms.toFixed(2)} ms`;
 }
+/** The loop-delay histogram samples every 10 ms: a short run may have nothing to show. */
+function fmtLoop(ms) {
+  return ms >= 1 ? fmtMs(ms) : '< 1 ms';
+}
 function fmtRate(n) {
   return n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : n.toFixed(0);
 }
@@ -765,7 +781,7 @@ async function main() {
   for (const sig of ['SIGINT', 'SIGTERM']) {
     process.once(sig, () => {
       console.error(`\n${sig}: cleaning up`);
-      cleanup().finally(() => process.exit(130));
+      cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
     });
   }
   for (const ev of ['uncaughtException', 'unhandledRejection']) {
@@ -789,7 +805,7 @@ async function main() {
     const base = loadConfig({});
     server = await startServer(
       { ...base, host: '127.0.0.1', port: 0, databaseUrl: dbUrl.toString(), dataDir, auth: { secret: SECRET, devSecret: false }, instanceId: 'bench', sweepIntervalMs: 60_000,
-        // Measure the audit read side alone: no per-token rate limit (~1,000 requests here), no outbox relay polling.
+        // Measure the audit read side alone: no per-token rate limit (several hundred requests here), no outbox relay polling.
         rateLimitPer10s: 0, outboxPollMs: 0 },
       { logLevels: false },
     );
@@ -845,9 +861,9 @@ async function main() {
       { name: 'toolName + type', f: { toolName: 'transfer_funds', types: ['ToolCallApproved'] } },
       { name: 'actor + week mid-range', f: { actor: 'alice', ...week(midDay) } },
       { name: 'toolName + type + week', f: { toolName: 'send_email', types: ['ToolCallRejected'], ...week(midDay) } },
-      { name: 'deep page: cursor at N-500', f: { afterSeq: N - 500 } },
+      { name: 'deep page: cursor at N-500', f: { afterSeq: Math.max(0, N - 500) } },
       { name: 'deep page: cursor at N/2', f: { afterSeq: Math.floor(N / 2) } },
-      { name: 'toolName + cursor near end', f: { toolName: 'send_email', afterSeq: N - 5000 } },
+      { name: 'toolName + cursor near end', f: { toolName: 'send_email', afterSeq: Math.max(0, N - 5000) } },
       { name: `other tenant: first page`, f: {}, tenant: TENANT_B },
       { name: `other tenant: toolName`, f: { toolName: 'send_email' }, tenant: TENANT_B },
       { name: `other tenant: A's conversation`, f: { conversationId: loaded.sample.midConversation }, tenant: TENANT_B },
@@ -930,7 +946,7 @@ async function main() {
       exportResults.push({ x, matching, http, pg, plan });
     }
     log(`\n## GET /v1/audit/export (${opts.heavyReps} reps for the full export, ${Math.max(3, opts.heavyReps)} for the others; time to last byte; baseline = pg keyset loop, ${EXPORT_BATCH} rows a batch, JSON.stringify per row)\n`);
-    log(table(['export', 'rows', 'bytes', 'Tollgate median', 'min..max', 'rows/s', 'MB/s', 'first byte', 'RSS before → peak', 'pg median', 'pg rows/s', 'ratio', 'plan of a batch'],
+    log(table(['export', 'rows', 'bytes', 'Tollgate median', 'min..max', 'rows/s', 'MB/s', 'first byte', 'RSS before → peak', 'loop delay p99 / max', 'pg median', 'pg min..max', 'pg rows/s', 'ratio', 'plan of a batch'],
       exportResults.map(({ x, matching, http, pg, plan }) => {
         const h = stats(http.map((r) => r.ms));
         const b = stats(pg.map((r) => r.ms));
@@ -938,7 +954,8 @@ async function main() {
         const before = Math.min(...http.map((r) => r.before));
         return [x.name, matching.toLocaleString('en-US'), fmtBytes(http[0].bytes), fmtMs(h.median), `${fmtMs(h.min)}..${fmtMs(h.max)}`,
           fmtRate(matching / (h.median / 1000)), ((http[0].bytes / (1 << 20)) / (h.median / 1000)).toFixed(1), fmtMs(stats(http.map((r) => r.ttfb)).median),
-          `${fmtBytes(before)} → ${fmtBytes(peak)}`, fmtMs(b.median), fmtRate(matching / (b.median / 1000)), ratio(h.median, b.median), plan.shape];
+          `${fmtBytes(before)} → ${fmtBytes(peak)}`,
+          `${fmtLoop(Math.max(...http.map((r) => r.loopP99)))} / ${fmtLoop(Math.max(...http.map((r) => r.loopMax)))}`, fmtMs(b.median), `${fmtMs(b.min)}..${fmtMs(b.max)}`, fmtRate(matching / (b.median / 1000)), ratio(h.median, b.median), plan.shape];
       })));
     log(`(RSS is the whole process: service, benchmark client and pg baseline; baseline RSS peak ${fmtBytes(Math.max(...exportResults.flatMap((r) => r.pg.map((p) => p.peak))))})`);
 
@@ -972,7 +989,8 @@ async function main() {
       [`  of which the plain pg read loop (${VERIFY_BATCH} a batch)`, fmtMs(d0.read), '', fmtRate(N / (d0.read / 1000)), `${ratio(vh.median, d0.read)} (${share(d0.read)})`],
       ['  of which rebuilding the JSON', fmtMs(d0.build), '', fmtRate(N / (d0.build / 1000)), share(d0.build)],
     ]));
-    log(`verify answered ${JSON.stringify(verifyBody)}; RSS during verify ${fmtBytes(Math.min(...verifyHttp.map((r) => r.before)))} → ${fmtBytes(Math.max(...verifyHttp.map((r) => r.peak)))}`);
+    log(`verify answered ${JSON.stringify(verifyBody)}; RSS during verify ${fmtBytes(Math.min(...verifyHttp.map((r) => r.before)))} → ${fmtBytes(Math.max(...verifyHttp.map((r) => r.peak)))}; ` +
+      `event-loop delay during verify p99 ${fmtLoop(Math.max(...verifyHttp.map((r) => r.loopP99)))}, max ${fmtLoop(Math.max(...verifyHttp.map((r) => r.loopMax)))}`);
     log(`\ntotal benchmark time ${fmtMs(performance.now() - started)}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   } finally {
     await cleanup();
@@ -988,7 +1006,7 @@ watchdog.unref();
 main().then(
   () => process.exit(0),
   (e) => {
-    console.error(e instanceof Error ? e.stack : e);
-    process.exit(1);
+    console.error(e?.usage ? e.message : e instanceof Error ? e.stack : e);
+    process.exit(e?.usage ? 2 : 1);
   },
 );

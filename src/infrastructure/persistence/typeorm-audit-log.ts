@@ -48,17 +48,26 @@ function fromRaw(r: RawEvent): EventRow {
 }
 
 /** The WHERE clause of an audit selection; every branch is served by an index led by tenant_id. */
-function where(f: AuditFilter): { sql: string; params: unknown[] } {
+/** A time window as the seq range it spans (`at` rises with `seq`), so pages walk a seq range, not the whole key. */
+interface SeqRange {
+  lo: number;
+  hi: number;
+}
+
+function where(f: AuditFilter, range?: SeqRange | null): { sql: string; params: unknown[] } {
   const params: unknown[] = [f.tenantId];
   const c = ['e.tenant_id = $1'];
   if (f.conversationId !== undefined) c.push(`e.conversation_id = $${params.push(f.conversationId)}`);
   if (f.toolCallId !== undefined) c.push(`e.tool_call_id = $${params.push(f.toolCallId)}`);
   if (f.toolName !== undefined) c.push(`e.tool_name = $${params.push(f.toolName)}`);
   if (f.actor !== undefined) c.push(`(e.actor->>'id') = $${params.push(f.actor)}`);
-  if (f.types?.length) c.push(`e.type = ANY($${params.push(f.types)}::text[])`);
+  // One type as `=`: the planner then uses events_by_type, which it will not for ANY().
+  if (f.types?.length === 1) c.push(`e.type = $${params.push(f.types[0])}`);
+  else if (f.types?.length) c.push(`e.type = ANY($${params.push(f.types)}::text[])`);
   if (f.from) c.push(`e.at >= $${params.push(f.from)}`);
   if (f.to) c.push(`e.at < $${params.push(f.to)}`);
   if (f.afterSeq !== undefined) c.push(`e.seq > $${params.push(f.afterSeq)}`);
+  if (range) c.push(`e.seq BETWEEN $${params.push(range.lo)} AND $${params.push(range.hi)}`);
   return { sql: c.join(' AND '), params };
 }
 
@@ -74,8 +83,10 @@ function window(tenantId: string, from?: Date, to?: Date) {
 export class TypeOrmAuditLog implements AuditLog {
   constructor(private readonly dataSource: DataSource) {}
 
-  async list(filter: AuditFilter, limit: number): Promise<AuditEvent[]> {
-    const w = where(filter);
+  async list(filter: AuditFilter, limit: number, range?: SeqRange | null): Promise<AuditEvent[]> {
+    if (range === undefined) range = await this.seqRange(filter);
+    if (range === null && (filter.from || filter.to)) return []; // nothing in the window
+    const w = where(filter, range);
     const rows: RawEvent[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM events e WHERE ${w.sql} ORDER BY e.seq LIMIT $${w.params.push(limit)}`, w.params);
     return rows.map((r) => eventJsonFromRow(fromRaw(r)));
   }
@@ -83,13 +94,29 @@ export class TypeOrmAuditLog implements AuditLog {
   async *scan(filter: AuditFilter, batchSize: number): AsyncIterable<AuditEvent[]> {
     // Keyset batches: each is one short query, so an export of millions holds one batch in memory at a time.
     let afterSeq = filter.afterSeq;
+    const range = await this.seqRange(filter); // once per export, not per batch
+    if (range === null && (filter.from || filter.to)) return;
     for (;;) {
-      const batch = await this.list({ ...filter, afterSeq }, batchSize);
+      const batch = await this.list({ ...filter, afterSeq }, batchSize, range);
       if (batch.length === 0) return;
       yield batch;
       if (batch.length < batchSize) return;
       afterSeq = batch[batch.length - 1].seq;
     }
+  }
+
+  /**
+   * The seq range of a time window, from events_by_time alone; undefined without a window, null when the
+   * window is empty. The `at` conditions stay in the page query, so this only narrows the scan.
+   */
+  private async seqRange(f: AuditFilter): Promise<SeqRange | null | undefined> {
+    if (!f.from && !f.to) return undefined;
+    const params: unknown[] = [f.tenantId];
+    const c = ['tenant_id = $1'];
+    if (f.from) c.push(`at >= $${params.push(f.from)}`);
+    if (f.to) c.push(`at < $${params.push(f.to)}`);
+    const [r] = await this.dataSource.query(`SELECT min(seq) AS lo, max(seq) AS hi FROM (SELECT seq FROM events WHERE ${c.join(' AND ')} OFFSET 0) s`, params);
+    return r.lo === null ? null : { lo: Number(r.lo), hi: Number(r.hi) };
   }
 
   async verify(tenantId: string): Promise<VerifyResult> {

@@ -24,7 +24,21 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     return ConversationMapper.toDomain(row, calls);
   }
 
-  async findByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions = {}): Promise<Conversation | null> {
+  /** Plain reads of the same call in flight share one load: a decision wakes every long-poll on it at once. */
+  private readonly inFlight = new Map<string, Promise<Conversation | null>>();
+
+  findByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions = {}): Promise<Conversation | null> {
+    if (opts.lock || this.uow.inTransaction) return this.loadByToolCallId(tenantId, toolCallId, opts);
+    const key = `${tenantId}\u0000${toolCallId}`;
+    let read = this.inFlight.get(key);
+    if (!read) {
+      read = this.loadByToolCallId(tenantId, toolCallId, opts).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, read);
+    }
+    return read;
+  }
+
+  private async loadByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions): Promise<Conversation | null> {
     const call = await this.uow.manager().getRepository(ToolCallRow).findOne({ where: { tenantId, id: toolCallId }, select: { conversationId: true } });
     return call ? this.findById(tenantId, call.conversationId, opts) : null;
   }

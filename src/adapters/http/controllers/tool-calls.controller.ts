@@ -26,8 +26,14 @@ export class ToolCallsController {
   @Get(':id')
   @ApiQuery({ name: 'wait', required: false, description: 'seconds (0–60) to wait while the call is pending' })
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('wait') wait: unknown) {
-    await this.access(p, id);
-    const seconds = intParam('wait', wait, 0, 60, 0);
+    let seconds: number;
+    try {
+      seconds = intParam('wait', wait, 0, 60, 0);
+    } catch (e) {
+      await this.access(p, id); // a call the caller cannot see is a 404 before a bad `wait` is a 400
+      throw e;
+    }
+    // The query checks visibility itself: no separate access read on the hot path of every long-poll.
     if (seconds === 0) return this.queries.execute(new GetToolCallQuery(p, id, 0));
     const release = this.waitSlots.acquire(p); // 429 past the per-token bound
     try {

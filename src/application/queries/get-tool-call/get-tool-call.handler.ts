@@ -20,22 +20,29 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
     const watch = this.waiters.watch(p.tenant, toolCallId);
     try {
       for (;;) {
-        const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId), p, toolCallId);
-        const call = conv.findCall(toolCallId)!;
-        const now = this.clock.now();
-        if (call.isExpiredAt(now)) {
-          // Check on read: an expired call is shown expired even before the sweeper passes.
-          await this.commands.execute(new ExpireToolCallsCommand({ tenantId: p.tenant, conversationId: conv.id }));
-          continue;
-        }
-        const left = deadline - now.getTime();
-        if (call.status !== 'pending' || left <= 0 || this.waiters.closing) return toolCallView(call.snapshot());
-        const untilExpiry = call.approval ? call.approval.expiresAt.getTime() - now.getTime() + 1 : left;
+        // Only the small answer of `read` lives across the wait: ten thousand idle polls hold no aggregates.
+        const { view, pending, expiresAt } = await this.read(p, toolCallId);
+        const now = this.clock.now().getTime();
+        const left = deadline - now;
+        if (!pending || left <= 0 || this.waiters.closing) return view;
         // Woken after a commit here, by a notification from another instance, or by the periodic batch re-check.
-        await watch.next(Math.max(1, Math.min(left, untilExpiry)));
+        await watch.next(Math.max(1, Math.min(left, expiresAt !== undefined ? expiresAt - now + 1 : left)));
       }
     } finally {
       watch.close();
+    }
+  }
+
+  private async read(p: GetToolCallQuery['principal'], toolCallId: string): Promise<{ view: ToolCallView; pending: boolean; expiresAt?: number }> {
+    for (;;) {
+      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId), p, toolCallId);
+      const call = conv.findCall(toolCallId)!;
+      if (call.isExpiredAt(this.clock.now())) {
+        // Check on read: an expired call is shown expired even before the sweeper passes.
+        await this.commands.execute(new ExpireToolCallsCommand({ tenantId: p.tenant, conversationId: conv.id }));
+        continue;
+      }
+      return { view: toolCallView(call.snapshot()), pending: call.status === 'pending', expiresAt: call.approval?.expiresAt.getTime() };
     }
   }
 }
