@@ -70,12 +70,12 @@ function startChild({ name, script, args = [], nodeArgs = [], env = {}, cwd, rea
   });
 }
 
-/** VmRSS and VmHWM (peak RSS) of a process, in MiB; null once it is gone. */
+/** VmRSS and VmHWM (peak RSS) of a process, in MB (10^6 bytes); null once it is gone. */
 function memoryOf(pid) {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+    return { rss: (kb('VmRSS') * 1024) / 1e6, hwm: (kb('VmHWM') * 1024) / 1e6 };
   } catch {
     return null;
   }
@@ -103,7 +103,7 @@ function machineCpu() {
 
 /**
  * Samples the RSS of some processes every `everyMs` and keeps the peak per labelled phase.
- * `phase(label)` starts a phase; `peaks()` answers {label: {pid name: peak MiB}}.
+ * `phase(label)` starts a phase; `peaks()` answers {label: {process name: peak MB}}.
  */
 class RssSampler {
   constructor(procs, everyMs = 100) {
