@@ -44,9 +44,16 @@ export class ConversationsController {
   @Post(':id/tool-calls')
   @ApiBody({ type: ProposeToolCallsRequest })
   async propose(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id)); // 404 first
-    if (!access.isOwningAgent) throw new ForbiddenError('Only the agent that started this conversation may propose tool calls in it');
-    const dto = parseBody(ProposeToolCallsRequest, body);
+    let dto: ProposeToolCallsRequest;
+    try {
+      dto = parseBody(ProposeToolCallsRequest, body);
+    } catch (e) {
+      // A bad body is a 400 only for its conversation's agent: 404 and 403 come first (CONTRACT §11).
+      const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
+      if (!access.isOwningAgent) throw new ForbiddenError('Only the agent that started this conversation may propose tool calls in it');
+      throw e;
+    }
+    // The command checks visibility (404) and ownership (403) in its own transaction.
     const calls = dto.toolCalls.map((c) => ({
       externalId: c.id,
       toolName: c.toolName,

@@ -48,19 +48,21 @@ export class ToolCallsController {
   @ApiBody({ type: DecisionRequest })
   @ApiHeader({ name: 'X-Tollgate-Channel', required: false, description: 'web, cli or api (default)' })
   async decide(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
-    const access = await this.access(p, id);
-    if (!access.mayDecide) throw new ForbiddenError(access.isAgent ? 'Agent tokens cannot decide tool calls: approval comes from people' : 'Your roles may not decide this tool call');
-    const dto = parseBody(DecisionRequest, body);
-    const via = channelHeader(channel);
-    if (dto.arguments !== undefined && dto.decision !== 'approve') throw new ValidationError([{ path: 'arguments', message: 'is allowed with decision "approve" only' }]);
-    if (dto.scope !== undefined && dto.decision !== 'always_allow') throw new ValidationError([{ path: 'scope', message: 'is allowed with decision "always_allow" only' }]);
+    const { dto, via } = await this.validOrAccessFirst(p, id, () => {
+      const dto = parseBody(DecisionRequest, body);
+      const via = channelHeader(channel);
+      if (dto.arguments !== undefined && dto.decision !== 'approve') throw new ValidationError([{ path: 'arguments', message: 'is allowed with decision "approve" only' }]);
+      if (dto.scope !== undefined && dto.decision !== 'always_allow') throw new ValidationError([{ path: 'scope', message: 'is allowed with decision "always_allow" only' }]);
+      return { dto, via };
+    }, (a) => a.mayDecide, (a) => (a.isAgent ? 'Agent tokens cannot decide tool calls: approval comes from people' : 'Your roles may not decide this tool call'));
+    // The command checks visibility (404) and the right to decide (403) again, in its transaction.
     return this.commands.execute(new DecideToolCallCommand({ ...p, via }, id, { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope }));
   }
 
   @Post(':id/execution')
   @HttpCode(200)
-  async claim(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
-    await this.mustOwn(p, id);
+  claim(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    // No body to check: the command's own 404 and 403 are the only checks, in its transaction.
     return this.commands.execute(new ClaimExecutionCommand(p, id));
   }
 
@@ -68,11 +70,13 @@ export class ToolCallsController {
   @HttpCode(200)
   @ApiBody({ type: ResultRequest })
   async result(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown) {
-    await this.mustOwn(p, id);
-    const dto = parseBody(ResultRequest, body);
-    if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
-      throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
-    }
+    const dto = await this.validOrAccessFirst(p, id, () => {
+      const dto = parseBody(ResultRequest, body);
+      if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
+        throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
+      }
+      return dto;
+    }, (a) => a.isOwningAgent, () => "Only the conversation's agent may claim or report this tool call");
     return this.commands.execute(new ReportResultCommand(p, id, { outcome: dto.outcome, output: dto.output, error: dto.error }));
   }
 
@@ -80,7 +84,17 @@ export class ToolCallsController {
     return this.queries.execute(new ToolCallAccessQuery(p, id));
   }
 
-  private async mustOwn(p: Principal, id: string): Promise<void> {
-    if (!(await this.access(p, id)).isOwningAgent) throw new ForbiddenError("Only the conversation's agent may claim or report this tool call");
+  /**
+   * Checks the request; only when it is bad does it first read who may see and do what, so a 404 or 403
+   * still wins over the 400/413 (CONTRACT §11) without an extra read on every good request.
+   */
+  private async validOrAccessFirst<T>(p: Principal, id: string, check: () => T, allowed: (a: Access) => boolean, refusal: (a: Access) => string): Promise<T> {
+    try {
+      return check();
+    } catch (e) {
+      const access = await this.access(p, id);
+      if (!allowed(access)) throw new ForbiddenError(refusal(access));
+      throw e;
+    }
   }
 }
