@@ -51,7 +51,7 @@ function request(method, url, token, body) {
       res.on('data', (d) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode, body: text ? JSON.parse(text) : undefined }));
     });
-    req.on('error', reject);
+    req.on('error', (e) => reject(Object.assign(e, { message: `${e.message} (${method} ${url})` })));
     req.end(body ? JSON.stringify(body) : undefined);
   });
 }
@@ -93,9 +93,10 @@ async function main() {
     for (let i = 0; i < POLLS; i++) {
       const id = ids[i % CALLS];
       polls.push(request('GET', `${base}/v1/tool-calls/${id}?wait=60`, bot).then((r) => answers.push({ at: Date.now(), id, status: r.body && r.body.status })));
-      if (i % 500 === 499) await new Promise((r) => setImmediate(r));
+      // Paced: a burst of 10,000 connects would overflow the listen backlog (511) and be reset.
+      if (i % 100 === 99) await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 3000)); // all connected and waiting
+    await new Promise((r) => setTimeout(r, 5000)); // all connected and waiting
     const openMs = Date.now() - opened;
     const cpu0 = cpuSeconds(child.pid);
     await new Promise((r) => setTimeout(r, 10_000)); // idling
@@ -115,7 +116,7 @@ async function main() {
     const approved = answers.filter((a) => a.status === 'approved').length;
 
     console.log('\nIdle long-polls on one instance (PostgreSQL, LISTEN/NOTIFY + batch re-check)');
-    console.log(`  long-polls held open        ${POLLS} on ${CALLS} pending calls (opened in ${openMs} ms incl. 3 s settle)`);
+    console.log(`  long-polls held open        ${POLLS} on ${CALLS} pending calls (opened in ${openMs} ms incl. 5 s settle)`);
     console.log(`  answered before decisions   ${answeredEarly}`);
     console.log(`  server RSS idle → waiting   ${idle.rss.toFixed(0)} MB → ${waiting.rss.toFixed(0)} MB (peak ${rssMb(child.pid).hwm.toFixed(0)} MB)`);
     console.log(`  server CPU while idling     ${(idleCpu * 100).toFixed(1)} % of one core`);
