@@ -4,6 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 import { DomainEvent } from '../../domain/shared/domain-event';
 import { StoredEvent } from '../../application/ports/stored-event';
+import type { AuditEvent } from '../../application/ports/audit-log.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { RequestContexts } from '../context/request-context';
 import { EventRow } from './orm-entities';
@@ -16,28 +17,8 @@ export const GENESIS_HASH = '0'.repeat(64);
  * An audit event exactly as the API shows it, without `hash`: what the chain hashes (RFC 8785 JCS).
  * Anyone holding an export can recompute `hash = sha256hex(prevHash + JCS(event without hash))`.
  */
-export interface ChainedEventJson {
-  seq: number;
-  id: string;
-  type: string;
-  /** When it happened (the command's clock). */
-  at: string;
-  /** When the trail recorded it. */
-  recordedAt: string;
-  tenant: string;
-  /** The Tollgate instance that wrote it. */
-  instanceId: string;
-  /** The request that caused it (X-Request-Id), when there was one. */
-  correlationId?: string;
-  conversationId?: string;
-  toolCallId?: string;
-  toolName?: string;
-  actor: Record<string, unknown>;
-  data: Record<string, unknown>;
-  prevHash: string;
-}
-
-export type EventJson = ChainedEventJson & { hash: string };
+export type ChainedEventJson = Omit<AuditEvent, 'hash'>;
+export type EventJson = AuditEvent;
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
