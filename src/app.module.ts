@@ -29,7 +29,7 @@ import { ReportResultHandler } from './application/commands/report-result/report
 import { StartConversationHandler } from './application/commands/start-conversation/start-conversation.handler';
 import { WakeWaitersHandler } from './application/events/wake-waiters.handler';
 import {
-  CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS,
+  CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, POLICY_INPUTS, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS,
 } from './application/ports';
 import { AUDIT_LOG, AUDIT_RETENTION } from './application/ports/audit-log.port';
 import { PurgeAuditTrailHandler } from './application/commands/purge-audit-trail/purge-audit-trail.handler';
@@ -49,6 +49,7 @@ import { EventStore } from './infrastructure/persistence/event-store';
 import { TypeOrmConversationRepository } from './infrastructure/persistence/typeorm-conversation.repository';
 import { TypeOrmGrantRepository } from './infrastructure/persistence/typeorm-grant.repository';
 import { TypeOrmHaltRepository } from './infrastructure/persistence/typeorm-halt.repository';
+import { SqlPolicyInputs } from './infrastructure/persistence/sql-policy-inputs';
 import { TypeOrmPolicyRepository } from './infrastructure/persistence/typeorm-policy.repository';
 import { TypeOrmAuditLog } from './infrastructure/persistence/typeorm-audit-log';
 import { TypeOrmAuditRetention } from './infrastructure/persistence/typeorm-audit-retention';
@@ -100,7 +101,9 @@ export class AppModule implements NestModule {
         { provide: UNIT_OF_WORK, useExisting: TypeOrmUnitOfWork },
         { provide: CONVERSATIONS, useClass: TypeOrmConversationRepository },
         { provide: TOOLS, useClass: TypeOrmToolRepository },
-        { provide: POLICIES, useClass: TypeOrmPolicyRepository },
+        TypeOrmPolicyRepository,
+        { provide: POLICIES, useExisting: TypeOrmPolicyRepository },
+        { provide: POLICY_INPUTS, useClass: SqlPolicyInputs },
         { provide: GRANTS, useClass: TypeOrmGrantRepository },
         { provide: HALTS, useClass: TypeOrmHaltRepository },
         { provide: READ_MODEL, useClass: TypeOrmReadModel },

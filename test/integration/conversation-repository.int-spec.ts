@@ -9,6 +9,7 @@ import { Conversation, ConversationUser, Decider, ProposedCall } from '../../src
 import type { PolicyVerdict, ProposedCallFacts } from '../../src/domain/policy/approval-policy';
 import type { Actor, Principal } from '../../src/domain/shared/actor';
 import { DomainError } from '../../src/domain/shared/domain-error';
+import { ConversationBlockedError } from '../../src/domain/conversation/conversation.errors';
 import { StaleAggregateError } from '../../src/infrastructure/persistence/unit-of-work';
 import { startTestServer, TestServer } from '../support/server';
 
@@ -278,6 +279,73 @@ describe('a conversation saved and loaded back', () => {
     expect(byCall?.id).toBe('conv-by-call');
     expect(await repo.findByToolCallId('another-tenant', callId)).toBeNull();
     expect(await repo.findById('another-tenant', 'conv-by-call')).toBeNull();
+  });
+});
+
+// ---------------------------------------------------------------- working set
+
+describe('a conversation loaded for a command (open calls only)', () => {
+  const TENANT = 'tenant-working-set';
+
+  /** 30 closed calls (approved, claimed, completed), one approved call and one pending call. */
+  async function longConversation(id: string) {
+    const newId = ids(`tc_${id}`);
+    await uow.run(() => repo.save(Conversation.start({ id, tenantId: TENANT, agentId: AGENT, user: USER, at: at(0) })));
+    const closed: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      await change(TENANT, id, (c) => {
+        const call = c.propose([{ externalId: `ext_${i}`, toolName: 'auto_read', arguments: { i } }], evaluate, newId, at(1 + i), null).calls[0];
+        c.claim(call.id, agent(TENANT), at(1 + i), null);
+        c.complete(call.id, { outcome: 'succeeded' }, agent(TENANT), at(1 + i));
+        closed.push(call.id);
+      });
+    }
+    let approved = '';
+    let pending = '';
+    await change(TENANT, id, (c) => {
+      approved = c.propose([{ toolName: 'auto_read', arguments: { last: true } }], evaluate, newId, at(40), null).calls[0].id;
+      pending = c.propose([{ toolName: 'confirm_delete', arguments: { id: 'src_9' } }], evaluate, newId, at(41), null).calls[0].id;
+    });
+    return { closed, approved, pending };
+  }
+
+  it('holds the open calls and the named ones, not the whole history, and refuses to list them', async () => {
+    const { closed, approved, pending } = await longConversation('conv-long');
+    const c = await uow.run(() => repo.findById(TENANT, 'conv-long', { lock: true, calls: { open: true, ids: [closed[3]], externalIds: ['ext_7'] } }));
+    expect(c!.isPartial).toBe(true);
+    expect(c!.pendingCount).toBe(1);
+    expect(c!.status).toBe('blocked');
+    expect(c!.findCall(approved)?.status).toBe('approved');
+    expect(c!.findCall(pending)?.status).toBe('pending');
+    expect(c!.findCall(closed[3])?.status).toBe('completed');
+    expect(c!.findCall(closed[7])?.externalId).toBe('ext_7');
+    expect(c!.findCall(closed[8])).toBeUndefined();
+    expect(() => c!.toolCalls).toThrow(/open calls only/);
+    const whole = await load(TENANT, 'conv-long');
+    expect(whole.isPartial).toBe(false);
+    expect(whole.toolCalls).toHaveLength(32);
+  });
+
+  it('is enough for the rules: a repeated external id replays, blocking holds, a decision saves', async () => {
+    const { closed, pending } = await longConversation('conv-long-2');
+    await expect(
+      uow.run(async () => {
+        const c = (await repo.findById(TENANT, 'conv-long-2', { lock: true, calls: { open: true, externalIds: ['ext_5'] } }))!;
+        const replay = c.propose([{ externalId: 'ext_5', toolName: 'auto_read', arguments: { i: 5 } }], evaluate, ids('x'), at(50), null);
+        expect(replay.replay).toBe(true);
+        expect(replay.calls[0].id).toBe(closed[5]);
+        c.propose([{ toolName: 'auto_read', arguments: {} }], evaluate, ids('y'), at(50), null);
+      }),
+    ).rejects.toBeInstanceOf(ConversationBlockedError);
+    await uow.run(async () => {
+      const c = (await repo.findByToolCallId(TENANT, pending, { lock: true, calls: { open: true, ids: [pending] } }))!;
+      c.decide(pending, { decision: 'reject', reason: 'no' }, person(TENANT, 'ann', ['approver'], 'web'), at(51));
+      await repo.save(c);
+    });
+    const whole = await load(TENANT, 'conv-long-2');
+    expect(whole.findCall(pending)?.status).toBe('rejected');
+    expect(whole.toolCalls.filter((t) => t.status === 'completed')).toHaveLength(30);
+    expect(whole.pendingCount).toBe(0);
   });
 });
 

@@ -34,6 +34,7 @@ import { ExpireToolCallsHandler } from './expire-tool-calls/expire-tool-calls.ha
 import { HaltCommand, ResumeCommand } from './halt/halt.command';
 import { HaltHandler, ResumeHandler } from './halt/halt.handler';
 import { ProposeToolCallsCommand } from './propose-tool-calls/propose-tool-calls.command';
+import { RepositoryPolicyInputs } from '../policy-inputs/repository-policy-inputs';
 import { ProposeToolCallsHandler } from './propose-tool-calls/propose-tool-calls.handler';
 import { PutPolicyCommand } from './put-policy/put-policy.command';
 import { PutPolicyHandler } from './put-policy/put-policy.handler';
@@ -92,7 +93,7 @@ function setup() {
   const bus = { execute: (c: ExpireToolCallsCommand) => expire.execute(c) } as unknown as CommandBus;
   const h = {
     start: new StartConversationHandler(uow, conversations, clock, ids),
-    propose: new ProposeToolCallsHandler(uow, conversations, policies, tools, grants, halts, clock, ids),
+    propose: new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts), clock, ids),
     decide: new DecideToolCallHandler(uow, conversations, grants, clock, ids),
     claim: new ClaimExecutionHandler(uow, conversations, halts, receipts, clock),
     report: new ReportResultHandler(uow, conversations, clock),

@@ -23,6 +23,7 @@ export const UNIT_OF_WORK = Symbol('UnitOfWork');
 export const RECEIPTS = Symbol('ReceiptSigner');
 export const WAITERS = Symbol('ToolCallWaiters');
 export const READ_MODEL = Symbol('ReadModel');
+export const POLICY_INPUTS = Symbol('PolicyInputsReader');
 
 export interface LoadOptions {
   /**
@@ -30,6 +31,12 @@ export interface LoadOptions {
    * `skip-locked` answers null instead of waiting when another transaction holds it (sweepers).
    */
   lock?: boolean | 'skip-locked';
+  /**
+   * Which tool calls come with a conversation: all of them (the default, for reads that show it), or only
+   * the open ones (pending, approved, executed) plus those named. Commands need no more, so their cost does
+   * not grow with the conversation's history; such an aggregate refuses to list its calls.
+   */
+  calls?: 'all' | { open: true; ids?: string[]; externalIds?: string[] };
 }
 
 export interface ConversationRepository {
@@ -60,6 +67,22 @@ export interface PolicyRepository {
 export interface GrantRepository {
   forTools(tenantId: string, toolNames: string[]): Promise<Grant[]>;
   save(grant: Grant): Promise<void>;
+}
+
+/** Everything the ApprovalPolicy weighs for one step's calls besides the conversation itself. */
+export interface PolicyInputs {
+  halt: HaltInForce | null;
+  policy: TenantPolicy;
+  tools: Tool[];
+  grants: Grant[];
+}
+
+/**
+ * Reads a proposal's PolicyInputs together: on the auto-approve hot path that is one round trip instead
+ * of four. `RepositoryPolicyInputs` (application) composes the repositories; the SQL adapter reads them at once.
+ */
+export interface PolicyInputsReader {
+  forProposal(tenantId: string, scope: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs>;
 }
 
 export interface HaltRepository {

@@ -13,6 +13,7 @@ import { ExpireToolCallsHandler } from '../commands/expire-tool-calls/expire-too
 import { HaltCommand } from '../commands/halt/halt.command';
 import { HaltHandler } from '../commands/halt/halt.handler';
 import { ProposeToolCallsCommand } from '../commands/propose-tool-calls/propose-tool-calls.command';
+import { RepositoryPolicyInputs } from '../policy-inputs/repository-policy-inputs';
 import { ProposeToolCallsHandler } from '../commands/propose-tool-calls/propose-tool-calls.handler';
 import { PutPolicyCommand } from '../commands/put-policy/put-policy.command';
 import { PutPolicyHandler } from '../commands/put-policy/put-policy.handler';
@@ -78,7 +79,7 @@ function setup(opts: { wakeOnCommit?: boolean } = {}) {
   } as unknown as CommandBus;
   const h = {
     start: new StartConversationHandler(uow, conversations, clock, ids),
-    propose: new ProposeToolCallsHandler(uow, conversations, policies, tools, grants, halts, clock, ids),
+    propose: new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts), clock, ids),
     decide: new DecideToolCallHandler(uow, conversations, grants, clock, ids),
     halt: new HaltHandler(uow, halts, conversations, clock),
     putPolicy: new PutPolicyHandler(uow, policies, clock),

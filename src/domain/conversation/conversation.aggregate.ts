@@ -106,7 +106,13 @@ export class Conversation extends AggregateRoot {
   private readonly added = new Set<string>();
   private readonly changed = new Set<string>();
 
-  private constructor(private readonly s: Omit<ConversationState, 'toolCalls' | 'version'>, version: number, calls: ToolCall[]) {
+  private constructor(
+    private readonly s: Omit<ConversationState, 'toolCalls' | 'version'>,
+    version: number,
+    calls: ToolCall[],
+    /** Only the open calls (and any named) were loaded: enough for every rule, not for listing them. */
+    private readonly partial = false,
+  ) {
     super(s.tenantId, version);
     this.calls = calls;
   }
@@ -144,9 +150,13 @@ export class Conversation extends AggregateRoot {
     return c;
   }
 
-  static rehydrate(state: ConversationState): Conversation {
+  /**
+   * `partial`: `toolCalls` holds every open call (pending, approved, executed) but not all the closed ones.
+   * The rules that span calls only look at open ones, or at calls found by id or external id.
+   */
+  static rehydrate(state: ConversationState, opts: { partial?: boolean } = {}): Conversation {
     const { toolCalls, version, ...rest } = state;
-    return new Conversation(rest, version, toolCalls.map((t) => ToolCall.rehydrate(t)));
+    return new Conversation(rest, version, toolCalls.map((t) => ToolCall.rehydrate(t)), !!opts.partial);
   }
 
   get id(): string {
@@ -171,7 +181,11 @@ export class Conversation extends AggregateRoot {
     return this.s.updatedAt;
   }
   get toolCalls(): readonly ToolCall[] {
+    if (this.partial) throw new Error('This conversation was loaded with its open calls only: load it whole to list its calls');
     return this.calls;
+  }
+  get isPartial(): boolean {
+    return this.partial;
   }
   get pendingCount(): number {
     return this.calls.filter((c) => c.status === 'pending').length;

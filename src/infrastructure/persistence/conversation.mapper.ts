@@ -6,7 +6,7 @@ import { ConversationRow, ToolCallRow } from './orm-entities';
 
 /** Explicit mapping between rows and domain state; jsonb holds dates as ISO strings. */
 export const ConversationMapper = {
-  toDomain(row: ConversationRow, calls: ToolCallRow[]): Conversation {
+  toDomain(row: ConversationRow, calls: ToolCallRow[], opts: { partial?: boolean } = {}): Conversation {
     const state: ConversationState = {
       id: row.id,
       tenantId: row.tenantId,
@@ -19,7 +19,7 @@ export const ConversationMapper = {
       version: row.version,
       toolCalls: calls.map(toolCallState),
     };
-    return Conversation.rehydrate(state);
+    return Conversation.rehydrate(state, opts);
   },
 
   toRow(c: Conversation): ConversationRow {

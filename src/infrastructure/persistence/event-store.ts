@@ -67,8 +67,29 @@ function withDigests(data: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * Appends events to a tenant's hash chain. The chain head row is locked for the rest of the
- * transaction, so concurrent writers of one tenant queue there: no forks and no gaps in `seq`.
+ * The event's canonical JSON (RFC 8785, as `canonicalize` writes it) split around the values of `prevHash`
+ * and `seq`, which only the database knows once it holds the chain head:
+ * `canonicalize(event) === head + prevHash + mid + String(seq) + tail`.
+ */
+export function chainTemplate(event: Omit<ChainedEventJson, 'seq' | 'prevHash'>): { head: string; mid: string; tail: string } {
+  const PREV = '\u0000prev\u0000';
+  const SEQ = '\u0000seq\u0000';
+  const all: Record<string, unknown> = { ...event, prevHash: PREV, seq: SEQ };
+  // JCS orders members by UTF-16 code units, which is what Array#sort does with strings.
+  const members = Object.keys(all)
+    .filter((k) => all[k] !== undefined)
+    .sort()
+    .map((k) => (k === 'prevHash' ? `"prevHash":"${PREV}"` : k === 'seq' ? `"seq":${SEQ}` : `${JSON.stringify(k)}:${canonicalize(all[k])}`));
+  const text = `{${members.join(',')}}`;
+  const [head, rest] = text.split(`"prevHash":"${PREV}"`);
+  const [mid, tail] = rest.split(`"seq":${SEQ}`);
+  return { head: `${head}"prevHash":"`, mid: `"${mid}"seq":`, tail };
+}
+
+/**
+ * Appends events to a tenant's hash chain in one statement (`tollgate_append_events`): the head row is
+ * locked from that statement to the commit, so concurrent writers of one tenant queue there, briefly:
+ * no forks and no gaps in `seq`.
  */
 @Injectable()
 export class EventStore {
@@ -83,26 +104,14 @@ export class EventStore {
   }
 
   private async appendForTenant(manager: EntityManager, tenant: string, events: DomainEvent[]): Promise<StoredEvent[]> {
-    const [head] = await manager.query(
-      `INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, 0, $2)
-       ON CONFLICT (tenant_id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id
-       RETURNING seq, hash`,
-      [tenant, GENESIS_HASH],
-    );
-    let seq = Number(head.seq);
-    let prevHash: string = head.hash;
-    const recordedAt = new Date();
+    const recordedAt = new Date().toISOString();
     const correlationId = RequestContexts.current()?.correlationId;
-    const rows: Partial<EventRow>[] = [];
-    const stored: StoredEvent[] = [];
-    for (const e of events) {
-      seq += 1;
-      const json: ChainedEventJson = {
-        seq,
+    const rows = events.map((e) => {
+      const json: Omit<ChainedEventJson, 'seq' | 'prevHash'> = {
         id: randomUUID(),
         type: e.type,
         at: e.at.toISOString(),
-        recordedAt: recordedAt.toISOString(),
+        recordedAt,
         tenant,
         instanceId: this.config.instanceId,
         ...(correlationId ? { correlationId } : {}),
@@ -111,31 +120,14 @@ export class EventStore {
         ...(e.toolName ? { toolName: e.toolName } : {}),
         actor: plain(e.actor),
         data: withDigests(plain(e.data)),
-        prevHash,
       };
-      const hash = eventHash(prevHash, json);
-      rows.push({
-        tenantId: tenant,
-        seq: String(seq),
-        id: json.id,
-        type: e.type,
-        at: e.at,
-        recordedAt,
-        instanceId: json.instanceId,
-        correlationId: correlationId ?? null,
-        conversationId: e.conversationId ?? null,
-        toolCallId: e.toolCallId ?? null,
-        toolName: e.toolName ?? null,
-        actor: json.actor,
-        data: json.data,
-        prevHash,
-        hash,
-      });
-      stored.push({ ...e, seq, id: json.id, prevHash, hash });
-      prevHash = hash;
-    }
-    await manager.createQueryBuilder().insert().into(EventRow).values(rows).execute();
-    await manager.query(`UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1`, [tenant, seq, prevHash]);
+      return { ...json, ...chainTemplate(json) };
+    });
+    const chained: Array<{ out_seq: string; out_prev_hash: string; out_hash: string }> = await manager.query(
+      `SELECT out_seq, out_prev_hash, out_hash FROM tollgate_append_events($1, $2::jsonb)`,
+      [tenant, JSON.stringify(rows)],
+    );
+    const stored = events.map((e, i): StoredEvent => ({ ...e, seq: Number(chained[i].out_seq), id: rows[i].id, prevHash: chained[i].out_prev_hash, hash: chained[i].out_hash }));
     // Other instances' long-polls learn of decisions and expiries on commit (never of a rollback).
     // Not sent on the auto-approve hot path: nobody waits on a call that was never pending.
     if (this.config.databaseUrl) {

@@ -6,22 +6,59 @@ import { ConversationMapper } from './conversation.mapper';
 import { ConversationRow, ToolCallRow } from './orm-entities';
 import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
 
+/*
+ * Hand-written SQL: this repository is on every command's path, where each statement is a round trip
+ * and TypeORM's query building cost more CPU than the database did (docs/BENCHMARKS.md).
+ * Columns are aliased to the row classes' property names, so one mapper serves both.
+ */
+const CONVERSATION_COLUMNS = `tenant_id AS "tenantId", id, agent_id AS "agentId", user_id AS "userId", user_roles AS "userRoles",
+  user_name AS "userName", title, metadata, pending_count AS "pendingCount", created_at AS "createdAt", updated_at AS "updatedAt", version`;
+const CALL_COLUMNS = `tenant_id AS "tenantId", id, conversation_id AS "conversationId", external_id AS "externalId", tool_name AS "toolName",
+  arguments, annotations, reason, confidence, estimated_cost AS "estimatedCost", display, status, policy, approvers,
+  expires_at AS "expiresAt", decision, execution, result, cancellation, created_at AS "createdAt", updated_at AS "updatedAt"`;
+/** The recordset shape of a tool call row, for inserts and updates from one JSON parameter. */
+const CALL_RECORD = `tenant_id text, id text, conversation_id text, external_id text, tool_name text, arguments jsonb, annotations jsonb,
+  reason text, confidence double precision, estimated_cost double precision, display jsonb, status text, policy jsonb, approvers text[],
+  expires_at timestamptz, decision jsonb, execution jsonb, result jsonb, cancellation jsonb, created_at timestamptz, updated_at timestamptz`;
+const CALL_FIELDS = `tenant_id, id, conversation_id, external_id, tool_name, arguments, annotations, reason, confidence, estimated_cost,
+  display, status, policy, approvers, expires_at, decision, execution, result, cancellation, created_at, updated_at`;
+
+/** A tool call row as JSON for jsonb_to_recordset (snake_case keys, as CALL_RECORD names them). */
+function callRecord(r: ToolCallRow): Record<string, unknown> {
+  return {
+    tenant_id: r.tenantId,
+    id: r.id,
+    conversation_id: r.conversationId,
+    external_id: r.externalId,
+    tool_name: r.toolName,
+    arguments: r.arguments,
+    annotations: r.annotations,
+    reason: r.reason,
+    confidence: r.confidence,
+    estimated_cost: r.estimatedCost,
+    display: r.display,
+    status: r.status,
+    policy: r.policy,
+    approvers: r.approvers,
+    expires_at: r.expiresAt,
+    decision: r.decision,
+    execution: r.execution,
+    result: r.result,
+    cancellation: r.cancellation,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
+}
+
 @Injectable()
 export class TypeOrmConversationRepository implements ConversationRepository {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
   async findById(tenantId: string, id: string, opts: LoadOptions = {}): Promise<Conversation | null> {
-    const m = this.uow.manager();
-    const qb = m.getRepository(ConversationRow).createQueryBuilder('c').where('c.tenant_id = :tenantId AND c.id = :id', { tenantId, id });
-    // Commands lock the root row: concurrent decisions and claims on one conversation queue here.
-    if (opts.lock && this.uow.inTransaction) {
-      qb.setLock('pessimistic_write');
-      if (opts.lock === 'skip-locked') qb.setOnLocked('skip_locked');
-    }
-    const row = await qb.getOne();
-    if (!row) return null;
-    const calls = await m.getRepository(ToolCallRow).find({ where: { tenantId, conversationId: id }, order: { createdAt: 'ASC', id: 'ASC' } });
-    return ConversationMapper.toDomain(row, calls);
+    const [row]: ConversationRow[] = await this.uow
+      .manager()
+      .query(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE tenant_id = $1 AND id = $2${this.lockClause(opts)}`, [tenantId, id]);
+    return row ? this.withCalls(row, opts) : null;
   }
 
   /** Plain reads of the same call in flight share one load: a decision wakes every long-poll on it at once. */
@@ -39,33 +76,79 @@ export class TypeOrmConversationRepository implements ConversationRepository {
   }
 
   private async loadByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions): Promise<Conversation | null> {
-    const call = await this.uow.manager().getRepository(ToolCallRow).findOne({ where: { tenantId, id: toolCallId }, select: { conversationId: true } });
-    return call ? this.findById(tenantId, call.conversationId, opts) : null;
+    const [row]: ConversationRow[] = await this.uow.manager().query(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations
+        WHERE tenant_id = $1 AND id = (SELECT conversation_id FROM tool_calls WHERE tenant_id = $1 AND id = $2)${this.lockClause(opts)}`,
+      [tenantId, toolCallId],
+    );
+    return row ? this.withCalls(row, opts) : null;
   }
 
+  private lockClause(opts: LoadOptions): string {
+    // Commands lock the root row: concurrent decisions and claims on one conversation queue here.
+    if (!opts.lock || !this.uow.inTransaction) return '';
+    return opts.lock === 'skip-locked' ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE';
+  }
+
+  /**
+   * The calls are read in a statement of their own, after the root row is locked: a statement that waited
+   * for the lock would otherwise see the newest root row beside calls from its older snapshot.
+   */
+  private async withCalls(row: ConversationRow, opts: LoadOptions): Promise<Conversation> {
+    const m = this.uow.manager();
+    const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
+    const calls: ToolCallRow[] = only
+      ? await m.query(
+          `SELECT ${CALL_COLUMNS} FROM tool_calls
+            WHERE tenant_id = $1 AND conversation_id = $2
+              AND (status IN ('pending', 'approved', 'executed') OR id = ANY($3::text[]) OR external_id = ANY($4::text[]))
+            ORDER BY created_at, id`,
+          [row.tenantId, row.id, only.ids ?? [], only.externalIds ?? []],
+        )
+      : await m.query(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`, [
+          row.tenantId,
+          row.id,
+        ]);
+    return ConversationMapper.toDomain(row, calls, { partial: !!only });
+  }
+
+  /** One statement: the root row (version-checked), new calls and changed calls. */
   async save(c: Conversation): Promise<void> {
     const m = this.uow.manager();
     const { added, changed } = c.pullChangedCalls();
     const events = c.pullEvents();
     const row = ConversationMapper.toRow(c);
+    const inserts = JSON.stringify(added.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot()))));
+    const updates = JSON.stringify(changed.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot()))));
+    const params = [row.tenantId, row.id, row.userId, row.userRoles, row.userName, row.title, row.metadata, row.pendingCount, row.updatedAt, row.version, inserts, updates];
+    const calls = `
+      ins AS (INSERT INTO tool_calls (${CALL_FIELDS}) SELECT ${CALL_FIELDS} FROM jsonb_to_recordset($11::jsonb) AS r(${CALL_RECORD}) RETURNING 1),
+      upd AS (UPDATE tool_calls t SET external_id = r.external_id, tool_name = r.tool_name, arguments = r.arguments, annotations = r.annotations,
+                reason = r.reason, confidence = r.confidence, estimated_cost = r.estimated_cost, display = r.display, status = r.status,
+                policy = r.policy, approvers = r.approvers, expires_at = r.expires_at, decision = r.decision, execution = r.execution,
+                result = r.result, cancellation = r.cancellation, updated_at = r.updated_at
+              FROM jsonb_to_recordset($12::jsonb) AS r(${CALL_RECORD})
+              WHERE t.tenant_id = $1 AND t.id = r.id RETURNING 1)`;
     if (c.version === 0) {
-      row.version = 1;
-      await m.getRepository(ConversationRow).insert(row);
+      await m.query(
+        `WITH conv AS (INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id)
+                       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $13, $9, $10 + 1, $14) RETURNING 1),
+         ${calls}
+         SELECT (SELECT count(*) FROM conv) AS conv`,
+        [...params, row.createdAt, row.agentId],
+      );
     } else {
       // TypeORM's save() would not check the version: update WHERE version = loaded version ourselves.
-      const { tenantId, id, version, createdAt: _c, agentId: _a, ...changes } = row;
-      const res = await m
-        .createQueryBuilder()
-        .update(ConversationRow)
-        .set({ ...changes, version: version + 1 })
-        .where('tenant_id = :tenantId AND id = :id AND version = :version', { tenantId, id, version })
-        .execute();
-      if (res.affected !== 1) throw new StaleAggregateError(`conversation ${id} changed since it was loaded`);
-    }
-    if (added.length > 0) await m.getRepository(ToolCallRow).insert(added.map((t) => ConversationMapper.toCallRow(c.tenantId, t.snapshot())));
-    for (const t of changed) {
-      const { tenantId, id, ...changes } = ConversationMapper.toCallRow(c.tenantId, t.snapshot());
-      await m.getRepository(ToolCallRow).update({ tenantId, id }, changes);
+      const [res]: Array<{ conv: string }> = await m.query(
+        `WITH conv AS (UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
+                         updated_at = $9, version = $10 + 1
+                       WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1),
+         ${calls}
+         SELECT (SELECT count(*) FROM conv) AS conv`,
+        params,
+      );
+      // Nothing matched: the whole transaction rolls back, the calls written beside it with it.
+      if (Number(res.conv) !== 1) throw new StaleAggregateError(`conversation ${c.id} changed since it was loaded`);
     }
     c.version += 1;
     this.uow.collect(events);

@@ -5,6 +5,20 @@ import { GrantRepository } from '../../application/ports';
 import { GrantRow } from './orm-entities';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
+export function grantFromRow(r: GrantRow): Grant {
+  return Grant.rehydrate({
+    id: r.id,
+    tenantId: r.tenantId,
+    toolName: r.toolName,
+    scope: r.scope,
+    conversationId: r.conversationId ?? undefined,
+    agentId: r.agentId ?? undefined,
+    createdBy: r.createdBy,
+    sourceToolCallId: r.sourceToolCallId,
+    createdAt: r.createdAt,
+  });
+}
+
 @Injectable()
 export class TypeOrmGrantRepository implements GrantRepository {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
@@ -12,19 +26,7 @@ export class TypeOrmGrantRepository implements GrantRepository {
   async forTools(tenantId: string, toolNames: string[]): Promise<Grant[]> {
     if (toolNames.length === 0) return [];
     const rows = await this.uow.manager().getRepository(GrantRow).find({ where: { tenantId, toolName: In(toolNames) } });
-    return rows.map((r) =>
-      Grant.rehydrate({
-        id: r.id,
-        tenantId: r.tenantId,
-        toolName: r.toolName,
-        scope: r.scope,
-        conversationId: r.conversationId ?? undefined,
-        agentId: r.agentId ?? undefined,
-        createdBy: r.createdBy,
-        sourceToolCallId: r.sourceToolCallId,
-        createdAt: r.createdAt,
-      }),
-    );
+    return rows.map(grantFromRow);
   }
 
   async save(grant: Grant): Promise<void> {

@@ -20,12 +20,18 @@ export class TypeOrmPolicyRepository implements PolicyRepository {
   private readonly parsed = new Map<string, { version: number; document: PolicyDocument; updatedAt: Date; updatedBy: string }>();
 
   async current(tenantId: string): Promise<TenantPolicy> {
-    const m = this.uow.manager();
-    const [head]: Array<{ version: number }> = await m.query(`SELECT version FROM policy_versions WHERE tenant_id = $1 ORDER BY version DESC LIMIT 1`, [tenantId]);
-    if (!head) return TenantPolicy.initial(tenantId);
+    const [head]: Array<{ version: number }> = await this.uow
+      .manager()
+      .query(`SELECT version FROM policy_versions WHERE tenant_id = $1 ORDER BY version DESC LIMIT 1`, [tenantId]);
+    return this.atVersion(tenantId, head?.version ?? null);
+  }
+
+  /** The policy at a version read as current (null: none yet); the document is parsed once per version. */
+  async atVersion(tenantId: string, version: number | null): Promise<TenantPolicy> {
+    if (version === null) return TenantPolicy.initial(tenantId);
     let hit = this.parsed.get(tenantId);
-    if (!hit || hit.version !== head.version) {
-      const row = await m.getRepository(PolicyVersionRow).findOneByOrFail({ tenantId, version: head.version });
+    if (!hit || hit.version !== version) {
+      const row = await this.uow.manager().getRepository(PolicyVersionRow).findOneByOrFail({ tenantId, version });
       hit = { version: row.version, document: PolicyDocument.parse(row.document), updatedAt: row.createdAt, updatedBy: row.createdBy };
       if (this.parsed.size >= MAX_CACHED_TENANTS) this.parsed.delete(this.parsed.keys().next().value!);
       this.parsed.set(tenantId, hit);

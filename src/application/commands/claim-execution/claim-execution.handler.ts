@@ -17,7 +17,7 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
 
   async execute({ principal: p, toolCallId }: ClaimExecutionCommand) {
     const result = await this.uow.run(async () => {
-      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId, { lock: true }), p, toolCallId);
+      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId, { lock: true, calls: { open: true, ids: [toolCallId] } }), p, toolCallId);
       mustBeOwningAgent(conv, p);
       const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
       const outcome = conv.claim(toolCallId, p, this.clock.now(), halt);

@@ -18,7 +18,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
 
   async execute({ decider, toolCallId, input }: DecideToolCallCommand) {
     const result = await this.uow.run(async () => {
-      const conv = visibleCall(await this.conversations.findByToolCallId(decider.tenant, toolCallId, { lock: true }), decider, toolCallId);
+      const conv = visibleCall(await this.conversations.findByToolCallId(decider.tenant, toolCallId, { lock: true, calls: { open: true, ids: [toolCallId] } }), decider, toolCallId);
       const at = this.clock.now();
       const outcome = conv.decide(toolCallId, input, decider, at);
       await this.conversations.save(conv); // the approval is recorded before the grant it gives rise to

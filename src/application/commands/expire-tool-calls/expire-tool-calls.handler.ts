@@ -20,7 +20,7 @@ export class ExpireToolCallsHandler implements ICommandHandler<ExpireToolCallsCo
     for (const { tenantId, conversationId } of due) {
       expired += await this.uow.run(async () => {
         // Several instances sweep at once: one takes a conversation, the others skip it rather than queue.
-        const conv = await this.conversations.findById(tenantId, conversationId, { lock: target ? true : 'skip-locked' });
+        const conv = await this.conversations.findById(tenantId, conversationId, { lock: target ? true : 'skip-locked', calls: { open: true } });
         const calls = conv ? conv.expireDue(this.clock.now()) : [];
         if (conv && calls.length > 0) await this.conversations.save(conv);
         return calls.length;

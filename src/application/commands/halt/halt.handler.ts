@@ -39,7 +39,7 @@ export class HaltHandler implements ICommandHandler<HaltCommand> {
   private async cancelOpen(tenantId: string, target: HaltTarget, reason: string, by: Actor): Promise<string[]> {
     const ids: string[] = [];
     for (const conversationId of await this.conversations.findWithOpenCalls(tenantId, target)) {
-      const conv = await this.conversations.findById(tenantId, conversationId, { lock: true });
+      const conv = await this.conversations.findById(tenantId, conversationId, { lock: true, calls: { open: true } });
       if (!conv) continue;
       const cancelled = conv.cancelOpen(reason, by, this.clock.now());
       if (cancelled.length > 0) await this.conversations.save(conv);

@@ -2,10 +2,7 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ApprovalPolicy, ProposedCallFacts } from '../../../domain/policy/approval-policy';
 import { mustBeOwningAgent, visibleConversation } from '../../access';
-import {
-  CLOCK, Clock, CONVERSATIONS, ConversationRepository, GRANTS, GrantRepository, HALTS, HaltRepository,
-  IDS, IdGenerator, POLICIES, PolicyRepository, TOOLS, ToolRepository, UNIT_OF_WORK, UnitOfWork,
-} from '../../ports';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, IDS, IdGenerator, POLICY_INPUTS, PolicyInputsReader, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { conversationView, toolCallView } from '../../views/views';
 import { ProposeToolCallsCommand } from './propose-tool-calls.command';
 
@@ -14,38 +11,36 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
   constructor(
     @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
     @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
-    @Inject(POLICIES) private readonly policies: PolicyRepository,
-    @Inject(TOOLS) private readonly tools: ToolRepository,
-    @Inject(GRANTS) private readonly grants: GrantRepository,
-    @Inject(HALTS) private readonly halts: HaltRepository,
+    @Inject(POLICY_INPUTS) private readonly inputs: PolicyInputsReader,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(IDS) private readonly ids: IdGenerator,
   ) {}
 
   execute({ principal: p, conversationId, calls }: ProposeToolCallsCommand) {
     return this.uow.run(async () => {
-      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { lock: true }), p, conversationId);
+      // Open calls decide blocking; earlier calls with these external ids decide idempotency. The rest of
+      // the history is not needed, so a proposal costs the same in a conversation's 10,000th step as in its first.
+      const externalIds = calls.flatMap((c) => (c.externalId === undefined ? [] : [c.externalId]));
+      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { lock: true, calls: { open: true, externalIds } }), p, conversationId);
       mustBeOwningAgent(conv, p);
-      const names = [...new Set(calls.map((c) => c.toolName))];
-      // One transaction is one connection: these reads run one after another.
-      const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
-      const policy = await this.policies.current(p.tenant);
-      const tools = await this.tools.findMany(p.tenant, names);
-      const grants = await this.grants.forTools(p.tenant, names);
+      const toolNames = [...new Set(calls.map((c) => c.toolName))];
+      const { halt, policy, tools, grants } = await this.inputs.forProposal(p.tenant, { agentId: conv.agentId, conversationId: conv.id, toolNames });
       const registry = new Map(tools.map((t) => [t.name, t.snapshot()]));
+      const grantFacts = grants.map((g) => g.facts());
       const evaluate = (call: ProposedCallFacts) => {
         const tool = registry.get(call.toolName);
         return ApprovalPolicy.evaluate(call, {
           policy: policy.document,
           policyVersion: policy.policyVersion,
           tool: tool && { flags: tool, registeredBy: tool.registeredBy.kind },
-          grants: grants.map((g) => g.facts()),
+          grants: grantFacts,
           conversation: { id: conv.id, agentId: conv.agentId, user: conv.user ?? undefined },
         });
       };
       const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), this.clock.now(), halt, p.name);
       if (!result.replay) await this.conversations.save(conv);
-      return { replay: result.replay, conversation: conversationView(conv, !!halt), toolCalls: result.calls.map((c) => toolCallView(c.snapshot())) };
+      // The conversation without its call list: GET it for the whole history.
+      return { replay: result.replay, conversation: conversationView(conv, !!halt, false), toolCalls: result.calls.map((c) => toolCallView(c.snapshot())) };
     });
   }
 }

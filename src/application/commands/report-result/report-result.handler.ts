@@ -15,7 +15,7 @@ export class ReportResultHandler implements ICommandHandler<ReportResultCommand>
 
   execute({ principal: p, toolCallId, result }: ReportResultCommand) {
     return this.uow.run(async () => {
-      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId, { lock: true }), p, toolCallId);
+      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId, { lock: true, calls: { open: true, ids: [toolCallId] } }), p, toolCallId);
       mustBeOwningAgent(conv, p);
       // Accepted during a halt too: the run happened and must be recorded.
       const call = conv.complete(toolCallId, result, p, this.clock.now());

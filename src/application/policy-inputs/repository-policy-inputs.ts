@@ -1,0 +1,19 @@
+import { GrantRepository, HaltRepository, PolicyInputs, PolicyInputsReader, PolicyRepository, ToolRepository } from '../ports';
+
+/** PolicyInputs from the repositories, one read after another: for adapters that cannot read them at once. */
+export class RepositoryPolicyInputs implements PolicyInputsReader {
+  constructor(
+    private readonly policies: PolicyRepository,
+    private readonly tools: ToolRepository,
+    private readonly grants: GrantRepository,
+    private readonly halts: HaltRepository,
+  ) {}
+
+  async forProposal(tenantId: string, { agentId, conversationId, toolNames }: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs> {
+    const halt = await this.halts.covering(tenantId, agentId, conversationId);
+    const policy = await this.policies.current(tenantId);
+    const tools = await this.tools.findMany(tenantId, toolNames);
+    const grants = await this.grants.forTools(tenantId, toolNames);
+    return { halt, policy, tools, grants };
+  }
+}
