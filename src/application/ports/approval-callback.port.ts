@@ -1,0 +1,33 @@
+import type { ApprovalView, ToolCallView } from '../views/views';
+
+/**
+ * How Tollgate asks people, whatever the channel (terminal, Slack, webhooks, …): one adapter per channel.
+ * Adapters are driven from the transactional outbox after commit (each channel has its own cursor, so a
+ * slow or failing channel never delays a decision or another channel). They turn their own input — a key
+ * press, a Slack click, an HTTP call — into the same DecideToolCallCommand; none touches the domain.
+ */
+export const APPROVAL_CALLBACKS = Symbol('ApprovalCallbacks');
+
+/** A call waiting for a person: the call with its conversation's agent, user and title (as GET /v1/approvals shows it). */
+export type ApprovalRequest = ApprovalView & { tenantId: string };
+
+export type ApprovalOutcomeKind = 'approved' | 'rejected' | 'expired' | 'cancelled';
+
+/** The end of a request, whichever channel (or the clock, or a halt) ended it. */
+export interface ApprovalOutcome {
+  tenantId: string;
+  outcome: ApprovalOutcomeKind;
+  toolCall: ToolCallView;
+  /** Who decided and where: `{id: 'ann', name: 'Ann', via: 'slack'}`; the system for expiries and halts. */
+  by: { id: string; name?: string; via: string };
+  reason?: string;
+}
+
+export interface ApprovalCallback {
+  /** Stable channel name: also the outbox consumer's name, under which its cursor is kept. */
+  readonly channel: string;
+  /** A request appeared. Throwing makes the outbox retry this delivery with backoff. */
+  ask(request: ApprovalRequest): Promise<void>;
+  /** A request ended (decided here, on another channel, expired or cancelled). Throwing retries it. */
+  tell(outcome: ApprovalOutcome): Promise<void>;
+}
