@@ -18,6 +18,7 @@ import { throttlerOptions, TokenThrottlerGuard, WaitSlots } from './adapters/htt
 import { ThrottlerModule } from '@nestjs/throttler';
 import { RequestIdMiddleware } from './adapters/http/request-id.middleware';
 import { DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
+import { WebModule } from './adapters/web/web.module';
 import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
 import { DecideToolCallHandler } from './application/commands/decide-tool-call/decide-tool-call.handler';
 import { HaltHandler, ResumeHandler } from './application/commands/halt/halt.handler';
@@ -88,7 +89,7 @@ export class AppModule implements NestModule {
   static forRoot(config: TollgateConfig, dataSource: DataSource, extra: { outboxConsumers?: OutboxConsumer[] } = {}): DynamicModule {
     return {
       module: AppModule,
-      imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config))],
+      imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config)), WebModule.forRoot(config)],
       controllers: [
         ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController,
       ],

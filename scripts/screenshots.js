@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * Screenshots of the web inbox for the README (`npm run screenshots`): starts the built service on a scratch
+ * embedded database, plays a few agents' requests into it, and photographs the page in headless Chromium.
+ * Writes docs/img/inbox.png, card.png, phone.png and timeline.png. Needs /usr/bin/chromium (CHROMIUM_PATH).
+ */
+const { mkdtempSync, rmSync, mkdirSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+const { randomBytes } = require('node:crypto');
+const { chromium } = require('playwright-core');
+const { startServer } = require('../dist/src/server');
+const { loadConfig } = require('../dist/src/infrastructure/config/config');
+const { mintToken } = require('../dist/src/infrastructure/auth/jwt-verifier');
+
+const OUT = join(__dirname, '..', 'docs', 'img');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+async function main() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-shots-'));
+  const secret = randomBytes(32).toString('base64url');
+  const config = { ...loadConfig({}), port: 0, dataDir, auth: { secret, devSecret: false }, instanceId: 'screenshots' };
+  const server = await startServer(config, { logLevels: false });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  try {
+    const token = (sub, roles, name) => mintToken(secret, { sub, roles, name }, '2h');
+    const agent = await token('support-bot', ['agent']);
+    const ops = await token('ops-agent', ['agent']);
+    const admin = await token('root', ['admin'], 'Root');
+    const ann = await token('ann', ['approver', 'admin'], 'Ann');
+    const bob = await token('bob', ['approver'], 'Bob');
+    const api = async (method, path, tok, body, headers = {}) => {
+      const res = await fetch(server.url + path, {
+        method,
+        headers: { authorization: `Bearer ${tok}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const json = await res.json();
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+
+    await api('PUT', '/v1/policy', admin, {
+      rules: [
+        { match: 'get_*', level: 'automatic' },
+        { match: 'delete_source', level: 'confirm', timeoutSeconds: 900 },
+        { match: 'shell', level: 'manual', timeoutSeconds: 600 },
+      ],
+      defaults: { timeoutSeconds: 1200 },
+    });
+    await api('PUT', '/v1/tools/delete_source', admin, { description: 'Delete a knowledge source', destructive: true });
+    await api('PUT', '/v1/tools/send_email', admin, { description: 'Send an email', requiresApproval: true });
+
+    await api('POST', '/v1/conversations', agent, { id: 'conv-kb', title: 'Tidy the knowledge base', user: { id: 'lee', name: 'Lee Park', roles: ['editor'] } });
+    await api('POST', '/v1/conversations', agent, { id: 'conv-mail', title: 'March price change', user: { id: 'mia', name: 'Mia Chen', roles: ['sales'] } });
+    await api('POST', '/v1/conversations', ops, { id: 'conv-ops', title: 'Staging is slow', user: { id: 'sam', name: 'Sam Ortiz', roles: ['engineer'] } });
+    await api('POST', '/v1/conversations', agent, { id: 'conv-crm', title: 'Clean up duplicates', user: { id: 'lee', name: 'Lee Park' } });
+
+    const kb = await api('POST', '/v1/conversations/conv-kb/tool-calls', agent, {
+      toolCalls: [
+        { id: 'c1', toolName: 'get_source', arguments: { id: 'src_2' } },
+        {
+          id: 'c2',
+          toolName: 'delete_source',
+          arguments: { id: 'src_2', cascade: true },
+          reason: 'Lee asked to remove the outdated handbook',
+          confidence: 0.92,
+          display: {
+            title: 'Delete source',
+            summary: "Delete source 'Handbook' (src_2) — 1,204 objects. This cannot be undone.",
+            fields: [
+              { label: 'Objects', value: '1,204' },
+              { label: 'Last edited', value: '14 months ago' },
+            ],
+          },
+        },
+      ],
+    });
+    await api('POST', '/v1/conversations/conv-mail/tool-calls', agent, {
+      toolCalls: [{ toolName: 'send_email', arguments: { to: 'customers-eu@lists.example.com', subject: 'Your plan from 1 April', template: 'price-change-2025' }, reason: 'Mia wants customers told a month ahead', display: { title: 'Send email to 212 customers', summary: "Announce the March price change to the 'EU customers' list." } }],
+    });
+    const crm = await api('POST', '/v1/conversations/conv-crm/tool-calls', agent, {
+      toolCalls: [{ toolName: 'merge_contacts', arguments: { keep: 'ct_881', merge: ['ct_902', 'ct_917'] }, display: { title: 'Merge 3 contacts', summary: 'Merge "Dana Whitfield" duplicates into ct_881.' } }],
+    });
+
+    const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, deviceScaleFactor: 1, colorScheme: 'light' });
+    await context.addInitScript((t) => sessionStorage.setItem('tollgate.token', t), ann);
+    const page = await context.newPage();
+    await page.goto(server.url + '/');
+    await page.locator('.row-title', { hasText: 'Send email to 212 customers' }).waitFor();
+    await page.locator('[data-testid="stream-state"]', { hasText: 'Live' }).waitFor();
+
+    // Live: a request arrives, another is decided elsewhere.
+    await api('POST', '/v1/conversations/conv-ops/tool-calls', ops, {
+      toolCalls: [{ toolName: 'shell', arguments: { cmd: 'kubectl rollout restart deploy/api -n staging' }, reason: 'p95 latency doubled after the last deploy', display: { title: 'Restart the staging API', summary: 'kubectl rollout restart deploy/api -n staging' } }],
+    });
+    await page.locator('.row-title', { hasText: 'Restart the staging API' }).waitFor();
+    await api('POST', `/v1/tool-calls/${crm.toolCalls[0].id}/decision`, bob, { decision: 'approve' }, { 'x-tollgate-channel': 'cli' });
+    await page.getByText('approved by Bob via the CLI').first().waitFor();
+
+    mkdirSync(OUT, { recursive: true });
+    await page.screenshot({ path: join(OUT, 'inbox.png') });
+
+    await page.goto(`${server.url}/#/calls/${kb.toolCalls[1].id}`);
+    await page.locator('dialog.card').waitFor();
+    await page.setViewportSize({ width: 1200, height: 1000 });
+    await page.screenshot({ path: join(OUT, 'card.png') });
+
+    await page.goto(`${server.url}/#/conversations/conv-kb`);
+    await page.locator('[data-testid="timeline"]').waitFor();
+    await page.getByText('Audit trail').waitFor();
+    await page.setViewportSize({ width: 1200, height: 820 });
+    await page.screenshot({ path: join(OUT, 'timeline.png') });
+
+    await page.goto(`${server.url}/#/`);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('.row-title', { hasText: 'Restart the staging API' }).waitFor();
+    await page.screenshot({ path: join(OUT, 'phone.png') });
+    await context.close();
+    console.log(`Wrote inbox.png, card.png, timeline.png and phone.png to ${OUT}`);
+  } finally {
+    await browser.close();
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,114 @@
+import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { DomainError } from '../../domain/shared/domain-error';
+import { mintToken } from '../../infrastructure/auth/jwt-verifier';
+import { Public } from '../http/auth';
+import { parseBody } from '../http/validation';
+import { DevTokenRequest } from './dev-token.request';
+import { WebAsset, WebAssets } from './web-assets';
+
+export const WEB_OPTIONS = Symbol('WebOptions');
+
+export interface WebOptions {
+  /** The secret was generated for local development (embedded mode, no auth configured): dev sign-in is offered. */
+  devSignIn: boolean;
+  /** Signs dev sign-in tokens; only read when `devSignIn`. */
+  secret?: string;
+}
+
+const DEV_TOKEN_TTL = '8h';
+
+/** No inline script or style, no other origin: the page talks to this service only. */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function securityHeaders(res: Response): void {
+  res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+}
+
+function send(req: Request, res: Response, asset: WebAsset, cacheControl: string): void {
+  securityHeaders(res);
+  res.setHeader('Cache-Control', cacheControl);
+  res.setHeader('ETag', asset.etag);
+  const known = String(req.headers['if-none-match'] ?? '').split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (known.includes(asset.etag) || known.includes('*')) {
+    res.status(304).end();
+    return;
+  }
+  res.setHeader('Content-Type', asset.contentType);
+  res.end(asset.body);
+}
+
+/** Only a browser on this machine may use the dev sign-in, even should dev mode listen on another address. */
+export function isLoopback(address: string | undefined): boolean {
+  return !!address && (address === '::1' || /^(::ffff:)?127\./.test(address));
+}
+
+function notFound(what: string): DomainError {
+  return new DomainError('not_found', 'not_found', what);
+}
+
+/**
+ * The web inbox (CONTRACT §10): `GET /` and its hashed assets, built by `npm run build` into `dist/web`,
+ * plus the two small routes the page needs before it holds a token: what sign-in it may offer, and in
+ * embedded dev mode a token for a chosen name and roles. Everything else the page does goes through /v1.
+ */
+@ApiExcludeController()
+@Controller()
+export class WebController {
+  constructor(private readonly assets: WebAssets, @Inject(WEB_OPTIONS) private readonly options: WebOptions) {}
+
+  @Get()
+  @Public()
+  index(@Req() req: Request, @Res() res: Response): void {
+    const index = this.assets.index;
+    if (!index) throw new DomainError('unavailable', 'unavailable', `The web inbox is not built (nothing in ${this.assets.dir}): run npm run build`);
+    send(req, res, index, 'no-cache'); // always revalidated, so a new build's asset names are picked up at once
+  }
+
+  @Get('assets/:file')
+  @Public()
+  asset(@Param('file') file: string, @Req() req: Request, @Res() res: Response): void {
+    const asset = this.assets.get(file);
+    if (!asset) throw notFound(`No web asset named ${file}`);
+    send(req, res, asset, 'public, max-age=31536000, immutable'); // the name carries the content hash
+  }
+
+  @Get('ui/config')
+  @Public()
+  @Header('Cache-Control', 'no-store')
+  config(@Req() req: Request) {
+    return { devSignIn: this.devSignInFor(req) };
+  }
+
+  /** Embedded dev mode only, from this machine only; 404 whenever real authentication is configured. */
+  @Post('ui/dev-token')
+  @Public()
+  @HttpCode(201)
+  @Header('Cache-Control', 'no-store')
+  async devToken(@Req() req: Request, @Body() body: unknown) {
+    if (!this.devSignInFor(req) || !this.options.secret) throw notFound('Dev sign-in exists only in embedded dev mode (no TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL)');
+    const dto = parseBody(DevTokenRequest, body);
+    const roles = [...new Set(dto.roles)];
+    const token = await mintToken(this.options.secret, { sub: dto.sub, roles, tenant: dto.tenant, name: dto.name || undefined }, DEV_TOKEN_TTL);
+    return { token };
+  }
+
+  private devSignInFor(req: Request): boolean {
+    return this.options.devSignIn && isLoopback(req.socket.remoteAddress);
+  }
+}

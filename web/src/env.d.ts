@@ -1,0 +1,2 @@
+/** esbuild bundles imported CSS into its own file. */
+declare module '*.css';

@@ -1,0 +1,123 @@
+/**
+ * The inbox's state, kept apart from the view so it can be tested without a browser: the pending calls the
+ * person may decide, and the ones that left with a short note of who decided where. Snapshots from
+ * `GET /v1/approvals` and events from the live stream may arrive in any order; an id that left never comes
+ * back from an older snapshot.
+ */
+import { channelName, duration } from './format';
+import type { Approval, AuditEvent, Decision, ToolCall } from './types';
+
+export interface Departure {
+  id: string;
+  title: string;
+  outcome: 'approved' | 'rejected' | 'expired' | 'cancelled' | 'gone';
+  /** "approved by ann via Slack" */
+  note: string;
+  /** Local time it left (ms), for lingering and "recently decided". */
+  at: number;
+}
+
+export interface InboxState {
+  /** Pending calls, oldest first; a call that just left stays listed (with its note) for LINGER_MS. */
+  items: Approval[];
+  /** Every id seen leaving: a late snapshot cannot bring one back. */
+  gone: ReadonlyMap<string, Departure>;
+  /** What left the list, newest first. */
+  recent: Departure[];
+}
+
+export const LINGER_MS = 6000;
+const RECENT = 20;
+const GONE_KEPT = 5000;
+
+export const emptyInbox: InboxState = { items: [], gone: new Map(), recent: [] };
+
+export function titleOf(call: Pick<ToolCall, 'toolName' | 'display'>): string {
+  return call.display?.title?.trim() || call.toolName;
+}
+
+const byAge = (a: Approval, b: Approval) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id.localeCompare(b.id);
+
+/** Applies a fresh `GET /v1/approvals`: returns the new state and the calls that are new to the list. */
+export function withSnapshot(s: InboxState, snapshot: Approval[]): { state: InboxState; arrived: Approval[] } {
+  const known = new Set(s.items.map((i) => i.id));
+  const fresh = snapshot.filter((a) => a.status === 'pending' && !s.gone.has(a.id));
+  const lingering = s.items.filter((i) => s.gone.has(i.id) && !fresh.some((f) => f.id === i.id));
+  return { state: { ...s, items: [...fresh, ...lingering].sort(byAge) }, arrived: fresh.filter((a) => !known.has(a.id)) };
+}
+
+/** Marks a call as gone with its note; `listed` says whether it was in this person's list (worth announcing). */
+export function depart(s: InboxState, d: Departure): { state: InboxState; listed: boolean } {
+  if (s.gone.has(d.id)) return { state: s, listed: false };
+  const gone = new Map(s.gone);
+  gone.set(d.id, d);
+  if (gone.size > GONE_KEPT) gone.delete(gone.keys().next().value as string);
+  const listed = s.items.some((i) => i.id === d.id && !s.gone.has(i.id));
+  const title = s.items.find((i) => i.id === d.id);
+  const entry = title ? { ...d, title: titleOf(title) } : d;
+  return { state: { ...s, gone, recent: listed ? [entry, ...s.recent].slice(0, RECENT) : s.recent }, listed };
+}
+
+/** Drops departed calls from the list once they have lingered. */
+export function prune(s: InboxState, now: number): InboxState {
+  const items = s.items.filter((i) => {
+    const d = s.gone.get(i.id);
+    return !d || now - d.at < LINGER_MS;
+  });
+  return items.length === s.items.length ? s : { ...s, items };
+}
+
+export const pendingItems = (s: InboxState): Approval[] => s.items.filter((i) => !s.gone.has(i.id));
+
+function who(actor: { id: string; name?: string } | undefined, me: string): string {
+  if (!actor) return 'someone';
+  return actor.id === me ? 'you' : (actor.name ?? actor.id);
+}
+
+/** "approved by ann via Slack", "rejected by you via the web inbox: too broad", "expired after 5 min 00 s without a decision". */
+export function note(outcome: Departure['outcome'], by: { id: string; name?: string } | undefined, via: string | undefined, extra: { reason?: string; waitedMs?: number; kind?: string; edited?: boolean }, me: string): string {
+  switch (outcome) {
+    case 'expired':
+      return `expired${extra.waitedMs !== undefined ? ` after ${duration(extra.waitedMs)}` : ''} without a decision`;
+    case 'cancelled':
+      return `cancelled by ${who(by, me)}${extra.reason ? `: ${extra.reason}` : ''}`;
+    case 'rejected':
+      return `rejected by ${who(by, me)} via ${channelName(via)}${extra.reason ? `: ${extra.reason}` : ''}`;
+    case 'approved': {
+      const how = extra.kind === 'always_allow' ? 'always allowed' : extra.edited ? 'approved with edited arguments' : 'approved';
+      return `${how} by ${who(by, me)} via ${channelName(via)}`;
+    }
+    default:
+      return 'no longer waiting for you';
+  }
+}
+
+const LEAVING = ['ToolCallApproved', 'ToolCallRejected', 'ToolCallExpired', 'ToolCallCancelled'];
+
+/** The departure an event of the live stream announces, if it ends a pending call. */
+export function departureFromEvent(e: AuditEvent, me: string, now: number): Departure | null {
+  if (!LEAVING.includes(e.type) || !e.toolCallId) return null;
+  const d = e.data as { outcome?: string; via?: string; reason?: string; waitedMs?: number; decision?: string; editedArguments?: unknown; previousStatus?: string };
+  if (e.type === 'ToolCallCancelled' && d.previousStatus && d.previousStatus !== 'pending') return null; // approved but unclaimed: it had left already
+  const outcome = (d.outcome ?? e.type.replace('ToolCall', '').toLowerCase()) as Departure['outcome'];
+  const by = e.actor.kind === 'system' && outcome === 'expired' ? undefined : { id: e.actor.id, name: e.actor.name };
+  return {
+    id: e.toolCallId,
+    title: e.toolName ?? e.toolCallId,
+    outcome,
+    note: note(outcome, by, d.via ?? e.actor.via, { reason: d.reason, waitedMs: d.waitedMs, kind: d.decision, edited: d.editedArguments !== undefined }, me),
+    at: now,
+  };
+}
+
+/** The departure a call's own record shows (after deciding it here, or from a 409's standing decision). */
+export function departureFromDecision(call: Pick<ToolCall, 'id' | 'toolName' | 'display' | 'createdAt'>, decision: Decision, me: string, now: number, kind?: string): Departure {
+  const waitedMs = Date.parse(decision.at) - Date.parse(call.createdAt);
+  return {
+    id: call.id,
+    title: titleOf(call),
+    outcome: decision.outcome,
+    note: note(decision.outcome, decision.by, decision.by.via, { reason: decision.reason, waitedMs, kind, edited: decision.editedArguments !== undefined }, me),
+    at: now,
+  };
+}

@@ -1,0 +1,60 @@
+/** Who is signed in: the bearer token and the claims the page shows. The server checks the token; the page only reads it. */
+export interface Session {
+  token: string;
+  sub: string;
+  name?: string;
+  roles: string[];
+  tenant: string;
+  /** Seconds since the epoch; tokens must carry it (CONTRACT §2). */
+  exp?: number;
+}
+
+const KEY = 'tollgate.token';
+
+/** Reads the claims of a JWT without checking it (the API does that on every request); null when it is not one. */
+export function sessionFromToken(raw: string): Session | null {
+  const token = raw.trim().replace(/^Bearer\s+/i, '');
+  const parts = token.split('.');
+  if (parts.length !== 3) return null;
+  try {
+    const json = atob(parts[1].replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(parts[1].length / 4) * 4, '='));
+    const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0)))) as Record<string, unknown>;
+    if (typeof claims.sub !== 'string') return null;
+    const roles = Array.isArray(claims.roles) ? claims.roles.filter((r): r is string => typeof r === 'string') : [];
+    return {
+      token,
+      sub: claims.sub,
+      name: typeof claims.name === 'string' ? claims.name : undefined,
+      roles,
+      tenant: typeof claims.tenant === 'string' ? claims.tenant : 'default',
+      exp: typeof claims.exp === 'number' ? claims.exp : undefined,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** The tab's session (sessionStorage), or one remembered on this device (localStorage). */
+export function loadSession(): Session | null {
+  const raw = sessionStorage.getItem(KEY) ?? localStorage.getItem(KEY);
+  const s = raw ? sessionFromToken(raw) : null;
+  if (s?.exp && s.exp * 1000 < Date.now()) {
+    clearSession();
+    return null;
+  }
+  return s;
+}
+
+export function saveSession(s: Session, remember: boolean): void {
+  sessionStorage.setItem(KEY, s.token);
+  if (remember) localStorage.setItem(KEY, s.token);
+  else localStorage.removeItem(KEY);
+}
+
+export function clearSession(): void {
+  sessionStorage.removeItem(KEY);
+  localStorage.removeItem(KEY);
+}
+
+export const displayName = (s: Session): string => s.name ?? s.sub;
+export const canReadAudit = (s: Session): boolean => s.roles.includes('auditor') || s.roles.includes('admin');

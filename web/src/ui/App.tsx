@@ -1,0 +1,395 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError, createApi, publicApi } from '../api';
+import { Departure, departureFromDecision, departureFromEvent, depart, emptyInbox, InboxState, pendingItems, prune, titleOf, withSnapshot } from '../inbox';
+import { canReadAudit, clearSession, displayName, loadSession, saveSession, Session } from '../session';
+import { openStream, StreamState } from '../sse';
+import type { Approval, AuditEvent, DecisionBody, TenantStatus, Tool, UiConfig } from '../types';
+import { Card } from './Card';
+import { hasModifier, isTyping, Route, useNow, useRoute } from './hooks';
+import { Inbox } from './Inbox';
+import { SignIn } from './SignIn';
+import { Timeline } from './Timeline';
+
+export function App() {
+  const [config, setConfig] = useState<UiConfig | null>(null);
+  const [session, setSession] = useState<Session | null>(() => loadSession());
+  const [notice, setNotice] = useState<string>();
+  useEffect(() => {
+    publicApi.config().then(setConfig, () => setConfig({ devSignIn: false }));
+  }, []);
+  const signOut = useCallback((why?: string) => {
+    clearSession();
+    setSession(null);
+    setNotice(why);
+  }, []);
+  useEffect(() => {
+    if (!session) document.title = 'Sign in · Tollgate';
+  }, [session]);
+
+  if (!session) {
+    return (
+      <SignIn
+        config={config}
+        notice={notice}
+        onSignedIn={(s, remember) => {
+          saveSession(s, remember);
+          setNotice(undefined);
+          setSession(s);
+        }}
+      />
+    );
+  }
+  return <Workspace key={session.token} session={session} onSignOut={signOut} />;
+}
+
+const STREAM_WORDS: Record<StreamState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' };
+const LEAVING = new Set(['ToolCallApproved', 'ToolCallRejected', 'ToolCallExpired', 'ToolCallCancelled']);
+
+function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: string): void }) {
+  const me = session.sub;
+  const skew = useRef(0);
+  const api = useMemo(
+    () =>
+      createApi(
+        session.token,
+        () => onSignOut('Your token was refused: it has expired or is no longer valid. Sign in again.'),
+        (s) => {
+          if (Math.abs(s - skew.current) > 1500) skew.current = s; // the Date header has whole seconds: ignore jitter
+        },
+      ),
+    [session.token],
+  );
+  const now = useNow(1000) + skew.current;
+  const [route, navigate] = useRoute();
+  const routeRef = useRef(route);
+  routeRef.current = route;
+
+  // The inbox state lives in a ref too, so stream callbacks always see the latest.
+  const inboxRef = useRef<InboxState>(emptyInbox);
+  const [inbox, setInbox] = useState<InboxState>(emptyInbox);
+  const update = useCallback((fn: (s: InboxState) => InboxState) => {
+    inboxRef.current = fn(inboxRef.current);
+    setInbox(inboxRef.current);
+  }, []);
+  const [loaded, setLoaded] = useState(false);
+  const [loadError, setLoadError] = useState<string>();
+  const [arrivedAt, setArrivedAt] = useState<ReadonlyMap<string, number>>(new Map());
+  const [tools, setTools] = useState<ReadonlyMap<string, Tool>>(new Map());
+  const flagsSeen = useRef(new Map<string, boolean>());
+  const [stream, setStream] = useState<StreamState>('connecting');
+  const [status, setStatus] = useState<TenantStatus | null>(null);
+  const [announcement, setAnnouncement] = useState('');
+  const [selected, setSelected] = useState<string | null>(null);
+  const lastIndex = useRef(0);
+  const [help, setHelp] = useState(false);
+  const [convVersion, setConvVersion] = useState(0);
+
+  const announce = useCallback((text: string) => setAnnouncement((prev) => (prev === text ? `${text}\u200b` : text)), []);
+
+  // ---- loading: one snapshot at a time; a request made meanwhile runs once more after it ----
+  const loading = useRef({ running: false, again: false, first: true });
+  const refresh = useCallback(async () => {
+    const l = loading.current;
+    if (l.running) {
+      l.again = true;
+      return;
+    }
+    l.running = true;
+    try {
+      do {
+        l.again = false;
+        try {
+          const snapshot = await api.pendingApprovals();
+          let arrived: Approval[] = [];
+          update((s) => {
+            const r = withSnapshot(s, snapshot);
+            arrived = r.arrived;
+            return r.state;
+          });
+          if (!l.first && arrived.length > 0) {
+            const at = Date.now();
+            setArrivedAt((m) => new Map([...m, ...arrived.map((a) => [a.id, at] as const)].slice(-200)));
+            announce(arrived.length === 1 ? `New request: ${titleOf(arrived[0])} from ${arrived[0].conversation.agentId}` : `${arrived.length} new requests`);
+          }
+          l.first = false;
+          setLoaded(true);
+          setLoadError(undefined);
+        } catch (e) {
+          if (!(e instanceof ApiError && e.status === 401)) setLoadError(e instanceof ApiError && e.status === 403 ? 'Agent tokens cannot use the inbox.' : `Could not load the inbox: ${(e as Error).message}`);
+        }
+      } while (l.again);
+    } finally {
+      l.running = false;
+    }
+  }, [api]);
+  const refreshTimer = useRef<number | undefined>(undefined);
+  const scheduleRefresh = useCallback(() => {
+    clearTimeout(refreshTimer.current);
+    refreshTimer.current = window.setTimeout(() => void refresh(), 100);
+  }, [refresh]);
+
+  const loadTools = useCallback(() => {
+    api.tools().then((list) => setTools(new Map(list.map((t) => [t.name, t]))), () => undefined);
+  }, [api]);
+  const loadStatus = useCallback(() => {
+    api.status().then(setStatus, () => setStatus(null));
+  }, [api]);
+
+  const leave = useCallback(
+    (d: Departure) => {
+      let listed = false;
+      update((s) => {
+        const r = depart(s, d);
+        listed = r.listed;
+        return r.state;
+      });
+      if (listed) announce(`${inboxRef.current.recent[0]?.title ?? d.title}: ${d.note}`);
+    },
+    [update, announce],
+  );
+
+  // ---- the live stream: opened first, so the snapshot that follows each (re)connect misses nothing ----
+  useEffect(() => {
+    void refresh();
+    loadTools();
+    loadStatus();
+    const onEvent = (e: AuditEvent) => {
+      if (e.type === 'ApprovalRequested') scheduleRefresh();
+      else if (e.type === 'ToolCallProposed' && e.toolCallId) {
+        const flags = e.data.toolFlags as { destructive?: boolean } | undefined;
+        if (flags) flagsSeen.current.set(e.toolCallId, !!flags.destructive);
+      } else if (LEAVING.has(e.type)) {
+        const d = departureFromEvent(e, me, Date.now());
+        if (d) leave(d);
+      } else if (e.type === 'ToolRegistered') loadTools();
+      else if (e.type === 'Halted' || e.type === 'Resumed') loadStatus();
+      const r = routeRef.current;
+      if (r.view === 'conversation' && e.conversationId === r.id) setConvVersion((v) => v + 1);
+    };
+    const s = openStream({
+      url: '/v1/events/stream',
+      token: session.token,
+      onOpen: () => void refresh(),
+      onState: setStream,
+      onRefused: (code) => (code === 401 ? onSignOut('Your token was refused: it has expired or is no longer valid. Sign in again.') : setLoadError('This token may not read the live stream.')),
+      onFrames: (frames) => {
+        for (const f of frames) {
+          try {
+            onEvent(JSON.parse(f.data) as AuditEvent);
+          } catch {
+            // a frame that is not an event (none are sent today) is ignored
+          }
+        }
+      },
+    });
+    return () => {
+      s.close();
+      clearTimeout(refreshTimer.current);
+    };
+  }, [api]);
+
+  // Departed calls linger with their note, then leave the list.
+  useEffect(() => {
+    if (inbox.items.some((i) => inbox.gone.has(i.id))) update((s) => prune(s, Date.now()));
+  }, [now]);
+
+  const pending = pendingItems(inbox);
+  useEffect(() => {
+    document.title = pending.length > 0 ? `(${pending.length}) Tollgate inbox` : 'Tollgate inbox';
+  }, [pending.length]);
+
+  // The selection follows the list: when the selected call leaves, the one that takes its place is selected.
+  const selectedId = pending.some((p) => p.id === selected) ? selected : (pending[Math.min(lastIndex.current, pending.length - 1)]?.id ?? null);
+  const idx = pending.findIndex((p) => p.id === selectedId);
+  if (idx >= 0) lastIndex.current = idx;
+
+  const focusRow = (id: string | null) => {
+    if (!id) return;
+    (document.querySelector(`[data-call-id="${CSS.escape(id)}"] .row-main`) as HTMLElement | null)?.focus();
+  };
+
+  // Back on the list after a card or a timeline: focus returns to the selected row.
+  const prevRoute = useRef<Route>(route);
+  useEffect(() => {
+    if (route.view === 'inbox' && prevRoute.current.view !== 'inbox') setTimeout(() => focusRow(selectedId), 0);
+    prevRoute.current = route;
+  }, [route]);
+
+  // ---- list shortcuts: j/k or arrows move, Enter opens, ? help, Esc leaves a timeline ----
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (hasModifier(e) || isTyping(e) || route.view === 'call') return;
+      if (e.key === '?') {
+        setHelp((h) => !h);
+        return;
+      }
+      if (route.view === 'conversation') {
+        if (e.key === 'Escape') navigate({ view: 'inbox' });
+        return;
+      }
+      const move = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
+      if (move !== 0 && pending.length > 0) {
+        e.preventDefault();
+        const next = pending[Math.max(0, Math.min(pending.length - 1, (idx < 0 ? -1 : idx) + move))];
+        setSelected(next.id);
+        focusRow(next.id);
+      } else if ((e.key === 'Enter' || e.key === 'o') && selectedId && !(e.target as HTMLElement).closest?.('a,button')) {
+        e.preventDefault();
+        navigate({ view: 'call', id: selectedId });
+      } else if (e.key === 'Escape' && help) setHelp(false);
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  });
+
+  const isDestructive = useCallback(
+    (c: Approval) => !!tools.get(c.toolName)?.destructive || !!flagsSeen.current.get(c.id) || /\bdestructive\b/.test(c.policy.reason),
+    [tools],
+  );
+
+  const decide = useCallback(
+    async (call: Approval, body: DecisionBody) => {
+      try {
+        const updated = await api.decide(call.id, body);
+        if (updated.decision) leave(departureFromDecision(call, updated.decision, me, Date.now(), body.decision));
+        navigate({ view: 'inbox' });
+      } catch (e) {
+        // Someone was faster: the card shows their decision instead.
+        if (e instanceof ApiError && e.problem.code === 'already_decided' && e.problem.decision) {
+          leave(departureFromDecision(call, e.problem.decision, me, Date.now()));
+          return;
+        }
+        throw e;
+      }
+    },
+    [api, leave],
+  );
+
+  const roles = session.roles.filter((r) => r !== 'agent');
+  const halts = status?.halts ?? [];
+  return (
+    <div class="app">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <a class="brand" href="#/">
+          Tollgate
+        </a>
+        <span class={`live ${stream}`} role="status" data-testid="stream-state" title="Live updates from the server">
+          <span class="dot" aria-hidden="true" /> {STREAM_WORDS[stream]}
+        </span>
+        <span class="spacer" />
+        <span class="who">
+          <strong>{displayName(session)}</strong> <span class="muted">{roles.join(', ') || 'no role'} · {session.tenant}</span>
+        </span>
+        <button type="button" class="link" onClick={() => onSignOut()}>
+          Sign out
+        </button>
+      </header>
+      {halts.length > 0 && (
+        <p class="halt" role="alert">
+          <strong>Halted.</strong> {halts.map((h) => `${h.scope}${h.id ? ` ${h.id}` : ''}: ${h.reason}`).join(' · ')} — pending calls in scope were cancelled and nothing in scope runs until an admin resumes.
+        </p>
+      )}
+      {session.exp && session.exp * 1000 - now < 10 * 60_000 && (
+        <p class="notice" role="status">
+          Your sign-in ends in {Math.max(0, Math.round((session.exp * 1000 - now) / 60_000))} min.
+        </p>
+      )}
+      <main id="main" tabIndex={-1}>
+        {route.view === 'conversation' ? (
+          <Timeline api={api} id={route.id} me={me} withAudit={canReadAudit(session)} now={now} version={convVersion} />
+        ) : (
+          <Inbox inbox={inbox} loaded={loaded} error={loadError} selected={selectedId} now={now} arrivedAt={arrivedAt} isDestructive={isDestructive} onSelect={setSelected} />
+        )}
+      </main>
+      {route.view === 'call' && (
+        <CardFor key={route.id} id={route.id} inbox={inbox} api={api} me={me} now={now} isDestructive={isDestructive} onDecide={decide} onClose={() => navigate({ view: 'inbox' })} />
+      )}
+      <footer class="keys-legend" aria-label="Keyboard shortcuts">
+        <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↑</kbd>/<kbd>↓</kbd> move · <kbd>Enter</kbd> open · <kbd>a</kbd> approve · <kbd>r</kbd> reject · <kbd>e</kbd> edit · <kbd>t</kbd> timeline ·{' '}
+        <kbd>Esc</kbd> close · <kbd>?</kbd> help
+      </footer>
+      {help && <Help onClose={() => setHelp(false)} />}
+      <div class="sr-only" aria-live="polite" aria-atomic="true" data-testid="announcer">
+        {announcement}
+      </div>
+    </div>
+  );
+}
+
+/** The card of a call in the list, or of any call the person may see (a link from a timeline or a chat message). */
+function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof createApi>; me: string; now: number; isDestructive(c: Approval): boolean; onDecide(c: Approval, b: DecisionBody): Promise<void>; onClose(): void }) {
+  const { id, inbox, api } = props;
+  const listed = inbox.items.find((i) => i.id === id);
+  const [fetched, setFetched] = useState<Approval | null>(null);
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    if (listed) return;
+    let stale = false;
+    (async () => {
+      const call = await api.toolCall(id);
+      const conv = await api.conversation(call.conversationId);
+      if (!stale) setFetched({ ...call, conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title } });
+    })().catch((e: unknown) => !stale && setError(e instanceof ApiError && e.status === 404 ? 'No such request, or not one you may see.' : (e as Error).message));
+    return () => {
+      stale = true;
+    };
+  }, [id, !!listed]);
+
+  const call = listed ?? fetched;
+  if (!call) {
+    return (
+      <div class="loading-card" role="status">
+        {error ?? 'Loading…'} <button type="button" onClick={props.onClose}>Close</button>
+      </div>
+    );
+  }
+  return (
+    <Card
+      call={call}
+      departure={inbox.gone.get(id)}
+      decidable={!!listed}
+      destructive={props.isDestructive(call)}
+      now={props.now}
+      me={props.me}
+      onDecide={props.onDecide}
+      onClose={props.onClose}
+    />
+  );
+}
+
+function Help({ onClose }: { onClose(): void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    ref.current?.showModal();
+  }, []);
+  return (
+    <dialog ref={ref} class="help" aria-labelledby="help-h" onClose={onClose}>
+      <h2 id="help-h">Keyboard shortcuts</h2>
+      <dl>
+        <dt><kbd>j</kbd> <kbd>k</kbd> <kbd>↓</kbd> <kbd>↑</kbd></dt>
+        <dd>move through the requests</dd>
+        <dt><kbd>Enter</kbd></dt>
+        <dd>open the selected request</dd>
+        <dt><kbd>a</kbd></dt>
+        <dd>approve the open request (destructive and manual ones: press twice)</dd>
+        <dt><kbd>r</kbd></dt>
+        <dd>reject it, with a reason</dd>
+        <dt><kbd>e</kbd></dt>
+        <dd>edit its arguments, then approve</dd>
+        <dt><kbd>t</kbd></dt>
+        <dd>open its conversation's timeline</dd>
+        <dt><kbd>Esc</kbd></dt>
+        <dd>close, or go back</dd>
+      </dl>
+      <form method="dialog">
+        <button class="primary" autofocus>
+          Got it
+        </button>
+      </form>
+    </dialog>
+  );
+}
+

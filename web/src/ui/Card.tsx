@@ -1,0 +1,409 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../api';
+import { ago, capitalise, clock, decisionSentence, LEVEL_WORDS, parseArguments, pretty, ruleText, timeLeft } from '../format';
+import type { Departure } from '../inbox';
+import { titleOf } from '../inbox';
+import type { Approval, DecisionBody } from '../types';
+import { hasModifier, hrefFor, isTyping } from './hooks';
+
+interface Props {
+  call: Approval;
+  /** Set once the call has left `pending` (decided here or anywhere else). */
+  departure?: Departure;
+  /** The caller may decide it (it is in their inbox). */
+  decidable: boolean;
+  destructive: boolean;
+  now: number;
+  me: string;
+  onDecide(call: Approval, body: DecisionBody): Promise<void>;
+  onClose(): void;
+}
+
+type Mode = 'choose' | 'reject' | 'edit' | 'always';
+type Armed = 'approve' | 'always' | 'edit' | null;
+type Scope = 'conversation' | 'agent' | 'tenant';
+
+/** One request, in a modal dialog: everything needed to judge it, and the four ways to decide. */
+export function Card({ call, departure, decidable, destructive, now, me, onDecide, onClose }: Props) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    const d = dialog.current;
+    if (d && !d.open) d.showModal();
+    // Focus starts on the title, which a screen reader reads first, so a stray Enter decides nothing.
+    heading.current?.focus();
+    return () => d?.close();
+  }, []);
+
+  const title = titleOf(call);
+  const conv = call.conversation;
+  const pending = call.status === 'pending' && !departure;
+  const level = call.policy.level;
+  const secondClick = destructive || level === 'manual';
+  const user = conv.user;
+
+  return (
+    <dialog
+      ref={dialog}
+      class="card"
+      aria-labelledby="card-title"
+      aria-describedby={call.display?.summary ? 'card-summary' : undefined}
+      onCancel={(e) => {
+        e.preventDefault(); // Esc: the route closes the dialog, so history and focus stay right
+        onClose();
+      }}
+    >
+      <header class="card-head">
+        <div>
+          <p class="eyebrow">
+            <code>{call.toolName}</code> · requested {ago(call.createdAt, now)}
+          </p>
+          <h2 id="card-title" ref={heading} tabIndex={-1}>
+            {title}
+          </h2>
+          <p class="badges">
+            <span class={`badge level-${level}`}>{level}</span>
+            {destructive && <span class="badge danger">destructive</span>}
+            {pending && call.approval && <span class="badge time">{timeLeft(call.approval.expiresAt, now)}</span>}
+          </p>
+        </div>
+        <button type="button" class="icon" aria-label="Close (Esc)" title="Close (Esc)" onClick={onClose}>
+          ×
+        </button>
+      </header>
+
+      {departure && (
+        <p class="notice" role="status" data-testid="card-departure">
+          No longer pending: {departure.note}.
+        </p>
+      )}
+      {!departure && !pending && call.decision && (
+        <p class="notice" role="status">
+          {capitalise(decisionSentence(call.decision, me))} <span class="muted">({clock(call.decision.at, now)})</span>
+        </p>
+      )}
+
+      {destructive && pending && (
+        <p class="warning">
+          <strong>Destructive.</strong> This tool can change or delete things that cannot be restored. Approving asks for a second click.
+        </p>
+      )}
+      {call.display?.summary && (
+        <p id="card-summary" class="summary">
+          {call.display.summary}
+        </p>
+      )}
+      {call.display?.fields && call.display.fields.length > 0 && (
+        <dl class="fields">
+          {call.display.fields.map((f, i) => (
+            <div key={i}>
+              <dt>{f.label}</dt>
+              <dd>{f.value}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+
+      <dl class="facts">
+        <div>
+          <dt>Agent</dt>
+          <dd>
+            <code>{conv.agentId}</code>
+          </dd>
+        </div>
+        <div>
+          <dt>Conversation</dt>
+          <dd>
+            {conv.title ?? <span class="muted">untitled</span>} <span class="muted">({conv.id})</span> ·{' '}
+            <a href={hrefFor({ view: 'conversation', id: conv.id })} aria-keyshortcuts="t">
+              timeline
+            </a>
+          </dd>
+        </div>
+        <div>
+          <dt>End user</dt>
+          <dd>
+            {user ? (
+              <>
+                {user.name ?? user.id} {user.name && <span class="muted">({user.id})</span>}
+                {user.roles && user.roles.length > 0 && <span class="muted"> · {user.roles.join(', ')}</span>}
+              </>
+            ) : (
+              <span class="muted">none given</span>
+            )}
+          </dd>
+        </div>
+        <div>
+          <dt>Agent's reason</dt>
+          <dd>{call.reason ?? <span class="muted">none given</span>}</dd>
+        </div>
+        {call.confidence !== undefined && (
+          <div>
+            <dt>Agent's confidence</dt>
+            <dd>{Math.round(call.confidence * 100)} %</dd>
+          </div>
+        )}
+        {call.estimatedCost !== undefined && (
+          <div>
+            <dt>Estimated cost</dt>
+            <dd>{call.estimatedCost}</dd>
+          </div>
+        )}
+        <div>
+          <dt>Policy</dt>
+          <dd>
+            {LEVEL_WORDS[level] ?? level} <span class="muted">({ruleText(call.policy.rule, call.policy.policyVersion)})</span>
+            {!/^Rule \d+ \(/.test(call.policy.reason) && (
+              <>
+                <br />
+                <span class="muted">{call.policy.reason}</span>
+              </>
+            )}
+          </dd>
+        </div>
+        {call.approval && (
+          <div>
+            <dt>Who may decide</dt>
+            <dd>{call.approval.approvers.map((a) => (a === 'requester' ? 'the end user' : a)).join(', ')}</dd>
+          </div>
+        )}
+        {pending && call.approval && (
+          <div>
+            <dt>Time left</dt>
+            <dd>
+              <span data-testid="time-left">{timeLeft(call.approval.expiresAt, now)}</span> <span class="muted">(expires at {clock(call.approval.expiresAt, now)}; then it never runs)</span>
+            </dd>
+          </div>
+        )}
+      </dl>
+
+      <h3 class="args-h">Arguments</h3>
+      <pre class="json" tabIndex={0} aria-label="Arguments as JSON" data-testid="arguments">
+        {pretty(call.arguments)}
+      </pre>
+      {call.decision?.editedArguments && (
+        <>
+          <h3 class="args-h">Arguments as approved (edited)</h3>
+          <pre class="json">{pretty(call.decision.editedArguments)}</pre>
+        </>
+      )}
+
+      {pending && decidable && <Decide call={call} secondClick={secondClick} onDecide={onDecide} />}
+      {pending && !decidable && <p class="muted">Your roles may not decide this request.</p>}
+    </dialog>
+  );
+}
+
+function Decide({ call, secondClick, onDecide }: { call: Approval; secondClick: boolean; onDecide: Props['onDecide'] }) {
+  const [mode, setMode] = useState<Mode>('choose');
+  const [armed, setArmed] = useState<Armed>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const [reason, setReason] = useState('');
+  const [scope, setScope] = useState<Scope>('conversation');
+  const original = pretty(call.arguments);
+  const [text, setText] = useState(original);
+  const parsed = parseArguments(text);
+  const approveRef = useRef<HTMLButtonElement>(null);
+  const manual = call.policy.level === 'manual';
+
+  async function send(body: DecisionBody, needsArm: Armed) {
+    if (needsArm && secondClick && armed !== needsArm) {
+      setArmed(needsArm);
+      return;
+    }
+    setBusy(true);
+    setError(undefined);
+    try {
+      await onDecide(call, body);
+    } catch (e) {
+      setError(e instanceof ApiError ? (e.problem.detail ?? e.message) : `Could not send the decision: ${(e as Error).message}`);
+      setArmed(null);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const approve = () => send({ decision: 'approve' }, 'approve');
+  const choose = (m: Mode) => {
+    setMode(m);
+    setArmed(null);
+    setError(undefined);
+  };
+
+  // Shortcuts inside the card: a approve, r reject, e edit, t timeline; Esc leaves a form, then the card.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (hasModifier(e)) return;
+      if (e.key === 'Escape' && mode !== 'choose') {
+        e.preventDefault();
+        e.stopPropagation();
+        choose('choose');
+        return;
+      }
+      if (isTyping(e) || busy) return;
+      if (e.key === 'a' && mode === 'choose') {
+        e.preventDefault();
+        void approve();
+      } else if (e.key === 'r') {
+        e.preventDefault();
+        choose('reject');
+      } else if (e.key === 'e') {
+        e.preventDefault();
+        choose('edit');
+      } else if (e.key === 't') {
+        e.preventDefault();
+        location.hash = hrefFor({ view: 'conversation', id: call.conversationId });
+      }
+    };
+    document.addEventListener('keydown', onKey, true);
+    return () => document.removeEventListener('keydown', onKey, true);
+  });
+
+  const firstMode = useRef(true);
+  useEffect(() => {
+    if (firstMode.current) {
+      firstMode.current = false;
+      return;
+    }
+    if (mode === 'choose') approveRef.current?.focus();
+    else (document.getElementById(mode === 'reject' ? 'reject-reason' : mode === 'edit' ? 'edit-args' : 'scope-conversation') as HTMLElement | null)?.focus();
+  }, [mode]);
+
+  const confirmHint = (what: Armed) =>
+    armed === what && (
+      <p class="confirm" role="alert">
+        {call.policy.level === 'manual' ? 'Manual level' : 'Destructive'}: press again to confirm.
+      </p>
+    );
+
+  return (
+    <section class="decide" aria-label="Decide">
+      {mode === 'choose' && (
+        <>
+          {confirmHint('approve')}
+          <div class="actions">
+            <button ref={approveRef} type="button" class={armed === 'approve' ? 'approve armed' : 'approve'} disabled={busy} onClick={approve} aria-keyshortcuts="a">
+              {armed === 'approve' ? 'Confirm approve' : 'Approve'} <kbd>a</kbd>
+            </button>
+            {!manual && (
+              <button type="button" disabled={busy} onClick={() => choose('always')}>
+                Always allow…
+              </button>
+            )}
+            <button type="button" disabled={busy} onClick={() => choose('edit')} aria-keyshortcuts="e">
+              Edit arguments <kbd>e</kbd>
+            </button>
+            <button type="button" class="reject" disabled={busy} onClick={() => choose('reject')} aria-keyshortcuts="r">
+              Reject… <kbd>r</kbd>
+            </button>
+          </div>
+        </>
+      )}
+
+      {mode === 'reject' && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send({ decision: 'reject', reason: reason.trim() }, null);
+          }}
+        >
+          <label for="reject-reason">Why reject? The agent is told this reason.</label>
+          <textarea id="reject-reason" rows={3} value={reason} onInput={(e) => setReason(e.currentTarget.value)} required maxLength={4000} />
+          <div class="actions">
+            <button type="submit" class="reject" disabled={busy || reason.trim() === ''}>
+              Reject
+            </button>
+            <button type="button" onClick={() => choose('choose')}>
+              Back <kbd>Esc</kbd>
+            </button>
+          </div>
+        </form>
+      )}
+
+      {mode === 'edit' && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (parsed.ok) void send({ decision: 'approve', arguments: parsed.value }, 'edit');
+          }}
+        >
+          <label for="edit-args">Arguments to run instead (JSON object). The original stays in the record.</label>
+          <textarea
+            id="edit-args"
+            class="json-editor"
+            rows={Math.min(16, Math.max(5, text.split('\n').length + 1))}
+            spellcheck={false}
+            value={text}
+            onInput={(e) => {
+              setText(e.currentTarget.value);
+              setArmed(null);
+            }}
+            aria-invalid={!parsed.ok}
+            aria-describedby="edit-status"
+          />
+          <p id="edit-status" class={parsed.ok ? 'hint' : 'error'} role={parsed.ok ? undefined : 'alert'} data-testid="json-status">
+            {parsed.ok ? (text === original ? 'Unchanged.' : 'Valid JSON.') : parsed.error}
+          </p>
+          {confirmHint('edit')}
+          <div class="actions">
+            <button type="submit" class={armed === 'edit' ? 'approve armed' : 'approve'} disabled={busy || !parsed.ok}>
+              {armed === 'edit' ? 'Confirm approve with these arguments' : 'Approve with these arguments'}
+            </button>
+            <button type="button" onClick={() => setText(original)} disabled={text === original}>
+              Reset
+            </button>
+            <button type="button" onClick={() => choose('choose')}>
+              Back <kbd>Esc</kbd>
+            </button>
+          </div>
+        </form>
+      )}
+
+      {mode === 'always' && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send({ decision: 'always_allow', scope }, 'always');
+          }}
+        >
+          <fieldset>
+            <legend>
+              Approve this call, and let future <code>{call.toolName}</code> calls run without asking:
+            </legend>
+            {(
+              [
+                ['conversation', `in this conversation (${call.conversation.title ?? call.conversationId})`],
+                ['agent', `from agent ${call.conversation.agentId}, in any conversation`],
+                ['tenant', 'from any agent of this tenant'],
+              ] as Array<[Scope, string]>
+            ).map(([value, label]) => (
+              <label class="check" key={value}>
+                <input type="radio" id={`scope-${value}`} name="scope" value={value} checked={scope === value} onChange={() => setScope(value)} /> {label}
+              </label>
+            ))}
+          </fieldset>
+          {confirmHint('always')}
+          <div class="actions">
+            <button type="submit" class={armed === 'always' ? 'approve armed' : 'approve'} disabled={busy}>
+              {armed === 'always' ? 'Confirm always allow' : 'Always allow'}
+            </button>
+            <button type="button" onClick={() => choose('choose')}>
+              Back <kbd>Esc</kbd>
+            </button>
+          </div>
+        </form>
+      )}
+
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <p class="hint keys">
+        <kbd>a</kbd> approve · <kbd>r</kbd> reject · <kbd>e</kbd> edit · <kbd>t</kbd> timeline · <kbd>Esc</kbd> close
+        {secondClick && ' · this one asks twice before approving'}
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,144 @@
+import { useState } from 'preact/hooks';
+import { ApiError, createApi, publicApi } from '../api';
+import { Session, sessionFromToken } from '../session';
+import type { UiConfig } from '../types';
+
+interface Props {
+  config: UiConfig | null;
+  notice?: string;
+  onSignedIn(s: Session, remember: boolean): void;
+}
+
+const ROLES = [
+  { role: 'approver', hint: 'decides requests the policy gives approvers' },
+  { role: 'admin', hint: 'decides everything, sees the audit trail' },
+  { role: 'auditor', hint: 'reads the audit trail, decides nothing' },
+];
+
+/** Checks a token against the API before keeping it, so a bad paste is said at once and plainly. */
+async function check(raw: string): Promise<Session> {
+  const s = sessionFromToken(raw);
+  if (!s) throw new Error('That is not a token: paste the whole JWT (three parts separated by dots).');
+  if (s.roles.includes('agent')) throw new Error('That is an agent token. The inbox is for people: agent tokens can never decide.');
+  try {
+    await createApi(s.token, () => undefined).status().catch((e: unknown) => {
+      if (e instanceof ApiError && e.status === 403) return null; // a person without approver/admin/auditor roles: the token is still good
+      throw e;
+    });
+  } catch (e) {
+    throw new Error(e instanceof ApiError && e.status === 401 ? `The server refused that token: ${e.problem.detail ?? 'invalid'}` : `Could not reach Tollgate: ${(e as Error).message}`);
+  }
+  return s;
+}
+
+export function SignIn({ config, notice, onSignedIn }: Props) {
+  const [token, setToken] = useState('');
+  const [remember, setRemember] = useState(false);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [sub, setSub] = useState('');
+  const [name, setName] = useState('');
+  const [roles, setRoles] = useState<string[]>(['approver']);
+  const [tenant, setTenant] = useState('default');
+  const [devError, setDevError] = useState<string>();
+
+  async function withToken(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      onSignedIn(await check(token), remember);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function dev(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setDevError(undefined);
+    try {
+      const { token: minted } = await publicApi.devToken({ sub: sub.trim(), name: name.trim() || undefined, roles, tenant: tenant.trim() || undefined });
+      onSignedIn(await check(minted), remember);
+    } catch (err) {
+      setDevError(err instanceof ApiError ? (err.problem.errors?.map((f) => `${f.path}: ${f.message}`).join('; ') ?? err.message) : (err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const toggle = (role: string) => setRoles((rs) => (rs.includes(role) ? rs.filter((r) => r !== role) : [...rs, role]));
+
+  return (
+    <main class="signin" id="main">
+      <div class="brand-block">
+        <p class="brand" aria-hidden="true">
+          Tollgate
+        </p>
+        <h1>Sign in to the approval inbox</h1>
+        <p class="muted">AI agents ask here before they run a tool that needs a person. You approve, edit or reject.</p>
+      </div>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <form class="panel" onSubmit={withToken} aria-labelledby="token-h">
+        <h2 id="token-h">With a token</h2>
+        <label for="token">Bearer token</label>
+        <textarea id="token" name="token" rows={3} spellcheck={false} autocomplete="off" placeholder="eyJhbGciOi…" value={token} onInput={(e) => setToken(e.currentTarget.value)} aria-describedby="token-hint token-error" required />
+        <p id="token-hint" class="hint">
+          Ask your admin for one. For local use: <code>npx tollgate token --sub you --role approver</code>
+        </p>
+        <label class="check">
+          <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Keep me signed in on this device
+        </label>
+        {error && (
+          <p id="token-error" class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button class="primary" type="submit" disabled={busy || token.trim() === ''}>
+          Sign in
+        </button>
+      </form>
+
+      {config?.devSignIn && (
+        <form class="panel dev" onSubmit={dev} aria-labelledby="dev-h" data-testid="dev-sign-in">
+          <h2 id="dev-h">Dev sign-in</h2>
+          <p class="hint">Embedded dev mode: this server made its own signing secret, so it can give you a token for any name. It is never offered when real authentication is configured.</p>
+          <div class="grid2">
+            <div>
+              <label for="dev-sub">User id</label>
+              <input id="dev-sub" value={sub} onInput={(e) => setSub(e.currentTarget.value)} placeholder="ann" required pattern="[A-Za-z0-9_.:@\-]{1,128}" autocomplete="username" />
+            </div>
+            <div>
+              <label for="dev-name">Display name (optional)</label>
+              <input id="dev-name" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="Ann" autocomplete="name" />
+            </div>
+          </div>
+          <fieldset>
+            <legend>Roles</legend>
+            {ROLES.map((r) => (
+              <label class="check" key={r.role}>
+                <input type="checkbox" name="role" value={r.role} checked={roles.includes(r.role)} onChange={() => toggle(r.role)} /> <strong>{r.role}</strong> <span class="muted">— {r.hint}</span>
+              </label>
+            ))}
+          </fieldset>
+          <label for="dev-tenant">Tenant</label>
+          <input id="dev-tenant" value={tenant} onInput={(e) => setTenant(e.currentTarget.value)} />
+          {devError && (
+            <p class="error" role="alert">
+              {devError}
+            </p>
+          )}
+          <button class="primary" type="submit" disabled={busy || sub.trim() === '' || roles.length === 0}>
+            Sign in as {sub.trim() || '…'}
+          </button>
+        </form>
+      )}
+    </main>
+  );
+}

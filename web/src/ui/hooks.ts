@@ -1,0 +1,41 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/** The current time, re-rendered every `ms`. */
+export function useNow(ms = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(t);
+  }, [ms]);
+  return now;
+}
+
+export type Route = { view: 'inbox' } | { view: 'call'; id: string } | { view: 'conversation'; id: string };
+
+export function parseRoute(hash: string): Route {
+  const m = /^#\/(calls|conversations)\/([^/?#]+)$/.exec(hash);
+  if (!m) return { view: 'inbox' };
+  const id = decodeURIComponent(m[2]);
+  return m[1] === 'calls' ? { view: 'call', id } : { view: 'conversation', id };
+}
+
+export const hrefFor = (r: Route): string => (r.view === 'inbox' ? '#/' : `#/${r.view === 'call' ? 'calls' : 'conversations'}/${encodeURIComponent(r.id)}`);
+
+/** Hash routes (`#/`, `#/calls/{id}`, `#/conversations/{id}`): deep links work and the server serves one page. */
+export function useRoute(): [Route, (r: Route) => void] {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const on = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return [route, (r) => (location.hash = hrefFor(r))];
+}
+
+/** True while typing, where letters are text and not shortcuts. */
+export function isTyping(e: KeyboardEvent): boolean {
+  const t = e.target as HTMLElement | null;
+  return !!t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+}
+
+export const hasModifier = (e: KeyboardEvent): boolean => e.ctrlKey || e.metaKey || e.altKey;
