@@ -19,6 +19,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { RequestIdMiddleware } from './adapters/http/request-id.middleware';
 import { DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
 import { WebModule } from './adapters/web/web.module';
+import { CHANNEL_CONSUMERS, channelControllers, channelProviders } from './adapters/channels';
 import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
 import { DecideToolCallHandler } from './application/commands/decide-tool-call/decide-tool-call.handler';
 import { HaltHandler, ResumeHandler } from './application/commands/halt/halt.handler';
@@ -92,6 +93,7 @@ export class AppModule implements NestModule {
       imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config)), WebModule.forRoot(config)],
       controllers: [
         ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController,
+        ...channelControllers(config),
       ],
       providers: [
         { provide: TOLLGATE_CONFIG, useValue: config },
@@ -122,7 +124,12 @@ export class AppModule implements NestModule {
         EventFeed,
         KickEventFeedOnCommit,
         KickOutboxOnCommit,
-        { provide: OUTBOX_CONSUMERS, useValue: [...(extra.outboxConsumers ?? [])] },
+        ...channelProviders(config),
+        {
+          provide: OUTBOX_CONSUMERS,
+          useFactory: (channels: OutboxConsumer[]) => [...channels, ...(extra.outboxConsumers ?? [])],
+          inject: [CHANNEL_CONSUMERS],
+        },
         WakeWaitersHandler,
         TollgateMetrics,
         DecisionMetricsHandler,

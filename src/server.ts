@@ -21,6 +21,7 @@ import { openDataSource } from './infrastructure/database/data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { EventFeed } from './infrastructure/streaming/event-feed';
+import { captureRawBody, SLACK_INTERACTIONS_PATH } from './adapters/slack/slack-interactions.controller';
 
 export interface RunningServer {
   app: INestApplication;
@@ -117,6 +118,7 @@ function answerMalformedRequestsWithProblems(http: HttpServer): void {
 /** Body limits, YAML policies and the OpenAPI document; shared by the server and the tests. */
 export function configureHttp(app: NestExpressApplication): void {
   app.disable('x-powered-by');
+  app.use(SLACK_INTERACTIONS_PATH, captureRawBody); // Slack signs the exact bytes: keep them before any parser
   app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   app.useBodyParser('text', { limit: BODY_LIMIT, type: YAML_TYPES });
   // A body the parsers above did not take would reach the handlers as "no body": refuse it instead.

@@ -1,0 +1,43 @@
+import type { Provider, Type } from '@nestjs/common';
+import { approvalChannelBridges } from '../application/channels/approval-channel-bridge';
+import { CLOCK, CONVERSATIONS } from '../application/ports';
+import { APPROVAL_CALLBACKS } from '../application/ports/approval-callback.port';
+import type { OutboxConsumer } from '../application/ports/outbox.port';
+import type { TollgateConfig } from '../infrastructure/config/config';
+import { WebhooksController } from './http/controllers/webhooks.controller';
+import { SlackApprovalCallback } from './slack/slack-approval-callback';
+import { SLACK_CLIENT, slackWebClient } from './slack/slack-client';
+import { SlackInteractions } from './slack/slack-interactions';
+import { SlackInteractionsController } from './slack/slack-interactions.controller';
+import { SlackMessageStore } from './slack/slack-messages.store';
+import { WebhookDispatcher, WebhookFanOut } from './webhooks/webhook-dispatcher';
+import { WebhookStore } from './webhooks/webhook.store';
+
+/** The outbox consumers of the channels: one bridge per ApprovalCallback, and the webhook fan-out. */
+export const CHANNEL_CONSUMERS = Symbol('ChannelConsumers');
+
+/**
+ * Composition of the ways Tollgate reaches people and systems after a change (part of the composition
+ * root, AppModule): each ApprovalCallback (Slack when configured) is driven by its own outbox bridge;
+ * webhooks take every event they subscribe to.
+ */
+export function channelControllers(config: TollgateConfig): Type[] {
+  return [WebhooksController, ...(config.slack ? [SlackInteractionsController] : [])];
+}
+
+export function channelProviders(config: TollgateConfig): Provider[] {
+  const slack = config.slack;
+  const callbacks: Type[] = slack ? [SlackApprovalCallback] : [];
+  return [
+    ...(slack ? [{ provide: SLACK_CLIENT, useFactory: () => slackWebClient(slack) }, SlackMessageStore, SlackApprovalCallback, SlackInteractions] : []),
+    WebhookStore,
+    WebhookDispatcher,
+    WebhookFanOut,
+    { provide: APPROVAL_CALLBACKS, useFactory: (...registered: unknown[]) => registered, inject: callbacks },
+    {
+      provide: CHANNEL_CONSUMERS,
+      useFactory: (registered, conversations, clock, webhooks: OutboxConsumer): OutboxConsumer[] => [...approvalChannelBridges(registered, conversations, clock), webhooks],
+      inject: [APPROVAL_CALLBACKS, CONVERSATIONS, CLOCK, WebhookFanOut],
+    },
+  ];
+}

@@ -1,0 +1,81 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { IDS, IdGenerator } from '../../../application/ports';
+import { Principal } from '../../../domain/shared/actor';
+import { DomainError, ValidationError } from '../../../domain/shared/domain-error';
+import { newWebhookSecret, webhookKey } from '../../webhooks/webhook-signature';
+import { Webhook, WebhookStore } from '../../webhooks/webhook.store';
+import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
+import { CreateWebhookRequest } from '../dto/webhook.dto';
+import { listParams } from '../request-params';
+import { parseBody } from '../validation';
+
+class WebhookNotFoundError extends DomainError {
+  constructor(id: string) {
+    super('not_found', 'not_found', `No webhook ${id}`);
+  }
+}
+
+/**
+ * Outgoing webhooks (admin): subscribe a URL to audit event types; deliveries are signed per Standard
+ * Webhooks and retried with backoff, and each attempt can be read back. The secret is shown once, at creation.
+ */
+@ApiTags('webhooks')
+@ApiBearerAuth()
+@Controller('v1/webhooks')
+export class WebhooksController {
+  constructor(private readonly store: WebhookStore, @Inject(IDS) private readonly ids: IdGenerator) {}
+
+  @Post()
+  @Roles('admin')
+  @ApiBody({ type: CreateWebhookRequest })
+  async create(@CurrentPrincipal() p: Principal, @Body() body: unknown): Promise<Webhook & { secret: string }> {
+    const dto = parseBody(CreateWebhookRequest, body);
+    if (dto.secret !== undefined && !webhookKey(dto.secret)) throw new ValidationError([{ path: 'secret', message: 'must be whsec_ followed by the base64 of 24 to 64 bytes' }]);
+    const secret = dto.secret ?? newWebhookSecret();
+    const created = await this.store.create(p.tenant, {
+      id: this.ids.next('wh'),
+      url: dto.url,
+      events: [...new Set(dto.events)],
+      description: dto.description ?? null,
+      createdBy: { id: p.id, ...(p.name ? { name: p.name } : {}) },
+      secret,
+    });
+    return { ...created, secret };
+  }
+
+  @Get()
+  @Roles('admin')
+  list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
+    const { cursor, limit } = listParams(query);
+    return this.store.list(p.tenant, limit, cursor);
+  }
+
+  @Get(':id')
+  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<Webhook> {
+    return this.visible(p, id);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
+    await this.visible(p, id);
+    if (!(await this.store.delete(p.tenant, id))) throw new WebhookNotFoundError(id);
+  }
+
+  /** Delivery attempts, newest event first: status, each attempt's answer or error, and the next try. */
+  @Get(':id/deliveries')
+  async deliveries(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
+    await this.visible(p, id);
+    const { cursor, limit } = listParams(query);
+    return this.store.deliveries(p.tenant, id, limit, cursor);
+  }
+
+  /** 404 before 403 (CONTRACT §11): another tenant's webhook does not exist for the caller. */
+  private async visible(p: Principal, id: string): Promise<Webhook> {
+    const w = await this.store.find(p.tenant, id);
+    if (!w) throw new WebhookNotFoundError(id);
+    if (!p.roles.includes('admin')) throw new ForbiddenError('Webhooks are for admins');
+    return w;
+  }
+}

@@ -1,0 +1,123 @@
+import type { ApprovalOutcome, ApprovalRequest } from '../../application/ports/approval-callback.port';
+import type { ToolCallView } from '../../application/views/views';
+
+/** A Block Kit block, as loosely as Slack's own `Block` type (`type` plus anything). */
+export type SlackBlock = { type: string; block_id?: string; [key: string]: unknown };
+
+export const APPROVE_ACTION = 'tollgate_approve';
+export const REJECT_ACTION = 'tollgate_reject';
+export const REJECT_MODAL = 'tollgate_reject_modal';
+export const REASON_BLOCK = 'reason';
+export const REASON_INPUT = 'reason';
+
+const SECTION_TEXT_MAX = 3000;
+const FIELD_MAX = 2000;
+
+/**
+ * Everything in these messages that came from an agent (tool names, reasons, display fields, arguments) is
+ * escaped: `<`, `>` and `&` are Slack's markup, so an agent cannot write `<!channel>` or a disguised link.
+ */
+export function escapeMrkdwn(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function clip(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+function text(s: string, max = SECTION_TEXT_MAX): { type: 'mrkdwn'; text: string } {
+  return { type: 'mrkdwn', text: clip(s, max) };
+}
+
+function slackDate(iso: string): string {
+  const epoch = Math.floor(Date.parse(iso) / 1000);
+  return `<!date^${epoch}^{date_short_pretty} at {time}|${iso}>`;
+}
+
+interface Display {
+  title?: string;
+  summary?: string;
+  fields?: Array<{ label: string; value: string }>;
+}
+
+function displayOf(call: ToolCallView): Display {
+  const d = call.display as Display | undefined;
+  return d && typeof d === 'object' ? d : {};
+}
+
+/** The body of a request, shared by the message that asks and the one that shows the outcome. */
+function describe(call: ToolCallView, conversation?: ApprovalRequest['conversation']): SlackBlock[] {
+  const display = displayOf(call);
+  const blocks: SlackBlock[] = [
+    { type: 'header', text: { type: 'plain_text', text: clip(display.title ? `${display.title} (${call.toolName})` : `Approve ${call.toolName}?`, 150) } },
+  ];
+  if (display.summary) blocks.push({ type: 'section', text: text(escapeMrkdwn(display.summary)) });
+  const facts: Array<[string, string]> = [['Tool', `\`${escapeMrkdwn(call.toolName)}\``]];
+  if (conversation) {
+    facts.push(['Agent', escapeMrkdwn(conversation.agentId)]);
+    const u = conversation.user;
+    facts.push(['User', u ? escapeMrkdwn(u.name ? `${u.name} (${u.id})` : u.id) : '_none_']);
+    if (conversation.title) facts.push(['Conversation', escapeMrkdwn(conversation.title)]);
+  }
+  if (call.approval) facts.push(['Expires', slackDate(call.approval.expiresAt)]);
+  facts.push(['Policy', escapeMrkdwn(`${call.policy.level}: ${call.policy.reason}`)]);
+  blocks.push({ type: 'section', fields: facts.map(([k, v]) => text(`*${k}*\n${v}`, FIELD_MAX)) });
+  if (call.reason) blocks.push({ type: 'section', text: text(`*Reason*\n${escapeMrkdwn(call.reason)}`) });
+  const fields = (display.fields ?? []).filter((f) => f && typeof f.label === 'string' && typeof f.value === 'string').slice(0, 10);
+  if (fields.length) blocks.push({ type: 'section', fields: fields.map((f) => text(`*${escapeMrkdwn(f.label)}*\n${escapeMrkdwn(f.value)}`, FIELD_MAX)) });
+  const args = escapeMrkdwn(JSON.stringify(call.arguments, null, 2)).replace(/```/g, '`\u200b``');
+  blocks.push({ type: 'section', text: text(`*Arguments*\n\`\`\`${clip(args, SECTION_TEXT_MAX - 40)}\`\`\``) });
+  blocks.push({ type: 'context', elements: [text(`Tool call \`${call.id}\` · conversation \`${escapeMrkdwn(call.conversationId)}\``)] });
+  return blocks;
+}
+
+/** The message that asks: the request and Approve / Reject buttons (the value is the tool call's id). */
+export function requestMessage(r: ApprovalRequest): { text: string; blocks: SlackBlock[] } {
+  const blocks = describe(r, r.conversation);
+  blocks.push({
+    type: 'actions',
+    block_id: 'tollgate_decision',
+    elements: [
+      { type: 'button', action_id: APPROVE_ACTION, style: 'primary', value: r.id, text: { type: 'plain_text', text: 'Approve' } },
+      { type: 'button', action_id: REJECT_ACTION, style: 'danger', value: r.id, text: { type: 'plain_text', text: 'Reject' } },
+    ],
+  });
+  return { text: `Approval needed: ${r.toolName} (${r.id})`, blocks };
+}
+
+const HEADLINES: Record<ApprovalOutcome['outcome'], string> = {
+  approved: ':white_check_mark: *Approved*',
+  rejected: ':no_entry: *Rejected*',
+  expired: ':hourglass: *Expired*: no one decided in time',
+  cancelled: ':octagonal_sign: *Cancelled*',
+};
+
+/** The same message once the request has ended: no buttons, and who ended it, where and why. */
+export function outcomeMessage(o: ApprovalOutcome, conversation?: ApprovalRequest['conversation']): { text: string; blocks: SlackBlock[] } {
+  const blocks = describe(o.toolCall, conversation).filter((b) => b.type !== 'actions');
+  const who = o.outcome === 'expired' ? '' : ` by ${escapeMrkdwn(o.by.name ? `${o.by.name} (${o.by.id})` : o.by.id)} via ${escapeMrkdwn(o.by.via)}`;
+  const why = o.reason ? `\n>${escapeMrkdwn(o.reason).replace(/\n/g, '\n>')}` : '';
+  blocks.push({ type: 'section', block_id: 'tollgate_outcome', text: text(`${HEADLINES[o.outcome]}${who}${why}`) });
+  return { text: `${o.toolCall.toolName} (${o.toolCall.id}): ${o.outcome}`, blocks };
+}
+
+/** The modal a Reject click opens: a required reason. `private_metadata` says which call and message. */
+export function rejectModal(meta: { toolCallId: string; channel?: string; ts?: string }) {
+  return {
+    type: 'modal' as const,
+    callback_id: REJECT_MODAL,
+    private_metadata: JSON.stringify(meta),
+    title: { type: 'plain_text' as const, text: 'Reject tool call' },
+    submit: { type: 'plain_text' as const, text: 'Reject' },
+    close: { type: 'plain_text' as const, text: 'Cancel' },
+    blocks: [
+      { type: 'section', text: text(`Reject tool call \`${meta.toolCallId}\`? The agent sees your reason.`) },
+      {
+        type: 'input',
+        block_id: REASON_BLOCK,
+        label: { type: 'plain_text', text: 'Reason' },
+        element: { type: 'plain_text_input', action_id: REASON_INPUT, multiline: true, max_length: 4000 },
+      },
+    ],
+  };
+}

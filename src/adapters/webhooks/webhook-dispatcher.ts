@@ -1,0 +1,115 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import type { AuditEvent } from '../../application/ports/audit-log.port';
+import type { OutboxConsumer } from '../../application/ports/outbox.port';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { signWebhook } from './webhook-signature';
+import { DueDelivery, WebhookAttempt, WebhookStore } from './webhook.store';
+
+const BATCH = 20;
+const MAX_RETRY_MS = 60 * 60 * 1000;
+
+/**
+ * Sends queued webhook deliveries: signed per Standard Webhooks, a 2xx answer within the timeout counts,
+ * anything else is retried with exponential backoff (base, 2×base, 4×base … at most an hour apart) until
+ * `maxAttempts`, then the delivery is marked failed. Each delivery is leased while in flight, so several
+ * instances share the work without sending one twice at the same time. Every attempt is recorded.
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+  private readonly log = new Logger('Webhooks');
+
+  constructor(private readonly store: WebhookStore, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.outboxPollMs === 0) return; // deliveries are off on this instance, like the outbox
+    this.timer = setInterval(() => this.kick(), Math.min(this.config.outboxPollMs, 1000)).unref();
+    this.kick();
+  }
+
+  /** Sends what is due now, or right after the pass in progress. */
+  kick(): void {
+    if (this.stopped || !this.timer) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch((e) => this.log.warn(`webhook pass failed: ${(e as Error).message}`))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async pass(): Promise<void> {
+    const { timeoutMs } = this.config.webhooks;
+    while (!this.stopped) {
+      const due = await this.store.takeDue(BATCH, timeoutMs + 5000);
+      await Promise.all(due.map((d) => this.send(d)));
+      if (due.length < BATCH) return;
+    }
+  }
+
+  private async send(d: DueDelivery): Promise<void> {
+    const { timeoutMs, maxAttempts, retryBaseMs } = this.config.webhooks;
+    const started = Date.now();
+    const at = new Date(started).toISOString();
+    let attempt: WebhookAttempt;
+    try {
+      const res = await fetch(d.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'Tollgate-Webhooks/1', ...signWebhook(d.secret, d.eventId, Math.floor(started / 1000), d.body) },
+        body: d.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await res.body?.cancel().catch(() => undefined); // the answer's body is not read
+      attempt = { at, status: res.status, durationMs: Date.now() - started, ...(res.ok ? {} : { error: `HTTP ${res.status}` }) };
+    } catch (e) {
+      const err = e as Error & { cause?: { code?: string; message?: string } };
+      const error = err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (err.cause?.code ?? err.cause?.message ?? err.message);
+      attempt = { at, error: String(error).slice(0, 500), durationMs: Date.now() - started };
+    }
+    const n = d.attempts + 1;
+    const delivered = attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
+    const retryInMs = n >= maxAttempts ? null : Math.min(MAX_RETRY_MS, retryBaseMs * 2 ** (n - 1));
+    await this.store.recordAttempt(d, attempt, delivered ? { delivered: true } : { delivered: false, retryInMs });
+    if (!delivered) this.log.warn(`webhook ${d.webhookId} attempt ${n} for ${d.eventId} failed (${attempt.error})${retryInMs === null ? '; giving up' : ''}`);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+}
+
+/**
+ * The outbox's way out to webhooks: each committed event is queued, exactly once per subscription that
+ * wants its type, with the body that will be signed and sent (`{type, timestamp, data: <the audit event>}`).
+ * Queuing is quick and local, so a slow receiver never holds up the tenant's outbox stream.
+ */
+@Injectable()
+export class WebhookFanOut implements OutboxConsumer {
+  readonly name = 'webhooks';
+
+  constructor(private readonly store: WebhookStore, private readonly dispatcher: WebhookDispatcher) {}
+
+  wants(): boolean {
+    return true;
+  }
+
+  async deliver(e: AuditEvent): Promise<void> {
+    const subscribers = await this.store.subscribers(e.tenant, e.type, e.recordedAt);
+    if (subscribers.length === 0) return;
+    const body = JSON.stringify({ type: e.type, timestamp: e.at, data: e });
+    if ((await this.store.enqueue(e.tenant, subscribers.map((s) => s.id), e, body)) > 0) this.dispatcher.kick();
+  }
+}

@@ -1,0 +1,76 @@
+import type { AuditEvent } from '../ports/audit-log.port';
+import type { ApprovalCallback, ApprovalOutcomeKind } from '../ports/approval-callback.port';
+import type { OutboxConsumer } from '../ports/outbox.port';
+import type { Clock, ConversationRepository } from '../ports';
+import { toolCallView } from '../views/views';
+
+/** A request that has ended and is older than this is not asked any more (a channel added to a running system). */
+const STALE_REQUEST_MS = 10 * 60 * 1000;
+
+/** The events that end a pending request, and what each means to a person watching a channel. */
+const OUTCOMES: Record<string, ApprovalOutcomeKind> = {
+  ToolCallApproved: 'approved',
+  ToolCallRejected: 'rejected',
+  ToolCallExpired: 'expired',
+  ToolCallCancelled: 'cancelled',
+};
+
+/**
+ * Drives one ApprovalCallback from the transactional outbox, under its own cursor (the channel's name):
+ * `ApprovalRequested` → `ask`, and the end of a pending request → `tell`. Only the ends of requests a person
+ * was asked about are told: a policy denial never asked anyone, and cancelling an approved call does not end
+ * a request. The call is read as it stands at delivery: a request delivered late (the channel was down) is
+ * still asked, so the channel keeps a record, and its outcome follows in seq order; but one that ended more
+ * than ten minutes ago is not (a channel enabled on a running system does not replay its history).
+ */
+export class ApprovalChannelBridge implements OutboxConsumer {
+  readonly name: string;
+
+  constructor(
+    private readonly callback: ApprovalCallback,
+    private readonly conversations: Pick<ConversationRepository, 'findByToolCallId'>,
+    private readonly clock: Clock = { now: () => new Date() },
+  ) {
+    this.name = callback.channel;
+  }
+
+  wants(e: AuditEvent): boolean {
+    if (!e.toolCallId) return false;
+    if (e.type === 'ApprovalRequested') return true;
+    if (!(e.type in OUTCOMES)) return false;
+    if (e.type === 'ToolCallRejected' && e.data.via === 'policy') return false;
+    if (e.type === 'ToolCallCancelled' && e.data.previousStatus !== 'pending') return false;
+    return true;
+  }
+
+  async deliver(e: AuditEvent): Promise<void> {
+    const toolCallId = e.toolCallId!;
+    const conv = await this.conversations.findByToolCallId(e.tenant, toolCallId, { calls: { open: true, ids: [toolCallId] } });
+    const call = conv?.findCall(toolCallId);
+    if (!conv || !call) return; // purged with its history: nothing left to show
+    const toolCall = toolCallView(call.snapshot());
+    if (e.type === 'ApprovalRequested') {
+      if (toolCall.status !== 'pending' && this.clock.now().getTime() - Date.parse(e.at) > STALE_REQUEST_MS) return;
+      await this.callback.ask({
+        ...toolCall,
+        tenantId: e.tenant,
+        conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title ?? null },
+      });
+      return;
+    }
+    const actor = e.actor as { id?: string; name?: string; via?: string };
+    const reason = typeof e.data.reason === 'string' ? e.data.reason : undefined;
+    await this.callback.tell({
+      tenantId: e.tenant,
+      outcome: OUTCOMES[e.type],
+      toolCall,
+      by: { id: actor.id ?? 'system', ...(actor.name ? { name: actor.name } : {}), via: actor.via ?? 'system' },
+      ...(reason !== undefined ? { reason } : {}),
+    });
+  }
+}
+
+/** One bridge per registered channel. */
+export function approvalChannelBridges(callbacks: ApprovalCallback[], conversations: Pick<ConversationRepository, 'findByToolCallId'>, clock?: Clock): OutboxConsumer[] {
+  return callbacks.map((c) => new ApprovalChannelBridge(c, conversations, clock));
+}
