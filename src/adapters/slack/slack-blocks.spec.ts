@@ -1,0 +1,50 @@
+import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
+import { APPROVE_ACTION, escapeMrkdwn, outcomeMessage, REJECT_ACTION, requestMessage } from './slack-blocks';
+
+const request: ApprovalRequest = {
+  tenantId: 'default',
+  id: 'tc_1',
+  conversationId: 'conv-1',
+  toolName: 'delete_source',
+  arguments: { id: 'src_2', note: '```break out```' },
+  reason: 'user asked',
+  status: 'pending',
+  policy: { level: 'confirm', rule: 0, policyVersion: 1, reason: 'rule 0' },
+  approval: { approvers: ['admin'], expiresAt: '2026-01-01T00:00:00.000Z' },
+  display: { title: 'Delete source', summary: 'Handbook', fields: [{ label: 'Objects', value: '1,204' }] },
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+  conversation: { id: 'conv-1', agentId: 'bot', user: { id: 'ann', name: 'Ann', roles: [] }, title: 'Tidy' },
+};
+
+describe('Slack messages', () => {
+  it('ask with Approve and Reject buttons carrying the call id', () => {
+    const { blocks, text } = requestMessage(request);
+    expect(text).toContain('tc_1');
+    const actions = blocks.find((b) => b.type === 'actions') as any;
+    expect(actions.elements.map((e: any) => [e.action_id, e.value])).toEqual([[APPROVE_ACTION, 'tc_1'], [REJECT_ACTION, 'tc_1']]);
+    expect(JSON.stringify(blocks)).toContain('<!date^1767225600^');
+  });
+
+  it('keep arguments inside their code block', () => {
+    const args = JSON.stringify(requestMessage(request).blocks);
+    expect(args).not.toContain('```break out```');
+  });
+
+  it('stay within Slack limits for huge arguments', () => {
+    const big = requestMessage({ ...request, arguments: { blob: 'x'.repeat(10_000) } });
+    for (const b of big.blocks) if ((b as any).text?.text) expect((b as any).text.text.length).toBeLessThanOrEqual(3000);
+  });
+
+  it('show the outcome without buttons', () => {
+    const { blocks } = outcomeMessage({ tenantId: 'default', outcome: 'rejected', toolCall: request, by: { id: 'root', name: 'Root', via: 'cli' }, reason: 'no <!here>' }, request.conversation);
+    expect(blocks.some((b) => b.type === 'actions')).toBe(false);
+    const text = JSON.stringify(blocks);
+    expect(text).toContain('Rejected* by Root (root) via cli');
+    expect(text).toContain('no &lt;!here&gt;');
+  });
+
+  it('escape Slack markup', () => {
+    expect(escapeMrkdwn('<!channel> & <@U1>')).toBe('&lt;!channel&gt; &amp; &lt;@U1&gt;');
+  });
+});
