@@ -13,6 +13,8 @@ const MAX_RETRY_MS = 60 * 60 * 1000;
  * anything else is retried with exponential backoff (base, 2×base, 4×base … at most an hour apart) until
  * `maxAttempts`, then the delivery is marked failed. Each delivery is leased while in flight, so several
  * instances share the work without sending one twice at the same time. Every attempt is recorded.
+ * Endpoints are served in parallel, each one delivery at a time, oldest event first; a delivery waiting for
+ * its retry does not hold up the next ones, so receivers that care about order sort by `data.seq`.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -53,7 +55,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     while (!this.stopped) {
       const due = await this.store.takeDue(BATCH, timeoutMs + 5000);
       await Promise.all(due.map((d) => this.send(d)));
-      if (due.length < BATCH) return;
+      if (due.length === 0) return;
     }
   }
 

@@ -36,6 +36,7 @@ export interface DueDelivery {
   tenantId: string;
   webhookId: string;
   eventId: string;
+  eventSeq: number;
   url: string;
   secret: string;
   body: string;
@@ -133,22 +134,28 @@ export class WebhookStore {
   }
 
   /**
-   * Takes up to `limit` due deliveries across tenants, leasing each for `leaseMs` (its next attempt is pushed
-   * past the lease) so that another instance, or the next pass, does not send it at the same time.
+   * Takes the oldest due delivery (lowest seq) of up to `limit` endpoints, across tenants, leasing each for
+   * `leaseMs` (its next attempt is pushed past the lease) so that another instance, or the next pass, does
+   * not send it at the same time. One per endpoint per pass keeps an endpoint's deliveries in seq order.
    */
   async takeDue(limit: number, leaseMs: number): Promise<DueDelivery[]> {
     const rows = returned(await this.dataSource.query(
-      `UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
-         FROM webhooks w
-        WHERE w.tenant_id = d.tenant_id AND w.id = d.webhook_id
-          AND (d.tenant_id, d.webhook_id, d.event_id) IN (
-            SELECT tenant_id, webhook_id, event_id FROM webhook_deliveries
-             WHERE status = 'pending' AND next_attempt_at <= now()
-             ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING d.tenant_id, d.webhook_id, d.event_id, d.body, d.attempts, w.url, w.secret`,
+      `WITH due AS (
+         SELECT tenant_id, webhook_id, event_id, event_seq FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= now()
+          ORDER BY next_attempt_at, event_seq LIMIT $1 * 10 FOR UPDATE SKIP LOCKED
+       ), first AS (
+         SELECT DISTINCT ON (tenant_id, webhook_id) tenant_id, webhook_id, event_id FROM due ORDER BY tenant_id, webhook_id, event_seq
+       )
+       UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+         FROM first f, webhooks w
+        WHERE d.tenant_id = f.tenant_id AND d.webhook_id = f.webhook_id AND d.event_id = f.event_id
+          AND w.tenant_id = d.tenant_id AND w.id = d.webhook_id
+          AND (f.tenant_id, f.webhook_id) IN (SELECT tenant_id, webhook_id FROM first LIMIT $1)
+       RETURNING d.tenant_id, d.webhook_id, d.event_id, d.event_seq, d.body, d.attempts, w.url, w.secret`,
       [limit, leaseMs],
     ));
-    return rows.map((r: any) => ({ tenantId: r.tenant_id, webhookId: r.webhook_id, eventId: r.event_id, url: r.url, secret: r.secret, body: r.body, attempts: r.attempts }));
+    return rows.map((r: any) => ({ tenantId: r.tenant_id, webhookId: r.webhook_id, eventId: r.event_id, eventSeq: Number(r.event_seq), url: r.url, secret: r.secret, body: r.body, attempts: r.attempts }));
   }
 
   /** Records an attempt: delivered, or failed with the next try `retryInMs` from now (null: no more tries). */
