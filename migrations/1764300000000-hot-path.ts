@@ -6,6 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   service sends each event's canonical JSON split around `prevHash` and `seq`; the function takes the
  *   chain head lock, fills both in, hashes (`sha256(prevHash || JCS(event))`, the same formula verify
  *   uses) and moves the head. The head row stays locked for only that statement and the commit.
+ * - `tollgate_expect(ok, message)` fails the statement with SQLSTATE 40001 (retry) unless `ok`: a save checks
+ *   its conversation's version in the same statement that appends its events, so nothing is written when stale.
  * - `tool_calls_open` finds a conversation's open calls without reading its whole history.
  */
 export class HotPath1764300000000 implements MigrationInterface {
@@ -42,9 +44,20 @@ export class HotPath1764300000000 implements MigrationInterface {
         UPDATE audit_heads SET seq = v_seq, hash = v_hash WHERE tenant_id = p_tenant;
       END
       $fn$`);
+    await q.query(`
+      CREATE FUNCTION tollgate_expect(p_ok boolean, p_message text) RETURNS boolean
+      LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF p_ok IS NOT TRUE THEN
+          RAISE EXCEPTION '%', p_message USING ERRCODE = '40001';
+        END IF;
+        RETURN true;
+      END
+      $fn$`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION IF EXISTS tollgate_expect(boolean, text)`);
     await q.query(`DROP FUNCTION IF EXISTS tollgate_append_events(text, jsonb)`);
     await q.query(`DROP INDEX IF EXISTS tool_calls_open`);
   }

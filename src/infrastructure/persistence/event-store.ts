@@ -86,10 +86,31 @@ export function chainTemplate(event: Omit<ChainedEventJson, 'seq' | 'prevHash'>)
   return { head: `${head}"prevHash":"`, mid: `"${mid}"seq":`, tail };
 }
 
+/** One tenant's events ready for `tollgate_append_events`, and the wake-ups to NOTIFY on commit. */
+export interface PreparedAppend {
+  tenant: string;
+  events: DomainEvent[];
+  /** JSON array parameter of `tollgate_append_events`: each event's columns and its chain template. */
+  rows: string;
+  ids: string[];
+  /** `pg_notify` payloads (ids only) for other instances' long-polls; empty on the auto-approve path. */
+  wakes: string[];
+}
+
+/** One row of `tollgate_append_events`'s answer. */
+export interface ChainedRow {
+  out_seq: string | number;
+  out_prev_hash: string;
+  out_hash: string;
+}
+
+export const WAKE_NOTIFY_SQL = `SELECT pg_notify('${WAKE_CHANNEL}', p) FROM unnest($1::text[]) AS p`;
+
 /**
  * Appends events to a tenant's hash chain in one statement (`tollgate_append_events`): the head row is
  * locked from that statement to the commit, so concurrent writers of one tenant queue there, briefly:
- * no forks and no gaps in `seq`.
+ * no forks and no gaps in `seq`. Repositories may append in the statement that writes their rows
+ * (`prepare` / `finish`); the unit of work appends whatever else was collected before it commits.
  */
 @Injectable()
 export class EventStore {
@@ -99,11 +120,20 @@ export class EventStore {
     const stored: StoredEvent[] = [];
     const byTenant = new Map<string, DomainEvent[]>();
     for (const e of events) byTenant.set(e.tenantId, [...(byTenant.get(e.tenantId) ?? []), e]);
-    for (const [tenant, list] of byTenant) stored.push(...(await this.appendForTenant(manager, tenant, list)));
+    for (const [tenant, list] of byTenant) {
+      const prepared = this.prepare(tenant, list);
+      const chained: ChainedRow[] = await manager.query(`SELECT out_seq, out_prev_hash, out_hash FROM tollgate_append_events($1, $2::jsonb)`, [
+        tenant,
+        prepared.rows,
+      ]);
+      // Other instances' long-polls learn of decisions and expiries on commit (never of a rollback).
+      if (prepared.wakes.length > 0) await manager.query(WAKE_NOTIFY_SQL, [prepared.wakes]);
+      stored.push(...this.finish(prepared, chained));
+    }
     return stored;
   }
 
-  private async appendForTenant(manager: EntityManager, tenant: string, events: DomainEvent[]): Promise<StoredEvent[]> {
+  prepare(tenant: string, events: DomainEvent[]): PreparedAppend {
     const recordedAt = new Date().toISOString();
     const correlationId = RequestContexts.current()?.correlationId;
     const rows = events.map((e) => {
@@ -123,17 +153,14 @@ export class EventStore {
       };
       return { ...json, ...chainTemplate(json) };
     });
-    const chained: Array<{ out_seq: string; out_prev_hash: string; out_hash: string }> = await manager.query(
-      `SELECT out_seq, out_prev_hash, out_hash FROM tollgate_append_events($1, $2::jsonb)`,
-      [tenant, JSON.stringify(rows)],
-    );
-    const stored = events.map((e, i): StoredEvent => ({ ...e, seq: Number(chained[i].out_seq), id: rows[i].id, prevHash: chained[i].out_prev_hash, hash: chained[i].out_hash }));
-    // Other instances' long-polls learn of decisions and expiries on commit (never of a rollback).
-    // Not sent on the auto-approve hot path: nobody waits on a call that was never pending.
-    if (this.config.databaseUrl) {
-      const wakes = [...new Set(events.filter(wakesWaiters).map((e) => wakePayload(tenant, e.toolCallId!)))];
-      if (wakes.length > 0) await manager.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [WAKE_CHANNEL, wakes]);
-    }
-    return stored;
+    // Not sent on the auto-approve hot path: nobody waits on a call that was never pending. Only
+    // PostgreSQL has other instances to wake; the embedded database has one process.
+    const wakes = this.config.databaseUrl ? [...new Set(events.filter(wakesWaiters).map((e) => wakePayload(tenant, e.toolCallId!)))] : [];
+    return { tenant, events, rows: JSON.stringify(rows), ids: rows.map((r) => r.id), wakes };
+  }
+
+  finish(prepared: PreparedAppend, chained: ChainedRow[]): StoredEvent[] {
+    if (chained.length !== prepared.events.length) throw new Error(`appended ${chained.length} of ${prepared.events.length} events`);
+    return prepared.events.map((e, i) => ({ ...e, seq: Number(chained[i].out_seq), id: prepared.ids[i], prevHash: chained[i].out_prev_hash, hash: chained[i].out_hash }));
   }
 }

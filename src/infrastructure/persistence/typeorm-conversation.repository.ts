@@ -3,6 +3,8 @@ import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { HaltTarget } from '../../domain/halt/halt.aggregate';
 import { ConversationRepository, LoadOptions } from '../../application/ports';
 import { ConversationMapper } from './conversation.mapper';
+import { WAKE_CHANNEL } from '../waiting/pg-wake-listener';
+import { ChainedRow, EventStore } from './event-store';
 import { ConversationRow, ToolCallRow } from './orm-entities';
 import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
 
@@ -22,6 +24,26 @@ const CALL_RECORD = `tenant_id text, id text, conversation_id text, external_id 
   expires_at timestamptz, decision jsonb, execution jsonb, result jsonb, cancellation jsonb, created_at timestamptz, updated_at timestamptz`;
 const CALL_FIELDS = `tenant_id, id, conversation_id, external_id, tool_name, arguments, annotations, reason, confidence, estimated_cost,
   display, status, policy, approvers, expires_at, decision, execution, result, cancellation, created_at, updated_at`;
+
+/** New calls ($11) and changed calls ($12) of a conversation of tenant $1, as CTEs of the save statement. */
+const CALL_WRITES = `
+  ins AS (INSERT INTO tool_calls (${CALL_FIELDS}) SELECT ${CALL_FIELDS} FROM jsonb_to_recordset($11::jsonb) AS r(${CALL_RECORD}) RETURNING 1),
+  upd AS (UPDATE tool_calls t SET external_id = r.external_id, tool_name = r.tool_name, arguments = r.arguments, annotations = r.annotations,
+            reason = r.reason, confidence = r.confidence, estimated_cost = r.estimated_cost, display = r.display, status = r.status,
+            policy = r.policy, approvers = r.approvers, expires_at = r.expires_at, decision = r.decision, execution = r.execution,
+            result = r.result, cancellation = r.cancellation, updated_at = r.updated_at
+          FROM jsonb_to_recordset($12::jsonb) AS r(${CALL_RECORD})
+          WHERE t.tenant_id = $1 AND t.id = r.id RETURNING 1)`;
+
+/** Open calls, and any named by id or external id (the `tool_calls_open` partial index serves the first part). */
+const OPEN_OR_NAMED = (ids: string, externalIds: string) =>
+  `AND (status IN ('pending', 'approved', 'executed') OR id = ANY(${ids}::text[]) OR external_id = ANY(${externalIds}::text[]))`;
+
+/** A tool call read through json_agg: the same keys as the row class, dates as text. */
+function callRowFromJson(j: Record<string, unknown>): ToolCallRow {
+  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+  return { ...(j as unknown as ToolCallRow), createdAt: date(j.createdAt)!, updatedAt: date(j.updatedAt)!, expiresAt: date(j.expiresAt) };
+}
 
 /** A tool call row as JSON for jsonb_to_recordset (snake_case keys, as CALL_RECORD names them). */
 function callRecord(r: ToolCallRow): Record<string, unknown> {
@@ -52,20 +74,20 @@ function callRecord(r: ToolCallRow): Record<string, unknown> {
 
 @Injectable()
 export class TypeOrmConversationRepository implements ConversationRepository {
-  constructor(private readonly uow: TypeOrmUnitOfWork) {}
+  constructor(
+    private readonly uow: TypeOrmUnitOfWork,
+    private readonly eventStore: EventStore,
+  ) {}
 
   async findById(tenantId: string, id: string, opts: LoadOptions = {}): Promise<Conversation | null> {
-    const [row]: ConversationRow[] = await this.uow
-      .manager()
-      .query(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE tenant_id = $1 AND id = $2${this.lockClause(opts)}`, [tenantId, id]);
-    return row ? this.withCalls(row, opts) : null;
+    return this.load(`tenant_id = $1 AND id = $2`, [tenantId, id], opts);
   }
 
   /** Plain reads of the same call in flight share one load: a decision wakes every long-poll on it at once. */
   private readonly inFlight = new Map<string, Promise<Conversation | null>>();
 
   findByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions = {}): Promise<Conversation | null> {
-    if (opts.lock || this.uow.inTransaction) return this.loadByToolCallId(tenantId, toolCallId, opts);
+    if (opts.lock || this.uow.inUnitOfWork) return this.loadByToolCallId(tenantId, toolCallId, opts);
     const key = `${tenantId}\u0000${toolCallId}`;
     let read = this.inFlight.get(key);
     if (!read) {
@@ -75,13 +97,30 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     return read;
   }
 
-  private async loadByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions): Promise<Conversation | null> {
-    const [row]: ConversationRow[] = await this.uow.manager().query(
-      `SELECT ${CONVERSATION_COLUMNS} FROM conversations
-        WHERE tenant_id = $1 AND id = (SELECT conversation_id FROM tool_calls WHERE tenant_id = $1 AND id = $2)${this.lockClause(opts)}`,
-      [tenantId, toolCallId],
+  private loadByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions): Promise<Conversation | null> {
+    return this.load(`tenant_id = $1 AND id = (SELECT conversation_id FROM tool_calls WHERE tenant_id = $1 AND id = $2)`, [tenantId, toolCallId], opts);
+  }
+
+  private async load(where: string, params: [string, string], opts: LoadOptions): Promise<Conversation | null> {
+    const m = this.uow.manager();
+    const lock = this.lockClause(opts);
+    if (lock) {
+      const [row]: ConversationRow[] = await m.query(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where}${lock}`, params);
+      return row ? this.withCalls(row, opts) : null;
+    }
+    // Without a lock, one statement (one snapshot) reads the root and its calls together.
+    const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
+    const [row]: Array<ConversationRow & { calls: Array<Record<string, unknown>> }> = await m.query(
+      `SELECT ${CONVERSATION_COLUMNS},
+              (SELECT coalesce(json_agg(t ORDER BY t."createdAt", t.id), '[]') FROM (
+                 SELECT ${CALL_COLUMNS} FROM tool_calls
+                  WHERE tenant_id = c.tenant_id AND conversation_id = c.id ${only ? OPEN_OR_NAMED('$3', '$4') : ''}) t) AS calls
+         FROM conversations c WHERE ${where}`,
+      only ? [...params, only.ids ?? [], only.externalIds ?? []] : params,
     );
-    return row ? this.withCalls(row, opts) : null;
+    if (!row) return null;
+    const { calls, ...root } = row;
+    return ConversationMapper.toDomain(root, calls.map(callRowFromJson), { partial: !!only });
   }
 
   private lockClause(opts: LoadOptions): string {
@@ -99,10 +138,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
     const calls: ToolCallRow[] = only
       ? await m.query(
-          `SELECT ${CALL_COLUMNS} FROM tool_calls
-            WHERE tenant_id = $1 AND conversation_id = $2
-              AND (status IN ('pending', 'approved', 'executed') OR id = ANY($3::text[]) OR external_id = ANY($4::text[]))
-            ORDER BY created_at, id`,
+          `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ${OPEN_OR_NAMED('$3', '$4')} ORDER BY created_at, id`,
           [row.tenantId, row.id, only.ids ?? [], only.externalIds ?? []],
         )
       : await m.query(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`, [
@@ -121,14 +157,12 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const inserts = JSON.stringify(added.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot()))));
     const updates = JSON.stringify(changed.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot()))));
     const params = [row.tenantId, row.id, row.userId, row.userRoles, row.userName, row.title, row.metadata, row.pendingCount, row.updatedAt, row.version, inserts, updates];
-    const calls = `
-      ins AS (INSERT INTO tool_calls (${CALL_FIELDS}) SELECT ${CALL_FIELDS} FROM jsonb_to_recordset($11::jsonb) AS r(${CALL_RECORD}) RETURNING 1),
-      upd AS (UPDATE tool_calls t SET external_id = r.external_id, tool_name = r.tool_name, arguments = r.arguments, annotations = r.annotations,
-                reason = r.reason, confidence = r.confidence, estimated_cost = r.estimated_cost, display = r.display, status = r.status,
-                policy = r.policy, approvers = r.approvers, expires_at = r.expires_at, decision = r.decision, execution = r.execution,
-                result = r.result, cancellation = r.cancellation, updated_at = r.updated_at
-              FROM jsonb_to_recordset($12::jsonb) AS r(${CALL_RECORD})
-              WHERE t.tenant_id = $1 AND t.id = r.id RETURNING 1)`;
+    const calls = CALL_WRITES;
+    if (!this.uow.inTransaction) {
+      // A refusal or a repeat changed nothing: writing would only bump the version and make racers retry.
+      if (c.version > 0 && events.length === 0 && added.length === 0 && changed.length === 0) return;
+      return this.saveAtomically(c, params, events);
+    }
     if (c.version === 0) {
       await m.query(
         `WITH conv AS (INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id)
@@ -152,6 +186,32 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     }
     c.version += 1;
     this.uow.collect(events);
+  }
+
+  /**
+   * An optimistic unit of work's whole commit, in one statement: the version-checked root, the calls, the
+   * events on the chain and the wake-up NOTIFYs. `tollgate_expect` fails it (40001, retried from a fresh
+   * read) when the conversation moved on, so nothing of it is written.
+   */
+  private async saveAtomically(c: Conversation, params: unknown[], events: ReturnType<Conversation['pullEvents']>): Promise<void> {
+    const prepared = this.eventStore.prepare(c.tenantId, events);
+    const root =
+      c.version === 0
+        ? `INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $15, $9, $10 + 1, $16) RETURNING 1`
+        : `UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
+             updated_at = $9, version = $10 + 1
+           WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1`;
+    const [res]: Array<{ chained: ChainedRow[] }> = await this.uow.manager().query(
+      `WITH conv AS (${root}),
+       ${CALL_WRITES}
+       SELECT tollgate_expect((SELECT count(*) FROM conv) = 1, 'conversation ' || $2 || ' changed since it was loaded') AS ok,
+              (SELECT json_agg(a ORDER BY a.out_seq) FROM tollgate_append_events($1, $13::jsonb) a) AS chained,
+              (SELECT count(pg_notify('${WAKE_CHANNEL}', p)) FROM unnest($14::text[]) AS p) AS notified`,
+      [...params, prepared.rows, prepared.wakes, ...(c.version === 0 ? [ConversationMapper.toRow(c).createdAt, c.agentId] : [])],
+    );
+    c.version += 1;
+    this.uow.appended(this.eventStore.finish(prepared, res.chained ?? []));
   }
 
   async findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]> {

@@ -23,7 +23,7 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
       const outcome = conv.claim(toolCallId, p, this.clock.now(), halt);
       await this.conversations.save(conv);
       return outcome;
-    });
+    }, { optimistic: true });
     if (result.kind === 'refused') throw result.error;
     const call = result.call;
     const args = call.argumentsToRun;

@@ -28,7 +28,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
         await this.grants.save(grant);
       }
       return outcome;
-    });
+      // An always_allow also writes a grant: that needs a transaction. Any other decision changes one conversation.
+    }, { optimistic: input.decision !== 'always_allow' });
     // A refusal may still have changed state (the call expired on the way): it is saved, then reported.
     if (result.kind === 'refused') throw result.error;
     return toolCallView(result.call.snapshot());
