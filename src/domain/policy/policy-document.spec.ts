@@ -103,6 +103,23 @@ describe('finding the rules for a tool name', () => {
     for (let i = 0; i < 3000; i++) expect(doc.rulesForTool(`get_${i}`)).toEqual([0, 2]);
     expect(doc.rulesForTool('shell')).toEqual([1, 2]);
   });
+
+  it('finds through its index exactly the rules a test of every pattern finds', () => {
+    // A small alphabet so that heads share prefixes, names equal patterns and wildcards meet.
+    const text = fc.string({ unit: fc.constantFrom('a', 'b', '_', 'é', '😀'), maxLength: 5 });
+    const glob = fc.string({ unit: fc.constantFrom('a', 'b', '_', 'é', '😀', '*', '?'), minLength: 1, maxLength: 6 });
+    const match = fc.oneof(glob, fc.tuple(glob, text).map(([g, v]) => `${g}(x=${v}*)`));
+    fc.assert(
+      fc.property(fc.array(match, { minLength: 1, maxLength: 40 }), fc.array(text, { minLength: 1, maxLength: 20 }), (matches, names) => {
+        const d = PolicyDocument.parse({ rules: matches.map((m) => ({ match: m, level: 'confirm' })) });
+        for (const name of names) {
+          const brute = d.patterns.flatMap((p, i) => (p.matchesTool(name) ? [i] : []));
+          expect(d.rulesForTool(name)).toEqual(brute);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
 });
 
 describe('comparing policy documents', () => {

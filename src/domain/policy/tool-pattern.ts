@@ -1,6 +1,9 @@
 /** Anything that answers whether a whole string matches: a compiled glob. */
 interface Matcher {
   test(text: string): boolean;
+  /** The literal text every match starts with (the whole glob when it has no wildcard). */
+  readonly head: string;
+  readonly exact: boolean;
 }
 
 /** Argument names in `Tool(name=glob)`: word characters, `$`, `.` and `-`. */
@@ -54,6 +57,14 @@ export class ToolPattern {
     return this.matchesTool(toolName) && this.matchesArguments(args);
   }
 
+  /** The literal text every matching tool name starts with; with `toolIsExact`, the one name it matches. */
+  get toolHead(): string {
+    return this.tool.head;
+  }
+  get toolIsExact(): boolean {
+    return this.tool.exact;
+  }
+
   /** The tool-name part alone; it depends on nothing else, so callers may memoise it. */
   matchesTool(toolName: string): boolean {
     return this.tool.test(toolName);
@@ -82,13 +93,21 @@ export class ToolPattern {
  * agent crafts cannot make `*a*a*a*b` backtrack catastrophically.
  */
 function compileGlob(glob: string): Matcher {
-  if (!/[*?]/.test(glob)) return { test: (text) => text === glob };
+  if (!/[*?]/.test(glob)) return { test: (text) => text === glob, head: glob, exact: true };
   const parts = glob.split(/\*+/).map((part) => [...part].map((c) => (c === '?' ? '.' : c.replace(REGEX_SYNTAX, '\\$&'))).join(''));
   const [first, last] = [parts[0], parts[parts.length - 1]];
   const middle = parts.slice(1, -1).map((part, i) => `(?=(.*?${part}))\\${i + 1}`).join('');
   const re = new RegExp(parts.length === 1 ? `^${first}$` : `^${first}${middle}.*${last}$`, 'su');
-  // The literal head and tail are cheap to check first and rule out most names without the RegExp.
+  // The literal head, tail and inner parts are cheap to check first and rule out most names without the RegExp.
   const head = glob.slice(0, glob.search(/[*?]/));
   const tail = glob.slice(Math.max(glob.lastIndexOf('*'), glob.lastIndexOf('?')) + 1);
-  return { test: (text) => text.startsWith(head) && text.endsWith(tail) && re.test(text) };
+  const inner = glob
+    .split(/[*?]+/)
+    .slice(1, -1)
+    .filter((part) => part !== '');
+  return {
+    test: (text) => text.startsWith(head) && text.endsWith(tail) && inner.every((part) => text.includes(part)) && re.test(text),
+    head,
+    exact: false,
+  };
 }
