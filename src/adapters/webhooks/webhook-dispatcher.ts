@@ -110,8 +110,24 @@ export class WebhookFanOut implements OutboxConsumer {
 
   async deliver(e: AuditEvent): Promise<void> {
     const subscribers = await this.store.subscribers(e.tenant, e.type, e.recordedAt);
-    if (subscribers.length === 0) return;
+    await this.queue(e, subscribers.map((s) => s.id));
+  }
+
+  /** A batch of one tenant's events: one read of its subscriptions, nothing more when it has none (the usual case). */
+  async deliverMany(events: AuditEvent[]): Promise<void> {
+    const subscriptions = await this.store.subscriptions(events[0].tenant);
+    if (subscriptions.length === 0) return;
+    for (const e of events) {
+      // The same rule as `subscribers`: a subscription sees events recorded after it (5 s of clock leeway).
+      const until = new Date(e.recordedAt).getTime() + 5000;
+      const ids = subscriptions.filter((w) => (w.events.includes(e.type) || w.events.includes('*')) && new Date(w.createdAt).getTime() <= until).map((w) => w.id);
+      await this.queue(e, ids);
+    }
+  }
+
+  private async queue(e: AuditEvent, webhookIds: string[]): Promise<void> {
+    if (webhookIds.length === 0) return;
     const body = JSON.stringify({ type: e.type, timestamp: e.at, data: e });
-    if ((await this.store.enqueue(e.tenant, subscribers.map((s) => s.id), e, body)) > 0) this.dispatcher.kick();
+    if ((await this.store.enqueue(e.tenant, webhookIds, e, body)) > 0) this.dispatcher.kick();
   }
 }

@@ -121,6 +121,11 @@ export class WebhookStore {
     );
   }
 
+  /** Every subscription of a tenant, for matching a batch of events at once. */
+  async subscriptions(tenantId: string): Promise<Array<{ id: string; events: string[]; createdAt: Date }>> {
+    return this.dataSource.query(`SELECT id, events, created_at AS "createdAt" FROM webhooks WHERE tenant_id = $1`, [tenantId]);
+  }
+
   /** Queues one delivery per subscription; a redelivered event (the outbox is at-least-once) queues nothing new. */
   async enqueue(tenantId: string, webhookIds: string[], event: { id: string; seq: number; type: string }, body: string): Promise<number> {
     if (webhookIds.length === 0) return 0;

@@ -12,4 +12,9 @@ export interface OutboxConsumer {
   readonly name: string;
   wants(event: AuditEvent): boolean;
   deliver(event: AuditEvent): Promise<void>;
+  /**
+   * Optional: the wanted events of one batch (in seq order) at once, so a consumer can do its work in
+   * a few statements instead of a few per event. All or nothing: throwing retries the whole batch.
+   */
+  deliverMany?(events: AuditEvent[]): Promise<void>;
 }

@@ -12,8 +12,9 @@ const MAX_BACKOFF_S = 300;
 
 /**
  * Delivers committed events to the outbox consumers. Each (tenant, consumer) stream is leased to one
- * instance at a time (`leaseSeconds`; a crashed instance's lease simply runs out), read after its cursor,
- * delivered in order, and the cursor advanced after each delivery. A failure schedules a retry with
+ * instance at a time (`leaseSeconds`; a crashed instance's lease simply runs out), read after its cursor in
+ * batches, delivered in order, and the cursor advanced after each batch (and to the last event delivered
+ * when one fails). A failure schedules a retry with
  * exponential backoff (1 s, 2 s, 4 s … 5 min) and keeps the event: nothing is skipped or lost.
  */
 @Injectable()
@@ -78,29 +79,40 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     const lease = await this.lease(consumer.name, tenantId);
     if (lease === null) return; // another instance holds this stream
     let lastSeq = lease;
+    /** The last event handled for sure: where the cursor goes if the batch fails half-way. */
+    let delivered = lease;
     try {
       for (;;) {
         const events = await this.audit.list({ tenantId, afterSeq: lastSeq }, BATCH);
-        for (const event of events) {
-          if (consumer.wants(event)) await consumer.deliver(event);
-          lastSeq = event.seq;
-          await this.dataSource.query(`UPDATE outbox_cursors SET last_seq = $3, attempts = 0, next_attempt_at = NULL, last_error = NULL WHERE tenant_id = $1 AND consumer = $2`, [
-            tenantId,
-            consumer.name,
-            lastSeq,
-          ]);
+        if (events.length === 0) break;
+        const wanted = events.filter((e) => consumer.wants(e));
+        if (consumer.deliverMany) {
+          if (wanted.length > 0) await consumer.deliverMany(wanted);
+        } else {
+          for (const event of wanted) {
+            await consumer.deliver(event);
+            delivered = event.seq;
+          }
         }
+        delivered = lastSeq = events[events.length - 1].seq;
+        // One cursor write per batch, not per event: after a crash a consumer may see up to a batch again
+        // (deliveries are at least once, idempotent by event id), and skipped events cost nothing.
+        await this.dataSource.query(`UPDATE outbox_cursors SET last_seq = $3, attempts = 0, next_attempt_at = NULL, last_error = NULL WHERE tenant_id = $1 AND consumer = $2`, [
+          tenantId,
+          consumer.name,
+          lastSeq,
+        ]);
         if (events.length < BATCH || this.stopped) break;
       }
       await this.release(consumer.name, tenantId);
     } catch (e) {
       const message = (e as Error).message ?? String(e);
-      this.log.warn(`${consumer.name} failed on ${tenantId} after seq ${lastSeq}: ${message}`);
+      this.log.warn(`${consumer.name} failed on ${tenantId} after seq ${delivered}: ${message}`);
       await this.dataSource.query(
-        `UPDATE outbox_cursors SET attempts = attempts + 1, last_error = $3, lease_owner = NULL, lease_until = NULL,
+        `UPDATE outbox_cursors SET last_seq = greatest(last_seq, $4), attempts = attempts + 1, last_error = $3, lease_owner = NULL, lease_until = NULL,
                 next_attempt_at = now() + make_interval(secs => least(${MAX_BACKOFF_S}, power(2, attempts)))
           WHERE tenant_id = $1 AND consumer = $2`,
-        [tenantId, consumer.name, message.slice(0, 2000)],
+        [tenantId, consumer.name, message.slice(0, 2000), delivered],
       );
     }
   }
