@@ -1,35 +1,36 @@
-import { Command, InvalidArgumentError } from 'commander';
-import { mintToken } from '../../infrastructure/auth/jwt-verifier';
-import { readDevSecret } from '../../infrastructure/auth/dev-secret';
-import { ConfigError, loadConfig } from '../../infrastructure/config/config';
-import { openDataSource } from '../../infrastructure/database/data-source';
-import { startEmbeddedPostgres } from '../../infrastructure/database/embedded-postgres';
-import { startServer } from '../../server';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { ConfigError } from '../../infrastructure/config/config';
+import { CliError, EXIT } from './client/api-client';
+import { addClientCommands, reportError } from './client/client-commands';
 
-/** `tollgate` — the server and its operator commands. Exit codes: 0 ok, 1 failure, 2 bad usage or configuration. */
+/**
+ * `tollgate` — the server, its operator commands, and the client commands that talk to a running server.
+ * Exit codes: 0 ok, 1 the server refused the request (a 4xx problem) or the command failed, 2 bad usage or
+ * configuration, 3 the server is unreachable or failed (5xx).
+ */
 export function buildCli(): Command {
-  const program = new Command('tollgate').description('Self-hosted approval service for AI-agent tool calls').showHelpAfterError();
+  const program = new Command('tollgate')
+    .description('Self-hosted approval service for AI-agent tool calls')
+    .showHelpAfterError()
+    .exitOverride(); // usage errors reach main(), which exits with 2
 
   program
     .command('serve')
     .description('Run the HTTP service (embedded PostgreSQL unless DATABASE_URL is set)')
-    .action(serve);
+    .option('--approve-in-terminal', 'single-user mode: ask for each call the policy holds for a person on this terminal (y/n), one at a time')
+    .option('--as <name>', 'who answers in the terminal (default: the OS user)')
+    .option('--tenant <tenant>', 'the tenant whose requests the terminal answers', 'default')
+    .action((o: { approveInTerminal?: boolean; as?: string; tenant: string }) => {
+      if (o.approveInTerminal && !(process.stdin.isTTY && process.stdout.isTTY)) {
+        throw new ConfigError('--approve-in-terminal asks on this terminal, but stdin/stdout is not a terminal (run it in one, or decide with `tollgate inbox` or the web inbox instead)');
+      }
+      return serverCommands().serve(o);
+    });
 
   program
     .command('migrate')
     .description('Apply database migrations and exit')
-    .action(async () => {
-      const config = loadConfig();
-      const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir);
-      const ds = await openDataSource({ url: config.databaseUrl, embedded }, false);
-      try {
-        const applied = await ds.runMigrations({ transaction: 'each' });
-        console.log(applied.length ? `Applied ${applied.map((m) => m.name).join(', ')}` : 'The schema is up to date');
-      } finally {
-        await ds.destroy();
-        await embedded?.stop();
-      }
-    });
+    .action(() => serverCommands().migrate());
 
   program
     .command('token')
@@ -39,59 +40,15 @@ export function buildCli(): Command {
     .option('--tenant <tenant>', 'tenant', 'default')
     .option('--name <name>', 'display name')
     .option('--ttl <ttl>', 'lifetime, e.g. 30m, 8h, 7d', ttlArg, '8h')
-    .action(async (o: { sub: string; role: string[]; tenant: string; name?: string; ttl: string }) => {
-      const config = loadConfig();
-      const secret = config.auth.secret ?? readDevSecret(config.dataDir);
-      if (!secret) {
-        throw new ConfigError(
-          config.auth.jwksUrl
-            ? 'Tokens come from your identity provider (TOLLGATE_JWKS_URL is set); this command signs only with a shared secret'
-            : `No secret: set TOLLGATE_JWT_SECRET, or start the server once (npm start) to make a dev secret in ${config.dataDir}`,
-        );
-      }
-      console.log(await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name }, o.ttl));
-    });
+    .action((o: { sub: string; role: string[]; tenant: string; name?: string; ttl: string }) => serverCommands().token(o));
 
+  addClientCommands(program);
   return program;
 }
 
-async function serve(): Promise<void> {
-  // Signals are handled from the first moment: a stop during start-up waits for it, then closes cleanly.
-  let stopping = false;
-  const starting = startServer(loadConfig());
-  const stop = (signal: string) => {
-    if (stopping) {
-      // A second Ctrl-C means "now"; a repeated SIGTERM (supervisors send them) changes nothing.
-      if (signal === 'SIGINT') process.exit(130);
-      return;
-    }
-    stopping = true;
-    console.log(`${signal}: finishing in-flight requests and stopping`);
-    const force = setTimeout(() => process.exit(1), 15_000).unref();
-    starting
-      .then((server) => server.close())
-      .then(
-        () => {
-          clearTimeout(force);
-          process.exit(0);
-        },
-        (e) => {
-          console.error(`tollgate: ${(e as Error).message}`);
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-
-  const server = await starting;
-  const { config, url } = server;
-  console.log(`Tollgate listening on ${url} (${config.databaseUrl ? 'PostgreSQL from DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`})`);
-  console.log(`OpenAPI: ${url}/docs   health: ${url}/health/ready   metrics: ${url}/metrics`);
-  if (config.auth.devSecret) {
-    console.log(`Dev auth: a signing secret was made in ${config.dataDir}. Mint a token with:`);
-    console.log('  npx tollgate token --sub alice --role approver');
-  }
+/** Loaded on use: the client commands start without Nest, TypeORM and the database drivers. */
+function serverCommands(): typeof import('./server-commands') {
+  return require('./server-commands') as typeof import('./server-commands');
 }
 
 function ttlArg(v: string): string {
@@ -103,9 +60,17 @@ export async function main(argv = process.argv): Promise<void> {
   try {
     await buildCli().parseAsync(argv);
   } catch (e) {
+    if (e instanceof CommanderError) {
+      // Help and --version end with 0; every other commander error is bad usage (already printed).
+      process.exit(e.exitCode === 0 ? 0 : EXIT.usage);
+    }
     if (e instanceof ConfigError) {
       console.error(`tollgate: ${e.message}`);
-      process.exit(2);
+      process.exit(EXIT.usage);
+    }
+    if (e instanceof CliError) {
+      reportError(e);
+      process.exit(e.exitCode);
     }
     console.error(`tollgate: ${(e as Error).stack ?? e}`);
     process.exit(1);

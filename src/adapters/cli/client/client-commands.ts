@@ -1,0 +1,278 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { stringify as toYaml } from 'yaml';
+import { ApiClient, Approval, CliError, ClientOptions, connection, EXIT, ProblemError, ToolCall } from './api-client';
+import { oneLine, parseWhen, printJson, table } from './format';
+import { runInbox } from './inbox';
+
+/** Set by a command run with `--json`: its refusals are printed as the problem JSON on stdout too. */
+export const output = { json: false };
+
+function withConnection(cmd: Command): Command {
+  return cmd
+    .option('--url <url>', 'Tollgate base URL (default: TOLLGATE_URL or http://127.0.0.1:8080)')
+    .option('--token <jwt>', 'bearer token (default: TOLLGATE_TOKEN)');
+}
+
+function api(o: ClientOptions): ApiClient {
+  return new ApiClient(connection(o));
+}
+
+function jsonArg(name: string) {
+  return (v: string): Record<string, unknown> => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v.startsWith('@') ? readFileSync(v.slice(1), 'utf8') : v);
+    } catch (e) {
+      throw new InvalidArgumentError(`${name} must be a JSON object (or @file): ${(e as Error).message}`);
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError(`${name} must be a JSON object`);
+    return parsed as Record<string, unknown>;
+  };
+}
+
+function positiveInt(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
+  return Number(v);
+}
+
+function when(v: string): string {
+  try {
+    return parseWhen(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
+function decidedLine(call: ToolCall): string {
+  const d = call.decision;
+  const by = d ? ` by ${d.by.name ?? d.by.id} via ${d.by.via}` : '';
+  return `${call.id} ${call.toolName}: ${call.status}${by}${d?.reason ? ` (${d.reason})` : ''}${d?.editedArguments ? ' with edited arguments' : ''}`;
+}
+
+/** The client commands: each talks to a running server over HTTP (`TOLLGATE_URL`, `TOLLGATE_TOKEN`). */
+export function addClientCommands(program: Command): void {
+  withConnection(
+    program
+      .command('inbox')
+      .description('Live, interactive list of the calls you may decide: ↑/↓ move, enter details, a approve, r reject, e edit arguments, q quit'),
+  ).action(async (o: ClientOptions) => {
+    await runInbox(api(o));
+  });
+
+  withConnection(
+    program
+      .command('approve')
+      .description('Approve a pending tool call')
+      .argument('<id>', 'tool call id')
+      .option('--reason <text>', 'why (recorded in the audit trail)')
+      .option('--arguments <json>', 'approve with these arguments instead (a JSON object, or @file)', jsonArg('--arguments'))
+      .addOption(new Option('--always [scope]', 'always allow this tool from now on, in a scope').choices(['conversation', 'agent', 'tenant']))
+      .option('--json', 'print the tool call as JSON'),
+  ).action(async (id: string, o: ClientOptions & { reason?: string; arguments?: Record<string, unknown>; always?: string | true; json?: boolean }) => {
+    output.json = !!o.json;
+    if (o.always && o.arguments) throw new CliError('--arguments cannot be combined with --always', EXIT.usage);
+    const call = await api(o).decide(
+      id,
+      o.always
+        ? { decision: 'always_allow', reason: o.reason, ...(typeof o.always === 'string' ? { scope: o.always } : {}) }
+        : { decision: 'approve', reason: o.reason, arguments: o.arguments },
+    );
+    if (o.json) printJson(call);
+    else console.log(decidedLine(call));
+  });
+
+  withConnection(
+    program
+      .command('reject')
+      .description('Reject a pending tool call')
+      .argument('<id>', 'tool call id')
+      .option('--reason <text>', 'why (shown to the agent and recorded)')
+      .option('--json', 'print the tool call as JSON'),
+  ).action(async (id: string, o: ClientOptions & { reason?: string; json?: boolean }) => {
+    output.json = !!o.json;
+    const call = await api(o).decide(id, { decision: 'reject', reason: o.reason });
+    if (o.json) printJson(call);
+    else console.log(decidedLine(call));
+  });
+
+  withConnection(
+    program
+      .command('pending')
+      .description('List the calls you may decide (once; `inbox` is the live view)')
+      .option('--json', 'print them as JSON'),
+  ).action(async (o: ClientOptions & { json?: boolean }) => {
+    output.json = !!o.json;
+    const items = await api(o).approvals();
+    if (o.json) return printJson({ items });
+    if (!items.length) return console.log('Nothing waiting for you.');
+    console.log(table(['ID', 'TOOL', 'LEVEL', 'CONVERSATION', 'AGENT', 'ARGUMENTS'], items.map((a: Approval) => [a.id, a.toolName, a.policy.level, a.conversation.title ?? a.conversationId, a.conversation.agentId, oneLine(a.arguments, 60)])));
+  });
+
+  withConnection(
+    program
+      .command('audit')
+      .description('Audit events (auditor, admin), oldest first: a table, or JSON with --json')
+      .option('--tool <name>', 'tool name')
+      .option('--type <types>', 'event type(s), comma-separated, e.g. ToolCallApproved,ToolCallRejected')
+      .option('--actor <id>', "actor id (a person's or agent's sub, policy, system)")
+      .option('--conversation <id>', 'conversation id')
+      .option('--call <id>', 'tool call id')
+      .option('--since <when>', 'from this time: an ISO date or a span back from now (30m, 8h, 7d)', when)
+      .option('--until <when>', 'before this time (same forms)', when)
+      .option('--limit <n>', 'at most this many events', positiveInt, 100)
+      .option('--cursor <cursor>', 'continue after a previous nextCursor')
+      .option('--json', 'print {events, nextCursor} as JSON'),
+  ).action(async (o: ClientOptions & { tool?: string; type?: string; actor?: string; conversation?: string; call?: string; since?: string; until?: string; limit: number; cursor?: string; json?: boolean }) => {
+    output.json = !!o.json;
+    const client = api(o);
+    const events: AuditRow[] = [];
+    let cursor = o.cursor;
+    let next: string | null = null;
+    do {
+      const page = await client.get<{ events: AuditRow[]; nextCursor: string | null }>('/v1/audit/events', {
+        query: { toolName: o.tool, type: o.type, actor: o.actor, conversationId: o.conversation, toolCallId: o.call, from: o.since, to: o.until, cursor, limit: Math.min(1000, o.limit - events.length) },
+      });
+      events.push(...page.events);
+      next = page.nextCursor;
+      cursor = next ?? undefined;
+    } while (next && events.length < o.limit);
+    if (o.json) return printJson({ events, nextCursor: next });
+    if (!events.length) return console.log('No events.');
+    console.log(
+      table(
+        ['SEQ', 'AT', 'TYPE', 'TOOL', 'CALL', 'ACTOR', 'DETAIL'],
+        events.map((e) => [String(e.seq), e.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), e.type, e.toolName ?? '', e.toolCallId ?? '', actorOf(e), detailOf(e)]),
+        [0, 0, 0, 32, 40, 32, 60],
+      ),
+    );
+    if (next) console.log(`… more: --cursor ${next}`);
+  });
+
+  const policy = program.command('policy').description("The tenant's policy: get it, or apply a new version from a file");
+  withConnection(
+    policy
+      .command('get')
+      .description('Print the current policy (YAML by default, ready for `policy apply`)')
+      .option('--json', 'the API answer as JSON: {version, defaults, rules, updatedAt, updatedBy}')
+      .option('--yaml', 'YAML (the default)'),
+  ).action(async (o: ClientOptions & { json?: boolean; yaml?: boolean }) => {
+    if (o.json && o.yaml) throw new CliError('choose one of --json and --yaml', EXIT.usage);
+    output.json = !!o.json;
+    const p = await api(o).get<{ version: number; defaults: unknown; rules: unknown[]; updatedAt: string | null; updatedBy: string | null }>('/v1/policy');
+    if (o.json) return printJson(p);
+    const by = p.updatedBy ? ` by ${p.updatedBy}` : '';
+    process.stdout.write(`# policy version ${p.version}${p.updatedAt ? `, ${p.updatedAt}${by}` : ' (built-in defaults)'}\n${toYaml({ defaults: p.defaults, rules: p.rules })}`);
+  });
+  withConnection(
+    policy
+      .command('apply')
+      .description('Make FILE (YAML or JSON; - for stdin) the new policy version (admin)')
+      .argument('<file>', 'policy document')
+      .option('--json', 'print the new policy as JSON'),
+  ).action(async (file: string, o: ClientOptions & { json?: boolean }) => {
+    output.json = !!o.json;
+    let text: string;
+    try {
+      text = readFileSync(file === '-' ? 0 : file, 'utf8');
+    } catch (e) {
+      throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
+    }
+    const isJson = /\.json$/i.test(file) || /^\s*[{[]/.test(text);
+    const p = await api(o).put<{ version: number; rules: unknown[] }>('/v1/policy', { raw: { text, contentType: isJson ? 'application/json' : 'application/yaml' } });
+    if (o.json) return printJson(p);
+    console.log(`Policy version ${p.version} applied (${p.rules.length} rule${p.rules.length === 1 ? '' : 's'})`);
+  });
+
+  withConnection(
+    program
+      .command('tools')
+      .description('The registered tools and their flags')
+      .option('--json', 'print {items} as JSON'),
+  ).action(async (o: ClientOptions & { json?: boolean }) => {
+    output.json = !!o.json;
+    const client = api(o);
+    const items: ToolRow[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.get<{ items: ToolRow[]; nextCursor: string | null }>('/v1/tools', { query: { limit: 1000, cursor } });
+      items.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    if (o.json) return printJson({ items });
+    if (!items.length) return console.log('No tools registered.');
+    const flags = (t: ToolRow) => [t.isReadOnly && 'read-only', t.requiresApproval && 'requires-approval', t.destructive && 'destructive'].filter(Boolean).join(',') || '-';
+    console.log(table(['NAME', 'FLAGS', 'REGISTERED BY', 'DESCRIPTION'], items.map((t) => [t.name, flags(t), t.registeredBy?.id ?? '', t.description ?? '']), [0, 0, 0, 70]));
+  });
+
+  const scope = (cmd: Command) =>
+    cmd
+      .option('--agent <sub>', "an agent (its token's sub) instead of the whole tenant")
+      .option('--conversation <id>', 'a conversation instead of the whole tenant')
+      .option('--json', 'print the answer as JSON');
+  const target = (o: { agent?: string; conversation?: string }) => {
+    if (o.agent && o.conversation) throw new CliError('choose one of --agent and --conversation (neither: the whole tenant)', EXIT.usage);
+    return o.agent ? { scope: 'agent', id: o.agent } : o.conversation ? { scope: 'conversation', id: o.conversation } : { scope: 'tenant' };
+  };
+  withConnection(scope(program.command('halt').description('Kill switch (admin): cancel pending and unclaimed calls and refuse new ones, in the tenant or one agent or conversation')))
+    .requiredOption('--reason <text>', 'why (required, recorded)')
+    .action(async (o: ClientOptions & { agent?: string; conversation?: string; reason: string; json?: boolean }) => {
+      output.json = !!o.json;
+      const t = target(o);
+      const r = await api(o).post<{ changed: boolean; cancelledToolCallIds?: string[] }>('/v1/halt', { ...t, reason: o.reason });
+      if (o.json) return printJson(r);
+      const what = t.scope === 'tenant' ? 'the tenant' : `${t.scope} ${t.id}`;
+      console.log(r.changed ? `Halted ${what}; ${r.cancelledToolCallIds?.length ?? 0} call(s) cancelled` : `${what} was already halted`);
+    });
+  withConnection(scope(program.command('resume').description('Lift a halt (admin), with the same scope it was set with')))
+    .option('--reason <text>', 'why')
+    .action(async (o: ClientOptions & { agent?: string; conversation?: string; reason?: string; json?: boolean }) => {
+      output.json = !!o.json;
+      const t = target(o);
+      const r = await api(o).post<{ changed: boolean }>('/v1/resume', { ...t, ...(o.reason ? { reason: o.reason } : {}) });
+      if (o.json) return printJson(r);
+      const what = t.scope === 'tenant' ? 'the tenant' : `${t.scope} ${t.id}`;
+      console.log(r.changed ? `Resumed ${what}` : `${what} was not halted`);
+    });
+}
+
+interface AuditRow {
+  seq: number;
+  at: string;
+  type: string;
+  toolName?: string;
+  toolCallId?: string;
+  actor: { id?: string; name?: string; via?: string };
+  data: Record<string, unknown>;
+}
+
+interface ToolRow {
+  name: string;
+  description: string | null;
+  isReadOnly: boolean;
+  requiresApproval: boolean;
+  destructive: boolean;
+  registeredBy?: { id?: string };
+}
+
+function actorOf(e: AuditRow): string {
+  const via = (e.data?.via as string | undefined) ?? e.actor.via;
+  return `${e.actor.name ?? e.actor.id ?? ''}${via ? ` via ${via}` : ''}`;
+}
+
+function detailOf(e: AuditRow): string {
+  const d = e.data ?? {};
+  if (e.type === 'PolicyUpdated' && d.version !== undefined) return `version ${String(d.version)}`;
+  const parts = [d.level, d.reason].filter((x): x is string => typeof x === 'string' && x !== '');
+  return parts.join(': ');
+}
+
+/** Refusals print `code: detail` on stderr (and the problem as JSON on stdout under --json). */
+export function reportError(e: CliError): void {
+  if (e instanceof ProblemError) {
+    if (output.json) printJson(e.problem);
+    process.stderr.write(`${e.message}\n`);
+  } else {
+    process.stderr.write(`tollgate: ${e.message}\n`);
+  }
+}

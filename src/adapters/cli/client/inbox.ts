@@ -1,0 +1,474 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiClient, Approval, CliError, EXIT, ProblemError, ToolCall } from './api-client';
+import { describeEnding, ENDING_EVENTS, followEvents, StreamEvent } from './event-stream';
+import { oneLine, timeLeft } from './format';
+
+const ESC = '\x1b';
+const CSI = `${ESC}[`;
+const ALT_ON = `${CSI}?1049h`;
+const ALT_OFF = `${CSI}?1049l`;
+const HIDE_CURSOR = `${CSI}?25l`;
+const SHOW_CURSOR = `${CSI}?25h`;
+const CLEAR = `${CSI}H${CSI}2J`;
+const bold = (s: string) => `${CSI}1m${s}${CSI}22m`;
+const dim = (s: string) => `${CSI}2m${s}${CSI}22m`;
+const inverse = (s: string) => `${CSI}7m${s}${CSI}27m`;
+const color = (n: number, s: string) => `${CSI}${n}m${s}${CSI}39m`;
+const green = (s: string) => color(32, s);
+const red = (s: string) => color(31, s);
+const yellow = (s: string) => color(33, s);
+
+type Prompt =
+  | { kind: 'text'; label: string; buffer: string; submit(text: string): void }
+  | { kind: 'key'; label: string; yes(): void };
+
+interface Io {
+  input: NodeJS.ReadStream;
+  output: NodeJS.WriteStream;
+}
+
+/**
+ * `tollgate inbox`: the pending calls the caller may decide, kept live from the event stream, decided with
+ * single keys. No TUI framework: raw-mode stdin, the alternate screen and a full redraw on each change.
+ */
+export async function runInbox(api: ApiClient, io: Io = { input: process.stdin, output: process.stdout }): Promise<void> {
+  if (!io.input.isTTY || !io.output.isTTY) {
+    throw new CliError('inbox is interactive and needs a terminal; in scripts use `tollgate pending --json`, `tollgate approve|reject <id>`', EXIT.usage);
+  }
+  // Fail early, as the other commands do, when the server is unreachable or the token is refused.
+  const first = await api.approvals();
+  await new Inbox(api, io, first).run();
+}
+
+class Inbox {
+  private items: Approval[];
+  private selected = 0;
+  private view: 'list' | 'details' = 'list';
+  private prompt?: Prompt;
+  private notices: string[] = [];
+  private conn = 'connecting…';
+  private readonly ended = new Set<string>();
+  private readonly drafts = new Map<string, string>();
+  private readonly destructiveTools = new Set<string>();
+  private readonly knownTools = new Set<string>();
+  private refreshTimer?: NodeJS.Timeout;
+  private refreshing?: Promise<void>;
+  private refreshAgain = false;
+  private ticker?: NodeJS.Timeout;
+  private stream?: { close(): void };
+  private done!: () => void;
+  private failed!: (e: Error) => void;
+  private suspended = false;
+  private readonly who: string;
+
+  constructor(private readonly api: ApiClient, private readonly io: Io, first: Approval[]) {
+    this.items = first;
+    this.who = whoAmI(api.conn.token);
+  }
+
+  run(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.done = resolve;
+      this.failed = reject;
+      this.enterScreen();
+      this.io.input.on('data', this.onKeys);
+      this.io.output.on('resize', this.render);
+      this.ticker = setInterval(() => this.render(), 1000);
+      void this.loadTools();
+      this.stream = followEvents(this.api, {
+        onOpen: (again) => {
+          this.conn = 'live';
+          if (again) this.note(dim('reconnected; caught up'));
+          this.scheduleRefresh(0);
+        },
+        onEvent: (e) => this.onEvent(e),
+        onDown: (reason, ms) => {
+          this.conn = `reconnecting in ${Math.round(ms / 1000)}s (${reason})`;
+          this.render();
+        },
+        onFatal: (e) => this.quit(e),
+      });
+      this.render();
+    });
+  }
+
+  // ── live updates ────────────────────────────────────────────────────────────
+
+  private onEvent(e: StreamEvent): void {
+    if (e.type === 'ApprovalRequested') return this.scheduleRefresh(50);
+    if (!(e.type in ENDING_EVENTS) || !e.toolCallId) return;
+    const id = e.toolCallId;
+    this.ended.add(id);
+    const item = this.items.find((i) => i.id === id);
+    if (!item) return;
+    this.remove(id);
+    this.note(`${e.type === 'ToolCallApproved' ? green('✓') : e.type === 'ToolCallRejected' ? red('✗') : yellow('•')} ${item.toolName} ${dim(id)} ${describeEnding(e)}`);
+  }
+
+  private scheduleRefresh(ms: number): void {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => void this.refresh(), ms);
+  }
+
+  private async refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = (async () => {
+      try {
+        const fresh = (await this.api.approvals()).filter((a) => !this.ended.has(a.id));
+        const before = new Set(this.items.map((i) => i.id));
+        const current = this.items[this.selected]?.id;
+        for (const a of fresh) if (!before.has(a.id)) this.note(`${yellow('+')} new: ${a.toolName} ${dim(a.id)} from ${a.conversation.agentId}`);
+        this.items = fresh;
+        const at = this.items.findIndex((i) => i.id === current);
+        this.selected = at >= 0 ? at : Math.min(this.selected, Math.max(0, this.items.length - 1));
+        if (this.items.some((i) => !this.knownTools.has(i.toolName))) await this.loadTools();
+      } catch (e) {
+        if (e instanceof ProblemError && e.status < 500 && e.status !== 429) return this.quit(e);
+        this.note(red(`✗ could not refresh: ${(e as Error).message}`));
+      }
+      this.render();
+    })();
+    await this.refreshing;
+    this.refreshing = undefined;
+    if (this.refreshAgain) {
+      this.refreshAgain = false;
+      void this.refresh();
+    }
+  }
+
+  private async loadTools(): Promise<void> {
+    try {
+      let cursor: string | undefined;
+      do {
+        const page = await this.api.get<{ items: Array<{ name: string; destructive: boolean }>; nextCursor: string | null }>('/v1/tools', { query: { limit: 1000, cursor } });
+        for (const t of page.items) {
+          this.knownTools.add(t.name);
+          if (t.destructive) this.destructiveTools.add(t.name);
+        }
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      for (const i of this.items) this.knownTools.add(i.toolName); // unregistered: do not ask again for them
+    } catch {
+      /* the flags only decide whether approving asks for a second key */
+    }
+  }
+
+  private remove(id: string): void {
+    const at = this.items.findIndex((i) => i.id === id);
+    if (at < 0) return;
+    const wasCurrent = at === this.selected;
+    this.items.splice(at, 1);
+    if (at < this.selected || this.selected >= this.items.length) this.selected = Math.max(0, this.selected - 1);
+    if (wasCurrent) {
+      this.prompt = undefined;
+      this.view = 'list';
+    }
+    this.render();
+  }
+
+  // ── keys ────────────────────────────────────────────────────────────────────
+
+  private readonly onKeys = (chunk: Buffer | string): void => {
+    if (this.suspended) return;
+    for (const key of splitKeys(chunk.toString('utf8'))) this.onKey(key);
+  };
+
+  private onKey(key: string): void {
+    if (key === '\x03') return this.quit(); // Ctrl-C
+    if (this.prompt) return this.onPromptKey(this.prompt, key);
+    const item = this.items[this.selected];
+    switch (key) {
+      case 'q':
+        return this.quit();
+      case `${CSI}A`:
+      case `${ESC}OA`:
+      case 'k':
+        this.selected = Math.max(0, this.selected - 1);
+        return this.render();
+      case `${CSI}B`:
+      case `${ESC}OB`:
+      case 'j':
+        this.selected = Math.min(Math.max(0, this.items.length - 1), this.selected + 1);
+        return this.render();
+      case '\r':
+      case '\n':
+        this.view = this.view === 'list' && item ? 'details' : 'list';
+        return this.render();
+      case ESC:
+      case '\x7f':
+      case 'h':
+        this.view = 'list';
+        return this.render();
+      case 'g':
+        return void this.refresh();
+      case 'a':
+        return item ? this.approve(item) : undefined;
+      case 'r':
+        return item ? this.reject(item) : undefined;
+      case 'e':
+        return item ? this.edit(item) : undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  private onPromptKey(p: Prompt, key: string): void {
+    if (p.kind === 'key') {
+      this.prompt = undefined;
+      if (key === 'y' || key === 'Y') p.yes();
+      else this.note(dim('cancelled'));
+      return this.render();
+    }
+    if (key === '\r' || key === '\n') {
+      this.prompt = undefined;
+      p.submit(p.buffer.trim());
+    } else if (key === ESC) {
+      this.prompt = undefined;
+      this.note(dim('cancelled'));
+    } else if (key === '\x7f' || key === '\b') {
+      p.buffer = [...p.buffer].slice(0, -1).join('');
+    } else if (!key.startsWith(ESC) && key >= ' ') {
+      p.buffer += key;
+    }
+    this.render();
+  }
+
+  // ── actions ─────────────────────────────────────────────────────────────────
+
+  /** A destructive tool or a manual-level call wants a second key before it is approved. */
+  private needsConfirm(a: Approval): string | undefined {
+    if (a.policy.level === 'manual') return 'manual approval';
+    if (this.destructiveTools.has(a.toolName) || /\bdestructive\b/.test(a.policy.reason)) return 'destructive';
+    return undefined;
+  }
+
+  private approve(a: Approval): void {
+    const why = this.needsConfirm(a);
+    if (!why) return void this.decide(a, { decision: 'approve' });
+    this.prompt = { kind: 'key', label: `Approve ${bold(a.toolName)} (${why})? ${bold('y')} to confirm, any other key cancels`, yes: () => void this.decide(a, { decision: 'approve' }) };
+    this.render();
+  }
+
+  private reject(a: Approval): void {
+    this.prompt = { kind: 'text', label: `Reject ${bold(a.toolName)} — reason (enter to send, esc cancels): `, buffer: '', submit: (reason) => void this.decide(a, { decision: 'reject', ...(reason ? { reason } : {}) }) };
+    this.render();
+  }
+
+  /** Opens the arguments in $VISUAL/$EDITOR (a temp file), checks the JSON, then approves with them after a `y`. */
+  private edit(a: Approval): void {
+    const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-edit-'));
+    const file = join(dir, `${a.id}.json`);
+    const original = `${JSON.stringify(a.arguments, null, 2)}\n`;
+    writeFileSync(file, this.drafts.get(a.id) ?? original, { mode: 0o600 });
+    let text: string;
+    this.suspend();
+    try {
+      const r = spawnSync(`${editor} ${shellQuote(file)}`, { shell: true, stdio: 'inherit' });
+      if (r.error || r.status !== 0) throw new Error(r.error?.message ?? `${editor} exited with ${r.status ?? r.signal}`);
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      this.resume();
+      this.note(red(`✗ editor: ${(e as Error).message}`));
+      return this.render();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    this.resume();
+    if (!this.items.some((i) => i.id === a.id)) return this.render(); // decided elsewhere meanwhile: already noted
+    let edited: unknown;
+    try {
+      edited = JSON.parse(text);
+      if (!edited || typeof edited !== 'object' || Array.isArray(edited)) throw new Error('the arguments must be a JSON object');
+    } catch (e) {
+      this.drafts.set(a.id, text);
+      this.note(red(`✗ not valid: ${(e as Error).message} — press e to fix it`));
+      return this.render();
+    }
+    this.drafts.delete(a.id);
+    if (JSON.stringify(edited) === JSON.stringify(a.arguments)) {
+      this.note(dim('arguments unchanged; nothing sent'));
+      return this.render();
+    }
+    const args = edited as Record<string, unknown>;
+    this.prompt = {
+      kind: 'key',
+      label: `Approve ${bold(a.toolName)} with ${oneLine(args, 60)}? ${bold('y')} to confirm, any other key cancels`,
+      yes: () => void this.decide(a, { decision: 'approve', arguments: args }),
+    };
+    this.render();
+  }
+
+  private async decide(a: Approval, body: { decision: 'approve' | 'reject'; reason?: string; arguments?: Record<string, unknown> }): Promise<void> {
+    const verb = body.decision === 'approve' ? 'approving' : 'rejecting';
+    this.note(dim(`${verb} ${a.toolName} ${a.id}…`));
+    this.render();
+    try {
+      const call = await this.api.decide<ToolCall>(a.id, body);
+      this.ended.add(a.id);
+      this.remove(a.id);
+      const mark = call.status === 'approved' ? green('✓') : red('✗');
+      this.note(`${mark} ${a.toolName} ${dim(a.id)} ${call.status} by you via cli${body.arguments ? ' with edited arguments' : ''}${body.reason ? ` (${body.reason})` : ''}`);
+    } catch (e) {
+      if (e instanceof ProblemError && e.problem.code === 'already_decided') {
+        const d = e.problem.decision as ToolCall['decision'] | undefined;
+        this.ended.add(a.id);
+        this.remove(a.id);
+        this.note(`${yellow('•')} ${a.toolName} ${dim(a.id)} was already ${d ? `${d.outcome} by ${d.by.name ?? d.by.id} via ${d.by.via}` : 'decided'}`);
+      } else {
+        this.note(red(`✗ ${(e as Error).message}`));
+      }
+    }
+    this.render();
+  }
+
+  // ── screen ──────────────────────────────────────────────────────────────────
+
+  private note(line: string): void {
+    const stamp = new Date().toTimeString().slice(0, 8);
+    this.notices.push(`${dim(stamp)} ${line}`);
+    if (this.notices.length > 6) this.notices.shift();
+  }
+
+  private enterScreen(): void {
+    this.io.input.setRawMode(true);
+    this.io.input.resume();
+    this.io.output.write(ALT_ON + HIDE_CURSOR);
+  }
+
+  private leaveScreen(): void {
+    this.io.output.write(SHOW_CURSOR + ALT_OFF);
+    this.io.input.setRawMode(false);
+    this.io.input.pause();
+  }
+
+  private suspend(): void {
+    this.suspended = true;
+    this.leaveScreen();
+  }
+
+  private resume(): void {
+    this.suspended = false;
+    this.enterScreen();
+  }
+
+  private quit(err?: Error): void {
+    clearInterval(this.ticker);
+    clearTimeout(this.refreshTimer);
+    this.stream?.close();
+    this.io.input.off('data', this.onKeys);
+    this.io.output.off('resize', this.render);
+    this.leaveScreen();
+    if (err) this.failed(err);
+    else this.done();
+  }
+
+  private readonly render = (): void => {
+    if (this.suspended) return;
+    const width = Math.max(40, this.io.output.columns || 100);
+    const height = Math.max(10, this.io.output.rows || 30);
+    const fit = (s: string) => truncate(s, width);
+    const header = `${bold('Tollgate inbox')} · ${this.who} @ ${this.api.conn.url} · ${this.items.length} pending · ${this.conn === 'live' ? green('● live') : yellow(this.conn)}`;
+    const lines: string[] = [header, ''];
+    const footer: string[] = ['', dim('↑/↓ move · enter details · a approve · r reject · e edit arguments · g refresh · q quit'), ...this.notices];
+    if (this.prompt) footer.push(this.prompt.kind === 'text' ? `${this.prompt.label}${this.prompt.buffer}█` : this.prompt.label);
+    const room = Math.max(3, height - lines.length - footer.length);
+    const item = this.items[this.selected];
+    if (this.view === 'details' && item) {
+      lines.push(...details(item, this.needsConfirm(item)).slice(0, room));
+    } else if (!this.items.length) {
+      lines.push(dim('Nothing waiting for you. New requests appear here as they arrive.'));
+    } else {
+      lines.push(dim(`  ${'TOOL'.padEnd(18)} ${'LEVEL'.padEnd(7)} ${'EXPIRES'.padEnd(13)} ${'CONVERSATION'.padEnd(24)} ${'USER'.padEnd(12)} ${'AGENT'.padEnd(14)} ARGUMENTS`));
+      const start = Math.min(Math.max(0, this.selected - Math.floor((room - 1) / 2)), Math.max(0, this.items.length - (room - 1)));
+      for (const [n, a] of this.items.slice(start, start + room - 1).entries()) {
+        const i = start + n;
+        const who = a.conversation.user ? (a.conversation.user.name ?? a.conversation.user.id) : '-';
+        const row = `${i === this.selected ? '›' : ' '} ${a.toolName.padEnd(18)} ${a.policy.level.padEnd(7)} ${timeLeft(a.approval?.expiresAt).padEnd(13)} ${(a.conversation.title ?? a.conversationId).slice(0, 24).padEnd(24)} ${who.slice(0, 12).padEnd(12)} ${a.conversation.agentId.slice(0, 14).padEnd(14)} ${oneLine(a.arguments, 200)}`;
+        lines.push(i === this.selected ? inverse(truncate(row, width)) : row);
+      }
+    }
+    this.io.output.write(CLEAR + [...lines, ...footer].map(fit).join('\r\n'));
+  };
+}
+
+function details(a: Approval, confirm: string | undefined): string[] {
+  const user = a.conversation.user;
+  const out = [
+    `${bold(a.toolName)}  ${dim(a.id)}${a.externalId ? dim(` (agent's id ${a.externalId})`) : ''}`,
+    `Conversation  ${a.conversation.title ? `"${a.conversation.title}" ` : ''}${dim(a.conversationId)}`,
+    `User          ${user ? `${user.name ?? user.id} (${user.id})` : '-'}      Agent  ${a.conversation.agentId}`,
+    `Policy        ${a.policy.level}${confirm ? yellow(` · ${confirm}`) : ''} — ${a.policy.reason} (rule ${a.policy.rule ?? '-'}, version ${a.policy.policyVersion})`,
+    `Approvers     ${a.approval?.approvers.join(', ') ?? '-'}      Expires ${a.approval?.expiresAt ?? '-'} (${timeLeft(a.approval?.expiresAt)})`,
+  ];
+  if (a.reason) out.push(`Agent's reason ${a.reason}`);
+  if (a.confidence !== undefined || a.estimatedCost !== undefined) out.push(`Confidence    ${a.confidence ?? '-'}      Estimated cost ${a.estimatedCost ?? '-'}`);
+  if (a.display?.title || a.display?.summary) out.push(`Display       ${[a.display.title, a.display.summary].filter(Boolean).join(' — ')}`);
+  for (const f of a.display?.fields ?? []) out.push(`  ${f.label}: ${f.value}`);
+  out.push('Arguments', ...JSON.stringify(a.arguments, null, 2).split('\n').map((l) => `  ${l}`));
+  out.push('', dim('a approve · r reject · e edit arguments · enter/esc back'));
+  return out;
+}
+
+/** One key per element: escape sequences (arrows) stay whole, everything else is one character. */
+export function splitKeys(s: string): string[] {
+  const keys: string[] = [];
+  for (let i = 0; i < s.length; ) {
+    if (s[i] === ESC && (s[i + 1] === '[' || s[i + 1] === 'O') && i + 2 < s.length) {
+      let j = i + 2;
+      while (j < s.length && !/[A-Za-z~]/.test(s[j])) j++;
+      keys.push(s.slice(i, j + 1));
+      i = j + 1;
+    } else {
+      const cp = s.codePointAt(i)!;
+      const ch = String.fromCodePoint(cp);
+      keys.push(ch);
+      i += ch.length;
+    }
+  }
+  return keys;
+}
+
+/** Cuts a line with ANSI styling to `width` visible characters. */
+function truncate(s: string, width: number): string {
+  let visible = 0;
+  let out = '';
+  for (let i = 0; i < s.length; ) {
+    if (s[i] === ESC) {
+      const m = /^\x1b\[[0-9;?]*[A-Za-z]/.exec(s.slice(i));
+      if (m) {
+        out += m[0];
+        i += m[0].length;
+        continue;
+      }
+    }
+    if (visible >= width) {
+      i++;
+      continue;
+    }
+    out += s[i];
+    visible++;
+    i++;
+  }
+  return out;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Who the token says we are, for the header only (the server checks the token; we just read it). */
+function whoAmI(token: string): string {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { sub?: string; name?: string; tenant?: string };
+    return `${claims.name ?? claims.sub ?? '?'}${claims.tenant && claims.tenant !== 'default' ? ` (${claims.tenant})` : ''}`;
+  } catch {
+    return 'you';
+  }
+}

@@ -1,0 +1,102 @@
+import { userInfo } from 'node:os';
+import { mintToken } from '../../infrastructure/auth/jwt-verifier';
+import { readDevSecret } from '../../infrastructure/auth/dev-secret';
+import { ConfigError, loadConfig } from '../../infrastructure/config/config';
+import { openDataSource } from '../../infrastructure/database/data-source';
+import { startEmbeddedPostgres } from '../../infrastructure/database/embedded-postgres';
+import { startServer } from '../../server';
+import { TerminalChannel } from './terminal/terminal-channel';
+
+/**
+ * The commands that run the server itself. Kept apart from main.ts and loaded only when used, so that
+ * the client commands (approve, audit, …) start without loading Nest, TypeORM and the database drivers.
+ */
+
+export interface ServeOptions {
+  approveInTerminal?: boolean;
+  as?: string;
+  tenant?: string;
+}
+
+export async function serve(o: ServeOptions = {}): Promise<void> {
+  let terminal: TerminalChannel | undefined;
+  if (o.approveInTerminal) {
+    const id = o.as ?? osUser();
+    terminal = new TerminalChannel({ id, tenant: o.tenant ?? 'default', roles: ['approver', 'admin'], via: 'cli' });
+  }
+  // Signals are handled from the first moment: a stop during start-up waits for it, then closes cleanly.
+  let stopping = false;
+  const starting = startServer(loadConfig(), { outboxConsumers: terminal ? [terminal.consumer] : undefined });
+  const stop = (signal: string) => {
+    if (stopping) {
+      // A second Ctrl-C means "now"; a repeated SIGTERM (supervisors send them) changes nothing.
+      if (signal === 'SIGINT') process.exit(130);
+      return;
+    }
+    stopping = true;
+    terminal?.close();
+    console.log(`${signal}: finishing in-flight requests and stopping`);
+    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    starting
+      .then((server) => server.close())
+      .then(
+        () => {
+          clearTimeout(force);
+          process.exit(0);
+        },
+        (e) => {
+          console.error(`tollgate: ${(e as Error).message}`);
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  const server = await starting;
+  const { config, url } = server;
+  console.log(`Tollgate listening on ${url} (${config.databaseUrl ? 'PostgreSQL from DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`})`);
+  console.log(`OpenAPI: ${url}/docs   health: ${url}/health/ready   metrics: ${url}/metrics`);
+  if (config.auth.devSecret) {
+    console.log(`Dev auth: a signing secret was made in ${config.dataDir}. Mint a token with:`);
+    console.log('  npx tollgate token --sub alice --role approver');
+  }
+  if (terminal) {
+    console.log(`Approving in this terminal as ${terminal.decider.id} (tenant ${terminal.decider.tenant}): calls the policy holds for a person are asked here, one at a time.`);
+    await terminal.attach(server.app);
+  }
+}
+
+export async function migrate(): Promise<void> {
+  const config = loadConfig();
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir);
+  const ds = await openDataSource({ url: config.databaseUrl, embedded }, false);
+  try {
+    const applied = await ds.runMigrations({ transaction: 'each' });
+    console.log(applied.length ? `Applied ${applied.map((m) => m.name).join(', ')}` : 'The schema is up to date');
+  } finally {
+    await ds.destroy();
+    await embedded?.stop();
+  }
+}
+
+export async function token(o: { sub: string; role: string[]; tenant: string; name?: string; ttl: string }): Promise<void> {
+  const config = loadConfig();
+  const secret = config.auth.secret ?? readDevSecret(config.dataDir);
+  if (!secret) {
+    throw new ConfigError(
+      config.auth.jwksUrl
+        ? 'Tokens come from your identity provider (TOLLGATE_JWKS_URL is set); this command signs only with a shared secret'
+        : `No secret: set TOLLGATE_JWT_SECRET, or start the server once (npm start) to make a dev secret in ${config.dataDir}`,
+    );
+  }
+  console.log(await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name }, o.ttl));
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username || 'operator';
+  } catch {
+    return process.env.USER ?? 'operator';
+  }
+}

@@ -1,0 +1,162 @@
+import { createInterface, Interface } from 'node:readline/promises';
+import type { ApprovalCallback, ApprovalOutcome, ApprovalRequest } from '../../../application/ports/approval-callback.port';
+import type { ToolCallView } from '../../../application/views/views';
+
+/** What the terminal needs from the application: a way to decide (the same DecideToolCallCommand as every channel). */
+export interface TerminalDecisions {
+  /** Still pending? (Requests replayed from before a restart may have been decided since.) */
+  isPending(toolCallId: string): Promise<boolean>;
+  decide(toolCallId: string, input: { decision: 'approve' | 'reject'; reason?: string }): Promise<ToolCallView>;
+}
+
+interface Io {
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+  output: NodeJS.WritableStream;
+}
+
+/**
+ * `tollgate serve --approve-in-terminal` (single-user mode, seed ADR 012): the server's own terminal asks
+ * for each request, one at a time, the others queued. The agent's call stays pending — its long-poll
+ * waits — until the person at the terminal answers y or n; a decision taken elsewhere (web, Slack, an
+ * expiry, a halt) withdraws the question and says who took it.
+ */
+export class TerminalApprovalCallback implements ApprovalCallback {
+  readonly channel = 'terminal';
+  private readonly queue: ApprovalRequest[] = [];
+  private readonly seen = new Set<string>();
+  private readonly answered = new Set<string>();
+  private current?: { request: ApprovalRequest; abort: AbortController; endedBy?: string };
+  private rl?: Interface;
+  private pumping = false;
+  private closed = false;
+
+  /** `tenant`: the only tenant whose requests this terminal answers (its decider acts there). */
+  constructor(private readonly decisions: TerminalDecisions, private readonly io: Io = { input: process.stdin, output: process.stdout }, private readonly tenant?: string) {}
+
+  async ask(request: ApprovalRequest): Promise<void> {
+    if (this.closed || this.seen.has(request.id) || (this.tenant !== undefined && request.tenantId !== this.tenant)) return;
+    this.seen.add(request.id);
+    this.queue.push(request);
+    if (this.current) this.write(`  (${this.queue.length} more waiting: ${request.toolName} ${request.id} queued)\n`);
+    void this.pump();
+  }
+
+  async tell(outcome: ApprovalOutcome): Promise<void> {
+    const id = outcome.toolCall.id;
+    if (!this.seen.has(id) || this.answered.has(id)) return;
+    this.answered.add(id);
+    const what = describe(outcome);
+    if (this.current?.request.id === id) {
+      this.current.endedBy = what;
+      this.current.abort.abort();
+      return;
+    }
+    const at = this.queue.findIndex((r) => r.id === id);
+    if (at >= 0) {
+      this.queue.splice(at, 1);
+      this.write(`  (queued ${outcome.toolCall.toolName} ${id} ${what})\n`);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.current?.abort.abort();
+    this.rl?.close();
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (!this.closed && this.queue.length) {
+        const request = this.queue.shift()!;
+        if (this.answered.has(request.id)) continue;
+        if (!(await this.decisions.isPending(request.id).catch(() => true))) continue;
+        this.current = { request, abort: new AbortController() };
+        try {
+          await this.converse(request, this.current.abort.signal);
+        } catch (e) {
+          if (this.current.endedBy) this.write(`\n  → ${request.toolName} ${request.id} was ${this.current.endedBy}\n`);
+          else if (!this.closed) this.write(`\n  ! ${(e as Error).message}\n`);
+        } finally {
+          this.current = undefined;
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async converse(r: ApprovalRequest, signal: AbortSignal): Promise<void> {
+    this.write(summary(r, this.queue.length));
+    for (;;) {
+      const answer = (await this.question('  Approve? [y]es / [n]o / [d]etails: ', signal)).trim().toLowerCase();
+      if (answer === 'd' || answer === 'details') {
+        this.write(fullDetails(r));
+        continue;
+      }
+      if (answer === 'y' || answer === 'yes') return this.decide(r, { decision: 'approve' });
+      if (answer === 'n' || answer === 'no') {
+        const reason = (await this.question('  Reason (optional): ', signal)).trim();
+        return this.decide(r, { decision: 'reject', ...(reason ? { reason } : {}) });
+      }
+      this.write('  Please answer y, n or d.\n');
+    }
+  }
+
+  private async decide(r: ApprovalRequest, input: { decision: 'approve' | 'reject'; reason?: string }): Promise<void> {
+    this.answered.add(r.id);
+    try {
+      const call = await this.decisions.decide(r.id, input);
+      this.write(`  → ${call.toolName} ${call.id} ${call.status}${input.reason ? ` (${input.reason})` : ''}\n`);
+    } catch (e) {
+      const err = e as Error & { code?: string };
+      this.write(`  ! ${err.code ? `${err.code}: ` : ''}${err.message}\n`);
+    }
+  }
+
+  private question(prompt: string, signal: AbortSignal): Promise<string> {
+    this.rl ??= this.openReadline();
+    return this.rl.question(prompt, { signal });
+  }
+
+  private openReadline(): Interface {
+    const rl = createInterface({ input: this.io.input, output: this.io.output, terminal: !!this.io.input.isTTY });
+    // readline takes Ctrl-C from the terminal: hand it back to the process, which stops the server cleanly.
+    rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
+    return rl;
+  }
+
+  private write(s: string): void {
+    this.io.output.write(s);
+  }
+}
+
+function describe(o: ApprovalOutcome): string {
+  if (o.outcome === 'expired') return 'expired';
+  const who = o.by.name ?? o.by.id;
+  return `${o.outcome} by ${who}${o.by.via && o.by.via !== 'system' ? ` via ${o.by.via}` : ''}${o.reason ? ` (${o.reason})` : ''}`;
+}
+
+function summary(r: ApprovalRequest, queued: number): string {
+  const user = r.conversation.user;
+  const lines = [
+    '',
+    `── Approval requested ${queued ? `(${queued} more waiting) ` : ''}${'─'.repeat(40)}`,
+    `  ${r.toolName}  ${r.id}`,
+    `  agent ${r.conversation.agentId}${user ? `, for ${user.name ?? user.id}` : ''}${r.conversation.title ? `, in "${r.conversation.title}"` : ''}`,
+    `  policy: ${r.policy.level} — ${r.policy.reason}`,
+  ];
+  if (r.reason) lines.push(`  why: ${r.reason}`);
+  const display = r.display as { title?: string; summary?: string } | undefined;
+  if (display?.summary || display?.title) lines.push(`  ${[display.title, display.summary].filter(Boolean).join(' — ')}`);
+  const args = JSON.stringify(r.arguments);
+  lines.push(`  arguments: ${args.length > 200 ? `${args.slice(0, 199)}… (d shows all)` : args}`);
+  if (r.approval) lines.push(`  expires ${r.approval.expiresAt}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function fullDetails(r: ApprovalRequest): string {
+  const { tenantId: _tenant, ...view } = r;
+  return `${JSON.stringify(view, null, 2).split('\n').map((l) => `  ${l}`).join('\n')}\n`;
+}
