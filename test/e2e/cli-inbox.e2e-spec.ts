@@ -1,7 +1,9 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freshDatabase } from '../support/database';
 import { client } from '../support/http';
+import { freePort } from '../support/process';
 import { cliEnv, KEYS, runCli, spawnTerminal, Terminal } from '../support/pty';
 import { startTestServer, TestServer } from '../support/server';
 
@@ -197,3 +199,43 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
 function propose(t: { propose: (tool: string, args: Record<string, unknown>, extra?: Record<string, unknown>) => Promise<string> }, tool: string, args: Record<string, unknown>, extra?: Record<string, unknown>) {
   return t.propose(tool, args, extra);
 }
+
+describe('tollgate inbox across a server restart', () => {
+  it('reconnects by itself (resuming with Last-Event-ID) and stays live after a server restart', async () => {
+    const db = await freshDatabase();
+    const port = await freePort();
+    let server = await startTestServer({ port, streamPollMs: 200 }, { db });
+    const term: { t?: Terminal } = {};
+    try {
+      const api = client(server.url);
+      const ann = await server.token('ann', ['admin'], { name: 'Ann' });
+      const agent = await server.token('bot', ['agent']);
+      const propose = async (conv: string, toolName: string) => {
+        await api.post('/v1/conversations', agent, { id: conv });
+        return (await api.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: {} }] })).body.toolCalls[0].id as string;
+      };
+      const before = await propose('r-1', 'before_restart');
+      term.t = spawnTerminal(['inbox'], cliEnv({ url: server.url, token: ann }));
+      await term.t.waitFor('before_restart');
+      await term.t.waitFor('● live');
+
+      let m = term.t.mark();
+      await server.stop();
+      await term.t.waitFor('reconnecting', m);
+
+      server = await startTestServer({ port, streamPollMs: 200 }, { db });
+      m = term.t.mark();
+      await term.t.waitFor('reconnected; caught up', m, 20_000);
+      const after = await propose('r-2', 'after_restart');
+      await term.t.waitFor(`new: after_restart ${after}`, m);
+      await api.post(`/v1/tool-calls/${before}/decision`, ann, { decision: 'reject', reason: 'stale' }, { 'X-Tollgate-Channel': 'web' });
+      await term.t.waitFor(`before_restart ${before} rejected by Ann via web (stale)`, m);
+      term.t.write('q');
+      expect((await term.t.exited()).exitCode).toBe(0);
+    } finally {
+      term.t?.kill();
+      await server.stop();
+      await db.drop();
+    }
+  }, 90_000);
+});
