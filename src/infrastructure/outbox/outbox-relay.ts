@@ -7,6 +7,8 @@ import { EventsCommitted } from '../../application/ports/stored-event';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 
 const BATCH = 100;
+/** Commits within this window share one pass: under load a pass per commit would cost more than the commits. */
+const COALESCE_MS = 25;
 const TENANTS_PER_PASS = 50;
 const MAX_BACKOFF_S = 300;
 
@@ -20,6 +22,7 @@ const MAX_BACKOFF_S = 300;
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
+  private soon?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
@@ -34,13 +37,21 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   onApplicationBootstrap(): void {
     if (this.consumers.length === 0 || this.config.outboxPollMs === 0) return;
-    this.timer = setInterval(() => this.kick(), this.config.outboxPollMs).unref();
-    this.kick();
+    this.timer = setInterval(() => this.start(), this.config.outboxPollMs).unref();
+    this.start();
   }
 
-  /** Runs a pass now (after a commit), or right after the one in progress. */
+  /** Runs a pass shortly (after a commit), or right after the one in progress. */
   kick(): void {
-    if (this.stopped || this.consumers.length === 0) return;
+    if (this.stopped || this.consumers.length === 0 || this.soon) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      this.start();
+    }, COALESCE_MS);
+  }
+
+  private start(): void {
+    if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
@@ -51,7 +62,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         this.running = undefined;
         if (this.again) {
           this.again = false;
-          this.kick();
+          this.start();
         }
       });
   }
@@ -104,6 +115,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         ]);
         if (events.length < BATCH || this.stopped) break;
       }
+      // Given back at once, so another instance's commits are delivered by that instance right away.
       await this.release(consumer.name, tenantId);
     } catch (e) {
       const message = (e as Error).message ?? String(e);
@@ -140,6 +152,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.soon);
     await this.running;
   }
 }
