@@ -34,6 +34,8 @@ export class Channels1764400000000 implements MigrationInterface {
         secret      text        NOT NULL,
         created_by  jsonb       NOT NULL,
         created_at  timestamptz NOT NULL DEFAULT now(),
+        -- The tenant's chain head when the webhook was made: it receives the events after it.
+        after_seq   bigint      NOT NULL DEFAULT 0,
         PRIMARY KEY (tenant_id, id)
       )`);
     await q.query(`

@@ -109,7 +109,7 @@ export class WebhookFanOut implements OutboxConsumer {
   }
 
   async deliver(e: AuditEvent): Promise<void> {
-    const subscribers = await this.store.subscribers(e.tenant, e.type, e.recordedAt);
+    const subscribers = await this.store.subscribers(e.tenant, e.type, e.seq);
     await this.queue(e, subscribers.map((s) => s.id));
   }
 
@@ -118,9 +118,7 @@ export class WebhookFanOut implements OutboxConsumer {
     const subscriptions = await this.store.subscriptions(events[0].tenant);
     if (subscriptions.length === 0) return;
     for (const e of events) {
-      // The same rule as `subscribers`: a subscription sees events recorded after it (5 s of clock leeway).
-      const until = new Date(e.recordedAt).getTime() + 5000;
-      const ids = subscriptions.filter((w) => (w.events.includes(e.type) || w.events.includes('*')) && new Date(w.createdAt).getTime() <= until).map((w) => w.id);
+      const ids = subscriptions.filter((w) => (w.events.includes(e.type) || w.events.includes('*')) && w.afterSeq < e.seq).map((w) => w.id);
       await this.queue(e, ids);
     }
   }

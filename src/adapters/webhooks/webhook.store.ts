@@ -79,7 +79,8 @@ export class WebhookStore {
 
   async create(tenantId: string, w: Omit<Webhook, 'createdAt'> & { secret: string }): Promise<Webhook> {
     const [row] = returned(await this.dataSource.query(
-      `INSERT INTO webhooks (tenant_id, id, url, events, description, secret, created_by) VALUES ($1, $2, $3, $4::text[], $5, $6, $7::jsonb)
+      `INSERT INTO webhooks (tenant_id, id, url, events, description, secret, created_by, after_seq)
+       VALUES ($1, $2, $3, $4::text[], $5, $6, $7::jsonb, coalesce((SELECT seq FROM audit_heads WHERE tenant_id = $1), 0))
        RETURNING id, url, events, description, created_by, created_at`,
       [tenantId, w.id, w.url, w.events, w.description, w.secret, JSON.stringify(w.createdBy)],
     ));
@@ -111,19 +112,25 @@ export class WebhookStore {
   }
 
   /**
-   * The tenant's subscriptions that want this event type (`*` wants all) and existed when it was recorded
-   * (give or take a few seconds of clock skew): a new webhook is not sent the tenant's history.
+   * The tenant's subscriptions that want this event type (`*` wants all) and were made before it was
+   * appended (its seq is past the chain head they saw): a new webhook is not sent the tenant's history,
+   * whatever the clocks say and however late the outbox gets to the event.
    */
-  async subscribers(tenantId: string, eventType: string, recordedAt: string): Promise<Array<{ id: string }>> {
-    return this.dataSource.query(
-      `SELECT id FROM webhooks WHERE tenant_id = $1 AND ($2 = ANY(events) OR '*' = ANY(events)) AND created_at <= $3::timestamptz + interval '5 seconds'`,
-      [tenantId, eventType, recordedAt],
-    );
+  async subscribers(tenantId: string, eventType: string, seq: number): Promise<Array<{ id: string }>> {
+    return this.dataSource.query(`SELECT id FROM webhooks WHERE tenant_id = $1 AND ($2 = ANY(events) OR '*' = ANY(events)) AND after_seq < $3`, [
+      tenantId,
+      eventType,
+      seq,
+    ]);
   }
 
-  /** Every subscription of a tenant, for matching a batch of events at once. */
-  async subscriptions(tenantId: string): Promise<Array<{ id: string; events: string[]; createdAt: Date }>> {
-    return this.dataSource.query(`SELECT id, events, created_at AS "createdAt" FROM webhooks WHERE tenant_id = $1`, [tenantId]);
+  /** Every subscription of a tenant, for matching a batch of events at once (the same rule as `subscribers`). */
+  async subscriptions(tenantId: string): Promise<Array<{ id: string; events: string[]; afterSeq: number }>> {
+    const rows: Array<{ id: string; events: string[]; after_seq: string }> = await this.dataSource.query(
+      `SELECT id, events, after_seq FROM webhooks WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    return rows.map((r) => ({ id: r.id, events: r.events, afterSeq: Number(r.after_seq) }));
   }
 
   /** Queues one delivery per subscription; a redelivered event (the outbox is at-least-once) queues nothing new. */
