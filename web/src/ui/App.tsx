@@ -5,7 +5,7 @@ import { canReadAudit, clearSession, displayName, loadSession, saveSession, Sess
 import { openStream, StreamState } from '../sse';
 import type { Approval, AuditEvent, DecisionBody, TenantStatus, Tool, UiConfig } from '../types';
 import { Card } from './Card';
-import { hasModifier, isTyping, Route, useNow, useRoute } from './hooks';
+import { hasModifier, isTyping, Route, useKeydown, useNow, useRoute } from './hooks';
 import { Inbox } from './Inbox';
 import { SignIn } from './SignIn';
 import { Timeline } from './Timeline';
@@ -202,6 +202,9 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   const selectedId = pending.some((p) => p.id === selected) ? selected : (pending[Math.min(lastIndex.current, pending.length - 1)]?.id ?? null);
   const idx = pending.findIndex((p) => p.id === selectedId);
   if (idx >= 0) lastIndex.current = idx;
+  // Keys can come faster than renders: the handler reads the list and the selection from refs.
+  const keyState = useRef({ pending, selectedId });
+  keyState.current = { pending, selectedId };
 
   const focusRow = (id: string | null) => {
     if (!id) return;
@@ -216,30 +219,29 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   }, [route]);
 
   // ---- list shortcuts: j/k or arrows move, Enter opens, ? help, Esc leaves a timeline ----
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (hasModifier(e) || isTyping(e) || route.view === 'call') return;
-      if (e.key === '?') {
-        setHelp((h) => !h);
-        return;
-      }
-      if (route.view === 'conversation') {
-        if (e.key === 'Escape') navigate({ view: 'inbox' });
-        return;
-      }
-      const move = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
-      if (move !== 0 && pending.length > 0) {
-        e.preventDefault();
-        const next = pending[Math.max(0, Math.min(pending.length - 1, (idx < 0 ? -1 : idx) + move))];
-        setSelected(next.id);
-        focusRow(next.id);
-      } else if ((e.key === 'Enter' || e.key === 'o') && selectedId && !(e.target as HTMLElement).closest?.('a,button')) {
-        e.preventDefault();
-        navigate({ view: 'call', id: selectedId });
-      } else if (e.key === 'Escape' && help) setHelp(false);
-    };
-    document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
+  useKeydown((e: KeyboardEvent) => {
+    if (hasModifier(e) || isTyping(e) || route.view === 'call') return;
+    if (e.key === '?') {
+      setHelp((h) => !h);
+      return;
+    }
+    if (route.view === 'conversation') {
+      if (e.key === 'Escape') navigate({ view: 'inbox' });
+      return;
+    }
+    const move = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
+    const { pending: list, selectedId: current } = keyState.current;
+    if (move !== 0 && list.length > 0) {
+      e.preventDefault();
+      const at = list.findIndex((p) => p.id === current);
+      const next = list[Math.max(0, Math.min(list.length - 1, (at < 0 ? -1 : at) + move))];
+      keyState.current = { pending: list, selectedId: next.id };
+      setSelected(next.id);
+      focusRow(next.id);
+    } else if ((e.key === 'Enter' || e.key === 'o') && current && !(e.target as HTMLElement).closest?.('a,button')) {
+      e.preventDefault();
+      navigate({ view: 'call', id: current });
+    } else if (e.key === 'Escape' && help) setHelp(false);
   });
 
   const isDestructive = useCallback(

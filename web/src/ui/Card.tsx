@@ -4,7 +4,7 @@ import { ago, capitalise, clock, decisionSentence, LEVEL_WORDS, parseArguments, 
 import type { Departure } from '../inbox';
 import { titleOf } from '../inbox';
 import type { Approval, DecisionBody } from '../types';
-import { hasModifier, hrefFor, isTyping } from './hooks';
+import { hasModifier, hrefFor, isTyping, useKeydown } from './hooks';
 
 interface Props {
   call: Approval;
@@ -232,33 +232,29 @@ function Decide({ call, secondClick, onDecide }: { call: Approval; secondClick: 
   };
 
   // Shortcuts inside the card: a approve, r reject, e edit, t timeline; Esc leaves a form, then the card.
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (hasModifier(e)) return;
-      if (e.key === 'Escape' && mode !== 'choose') {
-        e.preventDefault();
-        e.stopPropagation();
-        choose('choose');
-        return;
-      }
-      if (isTyping(e) || busy) return;
-      if (e.key === 'a' && mode === 'choose') {
-        e.preventDefault();
-        void approve();
-      } else if (e.key === 'r') {
-        e.preventDefault();
-        choose('reject');
-      } else if (e.key === 'e') {
-        e.preventDefault();
-        choose('edit');
-      } else if (e.key === 't') {
-        e.preventDefault();
-        location.hash = hrefFor({ view: 'conversation', id: call.conversationId });
-      }
-    };
-    document.addEventListener('keydown', onKey, true);
-    return () => document.removeEventListener('keydown', onKey, true);
-  });
+  useKeydown((e: KeyboardEvent) => {
+    if (hasModifier(e)) return;
+    if (e.key === 'Escape' && mode !== 'choose') {
+      e.preventDefault();
+      e.stopPropagation();
+      choose('choose');
+      return;
+    }
+    if (isTyping(e) || busy) return;
+    if (e.key === 'a' && mode === 'choose') {
+      e.preventDefault();
+      void approve();
+    } else if (e.key === 'r') {
+      e.preventDefault();
+      choose('reject');
+    } else if (e.key === 'e') {
+      e.preventDefault();
+      choose('edit');
+    } else if (e.key === 't') {
+      e.preventDefault();
+      location.hash = hrefFor({ view: 'conversation', id: call.conversationId });
+    }
+  }, true);
 
   const firstMode = useRef(true);
   useEffect(() => {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 /** The current time, re-rendered every `ms`. */
 export function useNow(ms = 1000): number {
@@ -39,3 +39,17 @@ export function isTyping(e: KeyboardEvent): boolean {
 }
 
 export const hasModifier = (e: KeyboardEvent): boolean => e.ctrlKey || e.metaKey || e.altKey;
+
+/**
+ * A document keydown listener that always runs the latest handler. Preact runs effects after paint, so a listener
+ * re-registered by an effect could still see the previous render's state when keys come quickly.
+ */
+export function useKeydown(handler: (e: KeyboardEvent) => void, capture = false): void {
+  const latest = useRef(handler);
+  latest.current = handler;
+  useEffect(() => {
+    const on = (e: KeyboardEvent) => latest.current(e);
+    document.addEventListener('keydown', on, capture);
+    return () => document.removeEventListener('keydown', on, capture);
+  }, [capture]);
+}
