@@ -28,7 +28,7 @@ beforeAll(async () => {
   expect((await http.put('/v1/policy', admin, {
     rules: [
       { match: 'shell', level: 'manual' },
-      { match: 'quick_check', level: 'confirm', timeoutSeconds: 2 },
+      { match: 'quick_check', level: 'confirm', timeoutSeconds: 3 },
       { match: 'get_*', level: 'automatic' },
     ],
   })).status).toBe(200);
