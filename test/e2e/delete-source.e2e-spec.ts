@@ -129,6 +129,8 @@ describe('delete_source: an admin user confirms (ADR path 2)', () => {
   it('holds the call pending for the requester or an admin, blocking the conversation', async () => {
     expect(call.status).toBe('pending');
     expect(call.policy).toMatchObject({ level: 'confirm', rule: 0 });
+    // A rule decided, but the registry's flags the policy saw are on the call: approvers' UIs ask twice.
+    expect(call.policy.toolFlags).toEqual({ isReadOnly: false, requiresApproval: false, destructive: true });
     expect(call.approval.approvers).toEqual(['requester', 'admin']);
     expect(Date.parse(call.approval.expiresAt)).toBeGreaterThan(Date.now());
     const conv = await http.get('/v1/conversations/adr6-confirm', agent);

@@ -17,7 +17,8 @@ export interface ToolCallView {
   estimatedCost?: number;
   display?: unknown;
   status: string;
-  policy: { level: string; rule: number | null; policyVersion: number; reason: string };
+  /** `toolFlags`: the tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
+  policy: { level: string; rule: number | null; policyVersion: number; reason: string; toolFlags?: { isReadOnly?: boolean; requiresApproval?: boolean; destructive?: boolean } };
   approval?: { approvers: string[]; expiresAt: string };
   decision?: Record<string, unknown>;
   execution?: { at: string; by: unknown };
@@ -39,7 +40,7 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
     ...(s.estimatedCost !== undefined ? { estimatedCost: s.estimatedCost } : {}),
     ...(s.display !== undefined ? { display: s.display } : {}),
     status: s.status,
-    policy: { level: s.policy.level, rule: s.policy.rule, policyVersion: s.policy.policyVersion, reason: s.policy.reason },
+    policy: { level: s.policy.level, rule: s.policy.rule, policyVersion: s.policy.policyVersion, reason: s.policy.reason, ...(s.policy.toolFlags ? { toolFlags: s.policy.toolFlags } : {}) },
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),
   };

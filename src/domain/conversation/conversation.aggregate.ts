@@ -271,7 +271,7 @@ export class Conversation extends AggregateRoot {
   }
 
   private proposeOne(p: ProposedCall, verdict: PolicyVerdict, id: string, at: Date, agentName?: string): ToolCall {
-    const policy = { level: verdict.level, rule: verdict.rule, policyVersion: verdict.policyVersion, reason: verdict.reason, grantId: verdict.grantId };
+    const policy = { level: verdict.level, rule: verdict.rule, policyVersion: verdict.policyVersion, reason: verdict.reason, grantId: verdict.grantId, toolFlags: verdict.toolFlags };
     const call = ToolCall.create({
       id,
       externalId: p.externalId,

@@ -20,6 +20,8 @@ export interface PolicyRecord {
   policyVersion: number;
   reason: string;
   grantId?: string;
+  /** The tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
+  toolFlags?: ToolFlags;
 }
 
 export interface ActorRef {
