@@ -40,7 +40,8 @@ export interface ToolCall {
   estimatedCost?: number;
   display?: Display;
   status: Status;
-  policy: { level: Level; rule: number | null; policyVersion: number; reason: string };
+  /** `toolFlags`: the tool's flags the policy saw, when there were any. */
+  policy: { level: Level; rule: number | null; policyVersion: number; reason: string; toolFlags?: { destructive?: boolean } };
   approval?: { approvers: string[]; expiresAt: string };
   decision?: Decision;
   execution?: { at: string; by: ActorRef };

@@ -245,7 +245,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   });
 
   const isDestructive = useCallback(
-    (c: Approval) => !!tools.get(c.toolName)?.destructive || !!flagsSeen.current.get(c.id) || /\bdestructive\b/.test(c.policy.reason),
+    // The call's own record first; the registry, the live event and the reason text for calls made before it had one.
+    (c: Approval) => !!c.policy.toolFlags?.destructive || !!tools.get(c.toolName)?.destructive || !!flagsSeen.current.get(c.id) || /\bdestructive\b/.test(c.policy.reason),
     [tools],
   );
 

@@ -158,7 +158,7 @@ export interface ToolCall {
   estimatedCost?: number;
   display?: { title?: string; summary?: string; fields?: Array<{ label: string; value: string }> };
   status: string;
-  policy: { level: string; rule: number | null; policyVersion: number; reason: string };
+  policy: { level: string; rule: number | null; policyVersion: number; reason: string; toolFlags?: { destructive?: boolean } };
   approval?: { approvers: string[]; expiresAt: string };
   decision?: { outcome: string; by: { id: string; name?: string; via: string }; at: string; reason?: string; editedArguments?: Record<string, unknown> };
   createdAt: string;

@@ -244,7 +244,7 @@ class Inbox {
   /** A destructive tool or a manual-level call wants a second key before it is approved. */
   private needsConfirm(a: Approval): string | undefined {
     if (a.policy.level === 'manual') return 'manual approval';
-    if (this.destructiveTools.has(a.toolName) || /\bdestructive\b/.test(a.policy.reason)) return 'destructive';
+    if (a.policy.toolFlags?.destructive || this.destructiveTools.has(a.toolName) || /\bdestructive\b/.test(a.policy.reason)) return 'destructive';
     return undefined;
   }
 
