@@ -22,6 +22,7 @@
  *   npm run bench -- --profile       # no figures: CPU profile + SQL statements per request of a Tollgate under load
  *   npm run bench -- --md out.md     # also write the table (Markdown) to out.md
  *   npm run bench -- --node-options "--max-old-space-size=128"   # NODE_OPTIONS for the Tollgate processes only
+ *                                    # (default: --max-old-space-size=256, as `npm start` runs it; "" for none)
  *   DATABASE_URL=postgres://user@host:5432/postgres npm run bench   # admin URL (default postgres://postgres@127.0.0.1:5432/postgres)
  *
  * It builds dist/ first when src/ is newer. Traffic goes to 127.0.0.1 only; every phase is bounded in time and
@@ -39,7 +40,7 @@ const ROOT = join(__dirname, '..');
 // ---------------------------------------------------------------- options
 
 function parseArgs(argv) {
-  const o = { quick: false, profile: false, keep: false, md: undefined, json: undefined, nodeOptions: '' };
+  const o = { quick: false, profile: false, keep: false, md: undefined, json: undefined, nodeOptions: '--max-old-space-size=256' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
