@@ -31,7 +31,7 @@ import { ReportResultHandler } from './application/commands/report-result/report
 import { StartConversationHandler } from './application/commands/start-conversation/start-conversation.handler';
 import { WakeWaitersHandler } from './application/events/wake-waiters.handler';
 import {
-  CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, POLICY_INPUTS, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS,
+  CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, POLICY_INPUTS, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS, WEBHOOKS,
 } from './application/ports';
 import { AUDIT_LOG, AUDIT_RETENTION } from './application/ports/audit-log.port';
 import { PurgeAuditTrailHandler } from './application/commands/purge-audit-trail/purge-audit-trail.handler';
@@ -52,6 +52,8 @@ import { TypeOrmConversationRepository } from './infrastructure/persistence/type
 import { TypeOrmGrantRepository } from './infrastructure/persistence/typeorm-grant.repository';
 import { TypeOrmHaltRepository } from './infrastructure/persistence/typeorm-halt.repository';
 import { SqlPolicyInputs } from './infrastructure/persistence/sql-policy-inputs';
+import { SqlWebhookRepository } from './infrastructure/persistence/sql-webhook.repository';
+import { CreateWebhookHandler, DeleteWebhookHandler } from './application/commands/webhooks/webhook.commands';
 import { TypeOrmPolicyRepository } from './infrastructure/persistence/typeorm-policy.repository';
 import { TypeOrmAuditLog } from './infrastructure/persistence/typeorm-audit-log';
 import { TypeOrmAuditRetention } from './infrastructure/persistence/typeorm-audit-retention';
@@ -72,6 +74,7 @@ import { WaiterRecheck } from './infrastructure/waiting/waiter-recheck';
 const COMMAND_HANDLERS = [
   StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler,
   ClaimExecutionHandler, ReportResultHandler, ExpireToolCallsHandler, HaltHandler, ResumeHandler, PurgeAuditTrailHandler,
+  CreateWebhookHandler, DeleteWebhookHandler,
 ];
 const QUERY_HANDLERS = [
   GetConversationHandler, GetToolCallHandler, GetToolHandler, GetPolicyHandler, ListConversationsHandler, ListApprovalsHandler,
@@ -107,6 +110,7 @@ export class AppModule implements NestModule {
         TypeOrmPolicyRepository,
         { provide: POLICIES, useExisting: TypeOrmPolicyRepository },
         { provide: POLICY_INPUTS, useClass: SqlPolicyInputs },
+        { provide: WEBHOOKS, useClass: SqlWebhookRepository },
         { provide: GRANTS, useClass: TypeOrmGrantRepository },
         { provide: HALTS, useClass: TypeOrmHaltRepository },
         { provide: READ_MODEL, useClass: TypeOrmReadModel },

@@ -84,6 +84,21 @@ describe('managing webhooks', () => {
     expectProblem(await http.call('DELETE', `/v1/webhooks/${body.id}`, { token: admin }), 404, 'not_found');
   });
 
+  it('records who made and removed a webhook in the audit trail, never its secret', async () => {
+    const r = await receiver();
+    const { body } = await http.post('/v1/webhooks', admin, { url: r.url, events: ['ToolCallApproved', 'ToolCallApproved'], description: 'mirror' });
+    // Two deletes at once: one wins (204), the other finds nothing (404), and one WebhookDeleted is written.
+    const statuses = (await Promise.all([1, 2].map(() => http.call('DELETE', `/v1/webhooks/${body.id}`, { token: admin })))).map((x) => x.status).sort();
+    expect(statuses).toEqual([204, 404]);
+    const trail = await http.get('/v1/audit/events?type=WebhookCreated,WebhookDeleted&limit=1000', admin);
+    const mine = trail.body.events.filter((e: any) => e.data.webhookId === body.id);
+    expect(mine.map((e: any) => e.type)).toEqual(['WebhookCreated', 'WebhookDeleted']);
+    expect(mine[0]).toMatchObject({ actor: { id: 'root', via: 'api' }, data: { url: r.url, events: ['ToolCallApproved'], description: 'mirror' } });
+    expect(mine[1]).toMatchObject({ actor: { id: 'root' }, data: { url: r.url } });
+    expect(JSON.stringify(trail.body)).not.toContain(body.secret);
+    expect((await http.get('/v1/audit/verify', admin)).body).toMatchObject({ ok: true });
+  });
+
   it('is for admins only: 401 without a token, 403 for other roles', async () => {
     const r = await receiver();
     const { body } = await http.post('/v1/webhooks', admin, { url: r.url, events: ['*'] });

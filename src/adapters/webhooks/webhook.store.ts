@@ -77,16 +77,6 @@ function cursor(after: string | undefined): number | null {
 export class WebhookStore {
   constructor(private readonly dataSource: DataSource) {}
 
-  async create(tenantId: string, w: Omit<Webhook, 'createdAt'> & { secret: string }): Promise<Webhook> {
-    const [row] = returned(await this.dataSource.query(
-      `INSERT INTO webhooks (tenant_id, id, url, events, description, secret, created_by, after_seq)
-       VALUES ($1, $2, $3, $4::text[], $5, $6, $7::jsonb, coalesce((SELECT seq FROM audit_heads WHERE tenant_id = $1), 0))
-       RETURNING id, url, events, description, created_by, created_at`,
-      [tenantId, w.id, w.url, w.events, w.description, w.secret, JSON.stringify(w.createdBy)],
-    ));
-    return webhookFromRow(row);
-  }
-
   async find(tenantId: string, id: string): Promise<Webhook | null> {
     const rows = await this.dataSource.query(`SELECT id, url, events, description, created_by, created_at FROM webhooks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
     return rows.length ? webhookFromRow(rows[0]) : null;
@@ -103,12 +93,6 @@ export class WebhookStore {
     const items: Webhook[] = rows.slice(0, limit).map(webhookFromRow);
     const last = items[items.length - 1];
     return { items, nextCursor: rows.length > limit ? Buffer.from(JSON.stringify([rows[limit - 1].ckey, last.id])).toString('base64url') : null };
-  }
-
-  /** Removes the subscription and its deliveries (pending ones are never sent). */
-  async delete(tenantId: string, id: string): Promise<boolean> {
-    const rows = returned(await this.dataSource.query(`DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2 RETURNING id`, [tenantId, id]));
-    return rows.length > 0;
   }
 
   /**

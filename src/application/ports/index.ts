@@ -7,6 +7,7 @@ import type { Grant } from '../../domain/grant/grant.aggregate';
 import type { Halt, HaltTarget } from '../../domain/halt/halt.aggregate';
 import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
 import type { Tool } from '../../domain/tool/tool.aggregate';
+import type { Webhook } from '../../domain/webhook/webhook.aggregate';
 import type { HaltInForce } from '../../domain/conversation/conversation.aggregate';
 import type { StoredEvent } from './stored-event';
 import type { Principal } from '../../domain/shared/actor';
@@ -24,6 +25,7 @@ export const RECEIPTS = Symbol('ReceiptSigner');
 export const WAITERS = Symbol('ToolCallWaiters');
 export const READ_MODEL = Symbol('ReadModel');
 export const POLICY_INPUTS = Symbol('PolicyInputsReader');
+export const WEBHOOKS = Symbol('WebhookRepository');
 
 export interface LoadOptions {
   /**
@@ -83,6 +85,12 @@ export interface PolicyInputs {
  */
 export interface PolicyInputsReader {
   forProposal(tenantId: string, scope: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs>;
+}
+
+export interface WebhookRepository {
+  find(tenantId: string, id: string): Promise<Webhook | null>;
+  /** Inserts a new webhook with its signing secret, or deletes a deleted one (its deliveries go with it); appends its events. */
+  save(webhook: Webhook, secret?: string): Promise<void>;
 }
 
 export interface HaltRepository {

@@ -17,6 +17,8 @@ export const EVENT_TYPES = [
   'Halted',
   'Resumed',
   'AuditPurged',
+  'WebhookCreated',
+  'WebhookDeleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

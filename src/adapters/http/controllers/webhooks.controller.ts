@@ -1,20 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
-import { IDS, IdGenerator } from '../../../application/ports';
+import { CreateWebhookCommand, DeleteWebhookCommand, WebhookNotFoundError } from '../../../application/commands/webhooks/webhook.commands';
 import { Principal } from '../../../domain/shared/actor';
-import { DomainError, ValidationError } from '../../../domain/shared/domain-error';
+import { ValidationError } from '../../../domain/shared/domain-error';
+import type { WebhookState } from '../../../domain/webhook/webhook.aggregate';
 import { newWebhookSecret, webhookKey } from '../../webhooks/webhook-signature';
 import { Webhook, WebhookStore } from '../../webhooks/webhook.store';
 import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
 import { CreateWebhookRequest } from '../dto/webhook.dto';
 import { listParams } from '../request-params';
 import { parseBody } from '../validation';
-
-class WebhookNotFoundError extends DomainError {
-  constructor(id: string) {
-    super('not_found', 'not_found', `No webhook ${id}`);
-  }
-}
 
 /**
  * Outgoing webhooks (admin): subscribe a URL to audit event types; deliveries are signed per Standard
@@ -24,7 +20,10 @@ class WebhookNotFoundError extends DomainError {
 @ApiBearerAuth()
 @Controller('v1/webhooks')
 export class WebhooksController {
-  constructor(private readonly store: WebhookStore, @Inject(IDS) private readonly ids: IdGenerator) {}
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly commands: CommandBus,
+  ) {}
 
   @Post()
   @Roles('admin')
@@ -33,15 +32,10 @@ export class WebhooksController {
     const dto = parseBody(CreateWebhookRequest, body);
     if (dto.secret !== undefined && !webhookKey(dto.secret)) throw new ValidationError([{ path: 'secret', message: 'must be whsec_ followed by the base64 of 24 to 64 bytes' }]);
     const secret = dto.secret ?? newWebhookSecret();
-    const created = await this.store.create(p.tenant, {
-      id: this.ids.next('wh'),
-      url: dto.url,
-      events: [...new Set(dto.events)],
-      description: dto.description ?? null,
-      createdBy: { id: p.id, ...(p.name ? { name: p.name } : {}) },
-      secret,
-    });
-    return { ...created, secret };
+    // Made through a command, so the trail records who sent the tenant's events where (WebhookCreated).
+    const created: WebhookState = await this.commands.execute(new CreateWebhookCommand(p, { url: dto.url, events: dto.events, description: dto.description ?? null, secret }));
+    const { tenantId: _t, createdAt, ...rest } = created;
+    return { ...rest, createdAt: createdAt.toISOString(), secret };
   }
 
   @Get()
@@ -60,7 +54,7 @@ export class WebhooksController {
   @HttpCode(204)
   async remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
     await this.visible(p, id);
-    if (!(await this.store.delete(p.tenant, id))) throw new WebhookNotFoundError(id);
+    await this.commands.execute(new DeleteWebhookCommand(p, id));
   }
 
   /** Delivery attempts, newest event first: status, each attempt's answer or error, and the next try. */

@@ -1,0 +1,65 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Actor, Principal } from '../../../domain/shared/actor';
+import { DomainError } from '../../../domain/shared/domain-error';
+import { Webhook } from '../../../domain/webhook/webhook.aggregate';
+import { CLOCK, Clock, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork, WEBHOOKS, WebhookRepository } from '../../ports';
+
+export class CreateWebhookCommand {
+  constructor(
+    readonly principal: Principal,
+    readonly input: { url: string; events: string[]; description: string | null; secret: string },
+  ) {}
+}
+
+export class DeleteWebhookCommand {
+  constructor(readonly principal: Principal, readonly id: string) {}
+}
+
+export class WebhookNotFoundError extends DomainError {
+  constructor(id: string) {
+    super('not_found', 'not_found', `No webhook ${id}`);
+  }
+}
+
+function admin(p: Principal): Actor {
+  return { id: p.id, kind: 'person', via: 'api', name: p.name, roles: p.roles };
+}
+
+/** A new subscription and its WebhookCreated event, in one transaction. Answers the webhook (without its secret). */
+@CommandHandler(CreateWebhookCommand)
+export class CreateWebhookHandler implements ICommandHandler<CreateWebhookCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(WEBHOOKS) private readonly webhooks: WebhookRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(IDS) private readonly ids: IdGenerator,
+  ) {}
+
+  execute({ principal: p, input }: CreateWebhookCommand) {
+    const webhook = Webhook.create({ tenantId: p.tenant, id: this.ids.next('wh'), url: input.url, events: input.events, description: input.description, by: admin(p), at: this.clock.now() });
+    return this.uow.run(async () => {
+      await this.webhooks.save(webhook, input.secret);
+      return webhook.snapshot();
+    });
+  }
+}
+
+/** Removes a subscription (its queued deliveries are never sent) and records WebhookDeleted. */
+@CommandHandler(DeleteWebhookCommand)
+export class DeleteWebhookHandler implements ICommandHandler<DeleteWebhookCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(WEBHOOKS) private readonly webhooks: WebhookRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  execute({ principal: p, id }: DeleteWebhookCommand) {
+    return this.uow.run(async () => {
+      const webhook = await this.webhooks.find(p.tenant, id);
+      if (!webhook) throw new WebhookNotFoundError(id);
+      webhook.delete(admin(p), this.clock.now());
+      await this.webhooks.save(webhook);
+    });
+  }
+}
