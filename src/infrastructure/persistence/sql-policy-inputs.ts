@@ -30,7 +30,7 @@ export class SqlPolicyInputs implements PolicyInputsReader {
       policy_version: number | null;
       tools: Array<Record<string, unknown>>;
       grants: Array<Record<string, unknown>>;
-    }> = await this.uow.manager().query(
+    }> = await this.uow.prepared(
       `SELECT
          (SELECT json_build_object('scope', scope, 'reason', reason) FROM halts
            WHERE tenant_id = $1 AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = $2) OR (scope = 'conversation' AND scope_id = $3))

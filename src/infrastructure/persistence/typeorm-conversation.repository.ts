@@ -102,15 +102,14 @@ export class TypeOrmConversationRepository implements ConversationRepository {
   }
 
   private async load(where: string, params: [string, string], opts: LoadOptions): Promise<Conversation | null> {
-    const m = this.uow.manager();
     const lock = this.lockClause(opts);
     if (lock) {
-      const [row]: ConversationRow[] = await m.query(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where}${lock}`, params);
+      const [row]: ConversationRow[] = await this.uow.prepared(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where}${lock}`, params);
       return row ? this.withCalls(row, opts) : null;
     }
     // Without a lock, one statement (one snapshot) reads the root and its calls together.
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
-    const [row]: Array<ConversationRow & { calls: Array<Record<string, unknown>> }> = await m.query(
+    const [row]: Array<ConversationRow & { calls: Array<Record<string, unknown>> }> = await this.uow.prepared(
       `SELECT ${CONVERSATION_COLUMNS},
               (SELECT coalesce(json_agg(t ORDER BY t."createdAt", t.id), '[]') FROM (
                  SELECT ${CALL_COLUMNS} FROM tool_calls
@@ -134,14 +133,13 @@ export class TypeOrmConversationRepository implements ConversationRepository {
    * for the lock would otherwise see the newest root row beside calls from its older snapshot.
    */
   private async withCalls(row: ConversationRow, opts: LoadOptions): Promise<Conversation> {
-    const m = this.uow.manager();
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
     const calls: ToolCallRow[] = only
-      ? await m.query(
+      ? await this.uow.prepared(
           `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ${OPEN_OR_NAMED('$3', '$4')} ORDER BY created_at, id`,
           [row.tenantId, row.id, only.ids ?? [], only.externalIds ?? []],
         )
-      : await m.query(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`, [
+      : await this.uow.prepared(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`, [
           row.tenantId,
           row.id,
         ]);
@@ -150,7 +148,6 @@ export class TypeOrmConversationRepository implements ConversationRepository {
 
   /** One statement: the root row (version-checked), new calls and changed calls. */
   async save(c: Conversation): Promise<void> {
-    const m = this.uow.manager();
     const { added, changed } = c.pullChangedCalls();
     const events = c.pullEvents();
     const row = ConversationMapper.toRow(c);
@@ -164,7 +161,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
       return this.saveAtomically(c, params, events);
     }
     if (c.version === 0) {
-      await m.query(
+      await this.uow.prepared(
         `WITH conv AS (INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id)
                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $13, $9, $10 + 1, $14) RETURNING 1),
          ${calls}
@@ -173,7 +170,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
       );
     } else {
       // TypeORM's save() would not check the version: update WHERE version = loaded version ourselves.
-      const [res]: Array<{ conv: string }> = await m.query(
+      const [res]: Array<{ conv: string }> = await this.uow.prepared(
         `WITH conv AS (UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
                          updated_at = $9, version = $10 + 1
                        WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1),
@@ -202,7 +199,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
         : `UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
              updated_at = $9, version = $10 + 1
            WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1`;
-    const [res]: Array<{ chained: ChainedRow[] }> = await this.uow.manager().query(
+    const [res]: Array<{ chained: ChainedRow[] }> = await this.uow.prepared(
       `WITH conv AS (${root}),
        ${CALL_WRITES}
        SELECT tollgate_expect((SELECT count(*) FROM conv) = 1, 'conversation ' || $2 || ' changed since it was loaded') AS ok,
