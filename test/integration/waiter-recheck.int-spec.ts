@@ -21,7 +21,9 @@ describe('long-polls whose wake-up is lost', () => {
     // Behind the service's back: no event, no notification, no in-process wake.
     await server.dataSource.query(`UPDATE tool_calls SET status = 'rejected' WHERE id = $1`, [id]);
 
-    const answer = await Promise.race([poll, new Promise<string>((r) => setTimeout(() => r('still waiting half-way through the wait'), 15_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    const answer = await Promise.race([poll, new Promise<string>((r) => (timer = setTimeout(() => r('still waiting half-way through the wait'), 15_000)))]);
+    clearTimeout(timer); // else Jest waits for it after the run
     expect(answer).toBe('rejected');
   }, 40_000);
 });
