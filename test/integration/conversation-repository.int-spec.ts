@@ -4,7 +4,7 @@ import { EventRecord, eventsOf as eventsOfTenant, GENESIS, recomputedHash } from
  * DATABASE_URL is set, else embedded PGlite), with the service's migrations applied: mapper round
  * trip, stale-version conflicts, atomic state + event writes, and the hash chain the saves build.
  */
-import { CONVERSATIONS, ConversationRepository, UNIT_OF_WORK, UnitOfWork } from '../../src/application/ports';
+import { CONVERSATIONS, ConversationRepository, PENDING, UNCLAIMED, UNIT_OF_WORK, UnitOfWork } from '../../src/application/ports';
 import { Conversation, ConversationUser, Decider, ProposedCall } from '../../src/domain/conversation/conversation.aggregate';
 import type { PolicyVerdict, ProposedCallFacts } from '../../src/domain/policy/approval-policy';
 import type { Actor, Principal } from '../../src/domain/shared/actor';
@@ -284,7 +284,7 @@ describe('a conversation saved and loaded back', () => {
 
 // ---------------------------------------------------------------- working set
 
-describe('a conversation loaded for a command (open calls only)', () => {
+describe('a conversation loaded for a command (some calls only)', () => {
   const TENANT = 'tenant-working-set';
 
   /** 30 closed calls (approved, claimed, completed), one approved call and one pending call. */
@@ -309,9 +309,9 @@ describe('a conversation loaded for a command (open calls only)', () => {
     return { closed, approved, pending };
   }
 
-  it('holds the open calls and the named ones, not the whole history, and refuses to list them', async () => {
+  it('holds the calls in the statuses asked for and the named ones, not the whole history, and refuses to list them', async () => {
     const { closed, approved, pending } = await longConversation('conv-long');
-    const c = await uow.run(() => repo.findById(TENANT, 'conv-long', { lock: true, calls: { open: true, ids: [closed[3]], externalIds: ['ext_7'] } }));
+    const c = await uow.run(() => repo.findById(TENANT, 'conv-long', { lock: true, calls: { statuses: UNCLAIMED, ids: [closed[3]], externalIds: ['ext_7'] } }));
     expect(c!.isPartial).toBe(true);
     expect(c!.pendingCount).toBe(1);
     expect(c!.status).toBe('blocked');
@@ -320,7 +320,12 @@ describe('a conversation loaded for a command (open calls only)', () => {
     expect(c!.findCall(closed[3])?.status).toBe('completed');
     expect(c!.findCall(closed[7])?.externalId).toBe('ext_7');
     expect(c!.findCall(closed[8])).toBeUndefined();
-    expect(() => c!.toolCalls).toThrow(/open calls only/);
+    expect(() => c!.toolCalls).toThrow(/some of its calls only/);
+    // Pending only (what a proposal needs): the approved call an agent never claimed stays out too.
+    const lean = await repo.findById(TENANT, 'conv-long', { calls: { statuses: PENDING } });
+    expect(lean!.findCall(pending)?.status).toBe('pending');
+    expect(lean!.findCall(approved)).toBeUndefined();
+    expect(lean!.pendingCount).toBe(1);
     const whole = await load(TENANT, 'conv-long');
     expect(whole.isPartial).toBe(false);
     expect(whole.toolCalls).toHaveLength(32);
@@ -330,7 +335,7 @@ describe('a conversation loaded for a command (open calls only)', () => {
     const { closed, pending } = await longConversation('conv-long-2');
     await expect(
       uow.run(async () => {
-        const c = (await repo.findById(TENANT, 'conv-long-2', { lock: true, calls: { open: true, externalIds: ['ext_5'] } }))!;
+        const c = (await repo.findById(TENANT, 'conv-long-2', { lock: true, calls: { statuses: PENDING, externalIds: ['ext_5'] } }))!;
         const replay = c.propose([{ externalId: 'ext_5', toolName: 'auto_read', arguments: { i: 5 } }], evaluate, ids('x'), at(50), null);
         expect(replay.replay).toBe(true);
         expect(replay.calls[0].id).toBe(closed[5]);
@@ -338,7 +343,7 @@ describe('a conversation loaded for a command (open calls only)', () => {
       }),
     ).rejects.toBeInstanceOf(ConversationBlockedError);
     await uow.run(async () => {
-      const c = (await repo.findByToolCallId(TENANT, pending, { lock: true, calls: { open: true, ids: [pending] } }))!;
+      const c = (await repo.findByToolCallId(TENANT, pending, { lock: true, calls: { statuses: PENDING, ids: [pending] } }))!;
       c.decide(pending, { decision: 'reject', reason: 'no' }, person(TENANT, 'ann', ['approver'], 'web'), at(51));
       await repo.save(c);
     });

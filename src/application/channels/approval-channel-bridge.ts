@@ -1,7 +1,7 @@
 import type { AuditEvent } from '../ports/audit-log.port';
 import type { ApprovalCallback, ApprovalOutcomeKind } from '../ports/approval-callback.port';
 import type { OutboxConsumer } from '../ports/outbox.port';
-import type { Clock, ConversationRepository } from '../ports';
+import { PENDING, type Clock, type ConversationRepository } from '../ports';
 import { toolCallView } from '../views/views';
 
 /** A request that has ended and is older than this is not asked any more (a channel added to a running system). */
@@ -45,7 +45,7 @@ export class ApprovalChannelBridge implements OutboxConsumer {
 
   async deliver(e: AuditEvent): Promise<void> {
     const toolCallId = e.toolCallId!;
-    const conv = await this.conversations.findByToolCallId(e.tenant, toolCallId, { calls: { open: true, ids: [toolCallId] } });
+    const conv = await this.conversations.findByToolCallId(e.tenant, toolCallId, { calls: { statuses: PENDING, ids: [toolCallId] } });
     const call = conv?.findCall(toolCallId);
     if (!conv || !call) return; // purged with its history: nothing left to show
     const toolCall = toolCallView(call.snapshot());

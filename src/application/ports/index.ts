@@ -35,11 +35,18 @@ export interface LoadOptions {
   lock?: boolean | 'skip-locked';
   /**
    * Which tool calls come with a conversation: all of them (the default, for reads that show it), or only
-   * the open ones (pending, approved, executed) plus those named. Commands need no more, so their cost does
-   * not grow with the conversation's history; such an aggregate refuses to list its calls.
+   * those in the given statuses plus those named (by id or external id). A command needs no more — pending
+   * calls decide blocking and expiry, approved ones halts — so its cost does not grow with the conversation's
+   * history (nor with approved calls an agent never claimed). Such an aggregate refuses to list its calls.
    */
-  calls?: 'all' | { open: true; ids?: string[]; externalIds?: string[] };
+  calls?: 'all' | { statuses: readonly OpenStatus[]; ids?: string[]; externalIds?: string[] };
 }
+
+/** The statuses a command may ask a conversation to be loaded with (see LoadOptions.calls). */
+export type OpenStatus = 'pending' | 'approved' | 'executed';
+export const PENDING: readonly OpenStatus[] = ['pending'];
+/** What a halt cancels: pending calls and approved ones not yet claimed. */
+export const UNCLAIMED: readonly OpenStatus[] = ['pending', 'approved'];
 
 export interface ConversationRepository {
   findById(tenantId: string, id: string, opts?: LoadOptions): Promise<Conversation | null>;

@@ -110,7 +110,7 @@ export class Conversation extends AggregateRoot {
     private readonly s: Omit<ConversationState, 'toolCalls' | 'version'>,
     version: number,
     calls: ToolCall[],
-    /** Only the open calls (and any named) were loaded: enough for every rule, not for listing them. */
+    /** Only some calls were loaded (those a command's rules look at): enough for the rules, not for listing them. */
     private readonly partial = false,
   ) {
     super(s.tenantId, version);
@@ -151,8 +151,8 @@ export class Conversation extends AggregateRoot {
   }
 
   /**
-   * `partial`: `toolCalls` holds every open call (pending, approved, executed) but not all the closed ones.
-   * The rules that span calls only look at open ones, or at calls found by id or external id.
+   * `partial`: `toolCalls` holds the calls the command's rules look at — every pending call (blocking, expiry),
+   * every approved one for a halt, and those found by id or external id — not the whole history.
    */
   static rehydrate(state: ConversationState, opts: { partial?: boolean } = {}): Conversation {
     const { toolCalls, version, ...rest } = state;
@@ -181,7 +181,7 @@ export class Conversation extends AggregateRoot {
     return this.s.updatedAt;
   }
   get toolCalls(): readonly ToolCall[] {
-    if (this.partial) throw new Error('This conversation was loaded with its open calls only: load it whole to list its calls');
+    if (this.partial) throw new Error('This conversation was loaded with some of its calls only: load it whole to list its calls');
     return this.calls;
   }
   get isPartial(): boolean {

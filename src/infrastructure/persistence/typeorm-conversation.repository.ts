@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { HaltTarget } from '../../domain/halt/halt.aggregate';
-import { ConversationRepository, LoadOptions } from '../../application/ports';
+import { ConversationRepository, LoadOptions, OpenStatus } from '../../application/ports';
 import { ConversationMapper } from './conversation.mapper';
 import { WAKE_CHANNEL } from '../waiting/pg-wake-listener';
 import { ChainedRow, EventStore } from './event-store';
@@ -35,9 +35,17 @@ const CALL_WRITES = `
           FROM jsonb_to_recordset($12::jsonb) AS r(${CALL_RECORD})
           WHERE t.tenant_id = $1 AND t.id = r.id RETURNING 1)`;
 
-/** Open calls, and any named by id or external id (the `tool_calls_open` partial index serves the first part). */
-const OPEN_OR_NAMED = (ids: string, externalIds: string) =>
-  `AND (status IN ('pending', 'approved', 'executed') OR id = ANY(${ids}::text[]) OR external_id = ANY(${externalIds}::text[]))`;
+const OPEN_STATUSES: readonly OpenStatus[] = ['pending', 'approved', 'executed'];
+
+/**
+ * Calls in the given statuses, and any named by id or external id. The statuses are written into the text
+ * (they are constants, checked here), so each set is its own prepared statement and the planner can use
+ * the partial indexes `tool_calls_pending_by_conversation` and `tool_calls_open`.
+ */
+function inStatusesOrNamed(statuses: readonly OpenStatus[], ids: string, externalIds: string): string {
+  if (statuses.length === 0 || statuses.some((s) => !OPEN_STATUSES.includes(s))) throw new Error(`cannot load calls by status ${statuses.join(',')}`);
+  return `AND (status IN (${statuses.map((s) => `'${s}'`).join(', ')}) OR id = ANY(${ids}::text[]) OR external_id = ANY(${externalIds}::text[]))`;
+}
 
 /** A tool call read through json_agg: the same keys as the row class, dates as text. */
 function callRowFromJson(j: Record<string, unknown>): ToolCallRow {
@@ -113,7 +121,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
       `SELECT ${CONVERSATION_COLUMNS},
               (SELECT coalesce(json_agg(t ORDER BY t."createdAt", t.id), '[]') FROM (
                  SELECT ${CALL_COLUMNS} FROM tool_calls
-                  WHERE tenant_id = c.tenant_id AND conversation_id = c.id ${only ? OPEN_OR_NAMED('$3', '$4') : ''}) t) AS calls
+                  WHERE tenant_id = c.tenant_id AND conversation_id = c.id ${only ? inStatusesOrNamed(only.statuses, '$3', '$4') : ''}) t) AS calls
          FROM conversations c WHERE ${where}`,
       only ? [...params, only.ids ?? [], only.externalIds ?? []] : params,
     );
@@ -136,7 +144,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
     const calls: ToolCallRow[] = only
       ? await this.uow.prepared(
-          `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ${OPEN_OR_NAMED('$3', '$4')} ORDER BY created_at, id`,
+          `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ${inStatusesOrNamed(only.statuses, '$3', '$4')} ORDER BY created_at, id`,
           [row.tenantId, row.id, only.ids ?? [], only.externalIds ?? []],
         )
       : await this.uow.prepared(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`, [

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Grant } from '../../../domain/grant/grant.aggregate';
 import { visibleCall } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, GRANTS, GrantRepository, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, GRANTS, GrantRepository, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
 
@@ -18,7 +18,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
 
   async execute({ decider, toolCallId, input }: DecideToolCallCommand) {
     const result = await this.uow.run(async () => {
-      const conv = visibleCall(await this.conversations.findByToolCallId(decider.tenant, toolCallId, { lock: true, calls: { open: true, ids: [toolCallId] } }), decider, toolCallId);
+      const conv = visibleCall(await this.conversations.findByToolCallId(decider.tenant, toolCallId, { lock: true, calls: { statuses: PENDING, ids: [toolCallId] } }), decider, toolCallId);
       const at = this.clock.now();
       const outcome = conv.decide(toolCallId, input, decider, at);
       await this.conversations.save(conv); // the approval is recorded before the grant it gives rise to

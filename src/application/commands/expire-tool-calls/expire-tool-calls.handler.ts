@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { ExpireToolCallsCommand } from './expire-tool-calls.command';
 
 const BATCH = 100;
@@ -20,7 +20,7 @@ export class ExpireToolCallsHandler implements ICommandHandler<ExpireToolCallsCo
     for (const { tenantId, conversationId } of due) {
       expired += await this.uow.run(async () => {
         // Several instances sweep at once: one takes a conversation, the others skip it rather than queue.
-        const conv = await this.conversations.findById(tenantId, conversationId, { lock: target ? true : 'skip-locked', calls: { open: true } });
+        const conv = await this.conversations.findById(tenantId, conversationId, { lock: target ? true : 'skip-locked', calls: { statuses: PENDING } });
         const calls = conv ? conv.expireDue(this.clock.now()) : [];
         if (conv && calls.length > 0) await this.conversations.save(conv);
         return calls.length;

@@ -3,7 +3,7 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Halt, HaltTarget } from '../../../domain/halt/halt.aggregate';
 import { Actor, Principal } from '../../../domain/shared/actor';
 import { visibleConversation } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, HALTS, HaltRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, HALTS, HaltRepository, UNCLAIMED, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { haltView } from '../../views/views';
 import { HaltCommand, ResumeCommand } from './halt.command';
 
@@ -39,7 +39,7 @@ export class HaltHandler implements ICommandHandler<HaltCommand> {
   private async cancelOpen(tenantId: string, target: HaltTarget, reason: string, by: Actor): Promise<string[]> {
     const ids: string[] = [];
     for (const conversationId of await this.conversations.findWithOpenCalls(tenantId, target)) {
-      const conv = await this.conversations.findById(tenantId, conversationId, { lock: true, calls: { open: true } });
+      const conv = await this.conversations.findById(tenantId, conversationId, { lock: true, calls: { statuses: UNCLAIMED } });
       if (!conv) continue;
       const cancelled = conv.cancelOpen(reason, by, this.clock.now());
       if (cancelled.length > 0) await this.conversations.save(conv);

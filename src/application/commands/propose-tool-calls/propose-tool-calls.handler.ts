@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ApprovalPolicy, ProposedCallFacts } from '../../../domain/policy/approval-policy';
 import { mustBeOwningAgent, visibleConversation } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, IDS, IdGenerator, POLICY_INPUTS, PolicyInputsReader, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, IDS, IdGenerator, POLICY_INPUTS, PolicyInputsReader, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { conversationView, toolCallView } from '../../views/views';
 import { ProposeToolCallsCommand } from './propose-tool-calls.command';
 
@@ -18,10 +18,10 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
 
   execute({ principal: p, conversationId, calls }: ProposeToolCallsCommand) {
     return this.uow.run(async () => {
-      // Open calls decide blocking; earlier calls with these external ids decide idempotency. The rest of
+      // Pending calls decide blocking; earlier calls with these external ids decide idempotency. The rest of
       // the history is not needed, so a proposal costs the same in a conversation's 10,000th step as in its first.
       const externalIds = calls.flatMap((c) => (c.externalId === undefined ? [] : [c.externalId]));
-      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { lock: true, calls: { open: true, externalIds } }), p, conversationId);
+      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { lock: true, calls: { statuses: PENDING, externalIds } }), p, conversationId);
       mustBeOwningAgent(conv, p);
       const toolNames = [...new Set(calls.map((c) => c.toolName))];
       const { halt, policy, tools, grants } = await this.inputs.forProposal(p.tenant, { agentId: conv.agentId, conversationId: conv.id, toolNames });
