@@ -106,6 +106,27 @@ async function rowCount(tenant: string): Promise<number> {
 const TENANTS = ['t-intact', 't-data', 't-at', 't-actor', 't-delete-middle', 't-delete-last', 't-rehash', 't-rewrite'];
 const before: Record<string, Json[]> = {};
 
+describe('verify while the tenant keeps writing', () => {
+  it('answers ok every time: events appended during a run are left for the next one', async () => {
+    const tenant = 't-live';
+    await story(tenant, 'conv-live');
+    const agent = await server.token('agent-t', ['agent'], { tenant });
+    await ok(http.post('/v1/conversations', agent, { id: 'conv-busy' }), 201);
+    const writes = (async () => {
+      for (let i = 0; i < 40; i++) await ok(http.post('/v1/conversations/conv-busy/tool-calls', agent, { toolCalls: [{ toolName: 'get_x', arguments: { i } }] }), 201);
+    })();
+    const results: Json[] = [];
+    let done = false;
+    void writes.finally(() => (done = true));
+    while (!done) results.push(await verify(tenant));
+    await writes;
+    results.push(await verify(tenant));
+    expect(results.length).toBeGreaterThan(1);
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    expect(results[results.length - 1]).toMatchObject({ ok: true, checked: 9 + 1 + 80 });
+  });
+});
+
 describe('verify against tampering', () => {
   beforeAll(async () => {
     for (const tenant of TENANTS) {
