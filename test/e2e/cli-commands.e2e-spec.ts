@@ -207,7 +207,9 @@ describe('tollgate client commands (scripts)', () => {
     const halted = await runCli(['halt', '--agent', 'bot', '--reason', 'incident drill', '--json'], as(ann));
     expect(halted.code).toBe(0);
     expect(JSON.parse(halted.stdout)).toMatchObject({ scope: 'agent', id: 'bot', halted: true, changed: true, cancelledToolCallIds: expect.arrayContaining([id]) });
-    expect((await api.get(`/v1/tool-calls/${id}`, ann)).body.status).toBe('cancelled');
+    const cancelled = (await api.get(`/v1/tool-calls/${id}`, ann)).body;
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.cancellation.by).toMatchObject({ id: 'ann', via: 'cli' }); // recorded as the CLI's
 
     const twice = await runCli(['halt', '--agent', 'bot', '--reason', 'again'], as(ann));
     expect(twice).toMatchObject({ code: 0, stdout: 'agent bot was already halted\n' });

@@ -1,6 +1,6 @@
 /**
- * The CLI's way to the server: HTTP only, as any other client (CONTRACT §2–§10). Decisions say
- * `X-Tollgate-Channel: cli`, so they are recorded with `via: "cli"`.
+ * The CLI's way to the server: HTTP only, as any other client (CONTRACT §2–§10). Decisions, halts and resumes
+ * say `X-Tollgate-Channel: cli`, so they are recorded with `via: "cli"`.
  */
 
 /** Exit codes of the client commands (README "CLI"). */

@@ -219,7 +219,7 @@ export function addClientCommands(program: Command): void {
     .action(async (o: ClientOptions & { agent?: string; conversation?: string; reason: string; json?: boolean }) => {
       output.json = !!o.json;
       const t = target(o);
-      const r = await api(o).post<{ changed: boolean; cancelledToolCallIds?: string[] }>('/v1/halt', { ...t, reason: o.reason });
+      const r = await api(o).post<{ changed: boolean; cancelledToolCallIds?: string[] }>('/v1/halt', { ...t, reason: o.reason }, { headers: { 'x-tollgate-channel': 'cli' } });
       if (o.json) return printJson(r);
       const what = t.scope === 'tenant' ? 'the tenant' : `${t.scope} ${t.id}`;
       console.log(r.changed ? `Halted ${what}; ${r.cancelledToolCallIds?.length ?? 0} call(s) cancelled` : `${what} was already halted`);
@@ -229,7 +229,7 @@ export function addClientCommands(program: Command): void {
     .action(async (o: ClientOptions & { agent?: string; conversation?: string; reason?: string; json?: boolean }) => {
       output.json = !!o.json;
       const t = target(o);
-      const r = await api(o).post<{ changed: boolean }>('/v1/resume', { ...t, ...(o.reason ? { reason: o.reason } : {}) });
+      const r = await api(o).post<{ changed: boolean }>('/v1/resume', { ...t, ...(o.reason ? { reason: o.reason } : {}) }, { headers: { 'x-tollgate-channel': 'cli' } });
       if (o.json) return printJson(r);
       const what = t.scope === 'tenant' ? 'the tenant' : `${t.scope} ${t.id}`;
       console.log(r.changed ? `Resumed ${what}` : `${what} was not halted`);
