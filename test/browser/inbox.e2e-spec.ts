@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { client } from '../support/http';
-import { launchBrowser, openPage, tracked, waitLive, WatchedPage } from '../support/browser';
+import { describeBrowser, launchBrowser, openPage, tracked, waitLive, WatchedPage } from '../support/browser';
 import { startTestServer, TestServer } from '../support/server';
 
 let server: TestServer;
@@ -74,7 +74,7 @@ async function announced(text: string): Promise<void> {
   await page.locator('[data-testid="announcer"]', { hasText: text }).waitFor({ state: 'attached' });
 }
 
-describe('the web inbox', () => {
+describeBrowser('the web inbox', () => {
   it('signs in with a pasted token and lists what the person may decide', async () => {
     const waiting = await pendingCall({ display: { title: 'Send the weekly report', summary: 'Email the weekly report to team@example.com' } });
     const fresh = await openPage(browser);

@@ -3,7 +3,7 @@
  * absent whenever real authentication is configured; bad tokens are refused plainly; sign-out forgets the token.
  */
 import type { Browser } from 'playwright-core';
-import { launchBrowser, openPage } from '../support/browser';
+import { describeBrowser, launchBrowser, openPage } from '../support/browser';
 import { client } from '../support/http';
 import { startTestServer, TEST_SECRET, TestServer } from '../support/server';
 
@@ -25,7 +25,7 @@ afterAll(async () => {
   await Promise.all([dev?.stop(), real?.stop()]);
 });
 
-describe('sign-in in embedded dev mode', () => {
+describeBrowser('sign-in in embedded dev mode', () => {
   it('mints a token for a chosen name and roles, keeps it for the tab, and forgets it on sign-out', async () => {
     const agent = await dev.token('bot', ['agent']);
     await client(dev.url).post('/v1/conversations', agent, { id: 'dev-conv', title: 'Tidy up' });
@@ -52,7 +52,7 @@ describe('sign-in in embedded dev mode', () => {
   });
 });
 
-describe('sign-in with authentication configured', () => {
+describeBrowser('sign-in with authentication configured', () => {
   it('offers no dev sign-in, and the page cannot mint a token either', async () => {
     const { page, context } = await openPage(browser);
     await page.goto(`${real.url}/`);
