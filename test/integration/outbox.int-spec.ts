@@ -101,3 +101,48 @@ describe('the outbox relay', () => {
     expect(delivered('leased')[0]).toMatchObject({ type: 'ConversationStarted', conversationId: 'l1' });
   });
 });
+
+/** A way out that takes as long as the test says: a channel whose far end is slow. */
+class StuckConsumer implements OutboxConsumer {
+  readonly name = 'test-stuck';
+  private release!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.release = r));
+  calls = 0;
+
+  wants(): boolean {
+    return true;
+  }
+
+  async deliver(): Promise<void> {
+    this.calls += 1;
+    await this.gate;
+  }
+
+  unstick(): void {
+    this.release();
+  }
+}
+
+describe('the outbox relay with a slow channel beside a quick one', () => {
+  let server: TestServer;
+  const quick = new RecordingConsumer();
+  const stuck = new StuckConsumer();
+
+  beforeAll(async () => {
+    server = await startTestServer({ outboxPollMs: 100, outboxLeaseSeconds: 30 }, { outboxConsumers: [stuck, quick] });
+  });
+  afterAll(async () => {
+    stuck.unstick();
+    await server.stop();
+  });
+
+  it('delivers to the quick one while the slow one is still busy', async () => {
+    const api = client(server.url);
+    const agent = await server.token('bot', ['agent'], { tenant: 'slow' });
+    await api.post('/v1/conversations', agent, { id: 's1' });
+    await until(() => stuck.calls > 0);
+    await api.post('/v1/conversations', agent, { id: 's2' });
+    await until(() => quick.delivered.filter((e) => e.tenant === 'slow').length >= 2, 10_000);
+    expect(stuck.calls).toBe(1); // still on its first event
+  });
+});

@@ -23,8 +23,9 @@ const MAX_BACKOFF_S = 300;
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private soon?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
+  /** Each consumer's pass in progress, and whether another is wanted after it: channels never wait on each other. */
+  private readonly running = new Map<OutboxConsumer, Promise<void>>();
+  private readonly again = new Set<OutboxConsumer>();
   private stopped = false;
   private readonly log = new Logger('Outbox');
 
@@ -51,38 +52,45 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private start(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.pass()
-      .catch((e) => this.log.warn(`outbox pass failed: ${(e as Error).message}`))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.start();
-        }
-      });
+    for (const consumer of this.consumers) this.startFor(consumer);
   }
 
-  /** One pass over every consumer's due streams; resolves when done (tests call it directly). */
+  private startFor(consumer: OutboxConsumer): void {
+    if (this.stopped) return;
+    if (this.running.has(consumer)) {
+      this.again.add(consumer);
+      return;
+    }
+    const run = this.passFor(consumer)
+      .catch((e) => this.log.warn(`outbox pass of ${consumer.name} failed: ${(e as Error).message}`))
+      .finally(() => {
+        this.running.delete(consumer);
+        if (this.again.delete(consumer)) this.startFor(consumer);
+      });
+    this.running.set(consumer, run);
+  }
+
+  /**
+   * One pass over every consumer's due streams; resolves when done (tests call it directly). Each consumer
+   * passes on its own: a channel that is slow to answer delays only its own deliveries, not the others'.
+   */
   async pass(): Promise<void> {
-    for (const consumer of this.consumers) {
-      const due: Array<{ tenant_id: string }> = await this.dataSource.query(
-        `SELECT h.tenant_id FROM audit_heads h
-           LEFT JOIN outbox_cursors c ON c.tenant_id = h.tenant_id AND c.consumer = $1
-          WHERE h.seq > coalesce(c.last_seq, 0)
-            AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= now())
-            AND (c.lease_until IS NULL OR c.lease_until < now() OR c.lease_owner = $2)
-          LIMIT ${TENANTS_PER_PASS}`,
-        [consumer.name, this.config.instanceId],
-      );
-      for (const { tenant_id } of due) {
-        if (this.stopped) return;
-        await this.drain(consumer, tenant_id);
-      }
+    await Promise.all(this.consumers.map((consumer) => this.passFor(consumer)));
+  }
+
+  private async passFor(consumer: OutboxConsumer): Promise<void> {
+    const due: Array<{ tenant_id: string }> = await this.dataSource.query(
+      `SELECT h.tenant_id FROM audit_heads h
+         LEFT JOIN outbox_cursors c ON c.tenant_id = h.tenant_id AND c.consumer = $1
+        WHERE h.seq > coalesce(c.last_seq, 0)
+          AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= now())
+          AND (c.lease_until IS NULL OR c.lease_until < now() OR c.lease_owner = $2)
+        LIMIT ${TENANTS_PER_PASS}`,
+      [consumer.name, this.config.instanceId],
+    );
+    for (const { tenant_id } of due) {
+      if (this.stopped) return;
+      await this.drain(consumer, tenant_id);
     }
   }
 
@@ -153,7 +161,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     clearInterval(this.timer);
     clearTimeout(this.soon);
-    await this.running;
+    await Promise.all(this.running.values());
   }
 }
 
