@@ -108,9 +108,8 @@ export class WebhookFanOut implements OutboxConsumer {
     return true;
   }
 
-  async deliver(e: AuditEvent): Promise<void> {
-    const subscribers = await this.store.subscribers(e.tenant, e.type, e.seq);
-    await this.queue(e, subscribers.map((s) => s.id));
+  deliver(e: AuditEvent): Promise<void> {
+    return this.deliverMany([e]);
   }
 
   /** A batch of one tenant's events: one read of its subscriptions, nothing more when it has none (the usual case). */
@@ -118,6 +117,7 @@ export class WebhookFanOut implements OutboxConsumer {
     const subscriptions = await this.store.subscriptions(events[0].tenant);
     if (subscriptions.length === 0) return;
     for (const e of events) {
+      // A subscription gets the events appended after the chain head it was made at (see WebhookStore).
       const ids = subscriptions.filter((w) => (w.events.includes(e.type) || w.events.includes('*')) && w.afterSeq < e.seq).map((w) => w.id);
       await this.queue(e, ids);
     }

@@ -96,19 +96,10 @@ export class WebhookStore {
   }
 
   /**
-   * The tenant's subscriptions that want this event type (`*` wants all) and were made before it was
-   * appended (its seq is past the chain head they saw): a new webhook is not sent the tenant's history,
-   * whatever the clocks say and however late the outbox gets to the event.
+   * Every subscription of a tenant, for matching a batch of events at once. `afterSeq` is the tenant's chain
+   * head when the webhook was made: it gets the events past it, so a new webhook is not sent the tenant's
+   * history, whatever the clocks say and however late the outbox gets to an event.
    */
-  async subscribers(tenantId: string, eventType: string, seq: number): Promise<Array<{ id: string }>> {
-    return this.dataSource.query(`SELECT id FROM webhooks WHERE tenant_id = $1 AND ($2 = ANY(events) OR '*' = ANY(events)) AND after_seq < $3`, [
-      tenantId,
-      eventType,
-      seq,
-    ]);
-  }
-
-  /** Every subscription of a tenant, for matching a batch of events at once (the same rule as `subscribers`). */
   async subscriptions(tenantId: string): Promise<Array<{ id: string; events: string[]; afterSeq: number }>> {
     const rows: Array<{ id: string; events: string[]; after_seq: string }> = await this.dataSource.query(
       `SELECT id, events, after_seq FROM webhooks WHERE tenant_id = $1`,

@@ -1,5 +1,5 @@
 import { AggregateRoot } from '../shared/aggregate-root';
-import { Actor, Principal, POLICY_ACTOR, SYSTEM_ACTOR, hasAnyRole, isAgent } from '../shared/actor';
+import { Actor, Principal, POLICY_ACTOR, SYSTEM_ACTOR, hasAnyRole, isAgent, personActor } from '../shared/actor';
 import { DomainError, ValidationError } from '../shared/domain-error';
 import { jsonEqual } from '../shared/json';
 import type { PolicyVerdict, ProposedCallFacts, ToolFlags } from '../policy/approval-policy';
@@ -340,7 +340,7 @@ export class Conversation extends AggregateRoot {
       return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, publicDecision(d), call.status) };
     }
 
-    const actor: Actor = { id: by.id, kind: 'person', via: by.via, name: by.name, roles: by.roles };
+    const actor = personActor(by, by.via);
     const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
     const latencyMs = at.getTime() - call.createdAt.getTime();
     const env = this.envelope(call, at, actor);

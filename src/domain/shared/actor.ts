@@ -23,6 +23,11 @@ export interface Principal {
   name?: string;
 }
 
+/** A person acting through a channel, as the audit trail records them. */
+export function personActor(p: Pick<Principal, 'id' | 'name' | 'roles'>, via: Channel): Actor {
+  return { id: p.id, kind: 'person', via, name: p.name, roles: p.roles };
+}
+
 /** Agent tokens can never decide, whatever their other roles: approval comes from people. */
 export function isAgent(p: Principal): boolean {
   return p.roles.includes('agent');

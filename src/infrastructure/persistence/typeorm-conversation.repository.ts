@@ -35,6 +35,18 @@ const CALL_WRITES = `
           FROM jsonb_to_recordset($12::jsonb) AS r(${CALL_RECORD})
           WHERE t.tenant_id = $1 AND t.id = r.id RETURNING 1)`;
 
+/**
+ * The root row's write, as the first CTE (`conv`) of a save: $1–$10 are the row's fields and loaded version (see
+ * `save`). A new conversation is inserted (it also takes created_at and agent_id, at the given parameters);
+ * a loaded one is updated only if its version is still the loaded one.
+ */
+const rootInsert = (createdAt: string, agentId: string) =>
+  `INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${createdAt}, $9, $10 + 1, ${agentId}) RETURNING 1`;
+const ROOT_UPDATE = `UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
+     updated_at = $9, version = $10 + 1
+   WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1`;
+
 const OPEN_STATUSES: readonly OpenStatus[] = ['pending', 'approved', 'executed'];
 
 /**
@@ -162,33 +174,20 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const inserts = JSON.stringify(added.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot()))));
     const updates = JSON.stringify(changed.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot()))));
     const params = [row.tenantId, row.id, row.userId, row.userRoles, row.userName, row.title, row.metadata, row.pendingCount, row.updatedAt, row.version, inserts, updates];
-    const calls = CALL_WRITES;
     if (!this.uow.inTransaction) {
       // A refusal or a repeat changed nothing: writing would only bump the version and make racers retry.
       if (c.version > 0 && events.length === 0 && added.length === 0 && changed.length === 0) return;
       return this.saveAtomically(c, params, events);
     }
-    if (c.version === 0) {
-      await this.uow.prepared(
-        `WITH conv AS (INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id)
-                       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $13, $9, $10 + 1, $14) RETURNING 1),
-         ${calls}
-         SELECT (SELECT count(*) FROM conv) AS conv`,
-        [...params, row.createdAt, row.agentId],
-      );
-    } else {
-      // TypeORM's save() would not check the version: update WHERE version = loaded version ourselves.
-      const [res]: Array<{ conv: string }> = await this.uow.prepared(
-        `WITH conv AS (UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
-                         updated_at = $9, version = $10 + 1
-                       WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1),
-         ${calls}
-         SELECT (SELECT count(*) FROM conv) AS conv`,
-        params,
-      );
-      // Nothing matched: the whole transaction rolls back, the calls written beside it with it.
-      if (Number(res.conv) !== 1) throw new StaleAggregateError(`conversation ${c.id} changed since it was loaded`);
-    }
+    // TypeORM's save() would not check the version: the update matches only the loaded version.
+    const [res]: Array<{ conv: string }> = await this.uow.prepared(
+      `WITH conv AS (${c.version === 0 ? rootInsert('$13', '$14') : ROOT_UPDATE}),
+       ${CALL_WRITES}
+       SELECT (SELECT count(*) FROM conv) AS conv`,
+      c.version === 0 ? [...params, row.createdAt, row.agentId] : params,
+    );
+    // Nothing matched: the whole transaction rolls back, the calls written beside it with it.
+    if (Number(res.conv) !== 1) throw new StaleAggregateError(`conversation ${c.id} changed since it was loaded`);
     c.version += 1;
     this.uow.collect(events);
   }
@@ -200,20 +199,13 @@ export class TypeOrmConversationRepository implements ConversationRepository {
    */
   private async saveAtomically(c: Conversation, params: unknown[], events: ReturnType<Conversation['pullEvents']>): Promise<void> {
     const prepared = this.eventStore.prepare(c.tenantId, events);
-    const root =
-      c.version === 0
-        ? `INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $15, $9, $10 + 1, $16) RETURNING 1`
-        : `UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
-             updated_at = $9, version = $10 + 1
-           WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1`;
     const [res]: Array<{ chained: ChainedRow[] }> = await this.uow.prepared(
-      `WITH conv AS (${root}),
+      `WITH conv AS (${c.version === 0 ? rootInsert('$15', '$16') : ROOT_UPDATE}),
        ${CALL_WRITES}
        SELECT tollgate_expect((SELECT count(*) FROM conv) = 1, 'conversation ' || $2 || ' changed since it was loaded') AS ok,
               (SELECT json_agg(a ORDER BY a.out_seq) FROM tollgate_append_events($1, $13::jsonb) a) AS chained,
               (SELECT count(pg_notify('${WAKE_CHANNEL}', p)) FROM unnest($14::text[]) AS p) AS notified`,
-      [...params, prepared.rows, prepared.wakes, ...(c.version === 0 ? [ConversationMapper.toRow(c).createdAt, c.agentId] : [])],
+      [...params, prepared.rows, prepared.wakes, ...(c.version === 0 ? [c.createdAt, c.agentId] : [])],
     );
     c.version += 1;
     this.uow.appended(this.eventStore.finish(prepared, res.chained ?? []));

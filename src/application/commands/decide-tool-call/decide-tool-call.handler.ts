@@ -1,8 +1,9 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Grant } from '../../../domain/grant/grant.aggregate';
+import { personActor } from '../../../domain/shared/actor';
 import { visibleCall } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, GRANTS, GrantRepository, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, GRANTS, GrantRepository, PENDING, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
 
@@ -23,7 +24,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
       const outcome = conv.decide(toolCallId, input, decider, at);
       await this.conversations.save(conv); // the approval is recorded before the grant it gives rise to
       if (outcome.kind === 'decided' && outcome.grant) {
-        const by = { id: decider.id, kind: 'person' as const, via: decider.via, name: decider.name, roles: decider.roles };
+        const by = personActor(decider, decider.via);
         const grant = Grant.create({ id: this.ids.next('grant'), tenantId: decider.tenant, toolName: outcome.grant.toolName, scope: input.scope ?? 'conversation', conversationId: conv.id, agentId: conv.agentId, by, toolCallId, at });
         await this.grants.save(grant);
       }

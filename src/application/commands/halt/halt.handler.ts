@@ -1,15 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Halt, HaltTarget } from '../../../domain/halt/halt.aggregate';
-import { Actor, Channel, Principal } from '../../../domain/shared/actor';
+import { Actor, personActor } from '../../../domain/shared/actor';
 import { visibleConversation } from '../../access';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, HALTS, HaltRepository, UNCLAIMED, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { haltView } from '../../views/views';
 import { HaltCommand, ResumeCommand } from './halt.command';
-
-function person(p: Principal, via: Channel): Actor {
-  return { id: p.id, kind: 'person', via, name: p.name, roles: p.roles };
-}
 
 @CommandHandler(HaltCommand)
 export class HaltHandler implements ICommandHandler<HaltCommand> {
@@ -21,7 +17,7 @@ export class HaltHandler implements ICommandHandler<HaltCommand> {
   ) {}
 
   async execute({ principal: p, target, reason, via }: HaltCommand) {
-    const by = person(p, via);
+    const by = personActor(p, via);
     const { halt, changed, cancelled } = await this.uow.run(async () => {
       if (target.scope === 'conversation') visibleConversation(await this.conversations.findById(p.tenant, target.id), p, target.id);
       const existing = await this.halts.find(p.tenant, target, { lock: true });
@@ -57,7 +53,7 @@ export class ResumeHandler implements ICommandHandler<ResumeCommand> {
     return this.uow.run(async () => {
       const halt = await this.halts.find(p.tenant, target, { lock: true });
       if (!halt) return { scope: target.scope, id: target.id || null, halted: false, changed: false }; // resuming what is not halted changes nothing
-      halt.resume(person(p, via), this.clock.now(), reason);
+      halt.resume(personActor(p, via), this.clock.now(), reason);
       await this.halts.save(halt);
       return { scope: target.scope, id: target.id || null, halted: false, changed: true };
     });

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { AuditPurge } from '../../../domain/audit/retention';
+import { personActor } from '../../../domain/shared/actor';
 import { CLOCK, Clock, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { AUDIT_RETENTION, AuditRetentionStore } from '../../ports/audit-log.port';
 import { PurgeAuditTrailCommand } from './purge-audit-trail.command';
@@ -15,7 +16,7 @@ export class PurgeAuditTrailHandler implements ICommandHandler<PurgeAuditTrailCo
     return this.uow.run(async () => {
       const range = await this.retention.purgeBefore(p.tenant, before);
       if (!range) return { before: before.toISOString(), purgedCount: 0 };
-      const by = { id: p.id, kind: 'person' as const, via: 'api' as const, name: p.name, roles: p.roles };
+      const by = personActor(p, 'api');
       await this.retention.save(AuditPurge.record({ tenantId: p.tenant, before, range, by, reason, at }));
       return { before: before.toISOString(), purgedCount: range.count, firstPurgedSeq: range.firstSeq, lastPurgedSeq: range.lastSeq };
     });

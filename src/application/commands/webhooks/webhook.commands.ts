@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { Actor, Principal } from '../../../domain/shared/actor';
+import { personActor, Principal } from '../../../domain/shared/actor';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { Webhook } from '../../../domain/webhook/webhook.aggregate';
 import { CLOCK, Clock, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork, WEBHOOKS, WebhookRepository } from '../../ports';
@@ -22,10 +22,6 @@ export class WebhookNotFoundError extends DomainError {
   }
 }
 
-function admin(p: Principal): Actor {
-  return { id: p.id, kind: 'person', via: 'api', name: p.name, roles: p.roles };
-}
-
 /** A new subscription and its WebhookCreated event, in one transaction. Answers the webhook (without its secret). */
 @CommandHandler(CreateWebhookCommand)
 export class CreateWebhookHandler implements ICommandHandler<CreateWebhookCommand> {
@@ -37,7 +33,7 @@ export class CreateWebhookHandler implements ICommandHandler<CreateWebhookComman
   ) {}
 
   execute({ principal: p, input }: CreateWebhookCommand) {
-    const webhook = Webhook.create({ tenantId: p.tenant, id: this.ids.next('wh'), url: input.url, events: input.events, description: input.description, by: admin(p), at: this.clock.now() });
+    const webhook = Webhook.create({ tenantId: p.tenant, id: this.ids.next('wh'), url: input.url, events: input.events, description: input.description, by: personActor(p, 'api'), at: this.clock.now() });
     return this.uow.run(async () => {
       await this.webhooks.save(webhook, input.secret);
       return webhook.snapshot();
@@ -58,7 +54,7 @@ export class DeleteWebhookHandler implements ICommandHandler<DeleteWebhookComman
     return this.uow.run(async () => {
       const webhook = await this.webhooks.find(p.tenant, id);
       if (!webhook) throw new WebhookNotFoundError(id);
-      webhook.delete(admin(p), this.clock.now());
+      webhook.delete(personActor(p, 'api'), this.clock.now());
       await this.webhooks.save(webhook);
     });
   }
