@@ -21,7 +21,7 @@ let agent: string;
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  server = await startTestServer({ outboxPollMs: 50, webhooks: { retryBaseMs: RETRY_BASE_MS, maxAttempts: 4, timeoutMs: 2000 } });
+  server = await startTestServer({ outboxPollMs: 50, webhooks: { retryBaseMs: RETRY_BASE_MS, maxAttempts: 4, timeoutMs: 2000, allowPrivate: ['127.0.0.0/8'] } });
   http = client(server.url);
   admin = await server.token('root', ['admin'], { name: 'Root' });
   approver = await server.token('ann', ['approver']);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 
@@ -10,6 +11,8 @@ export interface AuthConfig {
   audience?: string;
   /** True when the secret was generated for local development. */
   devSecret: boolean;
+  /** Longest lifetime a token may claim (exp − iat), in seconds (TOLLGATE_JWT_MAX_TTL, default 24 h). */
+  maxTtlSeconds?: number;
 }
 
 export interface TollgateConfig {
@@ -34,6 +37,16 @@ export interface TollgateConfig {
   rateLimitPer10s: number;
   /** Long-polls one token may hold open at once on this instance. */
   maxWaitsPerToken: number;
+  /** Long-polls and event streams one tenant's tokens may hold open at once on this instance. */
+  maxWaitsPerTenant: number;
+  /** Requests with a missing or invalid token one client address may make per 10 s on this instance (0: no limit). */
+  authFailuresPer10s: number;
+  /** Bytes an event stream may have queued for a client that does not read; past it the client is dropped and resumes with Last-Event-ID. */
+  streamMaxBufferBytes: number;
+  /** Ed25519 key that signs receipts and checkpoints, as PKCS#8 PEM or a private JWK, when it is not to live in the database. */
+  signingKey?: string;
+  /** A file holding that key (TOLLGATE_SIGNING_KEY_FILE); read at start. */
+  signingKeyFile?: string;
   /** How often a long-poll re-reads its call even without a wake-up (the fallback for a lost notification). */
   longPollRecheckMs: number;
   instanceId: string;
@@ -64,6 +77,11 @@ export interface WebhookDeliveryConfig {
   maxAttempts: number;
   /** How long one attempt may take before it counts as failed. */
   timeoutMs: number;
+  /**
+   * Private, loopback, link-local and other non-public destinations webhooks may reach (CIDRs).
+   * Empty by default: receivers must be public unless the operator allows more (TOLLGATE_WEBHOOK_ALLOW_PRIVATE).
+   */
+  allowPrivate: string[];
 }
 
 export class ConfigError extends Error {}
@@ -84,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
       issuer: env.TOLLGATE_JWT_ISSUER || undefined,
       audience: env.TOLLGATE_JWT_AUDIENCE || undefined,
       devSecret: false,
+      maxTtlSeconds: duration(env.TOLLGATE_JWT_MAX_TTL, 24 * 3600, 'TOLLGATE_JWT_MAX_TTL'),
     },
     policyFile: env.TOLLGATE_POLICY_FILE || undefined,
     grpcPort: grpc,
@@ -93,6 +112,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     streamPollMs: Math.max(50, int(env.TOLLGATE_STREAM_POLL_MS, 1000, 'TOLLGATE_STREAM_POLL_MS')),
     rateLimitPer10s: int(env.TOLLGATE_RATE_LIMIT, 1000, 'TOLLGATE_RATE_LIMIT'),
     maxWaitsPerToken: int(env.TOLLGATE_MAX_WAITS_PER_TOKEN, 100, 'TOLLGATE_MAX_WAITS_PER_TOKEN'),
+    maxWaitsPerTenant: int(env.TOLLGATE_MAX_WAITS_PER_TENANT, 1000, 'TOLLGATE_MAX_WAITS_PER_TENANT'),
+    authFailuresPer10s: int(env.TOLLGATE_AUTH_FAILURE_LIMIT, 50, 'TOLLGATE_AUTH_FAILURE_LIMIT'),
+    streamMaxBufferBytes: Math.max(64 * 1024, int(env.TOLLGATE_STREAM_MAX_BUFFER_BYTES, 4 * 1024 * 1024, 'TOLLGATE_STREAM_MAX_BUFFER_BYTES')),
+    signingKey: env.TOLLGATE_SIGNING_KEY || undefined,
+    signingKeyFile: env.TOLLGATE_SIGNING_KEY_FILE || undefined,
     longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),
     instanceId: env.TOLLGATE_INSTANCE_ID || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     logLevel: env.LOG_LEVEL || 'log',
@@ -101,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
       retryBaseMs: Math.max(1, int(env.TOLLGATE_WEBHOOK_RETRY_BASE_MS, 5000, 'TOLLGATE_WEBHOOK_RETRY_BASE_MS')),
       maxAttempts: Math.max(1, int(env.TOLLGATE_WEBHOOK_MAX_ATTEMPTS, 10, 'TOLLGATE_WEBHOOK_MAX_ATTEMPTS')),
       timeoutMs: Math.max(100, int(env.TOLLGATE_WEBHOOK_TIMEOUT_MS, 10_000, 'TOLLGATE_WEBHOOK_TIMEOUT_MS')),
+      allowPrivate: cidrList(env.TOLLGATE_WEBHOOK_ALLOW_PRIVATE, 'TOLLGATE_WEBHOOK_ALLOW_PRIVATE'),
     },
   };
 }
@@ -135,6 +160,27 @@ export function parseSlackApprovers(raw: string): Record<string, string[]> {
     out[m[1]] = [...new Set([...(out[m[1]] ?? []), ...roles])];
   }
   return out;
+}
+
+/** `true` allows every address; otherwise a comma-separated CIDR list such as `10.0.0.0/8,fd00::/8`. */
+export function cidrList(raw: string | undefined, name: string): string[] {
+  const v = (raw ?? '').trim();
+  if (v === '' || v === 'false') return [];
+  if (v === 'true') return ['0.0.0.0/0', '::/0'];
+  return v.split(',').map((c) => c.trim()).filter(Boolean).map((c) => {
+    const m = /^([0-9a-fA-F.:]+)\/(\d{1,3})$/.exec(c);
+    const isV4 = !!m && isIP(m[1]) === 4;
+    if (!m || isIP(m[1]) === 0 || Number(m[2]) > (isV4 ? 32 : 128)) throw new ConfigError(`${name}: "${c}" is not a CIDR such as 10.0.0.0/8 (or set it to true)`);
+    return c;
+  });
+}
+
+/** Seconds, or a number with s, m, h or d (`24h`). */
+function duration(raw: string | undefined, fallback: number, name: string): number {
+  if (raw === undefined || raw === '') return fallback;
+  const m = /^(\d{1,9})([smhd]?)$/.exec(raw.trim());
+  if (!m || Number(m[1]) === 0) throw new ConfigError(`${name} must be a duration such as 3600, 90m or 24h, got "${raw}"`);
+  return Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
 }
 
 function int(raw: string | undefined, fallback: number, name: string): number {
