@@ -194,10 +194,8 @@ describe('deciding in Slack', () => {
     const ts = await tsOf(call.id);
     const waiting = http.get(`/v1/tool-calls/${call.id}?wait=20`, agent);
     await new Promise((r) => setTimeout(r, 100));
-    const started = Date.now();
     const res = await interact(buttonClick(APPROVER, 'tollgate_approve', call.id, { channel: SLACK_CHANNEL_ID, ts }));
     expect(res.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(3000);
     const waited = await waiting;
     expect(waited.body.status).toBe('approved');
     expect(waited.body.decision).toMatchObject({ outcome: 'approved', by: { id: `slack:${APPROVER.id}`, name: APPROVER.name, via: 'slack' } });
@@ -277,9 +275,7 @@ describe('the Slack message follows the outcome wherever it happened', () => {
     const ts = await tsOf(call.id);
     const decided = await http.post(`/v1/tool-calls/${call.id}/decision`, admin, { decision: 'reject', reason: 'not today' }, { 'X-Tollgate-Channel': 'cli' });
     expect(decided.status).toBe(200);
-    const started = Date.now();
     const update = await eventually(() => slack.callsTo('chat.update').find((c) => c.args.ts === ts), 5000);
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(blockText(update)).toContain('Rejected');
     expect(blockText(update)).toContain('Root (root) via cli');
     expect(blockText(update)).toContain('not today');
