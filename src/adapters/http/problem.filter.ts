@@ -50,17 +50,23 @@ export function toProblem(e: unknown, log?: Logger): Problem {
   }
   if (isDatabaseUnavailable(e)) {
     log?.warn(`database unavailable: ${(e as Error).message}`);
-    return problem(503, 'unavailable', 'The database is unavailable; nothing was recorded. Retry later.');
+    return problem(503, 'unavailable', 'The database is unavailable; nothing was recorded. Retry later.', { retryAfter: DB_RETRY_AFTER_S });
   }
   log?.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
   return problem(500, 'internal', 'An unexpected error occurred; it has been logged.');
 }
 
+const DB_REFUSAL_CODES = new Set(['3D000', '55000', '57P01', '57P02', '57P03', '57P04', '57P05']);
+
+/** Seconds a client should wait before retrying while the database is away: long enough not to pile on. */
+const DB_RETRY_AFTER_S = 2;
+
 export function isDatabaseUnavailable(e: unknown): boolean {
   const err = e as { code?: string; message?: string; driverError?: { code?: string } };
   const code = err?.driverError?.code ?? err?.code;
-  // 08 connection, 28 authorisation, 3D000 no such database, 57P0x shutdown, 53300 too many connections.
-  if (code && (/^(08|28)/.test(code) || ['3D000', '57P01', '57P02', '57P03', '53300'].includes(code))) return true;
+  // 08 connection, 28 authorisation, 3D000 no such database, 57P0x shutdown or terminated session,
+  // 53xxx out of resources (53300 too many connections), 55000 database not accepting connections.
+  if (code && (/^(08|28|53)/.test(code) || DB_REFUSAL_CODES.has(code))) return true;
   if (e instanceof QueryFailedError && !code) return DB_UNAVAILABLE.test(e.message);
   return typeof err?.message === 'string' && DB_UNAVAILABLE.test(err.message);
 }

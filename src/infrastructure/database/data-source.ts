@@ -20,11 +20,21 @@ export function dataSourceOptions(target: DatabaseTarget): DataSourceOptions {
     logging: false,
   };
   if (target.url) {
-    return { ...common, url: target.url, poolSize: 10, extra: { connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000 } };
+    return { ...common, url: target.url, poolSize: 10, extra: { connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000, onConnect: keepErrorsHandled } };
   }
   const e = target.embedded!;
   // PGlite serves one session at a time; a larger pool would only queue behind it.
-  return { ...common, host: e.host, port: e.port, username: 'postgres', database: 'postgres', poolSize: 1, extra: { max: 1, connectionTimeoutMillis: 30000 } };
+  return { ...common, host: e.host, port: e.port, username: 'postgres', database: 'postgres', poolSize: 1, extra: { max: 1, connectionTimeoutMillis: 30000, onConnect: keepErrorsHandled } };
+}
+
+/**
+ * A session the server ends (administrator command, restart) can emit `error` after its owner has
+ * already released it and removed its listener; an `error` event nobody listens to kills the process.
+ * The pool and TypeORM still see and handle the first error; this listener only keeps a late one from
+ * crashing the service (requests then get 503 and the pool reconnects).
+ */
+function keepErrorsHandled(client: { on(event: 'error', listener: (e: Error) => void): unknown }): void {
+  client.on('error', () => undefined);
 }
 
 export async function openDataSource(target: DatabaseTarget, migrate: boolean): Promise<DataSource> {
