@@ -69,11 +69,10 @@ describe('a pending call past its timeout', () => {
 
   it('carries an expiresAt one timeout after it was proposed', () => {
     const ms = Date.parse(call.approval.expiresAt) - Date.parse(call.createdAt);
-    expect(ms).toBeGreaterThanOrEqual(1000);
-    expect(ms).toBeLessThan(1500);
+    expect(ms).toBe(1000); // both stamped from the one clock reading of the proposal
   });
 
-  it('becomes expired within 2 s of expiresAt without anyone reading the call', () => {
+  it('becomes expired after expiresAt without anyone reading the call', () => {
     expect(settled.call.status).toBe('expired');
     expect(settled.call.decision).toMatchObject({ outcome: 'expired' });
     const late = Date.parse(settled.call.decision.at) - Date.parse(call.approval.expiresAt);
@@ -127,8 +126,7 @@ describe('a rule with its own timeout', () => {
     expect(put.status).toBe(200);
     const call = await pendingCall('exp-rule-1', tAgent);
     const ms = Date.parse(call.approval.expiresAt) - Date.parse(call.createdAt);
-    expect(ms).toBeGreaterThanOrEqual(1000);
-    expect(ms).toBeLessThan(1500);
+    expect(ms).toBe(1000); // both stamped from the one clock reading of the proposal
     const { conv, call: after } = await pollConversationUntilSettled('exp-rule-1', call.id, tAgent);
     expect(after).toMatchObject({ status: 'expired', decision: { outcome: 'expired' } });
     expect(conv).toMatchObject({ status: 'active', pendingCount: 0 });
