@@ -72,7 +72,7 @@ async function story(tenant: string, convId: string): Promise<void> {
 
 /**
  * What someone owning the table could do: grant itself back the revoked privileges, switch the append-only
- * trigger off, change rows, then put both back (the trigger ENABLE ALWAYS, as the migrations left it) — in one
+ * trigger (and the chain head's) off, change rows, then put both back (the trigger ENABLE ALWAYS, as the migrations left it) — in one
  * transaction, so nothing else ever sees the trigger off. (A superuser needs no grant; an owner does.)
  */
 async function behindTheServicesBack(statements: Array<[string, unknown[]]>): Promise<void> {
@@ -83,10 +83,12 @@ async function behindTheServicesBack(statements: Array<[string, unknown[]]>): Pr
     const [{ had }] = await qr.query(`SELECT has_table_privilege('events', 'UPDATE') AND has_table_privilege('events', 'DELETE') AS had`);
     await qr.query(`GRANT UPDATE, DELETE ON events TO CURRENT_USER`);
     await qr.query(`ALTER TABLE events DISABLE TRIGGER events_no_update_delete`);
+    await qr.query(`ALTER TABLE audit_heads DISABLE TRIGGER audit_heads_forward_only`);
     for (const [sql, params] of statements) {
       await qr.query(sql, params);
     }
     await qr.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_update_delete`);
+    await qr.query(`ALTER TABLE audit_heads ENABLE ALWAYS TRIGGER audit_heads_forward_only`);
     if (!had) await qr.query(`REVOKE UPDATE, DELETE ON events FROM CURRENT_USER`);
     await qr.commitTransaction();
   } catch (e) {
