@@ -33,6 +33,7 @@ import { WakeWaitersHandler } from './application/events/wake-waiters.handler';
 import {
   CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, POLICY_INPUTS, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS, WEBHOOKS,
 } from './application/ports';
+import { CHECKPOINT_SIGNATURES } from './application/ports/checkpoint-signatures.port';
 import { AUDIT_LOG, AUDIT_RETENTION } from './application/ports/audit-log.port';
 import { PurgeAuditTrailHandler } from './application/commands/purge-audit-trail/purge-audit-trail.handler';
 import { ConversationAccessHandler, ToolCallAccessHandler } from './application/queries/access/access.handler';
@@ -117,6 +118,7 @@ export class AppModule implements NestModule {
         { provide: AUDIT_LOG, useClass: TypeOrmAuditLog },
         { provide: AUDIT_RETENTION, useClass: TypeOrmAuditRetention },
         { provide: RECEIPTS, useClass: JoseReceiptSigner },
+        { provide: CHECKPOINT_SIGNATURES, useExisting: RECEIPTS },
         { provide: CLOCK, useClass: SystemClock },
         { provide: IDS, useClass: RandomIds },
         InProcessWaiters,

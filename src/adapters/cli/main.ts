@@ -5,8 +5,8 @@ import { addClientCommands, reportError } from './client/client-commands';
 
 /**
  * `tollgate` — the server, its operator commands, and the client commands that talk to a running server.
- * Exit codes: 0 ok, 1 the server refused the request (a 4xx problem) or the command failed, 2 bad usage or
- * configuration, 3 the server is unreachable or failed (5xx).
+ * Exit codes: 0 ok, 1 the server refused the request (a 4xx problem) or the command failed (e.g. `audit verify`
+ * found the trail altered), 2 bad usage or configuration, 3 the server is unreachable or failed (5xx).
  */
 export function buildCli(): Command {
   const program = new Command('tollgate')

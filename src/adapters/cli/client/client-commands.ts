@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import { readFileSync } from 'node:fs';
 import { stringify as toYaml } from 'yaml';
 import { ApiClient, Approval, CliError, ClientOptions, connection, EXIT, ProblemError, ToolCall } from './api-client';
@@ -109,7 +110,7 @@ export function addClientCommands(program: Command): void {
     console.log(table(['ID', 'TOOL', 'LEVEL', 'CONVERSATION', 'AGENT', 'ARGUMENTS'], items.map((a: Approval) => [a.id, a.toolName, a.policy.level, a.conversation.title ?? a.conversationId, a.conversation.agentId, oneLine(a.arguments, 60)])));
   });
 
-  withConnection(
+  const audit = withConnection(
     program
       .command('audit')
       .description('Audit events (auditor, admin), oldest first: a table, or JSON with --json')
@@ -148,6 +149,7 @@ export function addClientCommands(program: Command): void {
     );
     if (next) console.log(`… more: --cursor ${next}`);
   });
+  addAuditIntegrityCommands(audit);
 
   const policy = program.command('policy').description("The tenant's policy: get it, or apply a new version from a file");
   withConnection(
@@ -234,6 +236,119 @@ export function addClientCommands(program: Command): void {
       const what = t.scope === 'tenant' ? 'the tenant' : `${t.scope} ${t.id}`;
       console.log(r.changed ? `Resumed ${what}` : `${what} was not halted`);
     });
+}
+
+/**
+ * `audit checkpoint` prints a signed checkpoint of the chain head, to keep outside the database; `audit verify`
+ * recomputes the chain, and with `--checkpoint FILE` also checks that the database still holds the chain up to
+ * that checkpoint (a cut tail with a rewritten head passes plain verify, not this). With `--jwks FILE` the
+ * checkpoint's signature is first checked here, against keys the operator pinned outside the database.
+ * The options of `audit` itself (--url, --token, --json) are read from it too: commander gives them to the parent.
+ */
+function addAuditIntegrityCommands(audit: Command): void {
+  withConnection(
+    audit
+      .command('checkpoint')
+      .description('Print a signed checkpoint of the audit chain (a compact JWS) to keep outside the database: tollgate audit checkpoint > cp.jws')
+      .option('--json', 'print {jws, tenant, seq, hash, at}'),
+  ).action(async (_o: unknown, cmd: Command) => {
+    const o = cmd.optsWithGlobals<ClientOptions & { json?: boolean }>();
+    output.json = !!o.json;
+    const cp = await api(o).get<Checkpoint & { jws: string }>('/v1/audit/checkpoint');
+    if (o.json) return printJson(cp);
+    process.stdout.write(`${cp.jws}\n`);
+  });
+
+  withConnection(
+    audit
+      .command('verify')
+      .description('Recompute the audit hash chain (auditor, admin); exits 1 when it does not verify')
+      .option('--checkpoint <file>', 'also check the chain against a checkpoint saved earlier (tollgate audit checkpoint > file)')
+      .option('--jwks <file>', 'check the checkpoint\'s signature against these pinned keys (a saved /.well-known/jwks.json) before asking the server')
+      .option('--json', 'print the answer as JSON'),
+  ).action(async (_o: unknown, cmd: Command) => {
+    const o = cmd.optsWithGlobals<ClientOptions & { checkpoint?: string; jwks?: string; json?: boolean }>();
+    output.json = !!o.json;
+    if (o.jwks && !o.checkpoint) throw new CliError('--jwks checks a checkpoint: give --checkpoint FILE too', EXIT.usage);
+    const jws = o.checkpoint ? readCheckpoint(o.checkpoint) : undefined;
+    const client = api(o);
+    if (jws && o.jwks) await checkPinned(jws, o.jwks);
+    const r = await client.get<VerifyAnswer>('/v1/audit/verify', { query: { checkpoint: jws } });
+    if (o.json) printJson(r);
+    else console.log(verifyLine(r, !!jws));
+    if (!r.ok) throw new CliError(`the audit trail does not verify${r.firstBadSeq !== undefined ? ` (first bad seq ${r.firstBadSeq})` : ''}: ${r.problem ?? 'see above'}`, EXIT.refused);
+  });
+}
+
+interface Checkpoint {
+  tenant: string;
+  seq: number;
+  hash: string;
+  at: string;
+}
+
+interface VerifyAnswer {
+  ok: boolean;
+  checked: number;
+  firstBadSeq?: number;
+  problem?: string;
+  checkpoint?: Checkpoint & { kid: string; purged?: boolean };
+}
+
+/** The compact JWS in FILE, as `audit checkpoint` prints it or as the JSON form `{jws, …}`. */
+function readCheckpoint(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file === '-' ? 0 : file, 'utf8').trim();
+  } catch (e) {
+    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
+  }
+  if (text.startsWith('{')) {
+    try {
+      text = String((JSON.parse(text) as { jws?: unknown }).jws ?? '');
+    } catch {
+      text = '';
+    }
+  }
+  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(text)) {
+    throw new CliError(`${file} does not hold a checkpoint (the compact JWS that \`tollgate audit checkpoint\` prints)`, EXIT.usage);
+  }
+  return text;
+}
+
+/**
+ * Checks the signature against keys pinned outside the database, never against a key the checkpoint carries
+ * itself: a key inside what it vouches for proves nothing. A mismatch is a failed check (exit 1).
+ */
+async function checkPinned(jws: string, file: string): Promise<void> {
+  let jwks: Parameters<typeof createLocalJWKSet>[0];
+  try {
+    jwks = JSON.parse(readFileSync(file, 'utf8')) as Parameters<typeof createLocalJWKSet>[0];
+    if (!Array.isArray(jwks?.keys)) throw new Error('no "keys" array');
+  } catch (e) {
+    throw new CliError(`${file} is not a JWKS (a saved /.well-known/jwks.json): ${(e as Error).message}`, EXIT.usage);
+  }
+  let typ: unknown;
+  try {
+    typ = decodeProtectedHeader(jws).typ;
+  } catch {
+    typ = undefined;
+  }
+  if (typ !== 'tollgate-checkpoint+jwt') throw new CliError('the checkpoint file holds no audit checkpoint (a JWS of typ tollgate-checkpoint+jwt)', EXIT.usage);
+  try {
+    await compactVerify(jws, createLocalJWKSet(jwks), { algorithms: ['EdDSA'] });
+  } catch {
+    throw new CliError(`the checkpoint's signature does not verify with the keys pinned in ${file}`, EXIT.refused);
+  }
+}
+
+function verifyLine(r: VerifyAnswer, withCheckpoint: boolean): string {
+  const cp = r.checkpoint;
+  if (!r.ok) return `FAILED${r.firstBadSeq !== undefined ? ` at seq ${r.firstBadSeq}` : ''}: ${r.problem ?? 'the chain does not verify'} (${r.checked} event(s) checked)`;
+  const against = !withCheckpoint || !cp ? '' : cp.purged
+    ? `; the checkpoint of ${cp.at} (seq ${cp.seq}) is older than the retained events, which a retention purge accounts for`
+    : `; it still holds the checkpoint of ${cp.at} (seq ${cp.seq}, hash ${cp.hash.slice(0, 12)}…)`;
+  return `ok: ${r.checked} event(s) verify${against}`;
 }
 
 interface AuditRow {

@@ -65,6 +65,14 @@ export function auditFilter(tenantId: string, q: Record<string, unknown>): Audit
   };
 }
 
+function checkpointParam(raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw.trim() === '' || raw.length > 4096) {
+    throw new ValidationError([{ path: 'checkpoint', message: 'must be given once: the compact JWS of GET /v1/audit/checkpoint' }]);
+  }
+  return raw.trim();
+}
+
 function windowOf(q: Record<string, unknown>): { from?: Date; to?: Date } {
   const { from, to } = auditFilter('', { from: q.from, to: q.to });
   return { from, to };
@@ -112,9 +120,11 @@ export class AuditController {
     }
   }
 
+  /** With `checkpoint` (a JWS from GET checkpoint, kept outside the database), also checks the chain still reaches it. */
   @Get('verify')
-  verify(@CurrentPrincipal() p: Principal) {
-    return this.queries.execute(new VerifyAuditTrailQuery(p.tenant));
+  @ApiQuery({ name: 'checkpoint', required: false, description: 'a compact JWS answered earlier by GET /v1/audit/checkpoint' })
+  verify(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
+    return this.queries.execute(new VerifyAuditTrailQuery(p.tenant, checkpointParam(q.checkpoint)));
   }
 
   /** A compact JWS (`application/jose`); with `Accept: application/json`, `{jws, tenant, seq, hash, at}`. */

@@ -3,7 +3,9 @@ import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { ApprovalPolicy } from '../../../domain/policy/approval-policy';
 import { needsPerson } from '../../../domain/policy/supervision-level';
 import { CLOCK, Clock, POLICIES, PolicyRepository, RECEIPTS, ReceiptSigner, TOOLS, ToolRepository } from '../../ports';
-import { AUDIT_LOG, AuditEvent, AuditLog } from '../../ports/audit-log.port';
+import { AUDIT_LOG, AuditEvent, AuditLog, VerifyResult } from '../../ports/audit-log.port';
+import { CHECKPOINT_SIGNATURES, CHECKPOINT_TYP, CheckpointSignatures } from '../../ports/checkpoint-signatures.port';
+import { ValidationError } from '../../../domain/shared/domain-error';
 import { AuditCheckpointQuery, AuditGapsQuery, AuditMetricsQuery, ExportAuditEventsQuery, ListAuditEventsQuery, VerifyAuditTrailQuery } from './audit.queries';
 
 const EXPORT_BATCH = 1000;
@@ -28,13 +30,71 @@ export class ExportAuditEventsHandler implements IQueryHandler<ExportAuditEvents
   }
 }
 
+/** What verify answers; with a checkpoint, also the checkpoint it was held against. */
+export type VerifyAnswer = VerifyResult & { checkpoint?: CheckpointClaims & { kid: string; purged?: true } };
+
+interface CheckpointClaims {
+  tenant: string;
+  seq: number;
+  hash: string;
+  at: string;
+}
+
+/**
+ * Recomputes the chain (up to the head as verify began). Given a checkpoint kept outside the database, it also
+ * checks what the database alone cannot: that the chain still reaches the checkpoint's seq with the same hash,
+ * and that the head is at or beyond it — a tail cut off together with a rewritten head, or a chain re-hashed
+ * from some event on, fails here while plain verify passes.
+ */
 @QueryHandler(VerifyAuditTrailQuery)
 export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQuery> {
-  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog) {}
+  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, @Inject(CHECKPOINT_SIGNATURES) private readonly signatures: CheckpointSignatures) {}
 
-  execute({ tenantId }: VerifyAuditTrailQuery) {
-    return this.audit.verify(tenantId);
+  async execute({ tenantId, checkpoint }: VerifyAuditTrailQuery): Promise<VerifyAnswer> {
+    if (checkpoint === undefined) return this.audit.verify(tenantId);
+    const opened = await this.signatures.open(checkpoint);
+    if (opened.status === 'malformed') throw new ValidationError([{ path: 'checkpoint', message: opened.reason }]);
+    if (opened.status === 'unverified') {
+      return {
+        ok: false,
+        checked: 0,
+        problem: `the checkpoint's signature does not verify with this service's keys (kid ${opened.kid ?? 'missing'}): it was not issued here, or the signing key was replaced`,
+      };
+    }
+    const cp = checkpointClaims(opened.payload);
+    if (cp.tenant !== tenantId) throw new ValidationError([{ path: 'checkpoint', message: "is a checkpoint of another tenant's audit trail" }]);
+    const head = await this.audit.head(tenantId); // before verify: the chain verify checks reaches at least this far
+    const chain = await this.audit.verify(tenantId);
+    const against = { ...cp, kid: opened.kid };
+    if (!chain.ok) return { ...chain, checkpoint: against };
+    const found = await this.compare(tenantId, cp, head.seq);
+    if (found === 'purged') return { ...chain, checkpoint: { ...against, purged: true } };
+    return found ? { ok: false, checked: chain.checked, ...found, checkpoint: against } : { ...chain, checkpoint: against };
   }
+
+  /** What is wrong between the checkpoint and the chain (null: nothing), or 'purged' when a retention purge removed its event. */
+  private async compare(tenantId: string, cp: CheckpointClaims, headSeq: number): Promise<{ firstBadSeq: number; problem: string } | 'purged' | null> {
+    if (headSeq < cp.seq) {
+      return { firstBadSeq: headSeq + 1, problem: `the checkpoint of ${cp.at} vouches for events up to seq ${cp.seq}, but the chain now ends at seq ${headSeq}: events were removed from its end` };
+    }
+    if (cp.seq === 0) return null;
+    const differs = { firstBadSeq: cp.seq, problem: `event ${cp.seq} no longer has the hash the checkpoint of ${cp.at} recorded: the chain up to it was rewritten` };
+    const [event] = await this.audit.list({ tenantId, afterSeq: cp.seq - 1 }, 1);
+    if (event?.seq === cp.seq) return event.hash === cp.hash ? null : differs;
+    // Not in the table: a retention purge may have removed it. Its AuditPurged event recorded the last purged hash.
+    const purges = await this.audit.list({ tenantId, types: ['AuditPurged'] }, 1000);
+    const anchor = purges.find((p) => Number(p.data.lastPurgedSeq) === cp.seq);
+    if (anchor) return anchor.data.lastPurgedHash === cp.hash ? 'purged' : differs;
+    const [first] = await this.audit.list({ tenantId }, 1);
+    if (first && first.seq > cp.seq && purges.length > 0) return 'purged'; // verify has checked that a purge accounts for the events before `first`
+    return { firstBadSeq: cp.seq, problem: `event ${cp.seq}, which the checkpoint of ${cp.at} vouches for, is missing` };
+  }
+}
+
+function checkpointClaims(p: Record<string, unknown>): CheckpointClaims {
+  const ok = typeof p.tenant === 'string' && Number.isSafeInteger(p.seq) && (p.seq as number) >= 0 && typeof p.hash === 'string' && /^[0-9a-f]{64}$/.test(p.hash) && typeof p.at === 'string';
+  if (!ok) throw new ValidationError([{ path: 'checkpoint', message: 'does not carry {tenant, seq, hash, at}' }]);
+  return { tenant: p.tenant as string, seq: p.seq as number, hash: p.hash as string, at: p.at as string };
 }
 
 /** The chain's head, signed with the receipt keys: kept outside the database, it proves later that nothing before it changed. */
@@ -45,7 +105,7 @@ export class AuditCheckpointHandler implements IQueryHandler<AuditCheckpointQuer
   async execute({ tenantId }: AuditCheckpointQuery) {
     const head = await this.audit.head(tenantId);
     const payload = { tenant: tenantId, seq: head.seq, hash: head.hash, at: this.clock.now().toISOString() };
-    return { jws: await this.signer.signPayload(payload, 'tollgate-checkpoint+jwt'), ...payload };
+    return { jws: await this.signer.signPayload(payload, CHECKPOINT_TYP), ...payload };
   }
 }
 

@@ -12,8 +12,9 @@ export class ExportAuditEventsQuery {
   constructor(readonly filter: AuditFilter) {}
 }
 
+/** Recomputes the chain; with a checkpoint (a compact JWS from AuditCheckpointQuery), also checks the chain still reaches it. */
 export class VerifyAuditTrailQuery {
-  constructor(readonly tenantId: string) {}
+  constructor(readonly tenantId: string, readonly checkpoint?: string) {}
 }
 
 export class AuditCheckpointQuery {
