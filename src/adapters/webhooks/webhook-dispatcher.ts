@@ -2,6 +2,8 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import type { AuditEvent } from '../../application/ports/audit-log.port';
 import type { OutboxConsumer } from '../../application/ports/outbox.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { EgressGuard } from './egress-guard';
+import { sendWebhook } from './webhook-sender';
 import { signWebhook } from './webhook-signature';
 import { DueDelivery, WebhookAttempt, WebhookStore } from './webhook.store';
 
@@ -9,7 +11,8 @@ const BATCH = 20;
 const MAX_RETRY_MS = 60 * 60 * 1000;
 
 /**
- * Sends queued webhook deliveries: signed per Standard Webhooks, a 2xx answer within the timeout counts,
+ * Sends queued webhook deliveries: signed per Standard Webhooks, only to destinations the egress guard allows
+ * (checked again at each attempt), a 2xx answer within the timeout counts (redirects are not followed),
  * anything else is retried with exponential backoff (base, 2×base, 4×base … at most an hour apart) until
  * `maxAttempts`, then the delivery is marked failed. Each delivery is leased while in flight, so several
  * instances share the work without sending one twice at the same time. Every attempt is recorded.
@@ -24,7 +27,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private stopped = false;
   private readonly log = new Logger('Webhooks');
 
-  constructor(private readonly store: WebhookStore, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+  /** Checks each attempt on the addresses resolved for it: the URL passed at registration, but DNS may answer otherwise now. */
+  private readonly guard: EgressGuard;
+
+  constructor(private readonly store: WebhookStore, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {
+    this.guard = new EgressGuard(config.webhooks.allowPrivate);
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.outboxPollMs === 0) return; // deliveries are off on this instance, like the outbox
@@ -63,27 +71,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const { timeoutMs, maxAttempts, retryBaseMs } = this.config.webhooks;
     const started = Date.now();
     const at = new Date(started).toISOString();
-    let attempt: WebhookAttempt;
-    try {
-      const res = await fetch(d.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'Tollgate-Webhooks/1', ...signWebhook(d.secret, d.eventId, Math.floor(started / 1000), d.body) },
-        body: d.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      await res.body?.cancel().catch(() => undefined); // the answer's body is not read
-      attempt = { at, status: res.status, durationMs: Date.now() - started, ...(res.ok ? {} : { error: `HTTP ${res.status}` }) };
-    } catch (e) {
-      const err = e as Error & { cause?: { code?: string; message?: string } };
-      const error = err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (err.cause?.code ?? err.cause?.message ?? err.message);
-      attempt = { at, error: String(error).slice(0, 500), durationMs: Date.now() - started };
-    }
+    const headers = { 'content-type': 'application/json', 'user-agent': 'Tollgate-Webhooks/1', ...signWebhook(d.secret, d.eventId, Math.floor(started / 1000), d.body) };
+    const outcome = await sendWebhook(this.guard, d.url, headers, d.body, timeoutMs);
+    const durationMs = Date.now() - started;
+    const ok = 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
+    const attempt: WebhookAttempt =
+      'status' in outcome ? { at, status: outcome.status, durationMs, ...(ok ? {} : { error: `HTTP ${outcome.status}` }) } : { at, error: outcome.error, durationMs };
     const n = d.attempts + 1;
-    const delivered = attempt.status !== undefined && attempt.status >= 200 && attempt.status < 300;
     const retryInMs = n >= maxAttempts ? null : Math.min(MAX_RETRY_MS, retryBaseMs * 2 ** (n - 1));
-    await this.store.recordAttempt(d, attempt, delivered ? { delivered: true } : { delivered: false, retryInMs });
-    if (!delivered) this.log.warn(`webhook ${d.webhookId} attempt ${n} for ${d.eventId} failed (${attempt.error})${retryInMs === null ? '; giving up' : ''}`);
+    await this.store.recordAttempt(d, attempt, ok ? { delivered: true } : { delivered: false, retryInMs });
+    // The cause (the address, what the socket said) is for the operator's log, not for the tenant's attempt log.
+    const cause = 'cause' in outcome ? `: ${outcome.cause}` : '';
+    if (!ok) this.log.warn(`webhook ${d.webhookId} attempt ${n} for ${d.eventId} failed (${attempt.error}${cause})${retryInMs === null ? '; giving up' : ''}`);
   }
 
   async beforeApplicationShutdown(): Promise<void> {

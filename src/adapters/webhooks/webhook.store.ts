@@ -15,6 +15,10 @@ export interface WebhookAttempt {
   at: string;
   /** The receiver's HTTP status; absent when no answer came (refused, timed out). */
   status?: number;
+  /**
+   * `HTTP <status>` for a non-2xx answer, else one fixed word: `destination_not_allowed` (no connection was
+   * made), `dns_failed`, `connect_failed`, `timeout`. Never what the network said: that would map it.
+   */
   error?: string;
   durationMs: number;
 }

@@ -1,10 +1,12 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
 import { CreateWebhookCommand, DeleteWebhookCommand, WebhookNotFoundError } from '../../../application/commands/webhooks/webhook.commands';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import type { WebhookState } from '../../../domain/webhook/webhook.aggregate';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../../../infrastructure/config/config';
+import { EgressGuard } from '../../webhooks/egress-guard';
 import { newWebhookSecret, webhookKey } from '../../webhooks/webhook-signature';
 import { Webhook, WebhookStore } from '../../webhooks/webhook.store';
 import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
@@ -15,15 +17,21 @@ import { parseBody } from '../validation';
 /**
  * Outgoing webhooks (admin): subscribe a URL to audit event types; deliveries are signed per Standard
  * Webhooks and retried with backoff, and each attempt can be read back. The secret is shown once, at creation.
+ * URLs must reach public addresses unless the operator allows more (see EgressGuard).
  */
 @ApiTags('webhooks')
 @ApiBearerAuth()
 @Controller('v1/webhooks')
 export class WebhooksController {
+  private readonly egress: EgressGuard;
+
   constructor(
     private readonly store: WebhookStore,
     private readonly commands: CommandBus,
-  ) {}
+    @Inject(TOLLGATE_CONFIG) config: TollgateConfig,
+  ) {
+    this.egress = new EgressGuard(config.webhooks.allowPrivate);
+  }
 
   @Post()
   @Roles('admin')
@@ -31,6 +39,9 @@ export class WebhooksController {
   async create(@CurrentPrincipal() p: Principal, @Body() body: unknown): Promise<Webhook & { secret: string }> {
     const dto = parseBody(CreateWebhookRequest, body);
     if (dto.secret !== undefined && !webhookKey(dto.secret)) throw new ValidationError([{ path: 'secret', message: 'must be whsec_ followed by the base64 of 24 to 64 bytes' }]);
+    // Refused here so the admin hears of it at once; each delivery attempt checks again (DNS may change).
+    const destination = await this.egress.check(dto.url);
+    if (!destination.ok) throw new ValidationError([{ path: 'url', message: destination.detail }]);
     const secret = dto.secret ?? newWebhookSecret();
     // Made through a command, so the trail records who sent the tenant's events where (WebhookCreated).
     const created: WebhookState = await this.commands.execute(new CreateWebhookCommand(p, { url: dto.url, events: dto.events, description: dto.description ?? null, secret }));

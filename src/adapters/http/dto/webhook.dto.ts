@@ -5,7 +5,10 @@ import { EVENT_TYPES } from '../../../domain/shared/domain-event';
 export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, '*'] as const;
 
 export class CreateWebhookRequest {
-  @ApiProperty({ description: 'http(s) URL the events are POSTed to', maxLength: 2048 })
+  @ApiProperty({
+    description: 'http(s) URL the events are POSTed to, without credentials; it must resolve to public addresses unless the operator allows private ones (TOLLGATE_WEBHOOK_ALLOW_PRIVATE)',
+    maxLength: 2048,
+  })
   @IsString()
   @MaxLength(2048)
   @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'url must be an http(s) URL' })
