@@ -143,7 +143,7 @@ export class AppModule implements NestModule {
         ...QUERY_HANDLERS,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: TokenThrottlerGuard },
-        { provide: WaitSlots, useFactory: () => new WaitSlots(config.maxWaitsPerToken) },
+        { provide: WaitSlots, useFactory: () => new WaitSlots(config.maxWaitsPerToken, config.maxWaitsPerTenant) },
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],
     };

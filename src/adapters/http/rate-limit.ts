@@ -30,25 +30,44 @@ export class TokenThrottlerGuard extends ThrottlerGuard {
   }
 }
 
-/** Bounds the long-polls one token holds open on this instance, so one client cannot pin every socket. */
+/** Seconds a refused wait should give the others: a slot frees as soon as any open wait answers. */
+const WAIT_RETRY_AFTER_S = 1;
+
+/**
+ * Bounds the waits (long-polls and event streams) held open on this instance, per token and per tenant, so
+ * neither one client nor one tenant's many tokens can pin every socket and waiter.
+ */
 @Injectable()
 export class WaitSlots {
-  private readonly held = new Map<string, number>();
+  private readonly byToken = new Map<string, number>();
+  private readonly byTenant = new Map<string, number>();
 
-  constructor(private readonly max: number) {}
+  constructor(private readonly perToken: number, private readonly perTenant = Number.POSITIVE_INFINITY) {}
 
   acquire(p: Principal): () => void {
-    const key = `${p.tenant}:${p.id}`;
-    const n = this.held.get(key) ?? 0;
-    if (n >= this.max) throw new DomainError('rate_limited', 'rate_limited', `This token already holds ${n} open waits; wait for one to answer first`);
-    this.held.set(key, n + 1);
+    const token = `${p.tenant}\u0000${p.id}`;
+    const mine = this.byToken.get(token) ?? 0;
+    if (mine >= this.perToken) throw waitLimited(`This token already holds ${mine} open waits; wait for one to answer first`);
+    const tenant = this.byTenant.get(p.tenant) ?? 0;
+    if (tenant >= this.perTenant) throw waitLimited(`This tenant already holds ${tenant} open waits on this server; wait for one to answer first`);
+    this.byToken.set(token, mine + 1);
+    this.byTenant.set(p.tenant, tenant + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = (this.held.get(key) ?? 1) - 1;
-      if (left > 0) this.held.set(key, left);
-      else this.held.delete(key);
+      decrement(this.byToken, token);
+      decrement(this.byTenant, p.tenant);
     };
   }
+}
+
+function waitLimited(detail: string): DomainError {
+  return new DomainError('rate_limited', 'rate_limited', detail, { retryAfter: WAIT_RETRY_AFTER_S });
+}
+
+function decrement(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
 }

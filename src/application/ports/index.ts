@@ -156,8 +156,8 @@ export interface ReceiptSigner {
 
 /** Open before reading the call, so a decision committed between the read and the wait is not missed. */
 export interface Watch {
-  /** Resolves when the call may have changed since the watch opened (or the last `next`), after `timeoutMs`, or at shutdown. */
-  next(timeoutMs: number): Promise<void>;
+  /** Resolves when the call may have changed since the watch opened (or the last `next`), after `timeoutMs`, at shutdown, or when `signal` aborts. */
+  next(timeoutMs: number, signal?: AbortSignal): Promise<void>;
   close(): void;
 }
 

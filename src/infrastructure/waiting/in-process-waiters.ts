@@ -22,15 +22,18 @@ export class InProcessWaiters implements ToolCallWaiters, BeforeApplicationShutd
     if (!set) this.byCall.set(key, (set = new Set()));
     set.add(entry);
     return {
-      next: (timeoutMs) =>
+      next: (timeoutMs, signal) =>
         new Promise<void>((resolve) => {
-          if (entry.woken || this.closing) {
+          if (entry.woken || this.closing || signal?.aborted) {
             entry.woken = false;
             return resolve();
           }
           const timer = setTimeout(done, timeoutMs);
+          // A client that went away ends the wait now, not when its timeout would have.
+          signal?.addEventListener('abort', done, { once: true });
           function done() {
             clearTimeout(timer);
+            signal?.removeEventListener('abort', done);
             entry.resolve = undefined;
             entry.woken = false;
             resolve();

@@ -1,6 +1,7 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiHeader, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { ClaimExecutionCommand } from '../../../application/commands/claim-execution/claim-execution.command';
 import { DecideToolCallCommand } from '../../../application/commands/decide-tool-call/decide-tool-call.command';
 import { ReportResultCommand } from '../../../application/commands/report-result/report-result.command';
@@ -25,7 +26,7 @@ export class ToolCallsController {
 
   @Get(':id')
   @ApiQuery({ name: 'wait', required: false, description: 'seconds (0–60) to wait while the call is pending' })
-  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('wait') wait: unknown) {
+  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('wait') wait: unknown, @Res({ passthrough: true }) res: Response) {
     let seconds: number;
     try {
       seconds = intParam('wait', wait, 0, 60, 0);
@@ -35,10 +36,18 @@ export class ToolCallsController {
     }
     // The query checks visibility itself: no separate access read on the hot path of every long-poll.
     if (seconds === 0) return this.queries.execute(new GetToolCallQuery(p, id, 0));
-    const release = this.waitSlots.acquire(p); // 429 past the per-token bound
+    const release = this.waitSlots.acquire(p); // 429 past the per-token or per-tenant bound
+    // A client that goes away frees its slot and its waiter now, not when its wait would have ended.
+    const gone = new AbortController();
+    const leave = () => {
+      release();
+      gone.abort();
+    };
+    res.once('close', leave);
     try {
-      return await this.queries.execute(new GetToolCallQuery(p, id, seconds));
+      return await this.queries.execute(new GetToolCallQuery(p, id, seconds, gone.signal));
     } finally {
+      res.off('close', leave);
       release();
     }
   }

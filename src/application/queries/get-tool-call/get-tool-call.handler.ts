@@ -15,7 +15,7 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
     private readonly commands: CommandBus,
   ) {}
 
-  async execute({ principal: p, toolCallId, waitSeconds }: GetToolCallQuery): Promise<ToolCallView> {
+  async execute({ principal: p, toolCallId, waitSeconds, signal }: GetToolCallQuery): Promise<ToolCallView> {
     const deadline = this.clock.now().getTime() + waitSeconds * 1000;
     const watch = this.waiters.watch(p.tenant, toolCallId);
     try {
@@ -24,9 +24,9 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
         const { view, pending, expiresAt } = await this.read(p, toolCallId);
         const now = this.clock.now().getTime();
         const left = deadline - now;
-        if (!pending || left <= 0 || this.waiters.closing) return view;
+        if (!pending || left <= 0 || this.waiters.closing || signal?.aborted) return view;
         // Woken after a commit here, by a notification from another instance, or by the periodic batch re-check.
-        await watch.next(Math.max(1, Math.min(left, expiresAt !== undefined ? expiresAt - now + 1 : left)));
+        await watch.next(Math.max(1, Math.min(left, expiresAt !== undefined ? expiresAt - now + 1 : left)), signal);
       }
     } finally {
       watch.close();
