@@ -28,6 +28,8 @@ export interface RefusedDestination {
    * answer or naming the address, so registration does not map the internal network either.
    */
   detail: string;
+  /** What the name resolved to, for the operator's log. */
+  resolved?: string[];
 }
 
 /**
@@ -166,7 +168,7 @@ export class EgressGuard {
     }
     if (addresses.length === 0) return { ok: false, refusal: 'dns_failed', detail };
     // One refused address refuses the name: a client could be sent to any of them.
-    if (!addresses.every((a) => this.allows(a.address))) return { ok: false, refusal: 'destination_not_allowed', detail };
+    if (!addresses.every((a) => this.allows(a.address))) return { ok: false, refusal: 'destination_not_allowed', detail, resolved: addresses.map((a) => a.address) };
     return { ok: true, url, addresses };
   }
 }

@@ -28,7 +28,10 @@ export async function sendWebhook(guard: EgressGuard, rawUrl: string, headers: R
   const timedOut = new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true }));
   const target = await Promise.race([guard.check(rawUrl), timedOut]);
   if (target === null) return { error: 'timeout', cause: `no address within ${timeoutMs} ms` };
-  if (!target.ok) return { error: target.refusal === 'dns_failed' ? 'dns_failed' : 'destination_not_allowed', cause: target.detail };
+  if (!target.ok) {
+    const cause = target.resolved ? `${target.detail} (resolved to ${target.resolved.join(', ')})` : target.detail;
+    return { error: target.refusal === 'dns_failed' ? 'dns_failed' : 'destination_not_allowed', cause };
+  }
   const transport = target.url.protocol === 'https:' ? https : http;
   return new Promise<SendOutcome>((resolve) => {
     const req = transport.request(
