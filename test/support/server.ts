@@ -27,7 +27,7 @@ export async function startTestServer(overrides: Partial<TollgateConfig> = {}, o
     sweepIntervalMs: 200,
     rateLimitPer10s: 0, // tests that are about rate limits turn it on
     maxWaitsPerToken: 100,
-    // Test receivers (webhooks, Slack stand-in) listen on loopback, which production refuses by default.
+    // Test webhook receivers listen on loopback, which production refuses by default.
     webhooks: { ...base.webhooks, allowPrivate: ['127.0.0.0/8', '::1/128'] },
     instanceId: 'test',
     ...overrides,
