@@ -82,7 +82,7 @@ describe('the chain head', () => {
     expect(await heads()).toEqual(before);
   });
 
-  it('refuses a head that starts anywhere but seq 0, or for a tenant that already has events', async () => {
+  it('refuses a head that starts anywhere but seq 0 of an empty chain or the last event of its tenant', async () => {
     await expectRefused(sql(`INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ('fresh', 7, repeat('c', 64))`));
     // A head row deleted behind the triggers' back cannot be put back at an earlier point either.
     const qr = server.dataSource.createQueryRunner();
@@ -92,7 +92,13 @@ describe('the chain head', () => {
       await qr.query(`ALTER TABLE audit_heads DISABLE TRIGGER audit_heads_forward_only`);
       await qr.query(`DELETE FROM audit_heads WHERE tenant_id = $1`, [TENANT]);
       await qr.query(`ALTER TABLE audit_heads ENABLE ALWAYS TRIGGER audit_heads_forward_only`);
+      await qr.query(`SAVEPOINT s`);
       await expectRefused(qr.query(`INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, 0, repeat('0', 64))`, [TENANT]));
+      await qr.query(`ROLLBACK TO SAVEPOINT s`);
+      await expectRefused(qr.query(`INSERT INTO audit_heads (tenant_id, seq, hash) SELECT tenant_id, seq, hash FROM events WHERE tenant_id = $1 AND seq = 2`, [TENANT]));
+      await qr.query(`ROLLBACK TO SAVEPOINT s`);
+      // At the last event, with its hash, is where a bulk load puts it: consistent with the table.
+      await qr.query(`INSERT INTO audit_heads (tenant_id, seq, hash) SELECT tenant_id, seq, hash FROM events WHERE tenant_id = $1 AND seq = 3`, [TENANT]);
     } finally {
       await qr.rollbackTransaction().catch(() => undefined);
       await qr.release();
