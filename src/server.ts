@@ -51,9 +51,6 @@ export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLe
       logger: opts.logLevels ?? levelsFor(config.logLevel),
     });
     configureHttp(app);
-    if (config.auth.secret && !config.auth.devSecret && Buffer.byteLength(config.auth.secret) < 32) {
-      new Logger('Auth').warn('TOLLGATE_JWT_SECRET is shorter than 32 bytes: HS256 wants at least 256 bits of key');
-    }
     await app.init();
     if (config.policyFile) await loadPolicyFile(app, config.policyFile);
     answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);

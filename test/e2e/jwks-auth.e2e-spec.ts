@@ -63,6 +63,20 @@ describe('authentication with TOLLGATE_JWKS_URL', () => {
     expect((await api.get('/v1/tools', old)).status).toBe(401);
   });
 
+  it('refuses a token that lives longer than the maximum (24 h by default) or was issued in the future', async () => {
+    const t = Math.floor(Date.now() / 1000);
+    const token = (iat: number | undefined, exp: number) => {
+      let jwt = new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setSubject('alice').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime(exp);
+      if (iat !== undefined) jwt = jwt.setIssuedAt(iat);
+      return jwt.sign(ec.privateKey);
+    };
+    expect((await api.get('/v1/tools', await token(t, t + 24 * 3600))).status).toBe(200);
+    for (const [iat, exp] of [[t, t + 7 * 24 * 3600], [undefined, t + 7 * 24 * 3600], [t + 3600, t + 7200]]) {
+      const r = await api.get('/v1/tools', await token(iat, exp!));
+      expect({ iat, exp, status: r.status, code: r.body.code }).toEqual({ iat, exp, status: 401, code: 'unauthenticated' });
+    }
+  });
+
   it('refuses an HS256 token signed with the public key (no key confusion) and alg none', async () => {
     const publicPem = JSON.stringify(await exportJWK(rsa.publicKey));
     const confused = await new SignJWT({ roles: ['admin'] })

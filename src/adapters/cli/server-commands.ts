@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import { mintToken } from '../../infrastructure/auth/jwt-verifier';
+import { DEFAULT_MAX_TTL_S, mintToken, ttlSeconds } from '../../infrastructure/auth/jwt-verifier';
 import { readDevSecret } from '../../infrastructure/auth/dev-secret';
 import { ConfigError, loadConfig } from '../../infrastructure/config/config';
 import { openDataSource } from '../../infrastructure/database/data-source';
@@ -90,7 +90,14 @@ export async function token(o: { sub: string; role: string[]; tenant: string; na
         : `No secret: set TOLLGATE_JWT_SECRET, or start the server once (npm start) to make a dev secret in ${config.dataDir}`,
     );
   }
-  console.log(await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name }, o.ttl));
+  // Mint only what the server will accept: its lifetime cap, and its issuer and audience when configured.
+  const max = config.auth.maxTtlSeconds ?? DEFAULT_MAX_TTL_S;
+  const ttl = ttlSeconds(o.ttl);
+  if (ttl !== undefined && ttl > max) {
+    throw new ConfigError(`--ttl ${o.ttl} is longer than the ${max} s a token may live (TOLLGATE_JWT_MAX_TTL): the server would refuse it`);
+  }
+  const { issuer, audience } = config.auth;
+  console.log(await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name }, o.ttl, { issuer, audience }));
 }
 
 function osUser(): string {

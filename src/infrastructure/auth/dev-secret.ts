@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { ConfigError, TollgateConfig } from '../config/config';
 
 const FILE = 'dev-jwt-secret';
+/** HS256 wants at least 256 bits of key; a shorter shared secret can be brute-forced from one token. */
+export const MIN_SECRET_BYTES = 32;
 
 export function devSecretPath(dataDir: string): string {
   return join(dataDir, FILE);
@@ -16,11 +18,18 @@ export function readDevSecret(dataDir: string): string | undefined {
 
 /**
  * Settles how tokens are checked. Embedded mode with no auth configured gets a generated
- * dev secret (kept in the data dir, mode 0600); a real database with no auth refuses to start.
+ * dev secret (kept in the data dir, mode 0600); a real database with no auth refuses to start,
+ * and so does a configured secret too short to resist guessing.
  */
 export function resolveAuth(config: TollgateConfig): TollgateConfig {
   const a = config.auth;
   if (a.secret && a.jwksUrl) throw new ConfigError('Set either TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL, not both');
+  const bytes = a.secret === undefined ? 0 : Buffer.byteLength(a.secret);
+  if (a.secret !== undefined && !a.devSecret && bytes < MIN_SECRET_BYTES) {
+    throw new ConfigError(
+      `TOLLGATE_JWT_SECRET is ${bytes} byte${bytes === 1 ? '' : 's'}: HS256 needs at least ${MIN_SECRET_BYTES} bytes of secret (e.g. openssl rand -base64 32)`,
+    );
+  }
   if (a.jwksUrl && (!a.issuer || !a.audience)) throw new ConfigError('TOLLGATE_JWKS_URL needs TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
   if (a.secret || a.jwksUrl) return config;
   if (config.databaseUrl) {

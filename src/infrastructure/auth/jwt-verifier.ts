@@ -5,35 +5,61 @@ import { AuthConfig } from '../config/config';
 export class InvalidTokenError extends Error {}
 
 const ASYMMETRIC = ['RS256', 'ES256', 'EdDSA'];
-const CLOCK_TOLERANCE_S = 30;
+export const CLOCK_TOLERANCE_S = 30;
+/** The longest lifetime a token may claim when TOLLGATE_JWT_MAX_TTL is not set. */
+export const DEFAULT_MAX_TTL_S = 24 * 3600;
 
 /**
  * Verifies bearer tokens with jose. Algorithms are pinned per mode, so an HS256 token can never
- * pass as an asymmetric one (no key confusion) and `none` is never accepted; `exp` is required.
+ * pass as an asymmetric one (no key confusion) and `none` is never accepted; `exp` is required, and
+ * issuer and audience are enforced whenever configured, whatever the mode.
  */
 export class JwtVerifier {
   private readonly key?: Uint8Array;
   private readonly jwks?: ReturnType<typeof createRemoteJWKSet>;
+  private readonly maxTtl: number;
 
   constructor(private readonly cfg: AuthConfig) {
     if (cfg.secret) this.key = new TextEncoder().encode(cfg.secret);
     else if (cfg.jwksUrl) this.jwks = createRemoteJWKSet(new URL(cfg.jwksUrl));
+    this.maxTtl = cfg.maxTtlSeconds ?? DEFAULT_MAX_TTL_S;
   }
 
   async verify(token: string): Promise<Principal> {
     let payload: JWTPayload;
     try {
-      const opts = { clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp', 'sub'] };
+      const opts = { clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp', 'sub'], issuer: this.cfg.issuer, audience: this.cfg.audience };
       payload = this.key
         ? (await jwtVerify(token, this.key, { ...opts, algorithms: ['HS256'] })).payload
-        : (await jwtVerify(token, this.jwks!, { ...opts, algorithms: ASYMMETRIC, issuer: this.cfg.issuer, audience: this.cfg.audience })).payload;
+        : (await jwtVerify(token, this.jwks!, { ...opts, algorithms: ASYMMETRIC })).payload;
     } catch (e) {
       throw new InvalidTokenError(e instanceof Error ? e.message : 'invalid token');
     }
+    checkLifetime(payload, this.maxTtl, Math.floor(Date.now() / 1000));
     return toPrincipal(payload);
   }
 }
 
+/**
+ * A stolen token is worth what it has left to live: refuse lifetimes beyond the maximum, counted from `iat`
+ * when present (the issuer's own clock on both ends), else from now (with the skew, as the issuer's clock may
+ * run ahead). An `iat` in the future is a forged or broken clock.
+ */
+function checkLifetime(p: JWTPayload, maxTtl: number, now: number): void {
+  const exp = p.exp!; // required and checked as a number by jose
+  if (p.iat !== undefined) {
+    if (p.iat > now + CLOCK_TOLERANCE_S) throw new InvalidTokenError('"iat" is in the future');
+    if (exp - p.iat > maxTtl) throw new InvalidTokenError(`the token lives longer than the ${maxTtl} s allowed (exp − iat)`);
+  } else if (exp - now > maxTtl + CLOCK_TOLERANCE_S) {
+    throw new InvalidTokenError(`the token expires more than ${maxTtl} s from now`);
+  }
+}
+
+/**
+ * The principal a token's claims establish. A token that carries `agent` is an agent and nothing else, on every
+ * route and channel: its other roles are dropped here, once, so no check downstream can read them as a person's
+ * (an agent that is also admin would otherwise approve itself, e.g. by setting the policy to automatic).
+ */
 function toPrincipal(p: JWTPayload): Principal {
   if (typeof p.sub !== 'string' || p.sub.length === 0 || p.sub.length > 256) throw new InvalidTokenError('sub must be a non-empty string');
   const roles = p.roles ?? [];
@@ -41,15 +67,30 @@ function toPrincipal(p: JWTPayload): Principal {
   const tenant = p.tenant ?? 'default';
   if (typeof tenant !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(tenant)) throw new InvalidTokenError('tenant must match ^[A-Za-z0-9_.:-]{1,128}$');
   const name = typeof p.name === 'string' ? p.name : undefined;
-  return { id: p.sub, tenant, roles: [...new Set(roles as string[])], ...(name ? { name } : {}) };
+  const held = roles.includes('agent') ? ['agent'] : [...new Set(roles as string[])];
+  return { id: p.sub, tenant, roles: held, ...(name ? { name } : {}) };
 }
 
-/** Mints an HS256 token (the `tollgate token` command and tests). */
-export async function mintToken(secret: string, claims: { sub: string; roles: string[]; tenant?: string; name?: string }, ttl = '8h'): Promise<string> {
-  return new SignJWT({ roles: claims.roles, tenant: claims.tenant ?? 'default', ...(claims.name ? { name: claims.name } : {}) })
+/** Seconds in a lifetime such as `90s`, `30m`, `8h`, `7d` or `2w` (a bare number is seconds); undefined if unreadable. */
+export function ttlSeconds(ttl: string): number | undefined {
+  const m = /^(\d{1,9})\s*(s|m|h|d|w)?$/.exec(ttl.trim());
+  return m ? Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[(m[2] ?? 's') as 's'] : undefined;
+}
+
+/** Mints an HS256 token (the `tollgate token` command, the web dev sign-in and tests). */
+export async function mintToken(
+  secret: string,
+  claims: { sub: string; roles: string[]; tenant?: string; name?: string },
+  ttl = '8h',
+  opts: { issuer?: string; audience?: string } = {},
+): Promise<string> {
+  let jwt = new SignJWT({ roles: claims.roles, tenant: claims.tenant ?? 'default', ...(claims.name ? { name: claims.name } : {}) })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.sub)
     .setIssuedAt()
-    .setExpirationTime(ttl)
-    .sign(new TextEncoder().encode(secret));
+    .setExpirationTime(ttl);
+  // A server configured with an issuer and audience refuses tokens without them, whatever the mode.
+  if (opts.issuer) jwt = jwt.setIssuer(opts.issuer);
+  if (opts.audience) jwt = jwt.setAudience(opts.audience);
+  return jwt.sign(new TextEncoder().encode(secret));
 }
