@@ -26,6 +26,7 @@ export async function startTestServer(overrides: Partial<TollgateConfig> = {}, o
     auth: { secret: TEST_SECRET, devSecret: false },
     sweepIntervalMs: 200,
     rateLimitPer10s: 0, // tests that are about rate limits turn it on
+    authFailuresPer10s: 0, // suites that send many bad tokens must not trip it; tests about it turn it on
     maxWaitsPerToken: 100,
     // Test webhook receivers listen on loopback, which production refuses by default.
     webhooks: { ...base.webhooks, allowPrivate: ['127.0.0.0/8', '::1/128'] },

@@ -4,6 +4,8 @@ import type { Request } from 'express';
 import { Principal } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
 import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { AuthFailureLimiter } from './auth-failures';
 
 export const PUBLIC = 'tollgate:public';
 export const ROLES = 'tollgate:roles';
@@ -27,22 +29,40 @@ export class ForbiddenError extends DomainError {
 
 type AuthedRequest = Request & { principal?: Principal };
 
+/**
+ * Establishes the principal of every non-public route (REST and the event stream alike) and checks `@Roles`.
+ * The principal's roles come from JwtVerifier, which keeps an agent token an agent whatever else it claims.
+ */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector, @Inject(JwtVerifier) private readonly verifier: JwtVerifier) {}
+  private readonly failures: AuthFailureLimiter;
+
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(JwtVerifier) private readonly verifier: JwtVerifier,
+    @Inject(TOLLGATE_CONFIG) config: TollgateConfig,
+  ) {
+    this.failures = new AuthFailureLimiter(config.authFailuresPer10s);
+  }
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const targets = [ctx.getHandler(), ctx.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, targets)) return true;
     const req = ctx.switchToHttp().getRequest<AuthedRequest>();
+    const address = req.ip ?? req.socket.remoteAddress;
+    this.failures.check(address); // before the token is read: a flood of bad tokens costs no crypto
     const header = req.headers.authorization;
     const m = typeof header === 'string' ? /^Bearer\s+([A-Za-z0-9_\-.=]+)$/i.exec(header.trim()) : null;
-    if (!m) throw unauthenticated('Send Authorization: Bearer <JWT>');
+    if (!m) {
+      this.failures.recordFailure(address);
+      throw unauthenticated('Send Authorization: Bearer <JWT>');
+    }
     try {
       req.principal = await this.verifier.verify(m[1]);
     } catch (e) {
-      if (e instanceof InvalidTokenError) throw unauthenticated(`Invalid token: ${e.message}`);
-      throw e;
+      if (!(e instanceof InvalidTokenError)) throw e;
+      this.failures.recordFailure(address);
+      throw unauthenticated(`Invalid token: ${e.message}`);
     }
     const roles = this.reflector.getAllAndOverride<string[] | undefined>(ROLES, targets);
     if (roles && !req.principal.roles.some((r) => roles.includes(r))) {
