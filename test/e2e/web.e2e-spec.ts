@@ -3,6 +3,7 @@
  * dev sign-in, which exists only in embedded dev mode and never when real authentication is configured.
  * (What the page does in a browser: test/browser.)
  */
+import { request } from 'node:http';
 import { isLoopback } from '../../src/adapters/web/web.controller';
 import { client } from '../support/http';
 import { startTestServer, TEST_SECRET, TestServer } from '../support/server';
@@ -97,8 +98,77 @@ describe('web inbox in embedded dev mode', () => {
     }
   });
 
+  /** A request with exactly these Host and Origin headers (fetch would set Host itself). */
+  function devToken(headers: Record<string, string>, path = '/ui/dev-token'): Promise<{ status: number; type?: string; body: any }> {
+    const url = new URL(server.url);
+    const payload = JSON.stringify({ sub: 'mallory', roles: ['admin'] });
+    return new Promise((resolve, reject) => {
+      const req = request(
+        { host: url.hostname, port: url.port, path, method: path === '/ui/dev-token' ? 'POST' : 'GET', headers: { 'content-type': 'application/json', ...headers } },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, type: res.headers['content-type'], body: text ? JSON.parse(text) : undefined }));
+        },
+      );
+      req.on('error', reject);
+      req.end(path === '/ui/dev-token' ? payload : undefined);
+    });
+  }
+
+  it('refuses a page of another host that rebinds its name to loopback (Host or Origin not this server)', async () => {
+    const port = new URL(server.url).port;
+    for (const headers of <Record<string, string>[]>[
+      { host: 'attacker.example' },
+      { host: `attacker.example:${port}` },
+      { host: `127.0.0.1:${Number(port) === 1 ? 2 : Number(port) - 1}` }, // another port is another server
+      { host: `localhost:${port}.attacker.example` },
+      { host: `127.0.0.1:${port}`, origin: 'http://attacker.example' },
+      { host: `127.0.0.1:${port}`, origin: `http://attacker.example:${port}` },
+      { host: `127.0.0.1:${port}`, origin: 'null' },
+    ]) {
+      const res = await devToken(headers);
+      expect({ headers, status: res.status, code: res.body?.code }).toEqual({ headers, status: 403, code: 'forbidden' });
+      expect(res.type).toMatch(/^application\/problem\+json/);
+      expect(res.body.token).toBeUndefined();
+      expect((await devToken(headers, '/ui/config')).body).toEqual({ devSignIn: false });
+    }
+  });
+
+  it('answers a page of this server under any loopback name', async () => {
+    const port = new URL(server.url).port;
+    for (const headers of <Record<string, string>[]>[
+      { host: `127.0.0.1:${port}` },
+      { host: `localhost:${port}`, origin: `http://localhost:${port}` },
+      { host: `[::1]:${port}`, origin: `http://[::1]:${port}` },
+      { host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` },
+    ]) {
+      const res = await devToken(headers);
+      expect({ headers, status: res.status }).toEqual({ headers, status: 201 });
+      expect(typeof res.body.token).toBe('string');
+    }
+  });
+
   it('answers only browsers on this machine', () => {
     expect(['127.0.0.1', '::1', '::ffff:127.0.0.1', '127.3.4.5'].every(isLoopback)).toBe(true);
     expect(['10.0.0.7', '::ffff:192.168.1.2', '2001:db8::1', undefined].some(isLoopback)).toBe(false);
+  });
+});
+
+describe('web inbox in embedded dev mode with a shorter token lifetime, an issuer and an audience', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ auth: { secret: TEST_SECRET, devSecret: true, maxTtlSeconds: 3600, issuer: 'dev-issuer', audience: 'dev-audience' } });
+  });
+  afterAll(() => server?.stop());
+
+  it('mints dev tokens the server accepts: within the lifetime cap, with the issuer and audience', async () => {
+    const http = client(server.url);
+    const minted = await http.post('/ui/dev-token', undefined, { sub: 'ann', roles: ['approver'] });
+    expect(minted.status).toBe(201);
+    const claims = JSON.parse(Buffer.from(minted.body.token.split('.')[1], 'base64url').toString());
+    expect(claims).toMatchObject({ iss: 'dev-issuer', aud: 'dev-audience' });
+    expect(claims.exp - claims.iat).toBe(3600);
+    expect((await http.get('/v1/approvals', minted.body.token)).status).toBe(200);
   });
 });

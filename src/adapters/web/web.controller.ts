@@ -2,8 +2,8 @@ import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Req, Res 
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { DomainError } from '../../domain/shared/domain-error';
-import { mintToken } from '../../infrastructure/auth/jwt-verifier';
-import { Public } from '../http/auth';
+import { DEFAULT_MAX_TTL_S, mintToken } from '../../infrastructure/auth/jwt-verifier';
+import { ForbiddenError, Public } from '../http/auth';
 import { parseBody } from '../http/validation';
 import { DevTokenRequest } from './dev-token.request';
 import { WebAsset, WebAssets } from './web-assets';
@@ -15,9 +15,13 @@ export interface WebOptions {
   devSignIn: boolean;
   /** Signs dev sign-in tokens; only read when `devSignIn`. */
   secret?: string;
+  /** Dev tokens carry the configured issuer and audience, and live no longer than the server accepts. */
+  issuer?: string;
+  audience?: string;
+  maxTtlSeconds?: number;
 }
 
-const DEV_TOKEN_TTL = '8h';
+const DEV_TOKEN_TTL_S = 8 * 3600;
 
 /** No inline script or style, no other origin: the page talks to this service only. */
 export const CONTENT_SECURITY_POLICY = [
@@ -58,6 +62,30 @@ export function isLoopback(address: string | undefined): boolean {
   return !!address && (address === '::1' || /^(::ffff:)?127\./.test(address));
 }
 
+/**
+ * DNS rebinding: a page of attacker.example whose name is made to resolve to 127.0.0.1 reaches this server from
+ * loopback, but its requests still name attacker.example in `Host` (and `Origin`). Only a loopback name with the
+ * port this server listens on is this server.
+ */
+export function isLocalRequest(req: Pick<Request, 'headers' | 'socket'>): boolean {
+  const port = req.socket.localPort;
+  const host = req.headers.host;
+  if (typeof host !== 'string' || !isLoopbackAuthority(host, port)) return false;
+  const origin = req.headers.origin;
+  if (origin === undefined) return true; // not a cross-origin browser request; Host already names this server
+  try {
+    const u = new URL(origin);
+    return u.protocol === 'http:' && u.origin === origin && isLoopbackAuthority(u.host, port);
+  } catch {
+    return false; // "null" (sandboxed frames, file:) and anything unparseable
+  }
+}
+
+function isLoopbackAuthority(authority: string, port: number | undefined): boolean {
+  const m = /^(localhost|127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?$/i.exec(authority);
+  return !!m && (m[2] === undefined ? 80 : Number(m[2])) === port;
+}
+
 function notFound(what: string): DomainError {
   return new DomainError('not_found', 'not_found', what);
 }
@@ -92,7 +120,7 @@ export class WebController {
   @Public()
   @Header('Cache-Control', 'no-store')
   config(@Req() req: Request) {
-    return { devSignIn: this.devSignInFor(req) };
+    return { devSignIn: this.devSignInFor(req) && isLocalRequest(req) };
   }
 
   /** Embedded dev mode only, from this machine only; 404 whenever real authentication is configured. */
@@ -102,9 +130,12 @@ export class WebController {
   @Header('Cache-Control', 'no-store')
   async devToken(@Req() req: Request, @Body() body: unknown) {
     if (!this.devSignInFor(req) || !this.options.secret) throw notFound('Dev sign-in exists only in embedded dev mode (no TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL)');
+    if (!isLocalRequest(req)) throw new ForbiddenError('Dev sign-in answers only pages served from this server on localhost, 127.0.0.1 or [::1] (Host and Origin must name it)');
     const dto = parseBody(DevTokenRequest, body);
     const roles = [...new Set(dto.roles)];
-    const token = await mintToken(this.options.secret, { sub: dto.sub, roles, tenant: dto.tenant, name: dto.name || undefined }, DEV_TOKEN_TTL);
+    const { secret, issuer, audience, maxTtlSeconds } = this.options;
+    const ttl = Math.min(DEV_TOKEN_TTL_S, maxTtlSeconds ?? DEFAULT_MAX_TTL_S);
+    const token = await mintToken(secret, { sub: dto.sub, roles, tenant: dto.tenant, name: dto.name || undefined }, `${ttl}s`, { issuer, audience });
     return { token };
   }
 
