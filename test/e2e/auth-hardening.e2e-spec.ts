@@ -54,6 +54,7 @@ describe('a token that carries agent acts as an agent everywhere (finding 4)', (
     agent = await server.token('agent-1', ['agent']);
     expect((await api.post('/v1/conversations', agent, { id: 'other', user: { id: 'uma' } })).status).toBe(201);
     [otherCall] = (await api.post('/v1/conversations/other/tool-calls', agent, { toolCalls: [{ toolName: 'send_email', arguments: {} }] })).body.toolCalls;
+    expect((await api.put('/v1/tools/admin_tool', admin, { destructive: true })).status).toBe(201);
     const hook = await api.post('/v1/webhooks', admin, { url: 'http://127.0.0.1:9/hook', events: ['ToolCallApproved'] });
     expect(hook.status).toBe(201);
     webhookId = hook.body.id;
@@ -84,6 +85,7 @@ describe('a token that carries agent acts as an agent everywhere (finding 4)', (
     ['POST', '/v1/halt', () => ({ scope: 'tenant', reason: 'mine now' })],
     ['POST', '/v1/resume', () => ({ scope: 'tenant' })],
     ['GET', '/v1/status', () => undefined],
+    ['PUT', '/v1/tools/admin_tool', () => ({ destructive: false })], // an admin's registration, not an agent's to change
     ['GET', '/v1/approvals', () => undefined],
     ['POST', '/v1/webhooks', () => ({ url: 'http://127.0.0.1:9/mine', events: ['ToolCallApproved'] })],
     ['GET', '/v1/webhooks', () => undefined],
@@ -112,6 +114,7 @@ describe('a token that carries agent acts as an agent everywhere (finding 4)', (
 
   it('changed nothing: the policy, halts, webhooks and calls are as they were', async () => {
     expect((await api.get('/v1/policy', admin)).body.version).toBe(0);
+    expect((await api.get('/v1/tools/admin_tool', admin)).body).toMatchObject({ destructive: true });
     expect((await api.get('/v1/status', admin)).body).toMatchObject({ halts: [] });
     expect((await api.get(`/v1/webhooks/${webhookId}`, admin)).status).toBe(200);
     expect((await api.get(`/v1/tool-calls/${ownCall.id}`, admin)).body.status).toBe('pending');
@@ -246,6 +249,13 @@ describe('a short TOLLGATE_JWT_SECRET is refused at start (finding 11)', () => {
     } finally {
       await db.drop();
     }
+  });
+
+  it('`tollgate token` will not sign with such a secret either', () => {
+    const r = cli(['token', '--sub', 'alice', '--role', 'approver'], { TOLLGATE_JWT_SECRET: 'short' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/TOLLGATE_JWT_SECRET is 5 bytes.*at least 32 bytes/);
+    expect(r.stdout).toBe('');
   });
 
   it('`tollgate serve` exits with 2 and says what is wrong', () => {

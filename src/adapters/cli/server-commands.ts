@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { DEFAULT_MAX_TTL_S, mintToken, ttlSeconds } from '../../infrastructure/auth/jwt-verifier';
-import { readDevSecret } from '../../infrastructure/auth/dev-secret';
+import { checkSecretStrength, readDevSecret } from '../../infrastructure/auth/dev-secret';
 import { ConfigError, loadConfig } from '../../infrastructure/config/config';
 import { openDataSource } from '../../infrastructure/database/data-source';
 import { startEmbeddedPostgres } from '../../infrastructure/database/embedded-postgres';
@@ -90,7 +90,8 @@ export async function token(o: { sub: string; role: string[]; tenant: string; na
         : `No secret: set TOLLGATE_JWT_SECRET, or start the server once (npm start) to make a dev secret in ${config.dataDir}`,
     );
   }
-  // Mint only what the server will accept: its lifetime cap, and its issuer and audience when configured.
+  // Mint only what the server will accept: its secret rule, lifetime cap, and issuer and audience when configured.
+  if (config.auth.secret) checkSecretStrength(config.auth.secret);
   const max = config.auth.maxTtlSeconds ?? DEFAULT_MAX_TTL_S;
   const ttl = ttlSeconds(o.ttl);
   if (ttl !== undefined && ttl > max) {

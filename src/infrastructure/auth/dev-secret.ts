@@ -16,6 +16,16 @@ export function readDevSecret(dataDir: string): string | undefined {
   return existsSync(p) ? readFileSync(p, 'utf8').trim() : undefined;
 }
 
+/** A configured TOLLGATE_JWT_SECRET must be long enough to resist guessing; refused at start otherwise. */
+export function checkSecretStrength(secret: string): void {
+  const bytes = Buffer.byteLength(secret);
+  if (bytes < MIN_SECRET_BYTES) {
+    throw new ConfigError(
+      `TOLLGATE_JWT_SECRET is ${bytes} byte${bytes === 1 ? '' : 's'}: HS256 needs at least ${MIN_SECRET_BYTES} bytes of secret (e.g. openssl rand -base64 32)`,
+    );
+  }
+}
+
 /**
  * Settles how tokens are checked. Embedded mode with no auth configured gets a generated
  * dev secret (kept in the data dir, mode 0600); a real database with no auth refuses to start,
@@ -24,12 +34,7 @@ export function readDevSecret(dataDir: string): string | undefined {
 export function resolveAuth(config: TollgateConfig): TollgateConfig {
   const a = config.auth;
   if (a.secret && a.jwksUrl) throw new ConfigError('Set either TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL, not both');
-  const bytes = a.secret === undefined ? 0 : Buffer.byteLength(a.secret);
-  if (a.secret !== undefined && !a.devSecret && bytes < MIN_SECRET_BYTES) {
-    throw new ConfigError(
-      `TOLLGATE_JWT_SECRET is ${bytes} byte${bytes === 1 ? '' : 's'}: HS256 needs at least ${MIN_SECRET_BYTES} bytes of secret (e.g. openssl rand -base64 32)`,
-    );
-  }
+  if (a.secret !== undefined && !a.devSecret) checkSecretStrength(a.secret);
   if (a.jwksUrl && (!a.issuer || !a.audience)) throw new ConfigError('TOLLGATE_JWKS_URL needs TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
   if (a.secret || a.jwksUrl) return config;
   if (config.databaseUrl) {
