@@ -8,10 +8,10 @@ const VERIFY_BATCH = 5000;
 /** Events hashed between two turns of the event loop during verify (≈ 50 ms here), so other requests go on. */
 const YIELD_EVERY = 500;
 
-const COLUMNS = `e.tenant_id, e.seq, e.id, e.type, e.at, e.recorded_at, e.instance_id, e.correlation_id, e.conversation_id,
+export const COLUMNS = `e.tenant_id, e.seq, e.id, e.type, e.at, e.recorded_at, e.instance_id, e.correlation_id, e.conversation_id,
   e.tool_call_id, e.tool_name, e.actor, e.data, e.prev_hash, e.hash`;
 
-interface RawEvent {
+export interface RawEvent {
   tenant_id: string;
   seq: string;
   id: string;
@@ -29,7 +29,7 @@ interface RawEvent {
   hash: string;
 }
 
-function fromRaw(r: RawEvent): EventRow {
+export function fromRaw(r: RawEvent): EventRow {
   return Object.assign(new EventRow(), {
     tenantId: r.tenant_id,
     seq: String(r.seq),

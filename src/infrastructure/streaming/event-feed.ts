@@ -1,41 +1,111 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
+import type { Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AUDIT_LOG, AuditEvent, AuditLog } from '../../application/ports/audit-log.port';
 import { EventsCommitted } from '../../application/ports/stored-event';
-import { Principal, isAgent } from '../../domain/shared/actor';
+import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
+import { eventJsonFromRow } from '../persistence/event-store';
+import { COLUMNS, fromRaw, RawEvent } from '../persistence/typeorm-audit-log';
 
-const BATCH = 500;
+/** Most events one page holds; fewer when they are big (see PAGE_BYTES). */
+const MAX_PAGE_ROWS = 500;
+const FIRST_PAGE_ROWS = 100;
+/** Bytes of event data one page holds beyond its first event, so a backlog of big events is read a little at a time. */
+const PAGE_BYTES = 256 * 1024;
+/** A stream whose client has taken nothing of its full buffer for this long is dropped (it resumes with Last-Event-ID). */
+const STALL_MS = 30_000;
 
 export interface FeedSubscription {
   close(): void;
 }
 
-interface Subscriber {
-  principal: Principal;
-  lastSeq: number;
-  push(events: AuditEvent[]): void;
-  end(): void;
+/** Who started a conversation and for whom: what decides who may read its events. */
+export interface ConversationParties {
+  agentId: string;
+  userId: string | null;
 }
 
-interface TenantTail {
+/**
+ * Events outside any conversation, by the roles (besides admin and auditor, who read the whole trail) whose REST
+ * reads show the same thing: policy (`GET /v1/policy`), tools (`GET /v1/tools`), halts (`GET /v1/status`).
+ * Webhooks and purges are for admins and auditors only.
+ */
+const TENANT_EVENT_READERS: Record<string, readonly string[]> = {
+  PolicyUpdated: ['approver'],
+  ToolRegistered: ['approver'],
+  Halted: ['approver'],
+  Resumed: ['approver'],
+};
+
+/**
+ * What a principal may read of one event on the stream: what its roles may read through the REST API.
+ * `parties` is the event's conversation, when it has one.
+ */
+export function mayRead(p: Principal, e: AuditEvent, parties: ConversationParties | undefined): boolean {
+  // A token with `agent` acts as an agent, whatever else it holds: its own conversations only.
+  if (isAgent(p)) return !!parties && parties.agentId === p.id;
+  // Auditors and admins read the tenant's whole trail (GET /v1/audit/events).
+  if (hasAnyRole(p, ['auditor', 'admin'])) return true;
+  // A conversation's events as GET /v1/conversations/:id shows them (Conversation.isVisibleTo): approvers, and its requester.
+  if (parties) return hasAnyRole(p, ['approver']) || (parties.userId !== null && parties.userId === p.id);
+  return hasAnyRole(p, TENANT_EVENT_READERS[e.type] ?? []);
+}
+
+/** One SSE frame (CONTRACT §11): `id: <seq>`, `event: <type>`, `data: <event JSON>`. */
+export function sseFrame(e: AuditEvent): string {
+  return `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+}
+
+interface PageSize {
+  /** Rows to ask for next: adapts to the size of the events, so a page stays near PAGE_BYTES. */
+  rows: number;
+}
+
+interface Page {
+  events: AuditEvent[];
+  /** False once the page reached the newest event. */
+  more: boolean;
+}
+
+interface Subscriber extends PageSize {
+  readonly principal: Principal;
+  readonly out: Writable;
+  /** The last event this stream is done with: written to it, or not its to read. */
+  lastSeq: number;
+  /** Fed by the tenant's shared tail; false while it reads its own pages of the backlog. */
+  live: boolean;
+  /** Reading a page of its own, or waiting for its client to take what it holds. */
+  busy: boolean;
+  closed: boolean;
+  stall?: NodeJS.Timeout;
+  onDrain?: () => void;
+}
+
+interface TenantTail extends PageSize {
   subscribers: Set<Subscriber>;
+  /** The last event the tail has handed to its live subscribers. */
+  cursor?: number;
   running?: Promise<void>;
   again: boolean;
   timer: NodeJS.Timeout;
 }
 
 /**
- * Live events for SSE: one tail per tenant with listeners, shared by all of them. It reads the events
- * table after the lowest cursor — every `streamPollMs`, and at once after a local commit — so events
- * committed on any instance reach every stream, in seq order, resumable by seq. Agents receive only the
- * events of their own conversations; people the whole tenant's (CONTRACT §11).
+ * Live events for SSE, written with backpressure. A stream first reads its backlog from the events table itself,
+ * a page at a time, and reads the next page only when its client has taken the last ones: what it holds for its
+ * client stays under `streamMaxBufferBytes`, however long the backlog. Once caught up it joins the tenant's shared
+ * tail, which reads what is new — every `streamPollMs`, and at once after a local commit — so events committed on
+ * any instance reach every stream in seq order, resumable by seq. A stream whose client falls behind leaves the
+ * tail and pages on its own again; one whose client takes nothing of a full buffer for `STALL_MS` is dropped and
+ * resumes with Last-Event-ID. Each principal sees only what its roles may read over REST (`mayRead`).
  */
 @Injectable()
 export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly tails = new Map<string, TenantTail>();
-  private readonly agentOf = new Map<string, string>();
+  private readonly parties = new Map<string, ConversationParties>();
+  private readonly frames = new WeakMap<AuditEvent, string>();
   private readonly log = new Logger('EventFeed');
 
   constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, private readonly dataSource: DataSource, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
@@ -45,27 +115,18 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     return (await this.audit.head(tenantId)).seq;
   }
 
-  subscribe(principal: Principal, afterSeq: number, push: (events: AuditEvent[]) => void, end: () => void): FeedSubscription {
-    const sub: Subscriber = { principal, lastSeq: afterSeq, push, end };
-    let tail = this.tails.get(principal.tenant);
+  /** Writes the events after `afterSeq` that `principal` may read to `out`, as SSE frames, until closed. */
+  subscribe(principal: Principal, afterSeq: number, out: Writable): FeedSubscription {
+    const sub: Subscriber = { principal, out, lastSeq: afterSeq, live: false, busy: false, closed: false, rows: FIRST_PAGE_ROWS };
+    const tenantId = principal.tenant;
+    let tail = this.tails.get(tenantId);
     if (!tail) {
-      const tenantId = principal.tenant;
-      tail = { subscribers: new Set(), again: false, timer: setInterval(() => this.kick(tenantId), this.config.streamPollMs).unref() };
+      tail = { subscribers: new Set(), again: false, rows: FIRST_PAGE_ROWS, timer: setInterval(() => this.kick(tenantId), this.config.streamPollMs).unref() };
       this.tails.set(tenantId, tail);
     }
     tail.subscribers.add(sub);
-    this.kick(principal.tenant);
-    return {
-      close: () => {
-        const t = this.tails.get(principal.tenant);
-        if (!t) return;
-        t.subscribers.delete(sub);
-        if (t.subscribers.size === 0) {
-          clearInterval(t.timer);
-          this.tails.delete(principal.tenant);
-        }
-      },
-    };
+    this.catchUp(sub);
+    return { close: () => this.unsubscribe(sub) };
   }
 
   kick(tenantId: string): void {
@@ -75,7 +136,7 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
       tail.again = true;
       return;
     }
-    tail.running = this.read(tenantId, tail)
+    tail.running = this.readTail(tenantId, tail)
       .catch((e) => this.log.warn(`event feed read failed for ${tenantId}: ${(e as Error).message}`))
       .finally(() => {
         tail.running = undefined;
@@ -86,45 +147,177 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
       });
   }
 
-  private async read(tenantId: string, tail: TenantTail): Promise<void> {
+  private async readTail(tenantId: string, tail: TenantTail): Promise<void> {
     for (;;) {
-      if (tail.subscribers.size === 0) return;
-      const from = Math.min(...[...tail.subscribers].map((s) => s.lastSeq));
-      const events = await this.audit.list({ tenantId, afterSeq: from }, BATCH);
-      if (events.length === 0) return;
-      await this.learnAgents(tenantId, events);
+      // The cursor does not move back while this read is out (see join), so no live stream misses an event.
+      if (tail.cursor === undefined || ![...tail.subscribers].some((s) => s.live)) return;
+      const page = await this.page(tenantId, tail.cursor, tail);
+      if (page.events.length === 0) return;
       for (const sub of tail.subscribers) {
-        const mine = events.filter((e) => e.seq > sub.lastSeq && this.visible(sub.principal, e));
-        if (mine.length > 0) sub.push(mine);
-        sub.lastSeq = Math.max(sub.lastSeq, events[events.length - 1].seq);
+        // A stream whose client cannot take more leaves the tail: it reads its own pages once drained.
+        if (sub.live && !this.deliver(sub, page.events)) this.awaitDrain(sub);
       }
-      if (events.length < BATCH) return;
+      tail.cursor = page.events[page.events.length - 1].seq;
+      if (!page.more) return;
     }
   }
 
-  private visible(p: Principal, e: AuditEvent): boolean {
-    if (!isAgent(p)) return true;
-    return !!e.conversationId && this.agentOf.get(`${e.tenant}\u0000${e.conversationId}`) === p.id;
+  /** Reads the stream's own pages until it is caught up (then joins the tail) or its client's buffer is full. */
+  private catchUp(sub: Subscriber): void {
+    if (sub.busy || sub.live || sub.closed) return;
+    sub.busy = true;
+    this.readOwn(sub).catch((e) => {
+      // The client reconnects with Last-Event-ID, on this instance or another.
+      this.log.warn(`event stream of ${sub.principal.tenant} failed: ${(e as Error).message}`);
+      this.drop(sub);
+    });
   }
 
-  /** Which agent owns each conversation in the batch (cached: a conversation never changes agent). */
-  private async learnAgents(tenantId: string, events: AuditEvent[]): Promise<void> {
-    const unknown = [...new Set(events.flatMap((e) => (e.conversationId && !this.agentOf.has(`${tenantId}\u0000${e.conversationId}`) ? [e.conversationId] : [])))];
+  private async readOwn(sub: Subscriber): Promise<void> {
+    const tenantId = sub.principal.tenant;
+    for (;;) {
+      if (sub.closed) return;
+      const page = await this.page(tenantId, sub.lastSeq, sub);
+      if (sub.closed) return;
+      if (!this.deliver(sub, page.events)) return this.awaitDrain(sub);
+      if (!page.more && this.join(sub, this.tails.get(tenantId)!)) return;
+    }
+  }
+
+  /**
+   * A stream at the end of the table hands over to the shared tail, unless the tail has already read past it (then
+   * it reads one more page of its own). With no live stream the tail simply starts where this one is.
+   */
+  private join(sub: Subscriber, tail: TenantTail): boolean {
+    const othersLive = [...tail.subscribers].some((s) => s.live);
+    if (!othersLive && (!tail.running || tail.cursor === undefined)) tail.cursor = sub.lastSeq;
+    else if (tail.cursor === undefined || sub.lastSeq < tail.cursor) return false;
+    sub.live = true;
+    sub.busy = false;
+    return true;
+  }
+
+  /** Writes what the stream may read while its client's buffer has room; false at the first event that finds none. */
+  private deliver(sub: Subscriber, events: AuditEvent[]): boolean {
+    for (const e of events) {
+      if (sub.closed || sub.out.destroyed) return true;
+      if (e.seq <= sub.lastSeq) continue;
+      if (mayRead(sub.principal, e, e.conversationId ? this.parties.get(partyKey(e.tenant, e.conversationId)) : undefined)) {
+        if (sub.out.writableLength >= this.config.streamMaxBufferBytes) return false;
+        sub.out.write(this.frame(e));
+      }
+      sub.lastSeq = e.seq;
+    }
+    return true;
+  }
+
+  /** Nothing more is written until the client has taken what it holds; a client that takes nothing is dropped. */
+  private awaitDrain(sub: Subscriber): void {
+    if (sub.closed) return;
+    sub.live = false;
+    sub.busy = true;
+    const resume = () => {
+      clearTimeout(sub.stall);
+      sub.stall = undefined;
+      sub.onDrain = undefined;
+      sub.busy = false;
+      this.catchUp(sub);
+    };
+    sub.onDrain = resume;
+    sub.out.once('drain', resume);
+    const watch = (held: number) => {
+      sub.stall = setTimeout(() => (sub.out.writableLength < held ? watch(sub.out.writableLength) : this.drop(sub)), STALL_MS);
+      sub.stall.unref();
+    };
+    watch(sub.out.writableLength);
+  }
+
+  /** Ends the client's connection without waiting for it to read what is queued: the queue is what must go. */
+  private drop(sub: Subscriber): void {
+    this.unsubscribe(sub);
+    sub.out.destroy();
+  }
+
+  private unsubscribe(sub: Subscriber): void {
+    if (sub.closed) return;
+    sub.closed = true;
+    sub.live = false;
+    clearTimeout(sub.stall);
+    if (sub.onDrain) sub.out.off('drain', sub.onDrain);
+    const tenantId = sub.principal.tenant;
+    const tail = this.tails.get(tenantId);
+    if (!tail) return;
+    tail.subscribers.delete(sub);
+    if (tail.subscribers.size === 0) {
+      clearInterval(tail.timer);
+      this.tails.delete(tenantId);
+    }
+  }
+
+  /**
+   * The events after `afterSeq`, oldest first: at most `size.rows`, and no more than PAGE_BYTES of data past the
+   * first, counted in the database, so a page of big events is small where it is read. The conversations' parties
+   * are learnt on the way.
+   */
+  private async page(tenantId: string, afterSeq: number, size: PageSize): Promise<Page> {
+    const asked = size.rows;
+    const budget = Math.min(PAGE_BYTES, this.config.streamMaxBufferBytes);
+    const rows: Array<RawEvent & { size: string; upto: string; fetched: string }> = await this.dataSource.query(
+      `SELECT * FROM (
+         SELECT p.*, sum(p.size) OVER (ORDER BY p.seq) AS upto, count(*) OVER () AS fetched FROM (
+           SELECT ${COLUMNS}, octet_length(e.data::text) AS size FROM events e WHERE e.tenant_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3
+         ) p
+       ) q WHERE q.upto - q.size < $4 ORDER BY q.seq`,
+      [tenantId, afterSeq, asked, budget],
+    );
+    if (rows.length === 0) return { events: [], more: false };
+    const bytes = Number(rows[rows.length - 1].upto);
+    const fetched = Number(rows[0].fetched);
+    size.rows = Math.max(1, Math.min(MAX_PAGE_ROWS, Math.floor((budget * rows.length) / Math.max(1, bytes))));
+    const events = rows.map((r) => eventJsonFromRow(fromRaw(r)));
+    await this.learnParties(tenantId, events);
+    return { events, more: rows.length < fetched || fetched >= asked };
+  }
+
+  private frame(e: AuditEvent): string {
+    let f = this.frames.get(e);
+    if (f === undefined) this.frames.set(e, (f = sseFrame(e)));
+    return f;
+  }
+
+  /** Who started each conversation in the batch and for whom (cached: neither ever changes). */
+  private async learnParties(tenantId: string, events: AuditEvent[]): Promise<void> {
+    const unknown = [...new Set(events.flatMap((e) => (e.conversationId && !this.parties.has(partyKey(tenantId, e.conversationId)) ? [e.conversationId] : [])))];
     if (unknown.length === 0) return;
-    const rows: Array<{ id: string; agent_id: string }> = await this.dataSource.query(`SELECT id, agent_id FROM conversations WHERE tenant_id = $1 AND id = ANY($2::text[])`, [tenantId, unknown]);
-    if (this.agentOf.size > 100_000) this.agentOf.clear();
-    for (const r of rows) this.agentOf.set(`${tenantId}\u0000${r.id}`, r.agent_id);
+    const rows: Array<{ id: string; agent_id: string; user_id: string | null }> = await this.dataSource.query(
+      `SELECT id, agent_id, user_id FROM conversations WHERE tenant_id = $1 AND id = ANY($2::text[])`,
+      [tenantId, unknown],
+    );
+    if (this.parties.size > 100_000) this.parties.clear();
+    for (const r of rows) this.parties.set(partyKey(tenantId, r.id), { agentId: r.agent_id, userId: r.user_id });
   }
 
-  /** At shutdown every stream is ended so the server can close. */
+  /** At shutdown every stream is ended so the server can close; one whose client is not reading is cut off. */
   beforeApplicationShutdown(): void {
-    for (const tail of this.tails.values()) for (const sub of tail.subscribers) sub.end();
+    for (const tail of [...this.tails.values()]) {
+      for (const sub of [...tail.subscribers]) {
+        if (sub.out.writableLength > 0) this.drop(sub);
+        else {
+          this.unsubscribe(sub);
+          sub.out.end();
+        }
+      }
+    }
   }
 
   onApplicationShutdown(): void {
     for (const tail of this.tails.values()) clearInterval(tail.timer);
     this.tails.clear();
   }
+}
+
+function partyKey(tenantId: string, conversationId: string): string {
+  return `${tenantId}\u0000${conversationId}`;
 }
 
 /** A local commit reaches local streams at once; other instances' commits arrive with the next poll. */

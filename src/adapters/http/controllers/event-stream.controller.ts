@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiHeader, ApiProduces, ApiQuery, ApiTags } from '@nestj
 import type { Response } from 'express';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
-import { EventFeed } from '../../../infrastructure/streaming/event-feed';
+import { EventFeed, FeedSubscription } from '../../../infrastructure/streaming/event-feed';
 import { CurrentPrincipal } from '../auth';
 import { WaitSlots } from '../rate-limit';
 
@@ -19,6 +19,7 @@ function seqFrom(name: string, raw: unknown): number | undefined {
  * Server-Sent Events of the caller's tenant (CONTRACT §10): frames `id: <seq>`, `event: <type>`,
  * `data: <event JSON>`. `Last-Event-ID` (or `?lastEventId=`, for a browser's first connect) resumes after
  * that event; without it the stream starts with what happens next. A comment every 15 s keeps proxies open.
+ * The feed writes with backpressure and shows the caller only what its roles may read over REST.
  */
 @ApiTags('events')
 @ApiBearerAuth()
@@ -32,7 +33,17 @@ export class EventStreamController {
   @ApiQuery({ name: 'lastEventId', required: false })
   async stream(@CurrentPrincipal() p: Principal, @Headers('last-event-id') header: string | undefined, @Query('lastEventId') query: unknown, @Res() res: Response): Promise<void> {
     const resumeAfter = seqFrom('Last-Event-ID', header) ?? seqFrom('lastEventId', query);
-    const release = this.slots.acquire(p); // 429 past the per-token bound on open streams and long-polls
+    const release = this.slots.acquire(p); // 429 past the per-token or per-tenant bound on open streams and long-polls
+    let subscription: FeedSubscription | undefined;
+    let heartbeat: NodeJS.Timeout | undefined;
+    let gone = false;
+    // Registered first, so a client that leaves at any point frees its slot at once.
+    res.on('close', () => {
+      gone = true;
+      clearInterval(heartbeat);
+      subscription?.close();
+      release();
+    });
     let after: number;
     try {
       after = resumeAfter ?? (await this.feed.head(p.tenant));
@@ -40,6 +51,7 @@ export class EventStreamController {
       release();
       throw e;
     }
+    if (gone) return;
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -48,17 +60,8 @@ export class EventStreamController {
     res.flushHeaders();
     res.write(`retry: 3000\n: stream of tenant ${p.tenant} after event ${after}\n\n`);
 
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
-    const subscription = this.feed.subscribe(
-      p,
-      after,
-      (events) => res.write(events.map((e) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('')),
-      () => res.end(),
-    );
-    res.on('close', () => {
-      clearInterval(heartbeat);
-      subscription.close();
-      release();
-    });
+    // Only an idle stream needs a keep-alive; one whose client is not reading gets nothing more queued.
+    heartbeat = setInterval(() => res.writableLength === 0 && res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    subscription = this.feed.subscribe(p, after, res);
   }
 }
