@@ -1,7 +1,7 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { Principal } from '../../domain/shared/actor';
+import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
 import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
@@ -65,8 +65,9 @@ export class AuthGuard implements CanActivate {
       throw unauthenticated(`Invalid token: ${e.message}`);
     }
     const roles = this.reflector.getAllAndOverride<string[] | undefined>(ROLES, targets);
-    if (roles && !req.principal.roles.some((r) => roles.includes(r))) {
-      throw new ForbiddenError(`This needs one of the roles: ${roles.join(', ')}`);
+    if (roles && !hasAnyRole(req.principal, roles)) {
+      const agent = isAgent(req.principal) ? 'An agent token acts only as an agent, whatever other roles it carries. ' : '';
+      throw new ForbiddenError(`${agent}This needs one of the roles: ${roles.join(', ')}`);
     }
     return true;
   }
