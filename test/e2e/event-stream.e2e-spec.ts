@@ -111,6 +111,80 @@ describe('GET /v1/events/stream', () => {
     await s.close();
   });
 
+  describe('shows each principal only what its roles may read over REST', () => {
+    interface Listed {
+      seq: number;
+      type: string;
+      conversationId?: string;
+    }
+    let all: Listed[];
+    const tenant = 'roles';
+
+    beforeAll(async () => {
+      const t = (sub: string, roles: string[]) => server.token(sub, roles, { tenant });
+      const admin = await t('ada', ['admin']);
+      const botA = await t('bot-a', ['agent']);
+      const botB = await t('bot-b', ['agent']);
+      const step = async (r: Promise<{ status: number }>) => expect((await r).status).toBeLessThan(300);
+      await step(api.put('/v1/policy', admin, { defaults: { unknownTools: 'confirm' }, rules: [{ match: 'get_*', level: 'automatic' }] }));
+      await step(api.put('/v1/tools/get_weather', botA, { isReadOnly: true }));
+      await step(api.post('/v1/webhooks', admin, { url: 'http://127.0.0.1:9/hook', events: ['ToolCallApproved'] }));
+      await step(api.post('/v1/conversations', botA, { id: 'for-rita', user: { id: 'rita' } }));
+      await step(api.post('/v1/conversations/for-rita/tool-calls', botA, { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_1' } }] }));
+      await step(api.post('/v1/conversations', botB, { id: 'for-sam', user: { id: 'sam' } }));
+      await step(api.post('/v1/conversations/for-sam/tool-calls', botB, { toolCalls: [{ toolName: 'wire_money', arguments: { amount: 1e6 } }] }));
+      await step(api.post('/v1/halt', admin, { scope: 'agent', id: 'bot-b', reason: 'review' }));
+      await step(api.post('/v1/resume', admin, { scope: 'agent', id: 'bot-b' }));
+      // Last, for each principal something it may see, so its stream is known to have gone past everything before.
+      await step(api.post('/v1/conversations', botB, { id: 'm-weird', user: { id: 'weird' } }));
+      await step(api.post('/v1/conversations', botB, { id: 'm-nobody', user: { id: 'nobody' } }));
+      await step(api.post('/v1/conversations', botA, { id: 'm-rita', user: { id: 'rita' } }));
+      await step(api.put('/v1/tools/get_time', admin, { isReadOnly: true }));
+      all = (await api.get(`/v1/audit/events?limit=1000`, admin)).body.events;
+      expect(new Set(all.map((e) => e.type))).toEqual(
+        new Set(['PolicyUpdated', 'ToolRegistered', 'WebhookCreated', 'ConversationStarted', 'ToolCallProposed', 'ApprovalRequested', 'ToolCallCancelled', 'Halted', 'Resumed']),
+      );
+    });
+
+    /** Opens the stream from the start and checks it carries exactly `expected`, in order. */
+    async function seesExactly(sub: string, roles: string[], expected: Listed[]) {
+      expect(expected.length).toBeGreaterThan(0);
+      const s = open(`${server.url}/v1/events/stream?lastEventId=0`, await server.token(sub, roles, { tenant }));
+      const last = expected[expected.length - 1].seq;
+      await s.until((f) => f.some((x) => x.id >= last));
+      await s.close();
+      expect(s.frames.filter((f) => f.id <= last).map((f) => [f.id, f.event])).toEqual(expected.map((e) => [e.seq, e.type]));
+    }
+    const inConversations = (...ids: string[]) => () => all.filter((e) => e.conversationId !== undefined && ids.includes(e.conversationId));
+
+    it('a token with no role: only the conversations it is the requester of', async () => {
+      await seesExactly('nobody', [], inConversations('m-nobody')());
+    });
+
+    it('a token with an unknown role: the same as no role', async () => {
+      await seesExactly('weird', ['aprover'], inConversations('m-weird')());
+    });
+
+    it('the requester: its own conversations, nothing of the tenant beyond them', async () => {
+      await seesExactly('rita', [], inConversations('for-rita', 'm-rita')());
+    });
+
+    it('an agent: the conversations it started, even with admin beside agent', async () => {
+      await seesExactly('bot-a', ['agent'], inConversations('for-rita', 'm-rita')());
+      await seesExactly('bot-a', ['agent', 'admin'], inConversations('for-rita', 'm-rita')());
+    });
+
+    it('an approver: every conversation, the policy, tools and halts, but not webhooks', async () => {
+      await seesExactly('appr', ['approver'], all.filter((e) => e.conversationId !== undefined || ['PolicyUpdated', 'ToolRegistered', 'Halted', 'Resumed'].includes(e.type)));
+      expect(all.some((e) => e.type === 'WebhookCreated')).toBe(true);
+    });
+
+    it('an auditor and an admin: everything of the tenant', async () => {
+      await seesExactly('aud', ['auditor'], all);
+      await seesExactly('ada', ['admin'], all);
+    });
+  });
+
   it('refuses a missing token and a malformed Last-Event-ID', async () => {
     expect((await api.get('/v1/events/stream')).status).toBe(401);
     const ann = await server.token('ann', ['approver'], { tenant: 'live' });
