@@ -73,7 +73,7 @@ function toPrincipal(p: JWTPayload): Principal {
 
 /** Seconds in a lifetime such as `90s`, `30m`, `8h`, `7d` or `2w` (a bare number is seconds); undefined if unreadable. */
 export function ttlSeconds(ttl: string): number | undefined {
-  const m = /^(\d{1,9})\s*(s|m|h|d|w)?$/.exec(ttl.trim());
+  const m = /^(\d+)\s*(s|m|h|d|w)?$/.exec(ttl.trim());
   return m ? Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[(m[2] ?? 's') as 's'] : undefined;
 }
 
