@@ -25,7 +25,30 @@ describe('Slack configuration', () => {
 
 describe('webhook delivery configuration', () => {
   it('has defaults and reads overrides', () => {
-    expect(loadConfig({}).webhooks).toEqual({ retryBaseMs: 5000, maxAttempts: 10, timeoutMs: 10_000 });
-    expect(loadConfig({ TOLLGATE_WEBHOOK_RETRY_BASE_MS: '100', TOLLGATE_WEBHOOK_MAX_ATTEMPTS: '3', TOLLGATE_WEBHOOK_TIMEOUT_MS: '500' }).webhooks).toEqual({ retryBaseMs: 100, maxAttempts: 3, timeoutMs: 500 });
+    expect(loadConfig({}).webhooks).toEqual({ retryBaseMs: 5000, maxAttempts: 10, timeoutMs: 10_000, allowPrivate: [] });
+    expect(loadConfig({ TOLLGATE_WEBHOOK_RETRY_BASE_MS: '100', TOLLGATE_WEBHOOK_MAX_ATTEMPTS: '3', TOLLGATE_WEBHOOK_TIMEOUT_MS: '500', TOLLGATE_WEBHOOK_ALLOW_PRIVATE: '10.0.0.0/8, fd00::/8' }).webhooks).toEqual({ retryBaseMs: 100, maxAttempts: 3, timeoutMs: 500, allowPrivate: ['10.0.0.0/8', 'fd00::/8'] });
+  });
+});
+
+describe('hardening settings', () => {
+  it('reads the webhook allowlist: empty by default, true for everything, CIDRs checked', () => {
+    expect(loadConfig({ TOLLGATE_WEBHOOK_ALLOW_PRIVATE: 'true' }).webhooks.allowPrivate).toEqual(['0.0.0.0/0', '::/0']);
+    expect(loadConfig({ TOLLGATE_WEBHOOK_ALLOW_PRIVATE: 'false' }).webhooks.allowPrivate).toEqual([]);
+    for (const bad of ['10.0.0.0', '10.0.0.0/33', 'fd00::/129', 'example.com/8', 'yes']) {
+      expect(() => loadConfig({ TOLLGATE_WEBHOOK_ALLOW_PRIVATE: bad })).toThrow(ConfigError);
+    }
+  });
+
+  it('reads the token lifetime cap as seconds or with a unit, 24 h by default', () => {
+    expect(loadConfig({}).auth.maxTtlSeconds).toBe(86_400);
+    expect(loadConfig({ TOLLGATE_JWT_MAX_TTL: '3600' }).auth.maxTtlSeconds).toBe(3600);
+    expect(loadConfig({ TOLLGATE_JWT_MAX_TTL: '90m' }).auth.maxTtlSeconds).toBe(5400);
+    expect(loadConfig({ TOLLGATE_JWT_MAX_TTL: '7d' }).auth.maxTtlSeconds).toBe(604_800);
+    for (const bad of ['0', '-1', '1w', '24 h', 'forever']) expect(() => loadConfig({ TOLLGATE_JWT_MAX_TTL: bad })).toThrow(ConfigError);
+  });
+
+  it('has bounded defaults for waits, failed authentication and stream buffers', () => {
+    const c = loadConfig({});
+    expect({ tenant: c.maxWaitsPerTenant, failures: c.authFailuresPer10s, buffer: c.streamMaxBufferBytes }).toEqual({ tenant: 1000, failures: 50, buffer: 4 * 1024 * 1024 });
   });
 });
