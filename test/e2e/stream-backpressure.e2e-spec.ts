@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { connect, Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { EventFeed } from '../../src/infrastructure/streaming/event-feed';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
+import { until } from '../support/wait';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -49,6 +51,10 @@ function idChecker(after: number, last: number) {
   let expected = after + 1;
   let rest = '';
   return {
+    /** The id of the last whole frame read. */
+    get lastId(): number {
+      return expected - 1;
+    },
     /** True once `last` has arrived. */
     feed(text: string): boolean {
       rest += text;
@@ -144,5 +150,40 @@ describe('event stream backpressure', () => {
     // A stalled reader that starts reading again gets the rest of its backlog, without a gap, and what came after.
     const [{ seq: now }] = await server.dataSource.query(`SELECT seq FROM audit_heads WHERE tenant_id = 'flood'`);
     await readToEnd(stalled[stalled.length - 1], 0, Number(now));
+    for (const s of stalled.splice(0)) s.socket.destroy();
+  }, 120_000);
+
+  it('drops a client that takes nothing of its full buffer, and it resumes with Last-Event-ID', async () => {
+    const feed = server.app.get(EventFeed);
+    await until(() => feed.openStreams === 0, 10_000, 'the streams of the test before closed');
+    const admin = await server.token('ada', ['admin'], { tenant: 'flood' });
+    const [{ seq }] = await server.dataSource.query(`SELECT seq FROM audit_heads WHERE tenant_id = 'flood'`);
+    const last = Number(seq);
+    const reader = await stalledReader(new URL(server.url), admin, '?lastEventId=0');
+    stalled.push(reader);
+    expect(feed.openStreams).toBe(1);
+    // Its buffer fills, and then it takes nothing: the server lets it go (after 20 s) rather than hold it.
+    await until(() => feed.openStreams === 0, 60_000, 'the stalled stream dropped');
+
+    // What the client still finds in its socket is a whole prefix of the backlog, and then the end.
+    const ids = idChecker(0, last);
+    const decoder = new TextDecoder();
+    ids.feed(reader.first);
+    await new Promise<void>((resolve) => {
+      reader.socket.on('data', (chunk: Buffer) => ids.feed(decoder.decode(chunk, { stream: true })));
+      reader.socket.once('close', () => resolve());
+      reader.socket.on('error', () => undefined);
+      reader.socket.resume();
+    });
+    const got = ids.lastId;
+    expect(got).toBeLessThan(last);
+
+    // Reconnecting with Last-Event-ID carries on from there, without a gap, to the end.
+    const again = await fetch(`${server.url}/v1/events/stream`, { headers: { authorization: `Bearer ${admin}`, 'last-event-id': String(got) } });
+    const rest = idChecker(got, last);
+    for await (const chunk of again.body as unknown as AsyncIterable<Uint8Array>) {
+      if (rest.feed(decoder.decode(chunk, { stream: true }))) break;
+    }
+    expect(rest.lastId).toBeGreaterThanOrEqual(last);
   }, 120_000);
 });

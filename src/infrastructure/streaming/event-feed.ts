@@ -15,7 +15,7 @@ const FIRST_PAGE_ROWS = 100;
 /** Bytes of event data one page holds beyond its first event, so a backlog of big events is read a little at a time. */
 const PAGE_BYTES = 256 * 1024;
 /** A stream whose client has taken nothing of its full buffer for this long is dropped (it resumes with Last-Event-ID). */
-const STALL_MS = 30_000;
+const STALL_MS = 20_000;
 
 export interface FeedSubscription {
   close(): void;
@@ -129,6 +129,13 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     return { close: () => this.unsubscribe(sub) };
   }
 
+  /** Streams open on this instance. */
+  get openStreams(): number {
+    let n = 0;
+    for (const tail of this.tails.values()) n += tail.subscribers.size;
+    return n;
+  }
+
   kick(tenantId: string): void {
     const tail = this.tails.get(tenantId);
     if (!tail) return;
@@ -176,9 +183,9 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
   private async readOwn(sub: Subscriber): Promise<void> {
     const tenantId = sub.principal.tenant;
     for (;;) {
-      if (sub.closed) return;
+      if (sub.closed || sub.out.destroyed) return; // its 'close' unsubscribes it
       const page = await this.page(tenantId, sub.lastSeq, sub);
-      if (sub.closed) return;
+      if (sub.closed || sub.out.destroyed) return;
       if (!this.deliver(sub, page.events)) return this.awaitDrain(sub);
       if (!page.more && this.join(sub, this.tails.get(tenantId)!)) return;
     }
