@@ -352,11 +352,13 @@ export class InMemoryPolicyRepository implements PolicyRepository {
     uow.enlist(this.table);
   }
 
-  async current(tenantId: string): Promise<TenantPolicy> {
+  /** `lock`: units of work here run one at a time, which is what the real lock gives a tenant's policy writers. */
+  async current(tenantId: string, opts: { lock?: boolean } = {}): Promise<TenantPolicy> {
+    if (opts.lock && !this.uow.inTransaction) throw new NotInUnitOfWorkError('The policy is locked for a write inside a unit of work only');
     const versions = this.table.rows.get(tenantId) ?? [];
     const row = versions.reduce<PolicyVersionRow | undefined>((best, r) => (!best || r.version > best.version ? r : best), undefined);
     if (!row) return TenantPolicy.initial(tenantId);
-    return TenantPolicy.rehydrate({ tenantId, version: row.version, document: PolicyDocument.parse(clone(row.document)), updatedAt: row.createdAt, updatedBy: row.createdBy });
+    return TenantPolicy.rehydrate({ tenantId, version: row.version, document: PolicyDocument.restore(clone(row.document)), updatedAt: row.createdAt, updatedBy: row.createdBy });
   }
 
   async save(policy: TenantPolicy): Promise<void> {

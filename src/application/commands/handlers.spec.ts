@@ -59,6 +59,8 @@ const rootActor: Actor = { id: 'root', kind: 'person', via: 'api', name: 'Root',
 const alice: Decider = { id: 'alice', tenant: TENANT, roles: ['approver'], name: 'Alice', via: 'web' };
 const bob: Decider = { id: 'bob', tenant: TENANT, roles: ['approver'], via: 'cli' };
 const audrey: Decider = { id: 'audrey', tenant: TENANT, roles: ['auditor'], via: 'web' };
+/** Root deciding through the web inbox: only an admin may make grants beyond one conversation. */
+const rootDecider: Decider = { ...root, via: 'web' };
 /** The conversation's user: holds `admin` on the user record, which `requireRole` looks at. */
 const RITA: ConversationUser = { id: 'rita', roles: ['admin'], name: 'Rita' };
 /** Rita's own token: a person with no approving role. */
@@ -527,7 +529,7 @@ describe('always_allow', () => {
   it('an agent grant reaches the agent’s other conversations but not another agent’s', async () => {
     const t = await withPolicy();
     const first = await t.proposeOne(t.conv, call('deploy_app'));
-    await t.decide(alice, first.id, 'always_allow', { scope: 'agent' });
+    await t.decide(rootDecider, first.id, 'always_allow', { scope: 'agent' });
     expect(t.grants.all(TENANT)[0]).toMatchObject({ scope: 'agent', agentId: 'agent-1' });
     const sameAgent = await t.conversation();
     const otherAgents = await t.conversation(RITA, otherAgent);
@@ -538,9 +540,55 @@ describe('always_allow', () => {
   it('a tenant grant reaches every agent of the tenant', async () => {
     const t = await withPolicy();
     const first = await t.proposeOne(t.conv, call('deploy_app'));
-    await t.decide(alice, first.id, 'always_allow', { scope: 'tenant' });
+    await t.decide(rootDecider, first.id, 'always_allow', { scope: 'tenant' });
     const otherAgents = await t.conversation(RITA, otherAgent);
     expect((await t.proposeOne(otherAgents, call('deploy_app'), otherAgent)).status).toBe('approved');
+  });
+
+  it.each<[string, Decider, GrantScope]>([
+    ['an approver', alice, 'agent'],
+    ['an approver', alice, 'tenant'],
+    ['the requester with no role', rita, 'tenant'],
+  ])('%s asking for a grant in scope %s is refused with forbidden: GrantRefused is recorded, the call stays pending, no grant', async (_who, by, scope) => {
+    const t = await withPolicy();
+    // refund_* lists the requester among its approvers; deploy_app falls to the defaults (approver, admin)
+    const first = await t.proposeOne(t.conv, call(by === rita ? 'refund_order' : 'deploy_app'));
+    const mark = t.uow.mark();
+    await expect(t.decide(by, first.id, 'always_allow', { scope })).rejects.toMatchObject({
+      code: 'forbidden',
+      kind: 'forbidden',
+      details: { requestedScope: scope, allowedScope: 'conversation' },
+      message: `Only an admin may make a standing grant in scope ${scope}; you may grant at most scope conversation`,
+    });
+    expect(t.uow.types(mark)).toEqual(['GrantRefused']);
+    expect(t.uow.since(mark)[0]).toMatchObject({ toolCallId: first.id, actor: { id: by.id, kind: 'person' }, data: { requestedScope: scope, allowedScope: 'conversation', refusedBy: by.id } });
+    expect(t.grants.all(TENANT)).toEqual([]);
+    expect((await t.read(first.id)).status).toBe('pending');
+    // the same person may still grant for this conversation
+    expect(await t.decide(by, first.id, 'always_allow', { scope: 'conversation' })).toMatchObject({ status: 'approved' });
+    expect(t.grants.all(TENANT)).toEqual([expect.objectContaining({ scope: 'conversation' })]);
+  });
+
+  it('a policy that narrows grants (rule grants: conversation, defaults grants: none) binds admins too', async () => {
+    const t = setup();
+    await t.putPolicy({ defaults: { grants: 'none' }, rules: [{ match: 'deploy_*', level: 'confirm', grants: 'conversation' }] });
+    const conv = await t.conversation();
+    const deploy = await t.proposeOne(conv, call('deploy_app'));
+    await expect(t.decide(rootDecider, deploy.id, 'always_allow', { scope: 'tenant' })).rejects.toMatchObject({
+      code: 'forbidden',
+      details: { requestedScope: 'tenant', allowedScope: 'conversation' },
+      message: 'A standing grant for this call may cover at most scope conversation (policy rule 0), not tenant',
+    });
+    expect(await t.decide(rootDecider, deploy.id, 'always_allow')).toMatchObject({ status: 'approved' });
+
+    const other = await t.proposeOne(conv, call('other_tool'));
+    await expect(t.decide(rootDecider, other.id, 'always_allow')).rejects.toMatchObject({
+      code: 'forbidden',
+      details: { requestedScope: 'conversation', allowedScope: 'none' },
+      message: 'No standing grant may be made for this call (the policy defaults: grants none); approve it instead',
+    });
+    expect(await t.decide(rootDecider, other.id, 'approve')).toMatchObject({ status: 'approved' });
+    expect(t.grants.all(TENANT)).toEqual([expect.objectContaining({ toolName: 'deploy_app', scope: 'conversation' })]);
   });
 
   it('a grant never turns a deny into a run', async () => {
@@ -879,6 +927,40 @@ describe('RegisterToolHandler', () => {
 
 // ---------------------------------------------------------------- policy
 
+describe('repeating a decision', () => {
+  it('the same approve with the same arguments again answers unchanged and records nothing', async () => {
+    const t = await withPolicy();
+    const c = await t.proposeOne(t.conv, call('deploy_app', { v: 1 }));
+    await t.decide(alice, c.id, 'approve', { arguments: { v: 2, env: 'prod' } });
+    const mark = t.uow.mark();
+    expect(await t.decide(alice, c.id, 'approve', { arguments: { env: 'prod', v: 2 } })).toMatchObject({ status: 'approved', decision: { editedArguments: { v: 2, env: 'prod' } } });
+    expect(t.uow.types(mark)).toEqual([]);
+  });
+
+  it.each<[string, { arguments?: Record<string, unknown> }]>([
+    ['different arguments', { arguments: { v: 3 } }],
+    ['no arguments where arguments were given', {}],
+  ])('an approve by the same person with %s is refused with already_decided, and the first arguments stay', async (_what, more) => {
+    const t = await withPolicy();
+    const c = await t.proposeOne(t.conv, call('deploy_app', { v: 1 }));
+    await t.decide(alice, c.id, 'approve', { arguments: { v: 2 } });
+    const mark = t.uow.mark();
+    await expect(t.decide(alice, c.id, 'approve', more)).rejects.toMatchObject({ code: 'already_decided', details: { decision: expect.objectContaining({ editedArguments: { v: 2 } }) } });
+    expect(t.uow.types(mark)).toEqual([]);
+    expect((await t.claim(c.id)).arguments).toEqual({ v: 2 });
+  });
+
+  it('an always_allow repeated in another scope is refused with already_decided; in the same scope it is unchanged', async () => {
+    const t = await withPolicy();
+    const c = await t.proposeOne(t.conv, call('deploy_app'));
+    await t.decide(rootDecider, c.id, 'always_allow', { scope: 'agent' });
+    await expect(t.decide(rootDecider, c.id, 'always_allow', { scope: 'tenant' })).rejects.toMatchObject({ code: 'already_decided' });
+    await expect(t.decide(rootDecider, c.id, 'always_allow')).rejects.toMatchObject({ code: 'already_decided' });
+    expect(await t.decide(rootDecider, c.id, 'always_allow', { scope: 'agent' })).toMatchObject({ status: 'approved' });
+    expect(t.grants.all(TENANT)).toHaveLength(1);
+  });
+});
+
 describe('PutPolicyHandler', () => {
   it('each accepted document makes a new version, recorded as PolicyUpdated', async () => {
     const t = setup();
@@ -887,7 +969,7 @@ describe('PutPolicyHandler', () => {
       changed: true,
       policy: {
         version: 1,
-        defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true },
+        defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant' },
         rules: POLICY.rules,
         updatedAt: T0.toISOString(),
         updatedBy: 'root',
@@ -935,6 +1017,16 @@ describe('PutPolicyHandler', () => {
     });
     expect(t.uow.types(mark)).toEqual([]);
     expect(await t.h.getPolicy.execute(new GetPolicyQuery(TENANT))).toMatchObject({ version: 1, rules: POLICY.rules });
+  });
+
+  it('a policy naming auditors, agents or an unknown role among the approvers is refused, naming the path', async () => {
+    const t = setup();
+    await expect(t.putPolicy({ rules: [{ match: 'x', level: 'confirm', approvers: ['admin', 'auditor'] }] })).rejects.toMatchObject({
+      code: 'validation_failed',
+      details: { errors: [expect.objectContaining({ path: 'rules[0].approvers[1]', message: expect.stringMatching(/auditors change nothing/) })] },
+    });
+    await expect(t.putPolicy({ defaults: { approvers: ['aprover'] } })).rejects.toMatchObject({ details: { errors: [expect.objectContaining({ path: 'defaults.approvers[0]' })] } });
+    expect(t.policies.versions(TENANT)).toBe(0);
   });
 
   it('a new policy version decides the next proposals and is recorded on them', async () => {

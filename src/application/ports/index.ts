@@ -69,7 +69,7 @@ export interface ToolRepository {
 
 export interface PolicyRepository {
   /** The tenant's current policy (version 0 with built-in defaults when none was ever set). */
-  current(tenantId: string): Promise<TenantPolicy>;
+  current(tenantId: string, opts?: { lock?: boolean }): Promise<TenantPolicy>;
   save(policy: TenantPolicy): Promise<void>;
 }
 

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { Actor, Principal } from '../shared/actor';
 import { DomainError } from '../shared/domain-error';
 import { DomainEvent, EventType } from '../shared/domain-event';
-import type { PolicyVerdict, ProposedCallFacts } from '../policy/approval-policy';
+import type { GrantScope, PolicyVerdict, ProposedCallFacts } from '../policy/approval-policy';
 import type { SupervisionLevel } from '../policy/supervision-level';
-import { Conversation, ConversationUser, Decider, DecisionResult, HaltInForce, ProposedCall } from './conversation.aggregate';
+import { Conversation, ConversationUser, Decider, DecisionResult, HaltInForce, ProposedCall, publicDecision } from './conversation.aggregate';
 import { ToolCall } from './tool-call.entity';
 
 // ---------------------------------------------------------------- fixtures
@@ -40,6 +40,7 @@ function verdict(level: SupervisionLevel, over: Partial<PolicyVerdict> = {}): Po
     reason: `level ${level} by rule 0`,
     approvers: ['approver', 'admin'],
     timeoutSeconds: 300,
+    grants: 'tenant',
     ...over,
   };
 }
@@ -528,6 +529,131 @@ describe('deciding a pending call', () => {
   it('answers not_found for a call it does not hold', () => {
     const { conv } = withOne('confirm_delete');
     expect(thrown(() => conv.decide('tc_nope', { decision: 'approve' }, alice, at(2))).code).toBe('not_found');
+  });
+
+  it('refuses an auditor even where a policy stored before auditors were refused lists them among the approvers', () => {
+    const { conv, call: c } = withOne('confirm_delete', { approvers: ['auditor', 'admin'] });
+    expect(conv.mayDecide(auditor, c)).toBe(false);
+    expect(thrown(() => conv.decide(c.id, { decision: 'approve' }, auditor, at(2))).code).toBe('forbidden');
+    expect(c.status).toBe('pending');
+    // another role the same token holds still counts
+    expect(conv.mayDecide(person('audrey', ['auditor', 'admin']), c)).toBe(true);
+  });
+});
+
+describe('the authority to make a standing grant', () => {
+  const requester = person(USER.id, []);
+
+  it.each<[string, Decider, GrantScope]>([
+    ['the requester with no role', requester, 'agent'],
+    ['the requester with no role', requester, 'tenant'],
+    ['an approver', alice, 'agent'],
+    ['an approver', alice, 'tenant'],
+  ])('%s asking for scope %s is refused with forbidden; GrantRefused is recorded and the call stays pending', (_who, by, scope) => {
+    const { conv, call: c } = withOne('confirm_delete', { approvers: ['requester', 'approver', 'admin'] });
+    const err = refusal(conv.decide(c.id, { decision: 'always_allow', scope }, by, at(2)));
+    expect(err).toMatchObject({ code: 'forbidden', kind: 'forbidden', details: { requestedScope: scope, allowedScope: 'conversation' } });
+    expect(err.message).toBe(`Only an admin may make a standing grant in scope ${scope}; you may grant at most scope conversation`);
+    expect(c.status).toBe('pending');
+    expect(c.decision).toBeUndefined();
+    const events = conv.pullEvents();
+    expect(types(events)).toEqual(['GrantRefused']);
+    expect(events[0]).toMatchObject({
+      conversationId: 'conv_1',
+      toolCallId: c.id,
+      toolName: 'confirm_delete',
+      actor: { id: by.id, kind: 'person', via: by.via },
+      data: { decision: 'always_allow', requestedScope: scope, allowedScope: 'conversation', refusedBy: by.id, via: by.via, policyVersion: 3, rule: 0, level: 'confirm' },
+    });
+    expect(conv.pullChangedCalls()).toEqual({ added: [], changed: [] });
+  });
+
+  it.each<[string, Decider]>([
+    ['the requester with no role', requester],
+    ['an approver', alice],
+  ])('%s may grant for the conversation, the default scope', (_who, by) => {
+    const { conv, call: c } = withOne('confirm_delete', { approvers: ['requester', 'approver'] });
+    expect(conv.decide(c.id, { decision: 'always_allow' }, by, at(2))).toMatchObject({ kind: 'decided', grant: { toolName: 'confirm_delete', scope: 'conversation' } });
+    const other = withOne('confirm_delete', { approvers: ['requester', 'approver'] });
+    expect(other.conv.decide(other.call.id, { decision: 'always_allow', scope: 'conversation' }, by, at(2))).toMatchObject({ kind: 'decided', grant: { scope: 'conversation' } });
+  });
+
+  it.each(['conversation', 'agent', 'tenant'] as const)('an admin may grant in scope %s', (scope) => {
+    const { conv, call: c } = withOne('confirm_delete');
+    expect(conv.decide(c.id, { decision: 'always_allow', scope }, carol, at(2))).toMatchObject({ kind: 'decided', grant: { scope } });
+    expect(c.decision).toMatchObject({ kind: 'always_allow', grantScope: scope });
+  });
+
+  it('the policy narrows what even an admin may grant, and records its limit on the held call', () => {
+    const { conv, call: c } = withOne('confirm_delete', { grants: 'agent' });
+    expect(c.policy.grants).toBe('agent');
+    const err = refusal(conv.decide(c.id, { decision: 'always_allow', scope: 'tenant' }, carol, at(2)));
+    expect(err).toMatchObject({ code: 'forbidden', details: { requestedScope: 'tenant', allowedScope: 'agent' } });
+    expect(err.message).toBe('A standing grant for this call may cover at most scope agent (policy rule 0), not tenant');
+    expect(conv.decide(c.id, { decision: 'always_allow', scope: 'agent' }, carol, at(3))).toMatchObject({ kind: 'decided', grant: { scope: 'agent' } });
+  });
+
+  it('a policy that allows no grants refuses every always_allow, and approving still works', () => {
+    const { conv, call: c } = withOne('confirm_delete', { grants: 'none' });
+    const err = refusal(conv.decide(c.id, { decision: 'always_allow' }, carol, at(2)));
+    expect(err).toMatchObject({ code: 'forbidden', details: { requestedScope: 'conversation', allowedScope: 'none' } });
+    expect(err.message).toMatch(/No standing grant may be made for this call/);
+    expect(conv.decide(c.id, { decision: 'approve' }, carol, at(3)).kind).toBe('decided');
+  });
+
+  it('the authority is checked before the first-decision rule: 403 comes before 409, and the attempt is recorded', () => {
+    const { conv, call: c } = withOne('confirm_delete');
+    conv.decide(c.id, { decision: 'approve' }, alice, at(2));
+    conv.pullEvents();
+    expect(refusal(conv.decide(c.id, { decision: 'always_allow', scope: 'tenant' }, bob, at(3))).code).toBe('forbidden');
+    expect(types(conv.pullEvents())).toEqual(['GrantRefused']);
+  });
+
+  it('a policy that does not narrow grants records no limit on the call, as calls stored before read', () => {
+    const { call: c } = withOne('confirm_delete');
+    expect(c.policy.grants).toBeUndefined();
+    expect(withOne('auto_read', { grants: 'none' }).call.policy.grants).toBeUndefined();
+  });
+});
+
+describe('repeating a decision', () => {
+  it('an approve by the same person with other arguments is refused with already_decided, and the first edit stays', () => {
+    const { conv, call: c } = withOne('confirm_delete');
+    conv.decide(c.id, { decision: 'approve', arguments: { id: 'src_2' } }, alice, at(2));
+    conv.pullEvents();
+    const err = refusal(conv.decide(c.id, { decision: 'approve', arguments: { id: 'src_3' } }, alice, at(3)));
+    expect(err).toMatchObject({ code: 'already_decided', details: { decision: { editedArguments: { id: 'src_2' } } } });
+    expect(refusal(conv.decide(c.id, { decision: 'approve' }, alice, at(3))).code).toBe('already_decided');
+    expect(c.argumentsToRun).toEqual({ id: 'src_2' });
+    expect(conv.pullEvents()).toEqual([]);
+  });
+
+  it('an approve that first had no arguments and now has some is refused with already_decided', () => {
+    const { conv, call: c } = withOne('confirm_delete');
+    conv.decide(c.id, { decision: 'approve' }, alice, at(2));
+    expect(refusal(conv.decide(c.id, { decision: 'approve', arguments: { id: 'src_9' } }, alice, at(3))).code).toBe('already_decided');
+    expect(c.argumentsToRun).toEqual({ id: 'src_1' });
+  });
+
+  it('the same edited arguments again, keys in another order, answer unchanged', () => {
+    const { conv, call: c } = withOne('confirm_delete');
+    conv.decide(c.id, { decision: 'approve', arguments: { id: 'src_2', opts: { a: 1, b: [1, 2] } } }, alice, at(2));
+    conv.pullEvents();
+    expect(conv.decide(c.id, { decision: 'approve', arguments: { opts: { b: [1, 2], a: 1 }, id: 'src_2' } }, alice, at(3))).toEqual({ kind: 'unchanged', call: c });
+    expect(conv.pullEvents()).toEqual([]);
+  });
+
+  it('an always_allow by the same person in another scope is refused with already_decided; the default scope is conversation', () => {
+    const { conv, call: c } = withOne('confirm_delete');
+    conv.decide(c.id, { decision: 'always_allow' }, carol, at(2));
+    expect(refusal(conv.decide(c.id, { decision: 'always_allow', scope: 'tenant' }, carol, at(3))).code).toBe('already_decided');
+    expect(conv.decide(c.id, { decision: 'always_allow', scope: 'conversation' }, carol, at(3)).kind).toBe('unchanged');
+  });
+
+  it('the grant scope stays out of the decision shown to clients', () => {
+    const { conv, call: c } = withOne('confirm_delete');
+    conv.decide(c.id, { decision: 'always_allow', scope: 'agent' }, carol, at(2));
+    expect(publicDecision(c.decision)).not.toHaveProperty('grantScope');
   });
 });
 

@@ -2,12 +2,15 @@ import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor, Principal, POLICY_ACTOR, SYSTEM_ACTOR, hasAnyRole, isAgent, personActor } from '../shared/actor';
 import { DomainError, ValidationError } from '../shared/domain-error';
 import { jsonEqual } from '../shared/json';
-import type { PolicyVerdict, ProposedCallFacts, ToolFlags } from '../policy/approval-policy';
+import { grantWithin, narrowerGrantLimit } from '../policy/approval-policy';
+import type { GrantScope, PolicyVerdict, ProposedCallFacts, ToolFlags } from '../policy/approval-policy';
+import { widestGrantFor } from '../grant/grant.aggregate';
 import {
   AlreadyCompletedError,
   AlreadyDecidedError,
   AlreadyExecutedError,
   ConversationBlockedError,
+  GrantNotAllowedError,
   HaltedError,
   IdempotencyMismatchError,
   NotAllowedToDecideError,
@@ -18,6 +21,7 @@ import {
 import {
   ApprovalRequested,
   ConversationStarted,
+  GrantRefused,
   ToolCallApproved,
   ToolCallAutoApproved,
   ToolCallCancelled,
@@ -71,6 +75,8 @@ export interface DecisionInput {
   decision: DecisionKind;
   reason?: string;
   arguments?: Record<string, unknown>;
+  /** always_allow only: where the standing grant applies (default `conversation`). */
+  scope?: GrantScope;
 }
 
 /** Who decides, and through which channel. */
@@ -81,6 +87,7 @@ export interface Decider extends Principal {
 /** What a successful always_allow asks the caller to create in the same unit of work. */
 export interface GrantRequest {
   toolName: string;
+  scope: GrantScope;
 }
 
 export type DecisionResult =
@@ -227,8 +234,9 @@ export class Conversation extends AggregateRoot {
     if (isAgent(p)) return false;
     if (!call.approval) return true;
     const approvers = call.approval.approvers;
-    // `requester` names the conversation's user, never a role a token could claim.
-    if (hasAnyRole(p, approvers.filter((a) => a !== 'requester'))) return true;
+    // `requester` names the conversation's user, never a role a token could claim. Auditors change nothing,
+    // even where a policy stored before that was checked lists them.
+    if (hasAnyRole(p, approvers.filter((a) => !NEVER_DECIDE.includes(a)))) return true;
     return approvers.includes('requester') && !!this.s.user && this.s.user.id === p.id;
   }
 
@@ -271,7 +279,16 @@ export class Conversation extends AggregateRoot {
   }
 
   private proposeOne(p: ProposedCall, verdict: PolicyVerdict, id: string, at: Date, agentName?: string): ToolCall {
-    const policy = { level: verdict.level, rule: verdict.rule, policyVersion: verdict.policyVersion, reason: verdict.reason, grantId: verdict.grantId, toolFlags: verdict.toolFlags };
+    const policy = {
+      level: verdict.level,
+      rule: verdict.rule,
+      policyVersion: verdict.policyVersion,
+      reason: verdict.reason,
+      grantId: verdict.grantId,
+      toolFlags: verdict.toolFlags,
+      // Kept for the decision only when the policy narrows it (absent: no narrowing, as on calls stored before).
+      ...(isHeld(verdict.level) && verdict.grants !== 'tenant' ? { grants: verdict.grants } : {}),
+    };
     const call = ToolCall.create({
       id,
       externalId: p.externalId,
@@ -326,24 +343,35 @@ export class Conversation extends AggregateRoot {
     return call;
   }
 
-  /** A person's decision. The first one wins; the same one again by the same person changes nothing. */
+  /**
+   * A person's decision. The first one wins; the same request again by the same person changes nothing.
+   * An always_allow wider than the person may grant is refused (403) and recorded; the call stays as it was.
+   */
   decide(toolCallId: string, input: DecisionInput, by: Decider, at: Date): DecisionResult {
     const call = this.mustFind(toolCallId);
     if (isAgent(by)) throw new NotAllowedToDecideError('Agent tokens cannot decide tool calls: approval comes from people');
     if (!this.mayDecide(by, call)) {
       throw new NotAllowedToDecideError(`Deciding this call needs one of: ${(call.approval?.approvers ?? []).join(', ')}`);
     }
+    const actor = personActor(by, by.via);
+    const env = this.envelope(call, at, actor);
+    const scope = input.decision === 'always_allow' ? (input.scope ?? 'conversation') : undefined;
+    if (scope) {
+      const refusal = this.grantRefusal(call, scope, by);
+      if (refusal) {
+        this.record(new GrantRefused(env, { decision: 'always_allow', ...refusal, refusedBy: by.id, via: by.via, ...policyRef(call.policy) }));
+        return { kind: 'refused', call, error: new GrantNotAllowedError(refusal.reason, refusal.requestedScope, refusal.allowedScope) };
+      }
+    }
     if (call.isExpiredAt(at)) this.expireCall(call, at);
     if (call.status !== 'pending') {
       const d = call.decision;
-      if (d && d.kind === input.decision && d.by.id === by.id) return { kind: 'unchanged', call };
+      if (d && d.by.id === by.id && sameRequest(d, input, scope)) return { kind: 'unchanged', call };
       return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, publicDecision(d), call.status) };
     }
 
-    const actor = personActor(by, by.via);
     const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
     const latencyMs = at.getTime() - call.createdAt.getTime();
-    const env = this.envelope(call, at, actor);
     if (input.decision === 'reject') {
       call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: ref, at, kind: 'reject', reason: input.reason } });
       this.record(new ToolCallRejected(env, { outcome: 'rejected', rejectedBy: by.id, via: by.via, latencyMs, reason: input.reason, ...policyRef(call.policy) }));
@@ -352,9 +380,9 @@ export class Conversation extends AggregateRoot {
     }
 
     // A manual call is approved but never turned into a standing grant.
-    const grant = input.decision === 'always_allow' && call.policy.level !== 'manual' ? { toolName: call.toolName } : undefined;
+    const grant = scope && call.policy.level !== 'manual' ? { toolName: call.toolName, scope } : undefined;
     call.moveTo('approved', at, {
-      decision: { outcome: 'approved', by: ref, at, kind: input.decision, reason: input.reason, editedArguments: input.arguments },
+      decision: { outcome: 'approved', by: ref, at, kind: input.decision, reason: input.reason, editedArguments: input.arguments, ...(scope ? { grantScope: scope } : {}) },
     });
     this.record(
       new ToolCallApproved(env, {
@@ -370,6 +398,23 @@ export class Conversation extends AggregateRoot {
     );
     this.markChanged(call, at);
     return { kind: 'decided', call, grant };
+  }
+
+  /** Why `by` may not make a standing grant in `scope` for this call, or undefined when they may. */
+  private grantRefusal(call: ToolCall, scope: GrantScope, by: Decider): { requestedScope: string; allowedScope: string; reason: string } | undefined {
+    const byRoles = widestGrantFor(by);
+    const byPolicy = call.policy.grants ?? 'tenant';
+    const allowed = narrowerGrantLimit(byRoles, byPolicy);
+    if (grantWithin(scope, allowed)) return undefined;
+    const rule = call.policy.rule === null ? 'the policy defaults' : `policy rule ${call.policy.rule}`;
+    // Name the bound that even an admin would meet first: the policy's, then the roles'.
+    const reason =
+      byPolicy === 'none'
+        ? `No standing grant may be made for this call (${rule}: grants none); approve it instead`
+        : !grantWithin(scope, byPolicy)
+          ? `A standing grant for this call may cover at most scope ${byPolicy} (${rule}), not ${scope}`
+          : `Only an admin may make a standing grant in scope ${scope}; you may grant at most scope ${allowed}`;
+    return { requestedScope: scope, allowedScope: allowed, reason };
   }
 
   /** The agent claims the run of an approved call, exactly once. */
@@ -470,6 +515,24 @@ export class Conversation extends AggregateRoot {
   }
 }
 
+/** Listed in a stored policy's approvers, these still never decide (new policies cannot list them). */
+const NEVER_DECIDE: readonly string[] = ['requester', 'auditor', 'agent'];
+
+function isHeld(level: string): boolean {
+  return level === 'confirm' || level === 'manual';
+}
+
+/**
+ * Whether a repeated decision asks for what was recorded: the same kind, the same edited arguments
+ * (structurally, key order aside) and, for always_allow, the same scope. Anything else is a second decision.
+ */
+function sameRequest(d: NonNullable<ToolCallState['decision']>, input: DecisionInput, scope: GrantScope | undefined): boolean {
+  if (d.kind !== input.decision) return false;
+  if (input.decision !== 'reject' && !jsonEqual(d.editedArguments, input.arguments)) return false;
+  // Decisions recorded before the scope was kept were made in the default scope or refused nothing: read them as it.
+  return scope === undefined || (d.grantScope ?? 'conversation') === scope;
+}
+
 function agentActor(id: string, name?: string): Actor {
   return { id, kind: 'agent', via: 'api', roles: ['agent'], ...(name ? { name } : {}) };
 }
@@ -486,6 +549,6 @@ function policyRef(p: { level: string; rule: number | null; policyVersion: numbe
 /** The standing decision as the contract shows it (internal `kind` kept out). */
 export function publicDecision(d: ToolCallState['decision']): Record<string, unknown> | undefined {
   if (!d) return undefined;
-  const { kind: _kind, ...rest } = d;
+  const { kind: _kind, grantScope: _grantScope, ...rest } = d;
   return { ...rest, at: d.at.toISOString() };
 }

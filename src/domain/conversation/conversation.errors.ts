@@ -69,6 +69,13 @@ export class NotAllowedToDecideError extends DomainError {
   }
 }
 
+/** An always_allow asked for a standing grant wider than the caller's roles and the policy allow. */
+export class GrantNotAllowedError extends DomainError {
+  constructor(reason: string, requestedScope: string, allowedScope: string) {
+    super('forbidden', 'forbidden', reason, { requestedScope, allowedScope });
+  }
+}
+
 export class HaltedError extends DomainError {
   constructor(scope: string, reason: string) {
     super('halted', 'unavailable', `Halted (${scope}): ${reason}`, { scope });

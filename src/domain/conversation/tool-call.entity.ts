@@ -1,6 +1,6 @@
 import { Channel } from '../shared/actor';
 import type { SupervisionLevel } from '../policy/supervision-level';
-import type { ToolFlags } from '../policy/approval-policy';
+import type { GrantLimit, GrantScope, ToolFlags } from '../policy/approval-policy';
 import { IllegalTransitionError } from './conversation.errors';
 import { ToolCallStatus, canMove } from './tool-call-status';
 
@@ -20,6 +20,8 @@ export interface PolicyRecord {
   policyVersion: number;
   reason: string;
   grantId?: string;
+  /** The widest standing grant an always_allow may make, when the policy narrows it (absent: `tenant`). */
+  grants?: GrantLimit;
   /** The tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
   toolFlags?: ToolFlags;
 }
@@ -41,7 +43,8 @@ export interface DecisionRecord {
   kind?: DecisionKind;
   reason?: string;
   editedArguments?: Record<string, unknown>;
-  grantScope?: string;
+  /** always_allow: the scope asked for (a manual call makes no grant); compared when the same person asks again. */
+  grantScope?: GrantScope;
 }
 
 export interface ToolCallState {

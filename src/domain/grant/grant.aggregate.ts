@@ -1,7 +1,7 @@
 import { AggregateRoot } from '../shared/aggregate-root';
-import { Actor } from '../shared/actor';
+import { Actor, Principal } from '../shared/actor';
 import { BaseEvent } from '../shared/event-base';
-import type { GrantFacts, GrantScope } from '../policy/approval-policy';
+import type { GrantFacts, GrantLimit, GrantScope } from '../policy/approval-policy';
 
 export const GRANT_SCOPES: readonly GrantScope[] = ['conversation', 'agent', 'tenant'];
 
@@ -15,6 +15,15 @@ export interface GrantState {
   createdBy: { id: string; name?: string; via: string };
   sourceToolCallId: string;
   createdAt: Date;
+}
+
+/**
+ * The widest standing grant a person's roles allow: a grant beyond one conversation lets calls of other
+ * agents and other users through, so only an admin may make one. An approver or the requester may make
+ * a grant for the conversation they decide in. (Agents never decide at all.)
+ */
+export function widestGrantFor(p: Pick<Principal, 'roles'>): GrantLimit {
+  return p.roles.includes('admin') ? 'tenant' : 'conversation';
 }
 
 export class GrantCreated extends BaseEvent<{ grantId: string; scope: GrantScope; scopeId: string | null; createdBy: string; via: string }> {

@@ -102,13 +102,14 @@ describe('the verdict of an evaluation', () => {
     expect(evaluate({}).policyVersion).toBe(7);
   });
 
-  it('takes approvers and timeout from the defaults when no rule decides', () => {
-    expect(evaluate({ defaults: { approvers: ['lead'], timeoutSeconds: 60 } })).toMatchObject({ approvers: ['lead'], timeoutSeconds: 60 });
+  it('takes approvers, timeout and grants from the defaults when no rule decides', () => {
+    expect(evaluate({ defaults: { approvers: ['admin'], timeoutSeconds: 60 } })).toMatchObject({ approvers: ['admin'], timeoutSeconds: 60, grants: 'tenant' });
+    expect(evaluate({ defaults: { grants: 'none' } })).toMatchObject({ grants: 'none' });
   });
 
-  it('takes approvers and timeout from the deciding rule when it has them', () => {
-    const v = evaluate({ rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'admin'], timeoutSeconds: 120 }] });
-    expect(v).toMatchObject({ approvers: ['requester', 'admin'], timeoutSeconds: 120 });
+  it('takes approvers, timeout and grants from the deciding rule when it has them', () => {
+    const v = evaluate({ defaults: { grants: 'none' }, rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'admin'], timeoutSeconds: 120, grants: 'agent' }] });
+    expect(v).toMatchObject({ approvers: ['requester', 'admin'], timeoutSeconds: 120, grants: 'agent' });
   });
 
   it('falls back to the defaults for what the deciding rule leaves out', () => {

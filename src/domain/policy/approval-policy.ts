@@ -10,6 +10,23 @@ export interface ToolFlags {
 
 export type GrantScope = 'conversation' | 'agent' | 'tenant';
 
+/**
+ * The widest scope an `always_allow` may grant (policy `grants`), narrowest first: `none` lets no
+ * standing grant be made. Who decides narrows it further (see `widestGrantFor`).
+ */
+export const GRANT_LIMITS = ['none', 'conversation', 'agent', 'tenant'] as const;
+export type GrantLimit = (typeof GRANT_LIMITS)[number];
+
+/** The narrower of two limits. */
+export function narrowerGrantLimit(a: GrantLimit, b: GrantLimit): GrantLimit {
+  return GRANT_LIMITS.indexOf(a) <= GRANT_LIMITS.indexOf(b) ? a : b;
+}
+
+/** Whether a grant in `scope` stays within `limit`. */
+export function grantWithin(scope: GrantScope, limit: GrantLimit): boolean {
+  return GRANT_LIMITS.indexOf(scope) <= GRANT_LIMITS.indexOf(limit);
+}
+
 /** A standing grant as the policy sees it: it covers every call of `toolName` within its scope. */
 export interface GrantFacts {
   id: string;
@@ -49,6 +66,8 @@ export interface PolicyVerdict {
   /** For `confirm`/`manual`: who may decide and how long they have. */
   approvers: readonly string[];
   timeoutSeconds: number;
+  /** The widest standing grant an `always_allow` on this call may make (the deciding rule's `grants`, else the default). */
+  grants: GrantLimit;
   /** The tool's flags as seen (registry first, else annotations); recorded for the audit trail. */
   toolFlags?: ToolFlags;
 }
@@ -91,6 +110,7 @@ export const ApprovalPolicy = {
       ...(grantId !== undefined && { grantId }),
       approvers: rule?.approvers ?? defaults.approvers,
       timeoutSeconds: rule?.timeoutSeconds ?? defaults.timeoutSeconds,
+      grants: rule?.grants ?? defaults.grants,
       ...(flagsSeen && {
         toolFlags: { isReadOnly: !!flagsSeen.isReadOnly, requiresApproval: !!flagsSeen.requiresApproval, destructive: !!flagsSeen.destructive },
       }),

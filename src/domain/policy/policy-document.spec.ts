@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { ValidationError, ValidationFault } from '../shared/domain-error';
 import { PolicyDocument } from './policy-document';
+import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS } from './tool-pattern';
 import { SUPERVISION_LEVELS } from './supervision-level';
 
-const BUILT_IN = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true };
+const BUILT_IN = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant' };
 
 function faultsOf(raw: unknown): ValidationFault[] {
   try {
@@ -141,7 +142,7 @@ describe('comparing policy documents', () => {
   });
 
   it('survives a round trip through toJSON for any valid document', () => {
-    const roles = fc.array(fc.constantFrom('approver', 'admin', 'requester', 'finance'), { minLength: 1, maxLength: 3 });
+    const roles = fc.array(fc.constantFrom('approver', 'admin', 'requester'), { minLength: 1, maxLength: 3 });
     const rule = fc.record(
       {
         match: fc.constantFrom('*', 'get_*', 'shell(cmd=rm *)', 'a?c', 'copy(from=/etc/*, to=*)'),
@@ -150,12 +151,13 @@ describe('comparing policy documents', () => {
         requireRole: fc.constantFrom('admin', 'finance'),
         approvers: roles,
         timeoutSeconds: fc.integer({ min: 1, max: 86400 }),
+        grants: fc.constantFrom('none', 'conversation', 'agent', 'tenant'),
         reason: fc.string({ minLength: 1 }),
       },
       { requiredKeys: ['match', 'level'] },
     );
     const defaults = fc.record(
-      { unknownTools: fc.constantFrom(...SUPERVISION_LEVELS), timeoutSeconds: fc.integer({ min: 1, max: 86400 }), approvers: roles, trustAgentFlags: fc.boolean() },
+      { unknownTools: fc.constantFrom(...SUPERVISION_LEVELS), timeoutSeconds: fc.integer({ min: 1, max: 86400 }), approvers: roles, trustAgentFlags: fc.boolean(), grants: fc.constantFrom('none', 'conversation', 'agent', 'tenant') },
       { requiredKeys: [] },
     );
     fc.assert(
@@ -166,6 +168,21 @@ describe('comparing policy documents', () => {
         expect(again.toJSON()).toEqual(doc.toJSON());
       }),
     );
+  });
+});
+
+describe('restoring a stored policy document', () => {
+  it('loads what a new document may no longer hold — auditors or unknown roles as approvers, oversized patterns — so a stored policy always loads', () => {
+    const stored = { defaults: { approvers: ['auditor', 'sre'] }, rules: [{ match: '*a'.repeat(4000) + '*', level: 'confirm', approvers: ['auditor'] }] };
+    expect(() => PolicyDocument.parse(stored)).toThrow(ValidationError);
+    const doc = PolicyDocument.restore(stored);
+    expect(doc.defaults.approvers).toEqual(['auditor', 'sre']);
+    expect(doc.rulesForTool('a'.repeat(4000))).toEqual([0]);
+    expect(doc.rulesForTool('a'.repeat(3999))).toEqual([]);
+  });
+
+  it('still refuses a stored document that was never valid', () => {
+    expect(() => PolicyDocument.restore({ rules: [{ match: '*', level: 'block' }] })).toThrow(/rules\[0\]\.level/);
   });
 });
 
@@ -205,6 +222,16 @@ describe('parsing an invalid policy document', () => {
     ['rule approvers that are not an array', { rules: [{ match: '*', level: 'deny', approvers: 'admin' }] }, 'rules[0].approvers', /array/],
     ['a rule timeout out of range', { rules: [{ match: '*', level: 'deny', timeoutSeconds: -5 }] }, 'rules[0].timeoutSeconds', /1 to 86400/],
     ['a reason that is not a string', { rules: [{ match: '*', level: 'deny', reason: ['no'] }] }, 'rules[0].reason', /string/],
+    ['auditors among the default approvers', { defaults: { approvers: ['admin', 'auditor'] } }, 'defaults.approvers[1]', /auditors change nothing/],
+    ['auditors among a rule’s approvers', { rules: [{ match: '*', level: 'confirm', approvers: ['auditor'] }] }, 'rules[0].approvers[0]', /auditors change nothing/],
+    ['agents among the approvers', { rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'agent'] }] }, 'rules[0].approvers[1]', /agents cannot decide/],
+    ['a typo among the approvers', { defaults: { approvers: ['aprover'] } }, 'defaults.approvers[0]', /"aprover": is not a role that may decide; use approver, admin, requester/],
+    ['an unknown grants limit', { defaults: { grants: 'everyone' } }, 'defaults.grants', /none, conversation, agent, tenant/],
+    ['a rule grants limit given as a list', { rules: [{ match: '*', level: 'confirm', grants: ['agent'] }] }, 'rules[0].grants', /one of/],
+    ['the 8 KB glob that made proposals fail', { rules: [{ match: '*a'.repeat(4000) + '*', level: 'confirm' }] }, 'rules[0].match', new RegExp(`at most ${MAX_PATTERN_LENGTH} characters`)],
+    ['too many wildcards', { rules: [{ match: '*a'.repeat(MAX_PATTERN_WILDCARDS) + '*', level: 'confirm' }] }, 'rules[0].match', new RegExp(`at most ${MAX_PATTERN_WILDCARDS} wildcards`)],
+    ['too many wildcards in an argument pattern', { rules: [{ match: `shell(cmd=${'rm *'.repeat(MAX_PATTERN_WILDCARDS + 1)})`, level: 'deny' }] }, 'rules[0].match', /wildcards/],
+    ['an argument pattern too long', { rules: [{ match: `shell(cmd=rm ${'x'.repeat(MAX_PATTERN_LENGTH)})`, level: 'deny' }] }, 'rules[0].match', /characters/],
     ['an optional field set to null', { rules: [{ match: '*', level: 'deny', reason: null }] }, 'rules[0].reason', /string/],
   ])('refuses %s with a fault at its path', (_what, raw, path, message) => {
     const faults = faultsOf(raw);

@@ -1,5 +1,6 @@
 import { ValidationError, ValidationFault } from '../shared/domain-error';
 import { jsonEqual } from '../shared/json';
+import { GRANT_LIMITS, GrantLimit } from './approval-policy';
 import { SUPERVISION_LEVELS, SupervisionLevel, isSupervisionLevel } from './supervision-level';
 import { ToolPattern } from './tool-pattern';
 
@@ -11,6 +12,8 @@ export interface PolicyDefaults {
   approvers: string[];
   /** When false, agent-registered flags and annotations never make a call laxer than `unknownTools`. */
   trustAgentFlags: boolean;
+  /** The widest scope of a standing grant an `always_allow` may make; a rule's own `grants` wins. */
+  grants: GrantLimit;
 }
 
 /** All given conditions must hold; each never matches a call without its field. */
@@ -26,6 +29,8 @@ export interface PolicyRule {
   requireRole?: string;
   approvers?: string[];
   timeoutSeconds?: number;
+  /** The widest scope of a standing grant an `always_allow` on the calls this rule decides may make. */
+  grants?: GrantLimit;
   reason?: string;
 }
 
@@ -39,7 +44,14 @@ export const MAX_RULES = 1000;
 const TOOL_MEMO_SIZE = 1024;
 export const MAX_TIMEOUT_SECONDS = 86_400;
 
-const BUILT_IN_DEFAULTS: PolicyDefaults = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true };
+const BUILT_IN_DEFAULTS: PolicyDefaults = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant' };
+
+/**
+ * Who may be listed in `approvers`: the roles that may decide (CONTRACT §2), and `requester`, the conversation's
+ * user. Auditors change nothing and agents never decide, so a policy naming either (or a typo, which would make
+ * calls no one can decide) is refused.
+ */
+export const APPROVER_NAMES = ['approver', 'admin', 'requester'] as const;
 
 /**
  * A tenant's policy document (CONTRACT §5), validated and normalised once: `defaults` has every
@@ -103,13 +115,27 @@ export class PolicyDocument {
     this.index = new ToolNameIndex(patterns);
   }
 
-  /** Throws ValidationError naming the path of every fault, e.g. `rules[2].level`. */
+  /** A new document (PUT, the policy file). Throws ValidationError naming the path of every fault, e.g. `rules[2].level`. */
   static parse(raw: unknown): PolicyDocument {
+    return PolicyDocument.read(raw, true);
+  }
+
+  /**
+   * A document stored by an earlier version: checks added since (approver names, pattern bounds) are not
+   * applied again, so a tenant's current policy always loads. Deciding stays safe without them: auditors and
+   * agents never decide, whatever a stored policy lists, and matching is linear however long a pattern is.
+   */
+  static restore(raw: unknown): PolicyDocument {
+    return PolicyDocument.read(raw, false);
+  }
+
+  private static read(raw: unknown, strict: boolean): PolicyDocument {
     const faults: ValidationFault[] = [];
+    const ctx: ReadContext = { faults, strict };
     const top = readObject(raw, '', ['defaults', 'rules'], faults);
     if (!top) throw new ValidationError(faults);
-    const defaults = readDefaults(top.defaults, faults);
-    const rules = readRules(top.rules, faults);
+    const defaults = readDefaults(top.defaults, ctx);
+    const rules = readRules(top.rules, ctx);
     if (faults.length > 0) throw new ValidationError(faults);
     return PolicyDocument.of({ defaults, rules: rules.map((r) => r.rule) }, rules.map((r) => r.pattern));
   }
@@ -157,42 +183,49 @@ export class PolicyDocument {
 }
 
 type Faults = ValidationFault[];
+/** Where faults go, and whether the checks for new documents apply (see `PolicyDocument.restore`). */
+interface ReadContext {
+  faults: Faults;
+  strict: boolean;
+}
 /** Reads one value; on a fault records it and answers undefined. */
-type Reader<T> = (value: unknown, path: string, faults: Faults) => T | undefined;
+type Reader<T> = (value: unknown, path: string, faults: Faults, strict: boolean) => T | undefined;
 
-function readDefaults(raw: unknown, faults: Faults): PolicyDefaults {
-  const o = raw === undefined ? {} : readObject(raw, 'defaults', ['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags'], faults);
-  const field = <T>(name: keyof PolicyDefaults, read: Reader<T>) => (o?.[name] === undefined ? undefined : read(o[name], `defaults.${name}`, faults));
+function readDefaults(raw: unknown, { faults, strict }: ReadContext): PolicyDefaults {
+  const o = raw === undefined ? {} : readObject(raw, 'defaults', ['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags', 'grants'], faults);
+  const field = <T>(name: keyof PolicyDefaults, read: Reader<T>) => (o?.[name] === undefined ? undefined : read(o[name], `defaults.${name}`, faults, strict));
   return {
     unknownTools: field('unknownTools', readLevel) ?? BUILT_IN_DEFAULTS.unknownTools,
     timeoutSeconds: field('timeoutSeconds', readTimeout) ?? BUILT_IN_DEFAULTS.timeoutSeconds,
-    approvers: field('approvers', readRoles) ?? [...BUILT_IN_DEFAULTS.approvers],
+    approvers: field('approvers', readApprovers) ?? [...BUILT_IN_DEFAULTS.approvers],
     trustAgentFlags: field('trustAgentFlags', readBoolean) ?? BUILT_IN_DEFAULTS.trustAgentFlags,
+    grants: field('grants', readGrantLimit) ?? BUILT_IN_DEFAULTS.grants,
   };
 }
 
-function readRules(raw: unknown, faults: Faults): { rule: PolicyRule; pattern: ToolPattern }[] {
+function readRules(raw: unknown, ctx: ReadContext): { rule: PolicyRule; pattern: ToolPattern }[] {
   if (raw === undefined) return [];
-  if (!Array.isArray(raw)) return fault(faults, 'rules', 'must be an array') ?? [];
-  if (raw.length > MAX_RULES) return fault(faults, 'rules', `must hold at most ${MAX_RULES} rules`) ?? [];
+  if (!Array.isArray(raw)) return fault(ctx.faults, 'rules', 'must be an array') ?? [];
+  if (raw.length > MAX_RULES) return fault(ctx.faults, 'rules', `must hold at most ${MAX_RULES} rules`) ?? [];
   return raw.flatMap((item, i) => {
-    const read = readRule(item, `rules[${i}]`, faults);
+    const read = readRule(item, `rules[${i}]`, ctx);
     return read ? [read] : [];
   });
 }
 
-function readRule(raw: unknown, path: string, faults: Faults): { rule: PolicyRule; pattern: ToolPattern } | undefined {
-  const o = readObject(raw, path, ['match', 'level', 'when', 'requireRole', 'approvers', 'timeoutSeconds', 'reason'], faults);
+function readRule(raw: unknown, path: string, { faults, strict }: ReadContext): { rule: PolicyRule; pattern: ToolPattern } | undefined {
+  const o = readObject(raw, path, ['match', 'level', 'when', 'requireRole', 'approvers', 'timeoutSeconds', 'grants', 'reason'], faults);
   if (!o) return undefined;
-  const required = <T>(name: string, read: Reader<T>) => (o[name] === undefined ? fault(faults, `${path}.${name}`, 'is required') : read(o[name], `${path}.${name}`, faults));
-  const optional = <T>(name: string, read: Reader<T>) => (o[name] === undefined ? undefined : read(o[name], `${path}.${name}`, faults));
+  const required = <T>(name: string, read: Reader<T>) => (o[name] === undefined ? fault(faults, `${path}.${name}`, 'is required') : read(o[name], `${path}.${name}`, faults, strict));
+  const optional = <T>(name: string, read: Reader<T>) => (o[name] === undefined ? undefined : read(o[name], `${path}.${name}`, faults, strict));
 
   const pattern = required('match', readPattern);
   const level = required('level', readLevel);
   const when = optional('when', readWhen);
   const requireRole = optional('requireRole', readNonEmptyString);
-  const approvers = optional('approvers', readRoles);
+  const approvers = optional('approvers', readApprovers);
   const timeoutSeconds = optional('timeoutSeconds', readTimeout);
+  const grants = optional('grants', readGrantLimit);
   const reason = optional('reason', readNonEmptyString);
   if (!pattern || !level) return undefined;
   // Build in a fixed key order and leave out what was left out, so equal documents serialise alike.
@@ -201,17 +234,47 @@ function readRule(raw: unknown, path: string, faults: Faults): { rule: PolicyRul
   if (requireRole !== undefined) rule.requireRole = requireRole;
   if (approvers) rule.approvers = approvers;
   if (timeoutSeconds !== undefined) rule.timeoutSeconds = timeoutSeconds;
+  if (grants !== undefined) rule.grants = grants;
   if (reason !== undefined) rule.reason = reason;
   return { rule, pattern };
 }
 
-const readPattern: Reader<ToolPattern> = (v, path, faults) => {
+/**
+ * A new pattern is bounded (length, wildcards) before it is compiled, then tried on its own example once,
+ * so a pattern that could not be matched is refused here rather than failing proposals later.
+ */
+const readPattern: Reader<ToolPattern> = (v, path, faults, strict) => {
   if (typeof v !== 'string') return fault(faults, path, 'must be a string');
+  const tooBig = strict ? ToolPattern.boundsFault(v) : undefined;
+  if (tooBig) return fault(faults, path, tooBig);
   try {
-    return ToolPattern.parse(v);
+    const pattern = ToolPattern.parse(v);
+    if (strict) pattern.selfCheck();
+    return pattern;
   } catch (e) {
     return fault(faults, path, e instanceof Error ? e.message : String(e));
   }
+};
+
+const readGrantLimit: Reader<GrantLimit> = (v, path, faults) =>
+  (GRANT_LIMITS as readonly unknown[]).includes(v) ? (v as GrantLimit) : fault(faults, path, `must be one of ${GRANT_LIMITS.join(', ')}`);
+
+const readApprovers: Reader<string[]> = (v, path, faults, strict) => {
+  const roles = readRoles(v, path, faults, strict);
+  if (!roles || !strict) return roles;
+  let ok = true;
+  roles.forEach((role, i) => {
+    if ((APPROVER_NAMES as readonly string[]).includes(role)) return;
+    ok = false;
+    const why =
+      role === 'auditor'
+        ? 'auditors change nothing: they cannot decide tool calls'
+        : role === 'agent'
+          ? 'agents cannot decide tool calls: approval comes from people'
+          : `is not a role that may decide; use ${APPROVER_NAMES.join(', ')}`;
+    fault(faults, `${path}[${i}]`, `"${role}": ${why}`);
+  });
+  return ok ? roles : undefined;
 };
 
 const readWhen: Reader<PolicyRuleWhen> = (v, path, faults) => {
@@ -239,9 +302,9 @@ const readBoolean: Reader<boolean> = (v, path, faults) => (typeof v === 'boolean
 
 const readNonEmptyString: Reader<string> = (v, path, faults) => (typeof v === 'string' && v !== '' ? v : fault(faults, path, 'must be a non-empty string'));
 
-const readRoles: Reader<string[]> = (v, path, faults) => {
+const readRoles: Reader<string[]> = (v, path, faults, strict) => {
   if (!Array.isArray(v) || v.length === 0) return fault(faults, path, 'must be a non-empty array of role names');
-  const roles = v.map((role, i) => readNonEmptyString(role, `${path}[${i}]`, faults));
+  const roles = v.map((role, i) => readNonEmptyString(role, `${path}[${i}]`, faults, strict));
   return roles.every((r) => r !== undefined) ? (roles as string[]) : undefined;
 };
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ToolPattern } from './tool-pattern';
+import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS, ToolPattern } from './tool-pattern';
 
 const matches = (pattern: string, toolName: string, args: Record<string, unknown> = {}) => ToolPattern.parse(pattern).matches(toolName, args);
 
@@ -19,6 +19,18 @@ function globOracle(glob: string, text: string): boolean {
     can = next;
   }
   return can[t.length];
+}
+
+/**
+ * The RegExp compilation this matcher replaced (kept as a second oracle: the semantics must not change).
+ * It overflowed the stack on long globs such as "*a" × 4000 + "*".
+ */
+function oldRegexGlob(glob: string, text: string): boolean {
+  if (!/[*?]/.test(glob)) return text === glob;
+  const parts = glob.split(/\*+/).map((part) => [...part].map((c) => (c === '?' ? '.' : c.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))).join(''));
+  const [first, last] = [parts[0], parts[parts.length - 1]];
+  const middle = parts.slice(1, -1).map((part, i) => `(?=(.*?${part}))\\${i + 1}`).join('');
+  return new RegExp(parts.length === 1 ? `^${first}$` : `^${first}${middle}.*${last}$`, 'su').test(text);
 }
 
 /** Characters that mean something to RegExp but nothing to a glob. */
@@ -92,6 +104,39 @@ describe('a tool pattern on the tool name', () => {
     );
   });
 
+  it('agrees with the RegExp it replaced on small globs and texts, metacharacters, line breaks and astral characters included', () => {
+    const unit = fc.constantFrom('a', 'b', '.', '\\', '(', '$', '\n', '😀', 'é');
+    const glob = fc.array(fc.oneof(unit, fc.constantFrom('*', '?', '**')), { minLength: 1, maxLength: 10 }).map((cs) => cs.join(''));
+    const text = fc.array(unit, { maxLength: 14 }).map((cs) => cs.join(''));
+    fc.assert(
+      fc.property(glob, text, (g, t) => {
+        fc.pre(!g.includes('(') && !g.includes(')') && g.trim() !== '');
+        expect(matches(g, t)).toBe(oldRegexGlob(g, t));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('agrees with the reference matcher on globs longer than one word of automaton states', () => {
+    const glob = fc.array(fc.constantFrom('a', 'b', '*', '?'), { minLength: 30, maxLength: 90 }).map((cs) => cs.join(''));
+    const name = fc.array(fc.constantFrom('a', 'b'), { maxLength: 120 }).map((cs) => cs.join(''));
+    fc.assert(fc.property(glob, name, (g, n) => expect(matches(g, n)).toBe(globOracle(g, n))), { numRuns: 1000 });
+    // Literal text that spans the word boundary must still line up.
+    const long = 'a'.repeat(40) + '?' + 'b'.repeat(40) + '*';
+    expect(matches(long, 'a'.repeat(40) + 'x' + 'b'.repeat(40) + 'tail')).toBe(true);
+    expect(matches(long, 'a'.repeat(40) + 'x' + 'b'.repeat(39) + 'c')).toBe(false);
+  });
+
+  // The RegExp this replaced overflowed the stack on this glob: every matching proposal answered 500.
+  it('matches the 8 KB glob that overflowed the RegExp matcher, without throwing', () => {
+    const glob = '*a'.repeat(4000) + '*';
+    expect(() => oldRegexGlob(glob, 'a'.repeat(4000))).toThrow(/overflow/);
+    const pattern = ToolPattern.parse(glob);
+    expect(pattern.matchesTool('a'.repeat(4000))).toBe(true);
+    expect(pattern.matchesTool('a'.repeat(3999))).toBe(false);
+    expect(pattern.matchesTool('ba'.repeat(4000))).toBe(true);
+  });
+
   // A backtracking matcher would not finish this within the test timeout.
   it('answers input crafted to make a backtracking matcher blow up', () => {
     const pattern = ToolPattern.parse('f(x=*a*a*a*a*a*a*b)');
@@ -144,6 +189,30 @@ describe('a tool pattern with arguments', () => {
   it('a number, boolean or null is matched as its JSON text', () => {
     const scalar = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true }));
     fc.assert(fc.property(scalar, (value) => matches(`t(a=${JSON.stringify(value)})`, 't', { a: value })));
+  });
+});
+
+describe('the bounds of a tool pattern in a new policy', () => {
+  it('accepts a pattern at the length and wildcard limits', () => {
+    expect(ToolPattern.boundsFault('a'.repeat(MAX_PATTERN_LENGTH))).toBeUndefined();
+    expect(ToolPattern.boundsFault('*'.repeat(MAX_PATTERN_WILDCARDS))).toBeUndefined();
+    expect(ToolPattern.boundsFault(`shell(cmd=${'?'.repeat(MAX_PATTERN_WILDCARDS - 1)})*`)).toBeUndefined();
+  });
+
+  it('refuses a pattern one character or one wildcard over, saying which limit', () => {
+    expect(ToolPattern.boundsFault('a'.repeat(MAX_PATTERN_LENGTH + 1))).toMatch(`at most ${MAX_PATTERN_LENGTH} characters`);
+    expect(ToolPattern.boundsFault('?'.repeat(MAX_PATTERN_WILDCARDS + 1))).toMatch(`at most ${MAX_PATTERN_WILDCARDS} wildcards`);
+    expect(ToolPattern.boundsFault(`shell(cmd=${'*x'.repeat(MAX_PATTERN_WILDCARDS + 1)})`)).toMatch(/wildcards/);
+  });
+
+  it('passes its self-check for any pattern it parses', () => {
+    const glob = fc.string({ unit: fc.constantFrom('a', '_', '.', '*', '?', '😀'), minLength: 1, maxLength: 12 });
+    fc.assert(
+      fc.property(glob, glob, fc.boolean(), (tool, value, withArgs) => {
+        fc.pre(tool.trim() !== '');
+        expect(() => ToolPattern.parse(withArgs ? `${tool}(cmd=${value})` : tool).selfCheck()).not.toThrow();
+      }),
+    );
   });
 });
 

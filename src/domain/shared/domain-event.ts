@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'ToolCallExecuted',
   'ToolCallCompleted',
   'GrantCreated',
+  'GrantRefused',
   'Halted',
   'Resumed',
   'AuditPurged',

@@ -7,7 +7,11 @@ import { TypeOrmUnitOfWork } from './unit-of-work';
 
 const MAX_CACHED_TENANTS = 10_000;
 
-/** Policies are stored as versions; the primary key (tenant_id, version) makes a concurrent PUT lose and retry. */
+/**
+ * Policies are stored as versions, keyed (tenant_id, version). A writer locks its tenant's policy first
+ * (`current(…, { lock: true })`), so concurrent PUTs take versions one after another instead of racing for
+ * the same key; the key stays the backstop.
+ */
 @Injectable()
 export class TypeOrmPolicyRepository implements PolicyRepository {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
@@ -19,7 +23,12 @@ export class TypeOrmPolicyRepository implements PolicyRepository {
    */
   private readonly parsed = new Map<string, { version: number; document: PolicyDocument; updatedAt: Date; updatedBy: string }>();
 
-  async current(tenantId: string): Promise<TenantPolicy> {
+  async current(tenantId: string, opts: { lock?: boolean } = {}): Promise<TenantPolicy> {
+    if (opts.lock) {
+      if (!this.uow.inTransaction) throw new Error('The policy is locked for a write inside a unit of work only');
+      // An advisory lock, not a row lock: a tenant without a policy has no row to lock. Released at commit.
+      await this.uow.manager().query(`SELECT pg_advisory_xact_lock(hashtextextended('tollgate.policy:' || $1, 0))`, [tenantId]);
+    }
     const [head]: Array<{ version: number }> = await this.uow
       .manager()
       .query(`SELECT version FROM policy_versions WHERE tenant_id = $1 ORDER BY version DESC LIMIT 1`, [tenantId]);
@@ -32,7 +41,7 @@ export class TypeOrmPolicyRepository implements PolicyRepository {
     let hit = this.parsed.get(tenantId);
     if (!hit || hit.version !== version) {
       const row = await this.uow.manager().getRepository(PolicyVersionRow).findOneByOrFail({ tenantId, version });
-      hit = { version: row.version, document: PolicyDocument.parse(row.document), updatedAt: row.createdAt, updatedBy: row.createdBy };
+      hit = { version: row.version, document: PolicyDocument.restore(row.document), updatedAt: row.createdAt, updatedBy: row.createdBy };
       if (this.parsed.size >= MAX_CACHED_TENANTS) this.parsed.delete(this.parsed.keys().next().value!);
       this.parsed.set(tenantId, hit);
     }

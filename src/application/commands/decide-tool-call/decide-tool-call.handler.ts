@@ -22,10 +22,11 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
       const conv = visibleCall(await this.conversations.findByToolCallId(decider.tenant, toolCallId, { lock: true, calls: { statuses: PENDING, ids: [toolCallId] } }), decider, toolCallId);
       const at = this.clock.now();
       const outcome = conv.decide(toolCallId, input, decider, at);
-      await this.conversations.save(conv); // the approval is recorded before the grant it gives rise to
+      // The approval is recorded before the grant it gives rise to; a refused grant request is recorded too.
+      await this.conversations.save(conv);
       if (outcome.kind === 'decided' && outcome.grant) {
         const by = personActor(decider, decider.via);
-        const grant = Grant.create({ id: this.ids.next('grant'), tenantId: decider.tenant, toolName: outcome.grant.toolName, scope: input.scope ?? 'conversation', conversationId: conv.id, agentId: conv.agentId, by, toolCallId, at });
+        const grant = Grant.create({ id: this.ids.next('grant'), tenantId: decider.tenant, toolName: outcome.grant.toolName, scope: outcome.grant.scope, conversationId: conv.id, agentId: conv.agentId, by, toolCallId, at });
         await this.grants.save(grant);
       }
       return outcome;

@@ -12,7 +12,8 @@ export class PutPolicyHandler implements ICommandHandler<PutPolicyCommand> {
   async execute({ tenantId, by, document, opts }: PutPolicyCommand) {
     const parsed = PolicyDocument.parse(document); // invalid → 400 naming the path; the old version stays
     return this.uow.run(async () => {
-      const policy = await this.policies.current(tenantId);
+      // Locked: concurrent PUTs of a tenant take the next version in turn instead of colliding on it.
+      const policy = await this.policies.current(tenantId, { lock: true });
       const changed = policy.replace(parsed, by, this.clock.now(), opts);
       if (changed) await this.policies.save(policy);
       return { policy: policyView(policy), changed };

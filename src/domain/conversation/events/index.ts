@@ -97,3 +97,20 @@ export class ToolCallExecuted extends BaseEvent<
 export class ToolCallCompleted extends BaseEvent<{ outcome: 'succeeded' | 'failed'; error?: string; durationMs: number }> {
   readonly type = 'ToolCallCompleted' as const;
 }
+
+/**
+ * A person asked for a standing grant wider than they may make (only admins grant beyond the conversation;
+ * the policy's `grants` may narrow it further). Nothing else changed: the call stays as it was.
+ */
+export class GrantRefused extends BaseEvent<
+  PolicyRef & {
+    decision: 'always_allow';
+    requestedScope: string;
+    allowedScope: string;
+    refusedBy: string;
+    via: string;
+    reason: string;
+  }
+> {
+  readonly type = 'GrantRefused' as const;
+}
