@@ -209,6 +209,19 @@ describe('agents act only in their own conversations', () => {
     expectProblem(await http.get(`/v1/tool-calls/${pending.id}`, stranger), 404, 'not_found');
     expect((await http.get('/v1/conversations', stranger)).body.items).toEqual([]);
   });
+
+  it('lets every role of the tenant read the policy and tools, and a token with no known role neither', async () => {
+    for (const token of [agent, approver, admin, auditor]) {
+      expect((await http.get('/v1/policy', token)).status).toBe(200);
+      expect((await http.get('/v1/tools', token)).status).toBe(200);
+    }
+    for (const roles of [[], ['aprover'], ['requester']]) {
+      const nobody = await server.token('uma', roles);
+      expectProblem(await http.get('/v1/policy', nobody), 403, 'forbidden');
+      expectProblem(await http.get('/v1/tools', nobody), 403, 'forbidden');
+      expectProblem(await http.get('/v1/tools/anything', nobody), 403, 'forbidden');
+    }
+  });
 });
 
 describe('tenants are walls', () => {

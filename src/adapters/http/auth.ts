@@ -12,6 +12,9 @@ export const ROLES = 'tollgate:roles';
 
 /** No bearer token needed (health, JWKS, metrics, docs; Slack's signature is its own credential). */
 export const Public = () => SetMetadata(PUBLIC, true);
+/** The roles CONTRACT §2 knows. A token with none of them (no roles, or only unknown ones) reads no tenant-wide data. */
+export const TENANT_ROLES = ['agent', 'approver', 'admin', 'auditor'] as const;
+
 /** The caller needs one of these roles (403 otherwise). Routes on a resource check after lookup instead. */
 export const Roles = (...roles: string[]) => SetMetadata(ROLES, roles);
 

@@ -6,7 +6,7 @@ import { PutPolicyCommand } from '../../../application/commands/put-policy/put-p
 import { GetPolicyQuery } from '../../../application/queries/get-policy/get-policy.query';
 import { Principal, isAgent } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
-import { CurrentPrincipal, Roles } from '../auth';
+import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
 
 @ApiTags('policy')
 @ApiBearerAuth()
@@ -14,8 +14,9 @@ import { CurrentPrincipal, Roles } from '../auth';
 export class PolicyController {
   constructor(private readonly commands: CommandBus, private readonly queries: QueryBus) {}
 
-  /** Readable by every role of the tenant (CONTRACT §11). */
+  /** Readable by every role of the tenant (CONTRACT §11); a token with no known role reads no policy. */
   @Get()
+  @Roles(...TENANT_ROLES)
   get(@CurrentPrincipal() p: Principal) {
     return this.queries.execute(new GetPolicyQuery(p.tenant));
   }

@@ -8,7 +8,7 @@ import { ListToolsQuery } from '../../../application/queries/list/list.queries';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { TOOL_NAME_PATTERN } from '../../../domain/tool/tool.aggregate';
-import { CurrentPrincipal, Roles } from '../auth';
+import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
 import { RegisterToolRequest } from '../dto/tool.dto';
 import { listParams } from '../request-params';
 import { parseBody } from '../validation';
@@ -32,11 +32,13 @@ export class ToolsController {
   }
 
   @Get()
+  @Roles(...TENANT_ROLES)
   list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
     return this.queries.execute(new ListToolsQuery(p, listParams(query)));
   }
 
   @Get(':name')
+  @Roles(...TENANT_ROLES)
   get(@CurrentPrincipal() p: Principal, @Param('name') name: string) {
     return this.queries.execute(new GetToolQuery(p.tenant, name));
   }
