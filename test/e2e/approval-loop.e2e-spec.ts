@@ -303,7 +303,7 @@ describe('always_allow and standing grants', () => {
 
   it('with scope agent covers the same agent in every conversation, but not another agent', async () => {
     const call = await pendingCall('loop-grant-a', 'book_flight', {});
-    expect((await decide(call.id, { decision: 'always_allow', scope: 'agent' })).status).toBe(200);
+    expect((await decide(call.id, { decision: 'always_allow', scope: 'agent' }, admin)).status).toBe(200); // only admins grant beyond a conversation
     await startConversation('loop-grant-a-2');
     const [same] = await propose('loop-grant-a-2', [{ toolName: 'book_flight', arguments: { to: 'OSL' } }]);
     expect(same).toMatchObject({ status: 'approved', decision: { by: { via: 'policy' } } });
@@ -314,7 +314,7 @@ describe('always_allow and standing grants', () => {
 
   it('with scope tenant covers every agent of the tenant, but not another tenant', async () => {
     const call = await pendingCall('loop-grant-t', 'book_hotel', {});
-    expect((await decide(call.id, { decision: 'always_allow', scope: 'tenant' })).status).toBe(200);
+    expect((await decide(call.id, { decision: 'always_allow', scope: 'tenant' }, admin)).status).toBe(200);
     await startConversation('loop-grant-t-2', otherAgent);
     const [same] = await propose('loop-grant-t-2', [{ toolName: 'book_hotel', arguments: {} }], otherAgent);
     expect(same).toMatchObject({ status: 'approved', decision: { by: { via: 'policy' } } });
@@ -347,9 +347,8 @@ describe('always_allow and standing grants', () => {
     const tenant = 'loop-manual-2';
     const tAdmin = await server.token('root', ['admin'], { tenant });
     const tAgent = await server.token('agent-m', ['agent'], { tenant });
-    const tApprover = await server.token('alice', ['approver'], { tenant });
     const call = await pendingCall('loop-manual-2', 'wire_money', {}, tAgent);
-    expect((await decide(call.id, { decision: 'always_allow', scope: 'tenant' }, tApprover)).status).toBe(200);
+    expect((await decide(call.id, { decision: 'always_allow', scope: 'tenant' }, tAdmin)).status).toBe(200);
     expect((await http.put('/v1/policy', tAdmin, { rules: [{ match: 'wire_money', level: 'manual' }] })).status).toBe(200);
     const [next] = await propose('loop-manual-2', [{ toolName: 'wire_money', arguments: {} }], tAgent);
     expect(next).toMatchObject({ status: 'pending', policy: { level: 'manual' } });
