@@ -41,7 +41,7 @@ const person = (tenant: string, id: string, roles: string[], via: Decider['via']
 const admin: Actor = { id: 'root', kind: 'person', via: 'cli', name: 'Root', roles: ['admin'] };
 
 function verdict(level: PolicyVerdict['level'], over: Partial<PolicyVerdict> = {}): PolicyVerdict {
-  return { level, rule: 2, policyVersion: 7, reason: `rule 2 says ${level}`, approvers: ['approver', 'requester'], timeoutSeconds: HOUR, ...over };
+  return { level, rule: 2, policyVersion: 7, reason: `rule 2 says ${level}`, approvers: ['approver', 'requester'], timeoutSeconds: HOUR, grants: 'tenant', ...over };
 }
 
 /** A hand-written policy: the tool's name says the level (`confirm_*`, `auto_*`, `deny_*`). */
