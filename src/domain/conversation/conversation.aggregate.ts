@@ -2,7 +2,7 @@ import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor, Principal, POLICY_ACTOR, SYSTEM_ACTOR, hasAnyRole, isAgent, personActor } from '../shared/actor';
 import { DomainError, ValidationError } from '../shared/domain-error';
 import { jsonEqual } from '../shared/json';
-import { grantWithin, narrowerGrantLimit } from '../policy/approval-policy';
+import { grantWithin, narrowerGrantLimit } from '../policy/grant-limit';
 import type { GrantScope, PolicyVerdict, ProposedCallFacts, ToolFlags } from '../policy/approval-policy';
 import { widestGrantFor } from '../grant/grant.aggregate';
 import {

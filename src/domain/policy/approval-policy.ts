@@ -1,3 +1,4 @@
+import type { GrantLimit, GrantScope } from './grant-limit';
 import type { PolicyDocument, PolicyRule, PolicyRuleWhen } from './policy-document';
 import { SupervisionLevel, strictness } from './supervision-level';
 
@@ -8,24 +9,8 @@ export interface ToolFlags {
   destructive?: boolean;
 }
 
-export type GrantScope = 'conversation' | 'agent' | 'tenant';
-
-/**
- * The widest scope an `always_allow` may grant (policy `grants`), narrowest first: `none` lets no
- * standing grant be made. Who decides narrows it further (see `widestGrantFor`).
- */
-export const GRANT_LIMITS = ['none', 'conversation', 'agent', 'tenant'] as const;
-export type GrantLimit = (typeof GRANT_LIMITS)[number];
-
-/** The narrower of two limits. */
-export function narrowerGrantLimit(a: GrantLimit, b: GrantLimit): GrantLimit {
-  return GRANT_LIMITS.indexOf(a) <= GRANT_LIMITS.indexOf(b) ? a : b;
-}
-
-/** Whether a grant in `scope` stays within `limit`. */
-export function grantWithin(scope: GrantScope, limit: GrantLimit): boolean {
-  return GRANT_LIMITS.indexOf(scope) <= GRANT_LIMITS.indexOf(limit);
-}
+// Grant scopes live in their own module (policy-document needs them too); many import them from here.
+export type { GrantLimit, GrantScope } from './grant-limit';
 
 /** A standing grant as the policy sees it: it covers every call of `toolName` within its scope. */
 export interface GrantFacts {

@@ -1,6 +1,6 @@
 import { ValidationError, ValidationFault } from '../shared/domain-error';
 import { jsonEqual } from '../shared/json';
-import { GRANT_LIMITS, GrantLimit } from './approval-policy';
+import { GRANT_LIMITS, GrantLimit } from './grant-limit';
 import { SUPERVISION_LEVELS, SupervisionLevel, isSupervisionLevel } from './supervision-level';
 import { ToolPattern } from './tool-pattern';
 
