@@ -197,16 +197,16 @@ describeBrowser('the web inbox', () => {
     await row(call.id).getByText('approved with edited arguments by you via the web inbox').waitFor();
   });
 
-  it('always allows in the chosen scope: the next call of that agent and tool runs without asking', async () => {
+  // An approver grants for the conversation at most (agent and tenant scopes are for admins).
+  it('always allows in the chosen scope: the next call of that tool in the conversation runs without asking', async () => {
     const call = await pendingCall({ toolName: 'post_update', arguments: { text: 'hello' }, display: { title: 'Post an update' } });
     await openCard(call.id);
     await button(/^Always allow/).click();
-    await card().getByLabel(/from agent support-bot, in any conversation/).check();
+    await card().getByLabel(/in this conversation/).check();
     await button(/^Always allow$/).click();
     await card().waitFor({ state: 'detached' });
     await row(call.id).getByText('always allowed by you via the web inbox').waitFor();
-    expect((await http.post('/v1/conversations', agent, { id: 'conv-grant' })).status).toBe(201);
-    const next = await http.post('/v1/conversations/conv-grant/tool-calls', agent, { toolCalls: [{ toolName: 'post_update', arguments: { text: 'again' } }] });
+    const next = await http.post(`/v1/conversations/${call.conversationId}/tool-calls`, agent, { toolCalls: [{ toolName: 'post_update', arguments: { text: 'again' } }] });
     expect(next.body.toolCalls[0]).toMatchObject({ status: 'approved', decision: { by: { via: 'policy' } } });
   });
 
