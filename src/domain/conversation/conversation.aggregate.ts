@@ -529,7 +529,7 @@ function isHeld(level: string): boolean {
 function sameRequest(d: NonNullable<ToolCallState['decision']>, input: DecisionInput, scope: GrantScope | undefined): boolean {
   if (d.kind !== input.decision) return false;
   if (input.decision !== 'reject' && !jsonEqual(d.editedArguments, input.arguments)) return false;
-  // Decisions recorded before the scope was kept were made in the default scope or refused nothing: read them as it.
+  // A decision recorded before its scope was kept reads as the default scope.
   return scope === undefined || (d.grantScope ?? 'conversation') === scope;
 }
 
@@ -546,7 +546,7 @@ function policyRef(p: { level: string; rule: number | null; policyVersion: numbe
   return { level: p.level, rule: p.rule, policyVersion: p.policyVersion };
 }
 
-/** The standing decision as the contract shows it (internal `kind` kept out). */
+/** The standing decision as the contract shows it (the internal `kind` and `grantScope` kept out). */
 export function publicDecision(d: ToolCallState['decision']): Record<string, unknown> | undefined {
   if (!d) return undefined;
   const { kind: _kind, grantScope: _grantScope, ...rest } = d;
