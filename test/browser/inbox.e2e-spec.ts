@@ -203,6 +203,8 @@ describeBrowser('the web inbox', () => {
     await openCard(call.id);
     await button(/^Always allow/).click();
     await card().getByLabel(/in this conversation/).check();
+    // Wider scopes are not offered: the server would refuse them to an approver with 403.
+    expect(await card().getByLabel(/in any conversation|any agent of this tenant/).count()).toBe(0);
     await button(/^Always allow$/).click();
     await card().waitFor({ state: 'detached' });
     await row(call.id).getByText('always allowed by you via the web inbox').waitFor();

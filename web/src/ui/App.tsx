@@ -308,7 +308,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         )}
       </main>
       {route.view === 'call' && (
-        <CardFor key={route.id} id={route.id} inbox={inbox} api={api} me={me} now={now} isDestructive={isDestructive} onDecide={decide} onClose={() => navigate({ view: 'inbox' })} />
+        <CardFor key={route.id} id={route.id} inbox={inbox} api={api} me={me} admin={session.roles.includes('admin')} now={now} isDestructive={isDestructive} onDecide={decide} onClose={() => navigate({ view: 'inbox' })} />
       )}
       <footer class="keys-legend" aria-label="Keyboard shortcuts">
         <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↑</kbd>/<kbd>↓</kbd> move · <kbd>Enter</kbd> open · <kbd>a</kbd> approve · <kbd>r</kbd> reject · <kbd>e</kbd> edit · <kbd>t</kbd> timeline ·{' '}
@@ -323,7 +323,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
 }
 
 /** The card of a call in the list, or of any call the person may see (a link from a timeline or a chat message). */
-function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof createApi>; me: string; now: number; isDestructive(c: Approval): boolean; onDecide(c: Approval, b: DecisionBody): Promise<void>; onClose(): void }) {
+function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof createApi>; me: string; admin: boolean; now: number; isDestructive(c: Approval): boolean; onDecide(c: Approval, b: DecisionBody): Promise<void>; onClose(): void }) {
   const { id, inbox, api } = props;
   const listed = inbox.items.find((i) => i.id === id);
   const [fetched, setFetched] = useState<Approval | null>(null);
@@ -357,6 +357,7 @@ function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof 
       destructive={props.isDestructive(call)}
       now={props.now}
       me={props.me}
+      admin={props.admin}
       onDecide={props.onDecide}
       onClose={props.onClose}
     />

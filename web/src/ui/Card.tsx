@@ -15,6 +15,8 @@ interface Props {
   destructive: boolean;
   now: number;
   me: string;
+  /** Admins alone may grant beyond the conversation; the server refuses anyone else with 403. */
+  admin: boolean;
   onDecide(call: Approval, body: DecisionBody): Promise<void>;
   onClose(): void;
 }
@@ -24,7 +26,7 @@ type Armed = 'approve' | 'always' | 'edit' | null;
 type Scope = 'conversation' | 'agent' | 'tenant';
 
 /** One request, in a modal dialog: everything needed to judge it, and the four ways to decide. */
-export function Card({ call, departure, decidable, destructive, now, me, onDecide, onClose }: Props) {
+export function Card({ call, departure, decidable, destructive, now, me, admin, onDecide, onClose }: Props) {
   const dialog = useRef<HTMLDialogElement>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
@@ -188,13 +190,13 @@ export function Card({ call, departure, decidable, destructive, now, me, onDecid
         </>
       )}
 
-      {pending && decidable && <Decide call={call} secondClick={secondClick} onDecide={onDecide} />}
+      {pending && decidable && <Decide call={call} secondClick={secondClick} admin={admin} onDecide={onDecide} />}
       {pending && !decidable && <p class="muted">Your roles may not decide this request.</p>}
     </dialog>
   );
 }
 
-function Decide({ call, secondClick, onDecide }: { call: Approval; secondClick: boolean; onDecide: Props['onDecide'] }) {
+function Decide({ call, secondClick, admin, onDecide }: { call: Approval; secondClick: boolean; admin: boolean; onDecide: Props['onDecide'] }) {
   const [mode, setMode] = useState<Mode>('choose');
   const [armed, setArmed] = useState<Armed>(null);
   const [busy, setBusy] = useState(false);
@@ -373,7 +375,9 @@ function Decide({ call, secondClick, onDecide }: { call: Approval; secondClick: 
                 ['agent', `from agent ${call.conversation.agentId}, in any conversation`],
                 ['tenant', 'from any agent of this tenant'],
               ] as Array<[Scope, string]>
-            ).map(([value, label]) => (
+            )
+              .filter(([value]) => admin || value === 'conversation')
+              .map(([value, label]) => (
               <label class="check" key={value}>
                 <input type="radio" id={`scope-${value}`} name="scope" value={value} checked={scope === value} onChange={() => setScope(value)} /> {label}
               </label>
