@@ -30,6 +30,13 @@ export class AuditHeadsForwardOnly1764615000000 implements MigrationInterface {
              AND EXISTS (SELECT 1 FROM events WHERE tenant_id = NEW.tenant_id AND seq = NEW.seq AND hash = NEW.hash) THEN
             RETURN NEW;
           END IF;
+          -- Two first appends of a tenant race to make its head: the loser's INSERT … ON CONFLICT DO NOTHING
+          -- fires this trigger after the winner committed its events, and then leaves the winner's head as it
+          -- is (a plain INSERT fails on the primary key). Nothing moves, so there is nothing to refuse. Checked
+          -- last: the winner's head and events commit together, so once its events are seen, so is its head.
+          IF EXISTS (SELECT 1 FROM audit_heads WHERE tenant_id = NEW.tenant_id) THEN
+            RETURN NEW;
+          END IF;
           RAISE EXCEPTION 'a chain head starts at seq 0, or at the last event of its tenant: INSERT of % at seq % on audit_heads is refused', NEW.tenant_id, NEW.seq
             USING ERRCODE = 'insufficient_privilege';
         ELSIF TG_OP = 'UPDATE' THEN
