@@ -17,6 +17,7 @@ import { DomainError } from './domain/shared/domain-error';
 import { AppModule } from './app.module';
 import { resolveAuth } from './infrastructure/auth/dev-secret';
 import { ConfigError, TollgateConfig } from './infrastructure/config/config';
+import { configuredKey } from './infrastructure/receipts/receipt-signer';
 import { openDataSource } from './infrastructure/database/data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
@@ -41,6 +42,8 @@ const BODY_LIMIT = '1mb';
  */
 export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLevel[] | false; outboxConsumers?: OutboxConsumer[] } = {}): Promise<RunningServer> {
   const config = resolveAuth(raw);
+  // A configured signing key that will not do stops the start before any database is opened.
+  if (config.signingKey || config.signingKeyFile) await configuredKey(config);
   let embedded: EmbeddedPostgres | undefined;
   let dataSource: DataSource | undefined;
   try {
