@@ -1,5 +1,6 @@
 import { userInfo } from 'node:os';
-import { DEFAULT_MAX_TTL_S, mintToken, ttlSeconds } from '../../infrastructure/auth/jwt-verifier';
+import { DEFAULT_MAX_TTL_S, mintToken } from '../../infrastructure/auth/jwt-verifier';
+import { spanSeconds } from '../../infrastructure/config/duration';
 import { checkSecretStrength, readDevSecret } from '../../infrastructure/auth/dev-secret';
 import { ConfigError, loadConfig } from '../../infrastructure/config/config';
 import { openDataSource } from '../../infrastructure/database/data-source';
@@ -93,7 +94,7 @@ export async function token(o: { sub: string; role: string[]; tenant: string; na
   // Mint only what the server will accept: its secret rule, lifetime cap, and issuer and audience when configured.
   if (config.auth.secret) checkSecretStrength(config.auth.secret);
   const max = config.auth.maxTtlSeconds ?? DEFAULT_MAX_TTL_S;
-  const ttl = ttlSeconds(o.ttl);
+  const ttl = spanSeconds(o.ttl, { bare: true });
   if (ttl !== undefined && ttl > max) {
     throw new ConfigError(`--ttl ${o.ttl} is longer than the ${max} s a token may live (TOLLGATE_JWT_MAX_TTL): the server would refuse it`);
   }

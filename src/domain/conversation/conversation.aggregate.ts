@@ -103,6 +103,22 @@ export interface HaltInForce {
   reason: string;
 }
 
+/** Who started a conversation and for whom: all that decides who may read it. */
+export interface ConversationParties {
+  agentId: string;
+  userId: string | null;
+}
+
+/**
+ * Who may read a conversation and its calls: its agent (an agent token reads nothing else), its requester,
+ * and the tenant's approvers, admins and auditors. REST reads and the event stream both ask this.
+ */
+export function mayReadConversation(p: Principal, parties: ConversationParties): boolean {
+  if (isAgent(p)) return p.id === parties.agentId;
+  if (parties.userId !== null && parties.userId === p.id) return true;
+  return hasAnyRole(p, ['approver', 'admin', 'auditor']);
+}
+
 /**
  * The aggregate root: one agent's conversation and every tool call proposed in it.
  * It owns the rules that span calls — blocking while approvals are pending, idempotent
@@ -220,10 +236,7 @@ export class Conversation extends AggregateRoot {
 
   /** Who may see this conversation: its agent, its requester, and the tenant's approvers, admins and auditors. */
   isVisibleTo(p: Principal): boolean {
-    if (p.id === this.s.agentId && isAgent(p)) return true;
-    if (isAgent(p)) return false;
-    if (this.s.user && this.s.user.id === p.id) return true;
-    return hasAnyRole(p, ['approver', 'admin', 'auditor']);
+    return mayReadConversation(p, { agentId: this.s.agentId, userId: this.s.user?.id ?? null });
   }
 
   /**

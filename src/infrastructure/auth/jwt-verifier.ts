@@ -71,12 +71,6 @@ function toPrincipal(p: JWTPayload): Principal {
   return { id: p.sub, tenant, roles: held, ...(name ? { name } : {}) };
 }
 
-/** Seconds in a lifetime such as `90s`, `30m`, `8h`, `7d` or `2w` (a bare number is seconds); undefined if unreadable. */
-export function ttlSeconds(ttl: string): number | undefined {
-  const m = /^(\d+)\s*(s|m|h|d|w)?$/.exec(ttl.trim());
-  return m ? Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[(m[2] ?? 's') as 's'] : undefined;
-}
-
 /** Mints an HS256 token (the `tollgate token` command, the web dev sign-in and tests). */
 export async function mintToken(
   secret: string,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { SPAN_UNIT_SECONDS } from './duration';
 
 export interface AuthConfig {
   /** HS256 shared secret (TOLLGATE_JWT_SECRET, or the dev secret made in the data dir). */
@@ -180,7 +181,7 @@ function duration(raw: string | undefined, fallback: number, name: string): numb
   if (raw === undefined || raw === '') return fallback;
   const m = /^(\d{1,9})([smhd]?)$/.exec(raw.trim());
   if (!m || Number(m[1]) === 0) throw new ConfigError(`${name} must be a duration such as 3600, 90m or 24h, got "${raw}"`);
-  return Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
+  return Number(m[1]) * SPAN_UNIT_SECONDS[(m[2] || 's') as 's' | 'm' | 'h' | 'd'];
 }
 
 function int(raw: string | undefined, fallback: number, name: string): number {

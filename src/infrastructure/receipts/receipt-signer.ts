@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import canonicalize from 'canonicalize';
 import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
 import { createHash, createPrivateKey, createPublicKey, JsonWebKey as NodeJsonWebKey, KeyObject, randomUUID } from 'node:crypto';
@@ -25,23 +25,18 @@ interface ActiveKey {
  *
  * The key comes from TOLLGATE_SIGNING_KEY or TOLLGATE_SIGNING_KEY_FILE (PKCS#8 PEM or a private JWK) when
  * one is set: then it never touches the database, JWKS publishes it alone (kid = its RFC 7638 thumbprint, the
- * same on every instance), and a key that is not Ed25519 stops the start with a ConfigError. Otherwise the key
+ * same on every instance), and a key that is not Ed25519 stops the start with a ConfigError (startServer reads it before the database opens). Otherwise the key
  * is kept in the database, made on first use, so every instance signs with the same one (a database reader can
  * read it too: see docs/COMPLIANCE.md).
  */
 @Injectable()
-export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures, OnModuleInit {
+export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
   private key?: Promise<ActiveKey>;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
   ) {}
-
-  /** A configured key is read and checked at start (a ConfigError ends the start), not at the first receipt. */
-  async onModuleInit(): Promise<void> {
-    if (this.config.signingKey || this.config.signingKeyFile) await this.signingKey();
-  }
 
   digest(value: unknown): string {
     return createHash('sha256').update(canonicalize(value) ?? 'null').digest('hex');

@@ -4,6 +4,7 @@ import type { Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AUDIT_LOG, AuditEvent, AuditLog } from '../../application/ports/audit-log.port';
 import { EventsCommitted } from '../../application/ports/stored-event';
+import { ConversationParties, mayReadConversation } from '../../domain/conversation/conversation.aggregate';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { eventJsonFromRow } from '../persistence/event-store';
@@ -19,12 +20,6 @@ const STALL_MS = 20_000;
 
 export interface FeedSubscription {
   close(): void;
-}
-
-/** Who started a conversation and for whom: what decides who may read its events. */
-export interface ConversationParties {
-  agentId: string;
-  userId: string | null;
 }
 
 /**
@@ -44,12 +39,12 @@ const TENANT_EVENT_READERS: Record<string, readonly string[]> = {
  * `parties` is the event's conversation, when it has one.
  */
 export function mayRead(p: Principal, e: AuditEvent, parties: ConversationParties | undefined): boolean {
-  // A token with `agent` acts as an agent, whatever else it holds: its own conversations only.
-  if (isAgent(p)) return !!parties && parties.agentId === p.id;
+  // A conversation's events as GET /v1/conversations/:id shows them (agents: their own only).
+  if (parties) return mayReadConversation(p, parties);
+  // A token with `agent` acts as an agent, whatever else it holds: nothing outside its conversations.
+  if (isAgent(p)) return false;
   // Auditors and admins read the tenant's whole trail (GET /v1/audit/events).
   if (hasAnyRole(p, ['auditor', 'admin'])) return true;
-  // A conversation's events as GET /v1/conversations/:id shows them (Conversation.isVisibleTo): approvers, and its requester.
-  if (parties) return hasAnyRole(p, ['approver']) || (parties.userId !== null && parties.userId === p.id);
   return hasAnyRole(p, TENANT_EVENT_READERS[e.type] ?? []);
 }
 

@@ -1,4 +1,5 @@
 /** Plain-text output for people; `--json` output for scripts is the API's JSON as is. */
+import { spanSeconds } from '../../../infrastructure/config/duration';
 
 export function table(headers: string[], rows: string[][], maxWidths: number[] = []): string {
   const clip = (s: string, i: number) => {
@@ -28,11 +29,8 @@ export function timeLeft(expiresAt: string | undefined, now = Date.now()): strin
 
 /** `2024-05-01T10:00:00Z`, or a span back from now: `90s`, `30m`, `8h`, `7d`. */
 export function parseWhen(raw: string, now = Date.now()): string {
-  const rel = /^(\d+)\s*(s|m|h|d|w)$/.exec(raw.trim());
-  if (rel) {
-    const unit = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[rel[2] as 's' | 'm' | 'h' | 'd' | 'w'];
-    return new Date(now - Number(rel[1]) * unit * 1000).toISOString();
-  }
+  const span = spanSeconds(raw);
+  if (span !== undefined) return new Date(now - span * 1000).toISOString();
   const t = Date.parse(raw);
   if (Number.isNaN(t)) throw new Error(`"${raw}" is neither a date (2024-05-01, 2024-05-01T10:00:00Z) nor a span such as 30m, 8h, 7d`);
   return new Date(t).toISOString();
