@@ -2,7 +2,6 @@ import { INestApplication, Logger, LogLevel } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
@@ -23,6 +22,7 @@ import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/databa
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { EventFeed } from './infrastructure/streaming/event-feed';
 import { captureRawBody, SLACK_INTERACTIONS_PATH } from './adapters/slack/slack-interactions.controller';
+import { setupOpenApi } from './adapters/http/openapi';
 
 export interface RunningServer {
   app: INestApplication;
@@ -129,13 +129,7 @@ export function configureHttp(app: NestExpressApplication): void {
     }
     next();
   });
-  const doc = new DocumentBuilder()
-    .setTitle('Tollgate')
-    .setDescription('Approval service for AI-agent tool calls. Errors are RFC 9457 problems with a stable `code`.')
-    .setVersion('1')
-    .addBearerAuth()
-    .build();
-  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, doc), { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+  setupOpenApi(app);
 }
 
 async function loadPolicyFile(app: INestApplication, path: string): Promise<void> {
