@@ -1,0 +1,55 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestServer, TEST_SECRET, TestServer } from '../support/server';
+
+/**
+ * The README's curl tour, run as written (only the address changed) against a real server: a newcomer's first
+ * steps must work, and must leave nothing behind in the checkout.
+ */
+const ROOT = join(__dirname, '..', '..');
+
+export function tourScript(readme: string): string {
+  const section = readme.slice(readme.indexOf('## A tour with curl'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section);
+  if (!block) throw new Error('The README has no tour');
+  return block[1];
+}
+
+describe('the README tour', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server?.stop());
+
+  it('runs as written and tells the story it promises', async () => {
+    const script = tourScript(readFileSync(join(ROOT, 'README.md'), 'utf8')).replaceAll('http://127.0.0.1:8080', server.url);
+    const env = { ...process.env, TOLLGATE_JWT_SECRET: TEST_SECRET, TOLLGATE_URL: undefined, TOLLGATE_TOKEN: undefined, DATABASE_URL: undefined };
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
+      execFile('bash', ['-c', `set -o pipefail\n${script}`], { cwd: ROOT, env, timeout: 120_000 }, (err, stdout, stderr) =>
+        err ? reject(Object.assign(err, { message: `${err.message}\n${stdout}\n${stderr}` })) : resolve({ stdout, stderr }),
+      ),
+    );
+    if (process.env.SHOW_TOUR) console.log(stdout);
+    expect(stderr).not.toMatch(/error|not found/i);
+    const lines = stdout.split('\n');
+    expect(lines).toContain('get_source: approved (Rule 0 (get_*): automatic)');
+    expect(lines).toContain('delete_source: pending (Rule 2 (delete_source): confirm)');
+    expect(stdout).toMatch(/'tc_\w+ delete_source for Ann'/);
+    expect(stdout).toMatch(/outcome: 'approved',\s+by: \{ id: 'ann', via: 'cli', name: 'Ann' \}/);
+    expect(lines).toContain('approved'); // what the agent's long-poll saw
+    expect(stdout).toMatch(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/m); // the receipt
+    expect(stdout).toContain('"crv":"Ed25519"');
+    expect(lines).toContain('completed');
+    expect(lines).toContain('already_executed');
+    expect(stdout).toMatch(/outcome: 'rejected',\s+by: \{ id: 'policy', via: 'policy' \}/);
+    expect(stdout).toContain('"code":"validation_failed"');
+    expect(stdout).toMatch(/"halted":true,"changed":true/);
+    expect(stdout).toMatch(/"halted":false,"changed":true/);
+    expect(lines).toContain("[ 'Ann via cli, policy v1 rule 2' ]");
+    expect(stdout).toMatch(/\{"ok":true,"checked":\d+\}/);
+    // The tour keeps its answers in a temporary directory, not in the checkout.
+    expect(existsSync(join(ROOT, 'proposal.json')) || existsSync(join(ROOT, 'waited.json'))).toBe(false);
+  }, 180_000);
+});
