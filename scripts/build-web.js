@@ -27,6 +27,7 @@ async function main() {
     target: ['chrome111', 'firefox115', 'safari16.4'],
     jsx: 'automatic',
     jsxImportSource: 'preact',
+    loader: { '.svg': 'text' }, // the favicon, drawn again with the pending count (web/src/ui/attention.tsx)
     tsconfig: 'web/tsconfig.json',
     outdir: assets,
     entryNames: '[name]-[hash]',

@@ -44,13 +44,21 @@ export function parseFrames(buffer: string): { frames: SseFrame[]; comments: str
 
 export type StreamState = 'connecting' | 'live' | 'reconnecting';
 
+export interface StreamStatus {
+  state: StreamState;
+  /** While reconnecting: when the next attempt starts (local ms); absent while an attempt is under way. */
+  retryAt?: number;
+  /** When the server last sent anything on a stream, heartbeats included (local ms); absent before the first. */
+  heardAt?: number;
+}
+
 export interface StreamOptions {
   url: string;
   token: string;
   /** Each (re)connection that the server accepted. */
   onOpen(): void;
   onFrames(frames: SseFrame[]): void;
-  onState(state: StreamState): void;
+  onState(status: StreamStatus): void;
   /** 401/403: the token is no good; the stream stops. */
   onRefused(status: number): void;
 }
@@ -58,12 +66,20 @@ export interface StreamOptions {
 const SILENCE_MS = 45_000; // the server sends a comment every 15 s
 const MAX_BACKOFF_MS = 30_000;
 
-export function openStream(opts: StreamOptions): { close(): void } {
+export interface Stream {
+  close(): void;
+  /** Cuts the wait before the next attempt short (a "reconnect now" button); no effect while connected. */
+  retryNow(): void;
+}
+
+export function openStream(opts: StreamOptions): Stream {
   let lastEventId: string | undefined;
   let closed = false;
   let controller: AbortController | undefined;
   let failures = 0;
   let retryMs = 1000;
+  let heardAt: number | undefined;
+  let wake: (() => void) | undefined;
 
   async function connectOnce(): Promise<void> {
     controller = new AbortController();
@@ -84,7 +100,8 @@ export function openStream(opts: StreamOptions): { close(): void } {
       }
       if (!res.ok || !res.body) throw new Error(`stream answered ${res.status}`);
       failures = 0;
-      opts.onState('live');
+      heardAt = Date.now();
+      opts.onState({ state: 'live', heardAt });
       opts.onOpen();
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
@@ -93,6 +110,7 @@ export function openStream(opts: StreamOptions): { close(): void } {
         const { value, done } = await reader.read();
         if (done) return;
         alive();
+        heardAt = Date.now();
         buffer += decoder.decode(value, { stream: true });
         const parsed = parseFrames(buffer);
         buffer = parsed.rest;
@@ -111,7 +129,7 @@ export function openStream(opts: StreamOptions): { close(): void } {
   }
 
   void (async () => {
-    opts.onState('connecting');
+    opts.onState({ state: 'connecting' });
     while (!closed) {
       try {
         await connectOnce();
@@ -119,9 +137,18 @@ export function openStream(opts: StreamOptions): { close(): void } {
         failures += 1;
       }
       if (closed) return;
-      opts.onState('reconnecting');
-      const wait = failures === 0 ? retryMs : Math.min(MAX_BACKOFF_MS, retryMs * 2 ** Math.min(failures - 1, 5));
-      await new Promise((r) => setTimeout(r, wait * (0.8 + Math.random() * 0.4)));
+      const base = failures === 0 ? retryMs : Math.min(MAX_BACKOFF_MS, retryMs * 2 ** Math.min(failures - 1, 5));
+      const wait = base * (0.8 + Math.random() * 0.4);
+      opts.onState({ state: 'reconnecting', retryAt: Date.now() + wait, heardAt });
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+      if (!closed) opts.onState({ state: 'reconnecting', heardAt });
     }
   })();
 
@@ -129,6 +156,10 @@ export function openStream(opts: StreamOptions): { close(): void } {
     close() {
       closed = true;
       controller?.abort();
+      wake?.();
+    },
+    retryNow() {
+      wake?.();
     },
   };
 }

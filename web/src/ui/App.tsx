@@ -2,12 +2,14 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, createApi, publicApi } from '../api';
 import { Departure, departureFromDecision, departureFromEvent, depart, emptyInbox, InboxState, pendingItems, prune, titleOf, withSnapshot } from '../inbox';
 import { canReadAudit, clearSession, displayName, loadSession, saveSession, Session } from '../session';
-import { openStream, StreamState } from '../sse';
+import { openStream, Stream, StreamState, StreamStatus } from '../sse';
 import type { Approval, AuditEvent, DecisionBody, TenantStatus, Tool, UiConfig } from '../types';
-import { Card } from './Card';
-import { hasModifier, isTyping, Route, useKeydown, useNow, useRoute } from './hooks';
-import { Inbox } from './Inbox';
+import { NotifyToggle, useNotifications, useTabBadge } from './attention';
+import { asksTwice, Card, Intent } from './Card';
+import { hasModifier, isTyping, MOD_KEY, Route, useKeydown, useNow, useRoute } from './hooks';
+import { Inbox, ListNote } from './Inbox';
 import { SignIn } from './SignIn';
+import { StreamBanner } from './StreamBanner';
 import { Timeline } from './Timeline';
 
 export function App() {
@@ -76,11 +78,22 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   const [arrivedAt, setArrivedAt] = useState<ReadonlyMap<string, number>>(new Map());
   const [tools, setTools] = useState<ReadonlyMap<string, Tool>>(new Map());
   const flagsSeen = useRef(new Map<string, boolean>());
-  const [stream, setStream] = useState<StreamState>('connecting');
+  const [stream, setStream] = useState<StreamStatus>({ state: 'connecting' });
+  const streamRef = useRef<Stream | null>(null);
+  // From the moment the stream drops until a snapshot read after it is back: the list may be out of date.
+  const [stale, setStale] = useState(false);
+  const drops = useRef(0);
+  const resync = useRef(false);
+  const [snapshotAt, setSnapshotAt] = useState<number>();
   const [status, setStatus] = useState<TenantStatus | null>(null);
   const [announcement, setAnnouncement] = useState('');
   const [selected, setSelected] = useState<string | null>(null);
   const lastIndex = useRef(0);
+  const [listNote, setListNote] = useState<ListNote>();
+  // A list shortcut (r, e, or a on a call that asks twice) carried on in the card it opens.
+  const [intent, setIntent] = useState<{ id: string; intent: Intent }>();
+  const deciding = useRef(new Set<string>());
+  const notifier = useNotifications(me, (id) => navigate({ view: 'call', id }));
   const [help, setHelp] = useState(false);
   const [convVersion, setConvVersion] = useState(0);
 
@@ -98,6 +111,9 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
     try {
       do {
         l.again = false;
+        const resyncing = resync.current;
+        const epoch = drops.current;
+        resync.current = false;
         try {
           const snapshot = await api.pendingApprovals();
           let arrived: Approval[] = [];
@@ -110,11 +126,16 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
             const at = Date.now();
             setArrivedAt((m) => new Map([...m, ...arrived.map((a) => [a.id, at] as const)].slice(-200)));
             announce(arrived.length === 1 ? `New request: ${titleOf(arrived[0])} from ${arrived[0].conversation.agentId}` : `${arrived.length} new requests`);
+            notifier.arrived(arrived);
           }
           l.first = false;
           setLoaded(true);
           setLoadError(undefined);
+          setSnapshotAt(Date.now());
+          // Read after the stream came back (and before it dropped again): the list is current once more.
+          if (resyncing && epoch === drops.current) setStale(false);
         } catch (e) {
+          if (resyncing) resync.current = true;
           if (!(e instanceof ApiError && e.status === 401)) setLoadError(e instanceof ApiError && e.status === 403 ? 'Agent tokens cannot use the inbox.' : `Could not load the inbox: ${(e as Error).message}`);
         }
       } while (l.again);
@@ -144,6 +165,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         return r.state;
       });
       if (listed) announce(`${inboxRef.current.recent[0]?.title ?? d.title}: ${d.note}`);
+      notifier.left(d.id);
     },
     [update, announce],
   );
@@ -169,8 +191,17 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
     const s = openStream({
       url: '/v1/events/stream',
       token: session.token,
-      onOpen: () => void refresh(),
-      onState: setStream,
+      onOpen: () => {
+        resync.current = true;
+        void refresh();
+      },
+      onState: (st) => {
+        if (st.state === 'reconnecting' && st.retryAt !== undefined) {
+          drops.current += 1;
+          setStale(true);
+        }
+        setStream(st);
+      },
       onRefused: (code) => (code === 401 ? onSignOut('Your token was refused: it has expired or is no longer valid. Sign in again.') : setLoadError('This token may not read the live stream.')),
       onFrames: (frames) => {
         for (const f of frames) {
@@ -182,6 +213,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         }
       },
     });
+    streamRef.current = s;
     return () => {
       s.close();
       clearTimeout(refreshTimer.current);
@@ -194,17 +226,16 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   }, [now]);
 
   const pending = pendingItems(inbox);
-  useEffect(() => {
-    document.title = pending.length > 0 ? `(${pending.length}) Tollgate inbox` : 'Tollgate inbox';
-  }, [pending.length]);
+  useTabBadge(pending.length);
 
   // The selection follows the list: when the selected call leaves, the one that takes its place is selected.
   const selectedId = pending.some((p) => p.id === selected) ? selected : (pending[Math.min(lastIndex.current, pending.length - 1)]?.id ?? null);
   const idx = pending.findIndex((p) => p.id === selectedId);
   if (idx >= 0) lastIndex.current = idx;
-  // Keys can come faster than renders: the handler reads the list and the selection from refs.
-  const keyState = useRef({ pending, selectedId });
-  keyState.current = { pending, selectedId };
+  // Keys can come faster than renders: the handler reads the list and the selection from refs. `chosen` is the row
+  // the person selected; when it leaves, `selectedId` moves on by itself to a row they may not have looked at.
+  const keyState = useRef({ pending, selectedId, chosen: selected });
+  keyState.current = { pending, selectedId, chosen: selected };
 
   const focusRow = (id: string | null) => {
     if (!id) return;
@@ -215,34 +246,9 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   const prevRoute = useRef<Route>(route);
   useEffect(() => {
     if (route.view === 'inbox' && prevRoute.current.view !== 'inbox') setTimeout(() => focusRow(selectedId), 0);
+    if (route.view !== 'call') setIntent(undefined);
     prevRoute.current = route;
   }, [route]);
-
-  // ---- list shortcuts: j/k or arrows move, Enter opens, ? help, Esc leaves a timeline ----
-  useKeydown((e: KeyboardEvent) => {
-    if (hasModifier(e) || isTyping(e) || route.view === 'call') return;
-    if (e.key === '?') {
-      setHelp((h) => !h);
-      return;
-    }
-    if (route.view === 'conversation') {
-      if (e.key === 'Escape') navigate({ view: 'inbox' });
-      return;
-    }
-    const move = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
-    const { pending: list, selectedId: current } = keyState.current;
-    if (move !== 0 && list.length > 0) {
-      e.preventDefault();
-      const at = list.findIndex((p) => p.id === current);
-      const next = list[Math.max(0, Math.min(list.length - 1, (at < 0 ? -1 : at) + move))];
-      keyState.current = { pending: list, selectedId: next.id };
-      setSelected(next.id);
-      focusRow(next.id);
-    } else if ((e.key === 'Enter' || e.key === 'o') && current && !(e.target as HTMLElement).closest?.('a,button')) {
-      e.preventDefault();
-      navigate({ view: 'call', id: current });
-    } else if (e.key === 'Escape' && help) setHelp(false);
-  });
 
   const isDestructive = useCallback(
     // The call's own record first; the registry, the live event and the reason text for calls made before it had one.
@@ -254,6 +260,12 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
     async (call: Approval, body: DecisionBody) => {
       try {
         const updated = await api.decide(call.id, body);
+        // The person decided the selected row: the next one is theirs to take, as if they had moved to it.
+        const { pending: list, selectedId: current } = keyState.current;
+        if (current === call.id) {
+          const at = list.findIndex((p) => p.id === call.id);
+          setSelected(list[at + 1]?.id ?? list[at - 1]?.id ?? null);
+        }
         if (updated.decision) leave(departureFromDecision(call, updated.decision, me, Date.now(), body.decision));
         navigate({ view: 'inbox' });
       } catch (e) {
@@ -268,6 +280,67 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
     [api, leave],
   );
 
+  const openCard = (id: string, carryOn: Intent) => {
+    setIntent({ id, intent: carryOn });
+    navigate({ view: 'call', id });
+  };
+
+  /** `a` on the list: the card's approve, without opening the card unless the call asks twice (then it opens armed). */
+  async function approveFromList(call: Approval) {
+    if (asksTwice(call, isDestructive(call))) return openCard(call.id, 'approve');
+    if (deciding.current.has(call.id)) return; // already on its way
+    deciding.current.add(call.id);
+    try {
+      await decide(call, { decision: 'approve' });
+    } catch (e) {
+      setListNote({ error: true, text: `Could not approve “${titleOf(call)}”: ${e instanceof ApiError ? (e.problem.detail ?? e.message) : (e as Error).message}` });
+    } finally {
+      deciding.current.delete(call.id);
+    }
+  }
+
+  // ---- list shortcuts: j/k or arrows move, Enter opens, a/r/e/t act on the selected row, ? help, Esc leaves a timeline ----
+  useKeydown((e: KeyboardEvent) => {
+    if (hasModifier(e) || isTyping(e) || route.view === 'call') return;
+    if (e.key === '?') {
+      setHelp((h) => !h);
+      return;
+    }
+    if (help) return; // the help dialog is modal: it closes itself on Esc
+    if (route.view === 'conversation') {
+      if (e.key === 'Escape') navigate({ view: 'inbox' });
+      return;
+    }
+    const move = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
+    const { pending: list, selectedId: current, chosen } = keyState.current;
+    const call = list.find((p) => p.id === current);
+    if (move !== 0 && list.length > 0) {
+      e.preventDefault();
+      setListNote(undefined);
+      const at = list.findIndex((p) => p.id === current);
+      const next = list[Math.max(0, Math.min(list.length - 1, (at < 0 ? -1 : at) + move))];
+      keyState.current = { pending: list, selectedId: next.id, chosen: next.id };
+      setSelected(next.id);
+      focusRow(next.id);
+    } else if ((e.key === 'Enter' || e.key === 'o') && call && !(e.target as HTMLElement).closest?.('a,button')) {
+      e.preventDefault();
+      navigate({ view: 'call', id: call.id });
+    } else if (call && (e.key === 'a' || e.key === 'r' || e.key === 'e' || e.key === 't')) {
+      e.preventDefault();
+      setListNote(undefined);
+      if (e.key === 't') navigate({ view: 'conversation', id: call.conversationId });
+      else if (e.key === 'r' || e.key === 'e') openCard(call.id, e.key === 'r' ? 'reject' : 'edit');
+      else if (call.id !== chosen) {
+        // The selection moved by itself (the chosen row left): approving needs a look at which row it is now.
+        keyState.current = { pending: list, selectedId: call.id, chosen: call.id };
+        setSelected(call.id);
+        focusRow(call.id);
+        const text = `“${titleOf(call)}” is selected now: press a again to approve it.`;
+        setListNote({ text });
+        announce(text);
+      } else void approveFromList(call);
+    }
+  });
   const roles = session.roles.filter((r) => r !== 'agent');
   const halts = status?.halts ?? [];
   return (
@@ -279,10 +352,11 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         <a class="brand" href="#/">
           Tollgate
         </a>
-        <span class={`live ${stream}`} role="status" data-testid="stream-state" title="Live updates from the server">
-          <span class="dot" aria-hidden="true" /> {STREAM_WORDS[stream]}
+        <span class={`live ${stream.state}`} role="status" data-testid="stream-state" title="Live updates from the server">
+          <span class="dot" aria-hidden="true" /> {STREAM_WORDS[stream.state]}
         </span>
         <span class="spacer" />
+        <NotifyToggle notifier={notifier} />
         <span class="who">
           <strong>{displayName(session)}</strong> <span class="muted">{roles.join(', ') || 'no role'} · {session.tenant}</span>
         </span>
@@ -290,6 +364,20 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
           Sign out
         </button>
       </header>
+      {stale && (
+        <StreamBanner
+          stream={stream}
+          syncedAt={Math.max(stream.heardAt ?? 0, snapshotAt ?? 0) || undefined}
+          now={Date.now()}
+          onRetry={() => {
+            streamRef.current?.retryNow();
+            if (stream.state === 'live') {
+              resync.current = true;
+              void refresh();
+            }
+          }}
+        />
+      )}
       {halts.length > 0 && (
         <p class="halt" role="alert">
           <strong>Halted.</strong> {halts.map((h) => `${h.scope}${h.id ? ` ${h.id}` : ''}: ${h.reason}`).join(' · ')} — pending calls in scope were cancelled and nothing in scope runs until an admin resumes.
@@ -304,11 +392,23 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         {route.view === 'conversation' ? (
           <Timeline api={api} id={route.id} me={me} withAudit={canReadAudit(session)} now={now} version={convVersion} />
         ) : (
-          <Inbox inbox={inbox} loaded={loaded} error={loadError} selected={selectedId} now={now} arrivedAt={arrivedAt} isDestructive={isDestructive} onSelect={setSelected} />
+          <Inbox inbox={inbox} loaded={loaded} error={loadError} note={listNote} selected={selectedId} now={now} arrivedAt={arrivedAt} isDestructive={isDestructive} onSelect={setSelected} />
         )}
       </main>
       {route.view === 'call' && (
-        <CardFor key={route.id} id={route.id} inbox={inbox} api={api} me={me} admin={session.roles.includes('admin')} now={now} isDestructive={isDestructive} onDecide={decide} onClose={() => navigate({ view: 'inbox' })} />
+        <CardFor
+          key={route.id}
+          id={route.id}
+          inbox={inbox}
+          api={api}
+          me={me}
+          admin={session.roles.includes('admin')}
+          now={now}
+          intent={intent?.id === route.id ? intent.intent : undefined}
+          isDestructive={isDestructive}
+          onDecide={decide}
+          onClose={() => navigate({ view: 'inbox' })}
+        />
       )}
       <footer class="keys-legend" aria-label="Keyboard shortcuts">
         <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↑</kbd>/<kbd>↓</kbd> move · <kbd>Enter</kbd> open · <kbd>a</kbd> approve · <kbd>r</kbd> reject · <kbd>e</kbd> edit · <kbd>t</kbd> timeline ·{' '}
@@ -323,7 +423,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
 }
 
 /** The card of a call in the list, or of any call the person may see (a link from a timeline or a chat message). */
-function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof createApi>; me: string; admin: boolean; now: number; isDestructive(c: Approval): boolean; onDecide(c: Approval, b: DecisionBody): Promise<void>; onClose(): void }) {
+function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof createApi>; me: string; admin: boolean; now: number; intent?: Intent; isDestructive(c: Approval): boolean; onDecide(c: Approval, b: DecisionBody): Promise<void>; onClose(): void }) {
   const { id, inbox, api } = props;
   const listed = inbox.items.find((i) => i.id === id);
   const [fetched, setFetched] = useState<Approval | null>(null);
@@ -358,6 +458,7 @@ function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof 
       now={props.now}
       me={props.me}
       admin={props.admin}
+      intent={props.intent}
       onDecide={props.onDecide}
       onClose={props.onClose}
     />
@@ -378,13 +479,15 @@ function Help({ onClose }: { onClose(): void }) {
         <dt><kbd>Enter</kbd></dt>
         <dd>open the selected request</dd>
         <dt><kbd>a</kbd></dt>
-        <dd>approve the open request (destructive and manual ones: press twice)</dd>
+        <dd>approve the selected or open request (destructive and manual ones: press twice, with the card open)</dd>
         <dt><kbd>r</kbd></dt>
         <dd>reject it, with a reason</dd>
         <dt><kbd>e</kbd></dt>
         <dd>edit its arguments, then approve</dd>
         <dt><kbd>t</kbd></dt>
         <dd>open its conversation's timeline</dd>
+        <dt><kbd>{MOD_KEY}</kbd>+<kbd>Enter</kbd></dt>
+        <dd>send the reason, or approve the edited arguments</dd>
         <dt><kbd>Esc</kbd></dt>
         <dd>close, or go back</dd>
       </dl>

@@ -4,7 +4,7 @@ import { ago, capitalise, clock, decisionSentence, LEVEL_WORDS, parseArguments, 
 import type { Departure } from '../inbox';
 import { titleOf } from '../inbox';
 import type { Approval, DecisionBody } from '../types';
-import { hasModifier, hrefFor, isTyping, useKeydown } from './hooks';
+import { hasModifier, hrefFor, isTyping, MOD_KEY, submitOnModEnter, useKeydown } from './hooks';
 
 interface Props {
   call: Approval;
@@ -17,23 +17,35 @@ interface Props {
   me: string;
   /** Admins alone may grant beyond the conversation; the server refuses anyone else with 403. */
   admin: boolean;
+  /** A shortcut pressed on the list that opened this card, to carry on here: reject or edit opens that form; approve
+   * (of a call that asks twice) arrives armed, so the next `a` confirms with the whole card in view. */
+  intent?: Intent;
   onDecide(call: Approval, body: DecisionBody): Promise<void>;
   onClose(): void;
 }
 
+export type Intent = 'approve' | 'reject' | 'edit';
+
+/** Destructive tools and manual-level calls take a second press to approve, from the card or the list alike. */
+export const asksTwice = (call: Approval, destructive: boolean): boolean => destructive || call.policy.level === 'manual';
+
 type Mode = 'choose' | 'reject' | 'edit' | 'always';
+/** The field each form starts on. */
+const FIELD = { reject: 'reject-reason', edit: 'edit-args', always: 'scope-conversation' } as const;
 type Armed = 'approve' | 'always' | 'edit' | null;
 type Scope = 'conversation' | 'agent' | 'tenant';
 
 /** One request, in a modal dialog: everything needed to judge it, and the four ways to decide. */
-export function Card({ call, departure, decidable, destructive, now, me, admin, onDecide, onClose }: Props) {
+export function Card({ call, departure, decidable, destructive, now, me, admin, intent, onDecide, onClose }: Props) {
   const dialog = useRef<HTMLDialogElement>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     const d = dialog.current;
     if (d && !d.open) d.showModal();
-    // Focus starts on the title, which a screen reader reads first, so a stray Enter decides nothing.
-    heading.current?.focus();
+    // Focus starts on the title, which a screen reader reads first, so a stray Enter decides nothing; or in the
+    // form a list shortcut (r, e) asked for.
+    const field = intent === 'reject' || intent === 'edit' ? document.getElementById(FIELD[intent]) : null;
+    (field ?? heading.current)?.focus();
     return () => d?.close();
   }, []);
 
@@ -41,7 +53,7 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
   const conv = call.conversation;
   const pending = call.status === 'pending' && !departure;
   const level = call.policy.level;
-  const secondClick = destructive || level === 'manual';
+  const secondClick = asksTwice(call, destructive);
   const user = conv.user;
 
   return (
@@ -190,15 +202,15 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
         </>
       )}
 
-      {pending && decidable && <Decide call={call} secondClick={secondClick} admin={admin} onDecide={onDecide} />}
+      {pending && decidable && <Decide call={call} secondClick={secondClick} admin={admin} intent={intent} onDecide={onDecide} />}
       {pending && !decidable && <p class="muted">Your roles may not decide this request.</p>}
     </dialog>
   );
 }
 
-function Decide({ call, secondClick, admin, onDecide }: { call: Approval; secondClick: boolean; admin: boolean; onDecide: Props['onDecide'] }) {
-  const [mode, setMode] = useState<Mode>('choose');
-  const [armed, setArmed] = useState<Armed>(null);
+function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval; secondClick: boolean; admin: boolean; intent?: Intent; onDecide: Props['onDecide'] }) {
+  const [mode, setMode] = useState<Mode>(intent === 'reject' || intent === 'edit' ? intent : 'choose');
+  const [armed, setArmed] = useState<Armed>(intent === 'approve' && secondClick ? 'approve' : null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const [reason, setReason] = useState('');
@@ -265,7 +277,7 @@ function Decide({ call, secondClick, admin, onDecide }: { call: Approval; second
       return;
     }
     if (mode === 'choose') approveRef.current?.focus();
-    else (document.getElementById(mode === 'reject' ? 'reject-reason' : mode === 'edit' ? 'edit-args' : 'scope-conversation') as HTMLElement | null)?.focus();
+    else document.getElementById(FIELD[mode])?.focus();
   }, [mode]);
 
   const confirmHint = (what: Armed) =>
@@ -303,14 +315,15 @@ function Decide({ call, secondClick, admin, onDecide }: { call: Approval; second
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            void send({ decision: 'reject', reason: reason.trim() }, null);
+            // Ctrl+Enter submits too, past the disabled button: the same conditions hold here.
+            if (!busy && reason.trim() !== '') void send({ decision: 'reject', reason: reason.trim() }, null);
           }}
         >
           <label for="reject-reason">Why reject? The agent is told this reason.</label>
-          <textarea id="reject-reason" rows={3} value={reason} onInput={(e) => setReason(e.currentTarget.value)} required maxLength={4000} />
+          <textarea id="reject-reason" rows={3} value={reason} onInput={(e) => setReason(e.currentTarget.value)} onKeyDown={submitOnModEnter} required maxLength={4000} aria-keyshortcuts="Control+Enter Meta+Enter" />
           <div class="actions">
             <button type="submit" class="reject" disabled={busy || reason.trim() === ''}>
-              Reject
+              Reject <kbd aria-hidden="true">{MOD_KEY}+Enter</kbd>
             </button>
             <button type="button" onClick={() => choose('choose')}>
               Back <kbd>Esc</kbd>
@@ -323,7 +336,7 @@ function Decide({ call, secondClick, admin, onDecide }: { call: Approval; second
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            if (parsed.ok) void send({ decision: 'approve', arguments: parsed.value }, 'edit');
+            if (parsed.ok && !busy) void send({ decision: 'approve', arguments: parsed.value }, 'edit');
           }}
         >
           <label for="edit-args">Arguments to run instead (JSON object). The original stays in the record.</label>
@@ -337,6 +350,8 @@ function Decide({ call, secondClick, admin, onDecide }: { call: Approval; second
               setText(e.currentTarget.value);
               setArmed(null);
             }}
+            onKeyDown={submitOnModEnter}
+            aria-keyshortcuts="Control+Enter Meta+Enter"
             aria-invalid={!parsed.ok}
             aria-describedby="edit-status"
           />
@@ -346,7 +361,7 @@ function Decide({ call, secondClick, admin, onDecide }: { call: Approval; second
           {confirmHint('edit')}
           <div class="actions">
             <button type="submit" class={armed === 'edit' ? 'approve armed' : 'approve'} disabled={busy || !parsed.ok}>
-              {armed === 'edit' ? 'Confirm approve with these arguments' : 'Approve with these arguments'}
+              {armed === 'edit' ? 'Confirm approve with these arguments' : 'Approve with these arguments'} <kbd aria-hidden="true">{MOD_KEY}+Enter</kbd>
             </button>
             <button type="button" onClick={() => setText(original)} disabled={text === original}>
               Reset

@@ -4,10 +4,17 @@ import { titleOf } from '../inbox';
 import type { Approval } from '../types';
 import { hrefFor } from './hooks';
 
+/** What a shortcut on the list has to say: why it did nothing, or that it failed. */
+export interface ListNote {
+  text: string;
+  error?: boolean;
+}
+
 interface Props {
   inbox: InboxState;
   loaded: boolean;
   error?: string;
+  note?: ListNote;
   selected: string | null;
   now: number;
   /** When each call appeared live (local ms): fresh rows are highlighted for a moment. */
@@ -19,7 +26,7 @@ interface Props {
 const FRESH_MS = 5000;
 
 /** The queue: pending requests the person may decide, oldest first, and what recently left it. */
-export function Inbox({ inbox, loaded, error, selected, now, arrivedAt, isDestructive, onSelect }: Props) {
+export function Inbox({ inbox, loaded, error, note, selected, now, arrivedAt, isDestructive, onSelect }: Props) {
   const pending = inbox.items.filter((i) => !inbox.gone.has(i.id));
   return (
     <section class="inbox" aria-labelledby="inbox-h">
@@ -32,6 +39,11 @@ export function Inbox({ inbox, loaded, error, selected, now, arrivedAt, isDestru
       {error && (
         <p class="error" role="alert">
           {error}
+        </p>
+      )}
+      {note && (
+        <p class={note.error ? 'error' : 'notice'} role={note.error ? 'alert' : 'status'} data-testid="list-note">
+          {note.text}
         </p>
       )}
       {!loaded && !error && <p class="muted">Loading…</p>}

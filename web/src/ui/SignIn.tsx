@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, createApi, publicApi } from '../api';
 import { Session, sessionFromToken } from '../session';
 import type { UiConfig } from '../types';
+import { submitOnModEnter } from './hooks';
 
 interface Props {
   config: UiConfig | null;
@@ -44,6 +45,7 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
 
   async function withToken(e: Event) {
     e.preventDefault();
+    if (busy) return; // Ctrl+Enter submits past the disabled button
     setBusy(true);
     setError(undefined);
     try {
@@ -88,7 +90,7 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
       <form class="panel" onSubmit={withToken} aria-labelledby="token-h">
         <h2 id="token-h">With a token</h2>
         <label for="token">Bearer token</label>
-        <textarea id="token" name="token" rows={3} spellcheck={false} autocomplete="off" placeholder="eyJhbGciOi…" value={token} onInput={(e) => setToken(e.currentTarget.value)} aria-describedby="token-hint token-error" required />
+        <textarea id="token" name="token" rows={3} spellcheck={false} autocomplete="off" placeholder="eyJhbGciOi…" value={token} onInput={(e) => setToken(e.currentTarget.value)} onKeyDown={submitOnModEnter} aria-keyshortcuts="Control+Enter Meta+Enter" aria-describedby="token-hint token-error" required />
         <p id="token-hint" class="hint">
           Ask your admin for one. For local use: <code>npx tollgate token --sub you --role approver</code>
         </p>

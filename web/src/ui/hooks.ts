@@ -40,6 +40,21 @@ export function isTyping(e: KeyboardEvent): boolean {
 
 export const hasModifier = (e: KeyboardEvent): boolean => e.ctrlKey || e.metaKey || e.altKey;
 
+/** The key people press with Enter to send: ⌘ on Apple systems, Ctrl elsewhere (both work everywhere). */
+export const MOD_KEY = /Mac|iPhone|iPad/.test(navigator.userAgent) ? '⌘' : 'Ctrl';
+
+/**
+ * Ctrl+Enter or ⌘+Enter in a text box sends its form, as in mail and chat; Enter alone stays a new line. The form's
+ * own submit handler decides whether it may be sent, so the rules are those of its button.
+ */
+export function submitOnModEnter(e: KeyboardEvent): void {
+  if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey) || e.isComposing) return;
+  const form = (e.currentTarget as HTMLTextAreaElement | null)?.form;
+  if (!form) return;
+  e.preventDefault();
+  form.requestSubmit();
+}
+
 /**
  * A document keydown listener that always runs the latest handler. Preact runs effects after paint, so a listener
  * re-registered by an effect could still see the previous render's state when keys come quickly.
