@@ -92,7 +92,9 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   const [listNote, setListNote] = useState<ListNote>();
   // A list shortcut (r, e, or a on a call that asks twice) carried on in the card it opens.
   const [intent, setIntent] = useState<{ id: string; intent: Intent }>();
-  const deciding = useRef(new Set<string>());
+  // Calls this person decided here, or is deciding: when one leaves the list, the row that slides into its place is
+  // selected as if they had moved to it (whether the stream's event or the decision's answer comes first).
+  const mine = useRef(new Set<string>());
   const notifier = useNotifications(me, (id) => navigate({ view: 'call', id }));
   const [help, setHelp] = useState(false);
   const [convVersion, setConvVersion] = useState(0);
@@ -158,6 +160,11 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
 
   const leave = useCallback(
     (d: Departure) => {
+      const { pending: list, selectedId: current } = keyState.current;
+      if (d.id === current && mine.current.has(d.id)) {
+        const at = list.findIndex((p) => p.id === d.id);
+        setSelected(list[at + 1]?.id ?? list[at - 1]?.id ?? null);
+      }
       let listed = false;
       update((s) => {
         const r = depart(s, d);
@@ -258,17 +265,13 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
 
   const decide = useCallback(
     async (call: Approval, body: DecisionBody) => {
+      mine.current.add(call.id);
       try {
         const updated = await api.decide(call.id, body);
-        // The person decided the selected row: the next one is theirs to take, as if they had moved to it.
-        const { pending: list, selectedId: current } = keyState.current;
-        if (current === call.id) {
-          const at = list.findIndex((p) => p.id === call.id);
-          setSelected(list[at + 1]?.id ?? list[at - 1]?.id ?? null);
-        }
         if (updated.decision) leave(departureFromDecision(call, updated.decision, me, Date.now(), body.decision));
         navigate({ view: 'inbox' });
       } catch (e) {
+        mine.current.delete(call.id);
         // Someone was faster: the card shows their decision instead.
         if (e instanceof ApiError && e.problem.code === 'already_decided' && e.problem.decision) {
           leave(departureFromDecision(call, e.problem.decision, me, Date.now()));
@@ -288,14 +291,11 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   /** `a` on the list: the card's approve, without opening the card unless the call asks twice (then it opens armed). */
   async function approveFromList(call: Approval) {
     if (asksTwice(call, isDestructive(call))) return openCard(call.id, 'approve');
-    if (deciding.current.has(call.id)) return; // already on its way
-    deciding.current.add(call.id);
+    if (mine.current.has(call.id)) return; // already on its way
     try {
       await decide(call, { decision: 'approve' });
     } catch (e) {
       setListNote({ error: true, text: `Could not approve “${titleOf(call)}”: ${e instanceof ApiError ? (e.problem.detail ?? e.message) : (e as Error).message}` });
-    } finally {
-      deciding.current.delete(call.id);
     }
   }
 
@@ -331,7 +331,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       if (e.key === 't') navigate({ view: 'conversation', id: call.conversationId });
       else if (e.key === 'r' || e.key === 'e') openCard(call.id, e.key === 'r' ? 'reject' : 'edit');
       else if (call.id !== chosen) {
-        // The selection moved by itself (the chosen row left): approving needs a look at which row it is now.
+        // The selection moved by itself (someone else decided the chosen row): approving needs a look at which row it is now.
         keyState.current = { pending: list, selectedId: call.id, chosen: call.id };
         setSelected(call.id);
         focusRow(call.id);
