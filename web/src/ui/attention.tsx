@@ -119,7 +119,10 @@ export function NotifyToggle({ notifier }: { notifier: Notifier }) {
           void notifier.toggle();
         }}
       >
-        <span aria-hidden="true">🔔</span> Desktop notifications
+        <svg class="bell" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true">
+          <path fill="currentColor" d="M8 1.5a4.5 4.5 0 0 0-4.5 4.5v2.6L2 11v1h12v-1l-1.5-2.4V6A4.5 4.5 0 0 0 8 1.5ZM6.2 13a1.8 1.8 0 0 0 3.6 0Z" />
+        </svg>{' '}
+        Desktop notifications
         <span class="toggle-state" aria-hidden="true">
           {notifier.on ? 'on' : 'off'}
         </span>
