@@ -2,6 +2,8 @@ import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/c
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { TerminusModule } from '@nestjs/terminus';
+import { LoggerModule } from 'nestjs-pino';
+import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './adapters/http/auth';
 import { AuditController } from './adapters/http/controllers/audit.controller';
@@ -17,7 +19,7 @@ import { ProblemFilter } from './adapters/http/problem.filter';
 import { throttlerOptions, TokenThrottlerGuard, WaitSlots } from './adapters/http/rate-limit';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { RequestIdMiddleware } from './adapters/http/request-id.middleware';
-import { DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
+import { AuditVerifyMetricsHandler, DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
 import { WebModule } from './adapters/web/web.module';
 import { CHANNEL_CONSUMERS, channelControllers, channelProviders } from './adapters/channels';
 import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
@@ -63,7 +65,7 @@ import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool
 import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
 import { JoseReceiptSigner } from './infrastructure/receipts/receipt-signer';
 import { ExpirySweeper } from './infrastructure/scheduling/expiry-sweeper';
-import { KickOutboxOnCommit, OutboxRelay } from './infrastructure/outbox/outbox-relay';
+import { KickOutboxOnCommit, OUTBOX_OBSERVER, OutboxRelay } from './infrastructure/outbox/outbox-relay';
 import { EventFeed, KickEventFeedOnCommit } from './infrastructure/streaming/event-feed';
 import { EventStreamController } from './adapters/http/controllers/event-stream.controller';
 import { OUTBOX_CONSUMERS, OutboxConsumer } from './application/ports/outbox.port';
@@ -90,11 +92,17 @@ export class AppModule implements NestModule {
     consumer.apply(RequestIdMiddleware, HttpMetricsMiddleware).forRoutes('*path');
   }
 
-  /** `extra.outboxConsumers`: more ways out (tests use it to watch deliveries). */
-  static forRoot(config: TollgateConfig, dataSource: DataSource, extra: { outboxConsumers?: OutboxConsumer[] } = {}): DynamicModule {
+  /**
+   * `extra.outboxConsumers`: more ways out (tests use it to watch deliveries). `extra.logger`: the server's pino
+   * logger; its access log is mounted by the server, and nestjs-pino gives the lines logged inside a request
+   * that request's id.
+   */
+  static forRoot(config: TollgateConfig, dataSource: DataSource, extra: { outboxConsumers?: OutboxConsumer[]; logger?: PinoLogger } = {}): DynamicModule {
     return {
       module: AppModule,
-      imports: [CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config)), WebModule.forRoot(config)],
+      imports: [
+        ...(extra.logger ? [LoggerModule.forRoot({ pinoHttp: { logger: extra.logger }, useExisting: true })] : []),
+        CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config)), WebModule.forRoot(config)],
       controllers: [
         ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController,
         ...channelControllers(config),
@@ -138,7 +146,9 @@ export class AppModule implements NestModule {
         },
         WakeWaitersHandler,
         TollgateMetrics,
+        { provide: OUTBOX_OBSERVER, useExisting: TollgateMetrics },
         DecisionMetricsHandler,
+        AuditVerifyMetricsHandler,
         ...COMMAND_HANDLERS,
         ...QUERY_HANDLERS,
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AddressInfo } from 'node:net';
+import type { DestinationStream, Logger as PinoLoggerInstance } from 'pino';
 import { DataSource } from 'typeorm';
 import { parse as parseYaml } from 'yaml';
 import type { OutboxConsumer } from './application/ports/outbox.port';
@@ -15,7 +16,10 @@ import { SYSTEM_ACTOR } from './domain/shared/actor';
 import { DomainError } from './domain/shared/domain-error';
 import { AppModule } from './app.module';
 import { resolveAuth } from './infrastructure/auth/dev-secret';
-import { ConfigError, TollgateConfig } from './infrastructure/config/config';
+import { ConfigError, LogLevelName, TollgateConfig } from './infrastructure/config/config';
+import { databaseProblem, dataDirProblem, listenProblem } from './infrastructure/config/startup-errors';
+import { accessLog } from './infrastructure/observability/access-log';
+import { createLogger, nestLogger } from './infrastructure/observability/logging';
 import { configuredKey } from './infrastructure/receipts/receipt-signer';
 import { openDataSource } from './infrastructure/database/data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
@@ -30,7 +34,17 @@ export interface RunningServer {
   dataSource: DataSource;
   /** Base URL once listening, e.g. http://127.0.0.1:8080 */
   url: string;
+  /** The server's pino logger (JSON or pretty, at the configured level). */
+  logger: PinoLoggerInstance;
   close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** `false`: no logs at all (tests); a list of Nest levels: the most verbose one listed. Default: `config.logLevel`. */
+  logLevels?: LogLevel[] | false;
+  /** Where log lines go instead of stdout (tests read them). */
+  logDestination?: DestinationStream;
+  outboxConsumers?: OutboxConsumer[];
 }
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
@@ -38,32 +52,44 @@ const BODY_LIMIT = '1mb';
 
 /**
  * Starts Tollgate: the database (embedded PGlite unless DATABASE_URL), migrations, the Nest app,
- * the policy file, then the HTTP listener. `close()` stops them in reverse order.
+ * the policy file, then the HTTP listener. `close()` stops them in reverse order. What an operator must fix
+ * (a busy port, a data dir in use, a database out of reach) is thrown as a one-line ConfigError.
  */
-export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLevel[] | false; outboxConsumers?: OutboxConsumer[] } = {}): Promise<RunningServer> {
-  const config = resolveAuth(raw);
+export async function startServer(raw: TollgateConfig, opts: StartOptions = {}): Promise<RunningServer> {
+  const logger = createLogger({ level: levelOf(opts.logLevels, raw.logLevel), format: raw.logFormat, instanceId: raw.instanceId, destination: opts.logDestination });
+  let config = raw;
+  try {
+    config = resolveAuth(raw);
+  } catch (e) {
+    throw dataDirProblem(e, raw.dataDir) ?? e;
+  }
   // A configured signing key that will not do stops the start before any database is opened.
   if (config.signingKey || config.signingKeyFile) await configuredKey(config);
   let embedded: EmbeddedPostgres | undefined;
   let dataSource: DataSource | undefined;
   try {
-    if (!config.databaseUrl) embedded = await startEmbeddedPostgres(config.dataDir);
-    dataSource = await openDataSource({ url: config.databaseUrl, embedded }, config.migrate);
-    const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, dataSource, { outboxConsumers: opts.outboxConsumers }), {
-      bodyParser: false,
-      logger: opts.logLevels ?? levelsFor(config.logLevel),
-    });
-    configureHttp(app);
+    dataSource = await openDatabase(config, (e) => (embedded = e));
+    const app = await NestFactory.create<NestExpressApplication>(
+      AppModule.forRoot(config, dataSource, { outboxConsumers: opts.outboxConsumers, logger }),
+      { bodyParser: false, logger: nestLogger(logger) },
+    );
+    configureHttp(app, logger);
     await app.init();
     if (config.policyFile) await loadPolicyFile(app, config.policyFile);
     answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);
-    await app.listen(config.port, config.host);
+    try {
+      await app.listen(config.port, config.host);
+    } catch (e) {
+      await app.close().catch(() => undefined);
+      throw listenProblem(e, config.host, config.port) ?? e;
+    }
     const address = app.getHttpServer().address() as AddressInfo;
     const ds = dataSource;
     return {
       app,
       config,
       dataSource: ds,
+      logger,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`,
       async close() {
         await drainHttp(app);
@@ -77,6 +103,25 @@ export async function startServer(raw: TollgateConfig, opts: { logLevels?: LogLe
     await embedded?.stop();
     throw e;
   }
+}
+
+/** The embedded database or DATABASE_URL's, migrated; a refusal the operator can fix becomes a ConfigError. */
+async function openDatabase(config: TollgateConfig, started: (e: EmbeddedPostgres) => void): Promise<DataSource> {
+  if (config.databaseUrl) {
+    try {
+      return await openDataSource({ url: config.databaseUrl }, config.migrate);
+    } catch (e) {
+      throw databaseProblem(e, config.databaseUrl) ?? e;
+    }
+  }
+  let embedded: EmbeddedPostgres;
+  try {
+    embedded = await startEmbeddedPostgres(config.dataDir);
+  } catch (e) {
+    throw dataDirProblem(e, config.dataDir) ?? e;
+  }
+  started(embedded);
+  return openDataSource({ embedded }, config.migrate);
 }
 
 /**
@@ -115,9 +160,11 @@ function answerMalformedRequestsWithProblems(http: HttpServer): void {
   });
 }
 
-/** Body limits, YAML policies and the OpenAPI document; shared by the server and the tests. */
-export function configureHttp(app: NestExpressApplication): void {
+/** Access log, body limits, YAML policies and the OpenAPI document; shared by the server and the tests. */
+export function configureHttp(app: NestExpressApplication, logger: PinoLoggerInstance): void {
   app.disable('x-powered-by');
+  // First, so every request gets its line, including those a body parser refuses.
+  app.use(accessLog(logger));
   app.use(SLACK_INTERACTIONS_PATH, captureRawBody); // Slack signs the exact bytes: keep them before any parser
   app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   app.useBodyParser('text', { limit: BODY_LIMIT, type: YAML_TYPES });
@@ -145,8 +192,10 @@ async function loadPolicyFile(app: INestApplication, path: string): Promise<void
   new Logger('Policy').log(changed ? `Loaded ${path} as policy version ${policy.version}` : `${path} matches policy version ${policy.version}`);
 }
 
-function levelsFor(level: string): LogLevel[] {
-  const order: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
-  const i = order.indexOf(level as LogLevel);
-  return order.slice(0, i < 0 ? 4 : i + 1);
+/** Tests pass Nest's level lists (or false, for silence); the server its configured level. */
+function levelOf(levels: LogLevel[] | false | undefined, configured: LogLevelName): LogLevelName {
+  if (levels === undefined) return configured;
+  if (levels === false || levels.length === 0) return 'silent';
+  const order: Array<[LogLevel, LogLevelName]> = [['verbose', 'trace'], ['debug', 'debug'], ['log', 'info'], ['warn', 'warn'], ['error', 'error'], ['fatal', 'fatal']];
+  return order.find(([nest]) => levels.includes(nest))?.[1] ?? 'info';
 }

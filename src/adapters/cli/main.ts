@@ -6,7 +6,9 @@ import { addClientCommands, reportError } from './client/client-commands';
 /**
  * `tollgate` — the server, its operator commands, and the client commands that talk to a running server.
  * Exit codes: 0 ok, 1 the server refused the request (a 4xx problem) or the command failed (e.g. `audit verify`
- * found the trail altered), 2 bad usage or configuration, 3 the server is unreachable or failed (5xx).
+ * found the trail altered), or the server crashed (with its stack), 2 bad usage or configuration (for `serve`
+ * also a busy port, a data dir in use or not writable, a database it cannot reach: one line saying what to set),
+ * 3 the server is unreachable or failed (5xx).
  */
 export function buildCli(): Command {
   const program = new Command('tollgate')
@@ -24,7 +26,9 @@ export function buildCli(): Command {
       if (o.approveInTerminal && !(process.stdin.isTTY && process.stdout.isTTY)) {
         throw new ConfigError('--approve-in-terminal asks on this terminal, but stdin/stdout is not a terminal (run it in one, or decide with `tollgate inbox` or the web inbox instead)');
       }
-      return serverCommands().serve(o);
+      // Tracing first: its instrumentations must be in place before the server loads http, express and pg.
+      const tracing = tracingModule().startTracing();
+      return serverCommands().serve(o, tracing);
     });
 
   program
@@ -49,6 +53,11 @@ export function buildCli(): Command {
 /** Loaded on use: the client commands start without Nest, TypeORM and the database drivers. */
 function serverCommands(): typeof import('./server-commands') {
   return require('./server-commands') as typeof import('./server-commands');
+}
+
+/** Small and loaded on use too: it loads the OpenTelemetry SDK only when the OTEL_* env asks for traces. */
+function tracingModule(): typeof import('../../infrastructure/observability/tracing') {
+  return require('../../infrastructure/observability/tracing') as typeof import('../../infrastructure/observability/tracing');
 }
 
 function ttlArg(v: string): string {

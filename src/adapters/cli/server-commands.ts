@@ -5,7 +5,11 @@ import { checkSecretStrength, readDevSecret } from '../../infrastructure/auth/de
 import { ConfigError, loadConfig } from '../../infrastructure/config/config';
 import { openDataSource } from '../../infrastructure/database/data-source';
 import { startEmbeddedPostgres } from '../../infrastructure/database/embedded-postgres';
-import { startServer } from '../../server';
+import { describeDatabaseUrl } from '../../infrastructure/config/startup-errors';
+import { resolveLogFormat } from '../../infrastructure/observability/logging';
+import type { Tracing } from '../../infrastructure/observability/tracing';
+import { packageVersion } from '../../infrastructure/package-info';
+import { RunningServer, startServer } from '../../server';
 import { TerminalChannel } from './terminal/terminal-channel';
 
 /**
@@ -19,7 +23,7 @@ export interface ServeOptions {
   tenant?: string;
 }
 
-export async function serve(o: ServeOptions = {}): Promise<void> {
+export async function serve(o: ServeOptions = {}, tracing?: Tracing): Promise<void> {
   let terminal: TerminalChannel | undefined;
   if (o.approveInTerminal) {
     const id = o.as ?? osUser();
@@ -36,10 +40,13 @@ export async function serve(o: ServeOptions = {}): Promise<void> {
     }
     stopping = true;
     terminal?.close();
-    console.log(`${signal}: finishing in-flight requests and stopping`);
     const force = setTimeout(() => process.exit(1), 15_000).unref();
     starting
-      .then((server) => server.close())
+      .then((server) => {
+        server.logger.info(`${signal}: finishing in-flight requests and stopping`);
+        return server.close();
+      })
+      .then(() => tracing?.shutdown()) // the last spans go out before the process does
       .then(
         () => {
           clearTimeout(force);
@@ -55,17 +62,53 @@ export async function serve(o: ServeOptions = {}): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 
   const server = await starting;
-  const { config, url } = server;
-  console.log(`Tollgate listening on ${url} (${config.databaseUrl ? 'PostgreSQL from DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}`})`);
-  console.log(`OpenAPI: ${url}/docs   health: ${url}/health/ready   metrics: ${url}/metrics`);
-  if (config.auth.devSecret) {
-    console.log(`Dev auth: a signing secret was made in ${config.dataDir}. Mint a token with:`);
-    console.log('  npx tollgate token --sub alice --role approver');
-  }
+  announce(server, banner(server, !!tracing));
   if (terminal) {
-    console.log(`Approving in this terminal as ${terminal.decider.id} (tenant ${terminal.decider.tenant}): calls the policy holds for a person are asked here, one at a time.`);
+    announce(server, [`Approving in this terminal as ${terminal.decider.id} (tenant ${terminal.decider.tenant}): calls the policy holds for a person are asked here, one at a time.`]);
     await terminal.attach(server.app);
   }
+}
+
+interface Banner {
+  lines: string[];
+  fields?: Record<string, string>;
+}
+
+/** What a newcomer needs on start: where it listens, which database, where the inbox is and how to sign in, the docs. */
+function banner(server: RunningServer, traced: boolean): Banner {
+  const { config, url } = server;
+  const version = packageVersion();
+  const database = config.databaseUrl ? `PostgreSQL ${describeDatabaseUrl(config.databaseUrl) ?? '(DATABASE_URL)'}` : `embedded PostgreSQL in ${config.dataDir}`;
+  const token = 'npx tollgate token --sub alice --role approver';
+  const signIn = config.auth.devSecret
+    ? `the page's dev sign-in (from this machine), or a token: ${token}`
+    : config.auth.secret
+      ? `paste a token, e.g. from ${token} (signs with TOLLGATE_JWT_SECRET)`
+      : 'paste a token from your identity provider';
+  const fields = { version, url, database, inbox: `${url}/`, signIn, docs: `${url}/docs`, tracing: traced ? 'on' : 'off' };
+  return {
+    fields,
+    lines: [
+      `Tollgate listening on ${url} (version ${version})`,
+      `  database   ${database}`,
+      `  web inbox  ${url}/  sign in with ${signIn}`,
+      `  API docs   ${url}/docs   health ${url}/health/ready   metrics ${url}/metrics${traced ? '   tracing on' : ''}`,
+    ],
+  };
+}
+
+/**
+ * Start-up news, shown whatever the log level (but silent): as plain lines on a terminal, as one JSON log line
+ * otherwise, so a log shipper gets JSON only. Its first line reads "Tollgate listening on <url> …" either way.
+ */
+function announce(server: RunningServer, b: Banner | string[]): void {
+  const { lines, fields } = Array.isArray(b) ? { lines: b, fields: undefined } : b;
+  if (server.config.logLevel === 'silent') return;
+  if (resolveLogFormat(server.config.logFormat) === 'pretty') {
+    for (const line of lines) console.log(line);
+    return;
+  }
+  server.logger.child({}, { level: 'info' }).info(fields ?? {}, fields ? lines[0] : lines.join(' '));
 }
 
 export async function migrate(): Promise<void> {

@@ -1,4 +1,5 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
+import { noteProblem } from '../../infrastructure/observability/access-log';
 import type { Response } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { DomainError } from '../../domain/shared/domain-error';
@@ -32,7 +33,7 @@ const HTTP_CODES: Record<number, string> = {
 /** Network and server-state failures of PostgreSQL: fail closed with 503, never guess. */
 const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|terminating connection|the database system is (starting up|shutting down)|Cannot use a pool after calling end|Driver not Connected/i;
 
-export function toProblem(e: unknown, log?: Logger): Problem {
+export function toProblem(e: unknown): Problem {
   if (e instanceof DomainError) {
     const { errors, ...rest } = e.details as { errors?: unknown };
     return problem(STATUS_BY_KIND[e.kind], e.code, e.message, { ...rest, ...(errors ? { errors } : {}) });
@@ -49,10 +50,8 @@ export function toProblem(e: unknown, log?: Logger): Problem {
     return problem(400, 'validation_failed', 'The request holds a value the database cannot store');
   }
   if (isDatabaseUnavailable(e)) {
-    log?.warn(`database unavailable: ${(e as Error).message}`);
     return problem(503, 'unavailable', 'The database is unavailable; nothing was recorded. Retry later.', { retryAfter: DB_RETRY_AFTER_S });
   }
-  log?.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
   return problem(500, 'internal', 'An unexpected error occurred; it has been logged.');
 }
 
@@ -71,11 +70,16 @@ export function isDatabaseUnavailable(e: unknown): boolean {
   return typeof err?.message === 'string' && DB_UNAVAILABLE.test(err.message);
 }
 
+/**
+ * Every error as a problem. The error is not logged here: the request's access line says what went wrong, with
+ * the problem's code, and for a 5xx the error itself (its stack included).
+ */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
-  private readonly log = new Logger('Http');
-
   catch(e: unknown, host: ArgumentsHost): void {
-    sendProblem(host.switchToHttp().getResponse<Response>(), toProblem(e, this.log));
+    const res = host.switchToHttp().getResponse<Response>();
+    const p = toProblem(e);
+    noteProblem(res, p.code, p.status >= 500 ? e : undefined);
+    sendProblem(res, p);
   }
 }

@@ -1,15 +1,43 @@
-import { Controller, Get, Header, Injectable, NestMiddleware } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Injectable, NestMiddleware, Optional } from '@nestjs/common';
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { OUTBOX_CONSUMERS, OutboxConsumer } from '../../application/ports/outbox.port';
 import { EventsCommitted } from '../../application/ports/stored-event';
+import { AuditTrailVerified } from '../../application/queries/audit/audit.handlers';
+import { routeOf } from '../../infrastructure/observability/access-log';
+import { OutboxObserver } from '../../infrastructure/outbox/outbox-relay';
+import { EventFeed } from '../../infrastructure/streaming/event-feed';
+import { InProcessWaiters } from '../../infrastructure/waiting/in-process-waiters';
 import { Public } from '../http/auth';
 
-/** One registry per app instance, so several instances in one process (tests) never collide. */
+/** How a webhook attempt ended: answered 2xx, failed with a retry to come, or failed for the last time. */
+export type WebhookOutcome = 'delivered' | 'failed' | 'gave_up';
+
+/** Figures read from the database at scrape time are shared by the gauges of one scrape, read once. */
+const SNAPSHOT_MS = 1000;
+
+interface OutboxLag {
+  consumer: string;
+  pending: number;
+  oldestSeconds: number;
+  failing: number;
+}
+
+interface WebhookBacklog {
+  pending: number;
+  oldestSeconds: number;
+}
+
+/**
+ * One registry per app instance, so several instances in one process (tests) never collide. Gauges that read
+ * the database do it when scraped (`collect`), so every instance reports the same figure whichever did the
+ * work; each is one bounded query, and none is labelled by tenant but the pending approvals (as before).
+ */
 @Injectable()
-export class TollgateMetrics {
+export class TollgateMetrics implements OutboxObserver {
   readonly registry = new Registry();
   readonly httpRequests = new Counter({ name: 'tollgate_http_requests_total', help: 'HTTP requests by method, route and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
   readonly httpDuration = new Histogram({
@@ -27,14 +55,56 @@ export class TollgateMetrics {
     buckets: [1, 5, 15, 30, 60, 120, 300, 900, 3600],
     registers: [this.registry],
   });
+  private readonly outboxFailures = new Counter({
+    name: 'tollgate_outbox_failures_total',
+    help: "Outbox deliveries that failed on this instance, by consumer (the stream backs off and retries)",
+    labelNames: ['consumer'],
+    registers: [this.registry],
+  });
+  private readonly webhookAttempts = new Counter({
+    name: 'tollgate_webhook_deliveries_total',
+    help: 'Webhook delivery attempts made by this instance, by outcome: delivered, failed (retried later), gave_up (last attempt failed)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  private readonly webhookDuration = new Histogram({
+    name: 'tollgate_webhook_delivery_duration_seconds',
+    help: 'Time one webhook attempt took, destination check included, by outcome',
+    labelNames: ['outcome'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  private readonly verifications = new Counter({
+    name: 'tollgate_audit_verifications_total',
+    help: 'Audit trail verifications run on this instance, by result (ok, failed)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+  private readonly verifyOk = new Gauge({ name: 'tollgate_audit_verify_ok', help: 'Result of the last audit trail verification on this instance: 1 intact, 0 failed', registers: [this.registry] });
+  private readonly verifyTime = new Gauge({
+    name: 'tollgate_audit_verify_timestamp_seconds',
+    help: 'When the last audit trail verification on this instance finished (Unix time)',
+    registers: [this.registry],
+  });
 
-  constructor(dataSource: DataSource) {
+  private outboxLag?: { at: number; rows: Promise<OutboxLag[]> };
+  private webhookBacklog?: { at: number; row: Promise<WebhookBacklog> };
+
+  constructor(
+    private readonly dataSource: DataSource,
+    waiters: InProcessWaiters,
+    feed: EventFeed,
+    @Optional() @Inject(OUTBOX_CONSUMERS) consumers: OutboxConsumer[] = [],
+  ) {
     collectDefaultMetrics({ register: this.registry });
+    const names = consumers.map((c) => c.name);
+    const registers = [this.registry];
+    const metrics = this;
     new Gauge({
       name: 'tollgate_pending_approvals',
       help: 'Tool calls waiting for a person, by tenant (read from the database at scrape time, so every instance agrees)',
       labelNames: ['tenant'],
-      registers: [this.registry],
+      registers,
       async collect() {
         this.reset();
         try {
@@ -47,6 +117,117 @@ export class TollgateMetrics {
         }
       },
     });
+    const lag = (pick: (r: OutboxLag) => number) =>
+      async function collect(this: Gauge<'consumer'>) {
+        for (const r of await metrics.outboxLagNow(names)) this.set({ consumer: r.consumer }, pick(r));
+      };
+    new Gauge({
+      name: 'tollgate_outbox_pending_events',
+      help: 'Committed events a consumer has not yet been through, all tenants together (database, at scrape time)',
+      labelNames: ['consumer'],
+      registers,
+      collect: lag((r) => r.pending),
+    });
+    new Gauge({
+      name: 'tollgate_outbox_oldest_pending_seconds',
+      help: 'Age of the oldest event a consumer has not yet been through (0 when none; database, at scrape time)',
+      labelNames: ['consumer'],
+      registers,
+      collect: lag((r) => r.oldestSeconds),
+    });
+    new Gauge({
+      name: 'tollgate_outbox_failing_streams',
+      help: "Tenants' streams of a consumer whose last delivery failed and that wait for their retry (database, at scrape time)",
+      labelNames: ['consumer'],
+      registers,
+      collect: lag((r) => r.failing),
+    });
+    new Gauge({
+      name: 'tollgate_webhook_deliveries_pending',
+      help: 'Webhook deliveries queued and not yet delivered or given up (database, at scrape time)',
+      registers,
+      async collect() {
+        this.set((await metrics.webhookBacklogNow()).pending);
+      },
+    });
+    new Gauge({
+      name: 'tollgate_webhook_oldest_pending_seconds',
+      help: 'Age of the oldest webhook delivery not yet delivered or given up (0 when none; database, at scrape time)',
+      registers,
+      async collect() {
+        this.set((await metrics.webhookBacklogNow()).oldestSeconds);
+      },
+    });
+    new Gauge({
+      name: 'tollgate_open_event_streams',
+      help: 'Server-Sent Event streams open on this instance',
+      registers,
+      collect() {
+        this.set(feed.openStreams);
+      },
+    });
+    new Gauge({
+      name: 'tollgate_open_long_polls',
+      help: 'Long-polls (GET /v1/tool-calls/{id}?wait=N) waiting on this instance',
+      registers,
+      collect() {
+        this.set(waiters.size);
+      },
+    });
+  }
+
+  failed(consumer: string): void {
+    this.outboxFailures.inc({ consumer });
+  }
+
+  webhookAttempted(outcome: WebhookOutcome, seconds: number): void {
+    this.webhookAttempts.inc({ outcome });
+    this.webhookDuration.observe({ outcome }, seconds);
+  }
+
+  auditVerified(ok: boolean, at: Date): void {
+    this.verifications.inc({ result: ok ? 'ok' : 'failed' });
+    this.verifyOk.set(ok ? 1 : 0);
+    this.verifyTime.set(at.getTime() / 1000);
+  }
+
+  /**
+   * Per consumer, over every tenant's stream: events after its cursor, the age of the first of them, and the
+   * streams in backoff. One pass over the tenants' heads, an index probe for each tenant that lags.
+   */
+  private outboxLagNow(consumers: string[]): Promise<OutboxLag[]> {
+    if (this.outboxLag && Date.now() - this.outboxLag.at < SNAPSHOT_MS) return this.outboxLag.rows;
+    const rows = this.dataSource
+      .query(
+        `SELECT c.consumer,
+                coalesce(sum(greatest(h.seq - coalesce(oc.last_seq, 0), 0)), 0) AS pending,
+                coalesce(extract(epoch FROM now() - min(first.recorded_at)), 0) AS oldest,
+                count(*) FILTER (WHERE oc.attempts > 0) AS failing
+           FROM unnest($1::text[]) AS c(consumer)
+           LEFT JOIN audit_heads h ON true
+           LEFT JOIN outbox_cursors oc ON oc.tenant_id = h.tenant_id AND oc.consumer = c.consumer
+           LEFT JOIN LATERAL (
+             SELECT e.recorded_at FROM events e WHERE e.tenant_id = h.tenant_id AND e.seq > coalesce(oc.last_seq, 0) ORDER BY e.seq LIMIT 1
+           ) first ON h.seq > coalesce(oc.last_seq, 0)
+          GROUP BY c.consumer`,
+        [consumers],
+      )
+      .then((rs: Array<{ consumer: string; pending: string; oldest: string; failing: string }>) =>
+        rs.map((r) => ({ consumer: r.consumer, pending: Number(r.pending), oldestSeconds: Math.max(0, Number(r.oldest)), failing: Number(r.failing) })),
+      )
+      .catch(() => [] as OutboxLag[]); // no database, no figure: the scrape still answers
+    this.outboxLag = { at: Date.now(), rows };
+    return rows;
+  }
+
+  private webhookBacklogNow(): Promise<WebhookBacklog> {
+    if (this.webhookBacklog && Date.now() - this.webhookBacklog.at < SNAPSHOT_MS) return this.webhookBacklog.row;
+    const row = this.dataSource
+      .query(`SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0) AS oldest FROM webhook_deliveries WHERE status = 'pending'`)
+      .then(([r]: Array<{ n: string; oldest: string }>) => ({ pending: Number(r.n), oldestSeconds: Math.max(0, Number(r.oldest)) }))
+      .catch(() => ({ pending: 0, oldestSeconds: 0 }));
+    this.webhookBacklog = { at: Date.now(), row };
+    return row;
   }
 }
 
@@ -77,6 +258,16 @@ export class DecisionMetricsHandler implements IEventHandler<EventsCommitted> {
   }
 }
 
+/** Every verification run through this instance (REST, and the CLI's `audit verify`, which calls it) sets the verify gauges. */
+@EventsHandler(AuditTrailVerified)
+export class AuditVerifyMetricsHandler implements IEventHandler<AuditTrailVerified> {
+  constructor(private readonly metrics: TollgateMetrics) {}
+
+  handle({ ok, at }: AuditTrailVerified): void {
+    this.metrics.auditVerified(ok, at);
+  }
+}
+
 @Injectable()
 export class HttpMetricsMiddleware implements NestMiddleware {
   constructor(private readonly metrics: TollgateMetrics) {}
@@ -85,7 +276,7 @@ export class HttpMetricsMiddleware implements NestMiddleware {
     const end = this.metrics.httpDuration.startTimer();
     res.once('finish', () => {
       // The route pattern, never the raw path: ids would explode the label set.
-      const route = (req.route?.path as string | undefined) ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      const route = routeOf(req) ?? 'unmatched';
       end({ method: req.method, route });
       this.metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
     });
@@ -93,14 +284,22 @@ export class HttpMetricsMiddleware implements NestMiddleware {
   }
 }
 
-@ApiExcludeController()
+@ApiTags('health')
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: TollgateMetrics) {}
 
-  /** Prometheus text format; no token (CONTRACT §11): expose it on an internal network only. */
+  /** Prometheus text format; no token: expose it on an internal network only. */
   @Get()
   @Public()
+  @ApiOperation({
+    summary: 'Prometheus metrics',
+    description: 'Prometheus text exposition format 0.0.4. Needs no token: expose it on an internal network only. docs/OPERATIONS.md lists every metric.',
+    operationId: 'getMetrics',
+    security: [],
+  })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ description: 'The metrics, in Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } })
   @Header('Cache-Control', 'no-store')
   @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
   async scrape(): Promise<string> {

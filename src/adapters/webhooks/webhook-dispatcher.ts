@@ -1,7 +1,10 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import type { Span } from '@opentelemetry/api';
 import type { AuditEvent } from '../../application/ports/audit-log.port';
 import type { OutboxConsumer } from '../../application/ports/outbox.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { detachedScope, failSpan, inSpan } from '../../infrastructure/observability/trace-context';
+import { TollgateMetrics, WebhookOutcome } from '../metrics/metrics';
 import { EgressGuard } from './egress-guard';
 import { sendWebhook } from './webhook-sender';
 import { signWebhook } from './webhook-signature';
@@ -26,11 +29,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private again = false;
   private stopped = false;
   private readonly log = new Logger('Webhooks');
+  /** Kicked from the outbox (itself kicked by requests): each delivery starts a trace of its own. */
+  private readonly background = detachedScope('tollgate.webhooks');
 
   /** Checks each attempt on the addresses resolved for it: the URL passed at registration, but DNS may answer otherwise now. */
   private readonly guard: EgressGuard;
 
-  constructor(private readonly store: WebhookStore, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {
+  constructor(
+    private readonly store: WebhookStore,
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    @Optional() private readonly metrics?: TollgateMetrics,
+  ) {
     this.guard = new EgressGuard(config.webhooks.allowPrivate);
   }
 
@@ -47,7 +56,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       this.again = true;
       return;
     }
-    this.running = this.pass()
+    this.running = this.background(() => this.pass())
       .catch((e) => this.log.warn(`webhook pass failed: ${(e as Error).message}`))
       .finally(() => {
         this.running = undefined;
@@ -67,7 +76,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async send(d: DueDelivery): Promise<void> {
+  /** One attempt, in a span of its own: the POST is its child and carries its `traceparent`. */
+  private send(d: DueDelivery): Promise<void> {
+    const attributes = { 'tollgate.tenant': d.tenantId, 'tollgate.webhook.id': d.webhookId, 'tollgate.event.id': d.eventId, 'tollgate.event.seq': d.eventSeq, 'tollgate.webhook.attempt': d.attempts + 1 };
+    return inSpan('webhook deliver', attributes, (span) => this.attempt(d, span));
+  }
+
+  private async attempt(d: DueDelivery, span: Span): Promise<void> {
     const { timeoutMs, maxAttempts, retryBaseMs } = this.config.webhooks;
     const started = Date.now();
     const at = new Date(started).toISOString();
@@ -80,6 +95,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const n = d.attempts + 1;
     const retryInMs = n >= maxAttempts ? null : Math.min(MAX_RETRY_MS, retryBaseMs * 2 ** (n - 1));
     await this.store.recordAttempt(d, attempt, ok ? { delivered: true } : { delivered: false, retryInMs });
+    const result: WebhookOutcome = ok ? 'delivered' : retryInMs === null ? 'gave_up' : 'failed';
+    this.metrics?.webhookAttempted(result, durationMs / 1000);
+    span.setAttribute('tollgate.webhook.outcome', result);
+    if (!ok) failSpan(span, `webhook attempt ${result}: ${attempt.error}`);
     // The cause (the address, what the socket said) is for the operator's log, not for the tenant's attempt log.
     const cause = 'cause' in outcome ? `: ${outcome.cause}` : '';
     if (!ok) this.log.warn(`webhook ${d.webhookId} attempt ${n} for ${d.eventId} failed (${attempt.error}${cause})${retryInMs === null ? '; giving up' : ''}`);

@@ -51,7 +51,10 @@ export interface TollgateConfig {
   /** How often a long-poll re-reads its call even without a wake-up (the fallback for a lost notification). */
   longPollRecheckMs: number;
   instanceId: string;
-  logLevel: string;
+  /** pino level names; `LOG_LEVEL` (or `TOLLGATE_LOG_LEVEL`) also takes Nest's `log` and `verbose`. */
+  logLevel: LogLevelName;
+  /** `json` or `pretty`; unset: pretty on a terminal, JSON otherwise (TOLLGATE_LOG_FORMAT). */
+  logFormat?: LogFormat;
   /** The Slack approver; unset unless SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET and SLACK_CHANNEL are all set. */
   slack?: SlackConfig;
   /** Outgoing webhooks: how deliveries are retried and how long one may take. */
@@ -85,6 +88,15 @@ export interface WebhookDeliveryConfig {
   allowPrivate: string[];
 }
 
+export type LogLevelName = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type LogFormat = 'json' | 'pretty';
+
+/** Nest's level names (the README's `log`, `verbose`) and pino's, to pino's. */
+const LOG_LEVELS: Record<string, LogLevelName> = {
+  fatal: 'fatal', error: 'error', warn: 'warn', log: 'info', info: 'info', debug: 'debug', verbose: 'trace', trace: 'trace', silent: 'silent', off: 'silent',
+};
+
+/** A setting the operator must change: the CLI prints its message on one line and exits with 2. */
 export class ConfigError extends Error {}
 
 /** Reads the environment once; every setting the README documents is parsed here and nowhere else. */
@@ -120,7 +132,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     signingKeyFile: env.TOLLGATE_SIGNING_KEY_FILE || undefined,
     longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),
     instanceId: env.TOLLGATE_INSTANCE_ID || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
-    logLevel: env.LOG_LEVEL || 'log',
+    logLevel: logLevel(env),
+    logFormat: logFormat(env.TOLLGATE_LOG_FORMAT),
     slack: slackConfig(env),
     webhooks: {
       retryBaseMs: Math.max(1, int(env.TOLLGATE_WEBHOOK_RETRY_BASE_MS, 5000, 'TOLLGATE_WEBHOOK_RETRY_BASE_MS')),
@@ -174,6 +187,21 @@ export function cidrList(raw: string | undefined, name: string): string[] {
     if (!m || isIP(m[1]) === 0 || Number(m[2]) > (isV4 ? 32 : 128)) throw new ConfigError(`${name}: "${c}" is not a CIDR such as 10.0.0.0/8 (or set it to true)`);
     return c;
   });
+}
+
+function logLevel(env: NodeJS.ProcessEnv): LogLevelName {
+  const name = env.TOLLGATE_LOG_LEVEL ? 'TOLLGATE_LOG_LEVEL' : 'LOG_LEVEL';
+  const raw = (env[name] || 'info').trim();
+  const level = LOG_LEVELS[raw.toLowerCase()];
+  if (!level) throw new ConfigError(`${name} must be one of error, warn, info (or log), debug, trace (or verbose), silent; got "${raw}"`);
+  return level;
+}
+
+function logFormat(raw: string | undefined): LogFormat | undefined {
+  const v = (raw ?? '').trim().toLowerCase();
+  if (v === '' || v === 'auto') return undefined;
+  if (v === 'json' || v === 'pretty') return v;
+  throw new ConfigError(`TOLLGATE_LOG_FORMAT must be json or pretty (unset: pretty on a terminal, JSON otherwise), got "${raw}"`);
 }
 
 /** Seconds, or a number with s, m, h or d (`24h`). */

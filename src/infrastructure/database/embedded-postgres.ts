@@ -2,7 +2,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { ConfigError } from '../config/config';
 
 export interface EmbeddedPostgres {
   /** pg connection settings: a Unix socket directory and port. */
@@ -40,7 +41,7 @@ function takeLock(path: string): () => void {
   if (existsSync(path)) {
     const pid = Number(readFileSync(path, 'utf8'));
     if (pid && pid !== process.pid && isAlive(pid)) {
-      throw new Error(`The data dir is in use by process ${pid} (${path}); stop it or set TOLLGATE_DATA_DIR`);
+      throw new ConfigError(`the data dir ${dirname(path)} is in use by process ${pid} (another tollgate?); stop it, or set TOLLGATE_DATA_DIR to another directory`);
     }
   }
   writeFileSync(path, String(process.pid));

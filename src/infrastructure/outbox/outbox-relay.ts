@@ -1,16 +1,24 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
+import type { Span } from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
 import { AUDIT_LOG, AuditLog } from '../../application/ports/audit-log.port';
 import { OUTBOX_CONSUMERS, OutboxConsumer } from '../../application/ports/outbox.port';
 import { EventsCommitted } from '../../application/ports/stored-event';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
+import { detachedScope, failSpan, inSpan } from '../observability/trace-context';
 
 const BATCH = 100;
 /** Commits within this window share one pass: under load a pass per commit would cost more than the commits. */
 const COALESCE_MS = 25;
 const TENANTS_PER_PASS = 50;
 const MAX_BACKOFF_S = 300;
+
+/** Told of what the relay does, for operators (the metrics adapter counts failures per consumer). */
+export const OUTBOX_OBSERVER = Symbol('OutboxObserver');
+export interface OutboxObserver {
+  failed(consumer: string): void;
+}
 
 /**
  * Delivers committed events to the outbox consumers. Each (tenant, consumer) stream is leased to one
@@ -28,12 +36,15 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly again = new Set<OutboxConsumer>();
   private stopped = false;
   private readonly log = new Logger('Outbox');
+  /** Passes are kicked from requests that commit, but serve every commit of the moment: none of them owns a pass. */
+  private readonly background = detachedScope('tollgate.outbox');
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(AUDIT_LOG) private readonly audit: AuditLog,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
     @Optional() @Inject(OUTBOX_CONSUMERS) private readonly consumers: OutboxConsumer[] = [],
+    @Optional() @Inject(OUTBOX_OBSERVER) private readonly observer?: OutboxObserver,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -45,10 +56,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** Runs a pass shortly (after a commit), or right after the one in progress. */
   kick(): void {
     if (this.stopped || this.consumers.length === 0 || this.soon) return;
-    this.soon = setTimeout(() => {
-      this.soon = undefined;
-      this.start();
-    }, COALESCE_MS);
+    this.soon = this.background(() =>
+      setTimeout(() => {
+        this.soon = undefined;
+        this.start();
+      }, COALESCE_MS),
+    );
   }
 
   private start(): void {
@@ -94,7 +107,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  private async drain(consumer: OutboxConsumer, tenantId: string): Promise<void> {
+  /** One tenant's stream of one consumer, in a span of its own (its queries and the consumer's calls are children). */
+  private drain(consumer: OutboxConsumer, tenantId: string): Promise<void> {
+    return inSpan(`outbox ${consumer.name}`, { 'tollgate.outbox.consumer': consumer.name, 'tollgate.tenant': tenantId }, (span) => this.drainStream(consumer, tenantId, span));
+  }
+
+  private async drainStream(consumer: OutboxConsumer, tenantId: string, span: Span): Promise<void> {
     const lease = await this.lease(consumer.name, tenantId);
     if (lease === null) return; // another instance holds this stream
     let lastSeq = lease;
@@ -123,10 +141,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         ]);
         if (events.length < BATCH || this.stopped) break;
       }
+      span.setAttribute('tollgate.outbox.last_seq', lastSeq);
       // Given back at once, so another instance's commits are delivered by that instance right away.
       await this.release(consumer.name, tenantId);
     } catch (e) {
       const message = (e as Error).message ?? String(e);
+      failSpan(span, e);
+      this.observer?.failed(consumer.name);
       this.log.warn(`${consumer.name} failed on ${tenantId} after seq ${delivered}: ${message}`);
       await this.dataSource.query(
         `UPDATE outbox_cursors SET last_seq = greatest(last_seq, $4), attempts = attempts + 1, last_error = $3, lease_owner = NULL, lease_until = NULL,

@@ -7,6 +7,7 @@ import { EventsCommitted } from '../../application/ports/stored-event';
 import { ConversationParties, mayReadConversation } from '../../domain/conversation/conversation.aggregate';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
+import { detachedScope } from '../observability/trace-context';
 import { eventJsonFromRow } from '../persistence/event-store';
 import { COLUMNS, fromRaw, RawEvent } from '../persistence/typeorm-audit-log';
 
@@ -102,6 +103,8 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
   private readonly parties = new Map<string, ConversationParties>();
   private readonly frames = new WeakMap<AuditEvent, string>();
   private readonly log = new Logger('EventFeed');
+  /** A tenant's tail serves every stream of it; the commit that kicked a read does not own it. */
+  private readonly background = detachedScope('tollgate.event-feed');
 
   constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, private readonly dataSource: DataSource, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
 
@@ -138,7 +141,7 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
       tail.again = true;
       return;
     }
-    tail.running = this.readTail(tenantId, tail)
+    tail.running = this.background(() => this.readTail(tenantId, tail))
       .catch((e) => this.log.warn(`event feed read failed for ${tenantId}: ${(e as Error).message}`))
       .finally(() => {
         tail.running = undefined;

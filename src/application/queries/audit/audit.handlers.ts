@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { EventBus, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { ApprovalPolicy } from '../../../domain/policy/approval-policy';
 import { needsPerson } from '../../../domain/policy/supervision-level';
 import { CLOCK, Clock, POLICIES, PolicyRepository, RECEIPTS, ReceiptSigner, TOOLS, ToolRepository } from '../../ports';
@@ -41,6 +41,14 @@ interface CheckpointClaims {
 }
 
 /**
+ * Published in process (not an audit event) after every verification, whoever asked for it, so the service
+ * can report the last result to its operators.
+ */
+export class AuditTrailVerified {
+  constructor(readonly tenantId: string, readonly ok: boolean, readonly checked: number, readonly at: Date) {}
+}
+
+/**
  * Recomputes the chain (up to the head as verify began). Given a checkpoint kept outside the database, it also
  * checks what the database alone cannot: that the chain still reaches the checkpoint's seq with the same hash,
  * and that the head is at or beyond it — a tail cut off together with a rewritten head, or a chain re-hashed
@@ -48,9 +56,20 @@ interface CheckpointClaims {
  */
 @QueryHandler(VerifyAuditTrailQuery)
 export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQuery> {
-  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, @Inject(CHECKPOINT_SIGNATURES) private readonly signatures: CheckpointSignatures) {}
+  constructor(
+    @Inject(AUDIT_LOG) private readonly audit: AuditLog,
+    @Inject(CHECKPOINT_SIGNATURES) private readonly signatures: CheckpointSignatures,
+    @Inject(CLOCK) private readonly clock: Clock,
+    private readonly events: EventBus,
+  ) {}
 
   async execute({ tenantId, checkpoint }: VerifyAuditTrailQuery): Promise<VerifyAnswer> {
+    const answer = await this.verify(tenantId, checkpoint);
+    this.events.publish(new AuditTrailVerified(tenantId, answer.ok, answer.checked, this.clock.now()));
+    return answer;
+  }
+
+  private async verify(tenantId: string, checkpoint: string | undefined): Promise<VerifyAnswer> {
     if (checkpoint === undefined) return this.audit.verify(tenantId);
     const opened = await this.signatures.open(checkpoint);
     if (opened.status === 'malformed') throw new ValidationError([{ path: 'checkpoint', message: opened.reason }]);
