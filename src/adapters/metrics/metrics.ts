@@ -1,10 +1,9 @@
-import { Controller, Get, Header, Inject, Injectable, NestMiddleware, Optional } from '@nestjs/common';
+import { Controller, Get, Header, Injectable, NestMiddleware } from '@nestjs/common';
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { OUTBOX_CONSUMERS, OutboxConsumer } from '../../application/ports/outbox.port';
 import { EventsCommitted } from '../../application/ports/stored-event';
 import { AuditTrailVerified } from '../../application/queries/audit/audit.handlers';
 import { routeOf } from '../../infrastructure/observability/access-log';
@@ -15,9 +14,6 @@ import { Public } from '../http/auth';
 
 /** How a webhook attempt ended: answered 2xx, failed with a retry to come, or failed for the last time. */
 export type WebhookOutcome = 'delivered' | 'failed' | 'gave_up';
-
-/** Figures read from the database at scrape time are shared by the gauges of one scrape, read once. */
-const SNAPSHOT_MS = 1000;
 
 interface OutboxLag {
   consumer: string;
@@ -87,17 +83,15 @@ export class TollgateMetrics implements OutboxObserver {
     registers: [this.registry],
   });
 
-  private outboxLag?: { at: number; rows: Promise<OutboxLag[]> };
-  private webhookBacklog?: { at: number; row: Promise<WebhookBacklog> };
+  /** Read once per scrape, shared by the gauges that show them. */
+  private outboxLag?: Promise<OutboxLag[]>;
+  private webhookBacklog?: Promise<WebhookBacklog>;
 
-  constructor(
-    private readonly dataSource: DataSource,
-    waiters: InProcessWaiters,
-    feed: EventFeed,
-    @Optional() @Inject(OUTBOX_CONSUMERS) consumers: OutboxConsumer[] = [],
-  ) {
+  /** The outbox's consumers, as the relay names them (it tells us: asking for them here would make a cycle). */
+  private outboxConsumers: string[] = [];
+
+  constructor(private readonly dataSource: DataSource, waiters: InProcessWaiters, feed: EventFeed) {
     collectDefaultMetrics({ register: this.registry });
-    const names = consumers.map((c) => c.name);
     const registers = [this.registry];
     const metrics = this;
     new Gauge({
@@ -119,7 +113,7 @@ export class TollgateMetrics implements OutboxObserver {
     });
     const lag = (pick: (r: OutboxLag) => number) =>
       async function collect(this: Gauge<'consumer'>) {
-        for (const r of await metrics.outboxLagNow(names)) this.set({ consumer: r.consumer }, pick(r));
+        for (const r of await metrics.outboxLagNow()) this.set({ consumer: r.consumer }, pick(r));
       };
     new Gauge({
       name: 'tollgate_outbox_pending_events',
@@ -176,6 +170,16 @@ export class TollgateMetrics implements OutboxObserver {
     });
   }
 
+  /** The Prometheus text of one scrape; the database is read afresh for it. */
+  async render(): Promise<string> {
+    this.outboxLag = this.webhookBacklog = undefined;
+    return this.registry.metrics();
+  }
+
+  consumers(names: string[]): void {
+    this.outboxConsumers = names;
+  }
+
   failed(consumer: string): void {
     this.outboxFailures.inc({ consumer });
   }
@@ -195,9 +199,8 @@ export class TollgateMetrics implements OutboxObserver {
    * Per consumer, over every tenant's stream: events after its cursor, the age of the first of them, and the
    * streams in backoff. One pass over the tenants' heads, an index probe for each tenant that lags.
    */
-  private outboxLagNow(consumers: string[]): Promise<OutboxLag[]> {
-    if (this.outboxLag && Date.now() - this.outboxLag.at < SNAPSHOT_MS) return this.outboxLag.rows;
-    const rows = this.dataSource
+  private outboxLagNow(): Promise<OutboxLag[]> {
+    return (this.outboxLag ??= this.dataSource
       .query(
         `SELECT c.consumer,
                 coalesce(sum(greatest(h.seq - coalesce(oc.last_seq, 0), 0)), 0) AS pending,
@@ -210,24 +213,19 @@ export class TollgateMetrics implements OutboxObserver {
              SELECT e.recorded_at FROM events e WHERE e.tenant_id = h.tenant_id AND e.seq > coalesce(oc.last_seq, 0) ORDER BY e.seq LIMIT 1
            ) first ON h.seq > coalesce(oc.last_seq, 0)
           GROUP BY c.consumer`,
-        [consumers],
+        [this.outboxConsumers],
       )
       .then((rs: Array<{ consumer: string; pending: string; oldest: string; failing: string }>) =>
         rs.map((r) => ({ consumer: r.consumer, pending: Number(r.pending), oldestSeconds: Math.max(0, Number(r.oldest)), failing: Number(r.failing) })),
       )
-      .catch(() => [] as OutboxLag[]); // no database, no figure: the scrape still answers
-    this.outboxLag = { at: Date.now(), rows };
-    return rows;
+      .catch(() => [] as OutboxLag[])); // no database, no figure: the scrape still answers
   }
 
   private webhookBacklogNow(): Promise<WebhookBacklog> {
-    if (this.webhookBacklog && Date.now() - this.webhookBacklog.at < SNAPSHOT_MS) return this.webhookBacklog.row;
-    const row = this.dataSource
+    return (this.webhookBacklog ??= this.dataSource
       .query(`SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0) AS oldest FROM webhook_deliveries WHERE status = 'pending'`)
       .then(([r]: Array<{ n: string; oldest: string }>) => ({ pending: Number(r.n), oldestSeconds: Math.max(0, Number(r.oldest)) }))
-      .catch(() => ({ pending: 0, oldestSeconds: 0 }));
-    this.webhookBacklog = { at: Date.now(), row };
-    return row;
+      .catch(() => ({ pending: 0, oldestSeconds: 0 })));
   }
 }
 
@@ -303,6 +301,6 @@ export class MetricsController {
   @Header('Cache-Control', 'no-store')
   @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
   async scrape(): Promise<string> {
-    return this.metrics.registry.metrics();
+    return this.metrics.render();
   }
 }

@@ -17,6 +17,8 @@ const MAX_BACKOFF_S = 300;
 /** Told of what the relay does, for operators (the metrics adapter counts failures per consumer). */
 export const OUTBOX_OBSERVER = Symbol('OutboxObserver');
 export interface OutboxObserver {
+  /** The consumers whose streams the relay serves, told once when it is made. */
+  consumers(names: string[]): void;
   failed(consumer: string): void;
 }
 
@@ -45,7 +47,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
     @Optional() @Inject(OUTBOX_CONSUMERS) private readonly consumers: OutboxConsumer[] = [],
     @Optional() @Inject(OUTBOX_OBSERVER) private readonly observer?: OutboxObserver,
-  ) {}
+  ) {
+    observer?.consumers(consumers.map((c) => c.name));
+  }
 
   onApplicationBootstrap(): void {
     if (this.consumers.length === 0 || this.config.outboxPollMs === 0) return;
