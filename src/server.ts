@@ -73,14 +73,14 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
       AppModule.forRoot(config, dataSource, { outboxConsumers: opts.outboxConsumers, logger }),
       { bodyParser: false, logger: nestLogger(logger) },
     );
-    configureHttp(app, logger);
-    await app.init();
-    if (config.policyFile) await loadPolicyFile(app, config.policyFile);
-    answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);
     try {
+      configureHttp(app, logger);
+      await app.init();
+      if (config.policyFile) await loadPolicyFile(app, config.policyFile);
+      answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);
       await app.listen(config.port, config.host);
     } catch (e) {
-      await app.close().catch(() => undefined);
+      await app.close().catch(() => undefined); // its timers and listeners go with it
       throw listenProblem(e, config.host, config.port) ?? e;
     }
     const address = app.getHttpServer().address() as AddressInfo;
@@ -188,7 +188,14 @@ async function loadPolicyFile(app: INestApplication, path: string): Promise<void
     throw new ConfigError(`TOLLGATE_POLICY_FILE ${path} cannot be read: ${(e as Error).message}`);
   }
   const by = { ...SYSTEM_ACTOR, id: 'policy-file' };
-  const { policy, changed } = await app.get(CommandBus).execute(new PutPolicyCommand('default', by, document, { onlyIfChanged: true, source: 'file' }));
+  let loaded: { policy: { version: number }; changed: boolean };
+  try {
+    loaded = await app.get(CommandBus).execute(new PutPolicyCommand('default', by, document, { onlyIfChanged: true, source: 'file' }));
+  } catch (e) {
+    if (e instanceof DomainError && e.kind === 'invalid') throw new ConfigError(`TOLLGATE_POLICY_FILE ${path} is not a valid policy: ${e.message}`);
+    throw e;
+  }
+  const { policy, changed } = loaded;
   new Logger('Policy').log(changed ? `Loaded ${path} as policy version ${policy.version}` : `${path} matches policy version ${policy.version}`);
 }
 

@@ -16,10 +16,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The environment of a child server: only what the test sets, nothing inherited that changes auth or the database. */
+/**
+ * The environment of a child server: only what the test sets, nothing inherited that changes auth, the
+ * database, the logs or tracing.
+ */
 export function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'TOLLGATE_JWT_SECRET', 'TOLLGATE_JWKS_URL', 'TOLLGATE_DATA_DIR', 'PORT', 'HOST']) delete e[k];
+  for (const k of ['DATABASE_URL', 'TOLLGATE_JWT_SECRET', 'TOLLGATE_JWKS_URL', 'TOLLGATE_DATA_DIR', 'PORT', 'HOST', 'LOG_LEVEL', 'TOLLGATE_LOG_LEVEL', 'TOLLGATE_LOG_FORMAT']) delete e[k];
+  for (const k of Object.keys(e)) if (k.startsWith('OTEL_')) delete e[k];
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) e[k] = v;
   return e;
 }
@@ -27,7 +31,10 @@ export function serverEnv(extra: Record<string, string | undefined>): NodeJS.Pro
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
+  /** stdout and stderr together, as they came. */
   output(): string;
+  stdout(): string;
+  stderr(): string;
 }
 
 /** Starts `tollgate serve` as its own process and waits until /health/ready answers. */
@@ -35,13 +42,15 @@ export async function spawnServer(env: Record<string, string | undefined>): Prom
   const port = await freePort();
   const child = spawn(process.execPath, [BIN, 'serve'], { env: serverEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => ((out += d), (stdout += d)));
+  child.stderr!.on('data', (d) => ((out += d), (stderr += d)));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${out}`);
     try {
-      if ((await fetch(`${url}/health/ready`)).ok) return { child, url, output: () => out };
+      if ((await fetch(`${url}/health/ready`)).ok) return { child, url, output: () => out, stdout: () => stdout, stderr: () => stderr };
     } catch {
       /* not listening yet */
     }
