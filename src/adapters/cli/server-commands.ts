@@ -31,7 +31,10 @@ export async function serve(o: ServeOptions = {}, tracing?: Tracing): Promise<vo
   }
   // Signals are handled from the first moment: a stop during start-up waits for it, then closes cleanly.
   let stopping = false;
-  const starting = startServer(loadConfig(), { outboxConsumers: terminal ? [terminal.consumer] : undefined });
+  const config = loadConfig();
+  // The terminal is the approver's screen: a line per request would land in the middle of its questions.
+  if (terminal && !process.env.LOG_LEVEL && !process.env.TOLLGATE_LOG_LEVEL) config.logLevel = 'warn';
+  const starting = startServer(config, { outboxConsumers: terminal ? [terminal.consumer] : undefined });
   const stop = (signal: string) => {
     if (stopping) {
       // A second Ctrl-C means "now"; a repeated SIGTERM (supervisors send them) changes nothing.

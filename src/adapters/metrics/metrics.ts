@@ -76,12 +76,9 @@ export class TollgateMetrics implements OutboxObserver {
     labelNames: ['result'],
     registers: [this.registry],
   });
-  private readonly verifyOk = new Gauge({ name: 'tollgate_audit_verify_ok', help: 'Result of the last audit trail verification on this instance: 1 intact, 0 failed', registers: [this.registry] });
-  private readonly verifyTime = new Gauge({
-    name: 'tollgate_audit_verify_timestamp_seconds',
-    help: 'When the last audit trail verification on this instance finished (Unix time)',
-    registers: [this.registry],
-  });
+  /** Registered at the first verification: before it there is no result, and a 0 would read as a failure. */
+  private readonly verifyOk = new Gauge({ name: 'tollgate_audit_verify_ok', help: 'Result of the last audit trail verification on this instance: 1 intact, 0 failed', registers: [] });
+  private readonly verifyTime = new Gauge({ name: 'tollgate_audit_verify_timestamp_seconds', help: 'When the last audit trail verification on this instance finished (Unix time)', registers: [] });
 
   /** Read once per scrape, shared by the gauges that show them. */
   private outboxLag?: Promise<OutboxLag[]>;
@@ -191,6 +188,10 @@ export class TollgateMetrics implements OutboxObserver {
 
   auditVerified(ok: boolean, at: Date): void {
     this.verifications.inc({ result: ok ? 'ok' : 'failed' });
+    if (!this.registry.getSingleMetric('tollgate_audit_verify_ok')) {
+      this.registry.registerMetric(this.verifyOk);
+      this.registry.registerMetric(this.verifyTime);
+    }
     this.verifyOk.set(ok ? 1 : 0);
     this.verifyTime.set(at.getTime() / 1000);
   }
