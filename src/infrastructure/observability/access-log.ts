@@ -49,8 +49,8 @@ export function accessLog(logger: Logger): HttpLogger<LoggedRequest, LoggedRespo
     quietReqLogger: true,
     quietResLogger: true,
     customLogLevel: (req, res, err) => {
-      if (err || res.statusCode >= 500) return 'error';
-      return QUIET_PATHS.test(req.path) && res.statusCode < 400 ? 'debug' : 'info';
+      const level = err || res.statusCode >= 500 ? 'error' : QUIET_PATHS.test(req.path) && res.statusCode < 400 ? 'debug' : 'info';
+      return logger.isLevelEnabled(level) ? level : 'silent'; // 'silent': the line is not even put together
     },
     customSuccessMessage: (req, res, ms) => summary(req, res, ms),
     customErrorMessage: (req, res, _err, ms?: number) => summary(req, res, ms),
