@@ -1,13 +1,89 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { packageVersion } from '../../infrastructure/package-info';
+import { ProblemView } from './dto/problem.dto';
+import { JSON_VALUE } from './dto/json-value';
+import { PROBLEM_CONTENT_TYPE } from './problem';
+import { POLICY_SCHEMA_PATH, policyOpenApiComponents } from './policy-schema';
+
+const DESCRIPTION = [
+  'Approval service for AI-agent tool calls: an agent proposes tool calls, the tenant\'s policy lets each through, holds it for a person or denies it, people decide, and the agent claims the approved run once and reports its result.',
+  '',
+  'Every `/v1` route takes `Authorization: Bearer <JWT>` (claims `sub`, `roles`, `tenant`, `exp`). Errors are RFC 9457 problems (`application/problem+json`) with a stable `code`. Every answer carries `X-Request-Id` (yours, when you send one that matches `^[A-Za-z0-9_.:-]{1,128}$`).',
+  '',
+  `The contract in prose is docs/API.md. The policy document's JSON Schema is served at \`${POLICY_SCHEMA_PATH}\`.`,
+].join('\n');
+
+const TAGS: Array<[string, string]> = [
+  ['tools', "The tenant's tool registry: what each tool is, for the policy"],
+  ['policy', "The tenant's policy document: levels, rules, approvers, timeouts"],
+  ['conversations', 'Conversations of an agent with its end user, and the tool calls it proposes in them'],
+  ['tool calls', 'Wait for a decision, decide, claim the approved run, report the result'],
+  ['approvals', 'The inbox: what the caller may decide'],
+  ['halt', 'The kill switch'],
+  ['audit', 'The hash-chained audit trail, its verification, metrics and gaps'],
+  ['events', 'Live events (Server-Sent Events)'],
+  ['webhooks', 'Outgoing webhooks, signed per Standard Webhooks'],
+  ['receipts', 'Keys that check execution receipts and audit checkpoints'],
+  ['health', 'Probes and metrics for operators'],
+];
+
+/** What every route can answer, whatever it is: added to each operation as shared responses. */
+const EVERY_ROUTE = [
+  { status: 431, name: 'HeadersTooLarge', code: 'headers_too_large', title: 'Request Header Fields Too Large', detail: 'The request line and headers exceed 16 KiB' },
+  { status: 500, name: 'InternalError', code: 'internal', title: 'Internal Server Error', detail: 'An unexpected error occurred; it has been logged.' },
+];
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
 /** The OpenAPI document at /openapi.json and its viewer at /docs. */
 export function setupOpenApi(app: INestApplication): void {
-  const doc = new DocumentBuilder()
+  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+}
+
+export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const builder = new DocumentBuilder()
     .setTitle('Tollgate')
-    .setDescription('Approval service for AI-agent tool calls. Errors are RFC 9457 problems with a stable `code`.')
-    .setVersion('1')
-    .addBearerAuth()
-    .build();
-  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, doc), { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+    .setDescription(DESCRIPTION)
+    .setVersion(packageVersion())
+    .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
+    // Relative: the document is right wherever the server is reached (a proxy, another port).
+    .addServer('/', 'This server')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT: HS256 with TOLLGATE_JWT_SECRET, or from your identity provider (TOLLGATE_JWKS_URL)' });
+  for (const [name, description] of TAGS) builder.addTag(name, description);
+  const doc = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ProblemView], autoTagControllers: false });
+  return withSharedParts(unwrapSoleAllOf(doc) as OpenAPIObject);
+}
+
+/**
+ * Nest wraps each referenced enum in an `allOf` of one member and nothing beside it; the `$ref` alone says the
+ * same, and linters (Redocly's no-illogical-composition-keywords) and generators read it more simply.
+ */
+function unwrapSoleAllOf(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(unwrapSoleAllOf);
+  if (v === null || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  if (Object.keys(o).length === 1 && Array.isArray(o.allOf) && o.allOf.length === 1) return unwrapSoleAllOf(o.allOf[0]);
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, unwrapSoleAllOf(x)]));
+}
+
+/** The policy's schemas (one source with /schemas/policy.json), and the responses every route can give. */
+function withSharedParts(doc: OpenAPIObject): OpenAPIObject {
+  const components = (doc.components ??= {});
+  components.schemas = { ...components.schemas, ...policyOpenApiComponents(), [JSON_VALUE.name]: JSON_VALUE.schema };
+  components.responses ??= {};
+  for (const { status, name, code, title, detail } of EVERY_ROUTE) {
+    components.responses[name] = {
+      description: status === 500 ? `${detail} A bug, logged with the request id.` : detail,
+      content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemView) }, example: { type: `urn:tollgate:problem:${code}`, title, status, detail, code } } },
+    };
+  }
+  for (const item of Object.values(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      for (const { status, name } of EVERY_ROUTE) op.responses[status] ??= { $ref: `#/components/responses/${name}` };
+    }
+  }
+  return doc;
 }

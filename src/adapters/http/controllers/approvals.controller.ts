@@ -1,10 +1,13 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ListApprovalsQuery } from '../../../application/queries/list/list.queries';
 import { TOOL_CALL_STATUSES } from '../../../domain/conversation/tool-call-status';
 import { Principal, isAgent } from '../../../domain/shared/actor';
 import { CurrentPrincipal, ForbiddenError } from '../auth';
+import { ApiListQuery } from '../dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS } from '../dto/problem.dto';
+import { ApprovalPageView } from '../dto/views.dto';
 import { enumParam, listParams } from '../request-params';
 
 @ApiTags('approvals')
@@ -15,6 +18,15 @@ export class ApprovalsController {
 
   /** The calls the caller may decide, oldest first. People only: agents never decide. */
   @Get()
+  @ApiOperation({
+    operationId: 'listApprovals',
+    summary: 'List the calls the caller may decide',
+    description: 'People only (no agent token): the calls held for a person that the caller may decide, by role or as the end user, oldest first, each with its conversation.',
+  })
+  @ApiQuery({ name: 'status', required: false, enum: TOOL_CALL_STATUSES, enumName: 'ToolCallStatus', description: 'pending (default), or the held calls that reached another status' })
+  @ApiListQuery()
+  @ApiOkResponse({ type: ApprovalPageView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
     if (isAgent(p)) throw new ForbiddenError('The approvals inbox is for people; agent tokens cannot decide');
     const status = enumParam('status', query.status, TOOL_CALL_STATUSES) ?? 'pending';

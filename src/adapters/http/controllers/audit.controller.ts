@@ -1,8 +1,13 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { PurgeAuditTrailCommand } from '../../../application/commands/purge-audit-trail/purge-audit-trail.command';
+import { ApiAuditFilters, ApiWindowQuery } from '../dto/api-params';
 import { PurgeAuditRequest } from '../dto/audit.dto';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
+import {
+  AuditCheckpointView, AuditEventPageView, AuditGapsView, AuditMetricsView, AuditPurgeResultView, VerifyResultView,
+} from '../dto/views.dto';
 import { parseBody } from '../validation';
 import type { Request, Response } from 'express';
 import { once } from 'node:events';
@@ -80,13 +85,18 @@ function windowOf(q: Record<string, unknown>): { from?: Date; to?: Date } {
 
 @ApiTags('audit')
 @ApiBearerAuth()
+@ApiExtraModels(AuditCheckpointView)
 @Controller('v1/audit')
 @Roles('auditor', 'admin')
 export class AuditController {
   constructor(private readonly queries: QueryBus, private readonly commands: CommandBus) {}
 
   @Get('events')
-  @ApiQuery({ name: 'type', required: false, description: `comma-separated: ${EVENT_TYPES.join(', ')}` })
+  @ApiOperation({ operationId: 'listAuditEvents', summary: 'List audit events', description: 'Auditors and admins. In seq order, filtered; a page of at most `limit`.' })
+  @ApiAuditFilters(EVENT_TYPES)
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } })
+  @ApiOkResponse({ type: AuditEventPageView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   events(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
     const filter = auditFilter(p.tenant, q);
     return this.queries.execute(new ListAuditEventsQuery(filter, intParam('limit', q.limit, 1, MAX_LIMIT, DEFAULT_LIMIT)));
@@ -94,7 +104,21 @@ export class AuditController {
 
   /** Streamed in batches with backpressure: a 10-million-row export never sits in memory. */
   @Get('export')
-  @ApiProduces('application/x-ndjson', 'text/csv')
+  @ApiOperation({
+    operationId: 'exportAuditEvents',
+    summary: 'Export audit events as a file',
+    description: 'Auditors and admins. The whole selection, streamed: NDJSON (one event per line, as listed) or CSV (`actor` and `data` as JSON columns; cells a spreadsheet would run as formulas start with a quote).',
+  })
+  @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['ndjson', 'csv'], default: 'ndjson' } })
+  @ApiAuditFilters(EVENT_TYPES)
+  @ApiOkResponse({
+    description: 'The events, as an attachment',
+    content: {
+      'application/x-ndjson': { schema: { type: 'string', description: 'One AuditEvent as JSON per line' } },
+      'text/csv': { schema: { type: 'string', description: `RFC 4180, a header row first: ${CSV_HEADER.trim()}` } },
+    },
+  })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   async export(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>, @Res() res: Response): Promise<void> {
     const format = enumParam('format', q.format, ['ndjson', 'csv'] as const) ?? 'ndjson';
     const filter = auditFilter(p.tenant, q);
@@ -122,7 +146,14 @@ export class AuditController {
 
   /** With `checkpoint` (a JWS from GET checkpoint, kept outside the database), also checks the chain still reaches it. */
   @Get('verify')
-  @ApiQuery({ name: 'checkpoint', required: false, description: 'a compact JWS answered earlier by GET /v1/audit/checkpoint' })
+  @ApiOperation({
+    operationId: 'verifyAuditTrail',
+    summary: 'Verify the hash chain',
+    description: "Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash.",
+  })
+  @ApiQuery({ name: 'checkpoint', required: false, type: 'string', description: 'A compact JWS answered earlier by GET /v1/audit/checkpoint, kept outside the database' })
+  @ApiOkResponse({ type: VerifyResultView, description: 'ok: false names the first bad seq and what is wrong there' })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   verify(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
     return this.queries.execute(new VerifyAuditTrailQuery(p.tenant, checkpointParam(q.checkpoint)));
   }
@@ -130,7 +161,19 @@ export class AuditController {
   /** A compact JWS (`application/jose`); with `Accept: application/json`, `{jws, tenant, seq, hash, at}`. */
   @Get('checkpoint')
   @Header('Cache-Control', 'no-store')
-  @ApiProduces('application/jose', 'application/json')
+  @ApiOperation({
+    operationId: 'getAuditCheckpoint',
+    summary: "Sign the chain's head",
+    description: 'Auditors and admins. A compact JWS over {tenant, seq, hash, at} with the receipt key: keep it outside the database, and verify against it later.',
+  })
+  @ApiOkResponse({
+    description: 'The JWS (application/jose); with Accept: application/json, the JWS and its claims',
+    content: {
+      'application/jose': { schema: { type: 'string', description: 'Compact JWS, typ tollgate-checkpoint+jwt' } },
+      'application/json': { schema: { $ref: getSchemaPath(AuditCheckpointView) } },
+    },
+  })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
   async checkpoint(@CurrentPrincipal() p: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
     const cp = await this.queries.execute(new AuditCheckpointQuery(p.tenant));
     if (req.accepts(['application/jose', 'application/json']) === 'application/json') res.json(cp);
@@ -141,7 +184,14 @@ export class AuditController {
   @Post('purge')
   @HttpCode(200)
   @Roles('admin')
-  @ApiBody({ type: PurgeAuditRequest })
+  @ApiOperation({
+    operationId: 'purgeAuditTrail',
+    summary: 'Purge audit events older than a date',
+    description: 'Admins only. Removes the oldest events before `before`, which must be at least six months ago, and records an AuditPurged event that verify continues from.',
+  })
+  @ApiBody({ type: PurgeAuditRequest, examples: { retention: { summary: 'Keep two years', value: { before: '2024-01-01T00:00:00Z', reason: 'retention: two years' } } } })
+  @ApiOkResponse({ type: AuditPurgeResultView })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   purge(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
     const dto = parseBody(PurgeAuditRequest, body);
     const before = date('before', dto.before)!;
@@ -149,11 +199,19 @@ export class AuditController {
   }
 
   @Get('metrics')
+  @ApiOperation({ operationId: 'getAuditMetrics', summary: 'Decision counts and approval latency', description: 'Auditors and admins, over the window; pendingApprovals is now, whatever the window.' })
+  @ApiWindowQuery()
+  @ApiOkResponse({ type: AuditMetricsView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   metrics(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
     return this.queries.execute(new AuditMetricsQuery(p.tenant, windowOf(q)));
   }
 
   @Get('gaps')
+  @ApiOperation({ operationId: 'getAuditGaps', summary: 'Where human oversight failed or could fail', description: 'Auditors and admins. HITL-EXEC and HITL-02 from the events in the window, HITL-01 from the current policy and registry.' })
+  @ApiWindowQuery()
+  @ApiOkResponse({ type: AuditGapsView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   gaps(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
     return this.queries.execute(new AuditGapsQuery(p.tenant, windowOf(q)));
   }

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ProposeToolCallsCommand } from '../../../application/commands/propose-tool-calls/propose-tool-calls.command';
 import { StartConversationCommand } from '../../../application/commands/start-conversation/start-conversation.command';
@@ -10,7 +10,10 @@ import { ListConversationsQuery } from '../../../application/queries/list/list.q
 import { Principal } from '../../../domain/shared/actor';
 import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
 import { StartConversationRequest } from '../dto/conversation.dto';
+import { ApiIdParam, ApiListQuery } from '../dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import { ProposeToolCallsRequest } from '../dto/tool-call.dto';
+import { ConversationPageView, ConversationView, ProposalView } from '../dto/views.dto';
 import { enumParam, listParams } from '../request-params';
 import { parseBody } from '../validation';
 
@@ -22,7 +25,19 @@ export class ConversationsController {
 
   @Post()
   @Roles('agent')
-  @ApiBody({ type: StartConversationRequest })
+  @ApiOperation({
+    operationId: 'startConversation',
+    summary: 'Start a conversation',
+    description: "Agents. Every field is optional; the server makes an id when none is given. The same id again from the same agent answers 200 with the conversation as it is; from another agent, 409 idempotency_mismatch.",
+  })
+  @ApiBody({
+    type: StartConversationRequest,
+    required: false,
+    examples: { withUser: { summary: 'For an end user', value: { id: 'conv-1', user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: 'Tidy the knowledge base' } } },
+  })
+  @ApiCreatedResponse({ type: ConversationView, description: 'Started' })
+  @ApiOkResponse({ type: ConversationView, description: 'It existed (the same id from the same agent)' })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'idempotency_mismatch')
   async start(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
     const dto = parseBody(StartConversationRequest, body ?? {});
     const { conversation, created } = await this.commands.execute(new StartConversationCommand(p, dto));
@@ -31,18 +46,57 @@ export class ConversationsController {
   }
 
   @Get()
+  @ApiOperation({
+    operationId: 'listConversations',
+    summary: 'List conversations',
+    description: "Oldest first, without their calls. Agents see their own; approvers, admins and auditors the tenant's; anyone else those where they are the end user.",
+  })
+  @ApiQuery({ name: 'status', required: false, enum: ['active', 'blocked', 'halted'], enumName: 'ConversationStatus' })
+  @ApiListQuery()
+  @ApiOkResponse({ type: ConversationPageView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed')
   list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
     const status = enumParam('status', query.status, ['active', 'blocked', 'halted'] as const);
     return this.queries.execute(new ListConversationsQuery(p, { ...listParams(query), status }));
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'getConversation', summary: 'Get a conversation with all its calls', description: "Its agent, its end user, and the tenant's approvers, admins and auditors; anyone else gets 404." })
+  @ApiIdParam('id', "The conversation's id", 'conv-1')
+  @ApiOkResponse({ type: ConversationView })
+  @ApiProblems(...BEARER_PROBLEMS, 'not_found')
   get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     return this.queries.execute(new GetConversationQuery(p, id));
   }
 
   @Post(':id/tool-calls')
-  @ApiBody({ type: ProposeToolCallsRequest })
+  @ApiOperation({
+    operationId: 'proposeToolCalls',
+    summary: 'Propose a step of tool calls',
+    description:
+      "The conversation's agent; 1 to 64 calls, judged together by the policy: each comes back approved, rejected or pending. A step whose calls all repeat earlier ones (same ids, same content) answers 200 with them, even while the conversation is blocked or halted.",
+  })
+  @ApiIdParam('id', "The conversation's id", 'conv-1')
+  @ApiBody({
+    type: ProposeToolCallsRequest,
+    examples: {
+      step: {
+        summary: 'A read and a destructive call',
+        value: {
+          toolCalls: [
+            { id: 'call_1', toolName: 'get_source', arguments: { id: 'src_2' } },
+            {
+              id: 'call_2', toolName: 'delete_source', arguments: { id: 'src_2' }, reason: 'the user asked to delete it', confidence: 0.9,
+              display: { title: 'Delete source', summary: 'Delete Handbook (src_2): 1,204 objects.', fields: [{ label: 'Objects', value: '1,204' }] },
+            },
+          ],
+        },
+      },
+    },
+  })
+  @ApiCreatedResponse({ type: ProposalView, description: 'Proposed' })
+  @ApiOkResponse({ type: ProposalView, description: 'Every call repeats an earlier one: those calls, as they stand' })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found', 'conversation_blocked', 'idempotency_mismatch', 'halted')
   async propose(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
     let dto: ProposeToolCallsRequest;
     try {

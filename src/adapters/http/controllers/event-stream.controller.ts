@@ -1,10 +1,11 @@
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { EventFeed, FeedSubscription } from '../../../infrastructure/streaming/event-feed';
 import { CurrentPrincipal } from '../auth';
+import { ApiProblems, BEARER_PROBLEMS } from '../dto/problem.dto';
 import { WaitSlots } from '../rate-limit';
 
 const HEARTBEAT_MS = 15_000;
@@ -28,9 +29,19 @@ export class EventStreamController {
   constructor(private readonly feed: EventFeed, private readonly slots: WaitSlots) {}
 
   @Get('stream')
-  @ApiProduces('text/event-stream')
-  @ApiHeader({ name: 'Last-Event-ID', required: false })
-  @ApiQuery({ name: 'lastEventId', required: false })
+  @ApiOperation({
+    operationId: 'streamEvents',
+    summary: 'Live events (Server-Sent Events)',
+    description:
+      "Every audit event of the caller's tenant that its roles may read, as it happens: agents those of their own conversations. Frames are `id: <seq>`, `event: <type>`, `data: <the AuditEvent as JSON>`; `retry: 3000` first, a `: keep-alive` comment every 15 s while idle. Resume after an event with Last-Event-ID (or lastEventId). Counts against the open-wait bounds (429).",
+  })
+  @ApiHeader({ name: 'last-event-id', required: false, description: 'Last-Event-ID: the seq of the last event received; the stream resumes after it', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } })
+  @ApiQuery({ name: 'lastEventId', required: false, description: 'The same as Last-Event-ID, for a first connect that cannot set headers', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } })
+  @ApiOkResponse({
+    description: 'An endless stream of events',
+    content: { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' }, example: 'id: 42\nevent: ToolCallApproved\ndata: {"seq":42,"type":"ToolCallApproved"}\n\n' } },
+  })
+  @ApiProblems(...BEARER_PROBLEMS, 'waits_limited', 'validation_failed')
   async stream(@CurrentPrincipal() p: Principal, @Headers('last-event-id') header: string | undefined, @Query('lastEventId') query: unknown, @Res() res: Response): Promise<void> {
     const resumeAfter = seqFrom('Last-Event-ID', header) ?? seqFrom('lastEventId', query);
     const release = this.slots.acquire(p); // 429 past the per-token or per-tenant bound on open streams and long-polls

@@ -1,12 +1,15 @@
 import { Body, Controller, Get, Headers, HttpCode, Post } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiHeader, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HaltCommand, ResumeCommand } from '../../../application/commands/halt/halt.command';
 import { GetStatusQuery } from '../../../application/queries/get-status/get-status.query';
 import { haltTarget } from '../../../domain/halt/halt.aggregate';
 import { Principal } from '../../../domain/shared/actor';
 import { CurrentPrincipal, Roles } from '../auth';
+import { ApiChannelHeader } from '../dto/api-params';
 import { HaltRequest, ResumeRequest } from '../dto/halt.dto';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
+import { HaltResultView, ResumeResultView, StatusView } from '../dto/views.dto';
 import { channelHeader } from '../request-params';
 import { parseBody } from '../validation';
 
@@ -19,8 +22,15 @@ export class HaltController {
   @Post('halt')
   @HttpCode(200)
   @Roles('admin')
-  @ApiBody({ type: HaltRequest })
-  @ApiHeader({ name: 'X-Tollgate-Channel', required: false, description: 'web, cli or api (default)' })
+  @ApiOperation({
+    operationId: 'halt',
+    summary: 'Halt the tenant, an agent or a conversation',
+    description: 'Admins. Pending and approved-but-unclaimed calls in scope are cancelled; new proposals and claims in scope answer 503 halted until resumed. Halting what is halted changes nothing (changed: false).',
+  })
+  @ApiChannelHeader()
+  @ApiBody({ type: HaltRequest, examples: { tenant: { summary: 'The whole tenant', value: { scope: 'tenant', reason: 'incident drill' } }, agent: { summary: 'One agent', value: { scope: 'agent', id: 'support-bot', reason: 'looping' } } } })
+  @ApiOkResponse({ type: HaltResultView })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found')
   halt(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
     const dto = parseBody(HaltRequest, body);
     return this.commands.execute(new HaltCommand(p, haltTarget(dto.scope, dto.id), dto.reason, channelHeader(channel)));
@@ -29,8 +39,11 @@ export class HaltController {
   @Post('resume')
   @HttpCode(200)
   @Roles('admin')
-  @ApiBody({ type: ResumeRequest })
-  @ApiHeader({ name: 'X-Tollgate-Channel', required: false, description: 'web, cli or api (default)' })
+  @ApiOperation({ operationId: 'resume', summary: 'Lift a halt', description: 'Admins; the same scope and id as the halt. Resuming what is not halted changes nothing (changed: false).' })
+  @ApiChannelHeader()
+  @ApiBody({ type: ResumeRequest, examples: { tenant: { summary: 'The whole tenant', value: { scope: 'tenant' } } } })
+  @ApiOkResponse({ type: ResumeResultView })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   resume(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
     const dto = parseBody(ResumeRequest, body);
     return this.commands.execute(new ResumeCommand(p, haltTarget(dto.scope, dto.id), dto.reason, channelHeader(channel)));
@@ -38,6 +51,9 @@ export class HaltController {
 
   @Get('status')
   @Roles('admin', 'approver', 'auditor')
+  @ApiOperation({ operationId: 'getStatus', summary: 'The halts in force', description: 'Admins, approvers and auditors. `halted` means the whole tenant.' })
+  @ApiOkResponse({ type: StatusView })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
   status(@CurrentPrincipal() p: Principal) {
     return this.queries.execute(new GetStatusQuery(p.tenant));
   }

@@ -1,9 +1,10 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth';
+import { HealthCheckView } from '../dto/views.dto';
 
 /** Liveness says the process serves; readiness that the database answers and every migration is applied. */
 @ApiTags('health')
@@ -13,12 +14,21 @@ export class HealthController {
 
   @Get('live')
   @Public()
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness probe', description: 'No token, never rate-limited: 200 while the process serves.', security: [] })
+  @ApiOkResponse({ type: HealthCheckView, example: { status: 'ok', info: {}, error: {}, details: {} } })
   live() {
     return this.health.check([]);
   }
 
   @Get('ready')
   @Public()
+  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness probe', description: 'No token, never rate-limited: 200 when the database answers and every migration is applied, else 503 saying which.', security: [] })
+  @ApiOkResponse({ type: HealthCheckView, example: { status: 'ok', info: { database: { status: 'up' } }, error: {}, details: { database: { status: 'up' } } } })
+  @ApiServiceUnavailableResponse({
+    type: HealthCheckView,
+    description: 'Not ready: the database is away, or migrations are pending',
+    example: { status: 'error', info: {}, error: { database: { status: 'down', message: 'migrations are pending: run `npm run migrate`' } }, details: { database: { status: 'down', message: 'migrations are pending: run `npm run migrate`' } } },
+  })
   async ready(@Res({ passthrough: true }) res: Response) {
     try {
       return await this.health.check([() => this.database()]);

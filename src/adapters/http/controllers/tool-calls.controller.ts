@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiHeader, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ClaimExecutionCommand } from '../../../application/commands/claim-execution/claim-execution.command';
 import { DecideToolCallCommand } from '../../../application/commands/decide-tool-call/decide-tool-call.command';
@@ -10,7 +10,10 @@ import { GetToolCallQuery } from '../../../application/queries/get-tool-call/get
 import { Principal } from '../../../domain/shared/actor';
 import { DomainError, ValidationError } from '../../../domain/shared/domain-error';
 import { CurrentPrincipal, ForbiddenError } from '../auth';
+import { ApiChannelHeader, ApiIdParam } from '../dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import { DecisionRequest, ResultRequest } from '../dto/tool-call.dto';
+import { ExecutionClaimView, ToolCallView } from '../dto/views.dto';
 import { channelHeader, intParam } from '../request-params';
 import { parseBody } from '../validation';
 import { WaitSlots } from '../rate-limit';
@@ -25,7 +28,16 @@ export class ToolCallsController {
   constructor(private readonly commands: CommandBus, private readonly queries: QueryBus, private readonly waitSlots: WaitSlots) {}
 
   @Get(':id')
-  @ApiQuery({ name: 'wait', required: false, description: 'seconds (0–60) to wait while the call is pending' })
+  @ApiOperation({
+    operationId: 'getToolCall',
+    summary: 'Get a tool call, or wait for its decision',
+    description:
+      "The conversation's agent and end user, and the tenant's approvers, admins and auditors. With wait=N, a pending call is answered as soon as it leaves pending (decided on any instance) or after N seconds, still pending. Open waits are bounded per token and per tenant (429).",
+  })
+  @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
+  @ApiQuery({ name: 'wait', required: false, schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 }, description: 'Seconds to wait while the call is pending' })
+  @ApiOkResponse({ type: ToolCallView })
+  @ApiProblems(...BEARER_PROBLEMS, 'waits_limited', 'validation_failed', 'not_found')
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('wait') wait: unknown, @Res({ passthrough: true }) res: Response) {
     let seconds: number;
     try {
@@ -54,8 +66,24 @@ export class ToolCallsController {
 
   @Post(':id/decision')
   @HttpCode(200)
-  @ApiBody({ type: DecisionRequest })
-  @ApiHeader({ name: 'X-Tollgate-Channel', required: false, description: 'web, cli or api (default)' })
+  @ApiOperation({
+    operationId: 'decideToolCall',
+    summary: 'Approve, reject or always allow a held call',
+    description:
+      "People only (an agent token is refused): a caller whose roles are among the call's approvers, or its end user when `requester` is. The first decision wins: a call no longer pending answers 409 already_decided with the standing decision; the same request again by the same person answers 200, unchanged.",
+  })
+  @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
+  @ApiChannelHeader()
+  @ApiBody({
+    type: DecisionRequest,
+    examples: {
+      approve: { summary: 'Approve with edited arguments', value: { decision: 'approve', reason: 'confirmed with the owner', arguments: { id: 'src_2', dryRun: true } } },
+      reject: { summary: 'Reject with a reason for the agent', value: { decision: 'reject', reason: 'not today' } },
+      alwaysAllow: { summary: 'Approve and allow the tool from now on in this conversation', value: { decision: 'always_allow', scope: 'conversation' } },
+    },
+  })
+  @ApiOkResponse({ type: ToolCallView, description: 'The call as it now stands' })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'grant_forbidden', 'not_found', 'already_decided')
   async decide(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
     const { dto, via } = await this.validOrAccessFirst(p, id, () => {
       const dto = parseBody(DecisionRequest, body);
@@ -70,6 +98,14 @@ export class ToolCallsController {
 
   @Post(':id/execution')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'claimExecution',
+    summary: 'Claim the run of an approved call',
+    description: "The conversation's agent, no body: approved becomes executed, exactly once. Answers the arguments to run (edited or not) and a signed receipt for the tool's backend.",
+  })
+  @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
+  @ApiOkResponse({ type: ExecutionClaimView })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'not_found', 'not_approved', 'already_executed', 'halted')
   claim(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     // No body to check: the command's own 404 and 403 are the only checks, in its transaction.
     return this.commands.execute(new ClaimExecutionCommand(p, id));
@@ -77,7 +113,15 @@ export class ToolCallsController {
 
   @Post(':id/result')
   @HttpCode(200)
-  @ApiBody({ type: ResultRequest })
+  @ApiOperation({
+    operationId: 'reportResult',
+    summary: 'Report the result of a claimed call',
+    description: "The conversation's agent, after the claim; output at most 64 KiB serialised. Accepted during a halt: the run happened and must be recorded.",
+  })
+  @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
+  @ApiBody({ type: ResultRequest, examples: { succeeded: { summary: 'It ran', value: { outcome: 'succeeded', output: { deleted: 1204 } } } } })
+  @ApiOkResponse({ type: ToolCallView, description: 'The call, now completed' })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'output_too_large', 'forbidden', 'not_found', 'not_executed', 'already_completed')
   async result(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown) {
     const dto = await this.validOrAccessFirst(p, id, () => {
       const dto = parseBody(ResultRequest, body);

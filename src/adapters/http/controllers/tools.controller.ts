@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Param, Put, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { RegisterToolCommand } from '../../../application/commands/register-tool/register-tool.command';
 import { GetToolQuery } from '../../../application/queries/get-tool/get-tool.query';
@@ -9,7 +9,10 @@ import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { TOOL_NAME_PATTERN } from '../../../domain/tool/tool.aggregate';
 import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
+import { ApiIdParam, ApiListQuery } from '../dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import { RegisterToolRequest } from '../dto/tool.dto';
+import { ToolPageView, ToolView } from '../dto/views.dto';
 import { listParams } from '../request-params';
 import { parseBody } from '../validation';
 
@@ -21,7 +24,16 @@ export class ToolsController {
 
   @Put(':name')
   @Roles('agent', 'admin')
-  @ApiBody({ type: RegisterToolRequest })
+  @ApiOperation({
+    operationId: 'registerTool',
+    summary: 'Register or update a tool',
+    description: 'Agents and admins. Flags left out are false. An agent cannot change a tool an admin registered (403).',
+  })
+  @ApiIdParam('name', 'The tool name', 'delete_source')
+  @ApiBody({ type: RegisterToolRequest, required: false, examples: { destructive: { summary: 'A destructive tool', value: { description: 'Delete a knowledge source', destructive: true } } } })
+  @ApiCreatedResponse({ type: ToolView, description: 'Registered' })
+  @ApiOkResponse({ type: ToolView, description: 'It existed: updated, or unchanged' })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   async register(@CurrentPrincipal() p: Principal, @Param('name') name: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
     if (!TOOL_NAME_PATTERN.test(name)) throw new ValidationError([{ path: 'name', message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }]);
     const dto = parseBody(RegisterToolRequest, body ?? {});
@@ -33,12 +45,20 @@ export class ToolsController {
 
   @Get()
   @Roles(...TENANT_ROLES)
+  @ApiOperation({ operationId: 'listTools', summary: "List the tenant's tools", description: 'In name order. Any of the four roles.' })
+  @ApiListQuery()
+  @ApiOkResponse({ type: ToolPageView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
     return this.queries.execute(new ListToolsQuery(p, listParams(query)));
   }
 
   @Get(':name')
   @Roles(...TENANT_ROLES)
+  @ApiOperation({ operationId: 'getTool', summary: 'Get a tool', description: 'Any of the four roles.' })
+  @ApiIdParam('name', 'The tool name', 'delete_source')
+  @ApiOkResponse({ type: ToolView })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'not_found')
   get(@CurrentPrincipal() p: Principal, @Param('name') name: string) {
     return this.queries.execute(new GetToolQuery(p.tenant, name));
   }

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CreateWebhookCommand, DeleteWebhookCommand, WebhookNotFoundError } from '../../../application/commands/webhooks/webhook.commands';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
@@ -10,6 +10,9 @@ import { EgressGuard } from '../../webhooks/egress-guard';
 import { newWebhookSecret, webhookKey } from '../../webhooks/webhook-signature';
 import { Webhook, WebhookStore } from '../../webhooks/webhook.store';
 import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
+import { ApiListQuery } from '../dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
+import { CreatedWebhookView, WebhookDeliveryPageView, WebhookPageView, WebhookView } from '../dto/views.dto';
 import { CreateWebhookRequest } from '../dto/webhook.dto';
 import { listParams } from '../request-params';
 import { parseBody } from '../validation';
@@ -35,7 +38,14 @@ export class WebhooksController {
 
   @Post()
   @Roles('admin')
-  @ApiBody({ type: CreateWebhookRequest })
+  @ApiOperation({
+    operationId: 'createWebhook',
+    summary: 'Subscribe a URL to events',
+    description: 'Admins. Each event of the listed types is POSTed as {type, timestamp, data}, signed per Standard Webhooks and retried with backoff. The secret is shown in this answer only.',
+  })
+  @ApiBody({ type: CreateWebhookRequest, examples: { decisions: { summary: 'Decisions only', value: { url: 'https://hooks.example.org/tollgate', events: ['ToolCallApproved', 'ToolCallRejected'], description: 'decisions to the ticketing system' } } } })
+  @ApiCreatedResponse({ type: CreatedWebhookView })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   async create(@CurrentPrincipal() p: Principal, @Body() body: unknown): Promise<Webhook & { secret: string }> {
     const dto = parseBody(CreateWebhookRequest, body);
     if (dto.secret !== undefined && !webhookKey(dto.secret)) throw new ValidationError([{ path: 'secret', message: 'must be whsec_ followed by the base64 of 24 to 64 bytes' }]);
@@ -51,18 +61,30 @@ export class WebhooksController {
 
   @Get()
   @Roles('admin')
+  @ApiOperation({ operationId: 'listWebhooks', summary: 'List webhooks', description: 'Admins. Without their secrets.' })
+  @ApiListQuery()
+  @ApiOkResponse({ type: WebhookPageView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
     const { cursor, limit } = listParams(query);
     return this.store.list(p.tenant, limit, cursor);
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'getWebhook', summary: 'Get a webhook', description: 'Admins. Without its secret.' })
+  @ApiParam({ name: 'id', description: "The webhook's id", type: 'string' })
+  @ApiOkResponse({ type: WebhookView })
+  @ApiProblems(...BEARER_PROBLEMS, 'not_found', 'forbidden')
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<Webhook> {
     return this.visible(p, id);
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ operationId: 'deleteWebhook', summary: 'Delete a webhook', description: 'Admins. Deliveries not yet made are dropped.' })
+  @ApiParam({ name: 'id', description: "The webhook's id", type: 'string' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiProblems(...BEARER_PROBLEMS, 'not_found', 'forbidden')
   async remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
     await this.visible(p, id);
     await this.commands.execute(new DeleteWebhookCommand(p, id));
@@ -70,6 +92,11 @@ export class WebhooksController {
 
   /** Delivery attempts, newest event first: status, each attempt's answer or error, and the next try. */
   @Get(':id/deliveries')
+  @ApiOperation({ operationId: 'listWebhookDeliveries', summary: "List a webhook's deliveries", description: 'Admins. Newest event first: status, each attempt (answer or error) and the next try.' })
+  @ApiParam({ name: 'id', description: "The webhook's id", type: 'string' })
+  @ApiListQuery()
+  @ApiOkResponse({ type: WebhookDeliveryPageView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'not_found', 'forbidden')
   async deliveries(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     await this.visible(p, id);
     const { cursor, limit } = listParams(query);

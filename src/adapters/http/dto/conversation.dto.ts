@@ -1,9 +1,10 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 
 export const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
+@ApiSchema({ name: 'ConversationUserInput' })
 export class ConversationUserDto {
   @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(256) id: string;
   @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @ArrayMaxSize(64) @IsString({ each: true }) @MaxLength(128, { each: true }) roles?: string[];

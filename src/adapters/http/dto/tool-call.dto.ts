@@ -1,27 +1,32 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import { ID_PATTERN } from './conversation.dto';
+import { ANY_JSON } from './json-value';
 
+@ApiSchema({ name: 'ToolAnnotations' })
 export class AnnotationsDto {
   @ApiPropertyOptional() @IsOptional() @IsBoolean() isReadOnly?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() requiresApproval?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() destructive?: boolean;
 }
 
+@ApiSchema({ name: 'DisplayField' })
 export class DisplayFieldDto {
   @ApiProperty() @IsString() @MaxLength(200) label: string;
   @ApiProperty() @IsString() @MaxLength(4000) value: string;
 }
 
+@ApiSchema({ name: 'Display' })
 export class DisplayDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(500) title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) summary?: string;
   @ApiPropertyOptional({ type: [DisplayFieldDto] }) @IsOptional() @IsArray() @ArrayMaxSize(50) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => DisplayFieldDto) fields?: DisplayFieldDto[];
 }
 
+@ApiSchema({ name: 'ProposedToolCall' })
 export class ProposedToolCallDto {
   @ApiPropertyOptional({ pattern: ID_PATTERN.source, description: "The framework's tool-call id; makes the proposal idempotent" })
   @IsOptional() @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) id?: string;
@@ -49,7 +54,7 @@ export class DecisionRequest {
 
 export class ResultRequest {
   @ApiProperty({ enum: ['succeeded', 'failed'] }) @IsIn(['succeeded', 'failed']) outcome: 'succeeded' | 'failed';
-  @ApiPropertyOptional({ description: 'any JSON, at most 64 KiB serialised' }) @IsOptional() output?: unknown;
+  @ApiPropertyOptional({ ...ANY_JSON, description: 'Any JSON, at most 64 KiB serialised' }) @IsOptional() output?: unknown;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(16000) error?: string;
 }
 

@@ -1,0 +1,420 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import type { AuditEvent } from '../../../application/ports/audit-log.port';
+import type { GapFinding, VerifyAnswer } from '../../../application/queries/audit/audit.handlers';
+import type * as app from '../../../application/views/views';
+import type { ConversationUser } from '../../../domain/conversation/conversation.aggregate';
+import type { DecisionRecord } from '../../../domain/conversation/tool-call.entity';
+import type { PolicyDefaults, PolicyRule } from '../../../domain/policy/policy-document';
+import { TOOL_CALL_STATUSES, ToolCallStatus } from '../../../domain/conversation/tool-call-status';
+import { HALT_SCOPES, HaltScope } from '../../../domain/halt/halt.aggregate';
+import { SUPERVISION_LEVELS, SupervisionLevel } from '../../../domain/policy/supervision-level';
+import { CHANNELS, Channel } from '../../../domain/shared/actor';
+import { EVENT_TYPES } from '../../../domain/shared/domain-event';
+import type { Webhook, WebhookAttempt, WebhookDelivery } from '../../webhooks/webhook.store';
+import { ANY_JSON } from './json-value';
+import { DisplayDto } from './tool-call.dto';
+
+/*
+ * Response shapes as the OpenAPI document describes them, one class per view of src/application/views (which
+ * stays free of swagger). The type checks at the end of this file fail to compile when a view gains or loses a
+ * member that its class here does not; test/e2e/openapi.e2e-spec.ts validates real answers against them.
+ */
+
+const DATE_TIME = { type: 'string', format: 'date-time', example: '2026-01-05T10:00:00.000Z' } as const;
+const FREE_JSON_OBJECT = { type: 'object', additionalProperties: true } as const;
+
+@ApiSchema({ name: 'ToolFlags', description: "A tool's flags: from the registry, else the proposal's annotations" })
+export class ToolFlagsView {
+  @ApiPropertyOptional() isReadOnly?: boolean;
+  @ApiPropertyOptional() requiresApproval?: boolean;
+  @ApiPropertyOptional() destructive?: boolean;
+}
+
+@ApiSchema({ name: 'ActorRef', description: 'Who did something, and through which channel' })
+export class ActorRefView {
+  @ApiProperty({ description: "A person's or agent's `sub`, or `policy` / `system`", example: 'ann' }) id: string;
+  @ApiPropertyOptional({ example: 'Ann' }) name?: string;
+  @ApiProperty({ enum: CHANNELS, enumName: 'Channel' }) via: Channel;
+}
+
+@ApiSchema({ name: 'ToolCallPolicy', description: 'Why the policy judged the call as it did' })
+export class ToolCallPolicyView {
+  @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) level: SupervisionLevel;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Index of the deciding rule; null when no rule decided' }) rule: number | null;
+  @ApiProperty({ type: 'integer', description: '0 before the tenant has a policy' }) policyVersion: number;
+  @ApiProperty({ example: 'Rule 2 (delete_source): confirm' }) reason: string;
+  @ApiPropertyOptional({ type: () => ToolFlagsView, description: 'The flags the policy saw, when the tool had any' }) toolFlags?: ToolFlagsView;
+}
+
+@ApiSchema({ name: 'ToolCallApproval', description: 'Who may decide a held call, and until when' })
+export class ToolCallApprovalView {
+  @ApiProperty({ type: [String], example: ['requester', 'admin'] }) approvers: string[];
+  @ApiProperty(DATE_TIME) expiresAt: string;
+}
+
+@ApiSchema({ name: 'ToolCallDecision' })
+export class DecisionView {
+  @ApiProperty({ enum: ['approved', 'rejected', 'expired', 'cancelled'], enumName: 'DecisionOutcome' }) outcome: string;
+  @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
+  @ApiProperty(DATE_TIME) at: string;
+  @ApiPropertyOptional() reason?: string;
+  @ApiPropertyOptional({ ...FREE_JSON_OBJECT, description: 'The arguments an approver ran instead of the proposed ones' }) editedArguments?: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'ToolCallExecution', description: 'The claim of the run' })
+export class ExecutionView {
+  @ApiProperty(DATE_TIME) at: string;
+  @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
+}
+
+@ApiSchema({ name: 'ToolCallResult' })
+export class ResultView {
+  @ApiProperty({ enum: ['succeeded', 'failed'] }) outcome: 'succeeded' | 'failed';
+  @ApiPropertyOptional({ ...ANY_JSON, description: 'Any JSON the agent reported' }) output?: unknown;
+  @ApiPropertyOptional() error?: string;
+  @ApiProperty(DATE_TIME) at: string;
+}
+
+@ApiSchema({ name: 'ToolCallCancellation', description: 'Why a halt cancelled the call' })
+export class CancellationView {
+  @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
+  @ApiProperty(DATE_TIME) at: string;
+  @ApiProperty() reason: string;
+}
+
+@ApiSchema({ name: 'ToolCall', description: 'A proposed tool call; members appear once they apply' })
+export class ToolCallView {
+  @ApiProperty({ description: "The server's id, unique across conversations", example: 'tc_7de0c1' }) id: string;
+  @ApiPropertyOptional({ description: "The framework's own tool-call id, as proposed", example: 'call_2' }) externalId?: string;
+  @ApiProperty({ example: 'conv-1' }) conversationId: string;
+  @ApiProperty({ example: 'delete_source' }) toolName: string;
+  @ApiProperty({ ...FREE_JSON_OBJECT, description: 'As proposed (an edit is in decision.editedArguments)', example: { id: 'src_2' } }) arguments: Record<string, unknown>;
+  @ApiPropertyOptional() reason?: string;
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 }) confidence?: number;
+  @ApiPropertyOptional({ minimum: 0 }) estimatedCost?: number;
+  @ApiPropertyOptional({ type: () => DisplayDto }) display?: DisplayDto;
+  @ApiProperty({ enum: TOOL_CALL_STATUSES, enumName: 'ToolCallStatus' }) status: ToolCallStatus;
+  @ApiProperty({ type: () => ToolCallPolicyView }) policy: ToolCallPolicyView;
+  @ApiPropertyOptional({ type: () => ToolCallApprovalView, description: 'On calls held for a person' }) approval?: ToolCallApprovalView;
+  @ApiPropertyOptional({ type: () => DecisionView, description: 'Once decided, by a person or the policy' }) decision?: DecisionView;
+  @ApiPropertyOptional({ type: () => ExecutionView }) execution?: ExecutionView;
+  @ApiPropertyOptional({ type: () => ResultView }) result?: ResultView;
+  @ApiPropertyOptional({ type: () => CancellationView }) cancellation?: CancellationView;
+  @ApiProperty(DATE_TIME) createdAt: string;
+  @ApiProperty(DATE_TIME) updatedAt: string;
+}
+
+@ApiSchema({ name: 'ConversationUser', description: "The conversation's end user, as the agent named them" })
+export class ConversationUserView {
+  @ApiProperty({ example: 'ann' }) id: string;
+  @ApiProperty({ type: [String], example: ['admin'] }) roles: string[];
+  @ApiPropertyOptional({ example: 'Ann' }) name?: string;
+}
+
+@ApiSchema({ name: 'Conversation' })
+export class ConversationView {
+  @ApiProperty({ example: 'conv-1' }) id: string;
+  @ApiProperty({ description: "The `sub` of the agent that started it", example: 'support-bot' }) agentId: string;
+  @ApiProperty({ type: () => ConversationUserView, nullable: true }) user: ConversationUserView | null;
+  @ApiProperty({ type: 'string', nullable: true }) title: string | null;
+  @ApiProperty(FREE_JSON_OBJECT) metadata: Record<string, unknown>;
+  @ApiProperty({ enum: ['active', 'blocked', 'halted'], enumName: 'ConversationStatus', description: 'blocked: a call waits for a person; halted: a halt covers it' })
+  status: 'active' | 'blocked' | 'halted';
+  @ApiProperty({ type: 'integer' }) pendingCount: number;
+  @ApiPropertyOptional({ type: () => [ToolCallView], description: 'Every call, oldest first; left out of lists and of a proposal\'s answer' }) toolCalls?: ToolCallView[];
+  @ApiProperty(DATE_TIME) createdAt: string;
+  @ApiProperty(DATE_TIME) updatedAt: string;
+}
+
+@ApiSchema({ name: 'Proposal', description: "A step's calls, each already approved, rejected or pending" })
+export class ProposalView {
+  @ApiProperty({ type: () => ConversationView, description: 'Without its call history' }) conversation: ConversationView;
+  @ApiProperty({ type: () => [ToolCallView] }) toolCalls: ToolCallView[];
+}
+
+@ApiSchema({ name: 'ExecutionClaim' })
+export class ExecutionClaimView {
+  @ApiProperty({ type: () => ToolCallView, description: 'Now executed' }) toolCall: ToolCallView;
+  @ApiProperty({ ...FREE_JSON_OBJECT, description: 'The arguments to run: the edited ones when an approver edited them' }) arguments: Record<string, unknown>;
+  @ApiProperty({ description: 'A compact JWS (EdDSA) for the tool\'s backend: claims tcid, conv, tool, args (SHA-256 of the JCS arguments), approvedBy, iat, exp, jti', example: 'eyJhbGciOiJFZERTQSIs…' })
+  receipt: string;
+}
+
+@ApiSchema({ name: 'ApprovalConversation' })
+export class ApprovalConversationView {
+  @ApiProperty() id: string;
+  @ApiProperty() agentId: string;
+  @ApiProperty({ type: () => ConversationUserView, nullable: true }) user: ConversationUserView | null;
+  @ApiProperty({ type: 'string', nullable: true }) title: string | null;
+}
+
+@ApiSchema({ name: 'Approval', description: 'An inbox entry: the call and enough of its conversation to judge it' })
+export class ApprovalView extends ToolCallView {
+  @ApiProperty({ type: () => ApprovalConversationView }) conversation: ApprovalConversationView;
+}
+
+@ApiSchema({ name: 'ToolRegistrant' })
+export class ToolRegistrantView {
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: ['admin', 'agent'], description: 'An agent cannot change a tool an admin registered' }) kind: 'admin' | 'agent';
+}
+
+@ApiSchema({ name: 'Tool' })
+export class ToolView {
+  @ApiProperty({ example: 'delete_source' }) name: string;
+  @ApiProperty({ type: 'string', nullable: true }) description: string | null;
+  @ApiProperty() isReadOnly: boolean;
+  @ApiProperty() requiresApproval: boolean;
+  @ApiProperty() destructive: boolean;
+  @ApiProperty({ type: () => ToolRegistrantView }) registeredBy: ToolRegistrantView;
+  @ApiProperty(DATE_TIME) createdAt: string;
+  @ApiProperty(DATE_TIME) updatedAt: string;
+}
+
+/** The policy's own schemas (PolicyDefaultsInForce, PolicyRule) come from policy-schema.ts, added by openapi.ts. */
+@ApiSchema({ name: 'Policy', description: "The tenant's policy in force" })
+export class PolicyView {
+  @ApiProperty({ type: 'integer', description: 'Rises by one per accepted document; 0: no policy yet, the built-in defaults' }) version: number;
+  @ApiProperty({ allOf: [{ $ref: '#/components/schemas/PolicyDefaultsInForce' }] }) defaults: PolicyDefaults;
+  @ApiProperty({ type: 'array', items: { $ref: '#/components/schemas/PolicyRule' } }) rules: PolicyRule[];
+  @ApiProperty({ ...DATE_TIME, nullable: true }) updatedAt: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'Who put this version (a `sub`, or policy-file)' }) updatedBy: string | null;
+}
+
+@ApiSchema({ name: 'Actor', description: 'Who acted, as the audit trail records them' })
+export class ActorView {
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: ['person', 'agent', 'system'], enumName: 'ActorKind' }) kind: 'person' | 'agent' | 'system';
+  @ApiProperty({ enum: CHANNELS, enumName: 'Channel' }) via: Channel;
+  @ApiPropertyOptional() name?: string;
+  @ApiPropertyOptional({ type: [String] }) roles?: string[];
+}
+
+@ApiSchema({ name: 'Halt', description: 'A halt in force' })
+export class HaltView {
+  @ApiProperty({ enum: HALT_SCOPES, enumName: 'HaltScope' }) scope: HaltScope;
+  @ApiProperty({ type: 'string', nullable: true, description: "The agent's sub or the conversation's id; null for the tenant" }) id: string | null;
+  @ApiProperty() reason: string;
+  @ApiProperty({ type: () => ActorView }) by: ActorView;
+  @ApiProperty(DATE_TIME) at: string;
+}
+
+@ApiSchema({ name: 'HaltResult' })
+export class HaltResultView extends HaltView {
+  @ApiProperty({ enum: [true] }) halted: true;
+  @ApiProperty({ description: 'false: it was halted already, and nothing changed' }) changed: boolean;
+  @ApiProperty({ type: [String], description: 'The pending and approved-but-unclaimed calls this halt cancelled' }) cancelledToolCallIds: string[];
+}
+
+@ApiSchema({ name: 'ResumeResult' })
+export class ResumeResultView {
+  @ApiProperty({ enum: HALT_SCOPES, enumName: 'HaltScope' }) scope: HaltScope;
+  @ApiProperty({ type: 'string', nullable: true }) id: string | null;
+  @ApiProperty({ enum: [false] }) halted: false;
+  @ApiProperty({ description: 'false: it was not halted, and nothing changed' }) changed: boolean;
+}
+
+@ApiSchema({ name: 'Status', description: 'The halts in force in the tenant' })
+export class StatusView {
+  @ApiProperty() tenant: string;
+  @ApiProperty({ description: 'A halt covers the whole tenant' }) halted: boolean;
+  @ApiProperty({ type: () => [HaltView] }) halts: HaltView[];
+}
+
+@ApiSchema({ name: 'AuditEvent', description: 'An event exactly as stored and hashed: hash = sha256hex(prevHash + JCS(event without hash))' })
+export class AuditEventView {
+  @ApiProperty({ type: 'integer', description: 'Rises by one per event within a tenant' }) seq: number;
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: EVENT_TYPES, enumName: 'EventType' }) type: string;
+  @ApiProperty(DATE_TIME) at: string;
+  @ApiProperty(DATE_TIME) recordedAt: string;
+  @ApiProperty() tenant: string;
+  @ApiProperty({ description: 'The server instance that wrote it' }) instanceId: string;
+  @ApiPropertyOptional({ description: 'The X-Request-Id of the request that wrote it' }) correlationId?: string;
+  @ApiPropertyOptional() conversationId?: string;
+  @ApiPropertyOptional() toolCallId?: string;
+  @ApiPropertyOptional() toolName?: string;
+  @ApiProperty({ type: () => ActorView }) actor: Record<string, unknown>;
+  @ApiProperty({ ...FREE_JSON_OBJECT, description: "The event's own data, by type (docs/API.md#audit)" }) data: Record<string, unknown>;
+  @ApiProperty({ description: '64 hex digits; 64 zeros for the first event' }) prevHash: string;
+  @ApiProperty({ description: '64 hex digits' }) hash: string;
+}
+
+@ApiSchema({ name: 'AuditEventPage' })
+export class AuditEventPageView {
+  @ApiProperty({ type: () => [AuditEventView] }) events: AuditEventView[];
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' }) nextCursor: string | null;
+}
+
+@ApiSchema({ name: 'VerifiedCheckpoint', description: 'The checkpoint verify held the chain against' })
+export class VerifiedCheckpointView {
+  @ApiProperty() tenant: string;
+  @ApiProperty({ type: 'integer' }) seq: number;
+  @ApiProperty() hash: string;
+  @ApiProperty(DATE_TIME) at: string;
+  @ApiProperty({ description: 'The key that signed it' }) kid: string;
+  @ApiPropertyOptional({ enum: [true], description: "A retention purge removed the checkpoint's event; the purge recorded its hash" }) purged?: true;
+}
+
+@ApiSchema({ name: 'VerifyResult' })
+export class VerifyResultView {
+  @ApiProperty({ description: 'The chain is intact (and reaches the checkpoint, when one was given)' }) ok: boolean;
+  @ApiProperty({ type: 'integer', description: 'Events recomputed' }) checked: number;
+  @ApiPropertyOptional({ type: 'integer' }) firstBadSeq?: number;
+  @ApiPropertyOptional({ description: 'What is wrong at firstBadSeq, for people' }) problem?: string;
+  @ApiPropertyOptional({ type: () => VerifiedCheckpointView }) checkpoint?: VerifiedCheckpointView;
+}
+
+@ApiSchema({ name: 'AuditCheckpoint', description: "The chain's head, signed with the receipt key" })
+export class AuditCheckpointView {
+  @ApiProperty({ description: 'Compact JWS (typ tollgate-checkpoint+jwt) over {tenant, seq, hash, at}' }) jws: string;
+  @ApiProperty() tenant: string;
+  @ApiProperty({ type: 'integer' }) seq: number;
+  @ApiProperty() hash: string;
+  @ApiProperty(DATE_TIME) at: string;
+}
+
+@ApiSchema({ name: 'AuditMetrics', description: "Approved and rejected count people's decisions; autoApproved and denied the policy's" })
+export class AuditMetricsView {
+  @ApiProperty({ type: 'integer', description: 'Now, whatever the window' }) pendingApprovals: number;
+  @ApiProperty({ type: 'integer' }) approvedCount: number;
+  @ApiProperty({ type: 'integer' }) rejectedCount: number;
+  @ApiProperty({ type: 'integer' }) timeoutCount: number;
+  @ApiProperty({ type: 'integer' }) cancelledCount: number;
+  @ApiProperty({ type: 'integer' }) autoApprovedCount: number;
+  @ApiProperty({ type: 'integer' }) deniedCount: number;
+  @ApiProperty({ type: 'number', nullable: true, description: 'null without decisions' }) avgApprovalLatencyMs: number | null;
+  @ApiProperty({ type: 'number', nullable: true }) p95ApprovalLatencyMs: number | null;
+}
+
+@ApiSchema({ name: 'GapFinding' })
+export class GapFindingView {
+  @ApiProperty({ enum: ['HITL-EXEC', 'HITL-01', 'HITL-02'], description: 'HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested' })
+  code: GapFinding['code'];
+  @ApiProperty({ enum: ['critical', 'high'] }) severity: GapFinding['severity'];
+  @ApiPropertyOptional() toolName?: string;
+  @ApiPropertyOptional() toolCallId?: string;
+  @ApiProperty() detail: string;
+}
+
+@ApiSchema({ name: 'AuditGaps' })
+export class AuditGapsView {
+  @ApiProperty({ type: () => [GapFindingView] }) findings: GapFindingView[];
+}
+
+@ApiSchema({ name: 'AuditPurgeResult' })
+export class AuditPurgeResultView {
+  @ApiProperty(DATE_TIME) before: string;
+  @ApiProperty({ type: 'integer' }) purgedCount: number;
+  @ApiPropertyOptional({ type: 'integer' }) firstPurgedSeq?: number;
+  @ApiPropertyOptional({ type: 'integer' }) lastPurgedSeq?: number;
+}
+
+@ApiSchema({ name: 'WebhookCreator' })
+export class WebhookCreatorView {
+  @ApiProperty() id: string;
+  @ApiPropertyOptional() name?: string;
+}
+
+@ApiSchema({ name: 'Webhook' })
+export class WebhookView {
+  @ApiProperty() id: string;
+  @ApiProperty() url: string;
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...EVENT_TYPES, '*'] } }) events: string[];
+  @ApiProperty({ type: 'string', nullable: true }) description: string | null;
+  @ApiProperty({ type: () => WebhookCreatorView }) createdBy: WebhookCreatorView;
+  @ApiProperty(DATE_TIME) createdAt: string;
+}
+
+@ApiSchema({ name: 'CreatedWebhook', description: 'The webhook, with its secret: shown only in this answer' })
+export class CreatedWebhookView extends WebhookView {
+  @ApiProperty({ description: 'whsec_ + base64: verify each delivery with it (Standard Webhooks)' }) secret: string;
+}
+
+@ApiSchema({ name: 'WebhookAttempt' })
+export class WebhookAttemptView {
+  @ApiProperty(DATE_TIME) at: string;
+  @ApiPropertyOptional({ type: 'integer', description: "The receiver's HTTP status; absent when no answer came" }) status?: number;
+  @ApiPropertyOptional({ description: '`HTTP <status>`, or destination_not_allowed, dns_failed, connect_failed, timeout' }) error?: string;
+  @ApiProperty({ type: 'integer' }) durationMs: number;
+}
+
+@ApiSchema({ name: 'WebhookDelivery' })
+export class WebhookDeliveryView {
+  @ApiProperty({ description: "The webhook-id header: the event's id" }) id: string;
+  @ApiProperty({ enum: EVENT_TYPES, enumName: 'EventType' }) eventType: string;
+  @ApiProperty({ type: 'integer' }) eventSeq: number;
+  @ApiProperty({ enum: ['pending', 'delivered', 'failed'] }) status: WebhookDelivery['status'];
+  @ApiProperty({ type: () => [WebhookAttemptView] }) attempts: WebhookAttemptView[];
+  @ApiProperty({ ...DATE_TIME, nullable: true }) nextAttemptAt: string | null;
+  @ApiProperty(DATE_TIME) createdAt: string;
+  @ApiProperty({ ...DATE_TIME, nullable: true }) deliveredAt: string | null;
+}
+
+@ApiSchema({ name: 'Jwk', description: 'An Ed25519 public key (RFC 8037)' })
+export class JwkView {
+  @ApiProperty({ enum: ['OKP'] }) kty: string;
+  @ApiProperty({ enum: ['Ed25519'] }) crv: string;
+  @ApiProperty({ description: 'The public key, base64url' }) x: string;
+  @ApiProperty() kid: string;
+  @ApiProperty({ enum: ['EdDSA'] }) alg: string;
+  @ApiProperty({ enum: ['sig'] }) use: string;
+}
+
+@ApiSchema({ name: 'Jwks', description: 'The keys that sign receipts and audit checkpoints' })
+export class JwksView {
+  @ApiProperty({ type: () => [JwkView] }) keys: JwkView[];
+}
+
+@ApiSchema({ name: 'HealthCheck', description: '@nestjs/terminus: each check by name, with status up or down (and why)' })
+export class HealthCheckView {
+  @ApiProperty({ enum: ['ok', 'error', 'shutting_down'] }) status: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, description: 'The checks that are up' }) info?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, description: 'The checks that are down' }) error?: Record<string, unknown>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, example: { database: { status: 'up' } } }) details: Record<string, unknown>;
+}
+
+/** A page of a list: pass `nextCursor` as `cursor` for the next one. */
+function pageOf<T>(name: string, item: () => new () => T) {
+  @ApiSchema({ name })
+  class PageView {
+    @ApiProperty({ type: () => [item()] }) items: T[];
+    @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' }) nextCursor: string | null;
+  }
+  return PageView;
+}
+
+export const ToolPageView = pageOf('ToolPage', () => ToolView);
+export const ConversationPageView = pageOf('ConversationPage', () => ConversationView);
+export const ApprovalPageView = pageOf('ApprovalPage', () => ApprovalView);
+export const WebhookPageView = pageOf('WebhookPage', () => WebhookView);
+export const WebhookDeliveryPageView = pageOf('WebhookDeliveryPage', () => WebhookDeliveryView);
+
+/* Compile-time guards: each view and its class here name the same members (nested shapes included). */
+type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never] ? true : false;
+type Holds<T extends true> = T;
+type Call = app.ToolCallView;
+export type ViewGuards = [
+  Holds<SameMembers<ToolCallView, Call>>,
+  Holds<SameMembers<ToolCallPolicyView, Call['policy']>>,
+  Holds<SameMembers<ToolCallApprovalView, NonNullable<Call['approval']>>>,
+  Holds<SameMembers<DecisionView, Omit<DecisionRecord, 'kind' | 'grantScope'>>>,
+  Holds<SameMembers<ExecutionView, NonNullable<Call['execution']>>>,
+  Holds<SameMembers<ResultView, NonNullable<Call['result']>>>,
+  Holds<SameMembers<CancellationView, NonNullable<Call['cancellation']>>>,
+  Holds<SameMembers<ConversationView, app.ConversationView>>,
+  Holds<SameMembers<ConversationUserView, ConversationUser>>,
+  Holds<SameMembers<ApprovalView, app.ApprovalView>>,
+  Holds<SameMembers<ApprovalConversationView, app.ApprovalView['conversation']>>,
+  Holds<SameMembers<ToolView, ReturnType<typeof app.toolView>>>,
+  Holds<SameMembers<PolicyView, ReturnType<typeof app.policyView>>>,
+  Holds<SameMembers<HaltView, ReturnType<typeof app.haltView>>>,
+  Holds<SameMembers<AuditEventView, AuditEvent>>,
+  Holds<SameMembers<VerifyResultView, VerifyAnswer>>,
+  Holds<SameMembers<VerifiedCheckpointView, NonNullable<VerifyAnswer['checkpoint']>>>,
+  Holds<SameMembers<GapFindingView, GapFinding>>,
+  Holds<SameMembers<WebhookView, Webhook>>,
+  Holds<SameMembers<WebhookAttemptView, WebhookAttempt>>,
+  Holds<SameMembers<WebhookDeliveryView, WebhookDelivery>>,
+  Holds<SameMembers<InstanceType<typeof ToolPageView>, app.Page<ToolView>>>,
+];

@@ -1,0 +1,158 @@
+import { GRANT_LIMITS } from '../../domain/policy/grant-limit';
+import { APPROVER_NAMES, MAX_RULES, MAX_TIMEOUT_SECONDS } from '../../domain/policy/policy-document';
+import { SUPERVISION_LEVELS } from '../../domain/policy/supervision-level';
+import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS } from '../../domain/policy/tool-pattern';
+
+/**
+ * The JSON Schema (draft 2020-12) of a policy document, served at GET /schemas/policy.json so editors validate
+ * and complete `policy.yaml`, and embedded in the OpenAPI document as PUT /v1/policy's body. It is built from the
+ * parser's own bounds (`PolicyDocument.parse`), and test/e2e/policy-schema.e2e-spec.ts checks that both give the
+ * same verdict on generated documents. What it cannot say: an argument named twice in one `match`
+ * (`f(a=1, a=2)`), and lengths counted in UTF-16 units rather than characters; the server refuses both.
+ */
+
+type Schema = Record<string, unknown>;
+
+export const POLICY_SCHEMA_PATH = '/schemas/policy.json';
+export const SCHEMA_CONTENT_TYPE = 'application/schema+json';
+
+/**
+ * `match`: a glob on the tool name, or `Tool(name=glob, …)`. The first argument must read `name=`; later ones
+ * start at a comma followed by `name=`, so anything after the first `=` is the parser's to split.
+ */
+const MATCH_SYNTAX = String.raw`^(?:[^()]*[^()\s][^()]*|[^()]*[^()\s][^()]*\(\s*[\w$.-]+\s*=[\s\S]*\))$`;
+/** At most MAX_PATTERN_WILDCARDS of `*` and `?`. */
+const MATCH_WILDCARDS = String.raw`^[^*?]*(?:[*?][^*?]*){0,${MAX_PATTERN_WILDCARDS}}$`;
+
+const defs: Record<string, Schema> = {
+  level: {
+    description: 'How closely a person supervises a call, strictest first: deny (rejected), manual (a person, every time), confirm (a person unless a standing grant covers it), notify (runs at once; recorded for people to be told), automatic (runs at once).',
+    type: 'string',
+    enum: [...SUPERVISION_LEVELS],
+  },
+  approvers: {
+    description: 'Who may decide a held call: roles, or "requester" for the conversation\'s end user. Never auditor or agent.',
+    type: 'array',
+    minItems: 1,
+    items: { type: 'string', enum: [...APPROVER_NAMES] },
+  },
+  timeoutSeconds: {
+    description: 'Seconds a held call waits for a person before it expires.',
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_TIMEOUT_SECONDS,
+  },
+  grants: {
+    description: 'The widest standing grant an always_allow may make: none, conversation, agent or tenant.',
+    type: 'string',
+    enum: [...GRANT_LIMITS],
+  },
+  defaults: {
+    description: 'Each field optional; left out, the built-in value.',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      unknownTools: { $ref: '#/$defs/level', description: 'Level for a tool neither registered, annotated nor matched by a rule (built-in: confirm).' },
+      timeoutSeconds: { $ref: '#/$defs/timeoutSeconds', description: 'Built-in: 300.' },
+      approvers: { $ref: '#/$defs/approvers', description: 'Built-in: [approver, admin].' },
+      trustAgentFlags: { type: 'boolean', description: 'false: flags from agents never make a call laxer than unknownTools (built-in: true).' },
+      grants: { $ref: '#/$defs/grants', description: 'Built-in: tenant.' },
+    },
+  },
+  when: {
+    description: 'Every condition given must hold; a call without the field never matches.',
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      confidenceBelow: { type: 'number', minimum: 0, maximum: 1 },
+      estimatedCostAbove: { type: 'number', minimum: 0 },
+    },
+  },
+  rule: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['match', 'level'],
+    properties: {
+      match: {
+        description: `A glob on the tool name (get_*), or Tool(name=glob, …) to match arguments too (shell(cmd=rm *)). * is any run of characters, ? one; case-sensitive and anchored. At most ${MAX_PATTERN_LENGTH} characters and ${MAX_PATTERN_WILDCARDS} wildcards; each argument named once.`,
+        type: 'string',
+        maxLength: MAX_PATTERN_LENGTH,
+        allOf: [{ pattern: MATCH_SYNTAX }, { pattern: MATCH_WILDCARDS }],
+      },
+      level: { $ref: '#/$defs/level' },
+      when: { $ref: '#/$defs/when' },
+      requireRole: { type: 'string', minLength: 1, description: "A role the conversation's user must hold, else the call is denied." },
+      approvers: { $ref: '#/$defs/approvers' },
+      timeoutSeconds: { $ref: '#/$defs/timeoutSeconds' },
+      grants: { $ref: '#/$defs/grants' },
+      reason: { type: 'string', minLength: 1, description: "Recorded as the policy's reason instead of the one the server would give." },
+    },
+  },
+};
+
+const EXAMPLE = {
+  defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'] },
+  rules: [
+    { match: 'get_*', level: 'automatic' },
+    { match: 'shell(cmd=rm *)', level: 'deny' },
+    { match: 'delete_source', level: 'confirm', requireRole: 'admin', approvers: ['requester', 'admin'], timeoutSeconds: 600 },
+    { match: '*', when: { confidenceBelow: 0.6 }, level: 'confirm', reason: 'Low confidence' },
+  ],
+};
+
+const document: Schema = {
+  title: 'Tollgate policy document',
+  description: "A tenant's policy: defaults, and rules matched against each proposed tool call (docs/API.md#policy). Put it with PUT /v1/policy, as JSON or YAML.",
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    defaults: { $ref: '#/$defs/defaults' },
+    rules: { type: 'array', maxItems: MAX_RULES, items: { $ref: '#/$defs/rule' }, description: 'Matched in order; among the rules that match, the strictest level decides (the earlier on a tie).' },
+  },
+};
+
+/** The standalone JSON Schema, as served at /schemas/policy.json. */
+export const POLICY_JSON_SCHEMA: Schema = deepFreeze({
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  ...document,
+  examples: [EXAMPLE],
+  $defs: defs,
+});
+
+/** Component names in the OpenAPI document: `Policy` + the definition's name. */
+const componentName = (def: string) => `Policy${def[0].toUpperCase()}${def.slice(1)}`;
+export const POLICY_DOCUMENT_COMPONENT = 'PolicyDocument';
+
+/**
+ * The same schema as OpenAPI 3.0 components: `$defs` become `Policy…` components and the document itself
+ * `PolicyDocument`. Only keywords both dialects read alike are used above, so the conversion is renaming refs;
+ * a `$ref` with siblings (ignored in 3.0) is wrapped in `allOf`. Also `PolicyDefaultsInForce`: the defaults as
+ * GET /v1/policy answers them, every field filled in.
+ */
+export function policyOpenApiComponents(): Record<string, Schema> {
+  const toOas = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(toOas);
+    if (v === null || typeof v !== 'object') return v;
+    const o = v as Schema;
+    if (typeof o.$ref === 'string') {
+      const ref = { $ref: `#/components/schemas/${componentName(o.$ref.replace('#/$defs/', ''))}` };
+      const { $ref: _ref, ...siblings } = o;
+      return Object.keys(siblings).length === 0 ? ref : { ...(toOas(siblings) as Schema), allOf: [ref] };
+    }
+    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, toOas(x)]));
+  };
+  const out: Record<string, Schema> = {};
+  for (const [name, def] of Object.entries(defs)) out[componentName(name)] = toOas(def) as Schema;
+  out[POLICY_DOCUMENT_COMPONENT] = { ...(toOas(document) as Schema), example: EXAMPLE };
+  const filled = out[componentName('defaults')];
+  out.PolicyDefaultsInForce = { ...filled, description: 'The defaults in force, every field filled in.', required: Object.keys(filled.properties as Schema) };
+  return out;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object') {
+    Object.values(v).forEach(deepFreeze);
+    Object.freeze(v);
+  }
+  return v;
+}
