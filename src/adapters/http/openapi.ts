@@ -43,6 +43,8 @@ export function setupOpenApi(app: INestApplication): void {
 
 export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   const builder = new DocumentBuilder()
+    // 3.1: schemas are JSON Schema 2020-12, as the policy schema is, and null is a type (Nest converts `nullable`).
+    .setOpenAPIVersion('3.1.0')
     .setTitle('Tollgate')
     .setDescription(DESCRIPTION)
     .setVersion(packageVersion())

@@ -124,26 +124,21 @@ const componentName = (def: string) => `Policy${def[0].toUpperCase()}${def.slice
 export const POLICY_DOCUMENT_COMPONENT = 'PolicyDocument';
 
 /**
- * The same schema as OpenAPI 3.0 components: `$defs` become `Policy…` components and the document itself
- * `PolicyDocument`. Only keywords both dialects read alike are used above, so the conversion is renaming refs;
- * a `$ref` with siblings (ignored in 3.0) is wrapped in `allOf`. Also `PolicyDefaultsInForce`: the defaults as
- * GET /v1/policy answers them, every field filled in.
+ * The same schema as components of the OpenAPI 3.1 document (whose schemas are JSON Schema 2020-12 too): the
+ * `$defs` become `Policy…` components and the document itself `PolicyDocument`; only the references change.
+ * Also `PolicyDefaultsInForce`: the defaults as GET /v1/policy answers them, every field filled in.
  */
 export function policyOpenApiComponents(): Record<string, Schema> {
-  const toOas = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(toOas);
+  const rename = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(rename);
     if (v === null || typeof v !== 'object') return v;
-    const o = v as Schema;
-    if (typeof o.$ref === 'string') {
-      const ref = { $ref: `#/components/schemas/${componentName(o.$ref.replace('#/$defs/', ''))}` };
-      const { $ref: _ref, ...siblings } = o;
-      return Object.keys(siblings).length === 0 ? ref : { ...(toOas(siblings) as Schema), allOf: [ref] };
-    }
-    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, toOas(x)]));
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => [k, k === '$ref' && typeof x === 'string' ? `#/components/schemas/${componentName(x.replace('#/$defs/', ''))}` : rename(x)]),
+    );
   };
   const out: Record<string, Schema> = {};
-  for (const [name, def] of Object.entries(defs)) out[componentName(name)] = toOas(def) as Schema;
-  out[POLICY_DOCUMENT_COMPONENT] = { ...(toOas(document) as Schema), example: EXAMPLE };
+  for (const [name, def] of Object.entries(defs)) out[componentName(name)] = rename(def) as Schema;
+  out[POLICY_DOCUMENT_COMPONENT] = { ...(rename(document) as Schema), examples: [EXAMPLE] };
   const filled = out[componentName('defaults')];
   out.PolicyDefaultsInForce = { ...filled, description: 'The defaults in force, every field filled in.', required: Object.keys(filled.properties as Schema) };
   return out;

@@ -94,7 +94,7 @@ export class AuditController {
   @Get('events')
   @ApiOperation({ operationId: 'listAuditEvents', summary: 'List audit events', description: 'Auditors and admins. In seq order, filtered; a page of at most `limit`.' })
   @ApiAuditFilters(EVENT_TYPES)
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }, description: 'Events per page' })
   @ApiOkResponse({ type: AuditEventPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   events(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
@@ -109,7 +109,7 @@ export class AuditController {
     summary: 'Export audit events as a file',
     description: 'Auditors and admins. The whole selection, streamed: NDJSON (one event per line, as listed) or CSV (`actor` and `data` as JSON columns; cells a spreadsheet would run as formulas start with a quote).',
   })
-  @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['ndjson', 'csv'], default: 'ndjson' } })
+  @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['ndjson', 'csv'], default: 'ndjson' }, description: 'The file format' })
   @ApiAuditFilters(EVENT_TYPES)
   @ApiOkResponse({
     description: 'The events, as an attachment',

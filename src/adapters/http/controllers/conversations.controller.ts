@@ -51,7 +51,7 @@ export class ConversationsController {
     summary: 'List conversations',
     description: "Oldest first, without their calls. Agents see their own; approvers, admins and auditors the tenant's; anyone else those where they are the end user.",
   })
-  @ApiQuery({ name: 'status', required: false, enum: ['active', 'blocked', 'halted'], enumName: 'ConversationStatus' })
+  @ApiQuery({ name: 'status', required: false, enum: ['active', 'blocked', 'halted'], enumName: 'ConversationStatus', description: 'Only the conversations in this status' })
   @ApiListQuery()
   @ApiOkResponse({ type: ConversationPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed')

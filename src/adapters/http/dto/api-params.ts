@@ -39,9 +39,9 @@ export const ApiWindowQuery = () =>
 /** The filters of the audit trail's list and export; all must hold. */
 export const ApiAuditFilters = (eventTypes: readonly string[]) =>
   applyDecorators(
-    ApiQuery({ name: 'conversationId', required: false, type: 'string' }),
-    ApiQuery({ name: 'toolCallId', required: false, type: 'string' }),
-    ApiQuery({ name: 'toolName', required: false, type: 'string' }),
+    ApiQuery({ name: 'conversationId', required: false, type: 'string', description: "Only this conversation's events" }),
+    ApiQuery({ name: 'toolCallId', required: false, type: 'string', description: "Only this tool call's events" }),
+    ApiQuery({ name: 'toolName', required: false, type: 'string', description: "Only the events of this tool's calls" }),
     ApiQuery({ name: 'actor', required: false, type: 'string', description: "The actor's id: a `sub`, `policy` or `system`" }),
     ApiQuery({
       name: 'type',

@@ -195,7 +195,7 @@ export class HaltView {
   @ApiProperty({ enum: HALT_SCOPES, enumName: 'HaltScope' }) scope: HaltScope;
   @ApiProperty({ type: 'string', nullable: true, description: "The agent's sub or the conversation's id; null for the tenant" }) id: string | null;
   @ApiProperty() reason: string;
-  @ApiProperty({ type: () => ActorView }) by: ActorView;
+  @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
   @ApiProperty(DATE_TIME) at: string;
 }
 
@@ -409,6 +409,7 @@ export type ViewGuards = [
   Holds<SameMembers<ToolView, ReturnType<typeof app.toolView>>>,
   Holds<SameMembers<PolicyView, ReturnType<typeof app.policyView>>>,
   Holds<SameMembers<HaltView, ReturnType<typeof app.haltView>>>,
+  Holds<SameMembers<ActorRefView, ReturnType<typeof app.haltView>['by']>>,
   Holds<SameMembers<AuditEventView, AuditEvent>>,
   Holds<SameMembers<VerifyResultView, VerifyAnswer>>,
   Holds<SameMembers<VerifiedCheckpointView, NonNullable<VerifyAnswer['checkpoint']>>>,
