@@ -87,6 +87,13 @@ describe('the OpenAPI document', () => {
     expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
   });
 
+  it('is browsable at /docs', async () => {
+    const res = await fetch(`${server.url}/docs`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await res.text()).toContain('swagger-ui');
+  });
+
   it('names every operation for generated clients: a unique camelCase operationId, a summary, a known tag', () => {
     const ops = operations(doc);
     expect(ops.length).toBeGreaterThanOrEqual(35);
@@ -133,6 +140,17 @@ describe('the OpenAPI document', () => {
     }
     const decide = doc.paths['/v1/tool-calls/{id}/decision'].post.parameters.filter((p: any) => p.in === 'header');
     expect(decide).toEqual([expect.objectContaining({ name: 'x-tollgate-channel', required: false, schema: expect.objectContaining({ enum: ['web', 'cli', 'api'] }) })]);
+  });
+
+  it('says that request bodies refuse unknown fields, but inside free JSON', () => {
+    for (const { method, path, op } of operations(doc)) {
+      const ref = op.requestBody?.content['application/json']?.schema?.$ref;
+      if (!ref) continue;
+      const schema = doc.components.schemas[ref.split('/').pop()];
+      expect({ where: `${method} ${path}`, additionalProperties: schema.additionalProperties }).toEqual({ where: `${method} ${path}`, additionalProperties: false });
+    }
+    expect(doc.components.schemas.ProposedToolCall.properties.arguments.additionalProperties).toBe(true);
+    expect(doc.components.schemas.Display.additionalProperties).toBe(false);
   });
 
   it('takes a policy as JSON or YAML, described by the same schema /schemas/policy.json serves', () => {

@@ -54,7 +54,33 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT: HS256 with TOLLGATE_JWT_SECRET, or from your identity provider (TOLLGATE_JWKS_URL)' });
   for (const [name, description] of TAGS) builder.addTag(name, description);
   const doc = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ProblemView], autoTagControllers: false });
-  return withSharedParts(unwrapSoleAllOf(doc) as OpenAPIObject);
+  return closeRequestBodies(withSharedParts(unwrapSoleAllOf(doc) as OpenAPIObject));
+}
+
+/**
+ * Request bodies refuse unknown fields at every level but inside free JSON (`arguments`, `metadata`, `output`,
+ * which say `additionalProperties: true`): every object schema a body refers to says so too.
+ */
+function closeRequestBodies(doc: OpenAPIObject): OpenAPIObject {
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, Record<string, unknown>>;
+  const reached = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(visit);
+    if (v === null || typeof v !== 'object') return;
+    for (const [k, x] of Object.entries(v)) {
+      const name = k === '$ref' && typeof x === 'string' ? x.replace('#/components/schemas/', '') : undefined;
+      if (name !== undefined && !reached.has(name)) {
+        reached.add(name);
+        visit(schemas[name]);
+      } else visit(x);
+    }
+  };
+  for (const item of Object.values(doc.paths)) for (const method of METHODS) visit(item[method]?.requestBody);
+  for (const name of reached) {
+    const schema = schemas[name];
+    if (schema?.properties && schema.additionalProperties === undefined) schema.additionalProperties = false;
+  }
+  return doc;
 }
 
 /**

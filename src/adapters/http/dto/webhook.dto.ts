@@ -21,7 +21,7 @@ export class CreateWebhookRequest {
   @IsIn(WEBHOOK_EVENT_TYPES, { each: true })
   events: string[];
 
-  @ApiPropertyOptional({ description: 'a Standard Webhooks secret (whsec_ + base64 of 24 to 64 bytes); made for you when left out, and shown only in this answer' })
+  @ApiPropertyOptional({ description: 'a Standard Webhooks secret (whsec_ + base64 of 24 to 64 bytes); made for you when left out, and shown only in this answer', pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$' })
   @IsOptional()
   @IsString()
   @Matches(/^whsec_[A-Za-z0-9+/]+={0,2}$/, { message: 'secret must be whsec_ followed by base64' })
