@@ -3,7 +3,7 @@ import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@n
 import { packageVersion } from '../../infrastructure/package-info';
 import { ProblemView } from './dto/problem.dto';
 import { JSON_VALUE } from './dto/json-value';
-import { PROBLEM_CONTENT_TYPE } from './problem';
+import { problem, PROBLEM_CONTENT_TYPE } from './problem';
 import { POLICY_SCHEMA_PATH, policyOpenApiComponents } from './policy-schema';
 
 const DESCRIPTION = [
@@ -28,10 +28,17 @@ const TAGS: Array<[string, string]> = [
   ['health', 'Probes and metrics for operators'],
 ];
 
-/** What every route can answer, whatever it is: added to each operation as shared responses. */
+/**
+ * What every route can answer, whatever it is, added to each operation as shared responses: Node refuses oversized
+ * headers before any route runs (server.ts answers the problem itself), and a bug is a 500.
+ */
 const EVERY_ROUTE = [
-  { status: 431, name: 'HeadersTooLarge', code: 'headers_too_large', title: 'Request Header Fields Too Large', detail: 'The request line and headers exceed 16 KiB' },
-  { status: 500, name: 'InternalError', code: 'internal', title: 'Internal Server Error', detail: 'An unexpected error occurred; it has been logged.' },
+  {
+    name: 'HeadersTooLarge',
+    description: 'The request line and headers exceed 16 KiB (headers_too_large)',
+    example: { ...problem(431, 'headers_too_large', 'The request line and headers exceed 16 KiB'), title: 'Request Header Fields Too Large' },
+  },
+  { name: 'InternalError', description: 'A bug, logged with the request id (internal)', example: problem(500, 'internal', 'An unexpected error occurred; it has been logged.') },
 ];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
@@ -100,17 +107,14 @@ function withSharedParts(doc: OpenAPIObject): OpenAPIObject {
   const components = (doc.components ??= {});
   components.schemas = { ...components.schemas, ...policyOpenApiComponents(), [JSON_VALUE.name]: JSON_VALUE.schema };
   components.responses ??= {};
-  for (const { status, name, code, title, detail } of EVERY_ROUTE) {
-    components.responses[name] = {
-      description: status === 500 ? `${detail} A bug, logged with the request id.` : detail,
-      content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemView) }, example: { type: `urn:tollgate:problem:${code}`, title, status, detail, code } } },
-    };
+  for (const { name, description, example } of EVERY_ROUTE) {
+    components.responses[name] = { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemView) }, example } } };
   }
   for (const item of Object.values(doc.paths)) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
-      for (const { status, name } of EVERY_ROUTE) op.responses[status] ??= { $ref: `#/components/responses/${name}` };
+      for (const { name, example } of EVERY_ROUTE) op.responses[example.status] ??= { $ref: `#/components/responses/${name}` };
     }
   }
   return doc;

@@ -3,7 +3,7 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, ApiSchem
 import { TOOL_CALL_STATUSES } from '../../../domain/conversation/tool-call-status';
 import { HALT_SCOPES } from '../../../domain/halt/halt.aggregate';
 import { GRANT_LIMITS } from '../../../domain/policy/grant-limit';
-import { PROBLEM_CONTENT_TYPE } from '../problem';
+import { problem, PROBLEM_CONTENT_TYPE } from '../problem';
 import { DecisionView } from './views.dto';
 
 @ApiSchema({ name: 'ValidationFault' })
@@ -81,7 +81,7 @@ const EXAMPLES = {
   grant_forbidden: {
     status: 403,
     summary: 'A standing grant wider than the caller or the policy allows',
-    detail: 'An approver may grant at most conversation scope',
+    detail: 'Only an admin may make a standing grant in scope tenant; you may grant at most scope conversation',
     extra: { requestedScope: 'tenant', allowedScope: 'conversation' },
   },
   not_found: { status: 404, summary: 'No such resource, or one the caller may not see', detail: 'Tool call tc_0 not found' },
@@ -116,8 +116,6 @@ const CODE_OF: Partial<Record<ProblemExample, string>> = { grant_forbidden: 'for
 
 export type ProblemExample = keyof typeof EXAMPLES;
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable' };
-
 /** Response headers a problem of this status carries. */
 const HEADERS: Record<number, Record<string, { description: string; schema: Record<string, unknown> }>> = {
   401: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } },
@@ -125,10 +123,10 @@ const HEADERS: Record<number, Record<string, { description: string; schema: Reco
   503: { 'Retry-After': { description: 'Seconds to wait before retrying (when the database is away)', schema: { type: 'integer' } } },
 };
 
+/** The example as the server would answer it (same type, title and member order). */
 export function problemExample(key: ProblemExample) {
   const e: ExampleSpec = EXAMPLES[key];
-  const code = CODE_OF[key] ?? key;
-  return { type: `urn:tollgate:problem:${code}`, title: TITLES[e.status], status: e.status, detail: e.detail, code, ...e.extra };
+  return problem(e.status, CODE_OF[key] ?? key, e.detail, e.extra);
 }
 
 /**
