@@ -410,7 +410,11 @@ describe('real answers', () => {
     const res = await fetch(`${server.url}/v1/events/stream?lastEventId=0`, { headers: { authorization: `Bearer ${auditor}` }, signal: abort.signal });
     const reader = res.body!.getReader();
     let text = '';
-    while (!/\ndata: .*\n/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    while (!/\ndata: .*\n/.test(text)) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`the stream ended before an event: ${text}`);
+      text += new TextDecoder().decode(value);
+    }
     abort.abort();
     expectDeclared({ status: res.status, headers: res.headers, body: text }, 'get', '/v1/events/stream');
     expect(validatorFor({ $ref: '#/components/schemas/AuditEvent' })(JSON.parse(/\ndata: (.*)\n/.exec(text)![1]))).toBe(true);
