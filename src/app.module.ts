@@ -16,7 +16,9 @@ import { ToolCallsController } from './adapters/http/controllers/tool-calls.cont
 import { ToolsController } from './adapters/http/controllers/tools.controller';
 import { WellKnownController } from './adapters/http/controllers/well-known.controller';
 import { ProblemFilter } from './adapters/http/problem.filter';
-import { throttlerOptions, TokenThrottlerGuard, WaitSlots } from './adapters/http/rate-limit';
+import { throttlerOptions, TokenRateLimit, TokenThrottlerGuard, WaitSlots } from './adapters/http/rate-limit';
+import { GrpcServer } from './adapters/grpc/grpc-server';
+import { TollgateRpcs } from './adapters/grpc/tollgate.rpcs';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { RequestIdMiddleware } from './adapters/http/request-id.middleware';
 import { AuditVerifyMetricsHandler, DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
@@ -154,6 +156,9 @@ export class AppModule implements NestModule {
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: TokenThrottlerGuard },
         { provide: WaitSlots, useFactory: () => new WaitSlots(config.maxWaitsPerToken, config.maxWaitsPerTenant) },
+        TokenRateLimit,
+        TollgateRpcs,
+        GrpcServer,
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],
     };

@@ -27,6 +27,7 @@ import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { EventFeed } from './infrastructure/streaming/event-feed';
 import { captureRawBody, SLACK_INTERACTIONS_PATH } from './adapters/slack/slack-interactions.controller';
 import { setupOpenApi } from './adapters/http/openapi';
+import { GrpcServer } from './adapters/grpc/grpc-server';
 
 export interface RunningServer {
   app: INestApplication;
@@ -34,6 +35,8 @@ export interface RunningServer {
   dataSource: DataSource;
   /** Base URL once listening, e.g. http://127.0.0.1:8080 */
   url: string;
+  /** Where gRPC listens, e.g. 127.0.0.1:8081; undefined when TOLLGATE_GRPC_PORT is off. */
+  grpcAddress?: string;
   /** The server's pino logger (JSON or pretty, at the configured level). */
   logger: PinoLoggerInstance;
   close(): Promise<void>;
@@ -52,8 +55,8 @@ const BODY_LIMIT = '1mb';
 
 /**
  * Starts Tollgate: the database (embedded PGlite unless DATABASE_URL), migrations, the Nest app,
- * the policy file, then the HTTP listener. `close()` stops them in reverse order. What an operator must fix
- * (a busy port, a data dir in use, a database out of reach) is thrown as a one-line ConfigError.
+ * the policy file, then the HTTP and gRPC listeners. `close()` stops them in reverse order. What an operator
+ * must fix (a busy port, a data dir in use, a database out of reach) is thrown as a one-line ConfigError.
  */
 export async function startServer(raw: TollgateConfig, opts: StartOptions = {}): Promise<RunningServer> {
   const logger = createLogger({ level: levelOf(opts.logLevels, raw.logLevel), format: raw.logFormat, instanceId: raw.instanceId, destination: opts.logDestination });
@@ -73,12 +76,15 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
       AppModule.forRoot(config, dataSource, { outboxConsumers: opts.outboxConsumers, logger }),
       { bodyParser: false, logger: nestLogger(logger) },
     );
+    let grpcAddress: string | undefined;
     try {
       configureHttp(app, logger);
       await app.init();
       if (config.policyFile) await loadPolicyFile(app, config.policyFile);
       answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);
       await app.listen(config.port, config.host);
+      // A busy gRPC port is thrown as a ConfigError naming TOLLGATE_GRPC_PORT.
+      if (config.grpcPort !== undefined) grpcAddress = await app.get(GrpcServer).listen(config.host, config.grpcPort, logger);
     } catch (e) {
       await app.close().catch(() => undefined); // its timers and listeners go with it
       throw listenProblem(e, config.host, config.port) ?? e;
@@ -91,8 +97,9 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
       dataSource: ds,
       logger,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`,
+      grpcAddress,
       async close() {
-        await drainHttp(app);
+        await Promise.all([drainHttp(app), app.get(GrpcServer).close()]);
         await app.close();
         await ds.destroy().catch(() => undefined);
         await embedded?.stop();

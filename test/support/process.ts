@@ -24,6 +24,7 @@ export function serverEnv(extra: Record<string, string | undefined>): NodeJS.Pro
   const e: NodeJS.ProcessEnv = { ...process.env };
   for (const k of ['DATABASE_URL', 'TOLLGATE_JWT_SECRET', 'TOLLGATE_JWKS_URL', 'TOLLGATE_DATA_DIR', 'PORT', 'HOST', 'LOG_LEVEL', 'TOLLGATE_LOG_LEVEL', 'TOLLGATE_LOG_FORMAT']) delete e[k];
   for (const k of Object.keys(e)) if (k.startsWith('OTEL_')) delete e[k];
+  e.TOLLGATE_GRPC_PORT = '0'; // a free port: 8081, the default, may be held by another server
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) e[k] = v;
   return e;
 }

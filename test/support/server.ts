@@ -21,6 +21,7 @@ export async function startTestServer(overrides: Partial<TollgateConfig> = {}, o
     ...base,
     host: '127.0.0.1',
     port: 0,
+    grpcPort: 0, // a free port too; `grpcPort: undefined` in overrides turns gRPC off
     databaseUrl: db.url,
     dataDir: db.dataDir,
     auth: { secret: TEST_SECRET, devSecret: false },

@@ -77,7 +77,7 @@ interface Banner {
   fields?: Record<string, string>;
 }
 
-/** What a newcomer needs on start: where it listens, which database, where the inbox is and how to sign in, the docs. */
+/** What a newcomer needs on start: where it listens (HTTP and gRPC), which database, where the inbox is and how to sign in, the docs. */
 function banner(server: RunningServer, traced: boolean): Banner {
   const { config, url } = server;
   const version = packageVersion();
@@ -88,11 +88,13 @@ function banner(server: RunningServer, traced: boolean): Banner {
     : config.auth.secret
       ? `paste a token, e.g. from ${token} (signs with TOLLGATE_JWT_SECRET)`
       : 'paste a token from your identity provider';
-  const fields = { version, url, database, inbox: `${url}/`, signIn, docs: `${url}/docs`, tracing: traced ? 'on' : 'off' };
+  const grpc = server.grpcAddress ?? 'off';
+  const fields = { version, url, grpc, database, inbox: `${url}/`, signIn, docs: `${url}/docs`, tracing: traced ? 'on' : 'off' };
   return {
     fields,
     lines: [
       `Tollgate listening on ${url} (version ${version})`,
+      `  gRPC       ${server.grpcAddress ? `${grpc} (tollgate.v1.Tollgate, health, reflection)` : 'off (TOLLGATE_GRPC_PORT=off)'}`,
       `  database   ${database}`,
       `  web inbox  ${url}/  sign in with ${signIn}`,
       `  API docs   ${url}/docs   health ${url}/health/ready   metrics ${url}/metrics${traced ? '   tracing on' : ''}`,

@@ -1,23 +1,51 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
-import { ThrottlerGuard, ThrottlerModuleOptions } from '@nestjs/throttler';
+import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { ThrottlerGuard, ThrottlerModuleOptions, ThrottlerStorage } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { Principal } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
-import { TollgateConfig } from '../../infrastructure/config/config';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
 
 type AuthedRequest = Request & { principal?: Principal };
+
+const RATE_WINDOW_MS = 10_000;
+const THROTTLER = 'default';
+const RATE_LIMITED = 'Too many requests for this token: slow down and retry after the Retry-After seconds';
+
+/** Whom a request counts against: its token (tenant and subject). */
+function tokenTracker(p: Principal): string {
+  return `token:${p.tenant}:${p.id}`;
+}
 
 /** Per token (tenant and subject) once authenticated, per address before; one window of 10 s. */
 export function throttlerOptions(config: TollgateConfig): ThrottlerModuleOptions {
   return {
-    throttlers: [{ name: 'default', ttl: 10_000, limit: config.rateLimitPer10s }],
+    throttlers: [{ name: THROTTLER, ttl: RATE_WINDOW_MS, limit: config.rateLimitPer10s }],
     skipIf: () => config.rateLimitPer10s === 0,
     getTracker: (req) => {
       const p = (req as AuthedRequest).principal;
-      return p ? `token:${p.tenant}:${p.id}` : `ip:${(req as AuthedRequest).ip ?? 'unknown'}`;
+      return p ? tokenTracker(p) : `ip:${(req as AuthedRequest).ip ?? 'unknown'}`;
     },
-    errorMessage: 'Too many requests for this token: slow down and retry after the Retry-After seconds',
+    errorMessage: RATE_LIMITED,
   };
+}
+
+/**
+ * TOLLGATE_RATE_LIMIT for callers outside Nest's guards (gRPC): the throttler's own storage, window and limit,
+ * counted per token and per method as the guard counts per token and per route.
+ */
+@Injectable()
+export class TokenRateLimit {
+  constructor(@Inject(ThrottlerStorage) private readonly storage: ThrottlerStorage, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+
+  /** Counts one request; refuses it (429 rate_limited, with retryAfter) past the limit. */
+  async hit(p: Principal, method: string): Promise<void> {
+    const limit = this.config.rateLimitPer10s;
+    if (limit === 0) return;
+    const key = createHash('sha256').update(`${method}-${THROTTLER}-${tokenTracker(p)}`).digest('hex');
+    const { isBlocked, timeToBlockExpire } = await this.storage.increment(key, RATE_WINDOW_MS, limit, RATE_WINDOW_MS, THROTTLER);
+    if (isBlocked) throw new DomainError('rate_limited', 'rate_limited', RATE_LIMITED.replace('the Retry-After seconds', `${timeToBlockExpire} s`), { retryAfter: timeToBlockExpire });
+  }
 }
 
 /** Runs after AuthGuard (registered after it), so it sees the principal. */

@@ -43,6 +43,19 @@ export class TollgateMetrics implements OutboxObserver {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });
+  private readonly grpcCalls = new Counter({
+    name: 'tollgate_grpc_requests_total',
+    help: 'gRPC calls by service, method and status code (OK, NOT_FOUND, …)',
+    labelNames: ['service', 'method', 'code'],
+    registers: [this.registry],
+  });
+  private readonly grpcDuration = new Histogram({
+    name: 'tollgate_grpc_request_duration_seconds',
+    help: 'gRPC call duration (a WatchToolCall lasts as long as the watch)',
+    labelNames: ['service', 'method'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
   readonly decisions = new Counter({ name: 'tollgate_decisions_total', help: 'Tool-call decisions by outcome and channel', labelNames: ['outcome', 'via'], registers: [this.registry] });
   readonly approvalLatency = new Histogram({
     name: 'tollgate_approval_latency_seconds',
@@ -159,7 +172,7 @@ export class TollgateMetrics implements OutboxObserver {
     });
     new Gauge({
       name: 'tollgate_open_long_polls',
-      help: 'Long-polls (GET /v1/tool-calls/{id}?wait=N) waiting on this instance',
+      help: 'Long-polls (GET /v1/tool-calls/{id}?wait=N) and gRPC WatchToolCall streams waiting on this instance',
       registers,
       collect() {
         this.set(waiters.size);
@@ -171,6 +184,13 @@ export class TollgateMetrics implements OutboxObserver {
   async render(): Promise<string> {
     this.outboxLag = this.webhookBacklog = undefined;
     return this.registry.metrics();
+  }
+
+  /** A gRPC call ended; `path` is `/package.Service/Method`. */
+  grpcCall(path: string, code: string, seconds: number): void {
+    const [, service = 'unknown', method = 'unknown'] = path.split('/');
+    this.grpcCalls.inc({ service, method, code });
+    this.grpcDuration.observe({ service, method }, seconds);
   }
 
   consumers(names: string[]): void {

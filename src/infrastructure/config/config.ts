@@ -25,6 +25,7 @@ export interface TollgateConfig {
   migrate: boolean;
   auth: AuthConfig;
   policyFile?: string;
+  /** Where gRPC listens (on `host`), beside HTTP; 0: a free port; undefined: no gRPC (TOLLGATE_GRPC_PORT=off). */
   grpcPort?: number;
   /** How often the expiry sweeper runs (ms). Pending calls expire at most about this late. */
   sweepIntervalMs: number;
@@ -102,7 +103,7 @@ export class ConfigError extends Error {}
 /** Reads the environment once; every setting the README documents is parsed here and nowhere else. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig {
   const port = int(env.PORT, 8080, 'PORT');
-  const grpc = env.TOLLGATE_GRPC_PORT ? int(env.TOLLGATE_GRPC_PORT, 0, 'TOLLGATE_GRPC_PORT') : undefined;
+  const grpc = grpcPort(env.TOLLGATE_GRPC_PORT, port);
   return {
     host: env.HOST || '127.0.0.1',
     port,
@@ -142,6 +143,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
       allowPrivate: cidrList(env.TOLLGATE_WEBHOOK_ALLOW_PRIVATE, 'TOLLGATE_WEBHOOK_ALLOW_PRIVATE'),
     },
   };
+}
+
+const DEFAULT_GRPC_PORT = 8081;
+
+/**
+ * TOLLGATE_GRPC_PORT: a port, `off` (no gRPC), or unset: 8081 beside HTTP's 8080, or a free port too when PORT
+ * is 0 (tests, and anything else that asks the system for ports).
+ */
+function grpcPort(raw: string | undefined, httpPort: number): number | undefined {
+  const v = (raw ?? '').trim().toLowerCase();
+  if (v === 'off' || v === 'false') return undefined;
+  if (v === '') return httpPort === 0 ? 0 : DEFAULT_GRPC_PORT;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 65535) throw new ConfigError(`TOLLGATE_GRPC_PORT must be a port (0 to 65535) or off, got "${raw}"`);
+  if (n !== 0 && n === httpPort) throw new ConfigError(`TOLLGATE_GRPC_PORT and PORT are both ${n}; gRPC needs a port of its own (or TOLLGATE_GRPC_PORT=off)`);
+  return n;
 }
 
 const SLACK_REQUIRED = ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CHANNEL'] as const;

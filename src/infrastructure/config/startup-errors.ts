@@ -26,15 +26,17 @@ export function dataDirProblem(e: unknown, dataDir: string): ConfigError | undef
   return new ConfigError(`the data dir ${dataDir} ${why}${where}; set TOLLGATE_DATA_DIR to a directory this user can write, or fix its permissions`);
 }
 
-export function listenProblem(e: unknown, host: string, port: number): ConfigError | undefined {
+/** `o`: the listener's own setting (gRPC's TOLLGATE_GRPC_PORT, which may also be `off`); HTTP's PORT by default. */
+export function listenProblem(e: unknown, host: string, port: number, o: { setting?: string; what?: string; example?: number; orOff?: boolean } = {}): ConfigError | undefined {
   const err = e as Errno;
   if (err?.syscall !== 'listen' && err?.code !== 'ENOTFOUND') return undefined;
+  const { setting = 'PORT', what = 'port', example = 8080 } = o;
   switch (err.code) {
     case 'EADDRINUSE':
-      return new ConfigError(`port ${port} on ${host} is in use; set PORT to a free port, or stop what holds it`);
+      return new ConfigError(`${what} ${port} on ${host} is in use; set ${setting} to a free port${o.orOff ? ' (or off)' : ''}, or stop what holds it`);
     case 'EACCES':
     case 'EPERM':
-      return new ConfigError(`this user may not listen on port ${port}${port < 1024 ? ' (ports below 1024 need privileges)' : ''}; set PORT, e.g. PORT=8080`);
+      return new ConfigError(`this user may not listen on ${what} ${port}${port < 1024 ? ' (ports below 1024 need privileges)' : ''}; set ${setting}, e.g. ${setting}=${example}`);
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
@@ -42,6 +44,18 @@ export function listenProblem(e: unknown, host: string, port: number): ConfigErr
     default:
       return undefined;
   }
+}
+
+/**
+ * A gRPC bind that failed. @grpc/grpc-js reports it as one Error whose message holds the listen error's code
+ * ("No address added … [listen EADDRINUSE: …]") or a name resolution failure; read as listenProblem reads a
+ * listen error, naming TOLLGATE_GRPC_PORT.
+ */
+export function grpcListenProblem(e: unknown, host: string, port: number): ConfigError | undefined {
+  const message = (e as Error)?.message ?? '';
+  const code = /listen (E[A-Z]+)/.exec(message)?.[1] ?? (/^Name resolution failed/.test(message) ? 'ENOTFOUND' : undefined);
+  if (!code) return undefined;
+  return listenProblem({ syscall: 'listen', code }, host, port, { setting: 'TOLLGATE_GRPC_PORT', what: 'gRPC port', example: 8081, orOff: true });
 }
 
 const PG_REFUSALS: Record<string, string> = {

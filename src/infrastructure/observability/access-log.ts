@@ -93,3 +93,51 @@ function pathOf(req: Request): string {
   const path = q < 0 ? url : url.slice(0, q);
   return path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path;
 }
+
+/** What is known of a finished gRPC call when its access line is written. */
+export interface RpcAccess {
+  reqId: string;
+  /** `/tollgate.v1.Tollgate/GetToolCall` */
+  path: string;
+  /** The status's name (`OK`, `NOT_FOUND`, …) and number. */
+  status: string;
+  code: number;
+  durationMs: number;
+  principal?: Principal;
+  /** The problem code of an error (`tollgate-code`). */
+  problemCode?: string;
+  /** The error itself, for a call that failed on the server's side. */
+  error?: unknown;
+  level: 'error' | 'info' | 'debug';
+  /** The client cancelled the call (or went away) before it ended. */
+  clientClosed?: boolean;
+  remoteAddr?: string;
+  span?: Span;
+}
+
+/**
+ * One access line per gRPC call, like the HTTP ones: request id (`x-request-id` metadata or a new one), the
+ * method's path, its status, duration, tenant and principal (never the token), the problem code of an error,
+ * the error of a server-side failure, and the call's trace. `grpc_status`/`grpc_code` rather than `status`,
+ * which is HTTP's number on the other lines.
+ */
+export function logRpc(logger: Logger, a: RpcAccess): void {
+  if (!logger.isLevelEnabled(a.level)) return;
+  const p = a.principal;
+  logger[a.level](
+    {
+      req_id: a.reqId,
+      rpc: a.path,
+      grpc_status: a.status,
+      grpc_code: a.code,
+      duration_ms: a.durationMs,
+      ...(p ? { tenant: p.tenant, principal: { sub: p.id, roles: p.roles } } : {}),
+      ...(a.problemCode ? { code: a.problemCode } : {}),
+      ...(a.clientClosed ? { client_closed: true } : {}),
+      ...(a.remoteAddr ? { remote_addr: a.remoteAddr } : {}),
+      ...(a.error !== undefined ? { err: a.error instanceof Error ? a.error : new Error(String(a.error)) } : {}),
+      ...traceFieldsOf(a.span),
+    },
+    `gRPC ${a.path} ${a.status} ${a.durationMs}ms`,
+  );
+}

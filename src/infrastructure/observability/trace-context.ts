@@ -1,4 +1,4 @@
-import { isSpanContextValid, Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import { Attributes, Context, isSpanContextValid, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncResource } from 'node:async_hooks';
 
 /**
@@ -41,6 +41,17 @@ export function inSpan<T>(name: string, attributes: Record<string, string | numb
       span.end();
     }
   });
+}
+
+/**
+ * The server span of a call that no instrumentation sees (gRPC), a child of the caller's W3C `traceparent`
+ * (and `tracestate`) when it sent one. Run the call's work in the returned context so that its queries are the
+ * span's children; the caller ends the span.
+ */
+export function startServerSpan(name: string, attributes: Attributes, carrier: Record<string, string | undefined>): { span: Span; context: Context } {
+  const parent = propagation.extract(ROOT_CONTEXT, carrier);
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  return { span, context: trace.setSpan(parent, span) };
 }
 
 export function failSpan(span: Span, e: unknown): void {

@@ -1,0 +1,340 @@
+import * as grpc from '@grpc/grpc-js';
+import type { MethodDefinition, ServiceDefinition } from '@grpc/proto-loader';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
+import type { Context, Span } from '@opentelemetry/api';
+import { context as otelContext, SpanStatusCode } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { hasAnyRole, isAgent, Principal } from '../../domain/shared/actor';
+import { ValidationError } from '../../domain/shared/domain-error';
+import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { grpcListenProblem } from '../../infrastructure/config/startup-errors';
+import { correlationIdFrom, RequestContexts } from '../../infrastructure/context/request-context';
+import { logRpc } from '../../infrastructure/observability/access-log';
+import { startServerSpan } from '../../infrastructure/observability/trace-context';
+import { ForbiddenError, UnauthenticatedError } from '../http/auth';
+import { AuthFailureLimiter } from '../http/auth-failures';
+import { TokenRateLimit } from '../http/rate-limit';
+import { TollgateMetrics } from '../metrics/metrics';
+import { grpcError, TOLLGATE_CODE } from './grpc-errors';
+import { GrpcHealth, HEALTH_PROTO } from './grpc-health';
+import { loadForReflection, loadTollgateProto, protoDir, TOLLGATE_PROTO, TOLLGATE_SERVICE } from './proto';
+import { addReflection } from './reflection';
+import { RpcCall, TollgateRpcs } from './tollgate.rpcs';
+
+type Msg = Record<string, unknown>;
+
+interface Method {
+  /** The caller needs one of these roles (PERMISSION_DENIED otherwise), as the REST route's @Roles. */
+  roles?: string[];
+  unary?: (r: TollgateRpcs, c: RpcCall, req: any) => Promise<Msg>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  stream?: (r: TollgateRpcs, c: RpcCall, req: any, send: (m: Msg) => void) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** tollgate.v1.Tollgate's methods: each one's role check and the TollgateRpcs method that serves it. */
+const METHODS: Record<string, Method> = {
+  StartConversation: { roles: ['agent'], unary: (r, c, q) => r.startConversation(c, q) },
+  ProposeToolCalls: { unary: (r, c, q) => r.proposeToolCalls(c, q) },
+  GetToolCall: { unary: (r, c, q) => r.getToolCall(c, q) },
+  WatchToolCall: { stream: (r, c, q, send) => r.watchToolCall(c, q, send) },
+  DecideToolCall: { unary: (r, c, q) => r.decideToolCall(c, q) },
+  ClaimExecution: { unary: (r, c, q) => r.claimExecution(c, q) },
+  ReportResult: { unary: (r, c, q) => r.reportResult(c, q) },
+  ListApprovals: { unary: (r, c, q) => r.listApprovals(c, q) },
+  RegisterTool: { roles: ['agent', 'admin'], unary: (r, c, q) => r.registerTool(c, q) },
+  GetStatus: { roles: ['admin', 'approver', 'auditor'], unary: (r, c) => r.getStatus(c) },
+};
+
+/** The same bound as REST bodies: a larger message is refused by gRPC itself with RESOURCE_EXHAUSTED. */
+const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** REST's bound on request line and headers. */
+const MAX_METADATA_BYTES = 16 * 1024;
+/** How long a stop lets calls in flight finish before it cuts them (as HTTP's drain). */
+const SHUTDOWN_GRACE_MS = 10_000;
+const BEARER = /^Bearer\s+([A-Za-z0-9_\-.=]+)$/i;
+const HEALTH_SERVICE = 'grpc.health.v1.Health';
+/** Statuses that mean the server failed (logged at error, with the error; a span marked failed). */
+const SERVER_FAULTS = new Set([grpc.status.UNKNOWN, grpc.status.INTERNAL, grpc.status.DATA_LOSS, grpc.status.UNAVAILABLE, grpc.status.UNIMPLEMENTED, grpc.status.DEADLINE_EXCEEDED]);
+/** A request that did not decode: told as INVALID_ARGUMENT by the handler, not INTERNAL by gRPC. */
+const UNDECODABLE = Symbol('undecodable');
+
+/** What the access line, the metrics and the span of one call gather while it runs. */
+interface CallRecord {
+  reqId: string;
+  started: bigint;
+  span: Span;
+  context: Context;
+  remoteAddr?: string;
+  principal?: Principal;
+  error?: unknown;
+  done: boolean;
+}
+
+/**
+ * The gRPC adapter: tollgate.v1.Tollgate (TollgateRpcs, the same commands and queries as REST), the standard
+ * health service and server reflection, on TOLLGATE_GRPC_PORT beside HTTP. Authentication, roles, rate limits
+ * and error mapping happen here, around each method; an interceptor gives every call (health and reflection
+ * included) its access line, metrics, span and request id.
+ */
+@Injectable()
+export class GrpcServer implements BeforeApplicationShutdown {
+  private server?: grpc.Server;
+  private health?: GrpcHealth;
+  private logger?: Logger;
+  private closing = false;
+  private stopped?: Promise<void>;
+  /** Calls in flight, aborted when the server stops (watches answer with the call as it stands and end). */
+  private readonly inFlight = new Set<AbortController>();
+  private readonly records = new WeakMap<grpc.Metadata, CallRecord>();
+  /** Failed authentications per address, counted as REST counts them (TOLLGATE_AUTH_FAILURE_LIMIT). */
+  private readonly failures: AuthFailureLimiter;
+
+  constructor(
+    private readonly rpcs: TollgateRpcs,
+    private readonly verifier: JwtVerifier,
+    private readonly rateLimit: TokenRateLimit,
+    private readonly metrics: TollgateMetrics,
+    private readonly dataSource: DataSource,
+    @Inject(TOLLGATE_CONFIG) config: TollgateConfig,
+  ) {
+    this.failures = new AuthFailureLimiter(config.authFailuresPer10s);
+  }
+
+  /**
+   * Binds `host:port` (0: a free port) and serves; answers the address bound, e.g. `127.0.0.1:8081`. A port in
+   * use, or one this user may not take, is a ConfigError naming TOLLGATE_GRPC_PORT.
+   */
+  async listen(host: string, port: number, logger: Logger): Promise<string> {
+    this.logger = logger;
+    // grpc-js's own diagnostics go to the server's log, not to stderr around the start-up's one line.
+    grpc.setLogger({ error: (...a: unknown[]) => logger.debug({ grpc: a.join(' ') }, 'grpc-js'), info: () => undefined, debug: () => undefined });
+    grpc.setLogVerbosity(grpc.logVerbosity.ERROR);
+    const server = new grpc.Server({
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_metadata_size': MAX_METADATA_BYTES,
+      // Dead peers are noticed, and their watches and wait slots freed, within a minute and a half.
+      'grpc.keepalive_time_ms': 60_000,
+      'grpc.keepalive_timeout_ms': 20_000,
+      interceptors: [(descriptor, call) => this.observe(descriptor.path, call)],
+    });
+    const tollgate = loadTollgateProto();
+    server.addService(decodingSafely(tollgate.service), this.handlers(tollgate.service));
+    this.health = new GrpcHealth(this.dataSource, [TOLLGATE_SERVICE]);
+    this.health.addToServer(server);
+    addReflection(server, [loadForReflection(TOLLGATE_PROTO, [protoDir()]), loadForReflection(HEALTH_PROTO)]);
+    const address = `${host.includes(':') ? `[${host}]` : host}`;
+    let bound: number;
+    try {
+      bound = await new Promise<number>((resolve, reject) => server.bindAsync(`${address}:${port}`, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    } catch (e) {
+      server.forceShutdown();
+      throw grpcListenProblem(e, host, port) ?? e;
+    }
+    this.server = server;
+    await this.health.refresh();
+    return `${address}:${bound}`;
+  }
+
+  /**
+   * Graceful stop: health turns NOT_SERVING, no new calls are taken, each watch answers with the call as it
+   * stands and ends (UNAVAILABLE: watch again), calls in flight finish (at most 10 s, then they are cut).
+   */
+  close(): Promise<void> {
+    return (this.stopped ??= this.stop());
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
+  private async stop(): Promise<void> {
+    this.closing = true;
+    const server = this.server;
+    if (!server) return;
+    this.health?.close();
+    for (const c of this.inFlight) c.abort();
+    await new Promise<void>((resolve) => {
+      const cut = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, SHUTDOWN_GRACE_MS);
+      server.tryShutdown(() => {
+        clearTimeout(cut);
+        resolve();
+      });
+    });
+  }
+
+  private handlers(service: ServiceDefinition): grpc.UntypedServiceImplementation {
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const name of Object.keys(service)) {
+      const m = METHODS[name];
+      if (m.unary) {
+        const run = m.unary;
+        impl[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+          void this.serve(name, m, call, (c) => run(this.rpcs, c, call.request)).then(
+            (answer) => callback(null, answer),
+            (e) => callback(this.failed(call.metadata, e)),
+          );
+        };
+      } else {
+        const run = m.stream!;
+        impl[name] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+          void this.serve(name, m, call, (c) => run(this.rpcs, c, call.request, (msg) => call.write(msg))).then(
+            () => call.end(),
+            (e) => call.emit('error', this.failed(call.metadata, e)),
+          );
+        };
+      }
+    }
+    return impl;
+  }
+
+  /** One call of tollgate.v1.Tollgate: in its span and request context, authenticated, checked, counted, served. */
+  private async serve<T>(
+    name: string,
+    m: Method,
+    call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
+    run: (c: RpcCall) => Promise<T>,
+  ): Promise<T> {
+    const rec = this.records.get(call.metadata)!;
+    return otelContext.with(rec.context, () =>
+      RequestContexts.run({ correlationId: rec.reqId }, async () => {
+        const principal = (rec.principal = await this.authenticate(call.metadata, rec.remoteAddr));
+        if (m.roles && !hasAnyRole(principal, m.roles)) {
+          const agent = isAgent(principal) ? 'An agent token acts only as an agent, whatever other roles it carries. ' : '';
+          throw new ForbiddenError(`${agent}This needs one of the roles: ${m.roles.join(', ')}`);
+        }
+        await this.rateLimit.hit(principal, `${TOLLGATE_SERVICE}-${name}`);
+        const request = call.request as { [UNDECODABLE]?: string } | undefined;
+        if (request?.[UNDECODABLE] !== undefined) throw new ValidationError([{ path: '', message: `is not a valid ${name} request: ${request[UNDECODABLE]}` }]);
+        const abort = new AbortController();
+        const cancelled = () => abort.abort();
+        call.once('cancelled', cancelled);
+        this.inFlight.add(abort);
+        if (this.closing) abort.abort();
+        try {
+          const channel = call.metadata.get('x-tollgate-channel')[0];
+          return await run({ principal, channel: typeof channel === 'string' ? channel : undefined, signal: abort.signal, closing: () => this.closing });
+        } finally {
+          this.inFlight.delete(abort);
+          call.off('cancelled', cancelled);
+        }
+      }),
+    );
+  }
+
+  /** As REST's AuthGuard: the address's failure budget first (no crypto for a flood), then the bearer token. */
+  private async authenticate(metadata: grpc.Metadata, address: string | undefined): Promise<Principal> {
+    this.failures.check(address);
+    const header = metadata.get('authorization')[0];
+    const m = typeof header === 'string' ? BEARER.exec(header.trim()) : null;
+    if (!m) {
+      this.failures.recordFailure(address);
+      throw new UnauthenticatedError('Send authorization: Bearer <JWT> metadata');
+    }
+    try {
+      return await this.verifier.verify(m[1]);
+    } catch (e) {
+      if (!(e instanceof InvalidTokenError)) throw e;
+      this.failures.recordFailure(address);
+      throw new UnauthenticatedError(`Invalid token: ${e.message}`);
+    }
+  }
+
+  private failed(metadata: grpc.Metadata, e: unknown): grpc.ServiceError {
+    const answer = grpcError(e);
+    const rec = this.records.get(metadata);
+    if (rec && SERVER_FAULTS.has(answer.code)) rec.error = e;
+    return Object.assign(new Error(answer.details), answer) as grpc.ServiceError;
+  }
+
+  /** The interceptor of every call: request id, span, and when it ends its access line and metrics. */
+  private observe(path: string, call: grpc.ServerInterceptingCallInterface): grpc.ServerInterceptingCall {
+    let rec: CallRecord | undefined;
+    const finish = (code: grpc.status, trailers?: grpc.Metadata | null, clientClosed = false) => {
+      if (!rec || rec.done) return;
+      rec.done = true;
+      const seconds = Number(process.hrtime.bigint() - rec.started) / 1e9;
+      const status = grpc.status[code] ?? String(code);
+      const problemCode = trailers?.get(TOLLGATE_CODE)[0];
+      rec.span.setAttribute('rpc.grpc.status_code', code);
+      if (SERVER_FAULTS.has(code) && !clientClosed) rec.span.setStatus({ code: SpanStatusCode.ERROR, message: status });
+      rec.span.end();
+      this.metrics.grpcCall(path, status, seconds);
+      const quiet = path.startsWith(`/${HEALTH_SERVICE}/`) && code === grpc.status.OK;
+      // A watch the server ends while it stops is part of stopping, not a failure.
+      const fault = SERVER_FAULTS.has(code) && !(this.closing && problemCode === 'unavailable');
+      if (this.logger) {
+        logRpc(this.logger, {
+          reqId: rec.reqId,
+          path,
+          status,
+          code,
+          durationMs: Math.round(seconds * 1000),
+          principal: rec.principal,
+          problemCode: typeof problemCode === 'string' ? problemCode : undefined,
+          error: fault ? rec.error : undefined,
+          level: fault ? 'error' : quiet ? 'debug' : 'info',
+          clientClosed,
+          remoteAddr: rec.remoteAddr,
+          span: rec.span,
+        });
+      }
+    };
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            const reqId = correlationIdFrom(metadata.get('x-request-id')[0] as string | undefined);
+            const carrier = { traceparent: text(metadata, 'traceparent'), tracestate: text(metadata, 'tracestate') };
+            const [, service = '', method = ''] = path.split('/');
+            const { span, context } = startServerSpan(path.slice(1), { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method }, carrier);
+            rec = { reqId, started: process.hrtime.bigint(), span, context, remoteAddr: call.getConnectionInfo().remoteAddress, done: false };
+            this.records.set(metadata, rec);
+            pass(metadata);
+          },
+          onCancel: () => finish(grpc.status.CANCELLED, undefined, true),
+        }),
+      sendMetadata: (metadata, next) => {
+        if (rec) metadata.set('x-request-id', rec.reqId);
+        next(metadata);
+      },
+      sendStatus: (status, next) => {
+        const trailers = status.metadata ?? new grpc.Metadata();
+        if (rec) trailers.set('x-request-id', rec.reqId);
+        finish(status.code, trailers);
+        next({ ...status, metadata: trailers });
+      },
+    });
+  }
+}
+
+function text(metadata: grpc.Metadata, key: string): string | undefined {
+  const v = metadata.get(key)[0];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * The service with each request decoder made safe: a message protobuf cannot decode (or nests too deeply for
+ * it) becomes a marker the handler answers INVALID_ARGUMENT for, after authentication, as REST answers a body it
+ * cannot parse with 400, never with an internal error.
+ */
+function decodingSafely(service: ServiceDefinition): ServiceDefinition {
+  return Object.fromEntries(
+    Object.entries(service).map(([name, m]: [string, MethodDefinition<object, object>]) => [
+      name,
+      {
+        ...m,
+        requestDeserialize: (bytes: Buffer) => {
+          try {
+            return m.requestDeserialize(bytes);
+          } catch (e) {
+            return { [UNDECODABLE]: e instanceof Error ? e.message : String(e) };
+          }
+        },
+      },
+    ]),
+  ) as ServiceDefinition;
+}

@@ -1,0 +1,174 @@
+import type { ApprovalView, ConversationView, Page, ToolCallView } from '../../application/views/views';
+import { fromStruct, fromValue, PbStruct, PbTimestamp, PbValue, toStruct, toTimestamp, toValue } from './protobuf-json';
+
+/**
+ * The REST views (src/application/views) as the messages of proto/tollgate/v1/tollgate.proto, and the messages
+ * of requests as the JSON bodies REST takes, so that both transports validate them with the same DTOs.
+ * Objects are @grpc/proto-loader's: lowerCamelCase names, enums as their names, absent members left out.
+ */
+
+/** `approved` ⇄ `TOOL_CALL_STATUS_APPROVED`: the REST string, upper-cased behind the enum's prefix. */
+export function enumName(prefix: string, value: string): string {
+  return `${prefix}_${value.toUpperCase()}`;
+}
+
+/** The REST string of an enum name; undefined for the _UNSPECIFIED value (not given) and for no value at all. */
+export function enumValue(prefix: string, name: string | number | undefined): string | undefined {
+  if (name === undefined || name === `${prefix}_UNSPECIFIED` || name === 0) return undefined;
+  // A number is a value this server's proto does not know: passed on as it is, for validation to refuse.
+  if (typeof name !== 'string' || !name.startsWith(`${prefix}_`)) return String(name);
+  return name.slice(prefix.length + 1).toLowerCase();
+}
+
+type Json = Record<string, unknown>;
+type Msg = Record<string, unknown>;
+
+/** The members of `o` that are set (not undefined, not null): proto3 leaves the others out, and so do REST bodies. */
+export function present<T extends Msg>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+}
+
+function ts(iso: unknown): PbTimestamp | undefined {
+  return typeof iso === 'string' ? toTimestamp(iso) : undefined;
+}
+
+function actorRef(a: unknown): Msg | undefined {
+  if (!a) return undefined;
+  const r = a as { id: string; name?: string; via: string };
+  return present({ id: r.id, name: r.name, via: enumName('CHANNEL', r.via) });
+}
+
+export function toolCallMessage(v: ToolCallView): Msg {
+  const d = v.decision as { outcome: string; by: unknown; at: string; reason?: string; editedArguments?: Json } | undefined;
+  const r = v.result;
+  return present({
+    id: v.id,
+    externalId: v.externalId,
+    conversationId: v.conversationId,
+    toolName: v.toolName,
+    arguments: toStruct(v.arguments),
+    reason: v.reason,
+    confidence: v.confidence,
+    estimatedCost: v.estimatedCost,
+    display: v.display,
+    status: enumName('TOOL_CALL_STATUS', v.status),
+    policy: present({
+      level: enumName('SUPERVISION_LEVEL', v.policy.level),
+      rule: v.policy.rule,
+      policyVersion: v.policy.policyVersion,
+      reason: v.policy.reason,
+      toolFlags: v.policy.toolFlags,
+    }),
+    approval: v.approval && { approvers: v.approval.approvers, expiresAt: ts(v.approval.expiresAt) },
+    decision:
+      d &&
+      present({
+        outcome: enumName('DECISION_OUTCOME', d.outcome),
+        by: actorRef(d.by),
+        at: ts(d.at),
+        reason: d.reason,
+        editedArguments: d.editedArguments && toStruct(d.editedArguments),
+      }),
+    execution: v.execution && { at: ts(v.execution.at), by: actorRef(v.execution.by) },
+    result: r && present({ outcome: enumName('RESULT_OUTCOME', r.outcome), output: r.output === undefined ? undefined : toValue(r.output), error: r.error, at: ts(r.at) }),
+    cancellation: v.cancellation && { by: actorRef(v.cancellation.by), at: ts(v.cancellation.at), reason: v.cancellation.reason },
+    createdAt: ts(v.createdAt),
+    updatedAt: ts(v.updatedAt),
+  });
+}
+
+export function conversationMessage(c: ConversationView): Msg {
+  return present({
+    id: c.id,
+    agentId: c.agentId,
+    user: c.user,
+    title: c.title,
+    metadata: toStruct(c.metadata),
+    status: enumName('CONVERSATION_STATUS', c.status),
+    pendingCount: c.pendingCount,
+    toolCalls: c.toolCalls?.map(toolCallMessage),
+    createdAt: ts(c.createdAt),
+    updatedAt: ts(c.updatedAt),
+  });
+}
+
+export function approvalPageMessage(page: Page<ApprovalView>): Msg {
+  return present({
+    items: page.items.map(({ conversation, ...call }) => ({ toolCall: toolCallMessage(call), conversation: present({ ...conversation }) })),
+    nextCursor: page.nextCursor,
+  });
+}
+
+export interface ToolViewLike {
+  name: string;
+  description: string | null;
+  isReadOnly: boolean;
+  requiresApproval: boolean;
+  destructive: boolean;
+  registeredBy: { id: string; kind: string };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toolMessage(t: ToolViewLike): Msg {
+  return present({
+    ...t,
+    registeredBy: { id: t.registeredBy.id, kind: enumName('REGISTRANT_KIND', t.registeredBy.kind) },
+    createdAt: ts(t.createdAt),
+    updatedAt: ts(t.updatedAt),
+  });
+}
+
+export interface StatusViewLike {
+  tenant: string;
+  halted: boolean;
+  halts: Array<{ scope: string; id: string | null; reason: string; by: unknown; at: string }>;
+}
+
+export function tenantStatusMessage(s: StatusViewLike): Msg {
+  return {
+    tenant: s.tenant,
+    halted: s.halted,
+    halts: s.halts.map((h) => present({ scope: enumName('HALT_SCOPE', h.scope), id: h.id, reason: h.reason, by: actorRef(h.by), at: ts(h.at) })),
+  };
+}
+
+// ---- Requests, as the JSON bodies of the matching REST routes ----
+
+/** A Struct member of a request, as JSON; absent stays absent (and the DTO says whether it may be). */
+export function structField(s: PbStruct | undefined | null, path: string): Json | undefined {
+  return s ? fromStruct(s, path) : undefined;
+}
+
+export function valueField(v: PbValue | undefined | null, path: string): unknown {
+  return v ? fromValue(v, path) : undefined;
+}
+
+export interface ProposedToolCallMsg {
+  id?: string;
+  toolName?: string;
+  arguments?: PbStruct | null;
+  annotations?: Msg | null;
+  reason?: string;
+  confidence?: number;
+  estimatedCost?: number;
+  display?: { title?: string; summary?: string; fields?: Array<{ label?: string; value?: string }> } | null;
+}
+
+/** The body of POST /v1/conversations/{id}/tool-calls. */
+export function proposalBody(calls: ProposedToolCallMsg[] | undefined): Json {
+  return {
+    toolCalls: (calls ?? []).map((c, i) =>
+      present({
+        id: c.id,
+        toolName: c.toolName ?? '',
+        arguments: structField(c.arguments, `toolCalls[${i}].arguments`),
+        annotations: c.annotations && present({ isReadOnly: c.annotations.isReadOnly, requiresApproval: c.annotations.requiresApproval, destructive: c.annotations.destructive }),
+        reason: c.reason,
+        confidence: c.confidence,
+        estimatedCost: c.estimatedCost,
+        display: c.display && present({ title: c.display.title, summary: c.display.summary, fields: c.display.fields?.map((f) => ({ label: f.label ?? '', value: f.value ?? '' })) }),
+      }),
+    ),
+  };
+}
