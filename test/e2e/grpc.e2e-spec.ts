@@ -3,7 +3,7 @@ import canonicalize from 'canonicalize';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createHash } from 'node:crypto';
 import { client } from '../support/http';
-import { fromValue, json, struct, TollgateGrpc, value } from '../support/grpc';
+import { decodeFailure, fromValue, json, struct, TollgateGrpc, value } from '../support/grpc';
 import { startTestServer, TestServer } from '../support/server';
 import { eventually } from '../support/wait';
 
@@ -56,6 +56,35 @@ async function approvedCall(conversationId: string, upTo: 'approved' | 'executed
   if (upTo !== 'approved') await rpc.call('ClaimExecution', { id: call.id }, agent);
   if (upTo === 'completed') await rpc.call('ReportResult', { id: call.id, outcome: 'RESULT_OUTCOME_SUCCEEDED' }, agent);
   return call;
+}
+
+/** A request sent as raw bytes; resolves to the error it must end with. */
+function raw(bytes: Buffer, token?: string, method = 'GetToolCall'): Promise<grpc.ServiceError> {
+  return new Promise((resolve, reject) =>
+    rpc.client.makeUnaryRequest(`/tollgate.v1.Tollgate/${method}`, (b: Buffer) => b, (b: Buffer) => b, bytes, rpc.metadata(token), (e: grpc.ServiceError | null) => (e ? resolve(e) : reject(new Error('accepted')))),
+  );
+}
+
+/**
+ * A StartConversationRequest whose metadata Struct nests `depth` levels ({"a": {"a": …}}), encoded by hand (an
+ * encoder would recurse as deep): Struct.fields = 1 (map entry: key = 1, value = 2), Value.struct_value = 5.
+ */
+function nestedMetadata(depth: number): Buffer {
+  const varint = (n: number) => {
+    const out: number[] = [];
+    for (; n > 127; n = Math.floor(n / 128)) out.push((n % 128) | 128);
+    return Buffer.from([...out, n]);
+  };
+  const prefixes: Buffer[] = [];
+  let inner = 0; // the encoded length of the Struct inside
+  for (let i = 0; i < depth; i++) {
+    const value = Buffer.concat([Buffer.from([0x2a]), varint(inner)]); // Value { struct_value = inner }
+    const entry = Buffer.concat([Buffer.from([0x0a, 0x01, 0x61, 0x12]), varint(value.length + inner)]); // key "a", value …
+    const struct = Buffer.concat([Buffer.from([0x0a]), varint(entry.length + value.length + inner)]); // fields { … }
+    prefixes.push(Buffer.concat([struct, entry, value]));
+    inner += struct.length + entry.length + value.length;
+  }
+  return Buffer.concat([Buffer.from([0x22]), varint(inner), ...prefixes.reverse()]); // StartConversationRequest.metadata = 4
 }
 
 describe('the approval loop over gRPC', () => {
@@ -276,16 +305,29 @@ describe('errors over gRPC: the status that fits, `tollgate-code`, and google.rp
   });
 
   it('INVALID_ARGUMENT validation_failed for a message that does not decode, RESOURCE_EXHAUSTED past 1 MiB', async () => {
-    const raw = (bytes: Buffer, token?: string) =>
-      new Promise<grpc.ServiceError>((resolve, reject) =>
-        rpc.client.makeUnaryRequest('/tollgate.v1.Tollgate/GetToolCall', (b: Buffer) => b, (b: Buffer) => b, bytes, rpc.metadata(token), (e: grpc.ServiceError | null) => (e ? resolve(e) : reject(new Error('decoded')))),
-      );
     const garbled = await raw(Buffer.from([0x0f]), agent); // wire type 7: no such thing
     expect({ code: garbled.code, tollgateCode: garbled.metadata.get('tollgate-code')[0] }).toEqual({ code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'validation_failed' });
     // Authentication still comes first.
     expect((await raw(Buffer.from([0x0f]))).code).toBe(grpc.status.UNAUTHENTICATED);
     const huge = await rpc.failure('GetToolCall', { id: 'x'.repeat(1024 * 1024 + 1) }, agent);
     expect(huge.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+  });
+
+  it('INVALID_ARGUMENT for JSON nested too deep, however deep, and goes on serving', async () => {
+    for (const depth of [64, 60_000]) {
+      const bytes = nestedMetadata(depth);
+      expect(bytes.length).toBeLessThan(1024 * 1024); // within the size gRPC takes
+      const f = decodeFailure(await raw(bytes, agent, 'StartConversation'));
+      expect({ depth, code: f.code, tollgateCode: f.tollgateCode }).toEqual({ depth, code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'validation_failed' });
+    }
+    // As deep as REST takes ({"metadata": …} at 64 levels, the body included) goes through, both ways.
+    let deepest: Record<string, unknown> = { leaf: true };
+    for (let i = 1; i < 63; i++) deepest = { a: deepest };
+    const { conversation } = await rpc.call('StartConversation', { id: 'conv-deep', metadata: struct(deepest) }, agent);
+    expect(json(conversation.metadata)).toEqual(deepest);
+    expect((await http.post('/v1/conversations', agent, { metadata: { a: deepest } })).status).toBe(400);
+    expect((await http.post('/v1/conversations', agent, { id: 'conv-deep-rest', metadata: deepest })).status).toBe(201);
+    expect(json((await rpc.call('StartConversation', { id: 'conv-deep-rest' }, agent)).conversation.metadata)).toEqual(deepest);
   });
 
   it('INVALID_ARGUMENT payload_too_large for a result output over 64 KiB', async () => {
