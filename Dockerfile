@@ -21,11 +21,13 @@ COPY --from=build /app/package.json /app/package-lock.json /app/LICENSE ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/dist ./dist
+# The gRPC API's definition, read at start (and served by reflection).
+COPY --from=build /app/proto ./proto
 # The embedded database and its dev secret, when DATABASE_URL is unset: keep it on a volume.
 RUN mkdir -p /var/lib/tollgate && chown node:node /var/lib/tollgate
 VOLUME /var/lib/tollgate
 USER node
-EXPOSE 8080
+EXPOSE 8080 8081
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `npm start` without its `prestart` rebuild: the image is built already.

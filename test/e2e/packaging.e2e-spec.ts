@@ -5,7 +5,9 @@ import { join, posix, relative } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { freshDatabase, TestDatabase } from '../support/database';
 import { exited, freePort } from '../support/process';
+import { healthClient } from '../support/grpc';
 import { TEST_SECRET } from '../support/server';
+import { eventually } from '../support/wait';
 
 /**
  * The container files, kept true without a Docker engine. The Dockerfile's build stage runs as a shell script in
@@ -271,7 +273,7 @@ describe('the container files', () => {
     // `npm start` without its prestart rebuild: the image is already built.
     expect(runtime.cmd!.join(' ')).toBe(pkg.scripts.start);
     expect(runtime.env.HOST).toBe('0.0.0.0');
-    expect(runtime.expose).toContain(runtime.env.PORT);
+    expect(runtime.expose).toEqual(expect.arrayContaining([runtime.env.PORT, '8081'])); // HTTP and gRPC
     expect(runtime.volumes).toContain(runtime.env.TOLLGATE_DATA_DIR);
     const runtimeRuns = runtime.steps.filter((s) => s.kind === 'run').map((s) => (s as { script: string }).script);
     expect(runtimeRuns.join('\n')).toContain(runtime.env.TOLLGATE_DATA_DIR);
@@ -291,6 +293,7 @@ describe('the container files', () => {
     for (const f of ['dist/src/adapters/cli/main.js', 'dist/src/server.js', 'dist/migrations/index.js', 'dist/web/index.html']) {
       expect(existsSync(join(app, f))).toBe(true);
     }
+    expect(existsSync(join(runtimeDir(), 'proto', 'tollgate', 'v1', 'tollgate.proto'))).toBe(true);
     for (const dev of ['jest', 'supertest', '@nestjs/testing', 'playwright-core']) expect(existsSync(join(runtimeDir(), 'node_modules', dev))).toBe(false);
     expect(existsSync(join(runtimeDir(), 'node_modules', '@nestjs', 'core'))).toBe(true);
   });
@@ -303,10 +306,12 @@ describe('the container files', () => {
 
   it('starts with its CMD and answers /health/ready; its HEALTHCHECK passes while it runs and fails once it stops', async () => {
     const port = String(await freePort());
+    const grpcPort = String(await freePort());
     const dataDir = inStage(runtime, runtime.env.TOLLGATE_DATA_DIR); // what the runtime stage's RUN makes
     mkdirSync(dataDir, { recursive: true });
     const env = imageEnv(runtime, {
       PORT: port,
+      TOLLGATE_GRPC_PORT: grpcPort,
       TOLLGATE_DATA_DIR: db.url ? dataDir : db.dataDir,
       DATABASE_URL: db.url,
       TOLLGATE_JWT_SECRET: db.url ? TEST_SECRET : undefined,
@@ -318,6 +323,10 @@ describe('the container files', () => {
     child.stdout!.on('data', (d) => (out += d));
     child.stderr!.on('data', (d) => (out += d));
     expect(await waitReady(`http://127.0.0.1:${port}`, child, () => out)).toBe(200);
+    // gRPC too: its proto file is found beside dist/ in the image.
+    const health = healthClient(`127.0.0.1:${grpcPort}`);
+    expect(await eventually(() => health.check('tollgate.v1.Tollgate').catch(() => undefined), MINUTE, 'gRPC health')).toBe('SERVING');
+    health.close();
 
     const healthcheck = runtime.healthcheck!;
     const check = () => run([healthcheck[0] === 'node' ? process.execPath : healthcheck[0], ...healthcheck.slice(1)], runtimeDir(), env, MINUTE);
