@@ -13,12 +13,19 @@ const swcTs = {
 
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/packages'],
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', swcTs],
     '^.+\\.m?js$': ['@swc/jest', { ...swcTs, jsc: { ...swcTs.jsc, parser: { syntax: 'ecmascript' } } }],
   },
+  // The SDK (an ES module workspace) is tested from its TypeScript sources, like the service.
+  moduleNameMapper: {
+    '^@tollgate/sdk$': '<rootDir>/packages/sdk/src/index.ts',
+    '^@tollgate/sdk/(.*)$': '<rootDir>/packages/sdk/src/$1.ts',
+  },
+  resolver: '<rootDir>/packages/sdk/test/jest-resolver.cjs',
+  modulePathIgnorePatterns: ['<rootDir>/packages/[^/]+/dist/'],
   transformIgnorePatterns: [
     '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|@tokenizer|uint8array-extras|jose)/)',
   ],

@@ -1,0 +1,66 @@
+import { EventStream, type WatchOptions } from './sse.js';
+import { allPages, type DecisionChannel, type Tollgate } from './tollgate.js';
+import type { Approval, ApprovalPage, DecisionRequest, GrantScope, JsonObject, ToolCall, ToolCallStatus } from './types.js';
+
+export interface DecideOptions {
+  decision: DecisionRequest['decision'];
+  /** A rejection's reason is what the agent reads. */
+  reason?: string;
+  /** `approve` only: run these arguments instead of the proposed ones. */
+  arguments?: JsonObject;
+  /** `always_allow` only: where the standing grant applies (default conversation). */
+  scope?: GrantScope;
+  /** Recorded as `decision.by.via`; default the client's `channel`, else the server's `api`. */
+  channel?: DecisionChannel;
+  signal?: AbortSignal;
+}
+
+/**
+ * An approver's view (`tollgate.inbox()`): the calls the caller may decide, decisions, and the tenant's live
+ * events. Needs a person's token (no `agent` role).
+ */
+export class Inbox {
+  constructor(private readonly tollgate: Tollgate) {}
+
+  /** One page of the calls the caller may decide, oldest first (`status` pending by default). */
+  list(q: { status?: ToolCallStatus; cursor?: string; limit?: number } = {}, o: { signal?: AbortSignal } = {}): Promise<ApprovalPage> {
+    return this.tollgate.request<ApprovalPage>('GET', '/v1/approvals', { query: q, signal: o.signal });
+  }
+
+  /** Every page of `list` (at most `max` items, 10,000 by default). */
+  all(q: { status?: ToolCallStatus; max?: number } = {}, o: { signal?: AbortSignal } = {}): Promise<Approval[]> {
+    return allPages((cursor) => this.list({ status: q.status ?? 'pending', limit: 1000, cursor }, o), q.max);
+  }
+
+  /**
+   * Decides a pending call; answers it as it now stands. The first decision wins: a later one answers
+   * `409 already_decided` (TollgateError, with the standing `decision`), unless it repeats that decision.
+   */
+  decide(id: string, d: DecideOptions): Promise<ToolCall> {
+    const body: DecisionRequest = { decision: d.decision };
+    if (d.reason !== undefined) body.reason = d.reason;
+    if (d.arguments !== undefined) body.arguments = d.arguments;
+    if (d.scope !== undefined) body.scope = d.scope;
+    return this.tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(id)}/decision`, {
+      body,
+      signal: d.signal,
+      headers: this.tollgate.channelHeader(d.channel),
+    });
+  }
+
+  approve(id: string, o: Omit<DecideOptions, 'decision' | 'scope'> = {}): Promise<ToolCall> {
+    return this.decide(id, { ...o, decision: 'approve' });
+  }
+
+  reject(id: string, o: Omit<DecideOptions, 'decision' | 'scope' | 'arguments'> = {}): Promise<ToolCall> {
+    return this.decide(id, { ...o, decision: 'reject' });
+  }
+
+  /**
+   * The live events the caller may see (GET /v1/events/stream) as an async iterable, reconnecting and resuming
+   * with Last-Event-ID after a drop: `for await (const event of inbox.watch({ signal })) …`.
+   */
+  watch(o: WatchOptions = {}): EventStream {
+    return new EventStream(this.tollgate.transport, o);
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * @tollgate/sdk: gate an agent's tool calls behind Tollgate (propose → wait → claim → run → report), decide
+ * them from approver programs, and check receipts in tool backends.
+ */
+export { Tollgate, allPages, type TollgateOptions, type DecisionChannel, type AuditQuery, type WaitOptions } from './tollgate.js';
+export {
+  TollgateConversation,
+  ToolCallHandle,
+  outcomeOf,
+  type ApprovalOutcome,
+  type ApprovalRequest,
+  type ApprovalStatus,
+  type GuardCallOptions,
+  type GuardedTool,
+  type GuardOptions,
+  type ProposeOptions,
+  type RunContext,
+  type RunOptions,
+} from './conversation.js';
+export { Inbox, type DecideOptions } from './inbox.js';
+export { EventStream, SseParser, type SseEvent, type SseItem, type StreamPhase, type StreamState, type WatchOptions } from './sse.js';
+export { TollgateError, ToolCallRejectedError, type RefusalStatus } from './errors.js';
+export { verifyReceipt, ReceiptVerificationError, RECEIPT_TYP, type ReceiptClaims, type ReceiptErrorCode, type VerifyReceiptOptions } from './receipts.js';
+export { canonicalJson, argumentsDigest } from './jcs.js';
+export { toolCallKey, ID_PATTERN } from './ids.js';
+export { parseRetryAfter, type FetchLike, type TokenSource, type RetryOptions, type RetryInfo, type RequestOptions, type Query } from './http.js';
+export type * from './types.js';

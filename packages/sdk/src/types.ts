@@ -1,0 +1,495 @@
+/**
+ * The shapes of Tollgate's REST API (docs/API.md), written once: the CLI, the web inbox and agents all read
+ * them from here. Each type carries the name of the OpenAPI schema it mirrors (`components.schemas.<Name>` of
+ * GET /openapi.json), and a test compiles them against types generated from the server's document, so a
+ * member added, dropped or changed on either side fails `npm test`.
+ */
+
+/** Any JSON value. */
+export type JsonValue = unknown;
+
+/** A JSON object: tool arguments, metadata, edited arguments. */
+export type JsonObject = { [key: string]: unknown };
+
+/* ── enumerations ─────────────────────────────────────────────────────────────────────────────────────── */
+
+/** Where a decision came from: `policy` for the policy's own, `system` for expiry and the like. */
+export type Channel = 'policy' | 'web' | 'cli' | 'slack' | 'api' | 'grpc' | 'system';
+export type DecisionOutcome = 'approved' | 'rejected' | 'expired' | 'cancelled';
+export type ToolCallStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled' | 'executed' | 'completed';
+/** How closely a person supervises a call, strictest first. */
+export type SupervisionLevel = 'deny' | 'manual' | 'confirm' | 'notify' | 'automatic';
+export type PolicyLevel = SupervisionLevel;
+export type GrantScope = 'conversation' | 'agent' | 'tenant';
+export type GrantLimit = 'none' | GrantScope;
+export type PolicyGrants = GrantLimit;
+export type HaltScope = 'tenant' | 'agent' | 'conversation';
+export type ConversationStatus = 'active' | 'blocked' | 'halted';
+export type ActorKind = 'person' | 'agent' | 'system';
+export type EventType =
+  | 'ConversationStarted'
+  | 'ToolRegistered'
+  | 'PolicyUpdated'
+  | 'ToolCallProposed'
+  | 'ToolCallAutoApproved'
+  | 'ApprovalRequested'
+  | 'ToolCallApproved'
+  | 'ToolCallRejected'
+  | 'ToolCallExpired'
+  | 'ToolCallCancelled'
+  | 'ToolCallExecuted'
+  | 'ToolCallCompleted'
+  | 'GrantCreated'
+  | 'GrantRefused'
+  | 'Halted'
+  | 'Resumed'
+  | 'AuditPurged'
+  | 'WebhookCreated'
+  | 'WebhookDeleted';
+
+/* ── errors ───────────────────────────────────────────────────────────────────────────────────────────── */
+
+export interface ValidationFault {
+  /** A body path (`toolCalls[0].toolName`), a query parameter or a header name; empty for the whole body. */
+  path: string;
+  message: string;
+}
+
+/** RFC 9457 problem details, as every error of the API. `code` is stable; `detail` is for people. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  /** validation_failed: one entry per fault. */
+  errors?: ValidationFault[];
+  /** conversation_blocked: the calls still waiting for a person. */
+  pendingToolCallIds?: string[];
+  /** already_decided: the standing decision. */
+  decision?: ToolCallDecision;
+  /** already_decided, not_approved, already_executed, not_executed: the status of the call now. */
+  toolCallStatus?: ToolCallStatus;
+  /** forbidden (a standing grant): the scope asked for. */
+  requestedScope?: GrantScope;
+  /** forbidden (a standing grant): the widest scope the caller and the policy allow. */
+  allowedScope?: GrantLimit;
+  /** halted: the scope of the halt in force. */
+  scope?: HaltScope;
+  /** rate_limited, unavailable: seconds to wait (also the Retry-After header). */
+  retryAfter?: number;
+}
+
+/* ── tool calls ───────────────────────────────────────────────────────────────────────────────────────── */
+
+/** Who did something, and through which channel. */
+export interface ActorRef {
+  /** A person's or agent's `sub`, or `policy` / `system`. */
+  id: string;
+  name?: string;
+  via: Channel;
+}
+
+export interface ToolCallDecision {
+  outcome: DecisionOutcome;
+  by: ActorRef;
+  at: string;
+  reason?: string;
+  /** The arguments an approver ran instead of the proposed ones. */
+  editedArguments?: JsonObject;
+}
+
+export interface DisplayField {
+  label: string;
+  value: string;
+}
+
+/** What people are shown of a proposed call. */
+export interface Display {
+  title?: string;
+  summary?: string;
+  fields?: DisplayField[];
+}
+
+export interface ToolFlags {
+  isReadOnly?: boolean;
+  requiresApproval?: boolean;
+  destructive?: boolean;
+}
+
+/** Why the policy judged the call as it did. */
+export interface ToolCallPolicy {
+  level: SupervisionLevel;
+  /** Index of the deciding rule; null when no rule decided. */
+  rule: number | null;
+  policyVersion: number;
+  reason: string;
+  /** The flags the policy saw, when the tool had any. */
+  toolFlags?: ToolFlags;
+}
+
+/** Who may decide a held call, and until when. */
+export interface ToolCallApproval {
+  approvers: string[];
+  expiresAt: string;
+}
+
+export interface ToolCallExecution {
+  at: string;
+  by: ActorRef;
+}
+
+export interface ToolCallResult {
+  outcome: 'succeeded' | 'failed';
+  output?: JsonValue;
+  error?: string;
+  at: string;
+}
+
+export interface ToolCallCancellation {
+  by: ActorRef;
+  at: string;
+  reason: string;
+}
+
+/** A proposed tool call; members appear once they apply. */
+export interface ToolCall {
+  /** The server's id (`tc_…`), unique across conversations. */
+  id: string;
+  /** The framework's own tool-call id, as proposed. */
+  externalId?: string;
+  conversationId: string;
+  toolName: string;
+  /** As proposed (an edit is in `decision.editedArguments`). */
+  arguments: JsonObject;
+  reason?: string;
+  confidence?: number;
+  estimatedCost?: number;
+  display?: Display;
+  status: ToolCallStatus;
+  policy: ToolCallPolicy;
+  /** On calls held for a person. */
+  approval?: ToolCallApproval;
+  /** Once decided, by a person or the policy. */
+  decision?: ToolCallDecision;
+  execution?: ToolCallExecution;
+  result?: ToolCallResult;
+  cancellation?: ToolCallCancellation;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ToolAnnotations {
+  isReadOnly?: boolean;
+  requiresApproval?: boolean;
+  destructive?: boolean;
+}
+
+/** One call of a proposal (POST /v1/conversations/{id}/tool-calls). */
+export interface ProposedToolCall {
+  /** The framework's tool-call id (`^[A-Za-z0-9_.:-]{1,128}$`); makes the proposal idempotent. */
+  id?: string;
+  toolName: string;
+  arguments: JsonObject;
+  /** The tool's flags, counted only for a tool that is not registered. */
+  annotations?: ToolAnnotations;
+  /** Why the agent wants it, shown to people. */
+  reason?: string;
+  confidence?: number;
+  estimatedCost?: number;
+  display?: Display;
+}
+
+export interface ProposeToolCallsRequest {
+  toolCalls: ProposedToolCall[];
+}
+
+/** A step's calls, each already approved, rejected or pending. */
+export interface Proposal {
+  /** Without its call history. */
+  conversation: Conversation;
+  toolCalls: ToolCall[];
+}
+
+export interface DecisionRequest {
+  decision: 'approve' | 'reject' | 'always_allow';
+  /** A rejection's reason is what the agent reads. */
+  reason?: string;
+  /** approve only: the arguments to run instead. */
+  arguments?: JsonObject;
+  /** always_allow only: where the standing grant applies (default conversation). */
+  scope?: GrantScope;
+}
+
+/** The answer to a claim: the call (now executed), the arguments to run, and the receipt vouching for them. */
+export interface ExecutionClaim {
+  toolCall: ToolCall;
+  /** The edited ones when an approver edited them. */
+  arguments: JsonObject;
+  /** A compact JWS (EdDSA) for the tool's backend: see `verifyReceipt`. */
+  receipt: string;
+}
+
+export interface ResultRequest {
+  outcome: 'succeeded' | 'failed';
+  /** Any JSON, at most 64 KiB serialised. */
+  output?: JsonValue;
+  error?: string;
+}
+
+/* ── conversations and the inbox ──────────────────────────────────────────────────────────────────────── */
+
+/** The conversation's end user, as the agent named them. */
+export interface ConversationUser {
+  id: string;
+  roles: string[];
+  name?: string;
+}
+
+export interface ConversationUserInput {
+  id: string;
+  roles?: string[];
+  name?: string;
+}
+
+export interface StartConversationRequest {
+  /** Made by the server when left out; the same id again from the same agent answers the conversation as it is. */
+  id?: string;
+  user?: ConversationUserInput;
+  title?: string;
+  metadata?: JsonObject;
+}
+
+export interface Conversation {
+  id: string;
+  /** The `sub` of the agent that started it. */
+  agentId: string;
+  user: ConversationUser | null;
+  title: string | null;
+  metadata: JsonObject;
+  /** blocked: a call waits for a person; halted: a halt covers it. */
+  status: ConversationStatus;
+  pendingCount: number;
+  /** Every call, oldest first; left out of lists and of a proposal's answer. */
+  toolCalls?: ToolCall[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ApprovalConversation {
+  id: string;
+  agentId: string;
+  user: ConversationUser | null;
+  title: string | null;
+}
+
+/** An inbox entry: the call and enough of its conversation to judge it. */
+export interface Approval extends ToolCall {
+  conversation: ApprovalConversation;
+}
+
+/** A page of a list; pass `nextCursor` as `cursor` for the next one (null on the last). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export type ConversationPage = Page<Conversation>;
+export type ApprovalPage = Page<Approval>;
+export type ToolPage = Page<Tool>;
+
+/* ── tools, policy, halts ─────────────────────────────────────────────────────────────────────────────── */
+
+export interface ToolRegistrant {
+  id: string;
+  /** An agent cannot change a tool an admin registered. */
+  kind: 'admin' | 'agent';
+}
+
+export interface Tool {
+  name: string;
+  description: string | null;
+  isReadOnly: boolean;
+  requiresApproval: boolean;
+  destructive: boolean;
+  registeredBy: ToolRegistrant;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RegisterToolRequest {
+  description?: string;
+  isReadOnly?: boolean;
+  requiresApproval?: boolean;
+  destructive?: boolean;
+}
+
+export type PolicyApprovers = Array<'approver' | 'admin' | 'requester'>;
+
+export interface PolicyWhen {
+  confidenceBelow?: number;
+  estimatedCostAbove?: number;
+}
+
+export interface PolicyRule {
+  /** A glob on the tool name (`get_*`), or `Tool(name=glob, …)` to match arguments too. */
+  match: string;
+  level: PolicyLevel;
+  when?: PolicyWhen;
+  requireRole?: string;
+  approvers?: PolicyApprovers;
+  timeoutSeconds?: number;
+  grants?: PolicyGrants;
+  reason?: string;
+}
+
+export interface PolicyDefaults {
+  unknownTools?: PolicyLevel;
+  timeoutSeconds?: number;
+  approvers?: PolicyApprovers;
+  trustAgentFlags?: boolean;
+  grants?: PolicyGrants;
+}
+
+export type PolicyDefaultsInForce = Required<PolicyDefaults>;
+
+/** A policy document, as PUT /v1/policy takes it (JSON Schema: /schemas/policy.json). */
+export interface PolicyDocument {
+  defaults?: PolicyDefaults;
+  rules?: PolicyRule[];
+}
+
+/** The tenant's policy in force. */
+export interface Policy {
+  /** 0: no policy yet, the built-in defaults. */
+  version: number;
+  defaults: PolicyDefaultsInForce;
+  rules: PolicyRule[];
+  updatedAt: string | null;
+  updatedBy: string | null;
+}
+
+export interface HaltRequest {
+  scope: HaltScope;
+  /** The agent's sub or the conversation id; left out for the tenant. */
+  id?: string;
+  reason: string;
+}
+
+export interface HaltResult {
+  scope: HaltScope;
+  id: string | null;
+  reason: string;
+  by: ActorRef;
+  at: string;
+  halted: true;
+  /** false: it was halted already, and nothing changed. */
+  changed: boolean;
+  cancelledToolCallIds: string[];
+}
+
+export interface ResumeRequest {
+  scope: HaltScope;
+  id?: string;
+  reason?: string;
+}
+
+export interface ResumeResult {
+  scope: HaltScope;
+  id: string | null;
+  halted: false;
+  changed: boolean;
+}
+
+/** A halt in force. */
+export interface Halt {
+  scope: HaltScope;
+  id: string | null;
+  reason: string;
+  by: ActorRef;
+  at: string;
+}
+
+/** The halts in force in the tenant; `halted` means the whole tenant. */
+export interface Status {
+  tenant: string;
+  halted: boolean;
+  halts: Halt[];
+}
+
+/* ── audit and live events ────────────────────────────────────────────────────────────────────────────── */
+
+/** Who acted, as the audit trail records them. */
+export interface Actor {
+  id: string;
+  kind: ActorKind;
+  via: Channel;
+  name?: string;
+  roles?: string[];
+}
+
+/** An audit event, as stored, listed and streamed: `hash = sha256hex(prevHash + JCS(event without hash))`. */
+export interface AuditEvent {
+  seq: number;
+  id: string;
+  type: EventType;
+  at: string;
+  recordedAt: string;
+  tenant: string;
+  instanceId: string;
+  correlationId?: string;
+  conversationId?: string;
+  toolCallId?: string;
+  toolName?: string;
+  actor: Actor;
+  /** The event's own data, by type (docs/API.md#audit). */
+  data: JsonObject;
+  prevHash: string;
+  hash: string;
+}
+
+export interface AuditEventPage {
+  events: AuditEvent[];
+  nextCursor: string | null;
+}
+
+/** The chain's head, signed with the receipt key. */
+export interface AuditCheckpoint {
+  /** Compact JWS (typ tollgate-checkpoint+jwt) over {tenant, seq, hash, at}. */
+  jws: string;
+  tenant: string;
+  seq: number;
+  hash: string;
+  at: string;
+}
+
+export interface VerifiedCheckpoint {
+  tenant: string;
+  seq: number;
+  hash: string;
+  at: string;
+  kid: string;
+  purged?: true;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  checked: number;
+  firstBadSeq?: number;
+  problem?: string;
+  checkpoint?: VerifiedCheckpoint;
+}
+
+/** An Ed25519 public key (RFC 8037) of /.well-known/jwks.json. */
+export interface Jwk {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  x: string;
+  kid: string;
+  alg: 'EdDSA';
+  use: 'sig';
+}
+
+export interface Jwks {
+  keys: Jwk[];
+}

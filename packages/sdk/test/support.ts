@@ -1,0 +1,68 @@
+/** What the SDK's end-to-end tests share: the real server, tokens, a policy, and a person who decides. */
+import { Tollgate, type Approval, type FetchLike, type TollgateOptions } from '@tollgate/sdk';
+import { startTestServer, type TestServer } from '../../../test/support/server.js';
+import { until } from '../../../test/support/wait.js';
+
+export { startTestServer, until, type TestServer };
+
+/** The policy the tests run under: reads run, `shell rm` is denied, deletions wait for an admin, `flash` expires in 1 s. */
+export const POLICY = {
+  rules: [
+    { match: 'get_*', level: 'automatic' as const },
+    { match: 'shell(cmd=rm *)', level: 'deny' as const },
+    { match: 'delete_source', level: 'confirm' as const, approvers: ['admin' as const] },
+    { match: 'flash', level: 'confirm' as const, timeoutSeconds: 1 },
+    { match: 'send_email', level: 'confirm' as const },
+  ],
+};
+
+/** Fast retries, so outages in tests cost little time (the delays themselves are not asserted). */
+export const FAST_RETRY = { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 50 };
+
+export interface Setup {
+  server: TestServer;
+  agentToken: string;
+  annToken: string;
+  /** The agent's client. */
+  agent(o?: Partial<TollgateOptions>): Tollgate;
+  /** Ann, an admin, deciding from "the CLI". */
+  ann: Tollgate;
+}
+
+export async function setUp(server: TestServer): Promise<Setup> {
+  const agentToken = await server.token('support-bot', ['agent'], { name: 'Support bot' });
+  const annToken = await server.token('ann', ['admin'], { name: 'Ann' });
+  const ann = new Tollgate({ url: server.url, token: annToken, channel: 'cli' });
+  await ann.putPolicy(POLICY);
+  return {
+    server,
+    agentToken,
+    annToken,
+    agent: (o = {}) => new Tollgate({ url: server.url, token: agentToken, retry: FAST_RETRY, ...o }),
+    ann,
+  };
+}
+
+/** Waits until a call of `conversationId` asks for a person, as an approver sees it in the inbox. */
+export async function pendingIn(ann: Tollgate, conversationId: string, count = 1): Promise<Approval[]> {
+  let found: Approval[] = [];
+  await until(async () => (found = (await ann.inbox().all()).filter((a) => a.conversationId === conversationId)).length >= count, 20_000, `${count} pending call(s) in ${conversationId}`);
+  return found;
+}
+
+/** A fetch that passes everything through to the real one, letting `intercept` act on each request first. */
+export function tapFetch(intercept: (url: string, init: RequestInit, real: FetchLike) => Promise<Response | undefined> | undefined): FetchLike & { calls: Array<{ url: string; method: string; headers: Record<string, string> }> } {
+  const calls: Array<{ url: string; method: string; headers: Record<string, string> }> = [];
+  const real: FetchLike = (u, i) => fetch(u, i);
+  const f = (async (url: string, init: RequestInit) => {
+    calls.push({ url, method: init.method ?? 'GET', headers: { ...(init.headers as Record<string, string>) } });
+    return (await intercept(url, init, real)) ?? real(url, init);
+  }) as FetchLike & { calls: typeof calls };
+  f.calls = calls;
+  return f;
+}
+
+/** What undici throws when a connection fails mid-request. */
+export function socketError(): TypeError {
+  return Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
+}
