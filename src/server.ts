@@ -82,9 +82,9 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
       await app.init();
       if (config.policyFile) await loadPolicyFile(app, config.policyFile);
       answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);
-      await app.listen(config.port, config.host);
-      // A busy gRPC port is thrown as a ConfigError naming TOLLGATE_GRPC_PORT.
+      // gRPC first, so that once /health/ready answers both serve. A busy gRPC port is a ConfigError naming TOLLGATE_GRPC_PORT.
       if (config.grpcPort !== undefined) grpcAddress = await app.get(GrpcServer).listen(config.host, config.grpcPort, logger);
+      await app.listen(config.port, config.host);
     } catch (e) {
       await app.close().catch(() => undefined); // its timers and listeners go with it
       throw listenProblem(e, config.host, config.port) ?? e;
