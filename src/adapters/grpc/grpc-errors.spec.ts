@@ -30,7 +30,10 @@ function read(e: unknown) {
       return [type.fullName.slice(1), type.toObject(type.decode(d.value), { longs: Number, defaults: true })];
     }),
   );
-  return { code: answer.code, details: answer.details, tollgateCode: answer.metadata.get('tollgate-code')[0], status: { code: st.code, message: st.message }, types: st.details.map((d) => d.typeUrl), ...details };
+  const read: { code: status; details: string; tollgateCode: unknown; status: { code: number; message: string }; types: string[]; [detail: string]: any } = {
+    code: answer.code, details: answer.details, tollgateCode: answer.metadata.get('tollgate-code')[0], status: { code: st.code, message: st.message }, types: st.details.map((d) => d.typeUrl), ...details,
+  };
+  return read;
 }
 
 describe('the gRPC status of each problem code', () => {
