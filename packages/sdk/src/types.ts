@@ -326,6 +326,9 @@ export interface RegisterToolRequest {
 
 export type PolicyApprovers = Array<'approver' | 'admin' | 'requester'>;
 
+/** Seconds a held call waits for a person before it expires: 1 to 86,400. */
+export type PolicyTimeoutSeconds = number;
+
 export interface PolicyWhen {
   confidenceBelow?: number;
   estimatedCostAbove?: number;
@@ -338,14 +341,14 @@ export interface PolicyRule {
   when?: PolicyWhen;
   requireRole?: string;
   approvers?: PolicyApprovers;
-  timeoutSeconds?: number;
+  timeoutSeconds?: PolicyTimeoutSeconds;
   grants?: PolicyGrants;
   reason?: string;
 }
 
 export interface PolicyDefaults {
   unknownTools?: PolicyLevel;
-  timeoutSeconds?: number;
+  timeoutSeconds?: PolicyTimeoutSeconds;
   approvers?: PolicyApprovers;
   trustAgentFlags?: boolean;
   grants?: PolicyGrants;
