@@ -165,6 +165,8 @@ describe('when the database goes away', () => {
   let health: ReturnType<typeof healthClient>;
   let admin: string;
   let pendingId: string;
+  let watched: grpc.ClientReadableStream<{ status: string }>;
+  const statuses: string[] = [];
 
   beforeAll(async () => {
     server = await startTestServer();
@@ -174,6 +176,10 @@ describe('when the database goes away', () => {
     admin = await server.token('ann', ['admin']);
     await rpc.call('StartConversation', { id: 'conv-away' }, agent);
     pendingId = (await rpc.call('ProposeToolCalls', { conversationId: 'conv-away', toolCalls: [{ toolName: 'unknown', arguments: struct({}) }] }, agent)).toolCalls[0].id;
+    watched = health.client.Watch({ service: '' });
+    watched.on('data', (m: { status: string }) => statuses.push(m.status));
+    watched.on('error', () => undefined);
+    await eventually(() => (statuses.length > 0 ? true : undefined), 5000, 'the first health status');
     if (server.db.url) {
       const name = new URL(server.db.url).pathname.slice(1);
       const pg = new Client({ connectionString: process.env.DATABASE_URL });
@@ -186,6 +192,7 @@ describe('when the database goes away', () => {
   });
 
   afterAll(async () => {
+    watched?.cancel();
     rpc?.close();
     health?.close();
     await server?.stop();
@@ -197,7 +204,9 @@ describe('when the database goes away', () => {
     expect((await rpc.failure('GetToolCall', { id: pendingId }, admin)).code).toBe(grpc.status.UNAVAILABLE);
   });
 
-  it('reports NOT_SERVING', async () => {
+  it('tells a health watch NOT_SERVING (looked at every 5 s while watched), and Check answers it', async () => {
+    await eventually(() => (statuses.includes('NOT_SERVING') ? true : undefined), 20_000, 'NOT_SERVING on the watch');
+    expect(statuses).toEqual(['SERVING', 'NOT_SERVING']);
     expect(await health.check('')).toBe('NOT_SERVING');
     expect(await health.check('tollgate.v1.Tollgate')).toBe('NOT_SERVING');
   });

@@ -21,6 +21,8 @@ export class GrpcHealth {
   private timer?: NodeJS.Timeout;
   private checking?: Promise<ServingStatus>;
   private closing = false;
+  /** What watchers were last told (the initial NOT_SERVING until the first look). */
+  private status: ServingStatus = 'NOT_SERVING';
 
   constructor(private readonly dataSource: DataSource, private readonly services: string[]) {
     this.impl = new HealthImplementation(Object.fromEntries(['', ...services].map((s) => [s, 'NOT_SERVING' as const])));
@@ -51,7 +53,10 @@ export class GrpcHealth {
   refresh(): Promise<ServingStatus> {
     return (this.checking ??= this.ready()
       .then((status) => {
-        if (!this.closing) for (const s of ['', ...this.services]) this.impl.setStatus(s, status);
+        if (!this.closing && status !== this.status) {
+          this.status = status;
+          for (const s of ['', ...this.services]) this.impl.setStatus(s, status);
+        }
         return status;
       })
       .finally(() => (this.checking = undefined)));
