@@ -14,8 +14,9 @@ import { SERVER_SPAN } from './trace-context';
  *
  * Spans: every HTTP request but probes and scrapes (W3C `traceparent` honoured), the queries made on behalf of
  * a traced operation (queries of idle background loops make no traces), outgoing HTTP (webhooks, Slack; the
- * `traceparent` header goes out with them), and the outbox's deliveries. More instrumentations (gRPC) go in
- * `instrumentations()`.
+ * `traceparent` header goes out with them), and the outbox's deliveries. gRPC calls get their server span from
+ * the gRPC adapter itself (trace-context.ts's startServerSpan, `traceparent` metadata honoured): it knows each
+ * call's method and status, which an instrumentation of grpc-js would see only from outside.
  */
 export interface Tracing {
   /** Flushes spans not yet exported. */
