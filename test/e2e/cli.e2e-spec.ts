@@ -20,7 +20,7 @@ function freePort(): Promise<number> {
 }
 
 function env(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  const e: NodeJS.ProcessEnv = { ...process.env, TOLLGATE_GRPC_PORT: '0', ...extra }; // parallel servers must not share gRPC's 8081
   for (const k of ['DATABASE_URL', 'TOLLGATE_JWT_SECRET', 'TOLLGATE_JWKS_URL']) if (!(k in extra)) delete e[k];
   for (const [k, v] of Object.entries(extra)) if (v === undefined) delete e[k];
   return e;
