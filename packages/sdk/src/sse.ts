@@ -115,7 +115,7 @@ export interface WatchOptions {
   onState?: (s: StreamState) => void;
   /** A connection silent this long (the server sends a comment every 15 s) is replaced. Default 45,000 ms. */
   silenceMs?: number;
-  /** The cap of the reconnection backoff. Default 30,000 ms. */
+  /** The longest wait before a reconnection, the server's `retry:` included. Default 30,000 ms. */
   maxDelayMs?: number;
   /** The largest frame accepted. Default 16 MiB of text. */
   maxEventChars?: number;
@@ -193,8 +193,8 @@ export class EventStream implements AsyncIterable<AuditEvent> {
           failures += 1;
         }
         if (this.closed) break;
-        const base = failures === 0 ? serverRetryMs : Math.min(this.o.maxDelayMs ?? 30_000, serverRetryMs * 2 ** Math.min(failures - 1, 10));
-        const delay = base * (0.8 + Math.random() * 0.4);
+        const base = failures === 0 ? serverRetryMs : serverRetryMs * 2 ** Math.min(failures - 1, 10);
+        const delay = Math.min(this.o.maxDelayMs ?? 30_000, base * (0.8 + Math.random() * 0.4));
         state({ state: 'reconnecting', retryAt: Date.now() + delay, error: why });
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, delay);

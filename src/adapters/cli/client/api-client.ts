@@ -1,7 +1,11 @@
+import { Tollgate, TollgateError, type Approval, type DecisionRequest, type Problem, type RequestOptions, type ToolCall } from '@tollgate/sdk';
+
 /**
- * The CLI's way to the server: HTTP only, as any other client (CONTRACT §2–§10). Decisions, halts and resumes
- * say `X-Tollgate-Channel: cli`, so they are recorded with `via: "cli"`.
+ * The CLI's way to the server: HTTP only, through the SDK, as any other client (CONTRACT §2–§10). Decisions,
+ * halts and resumes say `X-Tollgate-Channel: cli`, so they are recorded with `via: "cli"`.
  */
+
+export type { Approval, Problem, ToolCall };
 
 /** Exit codes of the client commands (README "CLI"). */
 export const EXIT = { ok: 0, refused: 1, usage: 2, unavailable: 3 } as const;
@@ -18,15 +22,6 @@ export class ProblemError extends CliError {
   constructor(readonly status: number, readonly problem: Problem) {
     super(`${problem.code ?? `http_${status}`}: ${problem.detail ?? problem.title ?? `HTTP ${status}`}`, status >= 500 ? EXIT.unavailable : EXIT.refused);
   }
-}
-
-export interface Problem {
-  type?: string;
-  title?: string;
-  status?: number;
-  detail?: string;
-  code?: string;
-  [key: string]: unknown;
 }
 
 export interface ClientOptions {
@@ -58,112 +53,53 @@ export function connection(o: ClientOptions, env: NodeJS.ProcessEnv = process.en
   return { url: url.toString().replace(/\/+$/, ''), token };
 }
 
-export interface RequestOptions {
-  body?: unknown;
-  /** Sent as is with this content type (YAML policies). */
-  raw?: { text: string; contentType: string };
-  query?: Record<string, string | number | undefined>;
-  headers?: Record<string, string>;
-  timeoutMs?: number;
-}
-
+/**
+ * The CLI's client: the SDK's `Tollgate` (HTTP, problems, the event stream, the API's types), with its failures
+ * turned into the CLI's exit codes. No retries: a person at a terminal sees a failure at once and runs the
+ * command again.
+ */
 export class ApiClient {
-  constructor(readonly conn: Connection) {}
+  readonly tollgate: Tollgate;
+
+  constructor(readonly conn: Connection) {
+    this.tollgate = new Tollgate({ url: conn.url, token: conn.token, channel: 'cli', headers: { 'user-agent': 'tollgate-cli' }, retry: { maxAttempts: 1 } });
+  }
+
+  /** Runs SDK calls; a refusal becomes a ProblemError (exit 1, or 3 for a 5xx), no answer a CliError (exit 3). */
+  async call<T>(work: (tollgate: Tollgate) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.tollgate);
+    } catch (e) {
+      throw cliError(e);
+    }
+  }
 
   get<T>(path: string, opts: RequestOptions = {}): Promise<T> {
-    return this.request<T>('GET', path, opts);
+    return this.call((t) => t.request<T>('GET', path, opts));
   }
 
   post<T>(path: string, body: unknown, opts: RequestOptions = {}): Promise<T> {
-    return this.request<T>('POST', path, { ...opts, body });
+    return this.call((t) => t.request<T>('POST', path, { ...opts, body }));
   }
 
   put<T>(path: string, opts: RequestOptions): Promise<T> {
-    return this.request<T>('PUT', path, opts);
+    return this.call((t) => t.request<T>('PUT', path, opts));
   }
 
   /** Records `via: "cli"` on the decision. Answers the tool call as it now stands. */
-  decide<T = ToolCall>(id: string, body: { decision: 'approve' | 'reject' | 'always_allow'; reason?: string; arguments?: Record<string, unknown>; scope?: string }): Promise<T> {
-    return this.post<T>(`/v1/tool-calls/${encodeURIComponent(id)}/decision`, body, { headers: { 'x-tollgate-channel': 'cli' } });
+  decide(id: string, body: DecisionRequest): Promise<ToolCall> {
+    return this.call((t) => t.inbox().decide(id, body));
   }
 
   /** Every pending call the caller may decide, oldest first (all pages). */
-  async approvals(): Promise<Approval[]> {
-    const items: Approval[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.get<{ items: Approval[]; nextCursor: string | null }>('/v1/approvals', { query: { status: 'pending', limit: 1000, cursor } });
-      items.push(...page.items);
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor && items.length < 10_000);
-    return items;
-  }
-
-  headers(extra: Record<string, string> = {}): Record<string, string> {
-    return { authorization: `Bearer ${this.conn.token}`, 'user-agent': 'tollgate-cli', ...extra };
-  }
-
-  url(path: string, query: RequestOptions['query'] = {}): string {
-    const u = new URL(this.conn.url + path);
-    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') u.searchParams.set(k, String(v));
-    return u.toString();
-  }
-
-  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const headers = this.headers({ accept: 'application/json', ...(opts.headers ?? {}) });
-    let body: string | undefined;
-    if (opts.raw) {
-      body = opts.raw.text;
-      headers['content-type'] = opts.raw.contentType;
-    } else if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers['content-type'] = 'application/json';
-    }
-    let res: Response;
-    try {
-      res = await fetch(this.url(path, opts.query), { method, headers, body, signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000) });
-    } catch (e) {
-      throw unreachable(this.conn.url, e);
-    }
-    const text = await res.text().catch(() => '');
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    if (!res.ok) {
-      const problem: Problem = parsed && typeof parsed === 'object' ? (parsed as Problem) : { title: res.statusText, detail: text.slice(0, 200) || `HTTP ${res.status}` };
-      throw new ProblemError(res.status, problem);
-    }
-    return parsed as T;
+  approvals(): Promise<Approval[]> {
+    return this.call((t) => t.inbox().all());
   }
 }
 
-export function unreachable(url: string, e: unknown): CliError {
-  const err = e as Error & { cause?: { code?: string; message?: string } };
-  const why = err.name === 'TimeoutError' ? 'no answer in time' : (err.cause?.code ?? err.cause?.message ?? err.message);
-  return new CliError(`cannot reach Tollgate at ${url}: ${why}`, EXIT.unavailable);
-}
-
-/** The parts of a tool call the CLI shows (CONTRACT §6). */
-export interface ToolCall {
-  id: string;
-  externalId?: string;
-  conversationId: string;
-  toolName: string;
-  arguments: Record<string, unknown>;
-  reason?: string;
-  confidence?: number;
-  estimatedCost?: number;
-  display?: { title?: string; summary?: string; fields?: Array<{ label: string; value: string }> };
-  status: string;
-  policy: { level: string; rule: number | null; policyVersion: number; reason: string; toolFlags?: { destructive?: boolean } };
-  approval?: { approvers: string[]; expiresAt: string };
-  decision?: { outcome: string; by: { id: string; name?: string; via: string }; at: string; reason?: string; editedArguments?: Record<string, unknown> };
-  createdAt: string;
-}
-
-export interface Approval extends ToolCall {
-  conversation: { id: string; agentId: string; user: { id: string; name?: string; roles?: string[] } | null; title: string | null };
+/** An SDK failure as the CLI reports it. */
+export function cliError(e: unknown): unknown {
+  if (!(e instanceof TollgateError)) return e;
+  if (e.status === 0) return new CliError(e.detail, EXIT.unavailable); // "cannot reach Tollgate at …: ECONNREFUSED"
+  return new ProblemError(e.status, e.problem);
 }

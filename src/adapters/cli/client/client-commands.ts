@@ -2,7 +2,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import { readFileSync } from 'node:fs';
 import { stringify as toYaml } from 'yaml';
-import { ApiClient, Approval, CliError, ClientOptions, connection, EXIT, ProblemError, ToolCall } from './api-client';
+import { allPages, type AuditEvent, type GrantScope, type HaltRequest, type Policy, type Tool, type VerifyResult } from '@tollgate/sdk';
+import { ApiClient, CliError, ClientOptions, connection, EXIT, ProblemError, type Approval, type ToolCall } from './api-client';
 import { oneLine, parseWhen, printJson, table } from './format';
 import { runInbox } from './inbox';
 
@@ -76,7 +77,7 @@ export function addClientCommands(program: Command): void {
     const call = await api(o).decide(
       id,
       o.always
-        ? { decision: 'always_allow', reason: o.reason, ...(typeof o.always === 'string' ? { scope: o.always } : {}) }
+        ? { decision: 'always_allow', reason: o.reason, ...(typeof o.always === 'string' ? { scope: o.always as GrantScope } : {}) }
         : { decision: 'approve', reason: o.reason, arguments: o.arguments },
     );
     if (o.json) printJson(call);
@@ -127,13 +128,12 @@ export function addClientCommands(program: Command): void {
   ).action(async (o: ClientOptions & { tool?: string; type?: string; actor?: string; conversation?: string; call?: string; since?: string; until?: string; limit: number; cursor?: string; json?: boolean }) => {
     output.json = !!o.json;
     const client = api(o);
-    const events: AuditRow[] = [];
+    const events: AuditEvent[] = [];
     let cursor = o.cursor;
     let next: string | null = null;
     do {
-      const page = await client.get<{ events: AuditRow[]; nextCursor: string | null }>('/v1/audit/events', {
-        query: { toolName: o.tool, type: o.type, actor: o.actor, conversationId: o.conversation, toolCallId: o.call, from: o.since, to: o.until, cursor, limit: Math.min(1000, o.limit - events.length) },
-      });
+      const q = { toolName: o.tool, type: o.type, actor: o.actor, conversationId: o.conversation, toolCallId: o.call, from: o.since, to: o.until, cursor, limit: Math.min(1000, o.limit - events.length) };
+      const page = await client.call((t) => t.listAuditEvents(q));
       events.push(...page.events);
       next = page.nextCursor;
       cursor = next ?? undefined;
@@ -161,7 +161,7 @@ export function addClientCommands(program: Command): void {
   ).action(async (o: ClientOptions & { json?: boolean; yaml?: boolean }) => {
     if (o.json && o.yaml) throw new CliError('choose one of --json and --yaml', EXIT.usage);
     output.json = !!o.json;
-    const p = await api(o).get<{ version: number; defaults: unknown; rules: unknown[]; updatedAt: string | null; updatedBy: string | null }>('/v1/policy');
+    const p = await api(o).call((t) => t.getPolicy());
     if (o.json) return printJson(p);
     const by = p.updatedBy ? ` by ${p.updatedBy}` : '';
     process.stdout.write(`# policy version ${p.version}${p.updatedAt ? `, ${p.updatedAt}${by}` : ' (built-in defaults)'}\n${toYaml({ defaults: p.defaults, rules: p.rules })}`);
@@ -181,7 +181,7 @@ export function addClientCommands(program: Command): void {
       throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
     }
     const isJson = /\.json$/i.test(file) || /^\s*[{[]/.test(text);
-    const p = await api(o).put<{ version: number; rules: unknown[] }>('/v1/policy', { raw: { text, contentType: isJson ? 'application/json' : 'application/yaml' } });
+    const p = await api(o).put<Policy>('/v1/policy', { raw: { text, contentType: isJson ? 'application/json' : 'application/yaml' } });
     if (o.json) return printJson(p);
     console.log(`Policy version ${p.version} applied (${p.rules.length} rule${p.rules.length === 1 ? '' : 's'})`);
   });
@@ -193,17 +193,10 @@ export function addClientCommands(program: Command): void {
       .option('--json', 'print {items} as JSON'),
   ).action(async (o: ClientOptions & { json?: boolean }) => {
     output.json = !!o.json;
-    const client = api(o);
-    const items: ToolRow[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.get<{ items: ToolRow[]; nextCursor: string | null }>('/v1/tools', { query: { limit: 1000, cursor } });
-      items.push(...page.items);
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+    const items = await api(o).call((t) => allPages((cursor) => t.listTools({ limit: 1000, cursor }), Infinity));
     if (o.json) return printJson({ items });
     if (!items.length) return console.log('No tools registered.');
-    const flags = (t: ToolRow) => [t.isReadOnly && 'read-only', t.requiresApproval && 'requires-approval', t.destructive && 'destructive'].filter(Boolean).join(',') || '-';
+    const flags = (t: Tool) => [t.isReadOnly && 'read-only', t.requiresApproval && 'requires-approval', t.destructive && 'destructive'].filter(Boolean).join(',') || '-';
     console.log(table(['NAME', 'FLAGS', 'REGISTERED BY', 'DESCRIPTION'], items.map((t) => [t.name, flags(t), t.registeredBy?.id ?? '', t.description ?? '']), [0, 0, 0, 70]));
   });
 
@@ -212,7 +205,7 @@ export function addClientCommands(program: Command): void {
       .option('--agent <sub>', "an agent (its token's sub) instead of the whole tenant")
       .option('--conversation <id>', 'a conversation instead of the whole tenant')
       .option('--json', 'print the answer as JSON');
-  const target = (o: { agent?: string; conversation?: string }) => {
+  const target = (o: { agent?: string; conversation?: string }): Omit<HaltRequest, 'reason'> => {
     if (o.agent && o.conversation) throw new CliError('choose one of --agent and --conversation (neither: the whole tenant)', EXIT.usage);
     return o.agent ? { scope: 'agent', id: o.agent } : o.conversation ? { scope: 'conversation', id: o.conversation } : { scope: 'tenant' };
   };
@@ -221,7 +214,7 @@ export function addClientCommands(program: Command): void {
     .action(async (o: ClientOptions & { agent?: string; conversation?: string; reason: string; json?: boolean }) => {
       output.json = !!o.json;
       const t = target(o);
-      const r = await api(o).post<{ changed: boolean; cancelledToolCallIds?: string[] }>('/v1/halt', { ...t, reason: o.reason }, { headers: { 'x-tollgate-channel': 'cli' } });
+      const r = await api(o).call((tg) => tg.halt({ ...t, reason: o.reason }));
       if (o.json) return printJson(r);
       const what = t.scope === 'tenant' ? 'the tenant' : `${t.scope} ${t.id}`;
       console.log(r.changed ? `Halted ${what}; ${r.cancelledToolCallIds?.length ?? 0} call(s) cancelled` : `${what} was already halted`);
@@ -231,7 +224,7 @@ export function addClientCommands(program: Command): void {
     .action(async (o: ClientOptions & { agent?: string; conversation?: string; reason?: string; json?: boolean }) => {
       output.json = !!o.json;
       const t = target(o);
-      const r = await api(o).post<{ changed: boolean }>('/v1/resume', { ...t, ...(o.reason ? { reason: o.reason } : {}) }, { headers: { 'x-tollgate-channel': 'cli' } });
+      const r = await api(o).call((tg) => tg.resume({ ...t, ...(o.reason ? { reason: o.reason } : {}) }));
       if (o.json) return printJson(r);
       const what = t.scope === 'tenant' ? 'the tenant' : `${t.scope} ${t.id}`;
       console.log(r.changed ? `Resumed ${what}` : `${what} was not halted`);
@@ -254,7 +247,7 @@ function addAuditIntegrityCommands(audit: Command): void {
   ).action(async (_o: unknown, cmd: Command) => {
     const o = cmd.optsWithGlobals<ClientOptions & { json?: boolean }>();
     output.json = !!o.json;
-    const cp = await api(o).get<Checkpoint & { jws: string }>('/v1/audit/checkpoint');
+    const cp = await api(o).call((t) => t.getAuditCheckpoint());
     if (o.json) return printJson(cp);
     process.stdout.write(`${cp.jws}\n`);
   });
@@ -273,26 +266,11 @@ function addAuditIntegrityCommands(audit: Command): void {
     const jws = o.checkpoint ? readCheckpoint(o.checkpoint) : undefined;
     const client = api(o);
     if (jws && o.jwks) await checkPinned(jws, o.jwks);
-    const r = await client.get<VerifyAnswer>('/v1/audit/verify', { query: { checkpoint: jws } });
+    const r = await client.call((t) => t.verifyAuditTrail({ checkpoint: jws }));
     if (o.json) printJson(r);
     else console.log(verifyLine(r, !!jws));
     if (!r.ok) throw new CliError(`the audit trail does not verify${r.firstBadSeq !== undefined ? ` (first bad seq ${r.firstBadSeq})` : ''}: ${r.problem ?? 'see above'}`, EXIT.refused);
   });
-}
-
-interface Checkpoint {
-  tenant: string;
-  seq: number;
-  hash: string;
-  at: string;
-}
-
-interface VerifyAnswer {
-  ok: boolean;
-  checked: number;
-  firstBadSeq?: number;
-  problem?: string;
-  checkpoint?: Checkpoint & { kid: string; purged?: boolean };
 }
 
 /** The compact JWS in FILE, as `audit checkpoint` prints it or as the JSON form `{jws, …}`. */
@@ -342,7 +320,7 @@ async function checkPinned(jws: string, file: string): Promise<void> {
   }
 }
 
-function verifyLine(r: VerifyAnswer, withCheckpoint: boolean): string {
+function verifyLine(r: VerifyResult, withCheckpoint: boolean): string {
   const cp = r.checkpoint;
   if (!r.ok) return `FAILED${r.firstBadSeq !== undefined ? ` at seq ${r.firstBadSeq}` : ''}: ${r.problem ?? 'the chain does not verify'} (${r.checked} event(s) checked)`;
   const against = !withCheckpoint || !cp ? '' : cp.purged
@@ -351,31 +329,12 @@ function verifyLine(r: VerifyAnswer, withCheckpoint: boolean): string {
   return `ok: ${r.checked} event(s) verify${against}`;
 }
 
-interface AuditRow {
-  seq: number;
-  at: string;
-  type: string;
-  toolName?: string;
-  toolCallId?: string;
-  actor: { id?: string; name?: string; via?: string };
-  data: Record<string, unknown>;
-}
-
-interface ToolRow {
-  name: string;
-  description: string | null;
-  isReadOnly: boolean;
-  requiresApproval: boolean;
-  destructive: boolean;
-  registeredBy?: { id?: string };
-}
-
-function actorOf(e: AuditRow): string {
+function actorOf(e: AuditEvent): string {
   const via = (e.data?.via as string | undefined) ?? e.actor.via;
   return `${e.actor.name ?? e.actor.id ?? ''}${via ? ` via ${via}` : ''}`;
 }
 
-function detailOf(e: AuditRow): string {
+function detailOf(e: AuditEvent): string {
   const d = e.data ?? {};
   if (e.type === 'PolicyUpdated' && d.version !== undefined) return `version ${String(d.version)}`;
   const parts = [d.level, d.reason].filter((x): x is string => typeof x === 'string' && x !== '');

@@ -1,16 +1,8 @@
+import { TollgateError, type AuditEvent } from '@tollgate/sdk';
 import { ApiClient, ProblemError } from './api-client';
 
 /** One audit event as the live stream carries it (CONTRACT §9, §11). */
-export interface StreamEvent {
-  seq: number;
-  type: string;
-  at: string;
-  conversationId?: string;
-  toolCallId?: string;
-  toolName?: string;
-  actor: { id: string; via?: string; name?: string; kind?: string };
-  data: Record<string, unknown>;
-}
+export type StreamEvent = AuditEvent;
 
 export interface StreamHandlers {
   /** The stream is open (first time or again): what was missed while away is worth a fresh look. */
@@ -23,80 +15,36 @@ export interface StreamHandlers {
 }
 
 /**
- * Follows `GET /v1/events/stream`, reconnecting with `Last-Event-ID` (1 s, then up to 5 s apart) so that
- * nothing is missed across a server restart or a dropped connection. `close()` stops it.
+ * Follows `GET /v1/events/stream` through the SDK's event stream, which reconnects with `Last-Event-ID` (at most
+ * 5 s apart) so that nothing is missed across a server restart or a dropped connection. `close()` stops it.
  */
 export function followEvents(api: ApiClient, h: StreamHandlers): { close(): void } {
-  let lastId: number | undefined;
-  let closed = false;
-  let controller: AbortController | undefined;
-  let retry = 1000;
-  let opened = false;
-
-  const run = async () => {
-    while (!closed) {
-      controller = new AbortController();
-      try {
-        const headers = api.headers({ accept: 'text/event-stream', ...(lastId !== undefined ? { 'last-event-id': String(lastId) } : {}) });
-        const res = await fetch(api.url('/v1/events/stream'), { headers, signal: controller.signal });
-        if (!res.ok || !res.body) {
-          const problem = await res.json().catch(() => ({ detail: res.statusText }));
-          const err = new ProblemError(res.status, problem as Record<string, unknown>);
-          if (res.status < 500 && res.status !== 429) return h.onFatal(err);
-          throw err;
-        }
-        h.onOpen(opened);
-        opened = true;
-        retry = 1000;
-        const decoder = new TextDecoder();
-        let buffer = '';
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-          buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
-          let cut: number;
-          while ((cut = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            const frame = parseFrame(block);
-            if (!frame) continue;
-            if (frame.id !== undefined) lastId = frame.id;
-            try {
-              h.onEvent(JSON.parse(frame.data) as StreamEvent);
-            } catch {
-              /* a frame we cannot read is skipped; the next list refresh covers it */
-            }
-          }
-        }
-        if (!closed) h.onDown('the server closed the stream', retry);
-      } catch (e) {
-        if (closed) return;
-        h.onDown(e instanceof ProblemError ? e.message : ((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message), retry);
-      }
-      if (closed) return;
-      await new Promise((r) => setTimeout(r, retry));
-      retry = Math.min(retry * 2, 5000);
-    }
-  };
-  void run();
-  return {
-    close() {
-      closed = true;
-      controller?.abort();
+  const stream = api.tollgate.inbox().watch({
+    maxDelayMs: 5000,
+    onState: (s) => {
+      if (s.state === 'live') h.onOpen(s.opened > 1);
+      else if (s.state === 'reconnecting' && s.retryAt !== undefined) h.onDown(reasonOf(s.error), Math.max(0, s.retryAt - Date.now()));
     },
-  };
+  });
+  void (async () => {
+    try {
+      for await (const e of stream) h.onEvent(e);
+    } catch (e) {
+      if (e instanceof TollgateError) h.onFatal(new ProblemError(e.status, e.problem));
+    }
+  })();
+  return { close: () => stream.close() };
 }
 
-function parseFrame(block: string): { id?: number; data: string } | undefined {
-  let id: number | undefined;
-  const data: string[] = [];
-  for (const line of block.split('\n')) {
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id' && /^\d+$/.test(value)) id = Number(value);
-    else if (field === 'data') data.push(value);
+/** "ECONNREFUSED", "unavailable: …", "the server closed the stream". */
+function reasonOf(e: Error | undefined): string {
+  if (!e) return 'lost';
+  if (e instanceof TollgateError) {
+    if (e.status !== 0) return e.message;
+    const cause = e.cause as { code?: string; cause?: { code?: string } } | undefined;
+    return cause?.cause?.code ?? cause?.code ?? e.detail;
   }
-  return data.length ? { id, data: data.join('\n') } : undefined;
+  return e.message;
 }
 
 /** The events that end a pending request, whoever or whatever ended it. */

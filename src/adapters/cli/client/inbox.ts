@@ -1,9 +1,10 @@
+import { allPages } from '@tollgate/sdk';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiClient, Approval, CliError, EXIT, ProblemError, ToolCall } from './api-client';
-import { describeEnding, ENDING_EVENTS, followEvents, StreamEvent } from './event-stream';
+import { ApiClient, CliError, EXIT, ProblemError, type Approval } from './api-client';
+import { describeEnding, ENDING_EVENTS, followEvents, type StreamEvent } from './event-stream';
 import { oneLine, timeLeft } from './format';
 
 const ESC = '\x1b';
@@ -144,15 +145,11 @@ class Inbox {
 
   private async loadTools(): Promise<void> {
     try {
-      let cursor: string | undefined;
-      do {
-        const page = await this.api.get<{ items: Array<{ name: string; destructive: boolean }>; nextCursor: string | null }>('/v1/tools', { query: { limit: 1000, cursor } });
-        for (const t of page.items) {
-          this.knownTools.add(t.name);
-          if (t.destructive) this.destructiveTools.add(t.name);
-        }
-        cursor = page.nextCursor ?? undefined;
-      } while (cursor);
+      const tools = await this.api.call((t) => allPages((cursor) => t.listTools({ limit: 1000, cursor }), Infinity));
+      for (const t of tools) {
+        this.knownTools.add(t.name);
+        if (t.destructive) this.destructiveTools.add(t.name);
+      }
       for (const i of this.items) this.knownTools.add(i.toolName); // unregistered: do not ask again for them
     } catch {
       /* the flags only decide whether approving asks for a second key */
@@ -310,14 +307,14 @@ class Inbox {
     this.note(dim(`${verb} ${a.toolName} ${a.id}…`));
     this.render();
     try {
-      const call = await this.api.decide<ToolCall>(a.id, body);
+      const call = await this.api.decide(a.id, body);
       this.ended.add(a.id);
       this.remove(a.id);
       const mark = call.status === 'approved' ? green('✓') : red('✗');
       this.note(`${mark} ${a.toolName} ${dim(a.id)} ${call.status} by you via cli${body.arguments ? ' with edited arguments' : ''}${body.reason ? ` (${body.reason})` : ''}`);
     } catch (e) {
       if (e instanceof ProblemError && e.problem.code === 'already_decided') {
-        const d = e.problem.decision as ToolCall['decision'] | undefined;
+        const d = e.problem.decision;
         this.ended.add(a.id);
         this.remove(a.id);
         this.note(`${yellow('•')} ${a.toolName} ${dim(a.id)} was already ${d ? `${d.outcome} by ${d.by.name ?? d.by.id} via ${d.by.via}` : 'decided'}`);
