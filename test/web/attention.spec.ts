@@ -39,14 +39,14 @@ describe('the tab badge', () => {
 
 describe('desktop notifications', () => {
   it('are not for requests made on the person’s own behalf', () => {
-    const mine = approval('a', { id: 'ann' });
-    const lees = approval('b', { id: 'lee', name: 'Lee' });
+    const mine = approval('a', { id: 'ann', roles: [] });
+    const lees = approval('b', { id: 'lee', roles: [], name: 'Lee' });
     const nobodys = approval('c', null);
     expect(worthNotifying([mine, lees, nobodys], 'ann').map((c) => c.id)).toEqual(['b', 'c']);
   });
 
   it('name the request when one came, and count them when several did', () => {
-    const one = approval('a', { id: 'lee', name: 'Lee' }, { display: { title: 'Send the invoice', summary: 'Email invoice 42' } });
+    const one = approval('a', { id: 'lee', roles: [], name: 'Lee' }, { display: { title: 'Send the invoice', summary: 'Email invoice 42' } });
     expect(notificationFor([one])).toEqual({ title: 'Approve? Send the invoice', body: 'Email invoice 42 — from bot for Lee', tag: 'tollgate-call-a' });
     const plain = approval('b', null);
     expect(notificationFor([plain])).toEqual({ title: 'Approve? send_email', body: 'send_email — from bot', tag: 'tollgate-call-b' });

@@ -13,13 +13,14 @@ function approval(id: string, createdAt = '2025-01-01T10:00:00.000Z', extra: Par
     approval: { approvers: ['approver'], expiresAt: '2025-01-01T10:05:00.000Z' },
     createdAt,
     updatedAt: createdAt,
-    conversation: { id: 'conv-1', agentId: 'bot', user: { id: 'lee', name: 'Lee' }, title: 'Tidy up' },
+    conversation: { id: 'conv-1', agentId: 'bot', user: { id: 'lee', roles: [], name: 'Lee' }, title: 'Tidy up' },
     ...extra,
   };
 }
 
-function event(type: string, toolCallId: string, actor: AuditEvent['actor'], data: Record<string, unknown>): AuditEvent {
-  return { seq: 1, id: 'e1', type, at: '2025-01-01T10:01:00.000Z', tenant: 'default', conversationId: 'conv-1', toolCallId, toolName: 'delete_source', actor, data };
+function event(type: AuditEvent['type'], toolCallId: string, actor: Omit<AuditEvent['actor'], 'kind'> & { kind?: AuditEvent['actor']['kind'] }, data: Record<string, unknown>): AuditEvent {
+  const at = '2025-01-01T10:01:00.000Z';
+  return { seq: 1, id: 'e1', type, at, recordedAt: at, tenant: 'default', instanceId: 'i', conversationId: 'conv-1', toolCallId, toolName: 'delete_source', actor: { kind: 'person', ...actor }, data, prevHash: '0'.repeat(64), hash: '1'.repeat(64) };
 }
 
 describe('inbox state', () => {
@@ -69,8 +70,8 @@ describe('inbox state', () => {
   });
 
   it('events that do not end a pending call make no departure', () => {
-    expect(departureFromEvent(event('ToolCallProposed', 'a', { id: 'bot' }, {}), 'me', 1)).toBeNull();
-    expect(departureFromEvent(event('ToolCallCancelled', 'a', { id: 'root' }, { outcome: 'cancelled', previousStatus: 'approved' }), 'me', 1)).toBeNull();
+    expect(departureFromEvent(event('ToolCallProposed', 'a', { id: 'bot', kind: 'agent', via: 'api' }, {}), 'me', 1)).toBeNull();
+    expect(departureFromEvent(event('ToolCallCancelled', 'a', { id: 'root', via: 'api' }, { outcome: 'cancelled', previousStatus: 'approved' }), 'me', 1)).toBeNull();
   });
 
   it('a decision record (the answer to this page\'s decision, or a 409) makes the same kind of note', () => {

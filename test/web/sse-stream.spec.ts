@@ -1,4 +1,5 @@
 /** The inbox's event-stream client against a fetch stand-in: what it reports while connected and while away. */
+import { Tollgate } from '@tollgate/sdk';
 import { openStream, StreamStatus } from '../../web/src/sse';
 
 const realFetch = global.fetch;
@@ -15,7 +16,8 @@ function streamResponse(): { response: Response; write(text: string): void; end(
 }
 
 function open(states: StreamStatus[]) {
-  return openStream({ url: '/v1/events/stream', token: 't', onOpen: () => undefined, onFrames: () => undefined, onState: (s) => states.push(s), onRefused: () => undefined });
+  // Same origin, as in the page: the stand-in fetch sees the path alone.
+  return openStream({ tollgate: new Tollgate({ url: '', token: 't' }), onOpen: () => undefined, onEvent: () => undefined, onState: (s) => states.push(s), onRefused: () => undefined });
 }
 
 describe('the event stream client', () => {

@@ -1,24 +1,5 @@
-/** Pure helpers of the web inbox: the SSE frame parser, the JSON editor's check, durations. */
+/** Pure helpers of the web inbox: the JSON editor's check, durations (the SSE parser is the SDK's, tested there). */
 import { duration, parseArguments, timeLeft } from '../../web/src/format';
-import { parseFrames } from '../../web/src/sse';
-
-describe('parseFrames', () => {
-  it('splits complete frames, keeps the incomplete rest, and reads comments and retry', () => {
-    const r = parseFrames('retry: 3000\n: stream of tenant t after event 41\n\nid: 42\nevent: ToolCallApproved\ndata: {"seq":42}\n\nid: 43\nevent: X\ndata: {"se');
-    expect(r.retry).toBe(3000);
-    expect(r.comments).toEqual(['stream of tenant t after event 41']);
-    expect(r.frames).toEqual([{ id: '42', event: 'ToolCallApproved', data: '{"seq":42}' }]);
-    expect(r.rest).toBe('id: 43\nevent: X\ndata: {"se');
-  });
-
-  it('joins multi-line data and accepts CRLF line ends', () => {
-    expect(parseFrames('data: a\r\ndata: b\r\n\r\n').frames).toEqual([{ id: undefined, event: 'message', data: 'a\nb' }]);
-  });
-
-  it('a heartbeat comment alone is no frame', () => {
-    expect(parseFrames(': keep-alive\n\n')).toEqual({ frames: [], comments: ['keep-alive'], retry: undefined, rest: '' });
-  });
-});
 
 describe('parseArguments', () => {
   it('accepts a JSON object', () => {

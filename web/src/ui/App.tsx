@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, createApi, publicApi } from '../api';
+import { ApiError, createApi, errorText, publicApi } from '../api';
 import { Departure, departureFromDecision, departureFromEvent, depart, emptyInbox, InboxState, pendingItems, prune, titleOf, withSnapshot } from '../inbox';
 import { canReadAudit, clearSession, displayName, loadSession, saveSession, Session } from '../session';
 import { openStream, Stream, StreamState, StreamStatus } from '../sse';
@@ -138,7 +138,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
           if (resyncing && epoch === drops.current) setStale(false);
         } catch (e) {
           if (resyncing) resync.current = true;
-          if (!(e instanceof ApiError && e.status === 401)) setLoadError(e instanceof ApiError && e.status === 403 ? 'Agent tokens cannot use the inbox.' : `Could not load the inbox: ${(e as Error).message}`);
+          if (!(e instanceof ApiError && e.status === 401)) setLoadError(e instanceof ApiError && e.status === 403 ? 'Agent tokens cannot use the inbox.' : `Could not load the inbox: ${errorText(e)}`);
         }
       } while (l.again);
     } finally {
@@ -196,8 +196,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       if (r.view === 'conversation' && e.conversationId === r.id) setConvVersion((v) => v + 1);
     };
     const s = openStream({
-      url: '/v1/events/stream',
-      token: session.token,
+      tollgate: api.tollgate,
       onOpen: () => {
         resync.current = true;
         void refresh();
@@ -210,15 +209,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         setStream(st);
       },
       onRefused: (code) => (code === 401 ? onSignOut('Your token was refused: it has expired or is no longer valid. Sign in again.') : setLoadError('This token may not read the live stream.')),
-      onFrames: (frames) => {
-        for (const f of frames) {
-          try {
-            onEvent(JSON.parse(f.data) as AuditEvent);
-          } catch {
-            // a frame that is not an event (none are sent today) is ignored
-          }
-        }
-      },
+      onEvent,
     });
     streamRef.current = s;
     return () => {
@@ -295,7 +286,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
     try {
       await decide(call, { decision: 'approve' });
     } catch (e) {
-      setListNote({ error: true, text: `Could not approve “${titleOf(call)}”: ${e instanceof ApiError ? (e.problem.detail ?? e.message) : (e as Error).message}` });
+      setListNote({ error: true, text: `Could not approve “${titleOf(call)}”: ${errorText(e)}` });
     }
   }
 
@@ -435,7 +426,7 @@ function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof 
       const call = await api.toolCall(id);
       const conv = await api.conversation(call.conversationId);
       if (!stale) setFetched({ ...call, conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title } });
-    })().catch((e: unknown) => !stale && setError(e instanceof ApiError && e.status === 404 ? 'No such request, or not one you may see.' : (e as Error).message));
+    })().catch((e: unknown) => !stale && setError(e instanceof ApiError && e.status === 404 ? 'No such request, or not one you may see.' : errorText(e)));
     return () => {
       stale = true;
     };

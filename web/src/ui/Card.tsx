@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from '../api';
+import { ApiError, errorText } from '../api';
 import { ago, capitalise, clock, decisionSentence, LEVEL_WORDS, parseArguments, pretty, ruleText, timeLeft } from '../format';
 import type { Departure } from '../inbox';
 import { titleOf } from '../inbox';
@@ -231,7 +231,7 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
     try {
       await onDecide(call, body);
     } catch (e) {
-      setError(e instanceof ApiError ? (e.problem.detail ?? e.message) : `Could not send the decision: ${(e as Error).message}`);
+      setError(e instanceof ApiError && e.status !== 0 ? e.detail : `Could not send the decision: ${errorText(e)}`);
       setArmed(null);
     } finally {
       setBusy(false);

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError, createApi, publicApi } from '../api';
+import { ApiError, createApi, errorText, publicApi } from '../api';
 import { Session, sessionFromToken } from '../session';
 import type { UiConfig } from '../types';
 import { submitOnModEnter } from './hooks';
@@ -27,7 +27,7 @@ async function check(raw: string): Promise<Session> {
       throw e;
     });
   } catch (e) {
-    throw new Error(e instanceof ApiError && e.status === 401 ? `The server refused that token: ${e.problem.detail ?? 'invalid'}` : `Could not reach Tollgate: ${(e as Error).message}`);
+    throw new Error(e instanceof ApiError && e.status === 401 ? `The server refused that token: ${e.problem.detail ?? 'invalid'}` : `Could not reach Tollgate: ${errorText(e)}`);
   }
   return s;
 }
@@ -65,7 +65,7 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
       const { token: minted } = await publicApi.devToken({ sub: sub.trim(), name: name.trim() || undefined, roles, tenant: tenant.trim() || undefined });
       onSignedIn(await check(minted), remember);
     } catch (err) {
-      setDevError(err instanceof ApiError ? (err.problem.errors?.map((f) => `${f.path}: ${f.message}`).join('; ') ?? err.message) : (err as Error).message);
+      setDevError(err instanceof ApiError ? (err.problem.errors?.map((f) => `${f.path}: ${f.message}`).join('; ') ?? errorText(err)) : (err as Error).message);
     } finally {
       setBusy(false);
     }

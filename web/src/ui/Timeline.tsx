@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api';
-import { ApiError } from '../api';
+import { ApiError, errorText } from '../api';
 import { capitalise, clock, decidedBy, decisionSentence, duration, timeLeft } from '../format';
 import { titleOf } from '../inbox';
 import type { AuditEvent, Conversation, ToolCall } from '../types';
@@ -31,7 +31,7 @@ export function Timeline({ api, id, me, withAudit, now, version }: Props) {
     const t = setTimeout(() => {
       api.conversation(id).then(
         (c) => !stale && (setConv(c), setError(undefined)),
-        (e: unknown) => !stale && setError(e instanceof ApiError && e.status === 404 ? 'No such conversation, or not one you may see.' : (e as Error).message),
+        (e: unknown) => !stale && setError(e instanceof ApiError && e.status === 404 ? 'No such conversation, or not one you may see.' : errorText(e)),
       );
       if (withAudit) api.auditEvents(id).then((ev) => !stale && setEvents(ev), () => undefined);
     }, version === 0 ? 0 : 200);
@@ -45,7 +45,7 @@ export function Timeline({ api, id, me, withAudit, now, version }: Props) {
     document.getElementById('timeline-h')?.focus();
   }, [id]);
 
-  const calls = conv ? [...conv.toolCalls].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt)) : [];
+  const calls = conv ? [...(conv.toolCalls ?? [])].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt)) : [];
   return (
     <section class="timeline" aria-labelledby="timeline-h">
       <p>
