@@ -1,0 +1,164 @@
+/**
+ * `@tollgate/sdk/openai-agents` through a real Tollgate, with a fake `Model`: the model asks for a tool, Tollgate
+ * holds it for a person, and the model's next request shows what it was told.
+ */
+import { Agent, run, setTracingDisabled, tool, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents';
+import { z } from 'zod';
+import type { TollgateConversation } from '@tollgate/sdk';
+import { withApproval } from '../../src/integrations/openai-agents.js';
+import { pendingIn, setUp, startTestServer, type Setup, type TestServer } from '../support.js';
+
+setTracingDisabled(true);
+
+let server: TestServer;
+let s: Setup;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  s = await setUp(server);
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** Asks for one tool call, then answers "done"; keeps every request. */
+class FakeModel implements Model {
+  requests: ModelRequest[] = [];
+  constructor(private readonly call: { name: string; arguments: object; callId?: string }) {}
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push(request);
+    const items = typeof request.input === 'string' ? [] : request.input;
+    const answered = items.some((i) => i.type === 'function_call_result');
+    return {
+      usage: new Usage(),
+      output: answered
+        ? [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done' }] }]
+        : [{ type: 'function_call', callId: this.call.callId ?? 'call_1', name: this.call.name, arguments: JSON.stringify(this.call.arguments), status: 'completed' }],
+    };
+  }
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error('not used');
+  }
+}
+
+/** The tool's output as the model received it in its second request. */
+function outputSeen(m: FakeModel): unknown {
+  const items = m.requests[1].input;
+  if (typeof items === 'string') throw new Error('no items');
+  const result = items.find((i) => i.type === 'function_call_result');
+  return result && 'output' in result ? result.output : undefined;
+}
+
+let n = 0;
+async function conversation(): Promise<TollgateConversation> {
+  n += 1;
+  return s.agent().conversation({ id: `conv-agents-${n}`, user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: `agents test ${n}` });
+}
+
+function deleteTool(runs: Array<{ id: string }>) {
+  return tool({
+    name: 'delete_source',
+    description: 'Delete a source',
+    parameters: z.object({ id: z.string() }),
+    execute: async (args) => {
+      runs.push(args);
+      return `deleted ${args.id}`;
+    },
+  });
+}
+
+describe('withApproval (OpenAI Agents SDK)', () => {
+  it('runs the tool once a person approves, and the model sees its output', async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
+    const agent = new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv, display: (a) => ({ title: `Delete ${a.id}` }) })] });
+    const running = run(agent, 'delete src_2');
+    const [pending] = await pendingIn(s.ann, conv.id);
+    expect(pending).toMatchObject({ externalId: 'call_1', toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete src_2' } });
+    expect(runs).toEqual([]);
+    await s.ann.inbox().approve(pending.id);
+
+    expect((await running).finalOutput).toBe('done');
+    expect(runs).toEqual([{ id: 'src_2' }]);
+    expect(outputSeen(m)).toEqual({ type: 'text', text: 'deleted src_2' });
+    expect(await s.ann.getToolCall(pending.id)).toMatchObject({ status: 'completed', result: { outcome: 'succeeded', output: 'deleted src_2' } });
+  });
+
+  it('runs with the arguments the approver edited, validated by the tool', async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
+    const running = run(new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv })] }), 'delete src_2');
+    const [pending] = await pendingIn(s.ann, conv.id);
+    await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_2_archive' } });
+    await running;
+    expect(runs).toEqual([{ id: 'src_2_archive' }]);
+    expect(outputSeen(m)).toEqual({ type: 'text', text: 'deleted src_2_archive' });
+  });
+
+  it('tells the model who rejected the call, how and why; the tool does not run', async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
+    const running = run(new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: () => conv })] }), 'delete src_2');
+    const [pending] = await pendingIn(s.ann, conv.id);
+    await s.ann.inbox().reject(pending.id, { reason: 'that is production data' });
+    await running;
+    expect(runs).toEqual([]);
+    expect(outputSeen(m)).toEqual({ type: 'text', text: 'delete_source was rejected by Ann via cli: that is production data' });
+  });
+
+  it('tells the model when the policy denies the call', async () => {
+    const conv = await conversation();
+    const ran: string[] = [];
+    const shell = tool({ name: 'shell', description: 'Run a command', parameters: z.object({ cmd: z.string() }), execute: async ({ cmd }) => (ran.push(cmd), 'ok') });
+    const m = new FakeModel({ name: 'shell', arguments: { cmd: 'rm -rf /srv' } });
+    await run(new Agent({ name: 'ops', model: m, tools: [withApproval(shell, { conversation: conv })] }), 'clean up');
+    expect(ran).toEqual([]);
+    expect(outputSeen(m)).toEqual({ type: 'text', text: expect.stringMatching(/^shell was denied by the policy: .+/) });
+  });
+
+  it('proposes once when the same model call is run again (same callId)', async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const gated = withApproval(deleteTool(runs), { conversation: conv });
+    const abort = new AbortController();
+    const first = run(new Agent({ name: 'ops', model: new FakeModel({ name: 'delete_source', arguments: { id: 'src_9' }, callId: 'call_retry' }), tools: [gated] }), 'delete src_9', { signal: abort.signal });
+    await pendingIn(s.ann, conv.id);
+    abort.abort();
+    await first.catch(() => undefined); // an aborted run may end either way; what matters is Tollgate's side below
+
+    const again = run(new Agent({ name: 'ops', model: new FakeModel({ name: 'delete_source', arguments: { id: 'src_9' }, callId: 'call_retry' }), tools: [gated] }), 'delete src_9');
+    const [pending] = await pendingIn(s.ann, conv.id);
+    await s.ann.inbox().approve(pending.id);
+    expect((await again).finalOutput).toBe('done');
+    expect(runs).toEqual([{ id: 'src_9' }]);
+    expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([['call_retry', 'completed']]);
+  });
+});
+
+describe('examples/openai-agents/agent.mjs', () => {
+  // The example as shipped (its main, run with a URL and token), decided as a person would in the inbox.
+  const example = require('../../../../examples/openai-agents/agent.mjs') as {
+    main(o: { url: string; token: string; conversationId: string; log: (line: unknown) => void }): Promise<string>;
+    sources: Map<string, string>;
+  };
+
+  it('deletes what the approver edited it to, and the model repeats the result', async () => {
+    const running = example.main({ url: server.url, token: s.agentToken, conversationId: 'example-agents-approve', log: () => undefined });
+    const [pending] = await pendingIn(s.ann, 'example-agents-approve');
+    expect(pending).toMatchObject({ toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete source src_2' }, policy: { level: 'confirm' } });
+    await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_3' } });
+    expect(await running).toBe('The tool said: {"deleted":"src_3","existed":true}');
+    expect([...example.sources.keys()]).toEqual(['src_1', 'src_2']);
+  });
+
+  it('tells the model the reason when the approver rejects it', async () => {
+    const running = example.main({ url: server.url, token: s.agentToken, conversationId: 'example-agents-reject', log: () => undefined });
+    const [pending] = await pendingIn(s.ann, 'example-agents-reject');
+    await s.ann.inbox().reject(pending.id, { reason: 'keep it for the audit' });
+    expect(await running).toBe('The tool said: delete_source was rejected by Ann via cli: keep it for the audit');
+  });
+});
