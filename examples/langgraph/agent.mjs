@@ -1,0 +1,69 @@
+// A LangGraph.js agent whose destructive tool, delete_source, runs only once a person approves it in Tollgate.
+// The graph pauses on an interrupt (checkpointed by MemorySaver) while the call is pending, and resumes when the
+// decision arrives. Offline: the model is LangChain's fakeModel(), scripted to ask for delete_source and then
+// to repeat what the tool answered. With a real model, use e.g. `new ChatOpenAI({ model: 'gpt-4.1' })`.
+//
+//   npm start                                                        # Tollgate, in another terminal
+//   TOLLGATE_TOKEN=$(npx tollgate token --sub support-bot --role agent) node examples/langgraph/agent.mjs
+//   … then approve, edit or reject the call in the web inbox at http://127.0.0.1:8080/
+import { pathToFileURL } from 'node:url';
+import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
+import { AIMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { tool } from '@langchain/core/tools';
+import { z } from 'zod';
+import { Tollgate } from '@tollgate/sdk';
+import { resumeWhenDecided, withApproval } from '@tollgate/sdk/langgraph';
+
+/** The model: first asks to delete src_2, then says what the tool answered. */
+export function scriptedModel() {
+  return fakeModel()
+    .respondWithTools([{ name: 'delete_source', args: { id: 'src_2' }, id: 'call_1' }])
+    .respond((messages) => new AIMessage(`The tool said: ${messages.at(-1).content}`));
+}
+
+/** The knowledge base the tool deletes from (a stand-in for your API). */
+export const sources = new Map([['src_1', 'Pricing FAQ'], ['src_2', 'Old pricing FAQ'], ['src_3', 'Archive']]);
+
+export async function main({ url = 'http://127.0.0.1:8080', token, conversationId = `langgraph-example-${Date.now()}`, model = scriptedModel(), log = console.log } = {}) {
+  const tollgate = new Tollgate({ url, token });
+  const conversation = await tollgate.conversation({ id: conversationId, user: { id: 'ann', roles: ['admin'] }, title: 'Tidy the knowledge base (LangGraph)' });
+
+  const deleteSource = tool(async ({ id }) => JSON.stringify({ deleted: id, existed: sources.delete(id) }), {
+    name: 'delete_source',
+    description: 'Delete a source from the knowledge base',
+    schema: z.object({ id: z.string() }),
+  });
+  const tools = [
+    withApproval(deleteSource, {
+      conversation,
+      annotations: { destructive: true }, // unregistered tools are judged by these flags: destructive asks a person
+      display: (a) => ({ title: `Delete source ${a.id}`, summary: 'This cannot be undone.' }),
+      reason: 'The user asked to remove the outdated FAQ',
+    }),
+  ];
+  const bound = model.bindTools(tools);
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode('agent', async (state) => ({ messages: [await bound.invoke(state.messages)] }))
+    .addNode('tools', new ToolNode(tools))
+    .addEdge(START, 'agent')
+    .addConditionalEdges('agent', toolsCondition, ['tools', END])
+    .addEdge('tools', 'agent')
+    .compile({ checkpointer: new MemorySaver() }); // any checkpointer: the pause survives restarts with a durable one
+
+  const config = { configurable: { thread_id: conversation.id } };
+  const first = await graph.invoke({ messages: [{ role: 'user', content: 'Delete the old pricing FAQ (src_2).' }] }, config);
+  log(`Paused (${first.__interrupt__?.length ?? 0} interrupt) waiting for a decision on delete_source in ${conversation.id} (open the web inbox)…`);
+  const final = (await resumeWhenDecided(graph, config, { tollgate })) ?? first;
+  const text = final.messages.at(-1).content;
+  log(text);
+  return text;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main({ url: process.env.TOLLGATE_URL, token: process.env.TOLLGATE_TOKEN }).catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
