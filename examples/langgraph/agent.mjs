@@ -54,7 +54,7 @@ export async function main({ url = 'http://127.0.0.1:8080', token, conversationI
 
   const config = { configurable: { thread_id: conversation.id } };
   const first = await graph.invoke({ messages: [{ role: 'user', content: 'Delete the old pricing FAQ (src_2).' }] }, config);
-  log(`Paused (${first.__interrupt__?.length ?? 0} interrupt) waiting for a decision on delete_source in ${conversation.id} (open the web inbox)…`);
+  log(`Paused (${first.__interrupt__?.length ?? 0} interrupt) waiting for a decision on delete_source in conversation ${conversation.id} (open the web inbox)…`);
   const final = (await resumeWhenDecided(graph, config, { tollgate })) ?? first;
   const text = final.messages.at(-1).content;
   log(text);
