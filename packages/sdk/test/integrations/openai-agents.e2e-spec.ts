@@ -2,10 +2,10 @@
  * `@tollgate/sdk/openai-agents` through a real Tollgate, with a fake `Model`: the model asks for a tool, Tollgate
  * holds it for a person, and the model's next request shows what it was told.
  */
-import { Agent, run, setTracingDisabled, tool, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents';
+import { Agent, run, RunState, setTracingDisabled, tool, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents';
 import { z } from 'zod';
 import type { TollgateConversation } from '@tollgate/sdk';
-import { withApproval } from '../../src/integrations/openai-agents.js';
+import { decideInterruptions, withApproval } from '../../src/integrations/openai-agents.js';
 import { pendingIn, setUp, startTestServer, type Setup, type TestServer } from '../support.js';
 
 setTracingDisabled(true);
@@ -136,6 +136,55 @@ describe('withApproval (OpenAI Agents SDK)', () => {
     expect((await again).finalOutput).toBe('done');
     expect(runs).toEqual([{ id: 'src_9' }]);
     expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([['call_retry', 'completed']]);
+  });
+});
+
+describe('withApproval({ interrupt: true }) + decideInterruptions: the RunState flow', () => {
+  it('interrupts the run while Tollgate holds the call; resumed from a saved state, runs with the edited arguments', async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
+    const agent = new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv, interrupt: true, display: (a) => ({ title: `Delete ${a.id}` }) })] });
+    const first = await run(agent, 'delete src_2');
+    expect(first.interruptions.map((i) => [i.name, i.arguments])).toEqual([['delete_source', '{"id":"src_2"}']]);
+    const [pending] = await pendingIn(s.ann, conv.id); // proposed before the run ended: people see it now
+    expect(pending).toMatchObject({ externalId: 'call_1', display: { title: 'Delete src_2' } });
+    expect(runs).toEqual([]);
+
+    const state = await RunState.fromString(agent, first.state.toString()); // saved while people decide, restored later
+    await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_2_archive' } });
+    await decideInterruptions({ interruptions: state.getInterruptions(), state }, { conversation: conv });
+    const second = await run(agent, state);
+
+    expect(second.finalOutput).toBe('done');
+    expect(runs).toEqual([{ id: 'src_2_archive' }]);
+    expect(outputSeen(m)).toEqual({ type: 'text', text: 'deleted src_2_archive' });
+    expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([['call_1', 'completed']]);
+  });
+
+  it('rejects the interruption with the refusal as the message the model reads', async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
+    const agent = new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv, interrupt: true })] });
+    const first = await run(agent, 'delete src_2');
+    const [pending] = await pendingIn(s.ann, conv.id);
+    await s.ann.inbox().reject(pending.id, { reason: 'that is production data' });
+    const second = await run(agent, await decideInterruptions(first, { conversation: conv }));
+    expect(second.finalOutput).toBe('done');
+    expect(runs).toEqual([]);
+    expect(outputSeen(m)).toEqual({ type: 'text', text: 'delete_source was rejected by Ann via cli: that is production data' });
+  });
+
+  it('does not interrupt a call the policy decides at once', async () => {
+    const conv = await conversation();
+    const ran: string[] = [];
+    const shell = tool({ name: 'shell', description: 'Run a command', parameters: z.object({ cmd: z.string() }), execute: async ({ cmd }) => (ran.push(cmd), 'ok') });
+    const m = new FakeModel({ name: 'shell', arguments: { cmd: 'rm -rf /srv' } });
+    const result = await run(new Agent({ name: 'ops', model: m, tools: [withApproval(shell, { conversation: conv, interrupt: true })] }), 'clean up');
+    expect(result.interruptions).toEqual([]);
+    expect(ran).toEqual([]);
+    expect(outputSeen(m)).toEqual({ type: 'text', text: expect.stringMatching(/^shell was denied by the policy: .+/) });
   });
 });
 
