@@ -10,7 +10,7 @@
  * Tollgate's approvers may edit them and the run needs Tollgate's claim.
  */
 import type { FunctionTool, RunContext, RunState, RunToolApprovalItem } from '@openai/agents';
-import type { TollgateConversation } from '../conversation.js';
+import { outcomeOf, type TollgateConversation } from '../conversation.js';
 import { ToolCallRejectedError } from '../errors.js';
 import { toolCallKey } from '../ids.js';
 import type { JsonObject } from '../types.js';
@@ -93,10 +93,10 @@ export async function decideInterruptions<S extends RunState<any, any>>(
     const call = calls.find((c) => c.externalId === key);
     if (!call) continue;
     const decided = await o.conversation.tollgate.waitForDecision(call, o.signal ? { signal: o.signal } : {});
-    if (decided.status === 'approved' || decided.status === 'executed' || decided.status === 'completed') {
+    const { status } = outcomeOf(decided);
+    if (status === 'approved') {
       result.state.approve(item);
     } else {
-      const status = decided.status === 'rejected' && decided.decision?.by.via === 'policy' ? 'denied' : (decided.status as 'rejected' | 'expired' | 'cancelled');
       const message = refusalOrThrow(new ToolCallRejectedError(status, decided), o.onRefusal);
       result.state.reject(item, { message: typeof message === 'string' ? message : JSON.stringify(message) });
     }
