@@ -19,6 +19,9 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json /app/LICENSE ./
 COPY --from=build /app/node_modules ./node_modules
+# @tollgate/sdk, which the CLI uses, is a workspace package: node_modules links to it.
+COPY --from=build /app/packages/sdk/package.json ./packages/sdk/package.json
+COPY --from=build /app/packages/sdk/dist ./packages/sdk/dist
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/dist ./dist
 # The gRPC API's definition, read at start (and served by reflection).
