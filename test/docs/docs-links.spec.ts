@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve } from 'node:path';
  */
 const ROOT = join(__dirname, '..', '..');
 const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
-const DOCS = tracked.filter((f) => /^(README|CHANGELOG)\.md$|^docs\/[^/]+\.md$/.test(f));
+const DOCS = tracked.filter((f) => /^(README|CHANGELOG)\.md$|^docs\/.+\.md$|^packages\/sdk\/README\.md$/.test(f));
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
 export function anchorsOf(markdown: string): Set<string> {
