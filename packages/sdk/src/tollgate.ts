@@ -49,6 +49,11 @@ export interface TollgateOptions {
   timeoutMs?: number;
   /** `X-Tollgate-Channel` of decisions, halts and resumes (recorded as `via`). Default: none (the server says `api`). */
   channel?: DecisionChannel;
+  /**
+   * The gRPC address (`host:port`, plaintext) to wait for decisions on with `WatchToolCall` instead of the REST
+   * long-poll. Node only; needs the optional peer dependencies @grpc/grpc-js and @grpc/proto-loader.
+   */
+  grpc?: string;
   /** The longest single long-poll while waiting for a decision, 1–60 s. Default 30. */
   pollSeconds?: number;
   /**
@@ -128,9 +133,15 @@ export class Tollgate {
   /**
    * Long-polls until the call leaves `pending`: decided, expired or cancelled. It survives network errors and
    * server restarts (it keeps asking, with backoff, while the call may still be decided) and honours the signal.
+   * With the `grpc` option it waits on the gRPC `WatchToolCall` stream instead (src/grpc-watch.ts).
    */
   async waitForDecision(idOrCall: string | ToolCall, o: WaitOptions = {}): Promise<ToolCall> {
     let call = typeof idOrCall === 'string' ? await this.getToolCall(idOrCall, o) : idOrCall;
+    if (this.options.grpc && call.status === 'pending') {
+      // A computed specifier: bundlers (the web inbox) leave the Node-only gRPC module out.
+      const { waitOverGrpc } = (await import(/* @vite-ignore */ GRPC_WATCH)) as typeof import('./grpc-watch.js');
+      return waitOverGrpc(this, this.options.grpc, call, o.signal);
+    }
     const poll = Math.max(1, Math.min(60, this.options.pollSeconds ?? 30));
     let failures = 0;
     while (call.status === 'pending') {
@@ -281,3 +292,4 @@ export async function allPages<T>(page: (cursor: string | undefined) => Promise<
 }
 
 const enc = encodeURIComponent;
+const GRPC_WATCH = ['.', 'grpc-watch.js'].join('/');
