@@ -147,7 +147,8 @@ describe('tracing with OTEL_TRACES_EXPORTER=otlp', () => {
     // The header names the POST's own client span, under the delivery's span.
     const post = await eventually(() => spansOf(deliveryTrace).find((s) => s.spanId === sentSpanId), 20_000, 'the POST span');
     expect(post.kind).toBe(CLIENT);
-    const delivery = spansOf(deliveryTrace).find((s) => s.name === 'webhook deliver')!;
+    // The delivery's span ends after its POST, so it may reach the collector in a later export.
+    const delivery = await eventually(() => spansOf(deliveryTrace).find((s) => s.name === 'webhook deliver'), 20_000, 'the delivery span');
     expect(delivery.attributes).toMatchObject({ 'tollgate.tenant': 'traced', 'tollgate.webhook.outcome': 'delivered' });
     expect(descends(post, delivery)).toBe(true);
 
