@@ -139,7 +139,7 @@ describe('the OpenAPI document', () => {
       expect(params.filter((p) => p.in === 'header' && p.required)).toEqual([]);
     }
     const decide = doc.paths['/v1/tool-calls/{id}/decision'].post.parameters.filter((p: any) => p.in === 'header');
-    expect(decide).toEqual([expect.objectContaining({ name: 'x-tollgate-channel', required: false, schema: expect.objectContaining({ enum: ['web', 'cli', 'api'] }) })]);
+    expect(decide).toEqual([expect.objectContaining({ name: 'x-tollgate-channel', required: false, schema: expect.objectContaining({ enum: ['web', 'cli', 'api', 'mcp'] }) })]);
   });
 
   it('says that request bodies refuse unknown fields, but inside free JSON', () => {

@@ -30,7 +30,7 @@ import type {
 } from './types.js';
 
 /** Where a person's decision (or halt) is recorded as coming from: `decision.by.via`. */
-export type DecisionChannel = 'web' | 'cli' | 'api';
+export type DecisionChannel = 'web' | 'cli' | 'api' | 'mcp';
 
 export interface TollgateOptions {
   /** The server, e.g. `http://127.0.0.1:8080` (a path prefix is kept). Empty in a page served by Tollgate: same origin. */

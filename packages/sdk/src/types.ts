@@ -14,7 +14,7 @@ export type JsonObject = { [key: string]: unknown };
 /* ── enumerations ─────────────────────────────────────────────────────────────────────────────────────── */
 
 /** Where a decision came from: `policy` for the policy's own, `system` for expiry and the like. */
-export type Channel = 'policy' | 'web' | 'cli' | 'slack' | 'api' | 'grpc' | 'system';
+export type Channel = 'policy' | 'web' | 'cli' | 'slack' | 'api' | 'grpc' | 'mcp' | 'system';
 export type DecisionOutcome = 'approved' | 'rejected' | 'expired' | 'cancelled';
 export type ToolCallStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'cancelled' | 'executed' | 'completed';
 /** How closely a person supervises a call, strictest first. */
@@ -179,10 +179,21 @@ export interface ToolCall {
   updatedAt: string;
 }
 
+/** A proposal's flags, in Tollgate's names or an MCP tool's annotations as they are (the two names of one flag must agree). */
 export interface ToolAnnotations {
   isReadOnly?: boolean;
   requiresApproval?: boolean;
   destructive?: boolean;
+  /** MCP's name for `isReadOnly`. */
+  readOnlyHint?: boolean;
+  /** MCP's name for `destructive`. */
+  destructiveHint?: boolean;
+  /** Accepted from MCP; not read by the policy. */
+  idempotentHint?: boolean;
+  /** Accepted from MCP; not read by the policy. */
+  openWorldHint?: boolean;
+  /** Accepted from MCP; not read by the policy. */
+  title?: string;
 }
 
 /** One call of a proposal (POST /v1/conversations/{id}/tool-calls). */

@@ -155,6 +155,13 @@ export interface ProposedToolCallMsg {
   display?: { title?: string; summary?: string; fields?: Array<{ label?: string; value?: string }> } | null;
 }
 
+/** The members of ToolAnnotations by name (the loader adds a virtual `_name` member per optional field). */
+const ANNOTATION_NAMES = ['isReadOnly', 'requiresApproval', 'destructive', 'readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint', 'title'] as const;
+
+function annotationsBody(a: Msg): Json {
+  return present(Object.fromEntries(ANNOTATION_NAMES.map((k) => [k, a[k]]))) as Json;
+}
+
 /** The body of POST /v1/conversations/{id}/tool-calls. */
 export function proposalBody(calls: ProposedToolCallMsg[] | undefined): Json {
   return {
@@ -163,7 +170,7 @@ export function proposalBody(calls: ProposedToolCallMsg[] | undefined): Json {
         id: c.id,
         toolName: c.toolName ?? '',
         arguments: structField(c.arguments, `toolCalls[${i}].arguments`),
-        annotations: c.annotations && present({ isReadOnly: c.annotations.isReadOnly, requiresApproval: c.annotations.requiresApproval, destructive: c.annotations.destructive }),
+        annotations: c.annotations && annotationsBody(c.annotations),
         reason: c.reason,
         confidence: c.confidence,
         estimatedCost: c.estimatedCost,

@@ -17,7 +17,7 @@ import { DomainError, ValidationError } from '../../domain/shared/domain-error';
 import { TOOL_NAME_PATTERN } from '../../domain/tool/tool.aggregate';
 import { ForbiddenError } from '../http/auth';
 import { StartConversationRequest } from '../http/dto/conversation.dto';
-import { DecisionRequest, ProposeToolCallsRequest, ResultRequest } from '../http/dto/tool-call.dto';
+import { DecisionRequest, ProposeToolCallsRequest, ResultRequest, proposedCalls } from '../http/dto/tool-call.dto';
 import { RegisterToolRequest } from '../http/dto/tool.dto';
 import { WaitSlots } from '../http/rate-limit';
 import { enumParam, listParams } from '../http/request-params';
@@ -46,7 +46,7 @@ const MAX_OUTPUT_BYTES = 64 * 1024;
 const WATCH_SLICE_S = 60;
 
 /** What a person may name in `x-tollgate-channel` over gRPC: where they decided. Slack and the policy are never a caller's to claim. */
-const GRPC_CHANNELS = ['grpc', 'cli', 'web'] as const satisfies readonly Channel[];
+const GRPC_CHANNELS = ['grpc', 'cli', 'web', 'mcp'] as const satisfies readonly Channel[];
 
 /**
  * The methods of tollgate.v1.Tollgate. Each builds the same command or query as its REST route (the
@@ -81,16 +81,7 @@ export class TollgateRpcs {
       if (!access.isOwningAgent) throw new ForbiddenError('Only the agent that started this conversation may propose tool calls in it');
       throw e;
     }
-    const calls = dto.toolCalls.map((t) => ({
-      externalId: t.id,
-      toolName: t.toolName,
-      arguments: t.arguments,
-      annotations: t.annotations && { ...t.annotations },
-      reason: t.reason,
-      confidence: t.confidence,
-      estimatedCost: t.estimatedCost,
-      display: t.display && JSON.parse(JSON.stringify(t.display)),
-    }));
+    const calls = proposedCalls(dto);
     const { replay, conversation, toolCalls } = await this.commands.execute(new ProposeToolCallsCommand(p, id, calls));
     return { conversation: conversationMessage(conversation as ConversationView), toolCalls: (toolCalls as ToolCallView[]).map(toolCallMessage), replay };
   }

@@ -32,9 +32,9 @@ export function enumParam<T extends string>(name: string, raw: unknown, values: 
   return s as T;
 }
 
-const REST_CHANNELS = ['web', 'cli', 'api'] as const satisfies readonly Channel[];
+const REST_CHANNELS = ['web', 'cli', 'api', 'mcp'] as const satisfies readonly Channel[];
 
-/** `decision.by.via` for REST comes from X-Tollgate-Channel (web, cli, api; default api). */
+/** `decision.by.via` for REST comes from X-Tollgate-Channel (web, cli, api, mcp; default api). */
 export function channelHeader(raw: string | string[] | undefined): Channel {
   if (raw === undefined || raw === '') return 'api';
   const v = Array.isArray(raw) ? raw[0] : raw;

@@ -12,7 +12,7 @@ import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
 import { StartConversationRequest } from '../dto/conversation.dto';
 import { ApiIdParam, ApiListQuery } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { ProposeToolCallsRequest } from '../dto/tool-call.dto';
+import { ProposeToolCallsRequest, proposedCalls } from '../dto/tool-call.dto';
 import { ConversationPageView, ConversationView, ProposalView } from '../dto/views.dto';
 import { enumParam, listParams } from '../request-params';
 import { parseBody } from '../validation';
@@ -108,16 +108,7 @@ export class ConversationsController {
       throw e;
     }
     // The command checks visibility (404) and ownership (403) in its own transaction.
-    const calls = dto.toolCalls.map((c) => ({
-      externalId: c.id,
-      toolName: c.toolName,
-      arguments: c.arguments,
-      annotations: c.annotations && { ...c.annotations },
-      reason: c.reason,
-      confidence: c.confidence,
-      estimatedCost: c.estimatedCost,
-      display: c.display && JSON.parse(JSON.stringify(c.display)),
-    }));
+    const calls = proposedCalls(dto);
     const { replay, conversation, toolCalls } = await this.commands.execute(new ProposeToolCallsCommand(p, id, calls));
     res.status(replay ? 200 : 201);
     return { conversation, toolCalls };

@@ -26,7 +26,7 @@ export const ApiChannelHeader = () =>
     name: 'x-tollgate-channel',
     required: false,
     description: 'X-Tollgate-Channel: where the person acts from, recorded as `via` (default api); Slack sets its own',
-    schema: { type: 'string', enum: ['web', 'cli', 'api'], default: 'api' },
+    schema: { type: 'string', enum: ['web', 'cli', 'api', 'mcp'], default: 'api' },
   });
 
 /** `from` and `to`: the window on events' `at`. */

@@ -3,14 +3,54 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
+import type { ProposedCall } from '../../../domain/conversation/conversation.aggregate';
+import { ValidationError, type ValidationFault } from '../../../domain/shared/domain-error';
 import { ID_PATTERN } from './conversation.dto';
 import { ANY_JSON } from './json-value';
 
+/**
+ * A proposal's flags, in Tollgate's names or MCP's (`ToolAnnotations`), so an MCP client or gateway can pass a
+ * tool's annotations through as they are. `readOnlyHint` means `isReadOnly` and `destructiveHint` `destructive`;
+ * `idempotentHint`, `openWorldHint` and `title` are accepted and not read by the policy.
+ */
 @ApiSchema({ name: 'ToolAnnotations' })
 export class AnnotationsDto {
   @ApiPropertyOptional() @IsOptional() @IsBoolean() isReadOnly?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() requiresApproval?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() destructive?: boolean;
+  @ApiPropertyOptional({ description: "MCP's name for isReadOnly" }) @IsOptional() @IsBoolean() readOnlyHint?: boolean;
+  @ApiPropertyOptional({ description: "MCP's name for destructive" }) @IsOptional() @IsBoolean() destructiveHint?: boolean;
+  @ApiPropertyOptional({ description: 'MCP hint; accepted, not read by the policy' }) @IsOptional() @IsBoolean() idempotentHint?: boolean;
+  @ApiPropertyOptional({ description: 'MCP hint; accepted, not read by the policy' }) @IsOptional() @IsBoolean() openWorldHint?: boolean;
+  @ApiPropertyOptional({ maxLength: 200, description: 'MCP annotation; accepted, not read by the policy' }) @IsOptional() @IsString() @MaxLength(200) title?: string;
+}
+
+/** The three flags the policy reads, from either vocabulary; the two names of one flag must agree. */
+export function toolFlagsOf(a: AnnotationsDto, path: string): { isReadOnly?: boolean; requiresApproval?: boolean; destructive?: boolean } {
+  const faults: ValidationFault[] = [];
+  const either = (ours: keyof AnnotationsDto, mcp: keyof AnnotationsDto): boolean | undefined => {
+    const x = a[ours] as boolean | undefined;
+    const y = a[mcp] as boolean | undefined;
+    if (x !== undefined && y !== undefined && x !== y) faults.push({ path: `${path}.${mcp}`, message: `contradicts ${ours}` });
+    return x ?? y;
+  };
+  const flags = { isReadOnly: either('isReadOnly', 'readOnlyHint'), requiresApproval: a.requiresApproval, destructive: either('destructive', 'destructiveHint') };
+  if (faults.length) throw new ValidationError(faults);
+  return Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
+}
+
+/** A validated proposal body as the propose command takes it (REST and gRPC alike). */
+export function proposedCalls(dto: ProposeToolCallsRequest): ProposedCall[] {
+  return dto.toolCalls.map((c, i) => ({
+    externalId: c.id,
+    toolName: c.toolName,
+    arguments: c.arguments,
+    annotations: c.annotations && toolFlagsOf(c.annotations, `toolCalls[${i}].annotations`),
+    reason: c.reason,
+    confidence: c.confidence,
+    estimatedCost: c.estimatedCost,
+    display: c.display && JSON.parse(JSON.stringify(c.display)),
+  }));
 }
 
 @ApiSchema({ name: 'DisplayField' })
