@@ -1,5 +1,5 @@
 /** Pure helpers of the web inbox: the JSON editor's check, durations (the SSE parser is the SDK's, tested there). */
-import { duration, parseArguments, timeLeft } from '../../web/src/format';
+import { channelName, duration, parseArguments, timeLeft } from '../../web/src/format';
 
 describe('parseArguments', () => {
   it('accepts a JSON object', () => {
@@ -8,6 +8,13 @@ describe('parseArguments', () => {
 
   it.each([['{"id": '], ['[1, 2]'], ['"text"'], ['null'], ['']])('refuses %j', (text) => {
     expect(parseArguments(text).ok).toBe(false);
+  });
+});
+
+describe('channelName', () => {
+  it('names every channel a decision may come from, in words', () => {
+    expect(['web', 'slack', 'cli', 'api', 'grpc', 'mcp', 'policy', 'system'].map(channelName)).toEqual(['the web inbox', 'Slack', 'the CLI', 'the API', 'gRPC', 'an MCP chat', 'policy', 'the system']);
+    expect([channelName(undefined), channelName('carrier-pigeon')]).toEqual(['an unknown channel', 'carrier-pigeon']);
   });
 });
 

@@ -6,6 +6,7 @@ const CHANNELS: Record<string, string> = {
   cli: 'the CLI',
   api: 'the API',
   grpc: 'gRPC',
+  mcp: 'an MCP chat',
   policy: 'policy',
   system: 'the system',
 };
