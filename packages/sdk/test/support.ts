@@ -1,5 +1,5 @@
 /** What the SDK's end-to-end tests share: the real server, tokens, a policy, and a person who decides. */
-import { Tollgate, type Approval, type FetchLike, type TollgateOptions } from '@tollgate/sdk';
+import { Tollgate, type Approval, type FetchLike, type TollgateConversation, type TollgateOptions } from '@tollgate/sdk';
 import { startTestServer, type TestServer } from '../../../test/support/server.js';
 import { until } from '../../../test/support/wait.js';
 
@@ -65,4 +65,49 @@ export function tapFetch(intercept: (url: string, init: RequestInit, real: Fetch
 /** What undici throws when a connection fails mid-request. */
 export function socketError(): TypeError {
   return Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
+}
+
+/** A factory of fresh conversations of the agent for Ann (`${prefix}-1`, `-2`, …), one per test. */
+export function conversations(setup: () => Setup, prefix: string): () => Promise<TollgateConversation> {
+  let n = 0;
+  return () => {
+    n += 1;
+    return setup().agent().conversation({ id: `${prefix}-${n}`, user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: `${prefix} test ${n}` });
+  };
+}
+
+/** What each examples/<framework>/agent.mjs exports: its main, run with a URL and token, and the sources it holds. */
+interface Example {
+  main(o: { url: string; token: string; conversationId: string; log: (line: unknown) => void }): Promise<string>;
+  sources: Map<string, string>;
+}
+
+/**
+ * The tests every shipped example passes, run in process (its main, with a URL and token), decided as a person
+ * would in the inbox: an approval with edited arguments, and a rejection whose reason the model repeats.
+ */
+export function describeExample(dir: string, setup: () => Setup): void {
+  describe(`examples/${dir}/agent.mjs`, () => {
+    const example = require(`../../../examples/${dir}/agent.mjs`) as Example;
+
+    it('deletes what the approver edited it to, and the model repeats the result', async () => {
+      const s = setup();
+      const lines: unknown[] = [];
+      const running = example.main({ url: s.server.url, token: s.agentToken, conversationId: `example-${dir}-approve`, log: (l) => lines.push(l) });
+      const [pending] = await pendingIn(s.ann, `example-${dir}-approve`);
+      expect(pending).toMatchObject({ toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete source src_2' }, policy: { level: 'confirm' } });
+      await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_3' } });
+      expect(await running).toBe('The tool said: {"deleted":"src_3","existed":true}');
+      expect([...example.sources.keys()]).toEqual(['src_1', 'src_2']);
+      expect(lines.at(-1)).toBe('The tool said: {"deleted":"src_3","existed":true}');
+    });
+
+    it('tells the model the reason when the approver rejects it', async () => {
+      const s = setup();
+      const running = example.main({ url: s.server.url, token: s.agentToken, conversationId: `example-${dir}-reject`, log: () => undefined });
+      const [pending] = await pendingIn(s.ann, `example-${dir}-reject`);
+      await s.ann.inbox().reject(pending.id, { reason: 'keep it for the audit' });
+      expect(await running).toBe('The tool said: delete_source was rejected by Ann via cli: keep it for the audit');
+    });
+  });
 }

@@ -6,9 +6,8 @@ import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { z } from 'zod';
-import type { TollgateConversation } from '@tollgate/sdk';
 import { withApproval } from '../../src/integrations/ai.js';
-import { pendingIn, setUp, startTestServer, until, type Setup, type TestServer } from '../support.js';
+import { conversations, describeExample, pendingIn, type Setup, setUp, startTestServer, type TestServer, until } from '../support.js';
 
 let server: TestServer;
 let s: Setup;
@@ -43,11 +42,7 @@ function toolResultSeen(m: MockLanguageModelV3): unknown {
   return part && 'output' in part ? part.output : undefined;
 }
 
-let n = 0;
-async function conversation(): Promise<TollgateConversation> {
-  n += 1;
-  return s.agent().conversation({ id: `conv-ai-${n}`, user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: `ai test ${n}` });
-}
+const conversation = conversations(() => s, 'conv-ai');
 
 function deleteTool(runs: Array<{ id: string }>) {
   return tool({
@@ -158,28 +153,4 @@ describe('withApproval (Vercel AI SDK)', () => {
   });
 });
 
-describe('examples/ai-sdk/agent.mjs', () => {
-  // The example as shipped (its main, run with a URL and token), decided as a person would in the inbox.
-  const example = require('../../../../examples/ai-sdk/agent.mjs') as {
-    main(o: { url: string; token: string; conversationId: string; log: (line: string) => void }): Promise<string>;
-    sources: Map<string, string>;
-  };
-
-  it('deletes what the approver edited it to, and the model repeats the result', async () => {
-    const lines: string[] = [];
-    const running = example.main({ url: server.url, token: s.agentToken, conversationId: 'example-ai-approve', log: (l) => lines.push(l) });
-    const [pending] = await pendingIn(s.ann, 'example-ai-approve');
-    expect(pending).toMatchObject({ toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete source src_2' }, policy: { level: 'confirm' } });
-    await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_3' } });
-    expect(await running).toBe('The tool said: {"deleted":"src_3","existed":true}');
-    expect([...example.sources.keys()]).toEqual(['src_1', 'src_2']);
-    expect(lines.at(-1)).toBe('The tool said: {"deleted":"src_3","existed":true}');
-  });
-
-  it('tells the model the reason when the approver rejects it', async () => {
-    const running = example.main({ url: server.url, token: s.agentToken, conversationId: 'example-ai-reject', log: () => undefined });
-    const [pending] = await pendingIn(s.ann, 'example-ai-reject');
-    await s.ann.inbox().reject(pending.id, { reason: 'keep it for the audit' });
-    expect(await running).toBe('The tool said: delete_source was rejected by Ann via cli: keep it for the audit');
-  });
-});
+describeExample('ai-sdk', () => s);

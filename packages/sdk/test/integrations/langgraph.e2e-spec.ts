@@ -9,9 +9,8 @@ import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { tool, type StructuredToolInterface } from '@langchain/core/tools';
 import { z } from 'zod';
-import type { TollgateConversation } from '@tollgate/sdk';
 import { isTollgateInterrupt, resumeWhenDecided, withApproval } from '../../src/integrations/langgraph.js';
-import { pendingIn, setUp, startTestServer, type Setup, type TestServer } from '../support.js';
+import { conversations, describeExample, pendingIn, type Setup, setUp, startTestServer, type TestServer } from '../support.js';
 
 let server: TestServer;
 let s: Setup;
@@ -25,11 +24,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-let n = 0;
-async function conversation(): Promise<TollgateConversation> {
-  n += 1;
-  return s.agent().conversation({ id: `conv-lg-${n}`, user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: `langgraph test ${n}` });
-}
+const conversation = conversations(() => s, 'conv-lg');
 
 /** A graph of one agent node and a ToolNode; the model asks for `calls`, then answers with what the tools said. */
 function agentGraph(tools: StructuredToolInterface[], calls: Array<{ name: string; args: Record<string, unknown>; id: string }>) {
@@ -154,26 +149,4 @@ describe('withApproval + resumeWhenDecided (LangGraph.js)', () => {
   });
 });
 
-describe('examples/langgraph/agent.mjs', () => {
-  // The example as shipped (its main, run with a URL and token), decided as a person would in the inbox.
-  const example = require('../../../../examples/langgraph/agent.mjs') as {
-    main(o: { url: string; token: string; conversationId: string; log: (line: unknown) => void }): Promise<string>;
-    sources: Map<string, string>;
-  };
-
-  it('deletes what the approver edited it to, and the model repeats the result', async () => {
-    const running = example.main({ url: server.url, token: s.agentToken, conversationId: 'example-lg-approve', log: () => undefined });
-    const [pending] = await pendingIn(s.ann, 'example-lg-approve');
-    expect(pending).toMatchObject({ toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete source src_2' }, policy: { level: 'confirm' } });
-    await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_3' } });
-    expect(await running).toBe('The tool said: {"deleted":"src_3","existed":true}');
-    expect([...example.sources.keys()]).toEqual(['src_1', 'src_2']);
-  });
-
-  it('tells the model the reason when the approver rejects it', async () => {
-    const running = example.main({ url: server.url, token: s.agentToken, conversationId: 'example-lg-reject', log: () => undefined });
-    const [pending] = await pendingIn(s.ann, 'example-lg-reject');
-    await s.ann.inbox().reject(pending.id, { reason: 'keep it for the audit' });
-    expect(await running).toBe('The tool said: delete_source was rejected by Ann via cli: keep it for the audit');
-  });
-});
+describeExample('langgraph', () => s);

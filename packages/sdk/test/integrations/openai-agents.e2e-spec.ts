@@ -4,9 +4,8 @@
  */
 import { Agent, run, RunState, setTracingDisabled, tool, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents';
 import { z } from 'zod';
-import type { TollgateConversation } from '@tollgate/sdk';
 import { decideInterruptions, withApproval } from '../../src/integrations/openai-agents.js';
-import { pendingIn, setUp, startTestServer, type Setup, type TestServer } from '../support.js';
+import { conversations, describeExample, pendingIn, type Setup, setUp, startTestServer, type TestServer } from '../support.js';
 
 setTracingDisabled(true);
 
@@ -50,11 +49,7 @@ function outputSeen(m: FakeModel): unknown {
   return result && 'output' in result ? result.output : undefined;
 }
 
-let n = 0;
-async function conversation(): Promise<TollgateConversation> {
-  n += 1;
-  return s.agent().conversation({ id: `conv-agents-${n}`, user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: `agents test ${n}` });
-}
+const conversation = conversations(() => s, 'conv-agents');
 
 function deleteTool(runs: Array<{ id: string }>) {
   return tool({
@@ -188,26 +183,4 @@ describe('withApproval({ interrupt: true }) + decideInterruptions: the RunState 
   });
 });
 
-describe('examples/openai-agents/agent.mjs', () => {
-  // The example as shipped (its main, run with a URL and token), decided as a person would in the inbox.
-  const example = require('../../../../examples/openai-agents/agent.mjs') as {
-    main(o: { url: string; token: string; conversationId: string; log: (line: unknown) => void }): Promise<string>;
-    sources: Map<string, string>;
-  };
-
-  it('deletes what the approver edited it to, and the model repeats the result', async () => {
-    const running = example.main({ url: server.url, token: s.agentToken, conversationId: 'example-agents-approve', log: () => undefined });
-    const [pending] = await pendingIn(s.ann, 'example-agents-approve');
-    expect(pending).toMatchObject({ toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete source src_2' }, policy: { level: 'confirm' } });
-    await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_3' } });
-    expect(await running).toBe('The tool said: {"deleted":"src_3","existed":true}');
-    expect([...example.sources.keys()]).toEqual(['src_1', 'src_2']);
-  });
-
-  it('tells the model the reason when the approver rejects it', async () => {
-    const running = example.main({ url: server.url, token: s.agentToken, conversationId: 'example-agents-reject', log: () => undefined });
-    const [pending] = await pendingIn(s.ann, 'example-agents-reject');
-    await s.ann.inbox().reject(pending.id, { reason: 'keep it for the audit' });
-    expect(await running).toBe('The tool said: delete_source was rejected by Ann via cli: keep it for the audit');
-  });
-});
+describeExample('openai-agents', () => s);
