@@ -46,6 +46,13 @@ export function buildCli(): Command {
     .option('--ttl <ttl>', 'lifetime, e.g. 30m, 8h, 7d', ttlArg, '8h')
     .action((o: { sub: string; role: string[]; tenant: string; name?: string; ttl: string }) => serverCommands().token(o));
 
+  program
+    .command('mcp')
+    .description('MCP gateway: front the MCP servers of a config file and gate every tools/call through Tollgate (stdio, or Streamable HTTP with --http)')
+    .requiredOption('--config <file>', 'the gateway config (YAML or JSON): mcpServers to front, the end user, limits')
+    .option('--http <[host]:port>', 'serve Streamable HTTP at /mcp with bearer auth instead of stdio (host 127.0.0.1 unless given)')
+    .action((o: { config: string; http?: string }) => mcpCommand().runMcp(o));
+
   addClientCommands(program);
   return program;
 }
@@ -53,6 +60,11 @@ export function buildCli(): Command {
 /** Loaded on use: the client commands start without Nest, TypeORM and the database drivers. */
 function serverCommands(): typeof import('./server-commands') {
   return require('./server-commands') as typeof import('./server-commands');
+}
+
+/** Loaded on use: only `tollgate mcp` needs the MCP SDK. */
+function mcpCommand(): typeof import('./mcp-command') {
+  return require('./mcp-command') as typeof import('./mcp-command');
 }
 
 /** Small and loaded on use too: it loads the OpenTelemetry SDK only when the OTEL_* env asks for traces. */

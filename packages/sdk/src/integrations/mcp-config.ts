@@ -1,0 +1,267 @@
+/**
+ * The MCP gateway's configuration (`tollgate mcp --config gateway.yaml`): which upstream MCP servers to front
+ * (the `mcpServers` block MCP clients already use), how to reach Tollgate, and for whom the calls are made.
+ * `parseGatewayConfig` checks a parsed document (YAML or JSON) and expands `${VAR}` in its strings; every fault
+ * is reported with its path, all at once. Pure: no I/O, the environment is passed in.
+ */
+import type { ConversationUserInput } from '../types.js';
+
+/** An upstream MCP server started as a child process speaking MCP over its stdin/stdout. */
+export interface StdioUpstream {
+  name: string;
+  command: string;
+  args?: string[];
+  /** Added to a minimal environment (PATH, HOME, …): the gateway's own variables, its tokens among them, are not passed on. */
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** An upstream MCP server reached over Streamable HTTP. */
+export interface HttpUpstream {
+  name: string;
+  url: string;
+  /** Sent with every request, e.g. `{ Authorization: 'Bearer ${UPSTREAM_TOKEN}' }`. */
+  headers?: Record<string, string>;
+}
+
+export type UpstreamConfig = StdioUpstream | HttpUpstream;
+
+export interface GatewayLimits {
+  /** Tool calls of one MCP session waiting for a decision at once; more are refused (isError). Default 8. */
+  pendingCallsPerSession: number;
+  /** Streamable HTTP sessions open at once. Default 100. */
+  sessions: number;
+  /** How long a forwarded call may run upstream, in seconds (progress from the upstream extends it). Default 300. */
+  toolTimeoutSeconds: number;
+}
+
+export interface GatewayConfig {
+  tollgate: {
+    /** Default: TOLLGATE_URL, else http://127.0.0.1:8080. */
+    url: string;
+    /** The gateway's agent token. Default: TOLLGATE_TOKEN. */
+    token: string;
+  };
+  /** Over stdio: the end user the conversations are for (over HTTP, the bearer token's person). */
+  user?: ConversationUserInput & {
+    /** That person's own Tollgate token: lets them decide in the chat (elicitation). Default: TOLLGATE_USER_TOKEN. */
+    token?: string;
+  };
+  upstreams: UpstreamConfig[];
+  http?: { host: string; port: number };
+  /** Ask the user in the chat when the policy lets the requester decide. Default true. */
+  elicitation: boolean;
+  /** How often a waiting call sends MCP progress, in seconds. Default 10. */
+  progressIntervalSeconds: number;
+  limits: GatewayLimits;
+}
+
+export const MAX_CONFIG_BYTES = 256 * 1024;
+export const MAX_UPSTREAMS = 32;
+export const DEFAULT_TOLLGATE_URL = 'http://127.0.0.1:8080';
+export const DEFAULT_LIMITS: GatewayLimits = { pendingCallsPerSession: 8, sessions: 100, toolTimeoutSeconds: 300 };
+const UPSTREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export class GatewayConfigError extends Error {
+  override readonly name = 'GatewayConfigError';
+  constructor(readonly faults: string[]) {
+    super(faults.length === 1 ? faults[0] : `${faults.length} problems:\n  ${faults.join('\n  ')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * A parsed config document (an object) checked, with `${VAR}` expanded from `env` in every string. A variable
+ * that is not set is a fault, not an empty string: a missing secret must not silently become "".
+ */
+export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
+  const faults: string[] = [];
+  const doc = expand(raw, '', env, faults, 0);
+  if (!isObject(doc)) throw new GatewayConfigError(['the config must be a YAML or JSON object with an `mcpServers` block']);
+  unknownKeys(doc, ['tollgate', 'user', 'mcpServers', 'http', 'elicitation', 'progressIntervalSeconds', 'limits'], '', faults);
+
+  const tg = optionalObject(doc.tollgate, 'tollgate', faults) ?? {};
+  unknownKeys(tg, ['url', 'token'], 'tollgate', faults);
+  const url = optionalString(tg.url, 'tollgate.url', faults) ?? env.TOLLGATE_URL ?? DEFAULT_TOLLGATE_URL;
+  if (!isHttpUrl(url)) faults.push(`tollgate.url: must be an http(s) URL, got ${JSON.stringify(url)}`);
+  const token = optionalString(tg.token, 'tollgate.token', faults) ?? env.TOLLGATE_TOKEN ?? '';
+  if (!token.trim() && !faults.some((f) => f.startsWith('tollgate.token:'))) faults.push('tollgate.token: no token: set TOLLGATE_TOKEN (an agent token) or tollgate.token in the config');
+
+  let user: GatewayConfig['user'];
+  const u = optionalObject(doc.user, 'user', faults);
+  if (u) {
+    unknownKeys(u, ['id', 'name', 'roles', 'token'], 'user', faults);
+    const id = optionalString(u.id, 'user.id', faults);
+    if (!id) faults.push('user.id: required: the end user the calls are made for');
+    else if (id.length > 256) faults.push('user.id: at most 256 characters');
+    const name = optionalString(u.name, 'user.name', faults);
+    const roles = optionalStringList(u.roles, 'user.roles', faults, 64);
+    const userToken = optionalString(u.token, 'user.token', faults) ?? env.TOLLGATE_USER_TOKEN;
+    if (id) user = { id, ...(name ? { name } : {}), ...(roles ? { roles } : {}), ...(userToken?.trim() ? { token: userToken.trim() } : {}) };
+  }
+
+  const upstreams: UpstreamConfig[] = [];
+  const servers = optionalObject(doc.mcpServers, 'mcpServers', faults);
+  if (!servers || Object.keys(servers).length === 0) faults.push('mcpServers: required: at least one upstream MCP server');
+  else if (Object.keys(servers).length > MAX_UPSTREAMS) faults.push(`mcpServers: at most ${MAX_UPSTREAMS} upstream servers`);
+  else for (const [name, value] of Object.entries(servers)) {
+    const upstream = parseUpstream(name, value, faults);
+    if (upstream) upstreams.push(upstream);
+  }
+
+  let http: GatewayConfig['http'];
+  const h = optionalObject(doc.http, 'http', faults);
+  if (h) {
+    unknownKeys(h, ['host', 'port'], 'http', faults);
+    const host = optionalString(h.host, 'http.host', faults) ?? '127.0.0.1';
+    const port = integer(h.port, 'http.port', faults, 0, 65535);
+    if (port !== undefined) http = { host, port };
+    else if (h.port === undefined) faults.push('http.port: required when http is given');
+  }
+
+  const elicitation = doc.elicitation === undefined ? true : doc.elicitation;
+  if (typeof elicitation !== 'boolean') faults.push('elicitation: must be true or false');
+  const progressIntervalSeconds = doc.progressIntervalSeconds === undefined ? 10 : integer(doc.progressIntervalSeconds, 'progressIntervalSeconds', faults, 1, 3600);
+
+  const l = optionalObject(doc.limits, 'limits', faults) ?? {};
+  unknownKeys(l, ['pendingCallsPerSession', 'sessions', 'toolTimeoutSeconds'], 'limits', faults);
+  const limits: GatewayLimits = {
+    pendingCallsPerSession: l.pendingCallsPerSession === undefined ? DEFAULT_LIMITS.pendingCallsPerSession : integer(l.pendingCallsPerSession, 'limits.pendingCallsPerSession', faults, 1, 64) ?? 0,
+    sessions: l.sessions === undefined ? DEFAULT_LIMITS.sessions : integer(l.sessions, 'limits.sessions', faults, 1, 10_000) ?? 0,
+    toolTimeoutSeconds: l.toolTimeoutSeconds === undefined ? DEFAULT_LIMITS.toolTimeoutSeconds : integer(l.toolTimeoutSeconds, 'limits.toolTimeoutSeconds', faults, 1, 86_400) ?? 0,
+  };
+
+  if (faults.length) throw new GatewayConfigError(faults);
+  return {
+    tollgate: { url: url.replace(/\/+$/, ''), token: token.trim() },
+    ...(user ? { user } : {}),
+    upstreams,
+    ...(http ? { http } : {}),
+    elicitation: elicitation as boolean,
+    progressIntervalSeconds: progressIntervalSeconds ?? 10,
+    limits,
+  };
+}
+
+function parseUpstream(name: string, value: unknown, faults: string[]): UpstreamConfig | undefined {
+  const at = `mcpServers.${name}`;
+  if (!UPSTREAM_NAME.test(name)) faults.push(`${at}: the name must match ${UPSTREAM_NAME} (it prefixes tool names that collide)`);
+  if (!isObject(value)) {
+    faults.push(`${at}: must be an object with either command (stdio) or url (Streamable HTTP)`);
+    return undefined;
+  }
+  unknownKeys(value, ['type', 'command', 'args', 'env', 'cwd', 'url', 'headers'], at, faults);
+  const type = optionalString(value.type, `${at}.type`, faults);
+  if (type !== undefined && !['stdio', 'http', 'streamable-http', 'streamableHttp'].includes(type)) faults.push(`${at}.type: must be stdio or http (Streamable HTTP), got ${JSON.stringify(type)}`);
+  const hasCommand = value.command !== undefined;
+  const hasUrl = value.url !== undefined;
+  if (hasCommand === hasUrl) {
+    faults.push(`${at}: give either command (a stdio server) or url (a Streamable HTTP server)`);
+    return undefined;
+  }
+  if (hasCommand) {
+    if (type && type !== 'stdio') faults.push(`${at}.type: ${type} needs url, not command`);
+    for (const k of ['headers']) if (value[k] !== undefined) faults.push(`${at}.${k}: only for url servers`);
+    const command = optionalString(value.command, `${at}.command`, faults);
+    if (command !== undefined && !command.trim()) faults.push(`${at}.command: must not be empty`);
+    const args = optionalStringList(value.args, `${at}.args`, faults, 256);
+    const env = stringMap(value.env, `${at}.env`, faults);
+    const cwd = optionalString(value.cwd, `${at}.cwd`, faults);
+    return command ? { name, command, ...(args ? { args } : {}), ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) } : undefined;
+  }
+  if (type === 'stdio') faults.push(`${at}.type: stdio needs command, not url`);
+  for (const k of ['args', 'env', 'cwd']) if (value[k] !== undefined) faults.push(`${at}.${k}: only for command (stdio) servers`);
+  const url = optionalString(value.url, `${at}.url`, faults);
+  if (url !== undefined && !isHttpUrl(url)) faults.push(`${at}.url: must be an http(s) URL, got ${JSON.stringify(url)}`);
+  const headers = stringMap(value.headers, `${at}.headers`, faults);
+  return url ? { name, url, ...(headers ? { headers } : {}) } : undefined;
+}
+
+/** `${VAR}` in every string of the document, after parsing: a value can never change the document's shape. */
+function expand(value: unknown, path: string, env: Env, faults: string[], depth: number): unknown {
+  if (depth > 16) {
+    faults.push(`${path || '(root)'}: nested too deeply`);
+    return undefined;
+  }
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+      const v = env[name];
+      if (v === undefined) {
+        faults.push(`${path || '(root)'}: \${${name}} is not set in the environment`);
+        return '';
+      }
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => expand(v, `${path}[${i}]`, env, faults, depth + 1));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, path ? `${path}.${k}` : k, env, faults, depth + 1)]));
+  return value;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function unknownKeys(o: Record<string, unknown>, allowed: string[], at: string, faults: string[]): void {
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) faults.push(`${at ? `${at}.` : ''}${k}: unknown field (allowed: ${allowed.join(', ')})`);
+}
+
+function optionalObject(v: unknown, at: string, faults: string[]): Record<string, unknown> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) {
+    faults.push(`${at}: must be an object`);
+    return undefined;
+  }
+  return v;
+}
+
+function optionalString(v: unknown, at: string, faults: string[]): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') {
+    faults.push(`${at}: must be a string`);
+    return undefined;
+  }
+  if (v.length > 8192) {
+    faults.push(`${at}: at most 8,192 characters`);
+    return undefined;
+  }
+  return v;
+}
+
+function optionalStringList(v: unknown, at: string, faults: string[], max: number): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
+    faults.push(`${at}: must be a list of strings`);
+    return undefined;
+  }
+  if (v.length > max) faults.push(`${at}: at most ${max} items`);
+  return v as string[];
+}
+
+function stringMap(v: unknown, at: string, faults: string[]): Record<string, string> | undefined {
+  const o = optionalObject(v, at, faults);
+  if (!o) return undefined;
+  const bad = Object.entries(o).filter(([, x]) => typeof x !== 'string');
+  for (const [k] of bad) faults.push(`${at}.${k}: must be a string`);
+  if (Object.keys(o).length > 256) faults.push(`${at}: at most 256 entries`);
+  return bad.length ? undefined : (o as Record<string, string>);
+}
+
+function integer(v: unknown, at: string, faults: string[], min: number, max: number): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    faults.push(`${at}: must be a whole number from ${min} to ${max}`);
+    return undefined;
+  }
+  return v;
+}
