@@ -6,6 +6,7 @@ import { LoggerModule } from 'nestjs-pino';
 import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './adapters/http/auth';
+import { AuthFailureLimiter } from './adapters/http/auth-failures';
 import { AuditController } from './adapters/http/controllers/audit.controller';
 import { ApprovalsController } from './adapters/http/controllers/approvals.controller';
 import { ConversationsController } from './adapters/http/controllers/conversations.controller';
@@ -113,6 +114,7 @@ export class AppModule implements NestModule {
         { provide: TOLLGATE_CONFIG, useValue: config },
         { provide: DataSource, useValue: dataSource },
         { provide: JwtVerifier, useFactory: () => new JwtVerifier(config.auth) },
+        { provide: AuthFailureLimiter, useFactory: () => new AuthFailureLimiter(config.authFailuresPer10s) },
         EventStore,
         TypeOrmUnitOfWork,
         { provide: UNIT_OF_WORK, useExisting: TypeOrmUnitOfWork },

@@ -434,11 +434,15 @@ describe('limits over gRPC', () => {
     third.cancel();
   });
 
-  it('RESOURCE_EXHAUSTED rate_limited for an address past TOLLGATE_AUTH_FAILURE_LIMIT, before the token is read', async () => {
+  it('RESOURCE_EXHAUSTED rate_limited for an address past TOLLGATE_AUTH_FAILURE_LIMIT, before the token is read; one budget with REST', async () => {
     const auditorToken = await bounded.token('audrey-2', ['auditor']);
-    for (let i = 0; i < 2; i++) expect((await brpc.failure('GetStatus', {}, 'forged.token.here')).code).toBe(grpc.status.UNAUTHENTICATED);
+    // One failure each way: REST and gRPC draw on the same budget of the address, so it is not twice the limit.
+    expect((await client(bounded.url).get('/v1/status', 'forged.token.here')).status).toBe(401);
+    expect((await brpc.failure('GetStatus', {}, 'forged.token.here')).code).toBe(grpc.status.UNAUTHENTICATED);
     const f = await brpc.failure('GetStatus', {}, auditorToken);
     expect(f).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited' });
     expect(f.retryDelaySeconds).toBeGreaterThanOrEqual(1);
+    const rest = await client(bounded.url).get('/v1/status', auditorToken);
+    expect({ status: rest.status, code: rest.body.code }).toEqual({ status: 429, code: 'rate_limited' });
   });
 });

@@ -1,9 +1,8 @@
 import type { Server, ServerUnaryCall, ServerWritableStream, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { HealthImplementation, ServingStatus, protoPath } from 'grpc-health-check';
 import type { DataSource } from 'typeorm';
+import { databaseReadiness } from '../../infrastructure/database/readiness';
 
-/** How long a readiness check may take, as /health/ready allows. */
-const CHECK_TIMEOUT_MS = 2000;
 /** While someone watches, readiness is looked at this often, so a watcher hears of a database going away. */
 const WATCH_INTERVAL_MS = 5000;
 
@@ -80,16 +79,6 @@ export class GrpcHealth {
 
   private async ready(): Promise<ServingStatus> {
     if (this.closing) return 'NOT_SERVING';
-    try {
-      await withTimeout(this.dataSource.query('SELECT 1'));
-      return (await withTimeout(this.dataSource.showMigrations())) ? 'NOT_SERVING' : 'SERVING';
-    } catch {
-      return 'NOT_SERVING';
-    }
+    return (await databaseReadiness(this.dataSource)).ready ? 'SERVING' : 'NOT_SERVING';
   }
-}
-
-function withTimeout<T>(p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer in time')), CHECK_TIMEOUT_MS)))]).finally(() => clearTimeout(timer));
 }

@@ -8,7 +8,6 @@ import { DataSource } from 'typeorm';
 import { hasAnyRole, isAgent, Principal } from '../../domain/shared/actor';
 import { ValidationError } from '../../domain/shared/domain-error';
 import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
-import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
 import { grpcListenProblem } from '../../infrastructure/config/startup-errors';
 import { correlationIdFrom, RequestContexts } from '../../infrastructure/context/request-context';
 import { logRpc } from '../../infrastructure/observability/access-log';
@@ -87,8 +86,6 @@ export class GrpcServer implements BeforeApplicationShutdown {
   /** Calls in flight, aborted when the server stops (watches answer with the call as it stands and end). */
   private readonly inFlight = new Set<AbortController>();
   private readonly records = new WeakMap<grpc.Metadata, CallRecord>();
-  /** Failed authentications per address, counted as REST counts them (TOLLGATE_AUTH_FAILURE_LIMIT). */
-  private readonly failures: AuthFailureLimiter;
 
   constructor(
     private readonly rpcs: TollgateRpcs,
@@ -96,10 +93,9 @@ export class GrpcServer implements BeforeApplicationShutdown {
     private readonly rateLimit: TokenRateLimit,
     private readonly metrics: TollgateMetrics,
     private readonly dataSource: DataSource,
-    @Inject(TOLLGATE_CONFIG) config: TollgateConfig,
-  ) {
-    this.failures = new AuthFailureLimiter(config.authFailuresPer10s);
-  }
+    /** Failed authentications per address, one budget with REST's (TOLLGATE_AUTH_FAILURE_LIMIT). */
+    @Inject(AuthFailureLimiter) private readonly failures: AuthFailureLimiter,
+  ) {}
 
   /**
    * Binds `host:port` (0: a free port) and serves; answers the address bound, e.g. `127.0.0.1:8081`. A port in

@@ -4,7 +4,6 @@ import type { Request } from 'express';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
 import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
-import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
 import { AuthFailureLimiter } from './auth-failures';
 
 export const PUBLIC = 'tollgate:public';
@@ -38,15 +37,12 @@ type AuthedRequest = Request & { principal?: Principal };
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly failures: AuthFailureLimiter;
-
   constructor(
     private readonly reflector: Reflector,
     @Inject(JwtVerifier) private readonly verifier: JwtVerifier,
-    @Inject(TOLLGATE_CONFIG) config: TollgateConfig,
-  ) {
-    this.failures = new AuthFailureLimiter(config.authFailuresPer10s);
-  }
+    /** Shared with gRPC: an address has one budget of failures, whichever way it knocks. */
+    @Inject(AuthFailureLimiter) private readonly failures: AuthFailureLimiter,
+  ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const targets = [ctx.getHandler(), ctx.getClass()];

@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } f
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
+import { databaseReadiness } from '../../../infrastructure/database/readiness';
 import { Public } from '../auth';
 import { HealthCheckView } from '../dto/views.dto';
 
@@ -41,17 +42,7 @@ export class HealthController {
 
   private async database() {
     const check = this.indicators.check('database');
-    try {
-      await withTimeout(this.dataSource.query('SELECT 1'), 2000);
-      const pending = await withTimeout(this.dataSource.showMigrations(), 2000);
-      return pending ? check.down({ message: 'migrations are pending: run `npm run migrate`' }) : check.up();
-    } catch (e) {
-      return check.down({ message: (e as Error).message });
-    }
+    const r = await databaseReadiness(this.dataSource);
+    return r.ready ? check.up() : check.down({ message: r.reason });
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
 }
