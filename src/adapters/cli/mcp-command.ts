@@ -31,7 +31,8 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
   const say = (level: string, message: string) => process.stderr.write(`tollgate mcp: ${level === 'info' ? '' : `${level}: `}${message}\n`);
 
   const tollgate = new Tollgate({ url: config.tollgate.url, token: config.tollgate.token, headers: { 'user-agent': 'tollgate-mcp-gateway' } });
-  await checkAgentToken(tollgate);
+  // Few and short attempts: a client starting the gateway waits on this, and the operator must hear why.
+  await checkAgentToken(new Tollgate({ url: config.tollgate.url, token: config.tollgate.token, retry: { maxAttempts: 3 }, timeoutMs: 10_000 }));
   let gateway: TollgateMcpGateway;
   try {
     gateway = await mcp.TollgateMcpGateway.start({
