@@ -149,7 +149,7 @@ describe('the approval loop over gRPC', () => {
     expect(watch.messages[1].decision.by.via).toBe('CHANNEL_GRPC');
 
     const claim = await rpc.call('ClaimExecution', { id: del.id }, agent);
-    expect(claim.toolCall).toMatchObject({ status: 'TOOL_CALL_STATUS_EXECUTED', execution: { by: { id: 'bot' } } });
+    expect(claim.toolCall).toMatchObject({ status: 'TOOL_CALL_STATUS_EXECUTED', execution: { by: { id: 'bot', via: 'CHANNEL_GRPC' } } });
     expect(json(claim.arguments)).toEqual(edited);
     const jwks = createLocalJWKSet((await http.get('/.well-known/jwks.json')).body);
     const { payload } = await jwtVerify(claim.receipt, jwks, { issuer: 'tollgate', typ: 'tollgate-receipt+jwt' });
@@ -165,6 +165,15 @@ describe('the approval loop over gRPC', () => {
     const events = (await http.get(`/v1/audit/events?toolCallId=${del.id}&type=ToolCallApproved`, admin)).body.events;
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ correlationId: 'grpc-decision-1', actor: { id: 'ann', kind: 'person', via: 'grpc' }, data: { via: 'grpc', decision: 'approve' } });
+
+    // What the agent did over gRPC is recorded as done through gRPC too, start to report.
+    const trail = (await http.get('/v1/audit/events?conversationId=conv-1', admin)).body.events.filter((e: any) => e.actor.kind === 'agent');
+    expect(trail.map((e: any) => [e.type, e.actor.via])).toEqual([
+      ['ConversationStarted', 'grpc'], ['ToolCallProposed', 'grpc'], ['ToolCallProposed', 'grpc'], ['ToolCallExecuted', 'grpc'], ['ToolCallCompleted', 'grpc'],
+    ]);
+    const registered = (await http.get('/v1/audit/events?type=ToolRegistered', admin)).body.events.find((e: any) => e.actor.id === 'bot');
+    expect(registered.actor).toMatchObject({ kind: 'agent', via: 'grpc' });
+    expect((await http.get(`/v1/tool-calls/${del.id}`, admin)).body.execution.by).toEqual({ id: 'bot', name: 'Support bot', via: 'grpc' });
   });
 
   it('takes a rejection and an output that is not an object, and answers null-free JSON both ways', async () => {

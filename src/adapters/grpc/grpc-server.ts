@@ -231,7 +231,8 @@ export class GrpcServer implements BeforeApplicationShutdown {
       throw new UnauthenticatedError('Send authorization: Bearer <JWT> metadata');
     }
     try {
-      return await this.verifier.verify(m[1]);
+      // Recorded as the channel of what an agent does over gRPC (a person's decision names its own).
+      return { ...(await this.verifier.verify(m[1])), via: 'grpc' };
     } catch (e) {
       if (!(e instanceof InvalidTokenError)) throw e;
       this.failures.recordFailure(address);

@@ -1,5 +1,5 @@
 import { AggregateRoot } from '../shared/aggregate-root';
-import { Actor, Principal, POLICY_ACTOR, SYSTEM_ACTOR, hasAnyRole, isAgent, personActor } from '../shared/actor';
+import { Actor, Channel, Principal, POLICY_ACTOR, SYSTEM_ACTOR, hasAnyRole, isAgent, personActor } from '../shared/actor';
 import { DomainError, ValidationError } from '../shared/domain-error';
 import { jsonEqual } from '../shared/json';
 import { grantWithin, narrowerGrantLimit } from '../policy/grant-limit';
@@ -145,6 +145,8 @@ export class Conversation extends AggregateRoot {
     tenantId: string;
     agentId: string;
     agentName?: string;
+    /** The channel the agent started it through (default `api`). */
+    agentVia?: Channel;
     user?: ConversationUser | null;
     title?: string;
     metadata?: Record<string, unknown>;
@@ -166,7 +168,7 @@ export class Conversation extends AggregateRoot {
     );
     c.record(
       new ConversationStarted(
-        { tenantId: input.tenantId, at: input.at, actor: agentActor(input.agentId, input.agentName), conversationId: input.id },
+        { tenantId: input.tenantId, at: input.at, actor: agentActor(input.agentId, input.agentName, input.agentVia), conversationId: input.id },
         { agentId: input.agentId, user: input.user ?? null, title: input.title },
       ),
     );
@@ -265,6 +267,8 @@ export class Conversation extends AggregateRoot {
     halt: HaltInForce | null,
     /** The proposing agent's display name, for the audit record. */
     agentName?: string,
+    /** The channel it proposes through (default `api`), for the audit record. */
+    agentVia?: Channel,
   ): ProposalResult {
     const seen = new Set<string>();
     const repeats = new Map<number, ToolCall>();
@@ -286,12 +290,12 @@ export class Conversation extends AggregateRoot {
     const pending = this.calls.filter((c) => c.status === 'pending').map((c) => c.id);
     if (pending.length > 0) throw new ConversationBlockedError(pending);
 
-    const calls = step.map((p, i) => repeats.get(i) ?? this.proposeOne(p, evaluate(p), newId(), at, agentName));
+    const calls = step.map((p, i) => repeats.get(i) ?? this.proposeOne(p, evaluate(p), newId(), at, agentName, agentVia));
     this.touch(at);
     return { calls, replay: false };
   }
 
-  private proposeOne(p: ProposedCall, verdict: PolicyVerdict, id: string, at: Date, agentName?: string): ToolCall {
+  private proposeOne(p: ProposedCall, verdict: PolicyVerdict, id: string, at: Date, agentName?: string, agentVia?: Channel): ToolCall {
     const policy = {
       level: verdict.level,
       rule: verdict.rule,
@@ -320,7 +324,7 @@ export class Conversation extends AggregateRoot {
     });
     this.calls.push(call);
     this.added.add(id);
-    const env = this.envelope(call, at, agentActor(this.s.agentId, agentName));
+    const env = this.envelope(call, at, agentActor(this.s.agentId, agentName, agentVia));
     this.record(
       new ToolCallProposed(env, {
         externalId: p.externalId,
@@ -437,10 +441,10 @@ export class Conversation extends AggregateRoot {
     if (halt) throw new HaltedError(halt.scope, halt.reason);
     if (call.status === 'executed' || call.status === 'completed') return { kind: 'refused', call, error: new AlreadyExecutedError(call.id, call.status) };
     if (call.status !== 'approved') return { kind: 'refused', call, error: new NotApprovedError(call.id, call.status) };
-    const by: ActorRef = { id: agent.id, via: 'api', ...(agent.name ? { name: agent.name } : {}) };
+    const by: ActorRef = { id: agent.id, via: agent.via ?? 'api', ...(agent.name ? { name: agent.name } : {}) };
     call.moveTo('executed', at, { execution: { at, by } });
     this.record(
-      new ToolCallExecuted(this.envelope(call, at, agentActor(agent.id, agent.name)), {
+      new ToolCallExecuted(this.envelope(call, at, agentActor(agent.id, agent.name, agent.via)), {
         arguments: call.argumentsToRun,
         edited: !!call.decision?.editedArguments,
         approvedBy: call.decision?.by.id ?? 'policy',
@@ -460,7 +464,7 @@ export class Conversation extends AggregateRoot {
     call.moveTo('completed', at, { result: { ...result, at } });
     const startedAt = call.snapshot().execution?.at ?? at;
     this.record(
-      new ToolCallCompleted(this.envelope(call, at, agentActor(agent.id, agent.name)), {
+      new ToolCallCompleted(this.envelope(call, at, agentActor(agent.id, agent.name, agent.via)), {
         outcome: result.outcome,
         error: result.error,
         durationMs: at.getTime() - startedAt.getTime(),
@@ -546,8 +550,8 @@ function sameRequest(d: NonNullable<ToolCallState['decision']>, input: DecisionI
   return scope === undefined || (d.grantScope ?? 'conversation') === scope;
 }
 
-function agentActor(id: string, name?: string): Actor {
-  return { id, kind: 'agent', via: 'api', roles: ['agent'], ...(name ? { name } : {}) };
+function agentActor(id: string, name?: string, via: Channel = 'api'): Actor {
+  return { id, kind: 'agent', via, roles: ['agent'], ...(name ? { name } : {}) };
 }
 
 function pick(p: { level: string; rule: number | null; policyVersion: number; reason: string }) {

@@ -21,6 +21,8 @@ export interface Principal {
   tenant: string;
   roles: readonly string[];
   name?: string;
+  /** The channel it acts through, when not REST's `api` (gRPC says `grpc`): recorded as the agent's `via`. */
+  via?: Channel;
 }
 
 /** A person acting through a channel, as the audit trail records them. */

@@ -37,7 +37,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
           conversation: { id: conv.id, agentId: conv.agentId, user: conv.user ?? undefined },
         });
       };
-      const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), this.clock.now(), halt, p.name);
+      const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), this.clock.now(), halt, p.name, p.via);
       if (!result.replay) await this.conversations.save(conv);
       // The conversation without its call list: GET it for the whole history.
       return { replay: result.replay, conversation: conversationView(conv, !!halt, false), toolCalls: result.calls.map((c) => toolCallView(c.snapshot())) };

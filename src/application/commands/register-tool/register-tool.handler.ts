@@ -15,7 +15,7 @@ export class RegisterToolHandler implements ICommandHandler<RegisterToolCommand>
       const existing = await this.tools.find(p.tenant, name, { lock: true });
       // An agent token stays an agent whatever its other roles: only a person registers as admin.
       const asAdmin = !isAgent(p) && p.roles.includes('admin');
-      const by = { id: p.id, kind: asAdmin ? ('person' as const) : ('agent' as const), via: 'api' as const, name: p.name, roles: p.roles };
+      const by = { id: p.id, kind: asAdmin ? ('person' as const) : ('agent' as const), via: p.via ?? 'api', name: p.name, roles: p.roles };
       const tool = Tool.register(existing, { tenantId: p.tenant, name, def: definition, by, asAdmin, at: this.clock.now() });
       const created = !existing;
       await this.tools.save(tool);
