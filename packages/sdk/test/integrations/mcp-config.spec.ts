@@ -1,0 +1,70 @@
+import { GatewayConfigError, parseGatewayConfig } from '../../src/integrations/mcp-config.js';
+
+const faultsOf = (raw: unknown, env: Record<string, string> = {}): string[] => {
+  try {
+    parseGatewayConfig(raw, env);
+  } catch (e) {
+    if (e instanceof GatewayConfigError) return e.faults;
+    throw e;
+  }
+  throw new Error('the config was accepted');
+};
+
+describe('the MCP gateway config', () => {
+  it('takes the mcpServers block clients use, with Tollgate and the user from the environment', () => {
+    const config = parseGatewayConfig(
+      {
+        user: { id: 'ann', name: 'Ann', roles: ['admin'] },
+        mcpServers: {
+          files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { LOG: '${LOG_LEVEL}' } },
+          github: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' } },
+        },
+      },
+      { TOLLGATE_URL: 'http://tollgate.internal:8080/', TOLLGATE_TOKEN: 'agent-jwt', TOLLGATE_USER_TOKEN: 'ann-jwt', LOG_LEVEL: 'debug', GITHUB_TOKEN: 'gh-secret' },
+    );
+    expect(config).toEqual({
+      tollgate: { url: 'http://tollgate.internal:8080', token: 'agent-jwt' },
+      user: { id: 'ann', name: 'Ann', roles: ['admin'], token: 'ann-jwt' },
+      upstreams: [
+        { name: 'files', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { LOG: 'debug' } },
+        { name: 'github', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer gh-secret' } },
+      ],
+      elicitation: true,
+      progressIntervalSeconds: 10,
+      limits: { pendingCallsPerSession: 8, sessions: 100, toolTimeoutSeconds: 300 },
+    });
+  });
+
+  it('names every fault with its path at once', () => {
+    expect(
+      faultsOf({
+        tollgate: { url: 'tollgate.internal', token: '${MISSING}' },
+        mcpServers: { 'my files': { command: 'x' }, both: { command: 'node', url: 'http://x' }, web: { url: 'http://x', args: ['a'] } },
+        http: { port: 70000 },
+        limits: { sessions: 0 },
+        colour: 'blue',
+      }),
+    ).toEqual([
+      'tollgate.token: ${MISSING} is not set in the environment',
+      'colour: unknown field (allowed: tollgate, user, mcpServers, http, elicitation, progressIntervalSeconds, limits)',
+      'tollgate.url: must be an http(s) URL, got "tollgate.internal"',
+      'mcpServers.my files: the name must match /^[A-Za-z0-9_-]{1,64}$/ (it prefixes tool names that collide)',
+      'mcpServers.both: give either command (a stdio server) or url (a Streamable HTTP server)',
+      'mcpServers.web.args: only for command (stdio) servers',
+      'http.port: must be a whole number from 0 to 65535',
+      'limits.sessions: must be a whole number from 1 to 10000',
+    ]);
+  });
+
+  it('refuses a config without upstreams, without an agent token, or that is not an object', () => {
+    expect(faultsOf({ mcpServers: {} })).toEqual(['tollgate.token: no token: set TOLLGATE_TOKEN (an agent token) or tollgate.token in the config', 'mcpServers: required: at least one upstream MCP server']);
+    expect(faultsOf('mcpServers: x')).toEqual(['the config must be a YAML or JSON object with an `mcpServers` block']);
+    const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`s${i}`, { url: 'http://x' }]));
+    expect(faultsOf({ mcpServers: many }, { TOLLGATE_TOKEN: 't' })).toEqual(['mcpServers: at most 32 upstream servers']);
+  });
+
+  it('expands variables inside strings only, so a value can never add fields', () => {
+    const config = parseGatewayConfig({ mcpServers: { s: { command: '${CMD}', args: ['${ARG}'] } } }, { TOLLGATE_TOKEN: 't', CMD: 'node', ARG: '{"url": "http://evil"}' });
+    expect(config.upstreams).toEqual([{ name: 's', command: 'node', args: ['{"url": "http://evil"}'] }]);
+  });
+});
