@@ -1,0 +1,354 @@
+"""A conversation of an agent: propose calls, wait for decisions, and run what is approved."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Sequence, TypeVar, Union, cast
+
+from ._ids import new_id, tool_call_key
+from .errors import ToolCallRejected, TollgateError
+
+if TYPE_CHECKING:
+    from .client import Tollgate
+
+JsonObject = dict[str, Any]
+ApprovalStatus = Literal["approved", "rejected", "expired", "cancelled", "denied"]
+OnBlocked = Literal["wait", "raise"]
+OfArgs = Union[Any, Callable[[JsonObject], Any]]
+
+MAX_OUTPUT_BYTES = 64 * 1024
+MAX_ERROR_CHARS = 16_000
+log = logging.getLogger("tollgate")
+
+
+@dataclass
+class ApprovalOutcome:
+    """How a request for approval ended. ``denied``: the policy refused it; ``rejected``: a person did."""
+
+    status: ApprovalStatus
+    #: The call as it stands (the API's JSON).
+    tool_call: JsonObject
+    #: The arguments to run: an approver's edit when there was one, else the proposed ones.
+    arguments: JsonObject
+    decision: JsonObject | None = None
+
+    @property
+    def approved(self) -> bool:
+        return self.status == "approved"
+
+
+@dataclass
+class RunContext:
+    """What a guarded function may read while it runs (``tollgate.current_run()``)."""
+
+    #: The signed receipt of this run, for the tool's backend to check (``verify_receipt``).
+    receipt: str
+    #: The call, now ``executed``.
+    tool_call: JsonObject
+    #: The arguments it runs with.
+    arguments: JsonObject
+    #: True when an approver edited the arguments.
+    edited: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_current_run: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar("tollgate_run", default=None)
+
+
+def current_run() -> RunContext | None:
+    """Inside a guarded function: the receipt, the call and whether the arguments were edited. Else None."""
+    return _current_run.get()
+
+
+def outcome_of(call: Mapping[str, Any]) -> ApprovalOutcome:
+    """The approval outcome of a call that is no longer pending."""
+    decision = call.get("decision")
+    status = call.get("status")
+    if status in ("approved", "executed", "completed"):
+        edited = (decision or {}).get("editedArguments")
+        return ApprovalOutcome("approved", dict(call), dict(edited if edited is not None else call["arguments"]), decision)
+    if status == "rejected":
+        by = (decision or {}).get("by") or {}
+        return ApprovalOutcome("denied" if by.get("via") == "policy" else "rejected", dict(call), dict(call["arguments"]), decision)
+    if status in ("expired", "cancelled"):
+        return ApprovalOutcome(cast(ApprovalStatus, status), dict(call), dict(call["arguments"]), decision)
+    raise TollgateError({"type": "urn:tollgate:problem:still_pending", "title": "Still pending", "status": 0,
+                         "detail": f"tool call {call.get('id')} is still pending", "code": "still_pending"})
+
+
+class ToolCallHandle:
+    """One proposed call: wait for its decision, claim it, run it, report."""
+
+    def __init__(self, tollgate: Tollgate, tool_call: Mapping[str, Any]) -> None:
+        self.tollgate = tollgate
+        self.tool_call: JsonObject = dict(tool_call)
+
+    @property
+    def id(self) -> str:
+        """The server's id (``tc_…``)."""
+        return str(self.tool_call["id"])
+
+    @property
+    def status(self) -> str:
+        return str(self.tool_call["status"])
+
+    def wait(self, *, timeout: float | None = None) -> ApprovalOutcome:
+        """Waits (long-polling) until the call is decided, expired or cancelled. Never raises for a refusal."""
+        self.tool_call = self.tollgate.wait_for_decision(self.tool_call, timeout=timeout)
+        return outcome_of(self.tool_call)
+
+    def claim(self) -> JsonObject:
+        """Claims the run (exactly once): ``{toolCall, arguments, receipt}``."""
+        claim = self.tollgate.claim_execution(self.id)
+        self.tool_call = claim["toolCall"]
+        return claim
+
+    def report(self, outcome: Literal["succeeded", "failed"], *, output: Any = None, error: str | None = None) -> JsonObject:
+        body: JsonObject = {"outcome": outcome}
+        if output is not None:
+            body["output"] = output
+        if error is not None:
+            body["error"] = error
+        self.tool_call = self.tollgate.report_result(self.id, body)
+        return self.tool_call
+
+    def run(self, fn: Callable[[JsonObject, RunContext], Any], *, timeout: float | None = None,
+            output: Callable[[Any], Any] | None = None) -> Any:
+        """Waits for the decision; approved, claims the run, calls ``fn(arguments, context)`` with the arguments to
+        run and the receipt, reports its result and returns it. Refused, raises ToolCallRejected. When ``fn``
+        raises, the call is reported ``failed`` with the error's message and the error is raised again."""
+        context = self._approved_claim(timeout)
+        token = _current_run.set(context)
+        try:
+            result = fn(context.arguments, context)
+        except BaseException as error:
+            self._report_quietly("failed", error=_message(error))
+            raise
+        finally:
+            _current_run.reset(token)
+        self._report_quietly("succeeded", output=_json_output(output(result) if output else result))
+        return result
+
+    async def arun(self, fn: Callable[[JsonObject, RunContext], Awaitable[Any]], *, timeout: float | None = None,
+                   output: Callable[[Any], Any] | None = None) -> Any:
+        """``run`` for a coroutine function: the HTTP runs in a worker thread, ``fn`` on the event loop."""
+        context = await asyncio.to_thread(self._approved_claim, timeout)
+        token = _current_run.set(context)
+        try:
+            result = await fn(context.arguments, context)
+        except BaseException as error:
+            await asyncio.to_thread(self._report_quietly, "failed", error=_message(error))
+            raise
+        finally:
+            _current_run.reset(token)
+        await asyncio.to_thread(self._report_quietly, "succeeded", output=_json_output(output(result) if output else result))
+        return result
+
+    async def await_(self, *, timeout: float | None = None) -> ApprovalOutcome:
+        """``wait`` as a coroutine."""
+        return await asyncio.to_thread(self.wait, timeout=timeout)
+
+    def _approved_claim(self, timeout: float | None) -> RunContext:
+        outcome = self.wait(timeout=timeout)
+        if outcome.status != "approved":
+            raise ToolCallRejected(outcome.status, outcome.tool_call)
+        try:
+            claim = self.claim()
+        except TollgateError as e:
+            # A halt between the approval and the claim cancels the call: that is a refusal, not a failure.
+            if e.code in ("halted", "not_approved"):
+                try:
+                    now = self.tollgate.get_tool_call(self.id)
+                except TollgateError:
+                    now = None
+                if now is not None:
+                    self.tool_call = now
+                    if now.get("status") == "cancelled":
+                        raise ToolCallRejected("cancelled", now) from e
+            raise
+        edited = (claim["toolCall"].get("decision") or {}).get("editedArguments") is not None
+        return RunContext(receipt=claim["receipt"], tool_call=claim["toolCall"], arguments=claim["arguments"], edited=edited)
+
+    def _report_quietly(self, outcome: Literal["succeeded", "failed"], *, output: Any = None, error: str | None = None) -> None:
+        try:
+            self.report(outcome, output=output, error=error)
+        except Exception as e:  # the run is on record (claimed); only its outcome is missing
+            hook = self.tollgate.on_report_error
+            if hook:
+                hook(e, self.tool_call)
+            else:
+                log.warning("tollgate: the result of %s (%s) could not be reported: %s", self.tool_call.get("toolName"), self.id, e)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Conversation:
+    """A conversation of an agent (``tollgate.conversation(...)``)."""
+
+    def __init__(self, tollgate: Tollgate, view: Mapping[str, Any]) -> None:
+        self.tollgate = tollgate
+        self.view: JsonObject = dict(view)
+
+    @property
+    def id(self) -> str:
+        return str(self.view["id"])
+
+    def refresh(self) -> JsonObject:
+        """Reads the conversation again, with all its calls."""
+        self.view = self.tollgate.get_conversation(self.id)
+        return self.view
+
+    def propose(self, tool_name: str, arguments: Mapping[str, Any], *, id: str | None = None,
+                on_blocked: OnBlocked = "wait", **details: Any) -> ToolCallHandle:
+        """Proposes one call. ``id`` is the framework's own tool-call id, the idempotency key: proposing it again
+        with the same tool and arguments answers the same call (any string; one the API would refuse is replaced
+        by its SHA-256). Left out, one is made before the first attempt. ``details``: ``reason``, ``display``,
+        ``annotations``, ``confidence``, ``estimated_cost``."""
+        return self.propose_step([dict(tool_name=tool_name, arguments=arguments, id=id, **details)], on_blocked=on_blocked)[0]
+
+    def propose_step(self, calls: Sequence[Mapping[str, Any]], *, on_blocked: OnBlocked = "wait") -> list[ToolCallHandle]:
+        """Proposes several calls as one step (1 to 64; people see them together): one handle per call, in order.
+        Each call is a mapping of ``propose``'s parameters (``tool_name``, ``arguments``, ``id``, …)."""
+        prepared = [_prepare(c) for c in calls]
+        proposal = self._send(prepared, on_blocked)
+        return [ToolCallHandle(self.tollgate, tc) for tc in proposal["toolCalls"]]
+
+    def request_approval(self, tool_name: str, arguments: Mapping[str, Any], *, id: str | None = None,
+                         timeout: float | None = None, on_blocked: OnBlocked = "wait", **details: Any) -> ApprovalOutcome:
+        """Proposes one call and waits for its decision. Never raises for a refusal: see ``status``."""
+        return self.propose(tool_name, arguments, id=id, on_blocked=on_blocked, **details).wait(timeout=timeout)
+
+    async def apropose(self, tool_name: str, arguments: Mapping[str, Any], **kwargs: Any) -> ToolCallHandle:
+        return await asyncio.to_thread(functools.partial(self.propose, tool_name, arguments, **kwargs))
+
+    async def arequest_approval(self, tool_name: str, arguments: Mapping[str, Any], **kwargs: Any) -> ApprovalOutcome:
+        return await asyncio.to_thread(functools.partial(self.request_approval, tool_name, arguments, **kwargs))
+
+    def guard(self, tool_name: str, *, display: OfArgs = None, reason: OfArgs = None,
+              annotations: Mapping[str, bool] | None = None, confidence: OfArgs = None, estimated_cost: OfArgs = None,
+              output: Callable[[Any], Any] | None = None, timeout: float | None = None,
+              on_blocked: OnBlocked = "wait") -> Callable[[F], F]:
+        """A decorator: each call of the function is proposed as ``tool_name`` with its arguments (by parameter
+        name), waits for a decision, claims the run, runs the function with the approved (maybe edited)
+        arguments, reports the result and returns it. A refusal raises ToolCallRejected; an exception of the
+        function is reported ``failed`` and raised again. Works on ``def`` and ``async def`` functions.
+
+        ``display``, ``reason``, ``confidence``, ``estimated_cost``: a value or a function of the arguments.
+        Per call, the keyword ``tollgate_id=`` gives the framework's tool-call id (the idempotency key).
+        """
+
+        def decorate(fn: F) -> F:
+            signature = inspect.signature(fn)
+
+            def request(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[JsonObject, dict[str, Any]]:
+                call_id = kwargs.pop("tollgate_id", None)
+                bound = signature.bind(*args, **kwargs)
+                arguments = _arguments(bound)
+                details: dict[str, Any] = {"id": call_id}
+                for key, value in (("display", display), ("reason", reason), ("confidence", confidence),
+                                   ("estimated_cost", estimated_cost)):
+                    picked = value(arguments) if callable(value) else value
+                    if picked is not None:
+                        details[key] = picked
+                if annotations:
+                    details["annotations"] = dict(annotations)
+                return arguments, details
+
+            if inspect.iscoroutinefunction(fn):
+                @functools.wraps(fn)
+                async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+                    arguments, details = request(args, kwargs)
+                    handle = await asyncio.to_thread(functools.partial(self.propose, tool_name, arguments, on_blocked=on_blocked, **details))
+                    return await handle.arun(lambda approved, _ctx: fn(**approved), timeout=timeout, output=output)
+
+                return cast(F, guarded_async)
+
+            @functools.wraps(fn)
+            def guarded(*args: Any, **kwargs: Any) -> Any:
+                arguments, details = request(args, kwargs)
+                handle = self.propose(tool_name, arguments, on_blocked=on_blocked, **details)
+                return handle.run(lambda approved, _ctx: fn(**approved), timeout=timeout, output=output)
+
+            return cast(F, guarded)
+
+        return decorate
+
+    def _send(self, calls: list[JsonObject], on_blocked: OnBlocked) -> JsonObject:
+        path = f"/v1/conversations/{_quote(self.id)}/tool-calls"
+        while True:
+            try:
+                proposal = self.tollgate.request("POST", path, body={"toolCalls": calls})
+                self.view.update(proposal.get("conversation") or {})
+                return proposal
+            except TollgateError as e:
+                blocking = e.problem.get("pendingToolCallIds")
+                if e.code != "conversation_blocked" or on_blocked == "raise" or not isinstance(blocking, list) or not blocking:
+                    raise
+                # Wait for the earlier step's calls to be decided (or to expire), then propose again.
+                for pending in blocking:
+                    self.tollgate.wait_for_decision(str(pending))
+
+
+_DETAIL_KEYS = {"reason": "reason", "display": "display", "annotations": "annotations", "confidence": "confidence",
+                "estimated_cost": "estimatedCost"}
+
+
+def _prepare(call: Mapping[str, Any]) -> JsonObject:
+    tool_name = call.get("tool_name")
+    arguments = call.get("arguments")
+    if not isinstance(tool_name, str):
+        raise TypeError("a proposal needs a tool_name")
+    if not isinstance(arguments, Mapping):
+        raise TypeError("a proposal needs arguments: a JSON object")
+    unknown = set(call) - {"tool_name", "arguments", "id", *_DETAIL_KEYS}
+    if unknown:
+        raise TypeError(f"unknown proposal fields: {', '.join(sorted(unknown))}")
+    raw_id = call.get("id")
+    out: JsonObject = {"id": new_id("call") if raw_id is None else tool_call_key(str(raw_id)), "toolName": tool_name,
+                       "arguments": dict(arguments)}
+    for key, wire in _DETAIL_KEYS.items():
+        if call.get(key) is not None:
+            out[wire] = call[key]
+    return out
+
+
+def _arguments(bound: inspect.BoundArguments) -> JsonObject:
+    args: JsonObject = {}
+    for name, value in bound.arguments.items():
+        kind = bound.signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            args.update(value)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            raise TypeError("a guarded function takes its arguments by name: *args cannot be proposed")
+        else:
+            args[name] = value
+    return args
+
+
+def _quote(s: str) -> str:
+    import urllib.parse
+
+    return urllib.parse.quote(s, safe="")
+
+
+def _message(e: BaseException) -> str:
+    return (str(e) or type(e).__name__)[:MAX_ERROR_CHARS]
+
+
+def _json_output(value: Any) -> Any:
+    """The result as JSON the server accepts as ``output`` (64 KiB at most), or None when it is not."""
+    if value is None:
+        return None
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return None if len(text.encode("utf-8")) > MAX_OUTPUT_BYTES else json.loads(text)
+

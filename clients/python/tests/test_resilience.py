@@ -1,0 +1,178 @@
+"""What the network and the server do to an agent: a real 429 (too many open waits, Retry-After: 1), a 503 from a
+load balancer in front of Tollgate during a deploy, an address nobody listens on, an answer too large to hold."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+import urllib.error
+import urllib.request
+from typing import Any, Iterator
+
+import pytest
+
+from conftest import FAST_RETRY, USER, Person, conv_id
+from tollgate import RetryInfo, RetryPolicy, Tollgate, TollgateError
+
+
+def test_a_wait_refused_with_429_is_retried_after_the_servers_retry_after(url: str, agent_token: str, ann: Person) -> None:
+    # The server holds at most two open waits per subject (the e2e wrapper's setting): three waiters of one agent
+    # meet a real 429 rate_limited with Retry-After, and each goes on until it has its decision.
+    retries: list[RetryInfo] = []
+    refused = threading.Event()
+
+    def on_retry(info: RetryInfo) -> None:
+        retries.append(info)
+        refused.set()
+
+    agent = Tollgate(url, agent_token, on_retry=on_retry)
+    handles = [agent.conversation(conv_id(f"busy{i}"), user=USER).propose("delete_source", {"id": f"src_{i}"}) for i in range(3)]
+    outcomes: dict[str, str] = {}
+
+    def wait(h: Any) -> None:
+        outcomes[h.id] = h.wait().status
+
+    waiters = [threading.Thread(target=wait, args=(h,), daemon=True) for h in handles]
+    for w in waiters:
+        w.start()
+    assert refused.wait(30), "no waiter was refused"
+    for h in handles:
+        ann.client.approve(h.id)
+    for w in waiters:
+        w.join(30)
+    assert outcomes == {h.id: "approved" for h in handles}
+    first = retries[0]
+    assert (first.method, first.status, first.code, first.retry_after, first.delay) == ("GET", 429, "rate_limited", True, 1.0)
+    assert first.path.startswith("/v1/tool-calls/tc_")
+
+
+class _LoadBalancer(http.server.ThreadingHTTPServer):
+    """A reverse proxy in front of the real server that answers `refuse` requests to paths ending in `path` with
+    503 and Retry-After: 0, as a load balancer does while no instance is up, and forwards everything else."""
+
+    def __init__(self, upstream: str, path: str, refuse: int) -> None:
+        self.upstream, self.path, self.refuse, self.refused = upstream, path, refuse, 0
+        super().__init__(("127.0.0.1", 0), _Forward)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Forward(http.server.BaseHTTPRequestHandler):
+    server: _LoadBalancer
+
+    def _handle(self) -> None:
+        body = self.rfile.read(int(self.headers.get("content-length") or 0)) or None
+        lb = self.server
+        if self.path.split("?")[0].endswith(lb.path) and lb.refused < lb.refuse:
+            lb.refused += 1
+            page = b"<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>"
+            self.send_response(503)
+            self.send_header("content-type", "text/html")
+            self.send_header("retry-after", "0")
+            self.send_header("content-length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            return
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
+        req = urllib.request.Request(lb.upstream + self.path, data=body, method=self.command, headers=headers)
+        try:
+            res = urllib.request.urlopen(req, timeout=70)
+        except urllib.error.HTTPError as e:
+            res = e
+        with res:
+            data = res.read()
+            self.send_response(res.status)
+            for k, v in res.headers.items():
+                if k.lower() not in ("transfer-encoding", "connection", "content-length", "keep-alive"):
+                    self.send_header(k, v)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = _handle
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def balancer(url: str, request: pytest.FixtureRequest) -> Iterator[_LoadBalancer]:
+    path, refuse = request.param
+    lb = _LoadBalancer(url, path, refuse)
+    threading.Thread(target=lb.serve_forever, daemon=True).start()
+    yield lb
+    lb.shutdown()
+    lb.server_close()
+
+
+@pytest.mark.parametrize("balancer", [("/v1/conversations", 2)], indirect=True)
+def test_503_from_a_load_balancer_is_retried_after_its_retry_after(balancer: _LoadBalancer, agent_token: str) -> None:
+    retries: list[RetryInfo] = []
+    agent = Tollgate(balancer.url, agent_token, on_retry=retries.append)
+    conv = agent.conversation(conv_id("lb"), user=USER)
+    assert conv.view["status"] == "active"
+    assert balancer.refused == 2
+    assert [(r.path, r.attempt, r.status, r.code, r.retry_after, r.delay) for r in retries] == [
+        ("/v1/conversations", 1, 503, "http_503", True, 0.0),
+        ("/v1/conversations", 2, 503, "http_503", True, 0.0),
+    ]
+
+
+@pytest.mark.parametrize("balancer", [("/execution", 1)], indirect=True)
+def test_503_before_a_claim_is_retried_too_the_claim_never_reached_the_server(balancer: _LoadBalancer, agent_token: str) -> None:
+    retries: list[RetryInfo] = []
+    conv = Tollgate(balancer.url, agent_token, on_retry=retries.append).conversation(conv_id("lb-claim"), user=USER)
+    ran: list[str] = []
+
+    @conv.guard("get_source")
+    def get_source(id: str) -> str:
+        ran.append(id)
+        return id
+
+    assert get_source(id="s1") == "s1"
+    assert ran == ["s1"]
+    assert [(r.status, r.code) for r in retries] == [(503, "http_503")]
+    assert conv.refresh()["toolCalls"][0]["status"] == "completed"
+
+
+@pytest.mark.parametrize("balancer", [("/v1/tools/anything", 100)], indirect=True)
+def test_the_client_gives_up_after_max_attempts_with_the_last_problem(balancer: _LoadBalancer, agent_token: str) -> None:
+    agent = Tollgate(balancer.url, agent_token, retry=RetryPolicy(max_attempts=3, initial_delay=0.01))
+    with pytest.raises(TollgateError) as caught:
+        agent.get_tool("anything")
+    assert (caught.value.status, caught.value.code) == (503, "http_503")
+    assert "503 Service Temporarily Unavailable" in caught.value.detail
+    assert balancer.refused == 3
+
+
+def test_an_address_nobody_listens_on_is_a_network_error_after_the_retries(agent_token: str) -> None:
+    retries: list[RetryInfo] = []
+    agent = Tollgate("http://127.0.0.1:9", agent_token, retry=RetryPolicy(max_attempts=3, initial_delay=0.01), on_retry=retries.append)
+    with pytest.raises(TollgateError) as caught:
+        agent.get_tool("x")
+    assert (caught.value.status, caught.value.code) == (0, "network_error")
+    assert "cannot reach Tollgate at http://127.0.0.1:9" in caught.value.detail
+    assert [r.code for r in retries] == ["network_error", "network_error"]
+
+
+def test_an_answer_larger_than_max_response_bytes_is_refused_not_read_whole(url: str, agent_token: str) -> None:
+    conv = Tollgate(url, agent_token, retry=FAST_RETRY).conversation(conv_id("big"), user=USER, metadata={"notes": "x" * 20_000})
+    small = Tollgate(url, agent_token, max_response_bytes=4096)
+    with pytest.raises(TollgateError) as caught:
+        small.get_conversation(conv.id)
+    assert caught.value.code == "response_too_large"
+
+
+def test_a_token_function_is_asked_again_after_a_401(url: str, agent_token: str) -> None:
+    issued: list[str] = []
+
+    def token() -> str:
+        t = agent_token + "x" if not issued else agent_token  # the first one no longer verifies
+        issued.append(t)
+        return t
+
+    conv = Tollgate(url, token).conversation(conv_id("rotate"), user=USER)
+    assert conv.id.startswith("py-rotate-")
+    assert issued == [agent_token + "x", agent_token]
