@@ -380,7 +380,7 @@ export class TollgateMcpGateway {
     const approve = answer.action === 'accept' && content.approve === true;
     const person = new Tollgate({ url: this.options.tollgate.url, token: session.userToken, channel: 'mcp', headers: { 'user-agent': 'tollgate-mcp-gateway' } });
     try {
-      await person.inbox().decide(call.id, { decision: approve ? 'approve' : 'reject', ...(reason ? { reason } : answer.action === 'decline' ? { reason: 'declined in the chat' } : {}) });
+      await person.inbox().decide(call.id, { decision: approve ? 'approve' : 'reject', ...(reason ? { reason } : approve ? {} : { reason: 'declined in the chat' }) });
     } catch (e) {
       if (e instanceof TollgateError && e.code === 'already_decided') return; // someone decided first: theirs stands
       if (e instanceof TollgateError && e.code === 'forbidden') {
