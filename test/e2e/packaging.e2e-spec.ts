@@ -352,7 +352,11 @@ describe('the container files', () => {
     expect(url.username).toBe(pg.environment?.POSTGRES_USER);
     expect(decodeURIComponent(url.password)).toBe(pg.environment?.POSTGRES_PASSWORD);
     expect(url.pathname).toBe(`/${pg.environment?.POSTGRES_DB}`);
-    expect(tollgate.ports?.map((p) => p.split(':').at(-1))).toEqual([runtime.env.PORT]);
+    // HTTP on the image's PORT and gRPC on its default port beside it (8081 when nothing sets TOLLGATE_GRPC_PORT).
+    expect(runtime.env.TOLLGATE_GRPC_PORT ?? env.TOLLGATE_GRPC_PORT).toBeUndefined();
+    expect(tollgate.ports?.map((p) => p.split(':').at(-1))).toEqual([runtime.env.PORT, '8081']);
+    // Published on the host's loopback only: an operator opens them wider on purpose.
+    for (const p of tollgate.ports ?? []) expect(p).toMatch(/^127\.0\.0\.1:/);
   });
 
   it("refuses to start with compose.yaml's placeholder secret, naming the setting to change", async () => {

@@ -130,6 +130,13 @@ export class Tollgate {
     });
   }
 
+  /** Lets go of what this client holds open: the gRPC channel its `grpc` waits opened (HTTP keeps nothing open). */
+  async close(): Promise<void> {
+    if (!this.options.grpc) return;
+    const { closeGrpc } = (await import(/* @vite-ignore */ GRPC_WATCH)) as typeof import('./grpc-watch.js');
+    await closeGrpc(this);
+  }
+
   /**
    * Long-polls until the call leaves `pending`: decided, expired or cancelled. It survives network errors and
    * server restarts (it keeps asking, with backoff, while the call may still be decided) and honours the signal.

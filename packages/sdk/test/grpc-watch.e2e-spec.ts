@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tollgate, TollgateError, ToolCallRejectedError, type TollgateConversation } from '@tollgate/sdk';
-import { closeGrpc, retryAfterOf } from '@tollgate/sdk/grpc-watch';
+import { retryAfterOf } from '@tollgate/sdk/grpc-watch';
 import { freshDatabase, type TestDatabase } from '../../../test/support/database.js';
 import { FAST_RETRY, pendingIn, setUp, startTestServer, tapFetch, type Setup, type TestServer } from './support.js';
 
@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => closeGrpc(c)));
+  await Promise.all(clients.map((c) => c.close()));
   await server?.stop();
   await db?.drop();
 });
