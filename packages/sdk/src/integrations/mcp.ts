@@ -268,8 +268,7 @@ export class TollgateMcpGateway {
         return await this.call(session, tool, (request.params.arguments ?? {}) as JsonObject, {
           signal: extra.signal,
           requestId: extra.requestId,
-          progressToken: extra._meta?.progressToken,
-          notify: (n) => extra.sendNotification(n),
+          progress: progressOf(extra._meta?.progressToken, (n) => extra.sendNotification(n)),
         });
       } finally {
         session.pending -= 1;
@@ -307,6 +306,8 @@ export class TollgateMcpGateway {
             signal: ctx.signal,
             timeout: this.limits.toolTimeoutSeconds * 1000,
             resetTimeoutOnProgress: true,
+            // The upstream's own progress goes on to the client, in the same sequence as the waiting's.
+            onprogress: (p) => ctx.progress(p.message ?? `${tool.name} is running`),
           })) as CallToolResult;
           if (result.isError) throw new UpstreamToolError(result);
           return result;
@@ -325,12 +326,7 @@ export class TollgateMcpGateway {
   private async waitForDecision(session: Session, handle: ToolCallHandle, ctx: CallContext): Promise<void> {
     const call = handle.toolCall;
     const stop = new AbortController();
-    let progress = 0;
-    const tell = (message: string) => {
-      if (ctx.progressToken === undefined) return;
-      progress += 1;
-      ctx.notify({ method: 'notifications/progress', params: { progressToken: ctx.progressToken, progress, message } }).catch(() => undefined);
-    };
+    const tell = ctx.progress;
     const waiting = `${call.toolName} waits for approval in Tollgate (${call.policy.reason}; approvers: ${call.approval?.approvers.join(', ') ?? 'people'})`;
     tell(waiting);
     const timer = setInterval(() => tell(waiting), this.options.progressIntervalMs ?? 10_000);
@@ -466,8 +462,8 @@ export class TollgateMcpGateway {
 interface CallContext {
   signal: AbortSignal;
   requestId: string | number;
-  progressToken?: string | number;
-  notify(n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message: string } }): Promise<void>;
+  /** Sends MCP progress when the client asked for it (a progressToken); otherwise does nothing. */
+  progress(message: string): void;
 }
 
 /** An upstream result with `isError`: reported to Tollgate as failed, returned to the client unchanged. */
@@ -478,6 +474,18 @@ class UpstreamToolError extends Error {
 }
 
 const VERSION = '0.5.0';
+
+type ProgressNotification = { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message: string } };
+
+/** Progress must rise with each notification of a request: one counter per call. */
+function progressOf(token: string | number | undefined, send: (n: ProgressNotification) => Promise<void>): (message: string) => void {
+  let progress = 0;
+  return (message) => {
+    if (token === undefined) return;
+    progress += 1;
+    send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => undefined);
+  };
+}
 
 function refusalResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
