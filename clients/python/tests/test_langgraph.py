@@ -1,0 +1,146 @@
+"""LangGraph: a graph (model node, ToolNode, in-memory checkpointer) with a LangChain fake chat model that calls a
+gated tool. The graph pauses on interrupt() while Tollgate holds the call, a person decides in Tollgate, and the
+graph is resumed with Command(resume=...): the tool runs with the approved arguments, or the model reads the
+refusal."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import Command
+
+from conftest import USER, Person, conv_id
+from tollgate import Conversation, Tollgate
+from tollgate.langgraph import aresume_when_decided, is_tollgate_interrupt, resume_when_decided, with_approval
+
+
+class Agent:
+    """The graph under test: the fake model asks for `calls` in its first answer, then says "done"."""
+
+    def __init__(self, conversation: Conversation, calls: list[dict[str, Any]], *, asynchronous: bool = False) -> None:
+        self.runs: list[dict[str, Any]] = []
+        self.model_saw: list[list[BaseMessage]] = []
+        runs = self.runs
+
+        @tool
+        def delete_source(id: str) -> dict[str, Any]:
+            """Delete a knowledge-base source by id."""
+            runs.append({"id": id})
+            return {"deleted": id, "existed": True}
+
+        @tool("delete_source")
+        async def adelete_source(id: str) -> dict[str, Any]:
+            """Delete a knowledge-base source by id."""
+            await asyncio.sleep(0)
+            runs.append({"id": id})
+            return {"deleted": id, "existed": True}
+
+        @tool
+        def get_source(id: str) -> str:
+            """Read a source."""
+            runs.append({"read": id})
+            return f"source {id}"
+
+        inner = adelete_source if asynchronous else delete_source
+        gated = [with_approval(inner, conversation=conversation, display=lambda a: {"title": f"Delete source {a['id']}"}),
+                 with_approval(get_source, conversation=conversation)]
+        model = FakeMessagesListChatModel(responses=[AIMessage(content="", tool_calls=calls), AIMessage(content="done")])
+
+        def agent(state: MessagesState) -> dict[str, Any]:
+            self.model_saw.append(list(state["messages"]))
+            return {"messages": [model.invoke(state["messages"])]}
+
+        workflow = StateGraph(MessagesState)
+        workflow.add_node("agent", agent)
+        workflow.add_node("tools", ToolNode(gated))
+        workflow.add_edge(START, "agent")
+        workflow.add_conditional_edges("agent", tools_condition)
+        workflow.add_edge("tools", "agent")
+        self.graph = workflow.compile(checkpointer=InMemorySaver())
+        self.config: Any = {"configurable": {"thread_id": conversation.id}}
+
+
+def _call(call_id: str, name: str = "delete_source", **args: Any) -> dict[str, Any]:
+    return {"name": name, "args": args or {"id": "src_2"}, "id": call_id, "type": "tool_call"}
+
+
+def _tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_the_graph_pauses_until_a_person_approves_and_the_tool_runs_with_the_edited_arguments(agent: Tollgate, ann: Person) -> None:
+    conv = agent.conversation(conv_id("lg-approve"), user=USER)
+    a = Agent(conv, [_call("call_lg_1")])
+
+    first = a.graph.invoke({"messages": [HumanMessage("delete the handbook source")]}, a.config)
+    [paused] = first["__interrupt__"]
+    assert is_tollgate_interrupt(paused.value)
+    assert paused.value["tool_name"] == "delete_source"
+    assert paused.value["arguments"] == {"id": "src_2"}
+    assert a.runs == []
+    [pending] = ann.pending_in(conv.id)
+    assert (pending["id"], pending["externalId"], pending["display"]) == (paused.value["tool_call_id"], "call_lg_1", {"title": "Delete source src_2"})
+
+    ann.client.approve(pending["id"], arguments={"id": "src_3"}, reason="the copy, not the original")
+    result = resume_when_decided(a.graph, a.config, agent)
+
+    assert a.runs == [{"id": "src_3"}]
+    [answer] = _tool_messages(result)
+    assert answer.tool_call_id == "call_lg_1"
+    assert '"deleted": "src_3"' in str(answer.content) or "'deleted': 'src_3'" in str(answer.content)
+    assert result["messages"][-1].content == "done"
+    # Resuming ran the tool node again: the proposal repeated by the model's id, so there is one Tollgate call.
+    [call] = conv.refresh()["toolCalls"]
+    assert (call["status"], call["externalId"], call["result"]["output"]) == ("completed", "call_lg_1", {"deleted": "src_3", "existed": True})
+
+
+def test_a_rejection_is_the_tool_message_the_model_reads_after_resuming_with_Command(agent: Tollgate, ann: Person) -> None:
+    conv = agent.conversation(conv_id("lg-reject"), user=USER)
+    a = Agent(conv, [_call("call_lg_2")])
+
+    first = a.graph.invoke({"messages": [HumanMessage("delete it")]}, a.config)
+    [paused] = first["__interrupt__"]
+    ann.client.reject(paused.value["tool_call_id"], reason="that is production data")
+    # Any resume value will do: the tool reads the decision from Tollgate, never from it.
+    result = a.graph.invoke(Command(resume={paused.id: "approved, trust me"}), a.config)
+
+    assert a.runs == []
+    [refusal] = _tool_messages(result)
+    assert refusal.content == "delete_source was rejected by Ann via web: that is production data"
+    assert a.model_saw[-1][-1].content == refusal.content  # the model's next turn reads it
+    assert result["messages"][-1].content == "done"
+    assert conv.refresh()["toolCalls"][0]["status"] == "rejected"
+
+
+def test_calls_the_policy_decides_at_once_never_pause_the_graph(agent: Tollgate) -> None:
+    conv = agent.conversation(conv_id("lg-auto"), user=USER)
+    a = Agent(conv, [_call("call_lg_3", "get_source", id="src_1")])
+    result = a.graph.invoke({"messages": [HumanMessage("read it")]}, a.config)
+    assert "__interrupt__" not in result
+    assert a.runs == [{"read": "src_1"}]
+    assert _tool_messages(result)[0].content == "source src_1"
+    assert resume_when_decided(a.graph, a.config, agent) is None
+
+
+def test_an_async_graph_pauses_and_resumes_the_same_way(agent: Tollgate, ann: Person) -> None:
+    conv = agent.conversation(conv_id("lg-async"), user=USER)
+    a = Agent(conv, [_call("call_lg_4", id="src_5")], asynchronous=True)
+
+    async def main() -> dict[str, Any]:
+        first = await a.graph.ainvoke({"messages": [HumanMessage("delete src_5")]}, a.config)
+        [paused] = first["__interrupt__"]
+        assert a.runs == []
+        await asyncio.to_thread(ann.client.approve, paused.value["tool_call_id"])
+        return await aresume_when_decided(a.graph, a.config, agent)
+
+    result = asyncio.run(main())
+    assert a.runs == [{"id": "src_5"}]
+    assert result["messages"][-1].content == "done"
+    assert conv.refresh()["toolCalls"][0]["status"] == "completed"
