@@ -23,6 +23,11 @@ export interface TollgateConfig {
   databaseUrl?: string;
   dataDir: string;
   migrate: boolean;
+  /**
+   * Named prepared statements for the hot path (TOLLGATE_DATABASE_PREPARED_STATEMENTS, default on). Off behind a
+   * pooler in transaction mode that cannot carry them (PgBouncer before 1.21, or without max_prepared_statements).
+   */
+  preparedStatements: boolean;
   auth: AuthConfig;
   policyFile?: string;
   /** Where gRPC listens (on `host`), beside HTTP; 0: a free port; undefined: no gRPC (TOLLGATE_GRPC_PORT=off). */
@@ -110,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: resolve(env.TOLLGATE_DATA_DIR || './.tollgate'),
     migrate: env.TOLLGATE_MIGRATE !== 'false',
+    preparedStatements: onOff(env.TOLLGATE_DATABASE_PREPARED_STATEMENTS, true, 'TOLLGATE_DATABASE_PREPARED_STATEMENTS'),
     auth: {
       secret: env.TOLLGATE_JWT_SECRET || undefined,
       jwksUrl: env.TOLLGATE_JWKS_URL || undefined,
@@ -146,6 +152,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
 }
 
 const DEFAULT_GRPC_PORT = 8081;
+
+function onOff(raw: string | undefined, fallback: boolean, name: string): boolean {
+  const v = (raw ?? '').trim().toLowerCase();
+  if (v === '') return fallback;
+  if (v === 'on' || v === 'true') return true;
+  if (v === 'off' || v === 'false') return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+}
 
 /**
  * TOLLGATE_GRPC_PORT: a port, `off` (no gRPC), or unset: 8081 beside HTTP's 8080, or a free port too when PORT

@@ -70,7 +70,8 @@ export class TypeOrmUnitOfWork implements UnitOfWork {
   async prepared<T>(text: string, params: unknown[]): Promise<T[]> {
     // The embedded database is one session behind a socket that outlives pg's clients: a statement a
     // discarded client prepared would still exist there. It is a development database; plan every time.
-    if (!this.config.databaseUrl) return this.manager().query(text, params);
+    // Behind a transaction-mode pooler without prepared-statement support, the operator turns them off.
+    if (!this.config.databaseUrl || !this.config.preparedStatements) return this.manager().query(text, params);
     const scope = this.als.getStore();
     const runner = scope && !scope.optimistic ? scope.manager.queryRunner : undefined;
     const client: PgQueryable = runner ? await runner.connect() : (this.dataSource.driver as unknown as { master: PgQueryable }).master;
