@@ -116,7 +116,7 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
 async function openDatabase(config: TollgateConfig, started: (e: EmbeddedPostgres) => void): Promise<DataSource> {
   if (config.databaseUrl) {
     try {
-      return await openDataSource({ url: config.databaseUrl }, config.migrate);
+      return await openDataSource({ url: config.databaseUrl, directUrl: config.databaseDirectUrl }, config.migrate);
     } catch (e) {
       throw databaseProblem(e, config.databaseUrl) ?? e;
     }

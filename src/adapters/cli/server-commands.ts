@@ -119,7 +119,8 @@ function announce(server: RunningServer, b: Banner | string[]): void {
 export async function migrate(): Promise<void> {
   const config = loadConfig();
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(config.dataDir);
-  const ds = await openDataSource({ url: config.databaseUrl, embedded }, false);
+  // Migrations need a session of their own: PostgreSQL itself, not a pooler (TOLLGATE_DATABASE_DIRECT_URL).
+  const ds = await openDataSource({ url: config.databaseDirectUrl ?? config.databaseUrl, embedded }, false);
   try {
     const applied = await ds.runMigrations({ transaction: 'each' });
     console.log(applied.length ? `Applied ${applied.map((m) => m.name).join(', ')}` : 'The schema is up to date');

@@ -19,8 +19,14 @@ export interface AuthConfig {
 export interface TollgateConfig {
   host: string;
   port: number;
-  /** PostgreSQL URL; unset → embedded PGlite in `dataDir`. */
+  /** PostgreSQL URL; unset → embedded PGlite in `dataDir`. May point at a pooler (PgBouncer in transaction mode). */
   databaseUrl?: string;
+  /**
+   * PostgreSQL itself, bypassing any pooler (TOLLGATE_DATABASE_DIRECT_URL; defaults to DATABASE_URL): the LISTEN
+   * connection for cross-instance wake-ups and the migrations, which need a session of their own. Unset in
+   * embedded mode.
+   */
+  databaseDirectUrl?: string;
   dataDir: string;
   migrate: boolean;
   /**
@@ -113,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     host: env.HOST || '127.0.0.1',
     port,
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseDirectUrl: directUrl(env),
     dataDir: resolve(env.TOLLGATE_DATA_DIR || './.tollgate'),
     migrate: env.TOLLGATE_MIGRATE !== 'false',
     preparedStatements: onOff(env.TOLLGATE_DATABASE_PREPARED_STATEMENTS, true, 'TOLLGATE_DATABASE_PREPARED_STATEMENTS'),
@@ -152,6 +159,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
 }
 
 const DEFAULT_GRPC_PORT = 8081;
+
+/** TOLLGATE_DATABASE_DIRECT_URL, or DATABASE_URL when unset; only beside DATABASE_URL (embedded mode has no pooler). */
+function directUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = (env.TOLLGATE_DATABASE_DIRECT_URL ?? '').trim();
+  if (raw === '') return env.DATABASE_URL || undefined;
+  if (!env.DATABASE_URL) {
+    throw new ConfigError('TOLLGATE_DATABASE_DIRECT_URL is set but DATABASE_URL is not; set DATABASE_URL (the pooler, or PostgreSQL) too, or unset both for the embedded database');
+  }
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+    throw new ConfigError('TOLLGATE_DATABASE_DIRECT_URL is not a URL such as postgres://user:password@db-host:5432/database (PostgreSQL itself, not the pooler)');
+  }
+  return raw;
+}
 
 function onOff(raw: string | undefined, fallback: boolean, name: string): boolean {
   const v = (raw ?? '').trim().toLowerCase();

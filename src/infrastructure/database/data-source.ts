@@ -5,6 +5,11 @@ import { EmbeddedPostgres } from './embedded-postgres';
 
 export interface DatabaseTarget {
   url?: string;
+  /**
+   * PostgreSQL itself when `url` is a pooler (TOLLGATE_DATABASE_DIRECT_URL): migrations run on a session of
+   * their own there, not through a transaction-mode pooler. Unset or equal to `url`: everything uses `url`.
+   */
+  directUrl?: string;
   embedded?: EmbeddedPostgres;
 }
 
@@ -38,8 +43,23 @@ function keepErrorsHandled(client: { on(event: 'error', listener: (e: Error) => 
 }
 
 export async function openDataSource(target: DatabaseTarget, migrate: boolean): Promise<DataSource> {
+  if (migrate && target.url && target.directUrl && target.directUrl !== target.url) {
+    await runMigrations({ url: target.directUrl });
+    return openDataSource({ url: target.url }, false);
+  }
   const ds = new DataSource(dataSourceOptions(target));
   await ds.initialize();
   if (migrate) await ds.runMigrations({ transaction: 'each' });
   return ds;
+}
+
+/** Applies the pending migrations on a data source of its own, closed afterwards; answers their names. */
+export async function runMigrations(target: DatabaseTarget): Promise<string[]> {
+  const ds = new DataSource({ ...dataSourceOptions(target), poolSize: 1 } as DataSourceOptions);
+  await ds.initialize();
+  try {
+    return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
+  } finally {
+    await ds.destroy();
+  }
 }

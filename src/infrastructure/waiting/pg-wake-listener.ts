@@ -18,6 +18,11 @@ export function wakePayload(tenantId: string, toolCallId: string): string {
  * if the change committed. After a reconnect every local waiter is woken to re-read what it may have
  * missed; waiters also re-read on a timer, so a lost notification costs latency, never correctness.
  * PostgreSQL only: through pglite-socket NOTIFY does not cross connections, and embedded mode is one instance.
+ *
+ * LISTEN is session state: through a pooler in transaction mode (PgBouncer) the LISTEN would land on whichever
+ * server connection ran it and the notifications would never come back. So this connection goes to PostgreSQL
+ * itself, TOLLGATE_DATABASE_DIRECT_URL (DATABASE_URL unless set). The NOTIFYs are sent inside the writing
+ * transactions, which may go through the pooler: they are delivered on commit like any other.
  */
 @Injectable()
 export class PgWakeListener implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -37,7 +42,7 @@ export class PgWakeListener implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.config.databaseUrl, application_name: `tollgate-listen-${this.config.instanceId}`.slice(0, 63) });
+    const client = new Client({ connectionString: this.config.databaseDirectUrl ?? this.config.databaseUrl, application_name: `tollgate-listen-${this.config.instanceId}`.slice(0, 63) });
     client.on('notification', (n: Notification) => this.onNotification(n));
     client.on('error', (e) => this.lost(client, e));
     client.on('end', () => this.lost(client));
