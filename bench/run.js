@@ -6,8 +6,11 @@
  * On a fresh PostgreSQL database it starts two Tollgate instances (the built service, `node bin/tollgate.js
  * serve`, as child processes) and the minimal baseline (bench/baseline-server.js: node:http + pg doing one
  * proposal's durable writes), then measures, in one run:
- *   1. auto-approved proposals: max throughput (autocannon, closed loop; also spread over 16 tenants) and
- *      p50/p99 latency at a fixed 300 req/s (open loop, bench/lib/paced.js), Tollgate beside the baseline;
+ *   1. auto-approved proposals: max throughput (autocannon, closed loop; over 500 conversations, over 10
+ *      conversations so that concurrent proposals hit the same conversation, and spread over 16 tenants),
+ *      p50/p99 latency at a fixed 300 req/s (open loop, bench/lib/paced.js), and one request at a time (p50),
+ *      Tollgate beside the baseline; the two max-throughput loads again with two more Tollgate instances behind a
+ *      private PgBouncer in transaction mode (bench/lib/pgbouncer.js; skipped when pgbouncer is not installed);
  *   2. the full human loop (propose → long-poll while a person decides on the other instance → claim →
  *      result), loops per second;
  *   3. cross-instance wake latency (long-poll on A, decision on B), p50/p99, with A otherwise idle and with A
@@ -15,11 +18,12 @@
  *      decision schedule;
  *   4. RSS of each process under that load (peak of /proc/<pid>/status VmRSS);
  * plus, in-process, policy evaluation on a 1,000-rule policy beside a trivial function call.
- * Every figure is printed with its target and its ratio to the baseline measured in the same run.
+ * Every figure is printed with its target (met / MISSED) and its ratio to the baseline measured in the same run.
  *
- *   npm run bench                    # about 2.5 minutes
- *   npm run bench -- --quick         # about 1.3 minutes, fewer samples
+ *   npm run bench                    # about 4 minutes
+ *   npm run bench -- --quick         # about 2 minutes, fewer samples
  *   npm run bench -- --profile       # no figures: CPU profile + SQL statements per request of a Tollgate under load
+ *   npm run bench -- --no-pgbouncer  # leave out the PgBouncer run (its rows say so)
  *   npm run bench -- --md out.md     # also write the table (Markdown) to out.md
  *   npm run bench -- --node-options "--max-old-space-size=128"   # NODE_OPTIONS for the Tollgate processes only
  *                                    # (default: --max-old-space-size=256, as `npm start` runs it; "" for none)
@@ -40,17 +44,18 @@ const ROOT = join(__dirname, '..');
 // ---------------------------------------------------------------- options
 
 function parseArgs(argv) {
-  const o = { quick: false, profile: false, keep: false, md: undefined, json: undefined, nodeOptions: '--max-old-space-size=256' };
+  const o = { quick: false, profile: false, keep: false, pgbouncer: true, md: undefined, json: undefined, nodeOptions: '--max-old-space-size=256' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
     else if (a === '--profile') o.profile = true;
     else if (a === '--keep') o.keep = true;
+    else if (a === '--no-pgbouncer') o.pgbouncer = false;
     else if (a === '--md') o.md = argv[++i];
     else if (a === '--json') o.json = argv[++i];
     else if (a === '--node-options') o.nodeOptions = argv[++i] ?? '';
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node bench/run.js [--quick] [--profile] [--keep] [--md FILE] [--json FILE] [--node-options "FLAGS"]');
+      console.log('usage: node bench/run.js [--quick] [--profile] [--keep] [--no-pgbouncer] [--md FILE] [--json FILE] [--node-options "FLAGS"]');
       process.exit(0);
     } else {
       console.error(`unknown option ${a}`);
@@ -70,6 +75,8 @@ const P = {
   rate: 300,
   rateS: FULL ? 12 : 5,
   autoConversations: 500,
+  hotConversations: 10, // the contended load: the same proposals over 10 conversations
+  singleSamples: FULL ? 2000 : 500, // auto-approved proposals one at a time
   loops: 16,
   loopS: FULL ? 15 : 6,
   wakeCalls: FULL ? 200 : 100,
@@ -114,6 +121,7 @@ const { paced } = require('./lib/paced');
 const { startChild, cpuMsOf, memoryOf, machineCpu, RssSampler } = require('./lib/proc');
 const { runPolicyBench } = require('./lib/policy-eval');
 const { summary, fmt, ratio, table } = require('./lib/stats');
+const { startPgbouncer, findPgbouncer, INSTALL_HINT } = require('./lib/pgbouncer');
 
 const SECRET = 'bench-secret-that-is-long-enough-for-hs256-0123456789';
 const ADMIN_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -440,6 +448,9 @@ async function wakeLatency({ A, B, tok, conversations, windowS, client, seed, nu
       if (client === 'poll-3s') await sleep(3000);
     }
   });
+  // A waiter that fails before the decisions are all sent is reported by the Promise.all below, not as an
+  // unhandled rejection that would kill the bench before it stops its servers and drops its database.
+  for (const w of waiters) w.catch(() => undefined);
 
   // Let every long-poll reach the server (and every poller start its cycle), then decide on schedule.
   await sleep(client === 'poll-3s' ? 3000 : 1500);
@@ -541,7 +552,16 @@ async function main() {
   const children = [];
   let pgc;
   let dropped = false;
+  let stopping = false;
+  /** A child that exits before the end is reported at once, with the tail of its output. */
+  const watch = (c) => {
+    c.child?.on('exit', (code, signal) => {
+      if (!stopping) console.error(`\n${c.name} exited during the bench (code ${code}, signal ${signal}); its last output:\n${c.output().split('\n').slice(-30).join('\n')}`);
+    });
+    return c;
+  };
   const cleanup = async () => {
+    stopping = true;
     for (const c of children.reverse()) await c.stop().catch(() => undefined);
     closeAgent();
     for (const d of dataDirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -560,6 +580,11 @@ async function main() {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Whatever fails outside the awaited chain still stops the servers and drops the database.
+  process.on('unhandledRejection', (e) => {
+    console.error(`\nbench failed: ${e?.stack ?? e}`);
+    cleanup().finally(() => process.exit(1));
+  });
 
   const started = performance.now();
   const versionRow = (await admin("SELECT version() AS v, current_setting('synchronous_commit') AS sc, current_setting('fsync') AS fs")).rows[0];
@@ -601,63 +626,122 @@ async function main() {
 
     log(`\nstarting two Tollgate instances and the baseline on database ${dbName}…`);
     const A = await startTollgate('tollgate-A', url, { migrate: true });
-    children.push(A);
+    children.push(watch(A));
     const B = await startTollgate('tollgate-B', url, { migrate: false });
-    children.push(B);
+    children.push(watch(B));
     const base = await startBaseline(url);
-    children.push(base);
+    children.push(watch(base));
     const sampler = new RssSampler([A, B, base]);
     const idle = { A: memoryOf(A.pid).rss, B: memoryOf(B.pid).rss, baseline: memoryOf(base.pid).rss };
 
+    // Two more instances on the same database, through a private PgBouncer in transaction mode. PgBouncer 1.18
+    // cannot carry named prepared statements in that mode, so these run with TOLLGATE_DATABASE_PREPARED_STATEMENTS=off;
+    // their LISTEN connection (and anything session-level) goes straight to PostgreSQL (TOLLGATE_DATABASE_DIRECT_URL).
+    const pooled = { skipped: undefined, version: undefined, poolSize: 10 };
+    let Ap;
+    let pgb;
+    if (!OPTS.pgbouncer) pooled.skipped = 'left out (--no-pgbouncer)';
+    else if (!findPgbouncer()) pooled.skipped = `pgbouncer not installed (${INSTALL_HINT})`;
+    else {
+      try {
+        pgb = await startPgbouncer({ serverUrl: url, poolSize: pooled.poolSize });
+        children.push(watch(pgb));
+        pooled.version = pgb.version;
+        const viaPooler = { TOLLGATE_DATABASE_PREPARED_STATEMENTS: 'off', TOLLGATE_DATABASE_DIRECT_URL: url };
+        Ap = await startTollgate('tollgate-A-pgbouncer', pgb.url, { migrate: false, env: viaPooler });
+        children.push(watch(Ap));
+        children.push(watch(await startTollgate('tollgate-B-pgbouncer', pgb.url, { migrate: false, env: viaPooler })));
+        log(`PgBouncer ${pgb.version} on ${pgb.url.replace(/^.*@/, '')} (pool_mode=transaction, default_pool_size=${pooled.poolSize}): two more Tollgate instances through it, prepared statements off, LISTEN direct`);
+      } catch (e) {
+        pooled.skipped = `pgbouncer failed to start: ${e.message.split('\n')[0]}`;
+        log(`${pooled.skipped}\n${e.message.split('\n').slice(1).join('\n')}`);
+      }
+    }
+    results.pgbouncer = pooled;
+
     await expect([200], A.url, 'PUT', '/v1/policy', { token: tok.admin, body: POLICY });
     const autoConvs = Array.from({ length: P.autoConversations }, (_, i) => `auto-${i}`);
+    const hotConvs = Array.from({ length: P.hotConversations }, (_, i) => `hot-${i}`);
     const loopConvs = Array.from({ length: P.loops }, (_, i) => `loop-${i}`);
     const wakeConvs = (pass) => Array.from({ length: P.wakeCalls }, (_, i) => `wake-${pass}-${i}`);
-    await createConversations(A.url, tok.agent, [...autoConvs, ...loopConvs, ...wakeConvs('long'), ...wakeConvs('poll'), ...wakeConvs('load')]);
+    await createConversations(A.url, tok.agent, [...autoConvs, ...hotConvs, ...loopConvs, ...wakeConvs('long'), ...wakeConvs('poll'), ...wakeConvs('load')]);
     const tenants = await setupTenants(A.url, 16, Math.ceil(P.autoConversations / 16));
     idle.afterSetup = { A: memoryOf(A.pid).rss, B: memoryOf(B.pid).rss, baseline: memoryOf(base.pid).rss };
     results.rssIdle = idle;
 
     // (1) auto-approved proposals
-    log(`\n[1] auto-approved proposals: warm-up ${P.warmupS} s each, then ${P.maxRounds} × ${P.maxS} s max throughput (${P.connections} connections), alternating`);
+    log(
+      `\n[1] auto-approved proposals: warm-up ${P.warmupS} s each, then ${P.maxRounds} × ${P.maxS} s max throughput (${P.connections} connections), alternating:` +
+        ` ${P.autoConversations} conversations, baseline, ${P.hotConversations} conversations${Ap ? ', and both again through PgBouncer' : ''}`,
+    );
     sampler.phase('auto-max');
     const ctx = { token: tok.agent, conversations: autoConvs, pgc, dbName };
+    const hot = { ...ctx, conversations: hotConvs };
     await maxThroughput(A, { ...ctx, durationS: P.warmupS });
     await maxThroughput(base, { ...ctx, durationS: P.warmupS });
-    const rounds = { tollgate: [], baseline: [] };
+    if (Ap) await maxThroughput(Ap, { ...ctx, durationS: P.warmupS });
+    const runs = [
+      ['tollgate', A, ctx],
+      ['baseline', base, ctx],
+      ['tollgate, 10 conversations', A, hot],
+      ...(Ap ? [['via PgBouncer', Ap, ctx], ['via PgBouncer, 10 conversations', Ap, hot]] : []),
+    ];
+    const rounds = Object.fromEntries(runs.map(([name]) => [name, []]));
     for (let r = 0; r < P.maxRounds; r++) {
-      for (const [name, target] of [['tollgate', A], ['baseline', base]]) {
-        const m = await maxThroughput(target, { ...ctx, durationS: P.maxS });
+      for (const [name, target, load] of runs) {
+        const pgb0 = pgb && target === Ap ? cpuMsOf(pgb.pid) : NaN;
+        const m = await maxThroughput(target, { ...load, durationS: P.maxS });
+        if (pgb && target === Ap) m.pgbouncerCpuUsPerReq = ((cpuMsOf(pgb.pid) - pgb0) * 1000) / m.ok;
         rounds[name].push(m);
-        log(`  ${name.padEnd(8)} round ${r + 1}: ${fmt(m.rps)} req/s (p50 ${fmt(m.latencyP50)} ms, p99 ${fmt(m.latencyP99)} ms; ${fmt(m.cpuUsPerReq)} µs server CPU + ${fmt(m.pgCpuUsPerReq)} µs PostgreSQL CPU per request; machine ${fmt(100 * m.machineBusy)}% busy${m.non2xx || m.errors ? `; ${m.non2xx} non-2xx, ${m.errors} errors` : ''})`);
+        log(
+          `  ${name.padEnd(32)} round ${r + 1}: ${fmt(m.rps)} req/s (p50 ${fmt(m.latencyP50)} ms, p99 ${fmt(m.latencyP99)} ms; ${fmt(m.cpuUsPerReq)} µs server CPU + ${fmt(m.pgCpuUsPerReq)} µs PostgreSQL CPU` +
+            `${Number.isFinite(m.pgbouncerCpuUsPerReq) ? ` + ${fmt(m.pgbouncerCpuUsPerReq)} µs PgBouncer CPU` : ''} per request; machine ${fmt(100 * m.machineBusy)}% busy${m.non2xx || m.errors ? `; ${m.non2xx} non-2xx, ${m.errors} errors` : ''})`,
+        );
       }
     }
     // The same load spread over 16 tenants: each tenant has its own audit chain head, so this shows what the
     // one-tenant figure loses to the chain head's row lock.
     const mt = await maxThroughput(A, { tenants, durationS: P.maxS, pgc, dbName });
     log(`  tollgate 16 tenants: ${fmt(mt.rps)} req/s (p50 ${fmt(mt.latencyP50)} ms, p99 ${fmt(mt.latencyP99)} ms; ${fmt(mt.cpuUsPerReq)} µs server CPU + ${fmt(mt.pgCpuUsPerReq)} µs PostgreSQL CPU per request${mt.non2xx || mt.errors ? `; ${mt.non2xx} non-2xx, ${mt.errors} errors` : ''})`);
-    // The framework's floor: an empty route, one request at a time, CPU per request (Tollgate's /health/live is
-    // answered by Nest/Express with no database work; the baseline's /health by bare node:http).
-    const floor = async (target, path) => {
-      const n = FULL ? 2000 : 500;
-      for (let i = 0; i < 200; i++) await expect([200], target.url, 'GET', path, {});
+    // One request at a time, each sent when the last was answered: latency with no queue, and CPU per request.
+    const oneAtATime = async (target, { n, warm, method, path, status, body, token }) => {
+      for (let i = 0; i < warm; i++) await expect([status], target.url, method, path(i), { token, body });
       const cpu0 = cpuMsOf(target.pid);
       const lat = [];
       for (let i = 0; i < n; i++) {
         const t0 = performance.now();
-        const r = await expect([200], target.url, 'GET', path, {});
+        const r = await expect([status], target.url, method, path(warm + i), { token, body });
         lat.push(r.at - t0);
       }
-      return { cpuUsPerReq: ((cpuMsOf(target.pid) - cpu0) * 1000) / n, lat: summary(lat) };
+      return { n, cpuUsPerReq: ((cpuMsOf(target.pid) - cpu0) * 1000) / n, lat: summary(lat) };
     };
-    const floorT = await floor(A, '/health/live');
-    const floorB = await floor(base, '/health');
+    // Auto-approved proposals one at a time, round-robin over the 500 conversations (no contention, no queue).
+    const singleReq = { n: P.singleSamples, warm: 100, method: 'POST', status: 201, body: AUTO_BODY, token: tok.agent, path: (i) => `/v1/conversations/${autoConvs[i % autoConvs.length]}/tool-calls` };
+    const singleT = await oneAtATime(A, singleReq);
+    const singleB = await oneAtATime(base, singleReq);
+    log(
+      `  one proposal at a time (${P.singleSamples} each): tollgate p50 ${fmt(singleT.lat.p50, 2)} ms, p99 ${fmt(singleT.lat.p99, 2)} ms, ${fmt(singleT.cpuUsPerReq)} µs server CPU;` +
+        ` baseline p50 ${fmt(singleB.lat.p50, 2)} ms, p99 ${fmt(singleB.lat.p99, 2)} ms, ${fmt(singleB.cpuUsPerReq)} µs server CPU`,
+    );
+    // The framework's floor: an empty route, one request at a time, CPU per request (Tollgate's /health/live is
+    // answered by Nest/Express with no database work; the baseline's /health by bare node:http).
+    const floorReq = { n: FULL ? 2000 : 500, warm: 200, method: 'GET', status: 200, body: undefined, token: undefined };
+    const floorT = await oneAtATime(A, { ...floorReq, path: () => '/health/live' });
+    const floorB = await oneAtATime(base, { ...floorReq, path: () => '/health' });
     log(`  empty route, one at a time: tollgate GET /health/live ${fmt(floorT.cpuUsPerReq)} µs CPU, p50 ${fmt(floorT.lat.p50, 2)} ms; baseline GET /health ${fmt(floorB.cpuUsPerReq)} µs CPU, p50 ${fmt(floorB.lat.p50, 2)} ms`);
     const mean = (xs, k) => xs.reduce((a, x) => a + x[k], 0) / xs.length;
+    const averaged = (xs) =>
+      xs && xs.length
+        ? { rps: mean(xs, 'rps'), cpuUsPerReq: mean(xs, 'cpuUsPerReq'), pgCpuUsPerReq: mean(xs, 'pgCpuUsPerReq'), ...(xs[0].pgbouncerCpuUsPerReq !== undefined ? { pgbouncerCpuUsPerReq: mean(xs, 'pgbouncerCpuUsPerReq') } : {}), non2xx: xs.reduce((a, x) => a + x.non2xx, 0), errors: xs.reduce((a, x) => a + x.errors, 0), rounds: xs }
+        : undefined;
     results.autoMax = {
-      tollgate: { rps: mean(rounds.tollgate, 'rps'), cpuUsPerReq: mean(rounds.tollgate, 'cpuUsPerReq'), pgCpuUsPerReq: mean(rounds.tollgate, 'pgCpuUsPerReq'), rounds: rounds.tollgate },
-      baseline: { rps: mean(rounds.baseline, 'rps'), cpuUsPerReq: mean(rounds.baseline, 'cpuUsPerReq'), pgCpuUsPerReq: mean(rounds.baseline, 'pgCpuUsPerReq'), rounds: rounds.baseline },
+      tollgate: averaged(rounds.tollgate),
+      baseline: averaged(rounds.baseline),
+      contended: averaged(rounds['tollgate, 10 conversations']),
+      pgbouncer: averaged(rounds['via PgBouncer']),
+      pgbouncerContended: averaged(rounds['via PgBouncer, 10 conversations']),
       tollgate16Tenants: mt,
+      single: { tollgate: singleT, baseline: singleB },
       floor: { tollgate: floorT, baseline: floorB },
     };
 
@@ -727,6 +811,7 @@ async function main() {
     results.loadavgEnd = loadavg();
     results.seconds = (performance.now() - started) / 1000;
     const out = report(results);
+    results.targets = out.targets;
     log(`\n${out.text}`);
     log(`\nload average at start ${results.loadavgStart.map((l) => l.toFixed(2)).join(' ')}, at end ${results.loadavgEnd.map((l) => l.toFixed(2)).join(' ')}; ${fmt(results.seconds)} s in all`);
     if (OPTS.md) writeFileSync(OPTS.md, `${out.md}\n`);
@@ -740,19 +825,44 @@ function report(r) {
   const met = (ok) => (ok ? 'met' : 'MISSED');
   const T = r.autoMax.tollgate;
   const Bm = r.autoMax.baseline;
+  const C = r.autoMax.contended;
+  const S = r.autoMax.single;
   const t3 = r.auto300.tollgate.lat;
   const b3 = r.auto300.baseline.lat;
   const w = r.wake.longPoll;
   const wp = r.wake.poll3s;
   const wl = r.wake.underLoad;
   const pol = r.policy;
+  const failures = (m) => (m.non2xx || m.errors ? `; ${m.non2xx} non-2xx, ${m.errors} errors` : '');
+  const hot = `${P.hotConversations} conversations`;
+  const pooled = r.pgbouncer;
+  // Through PgBouncer in transaction mode, with TOLLGATE_DATABASE_PREPARED_STATEMENTS=off (1.18 cannot carry them).
+  const viaPgb = `via PgBouncer${pooled.version ? ` ${pooled.version}` : ''}`;
+  const pgbMax = `(1) ${viaPgb} (transaction mode, prepared statements off), max throughput (${P.autoConversations} conversations)`;
+  const pgbHot = `(1) ${viaPgb}, same over ${hot}`;
+  const pgbRows = pooled.skipped
+    ? [
+        [pgbMax, `skipped: ${pooled.skipped}`, `${fmt(Bm.rps)} req/s`, '', '≥ 0.8× baseline', 'skipped'],
+        [pgbHot, `skipped: ${pooled.skipped}`, '', '', '≥ 0.8× the 500-conversation figure', 'skipped'],
+      ]
+    : (() => {
+        const Pm = r.autoMax.pgbouncer;
+        const Pc = r.autoMax.pgbouncerContended;
+        return [
+          [pgbMax, `${fmt(Pm.rps)} req/s${failures(Pm)}`, `${fmt(Bm.rps)} req/s (direct)`, ratio(Pm.rps, Bm.rps), '≥ 0.8× baseline', met(Pm.rps / Bm.rps >= 0.8)],
+          [pgbHot, `${fmt(Pc.rps)} req/s (${ratio(Pc.rps, Bm.rps)} baseline)${failures(Pc)}`, `${viaPgb}, ${P.autoConversations} conversations: ${fmt(Pm.rps)} req/s`, ratio(Pc.rps, Pm.rps), '≥ 0.8× the 500-conversation figure', met(Pc.rps / Pm.rps >= 0.8)],
+          [`(1) ${viaPgb}, server / PostgreSQL / PgBouncer CPU per proposal`, `${fmt(Pm.cpuUsPerReq)} / ${fmt(Pm.pgCpuUsPerReq)} / ${fmt(Pm.pgbouncerCpuUsPerReq)} µs`, `direct: ${fmt(T.cpuUsPerReq)} / ${fmt(T.pgCpuUsPerReq)} µs`, '', '(diagnostic)', ''],
+        ];
+      })();
   const rows = [
-    ['figure', 'Tollgate', 'baseline (same run)', 'ratio T/baseline', 'target', ''],
-    ['(1) auto-approved proposals, max throughput', `${fmt(T.rps)} req/s`, `${fmt(Bm.rps)} req/s`, ratio(T.rps, Bm.rps), '≥ 0.8× baseline', met(T.rps / Bm.rps >= 0.8)],
+    ['figure', 'Tollgate', 'baseline (same run)', 'ratio T/baseline', 'target', 'met/missed'],
+    [`(1) auto-approved proposals, max throughput (${P.autoConversations} conversations)`, `${fmt(T.rps)} req/s${failures(T)}`, `${fmt(Bm.rps)} req/s`, ratio(T.rps, Bm.rps), '≥ 0.8× baseline', met(T.rps / Bm.rps >= 0.8)],
+    [`(1) same over ${hot} (concurrent proposals hit one conversation)`, `${fmt(C.rps)} req/s (${ratio(C.rps, Bm.rps)} baseline)${failures(C)}`, `Tollgate, ${P.autoConversations} conversations: ${fmt(T.rps)} req/s`, ratio(C.rps, T.rps), '≥ 0.8× the 500-conversation figure', met(C.rps / T.rps >= 0.8)],
     ['(1) same, spread over 16 tenants (16 chain heads)', `${fmt(r.autoMax.tollgate16Tenants.rps)} req/s`, `${fmt(Bm.rps)} req/s`, ratio(r.autoMax.tollgate16Tenants.rps, Bm.rps), '(diagnostic)', ''],
     ['(1) server CPU per proposal (at max)', `${fmt(T.cpuUsPerReq)} µs`, `${fmt(Bm.cpuUsPerReq)} µs`, ratio(T.cpuUsPerReq, Bm.cpuUsPerReq), '', ''],
     ['(1) PostgreSQL CPU per proposal (at max)', `${fmt(T.pgCpuUsPerReq)} µs`, `${fmt(Bm.pgCpuUsPerReq)} µs`, ratio(T.pgCpuUsPerReq, Bm.pgCpuUsPerReq), '', ''],
     ['(1) empty route (/health), server CPU per request', `${fmt(r.autoMax.floor.tollgate.cpuUsPerReq)} µs`, `${fmt(r.autoMax.floor.baseline.cpuUsPerReq)} µs`, ratio(r.autoMax.floor.tollgate.cpuUsPerReq, r.autoMax.floor.baseline.cpuUsPerReq), '(diagnostic)', ''],
+    [`(1) single request, one at a time, p50 (${S.tollgate.n} sequential)`, `${fmt(S.tollgate.lat.p50, 2)} ms (p99 ${fmt(S.tollgate.lat.p99, 2)})`, `${fmt(S.baseline.lat.p50, 2)} ms (p99 ${fmt(S.baseline.lat.p99, 2)})`, ratio(S.tollgate.lat.p50, S.baseline.lat.p50), '≤ 2 ms', met(S.tollgate.lat.p50 <= 2)],
     [`(1) latency p50 at ${P.rate} req/s`, `${fmt(t3.p50, 2)} ms`, `${fmt(b3.p50, 2)} ms`, ratio(t3.p50, b3.p50), '', ''],
     [
       `(1) latency p99 at ${P.rate} req/s`,
@@ -762,13 +872,14 @@ function report(r) {
       '≤ 10 ms',
       met(t3.p99 <= 10 && r.auto300.tollgate.sustained),
     ],
+    ...pgbRows,
     [
       '(2) human loops/s (propose→decide→wake→claim→result)',
       `${fmt(r.humanLoop.loopsPerS)} loops/s (4 writes each)`,
       `${fmt(Bm.rps / 4)} "loops"/s (4 of its writes)`,
       ratio(r.humanLoop.loopsPerS, Bm.rps / 4),
-      '—',
-      '',
+      '≥ 0.5× baseline ÷ 4',
+      met(r.humanLoop.loopsPerS / (Bm.rps / 4) >= 0.5 && !r.humanLoop.failures),
     ],
     ['(3) cross-instance wake p50 (long-poll on A, decision on B)', `${fmt(w.fromAnswer.p50, 2)} ms`, `poll every 3 s: ${fmt(wp.fromAnswer.p50)} ms`, `poll/long-poll ${ratio(wp.fromAnswer.p50, w.fromAnswer.p50)}`, '', ''],
     ['(3) cross-instance wake p99', `${fmt(w.fromAnswer.p99, 2)} ms`, `poll every 3 s: ${fmt(wp.fromAnswer.p99)} ms`, `poll/long-poll ${ratio(wp.fromAnswer.p99, w.fromAnswer.p99)}`, '≤ 50 ms', met(w.fromAnswer.p99 <= 50)],
@@ -784,7 +895,12 @@ function report(r) {
     ['policy eval, 1,000 rules, repeating names p99', `${fmt(pol.repeating.p99, 2)} µs (p50 ${fmt(pol.repeating.p50, 2)})`, `trivial call ${fmt(pol.trivial.p99, 2)} µs`, ratio(pol.repeating.p99, pol.trivial.p99), '≤ 50 µs', met(pol.repeating.p99 <= 50)],
     ['policy eval, 1,000 rules, all-distinct names p99', `${fmt(pol.distinct.p99, 2)} µs (p50 ${fmt(pol.distinct.p50, 2)})`, `trivial call ${fmt(pol.trivial.p99, 2)} µs`, ratio(pol.distinct.p99, pol.trivial.p99), '≤ 50 µs', met(pol.distinct.p99 <= 50)],
   ];
-  return table(rows);
+  // Every row with a verdict, for --json: what was measured, against what, and whether the target was met.
+  const targets = rows
+    .slice(1)
+    .filter((row) => row[5] !== '')
+    .map(([figure, tollgate, reference, ratioText, target, verdict]) => ({ figure, tollgate, reference, ratio: ratioText, target, result: verdict === 'MISSED' ? 'missed' : verdict }));
+  return { ...table(rows), targets };
 }
 
 main().then(
