@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -208,6 +209,36 @@ def test_waiting_gives_up_after_the_callers_timeout_and_the_call_can_be_taken_up
     assert agent.get_tool_call(handle.id)["status"] == "pending"
     ann.client.approve(handle.id)
     assert handle.wait().status == "approved"
+
+
+def test_a_guards_timeout_bounds_the_wait_behind_a_call_an_earlier_timeout_left_pending(agent: Tollgate, ann: Person) -> None:
+    conv = agent.conversation(conv_id("timeout-blocked"), user=USER)
+    runs: list[str] = []
+
+    @conv.guard("delete_source", timeout=1)
+    def delete_source(id: str) -> str:
+        runs.append(id)
+        return f"deleted {id}"
+
+    with pytest.raises(ApprovalTimeout) as first:
+        delete_source(id="src_7")
+    [stale] = conv.refresh()["toolCalls"]
+    assert (first.value.tool_call_id, stale["status"]) == (stale["id"], "pending")
+
+    # The stale call still blocks the conversation: the next call waits for it, but no longer than the timeout.
+    started = time.monotonic()
+    with pytest.raises(ApprovalTimeout) as second:
+        delete_source(id="src_8")
+    assert time.monotonic() - started < 10
+    assert (second.value.tool_call_id, second.value.timeout) == (stale["id"], 1)
+    with pytest.raises(ApprovalTimeout) as third:
+        conv.request_approval("get_source", {"id": "src_8"}, timeout=0.5)
+    assert (third.value.tool_call_id, third.value.timeout) == (stale["id"], 0.5)
+    assert [c["id"] for c in conv.refresh()["toolCalls"]] == [stale["id"]]  # neither was proposed
+
+    ann.client.reject(stale["id"], reason="not that one")
+    assert conv.request_approval("get_source", {"id": "src_8"}, timeout=5).status == "approved"
+    assert runs == []
 
 
 def test_an_exception_of_the_function_is_reported_failed_and_raised_again(agent: Tollgate) -> None:

@@ -8,11 +8,12 @@ import functools
 import inspect
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Sequence, TypeVar, Union, cast
 
 from ._ids import new_id, tool_call_key
-from .errors import ToolCallRejected, TollgateError
+from .errors import ApprovalTimeout, ToolCallRejected, TollgateError
 
 if TYPE_CHECKING:
     from .client import Tollgate
@@ -206,24 +207,35 @@ class Conversation:
         return self.view
 
     def propose(self, tool_name: str, arguments: Mapping[str, Any], *, id: str | None = None,
-                on_blocked: OnBlocked = "wait", **details: Any) -> ToolCallHandle:
+                on_blocked: OnBlocked = "wait", timeout: float | None = None, **details: Any) -> ToolCallHandle:
         """Proposes one call. ``id`` is the framework's own tool-call id, the idempotency key: proposing it again
         with the same tool and arguments answers the same call (any string; one the API would refuse is replaced
         by its SHA-256). Left out, one is made before the first attempt. ``details``: ``reason``, ``display``,
-        ``annotations``, ``confidence``, ``estimated_cost``."""
-        return self.propose_step([dict(tool_name=tool_name, arguments=arguments, id=id, **details)], on_blocked=on_blocked)[0]
+        ``annotations``, ``confidence``, ``estimated_cost``. ``timeout`` bounds the wait for an earlier step's
+        pending calls (``on_blocked="wait"``): ApprovalTimeout, naming the call still blocking, after it."""
+        calls = [dict(tool_name=tool_name, arguments=arguments, id=id, **details)]
+        return self.propose_step(calls, on_blocked=on_blocked, timeout=timeout)[0]
 
-    def propose_step(self, calls: Sequence[Mapping[str, Any]], *, on_blocked: OnBlocked = "wait") -> list[ToolCallHandle]:
+    def propose_step(self, calls: Sequence[Mapping[str, Any]], *, on_blocked: OnBlocked = "wait",
+                     timeout: float | None = None) -> list[ToolCallHandle]:
         """Proposes several calls as one step (1 to 64; people see them together): one handle per call, in order.
         Each call is a mapping of ``propose``'s parameters (``tool_name``, ``arguments``, ``id``, …)."""
+        with _Deadline(timeout) as deadline:
+            return self._propose_step(calls, on_blocked, deadline)
+
+    def _propose_step(self, calls: Sequence[Mapping[str, Any]], on_blocked: OnBlocked, deadline: _Deadline) -> list[ToolCallHandle]:
         prepared = [_prepare(c) for c in calls]
-        proposal = self._send(prepared, on_blocked)
+        proposal = self._send(prepared, on_blocked, deadline)
         return [ToolCallHandle(self.tollgate, tc) for tc in proposal["toolCalls"]]
 
     def request_approval(self, tool_name: str, arguments: Mapping[str, Any], *, id: str | None = None,
                          timeout: float | None = None, on_blocked: OnBlocked = "wait", **details: Any) -> ApprovalOutcome:
-        """Proposes one call and waits for its decision. Never raises for a refusal: see ``status``."""
-        return self.propose(tool_name, arguments, id=id, on_blocked=on_blocked, **details).wait(timeout=timeout)
+        """Proposes one call and waits for its decision. Never raises for a refusal: see ``status``. ``timeout``
+        bounds the whole wait: for an earlier step's pending calls (when blocked), then for this call's decision."""
+        calls = [dict(tool_name=tool_name, arguments=arguments, id=id, **details)]
+        with _Deadline(timeout) as deadline:
+            handle = self._propose_step(calls, on_blocked, deadline)[0]
+            return handle.wait(timeout=deadline.left_for(handle))
 
     async def apropose(self, tool_name: str, arguments: Mapping[str, Any], **kwargs: Any) -> ToolCallHandle:
         return await asyncio.to_thread(functools.partial(self.propose, tool_name, arguments, **kwargs))
@@ -261,26 +273,32 @@ class Conversation:
                     details["annotations"] = dict(annotations)
                 return arguments, details
 
+            def propose(arguments: JsonObject, details: dict[str, Any], deadline: _Deadline) -> ToolCallHandle:
+                return self._propose_step([dict(tool_name=tool_name, arguments=arguments, **details)], on_blocked, deadline)[0]
+
             if inspect.iscoroutinefunction(fn):
                 @functools.wraps(fn)
                 async def guarded_async(*args: Any, **kwargs: Any) -> Any:
                     arguments, details = request(args, kwargs)
-                    handle = await asyncio.to_thread(functools.partial(self.propose, tool_name, arguments, on_blocked=on_blocked, **details))
-                    return await handle.arun(lambda approved, _ctx: fn(**approved), timeout=timeout, output=output)
+                    # ``timeout`` bounds the whole wait: an earlier step's pending calls, then this call's decision.
+                    with _Deadline(timeout) as deadline:
+                        handle = await asyncio.to_thread(propose, arguments, details, deadline)
+                        return await handle.arun(lambda approved, _ctx: fn(**approved), timeout=deadline.left_for(handle), output=output)
 
                 return cast(F, guarded_async)
 
             @functools.wraps(fn)
             def guarded(*args: Any, **kwargs: Any) -> Any:
                 arguments, details = request(args, kwargs)
-                handle = self.propose(tool_name, arguments, on_blocked=on_blocked, **details)
-                return handle.run(lambda approved, _ctx: fn(**approved), timeout=timeout, output=output)
+                with _Deadline(timeout) as deadline:
+                    handle = propose(arguments, details, deadline)
+                    return handle.run(lambda approved, _ctx: fn(**approved), timeout=deadline.left_for(handle), output=output)
 
             return cast(F, guarded)
 
         return decorate
 
-    def _send(self, calls: list[JsonObject], on_blocked: OnBlocked) -> JsonObject:
+    def _send(self, calls: list[JsonObject], on_blocked: OnBlocked, deadline: _Deadline) -> JsonObject:
         path = f"/v1/conversations/{_quote(self.id)}/tool-calls"
         while True:
             try:
@@ -291,9 +309,41 @@ class Conversation:
                 blocking = e.problem.get("pendingToolCallIds")
                 if e.code != "conversation_blocked" or on_blocked == "raise" or not isinstance(blocking, list) or not blocking:
                     raise
-                # Wait for the earlier step's calls to be decided (or to expire), then propose again.
+                # Wait for the earlier step's calls to be decided (or to expire), then propose again; within the
+                # caller's timeout, if any (the stale call of an earlier timeout may still be pending).
                 for pending in blocking:
-                    self.tollgate.wait_for_decision(str(pending))
+                    self.tollgate.wait_for_decision(str(pending), timeout=deadline.left(str(pending)))
+
+
+class _Deadline:
+    """One caller's ``timeout`` across several waits (blocked, then the decision): what is left of it. An
+    ApprovalTimeout inside ``with deadline:`` names the caller's whole timeout, not the part that was left."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.at = None if timeout is None else time.monotonic() + timeout
+        self.waited: set[str] = set()
+
+    def left(self, tool_call_id: str) -> float | None:
+        """Seconds left (None: no bound); ApprovalTimeout for ``tool_call_id`` when none are."""
+        if self.at is None:
+            return None
+        self.waited.add(tool_call_id)
+        remaining = self.at - time.monotonic()
+        if remaining <= 0:
+            raise ApprovalTimeout(tool_call_id, self.timeout or 0)
+        return remaining
+
+    def left_for(self, handle: ToolCallHandle) -> float | None:
+        """What is left for the decision of ``handle``: no bound needed once it is decided."""
+        return None if handle.status != "pending" else self.left(handle.id)
+
+    def __enter__(self) -> _Deadline:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
+        if isinstance(error, ApprovalTimeout) and error.tool_call_id in self.waited and error.timeout != self.timeout:
+            raise ApprovalTimeout(error.tool_call_id, self.timeout) from None
 
 
 _DETAIL_KEYS = {"reason": "reason", "display": "display", "annotations": "annotations", "confidence": "confidence",
