@@ -111,3 +111,20 @@ withPgbouncer('two instances behind PgBouncer in transaction mode', () => {
     expect((await client(b.url).get('/v1/audit/verify', auditor)).body).toMatchObject({ ok: true });
   }, 60_000);
 });
+
+const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
+
+onPostgres('TOLLGATE_DATABASE_DIRECT_URL out of reach', () => {
+  it('stops the start with one line naming the setting, since the migrations run there', async () => {
+    const db = await freshDatabase();
+    try {
+      const nothingThere = new URL(db.url!);
+      nothingThere.port = '1'; // nothing listens on port 1 here
+      await expect(startTestServer({ databaseDirectUrl: nothingThere.toString(), migrate: true }, { db })).rejects.toThrow(
+        /^cannot use the database 127\.0\.0\.1:1\/tollgate_t_\w+ as postgres: nothing accepts connections there; check TOLLGATE_DATABASE_DIRECT_URL/,
+      );
+    } finally {
+      await db.drop();
+    }
+  }, 30_000);
+});

@@ -21,6 +21,12 @@ describe('start-up failures an operator fixes with a setting', () => {
     expect(databaseProblem(errno('42P01'), url)).toBeUndefined(); // a missing table is a bug, not a setting
   });
 
+  it('names TOLLGATE_DATABASE_DIRECT_URL when PostgreSQL itself, behind the pooler, is out of reach', () => {
+    const e = databaseProblem(errno('ECONNREFUSED'), 'postgres://app:s3cret@db-primary:5432/tollgate', 'TOLLGATE_DATABASE_DIRECT_URL');
+    expect(e?.message).toBe('cannot use the database db-primary:5432/tollgate as app: nothing accepts connections there; check TOLLGATE_DATABASE_DIRECT_URL and that PostgreSQL is running');
+    expect(databaseProblem(e, 'postgres://app@pgbouncer:6432/tollgate')).toBe(e); // not re-read as DATABASE_URL's
+  });
+
   it('reads only listen failures as port or host problems', () => {
     expect(listenProblem(errno('EADDRINUSE', { syscall: 'listen' }), '0.0.0.0', 8080)?.message).toBe('port 8080 on 0.0.0.0 is in use; set PORT to a free port, or stop what holds it');
     expect(listenProblem(errno('EADDRINUSE', { syscall: 'connect' }), '0.0.0.0', 8080)).toBeUndefined();

@@ -77,11 +77,15 @@ const NET_REFUSALS: Record<string, string> = {
   ECONNRESET: 'the connection was reset',
 };
 
-/** A failure to open (or migrate) the PostgreSQL of DATABASE_URL; the URL is shown without its password. */
-export function databaseProblem(e: unknown, url: string): ConfigError | undefined {
+/**
+ * A failure to open (or migrate) the PostgreSQL of DATABASE_URL (or of `setting`, e.g. TOLLGATE_DATABASE_DIRECT_URL
+ * for the migrations); the URL is shown without its password. A ConfigError already made for it passes through.
+ */
+export function databaseProblem(e: unknown, url: string, setting = 'DATABASE_URL'): ConfigError | undefined {
+  if (e instanceof ConfigError) return e;
   const err = e as Errno;
   const where = describeDatabaseUrl(url, { user: true });
-  if (where === undefined) return new ConfigError('DATABASE_URL is not a URL such as postgres://user:password@host:5432/database; set it, or unset it for the embedded database');
+  if (where === undefined) return new ConfigError(`${setting} is not a URL such as postgres://user:password@host:5432/database; set it, or unset it for the embedded database`);
   const code = err?.code ?? '';
   const why =
     PG_REFUSALS[code] ??
@@ -89,7 +93,7 @@ export function databaseProblem(e: unknown, url: string): ConfigError | undefine
     (/timeout|timed out/i.test(err?.message ?? '') ? 'no answer in time' : undefined) ??
     (/^(08|28)/.test(code) ? err.message : undefined);
   if (!why) return undefined;
-  return new ConfigError(`cannot use the database ${where}: ${why}; check DATABASE_URL and that PostgreSQL is running`);
+  return new ConfigError(`cannot use the database ${where}: ${why}; check ${setting} and that PostgreSQL is running`);
 }
 
 /** `host:port/database` (and ` as user`), never the password; undefined when the URL does not parse. */

@@ -1,5 +1,6 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
+import { databaseProblem } from '../config/startup-errors';
 import { ORM_ENTITIES } from '../persistence/orm-entities';
 import { EmbeddedPostgres } from './embedded-postgres';
 
@@ -44,7 +45,11 @@ function keepErrorsHandled(client: { on(event: 'error', listener: (e: Error) => 
 
 export async function openDataSource(target: DatabaseTarget, migrate: boolean): Promise<DataSource> {
   if (migrate && target.url && target.directUrl && target.directUrl !== target.url) {
-    await runMigrations({ url: target.directUrl });
+    try {
+      await runMigrations({ url: target.directUrl });
+    } catch (e) {
+      throw databaseProblem(e, target.directUrl, 'TOLLGATE_DATABASE_DIRECT_URL') ?? e;
+    }
     return openDataSource({ url: target.url }, false);
   }
   const ds = new DataSource(dataSourceOptions(target));
