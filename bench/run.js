@@ -639,6 +639,7 @@ async function main() {
     // their LISTEN connection (and anything session-level) goes straight to PostgreSQL (TOLLGATE_DATABASE_DIRECT_URL).
     const pooled = { skipped: undefined, version: undefined, poolSize: 10 };
     let Ap;
+    let Au;
     let pgb;
     if (!OPTS.pgbouncer) pooled.skipped = 'left out (--no-pgbouncer)';
     else if (!findPgbouncer()) pooled.skipped = `pgbouncer not installed (${INSTALL_HINT})`;
@@ -651,6 +652,10 @@ async function main() {
         Ap = await startTollgate('tollgate-A-pgbouncer', pgb.url, { migrate: false, env: viaPooler });
         children.push(watch(Ap));
         children.push(watch(await startTollgate('tollgate-B-pgbouncer', pgb.url, { migrate: false, env: viaPooler })));
+        // One more straight to PostgreSQL with prepared statements off too: what the pooler run pays for them,
+        // apart from the hop through PgBouncer.
+        Au = await startTollgate('tollgate-unprepared', url, { migrate: false, env: { TOLLGATE_DATABASE_PREPARED_STATEMENTS: 'off' } });
+        children.push(watch(Au));
         log(`PgBouncer ${pgb.version} on ${pgb.url.replace(/^.*@/, '')} (pool_mode=transaction, default_pool_size=${pooled.poolSize}): two more Tollgate instances through it, prepared statements off, LISTEN direct`);
       } catch (e) {
         pooled.skipped = `pgbouncer failed to start: ${e.message.split('\n')[0]}`;
@@ -680,11 +685,12 @@ async function main() {
     await maxThroughput(A, { ...ctx, durationS: P.warmupS });
     await maxThroughput(base, { ...ctx, durationS: P.warmupS });
     if (Ap) await maxThroughput(Ap, { ...ctx, durationS: P.warmupS });
+    if (Au) await maxThroughput(Au, { ...ctx, durationS: P.warmupS });
     const runs = [
       ['tollgate', A, ctx],
       ['baseline', base, ctx],
       ['tollgate, 10 conversations', A, hot],
-      ...(Ap ? [['via PgBouncer', Ap, ctx], ['via PgBouncer, 10 conversations', Ap, hot]] : []),
+      ...(Ap ? [['via PgBouncer', Ap, ctx], ['via PgBouncer, 10 conversations', Ap, hot], ['direct, prepared statements off', Au, ctx]] : []),
     ];
     const rounds = Object.fromEntries(runs.map(([name]) => [name, []]));
     for (let r = 0; r < P.maxRounds; r++) {
@@ -740,6 +746,7 @@ async function main() {
       contended: averaged(rounds['tollgate, 10 conversations']),
       pgbouncer: averaged(rounds['via PgBouncer']),
       pgbouncerContended: averaged(rounds['via PgBouncer, 10 conversations']),
+      unprepared: averaged(rounds['direct, prepared statements off']),
       tollgate16Tenants: mt,
       single: { tollgate: singleT, baseline: singleB },
       floor: { tollgate: floorT, baseline: floorB },
@@ -848,10 +855,12 @@ function report(r) {
     : (() => {
         const Pm = r.autoMax.pgbouncer;
         const Pc = r.autoMax.pgbouncerContended;
+        const U = r.autoMax.unprepared;
         return [
           [pgbMax, `${fmt(Pm.rps)} req/s${failures(Pm)}`, `${fmt(Bm.rps)} req/s (direct)`, ratio(Pm.rps, Bm.rps), '≥ 0.8× baseline', met(Pm.rps / Bm.rps >= 0.8)],
           [pgbHot, `${fmt(Pc.rps)} req/s (${ratio(Pc.rps, Bm.rps)} baseline)${failures(Pc)}`, `${viaPgb}, ${P.autoConversations} conversations: ${fmt(Pm.rps)} req/s`, ratio(Pc.rps, Pm.rps), '≥ 0.8× the 500-conversation figure', met(Pc.rps / Pm.rps >= 0.8)],
           [`(1) ${viaPgb}, server / PostgreSQL / PgBouncer CPU per proposal`, `${fmt(Pm.cpuUsPerReq)} / ${fmt(Pm.pgCpuUsPerReq)} / ${fmt(Pm.pgbouncerCpuUsPerReq)} µs`, `direct: ${fmt(T.cpuUsPerReq)} / ${fmt(T.pgCpuUsPerReq)} µs`, '', '(diagnostic)', ''],
+          [`(1) direct, prepared statements off (apart from the hop)`, `${fmt(U.rps)} req/s; ${fmt(U.cpuUsPerReq)} / ${fmt(U.pgCpuUsPerReq)} µs CPU${failures(U)}`, `${fmt(Bm.rps)} req/s`, ratio(U.rps, Bm.rps), '(diagnostic)', ''],
         ];
       })();
   const rows = [
