@@ -677,7 +677,7 @@ async function main() {
     // (1) auto-approved proposals
     log(
       `\n[1] auto-approved proposals: warm-up ${P.warmupS} s each, then ${P.maxRounds} × ${P.maxS} s max throughput (${P.connections} connections), alternating:` +
-        ` ${P.autoConversations} conversations, baseline, ${P.hotConversations} conversations${Ap ? ', and both again through PgBouncer' : ''}`,
+        ` ${P.autoConversations} conversations, baseline, ${P.hotConversations} conversations${Ap ? ', both again through PgBouncer, and direct without prepared statements' : ''}`,
     );
     sampler.phase('auto-max');
     const ctx = { token: tok.agent, conversations: autoConvs, pgc, dbName };
