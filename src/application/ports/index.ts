@@ -127,6 +127,12 @@ export interface UnitOfWorkOptions {
    * Three round trips instead of seven on the hot path, and no client round trip while the chain head is locked.
    */
   optimistic?: boolean;
+  /**
+   * Units with the same key run one at a time on this instance, in arrival order (the propose command uses
+   * its conversation). They then meet each other's commits instead of racing them; across instances the
+   * version check still decides.
+   */
+  exclusive?: string;
 }
 
 export interface UnitOfWork {

@@ -4,8 +4,9 @@ import { HaltTarget } from '../../domain/halt/halt.aggregate';
 import { ConversationRepository, LoadOptions, OpenStatus } from '../../application/ports';
 import { ConversationMapper } from './conversation.mapper';
 import { WAKE_CHANNEL } from '../waiting/pg-wake-listener';
-import { ChainedRow, EventStore } from './event-store';
+import { ChainedRow, EventStore, PreparedAppend } from './event-store';
 import { ConversationRow, ToolCallRow } from './orm-entities';
+import { ItemOutcome, TenantGroupCommit } from './group-commit';
 import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
 
 /*
@@ -46,6 +47,56 @@ const rootInsert = (createdAt: string, agentId: string) =>
 const ROOT_UPDATE = `UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
      updated_at = $9, version = $10 + 1
    WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1`;
+
+/**
+ * The single save of an optimistic unit (see `saveAtomically`): the version-checked root, the calls, the events
+ * on the chain and the wake-up NOTIFYs. $1–$12 as `save`, $13 the events, $14 the wakes, then a new root's
+ * created_at and agent_id.
+ */
+const atomicSave = (insert: boolean) => `WITH conv AS (${insert ? rootInsert('$15', '$16') : ROOT_UPDATE}),
+       ${CALL_WRITES}
+       SELECT tollgate_expect((SELECT count(*) FROM conv) = 1, 'conversation ' || $2 || ' changed since it was loaded') AS ok,
+              (SELECT json_agg(a ORDER BY a.out_seq) FROM tollgate_append_events($1, $13::jsonb) a) AS chained,
+              (SELECT count(pg_notify('${WAKE_CHANNEL}', p)) FROM unnest($14::text[]) AS p) AS notified`;
+
+/**
+ * Several conversations' saves of one tenant in one statement and one commit (the group commit). Every part
+ * carries its save's number (\`item\`); the roots whose version still matches say which saves are written, and
+ * nothing of the others is (they are told their conversation moved on, and run again). $1 tenant, $2 roots,
+ * $3 new calls, $4 changed calls, $5 events in save order, $6 wake-ups.
+ */
+const BATCH_SAVE = `WITH conv AS (
+    UPDATE conversations c SET user_id = r.user_id, user_roles = r.user_roles, user_name = r.user_name, title = r.title, metadata = r.metadata,
+           pending_count = r.pending_count, updated_at = r.updated_at, version = r.version + 1
+      FROM jsonb_to_recordset($2::jsonb) AS r(item int, id text, user_id text, user_roles text[], user_name text, title text, metadata jsonb,
+                                              pending_count integer, updated_at timestamptz, version integer)
+     WHERE c.tenant_id = $1 AND c.id = r.id AND c.version = r.version
+    RETURNING r.item),
+  ins AS (INSERT INTO tool_calls (${CALL_FIELDS}) SELECT ${CALL_FIELDS} FROM jsonb_to_recordset($3::jsonb) AS r(item int, ${CALL_RECORD})
+           WHERE r.item IN (SELECT item FROM conv) RETURNING 1),
+  upd AS (UPDATE tool_calls t SET external_id = r.external_id, tool_name = r.tool_name, arguments = r.arguments, annotations = r.annotations,
+            reason = r.reason, confidence = r.confidence, estimated_cost = r.estimated_cost, display = r.display, status = r.status,
+            policy = r.policy, approvers = r.approvers, expires_at = r.expires_at, decision = r.decision, execution = r.execution,
+            result = r.result, cancellation = r.cancellation, updated_at = r.updated_at
+          FROM jsonb_to_recordset($4::jsonb) AS r(item int, ${CALL_RECORD})
+          WHERE t.tenant_id = $1 AND t.id = r.id AND r.item IN (SELECT item FROM conv) RETURNING 1)
+  SELECT (SELECT coalesce(json_agg(item ORDER BY item), '[]') FROM conv) AS items,
+         (SELECT json_agg(a ORDER BY a.out_seq) FROM tollgate_append_events($1,
+            (SELECT coalesce(jsonb_agg(e.value ORDER BY e.n), '[]'::jsonb) FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS e(value, n)
+              WHERE (e.value->>'item')::int IN (SELECT item FROM conv))) a) AS chained,
+         (SELECT count(pg_notify('${WAKE_CHANNEL}', w->>'payload')) FROM jsonb_array_elements($6::jsonb) AS w
+           WHERE (w->>'item')::int IN (SELECT item FROM conv)) AS notified`;
+
+/** One conversation's save waiting for its tenant's group commit. */
+interface PendingSave {
+  insert: boolean;
+  params: unknown[];
+  prepared: PreparedAppend;
+  /** For the batch statement: the root's fields and the calls' records. */
+  root: Record<string, unknown>;
+  inserts: Array<Record<string, unknown>>;
+  updates: Array<Record<string, unknown>>;
+}
 
 const OPEN_STATUSES: readonly OpenStatus[] = ['pending', 'approved', 'executed'];
 
@@ -94,6 +145,11 @@ function callRecord(r: ToolCallRow): Record<string, unknown> {
 
 @Injectable()
 export class TypeOrmConversationRepository implements ConversationRepository {
+  /** Optimistic saves of one tenant share a statement and a commit when they arrive together. */
+  private readonly commits = new TenantGroupCommit<PendingSave, ChainedRow[]>((tenant, saves) => this.flush(tenant, saves));
+  /** Statements that wrote several saves at once, and how many saves they wrote (tests and benchmarks read it). */
+  readonly grouped = { statements: 0, saves: 0 };
+
   constructor(
     private readonly uow: TypeOrmUnitOfWork,
     private readonly eventStore: EventStore,
@@ -171,13 +227,26 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const { added, changed } = c.pullChangedCalls();
     const events = c.pullEvents();
     const row = ConversationMapper.toRow(c);
-    const inserts = JSON.stringify(added.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot()))));
-    const updates = JSON.stringify(changed.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot()))));
+    const insertRecords = added.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot())));
+    const updateRecords = changed.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot())));
+    const inserts = JSON.stringify(insertRecords);
+    const updates = JSON.stringify(updateRecords);
     const params = [row.tenantId, row.id, row.userId, row.userRoles, row.userName, row.title, row.metadata, row.pendingCount, row.updatedAt, row.version, inserts, updates];
     if (!this.uow.inTransaction) {
       // A refusal or a repeat changed nothing: writing would only bump the version and make racers retry.
       if (c.version > 0 && events.length === 0 && added.length === 0 && changed.length === 0) return;
-      return this.saveAtomically(c, params, events);
+      const root = {
+        id: row.id,
+        user_id: row.userId,
+        user_roles: row.userRoles,
+        user_name: row.userName,
+        title: row.title,
+        metadata: row.metadata,
+        pending_count: row.pendingCount,
+        updated_at: row.updatedAt,
+        version: row.version,
+      };
+      return this.saveAtomically(c, { insert: c.version === 0, params, prepared: this.eventStore.prepare(c.tenantId, events), root, inserts: insertRecords, updates: updateRecords });
     }
     // TypeORM's save() would not check the version: the update matches only the loaded version.
     const [res]: Array<{ conv: string }> = await this.uow.prepared(
@@ -193,22 +262,70 @@ export class TypeOrmConversationRepository implements ConversationRepository {
   }
 
   /**
-   * An optimistic unit of work's whole commit, in one statement: the version-checked root, the calls, the
-   * events on the chain and the wake-up NOTIFYs. `tollgate_expect` fails it (40001, retried from a fresh
-   * read) when the conversation moved on, so nothing of it is written.
+   * An optimistic unit of work's whole commit: the version-checked root, the calls, the events on the chain and
+   * the wake-up NOTIFYs, in one statement. A moved-on conversation fails it (40001, retried from a fresh read),
+   * so nothing of it is written. On PostgreSQL it goes through the tenant's group commit.
    */
-  private async saveAtomically(c: Conversation, params: unknown[], events: ReturnType<Conversation['pullEvents']>): Promise<void> {
-    const prepared = this.eventStore.prepare(c.tenantId, events);
-    const [res]: Array<{ chained: ChainedRow[] }> = await this.uow.prepared(
-      `WITH conv AS (${c.version === 0 ? rootInsert('$15', '$16') : ROOT_UPDATE}),
-       ${CALL_WRITES}
-       SELECT tollgate_expect((SELECT count(*) FROM conv) = 1, 'conversation ' || $2 || ' changed since it was loaded') AS ok,
-              (SELECT json_agg(a ORDER BY a.out_seq) FROM tollgate_append_events($1, $13::jsonb) a) AS chained,
-              (SELECT count(pg_notify('${WAKE_CHANNEL}', p)) FROM unnest($14::text[]) AS p) AS notified`,
-      [...params, prepared.rows, prepared.wakes, ...(c.version === 0 ? [c.createdAt, c.agentId] : [])],
-    );
+  private async saveAtomically(c: Conversation, save: PendingSave): Promise<void> {
+    const params = [...save.params, save.prepared.rows, save.prepared.wakes, ...(save.insert ? [c.createdAt, c.agentId] : [])];
+    save.params = params;
+    // The embedded database is one session: nothing to group.
+    const chained = this.uow.groupCommits ? await this.commits.submit(c.tenantId, save) : await this.saveOne(save);
     c.version += 1;
-    this.uow.appended(this.eventStore.finish(prepared, res.chained ?? []));
+    this.uow.appended(this.eventStore.finish(save.prepared, chained));
+  }
+
+  private async saveOne(save: PendingSave): Promise<ChainedRow[]> {
+    const [res]: Array<{ chained: ChainedRow[] | null }> = await this.uow.prepared(atomicSave(save.insert), save.params);
+    return res.chained ?? [];
+  }
+
+  /**
+   * One tenant's waiting saves. Alone, a save is its own statement. Together, they are one statement: a save
+   * whose conversation moved on is left out (and retried by its command); if the statement fails as a whole
+   * (a duplicate external id, say), each save runs alone so that only the faulty one fails.
+   */
+  private async flush(tenant: string, saves: PendingSave[]): Promise<Array<ItemOutcome<ChainedRow[]>>> {
+    const alone = async (save: PendingSave): Promise<ItemOutcome<ChainedRow[]>> => {
+      try {
+        return { ok: true, value: await this.saveOne(save) };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    };
+    // New conversations (inserts) are not grouped; they are rare on this path.
+    if (saves.length === 1 || saves.some((s) => s.insert)) {
+      const out: Array<ItemOutcome<ChainedRow[]>> = [];
+      for (const save of saves) out.push(await alone(save));
+      return out;
+    }
+    const tag = <T extends object>(item: number, list: T[]) => list.map((x) => ({ item, ...x }));
+    let res: { items: number[]; chained: ChainedRow[] | null };
+    try {
+      [res] = await this.uow.prepared(BATCH_SAVE, [
+        tenant,
+        JSON.stringify(saves.map((s, i) => ({ item: i, ...s.root }))),
+        JSON.stringify(saves.flatMap((s, i) => tag(i, s.inserts))),
+        JSON.stringify(saves.flatMap((s, i) => tag(i, s.updates))),
+        JSON.stringify(saves.flatMap((s, i) => tag(i, JSON.parse(s.prepared.rows) as object[]))),
+        JSON.stringify(saves.flatMap((s, i) => s.prepared.wakes.map((payload) => ({ item: i, payload })))),
+      ]);
+    } catch {
+      const out: Array<ItemOutcome<ChainedRow[]>> = [];
+      for (const save of saves) out.push(await alone(save));
+      return out;
+    }
+    const written = new Set(res.items);
+    this.grouped.statements += 1;
+    this.grouped.saves += written.size;
+    const chained = res.chained ?? [];
+    let next = 0;
+    return saves.map((save, i) => {
+      if (!written.has(i)) return { ok: false, error: new StaleAggregateError(`conversation ${String(save.root.id)} changed since it was loaded`) };
+      const mine = chained.slice(next, next + save.prepared.events.length);
+      next += save.prepared.events.length;
+      return { ok: true, value: mine };
+    });
   }
 
   async findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]> {

@@ -8,6 +8,7 @@ import { UnitOfWork, UnitOfWorkOptions } from '../../application/ports';
 import { EventsCommitted, StoredEvent } from '../../application/ports/stored-event';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { EventStore } from './event-store';
+import { KeyedQueue } from './keyed-queue';
 
 interface Scope {
   manager: EntityManager;
@@ -36,6 +37,7 @@ const MAX_ATTEMPTS = 4;
 export class TypeOrmUnitOfWork implements UnitOfWork {
   private readonly als = new AsyncLocalStorage<Scope>();
   private readonly log = new Logger('UnitOfWork');
+  private readonly exclusive = new KeyedQueue();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -53,6 +55,11 @@ export class TypeOrmUnitOfWork implements UnitOfWork {
   get inTransaction(): boolean {
     const scope = this.als.getStore();
     return !!scope && !scope.optimistic;
+  }
+
+  /** On PostgreSQL, optimistic saves of one tenant share statements and commits (the embedded database is one session). */
+  get groupCommits(): boolean {
+    return !!this.config.databaseUrl;
   }
 
   /** True inside any unit of work: loaded aggregates belong to this command alone. */
@@ -104,6 +111,11 @@ export class TypeOrmUnitOfWork implements UnitOfWork {
 
   async run<T>(work: () => Promise<T>, opts: UnitOfWorkOptions = {}): Promise<T> {
     if (this.als.getStore()) return work(); // nested: join the outer unit
+    if (opts.exclusive !== undefined) return this.exclusive.run(opts.exclusive, () => this.attempts(work, opts));
+    return this.attempts(work, opts);
+  }
+
+  private async attempts<T>(work: () => Promise<T>, opts: UnitOfWorkOptions): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         // Optimistic once: a command that lost a race retries under row locks, so it waits its turn

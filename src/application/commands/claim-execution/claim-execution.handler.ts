@@ -23,7 +23,7 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
       const outcome = conv.claim(toolCallId, p, this.clock.now(), halt);
       await this.conversations.save(conv);
       return outcome;
-    }, { optimistic: true });
+    }, { optimistic: true, exclusive: `tool-call\u0000${p.tenant}\u0000${toolCallId}` });
     if (result.kind === 'refused') throw result.error;
     const call = result.call;
     const args = call.argumentsToRun;

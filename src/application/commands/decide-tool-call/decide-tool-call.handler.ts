@@ -31,7 +31,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
       }
       return outcome;
       // An always_allow also writes a grant: that needs a transaction. Any other decision changes one conversation.
-    }, { optimistic: input.decision !== 'always_allow' });
+    }, { optimistic: input.decision !== 'always_allow', exclusive: `tool-call\u0000${decider.tenant}\u0000${toolCallId}` });
     // A refusal may still have changed state (the call expired on the way): it is saved, then reported.
     if (result.kind === 'refused') throw result.error;
     return toolCallView(result.call.snapshot());

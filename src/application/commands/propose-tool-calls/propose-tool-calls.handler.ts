@@ -41,6 +41,6 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
       if (!result.replay) await this.conversations.save(conv);
       // The conversation without its call list: GET it for the whole history.
       return { replay: result.replay, conversation: conversationView(conv, !!halt, false), toolCalls: result.calls.map((c) => toolCallView(c.snapshot())) };
-    }, { optimistic: true });
+    }, { optimistic: true, exclusive: `conversation\u0000${p.tenant}\u0000${conversationId}` });
   }
 }

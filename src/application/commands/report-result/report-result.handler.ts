@@ -21,6 +21,6 @@ export class ReportResultHandler implements ICommandHandler<ReportResultCommand>
       const call = conv.complete(toolCallId, result, p, this.clock.now());
       await this.conversations.save(conv);
       return toolCallView(call.snapshot());
-    }, { optimistic: true });
+    }, { optimistic: true, exclusive: `tool-call\u0000${p.tenant}\u0000${toolCallId}` });
   }
 }
