@@ -9,6 +9,10 @@ export const CLOCK_TOLERANCE_S = 30;
 /** The longest lifetime a token may claim when TOLLGATE_JWT_MAX_TTL is not set. */
 export const DEFAULT_MAX_TTL_S = 24 * 3600;
 
+/** Verified tokens remembered at once, and for how long at most (a key removed from a JWKS stops working after it). */
+const CACHE_ENTRIES = 10_000;
+const CACHE_MAX_AGE_S = 300;
+
 /**
  * Verifies bearer tokens with jose. Algorithms are pinned per mode, so an HS256 token can never
  * pass as an asymmetric one (no key confusion) and `none` is never accepted; `exp` is required, and
@@ -18,6 +22,12 @@ export class JwtVerifier {
   private readonly key?: Uint8Array;
   private readonly jwks?: ReturnType<typeof createRemoteJWKSet>;
   private readonly maxTtl: number;
+  /**
+   * Tokens already verified, by their exact text: an agent sends the same token on every call, and verifying
+   * it again each time cost CPU on the hot path. An entry lives until the token's `exp` (or CACHE_MAX_AGE_S);
+   * the oldest entries go first when the cache is full.
+   */
+  private readonly verified = new Map<string, { principal: Principal; until: number }>();
 
   constructor(private readonly cfg: AuthConfig) {
     if (cfg.secret) this.key = new TextEncoder().encode(cfg.secret);
@@ -25,7 +35,26 @@ export class JwtVerifier {
     this.maxTtl = cfg.maxTtlSeconds ?? DEFAULT_MAX_TTL_S;
   }
 
+  /** Tokens remembered as verified (for tests). */
+  get cachedTokens(): number {
+    return this.verified.size;
+  }
+
   async verify(token: string): Promise<Principal> {
+    const now = Math.floor(Date.now() / 1000);
+    const hit = this.verified.get(token);
+    if (hit && now < hit.until) return { ...hit.principal, roles: [...hit.principal.roles] }; // callers may not share one object
+    if (hit) this.verified.delete(token);
+    const { principal, exp } = await this.verifyAfresh(token);
+    // jose accepts exp up to CLOCK_TOLERANCE_S late; the cache keeps nothing past exp itself.
+    if (exp > now) {
+      if (this.verified.size >= CACHE_ENTRIES) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, { principal, until: Math.min(exp, now + CACHE_MAX_AGE_S) });
+    }
+    return principal;
+  }
+
+  private async verifyAfresh(token: string): Promise<{ principal: Principal; exp: number }> {
     let payload: JWTPayload;
     try {
       const opts = { clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp', 'sub'], issuer: this.cfg.issuer, audience: this.cfg.audience };
@@ -36,7 +65,7 @@ export class JwtVerifier {
       throw new InvalidTokenError(e instanceof Error ? e.message : 'invalid token');
     }
     checkLifetime(payload, this.maxTtl, Math.floor(Date.now() / 1000));
-    return toPrincipal(payload);
+    return { principal: toPrincipal(payload), exp: payload.exp! };
   }
 }
 
