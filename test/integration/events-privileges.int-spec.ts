@@ -41,7 +41,7 @@ describe('privileges on the events table', () => {
       url.password = '';
       url.pathname = `/${db}`;
       server = await startServer(
-        { ...loadConfig({}), host: '127.0.0.1', port: 0, databaseUrl: url.toString(), auth: { secret: TEST_SECRET, devSecret: false }, sweepIntervalMs: 0 },
+        { ...loadConfig({}), host: '127.0.0.1', port: 0, grpcPort: 0, databaseUrl: url.toString(), auth: { secret: TEST_SECRET, devSecret: false }, sweepIntervalMs: 0 },
         { logLevels: false },
       );
       const agent = await mintToken(TEST_SECRET, { sub: 'bot', roles: ['agent'] });

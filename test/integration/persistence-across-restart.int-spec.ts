@@ -29,6 +29,7 @@ function configFor(d: TestDatabase): TollgateConfig {
     ...base,
     host: '127.0.0.1',
     port: 0,
+    grpcPort: 0, // a free port too: 8081 may be taken by a server running beside the tests
     databaseUrl: d.url,
     dataDir: d.dataDir,
     auth: embedded ? { devSecret: false } : { secret: TEST_SECRET, devSecret: false },
