@@ -70,8 +70,10 @@ def main(url: str, token: str, thread_id: str | None = None) -> str:
     config: RunnableConfig = {"configurable": {"thread_id": thread_id or f"langgraph-python-{int(time.time())}"}}
     result = graph.invoke({"messages": [HumanMessage("Delete the old pricing FAQ (src_2).")]}, config)
     for paused in result.get("__interrupt__", []):
-        print(f"Paused: {paused.value['tool_name']} {paused.value['arguments']} waits as {paused.value['tool_call_id']} "
-              f"in conversation {paused.value['conversation_id']} (open the web inbox)…", flush=True)
+        # One interrupt per model turn: it lists every gated call of that turn still pending.
+        for call in paused.value["tool_calls"]:
+            print(f"Paused: {call['tool_name']} {call['arguments']} waits as {call['tool_call_id']} "
+                  f"in conversation {paused.value['conversation_id']} (open the web inbox)…", flush=True)
     result = resume_when_decided(graph, config, tollgate) or result
     text = str(result["messages"][-1].content)
     print(text)
