@@ -186,6 +186,33 @@ def test_proposing_again_with_the_frameworks_tool_call_id_answers_the_same_call(
     assert [c["id"] for c in conv.refresh()["toolCalls"]] == [read.id, first.id]
 
 
+def test_a_replayed_call_that_already_ran_is_not_run_again_and_raises_already_executed(agent: Tollgate) -> None:
+    conv = agent.conversation(conv_id("replay"), user=USER)
+    runs: list[str] = []
+
+    @conv.guard("get_source")
+    def get_source(id: str) -> dict[str, Any]:
+        runs.append(id)
+        return {"id": id, "text": "the handbook"}
+
+    assert get_source(id="src_1", tollgate_id="call_replay_1") == {"id": "src_1", "text": "the handbook"}
+    # The same tool-call id again (a replayed thread): the same call, which already ran. As the TypeScript SDK does,
+    # the claim is refused and the function does not run a second time.
+    with pytest.raises(TollgateError) as caught:
+        get_source(id="src_1", tollgate_id="call_replay_1")
+    assert (caught.value.status, caught.value.code, caught.value.problem["toolCallStatus"]) == (409, "already_executed", "completed")
+    assert runs == ["src_1"]
+
+    # The recorded result is on the call the repeated proposal answers.
+    handle = conv.propose("get_source", {"id": "src_1"}, id="call_replay_1")
+    assert (handle.status, handle.tool_call["result"]["output"]) == ("completed", {"id": "src_1", "text": "the handbook"})
+    assert handle.wait().approved
+    with pytest.raises(TollgateError) as again:
+        handle.run(lambda args, _ctx: runs.append("again"))
+    assert again.value.code == "already_executed"
+    assert runs == ["src_1"] and len(conv.refresh()["toolCalls"]) == 1
+
+
 def test_a_new_step_waits_for_the_pending_one_or_raises_conversation_blocked(agent: Tollgate, ann: Person, started: list[threading.Thread]) -> None:
     conv = agent.conversation(conv_id("blocked"), user=USER)
     pending = conv.propose("delete_source", {"id": "src_4"})

@@ -176,3 +176,49 @@ def test_a_token_function_is_asked_again_after_a_401(url: str, agent_token: str)
     conv = Tollgate(url, token).conversation(conv_id("rotate"), user=USER)
     assert conv.id.startswith("py-rotate-")
     assert issued == [agent_token + "x", agent_token]
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Another host: records what reaches it. The redirector sends everything there."""
+
+    def do_GET(self) -> None:
+        server: Any = self.server
+        if server.target is None:
+            server.seen.append(dict(self.headers.items()))
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"{}")
+            return
+        self.send_response(302)
+        self.send_header("location", server.target + self.path)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _serve(target: str | None) -> Any:
+    server: Any = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server.target, server.seen = target, []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_no_opener_follows_a_redirect_with_the_token_not_even_one_the_caller_gives(agent_token: str) -> None:
+    other = _serve(None)
+    redirector = _serve(f"http://127.0.0.1:{other.server_address[1]}")
+    try:
+        # The caller's own opener follows redirects (urllib's default): the client still does not.
+        for opener in (None, urllib.request.build_opener(), urllib.request.build_opener(urllib.request.ProxyHandler({}))):
+            agent = Tollgate(f"http://127.0.0.1:{redirector.server_address[1]}", agent_token, opener=opener,
+                             retry=RetryPolicy(max_attempts=1))
+            with pytest.raises(TollgateError) as caught:
+                agent.get_tool("anything")
+            assert caught.value.status == 302
+        assert other.seen == []  # the token never went to the other host
+    finally:
+        for s in (redirector, other):
+            s.shutdown()
+            s.server_close()

@@ -96,8 +96,13 @@ class Transport:
         self.headers = dict(headers or {})
         self.on_retry = on_retry
         self.max_response_bytes = max_response_bytes
-        # No redirects: a bearer token must not follow one to another host.
-        self._opener = opener or urllib.request.build_opener(_NoRedirect)
+        # No redirects: a bearer token must not follow one to another host. A caller's opener (a proxy, a client
+        # certificate…) gets the same guard added, ahead of any redirect handler of its own.
+        if opener is None:
+            opener = urllib.request.build_opener(_NoRedirect)
+        elif not any(isinstance(h, _NoRedirect) for h in opener.handlers):
+            opener.add_handler(_NoRedirect())
+        self._opener = opener
 
     def token(self) -> str | None:
         t = self._token() if callable(self._token) else self._token
@@ -215,9 +220,15 @@ class Transport:
         return data
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+class _NoRedirect(urllib.request.BaseHandler):
+    """Answers a redirect as the error it is here, before any redirect handler of the opener could follow it."""
+
+    handler_order = 1  # the opener asks its handlers in this order: this one before the others (500)
+
+    def http_error_redirect(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any) -> None:
+        raise urllib.error.HTTPError(req.full_url, code, msg, headers, fp)
+
+    http_error_301 = http_error_302 = http_error_303 = http_error_307 = http_error_308 = http_error_redirect
 
 
 def _query_value(v: Any) -> str:
