@@ -127,11 +127,20 @@ def _step(conversation: Conversation, calls: Sequence[Mapping[str, Any]]) -> lis
         handles = conversation.propose_step(calls)  # all repeated: the calls as they stand now
 
 
-def _call(tool_name: str, arguments: Mapping[str, Any], id: str, details: Mapping[str, Any]) -> JsonObject:
+def _call(tool_name: Any, arguments: Any, id: Any, details: Mapping[str, Any]) -> JsonObject:
+    if not isinstance(arguments, Mapping):
+        raise TypeError("a proposal needs arguments: a JSON object")
     if not isinstance(id, str) or not id:
         raise TypeError("request_approval needs id=: a stable id of the call (e.g. the model's tool-call id), so "
                         "that the node, run again on resume, proposes the same call instead of a new one")
     return {"tool_name": tool_name, "arguments": dict(arguments), "id": id, **details}
+
+
+def _calls(calls: Sequence[Mapping[str, Any]]) -> list[JsonObject]:
+    if not calls:
+        raise ValueError("request_approvals needs at least one call")
+    return [_call(c.get("tool_name"), c.get("arguments"), c.get("id"),
+                  {k: v for k, v in c.items() if k not in ("tool_name", "arguments", "id")}) for c in calls]
 
 
 def request_approval(conversation: Conversation, tool_name: str, arguments: Mapping[str, Any], *, id: str,
@@ -150,9 +159,7 @@ def request_approvals(conversation: Conversation, calls: Sequence[Mapping[str, A
     while any is pending, and answers ``(outcome, handle)`` per call, in order. Each call is a mapping of
     ``request_approval``'s parameters: ``tool_name``, ``arguments``, ``id`` (required), ``reason``, ``display``…"""
     _require_checkpointer(None, "request_approvals")
-    prepared = [_call(str(c.get("tool_name")), c.get("arguments") or {}, c.get("id"), {k: v for k, v in c.items() if k not in ("tool_name", "arguments", "id")})  # type: ignore[arg-type]
-                for c in calls]
-    return [(outcome_of(h.tool_call), h) for h in _step(conversation, prepared)]
+    return [(outcome_of(h.tool_call), h) for h in _step(conversation, _calls(calls))]
 
 
 async def arequest_approval(conversation: Conversation, tool_name: str, arguments: Mapping[str, Any], *, id: str,
@@ -165,9 +172,7 @@ async def arequest_approval(conversation: Conversation, tool_name: str, argument
 async def arequest_approvals(conversation: Conversation, calls: Sequence[Mapping[str, Any]]) -> list[tuple[ApprovalOutcome, ToolCallHandle]]:
     """``request_approvals`` for async nodes."""
     _require_checkpointer(None, "arequest_approvals")
-    prepared = [_call(str(c.get("tool_name")), c.get("arguments") or {}, c.get("id"), {k: v for k, v in c.items() if k not in ("tool_name", "arguments", "id")})  # type: ignore[arg-type]
-                for c in calls]
-    return [(outcome_of(h.tool_call), h) for h in await _astep(conversation, prepared)]
+    return [(outcome_of(h.tool_call), h) for h in await _astep(conversation, _calls(calls))]
 
 
 async def _astep(conversation: Conversation, calls: Sequence[Mapping[str, Any]]) -> list[ToolCallHandle]:
