@@ -100,7 +100,7 @@ class Transport:
         # certificate…) gets the same guard added, ahead of any redirect handler of its own.
         if opener is None:
             opener = urllib.request.build_opener(_NoRedirect)
-        elif not any(isinstance(h, _NoRedirect) for h in opener.handlers):
+        elif not any(isinstance(h, _NoRedirect) for h in getattr(opener, "handlers", ())):
             opener.add_handler(_NoRedirect())
         self._opener = opener
 

@@ -342,7 +342,7 @@ class _Deadline:
         return self
 
     def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
-        if isinstance(error, ApprovalTimeout) and error.tool_call_id in self.waited and error.timeout != self.timeout:
+        if isinstance(error, ApprovalTimeout) and self.timeout is not None and error.tool_call_id in self.waited and error.timeout != self.timeout:
             raise ApprovalTimeout(error.tool_call_id, self.timeout) from None
 
 

@@ -203,7 +203,7 @@ class _Invocation:
 _invocation: contextvars.ContextVar[_Invocation | None] = contextvars.ContextVar("tollgate_lc_invocation", default=None)
 
 
-def _asks_for_runtime(runtime: ToolRuntime) -> None:  # type: ignore[valid-type]
+def _asks_for_runtime(runtime: ToolRuntime) -> None:
     """Never called: its signature asks a ToolNode to pass its ToolRuntime (the graph's state, with the model's
     message, and the node's tools) to the gated tool, which finds there the calls of the same model turn."""
 
@@ -278,8 +278,8 @@ class _ApprovalTool(BaseTool):
             if tc.get("id") == call_id:
                 index = len(proposals)
                 proposals.append(self._proposal(dict(tc["args"]), call_id, config))
-            elif isinstance(tool, _ApprovalTool) and tc.get("id") and tool._valid(tc["args"], tc["id"]):
-                proposals.append(tool._proposal(dict(tc["args"]), tc["id"], config))
+            elif isinstance(tool, _ApprovalTool) and tc.get("id") and tool._valid(tc["args"], str(tc["id"])):
+                proposals.append(tool._proposal(dict(tc["args"]), str(tc["id"]), config))
         conversation = proposals[index][0]
         # Those of this conversation (another conversation's calls are that conversation's step).
         before = [call for c, call in proposals[:index] if c.id == conversation.id]
