@@ -170,6 +170,9 @@ function answerMalformedRequestsWithProblems(http: HttpServer): void {
 /** Access log, body limits, YAML policies and the OpenAPI document; shared by the server and the tests. */
 export function configureHttp(app: NestExpressApplication, logger: PinoLoggerInstance): void {
   app.disable('x-powered-by');
+  // Express would hash every JSON answer for a weak ETag nobody revalidates (API answers are never cached);
+  // the web inbox's assets set their own.
+  app.set('etag', false);
   // First, so every request gets its line, including those a body parser refuses.
   app.use(accessLog(logger));
   app.use(SLACK_INTERACTIONS_PATH, captureRawBody); // Slack signs the exact bytes: keep them before any parser

@@ -13,7 +13,7 @@ describe('JwtVerifier remembering verified tokens', () => {
     const second = await verifier.verify(token);
     expect(second).toEqual(first);
     expect(second).not.toBe(first);
-    second.roles.push('admin');
+    (second.roles as string[]).push('admin'); // a caller that changes its copy changes nobody else's
     expect((await verifier.verify(token)).roles).toEqual(['agent']);
   });
 
