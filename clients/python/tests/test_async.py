@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
 
 from conftest import USER, Person, conv_id
-from tollgate import Tollgate, ToolCallRejected, current_run
+from tollgate import ApprovalTimeout, Tollgate, ToolCallRejected, current_run
 
 
 def test_an_async_guarded_function_waits_without_blocking_the_loop_and_runs_once_approved(agent: Tollgate, ann: Person, started: list[threading.Thread]) -> None:
@@ -75,3 +76,23 @@ def test_async_twins_of_request_approval(agent: Tollgate) -> None:
         return [outcomes[0].status, denied.status]
 
     assert asyncio.run(main()) == ["approved", "denied"]
+
+
+def test_an_async_guards_timeout_bounds_the_wait_behind_a_call_an_earlier_timeout_left_pending(agent: Tollgate) -> None:
+    async def main() -> tuple[str, str, float, float]:
+        conv = await agent.aconversation(conv_id("async-timeout"), user=USER)
+
+        @conv.guard("delete_source", timeout=1)
+        async def delete_source(id: str) -> None:
+            raise AssertionError("an undecided call must never run")
+
+        with pytest.raises(ApprovalTimeout) as first:
+            await delete_source(id="src_1")
+        started = time.monotonic()
+        with pytest.raises(ApprovalTimeout) as second:
+            await delete_source(id="src_2")  # blocked by the first, still pending: bounded all the same
+        return first.value.tool_call_id, second.value.tool_call_id, second.value.timeout, time.monotonic() - started
+
+    stale, blocking, timeout, took = asyncio.run(main())
+    assert (blocking, timeout) == (stale, 1)
+    assert took < 10
