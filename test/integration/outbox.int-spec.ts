@@ -26,6 +26,25 @@ class RecordingConsumer implements OutboxConsumer {
   }
 }
 
+/** A way out with nothing to do for some tenants (as webhooks for a tenant without subscriptions). */
+class SelectiveConsumer implements OutboxConsumer {
+  readonly name = 'test-selective';
+  readonly delivered: AuditEvent[] = [];
+  readonly idle = new Set<string>();
+
+  wants(): boolean {
+    return true;
+  }
+
+  async deliver(e: AuditEvent): Promise<void> {
+    this.delivered.push(e);
+  }
+
+  async wantsNothingOf(tenantId: string): Promise<boolean> {
+    return this.idle.has(tenantId);
+  }
+}
+
 async function until(what: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await what())) {
@@ -38,12 +57,13 @@ async function until(what: () => boolean | Promise<boolean>, ms = 20_000): Promi
 describe('the outbox relay', () => {
   let server: TestServer;
   let consumer: RecordingConsumer;
+  const selective = new SelectiveConsumer();
   let api: ReturnType<typeof client>;
   let agent: string;
 
   beforeAll(async () => {
     consumer = new RecordingConsumer();
-    server = await startTestServer({ outboxPollMs: 100, outboxLeaseSeconds: 2 }, { outboxConsumers: [consumer] });
+    server = await startTestServer({ outboxPollMs: 100, outboxLeaseSeconds: 2 }, { outboxConsumers: [consumer, selective] });
     api = client(server.url);
     agent = await server.token('bot', ['agent'], { tenant: 'out' });
   });
@@ -86,6 +106,39 @@ describe('the outbox relay', () => {
     expect(delivered('out').length).toBe(before + 1);
     const [cursor] = await server.dataSource.query(`SELECT attempts, last_error, next_attempt_at FROM outbox_cursors WHERE tenant_id = 'out' AND consumer = $1`, [consumer.name]);
     expect(cursor).toMatchObject({ attempts: 0, last_error: null, next_attempt_at: null });
+  });
+
+  it('moves the cursor of a consumer that wants nothing of a tenant to the chain head, reading no events, unless another instance holds it', async () => {
+    const quiet = await server.token('bot', ['agent'], { tenant: 'quiet' });
+    selective.idle.add('quiet');
+    await api.post('/v1/conversations', quiet, { id: 'q1' });
+    await api.post('/v1/conversations', quiet, { id: 'q2' });
+    const cursor = () =>
+      server.dataSource.query(`SELECT c.last_seq, c.lease_owner, h.seq AS head FROM outbox_cursors c JOIN audit_heads h USING (tenant_id) WHERE c.tenant_id = 'quiet' AND c.consumer = $1`, [
+        selective.name,
+      ]);
+    await until(async () => {
+      const [c] = await cursor();
+      return !!c && c.last_seq === c.head;
+    });
+    expect((await cursor())[0]).toMatchObject({ lease_owner: null });
+    await until(() => delivered('quiet').length >= 2); // the other consumer still gets them
+    expect(selective.delivered.filter((e) => e.tenant === 'quiet')).toEqual([]);
+
+    // Wanted again: only what comes after reaches it.
+    selective.idle.delete('quiet');
+    await api.post('/v1/conversations', quiet, { id: 'q3' });
+    await until(() => selective.delivered.some((e) => e.conversationId === 'q3'));
+    expect(selective.delivered.filter((e) => e.tenant === 'quiet').map((e) => e.conversationId)).toEqual(['q3']);
+
+    // A stream another instance holds is left alone, even when there is nothing to deliver.
+    selective.idle.add('quiet');
+    await server.dataSource.query(`UPDATE outbox_cursors SET lease_owner = 'elsewhere', lease_until = now() + interval '1 hour' WHERE tenant_id = 'quiet' AND consumer = $1`, [selective.name]);
+    const [held] = await cursor();
+    await api.post('/v1/conversations', quiet, { id: 'q4' });
+    await until(() => delivered('quiet').some((e) => e.conversationId === 'q4'));
+    await new Promise((r) => setTimeout(r, 300)); // a few more passes
+    expect((await cursor())[0]).toMatchObject({ last_seq: held.last_seq, lease_owner: 'elsewhere' });
   });
 
   it("takes over a stream whose lease a crashed instance left behind, once the lease runs out", async () => {

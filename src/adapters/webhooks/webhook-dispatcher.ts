@@ -130,6 +130,14 @@ export class WebhookFanOut implements OutboxConsumer {
     return this.deliverMany([e]);
   }
 
+  /**
+   * No subscriptions now: nothing appended so far is owed to anyone, since a subscription made later gets only
+   * the events after the chain head at its making (and the relay read the head before asking).
+   */
+  async wantsNothingOf(tenantId: string): Promise<boolean> {
+    return (await this.store.subscriptions(tenantId)).length === 0;
+  }
+
   /** A batch of one tenant's events: one read of its subscriptions, nothing more when it has none (the usual case). */
   async deliverMany(events: AuditEvent[]): Promise<void> {
     const subscriptions = await this.store.subscriptions(events[0].tenant);

@@ -17,4 +17,10 @@ export interface OutboxConsumer {
    * a few statements instead of a few per event. All or nothing: throwing retries the whole batch.
    */
   deliverMany?(events: AuditEvent[]): Promise<void>;
+  /**
+   * Optional: true when none of the tenant's events appended so far can be wanted (a webhook fan-out for a
+   * tenant without subscriptions). The relay then moves the cursor to the chain head it read before asking,
+   * in one statement, without reading the events.
+   */
+  wantsNothingOf?(tenantId: string): Promise<boolean>;
 }

@@ -96,8 +96,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async passFor(consumer: OutboxConsumer): Promise<void> {
-    const due: Array<{ tenant_id: string }> = await this.dataSource.query(
-      `SELECT h.tenant_id FROM audit_heads h
+    const due: Array<{ tenant_id: string; seq: string }> = await this.dataSource.query(
+      `SELECT h.tenant_id, h.seq FROM audit_heads h
          LEFT JOIN outbox_cursors c ON c.tenant_id = h.tenant_id AND c.consumer = $1
         WHERE h.seq > coalesce(c.last_seq, 0)
           AND (c.next_attempt_at IS NULL OR c.next_attempt_at <= now())
@@ -105,9 +105,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         LIMIT ${TENANTS_PER_PASS}`,
       [consumer.name, this.config.instanceId],
     );
-    for (const { tenant_id } of due) {
+    for (const { tenant_id, seq } of due) {
       if (this.stopped) return;
-      await this.drain(consumer, tenant_id);
+      if (consumer.wantsNothingOf && (await consumer.wantsNothingOf(tenant_id))) await this.skipTo(consumer.name, tenant_id, Number(seq));
+      else await this.drain(consumer, tenant_id);
     }
   }
 
@@ -122,6 +123,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     let lastSeq = lease;
     /** The last event handled for sure: where the cursor goes if the batch fails half-way. */
     let delivered = lease;
+    let released = false;
     try {
       for (;;) {
         const events = await this.audit.list({ tenantId, afterSeq: lastSeq }, BATCH);
@@ -136,18 +138,22 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
           }
         }
         delivered = lastSeq = events[events.length - 1].seq;
+        const last = events.length < BATCH || this.stopped;
         // One cursor write per batch, not per event: after a crash a consumer may see up to a batch again
-        // (deliveries are at least once, idempotent by event id), and skipped events cost nothing.
-        await this.dataSource.query(`UPDATE outbox_cursors SET last_seq = $3, attempts = 0, next_attempt_at = NULL, last_error = NULL WHERE tenant_id = $1 AND consumer = $2`, [
-          tenantId,
-          consumer.name,
-          lastSeq,
-        ]);
-        if (events.length < BATCH || this.stopped) break;
+        // (deliveries are at least once, idempotent by event id), and skipped events cost nothing. The last
+        // one also gives the lease back, so another instance's commits are delivered by that instance at once.
+        await this.dataSource.query(
+          `UPDATE outbox_cursors SET last_seq = $3, attempts = 0, next_attempt_at = NULL, last_error = NULL${last ? ', lease_owner = NULL, lease_until = NULL' : ''}
+            WHERE tenant_id = $1 AND consumer = $2`,
+          [tenantId, consumer.name, lastSeq],
+        );
+        if (last) {
+          released = true;
+          break;
+        }
       }
       span.setAttribute('tollgate.outbox.last_seq', lastSeq);
-      // Given back at once, so another instance's commits are delivered by that instance right away.
-      await this.release(consumer.name, tenantId);
+      if (!released) await this.release(consumer.name, tenantId);
     } catch (e) {
       const message = (e as Error).message ?? String(e);
       failSpan(span, e);
@@ -160,6 +166,19 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         [tenantId, consumer.name, message.slice(0, 2000), delivered],
       );
     }
+  }
+
+  /**
+   * Moves a stream's cursor to `seq` (the chain head read before the consumer said it wants nothing) in one
+   * statement: unless another instance holds the stream, and never backwards. No lease is taken or left.
+   */
+  private async skipTo(consumer: string, tenantId: string, seq: number): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO outbox_cursors (tenant_id, consumer, last_seq) VALUES ($1, $2, $3)
+       ON CONFLICT (tenant_id, consumer) DO UPDATE SET last_seq = greatest(outbox_cursors.last_seq, EXCLUDED.last_seq), attempts = 0, next_attempt_at = NULL, last_error = NULL
+         WHERE outbox_cursors.lease_until IS NULL OR outbox_cursors.lease_until < now() OR outbox_cursors.lease_owner = $4`,
+      [tenantId, consumer, seq, this.config.instanceId],
+    );
   }
 
   /** Takes (or renews) the stream's lease; answers its cursor, or null when someone else holds it. */
