@@ -95,7 +95,7 @@ function setup() {
   const bus = { execute: (c: ExpireToolCallsCommand) => expire.execute(c) } as unknown as CommandBus;
   const h = {
     start: new StartConversationHandler(uow, conversations, clock, ids),
-    propose: new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts), clock, ids),
+    propose: new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts, conversations), clock, ids),
     decide: new DecideToolCallHandler(uow, conversations, grants, clock, ids),
     claim: new ClaimExecutionHandler(uow, conversations, halts, receipts, clock),
     report: new ReportResultHandler(uow, conversations, clock),

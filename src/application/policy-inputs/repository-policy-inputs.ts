@@ -1,4 +1,5 @@
-import { GrantRepository, HaltRepository, PolicyInputs, PolicyInputsReader, PolicyRepository, ToolRepository } from '../ports';
+import type { Conversation } from '../../domain/conversation/conversation.aggregate';
+import { ConversationRepository, GrantRepository, HaltRepository, LoadOptions, PolicyInputs, PolicyInputsReader, PolicyRepository, ToolRepository } from '../ports';
 
 /** PolicyInputs from the repositories, one read after another: for adapters that cannot read them at once. */
 export class RepositoryPolicyInputs implements PolicyInputsReader {
@@ -7,7 +8,13 @@ export class RepositoryPolicyInputs implements PolicyInputsReader {
     private readonly tools: ToolRepository,
     private readonly grants: GrantRepository,
     private readonly halts: HaltRepository,
+    private readonly conversations: ConversationRepository,
   ) {}
+
+  async withConversation(tenantId: string, conversationId: string, opts: LoadOptions, toolNames: string[]): Promise<{ conversation: Conversation; inputs: PolicyInputs } | null> {
+    const conversation = await this.conversations.findById(tenantId, conversationId, opts);
+    return conversation && { conversation, inputs: await this.forProposal(tenantId, { agentId: conversation.agentId, conversationId, toolNames }) };
+  }
 
   async forProposal(tenantId: string, { agentId, conversationId, toolNames }: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs> {
     const halt = await this.halts.covering(tenantId, agentId, conversationId);

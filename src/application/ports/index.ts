@@ -92,6 +92,11 @@ export interface PolicyInputs {
  */
 export interface PolicyInputsReader {
   forProposal(tenantId: string, scope: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs>;
+  /**
+   * The conversation (as `ConversationRepository.findById` loads it with `opts`) and the inputs of a proposal of
+   * `toolNames` in it; null when there is no such conversation. Adapters may read both at once.
+   */
+  withConversation(tenantId: string, conversationId: string, opts: LoadOptions, toolNames: string[]): Promise<{ conversation: Conversation; inputs: PolicyInputs } | null>;
 }
 
 export interface WebhookRepository {

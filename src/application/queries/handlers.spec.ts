@@ -79,7 +79,7 @@ function setup(opts: { wakeOnCommit?: boolean } = {}) {
   } as unknown as CommandBus;
   const h = {
     start: new StartConversationHandler(uow, conversations, clock, ids),
-    propose: new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts), clock, ids),
+    propose: new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts, conversations), clock, ids),
     decide: new DecideToolCallHandler(uow, conversations, grants, clock, ids),
     halt: new HaltHandler(uow, halts, conversations, clock),
     putPolicy: new PutPolicyHandler(uow, policies, clock),

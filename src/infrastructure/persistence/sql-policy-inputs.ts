@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
-import { PolicyInputs, PolicyInputsReader } from '../../application/ports';
+import { Inject, Injectable } from '@nestjs/common';
+import { CONVERSATIONS, LoadOptions, PolicyInputs, PolicyInputsReader } from '../../application/ports';
+import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { GrantRow, ToolRow } from './orm-entities';
 import { grantFromRow } from './typeorm-grant.repository';
+import { TypeOrmConversationRepository } from './typeorm-conversation.repository';
 import { TypeOrmPolicyRepository } from './typeorm-policy.repository';
 import { toolFromRow } from './typeorm-tool.repository';
 import { TypeOrmUnitOfWork } from './unit-of-work';
@@ -12,34 +14,55 @@ const TOOL = `json_build_object('tenantId', tenant_id, 'name', name, 'descriptio
 const GRANT = `json_build_object('tenantId', tenant_id, 'id', id, 'toolName', tool_name, 'scope', scope, 'conversationId', conversation_id,
   'agentId', agent_id, 'createdBy', created_by, 'sourceToolCallId', source_tool_call_id, 'createdAt', created_at)`;
 
+/** The inputs as one JSON value, for a conversation of an agent, of tool names (SQL expressions or parameters). */
+const inputsJson = (tenant: string, agent: string, conversation: string, toolNames: string) => `json_build_object(
+  'halt', (SELECT json_build_object('scope', scope, 'reason', reason) FROM halts
+            WHERE tenant_id = ${tenant} AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = ${agent}) OR (scope = 'conversation' AND scope_id = ${conversation}))
+            ORDER BY CASE scope WHEN 'tenant' THEN 0 WHEN 'agent' THEN 1 ELSE 2 END LIMIT 1),
+  'policyVersion', (SELECT version FROM policy_versions WHERE tenant_id = ${tenant} ORDER BY version DESC LIMIT 1),
+  'tools', (SELECT coalesce(json_agg(${TOOL}), '[]') FROM tools WHERE tenant_id = ${tenant} AND name = ANY(${toolNames}::text[])),
+  'grants', (SELECT coalesce(json_agg(${GRANT}), '[]') FROM grants WHERE tenant_id = ${tenant} AND tool_name = ANY(${toolNames}::text[])))`;
+
+interface InputsJson {
+  halt: { scope: string; reason: string } | null;
+  policyVersion: number | null;
+  tools: Array<Record<string, unknown>>;
+  grants: Array<Record<string, unknown>>;
+}
+
 /**
  * A proposal's halt, current policy version, registered tools and grants in one statement: four reads that
- * each cost a round trip on the auto-approve hot path. The halt is read inside the proposal's transaction,
- * after its conversation is locked, as before.
+ * each cost a round trip on the auto-approve hot path. Outside a transaction they come in the same statement
+ * as the conversation itself (`withConversation`); inside one (a command's locked retry) the halt is read after
+ * the conversation is locked, as before.
  */
 @Injectable()
 export class SqlPolicyInputs implements PolicyInputsReader {
   constructor(
     private readonly uow: TypeOrmUnitOfWork,
     private readonly policies: TypeOrmPolicyRepository,
+    // The one repository instance (its group commit is per instance), bound to the port.
+    @Inject(CONVERSATIONS) private readonly conversations: TypeOrmConversationRepository,
   ) {}
 
   async forProposal(tenantId: string, { agentId, conversationId, toolNames }: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs> {
-    const [r]: Array<{
-      halt: { scope: string; reason: string } | null;
-      policy_version: number | null;
-      tools: Array<Record<string, unknown>>;
-      grants: Array<Record<string, unknown>>;
-    }> = await this.uow.prepared(
-      `SELECT
-         (SELECT json_build_object('scope', scope, 'reason', reason) FROM halts
-           WHERE tenant_id = $1 AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = $2) OR (scope = 'conversation' AND scope_id = $3))
-           ORDER BY CASE scope WHEN 'tenant' THEN 0 WHEN 'agent' THEN 1 ELSE 2 END LIMIT 1) AS halt,
-         (SELECT version FROM policy_versions WHERE tenant_id = $1 ORDER BY version DESC LIMIT 1) AS policy_version,
-         (SELECT coalesce(json_agg(${TOOL}), '[]') FROM tools WHERE tenant_id = $1 AND name = ANY($4::text[])) AS tools,
-         (SELECT coalesce(json_agg(${GRANT}), '[]') FROM grants WHERE tenant_id = $1 AND tool_name = ANY($4::text[])) AS grants`,
-      [tenantId, agentId, conversationId, toolNames],
-    );
+    const [r]: Array<{ inputs: InputsJson }> = await this.uow.prepared(`SELECT ${inputsJson('$1', '$2', '$3', '$4')} AS inputs`, [tenantId, agentId, conversationId, toolNames]);
+    return this.inputsFrom(tenantId, r.inputs);
+  }
+
+  async withConversation(tenantId: string, conversationId: string, opts: LoadOptions, toolNames: string[]): Promise<{ conversation: Conversation; inputs: PolicyInputs } | null> {
+    if (this.uow.inTransaction) {
+      const conversation = await this.conversations.findById(tenantId, conversationId, opts);
+      return conversation && { conversation, inputs: await this.forProposal(tenantId, { agentId: conversation.agentId, conversationId, toolNames }) };
+    }
+    const read = await this.conversations.findByIdWith<InputsJson>(tenantId, conversationId, opts, {
+      select: (param) => inputsJson('c.tenant_id', 'c.agent_id', 'c.id', param(0)),
+      params: [toolNames],
+    });
+    return read && { conversation: read.conversation, inputs: await this.inputsFrom(tenantId, read.extra) };
+  }
+
+  private async inputsFrom(tenantId: string, r: InputsJson): Promise<PolicyInputs> {
     const dated = <T>(o: Record<string, unknown>, keys: string[]): T => {
       const out = { ...o };
       for (const k of keys) out[k] = new Date(o[k] as string);
@@ -47,7 +70,7 @@ export class SqlPolicyInputs implements PolicyInputsReader {
     };
     return {
       halt: r.halt,
-      policy: await this.policies.atVersion(tenantId, r.policy_version),
+      policy: await this.policies.atVersion(tenantId, r.policyVersion),
       tools: r.tools.map((t) => toolFromRow(dated<ToolRow>(t, ['createdAt', 'updatedAt']))),
       grants: r.grants.map((g) => grantFromRow(dated<GrantRow>(g, ['createdAt']))),
     };
