@@ -90,8 +90,8 @@ export function chainTemplate(event: Omit<ChainedEventJson, 'seq' | 'prevHash'>)
 export interface PreparedAppend {
   tenant: string;
   events: DomainEvent[];
-  /** JSON array parameter of `tollgate_append_events`: each event's columns and its chain template. */
-  rows: string;
+  /** Each event's columns and its chain template: `tollgate_append_events`'s parameter, as JSON. */
+  records: Array<Record<string, unknown>>;
   ids: string[];
   /** `pg_notify` payloads (ids only) for other instances' long-polls; empty on the auto-approve path. */
   wakes: string[];
@@ -124,7 +124,7 @@ export class EventStore {
       const prepared = this.prepare(tenant, list);
       const chained: ChainedRow[] = await manager.query(`SELECT out_seq, out_prev_hash, out_hash FROM tollgate_append_events($1, $2::jsonb)`, [
         tenant,
-        prepared.rows,
+        JSON.stringify(prepared.records),
       ]);
       // Other instances' long-polls learn of decisions and expiries on commit (never of a rollback).
       if (prepared.wakes.length > 0) await manager.query(WAKE_NOTIFY_SQL, [prepared.wakes]);
@@ -156,7 +156,7 @@ export class EventStore {
     // Not sent on the auto-approve hot path: nobody waits on a call that was never pending. Only
     // PostgreSQL has other instances to wake; the embedded database has one process.
     const wakes = this.config.databaseUrl ? [...new Set(events.filter(wakesWaiters).map((e) => wakePayload(tenant, e.toolCallId!)))] : [];
-    return { tenant, events, rows: JSON.stringify(rows), ids: rows.map((r) => r.id), wakes };
+    return { tenant, events, records: rows, ids: rows.map((r) => r.id), wakes };
   }
 
   finish(prepared: PreparedAppend, chained: ChainedRow[]): StoredEvent[] {

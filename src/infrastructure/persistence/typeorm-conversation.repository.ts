@@ -87,15 +87,23 @@ const BATCH_SAVE = `WITH conv AS (
          (SELECT count(pg_notify('${WAKE_CHANNEL}', w->>'payload')) FROM jsonb_array_elements($6::jsonb) AS w
            WHERE (w->>'item')::int IN (SELECT item FROM conv)) AS notified`;
 
+/** The root's fields a save writes (the loaded version among them), as the batch statement's recordset names them. */
+type RootRecord = Record<string, unknown> & { id: string; version: number };
+
 /** One conversation's save waiting for its tenant's group commit. */
 interface PendingSave {
-  insert: boolean;
-  params: unknown[];
-  prepared: PreparedAppend;
-  /** For the batch statement: the root's fields and the calls' records. */
-  root: Record<string, unknown>;
+  tenant: string;
+  root: RootRecord;
   inserts: Array<Record<string, unknown>>;
   updates: Array<Record<string, unknown>>;
+  prepared: PreparedAppend;
+  /** A new conversation: inserted, not updated (never grouped). */
+  created?: { at: Date; agentId: string };
+}
+
+/** $1–$12 of a save: the root's fields and loaded version, then the new and changed calls. */
+function rootParams(tenant: string, r: RootRecord, inserts: unknown[], updates: unknown[]): unknown[] {
+  return [tenant, r.id, r.user_id, r.user_roles, r.user_name, r.title, r.metadata, r.pending_count, r.updated_at, r.version, JSON.stringify(inserts), JSON.stringify(updates)];
 }
 
 const OPEN_STATUSES: readonly OpenStatus[] = ['pending', 'approved', 'executed'];
@@ -255,33 +263,30 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const { added, changed } = c.pullChangedCalls();
     const events = c.pullEvents();
     const row = ConversationMapper.toRow(c);
-    const insertRecords = added.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot())));
-    const updateRecords = changed.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot())));
-    const inserts = JSON.stringify(insertRecords);
-    const updates = JSON.stringify(updateRecords);
-    const params = [row.tenantId, row.id, row.userId, row.userRoles, row.userName, row.title, row.metadata, row.pendingCount, row.updatedAt, row.version, inserts, updates];
+    const inserts = added.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot())));
+    const updates = changed.map((t) => callRecord(ConversationMapper.toCallRow(c.tenantId, t.snapshot())));
+    const root = {
+      id: row.id,
+      user_id: row.userId,
+      user_roles: row.userRoles,
+      user_name: row.userName,
+      title: row.title,
+      metadata: row.metadata,
+      pending_count: row.pendingCount,
+      updated_at: row.updatedAt,
+      version: row.version,
+    };
     if (!this.uow.inTransaction) {
       // A refusal or a repeat changed nothing: writing would only bump the version and make racers retry.
       if (c.version > 0 && events.length === 0 && added.length === 0 && changed.length === 0) return;
-      const root = {
-        id: row.id,
-        user_id: row.userId,
-        user_roles: row.userRoles,
-        user_name: row.userName,
-        title: row.title,
-        metadata: row.metadata,
-        pending_count: row.pendingCount,
-        updated_at: row.updatedAt,
-        version: row.version,
-      };
-      return this.saveAtomically(c, { insert: c.version === 0, params, prepared: this.eventStore.prepare(c.tenantId, events), root, inserts: insertRecords, updates: updateRecords });
+      return this.saveAtomically(c, { tenant: c.tenantId, root, inserts, updates, prepared: this.eventStore.prepare(c.tenantId, events), created: c.version === 0 ? { at: c.createdAt, agentId: c.agentId } : undefined });
     }
     // TypeORM's save() would not check the version: the update matches only the loaded version.
     const [res]: Array<{ conv: string }> = await this.uow.prepared(
       `WITH conv AS (${c.version === 0 ? rootInsert('$13', '$14') : ROOT_UPDATE}),
        ${CALL_WRITES}
        SELECT (SELECT count(*) FROM conv) AS conv`,
-      c.version === 0 ? [...params, row.createdAt, row.agentId] : params,
+      [...rootParams(c.tenantId, root, inserts, updates), ...(c.version === 0 ? [row.createdAt, row.agentId] : [])],
     );
     // Nothing matched: the whole transaction rolls back, the calls written beside it with it.
     if (Number(res.conv) !== 1) throw new StaleAggregateError(`conversation ${c.id} changed since it was loaded`);
@@ -295,8 +300,6 @@ export class TypeOrmConversationRepository implements ConversationRepository {
    * so nothing of it is written. On PostgreSQL it goes through the tenant's group commit.
    */
   private async saveAtomically(c: Conversation, save: PendingSave): Promise<void> {
-    const params = [...save.params, save.prepared.rows, save.prepared.wakes, ...(save.insert ? [c.createdAt, c.agentId] : [])];
-    save.params = params;
     // The embedded database is one session: nothing to group.
     const chained = this.uow.groupCommits ? await this.commits.submit(c.tenantId, save) : await this.saveOne(save);
     c.version += 1;
@@ -304,7 +307,12 @@ export class TypeOrmConversationRepository implements ConversationRepository {
   }
 
   private async saveOne(save: PendingSave): Promise<ChainedRow[]> {
-    const [res]: Array<{ chained: ChainedRow[] | null }> = await this.uow.prepared(atomicSave(save.insert), save.params);
+    const [res]: Array<{ chained: ChainedRow[] | null }> = await this.uow.prepared(atomicSave(!!save.created), [
+      ...rootParams(save.tenant, save.root, save.inserts, save.updates),
+      JSON.stringify(save.prepared.records),
+      save.prepared.wakes,
+      ...(save.created ? [save.created.at, save.created.agentId] : []),
+    ]);
     return res.chained ?? [];
   }
 
@@ -322,7 +330,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
       }
     };
     // New conversations (inserts) are not grouped; they are rare on this path.
-    if (saves.length === 1 || saves.some((s) => s.insert)) {
+    if (saves.length === 1 || saves.some((s) => s.created)) {
       const out: Array<ItemOutcome<ChainedRow[]>> = [];
       for (const save of saves) out.push(await alone(save));
       return out;
@@ -335,7 +343,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
         JSON.stringify(saves.map((s, i) => ({ item: i, ...s.root }))),
         JSON.stringify(saves.flatMap((s, i) => tag(i, s.inserts))),
         JSON.stringify(saves.flatMap((s, i) => tag(i, s.updates))),
-        JSON.stringify(saves.flatMap((s, i) => tag(i, JSON.parse(s.prepared.rows) as object[]))),
+        JSON.stringify(saves.flatMap((s, i) => tag(i, s.prepared.records))),
         JSON.stringify(saves.flatMap((s, i) => s.prepared.wakes.map((payload) => ({ item: i, payload })))),
       ]);
     } catch {
@@ -349,7 +357,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const chained = res.chained ?? [];
     let next = 0;
     return saves.map((save, i) => {
-      if (!written.has(i)) return { ok: false, error: new StaleAggregateError(`conversation ${String(save.root.id)} changed since it was loaded`) };
+      if (!written.has(i)) return { ok: false, error: new StaleAggregateError(`conversation ${save.root.id} changed since it was loaded`) };
       const mine = chained.slice(next, next + save.prepared.events.length);
       next += save.prepared.events.length;
       return { ok: true, value: mine };
