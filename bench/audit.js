@@ -28,6 +28,7 @@ const { startServer } = require(join(DIST, 'server.js'));
 const { loadConfig } = require(join(DIST, 'infrastructure/config/config.js'));
 const { mintToken } = require(join(DIST, 'infrastructure/auth/jwt-verifier.js'));
 const { eventHash, digestJson, sha256Hex, GENESIS_HASH } = require(join(DIST, 'infrastructure/persistence/event-store.js'));
+const { pageQuery, seqRangeQuery } = require(join(DIST, 'infrastructure/persistence/typeorm-audit-log.js'));
 const canonicalizeModule = require('canonicalize');
 const canonicalize = canonicalizeModule.default ?? canonicalizeModule;
 
@@ -596,21 +597,45 @@ function queryString(f, extra = {}) {
   return q.toString();
 }
 
-/** The plan's shape, e.g. "Limit > Index Scan using events_by_tool_name"; with Filter columns in brackets. */
-function planShape(node) {
+/**
+ * The plan's shape, e.g. "Limit > Index Scan using events_by_tool_name". Partitions of `events` are summed up:
+ * "Merge Append of 2/27 partitions > Index Scan using events_by_time", each partition's index named by the index
+ * on `events` it belongs to (`layout` from `partitionLayout`).
+ */
+function planShape(node, layout) {
   let s = node['Node Type'];
   if (node['Strategy'] && node['Node Type'] === 'Aggregate') s = `${node['Strategy']} ${s}`;
-  if (node['Index Name']) s += ` using ${node['Index Name']}`;
-  const kids = (node.Plans ?? []).filter((p) => p['Parent Relationship'] !== 'InitPlan').map(planShape);
+  if (node['Index Name']) s += ` using ${layout?.indexes.get(node['Index Name']) ?? node['Index Name']}`;
+  let kids = (node.Plans ?? []).filter((p) => p['Parent Relationship'] !== 'InitPlan');
+  if (layout && (s === 'Append' || s === 'Merge Append') && kids.length > 0 && kids.every((k) => layout.partitions.has(k['Relation Name']))) {
+    const shapes = [...new Set(kids.map((k) => planShape(k, layout)))];
+    return `${s} of ${kids.length}/${layout.partitions.size} partitions > ${shapes.join(' | ')}`;
+  }
+  kids = kids.map((k) => planShape(k, layout));
   if (kids.length === 1) return `${s} > ${kids[0]}`;
   if (kids.length > 1) return `${s} > (${kids.join(' + ')})`;
   return s;
 }
 
-async function explain(client, sel) {
+/** The partitions of events (none if it is a plain table) and each partition index's index on events. */
+async function partitionLayout(client) {
+  const parts = (await client.query(`SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`)).rows;
+  const idx = (await client.query(`SELECT c.relname AS child, p.relname AS parent FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+     WHERE i.inhparent IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'events'::regclass)`)).rows;
+  return { partitions: new Set(parts.map((r) => r.relname)), indexes: new Map(idx.map((r) => [r.child, r.parent])) };
+}
+
+/** The relations an EXPLAIN reads. */
+function relations(node, out = new Set()) {
+  if (node['Relation Name']) out.add(node['Relation Name']);
+  for (const k of node.Plans ?? []) relations(k, out);
+  return out;
+}
+
+async function explain(client, sel, layout) {
   const res = await client.query(`EXPLAIN (FORMAT JSON) ${sel.sql}`, sel.params);
   const plan = res.rows[0]['QUERY PLAN'][0].Plan;
-  return { shape: planShape(plan).replace(/^Limit > /, ''), cost: plan['Total Cost'] };
+  return { shape: planShape(plan, layout).replace(/^Limit > /, ''), cost: plan['Total Cost'], relations: [...relations(plan)].sort() };
 }
 
 /**
@@ -814,6 +839,12 @@ async function main() {
     const url = server.url;
 
     // ------------------------------------------------ load
+    // Partitions for the months of the data, as an operator importing history would make them (the service makes
+    // this month and the next three by itself; older months would otherwise land in events_default).
+    const setup = await connect(dbUrl.toString());
+    const [{ partitioned }] = (await setup.query(`SELECT to_regproc('tollgate_events_ensure_partitions') IS NOT NULL AS partitioned`)).rows;
+    if (partitioned) await setup.query(`SELECT tollgate_events_ensure_partitions($1, $2)`, [new Date(START), new Date(START + SPAN + DAY)]);
+    await setup.end();
     log('loading…');
     const loaded = await load(dbUrl.toString(), opts, log);
     client = await connect(dbUrl.toString());
@@ -821,11 +852,13 @@ async function main() {
     await client.query('VACUUM (ANALYZE) events');
     const vacuumMs = performance.now() - tv;
     const total = loaded.chainA.seq + loaded.chainB.seq;
-    const sizes = (await client.query(`SELECT c.relname AS name, c.relkind AS kind, pg_relation_size(c.oid) AS bytes
+    // Summed over the partitions when events is partitioned (pg_partition_tree of a plain table is the table).
+    const sizes = (await client.query(`SELECT c.relname AS name, c.relkind AS kind, (SELECT sum(pg_relation_size(t.relid)) FROM pg_partition_tree(c.oid) t) AS bytes
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = 'public' AND (c.relname = 'events' OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'events'::regclass))
-       ORDER BY c.relkind DESC, c.relname`)).rows;
-    const [{ total_bytes: totalBytes }] = (await client.query(`SELECT pg_total_relation_size('events') AS total_bytes`)).rows;
+       ORDER BY c.relkind IN ('r', 'p') DESC, c.relname`)).rows;
+    const [{ total_bytes: totalBytes }] = (await client.query(`SELECT sum(pg_total_relation_size(relid)) AS total_bytes FROM pg_partition_tree('events')`)).rows;
+    const layout = await partitionLayout(client);
     const s = loaded.statsA;
     log(`\n## Load\n`);
     log(table(['what', 'value'], [
@@ -836,6 +869,7 @@ async function main() {
       [`${TENANT_A} time span`, `${new Date(loaded.chainA.firstAt).toISOString().slice(0, 10)} .. ${new Date(loaded.chainA.lastAt).toISOString().slice(0, 10)}`],
       [`${TENANT_A} event types`, Object.entries(s.types).sort((a, b) => b[1] - a[1]).map(([t, n]) => `${t} ${((100 * n) / loaded.chainA.seq).toFixed(1)}%`).join(', ')],
       ['events table + indexes', `${fmtBytes(Number(totalBytes))} total; ` + sizes.map((r) => `${r.name} ${fmtBytes(Number(r.bytes))}`).join(', ')],
+      ['partitions of events', layout.partitions.size === 0 ? 'none (a plain table)' : `${layout.partitions.size} (one per month, and events_default)`],
     ]));
 
     // ------------------------------------------------ queries
@@ -899,7 +933,7 @@ async function main() {
         await client.query(sel.sql, sel.params);
         pg.push(performance.now() - t);
       }
-      const plan = await explain(client, sel);
+      const plan = await explain(client, sel, layout);
       results.push({ q, rows: got.length, matching, http: stats(http), pg: stats(pg), plan });
     }
     // The floor of any request: no auth, no database.
@@ -917,6 +951,22 @@ async function main() {
       results.map((r) => [r.q.name, r.rows, r.matching.toLocaleString('en-US'), r.http.n, fmtMs(r.http.median), fmtMs(r.http.p95),
         `${fmtMs(r.http.min)}..${fmtMs(r.http.max)}`, fmtMs(r.pg.median), ratio(r.http.median, r.pg.median), r.plan.shape])));
 
+    // What the service itself sends for a time window (typeorm-audit-log.ts): the seq bounds, then the page.
+    if (layout.partitions.size > 0) {
+      const rows = [];
+      for (const q of queries.filter((x) => x.f.from || x.f.to)) {
+        const filter = { tenantId: q.tenant ?? TENANT_A, ...q.f };
+        const rq = seqRangeQuery(filter);
+        const [{ lo, hi }] = (await client.query(rq.sql, rq.params)).rows;
+        const bounds = await explain(client, rq, layout);
+        const page = await explain(client, pageQuery(filter, (q.limit ?? 100) + 1, lo === null ? null : { lo: Number(lo), hi: Number(hi) }), layout);
+        const parts = (p) => p.relations.filter((r) => layout.partitions.has(r)).join(', ');
+        rows.push([q.name, `${bounds.relations.length}/${layout.partitions.size}: ${parts(bounds)}`, `${page.relations.length}/${layout.partitions.size}: ${parts(page)}`, page.shape]);
+      }
+      log(`\n## Partition pruning: the service's own queries for a time window (EXPLAIN)\n`);
+      log(table(['query', 'seq bounds reads', 'page reads', 'page plan'], rows));
+    }
+
     // ------------------------------------------------ exports
     const exports = [
       { name: 'NDJSON, all events', tenant: TENANT_A, token: tokenA, format: 'ndjson', f: {} },
@@ -931,7 +981,7 @@ async function main() {
     for (const x of exports) {
       const path = `/v1/audit/export?${queryString(x.f, { format: x.format })}`;
       const matching = Number((await client.query(`SELECT count(*) AS n FROM events e WHERE ${selection(x.tenant, x.f, 1).where}`, selection(x.tenant, x.f, 1).whereParams)).rows[0].n);
-      const plan = await explain(client, selection(x.tenant, { ...x.f, afterSeq: Math.floor(N / 2) }, EXPORT_BATCH));
+      const plan = await explain(client, selection(x.tenant, { ...x.f, afterSeq: Math.floor(N / 2) }, EXPORT_BATCH), layout);
       const http = [];
       const pg = [];
       const reps = matching > 100_000 ? opts.heavyReps : Math.max(3, opts.heavyReps);

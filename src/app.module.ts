@@ -68,6 +68,7 @@ import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool
 import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
 import { JoseReceiptSigner } from './infrastructure/receipts/receipt-signer';
 import { ExpirySweeper } from './infrastructure/scheduling/expiry-sweeper';
+import { EventPartitionMaintenance } from './infrastructure/persistence/event-partitions';
 import { KickOutboxOnCommit, OUTBOX_OBSERVER, OutboxRelay } from './infrastructure/outbox/outbox-relay';
 import { EventFeed, KickEventFeedOnCommit } from './infrastructure/streaming/event-feed';
 import { EventStreamController } from './adapters/http/controllers/event-stream.controller';
@@ -138,6 +139,7 @@ export class AppModule implements NestModule {
         WaiterRecheck,
         { provide: WAITERS, useExisting: InProcessWaiters },
         ExpirySweeper,
+        EventPartitionMaintenance,
         OutboxRelay,
         EventFeed,
         KickEventFeedOnCommit,
