@@ -3,13 +3,17 @@
  * partition so an append never fails for lack of one, every partition as append-only as the table, time windows
  * read from their months only (EXPLAIN), and retention dropping whole months where it can.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { QueryRunner } from 'typeorm';
+import { loadConfig } from '../../src/infrastructure/config/config';
+import { mintToken } from '../../src/infrastructure/auth/jwt-verifier';
+import { RunningServer, startServer } from '../../src/server';
 import { EventsPartitioned1764700000000 } from '../../migrations/1764700000000-events-partitioned';
 import { EventPartitionMaintenance } from '../../src/infrastructure/persistence/event-partitions';
 import { pageQuery, seqRangeQuery } from '../../src/infrastructure/persistence/typeorm-audit-log';
 import { client } from '../support/http';
-import { startTestServer, TestServer } from '../support/server';
+import { startTestServer, TEST_SECRET, TestServer } from '../support/server';
 
 let server: TestServer;
 let api: ReturnType<typeof client>;
@@ -278,4 +282,52 @@ describe('seq per tenant', () => {
                  tool_name, actor, data, prev_hash, hash, correlation_id FROM events WHERE tenant_id = $1 AND seq = 2`, [TENANT]);
     expect((await api.get('/v1/audit/verify', auditor)).body).toMatchObject({ ok: false });
   });
+});
+
+// The production layout (docs/OPERATIONS.md): migrations as an owner role, the service as a role that owns nothing.
+// PostgreSQL only: PGlite has a single superuser.
+const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
+onPostgres('a service role that does not own events', () => {
+  it('appends, and still makes the next months (as the owner, through the SECURITY DEFINER function)', async () => {
+    const admin = new Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    const suffix = randomBytes(5).toString('hex');
+    const owner = `tollgate_owner_${suffix}`;
+    const app = `tollgate_app_${suffix}`;
+    const db = `tollgate_roles_${suffix}`;
+    const urlOf = (role: string) => {
+      const url = new URL(process.env.DATABASE_URL!);
+      url.username = role;
+      url.password = '';
+      url.pathname = `/${db}`;
+      return url.toString();
+    };
+    const config = (role: string, migrate: boolean) => ({
+      ...loadConfig({}), host: '127.0.0.1', port: 0, grpcPort: undefined, databaseUrl: urlOf(role), auth: { secret: TEST_SECRET, devSecret: false }, sweepIntervalMs: 0, migrate,
+    });
+    let running: RunningServer | undefined;
+    try {
+      await admin.query(`CREATE ROLE ${owner} LOGIN NOSUPERUSER`);
+      await admin.query(`CREATE ROLE ${app} LOGIN NOSUPERUSER`);
+      await admin.query(`CREATE DATABASE ${db} OWNER ${owner}`);
+      running = await startServer(config(owner, true), { logLevels: false });
+      await running.dataSource.query(`GRANT USAGE ON SCHEMA public TO ${app}`);
+      await running.dataSource.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${app}`);
+      await running.dataSource.query(`REVOKE UPDATE, DELETE, TRUNCATE ON events FROM ${app}`);
+      await running.close();
+      running = await startServer(config(app, false), { logLevels: false });
+      const agent = await mintToken(TEST_SECRET, { sub: 'bot', roles: ['agent'] });
+      expect((await client(running.url).post('/v1/conversations', agent, { id: 'c1' })).status).toBe(201);
+      expect(await running.app.get(EventPartitionMaintenance).ensure(new Date('2031-01-15T08:00:00Z'))).toBe(4);
+      const owners = await running.dataSource.query(`SELECT DISTINCT pg_get_userbyid(c.relowner) AS owner FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`);
+      expect(owners).toEqual([{ owner }]);
+      await expect(running.dataSource.query(`DELETE FROM events`)).rejects.toThrow(/permission denied/);
+    } finally {
+      await running?.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS ${app}`);
+      await admin.query(`DROP ROLE IF EXISTS ${owner}`);
+      await admin.end();
+    }
+  }, 60_000);
 });
