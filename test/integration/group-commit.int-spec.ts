@@ -9,7 +9,7 @@ import { CONVERSATIONS, UNIT_OF_WORK, UnitOfWork } from '../../src/application/p
 import { Conversation, ConversationUser } from '../../src/domain/conversation/conversation.aggregate';
 import type { PolicyVerdict } from '../../src/domain/policy/approval-policy';
 import { TypeOrmConversationRepository } from '../../src/infrastructure/persistence/typeorm-conversation.repository';
-import { EventRecord, eventsOf as eventsOfTenant, GENESIS, recomputedHash } from '../support/audit';
+import { eventsOf as eventsOfTenant, expectIntactChain } from '../support/audit';
 import { startTestServer, TestServer } from '../support/server';
 
 const USER: ConversationUser = { id: 'u-gina', roles: ['member'] };
@@ -29,12 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-function expectIntactChain(events: EventRecord[]): void {
-  expect(events.map((e) => Number(e.seq))).toEqual(events.map((_, i) => i + 1));
-  expect(events.map((e) => e.prev_hash)).toEqual([GENESIS, ...events.slice(0, -1).map((e) => e.hash)]);
-  expect(events.map(recomputedHash)).toEqual(events.map((e) => e.hash));
-}
 
 async function started(tenant: string, ids: string[]): Promise<void> {
   for (const id of ids) {

@@ -1,4 +1,4 @@
-import { EventRecord, eventsOf as eventsOfTenant, GENESIS, recomputedHash } from '../support/audit';
+import { eventsOf as eventsOfTenant, expectIntactChain } from '../support/audit';
 /**
  * Races through the real HTTP server on a real database: many requests at once on one call,
  * one conversation or one tenant. Outcomes are checked, never timings (on PGlite the pool has
@@ -26,15 +26,6 @@ afterAll(async () => {
 const sql = <T = any>(text: string, params: unknown[] = []): Promise<T[]> => server.dataSource.query(text, params);
 
 const eventsOf = (tenant: string) => eventsOfTenant(server.dataSource, tenant);
-
-/** seq 1..N without gaps, each prevHash the hash before it (so no two events share a parent), every hash recomputable. */
-function expectIntactChain(events: EventRecord[]): void {
-  expect(events.length).toBeGreaterThan(0);
-  expect(events.map((e) => Number(e.seq))).toEqual(events.map((_, i) => i + 1));
-  expect(events.map((e) => e.prev_hash)).toEqual([GENESIS, ...events.slice(0, -1).map((e) => e.hash)]);
-  expect(new Set(events.map((e) => e.prev_hash)).size).toBe(events.length);
-  expect(events.map(recomputedHash)).toEqual(events.map((e) => e.hash));
-}
 
 const statuses = (replies: Reply[]) => replies.map((r) => r.status).sort((a, b) => a - b);
 const count = <T>(xs: T[], p: (x: T) => boolean) => xs.filter(p).length;

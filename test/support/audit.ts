@@ -64,3 +64,12 @@ export function recomputedApiHash(event: Record<string, unknown>): string {
     .update(String(event.prevHash) + canonicalize(rest))
     .digest('hex');
 }
+
+/** seq 1..N without gaps, each prevHash the hash before it (so no two events share a parent), every hash recomputable. */
+export function expectIntactChain(events: EventRecord[]): void {
+  expect(events.length).toBeGreaterThan(0);
+  expect(events.map((e) => Number(e.seq))).toEqual(events.map((_, i) => i + 1));
+  expect(events.map((e) => e.prev_hash)).toEqual([GENESIS, ...events.slice(0, -1).map((e) => e.hash)]);
+  expect(new Set(events.map((e) => e.prev_hash)).size).toBe(events.length);
+  expect(events.map(recomputedHash)).toEqual(events.map((e) => e.hash));
+}
