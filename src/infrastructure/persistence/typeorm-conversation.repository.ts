@@ -109,14 +109,37 @@ function rootParams(tenant: string, r: RootRecord, inserts: unknown[], updates: 
 const OPEN_STATUSES: readonly OpenStatus[] = ['pending', 'approved', 'executed'];
 
 /**
- * Calls in the given statuses, and any named by id or external id. The statuses are written into the text
- * (they are constants, checked here), so each set is its own prepared statement and the planner can use
- * the partial indexes `tool_calls_pending_by_conversation` and `tool_calls_open`.
+ * The calls of conversation (`tenant`, `conversation`: SQL expressions) in the given statuses, and any named by id
+ * or external id, as branches of a UNION ALL that each have an index of their own: the statuses the partial
+ * indexes `tool_calls_pending_by_conversation` and `tool_calls_open`, ids the primary key (behind an OFFSET 0
+ * fence, so the conversation's other calls are never walked for them), external ids `tool_calls_external_id`.
+ * A branch is there only when the command names such calls; its array is the next parameter after `first`.
+ * One WHERE with ORs planned well with the first values it saw, but the generic plan PostgreSQL cached for it
+ * later walked every call of the tenant (`tool_calls_by_status`) once the table had grown: 4× the PostgreSQL
+ * CPU per proposal, measured. The statuses are written into the text (constants, checked here), so each
+ * shape is its own prepared statement.
  */
-function inStatusesOrNamed(statuses: readonly OpenStatus[], ids: string, externalIds: string): string {
+function callsInStatusesOrNamed(tenant: string, conversation: string, calls: CallSelection, first: number): { sql: string; params: unknown[] } {
+  const { statuses } = calls;
   if (statuses.length === 0 || statuses.some((s) => !OPEN_STATUSES.includes(s))) throw new Error(`cannot load calls by status ${statuses.join(',')}`);
-  return `AND (status IN (${statuses.map((s) => `'${s}'`).join(', ')}) OR id = ANY(${ids}::text[]) OR external_id = ANY(${externalIds}::text[]))`;
+  const inStatuses = `status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
+  const mine = `tenant_id = ${tenant} AND conversation_id = ${conversation}`;
+  const branches = [`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE ${mine} AND ${inStatuses}`];
+  const params: unknown[] = [];
+  let ids: string | undefined;
+  if (calls.ids?.length) {
+    ids = `$${first + params.push(calls.ids) - 1}::text[]`;
+    branches.push(`SELECT * FROM (SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = ${tenant} AND id = ANY(${ids}) OFFSET 0) named
+                    WHERE "conversationId" = ${conversation} AND NOT ${inStatuses.replace('status', 'named.status')}`);
+  }
+  if (calls.externalIds?.length) {
+    const ext = `$${first + params.push(calls.externalIds) - 1}::text[]`;
+    branches.push(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE ${mine} AND external_id = ANY(${ext}) AND NOT ${inStatuses}${ids ? ` AND id <> ALL(${ids})` : ''}`);
+  }
+  return { sql: branches.join('\n UNION ALL\n '), params };
 }
+
+type CallSelection = Exclude<NonNullable<LoadOptions['calls']>, 'all'>;
 
 /** A tool call read through json_agg: the same keys as the row class, dates as text. */
 function callRowFromJson(j: Record<string, unknown>): ToolCallRow {
@@ -205,12 +228,12 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     beside?: { select: (param: (i: number) => string) => string; params: unknown[] },
   ): Promise<{ conversation: Conversation; extra: X } | null> {
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
-    const own = only ? [...params, only.ids ?? [], only.externalIds ?? []] : params;
+    const named = only && callsInStatusesOrNamed('c.tenant_id', 'c.id', only, params.length + 1);
+    const own = named ? [...params, ...named.params] : params;
     const [row]: Array<ConversationRow & { calls: Array<Record<string, unknown>>; extra?: X }> = await this.uow.prepared(
       `SELECT ${CONVERSATION_COLUMNS},
               (SELECT coalesce(json_agg(t ORDER BY t."createdAt", t.id), '[]') FROM (
-                 SELECT ${CALL_COLUMNS} FROM tool_calls
-                  WHERE tenant_id = c.tenant_id AND conversation_id = c.id ${only ? inStatusesOrNamed(only.statuses, '$3', '$4') : ''}) t) AS calls
+                 ${named ? named.sql : `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = c.tenant_id AND conversation_id = c.id`}) t) AS calls
               ${beside ? `, (${beside.select((i) => `$${own.length + 1 + i}`)}) AS extra` : ''}
          FROM conversations c WHERE ${where}`,
       beside ? [...own, ...beside.params] : own,
@@ -246,11 +269,9 @@ export class TypeOrmConversationRepository implements ConversationRepository {
    */
   private async withCalls(row: ConversationRow, opts: LoadOptions): Promise<Conversation> {
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
-    const calls: ToolCallRow[] = only
-      ? await this.uow.prepared(
-          `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ${inStatusesOrNamed(only.statuses, '$3', '$4')} ORDER BY created_at, id`,
-          [row.tenantId, row.id, only.ids ?? [], only.externalIds ?? []],
-        )
+    const named = only && callsInStatusesOrNamed('$1', '$2', only, 3);
+    const calls: ToolCallRow[] = named
+      ? await this.uow.prepared(`SELECT * FROM (${named.sql}) t ORDER BY "createdAt", id`, [row.tenantId, row.id, ...named.params])
       : await this.uow.prepared(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`, [
           row.tenantId,
           row.id,
