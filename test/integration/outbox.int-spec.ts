@@ -131,7 +131,12 @@ describe('the outbox relay', () => {
     await until(() => selective.delivered.some((e) => e.conversationId === 'q3'));
     expect(selective.delivered.filter((e) => e.tenant === 'quiet').map((e) => e.conversationId)).toEqual(['q3']);
 
-    // A stream another instance holds is left alone, even when there is nothing to deliver.
+    // A stream another instance holds is left alone, even when there is nothing to deliver. (First this
+    // instance's pass over q3 ends: its cursor at the head, its lease given back.)
+    await until(async () => {
+      const [c] = await cursor();
+      return c.last_seq === c.head && c.lease_owner === null;
+    });
     selective.idle.add('quiet');
     await server.dataSource.query(`UPDATE outbox_cursors SET lease_owner = 'elsewhere', lease_until = now() + interval '1 hour' WHERE tenant_id = 'quiet' AND consumer = $1`, [selective.name]);
     const [held] = await cursor();

@@ -142,10 +142,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         // One cursor write per batch, not per event: after a crash a consumer may see up to a batch again
         // (deliveries are at least once, idempotent by event id), and skipped events cost nothing. The last
         // one also gives the lease back, so another instance's commits are delivered by that instance at once.
+        // The lease is given back only if it is still ours (it may have run out and been taken over meanwhile).
         await this.dataSource.query(
-          `UPDATE outbox_cursors SET last_seq = $3, attempts = 0, next_attempt_at = NULL, last_error = NULL${last ? ', lease_owner = NULL, lease_until = NULL' : ''}
+          `UPDATE outbox_cursors SET last_seq = $3, attempts = 0, next_attempt_at = NULL, last_error = NULL${
+            last ? ', lease_owner = CASE WHEN lease_owner = $4 THEN NULL ELSE lease_owner END, lease_until = CASE WHEN lease_owner = $4 THEN NULL ELSE lease_until END' : ''
+          }
             WHERE tenant_id = $1 AND consumer = $2`,
-          [tenantId, consumer.name, lastSeq],
+          last ? [tenantId, consumer.name, lastSeq, this.config.instanceId] : [tenantId, consumer.name, lastSeq],
         );
         if (last) {
           released = true;
