@@ -342,20 +342,22 @@ export class TypeOrmConversationRepository implements ConversationRepository {
    * whose conversation moved on is left out (and retried by its command); if the statement fails as a whole
    * (a duplicate external id, say), each save runs alone so that only the faulty one fails.
    */
-  private async flush(tenant: string, saves: PendingSave[]): Promise<Array<ItemOutcome<ChainedRow[]>>> {
-    const alone = async (save: PendingSave): Promise<ItemOutcome<ChainedRow[]>> => {
+  /** One statement per save, one after another: each answers its own outcome. */
+  private async eachAlone(saves: PendingSave[]): Promise<Array<ItemOutcome<ChainedRow[]>>> {
+    const out: Array<ItemOutcome<ChainedRow[]>> = [];
+    for (const save of saves) {
       try {
-        return { ok: true, value: await this.saveOne(save) };
+        out.push({ ok: true, value: await this.saveOne(save) });
       } catch (error) {
-        return { ok: false, error };
+        out.push({ ok: false, error });
       }
-    };
-    // New conversations (inserts) are not grouped; they are rare on this path.
-    if (saves.length === 1 || saves.some((s) => s.created)) {
-      const out: Array<ItemOutcome<ChainedRow[]>> = [];
-      for (const save of saves) out.push(await alone(save));
-      return out;
     }
+    return out;
+  }
+
+  private async flush(tenant: string, saves: PendingSave[]): Promise<Array<ItemOutcome<ChainedRow[]>>> {
+    // New conversations (inserts) are not grouped; they are rare on this path.
+    if (saves.length === 1 || saves.some((s) => s.created)) return this.eachAlone(saves);
     const tag = <T extends object>(item: number, list: T[]) => list.map((x) => ({ item, ...x }));
     let res: { items: number[]; chained: ChainedRow[] | null };
     try {
@@ -368,9 +370,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
         JSON.stringify(saves.flatMap((s, i) => s.prepared.wakes.map((payload) => ({ item: i, payload })))),
       ]);
     } catch {
-      const out: Array<ItemOutcome<ChainedRow[]>> = [];
-      for (const save of saves) out.push(await alone(save));
-      return out;
+      return this.eachAlone(saves);
     }
     const written = new Set(res.items);
     this.grouped.statements += 1;
