@@ -1,23 +1,12 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, TestDatabase } from '../support/database';
+import { freePort } from '../support/process';
 
 /** The `tollgate` bin as an operator runs it (built by `npm install` / `npm test`). */
 const BIN = join(__dirname, '..', '..', 'bin', 'tollgate.js');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 function env(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env, TOLLGATE_GRPC_PORT: '0', ...extra }; // parallel servers must not share gRPC's 8081

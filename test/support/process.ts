@@ -5,15 +5,24 @@ import { join } from 'node:path';
 /** The `tollgate` bin (built by `npm install` / `npm test`). */
 export const BIN = join(__dirname, '..', '..', 'bin', 'tollgate.js');
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
+/** Ports this process has handed out: the kernel may give a just-closed port again to the next `listen(0)`. */
+const handedOut = new Set<number>();
+
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as { port: number };
+        s.close(() => resolve(port));
+      });
+      s.on('error', reject);
     });
-    s.on('error', reject);
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /**
