@@ -15,6 +15,9 @@ import { HealthController } from './adapters/http/controllers/health.controller'
 import { PolicyController } from './adapters/http/controllers/policy.controller';
 import { ToolCallsController } from './adapters/http/controllers/tool-calls.controller';
 import { ToolsController } from './adapters/http/controllers/tools.controller';
+import { GrantsController } from './adapters/http/controllers/grants.controller';
+import { RevokeGrantHandler } from './application/commands/revoke-grant/revoke-grant.handler';
+import { ListGrantsHandler } from './application/queries/list-grants/list-grants.handler';
 import { WellKnownController } from './adapters/http/controllers/well-known.controller';
 import { ProblemFilter } from './adapters/http/problem.filter';
 import { throttlerOptions, TokenRateLimit, TokenThrottlerGuard, WaitSlots } from './adapters/http/rate-limit';
@@ -27,10 +30,17 @@ import { WebModule } from './adapters/web/web.module';
 import { CHANNEL_CONSUMERS, channelControllers, channelProviders } from './adapters/channels';
 import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
 import { DecideToolCallHandler } from './application/commands/decide-tool-call/decide-tool-call.handler';
+import { DecideStepHandler } from './application/commands/decide-step/decide-step.handler';
+import { ExtendDeadlineHandler } from './application/commands/extend-deadline/extend-deadline.handler';
 import { HaltHandler, ResumeHandler } from './application/commands/halt/halt.handler';
 import { ExpireToolCallsHandler } from './application/commands/expire-tool-calls/expire-tool-calls.handler';
 import { ProposeToolCallsHandler } from './application/commands/propose-tool-calls/propose-tool-calls.handler';
 import { PutPolicyHandler } from './application/commands/put-policy/put-policy.handler';
+import { RollBackPolicyHandler } from './application/commands/roll-back-policy/roll-back-policy.handler';
+import { GetPolicyVersionHandler, ListPolicyVersionsHandler } from './application/queries/policy-versions/policy-versions.handlers';
+import { SimulatePolicyHandler } from './application/queries/simulate-policy/simulate-policy.handler';
+import { POLICY_HISTORY, RECORDED_CALLS } from './application/ports/policy-history.port';
+import { TypeOrmRecordedToolCalls } from './infrastructure/persistence/typeorm-recorded-tool-calls';
 import { RegisterToolHandler } from './application/commands/register-tool/register-tool.handler';
 import { ReportResultHandler } from './application/commands/report-result/report-result.handler';
 import { StartConversationHandler } from './application/commands/start-conversation/start-conversation.handler';
@@ -77,16 +87,19 @@ import { RandomIds, SystemClock } from './infrastructure/system';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { PgWakeListener } from './infrastructure/waiting/pg-wake-listener';
 import { WaiterRecheck } from './infrastructure/waiting/waiter-recheck';
+import { QUESTION_CONTROLLERS, QUESTION_PROVIDERS } from './questions.composition';
 
 const COMMAND_HANDLERS = [
-  StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler,
+  StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler, DecideStepHandler, ExtendDeadlineHandler,
   ClaimExecutionHandler, ReportResultHandler, ExpireToolCallsHandler, HaltHandler, ResumeHandler, PurgeAuditTrailHandler,
-  CreateWebhookHandler, DeleteWebhookHandler,
+  CreateWebhookHandler, DeleteWebhookHandler, RevokeGrantHandler,
+  RollBackPolicyHandler,
 ];
 const QUERY_HANDLERS = [
   GetConversationHandler, GetToolCallHandler, GetToolHandler, GetPolicyHandler, ListConversationsHandler, ListApprovalsHandler,
-  ListToolsHandler, ConversationAccessHandler, ToolCallAccessHandler, GetStatusHandler,
+  ListToolsHandler, ListGrantsHandler, ConversationAccessHandler, ToolCallAccessHandler, GetStatusHandler,
   ListAuditEventsHandler, ExportAuditEventsHandler, VerifyAuditTrailHandler, AuditCheckpointHandler, AuditMetricsHandler, AuditGapsHandler,
+  ListPolicyVersionsHandler, GetPolicyVersionHandler, SimulatePolicyHandler,
 ];
 
 /** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
@@ -108,7 +121,8 @@ export class AppModule implements NestModule {
         ...(extra.logger ? [LoggerModule.forRoot({ pinoHttp: { logger: extra.logger }, useExisting: true })] : []),
         CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config)), WebModule.forRoot(config)],
       controllers: [
-        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController,
+        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, GrantsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController,
+        ...QUESTION_CONTROLLERS,
         ...channelControllers(config),
       ],
       providers: [
@@ -123,6 +137,8 @@ export class AppModule implements NestModule {
         { provide: TOOLS, useClass: TypeOrmToolRepository },
         TypeOrmPolicyRepository,
         { provide: POLICIES, useExisting: TypeOrmPolicyRepository },
+        { provide: POLICY_HISTORY, useExisting: TypeOrmPolicyRepository },
+        { provide: RECORDED_CALLS, useClass: TypeOrmRecordedToolCalls },
         { provide: POLICY_INPUTS, useClass: SqlPolicyInputs },
         { provide: WEBHOOKS, useClass: SqlWebhookRepository },
         { provide: GRANTS, useClass: TypeOrmGrantRepository },
@@ -151,6 +167,7 @@ export class AppModule implements NestModule {
           inject: [CHANNEL_CONSUMERS],
         },
         WakeWaitersHandler,
+        ...QUESTION_PROVIDERS,
         TollgateMetrics,
         { provide: OUTBOX_OBSERVER, useExisting: TollgateMetrics },
         DecisionMetricsHandler,

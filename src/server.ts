@@ -3,16 +3,12 @@ import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
-import { readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AddressInfo } from 'node:net';
 import type { DestinationStream, Logger as PinoLoggerInstance } from 'pino';
 import { DataSource } from 'typeorm';
-import { parse as parseYaml } from 'yaml';
 import type { OutboxConsumer } from './application/ports/outbox.port';
-import { PutPolicyCommand } from './application/commands/put-policy/put-policy.command';
-import { SYSTEM_ACTOR } from './domain/shared/actor';
 import { DomainError } from './domain/shared/domain-error';
 import { AppModule } from './app.module';
 import { resolveAuth } from './infrastructure/auth/dev-secret';
@@ -28,6 +24,7 @@ import { EventFeed } from './infrastructure/streaming/event-feed';
 import { captureRawBody, SLACK_INTERACTIONS_PATH } from './adapters/slack/slack-interactions.controller';
 import { setupOpenApi } from './adapters/http/openapi';
 import { GrpcServer } from './adapters/grpc/grpc-server';
+import { applyPolicyDocument, PolicyFileWatcher, readPolicyFile } from './adapters/policy-file/policy-file';
 
 export interface RunningServer {
   app: INestApplication;
@@ -91,6 +88,8 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
     }
     const address = app.getHttpServer().address() as AddressInfo;
     const ds = dataSource;
+    // Watched from now on: a change is applied as a new version when it differs; an invalid file is logged and ignored.
+    const policyWatcher = config.policyFile ? new PolicyFileWatcher(app.get(CommandBus), config.policyFile, new Logger('Policy')).start() : undefined;
     return {
       app,
       config,
@@ -99,6 +98,7 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`,
       grpcAddress,
       async close() {
+        await policyWatcher?.stop();
         await Promise.all([drainHttp(app), app.get(GrpcServer).close()]);
         await app.close();
         await ds.destroy().catch(() => undefined);
@@ -192,15 +192,13 @@ export function configureHttp(app: NestExpressApplication, logger: PinoLoggerIns
 async function loadPolicyFile(app: INestApplication, path: string): Promise<void> {
   let document: unknown;
   try {
-    const text = readFileSync(path, 'utf8');
-    document = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+    document = readPolicyFile(path);
   } catch (e) {
     throw new ConfigError(`TOLLGATE_POLICY_FILE ${path} cannot be read: ${(e as Error).message}`);
   }
-  const by = { ...SYSTEM_ACTOR, id: 'policy-file' };
   let loaded: { policy: { version: number }; changed: boolean };
   try {
-    loaded = await app.get(CommandBus).execute(new PutPolicyCommand('default', by, document, { onlyIfChanged: true, source: 'file' }));
+    loaded = await applyPolicyDocument(app.get(CommandBus), document);
   } catch (e) {
     if (e instanceof DomainError && e.kind === 'invalid') throw new ConfigError(`TOLLGATE_POLICY_FILE ${path} is not a valid policy: ${e.message}`);
     throw e;

@@ -10,6 +10,7 @@ import { SLACK_CLIENT, slackWebClient } from './slack/slack-client';
 import { SlackInteractions } from './slack/slack-interactions';
 import { SlackInteractionsController } from './slack/slack-interactions.controller';
 import { SlackMessageStore } from './slack/slack-messages.store';
+import { SlackQuestions } from './slack/slack-questions';
 import { WebhookDispatcher, WebhookFanOut } from './webhooks/webhook-dispatcher';
 import { WebhookStore } from './webhooks/webhook.store';
 
@@ -29,15 +30,19 @@ export function channelProviders(config: TollgateConfig): Provider[] {
   const slack = config.slack;
   const callbacks: Type[] = slack ? [SlackApprovalCallback] : [];
   return [
-    ...(slack ? [{ provide: SLACK_CLIENT, useFactory: () => slackWebClient(slack) }, SlackMessageStore, SlackApprovalCallback, SlackInteractions] : []),
+    ...(slack ? [{ provide: SLACK_CLIENT, useFactory: () => slackWebClient(slack) }, SlackMessageStore, SlackApprovalCallback, SlackQuestions, SlackInteractions] : []),
     WebhookStore,
     WebhookDispatcher,
     WebhookFanOut,
     { provide: APPROVAL_CALLBACKS, useFactory: (...registered: unknown[]) => registered, inject: callbacks },
     {
       provide: CHANNEL_CONSUMERS,
-      useFactory: (registered, conversations, clock, webhooks: OutboxConsumer): OutboxConsumer[] => [...approvalChannelBridges(registered, conversations, clock), webhooks],
-      inject: [APPROVAL_CALLBACKS, CONVERSATIONS, CLOCK, WebhookFanOut],
+      useFactory: (registered, conversations, clock, webhooks: OutboxConsumer, ...questions: OutboxConsumer[]): OutboxConsumer[] => [
+        ...approvalChannelBridges(registered, conversations, clock),
+        webhooks,
+        ...questions,
+      ],
+      inject: [APPROVAL_CALLBACKS, CONVERSATIONS, CLOCK, WebhookFanOut, ...(slack ? [SlackQuestions] : [])],
     },
   ];
 }

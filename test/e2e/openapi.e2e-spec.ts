@@ -438,6 +438,65 @@ describe('real answers', () => {
     expect((await call('get', '/v1/webhooks/{id}/deliveries', { token: admin, args: [id] })).status).toBe(404);
   });
 
+  it('match their schemas for standing grants: list, filter, revoke', async () => {
+    const held = await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-grants'], body: { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_9' } }] } });
+    expect(held.status).toBe(404); // no such conversation yet
+    await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-grants' } });
+    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-grants'], body: { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_9' } }] } });
+    const body = { decision: 'always_allow', scope: 'conversation', args: { id: 'src_*' }, expiresIn: 3600 };
+    expect((await call('post', '/v1/tool-calls/{id}/decision', { token: approver, args: [proposed.body.toolCalls[0].id], body })).body.status).toBe('approved');
+    const listed = await call('get', '/v1/grants', { token: auditor, query: 'tool=delete_source&scope=conversation&status=active&limit=1' });
+    expect(listed.body.items).toHaveLength(1);
+    expect((await call('get', '/v1/grants', { token: auditor, query: 'status=never' })).status).toBe(400);
+    expect((await call('get', '/v1/grants', { token: agent })).status).toBe(403);
+    const id = listed.body.items[0].id;
+    expect((await call('delete', '/v1/grants/{id}', { token: approver, args: [id], body: { reason: 'done' } })).body.status).toBe('revoked');
+    expect((await call('delete', '/v1/grants/{id}', { token: admin, args: ['grant_nope'] })).status).toBe(404);
+    expect((await call('delete', '/v1/grants/{id}', { token: admin, args: [id], body: { reasons: 'x' } })).status).toBe(400);
+    expect((await call('delete', '/v1/grants/{id}', { token: auditor, args: [id] })).status).toBe(403);
+  });
+
+  it('match their schemas for questions: ask, wait, answer, list', async () => {
+    await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-questions', user: { id: 'ann' } } });
+    const asked = await call('post', '/v1/conversations/{id}/questions', { token: agent, args: ['conv-questions'], body: { id: 'ask_1', text: 'EU or US?', choices: ['EU', 'US'], timeoutSeconds: 600 } });
+    expect(asked.status).toBe(201);
+    expect((await call('post', '/v1/conversations/{id}/questions', { token: agent, args: ['conv-questions'], body: { id: 'ask_1', text: 'EU or US?', choices: ['EU', 'US'], timeoutSeconds: 600 } })).status).toBe(200);
+    expect((await call('post', '/v1/conversations/{id}/questions', { token: agent, args: ['conv-questions'], body: { id: 'ask_1', text: 'EU or APAC?' } })).status).toBe(409);
+    expect((await call('post', '/v1/conversations/{id}/questions', { token: agent, args: ['conv-questions'], body: { text: 'x', choices: ['one'] } })).status).toBe(400);
+    expect((await call('get', '/v1/questions', { token: approver, query: 'status=pending&limit=1' })).body.items).toHaveLength(1);
+    expect((await call('get', '/v1/questions', { token: agent })).status).toBe(403);
+    expect((await call('get', '/v1/questions/{id}', { token: agent, args: [asked.body.id], query: 'wait=1' })).body.status).toBe('pending');
+    expect((await call('post', '/v1/questions/{id}/answer', { token: agent, args: [asked.body.id], body: { answer: 'EU' } })).status).toBe(403);
+    expect((await call('post', '/v1/questions/{id}/answer', { token: approver, args: [asked.body.id], body: { answer: 'APAC' } })).status).toBe(400);
+    const answered = await call('post', '/v1/questions/{id}/answer', { token: approver, args: [asked.body.id], body: { answer: 'EU' }, headers: { 'x-tollgate-channel': 'cli' } });
+    expect(answered.body.answer).toMatchObject({ text: 'EU', by: { id: 'bob', via: 'cli' } });
+    const late = await call('post', '/v1/questions/{id}/answer', { token: admin, args: [asked.body.id], body: { answer: 'US' } });
+    expect(late.body).toMatchObject({ status: 409, code: 'already_answered', questionStatus: 'answered' });
+    expect((await call('get', '/v1/questions/{id}', { token: auditor, args: [asked.body.id] })).body.status).toBe('answered');
+    expect((await call('get', '/v1/questions/{id}', { token: auditor, args: ['q_nope'] })).status).toBe(404);
+  });
+
+  it('match their schemas for policy versions, rollback and simulation', async () => {
+    const versions = await call('get', '/v1/policy/versions', { token: agent, query: 'limit=1' });
+    expect(versions.body.nextCursor).toEqual(expect.any(String));
+    expect((await call('get', '/v1/policy/versions', { token: approver, query: 'cursor=nope' })).status).toBe(400);
+    const inForce = versions.body.items[0].version;
+    expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['1'] })).body.version).toBe(1);
+    expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['999'] })).status).toBe(404);
+    expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['one'] })).status).toBe(400);
+    const given = await call('post', '/v1/policy/simulate', { token: auditor, body: { document: { rules: [{ match: '*', level: 'deny' }] }, calls: [{ toolName: 'delete_source', arguments: {}, conversationId: 'conv-1' }] } });
+    expect(given.body.results[0].now.level).toBe('deny');
+    expect((await call('post', '/v1/policy/simulate', { token: admin, body: { document: { rules: [] }, days: 1, limit: 1 } })).body.over).toBe('recorded');
+    expect((await call('post', '/v1/policy/simulate', { token: admin, body: { document: { rules: [{ match: 'x', level: 'sometimes' }] } } })).status).toBe(400);
+    expect((await call('post', '/v1/policy/simulate', { token: approver, body: { document: { rules: [] } } })).status).toBe(403);
+    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: 1, reason: 'schema check' } })).body.version).toBe(inForce + 1);
+    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: inForce } })).body.version).toBe(inForce + 2); // the policy as it was
+    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: inForce + 2 } })).status).toBe(409);
+    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: 999 } })).status).toBe(404);
+    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: 'one' } })).status).toBe(400);
+    expect((await call('post', '/v1/policy/rollback', { token: approver, body: { version: 1 } })).status).toBe(403);
+  });
+
   it('match their schemas on the public routes, and for what every route can answer', async () => {
     await call('get', '/health/live');
     await call('get', '/health/ready');
@@ -448,6 +507,24 @@ describe('real answers', () => {
     const big = await call('get', '/health/live', { headers: { 'x-padding': 'x'.repeat(20_000) } });
     expect(big.body).toMatchObject({ code: 'headers_too_large', status: 431 });
     expect((await call('put', '/v1/tools/{name}', { token: admin, args: ['big'], raw: JSON.stringify({ description: 'x'.repeat(1_100_000) }), headers: { 'content-type': 'application/json' } })).status).toBe(413);
+  });
+
+  it('a step decision answers as documented: the calls decided and those refused', async () => {
+    expect((await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-step' } })).status).toBe(201);
+    const step = { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_8' } }, { toolName: 'delete_source', arguments: { id: 'src_9' } }] };
+    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-step'], body: step });
+    expect(proposed.body.toolCalls.map((c: any) => c.status)).toEqual(['pending', 'pending']);
+    expect((await call('post', '/v1/conversations/{id}/decisions', { token: agent, args: ['conv-step'], body: { decision: 'approve' } })).status).toBe(403);
+    expect((await call('post', '/v1/conversations/{id}/decisions', { token: approver, args: ['conv-step'], body: { decision: 'maybe' } })).status).toBe(400);
+    expect((await call('post', '/v1/conversations/{id}/decisions', { token: approver, args: ['nope'], body: { decision: 'approve' } })).status).toBe(404);
+    const [first] = proposed.body.toolCalls;
+    expect((await call('post', '/v1/tool-calls/{id}/deadline', { token: approver, args: [first.id], body: { extendBy: 60 } })).status).toBe(403);
+    expect((await call('post', '/v1/tool-calls/{id}/deadline', { token: admin, args: [first.id], body: {} })).status).toBe(400);
+    const extended = await call('post', '/v1/tool-calls/{id}/deadline', { token: admin, args: [first.id], body: { extendBy: 60, reason: 'more time' } });
+    expect(Date.parse(extended.body.approval.expiresAt)).toBe(Date.parse(first.approval.expiresAt) + 60_000);
+    const decided = await call('post', '/v1/conversations/{id}/decisions', { token: approver, args: ['conv-step'], body: { decision: 'reject', reason: 'not these' } });
+    expect(decided.body.toolCalls.map((c: any) => c.status)).toEqual(['rejected', 'rejected']);
+    expect((await call('post', '/v1/tool-calls/{id}/deadline', { token: admin, args: [first.id], body: { extendBy: 60 } })).status).toBe(409);
   });
 
   it('have covered the success answer of every operation', () => {

@@ -49,11 +49,11 @@ describe('docs/API.md', () => {
     const [yaml] = blocks('yaml');
     expect(yaml).toMatch(/^# yaml-language-server: \$schema=http:\/\/localhost:8080\/schemas\/policy\.json\n/);
     const parsed = PolicyDocument.parse(parseYaml(yaml));
-    expect(parsed.rules.map((r) => r.match)).toEqual(['get_*', 'shell(cmd=rm *)', 'delete_source', '*']);
+    expect(parsed.rules.map((r) => r.match)).toEqual(['get_*', 'shell(cmd=rm *)', 'delete_source', 'wire_money', '*']);
     const admin = await server.token('ann', ['admin']);
     const put = await http.call('PUT', '/v1/policy', { token: admin, raw: yaml, headers: { 'content-type': 'application/yaml' } });
     expect(put.status).toBe(200);
-    expect(put.body.defaults).toEqual({ unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant' });
+    expect(put.body.defaults).toEqual({ unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true });
   });
 
   it("has a receipt check that accepts the server's receipt for the edited arguments and refuses any other call", async () => {

@@ -13,6 +13,7 @@ import canonicalize from 'canonicalize';
 import type {
   Clock,
   ConversationRepository,
+  GrantListFilter,
   GrantRepository,
   HaltRepository,
   IdGenerator,
@@ -265,7 +266,9 @@ export class InMemoryConversationRepository implements ConversationRepository {
   async findWithDueExpiries(now: Date, limit: number): Promise<Array<{ tenantId: string; conversationId: string }>> {
     const due: Array<{ tenantId: string; conversationId: string }> = [];
     for (const s of this.table.rows.values()) {
-      if (s.toolCalls.some((t) => t.status === 'pending' && t.approval && t.approval.expiresAt.getTime() <= now.getTime())) {
+      const due_ = (t: (typeof s.toolCalls)[number]) =>
+        t.status === 'pending' && ((t.approval && t.approval.expiresAt.getTime() <= now.getTime()) || (t.followUp?.nextAt && t.followUp.nextAt.getTime() <= now.getTime()));
+      if (s.toolCalls.some(due_)) {
         due.push({ tenantId: s.tenantId, conversationId: s.id });
       }
     }
@@ -389,9 +392,28 @@ export class InMemoryGrantRepository implements GrantRepository {
     uow.enlist(this.table);
   }
 
-  async forTools(tenantId: string, toolNames: string[]): Promise<Grant[]> {
+  async forTools(tenantId: string, toolNames: string[], now: Date): Promise<Grant[]> {
     if (toolNames.length === 0) return [];
-    return [...this.table.rows.values()].filter((g) => g.tenantId === tenantId && toolNames.includes(g.toolName)).map((g) => Grant.rehydrate(clone(g)));
+    return [...this.table.rows.values()]
+      .filter((g) => g.tenantId === tenantId && toolNames.includes(g.toolName))
+      .map((g) => Grant.rehydrate(clone(g)))
+      .filter((g) => g.statusAt(now) === 'active');
+  }
+
+  async findById(tenantId: string, id: string): Promise<Grant | null> {
+    const g = this.table.rows.get(key(tenantId, id));
+    return g ? Grant.rehydrate(clone(g)) : null;
+  }
+
+  async list(tenantId: string, f: GrantListFilter): Promise<{ grants: Grant[]; nextCursor: string | null }> {
+    const all = [...this.table.rows.values()]
+      .filter((g) => g.tenantId === tenantId && (f.toolName === undefined || g.toolName === f.toolName) && (f.scope === undefined || g.scope === f.scope))
+      .map((g) => Grant.rehydrate(clone(g)))
+      .filter((g) => f.status === 'all' || g.statusAt(f.now) === f.status)
+      .sort((a, b) => b.snapshot().createdAt.getTime() - a.snapshot().createdAt.getTime() || (a.id < b.id ? 1 : -1));
+    const start = f.cursor ? all.findIndex((g) => g.id === f.cursor) + 1 : 0;
+    const grants = all.slice(start, start + f.limit);
+    return { grants, nextCursor: start + f.limit < all.length ? grants[grants.length - 1].id : null };
   }
 
   async save(grant: Grant): Promise<void> {
@@ -400,7 +422,7 @@ export class InMemoryGrantRepository implements GrantRepository {
     if (events.length === 0) return;
     const s = grant.snapshot();
     const k = key(s.tenantId, s.id);
-    if (this.table.rows.has(k)) throw new DuplicateKeyError(`grant ${s.id} already exists`);
+    if (events.some((e) => e.type === 'GrantCreated') && this.table.rows.has(k)) throw new DuplicateKeyError(`grant ${s.id} already exists`);
     this.table.rows.set(k, clone({ ...s }));
     this.uow.collect(events);
   }

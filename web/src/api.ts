@@ -53,6 +53,16 @@ export function createApi(token: string, onUnauthenticated: (p: Problem) => void
     conversation: (convId: string) => call(() => tollgate.getConversation(convId)),
     status: () => call(() => tollgate.getStatus()),
     decide: (callId: string, body: DecisionBody) => call(() => tollgate.inbox().decide(callId, body)),
+    /** The tenant's standing grants that apply now, newest first (approvers, admins, auditors). */
+    grants: () => call(() => tollgate.grants.all({ status: 'active' })),
+    /** Revokes a grant (recorded with `via: "web"`); answers it revoked. */
+    revokeGrant: (id: string, reason?: string) => call(() => tollgate.grants.revoke(id, reason)),
+    /** The pending questions agents asked that the caller may answer, newest first. */
+    questions: () => call(async () => (await tollgate.questions.pending({ limit: 100 })).items),
+    /** Answers a question (recorded with `via: "web"`); the first answer wins. */
+    answer: (id: string, answer: string) => call(() => tollgate.questions.answer(id, answer)),
+    /** Every pending call of a conversation's step at once: approve or reject (each still its own decision). */
+    decideStep: (convId: string, decision: 'approve' | 'reject', reason?: string) => call(() => tollgate.inbox().decideStep(convId, { decision, reason })),
     /** Auditors and admins only. */
     auditEvents: (convId: string): Promise<AuditEvent[]> =>
       call(async () => {

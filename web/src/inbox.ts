@@ -10,7 +10,8 @@ import type { Approval, AuditEvent, Decision, ToolCall } from './types';
 export interface Departure {
   id: string;
   title: string;
-  outcome: 'approved' | 'rejected' | 'expired' | 'cancelled' | 'gone';
+  /** `notified`: a `notify` call ran at once and this person is among those told (it never waited). */
+  outcome: 'approved' | 'rejected' | 'expired' | 'cancelled' | 'gone' | 'notified';
   /** "approved by ann via Slack" */
   note: string;
   /** Local time it left (ms), for lingering and "recently decided". */
@@ -22,7 +23,7 @@ export interface InboxState {
   items: Approval[];
   /** Every id seen leaving: a late snapshot cannot bring one back. */
   gone: ReadonlyMap<string, Departure>;
-  /** What left the list, newest first. */
+  /** What left the list, and the `notify` calls this person is told of, newest first. */
   recent: Departure[];
 }
 
@@ -120,4 +121,24 @@ export function departureFromDecision(call: Pick<ToolCall, 'id' | 'toolName' | '
     note: note(decision.outcome, decision.by, decision.by.via, { reason: decision.reason, waitedMs, kind, edited: decision.editedArguments !== undefined }, me),
     at: now,
   };
+}
+
+/**
+ * The FYI a `ToolCallNotified` event of the live stream brings, when it names this person: one of their roles
+ * among its approvers, or `requester` when they are the conversation's user. Null otherwise.
+ */
+export function notifiedFromEvent(e: AuditEvent, me: { sub: string; roles: readonly string[] }, now: number): Departure | null {
+  if (e.type !== 'ToolCallNotified' || !e.toolCallId) return null;
+  const d = e.data as { approvers?: unknown; requester?: unknown; rule?: unknown };
+  const approvers = Array.isArray(d.approvers) ? d.approvers.filter((a): a is string => typeof a === 'string') : [];
+  const told = approvers.some((a) => (a === 'requester' ? d.requester === me.sub : me.roles.includes(a)));
+  if (!told) return null;
+  const rule = typeof d.rule === 'number' ? ` (policy rule ${d.rule})` : '';
+  return { id: e.toolCallId, title: e.toolName ?? e.toolCallId, outcome: 'notified', note: `ran at once, you are told${rule}`, at: now };
+}
+
+/** Adds an FYI to the recent feed, once per call (the stream may deliver an event again after a reconnect). */
+export function told(s: InboxState, d: Departure): { state: InboxState; added: boolean } {
+  if (s.recent.some((r) => r.id === d.id && r.outcome === 'notified')) return { state: s, added: false };
+  return { state: { ...s, recent: [d, ...s.recent].slice(0, RECENT) }, added: true };
 }

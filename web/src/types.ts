@@ -11,6 +11,7 @@ export type {
   ConversationUser,
   Display,
   DisplayField,
+  Grant,
   Halt as HaltInForce,
   Page,
   Problem,
@@ -31,5 +32,5 @@ export interface UiConfig {
 /** What the page sends as a decision. */
 export type DecisionBody =
   | { decision: 'approve'; reason?: string; arguments?: Record<string, unknown> }
-  | { decision: 'always_allow'; reason?: string; scope: 'conversation' | 'agent' | 'tenant' }
+  | { decision: 'always_allow'; reason?: string; scope: 'conversation' | 'agent' | 'tenant'; expiresIn?: number }
   | { decision: 'reject'; reason: string };

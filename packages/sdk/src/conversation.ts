@@ -1,6 +1,7 @@
 import { TollgateError, ToolCallRejectedError } from './errors.js';
 import { abortReason } from './http.js';
 import { ID_PATTERN, newId, toolCallKey } from './ids.js';
+import { Questions, type AskOptions, type QuestionOutcome } from './questions.js';
 import { anySignal, anySignalOfAll, throwIfAborted } from './signals.js';
 import type { Tollgate } from './tollgate.js';
 import type { Conversation, Display, ExecutionClaim, JsonObject, JsonValue, Proposal, ProposedToolCall, ToolAnnotations, ToolCall, ToolCallDecision } from './types.js';
@@ -103,6 +104,15 @@ export class TollgateConversation {
   async refresh(o: { signal?: AbortSignal } = {}): Promise<Conversation> {
     this.view = await this.tollgate.getConversation(this.id, o);
     return this.view;
+  }
+
+  /**
+   * Asks a person a question in this conversation and waits for the answer: free text, or one of `choices`.
+   * Resolves `{ status: 'answered', answer, by }`, or `expired` / `cancelled` (a halt); never throws for those.
+   * Waits like `requestApproval`: long-polling, riding out network errors and restarts, honouring `signal`.
+   */
+  ask(text: string, o: AskOptions = {}): Promise<QuestionOutcome> {
+    return new Questions(this.tollgate).askAndWait(this.id, text, o);
   }
 
   /** Proposes one call and waits for its decision. Never throws for a refusal: see `status`. */

@@ -2,6 +2,12 @@ import { EventStream, type WatchOptions } from './sse.js';
 import { allPages, type DecisionChannel, type Tollgate } from './tollgate.js';
 import type { Approval, ApprovalPage, DecisionRequest, GrantScope, JsonObject, ToolCall, ToolCallStatus } from './types.js';
 
+/** What a step decision did: the calls decided (as they now stand) and those left as they were, with why. */
+export interface StepDecision {
+  toolCalls: ToolCall[];
+  refused: Array<{ id: string; code: string; detail: string }>;
+}
+
 export interface DecideOptions {
   decision: DecisionRequest['decision'];
   /** A rejection's reason is what the agent reads. */
@@ -10,6 +16,10 @@ export interface DecideOptions {
   arguments?: JsonObject;
   /** `always_allow` only: where the standing grant applies (default conversation). */
   scope?: GrantScope;
+  /** `always_allow` only: seconds the standing grant lives (at most 90 days); without it, until revoked. */
+  expiresIn?: number;
+  /** `always_allow` only: argument name → glob; the grant covers only calls whose arguments all match. */
+  args?: { [name: string]: string };
   /** Recorded as `decision.by.via`; default the client's `channel`, else the server's `api`. */
   channel?: DecisionChannel;
   signal?: AbortSignal;
@@ -41,6 +51,8 @@ export class Inbox {
     if (d.reason !== undefined) body.reason = d.reason;
     if (d.arguments !== undefined) body.arguments = d.arguments;
     if (d.scope !== undefined) body.scope = d.scope;
+    if (d.expiresIn !== undefined) body.expiresIn = d.expiresIn;
+    if (d.args !== undefined) body.args = d.args;
     return this.tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(id)}/decision`, {
       body,
       signal: d.signal,
@@ -48,11 +60,34 @@ export class Inbox {
     });
   }
 
-  approve(id: string, o: Omit<DecideOptions, 'decision' | 'scope'> = {}): Promise<ToolCall> {
+  /**
+   * One decision for every pending call of a conversation's step (or the named ones): each is decided on its own,
+   * with its own event; those the caller may not decide come back in `refused` with the code deciding them alone
+   * would answer (`self_approval`, `forbidden`, `already_decided`…).
+   */
+  decideStep(
+    conversationId: string,
+    d: { decision: 'approve' | 'reject'; reason?: string; toolCallIds?: string[]; channel?: DecisionChannel; signal?: AbortSignal },
+  ): Promise<StepDecision> {
+    const body = { decision: d.decision, ...(d.reason !== undefined ? { reason: d.reason } : {}), ...(d.toolCallIds ? { toolCallIds: d.toolCallIds } : {}) };
+    return this.tollgate.request<StepDecision>('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/decisions`, {
+      body,
+      signal: d.signal,
+      headers: this.tollgate.channelHeader(d.channel),
+    });
+  }
+
+  /** Admins: more time for a pending call, `extendBy` seconds or a new `expiresAt` (at most a day from now). */
+  extendDeadline(id: string, d: { extendBy?: number; expiresAt?: string; reason?: string; channel?: DecisionChannel; signal?: AbortSignal }): Promise<ToolCall> {
+    const body = { ...(d.extendBy !== undefined ? { extendBy: d.extendBy } : {}), ...(d.expiresAt !== undefined ? { expiresAt: d.expiresAt } : {}), ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+    return this.tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(id)}/deadline`, { body, signal: d.signal, headers: this.tollgate.channelHeader(d.channel) });
+  }
+
+  approve(id: string, o: Omit<DecideOptions, 'decision' | 'scope' | 'expiresIn' | 'args'> = {}): Promise<ToolCall> {
     return this.decide(id, { ...o, decision: 'approve' });
   }
 
-  reject(id: string, o: Omit<DecideOptions, 'decision' | 'scope' | 'arguments'> = {}): Promise<ToolCall> {
+  reject(id: string, o: Omit<DecideOptions, 'decision' | 'scope' | 'arguments' | 'expiresIn' | 'args'> = {}): Promise<ToolCall> {
     return this.decide(id, { ...o, decision: 'reject' });
   }
 

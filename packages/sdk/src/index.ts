@@ -2,7 +2,7 @@
  * @tollgate/sdk: gate an agent's tool calls behind Tollgate (propose → wait → claim → run → report), decide
  * them from approver programs, and check receipts in tool backends.
  */
-export { Tollgate, allPages, type TollgateOptions, type DecisionChannel, type AuditQuery, type WaitOptions } from './tollgate.js';
+export { Tollgate, Grants, allPages, type TollgateOptions, type DecisionChannel, type AuditQuery, type GrantQuery, type WaitOptions } from './tollgate.js';
 export {
   TollgateConversation,
   ToolCallHandle,
@@ -17,7 +17,8 @@ export {
   type RunContext,
   type RunOptions,
 } from './conversation.js';
-export { Inbox, type DecideOptions } from './inbox.js';
+export { Inbox, type DecideOptions, type StepDecision } from './inbox.js';
+export { Questions, questionOutcome, type Question, type QuestionPage, type QuestionStatus, type QuestionAudience, type AskQuestionRequest, type AskOptions, type QuestionOutcome, type QuestionQuery } from './questions.js';
 export { EventStream, SseParser, type SseEvent, type SseItem, type StreamPhase, type StreamState, type WatchOptions } from './sse.js';
 export { TollgateError, ToolCallRejectedError, type RefusalStatus } from './errors.js';
 export { verifyReceipt, ReceiptVerificationError, RECEIPT_TYP, type ReceiptClaims, type ReceiptErrorCode, type VerifyReceiptOptions } from './receipts.js';

@@ -3,6 +3,7 @@ import { sleep, Transport, type FetchLike, type Query, type RequestOptions, type
 import { ID_PATTERN, newId } from './ids.js';
 import { Inbox } from './inbox.js';
 import { TollgateConversation } from './conversation.js';
+import { Questions, type Question } from './questions.js';
 import { throwIfAborted } from './signals.js';
 import type {
   AuditCheckpoint,
@@ -11,6 +12,10 @@ import type {
   ConversationPage,
   ConversationStatus,
   ExecutionClaim,
+  Grant,
+  GrantPage,
+  GrantScope,
+  GrantStatus,
   HaltRequest,
   HaltResult,
   Jwks,
@@ -224,6 +229,25 @@ export class Tollgate {
     return new Inbox(this);
   }
 
+  /**
+   * The tenant's standing grants (approvers, admins, auditors): `list` one page, newest first (active ones by
+   * default), `all` of them, and `revoke` one (admins any; approvers a conversation grant). A revoked grant
+   * stops applying at the next proposal.
+   */
+  get grants(): Grants {
+    return new Grants(this);
+  }
+
+  /** Questions agents ask people: `pending()` for a UI, `list`, `get`, `wait`, `answer` (agents use `conv.ask`). */
+  get questions(): Questions {
+    return new Questions(this);
+  }
+
+  /** Answers a question (people only); the first answer wins (operationId answerQuestion). */
+  answer(questionId: string, answer: string, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<Question> {
+    return this.questions.answer(questionId, answer, o);
+  }
+
   getPolicy(o: WaitOptions = {}): Promise<Policy> {
     return this.request<Policy>('GET', '/v1/policy', { signal: o.signal });
   }
@@ -268,6 +292,44 @@ export class Tollgate {
   channelHeader(channel?: DecisionChannel): Record<string, string> {
     const c = channel ?? this.options.channel;
     return c ? { 'x-tollgate-channel': c } : {};
+  }
+}
+
+export interface GrantQuery {
+  /** Only this tool's grants. */
+  tool?: string;
+  scope?: GrantScope;
+  /** Default `active`: the grants that apply now. */
+  status?: GrantStatus | 'all';
+  cursor?: string;
+  limit?: number;
+}
+
+/** `tollgate.grants`: list and revoke standing grants. */
+export class Grants {
+  constructor(private readonly tollgate: Tollgate) {}
+
+  /** One page, newest first (operationId listGrants). */
+  list(q: GrantQuery = {}, o: WaitOptions = {}): Promise<GrantPage> {
+    return this.tollgate.request<GrantPage>('GET', '/v1/grants', { query: q as Query, signal: o.signal });
+  }
+
+  /** Every page of `list` (at most `max` items, 10,000 by default). */
+  all(q: Omit<GrantQuery, 'cursor' | 'limit'> & { max?: number } = {}, o: WaitOptions = {}): Promise<Grant[]> {
+    const { max, ...rest } = q;
+    return allPages((cursor) => this.list({ ...rest, limit: 1000, cursor }, o), max);
+  }
+
+  /**
+   * Revokes a grant; answers it as it now stands (operationId revokeGrant). Revoking a revoked grant answers it
+   * unchanged. Recorded as `GrantRevoked`, with the client's `channel` as `via`.
+   */
+  revoke(id: string, reason?: string, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<Grant> {
+    return this.tollgate.request<Grant>('DELETE', `/v1/grants/${enc(id)}`, {
+      body: reason === undefined ? {} : { reason },
+      signal: o.signal,
+      headers: this.tollgate.channelHeader(o.channel),
+    });
   }
 }
 

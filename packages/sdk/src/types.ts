@@ -32,8 +32,14 @@ export type EventType =
   | 'PolicyUpdated'
   | 'ToolCallProposed'
   | 'ToolCallAutoApproved'
+  | 'ToolCallNotified'
   | 'ApprovalRequested'
   | 'ToolCallApproved'
+  | 'ToolCallApprovalRecorded'
+  | 'DecisionRefused'
+  | 'ToolCallEscalated'
+  | 'ToolCallReminded'
+  | 'ToolCallDeadlineExtended'
   | 'ToolCallRejected'
   | 'ToolCallExpired'
   | 'ToolCallCancelled'
@@ -41,11 +47,16 @@ export type EventType =
   | 'ToolCallCompleted'
   | 'GrantCreated'
   | 'GrantRefused'
+  | 'GrantRevoked'
   | 'Halted'
   | 'Resumed'
   | 'AuditPurged'
   | 'WebhookCreated'
-  | 'WebhookDeleted';
+  | 'WebhookDeleted'
+  | 'QuestionAsked'
+  | 'QuestionAnswered'
+  | 'QuestionExpired'
+  | 'QuestionCancelled';
 
 /* ── errors ───────────────────────────────────────────────────────────────────────────────────────────── */
 
@@ -76,6 +87,8 @@ export interface Problem {
   allowedScope?: GrantLimit;
   /** halted: the scope of the halt in force. */
   scope?: HaltScope;
+  /** already_answered: the status of the question now. */
+  questionStatus?: 'pending' | 'answered' | 'expired' | 'cancelled';
   /** rate_limited, unavailable: seconds to wait (also the Retry-After header). */
   retryAfter?: number;
 }
@@ -129,9 +142,27 @@ export interface ToolCallPolicy {
 }
 
 /** Who may decide a held call, and until when. */
+export interface QuorumApprover {
+  id: string;
+  name?: string;
+  via: string;
+  at: string;
+}
+
+/** A call that needs several distinct approvals: "1 of 2" is `approvedBy.length` of `needed`. */
+export interface ToolCallQuorum {
+  needed: number;
+  /** Only approvals by people holding one of these roles count. */
+  of?: string[];
+  approvedBy: QuorumApprover[];
+}
+
 export interface ToolCallApproval {
   approvers: string[];
   expiresAt: string;
+  /** False: the conversation's user and the agent's owner may not approve this call (separation of duties). */
+  selfApproval?: false;
+  quorum?: ToolCallQuorum;
 }
 
 export interface ToolCallExecution {
@@ -230,6 +261,10 @@ export interface DecisionRequest {
   arguments?: JsonObject;
   /** always_allow only: where the standing grant applies (default conversation). */
   scope?: GrantScope;
+  /** always_allow only: seconds the standing grant lives (1 to 7,776,000, i.e. 90 days); without it, until revoked. */
+  expiresIn?: number;
+  /** always_allow only: argument name → glob (as in a policy rule's `tool(arg=glob)`); the grant covers only calls whose arguments all match. */
+  args?: { [name: string]: string };
 }
 
 /** The answer to a claim: the call (now executed), the arguments to run, and the receipt vouching for them. */
@@ -309,6 +344,49 @@ export type ConversationPage = Page<Conversation>;
 export type ApprovalPage = Page<Approval>;
 export type ToolPage = Page<Tool>;
 
+/* ── standing grants ──────────────────────────────────────────────────────────────────────────────────── */
+
+export type GrantStatus = 'active' | 'revoked' | 'expired';
+
+/** Who made or revoked a grant, and through which channel. */
+export interface GrantActor {
+  id: string;
+  name?: string;
+  via: Channel;
+}
+
+/** A standing grant: an always_allow that turns `confirm` into `automatic` for its tool in its scope. */
+export interface Grant {
+  id: string;
+  toolName: string;
+  scope: GrantScope;
+  /** scope conversation only. */
+  conversationId: string | null;
+  /** scope agent only. */
+  agentId: string | null;
+  /** Argument name → glob; null: any arguments. */
+  args: { [name: string]: string } | null;
+  /** What the grant covers, written as a policy pattern: `shell(cmd=ls *)`, or the tool name alone. */
+  pattern: string;
+  status: GrantStatus;
+  createdBy: GrantActor;
+  createdAt: string;
+  /** After this the grant no longer applies; null: until revoked. */
+  expiresAt: string | null;
+  revokedAt: string | null;
+  revokedBy: GrantActor | null;
+  revokeReason: string | null;
+  /** The tool call whose always_allow made the grant. */
+  sourceToolCallId: string;
+}
+
+export type GrantPage = Page<Grant>;
+
+export interface RevokeGrantRequest {
+  /** Why; recorded in the audit trail (GrantRevoked). */
+  reason?: string;
+}
+
 /* ── tools, policy, halts ─────────────────────────────────────────────────────────────────────────────── */
 
 export interface ToolRegistrant {
@@ -340,6 +418,21 @@ export type PolicyApprovers = Array<'approver' | 'admin' | 'requester'>;
 /** Seconds a held call waits for a person before it expires: 1 to 86,400. */
 export type PolicyTimeoutSeconds = number;
 
+/** false: the conversation's end user and the agent's owner may not approve (separation of duties). */
+export type PolicySelfApproval = boolean;
+
+/** Distinct people who must approve a held call: a count, or `{count, of: [roles]}`. */
+export type PolicyQuorum = number | { count: number; of?: string[] };
+
+/** Whole seconds: a number, or a string with a unit (`"90s"`, `"2m"`, `"1h"`). */
+export type PolicySeconds = number | string;
+
+/** Escalation steps of a held call: after `after`, `approvers` may decide too and `notify` channels are told. */
+export type PolicyEscalate = Array<{ after: PolicySeconds; approvers?: PolicyApprovers; notify?: Array<'slack' | 'webhook' | 'inbox'> }>;
+
+/** Times before the deadline at which people are reminded. */
+export type PolicyRemindBefore = PolicySeconds[];
+
 export interface PolicyWhen {
   confidenceBelow?: number;
   estimatedCostAbove?: number;
@@ -354,6 +447,12 @@ export interface PolicyRule {
   approvers?: PolicyApprovers;
   timeoutSeconds?: PolicyTimeoutSeconds;
   grants?: PolicyGrants;
+  selfApproval?: PolicySelfApproval;
+  quorum?: PolicyQuorum;
+  escalate?: PolicyEscalate;
+  remindBefore?: PolicyRemindBefore;
+  /** The string arguments this rule names are shell command lines (true), or matched as written (false). */
+  shell?: boolean;
   reason?: string;
 }
 
@@ -363,9 +462,12 @@ export interface PolicyDefaults {
   approvers?: PolicyApprovers;
   trustAgentFlags?: boolean;
   grants?: PolicyGrants;
+  selfApproval?: PolicySelfApproval;
+  /** Globs on the names of tools whose string arguments are shell command lines (left out: the built-in list). */
+  shellTools?: string[];
 }
 
-export type PolicyDefaultsInForce = Required<PolicyDefaults>;
+export type PolicyDefaultsInForce = Required<Omit<PolicyDefaults, 'shellTools'>> & Pick<PolicyDefaults, 'shellTools'>;
 
 /** A policy document, as PUT /v1/policy takes it (JSON Schema: /schemas/policy.json). */
 export interface PolicyDocument {

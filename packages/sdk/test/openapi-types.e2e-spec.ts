@@ -27,7 +27,8 @@ const MIRRORS: Record<string, string> = Object.fromEntries(
     'ConversationPage', 'ApprovalPage', 'ToolPage', 'ToolRegistrant', 'Tool', 'RegisterToolRequest', 'PolicyApprovers', 'PolicyWhen',
     'PolicyRule', 'PolicyDefaults', 'PolicyDefaultsInForce', 'PolicyDocument', 'Policy', 'PolicyTimeoutSeconds', 'HaltRequest', 'HaltResult',
     'ResumeRequest', 'ResumeResult', 'Halt', 'Status', 'Actor', 'AuditEvent', 'AuditEventPage', 'AuditCheckpoint', 'VerifiedCheckpoint',
-    'VerifyResult', 'Jwk', 'Jwks', 'JsonValue',
+    'VerifyResult', 'Jwk', 'Jwks', 'JsonValue', 'GrantActor', 'Grant', 'GrantPage', 'RevokeGrantRequest',
+    'QuorumApprover', 'ToolCallQuorum', 'PolicySelfApproval', 'PolicyQuorum', 'PolicySeconds', 'PolicyEscalate', 'PolicyRemindBefore',
   ].map((n) => [n, n]),
 );
 

@@ -2,6 +2,9 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../../infrastructure/config/config';
 import { CliError, EXIT } from './client/api-client';
 import { addClientCommands, reportError } from './client/client-commands';
+import { addGrantCommands } from './client/grant-commands';
+import { addStepCommands } from './client/step-commands';
+import { addQuestionCommands } from './client/question-commands';
 
 /**
  * `tollgate` — the server, its operator commands, and the client commands that talk to a running server.
@@ -43,8 +46,9 @@ export function buildCli(): Command {
     .option('--role <role>', 'a role (agent, approver, admin, auditor); repeat for more', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--tenant <tenant>', 'tenant', 'default')
     .option('--name <name>', 'display name')
+    .option('--owner <person>', "an agent token's owner: the person answerable for it, who may not approve its calls where the policy says selfApproval: false")
     .option('--ttl <ttl>', 'lifetime, e.g. 30m, 8h, 7d', ttlArg, '8h')
-    .action((o: { sub: string; role: string[]; tenant: string; name?: string; ttl: string }) => serverCommands().token(o));
+    .action((o: { sub: string; role: string[]; tenant: string; name?: string; owner?: string; ttl: string }) => serverCommands().token(o));
 
   program
     .command('mcp')
@@ -54,6 +58,9 @@ export function buildCli(): Command {
     .action((o: { config: string; http?: string }) => mcpCommand().runMcp(o));
 
   addClientCommands(program);
+  addGrantCommands(program);
+  addStepCommands(program);
+  addQuestionCommands(program);
   return program;
 }
 

@@ -130,7 +130,7 @@ export async function migrate(): Promise<void> {
   }
 }
 
-export async function token(o: { sub: string; role: string[]; tenant: string; name?: string; ttl: string }): Promise<void> {
+export async function token(o: { sub: string; role: string[]; tenant: string; name?: string; owner?: string; ttl: string }): Promise<void> {
   const config = loadConfig();
   const secret = config.auth.secret ?? readDevSecret(config.dataDir);
   if (!secret) {
@@ -148,7 +148,7 @@ export async function token(o: { sub: string; role: string[]; tenant: string; na
     throw new ConfigError(`--ttl ${o.ttl} is longer than the ${max} s a token may live (TOLLGATE_JWT_MAX_TTL): the server would refuse it`);
   }
   const { issuer, audience } = config.auth;
-  console.log(await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name }, o.ttl, { issuer, audience }));
+  console.log(await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name, owner: o.owner }, o.ttl, { issuer, audience }));
 }
 
 function osUser(): string {

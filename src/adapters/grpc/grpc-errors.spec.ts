@@ -48,6 +48,7 @@ describe('the gRPC status of each problem code', () => {
     ['conversation_blocked', 'FAILED_PRECONDITION'],
     ['idempotency_mismatch', 'FAILED_PRECONDITION'],
     ['already_decided', 'FAILED_PRECONDITION'],
+    ['already_answered', 'FAILED_PRECONDITION'],
     ['not_approved', 'FAILED_PRECONDITION'],
     ['already_executed', 'FAILED_PRECONDITION'],
     ['not_executed', 'FAILED_PRECONDITION'],

@@ -59,7 +59,14 @@ export function toolCallMessage(v: ToolCallView): Msg {
       reason: v.policy.reason,
       toolFlags: v.policy.toolFlags,
     }),
-    approval: v.approval && { approvers: v.approval.approvers, expiresAt: ts(v.approval.expiresAt) },
+    approval: v.approval && {
+      approvers: v.approval.approvers,
+      expiresAt: ts(v.approval.expiresAt),
+      ...(v.approval.selfApproval === false ? { selfApproval: false } : {}),
+      ...(v.approval.quorum
+        ? { quorum: { needed: v.approval.quorum.needed, of: v.approval.quorum.of ?? [], approvedBy: v.approval.quorum.approvedBy.map((a) => ({ ...a, at: ts(a.at) })) } }
+        : {}),
+    },
     decision:
       d &&
       present({

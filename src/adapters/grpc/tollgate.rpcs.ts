@@ -116,19 +116,20 @@ export class TollgateRpcs {
     }
   }
 
-  async decideToolCall(c: RpcCall, req: { id?: string; decision?: string; reason?: string; arguments?: PbStruct | null; scope?: string }) {
+  async decideToolCall(c: RpcCall, req: { id?: string; decision?: string; reason?: string; arguments?: PbStruct | null; scope?: string; expiresIn?: number; args?: Record<string, string> }) {
     const p = c.principal;
     const id = req.id ?? '';
     const { dto, via } = await this.validOrAccessFirst(p, id, () => {
-      const body = present({ decision: enumValue('DECISION_KIND', req.decision), reason: req.reason, arguments: structField(req.arguments, 'arguments'), scope: enumValue('GRANT_SCOPE', req.scope) });
+      const body = present({ decision: enumValue('DECISION_KIND', req.decision), reason: req.reason, arguments: structField(req.arguments, 'arguments'), scope: enumValue('GRANT_SCOPE', req.scope), expiresIn: req.expiresIn,
+        args: req.args && Object.keys(req.args).length > 0 ? req.args : undefined });
       const dto = parseBody(DecisionRequest, body);
       const via = enumParam('x-tollgate-channel', c.channel?.trim().toLowerCase() || undefined, GRPC_CHANNELS) ?? 'grpc';
       if (dto.arguments !== undefined && dto.decision !== 'approve') throw new ValidationError([{ path: 'arguments', message: 'is allowed with decision "approve" only' }]);
       if (dto.scope !== undefined && dto.decision !== 'always_allow') throw new ValidationError([{ path: 'scope', message: 'is allowed with decision "always_allow" only' }]);
-      return { dto, via };
+      return { dto, via }; // expiresIn and args are checked by the command, as for every way in
     }, (a) => a.mayDecide, (a) => (a.isAgent ? 'Agent tokens cannot decide tool calls: approval comes from people' : 'Your roles may not decide this tool call'));
     // The command checks visibility (NOT_FOUND) and the right to decide (PERMISSION_DENIED) again, in its transaction.
-    const call = await this.commands.execute(new DecideToolCallCommand({ ...p, via }, id, { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope }));
+    const call = await this.commands.execute(new DecideToolCallCommand({ ...p, via }, id, { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope }, { expiresIn: dto.expiresIn, args: dto.args }));
     return toolCallMessage(call);
   }
 

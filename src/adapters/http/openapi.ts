@@ -20,6 +20,8 @@ const TAGS: Array<[string, string]> = [
   ['conversations', 'Conversations of an agent with its end user, and the tool calls it proposes in them'],
   ['tool calls', 'Wait for a decision, decide, claim the approved run, report the result'],
   ['approvals', 'The inbox: what the caller may decide'],
+  ['questions', 'Questions from agents to people: ask, wait for the answer, answer'],
+  ['grants', 'Standing grants made by always_allow: list and revoke'],
   ['halt', 'The kill switch'],
   ['audit', 'The hash-chained audit trail, its verification, metrics and gaps'],
   ['events', 'Live events (Server-Sent Events)'],

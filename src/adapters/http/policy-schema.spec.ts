@@ -34,6 +34,8 @@ describe('the policy JSON Schema', () => {
     ['defaults only', { defaults: { unknownTools: 'deny', timeoutSeconds: 86_400, approvers: ['requester'], trustAgentFlags: false, grants: 'none' } }],
     ['every rule field', { rules: [{ match: 'send_email(to=*@example.com, cc=*)', level: 'manual', when: { confidenceBelow: 0, estimatedCostAbove: 1e9 }, requireRole: 'finance', approvers: ['admin', 'admin'], timeoutSeconds: 1, grants: 'agent', reason: 'Money' }] }],
     ['an empty when', { rules: [{ match: '*', level: 'notify', when: {} }] }],
+    ['shell tools and shell rules', { defaults: { shellTools: ['shell', '*_sh', 'run?'] }, rules: [{ match: 'run(cmd=rm *)', level: 'deny', shell: true }, { match: 'x', level: 'notify', shell: false }] }],
+    ['no shell tools', { defaults: { shellTools: [] } }],
     ['a glob holding commas and = after the first argument', { rules: [{ match: 'f(q=a,b=c, d=e=f)', level: 'deny' }] }],
     ['a glob with parentheses inside the argument list', { rules: [{ match: 'f(a=x)y)', level: 'deny' }] }],
     ['the longest pattern with the most wildcards', { rules: [{ match: '*'.repeat(64) + 'a'.repeat(448), level: 'deny' }] }],
@@ -58,6 +60,12 @@ describe('the policy JSON Schema', () => {
     ['auditors as approvers', { defaults: { approvers: ['auditor'] } }],
     ['agents as approvers', { rules: [{ match: '*', level: 'confirm', approvers: ['admin', 'agent'] }] }],
     ['trustAgentFlags as text', { defaults: { trustAgentFlags: 'no' } }],
+    ['shellTools as text', { defaults: { shellTools: 'shell' } }],
+    ['a blank shell tool', { defaults: { shellTools: [' '] } }],
+    ['a shell tool with an argument list', { defaults: { shellTools: ['shell(cmd=*)'] } }],
+    ['over 100 shell tools', { defaults: { shellTools: Array.from({ length: 101 }, (_, i) => `t${i}`) } }],
+    ['shell as text', { rules: [{ match: 'x(a=1)', level: 'deny', shell: 'yes' }] }],
+    ['shell: true on a match without arguments', { rules: [{ match: 'x', level: 'deny', shell: true }] }],
     ['an unknown grant limit', { defaults: { grants: 'everyone' } }],
     ['rules that are not a list', { rules: { match: '*' } }],
     ['over 1,000 rules', { rules: Array.from({ length: 1001 }, () => ({ match: 'x', level: 'deny' })) }],
@@ -110,10 +118,11 @@ describe('the policy JSON Schema', () => {
   const when = fields({ confidenceBelow: unit, estimatedCostAbove: mostly(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constantFrom(-1, '5')) });
   const text = mostly(fc.constantFrom('admin', 'Low confidence', ' '), fc.constantFrom('', 7));
   const rule = mostly(
-    fields({ match: pattern, level, when, requireRole: text, approvers, timeoutSeconds: timeout, grants, reason: text }).map((r) => ({ match: 'x', level: 'deny', ...r })),
+    fields({ match: pattern, level, when, requireRole: text, approvers, timeoutSeconds: timeout, grants, shell: mostly(fc.boolean(), fc.constant('yes')), reason: text }).map((r) => ({ match: 'x', level: 'deny', ...r })),
     fc.constantFrom(null, 'rule', [], {}),
   );
-  const defaults = mostly(fields({ unknownTools: level, timeoutSeconds: timeout, approvers, trustAgentFlags: mostly(fc.boolean(), fc.constant('yes')), grants }), fc.constantFrom(null, 'confirm'));
+  const shellTools = mostly(fc.array(fc.constantFrom('shell', '*_sh', 'run?', 'shell'), { maxLength: 3 }), fc.constantFrom('shell', [''], [' '], ['f(a=1)'], [3], ['?'.repeat(65)]));
+  const defaults = mostly(fields({ unknownTools: level, timeoutSeconds: timeout, approvers, trustAgentFlags: mostly(fc.boolean(), fc.constant('yes')), grants, shellTools }), fc.constantFrom(null, 'confirm'));
   const document = mostly(fields({ defaults, rules: mostly(fc.array(rule, { maxLength: 4 }), fc.constantFrom({}, 'all')) }), fc.oneof(fc.constant(null), fc.string(), fc.array(fc.anything(), { maxLength: 2 })));
 
   it('gives the verdict the parser gives on generated documents (but for an argument named twice)', () => {
@@ -142,6 +151,6 @@ describe('the policy JSON Schema', () => {
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) expect(Object.keys(components)).toContain(ref.replace(/^"\$ref":"#\/components\/schemas\//, '').replace(/"$/, ''));
     expect(JSON.stringify(components)).not.toContain('$defs');
-    expect(components.PolicyDefaultsInForce.required).toEqual(['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags', 'grants']);
+    expect(components.PolicyDefaultsInForce.required).toEqual(['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags', 'grants', 'selfApproval']);
   });
 });

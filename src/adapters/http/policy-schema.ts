@@ -1,5 +1,5 @@
 import { GRANT_LIMITS } from '../../domain/policy/grant-limit';
-import { APPROVER_NAMES, MAX_RULES, MAX_TIMEOUT_SECONDS } from '../../domain/policy/policy-document';
+import { APPROVER_NAMES, DEFAULT_SHELL_TOOLS, MAX_ESCALATION_STEPS, MAX_QUORUM, MAX_RULES, MAX_SHELL_TOOLS, MAX_TIMEOUT_SECONDS, NOTIFY_CHANNELS } from '../../domain/policy/policy-document';
 import { SUPERVISION_LEVELS } from '../../domain/policy/supervision-level';
 import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS } from '../../domain/policy/tool-pattern';
 
@@ -47,6 +47,52 @@ const defs: Record<string, Schema> = {
     type: 'string',
     enum: [...GRANT_LIMITS],
   },
+  selfApproval: {
+    description: "false: separation of duties. The conversation's user and the agent's owner (the agent token's owner claim) may not approve its held calls (403 self_approval, recorded); they may still reject them.",
+    type: 'boolean',
+  },
+  seconds: {
+    description: `Whole seconds, 1 to ${MAX_TIMEOUT_SECONDS}: a number, or a string with a unit ("90s", "2m", "1h").`,
+    oneOf: [
+      { type: 'integer', minimum: 1, maximum: MAX_TIMEOUT_SECONDS },
+      { type: 'string', pattern: '^\\s*\\d{1,5}\\s*[smh]\\s*$' },
+    ],
+  },
+  escalate: {
+    description: `While a held call waits: after each step's seconds (later steps later, each before the rule's timeoutSeconds), the roles it lists may decide too and the channels it lists are told (slack: a reply in the request's thread; webhook and inbox: the ToolCallEscalated event). At most ${MAX_ESCALATION_STEPS} steps.`,
+    type: 'array',
+    minItems: 1,
+    maxItems: MAX_ESCALATION_STEPS,
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['after'],
+      properties: {
+        after: { $ref: '#/$defs/seconds' },
+        approvers: { $ref: '#/$defs/approvers' },
+        notify: { type: 'array', minItems: 1, items: { type: 'string', enum: [...NOTIFY_CHANNELS] } },
+      },
+    },
+  },
+  remindBefore: {
+    description: `Seconds before a held call expires at which the channels remind people of it, each once (again after an admin extends the deadline). At most ${MAX_ESCALATION_STEPS}.`,
+    type: 'array',
+    minItems: 1,
+    maxItems: MAX_ESCALATION_STEPS,
+    items: { $ref: '#/$defs/seconds' },
+  },
+  quorum: {
+    description: `Distinct people who must approve a held call (confirm, manual) before it runs: a count, or {count, of: [roles]} where only approvals by holders of those roles count. The first rejection rejects; a standing grant never stands in for a quorum. At most ${MAX_QUORUM}.`,
+    oneOf: [
+      { type: 'integer', minimum: 1, maximum: MAX_QUORUM },
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['count'],
+        properties: { count: { type: 'integer', minimum: 1, maximum: MAX_QUORUM }, of: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1, not: { enum: ['agent', 'auditor'] } } } },
+      },
+    ],
+  },
   defaults: {
     description: 'Each field optional; left out, the built-in value.',
     type: 'object',
@@ -57,6 +103,13 @@ const defs: Record<string, Schema> = {
       approvers: { $ref: '#/$defs/approvers', description: 'Built-in: [approver, admin].' },
       trustAgentFlags: { type: 'boolean', description: 'false: flags from agents never make a call laxer than unknownTools (built-in: true).' },
       grants: { $ref: '#/$defs/grants', description: 'Built-in: tenant.' },
+      selfApproval: { $ref: '#/$defs/selfApproval', description: 'Built-in: true (the requester may approve where approvers lists requester).' },
+      shellTools: {
+        description: `Globs on the names of tools whose string arguments are shell command lines: a rule naming such an argument (shell(cmd=rm *)) is matched against the whole command and each simple command it runs, and a command that cannot be parsed safely gets the strictest level of the rules on the tool. Built-in (and left out of the document when not given): ${DEFAULT_SHELL_TOOLS.join(', ')}. [] turns this off.`,
+        type: 'array',
+        maxItems: MAX_SHELL_TOOLS,
+        items: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_LENGTH, allOf: [{ pattern: String.raw`^[^()]*[^()\s][^()]*$` }, { pattern: MATCH_WILDCARDS }] },
+      },
     },
   },
   when: {
@@ -72,6 +125,9 @@ const defs: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     required: ['match', 'level'],
+    // `shell: true` needs a match that names an argument.
+    if: { required: ['shell'], properties: { shell: { const: true } } },
+    then: { properties: { match: { type: 'string', pattern: String.raw`\(` } } },
     properties: {
       match: {
         description: `A glob on the tool name (get_*), or Tool(name=glob, …) to match arguments too (shell(cmd=rm *)). * is any run of characters, ? one; case-sensitive and anchored. At most ${MAX_PATTERN_LENGTH} characters and ${MAX_PATTERN_WILDCARDS} wildcards; each argument named once.`,
@@ -85,6 +141,14 @@ const defs: Record<string, Schema> = {
       approvers: { $ref: '#/$defs/approvers' },
       timeoutSeconds: { $ref: '#/$defs/timeoutSeconds' },
       grants: { $ref: '#/$defs/grants' },
+      selfApproval: { $ref: '#/$defs/selfApproval' },
+      quorum: { $ref: '#/$defs/quorum' },
+      escalate: { $ref: '#/$defs/escalate' },
+      remindBefore: { $ref: '#/$defs/remindBefore' },
+      shell: {
+        type: 'boolean',
+        description: "true: the string arguments this rule's match names are shell command lines, matched against the whole command and each simple command in it, whatever defaults.shellTools says. false: matched as written. Left out: shell when the tool is one of defaults.shellTools.",
+      },
       reason: { type: 'string', minLength: 1, description: "Recorded as the policy's reason instead of the one the server would give." },
     },
   },
@@ -96,6 +160,7 @@ const EXAMPLE = {
     { match: 'get_*', level: 'automatic' },
     { match: 'shell(cmd=rm *)', level: 'deny' },
     { match: 'delete_source', level: 'confirm', requireRole: 'admin', approvers: ['requester', 'admin'], timeoutSeconds: 600 },
+    { match: 'wire_money', level: 'confirm', selfApproval: false, quorum: { count: 2, of: ['admin'] } },
     { match: '*', when: { confidenceBelow: 0.6 }, level: 'confirm', reason: 'Low confidence' },
   ],
 };
@@ -140,7 +205,9 @@ export function policyOpenApiComponents(): Record<string, Schema> {
   for (const [name, def] of Object.entries(defs)) out[componentName(name)] = rename(def) as Schema;
   out[POLICY_DOCUMENT_COMPONENT] = { ...(rename(document) as Schema), examples: [EXAMPLE] };
   const filled = out[componentName('defaults')];
-  out.PolicyDefaultsInForce = { ...filled, description: 'The defaults in force, every field filled in.', required: Object.keys(filled.properties as Schema) };
+  // shellTools stays optional: left out, the built-in list applies and the document does not spell it out.
+  const required = Object.keys(filled.properties as Schema).filter((name) => name !== 'shellTools');
+  out.PolicyDefaultsInForce = { ...filled, description: 'The defaults in force, every field filled in but shellTools (absent: the built-in list).', required };
   return out;
 }
 

@@ -99,3 +99,24 @@ function decrement(counts: Map<string, number>, key: string): void {
   if (left > 0) counts.set(key, left);
   else counts.delete(key);
 }
+
+/**
+ * A long-poll's read, holding one of the caller's wait slots (429 past the per-token or per-tenant bound) for as
+ * long as it waits. A client that goes away frees its slot and its waiter now (`signal` aborts), not when its
+ * wait would have ended.
+ */
+export async function withWaitSlot<T>(slots: WaitSlots, p: Principal, res: { once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown }, read: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const release = slots.acquire(p);
+  const gone = new AbortController();
+  const leave = () => {
+    release();
+    gone.abort();
+  };
+  res.once('close', leave);
+  try {
+    return await read(gone.signal);
+  } finally {
+    res.off('close', leave);
+    release();
+  }
+}

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { WebClient } from '@slack/web-api';
 import type { ApprovalCallback, ApprovalOutcome, ApprovalRequest } from '../../application/ports/approval-callback.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { outcomeMessage, requestMessage } from './slack-blocks';
+import { notifyMessage, outcomeMessage, requestMessage } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
 import { SlackMessageStore } from './slack-messages.store';
 
@@ -40,6 +40,54 @@ export class SlackApprovalCallback implements ApprovalCallback {
     }
     if (!posted.channel || !posted.ts) throw new Error('chat.postMessage answered without channel and ts');
     await this.messages.save(r.tenantId, r.id, { channelId: posted.channel, ts: posted.ts, conversation: r.conversation });
+  }
+
+  /** An approval towards a quorum: the same message, buttons kept, now saying "1 of 2". */
+  async progress(r: ApprovalRequest): Promise<void> {
+    if (r.tenantId !== this.tenant) return;
+    const ref = await this.messages.find(r.tenantId, r.id);
+    if (!ref || ref.outcome) return;
+    const message = requestMessage(r);
+    try {
+      await this.slack.chat.update({ channel: ref.channelId, ts: ref.ts, text: message.text, blocks: message.blocks });
+    } catch (e) {
+      if (isCurable(e)) throw e;
+      this.log.warn(`chat.update for ${r.id} refused (${slackPlatformError(e)}); not retried`);
+    }
+  }
+
+  /** Escalations (when the step names slack) and reminders: a reply in the request's thread, so the channel sees it. */
+  async remind(r: ApprovalRequest, note: { kind: 'escalated' | 'reminder'; text: string }): Promise<void> {
+    if (r.tenantId !== this.tenant) return;
+    const ref = await this.messages.find(r.tenantId, r.id);
+    if (!ref || ref.outcome) return;
+    try {
+      await this.slack.chat.postMessage({ channel: ref.channelId, thread_ts: ref.ts, reply_broadcast: note.kind === 'escalated', text: `${note.kind === 'escalated' ? ':rotating_light:' : ':alarm_clock:'} ${note.text}`, unfurl_links: false, unfurl_media: false });
+    } catch (e) {
+      if (isCurable(e)) throw e;
+      this.log.warn(`chat.postMessage (${note.kind}) for ${r.id} refused (${slackPlatformError(e)}); not retried`);
+    }
+  }
+
+  /**
+   * A `notify` call ran at once: an FYI without buttons, never updated later. The message is recorded like a
+   * request's (with its outcome already set), so a redelivery posts it once and an outcome never touches it.
+   */
+  async notify(r: ApprovalRequest, told: { approvers: string[] }): Promise<void> {
+    if (r.tenantId !== this.tenant) return;
+    if (await this.messages.find(r.tenantId, r.id)) return; // redelivered: posted already
+    const message = notifyMessage(r, told.approvers);
+    let posted: { channel?: string; ts?: string };
+    try {
+      posted = await this.slack.chat.postMessage({ channel: this.config.slack!.channel, text: message.text, blocks: message.blocks, unfurl_links: false, unfurl_media: false });
+    } catch (e) {
+      if (isCurable(e)) throw e;
+      this.log.error(`chat.postMessage (notify) for ${r.id} refused (${slackPlatformError(e)}); not retried`);
+      return;
+    }
+    if (!posted.channel || !posted.ts) throw new Error('chat.postMessage answered without channel and ts');
+    await this.messages.save(r.tenantId, r.id, { channelId: posted.channel, ts: posted.ts, conversation: r.conversation });
+    await this.messages.markOutcome(r.tenantId, r.id, 'approved');
   }
 
   async tell(o: ApprovalOutcome): Promise<void> {

@@ -1,5 +1,6 @@
 import type { ApprovalOutcome, ApprovalRequest } from '../../application/ports/approval-callback.port';
 import type { ToolCallView } from '../../application/views/views';
+import type { GrantScope } from '../../domain/policy/grant-limit';
 
 /** A Block Kit block, as loosely as Slack's own `Block` type (`type` plus anything). */
 export type SlackBlock = { type: string; block_id?: string; [key: string]: unknown };
@@ -9,6 +10,27 @@ export const REJECT_ACTION = 'tollgate_reject';
 export const REJECT_MODAL = 'tollgate_reject_modal';
 export const REASON_BLOCK = 'reason';
 export const REASON_INPUT = 'reason';
+export const ALWAYS_ALLOW_ACTION = 'tollgate_always_allow';
+export const ALWAYS_ALLOW_MODAL = 'tollgate_always_allow_modal';
+export const SCOPE_BLOCK = 'scope';
+export const SCOPE_INPUT = 'scope';
+export const EXPIRY_BLOCK = 'expiry';
+export const EXPIRY_INPUT = 'expiry';
+
+/** Where an always-allow's standing grant applies, narrowest first, as people read it. */
+export const GRANT_SCOPES: ReadonlyArray<[GrantScope, string]> = [
+  ['conversation', 'This conversation'],
+  ['agent', 'This agent, every conversation'],
+  ['tenant', 'Every agent of the tenant'],
+];
+
+/** The lifetimes a grant may be given, as the web inbox offers them; `never` is until revoked. */
+export const GRANT_LIFETIMES: ReadonlyArray<[string, string, number | undefined]> = [
+  ['3600', '1 hour', 3600],
+  ['86400', '1 day', 86400],
+  ['604800', '7 days', 7 * 86400],
+  ['never', 'until revoked', undefined],
+];
 
 const SECTION_TEXT_MAX = 3000;
 const FIELD_MAX = 2000;
@@ -60,6 +82,12 @@ function describe(call: ToolCallView, conversation?: ApprovalRequest['conversati
     if (conversation.title) facts.push(['Conversation', escapeMrkdwn(conversation.title)]);
   }
   if (call.approval) facts.push(['Expires', slackDate(call.approval.expiresAt)]);
+  const quorum = call.approval?.quorum;
+  if (quorum) {
+    const who = quorum.approvedBy.map((a) => escapeMrkdwn(a.name ?? a.id)).join(', ');
+    facts.push(['Approvals', `${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (${escapeMrkdwn(quorum.of.join(', '))})` : ''}${who ? `: ${who}` : ''}`]);
+  }
+  if (call.approval?.selfApproval === false) facts.push(['Separation of duties', "The requester and the agent's owner may not approve"]);
   facts.push(['Policy', escapeMrkdwn(`${call.policy.level}: ${call.policy.reason}`)]);
   blocks.push({ type: 'section', fields: facts.map(([k, v]) => text(`*${k}*\n${v}`, FIELD_MAX)) });
   if (call.reason) blocks.push({ type: 'section', text: text(`*Reason*\n${escapeMrkdwn(call.reason)}`) });
@@ -82,7 +110,31 @@ export function requestMessage(r: ApprovalRequest): { text: string; blocks: Slac
       { type: 'button', action_id: REJECT_ACTION, style: 'danger', value: r.id, text: { type: 'plain_text', text: 'Reject' } },
     ],
   });
+  // A row of its own: a standing grant outlives this call, so it is not one more button beside Approve.
+  blocks.push({
+    type: 'actions',
+    block_id: 'tollgate_grant',
+    elements: [{ type: 'button', action_id: ALWAYS_ALLOW_ACTION, value: r.id, text: { type: 'plain_text', text: 'Always allow…' } }],
+  });
   return { text: `Approval needed: ${r.toolName} (${r.id})`, blocks };
+}
+
+/**
+ * A `notify` call ran at once: an FYI with no buttons (nothing is left to decide), never updated later.
+ * `approvers` are the roles told (and `requester`, the conversation's user).
+ */
+export function notifyMessage(r: ApprovalRequest, approvers: string[]): { text: string; blocks: SlackBlock[] } {
+  const blocks = describe(r, r.conversation);
+  blocks[0] = { type: 'header', text: { type: 'plain_text', text: clip(`Ran at once: ${titleOf(r)}`, 150) } };
+  const rule = r.policy.rule === null ? 'by policy defaults' : `by policy rule ${r.policy.rule}`;
+  const told = approvers.length ? ` · told: ${escapeMrkdwn(approvers.join(', '))}` : '';
+  blocks.push({ type: 'context', block_id: 'tollgate_notified', elements: [text(`:information_source: Ran at once, FYI: \`${escapeMrkdwn(r.toolName)}\` ${rule}${told}. Nothing to decide.`)] });
+  return { text: `Ran at once, FYI: ${escapeMrkdwn(r.toolName)} (${r.id}) ${rule}`, blocks };
+}
+
+function titleOf(call: ToolCallView): string {
+  const d = displayOf(call);
+  return d.title ? `${d.title} (${call.toolName})` : call.toolName;
 }
 
 const HEADLINES: Record<ApprovalOutcome['outcome'], string> = {
@@ -115,6 +167,50 @@ export function rejectModal(meta: { toolCallId: string; channel?: string; ts?: s
       {
         type: 'input',
         block_id: REASON_BLOCK,
+        label: { type: 'plain_text', text: 'Reason' },
+        element: { type: 'plain_text_input', action_id: REASON_INPUT, multiline: true, max_length: 4000 },
+      },
+    ],
+  };
+}
+
+const option = (value: string, label: string) => ({ text: { type: 'plain_text' as const, text: label }, value });
+
+/**
+ * The modal an "Always allow…" click opens: where the standing grant applies (only the scopes this person may
+ * grant; the policy may narrow it further, and the server's refusal is shown here), how long it lasts, and an
+ * optional reason. `private_metadata` says which call and message.
+ */
+export function alwaysAllowModal(meta: { toolCallId: string; channel?: string; ts?: string }, scopes: GrantScope[]) {
+  const offered = GRANT_SCOPES.filter(([s]) => scopes.includes(s));
+  const day = GRANT_LIFETIMES.find(([v]) => v === '86400')!;
+  return {
+    type: 'modal' as const,
+    callback_id: ALWAYS_ALLOW_MODAL,
+    private_metadata: JSON.stringify(meta),
+    title: { type: 'plain_text' as const, text: 'Always allow' },
+    submit: { type: 'plain_text' as const, text: 'Approve and allow' },
+    close: { type: 'plain_text' as const, text: 'Cancel' },
+    blocks: [
+      { type: 'section', text: text(`Approve tool call \`${meta.toolCallId}\` and let calls like it run without asking from now on.`) },
+      {
+        type: 'input',
+        block_id: SCOPE_BLOCK,
+        label: { type: 'plain_text', text: 'Where' },
+        element: { type: 'radio_buttons', action_id: SCOPE_INPUT, options: offered.map(([v, l]) => option(v, l)), initial_option: option(offered[0][0], offered[0][1]) },
+      },
+      {
+        type: 'input',
+        block_id: EXPIRY_BLOCK,
+        optional: true,
+        label: { type: 'plain_text', text: 'Ends' },
+        // A day unless chosen otherwise, so a grant made in a hurry does not stay forever.
+        element: { type: 'static_select', action_id: EXPIRY_INPUT, options: GRANT_LIFETIMES.map(([v, l]) => option(v, l)), initial_option: option(day[0], day[1]) },
+      },
+      {
+        type: 'input',
+        block_id: REASON_BLOCK,
+        optional: true,
         label: { type: 'plain_text', text: 'Reason' },
         element: { type: 'plain_text_input', action_id: REASON_INPUT, multiline: true, max_length: 4000 },
       },

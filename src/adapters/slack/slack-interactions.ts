@@ -5,8 +5,27 @@ import { DecideToolCallCommand } from '../../application/commands/decide-tool-ca
 import type { Decider } from '../../domain/conversation/conversation.aggregate';
 import { DomainError } from '../../domain/shared/domain-error';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { APPROVE_ACTION, REASON_BLOCK, REASON_INPUT, REJECT_ACTION, REJECT_MODAL, rejectModal } from './slack-blocks';
+import { widestGrantFor } from '../../domain/grant/grant.aggregate';
+import type { GrantScope } from '../../domain/policy/grant-limit';
+import {
+  ALWAYS_ALLOW_ACTION,
+  ALWAYS_ALLOW_MODAL,
+  alwaysAllowModal,
+  APPROVE_ACTION,
+  EXPIRY_BLOCK,
+  EXPIRY_INPUT,
+  GRANT_LIFETIMES,
+  GRANT_SCOPES,
+  REASON_BLOCK,
+  REASON_INPUT,
+  REJECT_ACTION,
+  REJECT_MODAL,
+  rejectModal,
+  SCOPE_BLOCK,
+  SCOPE_INPUT,
+} from './slack-blocks';
 import { SLACK_CLIENT } from './slack-client';
+import { SlackQuestions } from './slack-questions';
 
 /** What Slack posts to the interactivity URL (the parts Tollgate reads). */
 export interface SlackInteraction {
@@ -17,7 +36,7 @@ export interface SlackInteraction {
   message?: { ts?: string };
   trigger_id?: string;
   actions?: Array<{ action_id?: string; value?: string }>;
-  view?: { callback_id?: string; private_metadata?: string; state?: { values?: Record<string, Record<string, { value?: string | null }>> } };
+  view?: { callback_id?: string; private_metadata?: string; state?: { values?: Record<string, Record<string, { value?: string | null; selected_option?: { value?: string } | null }>> } };
 }
 
 /** The body of the HTTP answer to Slack: nothing (acknowledged), or errors to show in the modal. */
@@ -41,15 +60,23 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     private readonly commands: CommandBus,
     @Inject(SLACK_CLIENT) private readonly slack: WebClient,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    private readonly questions: SlackQuestions,
   ) {}
 
   async handle(p: SlackInteraction): Promise<SlackAck> {
+    if (this.questions.handles(p)) {
+      // A choice answers after Slack is acknowledged; the answer modal waits for the answer to show a refusal.
+      if (p.type === 'view_submission') return this.questions.interact(p);
+      this.later(async () => void (await this.questions.interact(p)));
+      return undefined;
+    }
     if (p.type === 'block_actions') {
-      const action = p.actions?.find((a) => a.action_id === APPROVE_ACTION || a.action_id === REJECT_ACTION);
+      const action = p.actions?.find((a) => a.action_id === APPROVE_ACTION || a.action_id === REJECT_ACTION || a.action_id === ALWAYS_ALLOW_ACTION);
       if (action?.value) this.later(() => this.onClick(p, action.action_id!, action.value!));
       return undefined;
     }
     if (p.type === 'view_submission' && p.view?.callback_id === REJECT_MODAL) return this.onRejectSubmitted(p);
+    if (p.type === 'view_submission' && p.view?.callback_id === ALWAYS_ALLOW_MODAL) return this.onAlwaysAllowSubmitted(p);
     return undefined; // other interactions are not ours to answer
   }
 
@@ -62,7 +89,8 @@ export class SlackInteractions implements BeforeApplicationShutdown {
       return;
     }
     if (!p.trigger_id) return;
-    await this.slack.views.open({ trigger_id: p.trigger_id, view: rejectModal({ toolCallId, ...where }) as never });
+    const view = actionId === ALWAYS_ALLOW_ACTION ? alwaysAllowModal({ toolCallId, ...where }, grantableBy(decider)) : rejectModal({ toolCallId, ...where });
+    await this.slack.views.open({ trigger_id: p.trigger_id, view: view as never });
   }
 
   private async onRejectSubmitted(p: SlackInteraction): Promise<SlackAck> {
@@ -72,7 +100,33 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     if (!reason) return { response_action: 'errors', errors: { [REASON_BLOCK]: 'Say why you reject it.' } };
     const decider = this.decider(p);
     if (!decider) return { response_action: 'errors', errors: { [REASON_BLOCK]: 'You are not a Tollgate approver.' } };
-    const decided = this.decide(decider, meta.toolCallId, { decision: 'reject', reason }).then(
+    return this.submit(p, meta, REASON_BLOCK, this.decide(decider, meta.toolCallId, { decision: 'reject', reason }));
+  }
+
+  /** "Always allow…" submitted: approve with a standing grant of the chosen scope and lifetime; a refusal (403) shows in the modal. */
+  private async onAlwaysAllowSubmitted(p: SlackInteraction): Promise<SlackAck> {
+    const meta = parseMeta(p.view?.private_metadata);
+    if (!meta) return undefined;
+    const values = p.view?.state?.values;
+    const scope = values?.[SCOPE_BLOCK]?.[SCOPE_INPUT]?.selected_option?.value;
+    if (!GRANT_SCOPES.some(([s]) => s === scope)) return { response_action: 'errors', errors: { [SCOPE_BLOCK]: 'Choose where the grant applies.' } };
+    const expiry = values?.[EXPIRY_BLOCK]?.[EXPIRY_INPUT]?.selected_option?.value ?? 'never';
+    const lifetime = GRANT_LIFETIMES.find(([v]) => v === expiry);
+    if (!lifetime) return { response_action: 'errors', errors: { [EXPIRY_BLOCK]: 'Choose how long the grant lasts.' } };
+    const reason = values?.[REASON_BLOCK]?.[REASON_INPUT]?.value?.trim() || undefined;
+    const decider = this.decider(p);
+    if (!decider) return { response_action: 'errors', errors: { [SCOPE_BLOCK]: 'You are not a Tollgate approver.' } };
+    const input = { decision: 'always_allow' as const, scope: scope as GrantScope, ...(reason ? { reason } : {}) };
+    const decided = this.commands.execute(new DecideToolCallCommand(decider, meta.toolCallId, input, lifetime[2] !== undefined ? { expiresIn: lifetime[2] } : {}));
+    return this.submit(p, meta, SCOPE_BLOCK, decided);
+  }
+
+  /**
+   * Answers a modal's submission once its decision is applied, showing a refusal on `block` — unless it takes
+   * longer than Slack waits: then the modal closes and a refusal is said in the channel.
+   */
+  private async submit(p: SlackInteraction, meta: { channel?: string }, block: string, decision: Promise<unknown>): Promise<SlackAck> {
+    const decided = decision.then(
       () => undefined,
       (e: unknown) => refusal(e),
     );
@@ -85,7 +139,7 @@ export class SlackInteractions implements BeforeApplicationShutdown {
       });
       return undefined;
     }
-    return waited ? { response_action: 'errors', errors: { [REASON_BLOCK]: waited.slice(0, 150) } } : undefined;
+    return waited ? { response_action: 'errors', errors: { [block]: waited.slice(0, 150) } } : undefined;
   }
 
   private decide(decider: Decider, toolCallId: string, input: { decision: 'approve' | 'reject'; reason?: string }): Promise<unknown> {
@@ -117,6 +171,13 @@ export class SlackInteractions implements BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
   }
+}
+
+/** The scopes a person may grant, narrowest first (the policy may narrow them further: the server says so). */
+function grantableBy(decider: Decider): GrantScope[] {
+  const widest = widestGrantFor(decider);
+  const upTo = GRANT_SCOPES.findIndex(([s]) => s === widest);
+  return GRANT_SCOPES.slice(0, upTo + 1).map(([s]) => s);
 }
 
 function refusal(e: unknown): string {

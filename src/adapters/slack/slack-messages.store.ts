@@ -22,7 +22,7 @@ export class SlackMessageStore {
     return rows.length ? { channelId: rows[0].channel_id, ts: rows[0].ts, conversation: rows[0].conversation, outcome: rows[0].outcome } : null;
   }
 
-  async save(tenantId: string, toolCallId: string, ref: { channelId: string; ts: string; conversation: ApprovalRequest['conversation'] }): Promise<void> {
+  async save(tenantId: string, toolCallId: string, ref: { channelId: string; ts: string; conversation: ApprovalRequest['conversation'] | null }): Promise<void> {
     await this.dataSource.query(
       `INSERT INTO slack_messages (tenant_id, tool_call_id, channel_id, ts, conversation) VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (tenant_id, tool_call_id) DO NOTHING`,
       [tenantId, toolCallId, ref.channelId, ref.ts, JSON.stringify(ref.conversation)],

@@ -3,9 +3,12 @@ import type { ApprovalCallback, ApprovalOutcomeKind } from '../ports/approval-ca
 import type { OutboxConsumer } from '../ports/outbox.port';
 import { PENDING, type Clock, type ConversationRepository } from '../ports';
 import { toolCallView } from '../views/views';
+import { NOTIFY_CHANNELS } from '../../domain/policy/policy-document';
 
 /** A request that has ended and is older than this is not asked any more (a channel added to a running system). */
 const STALE_REQUEST_MS = 10 * 60 * 1000;
+/** An FYI older than this is not sent: stale news after a long outage, or history to a channel just enabled. */
+const STALE_NOTICE_MS = 60 * 60 * 1000;
 
 /** The events that end a pending request, and what each means to a person watching a channel. */
 const OUTCOMES: Record<string, ApprovalOutcomeKind> = {
@@ -37,6 +40,11 @@ export class ApprovalChannelBridge implements OutboxConsumer {
   wants(e: AuditEvent): boolean {
     if (!e.toolCallId) return false;
     if (e.type === 'ApprovalRequested') return true;
+    if (e.type === 'ToolCallApprovalRecorded') return !!this.callback.progress;
+    if (e.type === 'ToolCallReminded') return !!this.callback.remind;
+    // A channel the event does not name is not told; one outside the policy's list (the terminal) is.
+    if (e.type === 'ToolCallNotified') return !!this.callback.notify && (!isNotifyChannel(this.callback.channel) || ((e.data.channels as string[] | undefined) ?? []).includes(this.callback.channel));
+    if (e.type === 'ToolCallEscalated') return !!this.callback.remind && ((e.data.notify as string[] | undefined) ?? []).includes(this.callback.channel);
     if (!(e.type in OUTCOMES)) return false;
     if (e.type === 'ToolCallRejected' && e.data.via === 'policy') return false;
     if (e.type === 'ToolCallCancelled' && e.data.previousStatus !== 'pending') return false;
@@ -49,13 +57,29 @@ export class ApprovalChannelBridge implements OutboxConsumer {
     const call = conv?.findCall(toolCallId);
     if (!conv || !call) return; // purged with its history: nothing left to show
     const toolCall = toolCallView(call.snapshot());
+    const request = { ...toolCall, tenantId: e.tenant, conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title ?? null } };
     if (e.type === 'ApprovalRequested') {
       if (toolCall.status !== 'pending' && this.clock.now().getTime() - Date.parse(e.at) > STALE_REQUEST_MS) return;
-      await this.callback.ask({
-        ...toolCall,
-        tenantId: e.tenant,
-        conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title ?? null },
-      });
+      await this.callback.ask(request);
+      return;
+    }
+    if (e.type === 'ToolCallEscalated' || e.type === 'ToolCallReminded') {
+      if (toolCall.status !== 'pending') return; // decided meanwhile: nothing to remind of
+      const text =
+        e.type === 'ToolCallEscalated'
+          ? `Escalated after ${e.data.afterSeconds} s without a decision: ${((e.data.approvers as string[]) ?? []).join(', ')} may now decide it`
+          : `Reminder: this request expires in ${Math.max(1, Math.round(Number(e.data.secondsLeft) / 60))} min unless someone decides it`;
+      await this.callback.remind?.(request, { kind: e.type === 'ToolCallEscalated' ? 'escalated' : 'reminder', text });
+      return;
+    }
+    if (e.type === 'ToolCallNotified') {
+      if (this.clock.now().getTime() - Date.parse(e.at) > STALE_NOTICE_MS) return;
+      await this.callback.notify?.(request, { approvers: [...((e.data.approvers as string[] | undefined) ?? [])] });
+      return;
+    }
+    if (e.type === 'ToolCallApprovalRecorded') {
+      // Progress on a request that has since ended is shown by its outcome instead.
+      if (toolCall.status === 'pending') await this.callback.progress?.(request);
       return;
     }
     const actor = e.actor as { id?: string; name?: string; via?: string };
@@ -69,6 +93,8 @@ export class ApprovalChannelBridge implements OutboxConsumer {
     });
   }
 }
+
+const isNotifyChannel = (c: string) => (NOTIFY_CHANNELS as readonly string[]).includes(c);
 
 /** One bridge per registered channel. */
 export function approvalChannelBridges(callbacks: ApprovalCallback[], conversations: Pick<ConversationRepository, 'findByToolCallId'>, clock?: Clock): OutboxConsumer[] {

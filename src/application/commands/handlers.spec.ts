@@ -215,12 +215,12 @@ describe('ProposeToolCallsHandler', () => {
     expect(t.uow.since(mark)[1]).toMatchObject({ toolCallId: 'tc_1', toolName: 'get_weather', actor: { id: 'policy', via: 'policy' }, data: { level: 'automatic', rule: 0, policyVersion: 1 } });
   });
 
-  it('a notify rule lets the call run at once, recorded as auto-approved', async () => {
+  it('a notify rule lets the call run at once, recorded as auto-approved and as told to people', async () => {
     const t = await withPolicy();
     const mark = t.uow.mark();
     const c = await t.proposeOne(t.conv, call('send_email', { to: 'x@example.com' }));
     expect(c).toMatchObject({ status: 'approved', policy: { level: 'notify', rule: 5 } });
-    expect(t.uow.types(mark)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved']);
+    expect(t.uow.types(mark)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved', 'ToolCallNotified']);
   });
 
   it('a call matched by a confirm rule waits for a person, with the rule’s approvers and timeout, and blocks the conversation', async () => {
@@ -969,7 +969,7 @@ describe('PutPolicyHandler', () => {
       changed: true,
       policy: {
         version: 1,
-        defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant' },
+        defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true },
         rules: POLICY.rules,
         updatedAt: T0.toISOString(),
         updatedBy: 'root',

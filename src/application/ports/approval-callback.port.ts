@@ -30,4 +30,16 @@ export interface ApprovalCallback {
   ask(request: ApprovalRequest): Promise<void>;
   /** A request ended (decided here, on another channel, expired or cancelled). Throwing retries it. */
   tell(outcome: ApprovalOutcome): Promise<void>;
+  /** A request gained an approval towards its quorum and still waits ("1 of 2"). Channels that show progress implement it. */
+  progress?(request: ApprovalRequest): Promise<void>;
+  /**
+   * A waiting request escalated (more people may decide it; only channels its step names are told) or nears its
+   * deadline. `text` says which, for people.
+   */
+  remind?(request: ApprovalRequest, note: { kind: 'escalated' | 'reminder'; text: string }): Promise<void>;
+  /**
+   * A `notify` call ran at once (no one decides it): an FYI for `approvers` (roles, or `requester`, the
+   * conversation's user). Never followed by `tell`. Channels that tell people implement it; throwing retries it.
+   */
+  notify?(request: ApprovalRequest, told: { approvers: string[] }): Promise<void>;
 }

@@ -73,8 +73,22 @@ export interface PolicyRepository {
   save(policy: TenantPolicy): Promise<void>;
 }
 
+export interface GrantListFilter extends ListFilter {
+  toolName?: string;
+  scope?: 'conversation' | 'agent' | 'tenant';
+  status: 'active' | 'revoked' | 'expired' | 'all';
+  /** The instant `active` and `expired` are judged at (the app Clock, as for tool calls). */
+  now: Date;
+}
+
 export interface GrantRepository {
-  forTools(tenantId: string, toolNames: string[]): Promise<Grant[]>;
+  /** The grants of these tools that apply at `now`: neither revoked nor expired. What the policy may weigh. */
+  forTools(tenantId: string, toolNames: string[], now: Date): Promise<Grant[]>;
+  /** With `lock`, the row is locked until the unit of work ends (a revocation is decided once). */
+  findById(tenantId: string, id: string, opts?: { lock?: boolean }): Promise<Grant | null>;
+  /** Newest first; `nextCursor` is opaque. */
+  list(tenantId: string, filter: GrantListFilter): Promise<{ grants: Grant[]; nextCursor: string | null }>;
+  /** Inserts a new grant, or writes its revocation. */
   save(grant: Grant): Promise<void>;
 }
 

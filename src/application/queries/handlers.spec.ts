@@ -359,7 +359,7 @@ describe('GetPolicyHandler', () => {
     const t = setup();
     expect(await t.h.getPolicy.execute(new GetPolicyQuery(TENANT))).toEqual({
       version: 0,
-      defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant' },
+      defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true },
       rules: [],
       updatedAt: null,
       updatedBy: null,

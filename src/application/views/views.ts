@@ -19,13 +19,22 @@ export interface ToolCallView {
   status: string;
   /** `toolFlags`: the tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
   policy: { level: string; rule: number | null; policyVersion: number; reason: string; toolFlags?: { isReadOnly?: boolean; requiresApproval?: boolean; destructive?: boolean } };
-  approval?: { approvers: string[]; expiresAt: string };
+  approval?: ToolCallApprovalState;
   decision?: Record<string, unknown>;
   execution?: { at: string; by: unknown };
   result?: { outcome: string; output?: unknown; error?: string; at: string };
   cancellation?: { by: unknown; at: string; reason: string };
   createdAt: string;
   updatedAt: string;
+}
+
+/** Who may decide a held call and until when; with a quorum, how many have approved so far ("1 of 2"). */
+export interface ToolCallApprovalState {
+  approvers: string[];
+  expiresAt: string;
+  /** False: the conversation's user and the agent's owner may not approve (separation of duties). */
+  selfApproval?: false;
+  quorum?: { needed: number; of?: string[]; approvedBy: Array<{ id: string; name?: string; via: string; at: string }> };
 }
 
 export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
@@ -44,7 +53,17 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),
   };
-  if (s.approval) v.approval = { approvers: s.approval.approvers, expiresAt: s.approval.expiresAt.toISOString() };
+  if (s.approval) {
+    const q = s.policy.quorum;
+    v.approval = {
+      approvers: s.approval.approvers,
+      expiresAt: s.approval.expiresAt.toISOString(),
+      ...(s.policy.selfApproval === false ? { selfApproval: false as const } : {}),
+      ...(q
+        ? { quorum: { needed: q.count, ...(q.of ? { of: q.of } : {}), approvedBy: (s.approvals ?? []).map((a) => ({ ...a.by, at: a.at.toISOString() })) } }
+        : {}),
+    };
+  }
   if (s.decision) v.decision = publicDecision(s.decision);
   if (s.execution) v.execution = { at: s.execution.at.toISOString(), by: s.execution.by };
   if (s.result) v.result = { ...s.result, at: s.result.at.toISOString() };

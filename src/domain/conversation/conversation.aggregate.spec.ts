@@ -142,7 +142,7 @@ describe('proposing tool calls', () => {
     expect(conv.status).toBe('active');
 
     const events = conv.pullEvents();
-    expect(types(events)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved']);
+    expect(types(events)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved', ...(tool === 'notify_send' ? ['ToolCallNotified'] : [])]);
     expect(events[0]).toMatchObject({ toolCallId: c.id, toolName: tool, conversationId: 'conv_1', actor: { id: AGENT_ID, kind: 'agent' } });
     expect(events[0].data).toMatchObject({ externalId: 'ext_1', arguments: { id: 'src_1' }, policy: { level: levelOf(tool), rule: 0, policyVersion: 3 } });
     expect(events[1]).toMatchObject({ actor: { id: 'policy', via: 'policy' }, data: { level: levelOf(tool), rule: 0, policyVersion: 3 } });

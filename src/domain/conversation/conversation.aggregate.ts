@@ -14,6 +14,8 @@ import {
   HaltedError,
   IdempotencyMismatchError,
   NotAllowedToDecideError,
+  QuorumArgumentsMismatchError,
+  SelfApprovalError,
   NotApprovedError,
   NotExecutedError,
   ToolCallNotFoundError,
@@ -21,9 +23,15 @@ import {
 import {
   ApprovalRequested,
   ConversationStarted,
+  DecisionRefused,
   GrantRefused,
+  ToolCallApprovalRecorded,
   ToolCallApproved,
+  ToolCallDeadlineExtended,
+  ToolCallEscalated,
+  ToolCallReminded,
   ToolCallAutoApproved,
+  ToolCallNotified,
   ToolCallCancelled,
   ToolCallCompleted,
   ToolCallExecuted,
@@ -31,7 +39,8 @@ import {
   ToolCallProposed,
   ToolCallRejected,
 } from './events';
-import { ActorRef, DecisionKind, ToolCall, ToolCallDisplay, ToolCallState } from './tool-call.entity';
+import { ActorRef, DecisionKind, FollowUpState, ToolCall, ToolCallDisplay, ToolCallState } from './tool-call.entity';
+import { MAX_TIMEOUT_SECONDS } from '../policy/policy-document';
 
 export interface ConversationUser {
   id: string;
@@ -45,6 +54,8 @@ export interface ConversationState {
   id: string;
   tenantId: string;
   agentId: string;
+  /** The person answerable for the agent (its token's `owner`), when it named one: separation of duties keeps them from approving. */
+  agentOwner?: string;
   user: ConversationUser | null;
   title?: string;
   metadata?: Record<string, unknown>;
@@ -145,6 +156,7 @@ export class Conversation extends AggregateRoot {
     tenantId: string;
     agentId: string;
     agentName?: string;
+    agentOwner?: string;
     /** The channel the agent started it through (default `api`). */
     agentVia?: Channel;
     user?: ConversationUser | null;
@@ -157,6 +169,7 @@ export class Conversation extends AggregateRoot {
         id: input.id,
         tenantId: input.tenantId,
         agentId: input.agentId,
+        ...(input.agentOwner ? { agentOwner: input.agentOwner } : {}),
         user: input.user ?? null,
         title: input.title,
         metadata: input.metadata,
@@ -190,6 +203,9 @@ export class Conversation extends AggregateRoot {
   get agentId(): string {
     return this.s.agentId;
   }
+  get agentOwner(): string | undefined {
+    return this.s.agentOwner;
+  }
   get user(): ConversationUser | null {
     return this.s.user;
   }
@@ -211,6 +227,10 @@ export class Conversation extends AggregateRoot {
   }
   get isPartial(): boolean {
     return this.partial;
+  }
+  /** The calls waiting for a person: one step's (a new proposal waits for them). Loaded even when partial. */
+  pendingCalls(): ToolCall[] {
+    return this.calls.filter((c) => c.status === 'pending');
   }
   get pendingCount(): number {
     return this.calls.filter((c) => c.status === 'pending').length;
@@ -305,6 +325,10 @@ export class Conversation extends AggregateRoot {
       toolFlags: verdict.toolFlags,
       // Kept for the decision only when the policy narrows it (absent: no narrowing, as on calls stored before).
       ...(isHeld(verdict.level) && verdict.grants !== 'tenant' ? { grants: verdict.grants } : {}),
+      ...(isHeld(verdict.level) && verdict.selfApproval === false ? { selfApproval: false as const } : {}),
+      ...(isHeld(verdict.level) && verdict.quorum ? { quorum: verdict.quorum } : {}),
+      ...(isHeld(verdict.level) && verdict.escalate ? { escalate: verdict.escalate } : {}),
+      ...(isHeld(verdict.level) && verdict.remindBefore ? { remindBefore: verdict.remindBefore } : {}),
     };
     const call = ToolCall.create({
       id,
@@ -344,6 +368,10 @@ export class Conversation extends AggregateRoot {
       case 'notify':
         call.moveTo('approved', at, { decision: { outcome: 'approved', by: byPolicy, at, reason: verdict.reason } });
         this.record(new ToolCallAutoApproved(policyEnv, { outcome: 'approved', via: 'policy', latencyMs: 0, ...pick(policy), grantId: verdict.grantId }));
+        // The record that people were told: the channels deliver it (at least once) from the outbox.
+        if (verdict.level === 'notify') {
+          this.record(new ToolCallNotified(policyEnv, { ...policyRef(policy), approvers: [...verdict.approvers], requester: this.s.user?.id ?? null, channels: ['slack', 'webhook', 'inbox'] }));
+        }
         break;
       case 'deny':
         call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: byPolicy, at, reason: verdict.reason } });
@@ -353,6 +381,7 @@ export class Conversation extends AggregateRoot {
       case 'manual': {
         const expiresAt = new Date(at.getTime() + verdict.timeoutSeconds * 1000);
         call.awaitApproval([...verdict.approvers], expiresAt);
+        if (policy.escalate || policy.remindBefore) call.setFollowUp(withNextStep(call, { escalated: 0, reminded: [] }));
         this.record(new ApprovalRequested(policyEnv, { ...pick(policy), approvers: [...verdict.approvers], expiresAt: expiresAt.toISOString() }));
         break;
       }
@@ -384,7 +413,18 @@ export class Conversation extends AggregateRoot {
     if (call.status !== 'pending') {
       const d = call.decision;
       if (d && d.by.id === by.id && sameRequest(d, input, scope)) return { kind: 'unchanged', call };
+      // A quorum member repeating the approval that counted (not the last one) changes nothing either.
+      const mine = call.approvals.find((a) => a.by.id === by.id);
+      if (mine && input.decision !== 'reject' && sameApproval(mine, input)) return { kind: 'unchanged', call };
       return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, publicDecision(d), call.status) };
+    }
+    if (input.decision !== 'reject' && call.policy.selfApproval === false) {
+      const self = this.s.user?.id === by.id ? "the conversation's user" : this.s.agentOwner === by.id ? "the agent's owner" : undefined;
+      if (self) {
+        const reason = `Separation of duties: ${self} may not approve this call; another approver must decide`;
+        this.record(new DecisionRefused(env, { decision: input.decision, code: 'self_approval', refusedBy: by.id, via: by.via, reason, ...policyRef(call.policy) }));
+        return { kind: 'refused', call, error: new SelfApprovalError(reason) };
+      }
     }
 
     const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
@@ -396,10 +436,19 @@ export class Conversation extends AggregateRoot {
       return { kind: 'decided', call };
     }
 
-    // A manual call is approved but never turned into a standing grant.
-    const grant = scope && call.policy.level !== 'manual' ? { toolName: call.toolName, scope } : undefined;
+    const quorum = call.policy.quorum;
+    if (quorum) {
+      const counted = this.countTowardsQuorum(call, input, by, at, env);
+      if (counted) return counted;
+    }
+
+    // A manual call is approved but never turned into a standing grant; nor is a quorum's (one person's
+    // standing approval may not stand in for several).
+    const grant = scope && call.policy.level !== 'manual' && !quorum ? { toolName: call.toolName, scope } : undefined;
+    const editedArguments = quorum ? (call.approvals[0]?.editedArguments ?? input.arguments) : input.arguments;
+    if (quorum) call.recordApproval({ by: ref, at, kind: input.decision, ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(editedArguments ? { editedArguments } : {}) }, at);
     call.moveTo('approved', at, {
-      decision: { outcome: 'approved', by: ref, at, kind: input.decision, reason: input.reason, editedArguments: input.arguments, ...(scope ? { grantScope: scope } : {}) },
+      decision: { outcome: 'approved', by: ref, at, kind: input.decision, reason: input.reason, editedArguments, ...(scope ? { grantScope: scope } : {}) },
     });
     this.record(
       new ToolCallApproved(env, {
@@ -409,12 +458,54 @@ export class Conversation extends AggregateRoot {
         latencyMs,
         decision: input.decision,
         reason: input.reason,
-        editedArguments: input.arguments,
+        editedArguments,
+        ...(quorum ? { approvals: call.approvals.map((a) => a.by.id) } : {}),
         ...policyRef(call.policy),
       }),
     );
     this.markChanged(call, at);
     return { kind: 'decided', call, grant };
+  }
+
+  /**
+   * An approval of a call that needs a quorum: refused when the person's roles do not count, or when it
+   * approves other arguments than the first approval did; recorded (the call stays pending) while fewer
+   * than the quorum have approved. Undefined when this approval completes the quorum: the caller approves.
+   */
+  private countTowardsQuorum(call: ToolCall, input: DecisionInput, by: Decider, at: Date, env: ReturnType<Conversation['envelope']>): DecisionResult | undefined {
+    const quorum = call.policy.quorum!;
+    if (quorum.of && !hasAnyRole(by, quorum.of)) {
+      throw new NotAllowedToDecideError(`Approvals of this call count only from: ${quorum.of.join(', ')} (a quorum of ${quorum.count}); you may reject it`);
+    }
+    const earlier = call.approvals;
+    const mine = earlier.find((a) => a.by.id === by.id);
+    if (mine) {
+      if (sameApproval(mine, input)) return { kind: 'unchanged', call };
+      return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, { outcome: 'approval_recorded', by: mine.by, at: mine.at.toISOString() }, call.status) };
+    }
+    const fixed = earlier[0];
+    if (fixed && input.arguments !== undefined && !jsonEqual(input.arguments, fixed.editedArguments ?? call.arguments)) {
+      return { kind: 'refused', call, error: new QuorumArgumentsMismatchError(call.id) };
+    }
+    const count = earlier.length + 1;
+    if (count >= quorum.count) return undefined;
+    const editedArguments = fixed ? fixed.editedArguments : input.arguments;
+    const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
+    call.recordApproval({ by: ref, at, kind: input.decision as 'approve' | 'always_allow', ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(editedArguments ? { editedArguments } : {}) }, at);
+    this.record(
+      new ToolCallApprovalRecorded(env, {
+        approvedBy: by.id,
+        via: by.via,
+        decision: input.decision as 'approve' | 'always_allow',
+        count,
+        needed: quorum.count,
+        reason: input.reason,
+        editedArguments: input.arguments,
+        ...policyRef(call.policy),
+      }),
+    );
+    this.markChanged(call, at);
+    return { kind: 'decided', call };
   }
 
   /** Why `by` may not make a standing grant in `scope` for this call, or undefined when they may. */
@@ -479,6 +570,65 @@ export class Conversation extends AggregateRoot {
     const due = this.calls.filter((c) => c.isExpiredAt(at));
     due.forEach((c) => this.expireCall(c, at));
     return due;
+  }
+
+  /**
+   * The escalation steps and reminders due by `at` on pending calls (the sweeper calls this after `expireDue`).
+   * An escalation widens who may decide and is recorded with the channels to tell; of several reminders due at
+   * once (the sweeper was away), only the latest is recorded. Returns the calls it moved on.
+   */
+  followUpDue(at: Date): ToolCall[] {
+    const moved: ToolCall[] = [];
+    for (const call of this.calls) {
+      const f = call.snapshot().followUp;
+      if (call.status !== 'pending' || !f?.nextAt || f.nextAt.getTime() > at.getTime() || call.isExpiredAt(at)) continue;
+      const s = call.snapshot();
+      const steps = s.policy.escalate ?? [];
+      let approvers = [...(s.approval?.approvers ?? [])];
+      let escalated = f.escalated;
+      const env = this.envelope(call, at, SYSTEM_ACTOR);
+      while (escalated < steps.length && s.createdAt.getTime() + steps[escalated].after * 1000 <= at.getTime()) {
+        const step = steps[escalated];
+        const added = (step.approvers ?? []).filter((a) => !approvers.includes(a));
+        approvers = [...approvers, ...added];
+        escalated += 1;
+        this.record(
+          new ToolCallEscalated(env, { step: escalated, of: steps.length, afterSeconds: step.after, added, approvers, notify: step.notify ?? [], expiresAt: s.approval!.expiresAt.toISOString(), ...policyRef(s.policy) }),
+        );
+      }
+      const expiresAt = s.approval!.expiresAt;
+      const due = (s.policy.remindBefore ?? []).filter((b) => !f.reminded.includes(b) && reminderAt(s, b) !== undefined && reminderAt(s, b)!.getTime() <= at.getTime());
+      if (due.length > 0) {
+        const latest = Math.min(...due);
+        this.record(new ToolCallReminded(env, { remindBefore: latest, secondsLeft: Math.max(0, Math.round((expiresAt.getTime() - at.getTime()) / 1000)), expiresAt: expiresAt.toISOString(), approvers, ...policyRef(s.policy) }));
+      }
+      call.setFollowUp(withNextStep(call, { escalated, reminded: [...f.reminded, ...due] }), { approvers, expiresAt });
+      this.markChanged(call, at);
+      moved.push(call);
+    }
+    return moved;
+  }
+
+  /**
+   * An admin gives a pending call more time: its deadline moves to `expiresAt` (later than now and the current
+   * deadline, at most a day from now), its reminders start over for the new deadline, and it is recorded.
+   */
+  extendDeadline(toolCallId: string, expiresAt: Date, reason: string | undefined, by: Decider, at: Date): DecisionResult {
+    const call = this.mustFind(toolCallId);
+    if (isAgent(by) || !hasAnyRole(by, ['admin'])) throw new NotAllowedToDecideError('Only an admin may extend the deadline of a tool call');
+    if (call.isExpiredAt(at)) this.expireCall(call, at);
+    if (call.status !== 'pending' || !call.approval) return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, publicDecision(call.decision), call.status) };
+    const from = call.approval.expiresAt;
+    if (expiresAt.getTime() <= from.getTime() || expiresAt.getTime() > at.getTime() + MAX_TIMEOUT_SECONDS * 1000) {
+      throw new ValidationError([{ path: 'expiresAt', message: `must be later than the current deadline (${from.toISOString()}) and at most ${MAX_TIMEOUT_SECONDS} seconds from now` }]);
+    }
+    const approval = { approvers: call.approval.approvers, expiresAt };
+    const f = call.snapshot().followUp;
+    call.setFollowUp(undefined, approval);
+    if (f) call.setFollowUp(withNextStep(call, { escalated: f.escalated, reminded: [] }), approval);
+    this.record(new ToolCallDeadlineExtended(this.envelope(call, at, personActor(by, by.via)), { from: from.toISOString(), to: expiresAt.toISOString(), by: by.id, via: by.via, ...(reason ? { reason } : {}), ...policyRef(call.policy) }));
+    this.markChanged(call, at);
+    return { kind: 'decided', call };
   }
 
   /** Kill switch: pending and approved-but-unclaimed calls are cancelled and never run. */
@@ -548,6 +698,31 @@ function sameRequest(d: NonNullable<ToolCallState['decision']>, input: DecisionI
   if (input.decision !== 'reject' && !jsonEqual(d.editedArguments, input.arguments)) return false;
   // A decision recorded before its scope was kept reads as the default scope.
   return scope === undefined || (d.grantScope ?? 'conversation') === scope;
+}
+
+/** When the reminder `before` seconds ahead of the deadline falls; undefined when it would fall before the call was made. */
+function reminderAt(s: Readonly<ToolCallState>, before: number): Date | undefined {
+  const t = s.approval!.expiresAt.getTime() - before * 1000;
+  return t > s.createdAt.getTime() ? new Date(t) : undefined;
+}
+
+/** The follow-up state with `nextAt`: the earliest escalation or reminder not yet taken (none: absent). */
+function withNextStep(call: ToolCall, f: Omit<FollowUpState, 'nextAt'>): FollowUpState {
+  const s = call.snapshot();
+  const times: number[] = [];
+  const steps = s.policy.escalate ?? [];
+  if (f.escalated < steps.length) times.push(s.createdAt.getTime() + steps[f.escalated].after * 1000);
+  for (const b of s.policy.remindBefore ?? []) {
+    const t = reminderAt(s, b);
+    if (t && !f.reminded.includes(b)) times.push(t.getTime());
+  }
+  const next = times.filter((t) => t < s.approval!.expiresAt.getTime());
+  return { escalated: f.escalated, reminded: f.reminded, ...(next.length ? { nextAt: new Date(Math.min(...next)) } : {}) };
+}
+
+/** A quorum member's repeated approval: the same kind and the same arguments (none given approves the fixed ones). */
+function sameApproval(a: { kind: string; editedArguments?: Record<string, unknown> }, input: DecisionInput): boolean {
+  return a.kind === input.decision && (input.arguments === undefined || jsonEqual(a.editedArguments, input.arguments));
 }
 
 function agentActor(id: string, name?: string, via: Channel = 'api'): Actor {

@@ -76,6 +76,20 @@ export class GrantNotAllowedError extends DomainError {
   }
 }
 
+/** Separation of duties: the conversation's user or the agent's owner may not approve its calls. */
+export class SelfApprovalError extends DomainError {
+  constructor(reason: string) {
+    super('self_approval', 'forbidden', reason);
+  }
+}
+
+/** A quorum's approvals must approve the same arguments: the first approval fixed them. */
+export class QuorumArgumentsMismatchError extends DomainError {
+  constructor(id: string) {
+    super('quorum_arguments_mismatch', 'conflict', `Tool call ${id} already has an approval of other arguments: approve those, or reject the call`);
+  }
+}
+
 export class HaltedError extends DomainError {
   constructor(scope: string, reason: string) {
     super('halted', 'unavailable', `Halted (${scope}): ${reason}`, { scope });

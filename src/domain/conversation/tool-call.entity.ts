@@ -1,6 +1,7 @@
 import { Channel } from '../shared/actor';
 import type { SupervisionLevel } from '../policy/supervision-level';
 import type { GrantLimit, GrantScope, ToolFlags } from '../policy/approval-policy';
+import type { EscalationStep, PolicyQuorum } from '../policy/policy-document';
 import { IllegalTransitionError } from './conversation.errors';
 import { ToolCallStatus, canMove } from './tool-call-status';
 
@@ -24,6 +25,32 @@ export interface PolicyRecord {
   grants?: GrantLimit;
   /** The tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
   toolFlags?: ToolFlags;
+  /** Separation of duties: the conversation's user and the agent's owner may not approve (absent: they may). */
+  selfApproval?: false;
+  /** Distinct approvals the call needs, when more than one. */
+  quorum?: PolicyQuorum;
+  /** The deciding rule's escalation steps, kept with the call: a later policy does not change a call's course. */
+  escalate?: EscalationStep[];
+  remindBefore?: number[];
+}
+
+/** How far a held call's escalation and reminders have gone, and when the next step is due. */
+export interface FollowUpState {
+  /** Escalation steps taken (the first `escalated` of `policy.escalate`). */
+  escalated: number;
+  /** The `remindBefore` values already reminded of, for the current deadline. */
+  reminded: number[];
+  /** When the next step is due; absent when none is left. */
+  nextAt?: Date;
+}
+
+/** One person's approval towards a quorum, recorded while the call stays pending. */
+export interface ApprovalRecord {
+  by: ActorRef;
+  at: Date;
+  kind: 'approve' | 'always_allow';
+  reason?: string;
+  editedArguments?: Record<string, unknown>;
 }
 
 export interface ActorRef {
@@ -61,6 +88,10 @@ export interface ToolCallState {
   status: ToolCallStatus;
   policy: PolicyRecord;
   approval?: { approvers: string[]; expiresAt: Date };
+  /** Approvals so far, when the policy asks for a quorum (the last one approves the call). */
+  approvals?: ApprovalRecord[];
+  /** Escalation and reminders, on held calls whose rule has them. */
+  followUp?: FollowUpState;
   decision?: DecisionRecord;
   execution?: { at: Date; by: ActorRef };
   result?: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string; at: Date };
@@ -108,6 +139,9 @@ export class ToolCall {
   get policy(): PolicyRecord {
     return this.s.policy;
   }
+  get approvals(): readonly ApprovalRecord[] {
+    return this.s.approvals ?? [];
+  }
   get createdAt(): Date {
     return this.s.createdAt;
   }
@@ -129,6 +163,17 @@ export class ToolCall {
   awaitApproval(approvers: string[], expiresAt: Date): void {
     if (this.s.status !== 'pending') throw new IllegalTransitionError(this.s.id, this.s.status, 'pending');
     this.s = { ...this.s, approval: { approvers, expiresAt } };
+  }
+
+  /** @internal The escalation and reminder state (see Conversation.followUpDue). */
+  setFollowUp(followUp: FollowUpState | undefined, approval?: { approvers: string[]; expiresAt: Date }): void {
+    this.s = { ...this.s, followUp, ...(approval ? { approval } : {}) };
+  }
+
+  /** @internal One approval towards a quorum: the call stays pending. */
+  recordApproval(approval: ApprovalRecord, at: Date): void {
+    if (this.s.status !== 'pending') throw new IllegalTransitionError(this.s.id, this.s.status, 'approved');
+    this.s = { ...this.s, approvals: [...(this.s.approvals ?? []), approval], updatedAt: at };
   }
 
   /** @internal used by Conversation only. */

@@ -1,9 +1,29 @@
 import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor, Principal } from '../shared/actor';
 import { BaseEvent } from '../shared/event-base';
+import { DomainError, ValidationFault } from '../shared/domain-error';
 import type { GrantFacts, GrantLimit, GrantScope } from '../policy/approval-policy';
+import { ToolPattern } from '../policy/tool-pattern';
 
 export const GRANT_SCOPES: readonly GrantScope[] = ['conversation', 'agent', 'tenant'];
+export const GRANT_STATUSES = ['active', 'revoked', 'expired'] as const;
+export type GrantStatus = (typeof GRANT_STATUSES)[number];
+
+/** The longest lifetime an `always_allow` may give a grant: 90 days. Without `expiresIn` a grant has none. */
+export const MAX_GRANT_SECONDS = 90 * 24 * 3600;
+/** At most this many argument globs on one grant, each at most MAX_GRANT_GLOB_LENGTH characters. */
+export const MAX_GRANT_ARGS = 16;
+export const MAX_GRANT_GLOB_LENGTH = 512;
+/** Argument names as policy patterns accept them (`tool(name=glob)`). */
+const ARG_NAME = /^[\w$.-]{1,128}$/;
+/** A comma followed by `name=` would start another argument in the pattern text: refused rather than misread. */
+const ARG_SEPARATOR = /,\s*[\w$.-]+\s*=/;
+
+export interface GrantRevocation {
+  at: Date;
+  by: { id: string; name?: string; via: string };
+  reason?: string;
+}
 
 export interface GrantState {
   id: string;
@@ -15,6 +35,11 @@ export interface GrantState {
   createdBy: { id: string; name?: string; via: string };
   sourceToolCallId: string;
   createdAt: Date;
+  /** Argument name → glob: the grant covers only calls whose arguments all match. */
+  args?: Record<string, string>;
+  /** After this instant the grant no longer applies. */
+  expiresAt?: Date;
+  revocation?: GrantRevocation;
 }
 
 /**
@@ -26,13 +51,103 @@ export function widestGrantFor(p: Pick<Principal, 'roles'>): GrantLimit {
   return p.roles.includes('admin') ? 'tenant' : 'conversation';
 }
 
-export class GrantCreated extends BaseEvent<{ grantId: string; scope: GrantScope; scopeId: string | null; createdBy: string; via: string }> {
+/**
+ * Who may revoke a grant: whoever may make one like it. Admins may revoke any grant; an approver a
+ * conversation grant only. Revoking only ever narrows what runs unattended, but an approver revoking a
+ * tenant-wide grant would overrule an admin's decision, so that stays with admins.
+ */
+export function mayRevokeGrant(p: Pick<Principal, 'roles'>, scope: GrantScope): boolean {
+  if (p.roles.includes('agent')) return false;
+  if (p.roles.includes('admin')) return true;
+  return scope === 'conversation' && p.roles.includes('approver');
+}
+
+/** Who may list the tenant's grants: the people who decide or audit. Agents and plain requesters may not. */
+export function mayListGrants(p: Pick<Principal, 'roles'>): boolean {
+  return !p.roles.includes('agent') && ['approver', 'admin', 'auditor'].some((r) => p.roles.includes(r));
+}
+
+/** What is wrong with a requested lifetime in seconds, or undefined. */
+export function expiresInFault(seconds: unknown): string | undefined {
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds)) return 'must be a whole number of seconds';
+  if (seconds < 1 || seconds > MAX_GRANT_SECONDS) return `must be from 1 to ${MAX_GRANT_SECONDS} seconds (90 days)`;
+  return undefined;
+}
+
+/** What is wrong with an argument pattern (`path` prefixes each fault), or an empty list. */
+export function grantArgsFaults(args: unknown, path = 'args'): ValidationFault[] {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return [{ path, message: 'must be an object of argument name → glob' }];
+  const entries = Object.entries(args);
+  if (entries.length === 0) return [{ path, message: 'must name at least one argument; leave it out to cover any arguments' }];
+  if (entries.length > MAX_GRANT_ARGS) return [{ path, message: `may name at most ${MAX_GRANT_ARGS} arguments` }];
+  const faults: ValidationFault[] = [];
+  for (const [name, glob] of entries) {
+    const at = `${path}.${name}`;
+    if (!ARG_NAME.test(name)) faults.push({ path: at, message: 'argument names are letters, digits, _, $, . and - (at most 128)' });
+    else if (typeof glob !== 'string' || glob === '') faults.push({ path: at, message: 'must be a non-empty glob string' });
+    else if (glob.length > MAX_GRANT_GLOB_LENGTH) faults.push({ path: at, message: `must be at most ${MAX_GRANT_GLOB_LENGTH} characters` });
+    else if (glob.trim() !== glob) faults.push({ path: at, message: 'must not start or end with whitespace' });
+    else if (ARG_SEPARATOR.test(glob)) faults.push({ path: at, message: 'must not hold a comma followed by name=' });
+  }
+  if (faults.length === 0) {
+    try {
+      argsPattern('x', args as Record<string, string>).selfCheck();
+    } catch (e) {
+      faults.push({ path, message: (e as Error).message });
+    }
+  }
+  return faults;
+}
+
+/** The args as a policy pattern `tool(a=glob, b=glob)`, compiled by the policy's own glob language. */
+function argsPattern(toolName: string, args: Record<string, string>): ToolPattern {
+  const inner = Object.entries(args)
+    .map(([name, glob]) => `${name}=${glob}`)
+    .join(', ');
+  return ToolPattern.parse(`${toolName}(${inner})`);
+}
+
+/** The readable form of a grant's coverage, as in a policy rule: `shell(cmd=ls *)`, or the tool name alone. */
+export function grantPatternText(toolName: string, args: Record<string, string> | undefined): string {
+  if (!args) return toolName;
+  return `${toolName}(${Object.entries(args)
+    .map(([n, g]) => `${n}=${g}`)
+    .join(', ')})`;
+}
+
+export class GrantCreated extends BaseEvent<{
+  grantId: string;
+  scope: GrantScope;
+  scopeId: string | null;
+  createdBy: string;
+  via: string;
+  args?: Record<string, string>;
+  expiresAt?: string;
+}> {
   readonly type = 'GrantCreated' as const;
+}
+
+export class GrantRevoked extends BaseEvent<{ grantId: string; scope: GrantScope; scopeId: string | null; revokedBy: string; via: string; reason?: string }> {
+  readonly type = 'GrantRevoked' as const;
+}
+
+export class GrantNotFoundError extends DomainError {
+  constructor(id: string) {
+    super('not_found', 'not_found', `No grant ${id}`);
+  }
+}
+
+export class GrantRevokeForbiddenError extends DomainError {
+  constructor(scope: GrantScope) {
+    super('forbidden', 'forbidden', `Only an admin may revoke a grant in scope ${scope}; an approver may revoke a conversation grant`);
+  }
 }
 
 /** A standing permission born of an `always_allow` decision: it turns `confirm` into `automatic`. */
 export class Grant extends AggregateRoot {
-  private constructor(private readonly s: GrantState) {
+  private matcher?: ToolPattern;
+
+  private constructor(private s: GrantState) {
     super(s.tenantId, 0);
   }
 
@@ -40,8 +155,24 @@ export class Grant extends AggregateRoot {
     return new Grant(state);
   }
 
-  static create(input: { id: string; tenantId: string; toolName: string; scope: GrantScope; conversationId: string; agentId: string; by: Actor; toolCallId: string; at: Date }): Grant {
+  static create(input: {
+    id: string;
+    tenantId: string;
+    toolName: string;
+    scope: GrantScope;
+    conversationId: string;
+    agentId: string;
+    by: Actor;
+    toolCallId: string;
+    at: Date;
+    /** Seconds the grant lives; checked by `expiresInFault` first. */
+    expiresIn?: number;
+    /** Argument globs; checked by `grantArgsFaults` first. */
+    args?: Record<string, string>;
+  }): Grant {
     const scopeId = input.scope === 'conversation' ? input.conversationId : input.scope === 'agent' ? input.agentId : undefined;
+    const expiresAt = input.expiresIn === undefined ? undefined : new Date(input.at.getTime() + input.expiresIn * 1000);
+    const args = input.args && { ...input.args };
     const g = new Grant({
       id: input.id,
       tenantId: input.tenantId,
@@ -52,21 +183,73 @@ export class Grant extends AggregateRoot {
       createdBy: { id: input.by.id, via: input.by.via, ...(input.by.name ? { name: input.by.name } : {}) },
       sourceToolCallId: input.toolCallId,
       createdAt: input.at,
+      ...(args ? { args } : {}),
+      ...(expiresAt ? { expiresAt } : {}),
     });
     g.record(
       new GrantCreated(
         { tenantId: input.tenantId, at: input.at, actor: input.by, conversationId: input.conversationId, toolCallId: input.toolCallId, toolName: input.toolName },
-        { grantId: input.id, scope: input.scope, scopeId: scopeId ?? null, createdBy: input.by.id, via: input.by.via },
+        {
+          grantId: input.id,
+          scope: input.scope,
+          scopeId: scopeId ?? null,
+          createdBy: input.by.id,
+          via: input.by.via,
+          ...(args ? { args } : {}),
+          ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+        },
       ),
     );
     return g;
+  }
+
+  get id(): string {
+    return this.s.id;
+  }
+
+  get scope(): GrantScope {
+    return this.s.scope;
   }
 
   snapshot(): Readonly<GrantState> {
     return this.s;
   }
 
+  /** Revoked wins over expired: the person's act is what the record should show. */
+  statusAt(now: Date): GrantStatus {
+    if (this.s.revocation) return 'revoked';
+    if (this.s.expiresAt && this.s.expiresAt.getTime() <= now.getTime()) return 'expired';
+    return 'active';
+  }
+
+  /**
+   * Revokes the grant at once. Revoking a revoked grant changes nothing and records nothing (answers false):
+   * the first revocation, its author and reason stand. An expired grant may still be revoked, for the record.
+   */
+  revoke(by: Actor, at: Date, reason?: string): boolean {
+    if (this.s.revocation) return false;
+    this.s = { ...this.s, revocation: { at, by: { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) }, ...(reason ? { reason } : {}) } };
+    const scopeId = this.s.scope === 'conversation' ? this.s.conversationId : this.s.scope === 'agent' ? this.s.agentId : undefined;
+    this.record(
+      new GrantRevoked(
+        { tenantId: this.s.tenantId, at, actor: by, ...(this.s.conversationId ? { conversationId: this.s.conversationId } : {}), toolName: this.s.toolName },
+        { grantId: this.s.id, scope: this.s.scope, scopeId: scopeId ?? null, revokedBy: by.id, via: by.via, ...(reason ? { reason } : {}) },
+      ),
+    );
+    return true;
+  }
+
+  /** The grant as the policy sees it; callers pass only grants active now (`statusAt`). */
   facts(): GrantFacts {
-    return { id: this.s.id, toolName: this.s.toolName, scope: this.s.scope, conversationId: this.s.conversationId, agentId: this.s.agentId };
+    if (this.s.args && !this.matcher) this.matcher = argsPattern(this.s.toolName, this.s.args);
+    return {
+      id: this.s.id,
+      toolName: this.s.toolName,
+      scope: this.s.scope,
+      conversationId: this.s.conversationId,
+      agentId: this.s.agentId,
+      ...(this.matcher ? { arguments: this.matcher } : {}),
+      ...(this.s.revocation ? { revoked: true } : {}),
+    };
   }
 }

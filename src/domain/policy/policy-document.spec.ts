@@ -4,7 +4,7 @@ import { PolicyDocument } from './policy-document';
 import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS } from './tool-pattern';
 import { SUPERVISION_LEVELS } from './supervision-level';
 
-const BUILT_IN = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant' };
+const BUILT_IN = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true };
 
 function faultsOf(raw: unknown): ValidationFault[] {
   try {

@@ -1,10 +1,26 @@
 import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor } from '../shared/actor';
+import { DomainError } from '../shared/domain-error';
 import { BaseEvent } from '../shared/event-base';
 import { PolicyDocument, PolicyDocumentJson } from './policy-document';
 
-export class PolicyUpdated extends BaseEvent<{ version: number; previousVersion: number; document: PolicyDocumentJson; source: string }> {
+/** `rolledBackFrom` (and the admin's `reason`) only on a rollback: the version whose document this one repeats. */
+export class PolicyUpdated extends BaseEvent<{ version: number; previousVersion: number; document: PolicyDocumentJson; source: string; rolledBackFrom?: number; reason?: string }> {
   readonly type = 'PolicyUpdated' as const;
+}
+
+export class PolicyVersionNotFoundError extends DomainError {
+  constructor(version: number) {
+    super('not_found', 'not_found', `Policy version ${version} not found`);
+  }
+}
+
+/** A rollback to the version in force would change nothing but the version number. */
+export class PolicyVersionInForceError extends DomainError {
+  constructor(target: number, current: number) {
+    const detail = target === current ? `Policy version ${target} is the version in force` : `Policy version ${target} has the same document as version ${current}, the version in force`;
+    super('already_in_force', 'conflict', `${detail}: there is nothing to roll back`);
+  }
 }
 
 export interface TenantPolicyState {
@@ -52,5 +68,21 @@ export class TenantPolicy extends AggregateRoot {
     this.s = { ...this.s, version: previousVersion + 1, document, updatedAt: at, updatedBy: by.id };
     this.record(new PolicyUpdated({ tenantId: this.tenantId, at, actor: by }, { version: this.s.version, previousVersion, document: document.toJSON(), source: opts.source ?? 'api' }));
     return true;
+  }
+
+  /**
+   * A new version whose document is an earlier version's: history is never rewritten. Rolling back to the
+   * version in force is refused, as is rolling back to a document that is already in force under a later number.
+   */
+  rollBack(to: { version: number; document: PolicyDocument }, by: Actor, at: Date, reason?: string): void {
+    if (to.version === this.s.version || (this.s.version > 0 && this.s.document.equals(to.document))) throw new PolicyVersionInForceError(to.version, this.s.version);
+    const previousVersion = this.s.version;
+    this.s = { ...this.s, version: previousVersion + 1, document: to.document, updatedAt: at, updatedBy: by.id };
+    this.record(
+      new PolicyUpdated(
+        { tenantId: this.tenantId, at, actor: by },
+        { version: this.s.version, previousVersion, document: to.document.toJSON(), source: 'rollback', rolledBackFrom: to.version, ...(reason ? { reason } : {}) },
+      ),
+    );
   }
 }

@@ -87,6 +87,18 @@ export class ToolPattern {
     return this.tool.exact;
   }
 
+  /** The arguments the pattern names, in order (empty for a pattern on the tool name alone). */
+  get argumentNames(): readonly string[] {
+    return (this.names ??= Object.freeze(this.args.map((a) => a.name)));
+  }
+  private names?: readonly string[];
+
+  /** Whether the glob of the named argument accepts `text`; false when the pattern does not name it. */
+  matchesArgumentText(name: string, text: string): boolean {
+    const arg = this.args.find((a) => a.name === name);
+    return arg !== undefined && arg.value.test(text);
+  }
+
   /** The tool-name part alone; it depends on nothing else, so callers may memoise it. */
   matchesTool(toolName: string): boolean {
     return this.tool.test(toolName);

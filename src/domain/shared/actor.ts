@@ -23,6 +23,8 @@ export interface Principal {
   name?: string;
   /** The channel it acts through, when not REST's `api` (gRPC says `grpc`): recorded as the agent's `via`. */
   via?: Channel;
+  /** An agent's owner (its token's `owner` claim): the person answerable for it. */
+  owner?: string;
 }
 
 /** A person acting through a channel, as the audit trail records them. */

@@ -97,17 +97,20 @@ function toPrincipal(p: JWTPayload): Principal {
   if (typeof tenant !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(tenant)) throw new InvalidTokenError('tenant must match ^[A-Za-z0-9_.:-]{1,128}$');
   const name = typeof p.name === 'string' ? p.name : undefined;
   const held = roles.includes('agent') ? ['agent'] : [...new Set(roles as string[])];
-  return { id: p.sub, tenant, roles: held, ...(name ? { name } : {}) };
+  // An agent's `owner` is the person answerable for it: separation of duties keeps them from approving its calls.
+  const owner = held[0] === 'agent' && p.owner !== undefined ? p.owner : undefined;
+  if (owner !== undefined && (typeof owner !== 'string' || owner.length === 0 || owner.length > 256)) throw new InvalidTokenError('owner must be a non-empty string');
+  return { id: p.sub, tenant, roles: held, ...(name ? { name } : {}), ...(owner ? { owner } : {}) };
 }
 
 /** Mints an HS256 token (the `tollgate token` command, the web dev sign-in and tests). */
 export async function mintToken(
   secret: string,
-  claims: { sub: string; roles: string[]; tenant?: string; name?: string },
+  claims: { sub: string; roles: string[]; tenant?: string; name?: string; owner?: string },
   ttl = '8h',
   opts: { issuer?: string; audience?: string } = {},
 ): Promise<string> {
-  let jwt = new SignJWT({ roles: claims.roles, tenant: claims.tenant ?? 'default', ...(claims.name ? { name: claims.name } : {}) })
+  let jwt = new SignJWT({ roles: claims.roles, tenant: claims.tenant ?? 'default', ...(claims.name ? { name: claims.name } : {}), ...(claims.owner ? { owner: claims.owner } : {}) })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.sub)
     .setIssuedAt()

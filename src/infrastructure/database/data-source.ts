@@ -2,6 +2,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { databaseProblem } from '../config/startup-errors';
 import { ORM_ENTITIES } from '../persistence/orm-entities';
+import { QuestionRow } from '../persistence/question.orm-entity';
 import { EmbeddedPostgres } from './embedded-postgres';
 
 export interface DatabaseTarget {
@@ -18,7 +19,7 @@ export interface DatabaseTarget {
 export function dataSourceOptions(target: DatabaseTarget): DataSourceOptions {
   const common = {
     type: 'postgres' as const,
-    entities: ORM_ENTITIES,
+    entities: [...ORM_ENTITIES, QuestionRow],
     migrations: MIGRATIONS,
     migrationsTableName: 'tollgate_migrations',
     synchronize: false,

@@ -12,6 +12,7 @@ export class ConversationRow {
   @PrimaryColumn('text', { name: 'tenant_id' }) tenantId: string;
   @PrimaryColumn('text') id: string;
   @Column('text', { name: 'agent_id' }) agentId: string;
+  @Column('text', { name: 'agent_owner', nullable: true }) agentOwner: string | null;
   @Column('text', { name: 'user_id', nullable: true }) userId: string | null;
   @Column('text', { name: 'user_roles', array: true, nullable: true }) userRoles: string[] | null;
   @Column('text', { name: 'user_name', nullable: true }) userName: string | null;
@@ -40,6 +41,9 @@ export class ToolCallRow {
   @Column('jsonb') policy: JsonObject;
   @Column('text', { array: true, nullable: true }) approvers: string[] | null;
   @Column({ ...tz, name: 'expires_at', nullable: true }) expiresAt: Date | null;
+  @Column('jsonb', { nullable: true }) approvals: JsonObject[] | null;
+  @Column('jsonb', { name: 'follow_up', nullable: true }) followUp: JsonObject | null;
+  @Column({ ...tz, name: 'next_step_at', nullable: true }) nextStepAt: Date | null;
   @Column('jsonb', { nullable: true }) decision: JsonObject | null;
   @Column('jsonb', { nullable: true }) execution: JsonObject | null;
   @Column('jsonb', { nullable: true }) result: JsonObject | null;
@@ -83,6 +87,11 @@ export class GrantRow {
   @Column('jsonb', { name: 'created_by' }) createdBy: { id: string; name?: string; via: string };
   @Column('text', { name: 'source_tool_call_id' }) sourceToolCallId: string;
   @Column({ ...tz, name: 'created_at' }) createdAt: Date;
+  @Column({ ...tz, name: 'expires_at', nullable: true }) expiresAt: Date | null;
+  @Column({ ...tz, name: 'revoked_at', nullable: true }) revokedAt: Date | null;
+  @Column('jsonb', { name: 'revoked_by', nullable: true }) revokedBy: { id: string; name?: string; via: string } | null;
+  @Column('text', { name: 'revoke_reason', nullable: true }) revokeReason: string | null;
+  @Column('jsonb', { nullable: true }) args: Record<string, string> | null;
 }
 
 @Entity('halts')

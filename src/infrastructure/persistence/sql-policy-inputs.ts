@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CONVERSATIONS, LoadOptions, PolicyInputs, PolicyInputsReader } from '../../application/ports';
+import { CLOCK, Clock, CONVERSATIONS, LoadOptions, PolicyInputs, PolicyInputsReader } from '../../application/ports';
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { GrantRow, ToolRow } from './orm-entities';
-import { grantFromRow } from './typeorm-grant.repository';
+import { GRANT_APPLIES, grantFromRow } from './typeorm-grant.repository';
 import { TypeOrmConversationRepository } from './typeorm-conversation.repository';
 import { TypeOrmPolicyRepository } from './typeorm-policy.repository';
 import { toolFromRow } from './typeorm-tool.repository';
@@ -12,16 +12,21 @@ const TOOL = `json_build_object('tenantId', tenant_id, 'name', name, 'descriptio
   'requiresApproval', requires_approval, 'destructive', destructive, 'registeredBy', registered_by, 'registeredByKind', registered_by_kind,
   'createdAt', created_at, 'updatedAt', updated_at, 'version', version)`;
 const GRANT = `json_build_object('tenantId', tenant_id, 'id', id, 'toolName', tool_name, 'scope', scope, 'conversationId', conversation_id,
-  'agentId', agent_id, 'createdBy', created_by, 'sourceToolCallId', source_tool_call_id, 'createdAt', created_at)`;
+  'agentId', agent_id, 'createdBy', created_by, 'sourceToolCallId', source_tool_call_id, 'createdAt', created_at, 'expiresAt', expires_at, 'args', args)`;
 
-/** The inputs as one JSON value, for a conversation of an agent, of tool names (SQL expressions or parameters). */
-const inputsJson = (tenant: string, agent: string, conversation: string, toolNames: string) => `json_build_object(
+/**
+ * The inputs as one JSON value, for a conversation of an agent, of tool names, at an instant (SQL expressions or
+ * parameters). Only grants that apply at `now` (the app Clock, as for tool calls' expiry) are read: a revoked or
+ * expired grant is never weighed, and nothing caches them, so a revocation holds from the next proposal on any instance.
+ */
+const inputsJson = (tenant: string, agent: string, conversation: string, toolNames: string, now: string) => `json_build_object(
   'halt', (SELECT json_build_object('scope', scope, 'reason', reason) FROM halts
             WHERE tenant_id = ${tenant} AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = ${agent}) OR (scope = 'conversation' AND scope_id = ${conversation}))
             ORDER BY CASE scope WHEN 'tenant' THEN 0 WHEN 'agent' THEN 1 ELSE 2 END LIMIT 1),
   'policyVersion', (SELECT version FROM policy_versions WHERE tenant_id = ${tenant} ORDER BY version DESC LIMIT 1),
   'tools', (SELECT coalesce(json_agg(${TOOL}), '[]') FROM tools WHERE tenant_id = ${tenant} AND name = ANY(${toolNames}::text[])),
-  'grants', (SELECT coalesce(json_agg(${GRANT}), '[]') FROM grants WHERE tenant_id = ${tenant} AND tool_name = ANY(${toolNames}::text[])))`;
+  'grants', (SELECT coalesce(json_agg(${GRANT}), '[]') FROM grants WHERE tenant_id = ${tenant} AND tool_name = ANY(${toolNames}::text[])
+              AND ${GRANT_APPLIES('', `${now}::timestamptz`)}))`;
 
 interface InputsJson {
   halt: { scope: string; reason: string } | null;
@@ -43,10 +48,11 @@ export class SqlPolicyInputs implements PolicyInputsReader {
     private readonly policies: TypeOrmPolicyRepository,
     // The one repository instance (its group commit is per instance), bound to the port.
     @Inject(CONVERSATIONS) private readonly conversations: TypeOrmConversationRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async forProposal(tenantId: string, { agentId, conversationId, toolNames }: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs> {
-    const [r]: Array<{ inputs: InputsJson }> = await this.uow.prepared(`SELECT ${inputsJson('$1', '$2', '$3', '$4')} AS inputs`, [tenantId, agentId, conversationId, toolNames]);
+    const [r]: Array<{ inputs: InputsJson }> = await this.uow.prepared(`SELECT ${inputsJson('$1', '$2', '$3', '$4', '$5')} AS inputs`, [tenantId, agentId, conversationId, toolNames, this.clock.now()]);
     return this.inputsFrom(tenantId, r.inputs);
   }
 
@@ -56,8 +62,8 @@ export class SqlPolicyInputs implements PolicyInputsReader {
       return conversation && { conversation, inputs: await this.forProposal(tenantId, { agentId: conversation.agentId, conversationId, toolNames }) };
     }
     const read = await this.conversations.findByIdWith<InputsJson>(tenantId, conversationId, opts, {
-      select: (param) => inputsJson('c.tenant_id', 'c.agent_id', 'c.id', param(0)),
-      params: [toolNames],
+      select: (param) => inputsJson('c.tenant_id', 'c.agent_id', 'c.id', param(0), param(1)),
+      params: [toolNames, this.clock.now()],
     });
     return read && { conversation: read.conversation, inputs: await this.inputsFrom(tenantId, read.extra) };
   }
@@ -72,7 +78,7 @@ export class SqlPolicyInputs implements PolicyInputsReader {
       halt: r.halt,
       policy: await this.policies.atVersion(tenantId, r.policyVersion),
       tools: r.tools.map((t) => toolFromRow(dated<ToolRow>(t, ['createdAt', 'updatedAt']))),
-      grants: r.grants.map((g) => grantFromRow(dated<GrantRow>(g, ['createdAt']))),
+      grants: r.grants.map((g) => grantFromRow(dated<GrantRow>(g, g.expiresAt ? ['createdAt', 'expiresAt'] : ['createdAt']))),
     };
   }
 }

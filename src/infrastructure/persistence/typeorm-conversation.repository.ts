@@ -14,24 +14,24 @@ import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
  * and TypeORM's query building cost more CPU than the database did (docs/BENCHMARKS.md).
  * Columns are aliased to the row classes' property names, so one mapper serves both.
  */
-const CONVERSATION_COLUMNS = `tenant_id AS "tenantId", id, agent_id AS "agentId", user_id AS "userId", user_roles AS "userRoles",
+const CONVERSATION_COLUMNS = `tenant_id AS "tenantId", id, agent_id AS "agentId", agent_owner AS "agentOwner", user_id AS "userId", user_roles AS "userRoles",
   user_name AS "userName", title, metadata, pending_count AS "pendingCount", created_at AS "createdAt", updated_at AS "updatedAt", version`;
 const CALL_COLUMNS = `tenant_id AS "tenantId", id, conversation_id AS "conversationId", external_id AS "externalId", tool_name AS "toolName",
   arguments, annotations, reason, confidence, estimated_cost AS "estimatedCost", display, status, policy, approvers,
-  expires_at AS "expiresAt", decision, execution, result, cancellation, created_at AS "createdAt", updated_at AS "updatedAt"`;
+  expires_at AS "expiresAt", approvals, follow_up AS "followUp", next_step_at AS "nextStepAt", decision, execution, result, cancellation, created_at AS "createdAt", updated_at AS "updatedAt"`;
 /** The recordset shape of a tool call row, for inserts and updates from one JSON parameter. */
 const CALL_RECORD = `tenant_id text, id text, conversation_id text, external_id text, tool_name text, arguments jsonb, annotations jsonb,
   reason text, confidence double precision, estimated_cost double precision, display jsonb, status text, policy jsonb, approvers text[],
-  expires_at timestamptz, decision jsonb, execution jsonb, result jsonb, cancellation jsonb, created_at timestamptz, updated_at timestamptz`;
+  expires_at timestamptz, approvals jsonb, follow_up jsonb, next_step_at timestamptz, decision jsonb, execution jsonb, result jsonb, cancellation jsonb, created_at timestamptz, updated_at timestamptz`;
 const CALL_FIELDS = `tenant_id, id, conversation_id, external_id, tool_name, arguments, annotations, reason, confidence, estimated_cost,
-  display, status, policy, approvers, expires_at, decision, execution, result, cancellation, created_at, updated_at`;
+  display, status, policy, approvers, expires_at, approvals, follow_up, next_step_at, decision, execution, result, cancellation, created_at, updated_at`;
 
 /** New calls ($11) and changed calls ($12) of a conversation of tenant $1, as CTEs of the save statement. */
 const CALL_WRITES = `
   ins AS (INSERT INTO tool_calls (${CALL_FIELDS}) SELECT ${CALL_FIELDS} FROM jsonb_to_recordset($11::jsonb) AS r(${CALL_RECORD}) RETURNING 1),
   upd AS (UPDATE tool_calls t SET external_id = r.external_id, tool_name = r.tool_name, arguments = r.arguments, annotations = r.annotations,
             reason = r.reason, confidence = r.confidence, estimated_cost = r.estimated_cost, display = r.display, status = r.status,
-            policy = r.policy, approvers = r.approvers, expires_at = r.expires_at, decision = r.decision, execution = r.execution,
+            policy = r.policy, approvers = r.approvers, expires_at = r.expires_at, approvals = r.approvals, follow_up = r.follow_up, next_step_at = r.next_step_at, decision = r.decision, execution = r.execution,
             result = r.result, cancellation = r.cancellation, updated_at = r.updated_at
           FROM jsonb_to_recordset($12::jsonb) AS r(${CALL_RECORD})
           WHERE t.tenant_id = $1 AND t.id = r.id RETURNING 1)`;
@@ -41,9 +41,9 @@ const CALL_WRITES = `
  * `save`). A new conversation is inserted (it also takes created_at and agent_id, at the given parameters);
  * a loaded one is updated only if its version is still the loaded one.
  */
-const rootInsert = (createdAt: string, agentId: string) =>
-  `INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${createdAt}, $9, $10 + 1, ${agentId}) RETURNING 1`;
+const rootInsert = (createdAt: string, agentId: string, agentOwner: string) =>
+  `INSERT INTO conversations (tenant_id, id, user_id, user_roles, user_name, title, metadata, pending_count, created_at, updated_at, version, agent_id, agent_owner)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${createdAt}, $9, $10 + 1, ${agentId}, ${agentOwner}) RETURNING 1`;
 const ROOT_UPDATE = `UPDATE conversations SET user_id = $3, user_roles = $4, user_name = $5, title = $6, metadata = $7, pending_count = $8,
      updated_at = $9, version = $10 + 1
    WHERE tenant_id = $1 AND id = $2 AND version = $10 RETURNING 1`;
@@ -53,7 +53,7 @@ const ROOT_UPDATE = `UPDATE conversations SET user_id = $3, user_roles = $4, use
  * on the chain and the wake-up NOTIFYs. $1–$12 as `save`, $13 the events, $14 the wakes, then a new root's
  * created_at and agent_id.
  */
-const atomicSave = (insert: boolean) => `WITH conv AS (${insert ? rootInsert('$15', '$16') : ROOT_UPDATE}),
+const atomicSave = (insert: boolean) => `WITH conv AS (${insert ? rootInsert('$15', '$16', '$17') : ROOT_UPDATE}),
        ${CALL_WRITES}
        SELECT tollgate_expect((SELECT count(*) FROM conv) = 1, 'conversation ' || $2 || ' changed since it was loaded') AS ok,
               (SELECT json_agg(a ORDER BY a.out_seq) FROM tollgate_append_events($1, $13::jsonb) a) AS chained,
@@ -76,7 +76,7 @@ const BATCH_SAVE = `WITH conv AS (
            WHERE r.item IN (SELECT item FROM conv) RETURNING 1),
   upd AS (UPDATE tool_calls t SET external_id = r.external_id, tool_name = r.tool_name, arguments = r.arguments, annotations = r.annotations,
             reason = r.reason, confidence = r.confidence, estimated_cost = r.estimated_cost, display = r.display, status = r.status,
-            policy = r.policy, approvers = r.approvers, expires_at = r.expires_at, decision = r.decision, execution = r.execution,
+            policy = r.policy, approvers = r.approvers, expires_at = r.expires_at, approvals = r.approvals, follow_up = r.follow_up, next_step_at = r.next_step_at, decision = r.decision, execution = r.execution,
             result = r.result, cancellation = r.cancellation, updated_at = r.updated_at
           FROM jsonb_to_recordset($4::jsonb) AS r(item int, ${CALL_RECORD})
           WHERE t.tenant_id = $1 AND t.id = r.id AND r.item IN (SELECT item FROM conv) RETURNING 1)
@@ -98,7 +98,7 @@ interface PendingSave {
   updates: Array<Record<string, unknown>>;
   prepared: PreparedAppend;
   /** A new conversation: inserted, not updated (never grouped). */
-  created?: { at: Date; agentId: string };
+  created?: { at: Date; agentId: string; agentOwner: string | null };
 }
 
 /** $1–$12 of a save: the root's fields and loaded version, then the new and changed calls. */
@@ -144,7 +144,7 @@ type CallSelection = Exclude<NonNullable<LoadOptions['calls']>, 'all'>;
 /** A tool call read through json_agg: the same keys as the row class, dates as text. */
 function callRowFromJson(j: Record<string, unknown>): ToolCallRow {
   const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
-  return { ...(j as unknown as ToolCallRow), createdAt: date(j.createdAt)!, updatedAt: date(j.updatedAt)!, expiresAt: date(j.expiresAt) };
+  return { ...(j as unknown as ToolCallRow), createdAt: date(j.createdAt)!, updatedAt: date(j.updatedAt)!, expiresAt: date(j.expiresAt), nextStepAt: date(j.nextStepAt) };
 }
 
 /** A tool call row as JSON for jsonb_to_recordset (snake_case keys, as CALL_RECORD names them). */
@@ -165,6 +165,9 @@ function callRecord(r: ToolCallRow): Record<string, unknown> {
     policy: r.policy,
     approvers: r.approvers,
     expires_at: r.expiresAt,
+    approvals: r.approvals,
+    follow_up: r.followUp,
+    next_step_at: r.nextStepAt,
     decision: r.decision,
     execution: r.execution,
     result: r.result,
@@ -300,14 +303,14 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     if (!this.uow.inTransaction) {
       // A refusal or a repeat changed nothing: writing would only bump the version and make racers retry.
       if (c.version > 0 && events.length === 0 && added.length === 0 && changed.length === 0) return;
-      return this.saveAtomically(c, { tenant: c.tenantId, root, inserts, updates, prepared: this.eventStore.prepare(c.tenantId, events), created: c.version === 0 ? { at: c.createdAt, agentId: c.agentId } : undefined });
+      return this.saveAtomically(c, { tenant: c.tenantId, root, inserts, updates, prepared: this.eventStore.prepare(c.tenantId, events), created: c.version === 0 ? { at: c.createdAt, agentId: c.agentId, agentOwner: c.agentOwner ?? null } : undefined });
     }
     // TypeORM's save() would not check the version: the update matches only the loaded version.
     const [res]: Array<{ conv: string }> = await this.uow.prepared(
-      `WITH conv AS (${c.version === 0 ? rootInsert('$13', '$14') : ROOT_UPDATE}),
+      `WITH conv AS (${c.version === 0 ? rootInsert('$13', '$14', '$15') : ROOT_UPDATE}),
        ${CALL_WRITES}
        SELECT (SELECT count(*) FROM conv) AS conv`,
-      [...rootParams(c.tenantId, root, inserts, updates), ...(c.version === 0 ? [row.createdAt, row.agentId] : [])],
+      [...rootParams(c.tenantId, root, inserts, updates), ...(c.version === 0 ? [row.createdAt, row.agentId, row.agentOwner] : [])],
     );
     // Nothing matched: the whole transaction rolls back, the calls written beside it with it.
     if (Number(res.conv) !== 1) throw new StaleAggregateError(`conversation ${c.id} changed since it was loaded`);
@@ -332,7 +335,7 @@ export class TypeOrmConversationRepository implements ConversationRepository {
       ...rootParams(save.tenant, save.root, save.inserts, save.updates),
       JSON.stringify(save.prepared.records),
       save.prepared.wakes,
-      ...(save.created ? [save.created.at, save.created.agentId] : []),
+      ...(save.created ? [save.created.at, save.created.agentId, save.created.agentOwner] : []),
     ]);
     return res.chained ?? [];
   }
@@ -402,7 +405,13 @@ export class TypeOrmConversationRepository implements ConversationRepository {
   async findWithDueExpiries(now: Date, limit: number) {
     const rows: Array<{ tenant_id: string; conversation_id: string }> = await this.uow
       .manager()
-      .query(`SELECT DISTINCT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND expires_at <= $1 LIMIT $2`, [now, limit]);
+      .query(
+        `SELECT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND expires_at <= $1
+         UNION
+         SELECT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND next_step_at <= $1
+         LIMIT $2`,
+        [now, limit],
+      );
     return rows.map((r) => ({ tenantId: r.tenant_id, conversationId: r.conversation_id }));
   }
 }

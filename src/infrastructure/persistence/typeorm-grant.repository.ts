@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { In } from 'typeorm';
 import { Grant } from '../../domain/grant/grant.aggregate';
-import { GrantRepository } from '../../application/ports';
+import { GrantListFilter, GrantRepository } from '../../application/ports';
+import { ValidationError } from '../../domain/shared/domain-error';
 import { GrantRow } from './orm-entities';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
@@ -16,34 +16,101 @@ export function grantFromRow(r: GrantRow): Grant {
     createdBy: r.createdBy,
     sourceToolCallId: r.sourceToolCallId,
     createdAt: r.createdAt,
+    ...(r.args ? { args: r.args } : {}),
+    ...(r.expiresAt ? { expiresAt: r.expiresAt } : {}),
+    ...(r.revokedAt && r.revokedBy ? { revocation: { at: r.revokedAt, by: r.revokedBy, ...(r.revokeReason ? { reason: r.revokeReason } : {}) } } : {}),
   });
+}
+
+/** The SQL condition for "applies at $n": not revoked, and no lifetime or one not yet over. */
+export const GRANT_APPLIES = (alias: string, now: string) => `${alias}revoked_at IS NULL AND (${alias}expires_at IS NULL OR ${alias}expires_at > ${now})`;
+
+const STATUS: Record<Exclude<GrantListFilter['status'], 'all'>, (now: string) => string> = {
+  active: (now) => GRANT_APPLIES('g.', now),
+  revoked: () => 'g.revoked_at IS NOT NULL',
+  expired: (now) => `g.revoked_at IS NULL AND g.expires_at <= ${now}`,
+};
+
+/** Keyset cursors on (created_at, id): stable under inserts. Opaque to clients. */
+function encodeCursor(r: GrantRow): string {
+  return Buffer.from(JSON.stringify([r.createdAt.toISOString(), r.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): [string, string] | null {
+  if (!cursor) return null;
+  try {
+    const k = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && !Number.isNaN(Date.parse(k[0])) && typeof k[1] === 'string') return k as [string, string];
+  } catch {
+    /* fall through */
+  }
+  throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
 }
 
 @Injectable()
 export class TypeOrmGrantRepository implements GrantRepository {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
-  async forTools(tenantId: string, toolNames: string[]): Promise<Grant[]> {
+  async forTools(tenantId: string, toolNames: string[], now: Date): Promise<Grant[]> {
     if (toolNames.length === 0) return [];
-    const rows = await this.uow.manager().getRepository(GrantRow).find({ where: { tenantId, toolName: In(toolNames) } });
+    const rows = await this.uow
+      .manager()
+      .getRepository(GrantRow)
+      .createQueryBuilder('g')
+      .where(`g.tenant_id = :tenantId AND g.tool_name IN (:...toolNames) AND ${GRANT_APPLIES('g.', ':now')}`, { tenantId, toolNames, now })
+      .getMany();
     return rows.map(grantFromRow);
+  }
+
+  async findById(tenantId: string, id: string, opts: { lock?: boolean } = {}): Promise<Grant | null> {
+    const qb = this.uow.manager().getRepository(GrantRow).createQueryBuilder('g').where('g.tenant_id = :tenantId AND g.id = :id', { tenantId, id });
+    if (opts.lock) qb.setLock('pessimistic_write');
+    const row = await qb.getOne();
+    return row && grantFromRow(row);
+  }
+
+  async list(tenantId: string, f: GrantListFilter): Promise<{ grants: Grant[]; nextCursor: string | null }> {
+    const qb = this.uow.manager().getRepository(GrantRow).createQueryBuilder('g').where('g.tenant_id = :tenantId', { tenantId });
+    if (f.toolName !== undefined) qb.andWhere('g.tool_name = :toolName', { toolName: f.toolName });
+    if (f.scope !== undefined) qb.andWhere('g.scope = :scope', { scope: f.scope });
+    if (f.status !== 'all') qb.andWhere(STATUS[f.status](':now'), { now: f.now });
+    const after = decodeCursor(f.cursor);
+    if (after) qb.andWhere('(g.created_at, g.id) < (:afterAt::timestamptz, :afterId)', { afterAt: after[0], afterId: after[1] });
+    const rows = await qb.orderBy('g.created_at', 'DESC').addOrderBy('g.id', 'DESC').limit(f.limit + 1).getMany();
+    const more = rows.length > f.limit;
+    const items = rows.slice(0, f.limit);
+    return { grants: items.map(grantFromRow), nextCursor: more ? encodeCursor(items[items.length - 1]) : null };
   }
 
   async save(grant: Grant): Promise<void> {
     const events = grant.pullEvents();
     if (events.length === 0) return;
     const s = grant.snapshot();
-    await this.uow.manager().getRepository(GrantRow).insert({
-      tenantId: s.tenantId,
-      id: s.id,
-      toolName: s.toolName,
-      scope: s.scope,
-      conversationId: s.conversationId ?? null,
-      agentId: s.agentId ?? null,
-      createdBy: s.createdBy,
-      sourceToolCallId: s.sourceToolCallId,
-      createdAt: s.createdAt,
-    });
+    const repo = this.uow.manager().getRepository(GrantRow);
+    if (events.some((e) => e.type === 'GrantCreated')) {
+      await repo.insert({
+        tenantId: s.tenantId,
+        id: s.id,
+        toolName: s.toolName,
+        scope: s.scope,
+        conversationId: s.conversationId ?? null,
+        agentId: s.agentId ?? null,
+        createdBy: s.createdBy,
+        sourceToolCallId: s.sourceToolCallId,
+        createdAt: s.createdAt,
+        expiresAt: s.expiresAt ?? null,
+        args: s.args ?? null,
+        revokedAt: s.revocation?.at ?? null,
+        revokedBy: s.revocation?.by ?? null,
+        revokeReason: s.revocation?.reason ?? null,
+      });
+    } else if (s.revocation) {
+      // Only a grant not yet revoked: the command read it locked, so this always changes the one row.
+      await repo.update(
+        { tenantId: s.tenantId, id: s.id },
+        { revokedAt: s.revocation.at, revokedBy: s.revocation.by, revokeReason: s.revocation.reason ?? null },
+      );
+    }
     this.uow.collect(events);
   }
 }

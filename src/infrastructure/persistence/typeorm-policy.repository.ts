@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PolicyDocument } from '../../domain/policy/policy-document';
 import { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
 import { PolicyRepository } from '../../application/ports';
+import { PolicyHistory, PolicyVersionRecord, PolicyVersionSummary } from '../../application/ports/policy-history.port';
 import { JsonObject, PolicyVersionRow } from './orm-entities';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
@@ -13,7 +14,7 @@ const MAX_CACHED_TENANTS = 10_000;
  * the same key; the key stays the backstop.
  */
 @Injectable()
-export class TypeOrmPolicyRepository implements PolicyRepository {
+export class TypeOrmPolicyRepository implements PolicyRepository, PolicyHistory {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
   /**
@@ -59,5 +60,21 @@ export class TypeOrmPolicyRepository implements PolicyRepository {
       createdBy: policy.updatedBy!,
     });
     this.uow.collect(events);
+  }
+
+  /** Newest first, keyset-paged on the primary key; the rule count is read from the stored document. */
+  async list(tenantId: string, page: { before?: number; limit: number }): Promise<PolicyVersionSummary[]> {
+    const rows: Array<{ version: number; created_at: Date; created_by: string; rules: number }> = await this.uow.manager().query(
+      `SELECT version, created_at, created_by, COALESCE(jsonb_array_length(document->'rules'), 0)::int AS rules
+         FROM policy_versions WHERE tenant_id = $1 AND version < $2 ORDER BY version DESC LIMIT $3`,
+      [tenantId, page.before ?? 2_147_483_647, page.limit],
+    );
+    return rows.map((r) => ({ version: Number(r.version), createdAt: new Date(r.created_at), createdBy: r.created_by, rules: Number(r.rules) }));
+  }
+
+  /** One stored version; its document restored as stored (checks added since are not applied again). */
+  async get(tenantId: string, version: number): Promise<PolicyVersionRecord | null> {
+    const row = await this.uow.manager().getRepository(PolicyVersionRow).findOneBy({ tenantId, version });
+    return row && { version: row.version, createdAt: row.createdAt, createdBy: row.createdBy, document: PolicyDocument.restore(row.document) };
   }
 }

@@ -25,7 +25,8 @@ export interface FeedSubscription {
 
 /**
  * Events outside any conversation, by the roles (besides admin and auditor, who read the whole trail) whose REST
- * reads show the same thing: policy (`GET /v1/policy`), tools (`GET /v1/tools`), halts (`GET /v1/status`).
+ * reads show the same thing: policy (`GET /v1/policy`), tools (`GET /v1/tools`), halts (`GET /v1/status`), grants
+ * (`GET /v1/grants`).
  * Webhooks and purges are for admins and auditors only.
  */
 const TENANT_EVENT_READERS: Record<string, readonly string[]> = {
@@ -33,6 +34,8 @@ const TENANT_EVENT_READERS: Record<string, readonly string[]> = {
   ToolRegistered: ['approver'],
   Halted: ['approver'],
   Resumed: ['approver'],
+  // A revoked agent or tenant grant (GET /v1/grants); a conversation grant's revocation is that conversation's event.
+  GrantRevoked: ['approver'],
 };
 
 /**

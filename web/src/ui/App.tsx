@@ -1,12 +1,14 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, createApi, errorText, publicApi } from '../api';
-import { Departure, departureFromDecision, departureFromEvent, depart, emptyInbox, InboxState, pendingItems, prune, titleOf, withSnapshot } from '../inbox';
+import { Departure, departureFromDecision, departureFromEvent, depart, emptyInbox, InboxState, notifiedFromEvent, pendingItems, prune, told, titleOf, withSnapshot } from '../inbox';
 import { canReadAudit, clearSession, displayName, loadSession, saveSession, Session } from '../session';
 import { openStream, Stream, StreamState, StreamStatus } from '../sse';
 import type { Approval, AuditEvent, DecisionBody, TenantStatus, Tool, UiConfig } from '../types';
 import { NotifyToggle, useNotifications, useTabBadge } from './attention';
 import { asksTwice, Card, Intent } from './Card';
+import { Questions } from './Questions';
 import { hasModifier, isTyping, MOD_KEY, Route, useKeydown, useNow, useRoute } from './hooks';
+import { Grants, mayListGrants } from './Grants';
 import { Inbox, ListNote } from './Inbox';
 import { SignIn } from './SignIn';
 import { StreamBanner } from './StreamBanner';
@@ -98,6 +100,10 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   const notifier = useNotifications(me, (id) => navigate({ view: 'call', id }));
   const [help, setHelp] = useState(false);
   const [convVersion, setConvVersion] = useState(0);
+  // The grants view, over the list (not a route: a link to a card still opens over whichever is shown).
+  const [showGrants, setShowGrants] = useState(false);
+  const [grantsVersion, setGrantsVersion] = useState(0);
+  const [questionsVersion, setQuestionsVersion] = useState(0);
 
   const announce = useCallback((text: string) => setAnnouncement((prev) => (prev === text ? `${text}\u200b` : text)), []);
 
@@ -183,15 +189,27 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
     loadTools();
     loadStatus();
     const onEvent = (e: AuditEvent) => {
-      if (e.type === 'ApprovalRequested') scheduleRefresh();
+      if (e.type === 'ApprovalRequested' || e.type === 'ToolCallApprovalRecorded') scheduleRefresh(); // a quorum's progress: "1 of 2"
       else if (e.type === 'ToolCallProposed' && e.toolCallId) {
         const flags = e.data.toolFlags as { destructive?: boolean } | undefined;
         if (flags) flagsSeen.current.set(e.toolCallId, !!flags.destructive);
       } else if (LEAVING.has(e.type)) {
         const d = departureFromEvent(e, me, Date.now());
         if (d) leave(d);
+      } else if (e.type === 'ToolCallNotified') {
+        const d = notifiedFromEvent(e, session, Date.now());
+        let added = false;
+        if (d)
+          update((s) => {
+            const r = told(s, d);
+            added = r.added;
+            return r.state;
+          });
+        if (d && added) announce(`${d.title}: ${d.note}`);
       } else if (e.type === 'ToolRegistered') loadTools();
       else if (e.type === 'Halted' || e.type === 'Resumed') loadStatus();
+      else if (e.type === 'GrantCreated' || e.type === 'GrantRevoked') setGrantsVersion((v) => v + 1);
+      else if (e.type.startsWith('Question')) setQuestionsVersion((v) => v + 1);
       const r = routeRef.current;
       if (r.view === 'conversation' && e.conversationId === r.id) setConvVersion((v) => v + 1);
     };
@@ -302,6 +320,10 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       if (e.key === 'Escape') navigate({ view: 'inbox' });
       return;
     }
+    if (showGrants) {
+      if (e.key === 'Escape') setShowGrants(false);
+      return;
+    }
     const move = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
     const { pending: list, selectedId: current, chosen } = keyState.current;
     const call = list.find((p) => p.id === current);
@@ -347,6 +369,20 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
           <span class="dot" aria-hidden="true" /> {STREAM_WORDS[stream.state]}
         </span>
         <span class="spacer" />
+        {mayListGrants(session.roles) && (
+          <button
+            type="button"
+            class={showGrants ? 'toggle on' : 'toggle'}
+            aria-pressed={showGrants}
+            data-testid="grants-toggle"
+            onClick={() => {
+              if (route.view === 'conversation') navigate({ view: 'inbox' });
+              setShowGrants((v) => !v);
+            }}
+          >
+            Grants
+          </button>
+        )}
         <NotifyToggle notifier={notifier} />
         <span class="who">
           <strong>{displayName(session)}</strong> <span class="muted">{roles.join(', ') || 'no role'} · {session.tenant}</span>
@@ -380,10 +416,15 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         </p>
       )}
       <main id="main" tabIndex={-1}>
-        {route.view === 'conversation' ? (
+        {showGrants && route.view !== 'conversation' ? (
+          <Grants api={api} roles={session.roles} now={now} version={grantsVersion} onClose={() => setShowGrants(false)} />
+        ) : route.view === 'conversation' ? (
           <Timeline api={api} id={route.id} me={me} withAudit={canReadAudit(session)} now={now} version={convVersion} />
         ) : (
-          <Inbox inbox={inbox} loaded={loaded} error={loadError} note={listNote} selected={selectedId} now={now} arrivedAt={arrivedAt} isDestructive={isDestructive} onSelect={setSelected} />
+          <>
+            <Questions api={api} now={now} version={questionsVersion} />
+            <Inbox inbox={inbox} loaded={loaded} error={loadError} note={listNote} selected={selectedId} now={now} arrivedAt={arrivedAt} isDestructive={isDestructive} onSelect={setSelected} />
+          </>
         )}
       </main>
       {route.view === 'call' && (
@@ -452,8 +493,23 @@ function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof 
       intent={props.intent}
       onDecide={props.onDecide}
       onClose={props.onClose}
+      step={listed ? stepOf(call, inbox, api) : undefined}
     />
   );
+}
+
+/** The other pending calls of the card's conversation (its step), to decide them all at once. */
+function stepOf(call: Approval, inbox: InboxState, api: ReturnType<typeof createApi>): { size: number; decide(d: 'approve' | 'reject'): Promise<string> } | undefined {
+  const size = inbox.items.filter((i) => i.conversationId === call.conversationId && !inbox.gone.has(i.id)).length;
+  if (size < 2) return undefined;
+  return {
+    size,
+    async decide(d) {
+      const r = await api.decideStep(call.conversationId, d, d === 'reject' ? 'rejected with the rest of the step in the web inbox' : undefined);
+      const done = `${r.toolCalls.length} ${d === 'approve' ? 'approved' : 'rejected'}`;
+      return r.refused.length ? `${done}; not decided: ${r.refused.map((x) => `${x.id} (${x.detail})`).join('; ')}` : `${done}.`;
+    },
+  };
 }
 
 function Help({ onClose }: { onClose(): void }) {

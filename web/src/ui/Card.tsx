@@ -5,6 +5,7 @@ import type { Departure } from '../inbox';
 import { titleOf } from '../inbox';
 import type { Approval, DecisionBody } from '../types';
 import { hasModifier, hrefFor, isTyping, MOD_KEY, submitOnModEnter, useKeydown } from './hooks';
+import { DEFAULT_GRANT_LIFETIME, GrantExpiry } from './GrantExpiry';
 
 interface Props {
   call: Approval;
@@ -22,6 +23,8 @@ interface Props {
   intent?: Intent;
   onDecide(call: Approval, body: DecisionBody): Promise<void>;
   onClose(): void;
+  /** The conversation's step holds more pending calls than this one: decide them all at once (answers a summary). */
+  step?: { size: number; decide(decision: 'approve' | 'reject'): Promise<string> };
 }
 
 export type Intent = 'approve' | 'reject' | 'edit';
@@ -36,7 +39,7 @@ type Armed = 'approve' | 'always' | 'edit' | null;
 type Scope = 'conversation' | 'agent' | 'tenant';
 
 /** One request, in a modal dialog: everything needed to judge it, and the four ways to decide. */
-export function Card({ call, departure, decidable, destructive, now, me, admin, intent, onDecide, onClose }: Props) {
+export function Card({ call, departure, decidable, destructive, now, me, admin, intent, onDecide, onClose, step }: Props) {
   const dialog = useRef<HTMLDialogElement>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
@@ -55,6 +58,9 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
   const level = call.policy.level;
   const secondClick = asksTwice(call, destructive);
   const user = conv.user;
+  const quorum = call.approval?.quorum;
+  // The server refuses these people (403 self_approval); the card says so before they try.
+  const selfBarred = call.approval?.selfApproval === false && user?.id === me ? 'You are the end user of this conversation' : undefined;
 
   return (
     <dialog
@@ -79,6 +85,11 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
             <span class={`badge level-${level}`}>{level}</span>
             {destructive && <span class="badge danger">destructive</span>}
             {pending && call.approval && <span class="badge time">{timeLeft(call.approval.expiresAt, now)}</span>}
+            {quorum && (
+              <span class="badge quorum" data-testid="quorum-badge">
+                {quorum.approvedBy.length} of {quorum.needed} approvals
+              </span>
+            )}
           </p>
         </div>
         <button type="button" class="icon" aria-label="Close (Esc)" title="Close (Esc)" onClick={onClose}>
@@ -86,6 +97,16 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
         </button>
       </header>
 
+      {pending && selfBarred && (
+        <p class="notice" role="status" data-testid="self-approval">
+          {selfBarred}: separation of duties keeps you from approving it. Another approver must; you may still reject it.
+        </p>
+      )}
+      {pending && quorum && quorum.approvedBy.some((a) => a.id === me) && (
+        <p class="notice" role="status" data-testid="quorum-mine">
+          You approved this call; it waits for {quorum.needed - quorum.approvedBy.length} more approval{quorum.needed - quorum.approvedBy.length === 1 ? '' : 's'}.
+        </p>
+      )}
       {departure && (
         <p class="notice" role="status" data-testid="card-departure">
           No longer pending: {departure.note}.
@@ -178,7 +199,20 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
         {call.approval && (
           <div>
             <dt>Who may decide</dt>
-            <dd>{call.approval.approvers.map((a) => (a === 'requester' ? 'the end user' : a)).join(', ')}</dd>
+            <dd>
+              {call.approval.approvers.map((a) => (a === 'requester' ? 'the end user' : a)).join(', ')}
+              {call.approval.selfApproval === false && <span class="muted"> (not the end user or the agent's owner: separation of duties)</span>}
+            </dd>
+          </div>
+        )}
+        {quorum && (
+          <div>
+            <dt>Approvals</dt>
+            <dd data-testid="quorum">
+              {quorum.approvedBy.length} of {quorum.needed}
+              {quorum.of && <span class="muted"> (from {quorum.of.join(', ')})</span>}
+              {quorum.approvedBy.length > 0 && `: ${quorum.approvedBy.map((a) => a.name ?? a.id).join(', ')}`}
+            </dd>
           </div>
         )}
         {pending && call.approval && (
@@ -203,8 +237,49 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
       )}
 
       {pending && decidable && <Decide call={call} secondClick={secondClick} admin={admin} intent={intent} onDecide={onDecide} />}
+      {pending && decidable && step && step.size > 1 && <StepActions size={step.size} decide={step.decide} />}
       {pending && !decidable && <p class="muted">Your roles may not decide this request.</p>}
     </dialog>
+  );
+}
+
+/** The whole step at once: asks twice (it decides calls not in view), then says what was decided and what was not. */
+function StepActions({ size, decide }: { size: number; decide(decision: 'approve' | 'reject'): Promise<string> }) {
+  const [armed, setArmed] = useState<'approve' | 'reject' | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [note, setNote] = useState<string>();
+  async function press(d: 'approve' | 'reject') {
+    if (armed !== d) {
+      setArmed(d);
+      return;
+    }
+    setBusy(true);
+    try {
+      setNote(await decide(d));
+    } catch (e) {
+      setNote(e instanceof ApiError && e.status !== 0 ? e.detail : `Could not send the decision: ${errorText(e)}`);
+    } finally {
+      setBusy(false);
+      setArmed(null);
+    }
+  }
+  return (
+    <section class="step-actions" aria-label="The whole step" data-testid="step-actions">
+      <p class="muted">This step holds {size} pending calls. Decide them all at once (each is still recorded on its own):</p>
+      <div class="actions">
+        <button type="button" class={armed === 'approve' ? 'approve armed' : ''} disabled={busy} onClick={() => void press('approve')}>
+          {armed === 'approve' ? `Confirm: approve all ${size}` : `Approve all ${size}`}
+        </button>
+        <button type="button" class={armed === 'reject' ? 'reject armed' : 'reject'} disabled={busy} onClick={() => void press('reject')}>
+          {armed === 'reject' ? `Confirm: reject all ${size}` : `Reject all ${size}`}
+        </button>
+      </div>
+      {note && (
+        <p class="notice" role="status" data-testid="step-note">
+          {note}
+        </p>
+      )}
+    </section>
   );
 }
 
@@ -215,6 +290,7 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
   const [error, setError] = useState<string>();
   const [reason, setReason] = useState('');
   const [scope, setScope] = useState<Scope>('conversation');
+  const [lifetime, setLifetime] = useState<number | null>(DEFAULT_GRANT_LIFETIME);
   const original = pretty(call.arguments);
   const [text, setText] = useState(original);
   const parsed = parseArguments(text);
@@ -377,7 +453,7 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            void send({ decision: 'always_allow', scope }, 'always');
+            void send({ decision: 'always_allow', scope, ...(lifetime !== null ? { expiresIn: lifetime } : {}) }, 'always');
           }}
         >
           <fieldset>
@@ -398,6 +474,7 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
               </label>
             ))}
           </fieldset>
+          <GrantExpiry value={lifetime} onChange={setLifetime} />
           {confirmHint('always')}
           <div class="actions">
             <button type="submit" class={armed === 'always' ? 'approve armed' : 'approve'} disabled={busy}>

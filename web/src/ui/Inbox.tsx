@@ -76,7 +76,7 @@ export function Inbox({ inbox, loaded, error, note, selected, now, arrivedAt, is
           <h2 id="recent-h">Recently decided</h2>
           <ul data-testid="recent">
             {inbox.recent.map((d) => (
-              <li key={d.id}>
+              <li key={`${d.outcome === 'notified' ? 'fyi' : 'left'}-${d.id}`} data-outcome={d.outcome}>
                 <a href={hrefFor({ view: 'call', id: d.id })}>{d.title}</a> <span class={`outcome ${d.outcome}`}>{d.note}</span>{' '}
                 <time class="muted">{clock(new Date(d.at).toISOString(), now)}</time>
               </li>

@@ -35,6 +35,12 @@ export interface GatewayLimits {
   toolTimeoutSeconds: number;
 }
 
+/** The gateway's built-in `ask_human` tool: the model asks a person a question in the session's conversation. */
+export interface AskHumanConfig {
+  /** Seconds before an unanswered question expires (1 to 86,400). Default: Tollgate's (300). */
+  timeoutSeconds?: number;
+}
+
 export interface GatewayConfig {
   tollgate: {
     /** Default: TOLLGATE_URL, else http://127.0.0.1:8080. */
@@ -54,6 +60,8 @@ export interface GatewayConfig {
   /** How often a waiting call sends MCP progress, in seconds. Default 10. */
   progressIntervalSeconds: number;
   limits: GatewayLimits;
+  /** `askHuman: true` (or `{ timeoutSeconds }`) lists the built-in `ask_human` tool; absent when off (the default). */
+  askHuman?: AskHumanConfig;
 }
 
 export const MAX_CONFIG_BYTES = 256 * 1024;
@@ -79,7 +87,7 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
   const faults: string[] = [];
   const doc = expand(raw, '', env, faults, 0);
   if (!isObject(doc)) throw new GatewayConfigError(['the config must be a YAML or JSON object with an `mcpServers` block']);
-  unknownKeys(doc, ['tollgate', 'user', 'mcpServers', 'http', 'elicitation', 'progressIntervalSeconds', 'limits'], '', faults);
+  unknownKeys(doc, ['tollgate', 'user', 'mcpServers', 'http', 'elicitation', 'progressIntervalSeconds', 'limits', 'askHuman'], '', faults);
 
   const tg = optionalObject(doc.tollgate, 'tollgate', faults) ?? {};
   unknownKeys(tg, ['url', 'token'], 'tollgate', faults);
@@ -132,6 +140,8 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
     toolTimeoutSeconds: l.toolTimeoutSeconds === undefined ? DEFAULT_LIMITS.toolTimeoutSeconds : integer(l.toolTimeoutSeconds, 'limits.toolTimeoutSeconds', faults, 1, 86_400) ?? 0,
   };
 
+  const askHuman = parseAskHuman(doc.askHuman, faults);
+
   if (faults.length) throw new GatewayConfigError(faults);
   return {
     tollgate: { url: url.replace(/\/+$/, ''), token: token.trim() },
@@ -141,7 +151,21 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
     elicitation: elicitation as boolean,
     progressIntervalSeconds: progressIntervalSeconds ?? 10,
     limits,
+    ...(askHuman ? { askHuman } : {}),
   };
+}
+
+/** `askHuman`: true, false, or `{ timeoutSeconds }` (which enables it too). */
+function parseAskHuman(v: unknown, faults: string[]): AskHumanConfig | undefined {
+  if (v === undefined || v === null || v === false) return undefined;
+  if (v === true) return {};
+  if (!isObject(v)) {
+    faults.push('askHuman: must be true, false or an object with timeoutSeconds');
+    return undefined;
+  }
+  unknownKeys(v, ['timeoutSeconds'], 'askHuman', faults);
+  const timeoutSeconds = integer(v.timeoutSeconds, 'askHuman.timeoutSeconds', faults, 1, 86_400);
+  return timeoutSeconds === undefined ? {} : { timeoutSeconds };
 }
 
 function parseUpstream(name: string, value: unknown, faults: string[]): UpstreamConfig | undefined {

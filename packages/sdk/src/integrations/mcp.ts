@@ -5,7 +5,9 @@
  * the session's conversation, waits for a decision (MCP progress meanwhile; an MCP elicitation when the policy lets
  * the requester decide and a person's token is at hand), is claimed, forwarded upstream with the approved
  * (maybe edited) arguments, reported, and its result returned unchanged. A refusal is a tool result with
- * `isError: true` saying who refused and why, for the model to tell the user.
+ * `isError: true` saying who refused and why, for the model to tell the user. With `askHuman`, a built-in
+ * `ask_human` tool lets the model ask a person a question in the same conversation (and in the chat, by
+ * elicitation, when the user may answer); its result is the answer.
  *
  * Built on @modelcontextprotocol/sdk (an optional peer dependency): its Client talks to the upstreams, its
  * low-level Server (tool schemas pass through as JSON Schema) to the client, over any transport; `handleHttp`
@@ -19,11 +21,16 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { TollgateConversation, ToolCallHandle } from '../conversation.js';
 import { TollgateError, ToolCallRejectedError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Question } from '../questions.js';
 import { Tollgate } from '../tollgate.js';
 import type { ConversationUserInput, JsonObject, ToolAnnotations, ToolCall } from '../types.js';
-import { DEFAULT_LIMITS, type GatewayLimits, type UpstreamConfig } from './mcp-config.js';
+import { DEFAULT_LIMITS, type AskHumanConfig, type GatewayLimits, type UpstreamConfig } from './mcp-config.js';
 
-export { parseGatewayConfig, GatewayConfigError, MAX_CONFIG_BYTES, MAX_UPSTREAMS, DEFAULT_TOLLGATE_URL, type GatewayConfig, type GatewayLimits, type UpstreamConfig, type StdioUpstream, type HttpUpstream } from './mcp-config.js';
+export { parseGatewayConfig, GatewayConfigError, MAX_CONFIG_BYTES, MAX_UPSTREAMS, DEFAULT_TOLLGATE_URL, type AskHumanConfig, type GatewayConfig, type GatewayLimits, type UpstreamConfig, type StdioUpstream, type HttpUpstream } from './mcp-config.js';
+
+/** The built-in tool's name (`askHuman`): an upstream tool of that name is refused while it is on. */
+export const ASK_HUMAN_TOOL = 'ask_human';
 
 export interface McpGatewayOptions {
   /** The gateway's client of Tollgate, with an agent token: it registers tools, proposes, claims and reports. */
@@ -34,6 +41,11 @@ export interface McpGatewayOptions {
   user?: ConversationUserInput & { token?: string };
   /** Ask in the chat (MCP elicitation) when the policy lets the requester decide. Default true. */
   elicitation?: boolean;
+  /**
+   * List the built-in `ask_human` tool: the model asks a person a question (free text, or one of `choices`) in the
+   * session's conversation and gets the answer as the result. `true` or `{ timeoutSeconds }`. Default off.
+   */
+  askHuman?: boolean | AskHumanConfig;
   /** How often a waiting call sends MCP progress. Default 10,000 ms. */
   progressIntervalMs?: number;
   limits?: Partial<GatewayLimits>;
@@ -82,6 +94,24 @@ const TOLLGATE_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 const AUTH_CACHE_MS = 60_000;
 const MAX_AUTH_CACHE = 1000;
 const SESSION_IDLE_MS = 30 * 60_000;
+const MAX_QUESTION = 4000;
+
+/** `ask_human` as clients list it: read-only (it changes nothing), never proposed as a tool call. */
+const ASK_HUMAN: McpTool = {
+  name: ASK_HUMAN_TOOL,
+  title: 'Ask a person',
+  description:
+    'Ask a person (the user, or an approver in Tollgate) a question and wait for the answer: free text, or one of `choices`. Use it when you need a decision or a fact only a person has; the answer is the result.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      question: { type: 'string', minLength: 1, maxLength: MAX_QUESTION, description: 'The question, as the person will read it' },
+      choices: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, minItems: 2, maxItems: 20, uniqueItems: true, description: 'Optional: 2 to 20 distinct answers to pick from' },
+    },
+    required: ['question'],
+  },
+  annotations: { title: 'Ask a person', readOnlyHint: true, openWorldHint: false },
+};
 
 export class TollgateMcpGateway {
   private readonly upstreams = new Map<string, Upstream>();
@@ -90,10 +120,12 @@ export class TollgateMcpGateway {
   private readonly sessions = new Map<string, Session>();
   private readonly verified = new Map<string, { sub: string; user: ConversationUserInput; until: number }>();
   private readonly limits: GatewayLimits;
+  private readonly askHuman?: AskHumanConfig;
   private closed = false;
 
   private constructor(private readonly options: McpGatewayOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    if (options.askHuman) this.askHuman = options.askHuman === true ? {} : options.askHuman;
   }
 
   /** Connects to every upstream, lists their tools and registers them with Tollgate. Throws if an upstream cannot be reached. */
@@ -219,6 +251,7 @@ export class TollgateMcpGateway {
     for (const { upstream, tool } of listed) {
       const name = counts.get(tool.name)! > 1 ? `${upstream}__${tool.name}` : tool.name;
       if (exposed.has(name)) throw new Error(`upstream ${upstream}: two tools would be called ${name}; rename an upstream`);
+      if (this.askHuman && name === ASK_HUMAN_TOOL) throw new Error(`upstream ${upstream}: its tool ${name} has the name of the built-in askHuman tool; turn askHuman off or rename the upstream's tool`);
       const readOnly = tool.annotations?.readOnlyHint === true;
       // MCP's defaults: a tool that is not read-only may be destructive unless its server says otherwise.
       const destructive = !readOnly && tool.annotations?.destructiveHint !== false;
@@ -254,10 +287,25 @@ export class TollgateMcpGateway {
   private buildServer(session: Session): Server {
     const server = new Server(this.options.serverInfo ?? { name: 'tollgate-mcp-gateway', version: VERSION }, {
       capabilities: { tools: {} },
-      instructions: 'Tool calls go through Tollgate: some run at once, some wait for a person to approve them. A refused call answers with who refused and why; tell the user.',
+      instructions: `Tool calls go through Tollgate: some run at once, some wait for a person to approve them. A refused call answers with who refused and why; tell the user.${this.askHuman ? ` When you need an answer only a person has, call ${ASK_HUMAN_TOOL}.` : ''}`,
     });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.tools.map((t) => ({ ...t.tool, name: t.name })) }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...this.tools.map((t) => ({ ...t.tool, name: t.name })), ...(this.askHuman ? [ASK_HUMAN] : [])] }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      if (this.askHuman && request.params.name === ASK_HUMAN_TOOL) {
+        if (session.pending >= this.limits.pendingCallsPerSession) {
+          return refusalResult(`${ASK_HUMAN_TOOL} did not ask: ${this.limits.pendingCallsPerSession} calls of this session already wait for a person; try again once they are answered`);
+        }
+        session.pending += 1;
+        try {
+          return await this.ask(session, request.params.arguments ?? {}, {
+            signal: extra.signal,
+            requestId: extra.requestId,
+            progress: progressOf(extra._meta?.progressToken, (n) => extra.sendNotification(n)),
+          });
+        } finally {
+          session.pending -= 1;
+        }
+      }
       const tool = this.exposed.get(request.params.name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       if (session.pending >= this.limits.pendingCallsPerSession) {
@@ -347,7 +395,8 @@ export class TollgateMcpGateway {
    */
   private async askInChat(session: Session, call: ToolCall, ctx: CallContext, signal: AbortSignal): Promise<void> {
     if (this.options.elicitation === false || !session.userToken) return;
-    if (!call.approval?.approvers.includes('requester')) return;
+    // Separation of duties: a requester who may not approve is not asked (they can still reject in the inbox).
+    if (!call.approval?.approvers.includes('requester') || call.approval.selfApproval === false) return;
     if (!session.server.getClientCapabilities()?.elicitation) return;
     const expiresAt = Date.parse(call.approval.expiresAt);
     const timeout = Number.isNaN(expiresAt) ? undefined : Math.max(1000, expiresAt - Date.now());
@@ -387,6 +436,90 @@ export class TollgateMcpGateway {
     }
   }
 
+  /* ── ask_human ────────────────────────────────────────────────────────────────────────────────────────── */
+
+  /**
+   * Asks in the session's conversation and waits for the outcome (progress meanwhile; an elicitation when the user
+   * may answer): the answer is the result's text; an expired or cancelled question an `isError` result.
+   */
+  private async ask(session: Session, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+    const input = askInput(args);
+    if (typeof input === 'string') return refusalResult(`${ASK_HUMAN_TOOL}: ${input}`);
+    const tollgate = this.options.tollgate;
+    let question: Question;
+    try {
+      const conversation = await this.conversationOf(session);
+      // The key is made once, before the first attempt: a retried ask never asks twice.
+      question = await tollgate.questions.ask(
+        conversation.id,
+        { text: input.question, ...(input.choices ? { choices: input.choices } : {}), ...(this.askHuman?.timeoutSeconds ? { timeoutSeconds: this.askHuman.timeoutSeconds } : {}), id: newId('ask') },
+        { signal: ctx.signal },
+      );
+    } catch (e) {
+      if (e instanceof TollgateError && e.code === 'validation_failed') return refusalResult(`${ASK_HUMAN_TOOL}: Tollgate refused the question: ${e.detail}`);
+      return this.failure(ASK_HUMAN_TOOL, e, 'could not be asked');
+    }
+    const stop = new AbortController();
+    const waiting = `Waiting for a person to answer in Tollgate: ${clip(question.text, 200)}`;
+    ctx.progress(waiting);
+    const timer = setInterval(() => ctx.progress(waiting), this.options.progressIntervalMs ?? 10_000);
+    const asking = this.askQuestionInChat(session, question, ctx, stop.signal).catch((e) => this.log('warn', `question ${question.id}: asking in the chat failed: ${messageOf(e)}`));
+    try {
+      question = await tollgate.questions.wait(question, { signal: ctx.signal });
+    } catch (e) {
+      if (e instanceof TollgateError) return this.failure(ASK_HUMAN_TOOL, e, 'could not be answered');
+      throw e; // aborted: the client cancelled the call
+    } finally {
+      clearInterval(timer);
+      stop.abort(); // answered elsewhere (the inbox), expired or cancelled: the question in the chat is withdrawn
+      await asking;
+    }
+    if (question.status === 'answered' && question.answer) return { content: [{ type: 'text', text: question.answer.text }] };
+    if (question.status === 'expired') {
+      return refusalResult(`Nobody answered the question in time (it expired after ${question.timeoutSeconds} s): "${clip(question.text, 200)}". Go on without the answer, or tell the user.`);
+    }
+    return refusalResult(`The question was cancelled in Tollgate${question.reason ? ` (${question.reason})` : ''} and will not be answered: "${clip(question.text, 200)}".`);
+  }
+
+  /**
+   * MCP elicitation for a question the session's user may answer (`askTo` names the requester) when the client
+   * can be asked and a person's token is at hand. The answer is posted with that token, `via: "mcp"`; the first
+   * answer wins, so one given in the inbox meanwhile stands (409 already_answered).
+   */
+  private async askQuestionInChat(session: Session, question: Question, ctx: CallContext, signal: AbortSignal): Promise<void> {
+    if (this.options.elicitation === false || !session.userToken) return;
+    if (!question.askTo.includes('requester')) return;
+    if (!session.server.getClientCapabilities()?.elicitation) return;
+    const expiresAt = Date.parse(question.expiresAt);
+    const timeout = Number.isNaN(expiresAt) ? undefined : Math.max(1000, expiresAt - Date.now());
+    const answerField = question.choices?.length
+      ? { type: 'string' as const, title: 'Answer', enum: question.choices }
+      : { type: 'string' as const, title: 'Answer', minLength: 1, maxLength: MAX_QUESTION };
+    const reply = await session.server
+      .elicitInput(
+        { mode: 'form', message: question.text, requestedSchema: { type: 'object', properties: { answer: answerField }, required: ['answer'] } },
+        { relatedRequestId: ctx.requestId, signal, ...(timeout ? { timeout } : {}) },
+      )
+      .catch((e) => {
+        if (signal.aborted) return undefined;
+        throw e;
+      });
+    if (!reply || reply.action !== 'accept' || signal.aborted) return; // declined or dismissed: the inbox answers
+    const answer = typeof reply.content?.answer === 'string' ? reply.content.answer.trim() : '';
+    if (!answer) return;
+    const person = new Tollgate({ url: this.options.tollgate.url, token: session.userToken, channel: 'mcp', headers: { 'user-agent': 'tollgate-mcp-gateway' } });
+    try {
+      await person.answer(question.id, answer, { channel: 'mcp' });
+    } catch (e) {
+      if (e instanceof TollgateError && e.code === 'already_answered') return; // someone answered first: theirs stands
+      if (e instanceof TollgateError && (e.code === 'forbidden' || e.code === 'validation_failed')) {
+        this.log('warn', `question ${question.id}: the answer in the chat was refused (${e.code}: ${e.detail}); it waits for the inbox`);
+        return;
+      }
+      throw e;
+    }
+  }
+
   private conversationOf(session: Session): Promise<TollgateConversation> {
     if (!session.conversation) {
       const client = session.server.getClientVersion();
@@ -405,12 +538,13 @@ export class TollgateMcpGateway {
     return session.conversation;
   }
 
-  private failure(tool: GatewayTool, e: unknown, what: string): CallToolResult {
+  private failure(tool: GatewayTool | string, e: unknown, what: string): CallToolResult {
     if (!(e instanceof TollgateError)) throw e;
-    if (e.code === 'halted') return refusalResult(`${tool.name} was refused: Tollgate is halted (${e.detail}). The call did not run.`);
-    this.log('error', `tool ${tool.name}: ${what}: ${e.code}: ${e.detail}${e.requestId ? ` (request ${e.requestId})` : ''}`);
+    const name = typeof tool === 'string' ? tool : tool.name;
+    if (e.code === 'halted') return refusalResult(`${name} was refused: Tollgate is halted (${e.detail}). The call did not run.`);
+    this.log('error', `tool ${name}: ${what}: ${e.code}: ${e.detail}${e.requestId ? ` (request ${e.requestId})` : ''}`);
     // Fail closed: without Tollgate's approval, nothing runs.
-    return refusalResult(`${tool.name} ${what} in Tollgate (${e.code}: ${e.detail}). The call did not run.`);
+    return refusalResult(`${name} ${what} in Tollgate (${e.code}: ${e.detail}). The call did not run.`);
   }
 
   private defaultIdentity(): SessionIdentity {
@@ -485,6 +619,20 @@ function progressOf(token: string | number | undefined, send: (n: ProgressNotifi
     progress += 1;
     send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => undefined);
   };
+}
+
+/** The ask_human arguments checked, or what is wrong with them (said to the model, which can correct itself). */
+function askInput(args: Record<string, unknown>): { question: string; choices?: string[] } | string {
+  const question = typeof args.question === 'string' ? args.question.trim() : '';
+  if (!question) return 'question is required: the text to ask';
+  if (question.length > MAX_QUESTION) return `question: at most ${MAX_QUESTION} characters`;
+  if (args.choices === undefined || args.choices === null) return { question };
+  if (!Array.isArray(args.choices) || args.choices.some((c) => typeof c !== 'string')) return 'choices: must be a list of strings';
+  return { question, choices: args.choices as string[] };
+}
+
+function clip(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
 function refusalResult(text: string): CallToolResult {

@@ -46,7 +46,7 @@ describe('the MCP gateway config', () => {
       }),
     ).toEqual([
       'tollgate.token: ${MISSING} is not set in the environment',
-      'colour: unknown field (allowed: tollgate, user, mcpServers, http, elicitation, progressIntervalSeconds, limits)',
+      'colour: unknown field (allowed: tollgate, user, mcpServers, http, elicitation, progressIntervalSeconds, limits, askHuman)',
       'tollgate.url: must be an http(s) URL, got "tollgate.internal"',
       'mcpServers.my files: the name must match /^[A-Za-z0-9_-]{1,64}$/ (it prefixes tool names that collide)',
       'mcpServers.both: give either command (a stdio server) or url (a Streamable HTTP server)',

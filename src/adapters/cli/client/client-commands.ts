@@ -1,11 +1,15 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import { readFileSync } from 'node:fs';
-import { stringify as toYaml } from 'yaml';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { allPages, type AuditEvent, type GrantScope, type HaltRequest, type Policy, type Tool, type VerifyResult } from '@tollgate/sdk';
 import { ApiClient, CliError, ClientOptions, connection, EXIT, ProblemError, type Approval, type ToolCall } from './api-client';
 import { oneLine, parseWhen, printJson, table } from './format';
+import { unifiedDiff } from './line-diff';
+import { PolicyDocument } from '../../../domain/policy/policy-document';
+import { ValidationError } from '../../../domain/shared/domain-error';
 import { runInbox } from './inbox';
+import { grantLifetime } from './duration';
 
 /** Set by a command run with `--json`: its refusals are printed as the problem JSON on stdout too. */
 export const output = { json: false };
@@ -47,6 +51,9 @@ function when(v: string): string {
 }
 
 function decidedLine(call: ToolCall): string {
+  const q = call.approval?.quorum;
+  // An approval towards a quorum leaves the call pending: say how far it has got.
+  if (call.status === 'pending' && q) return `${call.id} ${call.toolName}: pending, ${q.approvedBy.length} of ${q.needed} approvals (${q.approvedBy.map((a) => a.name ?? a.id).join(', ')})`;
   const d = call.decision;
   const by = d ? ` by ${d.by.name ?? d.by.id} via ${d.by.via}` : '';
   return `${call.id} ${call.toolName}: ${call.status}${by}${d?.reason ? ` (${d.reason})` : ''}${d?.editedArguments ? ' with edited arguments' : ''}`;
@@ -70,14 +77,16 @@ export function addClientCommands(program: Command): void {
       .option('--reason <text>', 'why (recorded in the audit trail)')
       .option('--arguments <json>', 'approve with these arguments instead (a JSON object, or @file)', jsonArg('--arguments'))
       .addOption(new Option('--always [scope]', 'always allow this tool from now on, in a scope').choices(['conversation', 'agent', 'tenant']))
+      .option('--expires-in <duration>', 'with --always: the grant ends after this (90s, 30m, 8h, 7d; at most 90d)', grantLifetime)
       .option('--json', 'print the tool call as JSON'),
-  ).action(async (id: string, o: ClientOptions & { reason?: string; arguments?: Record<string, unknown>; always?: string | true; json?: boolean }) => {
+  ).action(async (id: string, o: ClientOptions & { reason?: string; arguments?: Record<string, unknown>; always?: string | true; expiresIn?: number; json?: boolean }) => {
     output.json = !!o.json;
     if (o.always && o.arguments) throw new CliError('--arguments cannot be combined with --always', EXIT.usage);
+    if (o.expiresIn !== undefined && !o.always) throw new CliError('--expires-in needs --always', EXIT.usage);
     const call = await api(o).decide(
       id,
       o.always
-        ? { decision: 'always_allow', reason: o.reason, ...(typeof o.always === 'string' ? { scope: o.always as GrantScope } : {}) }
+        ? { decision: 'always_allow', reason: o.reason, ...(typeof o.always === 'string' ? { scope: o.always as GrantScope } : {}), ...(o.expiresIn ? { expiresIn: o.expiresIn } : {}) }
         : { decision: 'approve', reason: o.reason, arguments: o.arguments },
     );
     if (o.json) printJson(call);
@@ -151,7 +160,7 @@ export function addClientCommands(program: Command): void {
   });
   addAuditIntegrityCommands(audit);
 
-  const policy = program.command('policy').description("The tenant's policy: get it, or apply a new version from a file");
+  const policy = program.command('policy').description("The tenant's policy: get it, apply a new version from a file, list, diff and roll back versions");
   withConnection(
     policy
       .command('get')
@@ -185,6 +194,7 @@ export function addClientCommands(program: Command): void {
     if (o.json) return printJson(p);
     console.log(`Policy version ${p.version} applied (${p.rules.length} rule${p.rules.length === 1 ? '' : 's'})`);
   });
+  addPolicyLifecycleCommands(policy);
 
   withConnection(
     program
@@ -339,6 +349,111 @@ function detailOf(e: AuditEvent): string {
   if (e.type === 'PolicyUpdated' && d.version !== undefined) return `version ${String(d.version)}`;
   const parts = [d.level, d.reason].filter((x): x is string => typeof x === 'string' && x !== '');
   return parts.join(': ');
+}
+
+interface PolicyVersionSummary {
+  version: number;
+  createdAt: string;
+  createdBy: string;
+  rules: number;
+}
+
+interface PolicyVersionDoc {
+  version: number;
+  defaults: Policy['defaults'];
+  rules: Policy['rules'];
+}
+
+interface PolicySimulation {
+  policyVersion: number;
+  since: string | null;
+  truncated: boolean;
+  results: unknown[];
+  summary: { total: number; changed: number; transitions: Array<{ then: string; now: string; count: number }> };
+}
+
+/** `policy versions`, `policy rollback`, `policy diff`: the version history, over the same connection options. */
+function addPolicyLifecycleCommands(policy: Command): void {
+  withConnection(
+    policy
+      .command('versions')
+      .description('List the policy versions, newest first')
+      .option('--json', 'print {items} as JSON'),
+  ).action(async (o: ClientOptions & { json?: boolean }) => {
+    output.json = !!o.json;
+    const client = api(o);
+    const items = await allPages((cursor) => client.get<{ items: PolicyVersionSummary[]; nextCursor: string | null }>(`/v1/policy/versions?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`), Infinity);
+    if (o.json) return printJson({ items });
+    if (!items.length) return console.log('No policy versions: the built-in defaults are in force.');
+    console.log(table(['VERSION', 'CREATED', 'BY', 'RULES'], items.map((v, i) => [`${v.version}${i === 0 ? ' (in force)' : ''}`, v.createdAt, v.createdBy, String(v.rules)])));
+  });
+
+  withConnection(
+    policy
+      .command('rollback')
+      .description("Make version N's document a new version (admin); history is kept")
+      .argument('<n>', 'the version to roll back to', positiveInt)
+      .option('--reason <text>', 'why (recorded in the audit trail)')
+      .option('--json', 'print the new policy as JSON'),
+  ).action(async (n: number, o: ClientOptions & { reason?: string; json?: boolean }) => {
+    output.json = !!o.json;
+    const p = await api(o).post<Policy>('/v1/policy/rollback', { version: n, ...(o.reason ? { reason: o.reason } : {}) });
+    if (o.json) return printJson(p);
+    console.log(`Policy version ${p.version} applied: the document of version ${n} (${p.rules.length} rule${p.rules.length === 1 ? '' : 's'})`);
+  });
+
+  withConnection(
+    policy
+      .command('diff')
+      .description('Compare FILE (YAML or JSON; - for stdin) with the policy in force or version N; exit 0 when equal, 1 when different')
+      .argument('<file>', 'candidate policy document')
+      .option('--against <n>', 'compare with this version instead of the one in force', positiveInt)
+      .option('--simulate', 'also judge the recorded calls by the candidate and print what would change')
+      .option('--days <n>', 'with --simulate: the calls of the last N days (default 7)', positiveInt)
+      .option('--json', 'print {equal, against, diff, simulation?} as JSON'),
+  ).action(async (file: string, o: ClientOptions & { against?: number; simulate?: boolean; days?: number; json?: boolean }) => {
+    output.json = !!o.json;
+    if (o.days !== undefined && !o.simulate) throw new CliError('--days needs --simulate', EXIT.usage);
+    const candidate = readCandidate(file);
+    const client = api(o);
+    const base = o.against === undefined ? await client.call((t) => t.getPolicy()) : await client.get<PolicyVersionDoc>(`/v1/policy/versions/${o.against}`);
+    const from = `version ${base.version}${o.against === undefined ? ' (in force)' : ''}`;
+    const diff = unifiedDiff(toYaml({ defaults: base.defaults, rules: base.rules }), toYaml(candidate), { from, to: file === '-' ? 'stdin' : file });
+    const simulation = o.simulate ? await client.post<PolicySimulation>('/v1/policy/simulate', { document: candidate, ...(o.days ? { days: o.days } : {}) }) : undefined;
+    process.exitCode = diff ? EXIT.refused : EXIT.ok;
+    if (o.json) return printJson({ equal: !diff, against: base.version, diff, ...(simulation ? { simulation } : {}) });
+    process.stdout.write(diff || `${file === '-' ? 'stdin' : file} matches ${from}\n`);
+    if (simulation) console.log(simulationSummary(simulation));
+  });
+}
+
+/** The candidate, normalised as the server stores documents (defaults filled in), so only real differences show. */
+function readCandidate(file: string): ReturnType<PolicyDocument['toJSON']> {
+  let text: string;
+  try {
+    text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
+  }
+  let raw: unknown;
+  try {
+    raw = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 50 });
+  } catch (e) {
+    throw new CliError(`${file} is not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`, EXIT.usage);
+  }
+  try {
+    return PolicyDocument.parse(raw).toJSON();
+  } catch (e) {
+    if (e instanceof ValidationError) throw new CliError(`${file} is not a valid policy: ${e.message}`, EXIT.usage);
+    throw e;
+  }
+}
+
+function simulationSummary(s: PolicySimulation): string {
+  const window = s.since ? ` proposed since ${s.since}` : '';
+  const head = `Simulated against ${s.summary.total} recorded call${s.summary.total === 1 ? '' : 's'}${window}${s.truncated ? ' (the newest only: more were recorded)' : ''}: ${s.summary.changed} would change.`;
+  const rows = s.summary.transitions.map((t) => [t.then, t.now, String(t.count), t.then === t.now ? '' : 'changed']);
+  return rows.length ? `${head}\n${table(['THEN', 'NOW', 'CALLS', ''], rows)}` : head;
 }
 
 /** Refusals print `code: detail` on stderr (and the problem as JSON on stdout under --json). */

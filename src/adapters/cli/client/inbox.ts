@@ -404,6 +404,9 @@ function details(a: Approval, confirm: string | undefined): string[] {
     `Policy        ${a.policy.level}${confirm ? yellow(` · ${confirm}`) : ''} — ${a.policy.reason} (rule ${a.policy.rule ?? '-'}, version ${a.policy.policyVersion})`,
     `Approvers     ${a.approval?.approvers.join(', ') ?? '-'}      Expires ${a.approval?.expiresAt ?? '-'} (${timeLeft(a.approval?.expiresAt)})`,
   ];
+  const quorum = a.approval?.quorum;
+  if (quorum) out.push(`Approvals     ${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (from ${quorum.of.join(', ')})` : ''}${quorum.approvedBy.length ? `: ${quorum.approvedBy.map((x) => x.name ?? x.id).join(', ')}` : ''}`);
+  if (a.approval?.selfApproval === false) out.push(`Separation    the end user and the agent's owner may not approve`);
   if (a.reason) out.push(`Agent's reason ${a.reason}`);
   if (a.confidence !== undefined || a.estimatedCost !== undefined) out.push(`Confidence    ${a.confidence ?? '-'}      Estimated cost ${a.estimatedCost ?? '-'}`);
   if (a.display?.title || a.display?.summary) out.push(`Display       ${[a.display.title, a.display.summary].filter(Boolean).join(' — ')}`);

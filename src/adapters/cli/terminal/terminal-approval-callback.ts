@@ -41,6 +41,13 @@ export class TerminalApprovalCallback implements ApprovalCallback {
     void this.pump();
   }
 
+  /** A `notify` call ran at once: one line, nothing to answer. */
+  async notify(r: ApprovalRequest): Promise<void> {
+    if (this.closed || (this.tenant !== undefined && r.tenantId !== this.tenant)) return;
+    const rule = r.policy.rule === null ? 'policy defaults' : `policy rule ${r.policy.rule}`;
+    this.write(`  (ran at once, FYI: ${r.toolName} ${r.id} by ${rule})\n`);
+  }
+
   async tell(outcome: ApprovalOutcome): Promise<void> {
     const id = outcome.toolCall.id;
     if (!this.seen.has(id) || this.answered.has(id)) return;
@@ -153,6 +160,8 @@ function summary(r: ApprovalRequest, queued: number): string {
   const args = JSON.stringify(r.arguments);
   lines.push(`  arguments: ${args.length > 200 ? `${args.slice(0, 199)}… (d shows all)` : args}`);
   if (r.approval) lines.push(`  expires ${r.approval.expiresAt}`);
+  const quorum = r.approval?.quorum;
+  if (quorum) lines.push(`  approvals: ${quorum.approvedBy.length} of ${quorum.needed}${quorum.approvedBy.length ? ` (${quorum.approvedBy.map((x) => x.name ?? x.id).join(', ')})` : ''}`);
   return `${lines.join('\n')}\n`;
 }
 

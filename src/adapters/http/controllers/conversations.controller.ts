@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ProposeToolCallsCommand } from '../../../application/commands/propose-tool-calls/propose-tool-calls.command';
+import { DecideStepCommand } from '../../../application/commands/decide-step/decide-step.command';
 import { StartConversationCommand } from '../../../application/commands/start-conversation/start-conversation.command';
 import { Access, ConversationAccessQuery } from '../../../application/queries/access/access.query';
 import { GetConversationQuery } from '../../../application/queries/get-conversation/get-conversation.query';
@@ -10,11 +11,11 @@ import { ListConversationsQuery } from '../../../application/queries/list/list.q
 import { Principal } from '../../../domain/shared/actor';
 import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
 import { StartConversationRequest } from '../dto/conversation.dto';
-import { ApiIdParam, ApiListQuery } from '../dto/api-params';
+import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { ProposeToolCallsRequest, proposedCalls } from '../dto/tool-call.dto';
-import { ConversationPageView, ConversationView, ProposalView } from '../dto/views.dto';
-import { enumParam, listParams } from '../request-params';
+import { ProposeToolCallsRequest, proposedCalls, StepDecisionRequest } from '../dto/tool-call.dto';
+import { ConversationPageView, ConversationView, ProposalView, StepDecisionView } from '../dto/views.dto';
+import { channelHeader, enumParam, listParams } from '../request-params';
 import { parseBody } from '../validation';
 
 @ApiTags('conversations')
@@ -112,5 +113,26 @@ export class ConversationsController {
     const { replay, conversation, toolCalls } = await this.commands.execute(new ProposeToolCallsCommand(p, id, calls));
     res.status(replay ? 200 : 201);
     return { conversation, toolCalls };
+  }
+
+  @Post(':id/decisions')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'decideStep',
+    summary: "Approve or reject every pending call of the conversation's step at once",
+    description:
+      "People only. Each pending call (or each named in toolCallIds) is decided on its own, with its own event and its own checks: one the caller may not decide (roles, separation of duties, a quorum's roles) or that is no longer pending is listed in `refused` with the code deciding it alone would answer, and left as it was.",
+  })
+  @ApiIdParam('id', "The conversation's id", 'conv-1')
+  @ApiChannelHeader()
+  @ApiBody({ type: StepDecisionRequest, examples: { all: { summary: 'Reject the whole step', value: { decision: 'reject', reason: 'wrong customer' } } } })
+  @ApiOkResponse({ type: StepDecisionView })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found')
+  async decideStep(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
+    // 404 (not visible), then 403 (an agent), then 400 (the body), as on every route.
+    const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
+    if (access.isAgent) throw new ForbiddenError('Agent tokens cannot decide tool calls: approval comes from people');
+    const dto = parseBody(StepDecisionRequest, body);
+    return this.commands.execute(new DecideStepCommand({ ...p, via: channelHeader(channel) }, id, { decision: dto.decision, reason: dto.reason }, dto.toolCallIds));
   }
 }

@@ -1,15 +1,27 @@
-import { Body, Controller, Get, Put } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { parse as parseYaml } from 'yaml';
 import { PutPolicyCommand } from '../../../application/commands/put-policy/put-policy.command';
+import { RollBackPolicyCommand } from '../../../application/commands/roll-back-policy/roll-back-policy.command';
 import { GetPolicyQuery } from '../../../application/queries/get-policy/get-policy.query';
-import { Principal, isAgent } from '../../../domain/shared/actor';
+import { GetPolicyVersionQuery, ListPolicyVersionsQuery } from '../../../application/queries/policy-versions/policy-versions.queries';
+import { SimulatePolicyQuery } from '../../../application/queries/simulate-policy/simulate-policy.query';
+import { Actor, Principal, isAgent } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
+import { ApiListQuery } from '../dto/api-params';
+import { MAX_SIMULATED_CALLS, PolicySimulationDto, PolicyVersionDto, PolicyVersionPageDto, RollbackPolicyRequest, SimulatePolicyRequest } from '../dto/policy-lifecycle.dto';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS, ProblemView } from '../dto/problem.dto';
+import { toolFlagsOf } from '../dto/tool-call.dto';
 import { PolicyView } from '../dto/views.dto';
 import { POLICY_DOCUMENT_COMPONENT, POLICY_SCHEMA_PATH } from '../policy-schema';
+import { problem, PROBLEM_CONTENT_TYPE } from '../problem';
+import { listParams } from '../request-params';
+import { parseBody } from '../validation';
+
+/** Recorded calls a simulation judges when the request names no window. */
+const DEFAULT_SIMULATION_DAYS = 7;
 
 const YAML_EXAMPLE = `rules:
   - match: "get_*"
@@ -58,10 +70,110 @@ export class PolicyController {
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   async put(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
     const document = typeof body === 'string' ? parseYamlBody(body) : body;
-    const by = { id: p.id, kind: isAgent(p) ? ('agent' as const) : ('person' as const), via: 'api' as const, name: p.name, roles: p.roles };
-    const { policy } = await this.commands.execute(new PutPolicyCommand(p.tenant, by, document, { source: 'api' }));
+    const { policy } = await this.commands.execute(new PutPolicyCommand(p.tenant, actorOf(p), document, { source: 'api' }));
     return policy;
   }
+
+  @Get('versions')
+  @Roles(...TENANT_ROLES)
+  @ApiOperation({ operationId: 'listPolicyVersions', summary: 'List the policy versions', description: 'Any of the four roles, as GET /v1/policy. Newest first, without their documents.' })
+  @ApiListQuery()
+  @ApiOkResponse({ type: PolicyVersionPageDto })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'validation_failed')
+  versions(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
+    return this.queries.execute(new ListPolicyVersionsQuery(p.tenant, listParams(query)));
+  }
+
+  @Get('versions/:version')
+  @Roles(...TENANT_ROLES)
+  @ApiOperation({ operationId: 'getPolicyVersion', summary: 'Get one policy version with its document', description: 'Any of the four roles. Version 0 (the built-in defaults) is not stored: 404.' })
+  @ApiParam({ name: 'version', description: 'The version number', schema: { type: 'integer', minimum: 1 }, example: 2 })
+  @ApiOkResponse({ type: PolicyVersionDto })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'not_found', 'validation_failed')
+  version(@CurrentPrincipal() p: Principal, @Param('version') raw: string) {
+    if (!/^\d{1,9}$/.test(raw)) throw new ValidationError([{ path: 'version', message: 'must be a whole number' }]);
+    return this.queries.execute(new GetPolicyVersionQuery(p.tenant, Number(raw)));
+  }
+
+  @Post('rollback')
+  @HttpCode(200)
+  @Roles('admin')
+  @ApiOperation({
+    operationId: 'rollBackPolicy',
+    summary: 'Roll the policy back to an earlier version',
+    description:
+      "Admins. Makes a new version whose document is the given version's (history is never rewritten), recorded as PolicyUpdated with `source: rollback` and `rolledBackFrom`. The document is checked as a new PUT would be. The version in force, or one with the same document, answers 409 already_in_force; an unknown version 404.",
+  })
+  @ApiBody({ type: RollbackPolicyRequest })
+  @ApiOkResponse({ type: PolicyView, description: 'The new version in force' })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found')
+  @ApiResponse({
+    status: 409,
+    description: 'The version is the one in force, or has its document (already_in_force)',
+    content: {
+      [PROBLEM_CONTENT_TYPE]: {
+        schema: { $ref: getSchemaPath(ProblemView) },
+        examples: { already_in_force: { summary: 'Nothing to roll back', value: problem(409, 'already_in_force', 'Policy version 3 is the version in force: there is nothing to roll back') } },
+      },
+    },
+  })
+  rollBack(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
+    const dto = parseBody(RollbackPolicyRequest, body);
+    return this.commands.execute(new RollBackPolicyCommand(p.tenant, actorOf(p), dto.version, dto.reason));
+  }
+
+  /**
+   * Admins and auditors: it changes nothing and records nothing, and auditors already read every call it
+   * would show. The registry, grants and conversations' users are read as they are now.
+   */
+  @Post('simulate')
+  @HttpCode(200)
+  @Roles('admin', 'auditor')
+  @ApiOperation({
+    operationId: 'simulatePolicy',
+    summary: 'Simulate a candidate policy document',
+    description:
+      'Admins and auditors. Judges the given calls (by the policy in force and by the candidate), or the calls recorded since `since` or in the last `days` (default 7; the newest `limit`, at most 1000, with `truncated`), beside what they got. Tools, standing grants and users are read as they are now. Nothing is written: no version, no event, no grant used. An invalid document answers 400 as PUT does.',
+  })
+  @ApiBody({ type: SimulatePolicyRequest })
+  @ApiOkResponse({ type: PolicySimulationDto })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
+  simulate(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
+    // The document is checked by the domain, as PUT checks it: only its presence and kind are checked here.
+    const raw = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+    const document = raw?.document;
+    const dto = parseBody(SimulatePolicyRequest, raw && document !== null && typeof document === 'object' && !Array.isArray(document) ? { ...raw, document: {} } : body);
+    const faults = [
+      ...(dto.calls && (dto.since !== undefined || dto.days !== undefined || dto.limit !== undefined) ? [{ path: 'calls', message: 'cannot be combined with since, days or limit' }] : []),
+      ...(dto.since !== undefined && dto.days !== undefined ? [{ path: 'days', message: 'cannot be combined with since' }] : []),
+    ];
+    const since = dto.since === undefined ? undefined : parseSince(dto.since);
+    if (since === null) faults.push({ path: 'since', message: 'must be an ISO 8601 date or date-time' });
+    if (faults.length) throw new ValidationError(faults);
+    const over = dto.calls
+      ? {
+          calls: dto.calls.map((c, i) => ({
+            toolName: c.toolName,
+            arguments: c.arguments,
+            annotations: c.annotations && toolFlagsOf(c.annotations, `calls[${i}].annotations`),
+            confidence: c.confidence,
+            estimatedCost: c.estimatedCost,
+            conversationId: c.conversationId,
+          })),
+        }
+      : { since: since ?? undefined, days: dto.days ?? DEFAULT_SIMULATION_DAYS, limit: dto.limit ?? MAX_SIMULATED_CALLS };
+    return this.queries.execute(new SimulatePolicyQuery(p.tenant, document, over));
+  }
+}
+
+function actorOf(p: Principal): Actor {
+  return { id: p.id, kind: isAgent(p) ? 'agent' : 'person', via: 'api', name: p.name, roles: p.roles };
+}
+
+/** An ISO 8601 date or date-time; null when it is not one. */
+function parseSince(v: string): Date | null {
+  const d = new Date(v);
+  return Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(v) ? null : d;
 }
 
 /** YAML (Content-Type application/yaml) is parsed to the same document JSON would give. */

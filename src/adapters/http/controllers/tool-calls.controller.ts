@@ -4,19 +4,21 @@ import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags 
 import type { Response } from 'express';
 import { ClaimExecutionCommand } from '../../../application/commands/claim-execution/claim-execution.command';
 import { DecideToolCallCommand } from '../../../application/commands/decide-tool-call/decide-tool-call.command';
+import { ExtendDeadlineCommand } from '../../../application/commands/extend-deadline/extend-deadline.command';
 import { ReportResultCommand } from '../../../application/commands/report-result/report-result.command';
 import { Access, ToolCallAccessQuery } from '../../../application/queries/access/access.query';
 import { GetToolCallQuery } from '../../../application/queries/get-tool-call/get-tool-call.query';
-import { Principal } from '../../../domain/shared/actor';
+import { grantArgsFaults } from '../../../domain/grant/grant.aggregate';
+import { hasAnyRole, Principal } from '../../../domain/shared/actor';
 import { DomainError, ValidationError } from '../../../domain/shared/domain-error';
 import { CurrentPrincipal, ForbiddenError } from '../auth';
 import { ApiChannelHeader, ApiIdParam } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { DecisionRequest, ResultRequest } from '../dto/tool-call.dto';
+import { DeadlineRequest, DecisionRequest, ResultRequest } from '../dto/tool-call.dto';
 import { ExecutionClaimView, ToolCallView } from '../dto/views.dto';
 import { channelHeader, intParam } from '../request-params';
 import { parseBody } from '../validation';
-import { WaitSlots } from '../rate-limit';
+import { WaitSlots, withWaitSlot } from '../rate-limit';
 
 const MAX_OUTPUT_BYTES = 64 * 1024;
 
@@ -48,20 +50,7 @@ export class ToolCallsController {
     }
     // The query checks visibility itself: no separate access read on the hot path of every long-poll.
     if (seconds === 0) return this.queries.execute(new GetToolCallQuery(p, id, 0));
-    const release = this.waitSlots.acquire(p); // 429 past the per-token or per-tenant bound
-    // A client that goes away frees its slot and its waiter now, not when its wait would have ended.
-    const gone = new AbortController();
-    const leave = () => {
-      release();
-      gone.abort();
-    };
-    res.once('close', leave);
-    try {
-      return await this.queries.execute(new GetToolCallQuery(p, id, seconds, gone.signal));
-    } finally {
-      res.off('close', leave);
-      release();
-    }
+    return withWaitSlot(this.waitSlots, p, res, (signal) => this.queries.execute(new GetToolCallQuery(p, id, seconds, signal)));
   }
 
   @Post(':id/decision')
@@ -80,6 +69,7 @@ export class ToolCallsController {
       approve: { summary: 'Approve with edited arguments', value: { decision: 'approve', reason: 'confirmed with the owner', arguments: { id: 'src_2', dryRun: true } } },
       reject: { summary: 'Reject with a reason for the agent', value: { decision: 'reject', reason: 'not today' } },
       alwaysAllow: { summary: 'Approve and allow the tool from now on in this conversation', value: { decision: 'always_allow', scope: 'conversation' } },
+      alwaysAllowNarrow: { summary: 'Always allow `ls` commands in this conversation, for one day', value: { decision: 'always_allow', scope: 'conversation', args: { cmd: 'ls *' }, expiresIn: 86400 } },
     },
   })
   @ApiOkResponse({ type: ToolCallView, description: 'The call as it now stands' })
@@ -89,11 +79,38 @@ export class ToolCallsController {
       const dto = parseBody(DecisionRequest, body);
       const via = channelHeader(channel);
       if (dto.arguments !== undefined && dto.decision !== 'approve') throw new ValidationError([{ path: 'arguments', message: 'is allowed with decision "approve" only' }]);
-      if (dto.scope !== undefined && dto.decision !== 'always_allow') throw new ValidationError([{ path: 'scope', message: 'is allowed with decision "always_allow" only' }]);
+      for (const k of ['scope', 'expiresIn', 'args'] as const) {
+        if (dto[k] !== undefined && dto.decision !== 'always_allow') throw new ValidationError([{ path: k, message: 'is allowed with decision "always_allow" only' }]);
+      }
+      const argsFaults = dto.args === undefined ? [] : grantArgsFaults(dto.args);
+      if (argsFaults.length > 0) throw new ValidationError(argsFaults);
       return { dto, via };
     }, (a) => a.mayDecide, (a) => (a.isAgent ? 'Agent tokens cannot decide tool calls: approval comes from people' : 'Your roles may not decide this tool call'));
     // The command checks visibility (404) and the right to decide (403) again, in its transaction.
-    return this.commands.execute(new DecideToolCallCommand({ ...p, via }, id, { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope }));
+    return this.commands.execute(new DecideToolCallCommand({ ...p, via }, id, { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope }, { expiresIn: dto.expiresIn, args: dto.args }));
+  }
+
+  @Post(':id/deadline')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'extendDeadline',
+    summary: 'Give a held call more time',
+    description:
+      'Admins. `expiresAt` (later than the current deadline, at most a day from now) or `extendBy` seconds; recorded as ToolCallDeadlineExtended, and the reminders start over for the new deadline. A call no longer pending answers 409 already_decided.',
+  })
+  @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
+  @ApiChannelHeader()
+  @ApiBody({ type: DeadlineRequest, examples: { hour: { summary: 'One more hour', value: { extendBy: 3600, reason: 'the owner is in a meeting' } } } })
+  @ApiOkResponse({ type: ToolCallView, description: 'The call with its new deadline' })
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found', 'already_decided')
+  async extendDeadline(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
+    const admin = (a: Access) => !a.isAgent && hasAnyRole(p, ['admin']);
+    const { dto, via } = await this.validOrAccessFirst(p, id, () => {
+      const dto = parseBody(DeadlineRequest, body);
+      if ((dto.expiresAt === undefined) === (dto.extendBy === undefined)) throw new ValidationError([{ path: '', message: 'give exactly one of expiresAt and extendBy' }]);
+      return { dto, via: channelHeader(channel) };
+    }, admin, () => 'Only an admin may extend the deadline of a tool call');
+    return this.commands.execute(new ExtendDeadlineCommand({ ...p, via }, id, { expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : undefined, extendBySeconds: dto.extendBy, reason: dto.reason }));
   }
 
   @Post(':id/execution')

@@ -48,6 +48,9 @@ export class ProblemView {
   @ApiPropertyOptional({ enum: TOOL_CALL_STATUSES, enumName: 'ToolCallStatus', description: 'already_decided, not_approved, already_executed, not_executed: the status of the call now' })
   toolCallStatus?: string;
 
+  @ApiPropertyOptional({ enum: ['pending', 'answered', 'expired', 'cancelled'], description: 'already_answered: the status of the question now' })
+  questionStatus?: string;
+
   @ApiPropertyOptional({ enum: ['conversation', 'agent', 'tenant'], enumName: 'GrantScope', description: 'forbidden (a standing grant): the scope asked for' })
   requestedScope?: string;
 
@@ -98,6 +101,7 @@ const EXAMPLES = {
     detail: 'Tool call tc_1 is already rejected',
     extra: { decision: { outcome: 'rejected', by: { id: 'ann', name: 'Ann', via: 'web' }, at: '2026-01-05T10:00:00.000Z', reason: 'not today' }, toolCallStatus: 'rejected' },
   },
+  already_answered: { status: 409, summary: 'The question is no longer pending', detail: 'Question q_1 was already answered', extra: { questionStatus: 'answered' } },
   not_approved: { status: 409, summary: 'The call is not approved', detail: 'Tool call tc_1 is pending, not approved: it must not run', extra: { toolCallStatus: 'pending' } },
   already_executed: { status: 409, summary: 'The call was claimed before', detail: 'Tool call tc_1 was already claimed for execution', extra: { toolCallStatus: 'executed' } },
   not_executed: { status: 409, summary: 'A result before the claim', detail: 'Tool call tc_1 is approved: claim the execution before reporting a result', extra: { toolCallStatus: 'approved' } },

@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested,
+  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import type { ProposedCall } from '../../../domain/conversation/conversation.aggregate';
 import { ValidationError, type ValidationFault } from '../../../domain/shared/domain-error';
+import { MAX_GRANT_ARGS, MAX_GRANT_SECONDS } from '../../../domain/grant/grant.aggregate';
 import { ID_PATTERN } from './conversation.dto';
 import { ANY_JSON } from './json-value';
 
@@ -90,6 +91,47 @@ export class DecisionRequest {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'approve only: the arguments to run instead' })
   @IsOptional() @IsObject({ message: 'must be a JSON object' }) arguments?: Record<string, unknown>;
   @ApiPropertyOptional({ enum: ['conversation', 'agent', 'tenant'], description: 'always_allow only: where the standing grant applies (default conversation)' }) @IsOptional() @IsIn(['conversation', 'agent', 'tenant']) scope?: 'conversation' | 'agent' | 'tenant';
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_GRANT_SECONDS, example: 86400, description: 'always_allow only: seconds the standing grant lives (at most 90 days); without it, until revoked' })
+  @IsOptional() @IsInt({ message: 'must be a whole number of seconds' }) @Min(1) @Max(MAX_GRANT_SECONDS) expiresIn?: number;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    maxProperties: MAX_GRANT_ARGS,
+    example: { cmd: 'ls *' },
+    description: "always_allow only: argument name → glob (as in a policy rule's tool(arg=glob)); the grant covers only calls whose arguments all match",
+  })
+  @IsOptional() @IsObject({ message: 'must be a JSON object' }) args?: Record<string, string>;
+}
+
+/** POST /v1/tool-calls/{id}/deadline: a later deadline (admins), as a time or as seconds added. */
+export class DeadlineRequest {
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'The new deadline: later than the current one, at most a day from now' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
+  expiresAt?: string;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 86400, description: 'Seconds added to the current deadline (instead of expiresAt)' })
+  @IsOptional()
+  @IsInt({ message: 'must be a whole number of seconds' })
+  @Min(1)
+  @Max(86400)
+  extendBy?: number;
+  @ApiPropertyOptional({ maxLength: 4000, description: 'Why (recorded)' }) @IsOptional() @IsString() @MaxLength(4000) reason?: string;
+}
+
+/** POST /v1/conversations/{id}/decisions: one decision for every pending call of the step (or the named ones). */
+export class StepDecisionRequest {
+  @ApiProperty({ enum: ['approve', 'reject'], description: 'always_allow and edited arguments are per call: decide those one by one' })
+  @IsIn(['approve', 'reject'])
+  decision: 'approve' | 'reject';
+  @ApiPropertyOptional({ maxLength: 4000, description: 'Recorded on every call it decides' }) @IsOptional() @IsString() @MaxLength(4000) reason?: string;
+  @ApiPropertyOptional({ type: [String], maxItems: 64, description: 'Only these pending calls of the conversation (default: all of them)' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(64)
+  @IsString({ each: true })
+  @MaxLength(128, { each: true })
+  toolCallIds?: string[];
 }
 
 export class ResultRequest {

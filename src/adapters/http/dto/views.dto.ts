@@ -46,10 +46,27 @@ export class ToolCallPolicyView {
   @ApiPropertyOptional({ type: () => ToolFlagsView, description: 'The flags the policy saw, when the tool had any' }) toolFlags?: ToolFlagsView;
 }
 
+@ApiSchema({ name: 'QuorumApprover', description: 'One approval counted towards a quorum' })
+export class QuorumApproverView {
+  @ApiProperty() id: string;
+  @ApiPropertyOptional() name?: string;
+  @ApiProperty({ example: 'web' }) via: string;
+  @ApiProperty(DATE_TIME) at: string;
+}
+
+@ApiSchema({ name: 'ToolCallQuorum', description: 'A call that needs several distinct approvals: "1 of 2" is approvedBy.length of needed' })
+export class ToolCallQuorumView {
+  @ApiProperty({ type: 'integer', minimum: 2, example: 2 }) needed: number;
+  @ApiPropertyOptional({ type: [String], description: 'Only approvals by people holding one of these roles count', example: ['finance'] }) of?: string[];
+  @ApiProperty({ type: () => [QuorumApproverView], description: 'Approvals so far, in order' }) approvedBy: QuorumApproverView[];
+}
+
 @ApiSchema({ name: 'ToolCallApproval', description: 'Who may decide a held call, and until when' })
 export class ToolCallApprovalView {
   @ApiProperty({ type: [String], example: ['requester', 'admin'] }) approvers: string[];
   @ApiProperty(DATE_TIME) expiresAt: string;
+  @ApiPropertyOptional({ enum: [false], description: "Separation of duties: the conversation's user and the agent's owner may not approve (403 self_approval)" }) selfApproval?: false;
+  @ApiPropertyOptional({ type: () => ToolCallQuorumView, description: 'When more than one distinct approval is needed' }) quorum?: ToolCallQuorumView;
 }
 
 @ApiSchema({ name: 'ToolCallDecision' })
@@ -130,6 +147,19 @@ export class ConversationView {
 export class ProposalView {
   @ApiProperty({ type: () => ConversationView, description: 'Without its call history' }) conversation: ConversationView;
   @ApiProperty({ type: () => [ToolCallView] }) toolCalls: ToolCallView[];
+}
+
+@ApiSchema({ name: 'StepDecisionRefusal', description: 'A call of the step this decision did not change, and why' })
+export class StepDecisionRefusalView {
+  @ApiProperty() id: string;
+  @ApiProperty({ example: 'self_approval', description: 'The problem code deciding this call alone would have answered' }) code: string;
+  @ApiProperty() detail: string;
+}
+
+@ApiSchema({ name: 'StepDecision', description: 'Each call of the step decided on its own: those decided, and those refused' })
+export class StepDecisionView {
+  @ApiProperty({ type: () => [ToolCallView], description: 'The calls decided, as they now stand (a quorum may keep one pending)' }) toolCalls: ToolCallView[];
+  @ApiProperty({ type: () => [StepDecisionRefusalView] }) refused: StepDecisionRefusalView[];
 }
 
 @ApiSchema({ name: 'ExecutionClaim' })

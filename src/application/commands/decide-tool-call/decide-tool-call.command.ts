@@ -1,5 +1,13 @@
 import { Decider, DecisionInput } from '../../../domain/conversation/conversation.aggregate';
 
+/** always_allow only: what limits the standing grant it makes. */
+export interface GrantOptions {
+  /** Seconds the grant lives (1 s to 90 days); without it, until revoked. */
+  expiresIn?: number;
+  /** Argument name → glob: the grant covers only calls whose arguments match them all. */
+  args?: Record<string, string>;
+}
+
 export class DecideToolCallCommand {
-  constructor(readonly decider: Decider, readonly toolCallId: string, readonly input: DecisionInput) {}
+  constructor(readonly decider: Decider, readonly toolCallId: string, readonly input: DecisionInput, readonly grant: GrantOptions = {}) {}
 }

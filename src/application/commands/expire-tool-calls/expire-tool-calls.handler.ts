@@ -21,8 +21,11 @@ export class ExpireToolCallsHandler implements ICommandHandler<ExpireToolCallsCo
       expired += await this.uow.run(async () => {
         // Several instances sweep at once: one takes a conversation, the others skip it rather than queue.
         const conv = await this.conversations.findById(tenantId, conversationId, { lock: target ? true : 'skip-locked', calls: { statuses: PENDING } });
-        const calls = conv ? conv.expireDue(this.clock.now()) : [];
-        if (conv && calls.length > 0) await this.conversations.save(conv);
+        const now = this.clock.now();
+        const calls = conv ? conv.expireDue(now) : [];
+        // Escalations and reminders due ride the same sweep, under the same lock: never taken twice.
+        const followed = conv ? conv.followUpDue(now) : [];
+        if (conv && calls.length + followed.length > 0) await this.conversations.save(conv);
         return calls.length;
       });
     }

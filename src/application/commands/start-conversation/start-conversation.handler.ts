@@ -27,6 +27,7 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
         tenantId: p.tenant,
         agentId: p.id,
         agentName: p.name,
+        ...(p.owner ? { agentOwner: p.owner } : {}),
         agentVia: p.via,
         user: input.user ? { id: input.user.id, roles: input.user.roles ?? [], ...(input.user.name ? { name: input.user.name } : {}) } : null,
         title: input.title,

@@ -43,6 +43,14 @@ export class ToolCallAutoApproved extends BaseEvent<
   readonly type = 'ToolCallAutoApproved' as const;
 }
 
+/**
+ * A `notify` call ran at once and these people are told: the deciding rule's `approvers` (else the defaults'),
+ * `requester` being the conversation's user (null without one), on these channels.
+ */
+export class ToolCallNotified extends BaseEvent<PolicyRef & { approvers: string[]; requester: string | null; channels: Array<'slack' | 'webhook' | 'inbox'> }> {
+  readonly type = 'ToolCallNotified' as const;
+}
+
 export class ApprovalRequested extends BaseEvent<{
   level: string;
   rule: number | null;
@@ -63,9 +71,44 @@ export class ToolCallApproved extends BaseEvent<
     decision: 'approve' | 'always_allow';
     reason?: string;
     editedArguments?: Record<string, unknown>;
+    /** For a quorum: who approved, in order (the last one is `approvedBy`). */
+    approvals?: string[];
   }
 > {
   readonly type = 'ToolCallApproved' as const;
+}
+
+/** One approval towards a quorum; the call stays pending until the count is reached (then ToolCallApproved). */
+export class ToolCallApprovalRecorded extends BaseEvent<
+  PolicyRef & {
+    approvedBy: string;
+    via: string;
+    decision: 'approve' | 'always_allow';
+    /** Distinct approvals so far, this one included, and how many the quorum needs. */
+    count: number;
+    needed: number;
+    reason?: string;
+    editedArguments?: Record<string, unknown>;
+  }
+> {
+  readonly type = 'ToolCallApprovalRecorded' as const;
+}
+
+/** A held call has waited `afterSeconds`: more people may decide it (`added`), and `notify` channels are told. */
+export class ToolCallEscalated extends BaseEvent<
+  PolicyRef & { step: number; of: number; afterSeconds: number; added: string[]; approvers: string[]; notify: string[]; expiresAt: string }
+> {
+  readonly type = 'ToolCallEscalated' as const;
+}
+
+/** A held call's deadline is near: the channels remind the people who may decide it. */
+export class ToolCallReminded extends BaseEvent<PolicyRef & { remindBefore: number; secondsLeft: number; expiresAt: string; approvers: string[] }> {
+  readonly type = 'ToolCallReminded' as const;
+}
+
+/** An admin gave a held call more time. */
+export class ToolCallDeadlineExtended extends BaseEvent<PolicyRef & { from: string; to: string; by: string; via: string; reason?: string }> {
+  readonly type = 'ToolCallDeadlineExtended' as const;
 }
 
 export class ToolCallRejected extends BaseEvent<
@@ -102,6 +145,22 @@ export class ToolCallCompleted extends BaseEvent<{ outcome: 'succeeded' | 'faile
  * A person asked for a standing grant wider than they may make (only admins grant beyond the conversation;
  * the policy's `grants` may narrow it further). Nothing else changed: the call stays as it was.
  */
+/**
+ * A person allowed to decide was refused by separation of duties (`selfApproval: false`): they are the
+ * conversation's user or the agent's owner. Nothing else changed: the call stays pending.
+ */
+export class DecisionRefused extends BaseEvent<
+  PolicyRef & {
+    decision: 'approve' | 'always_allow';
+    code: 'self_approval';
+    refusedBy: string;
+    via: string;
+    reason: string;
+  }
+> {
+  readonly type = 'DecisionRefused' as const;
+}
+
 export class GrantRefused extends BaseEvent<
   PolicyRef & {
     decision: 'always_allow';

@@ -1,0 +1,33 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { GrantNotFoundError, GrantRevokeForbiddenError, mayRevokeGrant } from '../../../domain/grant/grant.aggregate';
+import { personActor } from '../../../domain/shared/actor';
+import { CLOCK, Clock, GRANTS, GrantRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { grantView } from '../../queries/list-grants/grant.view';
+import { RevokeGrantCommand } from './revoke-grant.command';
+
+/**
+ * Revokes a standing grant and records GrantRevoked in the same transaction. The row is read locked, so two
+ * revocations at once record one event; a grant already revoked is answered as it stands (idempotent).
+ * Another tenant's grant is not found: tenants are walls.
+ */
+@CommandHandler(RevokeGrantCommand)
+export class RevokeGrantHandler implements ICommandHandler<RevokeGrantCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(GRANTS) private readonly grants: GrantRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  execute({ principal: p, grantId, reason, via }: RevokeGrantCommand) {
+    return this.uow.run(async () => {
+      const grant = await this.grants.findById(p.tenant, grantId, { lock: true });
+      if (!grant) throw new GrantNotFoundError(grantId);
+      if (!mayRevokeGrant(p, grant.scope)) throw new GrantRevokeForbiddenError(grant.scope);
+      const at = this.clock.now();
+      grant.revoke(personActor(p, via), at, reason);
+      await this.grants.save(grant);
+      return grantView(grant, at);
+    });
+  }
+}

@@ -1,0 +1,162 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { QuestionListFilter, QuestionRepository } from '../../application/ports/question.port';
+import type { HaltTarget } from '../../domain/halt/halt.aggregate';
+import { Question, QuestionAudience, QuestionStatus } from '../../domain/question/question.aggregate';
+import { isAgent, Principal } from '../../domain/shared/actor';
+import { ValidationError } from '../../domain/shared/domain-error';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
+import { WAKE_CHANNEL, wakePayload } from '../waiting/pg-wake-listener';
+import { QuestionRow } from './question.orm-entity';
+import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
+
+export function questionFromRow(r: QuestionRow): Question {
+  return Question.rehydrate(
+    {
+      id: r.id,
+      tenantId: r.tenantId,
+      conversationId: r.conversationId,
+      agentId: r.agentId,
+      userId: r.userId,
+      ...(r.externalId !== null ? { externalId: r.externalId } : {}),
+      text: r.text,
+      ...(r.choices ? { choices: r.choices } : {}),
+      allowFreeText: r.allowFreeText,
+      askTo: r.askTo as QuestionAudience[],
+      timeoutSeconds: r.timeoutSeconds,
+      askedBy: r.askedBy,
+      createdAt: r.createdAt,
+      expiresAt: r.expiresAt,
+      status: r.status as QuestionStatus,
+      ...(r.answer !== null && r.answeredBy && r.answeredAt ? { answer: { text: r.answer, by: r.answeredBy, at: r.answeredAt } } : {}),
+      ...(r.endedAt ? { endedAt: r.endedAt } : {}),
+      ...(r.endReason !== null ? { endReason: r.endReason } : {}),
+    },
+    r.version,
+  );
+}
+
+/** Keyset cursors on (created_at, id): stable under inserts. Opaque to clients. */
+function encodeCursor(r: QuestionRow): string {
+  return Buffer.from(JSON.stringify([r.createdAt.toISOString(), r.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): [string, string] | null {
+  if (!cursor) return null;
+  try {
+    const k = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && !Number.isNaN(Date.parse(k[0])) && typeof k[1] === 'string') return k as [string, string];
+  } catch {
+    /* fall through */
+  }
+  throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
+}
+
+@Injectable()
+export class TypeOrmQuestionRepository implements QuestionRepository {
+  constructor(private readonly uow: TypeOrmUnitOfWork, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+
+  async findById(tenantId: string, id: string, opts: { lock?: boolean | 'skip-locked' } = {}): Promise<Question | null> {
+    const qb = this.uow.manager().getRepository(QuestionRow).createQueryBuilder('q').where('q.tenant_id = :tenantId AND q.id = :id', { tenantId, id });
+    // A lock means something inside a transaction only; plain reads take none.
+    if (opts.lock && this.uow.inTransaction) {
+      qb.setLock('pessimistic_write');
+      if (opts.lock === 'skip-locked') qb.setOnLocked('skip_locked');
+    }
+    const row = await qb.getOne();
+    return row && questionFromRow(row);
+  }
+
+  async findByExternalId(tenantId: string, conversationId: string, externalId: string): Promise<Question | null> {
+    const row = await this.uow.manager().getRepository(QuestionRow).findOneBy({ tenantId, conversationId, externalId });
+    return row && questionFromRow(row);
+  }
+
+  async save(question: Question): Promise<void> {
+    const events = question.pullEvents();
+    if (events.length === 0) return;
+    const s = question.snapshot();
+    const m = this.uow.manager();
+    const changes = {
+      status: s.status,
+      answer: s.answer?.text ?? null,
+      answeredBy: s.answer?.by ?? null,
+      answeredAt: s.answer?.at ?? null,
+      endedAt: s.endedAt ?? null,
+      endReason: s.endReason ?? null,
+    };
+    if (events.some((e) => e.type === 'QuestionAsked')) {
+      await m.getRepository(QuestionRow).insert({
+        tenantId: s.tenantId,
+        id: s.id,
+        conversationId: s.conversationId,
+        agentId: s.agentId,
+        userId: s.userId,
+        externalId: s.externalId ?? null,
+        text: s.text,
+        choices: s.choices ?? null,
+        allowFreeText: s.allowFreeText,
+        askTo: s.askTo,
+        timeoutSeconds: s.timeoutSeconds,
+        askedBy: s.askedBy,
+        createdAt: s.createdAt,
+        expiresAt: s.expiresAt,
+        ...changes,
+        version: 1,
+      });
+      question.version = 1;
+    } else {
+      // TypeORM's update does not check versions: the WHERE does, and 0 rows means another writer came first.
+      const res = await m.getRepository(QuestionRow).update({ tenantId: s.tenantId, id: s.id, version: question.version }, { ...changes, version: question.version + 1 });
+      if (res.affected === 0) throw new StaleAggregateError(`question ${s.id} changed since it was loaded`);
+      question.version += 1;
+      // Long-polls on other instances wake on commit (the notification is sent only if this commits).
+      if (this.config.databaseUrl) await m.query(`SELECT pg_notify('${WAKE_CHANNEL}', $1)`, [wakePayload(s.tenantId, s.id)]);
+    }
+    this.uow.collect(events);
+  }
+
+  async findDue(now: Date, limit: number): Promise<Array<{ tenantId: string; id: string }>> {
+    const rows: Array<{ tenant_id: string; id: string }> = await this.uow
+      .manager()
+      .query(`SELECT tenant_id, id FROM questions WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`, [now, limit]);
+    return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }));
+  }
+
+  async findPendingUnderHalt(limit: number): Promise<Array<{ tenantId: string; id: string; reason: string }>> {
+    const rows: Array<{ tenant_id: string; id: string; reason: string }> = await this.uow.manager().query(
+      `SELECT q.tenant_id, q.id, h.reason FROM questions q
+         JOIN halts h ON h.tenant_id = q.tenant_id
+          AND ((h.scope = 'tenant' AND h.scope_id = '') OR (h.scope = 'agent' AND h.scope_id = q.agent_id) OR (h.scope = 'conversation' AND h.scope_id = q.conversation_id))
+        WHERE q.status = 'pending' LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id, reason: r.reason }));
+  }
+
+  async findPendingIn(tenantId: string, target: HaltTarget): Promise<string[]> {
+    const scope = target.scope === 'tenant' ? '' : target.scope === 'agent' ? 'AND agent_id = $2' : 'AND conversation_id = $2';
+    const rows: Array<{ id: string }> = await this.uow
+      .manager()
+      .query(`SELECT id FROM questions WHERE tenant_id = $1 AND status = 'pending' ${scope}`, target.scope === 'tenant' ? [tenantId] : [tenantId, target.id]);
+    return rows.map((r) => r.id);
+  }
+
+  async listAnswerable(p: Principal, f: QuestionListFilter): Promise<{ questions: Question[]; nextCursor: string | null }> {
+    if (isAgent(p)) return { questions: [], nextCursor: null };
+    // `requester` names the conversation's user, never a role a token could claim.
+    const roles = p.roles.filter((r) => r === 'approver' || r === 'admin');
+    const qb = this.uow
+      .manager()
+      .getRepository(QuestionRow)
+      .createQueryBuilder('q')
+      .where('q.tenant_id = :tenantId AND q.status = :status', { tenantId: p.tenant, status: f.status })
+      .andWhere(`(('requester' = ANY(q.ask_to) AND q.user_id = :me) OR q.ask_to && :roles::text[])`, { me: p.id, roles });
+    if (f.status === 'pending') qb.andWhere('q.expires_at > :now', { now: f.now });
+    const after = decodeCursor(f.cursor);
+    if (after) qb.andWhere('(q.created_at, q.id) < (:afterAt::timestamptz, :afterId)', { afterAt: after[0], afterId: after[1] });
+    const rows = await qb.orderBy('q.created_at', 'DESC').addOrderBy('q.id', 'DESC').limit(f.limit + 1).getMany();
+    const more = rows.length > f.limit;
+    const items = rows.slice(0, f.limit);
+    return { questions: items.map(questionFromRow), nextCursor: more ? encodeCursor(items[items.length - 1]) : null };
+  }
+}
