@@ -116,6 +116,8 @@ describeBrowser('governance in the web inbox', () => {
   });
 
   it("shows an agent's question above the approvals; a click on a choice answers it and the agent gets the answer", async () => {
+    await page.goto(`${server.url}/#/`); // the inbox, whatever an earlier test left open
+    await card().waitFor({ state: 'detached' });
     const id = `gov-web-q-${++n}`;
     expect((await http.post('/v1/conversations', agent, { id, user: { id: 'lee' } })).status).toBe(201);
     const asked = await http.post(`/v1/conversations/${id}/questions`, agent, { text: 'Bill which account?', choices: ['ACME EU', 'ACME US'] });

@@ -59,6 +59,8 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
   const secondClick = asksTwice(call, destructive);
   const user = conv.user;
   const quorum = call.approval?.quorum;
+  // Kept here, not in StepActions: the step's calls leave pending as the answer arrives, and the actions with them.
+  const [stepNote, setStepNote] = useState<string>();
   // The server refuses these people (403 self_approval); the card says so before they try.
   const selfBarred = call.approval?.selfApproval === false && user?.id === me ? 'You are the end user of this conversation' : undefined;
 
@@ -237,17 +239,22 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
       )}
 
       {pending && decidable && <Decide call={call} secondClick={secondClick} admin={admin} intent={intent} onDecide={onDecide} />}
-      {pending && decidable && step && step.size > 1 && <StepActions size={step.size} decide={step.decide} />}
+      {pending && decidable && step && step.size > 1 && <StepActions size={step.size} decide={step.decide} onNote={setStepNote} />}
+      {stepNote && (
+        <p class="notice" role="status" data-testid="step-note">
+          {stepNote}
+        </p>
+      )}
       {pending && !decidable && <p class="muted">Your roles may not decide this request.</p>}
     </dialog>
   );
 }
 
 /** The whole step at once: asks twice (it decides calls not in view), then says what was decided and what was not. */
-function StepActions({ size, decide }: { size: number; decide(decision: 'approve' | 'reject'): Promise<string> }) {
+function StepActions({ size, decide, onNote }: { size: number; decide(decision: 'approve' | 'reject'): Promise<string>; onNote(note: string): void }) {
   const [armed, setArmed] = useState<'approve' | 'reject' | null>(null);
   const [busy, setBusy] = useState(false);
-  const [note, setNote] = useState<string>();
+  const setNote = onNote;
   async function press(d: 'approve' | 'reject') {
     if (armed !== d) {
       setArmed(d);
@@ -274,11 +281,6 @@ function StepActions({ size, decide }: { size: number; decide(decision: 'approve
           {armed === 'reject' ? `Confirm: reject all ${size}` : `Reject all ${size}`}
         </button>
       </div>
-      {note && (
-        <p class="notice" role="status" data-testid="step-note">
-          {note}
-        </p>
-      )}
     </section>
   );
 }
