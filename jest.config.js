@@ -31,4 +31,8 @@ module.exports = {
     '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|@tokenizer|uint8array-extras|jose)/)',
   ],
   testTimeout: 30000,
+  // One test file at a time, in a worker that is replaced once it holds more than this after a file: the files
+  // start servers, embedded databases and gRPC clients, and a single in-band process kept growing past 4 GB over
+  // the whole suite, slowing every later file (and timing out their hooks) with garbage collection.
+  workerIdleMemoryLimit: '1GB',
 };
