@@ -118,6 +118,26 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
     expect(call.decision.by.via).toBe('cli');
   }, 60_000);
 
+  it('A always allows in the scope a key picks (as the web does): the call is approved and a standing grant made via cli', async () => {
+    const t = await tenant('always');
+    const id = await propose(t, 'create_ticket', { title: 'Printer' });
+    const term = t.inbox();
+    await term.waitFor('create_ticket');
+    let m = term.mark();
+    term.write('A');
+    await term.waitFor('Always allow create_ticket from now on in: c this conversation · g this agent · t the tenant', m);
+    term.write('x');
+    await term.waitFor('cancelled', m);
+    expect((await api.get(`/v1/tool-calls/${id}`, t.ann)).body.status).toBe('pending');
+    m = term.mark();
+    term.write('A');
+    await term.waitFor('Always allow', m);
+    term.write('g');
+    await term.waitFor(`create_ticket ${id} approved by you via cli`, m);
+    const grants = (await api.get('/v1/grants', t.ann)).body.items;
+    expect(grants).toEqual([expect.objectContaining({ toolName: 'create_ticket', scope: 'agent', agentId: 'bot', createdBy: expect.objectContaining({ id: 'ann', via: 'cli' }) })]);
+  }, 60_000);
+
   it('r asks for a reason and rejects with it; ↓ selects the next call', async () => {
     const t = await tenant('reject');
     const keep = await propose(t, 'send_email', { to: 'a@example.com' });

@@ -24,7 +24,9 @@ const yellow = (s: string) => color(33, s);
 
 type Prompt =
   | { kind: 'text'; label: string; buffer: string; submit(text: string): void }
-  | { kind: 'key'; label: string; yes(): void };
+  | { kind: 'key'; label: string; yes(): void }
+  /** One key among several, each its own action; any other key cancels. */
+  | { kind: 'choice'; label: string; choices: Record<string, () => void> };
 
 interface Io {
   input: NodeJS.ReadStream;
@@ -210,12 +212,21 @@ class Inbox {
         return item ? this.reject(item) : undefined;
       case 'e':
         return item ? this.edit(item) : undefined;
+      case 'A':
+        return item ? this.alwaysAllow(item) : undefined;
       default:
         return undefined;
     }
   }
 
   private onPromptKey(p: Prompt, key: string): void {
+    if (p.kind === 'choice') {
+      this.prompt = undefined;
+      const chosen = p.choices[key];
+      if (chosen) chosen();
+      else this.note(dim('cancelled'));
+      return this.render();
+    }
     if (p.kind === 'key') {
       this.prompt = undefined;
       if (key === 'y' || key === 'Y') p.yes();
@@ -254,6 +265,21 @@ class Inbox {
 
   private reject(a: Approval): void {
     this.prompt = { kind: 'text', label: `Reject ${bold(a.toolName)} — reason (enter to send, esc cancels): `, buffer: '', submit: (reason) => void this.decide(a, { decision: 'reject', ...(reason ? { reason } : {}) }) };
+    this.render();
+  }
+
+  /** Always allow: approve, and let this tool run without asking from now on, in a scope the key picks (as the web's form). */
+  private alwaysAllow(a: Approval): void {
+    if (a.policy.level === 'manual') {
+      this.note(yellow('• a manual call is approved one at a time: no standing grant (press a to approve it)'));
+      return this.render();
+    }
+    const grant = (scope: 'conversation' | 'agent' | 'tenant') => () => void this.decide(a, { decision: 'always_allow', scope });
+    this.prompt = {
+      kind: 'choice',
+      label: `Always allow ${bold(a.toolName)} from now on in: ${bold('c')} this conversation · ${bold('g')} this agent · ${bold('t')} the tenant (agent, tenant: admins) — any other key cancels`,
+      choices: { c: grant('conversation'), g: grant('agent'), t: grant('tenant') },
+    };
     this.render();
   }
 
@@ -302,12 +328,19 @@ class Inbox {
     this.render();
   }
 
-  private async decide(a: Approval, body: { decision: 'approve' | 'reject'; reason?: string; arguments?: Record<string, unknown> }): Promise<void> {
-    const verb = body.decision === 'approve' ? 'approving' : 'rejecting';
+  private async decide(a: Approval, body: { decision: 'approve' | 'reject' | 'always_allow'; reason?: string; arguments?: Record<string, unknown>; scope?: 'conversation' | 'agent' | 'tenant' }): Promise<void> {
+    const verb = body.decision === 'reject' ? 'rejecting' : 'approving';
     this.note(dim(`${verb} ${a.toolName} ${a.id}…`));
     this.render();
     try {
       const call = await this.api.decide(a.id, body);
+      const q = call.approval?.quorum;
+      if (call.status === 'pending' && q) {
+        // An approval towards a quorum: the call stays in the list, now "1 of 2".
+        this.items = this.items.map((i) => (i.id === call.id ? { ...i, ...call } : i));
+        this.note(`${green('✓')} ${a.toolName} ${dim(a.id)} approval recorded: ${q.approvedBy.length} of ${q.needed}`);
+        return this.render();
+      }
       this.ended.add(a.id);
       this.remove(a.id);
       const mark = call.status === 'approved' ? green('✓') : red('✗');
@@ -373,7 +406,7 @@ class Inbox {
     const fit = (s: string) => truncate(s, width);
     const header = `${bold('Tollgate inbox')} · ${this.who} @ ${this.api.conn.url} · ${this.items.length} pending · ${this.conn === 'live' ? green('● live') : yellow(this.conn)}`;
     const lines: string[] = [header, ''];
-    const footer: string[] = ['', dim('↑/↓ move · enter details · a approve · r reject · e edit arguments · g refresh · q quit'), ...this.notices];
+    const footer: string[] = ['', dim('↑/↓ move · enter details · a approve · A always allow · r reject · e edit arguments · g refresh · q quit'), ...this.notices];
     if (this.prompt) footer.push(this.prompt.kind === 'text' ? `${this.prompt.label}${this.prompt.buffer}█` : this.prompt.label);
     const room = Math.max(3, height - lines.length - footer.length);
     const item = this.items[this.selected];
@@ -412,7 +445,7 @@ function details(a: Approval, confirm: string | undefined): string[] {
   if (a.display?.title || a.display?.summary) out.push(`Display       ${[a.display.title, a.display.summary].filter(Boolean).join(' — ')}`);
   for (const f of a.display?.fields ?? []) out.push(`  ${f.label}: ${f.value}`);
   out.push('Arguments', ...JSON.stringify(a.arguments, null, 2).split('\n').map((l) => `  ${l}`));
-  out.push('', dim('a approve · r reject · e edit arguments · enter/esc back'));
+  out.push('', dim('a approve · A always allow · r reject · e edit arguments · enter/esc back'));
   return out;
 }
 
