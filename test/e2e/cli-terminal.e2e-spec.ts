@@ -50,7 +50,7 @@ describe('tollgate serve --approve-in-terminal', () => {
     const m = term.mark();
     const id = await propose('drop_table', { table: 'users' });
     await term.waitFor(`drop_table  ${id}`, m);
-    await term.waitFor('Approve? [y]es / [n]o / [d]etails:', m);
+    await term.waitFor('Approve? [y]es / [n]o / [a]lways / [d]etails:', m);
     // Nothing decides it meanwhile: a 2 s long-poll ends still pending.
     expect((await api.get(`/v1/tool-calls/${id}?wait=2`, agent)).body.status).toBe('pending');
     const waited = api.get(`/v1/tool-calls/${id}?wait=20`, agent);
@@ -74,6 +74,25 @@ describe('tollgate serve --approve-in-terminal', () => {
     const done = (await waited).body;
     expect(done.status).toBe('rejected');
     expect(done.decision).toMatchObject({ reason: 'not to everyone', by: { id: 'operator', via: 'cli' } });
+  }, 60_000);
+
+  it('a always allows in the scope asked next (as the web does): approved, and a standing grant made by the operator via cli', async () => {
+    const m = term.mark();
+    const id = await propose('archive_ticket', { id: 7 });
+    await term.waitFor('[a]lways', m);
+    const waited = api.get(`/v1/tool-calls/${id}?wait=20`, agent);
+    term.write('a\r');
+    await term.waitFor('Always allow in [c]onversation / a[g]ent / [t]enant', m);
+    term.write('x\r');
+    await term.waitFor('Please answer c, g or t.', m);
+    await term.waitFor('Approve? [y]es', m);
+    term.write('a\r');
+    await term.waitFor('Always allow in', m);
+    term.write('c\r');
+    expect((await waited).body.status).toBe('approved');
+    await term.waitFor(`archive_ticket ${id} approved (always allowed in scope conversation)`, m);
+    const grants = (await api.get('/v1/grants?tool=archive_ticket', ann)).body.items;
+    expect(grants).toEqual([expect.objectContaining({ scope: 'conversation', createdBy: expect.objectContaining({ id: 'operator', via: 'cli' }) })]);
   }, 60_000);
 
   it('asks one at a time, queueing the rest; a decision taken elsewhere withdraws the question and says who took it', async () => {

@@ -2,11 +2,14 @@ import { createInterface, Interface } from 'node:readline/promises';
 import type { ApprovalCallback, ApprovalOutcome, ApprovalRequest } from '../../../application/ports/approval-callback.port';
 import type { ToolCallView } from '../../../application/views/views';
 
+/** What the terminal may decide: what the web offers, but edits (the arguments are shown, not edited, here). */
+export type TerminalDecision = { decision: 'approve' | 'reject'; reason?: string } | { decision: 'always_allow'; scope: 'conversation' | 'agent' | 'tenant' };
+
 /** What the terminal needs from the application: a way to decide (the same DecideToolCallCommand as every channel). */
 export interface TerminalDecisions {
   /** Still pending? (Requests replayed from before a restart may have been decided since.) */
   isPending(toolCallId: string): Promise<boolean>;
-  decide(toolCallId: string, input: { decision: 'approve' | 'reject'; reason?: string }): Promise<ToolCallView>;
+  decide(toolCallId: string, input: TerminalDecision): Promise<ToolCallView>;
 }
 
 interface Io {
@@ -97,25 +100,36 @@ export class TerminalApprovalCallback implements ApprovalCallback {
   private async converse(r: ApprovalRequest, signal: AbortSignal): Promise<void> {
     this.write(summary(r, this.queue.length));
     for (;;) {
-      const answer = (await this.question('  Approve? [y]es / [n]o / [d]etails: ', signal)).trim().toLowerCase();
+      const answer = (await this.question(`  Approve? [y]es / [n]o / ${r.policy.level === 'manual' ? '' : '[a]lways / '}[d]etails: `, signal)).trim().toLowerCase();
       if (answer === 'd' || answer === 'details') {
         this.write(fullDetails(r));
         continue;
       }
       if (answer === 'y' || answer === 'yes') return this.decide(r, { decision: 'approve' });
+      if ((answer === 'a' || answer === 'always') && r.policy.level !== 'manual') {
+        // As the web's "Always allow": approve, and let the tool run without asking from now on in a scope.
+        const scope = (await this.question('  Always allow in [c]onversation / a[g]ent / [t]enant (empty: conversation): ', signal)).trim().toLowerCase();
+        const chosen = ({ '': 'conversation', c: 'conversation', conversation: 'conversation', g: 'agent', agent: 'agent', t: 'tenant', tenant: 'tenant' } as const)[scope as 'c'];
+        if (!chosen) {
+          this.write('  Please answer c, g or t.\n');
+          continue;
+        }
+        return this.decide(r, { decision: 'always_allow', scope: chosen });
+      }
       if (answer === 'n' || answer === 'no') {
         const reason = (await this.question('  Reason (optional): ', signal)).trim();
         return this.decide(r, { decision: 'reject', ...(reason ? { reason } : {}) });
       }
-      this.write('  Please answer y, n or d.\n');
+      this.write('  Please answer y, n, a or d.\n');
     }
   }
 
-  private async decide(r: ApprovalRequest, input: { decision: 'approve' | 'reject'; reason?: string }): Promise<void> {
+  private async decide(r: ApprovalRequest, input: TerminalDecision): Promise<void> {
     this.answered.add(r.id);
     try {
       const call = await this.decisions.decide(r.id, input);
-      this.write(`  → ${call.toolName} ${call.id} ${call.status}${input.reason ? ` (${input.reason})` : ''}\n`);
+      const why = 'reason' in input && input.reason ? ` (${input.reason})` : input.decision === 'always_allow' ? ` (always allowed in scope ${input.scope})` : '';
+      this.write(`  → ${call.toolName} ${call.id} ${call.status}${why}\n`);
     } catch (e) {
       const err = e as Error & { code?: string };
       this.write(`  ! ${err.code ? `${err.code}: ` : ''}${err.message}\n`);

@@ -8,7 +8,7 @@ import { GetToolCallQuery } from '../../../application/queries/get-tool-call/get
 import { ListApprovalsQuery } from '../../../application/queries/list/list.queries';
 import type { ApprovalView, Page, ToolCallView } from '../../../application/views/views';
 import type { Decider } from '../../../domain/conversation/conversation.aggregate';
-import { TerminalApprovalCallback, TerminalDecisions } from './terminal-approval-callback';
+import { TerminalApprovalCallback, TerminalDecision, TerminalDecisions } from './terminal-approval-callback';
 
 type Io = ConstructorParameters<typeof TerminalApprovalCallback>[1];
 
@@ -54,7 +54,7 @@ export class TerminalChannel implements TerminalDecisions {
     return call.status === 'pending';
   }
 
-  async decide(toolCallId: string, input: { decision: 'approve' | 'reject'; reason?: string }): Promise<ToolCallView> {
+  async decide(toolCallId: string, input: TerminalDecision): Promise<ToolCallView> {
     const { commands } = await this.started();
     return commands.execute(new DecideToolCallCommand(this.decider, toolCallId, input));
   }
