@@ -457,3 +457,29 @@ describe('questions in Slack', () => {
     );
   });
 });
+
+describe('questions over gRPC', () => {
+  it('an agent asks and watches; a person answers over gRPC; the watch ends with the answer; a second answer is FAILED_PRECONDITION', async () => {
+    const conv = `gov-grpc-q-${++n}`;
+    expect((await apiA.post('/v1/conversations', agent, { id: conv })).status).toBe(201);
+    const rpc = new TollgateGrpc(a.grpcAddress!);
+    try {
+      const q = await rpc.call('AskQuestion', { conversationId: conv, text: 'Which region?', choices: ['EU', 'US'], id: 'ask-region' }, agent);
+      expect(q).toMatchObject({ conversationId: conv, status: 'QUESTION_STATUS_PENDING', choices: ['EU', 'US'], externalId: 'ask-region' });
+      const again = await rpc.call('AskQuestion', { conversationId: conv, text: 'Which region?', choices: ['EU', 'US'], id: 'ask-region' }, agent);
+      expect(again.id).toBe(q.id);
+      const watch = rpc.watch(q.id, agent, undefined, 'WatchQuestion');
+      await watch.received(1);
+      const bad = await rpc.failure('AnswerQuestion', { id: q.id, answer: 'Mars' }, alice);
+      expect(bad.tollgateCode).toBe('validation_failed');
+      const answered = await rpc.call('AnswerQuestion', { id: q.id, answer: 'EU' }, alice);
+      expect(answered).toMatchObject({ status: 'QUESTION_STATUS_ANSWERED', answer: { text: 'EU', by: { id: 'alice', via: 'CHANNEL_GRPC' } } });
+      expect(await watch.ended).toEqual({ ok: true });
+      expect(watch.messages.map((m) => m.status)).toEqual(['QUESTION_STATUS_PENDING', 'QUESTION_STATUS_ANSWERED']);
+      expect((await rpc.failure('AnswerQuestion', { id: q.id, answer: 'US' }, bob)).tollgateCode).toBe('already_answered');
+      expect((await rpc.failure('AnswerQuestion', { id: q.id, answer: 'US' }, agent)).code).toBe(7); // agents never answer
+    } finally {
+      rpc.close();
+    }
+  });
+});

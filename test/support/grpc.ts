@@ -158,8 +158,9 @@ export class TollgateGrpc {
     });
   }
 
-  watch(id: string, token?: string, extra?: Record<string, string>): Watch {
-    const stream = this.client.WatchToolCall({ id }, this.metadata(token, extra));
+  /** A WatchToolCall stream (or another server stream by `method`, e.g. WatchQuestion). */
+  watch(id: string, token?: string, extra?: Record<string, string>, method = 'WatchToolCall'): Watch {
+    const stream = this.client[method]({ id }, this.metadata(token, extra));
     const messages: any[] = [];
     const waiting: Array<{ n: number; resolve: (m: any[]) => void }> = [];
     stream.on('data', (m: any) => {

@@ -43,6 +43,10 @@ const METHODS: Record<string, Method> = {
   ListApprovals: { unary: (r, c, q) => r.listApprovals(c, q) },
   RegisterTool: { roles: ['agent', 'admin'], unary: (r, c, q) => r.registerTool(c, q) },
   GetStatus: { roles: ['admin', 'approver', 'auditor'], unary: (r, c) => r.getStatus(c) },
+  AskQuestion: { roles: ['agent'], unary: (r, c, q) => r.askQuestion(c, q) },
+  GetQuestion: { unary: (r, c, q) => r.getQuestion(c, q) },
+  WatchQuestion: { stream: (r, c, q, send) => r.watchQuestion(c, q, send) },
+  AnswerQuestion: { unary: (r, c, q) => r.answerQuestion(c, q) },
 };
 
 /** The same bound as REST bodies: a larger message is refused by gRPC itself with RESOURCE_EXHAUSTED. */

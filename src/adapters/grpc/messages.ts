@@ -1,3 +1,4 @@
+import type { QuestionView } from '../../application/views/question.view';
 import type { ApprovalView, ConversationView, Page, ToolCallView } from '../../application/views/views';
 import { fromStruct, fromValue, PbStruct, PbTimestamp, PbValue, toStruct, toTimestamp, toValue } from './protobuf-json';
 
@@ -64,7 +65,7 @@ export function toolCallMessage(v: ToolCallView): Msg {
       expiresAt: ts(v.approval.expiresAt),
       ...(v.approval.selfApproval === false ? { selfApproval: false } : {}),
       ...(v.approval.quorum
-        ? { quorum: { needed: v.approval.quorum.needed, of: v.approval.quorum.of ?? [], approvedBy: v.approval.quorum.approvedBy.map((a) => ({ ...a, at: ts(a.at) })) } }
+        ? { quorum: { needed: v.approval.quorum.needed, of: v.approval.quorum.of ?? [], approvedBy: v.approval.quorum.approvedBy.map((a) => ({ ...actorRef(a), at: ts(a.at) })) } }
         : {}),
     },
     decision:
@@ -185,4 +186,23 @@ export function proposalBody(calls: ProposedToolCallMsg[] | undefined): Json {
       }),
     ),
   };
+}
+
+export function questionMessage(q: QuestionView): Msg {
+  return present({
+    id: q.id,
+    conversationId: q.conversationId,
+    externalId: q.externalId,
+    text: q.text,
+    choices: q.choices ?? [],
+    allowFreeText: q.allowFreeText,
+    askTo: q.askTo,
+    status: enumName('QUESTION_STATUS', q.status),
+    timeoutSeconds: q.timeoutSeconds,
+    createdAt: ts(q.createdAt),
+    expiresAt: ts(q.expiresAt),
+    answer: q.answer && { text: q.answer.text, by: actorRef(q.answer.by), at: ts(q.answer.at) },
+    endedAt: ts(q.endedAt),
+    reason: q.reason,
+  });
 }

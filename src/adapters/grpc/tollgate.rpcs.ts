@@ -10,6 +10,10 @@ import { Access, ConversationAccessQuery, ToolCallAccessQuery } from '../../appl
 import { GetStatusQuery } from '../../application/queries/get-status/get-status.query';
 import { GetToolCallQuery } from '../../application/queries/get-tool-call/get-tool-call.query';
 import { ListApprovalsQuery } from '../../application/queries/list/list.queries';
+import { AnswerQuestionCommand, AskQuestionCommand } from '../../application/commands/questions/question.commands';
+import { GetQuestionQuery, QuestionAccessQuery } from '../../application/queries/questions/question.queries';
+import type { QuestionView } from '../../application/views/question.view';
+import { AnswerQuestionRequest, AskQuestionRequest } from '../http/dto/question.dto';
 import type { ApprovalView, ConversationView, Page, ToolCallView } from '../../application/views/views';
 import { TOOL_CALL_STATUSES } from '../../domain/conversation/tool-call-status';
 import { Channel, Principal, isAgent } from '../../domain/shared/actor';
@@ -23,7 +27,7 @@ import { WaitSlots } from '../http/rate-limit';
 import { enumParam, listParams } from '../http/request-params';
 import { parseBody } from '../http/validation';
 import {
-  approvalPageMessage, conversationMessage, enumValue, present, proposalBody, ProposedToolCallMsg, StatusViewLike, structField, tenantStatusMessage, toolCallMessage, toolMessage,
+  approvalPageMessage, conversationMessage, enumValue, present, proposalBody, ProposedToolCallMsg, questionMessage, StatusViewLike, structField, tenantStatusMessage, toolCallMessage, toolMessage,
   ToolViewLike, valueField,
 } from './messages';
 import { PbStruct, PbValue, toStruct } from './protobuf-json';
@@ -170,6 +174,59 @@ export class TollgateRpcs {
 
   async getStatus(c: RpcCall) {
     return tenantStatusMessage((await this.queries.execute(new GetStatusQuery(c.principal.tenant))) as StatusViewLike);
+  }
+
+  async askQuestion(c: RpcCall, req: { conversationId?: string; text?: string; choices?: string[]; allowFreeText?: boolean; timeoutSeconds?: number; askTo?: string[]; id?: string }) {
+    const p = c.principal;
+    const id = req.conversationId ?? '';
+    let dto: AskQuestionRequest;
+    try {
+      dto = parseBody(AskQuestionRequest, present({ text: req.text, choices: req.choices?.length ? req.choices : undefined, allowFreeText: req.allowFreeText, timeoutSeconds: req.timeoutSeconds, askTo: req.askTo?.length ? req.askTo : undefined, id: req.id }));
+    } catch (e) {
+      const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
+      if (!access.isOwningAgent) throw new ForbiddenError('Only the agent that started this conversation may ask questions in it');
+      throw e;
+    }
+    const { question } = await this.commands.execute(new AskQuestionCommand(p, id, { text: dto.text, choices: dto.choices, allowFreeText: dto.allowFreeText, timeoutSeconds: dto.timeoutSeconds, askTo: dto.askTo }, dto.id));
+    return questionMessage(question as QuestionView);
+  }
+
+  async getQuestion(c: RpcCall, req: { id?: string }) {
+    return questionMessage(await this.queries.execute(new GetQuestionQuery(c.principal, req.id ?? '', 0)));
+  }
+
+  /** The question at once, then when it leaves `pending`; holds one of the caller's wait slots while open, as WatchToolCall. */
+  async watchQuestion(c: RpcCall, req: { id?: string }, send: (m: Msg) => void): Promise<void> {
+    const id = req.id ?? '';
+    const release = this.waitSlots.acquire(c.principal);
+    try {
+      let last: QuestionView = await this.queries.execute(new GetQuestionQuery(c.principal, id, 0));
+      send(questionMessage(last));
+      while (last.status === 'pending' && !c.signal.aborted) {
+        last = await this.queries.execute(new GetQuestionQuery(c.principal, id, WATCH_SLICE_S, c.signal));
+        if (c.signal.aborted && !c.closing()) return; // the client went away
+        if (last.status !== 'pending') send(questionMessage(last));
+      }
+      if (last.status === 'pending' && c.closing()) throw new DomainError('unavailable', 'unavailable', 'The server is shutting down; watch again', { retryAfter: 1 });
+    } finally {
+      release();
+    }
+  }
+
+  async answerQuestion(c: RpcCall, req: { id?: string; answer?: string }) {
+    const p = c.principal;
+    const id = req.id ?? '';
+    let dto: AnswerQuestionRequest;
+    let via: Channel;
+    try {
+      dto = parseBody(AnswerQuestionRequest, present({ answer: req.answer }));
+      via = enumParam('x-tollgate-channel', c.channel?.trim().toLowerCase() || undefined, GRPC_CHANNELS) ?? 'grpc';
+    } catch (e) {
+      const access: { isAgent: boolean; mayAnswer: boolean } = await this.queries.execute(new QuestionAccessQuery(p, id));
+      if (!access.mayAnswer) throw new ForbiddenError(access.isAgent ? 'Agent tokens cannot answer questions: answers come from people' : 'Your roles may not answer this question');
+      throw e;
+    }
+    return questionMessage(await this.commands.execute(new AnswerQuestionCommand(p, id, dto.answer, via)));
   }
 
   /** As the REST controller's: only a bad request first reads who may do what, so NOT_FOUND and PERMISSION_DENIED still win over INVALID_ARGUMENT. */
