@@ -105,6 +105,9 @@ describe('conv.ask', () => {
     const asked = conv.ask('Retry-proof?', { id: 'framework:call/1' });
     const q = await pendingQuestion(conv.id);
     expect(q.externalId).toMatch(/^x_[0-9a-f]{64}$/); // an id the API would refuse, hashed the same every time
+    // Answer only once the SDK is waiting (its retried ask answered, two polls lost): answered sooner, the retried
+    // ask would already carry the answer and the waiting this test is about would not happen.
+    while (failedPolls < 2) await new Promise((r) => setTimeout(r, 20));
     await bob.answer(q.id, 'yes');
     await expect(asked).resolves.toMatchObject({ status: 'answered', answer: 'yes' });
     expect(failedPolls).toBe(2);
