@@ -171,7 +171,8 @@ describe('expiry', () => {
     expectIntactChain(await eventsOf(T));
   });
 
-  it('a sweep skips a question another transaction holds, instead of waiting for it', async () => {
+  // Two sessions at once: the embedded database serves one (pool size 1), so holding a lock there blocks the sweep's own connection.
+  (process.env.DATABASE_URL ? it : it.skip)('a sweep skips a question another transaction holds, instead of waiting for it', async () => {
     const q = await asked(T, 'c1', { text: 'held?', timeoutSeconds: 1 }, new Date(T0().getTime() - 10_000));
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
