@@ -90,7 +90,8 @@ export const ApprovalPolicy = {
     if (decision.explain) reason = decision.explain(reason);
     let grantId: string | undefined;
 
-    const quorum = rule?.quorum && rule.quorum.count > 1 ? rule.quorum : rule?.quorum?.of ? rule.quorum : undefined;
+    // The document keeps a quorum only when it asks for more than one approval or names roles (`quorum: 1` is dropped).
+    const quorum = rule?.quorum;
     // A grant is one person's standing approval: it may not stand in for a quorum of several.
     if (level === 'confirm' && !quorum && decision.grantable()) {
       const grant = ctx.grants.find((g) => covers(g, call, ctx.conversation));
