@@ -211,6 +211,8 @@ describe('tollgate serve logs on a terminal: pretty', () => {
     url = `http://127.0.0.1:${port}`;
     term = spawnTerminal(['serve'], serverEnv({ PORT: String(port), DATABASE_URL: db.url, TOLLGATE_DATA_DIR: db.dataDir, TOLLGATE_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'debug' }));
     await term.waitFor(`Tollgate listening on ${url}`, 0, 90_000);
+    // The banner's lines may reach the terminal in more than one chunk: wait for its last before reading it.
+    await term.waitFor(`${url}/docs`, 0, 30_000);
   }, 120_000);
 
   afterAll(async () => {
