@@ -19,6 +19,7 @@ import { GrantsController } from './adapters/http/controllers/grants.controller'
 import { RevokeGrantHandler } from './application/commands/revoke-grant/revoke-grant.handler';
 import { ListGrantsHandler } from './application/queries/list-grants/list-grants.handler';
 import { WellKnownController } from './adapters/http/controllers/well-known.controller';
+import { MeController } from './adapters/http/controllers/me.controller';
 import { ProblemFilter } from './adapters/http/problem.filter';
 import { throttlerOptions, TokenRateLimit, TokenThrottlerGuard, WaitSlots } from './adapters/http/rate-limit';
 import { GrpcServer } from './adapters/grpc/grpc-server';
@@ -121,7 +122,7 @@ export class AppModule implements NestModule {
         ...(extra.logger ? [LoggerModule.forRoot({ pinoHttp: { logger: extra.logger }, useExisting: true })] : []),
         CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config)), WebModule.forRoot(config)],
       controllers: [
-        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, GrantsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController,
+        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, GrantsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController, MeController,
         ...QUESTION_CONTROLLERS,
         ...channelControllers(config),
       ],

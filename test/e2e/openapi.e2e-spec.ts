@@ -501,6 +501,9 @@ describe('real answers', () => {
     await call('get', '/health/live');
     await call('get', '/health/ready');
     expect((await call('get', '/.well-known/jwks.json')).body.keys).toHaveLength(1);
+    expect((await call('get', '/v1/me', { token: agent })).body).toMatchObject({ kind: 'agent', roles: ['agent'] });
+    expect((await call('get', '/v1/me', { token: approver })).body).toMatchObject({ kind: 'person' });
+    expect((await call('get', '/v1/me')).status).toBe(401);
     expect(await call('get', '/schemas/policy.json')).toMatchObject({ status: 200 });
     expect((await call('get', '/metrics')).body).toMatch(/^# HELP /m);
     // Oversized headers are refused by Node before any route; the problem is the shared 431 of every operation.

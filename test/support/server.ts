@@ -8,7 +8,7 @@ export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789
 
 export interface TestServer extends RunningServer {
   db: TestDatabase;
-  token(sub: string, roles: string[], opts?: { tenant?: string; name?: string; ttl?: string; owner?: string }): Promise<string>;
+  token(sub: string, roles: string[], opts?: { tenant?: string; name?: string; email?: string; ttl?: string; owner?: string }): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -38,7 +38,7 @@ export async function startTestServer(overrides: Partial<TollgateConfig> = {}, o
   return {
     ...server,
     db,
-    token: (sub, roles, opts = {}) => mintToken(TEST_SECRET, { sub, roles, tenant: opts.tenant, name: opts.name, owner: opts.owner }, opts.ttl ?? '1h'),
+    token: (sub, roles, opts = {}) => mintToken(TEST_SECRET, { sub, roles, tenant: opts.tenant, name: opts.name, email: opts.email, owner: opts.owner }, opts.ttl ?? '1h'),
     async stop() {
       await server.close();
       if (!opts.db) await db.drop();

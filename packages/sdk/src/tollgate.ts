@@ -27,6 +27,7 @@ import type {
   ResumeRequest,
   ResumeResult,
   StartConversationRequest,
+  Me,
   Status,
   Tool,
   ToolCall,
@@ -256,6 +257,11 @@ export class Tollgate {
   putPolicy(document: PolicyDocument | string, o: WaitOptions = {}): Promise<Policy> {
     const raw = typeof document === 'string' ? { text: document, contentType: /^\s*[{[]/.test(document) ? 'application/json' : 'application/yaml' } : undefined;
     return this.request<Policy>('PUT', '/v1/policy', raw ? { raw, signal: o.signal } : { body: document, signal: o.signal });
+  }
+
+  /** Who this client's token is: its id, tenant, kind and roles as Tollgate counts them (any token). */
+  me(o: WaitOptions = {}): Promise<Me> {
+    return this.request<Me>('GET', '/v1/me', { signal: o.signal });
   }
 
   getStatus(o: WaitOptions = {}): Promise<Status> {

@@ -526,6 +526,25 @@ export interface Halt {
   at: string;
 }
 
+/** An agent token is an agent whatever else it claims. */
+export type PrincipalKind = 'person' | 'agent';
+
+/** Who the caller is, as their token establishes them (`GET /v1/me`). */
+export interface Me {
+  /** The token's `sub`. */
+  id: string;
+  /** Every other answer is confined to this tenant. */
+  tenant: string;
+  kind: PrincipalKind;
+  name: string | null;
+  /** The token's `email` claim, when it carries a well-formed one. */
+  email: string | null;
+  /** The roles as they count here: `["agent"]` for an agent token. */
+  roles: string[];
+  /** An agent's owner (its token's `owner` claim); null for people. */
+  owner: string | null;
+}
+
 /** The halts in force in the tenant; `halted` means the whole tenant. */
 export interface Status {
   tenant: string;

@@ -26,7 +26,7 @@ const MIRRORS: Record<string, string> = Object.fromEntries(
     'ConversationUser', 'ConversationUserInput', 'StartConversationRequest', 'Conversation', 'ApprovalConversation', 'Approval',
     'ConversationPage', 'ApprovalPage', 'ToolPage', 'ToolRegistrant', 'Tool', 'RegisterToolRequest', 'PolicyApprovers', 'PolicyWhen',
     'PolicyRule', 'PolicyDefaults', 'PolicyDefaultsInForce', 'PolicyDocument', 'Policy', 'PolicyTimeoutSeconds', 'HaltRequest', 'HaltResult',
-    'ResumeRequest', 'ResumeResult', 'Halt', 'Status', 'Actor', 'AuditEvent', 'AuditEventPage', 'AuditCheckpoint', 'VerifiedCheckpoint',
+    'ResumeRequest', 'ResumeResult', 'Halt', 'Status', 'Me', 'PrincipalKind', 'Actor', 'AuditEvent', 'AuditEventPage', 'AuditCheckpoint', 'VerifiedCheckpoint',
     'VerifyResult', 'Jwk', 'Jwks', 'JsonValue', 'GrantActor', 'Grant', 'GrantPage', 'RevokeGrantRequest',
     'QuorumApprover', 'ToolCallQuorum', 'PolicySelfApproval', 'PolicyQuorum', 'PolicySeconds', 'PolicyEscalate', 'PolicyRemindBefore',
   ].map((n) => [n, n]),

@@ -42,6 +42,7 @@ const METHODS: Record<string, Method> = {
   ReportResult: { unary: (r, c, q) => r.reportResult(c, q) },
   ListApprovals: { unary: (r, c, q) => r.listApprovals(c, q) },
   RegisterTool: { roles: ['agent', 'admin'], unary: (r, c, q) => r.registerTool(c, q) },
+  GetMe: { unary: (r, c) => r.getMe(c) },
   GetStatus: { roles: ['admin', 'approver', 'auditor'], unary: (r, c) => r.getStatus(c) },
   AskQuestion: { roles: ['agent'], unary: (r, c, q) => r.askQuestion(c, q) },
   GetQuestion: { unary: (r, c, q) => r.getQuestion(c, q) },

@@ -1,5 +1,5 @@
 import type { QuestionView } from '../../application/views/question.view';
-import type { ApprovalView, ConversationView, Page, ToolCallView } from '../../application/views/views';
+import type { ApprovalView, ConversationView, MeView, Page, ToolCallView } from '../../application/views/views';
 import { fromStruct, fromValue, PbStruct, PbTimestamp, PbValue, toStruct, toTimestamp, toValue } from './protobuf-json';
 
 /**
@@ -139,6 +139,10 @@ export function tenantStatusMessage(s: StatusViewLike): Msg {
     halted: s.halted,
     halts: s.halts.map((h) => present({ scope: enumName('HALT_SCOPE', h.scope), id: h.id, reason: h.reason, by: actorRef(h.by), at: ts(h.at) })),
   };
+}
+
+export function meMessage(m: MeView): Msg {
+  return present({ id: m.id, tenant: m.tenant, kind: enumName('PRINCIPAL_KIND', m.kind), name: m.name, email: m.email, roles: m.roles, owner: m.owner });
 }
 
 // ---- Requests, as the JSON bodies of the matching REST routes ----

@@ -14,7 +14,7 @@ import { AnswerQuestionCommand, AskQuestionCommand } from '../../application/com
 import { GetQuestionQuery, QuestionAccessQuery } from '../../application/queries/questions/question.queries';
 import type { QuestionView } from '../../application/views/question.view';
 import { AnswerQuestionRequest, AskQuestionRequest } from '../http/dto/question.dto';
-import type { ApprovalView, ConversationView, Page, ToolCallView } from '../../application/views/views';
+import { meView, type ApprovalView, type ConversationView, type Page, type ToolCallView } from '../../application/views/views';
 import { TOOL_CALL_STATUSES } from '../../domain/conversation/tool-call-status';
 import { Channel, Principal, isAgent } from '../../domain/shared/actor';
 import { DomainError, ValidationError } from '../../domain/shared/domain-error';
@@ -27,7 +27,7 @@ import { WaitSlots } from '../http/rate-limit';
 import { enumParam, listParams } from '../http/request-params';
 import { parseBody } from '../http/validation';
 import {
-  approvalPageMessage, conversationMessage, enumValue, present, proposalBody, ProposedToolCallMsg, questionMessage, StatusViewLike, structField, tenantStatusMessage, toolCallMessage, toolMessage,
+  approvalPageMessage, conversationMessage, enumValue, present, proposalBody, ProposedToolCallMsg, questionMessage, StatusViewLike, meMessage, structField, tenantStatusMessage, toolCallMessage, toolMessage,
   ToolViewLike, valueField,
 } from './messages';
 import { PbStruct, PbValue, toStruct } from './protobuf-json';
@@ -170,6 +170,10 @@ export class TollgateRpcs {
     const def = { description: dto.description, isReadOnly: dto.isReadOnly ?? false, requiresApproval: dto.requiresApproval ?? false, destructive: dto.destructive ?? false };
     const { tool, created } = await this.commands.execute(new RegisterToolCommand(c.principal, name, def));
     return { tool: toolMessage(tool as ToolViewLike), created };
+  }
+
+  async getMe(c: RpcCall) {
+    return meMessage(meView(c.principal));
   }
 
   async getStatus(c: RpcCall) {

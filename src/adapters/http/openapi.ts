@@ -15,6 +15,7 @@ const DESCRIPTION = [
 ].join('\n');
 
 const TAGS: Array<[string, string]> = [
+  ['identity', 'Who the caller is, as their token establishes them'],
   ['tools', "The tenant's tool registry: what each tool is, for the policy"],
   ['policy', "The tenant's policy document: levels, rules, approvers, timeouts"],
   ['conversations', 'Conversations of an agent with its end user, and the tool calls it proposes in them'],

@@ -5,6 +5,7 @@ import type { ToolCallState } from '../../domain/conversation/tool-call.entity';
 import type { Tool } from '../../domain/tool/tool.aggregate';
 import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
 import type { Halt } from '../../domain/halt/halt.aggregate';
+import { isAgent, type Principal } from '../../domain/shared/actor';
 
 export interface ToolCallView {
   id: string;
@@ -131,4 +132,21 @@ export interface ApprovalView extends ToolCallView {
 export function haltView(h: Halt) {
   const s = h.snapshot();
   return { scope: s.scope, id: s.id || null, reason: s.reason, by: s.by, at: s.at.toISOString() };
+}
+
+/** Who the caller is, as their token establishes them (GET /v1/me, gRPC GetMe): what a client may rely on. */
+export interface MeView {
+  id: string;
+  tenant: string;
+  kind: 'person' | 'agent';
+  name: string | null;
+  email: string | null;
+  /** As they count here: an agent token is `["agent"]` whatever else it claims. */
+  roles: string[];
+  /** An agent's owner (its token's `owner` claim); null for people. */
+  owner: string | null;
+}
+
+export function meView(p: Principal): MeView {
+  return { id: p.id, tenant: p.tenant, kind: isAgent(p) ? 'agent' : 'person', name: p.name ?? null, email: p.email ?? null, roles: [...p.roles], owner: p.owner ?? null };
 }

@@ -21,6 +21,8 @@ export interface Principal {
   tenant: string;
   roles: readonly string[];
   name?: string;
+  /** The token's `email` claim, when it carries one (an identity provider's). */
+  email?: string;
   /** The channel it acts through, when not REST's `api` (gRPC says `grpc`): recorded as the agent's `via`. */
   via?: Channel;
   /** An agent's owner (its token's `owner` claim): the person answerable for it. */

@@ -96,21 +96,23 @@ function toPrincipal(p: JWTPayload): Principal {
   const tenant = p.tenant ?? 'default';
   if (typeof tenant !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(tenant)) throw new InvalidTokenError('tenant must match ^[A-Za-z0-9_.:-]{1,128}$');
   const name = typeof p.name === 'string' ? p.name : undefined;
+  // Shown back by GET /v1/me and nowhere trusted: a malformed one is left out rather than refusing the token.
+  const email = typeof p.email === 'string' && p.email.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(p.email) ? p.email : undefined;
   const held = roles.includes('agent') ? ['agent'] : [...new Set(roles as string[])];
   // An agent's `owner` is the person answerable for it: separation of duties keeps them from approving its calls.
   const owner = held[0] === 'agent' && p.owner !== undefined ? p.owner : undefined;
   if (owner !== undefined && (typeof owner !== 'string' || owner.length === 0 || owner.length > 256)) throw new InvalidTokenError('owner must be a non-empty string');
-  return { id: p.sub, tenant, roles: held, ...(name ? { name } : {}), ...(owner ? { owner } : {}) };
+  return { id: p.sub, tenant, roles: held, ...(name ? { name } : {}), ...(email ? { email } : {}), ...(owner ? { owner } : {}) };
 }
 
 /** Mints an HS256 token (the `tollgate token` command, the web dev sign-in and tests). */
 export async function mintToken(
   secret: string,
-  claims: { sub: string; roles: string[]; tenant?: string; name?: string; owner?: string },
+  claims: { sub: string; roles: string[]; tenant?: string; name?: string; email?: string; owner?: string },
   ttl = '8h',
   opts: { issuer?: string; audience?: string } = {},
 ): Promise<string> {
-  let jwt = new SignJWT({ roles: claims.roles, tenant: claims.tenant ?? 'default', ...(claims.name ? { name: claims.name } : {}), ...(claims.owner ? { owner: claims.owner } : {}) })
+  let jwt = new SignJWT({ roles: claims.roles, tenant: claims.tenant ?? 'default', ...(claims.name ? { name: claims.name } : {}), ...(claims.email ? { email: claims.email } : {}), ...(claims.owner ? { owner: claims.owner } : {}) })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.sub)
     .setIssuedAt()

@@ -244,6 +244,17 @@ export class ResumeResultView {
   @ApiProperty({ description: 'false: it was not halted, and nothing changed' }) changed: boolean;
 }
 
+@ApiSchema({ name: 'Me', description: 'Who the caller is, as their token establishes them' })
+export class MeView {
+  @ApiProperty({ description: "The token's `sub`", example: 'ann' }) id: string;
+  @ApiProperty({ description: 'The tenant the token acts in: every other answer is confined to it', example: 'acme' }) tenant: string;
+  @ApiProperty({ enum: ['person', 'agent'], enumName: 'PrincipalKind', description: 'An agent token (role `agent`) is an agent whatever else it claims' }) kind: 'person' | 'agent';
+  @ApiProperty({ type: 'string', nullable: true, example: 'Ann' }) name: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: "The token's `email` claim, when it carries a well-formed one", example: 'ann@example.com' }) email: string | null;
+  @ApiProperty({ type: [String], description: 'The roles as they count here: `["agent"]` for an agent token', example: ['admin'] }) roles: string[];
+  @ApiProperty({ type: 'string', nullable: true, description: "An agent's owner (its token's `owner` claim); null for people" }) owner: string | null;
+}
+
 @ApiSchema({ name: 'Status', description: 'The halts in force in the tenant' })
 export class StatusView {
   @ApiProperty() tenant: string;
@@ -439,6 +450,7 @@ export type ViewGuards = [
   Holds<SameMembers<ToolView, ReturnType<typeof app.toolView>>>,
   Holds<SameMembers<PolicyView, ReturnType<typeof app.policyView>>>,
   Holds<SameMembers<HaltView, ReturnType<typeof app.haltView>>>,
+  Holds<SameMembers<MeView, app.MeView>>,
   Holds<SameMembers<ActorRefView, ReturnType<typeof app.haltView>['by']>>,
   Holds<SameMembers<AuditEventView, AuditEvent>>,
   Holds<SameMembers<VerifyResultView, VerifyAnswer>>,
