@@ -94,4 +94,16 @@ describe('failed authentication limit', () => {
     expect((await api.get('/health/live')).status).toBe(200); // public routes need no token and are not counted
     expect(await getFrom('127.0.0.2', '/v1/tools', valid)).toBe(200); // another address is unaffected
   });
+
+  it('lets a token it has verified before through from an address past the limit: forged tokens sent through a shared address (a gateway) lock out no one', async () => {
+    const admin = await server.token('ann', ['admin']);
+    expect(await getFrom('127.0.0.3', '/v1/tools', admin)).toBe(200); // verified once, from the gateway's address
+    const forged = await new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('mallory').setExpirationTime('1h').sign(new TextEncoder().encode('y'.repeat(32)));
+    const flood = [];
+    for (let i = 0; i < 8; i++) flood.push(await getFrom('127.0.0.3', '/v1/tools', forged));
+    expect(flood.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(flood.slice(5)).toEqual([429, 429, 429]); // failures are still counted and refused
+    expect(await getFrom('127.0.0.3', '/v1/tools', admin)).toBe(200); // the known-good token is not
+    expect(await getFrom('127.0.0.3', '/v1/tools', await server.token('bob', ['admin']))).toBe(429); // a new one waits for the window
+  });
 });

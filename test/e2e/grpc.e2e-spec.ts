@@ -445,6 +445,8 @@ describe('limits over gRPC', () => {
 
   it('RESOURCE_EXHAUSTED rate_limited for an address past TOLLGATE_AUTH_FAILURE_LIMIT, before the token is read; one budget with REST', async () => {
     const auditorToken = await bounded.token('audrey-2', ['auditor']);
+    const boundedAuditor = await bounded.token('audrey-3', ['auditor']);
+    expect(await brpc.call('GetStatus', {}, boundedAuditor)).toMatchObject({ halted: false }); // verified before the failures
     // One failure each way: REST and gRPC draw on the same budget of the address, so it is not twice the limit.
     expect((await client(bounded.url).get('/v1/status', 'forged.token.here')).status).toBe(401);
     expect((await brpc.failure('GetStatus', {}, 'forged.token.here')).code).toBe(grpc.status.UNAUTHENTICATED);
@@ -453,5 +455,8 @@ describe('limits over gRPC', () => {
     expect(f.retryDelaySeconds).toBeGreaterThanOrEqual(1);
     const rest = await client(bounded.url).get('/v1/status', auditorToken);
     expect({ status: rest.status, code: rest.body.code }).toEqual({ status: 429, code: 'rate_limited' });
+    // A token verified before the flood still passes: only failures count against the address.
+    expect(await brpc.call('GetStatus', {}, boundedAuditor)).toMatchObject({ halted: false });
+    expect((await client(bounded.url).get('/v1/status', boundedAuditor)).status).toBe(200);
   });
 });

@@ -49,19 +49,24 @@ export class AuthGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, targets)) return true;
     const req = ctx.switchToHttp().getRequest<AuthedRequest>();
     const address = req.ip ?? req.socket.remoteAddress;
-    this.failures.check(address); // before the token is read: a flood of bad tokens costs no crypto
     const header = req.headers.authorization;
     const m = typeof header === 'string' ? /^Bearer\s+([A-Za-z0-9_\-.=]+)$/i.exec(header.trim()) : null;
-    if (!m) {
-      this.failures.recordFailure(address);
-      throw unauthenticated('Send Authorization: Bearer <JWT>');
-    }
-    try {
-      req.principal = await this.verifier.verify(m[1]);
-    } catch (e) {
-      if (!(e instanceof InvalidTokenError)) throw e;
-      this.failures.recordFailure(address);
-      throw unauthenticated(`Invalid token: ${e.message}`);
+    // A token verified before passes whatever the address's failures: only failures are counted against it.
+    const known = m ? this.verifier.remembered(m[1]) : undefined;
+    if (known) req.principal = known;
+    else {
+      this.failures.check(address); // before a new token is verified: a flood of bad tokens costs no crypto
+      if (!m) {
+        this.failures.recordFailure(address);
+        throw unauthenticated('Send Authorization: Bearer <JWT>');
+      }
+      try {
+        req.principal = await this.verifier.verify(m[1]);
+      } catch (e) {
+        if (!(e instanceof InvalidTokenError)) throw e;
+        this.failures.recordFailure(address);
+        throw unauthenticated(`Invalid token: ${e.message}`);
+      }
     }
     const roles = this.reflector.getAllAndOverride<string[] | undefined>(ROLES, targets);
     if (roles && !hasAnyRole(req.principal, roles)) {

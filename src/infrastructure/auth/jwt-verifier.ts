@@ -40,6 +40,17 @@ export class JwtVerifier {
     return this.verified.size;
   }
 
+  /**
+   * The principal of a token verified before and still good, with no crypto; undefined otherwise. The failed-auth
+   * limiter lets these through: a flood of forged tokens from a shared address (a gateway, a NAT) must not lock
+   * out the people whose tokens are already known good.
+   */
+  remembered(token: string): Principal | undefined {
+    const hit = this.verified.get(token);
+    if (!hit || Math.floor(Date.now() / 1000) >= hit.until) return undefined;
+    return { ...hit.principal, roles: [...hit.principal.roles] }; // callers may not share one object
+  }
+
   async verify(token: string): Promise<Principal> {
     const now = Math.floor(Date.now() / 1000);
     const hit = this.verified.get(token);
