@@ -158,8 +158,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
   };
 }
 
-const DEFAULT_GRPC_PORT = 8081;
-
 /** TOLLGATE_DATABASE_DIRECT_URL, or DATABASE_URL when unset; only beside DATABASE_URL (embedded mode has no pooler). */
 function directUrl(env: NodeJS.ProcessEnv): string | undefined {
   const raw = (env.TOLLGATE_DATABASE_DIRECT_URL ?? '').trim();
@@ -188,13 +186,15 @@ function onOff(raw: string | undefined, fallback: boolean, name: string): boolea
 }
 
 /**
- * TOLLGATE_GRPC_PORT: a port, `off` (no gRPC), or unset: 8081 beside HTTP's 8080, or a free port too when PORT
- * is 0 (tests, and anything else that asks the system for ports).
+ * TOLLGATE_GRPC_PORT: a port, `off` (no gRPC), or unset: PORT + 1 (8081 beside HTTP's 8080), so that a second
+ * instance on another PORT does not collide with the first one's gRPC port; a free port too when PORT is 0 (tests,
+ * and anything else that asks the system for ports).
  */
 function grpcPort(raw: string | undefined, httpPort: number): number | undefined {
   const v = (raw ?? '').trim().toLowerCase();
   if (v === 'off' || v === 'false') return undefined;
-  if (v === '') return httpPort === 0 ? 0 : DEFAULT_GRPC_PORT;
+  if (v === '' && httpPort === 65535) throw new ConfigError('PORT is 65535, so TOLLGATE_GRPC_PORT (PORT + 1 by default) must be set: a port, or off');
+  if (v === '') return httpPort === 0 ? 0 : httpPort + 1;
   const n = Number(v);
   if (!/^\d+$/.test(v) || n > 65535) throw new ConfigError(`TOLLGATE_GRPC_PORT must be a port (0 to 65535) or off, got "${raw}"`);
   if (n !== 0 && n === httpPort) throw new ConfigError(`TOLLGATE_GRPC_PORT and PORT are both ${n}; gRPC needs a port of its own (or TOLLGATE_GRPC_PORT=off)`);

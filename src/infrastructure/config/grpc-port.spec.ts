@@ -2,9 +2,12 @@ import { ConfigError, loadConfig } from './config';
 import { grpcListenProblem } from './startup-errors';
 
 describe('TOLLGATE_GRPC_PORT', () => {
-  it('is 8081 beside HTTP unless set; a free port when PORT is 0; a port; or off', () => {
+  it('is PORT + 1 unless set (8081 beside HTTP’s 8080); a free port when PORT is 0; a port; or off', () => {
     expect(loadConfig({}).grpcPort).toBe(8081);
-    expect(loadConfig({ PORT: '9000' }).grpcPort).toBe(8081);
+    expect(loadConfig({ PORT: '8080' }).grpcPort).toBe(8081);
+    // A second instance on another PORT gets a gRPC port of its own, not the first one's 8081.
+    expect(loadConfig({ PORT: '9000' }).grpcPort).toBe(9001);
+    expect(loadConfig({ PORT: '8081' }).grpcPort).toBe(8082);
     expect(loadConfig({ PORT: '0' }).grpcPort).toBe(0);
     expect(loadConfig({ TOLLGATE_GRPC_PORT: '50051' }).grpcPort).toBe(50051);
     expect(loadConfig({ TOLLGATE_GRPC_PORT: '0' }).grpcPort).toBe(0);
@@ -16,6 +19,8 @@ describe('TOLLGATE_GRPC_PORT', () => {
     for (const bad of ['http', '-1', '65536', '80.5', 'on']) expect(() => loadConfig({ TOLLGATE_GRPC_PORT: bad })).toThrow(/^TOLLGATE_GRPC_PORT must be a port \(0 to 65535\) or off/);
     expect(() => loadConfig({ TOLLGATE_GRPC_PORT: '8080' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: '9000', TOLLGATE_GRPC_PORT: '9000' })).toThrow(/TOLLGATE_GRPC_PORT and PORT are both 9000/);
+    expect(() => loadConfig({ PORT: '65535' })).toThrow(/^PORT is 65535, so TOLLGATE_GRPC_PORT \(PORT \+ 1 by default\) must be set: a port, or off$/);
+    expect(loadConfig({ PORT: '65535', TOLLGATE_GRPC_PORT: 'off' }).grpcPort).toBeUndefined();
   });
 });
 
