@@ -21,7 +21,7 @@ export { Inbox, type DecideOptions, type StepDecision } from './inbox.js';
 export { Questions, questionOutcome, type Question, type QuestionPage, type QuestionStatus, type QuestionAudience, type AskQuestionRequest, type AskOptions, type QuestionOutcome, type QuestionQuery } from './questions.js';
 export { EventStream, SseParser, type SseEvent, type SseItem, type StreamPhase, type StreamState, type WatchOptions } from './sse.js';
 export { TollgateError, ToolCallRejectedError, type RefusalStatus } from './errors.js';
-export { verifyReceipt, ReceiptVerificationError, RECEIPT_TYP, type ReceiptClaims, type ReceiptErrorCode, type VerifyReceiptOptions } from './receipts.js';
+export { verifyReceipt, MemoryReplayStore, ReceiptVerificationError, RECEIPT_TYP, type ReceiptClaims, type ReceiptErrorCode, type ReceiptReplayStore, type VerifyReceiptOptions } from './receipts.js';
 export { canonicalJson, argumentsDigest } from './jcs.js';
 export { toolCallKey, ID_PATTERN } from './ids.js';
 export { parseRetryAfter, type FetchLike, type TokenSource, type RetryOptions, type RetryInfo, type RequestOptions, type Query } from './http.js';

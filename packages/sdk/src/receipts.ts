@@ -1,4 +1,4 @@
-import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { base64url, createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { argumentsDigest } from './jcs.js';
 import type { JsonObject } from './types.js';
 
@@ -15,6 +15,10 @@ export interface ReceiptClaims {
   args: string;
   /** The `sub` of the person who approved, or `policy`. */
   approvedBy: string;
+  /** The tenant of the call (`default` for tokens without a `tenant` claim). */
+  tenant: string;
+  /** Who the receipt is for: the server's TOLLGATE_RECEIPT_AUDIENCE, else its TOLLGATE_PUBLIC_URL, else its URL. */
+  aud: string;
   iss: string;
   iat: number;
   exp: number;
@@ -30,17 +34,69 @@ export interface VerifyReceiptOptions {
   toolName: string;
   /** The arguments the backend is about to run: their digest must be the receipt's `args`. */
   arguments: JsonObject;
-  /** When given, the receipt must be for this tool call. */
+  /**
+   * The tenant whose approvals this backend acts on (the `tenant` claim of its agents' tokens; `default` when they
+   * carry none). Required: one key signs every tenant's receipts, so without it another tenant's admin could
+   * approve what runs here.
+   */
+  tenant: string;
+  /** When given, the receipt's `aud` must be it (the server's TOLLGATE_RECEIPT_AUDIENCE or TOLLGATE_PUBLIC_URL). */
+  audience?: string;
+  /**
+   * When given, the receipt must be for this tool call. A backend that runs one given call (not any call of this
+   * tool) should pass it: a receipt for another call of the same tool with the same arguments would pass otherwise.
+   */
   toolCallId?: string;
+  /** Refuses a receipt whose `jti` was seen before (`receipt_replayed`): pass one store for the backend's life. */
+  replayStore?: ReceiptReplayStore;
   /** Default `tollgate`. */
   issuer?: string;
   /** Seconds of clock skew allowed on `exp` and `iat`. Default 30. */
   clockTolerance?: number;
 }
 
-export type ReceiptErrorCode = 'receipt_invalid' | 'receipt_expired' | 'receipt_mismatch';
+export type ReceiptErrorCode = 'receipt_invalid' | 'receipt_expired' | 'receipt_mismatch' | 'receipt_replayed';
 
-/** A receipt that does not vouch for this run: badly signed or formed, expired, or for another call. */
+/** Where verifyReceipt remembers receipts it accepted, to refuse them a second time. */
+export interface ReceiptReplayStore {
+  /**
+   * Records `jti` until `expiresAt` (seconds since the epoch; the receipt is refused as expired after it anyway)
+   * and answers whether it was recorded before. Atomic per `jti` (a shared store: Redis `SET NX EX`, a unique row).
+   * An error it throws fails the verification.
+   */
+  seen(jti: string, expiresAt: number): boolean | Promise<boolean>;
+}
+
+/**
+ * A ReceiptReplayStore in this process's memory, for a backend that runs as one process. It holds at most
+ * `maxEntries` receipts (default 100,000) that have not expired; past that it throws rather than forget one that
+ * could then be replayed.
+ */
+export class MemoryReplayStore implements ReceiptReplayStore {
+  private readonly entries = new Map<string, number>();
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+
+  constructor(o: { maxEntries?: number; now?: () => number } = {}) {
+    this.maxEntries = o.maxEntries ?? 100_000;
+    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) throw new RangeError('maxEntries must be a whole number above 0');
+    this.now = o.now ?? (() => Date.now() / 1000);
+  }
+
+  seen(jti: string, expiresAt: number): boolean {
+    const now = this.now();
+    const known = this.entries.get(jti);
+    if (known !== undefined && known >= now) return true;
+    if (known === undefined && this.entries.size >= this.maxEntries) {
+      for (const [k, until] of this.entries) if (until < now) this.entries.delete(k);
+      if (this.entries.size >= this.maxEntries) throw new RangeError(`MemoryReplayStore holds ${this.maxEntries} unexpired receipts; give it a larger maxEntries`);
+    }
+    this.entries.set(jti, expiresAt);
+    return false;
+  }
+}
+
+/** A receipt that does not vouch for this run: badly signed or formed, expired, for another call, or used before. */
 export class ReceiptVerificationError extends Error {
   override readonly name: string = 'ReceiptVerificationError';
   constructor(readonly code: ReceiptErrorCode, message: string, cause?: unknown) {
@@ -56,36 +112,77 @@ function keySet(o: VerifyReceiptOptions): JWTVerifyGetKey {
   const url = new URL(o.jwksUrl).toString();
   let set = remoteKeySets.get(url);
   if (!set) {
-    set = createRemoteJWKSet(new URL(url)); // jose caches the keys and refetches for an unknown kid
+    // jose caches the keys and refetches for an unknown kid, at most once per 30 s (its cooldownDuration).
+    set = createRemoteJWKSet(new URL(url));
     remoteKeySets.set(url, set);
   }
   return set;
 }
 
 /**
- * Resolves to the receipt's claims when Tollgate approved running `toolName` with exactly `arguments`: an
- * EdDSA signature by a key of the JWKS, `typ` tollgate-receipt+jwt, the issuer, not expired, the tool, and
- * `args` = sha256(JCS(arguments)). Throws ReceiptVerificationError otherwise. To run each approval once,
- * remember `tcid` (or `jti`) until `exp` and refuse a receipt seen before.
+ * Three base64url parts, each the one encoding of its bytes: decoders ignore a last character's unused bits, so
+ * without this check one receipt could be written several ways (and pass a check that compares tokens).
+ */
+function isCanonicalCompact(token: unknown): boolean {
+  if (typeof token !== 'string' || token.length > 16_384 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) return false;
+  try {
+    return token.split('.').every((part) => base64url.encode(base64url.decode(part)) === part);
+  } catch {
+    return false;
+  }
+}
+
+const TEXT_CLAIMS = ['tcid', 'conv', 'tool', 'args', 'approvedBy', 'tenant', 'jti'] as const;
+
+/**
+ * Resolves to the receipt's claims when Tollgate approved running `toolName` with exactly `arguments` in `tenant`:
+ * an EdDSA signature by a key of the JWKS, `typ` tollgate-receipt+jwt, the issuer, not expired, the tenant, the
+ * audience (when given), the tool, the call (when given), `args` = sha256(JCS(arguments)), and a `jti` not seen
+ * before (with a `replayStore`). Throws ReceiptVerificationError otherwise, and TypeError without a `tenant`.
  */
 export async function verifyReceipt(receipt: string, o: VerifyReceiptOptions): Promise<ReceiptClaims> {
+  if (typeof o?.tenant !== 'string' || o.tenant === '') {
+    throw new TypeError("verifyReceipt needs tenant: the tenant whose approvals this backend acts on (its agents' token claim `tenant`, `default` when they carry none)");
+  }
+  if (o.audience !== undefined && (typeof o.audience !== 'string' || o.audience === '')) throw new TypeError('verifyReceipt: audience must be a non-empty string');
+  if (!isCanonicalCompact(receipt)) throw new ReceiptVerificationError('receipt_invalid', 'the receipt is not a compact JWS in canonical base64url');
+  const clockTolerance = o.clockTolerance ?? 30;
   let payload: Record<string, unknown>;
   try {
     ({ payload } = await jwtVerify(receipt, keySet(o), {
       algorithms: ['EdDSA'],
       issuer: o.issuer ?? 'tollgate',
       typ: RECEIPT_TYP,
-      clockTolerance: o.clockTolerance ?? 30,
-      requiredClaims: ['tcid', 'conv', 'tool', 'args', 'approvedBy', 'iat', 'exp', 'jti'],
+      clockTolerance,
+      requiredClaims: ['tcid', 'conv', 'tool', 'args', 'approvedBy', 'tenant', 'iat', 'exp', 'jti'],
     }));
   } catch (e) {
     if (e instanceof errors.JWTExpired) throw new ReceiptVerificationError('receipt_expired', 'the receipt has expired', e);
     if (e instanceof TypeError) throw e;
     throw new ReceiptVerificationError('receipt_invalid', `the receipt does not verify: ${(e as Error).message}`, e);
   }
+  const bad = TEXT_CLAIMS.find((c) => typeof payload[c] !== 'string' || payload[c] === '');
+  if (bad) throw new ReceiptVerificationError('receipt_invalid', `the receipt's ${bad} is not a non-empty string`);
   const claims = payload as unknown as ReceiptClaims;
-  if (claims.tool !== o.toolName) throw new ReceiptVerificationError('receipt_mismatch', `the receipt approves ${JSON.stringify(claims.tool)}, not ${JSON.stringify(o.toolName)}`);
-  if (o.toolCallId !== undefined && claims.tcid !== o.toolCallId) throw new ReceiptVerificationError('receipt_mismatch', `the receipt is for tool call ${claims.tcid}, not ${o.toolCallId}`);
-  if (claims.args !== (await argumentsDigest(o.arguments))) throw new ReceiptVerificationError('receipt_mismatch', 'the receipt approves other arguments');
+  const mismatch = (message: string) => new ReceiptVerificationError('receipt_mismatch', message);
+  if (claims.tenant !== o.tenant) throw mismatch(`the receipt is for tenant ${JSON.stringify(claims.tenant)}, not ${JSON.stringify(o.tenant)}`);
+  const aud: unknown = payload.aud;
+  if (o.audience !== undefined && aud !== o.audience && !(Array.isArray(aud) && aud.includes(o.audience))) {
+    throw mismatch(`the receipt is for audience ${JSON.stringify(aud ?? null)}, not ${JSON.stringify(o.audience)}`);
+  }
+  if (claims.tool !== o.toolName) throw mismatch(`the receipt approves ${JSON.stringify(claims.tool)}, not ${JSON.stringify(o.toolName)}`);
+  if (o.toolCallId !== undefined && claims.tcid !== o.toolCallId) throw mismatch(`the receipt is for tool call ${claims.tcid}, not ${o.toolCallId}`);
+  let digest: string;
+  try {
+    digest = await argumentsDigest(o.arguments);
+  } catch (e) {
+    // A lone surrogate, a non-finite number, a cycle: nothing Tollgate could have approved.
+    throw new ReceiptVerificationError('receipt_mismatch', `the arguments are not JSON Tollgate could have approved: ${(e as Error).message}`, e);
+  }
+  if (claims.args !== digest) throw mismatch('the receipt approves other arguments');
+  // Last, so that a receipt refused above is not spent.
+  if (o.replayStore && (await o.replayStore.seen(claims.jti, claims.exp + clockTolerance))) {
+    throw new ReceiptVerificationError('receipt_replayed', `the receipt was used before (jti ${claims.jti})`);
+  }
   return claims;
 }

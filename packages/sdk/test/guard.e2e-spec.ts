@@ -67,9 +67,9 @@ describe('guard: a call a person approves', () => {
     const { ctx } = tool.runs[0];
     expect(ctx.edited).toBe(true);
     const jwksUrl = `${server.url}/.well-known/jwks.json`;
-    const claims = await verifyReceipt(ctx.receipt, { jwksUrl, toolName: 'delete_source', arguments: { id: 'src_2_archive' }, toolCallId: pending.id });
+    const claims = await verifyReceipt(ctx.receipt, { jwksUrl, tenant: 'default', toolName: 'delete_source', arguments: { id: 'src_2_archive' }, toolCallId: pending.id });
     expect(claims).toMatchObject({ tcid: pending.id, conv: conv.id, tool: 'delete_source', approvedBy: 'ann' });
-    await expect(verifyReceipt(ctx.receipt, { jwksUrl, toolName: 'delete_source', arguments: { id: 'src_2' } })).rejects.toMatchObject({ code: 'receipt_mismatch' });
+    await expect(verifyReceipt(ctx.receipt, { jwksUrl, tenant: 'default', toolName: 'delete_source', arguments: { id: 'src_2' } })).rejects.toMatchObject({ code: 'receipt_mismatch' });
   });
 
   it('requestApproval answers the outcome with the edited arguments, without running anything', async () => {
@@ -174,7 +174,7 @@ describe('guard: automatic calls', () => {
     const conv = await conversation();
     const tool = recorder((a) => ({ title: `Source ${a.id}` }));
     expect(await conv.guard('get_source', tool.fn)({ id: 'src_1' })).toEqual({ title: 'Source src_1' });
-    const claims = await verifyReceipt(tool.runs[0].ctx.receipt, { jwksUrl: `${server.url}/.well-known/jwks.json`, toolName: 'get_source', arguments: { id: 'src_1' } });
+    const claims = await verifyReceipt(tool.runs[0].ctx.receipt, { jwksUrl: `${server.url}/.well-known/jwks.json`, tenant: 'default', toolName: 'get_source', arguments: { id: 'src_1' } });
     expect(claims.approvedBy).toBe('policy');
   });
 });

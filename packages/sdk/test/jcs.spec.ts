@@ -49,6 +49,15 @@ describe('canonicalJson (RFC 8785)', () => {
     expect(() => canonicalJson(undefined)).toThrow(TypeError);
   });
 
+  it('refuses a lone surrogate, in a value or a name (RFC 8785 takes I-JSON; the server refuses them at input); a pair is one character', () => {
+    for (const bad of ['\ud800', 'x\ud83d', '\ude00x', '\udfff\ud800']) {
+      expect(() => canonicalJson({ s: bad })).toThrow(TypeError);
+      expect(() => canonicalJson({ [bad]: 1 })).toThrow(/lone surrogate/);
+      expect(() => canonicalJson([bad])).toThrow(TypeError);
+    }
+    expect(canonicalJson({ '\ud83d\ude00': '\ud83d\ude00' })).toBe('{"\ud83d\ude00":"\ud83d\ude00"}');
+  });
+
   it('digests the arguments as the server does: sha256 hex of the canonical text', async () => {
     await fc.assert(
       fc.asyncProperty(fc.dictionary(fc.string(), fc.jsonValue()), async (args) => {

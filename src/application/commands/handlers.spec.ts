@@ -616,7 +616,7 @@ describe('always_allow', () => {
 // ---------------------------------------------------------------- claim and report
 
 describe('ClaimExecutionHandler and ReportResultHandler', () => {
-  it('decide, claim, report: the call moves approved → executed → completed with one event each, and the receipt names the approver', async () => {
+  it('decide, claim, report: the call moves approved → executed → completed with one event each, and the receipt names the approver and the tenant', async () => {
     const t = await withPolicy();
     const c = await t.proposeOne(t.conv, call('deploy_app', { v: 1 }));
     await t.decide(alice, c.id, 'approve');
@@ -626,7 +626,7 @@ describe('ClaimExecutionHandler and ReportResultHandler', () => {
     const claimed = await t.claim(c.id);
     expect(claimed.toolCall).toMatchObject({ status: 'executed', execution: { at: iso(1), by: { id: 'agent-1', name: 'Deploy bot', via: 'api' } } });
     expect(claimed.arguments).toEqual({ v: 1 });
-    expect(FakeReceiptSigner.claims(claimed.receipt)).toEqual({ tcid: c.id, conv: t.conv, tool: 'deploy_app', args: t.receipts.digest({ v: 1 }), approvedBy: 'alice' });
+    expect(FakeReceiptSigner.claims(claimed.receipt)).toEqual({ tcid: c.id, conv: t.conv, tool: 'deploy_app', args: t.receipts.digest({ v: 1 }), approvedBy: 'alice', tenant: TENANT });
 
     t.clock.advance(2_000);
     const done = await t.report(c.id, agent, { outcome: 'succeeded', output: { deployed: true } });

@@ -168,6 +168,8 @@ export interface ReceiptClaims {
   tool: string;
   args: string;
   approvedBy: string;
+  /** The tenant the call belongs to: one key signs every tenant's receipts, so a backend must know whose they are. */
+  tenant: string;
 }
 
 export interface ReceiptSigner {

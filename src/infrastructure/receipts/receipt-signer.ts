@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import canonicalize from 'canonicalize';
 import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
 import { createHash, createPrivateKey, createPublicKey, JsonWebKey as NodeJsonWebKey, KeyObject, randomUUID } from 'node:crypto';
@@ -36,6 +37,7 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    @Optional() private readonly http?: HttpAdapterHost,
   ) {}
 
   digest(value: unknown): string {
@@ -47,10 +49,24 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
     return new SignJWT({ ...claims })
       .setProtectedHeader({ alg: ALG, kid, typ: 'tollgate-receipt+jwt' })
       .setIssuer('tollgate')
+      .setAudience(this.audience())
       .setIssuedAt()
       .setExpirationTime(RECEIPT_TTL)
       .setJti(randomUUID())
       .sign(privateKey);
+  }
+
+  /**
+   * Whom receipts are for: TOLLGATE_RECEIPT_AUDIENCE, else TOLLGATE_PUBLIC_URL, else the URL this instance
+   * listens on (read from the listening server, so a free port chosen at start is the one named). Never the
+   * request's Host: the agent that asks for the receipt must not choose whom it is for.
+   */
+  audience(): string {
+    const configured = this.config.receiptAudience ?? this.config.publicUrl;
+    if (configured) return configured;
+    const address: unknown = this.http?.httpAdapter?.getHttpServer()?.address();
+    const port = address && typeof address === 'object' && 'port' in address ? (address as { port: number }).port : this.config.port;
+    return `http://${this.config.host.includes(':') ? `[${this.config.host}]` : this.config.host}:${port}`;
   }
 
   /** Signs any payload (audit checkpoints) with the receipt key. */

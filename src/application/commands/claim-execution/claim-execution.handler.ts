@@ -34,6 +34,7 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
       tool: call.toolName,
       args: this.receipts.digest(args),
       approvedBy: call.decision?.by.id ?? 'policy',
+      tenant: p.tenant,
     });
     return { toolCall: toolCallView(call.snapshot()), arguments: args, receipt };
   }
