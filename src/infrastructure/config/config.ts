@@ -60,6 +60,10 @@ export interface TollgateConfig {
   signingKey?: string;
   /** A file holding that key (TOLLGATE_SIGNING_KEY_FILE); read at start. */
   signingKeyFile?: string;
+  /** The URL people and tool backends reach this service at (TOLLGATE_PUBLIC_URL); unset: the URL it listens on. */
+  publicUrl?: string;
+  /** The `aud` of execution receipts (TOLLGATE_RECEIPT_AUDIENCE); unset: `publicUrl`. */
+  receiptAudience?: string;
   /** How often a long-poll re-reads its call even without a wake-up (the fallback for a lost notification). */
   longPollRecheckMs: number;
   instanceId: string;
@@ -144,6 +148,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     streamMaxBufferBytes: Math.max(64 * 1024, int(env.TOLLGATE_STREAM_MAX_BUFFER_BYTES, 4 * 1024 * 1024, 'TOLLGATE_STREAM_MAX_BUFFER_BYTES')),
     signingKey: env.TOLLGATE_SIGNING_KEY || undefined,
     signingKeyFile: env.TOLLGATE_SIGNING_KEY_FILE || undefined,
+    publicUrl: publicUrl(env.TOLLGATE_PUBLIC_URL),
+    receiptAudience: receiptAudience(env.TOLLGATE_RECEIPT_AUDIENCE),
     longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),
     instanceId: env.TOLLGATE_INSTANCE_ID || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     logLevel: logLevel(env),
@@ -175,6 +181,34 @@ function directUrl(env: NodeJS.ProcessEnv): string | undefined {
     throw new ConfigError('TOLLGATE_DATABASE_DIRECT_URL is not a URL such as postgres://user:password@db-host:5432/database (PostgreSQL itself, not the pooler)');
   }
   return raw;
+}
+
+/**
+ * TOLLGATE_PUBLIC_URL: the URL people and tool backends reach this service at (behind a proxy, the proxy's). An
+ * absolute http(s) URL without credentials, query or fragment; a trailing slash is dropped so that
+ * `https://tg.example.com/` and `https://tg.example.com` name the same service (receipts carry it as `aud`).
+ */
+function publicUrl(raw: string | undefined): string | undefined {
+  const v = (raw ?? '').trim();
+  if (v === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(v);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || url.username || url.password || url.search || url.hash || v.includes('?') || v.includes('#')) {
+    throw new ConfigError(`TOLLGATE_PUBLIC_URL must be the http(s) URL this service is reached at, such as https://tollgate.example.com, got "${raw}"`);
+  }
+  return v.replace(/\/+$/, '');
+}
+
+/** TOLLGATE_RECEIPT_AUDIENCE: the `aud` of receipts, any short printable text (a URL or a URN). */
+function receiptAudience(raw: string | undefined): string | undefined {
+  const v = (raw ?? '').trim();
+  if (v === '') return undefined;
+  if (v.length > 1024 || /[\u0000-\u001f\u007f]/.test(v)) throw new ConfigError('TOLLGATE_RECEIPT_AUDIENCE must be printable text of at most 1024 characters, such as https://tollgate.example.com');
+  return v;
 }
 
 function onOff(raw: string | undefined, fallback: boolean, name: string): boolean {
