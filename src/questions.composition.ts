@@ -2,7 +2,7 @@
 import { QuestionsController } from './adapters/http/controllers/questions.controller';
 import { AnswerQuestionHandler, AskQuestionHandler, CancelQuestionsHandler, ExpireQuestionsHandler } from './application/commands/questions/question.handlers';
 import { QuestionEventsHandler } from './application/events/question-events.handler';
-import { QUESTION_RECHECK_MS, QUESTIONS } from './application/ports/question.port';
+import { OPEN_QUESTION_LIMITS, QUESTION_RECHECK_MS, QUESTIONS } from './application/ports/question.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from './infrastructure/config/config';
 import { GetQuestionHandler, ListQuestionsHandler, QuestionAccessHandler } from './application/queries/questions/question.handlers';
 import { TypeOrmQuestionRepository } from './infrastructure/persistence/typeorm-question.repository';
@@ -13,6 +13,7 @@ export const QUESTION_CONTROLLERS = [QuestionsController];
 export const QUESTION_PROVIDERS = [
   { provide: QUESTIONS, useClass: TypeOrmQuestionRepository },
   { provide: QUESTION_RECHECK_MS, useFactory: (c: TollgateConfig) => c.longPollRecheckMs, inject: [TOLLGATE_CONFIG] },
+  { provide: OPEN_QUESTION_LIMITS, useFactory: (c: TollgateConfig) => c.openQuestions, inject: [TOLLGATE_CONFIG] },
   QuestionExpirySweeper,
   QuestionEventsHandler,
   AskQuestionHandler, AnswerQuestionHandler, ExpireQuestionsHandler, CancelQuestionsHandler,

@@ -292,3 +292,51 @@ describe('the SDK', () => {
     }
   });
 });
+
+describe('open questions are bounded per conversation and per agent', () => {
+  let bounded: TestServer;
+  let api: ReturnType<typeof client>;
+  let bot: string;
+  let person: string;
+
+  beforeAll(async () => {
+    bounded = await startTestServer({ openQuestions: { perConversation: 3, perAgent: 5 } });
+    api = client(bounded.url);
+    bot = await bounded.token('flood-bot', ['agent']);
+    person = await bounded.token('ann', []);
+    for (const id of ['lim-1', 'lim-2']) expect((await api.post('/v1/conversations', bot, { id, user: { id: 'ann' } })).status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await bounded?.stop();
+  });
+
+  it('takes exactly the limit of concurrent asks in one conversation, refuses the rest with 409 too_many_open_questions, and frees a place on an answer', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => api.post('/v1/conversations/lim-1/questions', bot, { text: `Question ${i}?`, id: `ask-${i}` })));
+    const created = answers.filter((r) => r.status === 201);
+    expect(created).toHaveLength(3);
+    const refused = answers.filter((r) => r.status !== 201);
+    expect(refused).toHaveLength(5);
+    for (const r of refused) {
+      expectProblem(r, 409, 'too_many_open_questions');
+      expect(r.body).toMatchObject({ limit: 3, scope: 'conversation' });
+    }
+    // The agent's retry of a question it asked is answered as it stands, full or not.
+    const first = created[0].body;
+    expect((await api.post('/v1/conversations/lim-1/questions', bot, { text: first.text, id: first.externalId })).status).toBe(200);
+    expect((await api.post(`/v1/questions/${first.id}/answer`, person, { answer: 'yes' })).status).toBe(200);
+    expect((await api.post('/v1/conversations/lim-1/questions', bot, { text: 'One more?' })).status).toBe(201);
+  });
+
+  it("counts the agent's open questions across its conversations", async () => {
+    expect((await api.post('/v1/conversations/lim-2/questions', bot, { text: 'Elsewhere?' })).status).toBe(201);
+    expect((await api.post('/v1/conversations/lim-2/questions', bot, { text: 'And here?' })).status).toBe(201);
+    const sixth = await api.post('/v1/conversations/lim-2/questions', bot, { text: 'Sixth?' });
+    expectProblem(sixth, 409, 'too_many_open_questions');
+    expect(sixth.body).toMatchObject({ limit: 5, scope: 'agent' });
+    // Another agent of the tenant has its own count.
+    const other = await bounded.token('other-bot', ['agent']);
+    expect((await api.post('/v1/conversations', other, { id: 'lim-3' })).status).toBe(201);
+    expect((await api.post('/v1/conversations/lim-3/questions', other, { text: 'Mine?', askTo: ['approver'] })).status).toBe(201);
+  });
+});

@@ -49,6 +49,7 @@ describe('the gRPC status of each problem code', () => {
     ['idempotency_mismatch', 'FAILED_PRECONDITION'],
     ['already_decided', 'FAILED_PRECONDITION'],
     ['already_answered', 'FAILED_PRECONDITION'],
+    ['too_many_open_questions', 'RESOURCE_EXHAUSTED'],
     ['not_approved', 'FAILED_PRECONDITION'],
     ['already_executed', 'FAILED_PRECONDITION'],
     ['not_executed', 'FAILED_PRECONDITION'],

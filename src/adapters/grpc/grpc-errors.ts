@@ -24,6 +24,8 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   already_decided: GrpcStatus.FAILED_PRECONDITION,
   already_in_force: GrpcStatus.FAILED_PRECONDITION,
   already_answered: GrpcStatus.FAILED_PRECONDITION,
+  // A quota the agent holds (answers and expiries free it), as gRPC tells quotas.
+  too_many_open_questions: GrpcStatus.RESOURCE_EXHAUSTED,
   quorum_arguments_mismatch: GrpcStatus.FAILED_PRECONDITION,
   not_approved: GrpcStatus.FAILED_PRECONDITION,
   already_executed: GrpcStatus.FAILED_PRECONDITION,

@@ -7,6 +7,8 @@ import type { ListFilter } from './index';
 export const QUESTIONS = Symbol('QuestionRepository');
 /** Milliseconds a question's long-poll waits before it re-reads when nothing woke it (TOLLGATE_LONGPOLL_RECHECK_MS). */
 export const QUESTION_RECHECK_MS = Symbol('QuestionRecheckMs');
+/** OpenQuestionLimits (TOLLGATE_MAX_OPEN_QUESTIONS_PER_CONVERSATION, …_PER_AGENT). */
+export const OPEN_QUESTION_LIMITS = Symbol('OpenQuestionLimits');
 
 export interface QuestionListFilter extends ListFilter {
   status: QuestionStatus;
@@ -19,6 +21,11 @@ export interface QuestionRepository {
   findById(tenantId: string, id: string, opts?: { lock?: boolean | 'skip-locked' }): Promise<Question | null>;
   /** The question an agent asked in this conversation under its own id (its idempotency key). */
   findByExternalId(tenantId: string, conversationId: string, externalId: string): Promise<Question | null>;
+  /**
+   * The pending questions of a conversation and of its agent (across the tenant), each counted only up to `upTo`:
+   * enough to tell whether a limit is reached without reading more.
+   */
+  countOpen(tenantId: string, scope: { conversationId: string; agentId: string }, upTo: { conversation: number; agent: number }): Promise<{ conversation: number; agent: number }>;
   /** Inserts a new question or updates it (version-checked), appends its events and wakes its long-polls after commit. */
   save(question: Question): Promise<void>;
   /** Pending questions whose expiry has passed, across tenants. */

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { SPAN_UNIT_SECONDS } from './duration';
+import { DEFAULT_OPEN_QUESTION_LIMITS } from '../../domain/question/rules/open-question-limit';
 
 export interface AuthConfig {
   /** HS256 shared secret (TOLLGATE_JWT_SECRET, or the dev secret made in the data dir). */
@@ -52,6 +53,8 @@ export interface TollgateConfig {
   maxWaitsPerToken: number;
   /** Long-polls and event streams one tenant's tokens may hold open at once on this instance. */
   maxWaitsPerTenant: number;
+  /** Open (pending) questions an agent may keep per conversation and in all (TOLLGATE_MAX_OPEN_QUESTIONS_PER_…). */
+  openQuestions: { perConversation: number; perAgent: number };
   /** Requests with a missing or invalid token one client address may make per 10 s on this instance (0: no limit). */
   authFailuresPer10s: number;
   /** Bytes an event stream may have queued for a client that does not read; past it the client is dropped and resumes with Last-Event-ID. */
@@ -144,6 +147,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     rateLimitPer10s: int(env.TOLLGATE_RATE_LIMIT, 1000, 'TOLLGATE_RATE_LIMIT'),
     maxWaitsPerToken: int(env.TOLLGATE_MAX_WAITS_PER_TOKEN, 100, 'TOLLGATE_MAX_WAITS_PER_TOKEN'),
     maxWaitsPerTenant: int(env.TOLLGATE_MAX_WAITS_PER_TENANT, 1000, 'TOLLGATE_MAX_WAITS_PER_TENANT'),
+    openQuestions: {
+      perConversation: positive(env.TOLLGATE_MAX_OPEN_QUESTIONS_PER_CONVERSATION, DEFAULT_OPEN_QUESTION_LIMITS.perConversation, 'TOLLGATE_MAX_OPEN_QUESTIONS_PER_CONVERSATION'),
+      perAgent: positive(env.TOLLGATE_MAX_OPEN_QUESTIONS_PER_AGENT, DEFAULT_OPEN_QUESTION_LIMITS.perAgent, 'TOLLGATE_MAX_OPEN_QUESTIONS_PER_AGENT'),
+    },
     authFailuresPer10s: int(env.TOLLGATE_AUTH_FAILURE_LIMIT, 50, 'TOLLGATE_AUTH_FAILURE_LIMIT'),
     streamMaxBufferBytes: Math.max(64 * 1024, int(env.TOLLGATE_STREAM_MAX_BUFFER_BYTES, 4 * 1024 * 1024, 'TOLLGATE_STREAM_MAX_BUFFER_BYTES')),
     signingKey: env.TOLLGATE_SIGNING_KEY || undefined,
@@ -301,6 +308,13 @@ function duration(raw: string | undefined, fallback: number, name: string): numb
   const m = /^(\d{1,9})([smhd]?)$/.exec(raw.trim());
   if (!m || Number(m[1]) === 0) throw new ConfigError(`${name} must be a duration such as 3600, 90m or 24h, got "${raw}"`);
   return Number(m[1]) * SPAN_UNIT_SECONDS[(m[2] || 's') as 's' | 'm' | 'h' | 'd'];
+}
+
+/** A limit with no "off": 0 would refuse everything it bounds. */
+function positive(raw: string | undefined, fallback: number, name: string): number {
+  const n = int(raw, fallback, name);
+  if (n < 1) throw new ConfigError(`${name} must be at least 1, got "${raw}"`);
+  return n;
 }
 
 function int(raw: string | undefined, fallback: number, name: string): number {

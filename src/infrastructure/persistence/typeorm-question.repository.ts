@@ -66,6 +66,16 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
     return row && questionFromRow(row);
   }
 
+  async countOpen(tenantId: string, scope: { conversationId: string; agentId: string }, upTo: { conversation: number; agent: number }): Promise<{ conversation: number; agent: number }> {
+    // Each count stops at its limit, reading the partial indexes of pending questions only.
+    const [row] = await this.uow.manager().query(
+      `SELECT (SELECT count(*) FROM (SELECT 1 FROM questions WHERE tenant_id = $1 AND conversation_id = $2 AND status = 'pending' LIMIT $4) c)::int AS conversation,
+              (SELECT count(*) FROM (SELECT 1 FROM questions WHERE tenant_id = $1 AND agent_id = $3 AND status = 'pending' LIMIT $5) a)::int AS agent`,
+      [tenantId, scope.conversationId, scope.agentId, upTo.conversation, upTo.agent],
+    );
+    return { conversation: row.conversation, agent: row.agent };
+  }
+
   async findByExternalId(tenantId: string, conversationId: string, externalId: string): Promise<Question | null> {
     const row = await this.uow.manager().getRepository(QuestionRow).findOneBy({ tenantId, conversationId, externalId });
     return row && questionFromRow(row);

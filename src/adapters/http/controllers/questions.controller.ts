@@ -40,7 +40,7 @@ export class QuestionsController {
   })
   @ApiCreatedResponse({ type: QuestionView, description: 'Asked' })
   @ApiOkResponse({ type: QuestionView, description: 'The same id and content again: the question as it stands' })
-  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found', 'idempotency_mismatch', 'halted')
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found', 'idempotency_mismatch', 'too_many_open_questions', 'halted')
   async ask(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
     let dto: AskQuestionRequest;
     try {

@@ -51,6 +51,12 @@ export class ProblemView {
   @ApiPropertyOptional({ enum: ['pending', 'answered', 'expired', 'cancelled'], description: 'already_answered: the status of the question now' })
   questionStatus?: string;
 
+  @ApiPropertyOptional({ type: 'integer', description: 'too_many_open_questions: the limit reached' })
+  limit?: number;
+
+  @ApiPropertyOptional({ enum: ['conversation', 'agent'], description: 'too_many_open_questions: which limit: open questions in the conversation, or of the agent in all' })
+  scope?: string;
+
   @ApiPropertyOptional({ enum: ['conversation', 'agent', 'tenant'], enumName: 'GrantScope', description: 'forbidden (a standing grant): the scope asked for' })
   requestedScope?: string;
 
@@ -100,6 +106,12 @@ const EXAMPLES = {
     summary: 'The call is no longer pending',
     detail: 'Tool call tc_1 is already rejected',
     extra: { decision: { outcome: 'rejected', by: { id: 'ann', name: 'Ann', via: 'web' }, at: '2026-01-05T10:00:00.000Z', reason: 'not today' }, toolCallStatus: 'rejected' },
+  },
+  too_many_open_questions: {
+    status: 409,
+    summary: 'The agent has as many open questions as it may',
+    detail: 'The agent already has 20 open questions in this conversation: wait for an answer (or their expiry) before asking more',
+    extra: { limit: 20, scope: 'conversation' },
   },
   already_answered: { status: 409, summary: 'The question is no longer pending', detail: 'Question q_1 was already answered', extra: { questionStatus: 'answered' } },
   not_approved: { status: 409, summary: 'The call is not approved', detail: 'Tool call tc_1 is pending, not approved: it must not run', extra: { toolCallStatus: 'pending' } },

@@ -50,6 +50,14 @@ class InMemoryQuestionRepository implements QuestionRepository {
     this.uow.collect(events);
   }
 
+  async countOpen(tenantId: string, scope: { conversationId: string; agentId: string }, upTo: { conversation: number; agent: number }) {
+    const pending = [...this.rows.values()].filter((r) => r.s.tenantId === tenantId && r.s.status === 'pending');
+    return {
+      conversation: Math.min(upTo.conversation, pending.filter((r) => r.s.conversationId === scope.conversationId).length),
+      agent: Math.min(upTo.agent, pending.filter((r) => r.s.agentId === scope.agentId).length),
+    };
+  }
+
   async findDue(now: Date, limit: number) {
     return [...this.rows.values()].filter((r) => r.s.status === 'pending' && r.s.expiresAt <= now).slice(0, limit).map((r) => ({ tenantId: r.s.tenantId, id: r.s.id }));
   }
@@ -91,7 +99,7 @@ let cancel: CancelQuestionsHandler;
 beforeEach(async () => {
   ports = inMemoryPorts();
   questions = new InMemoryQuestionRepository(ports.uow);
-  ask = new AskQuestionHandler(ports.uow, ports.conversations, questions, ports.halts, ports.ids, ports.clock);
+  ask = new AskQuestionHandler(ports.uow, ports.conversations, questions, ports.halts, ports.ids, ports.clock, { perConversation: 3, perAgent: 4 });
   answer = new AnswerQuestionHandler(ports.uow, questions, ports.clock);
   expire = new ExpireQuestionsHandler(ports.uow, questions, ports.clock);
   cancel = new CancelQuestionsHandler(ports.uow, questions, ports.clock);
@@ -114,6 +122,18 @@ describe('AskQuestionHandler', () => {
     expect(await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'EU or US?', choices: ['EU', 'US'] }, 'ask_1'))).toMatchObject({ replay: true, question: { id: 'q_1' } });
     expect(await code(ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'EU or APAC?', choices: ['EU', 'APAC'] }, 'ask_1')))).toBe('idempotency_mismatch');
     expect(ports.uow.types()).toEqual(['ConversationStarted', 'QuestionAsked']);
+  });
+
+  it('refuses a question past the open limits (409 too_many_open_questions), counting only pending ones, and still answers a replay', async () => {
+    for (let i = 0; i < 3; i++) await ask.execute(new AskQuestionCommand(bot, 'c1', { text: `question ${i}?` }, `ask_${i}`));
+    expect(await code(ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'one more?' })))).toBe('too_many_open_questions');
+    expect(await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'question 0?' }, 'ask_0'))).toMatchObject({ replay: true });
+    await answer.execute(new AnswerQuestionCommand(ann, 'q_1', 'yes'));
+    expect(await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'one more?' }))).toMatchObject({ replay: false, question: { status: 'pending' } });
+    // The agent's fourth open question anywhere is its last: a new conversation does not reset the count.
+    await ports.uow.run(() => ports.conversations.save(Conversation.start({ id: 'c2', tenantId: T, agentId: 'bot', user: { id: 'ann', roles: [] }, at: ports.clock.now() })));
+    expect(await ask.execute(new AskQuestionCommand(bot, 'c2', { text: 'elsewhere?' }))).toMatchObject({ replay: false });
+    expect(await code(ask.execute(new AskQuestionCommand(bot, 'c2', { text: 'and again?' })))).toBe('too_many_open_questions');
   });
 
   it('checks in order: another agent 404, a person 403, a bad question 400, a halt 503', async () => {

@@ -6,7 +6,8 @@ import { ValidationError } from '../../../domain/shared/domain-error';
 import { SYSTEM_ACTOR } from '../../../domain/shared/actor';
 import { mustBeOwningAgent, visibleConversation } from '../../access';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, HALTS, HaltRepository, IDS, IdGenerator, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
-import { QUESTIONS, QuestionRepository } from '../../ports/question.port';
+import { OPEN_QUESTION_LIMITS, QUESTIONS, QuestionRepository } from '../../ports/question.port';
+import { checkOpenQuestionLimit, type OpenQuestionLimits } from '../../../domain/question/rules/open-question-limit';
 import { QuestionView, questionView } from '../../views/question.view';
 import { AnswerQuestionCommand, AskQuestionCommand, CancelQuestionsCommand, ExpireQuestionsCommand } from './question.commands';
 
@@ -21,11 +22,13 @@ export class AskQuestionHandler implements ICommandHandler<AskQuestionCommand, {
     @Inject(HALTS) private readonly halts: HaltRepository,
     @Inject(IDS) private readonly ids: IdGenerator,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(OPEN_QUESTION_LIMITS) private readonly limits: OpenQuestionLimits,
   ) {}
 
   async execute({ principal: p, conversationId, question, externalId }: AskQuestionCommand) {
     const result = await this.uow.run(async () => {
-      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { calls: { statuses: PENDING } }), p, conversationId);
+      // Locked: asks in one conversation queue here, so its open questions are counted one ask at a time.
+      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { lock: true, calls: { statuses: PENDING } }), p, conversationId);
       mustBeOwningAgent(conv, p);
       const faults = questionFaults(question); // 400 after 404 and 403, before any idempotency check
       if (faults.length > 0) throw new ValidationError(faults);
@@ -42,6 +45,8 @@ export class AskQuestionHandler implements ICommandHandler<AskQuestionCommand, {
       }
       const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
       if (halt) throw new HaltedError(halt.scope, halt.reason);
+      const upTo = { conversation: this.limits.perConversation, agent: this.limits.perAgent };
+      checkOpenQuestionLimit(await this.questions.countOpen(p.tenant, { conversationId: conv.id, agentId: conv.agentId }, upTo), this.limits);
       const q = Question.ask({
         id: this.ids.next('q'),
         tenantId: p.tenant,
