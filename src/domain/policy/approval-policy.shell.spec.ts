@@ -164,6 +164,67 @@ describe('standing grants on shell tools', () => {
   });
 });
 
+describe('hidden execution under an allow rule (Bash(command=ls *): automatic, Bash(command=rm *): deny)', () => {
+  const rules: Rule[] = [{ match: 'Bash(command=ls *)', level: 'automatic' }, { match: 'Bash(command=rm *)', level: 'deny' }];
+  const bash = (command: string, opts: { grants?: GrantFacts[]; defaults?: Record<string, unknown> } = {}) =>
+    ApprovalPolicy.evaluate(
+      { toolName: 'Bash', arguments: { command } },
+      { policy: PolicyDocument.parse({ defaults: opts.defaults ?? {}, rules }), policyVersion: 1, grants: opts.grants ?? [], conversation: { id: 'conv_1', agentId: 'agent_1' } },
+    );
+
+  it.each([
+    ["x='a[$(rm -rf ~)]'; ls $((x))"],
+    ["x='$(rm -rf ~)'\nls ${x@P}"],
+    ['PATH=/tmp/evil:$PATH; ls -la'],
+    ['LD_PRELOAD=/tmp/evil.so ls -la'],
+  ])('%s is held at the strictest level that could apply', (command) => {
+    const v = bash(command);
+    expect(v).toMatchObject({ level: 'deny', rule: 1 });
+    expect(v.reason).toContain('could not be parsed safely');
+  });
+
+  it.each([['ls -la > ~/.bashrc'], ['ls -la >> ~/.bashrc'], ['ls -la 2>&1 >/dev/sda'], ['ls -la > /dev/tcp/127.0.0.1/9']])(
+    '%s falls to the tool\'s own level for its redirection, never to the ls rule',
+    (command) => {
+      const v = bash(command);
+      expect(v).toMatchObject({ level: 'confirm', rule: null });
+      expect(v.reason).toMatch(/"redirect\(path=[^"]+\)" in command matches no rule/);
+    },
+  );
+
+  it('a redirection may be allowed by a rule on redirect(path=…), and only where its glob says', () => {
+    const withTmp: Rule[] = [...rules, { match: 'Bash(command=redirect(path=/tmp/*))', level: 'automatic' }];
+    const judgeWith = (command: string) =>
+      ApprovalPolicy.evaluate({ toolName: 'Bash', arguments: { command } }, { policy: PolicyDocument.parse({ rules: withTmp }), policyVersion: 1, grants: [], conversation: { id: 'c', agentId: 'a' } });
+    expect(judgeWith('ls -la > /tmp/listing.txt')).toMatchObject({ level: 'automatic' });
+    expect(judgeWith('ls -la > ~/.bashrc')).toMatchObject({ level: 'confirm' });
+    expect(judgeWith('ls -la > /tmp/../home/u/.bashrc')).toMatchObject({ level: 'deny' });
+  });
+
+  it('a prefix assignment is a part no ls rule covers', () => {
+    expect(bash('CI=1 ls -la')).toMatchObject({ level: 'confirm', rule: null });
+  });
+
+  it('a standing grant on `ls *` does not cover a redirection or an assignment', () => {
+    const grant: GrantFacts = { id: 'grant_ls', toolName: 'Bash', scope: 'tenant', arguments: ToolPattern.parse('Bash(command=ls *)') };
+    const noRules = (command: string) =>
+      ApprovalPolicy.evaluate({ toolName: 'Bash', arguments: { command } }, { policy: PolicyDocument.parse({}), policyVersion: 1, grants: [grant], conversation: { id: 'c', agentId: 'a' } });
+    expect(noRules('ls -la /tmp')).toMatchObject({ level: 'automatic', grantId: 'grant_ls' });
+    expect(noRules('ls -la > ~/.ssh/authorized_keys')).toMatchObject({ level: 'confirm' });
+    expect(noRules('ls -la > ~/.ssh/authorized_keys').grantId).toBeUndefined();
+    expect(noRules('X=1 ls -la').grantId).toBeUndefined();
+  });
+
+  it('a standing grant on any command does not cover a line that only redirects', () => {
+    const any: GrantFacts = { id: 'grant_any', toolName: 'Bash', scope: 'tenant', arguments: ToolPattern.parse('Bash(command=*)') };
+    const judgeAny = (command: string) =>
+      ApprovalPolicy.evaluate({ toolName: 'Bash', arguments: { command } }, { policy: PolicyDocument.parse({}), policyVersion: 1, grants: [any], conversation: { id: 'c', agentId: 'a' } });
+    expect(judgeAny('ls -la')).toMatchObject({ grantId: 'grant_any' });
+    expect(judgeAny('> ~/.ssh/authorized_keys')).toMatchObject({ level: 'confirm' });
+    expect(judgeAny('> ~/.ssh/authorized_keys').grantId).toBeUndefined();
+  });
+});
+
 // ---- properties ----
 
 const word = fc.constantFrom('a', 'b', '-la', '/tmp', 'x.txt', '--force');

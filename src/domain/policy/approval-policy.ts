@@ -1,6 +1,6 @@
 import type { GrantLimit, GrantScope } from './grant-limit';
 import type { EscalationStep, PolicyDocument, PolicyQuorum, PolicyRule, PolicyRuleWhen } from './policy-document';
-import { ShellSplit, splitShellCommand } from './shell-command';
+import { isRedirectPart, ShellSplit, splitShellCommand } from './shell-command';
 import { SupervisionLevel, strictness } from './supervision-level';
 
 /** The three flags a tool (or a proposal's `annotations`) may carry. */
@@ -206,11 +206,11 @@ class ShellArguments {
     return found;
   }
 
-  /** Every named argument reads as (at most) one simple command. */
+  /** Every named argument reads as (at most) one simple command: an assignment or a redirection is a part too. */
   allSimple(names: readonly string[]): boolean {
     return names.every((name) => {
       const split = this.split(name);
-      return split.parsable && split.parts.length <= 1;
+      return split.parsable && split.parts.length <= 1 && !split.parts.some(isRedirectPart);
     });
   }
 }

@@ -1,0 +1,175 @@
+/**
+ * What the splitter must not hide: assignments, output redirections, environment that changes what runs, and
+ * the expansions that make bash run a variable's value as code (arithmetic, `${x@P}`, `${!x}`, subscripts).
+ */
+import { isRedirectPart, redirectPart, splitShellCommand } from './shell-command';
+
+const parts = (command: string) => {
+  const split = splitShellCommand(command);
+  if (!split.parsable) throw new Error(`expected ${JSON.stringify(command)} to parse, got: ${split.reason}`);
+  return split.parts;
+};
+const unparsable = (command: string) => {
+  const split = splitShellCommand(command);
+  return split.parsable ? undefined : split.reason;
+};
+
+describe('an assignment is a part of its own', () => {
+  it.each<[string, string, string[]]>([
+    ['a bare assignment', 'x=1', ['x=1']],
+    ['a bare assignment before a command', 'x=1; ls -la', ['x=1', 'ls -la']],
+    ['a prefix assignment', 'CI=1 npm test', ['CI=1', 'npm test']],
+    ['several prefix assignments, quotes removed', 'A=1 B="a b" ls', ['A=1', 'B=a b', 'ls']],
+    ['an assignment of a plain variable', 'x=$HOME/a; ls', ['x=$HOME/a', 'ls']],
+    ['an appending assignment', 'x+=a', ['x+=a']],
+    ['an assignment behind env', 'env A=b ls', ['env A=b ls', 'A=b', 'ls']],
+    ['an assignment behind sudo', 'sudo A=b ls', ['sudo A=b ls', 'A=b', 'ls']],
+  ])('%s', (_, command, expected) => {
+    expect(parts(command)).toEqual(expected);
+  });
+
+  it.each<[string, string]>([
+    ['a value with a $( ) that arithmetic would run later', "x='a[$(rm -rf ~)]'; ls $x"],
+    ['a value with a quoted $( ) that prompt expansion would run later', "x='$(rm -rf ~)'"],
+    ['a value with backticks', 'x="`id`"'],
+    ['a value with ${', "x='${y@P}'"],
+    ['a value with [', 'x=a[1]'],
+    ['a value that is a command substitution', 'x=$(pwd)'],
+    ['a subscript over a variable', 'a[x]=1'],
+    ['a prefix assignment whose value holds $(', "x='$(id)' ls"],
+  ])('is unreadable for %s', (_, command) => {
+    expect(unparsable(command)).toMatch(/assign|subscript/);
+  });
+
+  it.each<[string]>([
+    ['PATH=/tmp/evil:$PATH; ls -la'],
+    ['PATH=/tmp/evil ls -la'],
+    ['LD_PRELOAD=/tmp/evil.so ls -la'],
+    ['LD_LIBRARY_PATH=/tmp ls'],
+    ['BASH_ENV=/tmp/x bash -c ls'],
+    ['ENV=/tmp/x sh -c ls'],
+    ['IFS=/ ls'],
+    ['PS4=x ls'],
+    ['PROMPT_COMMAND=id'],
+    ['GIT_SSH_COMMAND=id git fetch'],
+    ['GIT_EXTERNAL_DIFF=id git diff'],
+    ['env LD_PRELOAD=/tmp/evil.so ls'],
+    ['sudo LD_PRELOAD=/tmp/evil.so ls'],
+    ['export PATH=/tmp/evil'],
+    ['declare -x LD_PRELOAD=/tmp/evil.so'],
+    ["env 'BASH_FUNC_ls%%=() { id; }' bash -c ls"],
+  ])('is unreadable when it sets what decides which program runs: %s', (command) => {
+    expect(unparsable(command)).toMatch(/changes what runs/);
+  });
+});
+
+describe('an output redirection is a part of its own', () => {
+  it.each<[string, string, string[]]>([
+    ['>', 'ls -la > ~/.bashrc', ['ls -la', redirectPart('~/.bashrc')]],
+    ['>>', 'ls -la >> ~/.bashrc', ['ls -la', redirectPart('~/.bashrc')]],
+    ['after a dup', 'ls -la 2>&1 >/dev/sda', ['ls -la', redirectPart('/dev/sda')]],
+    ['to /dev/tcp', 'ls -la > /dev/tcp/127.0.0.1/9', ['ls -la', redirectPart('/dev/tcp/127.0.0.1/9')]],
+    ['with an fd number', 'ls 2>errors.log', ['ls', redirectPart('errors.log')]],
+    ['&> and &>>', 'make &>log; ls &>>log2', ['make', redirectPart('log'), 'ls', redirectPart('log2')]],
+    ['>|', 'ls >| out', ['ls', redirectPart('out')]],
+    ['<> (opens for writing)', 'ls <> out', ['ls', redirectPart('out')]],
+    ['>& to a file', 'ls >& out', ['ls', redirectPart('out')]],
+    ['before the command (listed after it)', '> out rm -rf /', ['rm -rf /', redirectPart('out')]],
+    ['quoted', 'ls > "a b"', ['ls', redirectPart('a b')]],
+    ['on a group', '{ ls; } > out', ['ls', redirectPart('out')]],
+    ['a named fd', 'exec {fd}>out', ['exec', redirectPart('out')]],
+    ['alone', '> out', [redirectPart('out')]],
+    ['an input redirection from the network', 'cat < /dev/tcp/10.0.0.1/80', ['cat', redirectPart('/dev/tcp/10.0.0.1/80')]],
+  ])('%s', (_, command, expected) => {
+    expect(parts(command)).toEqual(expected);
+  });
+
+  it.each<[string, string, string[]]>([
+    ['/dev/null', 'rm -rf / > /dev/null 2>&1', ['rm -rf /']],
+    ['&N and closing', 'ls >&2 2>&- 3<&0 4>&1-', ['ls']],
+    ['/dev/stderr', 'echo x > /dev/stderr', ['echo x']],
+    ['an input file', 'sh < script', ['sh']],
+    ['a here-string', 'bash <<< "rm -rf /"', ['bash']],
+    ['a process substitution', 'ls > >(cat)', ['cat', 'ls']],
+  ])('is no part for %s', (_, command, expected) => {
+    expect(parts(command)).toEqual(expected);
+  });
+
+  it.each<[string, string]>([
+    ['a variable', 'ls > "$HOME/.bashrc"'],
+    ['a command substitution', 'ls > /tmp/$(printf ../home/u/.bashrc)'],
+    ['an input path with a substitution', 'cat < $(printf /dev/tcp/evil/80)'],
+    ['a .. segment', 'ls > /tmp/../home/u/.bashrc'],
+    ['a dup to a variable fd', 'ls >&$fd'],
+  ])('is unreadable when its path is %s', (_, command) => {
+    expect(unparsable(command)).toMatch(/redirection/);
+  });
+
+  it('a command named like a redirection part is unreadable, so the two cannot be confused', () => {
+    expect(unparsable(`'${redirectPart('/tmp/x')}'`)).toMatch(/named like/);
+  });
+
+  it('isRedirectPart tells the parts apart', () => {
+    expect(isRedirectPart(redirectPart('x'))).toBe(true);
+    expect(isRedirectPart('ls > x')).toBe(false);
+  });
+});
+
+describe('expansions that run a value as code are unreadable', () => {
+  it.each<[string, string]>([
+    ['$((name))', 'ls $((x))'],
+    ['$(( $name + 1 ))', 'echo $(($x + 1))'],
+    ['$[…]', 'ls $[x]'],
+    ['((…)) over a variable', '((x)); ls'],
+    ['((…)) that is not nested subshells', '((rm -rf /))'],
+    ['let', 'let x'],
+    ['${x@P}', 'ls ${x@P}'],
+    ['${x@P} in double quotes', 'ls "${x@P}"'],
+    ['${!x}', 'ls ${!x}'],
+    ['${a[x]}', 'echo ${a[x]}'],
+    ['${a[$i]}', 'echo "${a[$i]}"'],
+    ['${#a[x]}', 'echo ${#a[x]}'],
+    ['${s:x}', 'echo ${s:x}'],
+    ['${s:0:$n}', 'echo ${s:0:$n}'],
+    ['${@:x}', 'echo ${@:x}'],
+    ['[[ … -eq … ]] over a variable', '[[ $x -eq 1 ]] && ls'],
+    ['[[ … -lt … ]] joined by &&', '[[ 1 -eq 1 && y -lt 2 ]]'],
+    ['[[ -v ]] with a subscript', '[[ -v a[$i] ]]'],
+    ['test -v', 'test -v "$x"'],
+    ['[ -v ]', '[ -v "$x" ]'],
+    ['printf -v', 'printf -v "$x" %s 1'],
+    ['read into a variable name', 'read "$x" < f'],
+    ['declare -i with a name', 'declare -i y=x'],
+    ['declare -n to a variable', 'declare -n r="$x"'],
+    ['local -n', 'local -n r="$x"'],
+  ])('%s', (_, command) => {
+    expect(unparsable(command)).toBeDefined();
+  });
+
+  it.each<[string, string, string[]]>([
+    ['constant arithmetic', 'echo $((1 + (2 * 3))) $[4] $((16#ff)) $(($# + 1))', ['echo $((1 + (2 * 3))) $[4] $((16#ff)) $(($# + 1))']],
+    ['((…)) on constants', '((1)) && ls', ['ls']],
+    ['nested subshells', '( (ls) )', ['ls']],
+    ['${!prefix*} and ${!a[@]}', 'echo ${!BASH*} ${!a[@]}', ['echo ${!BASH*} ${!a[@]}']],
+    ['${a[@]} and ${a[0]}', 'echo ${a[@]} ${a[0]} ${#a[*]}', ['echo ${a[@]} ${a[0]} ${#a[*]}']],
+    ['defaults and lengths', 'echo ${x:-a} ${x:=b} ${x:+c} ${#x} ${x:1:2} ${x: -1}', ['echo ${x:-a} ${x:=b} ${x:+c} ${#x} ${x:1:2} ${x: -1}']],
+    ['other @ operators', 'echo ${x@Q} ${x@U}', ['echo ${x@Q} ${x@U}']],
+    ['[[ ]] string tests', '[[ -f x && $a == b ]] && ls', ['[[ -f x && $a == b ]]', 'ls']],
+    ['[[ ]] on numbers', '[[ 1 -eq $# ]]', ['[[ 1 -eq $# ]]']],
+    ['quoted text that looks like an expansion', "echo '$((x)) ${x@P}'", ['echo $((x)) ${x@P}']],
+    ['read into a plain name', 'read -r -p "[y/n] " answer', ['read -r -p [y/n]  answer']],
+  ])('reads %s', (_, command, expected) => {
+    expect(parts(command)).toEqual(expected);
+  });
+});
+
+describe('strings that run later as commands are read', () => {
+  it.each<[string, string, string[]]>([
+    ['trap', "trap 'rm -rf ~' EXIT", ['trap rm -rf ~ EXIT', 'rm -rf ~']],
+    ['alias', "alias ls='rm -rf ~'", ['alias ls=rm -rf ~', 'rm -rf ~']],
+    ['mapfile -C', "mapfile -C 'rm -rf ~' -c 1 a < f", ['mapfile -C rm -rf ~ -c 1 a', 'rm -rf ~']],
+    ['coproc', 'coproc rm -rf ~', ['coproc rm -rf ~', 'rm -rf ~']],
+  ])('%s', (_, command, expected) => {
+    expect(parts(command)).toEqual(expected);
+  });
+});
