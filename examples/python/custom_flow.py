@@ -13,19 +13,18 @@ import os
 import time
 from typing import Any, Mapping
 
-from tollgate import ReceiptVerificationError, Tollgate, verify_receipt
+from tollgate import MemoryReplayStore, Tollgate, verify_receipt
 
 URL = os.environ.get("TOLLGATE_URL", "http://127.0.0.1:8080")
+TENANT = os.environ.get("TOLLGATE_TENANT", "default")  # whose approvals this backend acts on
 SOURCES = {"src_1": "Pricing FAQ", "src_2": "Old pricing FAQ", "src_3": "Archive"}
-_seen: set[str] = set()  # receipts already used (keep them until their exp in a real backend)
+_used = MemoryReplayStore()  # receipts already used: a second use raises ReceiptVerificationError (receipt_replayed)
 
 
 def backend_delete(arguments: Mapping[str, Any], receipt: str) -> dict[str, Any]:
-    """The tool's own backend: it runs only what Tollgate approved, whoever calls it."""
-    claims = verify_receipt(receipt, jwks_url=f"{URL}/.well-known/jwks.json", tool_name="delete_source", arguments=arguments)
-    if claims["tcid"] in _seen:
-        raise ReceiptVerificationError("receipt_invalid", "this approval was used already")
-    _seen.add(claims["tcid"])
+    """The tool's own backend: it runs only what Tollgate approved for its tenant, once, whoever calls it."""
+    claims = verify_receipt(receipt, jwks_url=f"{URL}/.well-known/jwks.json", tenant=TENANT, tool_name="delete_source",
+                            arguments=arguments, replay_store=_used)
     return {"deleted": arguments["id"], "existed": SOURCES.pop(arguments["id"], None) is not None, "approvedBy": claims["approvedBy"]}
 
 

@@ -16,7 +16,7 @@ from .client import Tollgate
 from .conversation import ApprovalOutcome, Conversation, RunContext, ToolCallHandle, current_run, outcome_of
 from .errors import ApprovalTimeout, ReceiptVerificationError, ToolCallRejected, TollgateError
 from .jcs import arguments_digest, canonical_json
-from .receipts import ReceiptClaims, verify_receipt
+from .receipts import MemoryReplayStore, ReceiptClaims, ReplayStore, verify_receipt
 
 __version__ = "0.5.0"
 
@@ -24,8 +24,10 @@ __all__ = [
     "ApprovalOutcome",
     "ApprovalTimeout",
     "Conversation",
+    "MemoryReplayStore",
     "ReceiptClaims",
     "ReceiptVerificationError",
+    "ReplayStore",
     "RetryInfo",
     "RetryPolicy",
     "RunContext",

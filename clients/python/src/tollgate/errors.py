@@ -86,12 +86,13 @@ class ApprovalTimeout(TimeoutError):
         super().__init__(f"tool call {tool_call_id} was still pending after {timeout:g} s")
 
 
-ReceiptErrorCode = Literal["receipt_invalid", "receipt_expired", "receipt_mismatch"]
+ReceiptErrorCode = Literal["receipt_invalid", "receipt_expired", "receipt_mismatch", "receipt_replayed"]
 
 
 class ReceiptVerificationError(Exception):
     """A receipt that does not vouch for this run: badly signed or formed (``receipt_invalid``), expired
-    (``receipt_expired``), or for another tool, call or arguments (``receipt_mismatch``)."""
+    (``receipt_expired``), for another tenant, audience, tool, call or arguments (``receipt_mismatch``), or used
+    before (``receipt_replayed``, with a replay store)."""
 
     def __init__(self, code: ReceiptErrorCode, message: str) -> None:
         self.code: ReceiptErrorCode = code

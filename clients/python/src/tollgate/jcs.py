@@ -3,6 +3,14 @@
 Members sorted by their names' UTF-16 code units, no whitespace, strings escaped as ECMAScript's JSON.stringify
 escapes them and numbers written as ECMAScript writes them (``1.0`` is ``1``, ``1e21`` is ``1e+21``), so the text
 is the one the server hashes.
+
+The server reads JSON numbers as IEEE 754 doubles and writes them as ECMAScript does, and people approve what it
+writes. An ``int`` of 2**53 or more is taken only when it is the number the server writes for it
+(``1152921504606847000`` for the double nearest 2**60, as ``json.loads`` gives it from the server's answer; ``10**21``,
+written ``1e+21``); any other (``2**53 + 1``, ``10**21 + 1``, ``2**60`` itself) raises ValueError: the server would
+read it as a neighbour, so it is not what was approved, and two integers never share a digest. A string with a
+lone surrogate raises ValueError too: RFC 8785 takes I-JSON, which forbids them, and the server refuses them at
+input.
 """
 
 from __future__ import annotations
@@ -10,8 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from decimal import Decimal
 from typing import Any
+
+# Python strings are code points: every surrogate in one is unpaired (json.loads joins escaped pairs).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_EXACT = 2**53  # every int below this in magnitude is a double
 
 
 def canonical_json(value: Any) -> str:
@@ -34,7 +47,7 @@ def _write(value: Any, seen: set[int]) -> list[str]:
     if isinstance(value, str):
         return [_string(value)]
     if isinstance(value, int):
-        return [_number(float(value)) if abs(value) >= 10**21 else str(value)]
+        return [str(value) if -_EXACT < value < _EXACT else _big_int(value)]
     if isinstance(value, float):
         return [_number(value)]
     if isinstance(value, (list, tuple, dict)):
@@ -46,6 +59,7 @@ def _write(value: Any, seen: set[int]) -> list[str]:
                 for k in value:
                     if not isinstance(k, str):
                         raise TypeError(f"object keys must be strings, not {type(k).__name__}")
+                    _check(k)
                 out = ["{"]
                 for i, k in enumerate(sorted(value, key=lambda s: s.encode("utf-16-be"))):
                     if i:
@@ -67,9 +81,27 @@ def _write(value: Any, seen: set[int]) -> list[str]:
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
+def _check(s: str) -> None:
+    if _SURROGATE.search(s):
+        raise ValueError("a string with a lone surrogate (U+D800 to U+DFFF) is not JSON Tollgate keeps")
+
+
 def _string(s: str) -> str:
+    _check(s)
     # json.dumps escapes exactly what JSON.stringify does (quote, backslash, controls), hex in lower case.
     return json.dumps(s, ensure_ascii=False)
+
+
+def _big_int(n: int) -> str:
+    """The server's text for ``n`` when that text stands for ``n`` itself; ValueError otherwise."""
+    try:
+        text = _number(float(n))
+    except OverflowError:
+        text = "Infinity"
+    if text == "Infinity" or Decimal(text) != n:
+        shown = str(n) if abs(n) < 10**40 else f"of {len(str(abs(n)))} digits"
+        raise ValueError(f"the integer {shown} is not a JSON number the server keeps as written: it reads it as {text}")
+    return text
 
 
 def _number(x: float) -> str:
