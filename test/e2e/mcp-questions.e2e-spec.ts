@@ -103,7 +103,7 @@ describe('the ask_human tool of the MCP gateway', () => {
     const q = await pendingQuestion(text);
     expect(q.askTo).toEqual(['requester', 'approver', 'admin']);
     const conversation = await api.get(`/v1/conversations/${q.conversationId}`, annToken);
-    expect(conversation.body).toMatchObject({ agentId: 'mcp-gateway', user: { id: 'ann' }, title: 'MCP session of questions-test' });
+    expect(conversation.body).toMatchObject({ agentId: 'mcp-gateway', user: { id: 'ann' }, title: 'MCP session (the client says it is "questions-test")' });
     await eventually(() => (progress.length ? true : undefined), 20_000, 'progress while waiting');
     expect(progress[0].message).toBe(`Waiting for a person to answer in Tollgate: ${text}`);
 

@@ -50,9 +50,13 @@ mcpServers:
     command: ${JSON.stringify(files.command)}
     args: ${JSON.stringify(files.args)}
     env: ${JSON.stringify(files.env)}
+    namespace: true
+    trustAnnotations: true
   archive:
     type: http
     url: ${archive.url}
+    namespace: true
+    trustAnnotations: true
 progressIntervalSeconds: 1
 `,
   );
@@ -108,6 +112,10 @@ describe('tollgate mcp --config', () => {
     expect(wrongToken.status).toBe(2);
     expect(wrongToken.stderr).toMatch(/Tollgate refused the gateway's token \(unauthenticated: /);
     expect(wrongToken.stderr).not.toContain(annToken);
+
+    // Another person's token as Ann's: the client would decide in the chat as Bea.
+    const wrongUser = await run(['mcp', '--config', config], gatewayEnv({ ANN_TOKEN: beaToken }));
+    expect({ status: wrongUser.status, stderr: wrongUser.stderr }).toEqual({ status: 2, stderr: "tollgate: user.token is bea's, not ann's (user.id): give ann's own token, or none\n" });
   });
 
   it('over stdio: a read runs at once, a deletion waits for the inbox with progress, and the requester decides in the chat via mcp', async () => {
@@ -135,7 +143,7 @@ describe('tollgate mcp --config', () => {
       await until(() => progress.length > 0, 20_000, 'progress');
       expect(receivedBy('/stdio/b')).toEqual([]);
       const conversation = await api.get(`/v1/conversations/${call.conversationId}`, annToken);
-      expect(conversation.body).toMatchObject({ agentId: 'mcp-gateway', user: { id: 'ann', name: 'Ann', roles: ['admin'] }, title: 'MCP session of stdio-test' });
+      expect(conversation.body).toMatchObject({ agentId: 'mcp-gateway', user: { id: 'ann', name: 'Ann', roles: ['admin'] }, title: 'MCP session (the client says it is "stdio-test")' });
       expect((await api.post(`/v1/tool-calls/${call.id}/decision`, annToken, { decision: 'approve' }, { 'x-tollgate-channel': 'web' })).status).toBe(200);
       expect(textOf((await deleting) as CallToolResult)).toBe('files: deleted /stdio/b');
       expect(receivedBy('/stdio/b')).toEqual([{ server: 'files', tool: 'delete_file', arguments: { path: '/stdio/b' } }]);

@@ -64,17 +64,45 @@ export function filesServer(label: string, record: (r: Received) => void): McpSe
   return server;
 }
 
+/** A tool of `toolsServer`: its name, and what its server claims about it. */
+export interface ToolSpec {
+  name: string;
+  title?: string;
+  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean };
+}
+
+/**
+ * A server offering exactly `tools`, each taking a `path`, recording its calls and answering `<label>: <name> ran
+ * on <path>`: for what a server says about its tools (annotations, titles, odd names) to be tested.
+ */
+export function toolsServer(tools: ToolSpec[]): (label: string, record: (r: Received) => void) => McpServer {
+  return (label, record) => {
+    const server = new McpServer({ name: `tools-${label}`, version: '1.0.0' });
+    for (const t of tools) {
+      server.registerTool(
+        t.name,
+        { ...(t.title ? { title: t.title } : {}), description: `${t.name} (${label})`, inputSchema: { path: z.string() }, ...(t.annotations ? { annotations: t.annotations } : {}) },
+        async (args) => {
+          record({ server: label, tool: t.name, arguments: args });
+          return { content: [{ type: 'text', text: `${label}: ${t.name} ran on ${args.path}` }] };
+        },
+      );
+    }
+    return server;
+  };
+}
+
 export interface HttpUpstream {
   url: string;
   received: Received[];
   close(): Promise<void>;
 }
 
-/** The files server over Streamable HTTP (stateless: a server per request), on a free loopback port. */
-export async function httpUpstream(label: string): Promise<HttpUpstream> {
+/** The files server (or another) over Streamable HTTP (stateless: a server per request), on a free loopback port. */
+export async function httpUpstream(label: string, make: (label: string, record: (r: Received) => void) => McpServer = filesServer): Promise<HttpUpstream> {
   const received: Received[] = [];
   const http: HttpServer = createServer(async (req, res) => {
-    const server = filesServer(label, (r) => received.push(r));
+    const server = make(label, (r) => received.push(r));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => void transport.close().then(() => server.close()));
     await server.connect(transport);

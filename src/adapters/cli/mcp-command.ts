@@ -27,7 +27,8 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
   // Loaded here, not at the top: the other commands start without the MCP SDK.
   const mcp = await import('@tollgate/sdk/mcp');
   const config = loadGatewayConfig(o.config, env, mcp.parseGatewayConfig, mcp.GatewayConfigError);
-  const http = o.http !== undefined ? parseListen(o.http) : config.http;
+  const http = o.http !== undefined ? parseListen(o.http) : config.http?.port !== undefined ? { host: config.http.host, port: config.http.port } : undefined;
+  const allowedHosts = config.http?.allowedHosts ?? (http && isLoopback(http.host) ? loopbackHosts(http.host) : undefined);
   const say = (level: string, message: string) => process.stderr.write(`tollgate mcp: ${level === 'info' ? '' : `${level}: `}${message}\n`);
 
   const tollgate = new Tollgate({ url: config.tollgate.url, token: config.tollgate.token, headers: { 'user-agent': 'tollgate-mcp-gateway' } });
@@ -43,9 +44,12 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
       ...(config.askHuman ? { askHuman: config.askHuman } : {}),
       progressIntervalMs: config.progressIntervalSeconds * 1000,
       limits: config.limits,
+      http: { ...(allowedHosts ? { allowedHosts } : {}), ...(config.http?.allowedOrigins ? { allowedOrigins: config.http.allowedOrigins } : {}) },
       log: say,
     });
   } catch (e) {
+    // A token that is not who the config says is the operator's to fix, like a bad config: exit 2.
+    if (e instanceof mcp.GatewayIdentityError) throw new ConfigError(e.message);
     throw new CliError(`tollgate mcp: ${(e as Error).message}`, EXIT.unavailable);
   }
   say('info', `${gateway.tools.length} tools from ${config.upstreams.map((u) => u.name).join(', ')}, gated by ${config.tollgate.url}`);
@@ -67,6 +71,7 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
       server.listen(http.port, http.host, () => resolve());
     });
     const { port } = server.address() as AddressInfo;
+    if (!allowedHosts) say('warn', `http.allowedHosts is not set: requests naming any Host are served on ${http.host}; list the names clients use (DNS rebinding)`);
     say('info', `serving Streamable HTTP on http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${port}/mcp (bearer: a person's Tollgate token)`);
     return;
   }
@@ -116,6 +121,16 @@ export function parseListen(v: string): { host: string; port: number } {
   return { host, port };
 }
 
+/** 127.0.0.0/8, ::1 and localhost: where only this machine's clients connect, unless a page rebinds a name to it. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** The names a loopback listener answers to by default: the usual three, and its own address. */
+function loopbackHosts(host: string): string[] {
+  return [...new Set(['localhost', '127.0.0.1', '[::1]', host.includes(':') ? `[${host}]` : host])];
+}
+
 /** The agent token is checked before anything starts: a wrong one is the operator's to fix, not a tool error later. */
 async function checkAgentToken(tollgate: Tollgate): Promise<void> {
   try {
@@ -144,7 +159,8 @@ async function serveHttp(gateway: TollgateMcpGateway, req: IncomingMessage, res:
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     const abort = new AbortController();
     res.once('close', () => abort.abort());
-    const response = await gateway.handleHttp(new Request(new URL(url.pathname + url.search, `http://${req.headers.host ?? 'localhost'}`), { method, headers, body: body && new Uint8Array(body), signal: abort.signal }));
+    const request = new Request(new URL(url.pathname + url.search, 'http://localhost'), { method, headers, body: body && new Uint8Array(body), signal: abort.signal });
+    const response = await gateway.handleHttp(request, { clientAddress: req.socket.remoteAddress });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     if (!response.body) return void res.end();
     const reader = response.body.getReader();

@@ -7,8 +7,22 @@
 import type { ConversationUserInput } from '../types.js';
 
 /** An upstream MCP server started as a child process speaking MCP over its stdin/stdout. */
-export interface StdioUpstream {
+/** What every upstream may say, whatever its transport. */
+interface UpstreamCommon {
   name: string;
+  /**
+   * Expose its tools as `<name>__<tool>` rather than under their own names. Names never depend on which other
+   * servers are configured: two servers offering one name stop the start until one of them is namespaced.
+   */
+  namespace?: boolean;
+  /**
+   * Believe its MCP annotations (`readOnlyHint`, `destructiveHint`) when registering its tools. Off by default:
+   * MCP says annotations are untrusted unless the server is, so an untrusted server's tools count as destructive.
+   */
+  trustAnnotations?: boolean;
+}
+
+export interface StdioUpstream extends UpstreamCommon {
   command: string;
   args?: string[];
   /** Added to a minimal environment (PATH, HOME, …): the gateway's own variables, its tokens among them, are not passed on. */
@@ -17,8 +31,7 @@ export interface StdioUpstream {
 }
 
 /** An upstream MCP server reached over Streamable HTTP. */
-export interface HttpUpstream {
-  name: string;
+export interface HttpUpstream extends UpstreamCommon {
   url: string;
   /** Sent with every request, e.g. `{ Authorization: 'Bearer ${UPSTREAM_TOKEN}' }`. */
   headers?: Record<string, string>;
@@ -31,8 +44,26 @@ export interface GatewayLimits {
   pendingCallsPerSession: number;
   /** Streamable HTTP sessions open at once. Default 100. */
   sessions: number;
+  /** Streamable HTTP sessions one person holds at once (their oldest idle one is closed for a new one). Default 5. */
+  sessionsPerUser: number;
+  /**
+   * Bearer tokens Tollgate refuses per client address and minute; past it the address gets `429` until the minute
+   * is over, and its tokens no longer reach Tollgate (tokens it has verified still pass). 0: no limit. Default 30.
+   */
+  failedAuthPerMinute: number;
   /** How long a forwarded call may run upstream, in seconds (progress from the upstream extends it). Default 300. */
   toolTimeoutSeconds: number;
+}
+
+/** Streamable HTTP (`--http`): where to listen, and which Host and Origin headers to accept (DNS rebinding). */
+export interface HttpListenConfig {
+  host: string;
+  /** Absent: serve stdio unless `--http` is given. */
+  port?: number;
+  /** Host names (any port) requests may name in `Host`. Default on a loopback address: localhost, 127.0.0.1, [::1]. */
+  allowedHosts?: string[];
+  /** Browser origins (`https://app.example.com`) allowed besides the gateway's own. Default none. */
+  allowedOrigins?: string[];
 }
 
 /** The gateway's built-in `ask_human` tool: the model asks a person a question in the session's conversation. */
@@ -54,7 +85,7 @@ export interface GatewayConfig {
     token?: string;
   };
   upstreams: UpstreamConfig[];
-  http?: { host: string; port: number };
+  http?: HttpListenConfig;
   /** Ask the user in the chat when the policy lets the requester decide. Default true. */
   elicitation: boolean;
   /** How often a waiting call sends MCP progress, in seconds. Default 10. */
@@ -67,7 +98,7 @@ export interface GatewayConfig {
 export const MAX_CONFIG_BYTES = 256 * 1024;
 export const MAX_UPSTREAMS = 32;
 export const DEFAULT_TOLLGATE_URL = 'http://127.0.0.1:8080';
-export const DEFAULT_LIMITS: GatewayLimits = { pendingCallsPerSession: 8, sessions: 100, toolTimeoutSeconds: 300 };
+export const DEFAULT_LIMITS: GatewayLimits = { pendingCallsPerSession: 8, sessions: 100, sessionsPerUser: 5, failedAuthPerMinute: 30, toolTimeoutSeconds: 300 };
 const UPSTREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export class GatewayConfigError extends Error {
@@ -118,27 +149,17 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
     if (upstream) upstreams.push(upstream);
   }
 
-  let http: GatewayConfig['http'];
-  const h = optionalObject(doc.http, 'http', faults);
-  if (h) {
-    unknownKeys(h, ['host', 'port'], 'http', faults);
-    const host = optionalString(h.host, 'http.host', faults) ?? '127.0.0.1';
-    const port = integer(h.port, 'http.port', faults, 0, 65535);
-    if (port !== undefined) http = { host, port };
-    else if (h.port === undefined) faults.push('http.port: required when http is given');
-  }
+  const http = parseHttp(doc.http, faults);
 
   const elicitation = doc.elicitation === undefined ? true : doc.elicitation;
   if (typeof elicitation !== 'boolean') faults.push('elicitation: must be true or false');
   const progressIntervalSeconds = doc.progressIntervalSeconds === undefined ? 10 : integer(doc.progressIntervalSeconds, 'progressIntervalSeconds', faults, 1, 3600);
 
   const l = optionalObject(doc.limits, 'limits', faults) ?? {};
-  unknownKeys(l, ['pendingCallsPerSession', 'sessions', 'toolTimeoutSeconds'], 'limits', faults);
-  const limits: GatewayLimits = {
-    pendingCallsPerSession: l.pendingCallsPerSession === undefined ? DEFAULT_LIMITS.pendingCallsPerSession : integer(l.pendingCallsPerSession, 'limits.pendingCallsPerSession', faults, 1, 64) ?? 0,
-    sessions: l.sessions === undefined ? DEFAULT_LIMITS.sessions : integer(l.sessions, 'limits.sessions', faults, 1, 10_000) ?? 0,
-    toolTimeoutSeconds: l.toolTimeoutSeconds === undefined ? DEFAULT_LIMITS.toolTimeoutSeconds : integer(l.toolTimeoutSeconds, 'limits.toolTimeoutSeconds', faults, 1, 86_400) ?? 0,
-  };
+  unknownKeys(l, Object.keys(LIMIT_BOUNDS), 'limits', faults);
+  const limits = Object.fromEntries(
+    Object.entries(LIMIT_BOUNDS).map(([k, [min, max]]) => [k, l[k] === undefined ? DEFAULT_LIMITS[k as keyof GatewayLimits] : integer(l[k], `limits.${k}`, faults, min, max) ?? 0]),
+  ) as unknown as GatewayLimits;
 
   const askHuman = parseAskHuman(doc.askHuman, faults);
 
@@ -153,6 +174,53 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
     limits,
     ...(askHuman ? { askHuman } : {}),
   };
+}
+
+/** Each limit's lowest and highest value (failedAuthPerMinute 0: no limit of the gateway's own). */
+const LIMIT_BOUNDS: Record<keyof GatewayLimits, [number, number]> = {
+  pendingCallsPerSession: [1, 64],
+  sessions: [1, 10_000],
+  sessionsPerUser: [1, 1000],
+  failedAuthPerMinute: [0, 100_000],
+  toolTimeoutSeconds: [1, 86_400],
+};
+
+function parseHttp(v: unknown, faults: string[]): HttpListenConfig | undefined {
+  const h = optionalObject(v, 'http', faults);
+  if (!h) return undefined;
+  unknownKeys(h, ['host', 'port', 'allowedHosts', 'allowedOrigins'], 'http', faults);
+  const host = optionalString(h.host, 'http.host', faults) ?? '127.0.0.1';
+  const port = integer(h.port, 'http.port', faults, 0, 65535);
+  const allowedHosts = optionalStringList(h.allowedHosts, 'http.allowedHosts', faults, 64)?.map((x) => x.trim().toLowerCase());
+  allowedHosts?.forEach((x, i) => {
+    if (!isHostName(x)) faults.push(`http.allowedHosts[${i}]: a host name without scheme or port (example.com, 127.0.0.1, [::1]), got ${JSON.stringify(x)}`);
+  });
+  const allowedOrigins = optionalStringList(h.allowedOrigins, 'http.allowedOrigins', faults, 64)?.map((x, i) => {
+    const origin = originOf(x);
+    if (!origin) faults.push(`http.allowedOrigins[${i}]: an origin such as https://app.example.com (scheme, host, optional port), got ${JSON.stringify(x)}`);
+    return origin ?? x;
+  });
+  return { host, ...(port !== undefined ? { port } : {}), ...(allowedHosts ? { allowedHosts } : {}), ...(allowedOrigins ? { allowedOrigins } : {}) };
+}
+
+/** A bare host name, as `URL` reads it back (brackets kept for IPv6), or nothing. */
+function isHostName(s: string): boolean {
+  try {
+    return s !== '' && new URL(`http://${s}`).hostname === s;
+  } catch {
+    return false;
+  }
+}
+
+/** `scheme://host[:port]` normalised as browsers send it in `Origin`, or undefined for anything else. */
+export function originOf(s: string): string | undefined {
+  try {
+    const u = new URL(s);
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== s.replace(/\/$/, '').toLowerCase()) return undefined;
+    return u.origin;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `askHuman`: true, false, or `{ timeoutSeconds }` (which enables it too). */
@@ -170,12 +238,13 @@ function parseAskHuman(v: unknown, faults: string[]): AskHumanConfig | undefined
 
 function parseUpstream(name: string, value: unknown, faults: string[]): UpstreamConfig | undefined {
   const at = `mcpServers.${name}`;
-  if (!UPSTREAM_NAME.test(name)) faults.push(`${at}: the name must match ${UPSTREAM_NAME} (it prefixes tool names that collide)`);
+  if (!UPSTREAM_NAME.test(name)) faults.push(`${at}: the name must match ${UPSTREAM_NAME} (namespace: true prefixes the names of its tools with it)`);
   if (!isObject(value)) {
     faults.push(`${at}: must be an object with either command (stdio) or url (Streamable HTTP)`);
     return undefined;
   }
-  unknownKeys(value, ['type', 'command', 'args', 'env', 'cwd', 'url', 'headers'], at, faults);
+  unknownKeys(value, ['type', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'namespace', 'trustAnnotations'], at, faults);
+  const common = { name, ...flag(value, 'namespace', at, faults), ...flag(value, 'trustAnnotations', at, faults) };
   const type = optionalString(value.type, `${at}.type`, faults);
   if (type !== undefined && !['stdio', 'http', 'streamable-http', 'streamableHttp'].includes(type)) faults.push(`${at}.type: must be stdio or http (Streamable HTTP), got ${JSON.stringify(type)}`);
   const hasCommand = value.command !== undefined;
@@ -192,14 +261,14 @@ function parseUpstream(name: string, value: unknown, faults: string[]): Upstream
     const args = optionalStringList(value.args, `${at}.args`, faults, 256);
     const env = stringMap(value.env, `${at}.env`, faults);
     const cwd = optionalString(value.cwd, `${at}.cwd`, faults);
-    return command ? { name, command, ...(args ? { args } : {}), ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) } : undefined;
+    return command ? { ...common, command, ...(args ? { args } : {}), ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) } : undefined;
   }
   if (type === 'stdio') faults.push(`${at}.type: stdio needs command, not url`);
   for (const k of ['args', 'env', 'cwd']) if (value[k] !== undefined) faults.push(`${at}.${k}: only for command (stdio) servers`);
   const url = optionalString(value.url, `${at}.url`, faults);
   if (url !== undefined && !isHttpUrl(url)) faults.push(`${at}.url: must be an http(s) URL, got ${JSON.stringify(url)}`);
   const headers = stringMap(value.headers, `${at}.headers`, faults);
-  return url ? { name, url, ...(headers ? { headers } : {}) } : undefined;
+  return url ? { ...common, url, ...(headers ? { headers } : {}) } : undefined;
 }
 
 /** `${VAR}` in every string of the document, after parsing: a value can never change the document's shape. */
@@ -221,6 +290,15 @@ function expand(value: unknown, path: string, env: Env, faults: string[], depth:
   if (Array.isArray(value)) return value.map((v, i) => expand(v, `${path}[${i}]`, env, faults, depth + 1));
   if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, path ? `${path}.${k}` : k, env, faults, depth + 1)]));
   return value;
+}
+
+/** `{ [key]: true }` for a true boolean field, `{}` when false or absent; anything else is a fault. */
+function flag(o: Record<string, unknown>, key: string, at: string, faults: string[]): Record<string, true> {
+  const v = o[key];
+  if (v === undefined || v === null || v === false) return {};
+  if (v === true) return { [key]: true };
+  faults.push(`${at}.${key}: must be true or false`);
+  return {};
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -31,7 +31,7 @@ describe('the MCP gateway config', () => {
       ],
       elicitation: true,
       progressIntervalSeconds: 10,
-      limits: { pendingCallsPerSession: 8, sessions: 100, toolTimeoutSeconds: 300 },
+      limits: { pendingCallsPerSession: 8, sessions: 100, sessionsPerUser: 5, failedAuthPerMinute: 30, toolTimeoutSeconds: 300 },
     });
   });
 
@@ -48,7 +48,7 @@ describe('the MCP gateway config', () => {
       'tollgate.token: ${MISSING} is not set in the environment',
       'colour: unknown field (allowed: tollgate, user, mcpServers, http, elicitation, progressIntervalSeconds, limits, askHuman)',
       'tollgate.url: must be an http(s) URL, got "tollgate.internal"',
-      'mcpServers.my files: the name must match /^[A-Za-z0-9_-]{1,64}$/ (it prefixes tool names that collide)',
+      'mcpServers.my files: the name must match /^[A-Za-z0-9_-]{1,64}$/ (namespace: true prefixes the names of its tools with it)',
       'mcpServers.both: give either command (a stdio server) or url (a Streamable HTTP server)',
       'mcpServers.web.args: only for command (stdio) servers',
       'http.port: must be a whole number from 0 to 65535',
@@ -61,6 +61,35 @@ describe('the MCP gateway config', () => {
     expect(faultsOf('mcpServers: x')).toEqual(['the config must be a YAML or JSON object with an `mcpServers` block']);
     const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`s${i}`, { url: 'http://x' }]));
     expect(faultsOf({ mcpServers: many }, { TOLLGATE_TOKEN: 't' })).toEqual(['mcpServers: at most 32 upstream servers']);
+  });
+
+  it('takes namespace and trustAnnotations per server, and the HTTP listener\'s allowed hosts and origins', () => {
+    const config = parseGatewayConfig(
+      {
+        mcpServers: { files: { command: 'node', namespace: true, trustAnnotations: true }, web: { url: 'http://x', trustAnnotations: false } },
+        http: { allowedHosts: ['Gateway.example.com', '[::1]'], allowedOrigins: ['https://app.example.com'] },
+        limits: { sessionsPerUser: 2, failedAuthPerMinute: 0 },
+      },
+      { TOLLGATE_TOKEN: 't' },
+    );
+    expect(config.upstreams).toEqual([{ name: 'files', command: 'node', namespace: true, trustAnnotations: true }, { name: 'web', url: 'http://x' }]);
+    expect(config.http).toEqual({ host: '127.0.0.1', allowedHosts: ['gateway.example.com', '[::1]'], allowedOrigins: ['https://app.example.com'] });
+    expect(config.limits).toMatchObject({ sessionsPerUser: 2, failedAuthPerMinute: 0 });
+    expect(
+      faultsOf({
+        mcpServers: { files: { command: 'node', namespace: 'yes', trustAnnotations: 1 } },
+        http: { allowedHosts: ['gateway.example.com:8090', 'https://x'], allowedOrigins: ['app.example.com', 'https://app.example.com/path'] },
+        limits: { sessionsPerUser: 0 },
+      }, { TOLLGATE_TOKEN: 't' }),
+    ).toEqual([
+      'mcpServers.files.namespace: must be true or false',
+      'mcpServers.files.trustAnnotations: must be true or false',
+      'http.allowedHosts[0]: a host name without scheme or port (example.com, 127.0.0.1, [::1]), got "gateway.example.com:8090"',
+      'http.allowedHosts[1]: a host name without scheme or port (example.com, 127.0.0.1, [::1]), got "https://x"',
+      'http.allowedOrigins[0]: an origin such as https://app.example.com (scheme, host, optional port), got "app.example.com"',
+      'http.allowedOrigins[1]: an origin such as https://app.example.com (scheme, host, optional port), got "https://app.example.com/path"',
+      'limits.sessionsPerUser: must be a whole number from 1 to 1000',
+    ]);
   });
 
   it('expands variables inside strings only, so a value can never add fields', () => {

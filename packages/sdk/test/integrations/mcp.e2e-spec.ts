@@ -38,9 +38,10 @@ beforeAll(async () => {
   [files, archive] = await Promise.all([stdioUpstream('files'), httpUpstream('archive')]);
   gateway = await TollgateMcpGateway.start({
     tollgate: new Tollgate({ url: server.url, token: agentToken }),
+    // Both offer the same tools, so both are namespaced; only files is trusted with its annotations.
     upstreams: [
-      { name: 'files', command: files.command, args: files.args, env: files.env },
-      { name: 'archive', url: archive.url },
+      { name: 'files', command: files.command, args: files.args, env: files.env, namespace: true, trustAnnotations: true },
+      { name: 'archive', url: archive.url, namespace: true },
     ],
     progressIntervalMs: 50,
     log: (level, message) => logs.push(`${level}: ${message}`),
@@ -83,16 +84,18 @@ const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? 
 const receivedBy = (path: string): Received[] => [...files.received(), ...archive.received].filter((r) => r.arguments.path === path || r.arguments.from === path);
 
 describe('the MCP gateway', () => {
-  it('passes the upstream tools through, prefixing the names two upstreams share, and registers them with their flags', async () => {
+  it('passes the upstream tools through, prefixed on namespaced servers, and registers them with flags from trusted annotations only', async () => {
     const client = await connect();
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
     expect(names).toEqual(['archive__delete_file', 'archive__fail_file', 'archive__move_file', 'archive__read_file', 'files__delete_file', 'files__fail_file', 'files__move_file', 'files__read_file']);
     expect(tools.find((t) => t.name === 'files__read_file')).toMatchObject({ title: 'Read a file', description: 'Read a file (files)', annotations: { readOnlyHint: true }, inputSchema: { type: 'object', properties: { path: { type: 'string' } } } });
 
-    expect(await ann.getTool('files__read_file')).toMatchObject({ isReadOnly: true, destructive: false, registeredBy: { id: 'mcp-gateway', kind: 'agent' } });
+    expect(await ann.getTool('files__read_file')).toMatchObject({ isReadOnly: true, destructive: false, registeredBy: { id: 'mcp-gateway', kind: 'agent' }, description: 'The MCP server files says: "Read a file (files)"' });
     expect(await ann.getTool('archive__delete_file')).toMatchObject({ isReadOnly: false, destructive: true });
     expect(await ann.getTool('files__move_file')).toMatchObject({ isReadOnly: false, destructive: false });
+    // archive's annotations are not trusted: its read_file says readOnlyHint, and is destructive all the same.
+    expect(await ann.getTool('archive__read_file')).toMatchObject({ isReadOnly: false, destructive: true });
   });
 
   it('runs a read-only tool at once and returns the upstream result unchanged', async () => {
@@ -144,7 +147,7 @@ describe('the MCP gateway', () => {
 
   it('returns an upstream isError result unchanged and reports the call failed; an admin\'s registration outranks the hints', async () => {
     expect(await ann.getTool('archive__fail_file')).toMatchObject({ description: 'registered by an admin', registeredBy: { id: 'ann', kind: 'admin' } });
-    expect(logs).toContain("info: tool archive__fail_file: registered by an admin; their flags stand over the server's annotations");
+    expect(logs).toContain("info: tool archive__fail_file: registered by an admin; their flags stand over the gateway's");
     const client = await connect({ user: ANN });
     const path = unique('missing');
     const result = await client.callTool({ name: 'files__read_file', arguments: { path } });

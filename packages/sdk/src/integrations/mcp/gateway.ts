@@ -1,0 +1,416 @@
+/**
+ * The MCP gateway: an MCP server that fronts upstream MCP servers and gates every `tools/call` through Tollgate.
+ * `tools/list` passes the upstream tools through (under their own names, or `<server>__<name>` for a namespaced
+ * server) and registers each with Tollgate, as destructive unless the operator trusts its server's annotations.
+ * A call is proposed in the session's conversation, waits for a decision (MCP progress meanwhile; an elicitation
+ * when the policy lets the requester decide and a person's token is at hand), is claimed, forwarded upstream with
+ * the approved (maybe edited) arguments, reported, and its result returned unchanged. A refusal is a tool result
+ * with `isError: true` saying who refused and why, for the model to tell the user.
+ *
+ * Built on @modelcontextprotocol/sdk (an optional peer dependency): its Client talks to the upstreams, its
+ * low-level Server (tool schemas pass through as JSON Schema) to the client, over any transport; `handleHttp`
+ * serves Streamable HTTP with Web-standard Request/Response, so it mounts in any server. `tollgate mcp` is the CLI.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { TollgateConversation, ToolCallHandle } from '../../conversation.js';
+import { TollgateError, ToolCallRejectedError } from '../../errors.js';
+import { Tollgate } from '../../tollgate.js';
+import type { ConversationUserInput, JsonObject } from '../../types.js';
+import { DEFAULT_LIMITS, type AskHumanConfig, type GatewayLimits, type UpstreamConfig } from '../mcp-config.js';
+import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps } from './chat.js';
+import { BearerAuth, originFault, type HttpGuardOptions } from './http-auth.js';
+import { checkIdentities } from './identity.js';
+import { type CallContext, clip, type Log, messageOf, problem, progressOf, quoted, refusalResult, type Session, type SessionIdentity, textOf, VERSION } from './shared.js';
+import { describedBy, displayTitle, type GatewayTool, listUpstreamTools, nameTools, unmatchedRules } from './tools.js';
+
+export interface McpGatewayOptions {
+  /** The gateway's client of Tollgate, with an agent token: it registers tools, proposes, claims and reports. */
+  tollgate: Tollgate;
+  /** The upstream MCP servers, by name: the operator's allow-list, nothing else is started or reached. */
+  upstreams: UpstreamConfig[];
+  /**
+   * The end user of sessions that bring none (stdio), with their own token if they may decide in the chat. The
+   * token must be that person's, of the gateway's tenant (Tollgate is asked at start).
+   */
+  user?: ConversationUserInput & { token?: string };
+  /** Ask in the chat (MCP elicitation) when the policy lets the requester decide. Default true. */
+  elicitation?: boolean;
+  /**
+   * List the built-in `ask_human` tool: the model asks a person a question (free text, or one of `choices`) in the
+   * session's conversation and gets the answer as the result. `true` or `{ timeoutSeconds }`. Default off.
+   */
+  askHuman?: boolean | AskHumanConfig;
+  /** How often a waiting call sends MCP progress. Default 10,000 ms. */
+  progressIntervalMs?: number;
+  limits?: Partial<GatewayLimits>;
+  /** `handleHttp`'s Host and Origin checks (DNS rebinding). Default: any Host, and only same-origin browsers. */
+  http?: HttpGuardOptions;
+  /** The MCP server's name and version as clients see them. */
+  serverInfo?: { name: string; version: string };
+  /** Where the gateway says what it does (stderr in the CLI: stdout is the protocol). Never given a token. */
+  log?: Log;
+}
+
+/** What `handleHttp` knows of a request besides the request: the client's address, for its failure limit. */
+export interface HttpRequestInfo {
+  clientAddress?: string;
+}
+
+interface Upstream {
+  config: UpstreamConfig;
+  client: Client;
+}
+
+const SESSION_IDLE_MS = 30 * 60_000;
+
+export class TollgateMcpGateway {
+  private readonly upstreams = new Map<string, Upstream>();
+  private exposed = new Map<string, GatewayTool>();
+  private readonly registered = new Set<string>();
+  private readonly sessions = new Map<string, Session>();
+  private readonly limits: GatewayLimits;
+  private readonly askHuman?: AskHumanConfig;
+  private readonly auth: BearerAuth;
+  private readonly deps: AskDeps;
+  /** The gateway's tenant (its agent token's), asked of Tollgate at start. */
+  private tenant = '';
+  private closed = false;
+
+  private constructor(private readonly options: McpGatewayOptions) {
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    if (options.askHuman) this.askHuman = options.askHuman === true ? {} : options.askHuman;
+    const log: Log = (level, message) => this.log(level, message);
+    this.auth = new BearerAuth(options.tollgate.url, () => this.tenant, this.limits.failedAuthPerMinute, log);
+    this.deps = {
+      tollgate: options.tollgate,
+      elicitation: options.elicitation !== false,
+      log,
+      askHuman: this.askHuman ?? {},
+      progressIntervalMs: options.progressIntervalMs ?? 10_000,
+      conversationOf: (s) => this.conversationOf(s),
+      failure: (tool, e, what) => this.failure(tool, e, what),
+    };
+  }
+
+  /**
+   * Checks who the tokens are (the gateway's an agent's; the user's that user's, in the same tenant), connects to
+   * every upstream, lists their tools and registers them with Tollgate. Throws a GatewayIdentityError for a wrong
+   * token, and an Error if an upstream cannot be reached or two tools would share a name.
+   */
+  static async start(options: McpGatewayOptions): Promise<TollgateMcpGateway> {
+    if (!(options?.tollgate instanceof Tollgate)) throw new TypeError('TollgateMcpGateway.start({ tollgate }) needs a Tollgate client with an agent token');
+    if (!options.upstreams?.length) throw new TypeError('TollgateMcpGateway.start({ upstreams }) needs at least one upstream MCP server');
+    const gateway = new TollgateMcpGateway(options);
+    try {
+      gateway.tenant = await checkIdentities(options.tollgate, options.user);
+      for (const config of options.upstreams) await gateway.connectUpstream(config);
+      await gateway.refreshTools();
+      await gateway.checkPolicy();
+    } catch (e) {
+      await gateway.close();
+      throw e;
+    }
+    return gateway;
+  }
+
+  /** The tools clients see, by exposed name. */
+  get tools(): GatewayTool[] {
+    return [...this.exposed.values()];
+  }
+
+  /**
+   * A new MCP server for one session (one Tollgate conversation): connect it to any transport, e.g.
+   * `await gateway.server().connect(new StdioServerTransport())`. Without an identity, the configured user.
+   */
+  server(identity: SessionIdentity = {}): Server {
+    const session: Session = { ...this.defaultIdentity(), ...identity, pending: 0, lastSeen: Date.now(), server: undefined as unknown as Server };
+    session.server = this.buildServer(session);
+    return session.server;
+  }
+
+  /**
+   * Streamable HTTP with bearer auth, for one path of a server of yours: the bearer token is a person's Tollgate
+   * token of the gateway's tenant (checked with Tollgate; agents' tokens are refused), who becomes the session's
+   * end user and may decide in the chat. Answers 403 for a Host or Origin not allowed, 401 without a valid token,
+   * 429 to an address past its failed tokens, 404 for another person's (or an unknown) session. Pass the client's
+   * address in `info` for the failure limit to count per client.
+   */
+  async handleHttp(request: Request, info: HttpRequestInfo = {}): Promise<Response> {
+    const refused = originFault(request, this.options.http ?? {});
+    if (refused) return refused;
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+    const who = await this.auth.verify(token, info.clientAddress);
+    if (who instanceof Response) return who;
+    const sessionId = request.headers.get('mcp-session-id');
+    if (sessionId) {
+      const session = this.sessions.get(sessionId);
+      if (!session || session.sub !== who.sub) return problem(404, 'not_found', 'No such MCP session: initialize a new one');
+      session.userToken = token; // the person's freshest token decides from now on
+      session.lastSeen = Date.now();
+      return session.transport!.handleRequest(request);
+    }
+    if (request.method !== 'POST') return problem(400, 'validation_failed', 'No mcp-session-id: start a session with an initialize request');
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return problem(400, 'validation_failed', 'The body is not JSON');
+    }
+    if (!isInitializeRequest(body)) return problem(400, 'validation_failed', 'No mcp-session-id: start a session with an initialize request');
+    const full = this.makeRoom(who.sub);
+    if (full) return full;
+    const session: Session = { user: who.user, userToken: token, sub: who.sub, pending: 0, lastSeen: Date.now(), server: undefined as unknown as Server };
+    session.server = this.buildServer(session);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => void this.sessions.set(id, session),
+      onsessionclosed: (id) => void this.sessions.delete(id),
+    });
+    session.transport = transport;
+    transport.onclose = () => {
+      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+    };
+    await session.server.connect(transport as Transport);
+    return transport.handleRequest(request, { parsedBody: body });
+  }
+
+  /** Closes the sessions and the upstreams (stdio servers are stopped). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const sessions = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled(sessions.map((s) => s.server.close()));
+    await Promise.allSettled([...this.upstreams.values()].map((u) => u.client.close()));
+  }
+
+  /* ── upstreams and tools ──────────────────────────────────────────────────────────────────────────────── */
+
+  private async connectUpstream(config: UpstreamConfig): Promise<void> {
+    const client = new Client({ name: 'tollgate-mcp-gateway', version: VERSION });
+    let transport: Transport;
+    if ('command' in config) {
+      // Loaded only for stdio upstreams: the HTTP-only gateway runs where there are no child processes.
+      const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+      transport = new StdioClientTransport({ command: config.command, args: config.args ?? [], env: { ...getDefaultEnvironment(), ...config.env }, ...(config.cwd ? { cwd: config.cwd } : {}), stderr: 'inherit' });
+    } else {
+      transport = new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : {}) as Transport;
+    }
+    try {
+      await client.connect(transport);
+    } catch (e) {
+      throw new Error(`upstream ${config.name}: could not connect (${'command' in config ? `command ${config.command}` : config.url}): ${messageOf(e)}`, { cause: e });
+    }
+    this.upstreams.set(config.name, { config, client });
+  }
+
+  /**
+   * Lists every upstream's tools once, names and registers them. The list is fixed from then on: a server that
+   * changes its tools later (`tools/list_changed`) is not followed, so no tool appears or is renamed unseen.
+   */
+  private async refreshTools(): Promise<void> {
+    const listed = await listUpstreamTools(this.upstreams);
+    const configs = new Map([...this.upstreams].map(([name, u]) => [name, u.config]));
+    const tools = nameTools(listed, configs, this.askHuman ? [ASK_HUMAN_TOOL] : []);
+    this.exposed = new Map(tools.map((t) => [t.name, t]));
+    for (const t of tools) if (t.name !== t.upstreamName && !configs.get(t.upstream)!.namespace) this.log('info', `tool ${JSON.stringify(t.upstreamName)} of upstream ${t.upstream} is called ${t.name} (Tollgate's tool names are [A-Za-z0-9_.:-])`);
+    await Promise.all(tools.map((t) => this.register(t)));
+  }
+
+  /** Warns of policy rules written for an upstream's own tool name that miss the name Tollgate sees. */
+  private async checkPolicy(): Promise<void> {
+    try {
+      const policy = await this.options.tollgate.getPolicy();
+      for (const warning of unmatchedRules(policy.rules, this.tools)) this.log('warn', warning);
+    } catch (e) {
+      this.log('warn', `could not read the policy to check its rules against the tools: ${messageOf(e)}`);
+    }
+  }
+
+  /**
+   * PUT /v1/tools/{name} with the flags the gateway gives (the server's annotations only when trusted). A tool
+   * an admin registered is the admin's (403 for agents), and a policy rule wins over flags anyway.
+   */
+  private async register(tool: GatewayTool): Promise<void> {
+    try {
+      const description = describedBy(tool);
+      await this.options.tollgate.registerTool(tool.name, { ...(description ? { description } : {}), isReadOnly: tool.flags.isReadOnly, destructive: tool.flags.destructive });
+      this.registered.add(tool.name);
+    } catch (e) {
+      if (e instanceof TollgateError && e.code === 'forbidden') {
+        this.registered.add(tool.name);
+        this.log('info', `tool ${tool.name}: registered by an admin; their flags stand over the gateway's`);
+        return;
+      }
+      // Not fatal: the proposal carries the flags as annotations, which count for an unregistered tool.
+      this.log('warn', `tool ${tool.name}: could not register it with Tollgate (${messageOf(e)}); will try again on its first call`);
+    }
+  }
+
+  /* ── the MCP server of a session ──────────────────────────────────────────────────────────────────────── */
+
+  private buildServer(session: Session): Server {
+    const server = new Server(this.options.serverInfo ?? { name: 'tollgate-mcp-gateway', version: VERSION }, {
+      capabilities: { tools: {} },
+      instructions: `Tool calls go through Tollgate: some run at once, some wait for a person to approve them. A refused call answers with who refused and why; tell the user.${this.askHuman ? ` When you need an answer only a person has, call ${ASK_HUMAN_TOOL}.` : ''}`,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...this.tools.map((t) => ({ ...t.tool, name: t.name })), ...(this.askHuman ? [ASK_HUMAN] : [])] }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const builtIn = this.askHuman && request.params.name === ASK_HUMAN_TOOL;
+      const tool = builtIn ? undefined : this.exposed.get(request.params.name);
+      if (!builtIn && !tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      const max = this.limits.pendingCallsPerSession;
+      if (session.pending >= max) {
+        return refusalResult(builtIn
+          ? `${ASK_HUMAN_TOOL} did not ask: ${max} calls of this session already wait for a person; try again once they are answered`
+          : `${tool!.name} did not run: ${max} calls of this session already wait for a decision; try again once they are decided`);
+      }
+      const ctx: CallContext = { signal: extra.signal, requestId: extra.requestId, progress: progressOf(extra._meta?.progressToken, (n) => extra.sendNotification(n)) };
+      session.pending += 1;
+      try {
+        if (builtIn) return await ask(this.deps, session, request.params.arguments ?? {}, ctx);
+        return await this.call(session, tool!, (request.params.arguments ?? {}) as JsonObject, ctx);
+      } finally {
+        session.pending -= 1;
+      }
+    });
+    return server;
+  }
+
+  /** Propose → wait (progress, elicitation) → claim → forward → report → the upstream's result, unchanged. */
+  private async call(session: Session, tool: GatewayTool, args: JsonObject, ctx: CallContext): Promise<CallToolResult> {
+    if (!this.registered.has(tool.name)) await this.register(tool);
+    let handle: ToolCallHandle;
+    try {
+      const conversation = await this.conversationOf(session);
+      handle = await conversation.propose(
+        {
+          toolName: tool.name,
+          arguments: args,
+          annotations: tool.flags,
+          reason: `Asked for over MCP${this.clientSays(session)} (a tool of the upstream ${tool.upstream})`,
+          display: { title: displayTitle(tool) },
+        },
+        { signal: ctx.signal },
+      );
+    } catch (e) {
+      return this.failure(tool.name, e, 'could not be proposed');
+    }
+    try {
+      if (handle.toolCall.status === 'pending') await this.waitForDecision(session, handle, ctx);
+      return await handle.run(
+        async (approved) => {
+          const result = (await this.upstreams.get(tool.upstream)!.client.callTool({ name: tool.upstreamName, arguments: approved }, undefined, {
+            signal: ctx.signal,
+            timeout: this.limits.toolTimeoutSeconds * 1000,
+            resetTimeoutOnProgress: true,
+            // The upstream's own progress goes on to the client, in the same sequence as the waiting's.
+            onprogress: (p) => ctx.progress(p.message ?? `${tool.name} is running`),
+          })) as CallToolResult;
+          if (result.isError) throw new UpstreamToolError(result);
+          return result;
+        },
+        { signal: ctx.signal, output: (r) => (r.structuredContent ?? { content: r.content }) as JsonObject },
+      );
+    } catch (e) {
+      if (e instanceof UpstreamToolError) return e.result;
+      if (e instanceof ToolCallRejectedError) return refusalResult(`${e.message}. The call did not run.`);
+      if (e instanceof TollgateError) return this.failure(tool.name, e, 'could not be completed');
+      throw e; // the upstream's own protocol error (reported as failed by run()) reaches the client as such
+    }
+  }
+
+  /** Long-polls the decision, telling the client meanwhile; asks in the chat when the requester may decide. */
+  private async waitForDecision(session: Session, handle: ToolCallHandle, ctx: CallContext): Promise<void> {
+    const call = handle.toolCall;
+    const stop = new AbortController();
+    const waiting = `${call.toolName} waits for approval in Tollgate (${call.policy.reason}; approvers: ${call.approval?.approvers.join(', ') ?? 'people'})`;
+    ctx.progress(waiting);
+    const timer = setInterval(() => ctx.progress(waiting), this.deps.progressIntervalMs);
+    const asking = askInChat(this.deps, session, call, ctx, stop.signal).catch((e) => this.log('warn', `tool call ${call.id}: asking in the chat failed: ${messageOf(e)}`));
+    try {
+      await handle.wait({ signal: ctx.signal });
+    } finally {
+      clearInterval(timer);
+      stop.abort(); // decided elsewhere (the inbox): the question in the chat is withdrawn
+      await asking;
+    }
+  }
+
+  /** The client's name for itself, attributed: any client may say it is anything. */
+  private clientSays(session: Session): string {
+    const client = session.server.getClientVersion();
+    return client?.name ? ` (the client says it is ${quoted(client.name, 64)})` : '';
+  }
+
+  private conversationOf(session: Session): Promise<TollgateConversation> {
+    if (!session.conversation) {
+      const client = session.server.getClientVersion();
+      session.conversation = this.options.tollgate
+        .conversation({
+          id: `mcp-${crypto.randomUUID()}`,
+          ...(session.user ? { user: session.user } : {}),
+          title: `MCP session${this.clientSays(session)}`,
+          metadata: { mcp: { client: client ? { name: clip(String(client.name), 200), version: clip(String(client.version), 100) } : null, upstreams: [...this.upstreams.keys()] } },
+        })
+        .catch((e) => {
+          session.conversation = undefined; // the next call tries again
+          throw e;
+        });
+    }
+    return session.conversation;
+  }
+
+  private failure(name: string, e: unknown, what: string): CallToolResult {
+    if (!(e instanceof TollgateError)) throw e;
+    if (e.code === 'halted') return refusalResult(`${name} was refused: Tollgate is halted (${e.detail}). The call did not run.`);
+    this.log('error', `tool ${name}: ${what}: ${e.code}: ${e.detail}${e.requestId ? ` (request ${e.requestId})` : ''}`);
+    // Fail closed: without Tollgate's approval, nothing runs.
+    return refusalResult(`${name} ${what} in Tollgate (${e.code}: ${e.detail}). The call did not run.`);
+  }
+
+  private defaultIdentity(): SessionIdentity {
+    const u = this.options.user;
+    if (!u) return {};
+    const { token, ...user } = u;
+    return { user, ...(token ? { userToken: token } : {}) };
+  }
+
+  /**
+   * Room for one more session of `sub`: idle sessions past their time are closed, and a person at their own
+   * limit loses their least recently used idle session. 429 when all of theirs are busy, 503 when all are taken.
+   */
+  private makeRoom(sub: string): Response | undefined {
+    const now = Date.now();
+    for (const [id, s] of this.sessions) if (s.pending === 0 && now - s.lastSeen > SESSION_IDLE_MS) this.closeSession(id, s);
+    const theirs = [...this.sessions].filter(([, s]) => s.sub === sub);
+    if (theirs.length >= this.limits.sessionsPerUser) {
+      const idle = theirs.filter(([, s]) => s.pending === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen)[0];
+      if (!idle) return problem(429, 'rate_limited', `You have ${this.limits.sessionsPerUser} MCP sessions open, all waiting for people; close one or try later`, { retryAfter: 60 });
+      this.closeSession(...idle);
+    }
+    if (this.sessions.size >= this.limits.sessions) return problem(503, 'unavailable', `Too many MCP sessions open (${this.limits.sessions}); close one or try later`);
+    return undefined;
+  }
+
+  private closeSession(id: string, s: Session): void {
+    this.sessions.delete(id);
+    void s.server.close();
+  }
+
+  private log(level: 'info' | 'warn' | 'error', message: string): void {
+    if (this.closed && level === 'info') return;
+    this.options.log?.(level, message);
+  }
+}
+
+/** An upstream result with `isError`: reported to Tollgate as failed, returned to the client unchanged. */
+class UpstreamToolError extends Error {
+  constructor(readonly result: CallToolResult) {
+    super(textOf(result) || 'the tool reported an error');
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The gateway's tools: listed from the upstreams, named (names never depend on which other servers exist), flagged
+ * (an upstream's annotations count only when the operator trusts it) and checked against the policy's rules.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { PolicyRule, ToolAnnotations } from '../../types.js';
+import type { UpstreamConfig } from '../mcp-config.js';
+import { quoted } from './shared.js';
+
+/** A tool as the gateway exposes it. */
+export interface GatewayTool {
+  /** The name clients call, and Tollgate's tool name (for policies and people): one name, normalised once. */
+  name: string;
+  upstream: string;
+  /** The upstream's own name for it. */
+  upstreamName: string;
+  tool: McpTool;
+  flags: Required<Pick<ToolAnnotations, 'isReadOnly' | 'destructive'>>;
+}
+
+export const MAX_TOOLS = 1000;
+const MAX_DESCRIPTION = 4000;
+const TOLLGATE_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** Every tool of every upstream, page by page, at most MAX_TOOLS a server. */
+export async function listUpstreamTools(upstreams: Iterable<[string, { client: Client }]>): Promise<Array<{ upstream: string; tool: McpTool }>> {
+  const listed: Array<{ upstream: string; tool: McpTool }> = [];
+  for (const [name, { client }] of upstreams) {
+    let cursor: string | undefined;
+    let count = 0;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      for (const tool of page.tools) {
+        if (++count > MAX_TOOLS) throw new Error(`upstream ${name}: more than ${MAX_TOOLS} tools`);
+        listed.push({ upstream: name, tool });
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+  return listed;
+}
+
+/**
+ * The exposed tools. A tool keeps its own name (made fit for Tollgate), or `<server>__<name>` when its server is
+ * namespaced. Collisions are checked on the final names, so `read file` cannot pass as another server's `read_file`;
+ * a collision stops the start with both tools named, never a silent rename.
+ */
+export function nameTools(listed: Array<{ upstream: string; tool: McpTool }>, configs: Map<string, UpstreamConfig>, reserved: string[]): GatewayTool[] {
+  const byName = new Map<string, GatewayTool>();
+  for (const { upstream, tool } of listed) {
+    const config = configs.get(upstream)!;
+    const name = tollgateName(config.namespace ? `${upstream}__${tool.name}` : tool.name);
+    const other = byName.get(name);
+    if (other) {
+      throw new Error(
+        `two tools would be called ${name}: ${JSON.stringify(other.upstreamName)} of upstream ${other.upstream} and ${JSON.stringify(tool.name)} of upstream ${upstream}; ` +
+          `set namespace: true on ${other.upstream === upstream ? 'it' : 'one of them'} (mcpServers.<name>.namespace), or remove one`,
+      );
+    }
+    if (reserved.includes(name)) throw new Error(`upstream ${upstream}: its tool ${JSON.stringify(tool.name)} would be called ${name}, the gateway's built-in tool; set namespace: true on ${upstream}, or turn askHuman off`);
+    byName.set(name, { name, upstream, upstreamName: tool.name, tool, flags: flagsOf(tool, config.trustAnnotations === true) });
+  }
+  return [...byName.values()];
+}
+
+/**
+ * A trusted server's annotations as Tollgate's flags, MCP's defaults included (not read-only: destructive unless it
+ * says otherwise). An untrusted server's tool is destructive whatever it claims: MCP clients must treat annotations
+ * as untrusted unless the server is, and a `readOnlyHint` on `drop_database` must not let it run unseen.
+ */
+export function flagsOf(tool: McpTool, trusted: boolean): GatewayTool['flags'] {
+  if (!trusted) return { isReadOnly: false, destructive: true };
+  const readOnly = tool.annotations?.readOnlyHint === true;
+  return { isReadOnly: readOnly, destructive: !readOnly && tool.annotations?.destructiveHint !== false };
+}
+
+/** Tollgate's tool names are `[A-Za-z0-9_.:-]{1,128}`; MCP's may hold other characters. */
+export function tollgateName(name: string): string {
+  if (TOLLGATE_NAME.test(name)) return name;
+  return name.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 128) || 'tool';
+}
+
+/** The registered description, said to be the server's: people must not read an upstream's words as Tollgate's. */
+export function describedBy(tool: GatewayTool): string | undefined {
+  const said = tool.tool.description ?? tool.tool.title ?? tool.tool.annotations?.title;
+  return said ? `The MCP server ${tool.upstream} says: ${quoted(said, MAX_DESCRIPTION - 100)}` : undefined;
+}
+
+/** The call's display title: our name first, the server's title after it, attributed and bounded. */
+export function displayTitle(tool: GatewayTool): string {
+  const title = tool.tool.title ?? tool.tool.annotations?.title;
+  return title ? `${tool.name} (the MCP server ${tool.upstream} calls it ${quoted(title, 120)})` : tool.name;
+}
+
+/**
+ * Rules that match a tool under the name its server gives it but not under the name Tollgate sees (a namespaced
+ * server, or a name made fit for Tollgate): the operator most likely meant them for it, and they do not apply.
+ * Rules matching none of this gateway's tools at all are not reported: the policy is the tenant's, for every agent.
+ */
+export function unmatchedRules(rules: PolicyRule[], tools: GatewayTool[]): string[] {
+  const warnings: string[] = [];
+  for (const rule of rules) {
+    const glob = toolGlob(rule.match);
+    for (const tool of tools) {
+      if (glob.test(tool.upstreamName) && !glob.test(tool.name)) {
+        warnings.push(`policy rule ${JSON.stringify(rule.match)} (${rule.level}) matches ${JSON.stringify(tool.upstreamName)} of upstream ${tool.upstream}, but Tollgate sees that tool as ${tool.name}: the rule does not apply to it`);
+      }
+    }
+  }
+  return warnings;
+}
+
+/** The tool-name part of a rule's `match` as a regular expression: `*` any run, `?` one character, anchored. */
+function toolGlob(match: string): RegExp {
+  const open = match.indexOf('(');
+  const glob = (open === -1 ? match : match.slice(0, open)).trim();
+  return new RegExp(`^${[...glob].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('')}$`, 's');
+}
