@@ -56,7 +56,7 @@ describe('docs/API.md', () => {
     expect(put.body.defaults).toEqual({ unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true });
   });
 
-  it("has a receipt check that accepts the server's receipt for the edited arguments and refuses any other call", async () => {
+  it("has a receipt check that accepts the server's receipt for the edited arguments and refuses any other call or tenant", async () => {
     const snippet = blocks('js').find((b) => b.includes('checkReceipt'));
     expect(snippet).toBeDefined();
     writeFileSync(join(work, 'check-receipt.mjs'), snippet!);
@@ -72,6 +72,16 @@ describe('docs/API.md', () => {
     const claim = await http.post(`/v1/tool-calls/${id}/execution`, agent);
     expect(claim.status).toBe(200);
     writeFileSync(join(work, 'claim.json'), JSON.stringify(claim.body));
+    // Another tenant, whose admin lets everything through: its receipt must not pass this tenant's backend.
+    const mallory = await server.token('mallory', ['admin'], { tenant: 'tenant-b' });
+    const agentB = await server.token('bot-b', ['agent'], { tenant: 'tenant-b' });
+    expect((await http.put('/v1/policy', mallory, { rules: [{ match: '*', level: 'automatic' }] })).status).toBe(200);
+    expect((await http.post('/v1/conversations', agentB, { id: 'conv-b' })).status).toBe(201);
+    const theirs = await http.post('/v1/conversations/conv-b/tool-calls', agentB, { toolCalls: [{ toolName: 'delete_source', arguments: edited }] });
+    expect(theirs.status).toBe(201);
+    const claimB = await http.post(`/v1/tool-calls/${theirs.body.toolCalls[0].id}/execution`, agentB);
+    expect(claimB.status).toBe(200);
+    writeFileSync(join(work, 'claim-b.json'), JSON.stringify(claimB.body));
 
     writeFileSync(
       join(work, 'run.mjs'),
@@ -85,6 +95,8 @@ console.log(await outcome(checkReceipt(receipt, 'drop_database', args)));
 const [h, , s] = receipt.split('.');
 const forged = [h, Buffer.from(JSON.stringify({ tcid: 'x', conv: 'x', tool: 'x', args: 'x', approvedBy: 'x', exp: 9e9, jti: 'x' })).toString('base64url'), s].join('.');
 console.log(await outcome(checkReceipt(forged, 'x', {})));
+const b = JSON.parse(readFileSync('claim-b.json', 'utf8'));
+console.log(await outcome(checkReceipt(b.receipt, b.toolCall.toolName, b.arguments)));
 `,
     );
     const out = await new Promise<string>((resolve, reject) =>
@@ -98,6 +110,7 @@ console.log(await outcome(checkReceipt(forged, 'x', {})));
       'refused: the receipt approves another call',
       'refused: the receipt approves another call',
       'refused: signature verification failed',
+      'refused: the receipt approves another call',
     ]);
   });
 
