@@ -18,16 +18,15 @@ const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish
  * command too, so a rule on `sudo *` and one on `rm *` both see `sudo rm -rf /`.
  */
 export function collect(all: Word[], depth: number, parts: Parts, readLine: ReadLine): void {
-  let words = all;
-  for (;;) {
-    const first = words[0];
-    if (first === undefined) return;
-    if (first.quotedFrom === Infinity && KEYWORDS.has(first.text)) words = words.slice(1);
-    else if (isAssignment(first)) {
-      assignment(first, parts);
-      words = words.slice(1);
-    } else break;
+  // An index, not a slice per word: a line of thousands of assignments stays linear.
+  let i = 0;
+  for (; i < all.length; i++) {
+    const w = all[i];
+    if (isAssignment(w)) assignment(w, parts);
+    else if (w.quotedFrom !== Infinity || !KEYWORDS.has(w.text)) break;
   }
+  if (i === all.length) return;
+  const words = i === 0 ? all : all.slice(i);
   const name = words[0].text;
   if (name.startsWith(REDIRECT_PREFIX)) throw new Unparsable(`a command named like a redirection part (${name.slice(0, 40)})`);
   parts.add(words.map((w) => w.text).join(' '));
