@@ -54,16 +54,13 @@ export class ProblemView {
   @ApiPropertyOptional({ type: 'integer', description: 'too_many_open_questions: the limit reached' })
   limit?: number;
 
-  @ApiPropertyOptional({ enum: ['conversation', 'agent'], description: 'too_many_open_questions: which limit: open questions in the conversation, or of the agent in all' })
-  scope?: string;
-
   @ApiPropertyOptional({ enum: ['conversation', 'agent', 'tenant'], enumName: 'GrantScope', description: 'forbidden (a standing grant): the scope asked for' })
   requestedScope?: string;
 
   @ApiPropertyOptional({ enum: GRANT_LIMITS, enumName: 'GrantLimit', description: 'forbidden (a standing grant): the widest scope the caller and the policy allow' })
   allowedScope?: string;
 
-  @ApiPropertyOptional({ enum: HALT_SCOPES, enumName: 'HaltScope', description: 'halted: the scope of the halt in force' })
+  @ApiPropertyOptional({ enum: HALT_SCOPES, enumName: 'HaltScope', description: 'halted: the scope of the halt in force; too_many_open_questions: which limit, `conversation` or `agent`' })
   scope?: string;
 
   @ApiPropertyOptional({ type: 'integer', description: 'rate_limited (failed authentications, open waits) and unavailable: seconds to wait, also sent as Retry-After' })
