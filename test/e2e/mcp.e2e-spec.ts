@@ -113,6 +113,13 @@ describe('tollgate mcp --config', () => {
     expect(wrongToken.stderr).toMatch(/Tollgate refused the gateway's token \(unauthenticated: /);
     expect(wrongToken.stderr).not.toContain(annToken);
 
+    // Two servers offering read_file, neither namespaced: no silent renames, the start stops naming both.
+    const clash = join(scratch, 'clash.yaml');
+    writeFileSync(clash, `mcpServers:\n  files: { command: ${JSON.stringify(files.command)}, args: ${JSON.stringify(files.args)}, env: ${JSON.stringify(files.env)} }\n  archive: { url: "${archive.url}" }\n`);
+    const clashed = await run(['mcp', '--config', clash], gatewayEnv());
+    expect(clashed.status).toBe(2);
+    expect(clashed.stderr).toContain('tollgate: two tools would be called read_file: "read_file" of upstream files and "read_file" of upstream archive; set namespace: true on one of them');
+
     // Another person's token as Ann's: the client would decide in the chat as Bea.
     const wrongUser = await run(['mcp', '--config', config], gatewayEnv({ ANN_TOKEN: beaToken }));
     expect({ status: wrongUser.status, stderr: wrongUser.stderr }).toEqual({ status: 2, stderr: "tollgate: user.token is bea's, not ann's (user.id): give ann's own token, or none\n" });

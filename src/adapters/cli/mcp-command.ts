@@ -48,8 +48,8 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
       log: say,
     });
   } catch (e) {
-    // A token that is not who the config says is the operator's to fix, like a bad config: exit 2.
-    if (e instanceof mcp.GatewayIdentityError) throw new ConfigError(e.message);
+    // A token that is not who the config says, or two tools of one name, is the operator's to fix: exit 2.
+    if (e instanceof mcp.GatewayIdentityError || e instanceof mcp.GatewayConfigError) throw new ConfigError(e.message);
     throw new CliError(`tollgate mcp: ${(e as Error).message}`, EXIT.unavailable);
   }
   say('info', `${gateway.tools.length} tools from ${config.upstreams.map((u) => u.name).join(', ')}, gated by ${config.tollgate.url}`);

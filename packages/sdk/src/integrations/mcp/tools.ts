@@ -5,7 +5,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { PolicyRule, ToolAnnotations } from '../../types.js';
-import type { UpstreamConfig } from '../mcp-config.js';
+import { GatewayConfigError, type UpstreamConfig } from '../mcp-config.js';
 import { quoted } from './shared.js';
 
 /** A tool as the gateway exposes it. */
@@ -44,7 +44,7 @@ export async function listUpstreamTools(upstreams: Iterable<[string, { client: C
 /**
  * The exposed tools. A tool keeps its own name (made fit for Tollgate), or `<server>__<name>` when its server is
  * namespaced. Collisions are checked on the final names, so `read file` cannot pass as another server's `read_file`;
- * a collision stops the start with both tools named, never a silent rename.
+ * a collision stops the start with both tools named (a GatewayConfigError), never a silent rename.
  */
 export function nameTools(listed: Array<{ upstream: string; tool: McpTool }>, configs: Map<string, UpstreamConfig>, reserved: string[]): GatewayTool[] {
   const byName = new Map<string, GatewayTool>();
@@ -53,12 +53,12 @@ export function nameTools(listed: Array<{ upstream: string; tool: McpTool }>, co
     const name = tollgateName(config.namespace ? `${upstream}__${tool.name}` : tool.name);
     const other = byName.get(name);
     if (other) {
-      throw new Error(
+      throw new GatewayConfigError([
         `two tools would be called ${name}: ${JSON.stringify(other.upstreamName)} of upstream ${other.upstream} and ${JSON.stringify(tool.name)} of upstream ${upstream}; ` +
           `set namespace: true on ${other.upstream === upstream ? 'it' : 'one of them'} (mcpServers.<name>.namespace), or remove one`,
-      );
+      ]);
     }
-    if (reserved.includes(name)) throw new Error(`upstream ${upstream}: its tool ${JSON.stringify(tool.name)} would be called ${name}, the gateway's built-in tool; set namespace: true on ${upstream}, or turn askHuman off`);
+    if (reserved.includes(name)) throw new GatewayConfigError([`upstream ${upstream}: its tool ${JSON.stringify(tool.name)} would be called ${name}, the gateway's built-in tool; set namespace: true on ${upstream}, or turn askHuman off`]);
     byName.set(name, { name, upstream, upstreamName: tool.name, tool, flags: flagsOf(tool, config.trustAnnotations === true) });
   }
   return [...byName.values()];
