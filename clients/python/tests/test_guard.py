@@ -299,3 +299,10 @@ def test_problems_carry_their_code_status_and_request_id(agent: Tollgate, agent_
         conv.propose("bad name!", {})
     assert invalid.value.code == "validation_failed"
     assert invalid.value.problem["errors"]
+
+
+def test_me_tells_who_the_token_is(agent: Tollgate, admin: Tollgate) -> None:
+    me = agent.me()
+    assert (me["kind"], me["roles"], me["tenant"]) == ("agent", ["agent"], "default")
+    assert admin.me()["kind"] == "person"
+    assert "admin" in admin.me()["roles"]

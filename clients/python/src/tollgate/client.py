@@ -209,6 +209,10 @@ class Tollgate:
             return self.request("PUT", "/v1/policy", raw=(document, kind))
         return self.request("PUT", "/v1/policy", body=dict(document))
 
+    def me(self) -> JsonObject:
+        """Who this client's token is: ``{id, tenant, kind, name, email, roles, owner}`` as Tollgate counts it."""
+        return self.request("GET", "/v1/me")
+
     def get_status(self) -> JsonObject:
         return self.request("GET", "/v1/status")
 
