@@ -5,8 +5,8 @@
  * is reported with its path, all at once. Pure: no I/O, the environment is passed in.
  */
 import type { ConversationUserInput } from '../types.js';
+import { type Env, expand, flag, integer, isHostName, isHttpUrl, isObject, optionalObject, optionalString, optionalStringList, originOf, stringMap, unknownKeys } from './mcp/config-fields.js';
 
-/** An upstream MCP server started as a child process speaking MCP over its stdin/stdout. */
 /** What every upstream may say, whatever its transport. */
 interface UpstreamCommon {
   name: string;
@@ -22,6 +22,7 @@ interface UpstreamCommon {
   trustAnnotations?: boolean;
 }
 
+/** An upstream MCP server started as a child process speaking MCP over its stdin/stdout. */
 export interface StdioUpstream extends UpstreamCommon {
   command: string;
   args?: string[];
@@ -107,8 +108,6 @@ export class GatewayConfigError extends Error {
     super(faults.length === 1 ? faults[0] : `${faults.length} problems:\n  ${faults.join('\n  ')}`);
   }
 }
-
-type Env = Record<string, string | undefined>;
 
 /**
  * A parsed config document (an object) checked, with `${VAR}` expanded from `env` in every string. A variable
@@ -203,26 +202,6 @@ function parseHttp(v: unknown, faults: string[]): HttpListenConfig | undefined {
   return { host, ...(port !== undefined ? { port } : {}), ...(allowedHosts ? { allowedHosts } : {}), ...(allowedOrigins ? { allowedOrigins } : {}) };
 }
 
-/** A bare host name, as `URL` reads it back (brackets kept for IPv6), or nothing. */
-function isHostName(s: string): boolean {
-  try {
-    return s !== '' && new URL(`http://${s}`).hostname === s;
-  } catch {
-    return false;
-  }
-}
-
-/** `scheme://host[:port]` normalised as browsers send it in `Origin`, or undefined for anything else. */
-export function originOf(s: string): string | undefined {
-  try {
-    const u = new URL(s);
-    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== s.replace(/\/$/, '').toLowerCase()) return undefined;
-    return u.origin;
-  } catch {
-    return undefined;
-  }
-}
-
 /** `askHuman`: true, false, or `{ timeoutSeconds }` (which enables it too). */
 function parseAskHuman(v: unknown, faults: string[]): AskHumanConfig | undefined {
   if (v === undefined || v === null || v === false) return undefined;
@@ -269,101 +248,4 @@ function parseUpstream(name: string, value: unknown, faults: string[]): Upstream
   if (url !== undefined && !isHttpUrl(url)) faults.push(`${at}.url: must be an http(s) URL, got ${JSON.stringify(url)}`);
   const headers = stringMap(value.headers, `${at}.headers`, faults);
   return url ? { ...common, url, ...(headers ? { headers } : {}) } : undefined;
-}
-
-/** `${VAR}` in every string of the document, after parsing: a value can never change the document's shape. */
-function expand(value: unknown, path: string, env: Env, faults: string[], depth: number): unknown {
-  if (depth > 16) {
-    faults.push(`${path || '(root)'}: nested too deeply`);
-    return undefined;
-  }
-  if (typeof value === 'string') {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
-      const v = env[name];
-      if (v === undefined) {
-        faults.push(`${path || '(root)'}: \${${name}} is not set in the environment`);
-        return '';
-      }
-      return v;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v, i) => expand(v, `${path}[${i}]`, env, faults, depth + 1));
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, path ? `${path}.${k}` : k, env, faults, depth + 1)]));
-  return value;
-}
-
-/** `{ [key]: true }` for a true boolean field, `{}` when false or absent; anything else is a fault. */
-function flag(o: Record<string, unknown>, key: string, at: string, faults: string[]): Record<string, true> {
-  const v = o[key];
-  if (v === undefined || v === null || v === false) return {};
-  if (v === true) return { [key]: true };
-  faults.push(`${at}.${key}: must be true or false`);
-  return {};
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function isHttpUrl(s: string): boolean {
-  try {
-    const u = new URL(s);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
-function unknownKeys(o: Record<string, unknown>, allowed: string[], at: string, faults: string[]): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) faults.push(`${at ? `${at}.` : ''}${k}: unknown field (allowed: ${allowed.join(', ')})`);
-}
-
-function optionalObject(v: unknown, at: string, faults: string[]): Record<string, unknown> | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!isObject(v)) {
-    faults.push(`${at}: must be an object`);
-    return undefined;
-  }
-  return v;
-}
-
-function optionalString(v: unknown, at: string, faults: string[]): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') {
-    faults.push(`${at}: must be a string`);
-    return undefined;
-  }
-  if (v.length > 8192) {
-    faults.push(`${at}: at most 8,192 characters`);
-    return undefined;
-  }
-  return v;
-}
-
-function optionalStringList(v: unknown, at: string, faults: string[], max: number): string[] | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
-    faults.push(`${at}: must be a list of strings`);
-    return undefined;
-  }
-  if (v.length > max) faults.push(`${at}: at most ${max} items`);
-  return v as string[];
-}
-
-function stringMap(v: unknown, at: string, faults: string[]): Record<string, string> | undefined {
-  const o = optionalObject(v, at, faults);
-  if (!o) return undefined;
-  const bad = Object.entries(o).filter(([, x]) => typeof x !== 'string');
-  for (const [k] of bad) faults.push(`${at}.${k}: must be a string`);
-  if (Object.keys(o).length > 256) faults.push(`${at}: at most 256 entries`);
-  return bad.length ? undefined : (o as Record<string, string>);
-}
-
-function integer(v: unknown, at: string, faults: string[], min: number, max: number): number | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    faults.push(`${at}: must be a whole number from ${min} to ${max}`);
-    return undefined;
-  }
-  return v;
 }

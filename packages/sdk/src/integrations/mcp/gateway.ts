@@ -11,11 +11,7 @@
  * low-level Server (tool schemas pass through as JSON Schema) to the client, over any transport; `handleHttp`
  * serves Streamable HTTP with Web-standard Request/Response, so it mounts in any server. `tollgate mcp` is the CLI.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { TollgateConversation, ToolCallHandle } from '../../conversation.js';
 import { TollgateError, ToolCallRejectedError } from '../../errors.js';
@@ -24,9 +20,11 @@ import type { ConversationUserInput, JsonObject } from '../../types.js';
 import { DEFAULT_LIMITS, type AskHumanConfig, type GatewayLimits, type UpstreamConfig } from '../mcp-config.js';
 import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps } from './chat.js';
 import { BearerAuth, originFault, type HttpGuardOptions } from './http-auth.js';
+import { HttpSessions } from './http-sessions.js';
 import { checkIdentities } from './identity.js';
 import { type CallContext, clip, type Log, messageOf, problem, progressOf, quoted, refusalResult, type Session, type SessionIdentity, textOf, VERSION } from './shared.js';
-import { describedBy, displayTitle, type GatewayTool, listUpstreamTools, nameTools, unmatchedRules } from './tools.js';
+import { describedBy, displayTitle, type GatewayTool, nameTools, unmatchedRules } from './tools.js';
+import { connectUpstream, listUpstreamTools, type Upstream } from './upstreams.js';
 
 export interface McpGatewayOptions {
   /** The gateway's client of Tollgate, with an agent token: it registers tools, proposes, claims and reports. */
@@ -61,18 +59,11 @@ export interface HttpRequestInfo {
   clientAddress?: string;
 }
 
-interface Upstream {
-  config: UpstreamConfig;
-  client: Client;
-}
-
-const SESSION_IDLE_MS = 30 * 60_000;
-
 export class TollgateMcpGateway {
   private readonly upstreams = new Map<string, Upstream>();
   private exposed = new Map<string, GatewayTool>();
   private readonly registered = new Set<string>();
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions: HttpSessions;
   private readonly limits: GatewayLimits;
   private readonly askHuman?: AskHumanConfig;
   private readonly auth: BearerAuth;
@@ -83,6 +74,7 @@ export class TollgateMcpGateway {
 
   private constructor(private readonly options: McpGatewayOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.sessions = new HttpSessions(this.limits);
     if (options.askHuman) this.askHuman = options.askHuman === true ? {} : options.askHuman;
     const log: Log = (level, message) => this.log(level, message);
     this.auth = new BearerAuth(options.tollgate.url, () => this.tenant, this.limits.failedAuthPerMinute, log);
@@ -108,7 +100,7 @@ export class TollgateMcpGateway {
     const gateway = new TollgateMcpGateway(options);
     try {
       gateway.tenant = await checkIdentities(options.tollgate, options.user);
-      for (const config of options.upstreams) await gateway.connectUpstream(config);
+      for (const config of options.upstreams) gateway.upstreams.set(config.name, await connectUpstream(config));
       await gateway.refreshTools();
       await gateway.checkPolicy();
     } catch (e) {
@@ -148,8 +140,8 @@ export class TollgateMcpGateway {
     if (who instanceof Response) return who;
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId) {
-      const session = this.sessions.get(sessionId);
-      if (!session || session.sub !== who.sub) return problem(404, 'not_found', 'No such MCP session: initialize a new one');
+      const session = this.sessions.of(sessionId, who.sub);
+      if (!session) return problem(404, 'not_found', 'No such MCP session: initialize a new one');
       session.userToken = token; // the person's freshest token decides from now on
       session.lastSeen = Date.now();
       return session.transport!.handleRequest(request);
@@ -162,51 +154,21 @@ export class TollgateMcpGateway {
       return problem(400, 'validation_failed', 'The body is not JSON');
     }
     if (!isInitializeRequest(body)) return problem(400, 'validation_failed', 'No mcp-session-id: start a session with an initialize request');
-    const full = this.makeRoom(who.sub);
+    const full = this.sessions.makeRoom(who.sub);
     if (full) return full;
     const session: Session = { user: who.user, userToken: token, sub: who.sub, pending: 0, lastSeen: Date.now(), server: undefined as unknown as Server };
     session.server = this.buildServer(session);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => void this.sessions.set(id, session),
-      onsessionclosed: (id) => void this.sessions.delete(id),
-    });
-    session.transport = transport;
-    transport.onclose = () => {
-      if (transport.sessionId) this.sessions.delete(transport.sessionId);
-    };
-    await session.server.connect(transport as Transport);
-    return transport.handleRequest(request, { parsedBody: body });
+    return this.sessions.start(session, request, body);
   }
 
   /** Closes the sessions and the upstreams (stdio servers are stopped). */
   async close(): Promise<void> {
     this.closed = true;
-    const sessions = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.allSettled(sessions.map((s) => s.server.close()));
+    await this.sessions.closeAll();
     await Promise.allSettled([...this.upstreams.values()].map((u) => u.client.close()));
   }
 
   /* ── upstreams and tools ──────────────────────────────────────────────────────────────────────────────── */
-
-  private async connectUpstream(config: UpstreamConfig): Promise<void> {
-    const client = new Client({ name: 'tollgate-mcp-gateway', version: VERSION });
-    let transport: Transport;
-    if ('command' in config) {
-      // Loaded only for stdio upstreams: the HTTP-only gateway runs where there are no child processes.
-      const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-      transport = new StdioClientTransport({ command: config.command, args: config.args ?? [], env: { ...getDefaultEnvironment(), ...config.env }, ...(config.cwd ? { cwd: config.cwd } : {}), stderr: 'inherit' });
-    } else {
-      transport = new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : {}) as Transport;
-    }
-    try {
-      await client.connect(transport);
-    } catch (e) {
-      throw new Error(`upstream ${config.name}: could not connect (${'command' in config ? `command ${config.command}` : config.url}): ${messageOf(e)}`, { cause: e });
-    }
-    this.upstreams.set(config.name, { config, client });
-  }
 
   /**
    * Lists every upstream's tools once, names and registers them. The list is fixed from then on: a server that
@@ -378,28 +340,6 @@ export class TollgateMcpGateway {
     if (!u) return {};
     const { token, ...user } = u;
     return { user, ...(token ? { userToken: token } : {}) };
-  }
-
-  /**
-   * Room for one more session of `sub`: idle sessions past their time are closed, and a person at their own
-   * limit loses their least recently used idle session. 429 when all of theirs are busy, 503 when all are taken.
-   */
-  private makeRoom(sub: string): Response | undefined {
-    const now = Date.now();
-    for (const [id, s] of this.sessions) if (s.pending === 0 && now - s.lastSeen > SESSION_IDLE_MS) this.closeSession(id, s);
-    const theirs = [...this.sessions].filter(([, s]) => s.sub === sub);
-    if (theirs.length >= this.limits.sessionsPerUser) {
-      const idle = theirs.filter(([, s]) => s.pending === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen)[0];
-      if (!idle) return problem(429, 'rate_limited', `You have ${this.limits.sessionsPerUser} MCP sessions open, all waiting for people; close one or try later`, { retryAfter: 60 });
-      this.closeSession(...idle);
-    }
-    if (this.sessions.size >= this.limits.sessions) return problem(503, 'unavailable', `Too many MCP sessions open (${this.limits.sessions}); close one or try later`);
-    return undefined;
-  }
-
-  private closeSession(id: string, s: Session): void {
-    this.sessions.delete(id);
-    void s.server.close();
   }
 
   private log(level: 'info' | 'warn' | 'error', message: string): void {

@@ -8,7 +8,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { TollgateError } from '../../errors.js';
 import { Tollgate } from '../../tollgate.js';
 import type { ConversationUserInput, Me } from '../../types.js';
-import { originOf } from '../mcp-config.js';
+import { originOf } from './config-fields.js';
 import { type Log, messageOf, problem } from './shared.js';
 
 /** A bearer token's person, once Tollgate has vouched for them. */

@@ -1,8 +1,7 @@
 /**
- * The gateway's tools: listed from the upstreams, named (names never depend on which other servers exist), flagged
+ * The gateway's tools: named (names never depend on which other servers exist), flagged
  * (an upstream's annotations count only when the operator trusts it) and checked against the policy's rules.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { PolicyRule, ToolAnnotations } from '../../types.js';
 import { GatewayConfigError, type UpstreamConfig } from '../mcp-config.js';
@@ -19,27 +18,8 @@ export interface GatewayTool {
   flags: Required<Pick<ToolAnnotations, 'isReadOnly' | 'destructive'>>;
 }
 
-export const MAX_TOOLS = 1000;
 const MAX_DESCRIPTION = 4000;
 const TOLLGATE_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
-
-/** Every tool of every upstream, page by page, at most MAX_TOOLS a server. */
-export async function listUpstreamTools(upstreams: Iterable<[string, { client: Client }]>): Promise<Array<{ upstream: string; tool: McpTool }>> {
-  const listed: Array<{ upstream: string; tool: McpTool }> = [];
-  for (const [name, { client }] of upstreams) {
-    let cursor: string | undefined;
-    let count = 0;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : {});
-      for (const tool of page.tools) {
-        if (++count > MAX_TOOLS) throw new Error(`upstream ${name}: more than ${MAX_TOOLS} tools`);
-        listed.push({ upstream: name, tool });
-      }
-      cursor = page.nextCursor;
-    } while (cursor);
-  }
-  return listed;
-}
 
 /**
  * The exposed tools. A tool keeps its own name (made fit for Tollgate), or `<server>__<name>` when its server is
