@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { ApprovalPolicy, GrantFacts, PolicyContext } from './approval-policy';
 import { PolicyDocument } from './policy-document';
-import { SimulationCall, SimulationInputs, simulatePolicy } from './policy-simulation';
+import { MAX_SIMULATION_MATCHES, SimulationCall, SimulationInputs, simulatePolicy, simulationMatches } from './policy-simulation';
 import { SUPERVISION_LEVELS } from './supervision-level';
 
 const conversation: PolicyContext['conversation'] = { id: 'c1', agentId: 'bot', user: { id: 'ann', roles: ['admin'] } };
@@ -71,5 +71,41 @@ describe('simulatePolicy', () => {
         calls.forEach((c, i) => expect(results[i].now.level).toBe(ApprovalPolicy.evaluate(c.call, { policy: candidate, policyVersion: 4, grants: [], conversation }).level));
       }),
     );
+  });
+});
+
+describe('the bound on a simulation\'s matching work', () => {
+  const levels = ['automatic', 'notify', 'confirm', 'manual'] as const;
+  /** `n` shell rules on Bash, and a command of `parts` simple commands. */
+  const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ match: `Bash(command=*x${i}*)`, level: levels[i % 4] }));
+  const command = (parts: number) => Array.from({ length: parts }, (_, i) => `c${i} a`).join('; ');
+  const calls = (n: number, parts: number): SimulationCall[] => Array.from({ length: n }, () => ({ call: { toolName: 'Bash', arguments: { command: command(parts) } }, conversation }));
+
+  it('counts, per call and per document judged, its rules on the tool by the whole call and each part of its commands', () => {
+    expect(simulationMatches(calls(3, 4), inputs({ rules: rules(10) }))).toBe(3 * 10 * 5);
+    // A recorded call is judged by the candidate only; a call whose tool no rule names costs nothing.
+    const recorded = { level: 'automatic' as const, rule: null, policyVersion: 1, reason: 'x' };
+    expect(simulationMatches(calls(3, 4).map((c) => ({ ...c, recorded })), inputs({ rules: rules(10) }))).toBe(3 * 10 * 5);
+    expect(simulationMatches([{ call: { toolName: 'other', arguments: { command: command(4) } }, conversation }], inputs({ rules: rules(10) }))).toBe(0);
+  });
+
+  it("refuses, with validation_failed on calls, what an auditor's 600 globs × 40 calls × 240-part commands would cost", () => {
+    const doc = { rules: rules(600) };
+    const heavy = calls(40, 240);
+    expect(simulationMatches(heavy, inputs(doc, { current: { document: PolicyDocument.parse(doc), version: 4 } }))).toBeGreaterThan(MAX_SIMULATION_MATCHES);
+    let thrown: unknown;
+    try {
+      simulatePolicy(heavy, inputs(doc, { current: { document: PolicyDocument.parse(doc), version: 4 } }));
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toMatchObject({ code: 'validation_failed', faults: [{ path: 'calls', message: expect.stringContaining(`more than ${MAX_SIMULATION_MATCHES}`) }] });
+  });
+
+  it('names limit for recorded calls, and judges a simulation within the bound', () => {
+    const recorded = { level: 'automatic' as const, rule: null, policyVersion: 1, reason: 'x' };
+    const heavy = calls(40, 240).map((c) => ({ ...c, recorded }));
+    expect(() => simulatePolicy(heavy, inputs({ rules: rules(600) }))).toThrow(expect.objectContaining({ faults: [expect.objectContaining({ path: 'limit' })] }));
+    expect(simulatePolicy(calls(40, 240), inputs({ rules: rules(20) })).summary.total).toBe(40);
   });
 });

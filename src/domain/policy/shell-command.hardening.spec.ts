@@ -2,7 +2,9 @@
  * What the splitter must not hide: assignments, output redirections, environment that changes what runs, and
  * the expansions that make bash run a variable's value as code (arithmetic, `${x@P}`, `${!x}`, subscripts).
  */
-import { isRedirectPart, redirectPart, splitShellCommand } from './shell-command';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isRedirectPart, redirectPart, RUN_CHANGING_VARIABLES, splitShellCommand } from './shell-command';
 
 const parts = (command: string) => {
   const split = splitShellCommand(command);
@@ -58,8 +60,22 @@ describe('an assignment is a part of its own', () => {
     ['export PATH=/tmp/evil'],
     ['declare -x LD_PRELOAD=/tmp/evil.so'],
     ["env 'BASH_FUNC_ls%%=() { id; }' bash -c ls"],
+    ['ls ${LD_PRELOAD:=/tmp/evil.so}'],
+    [': ${BASH_ENV=/tmp/x}'],
   ])('is unreadable when it sets what decides which program runs: %s', (command) => {
     expect(unparsable(command)).toMatch(/changes what runs/);
+  });
+});
+
+describe('the variables that change what runs', () => {
+  it('are each unreadable as an assignment, and each named in docs/API.md', () => {
+    const docs = readFileSync(join(__dirname, '../../../docs/API.md'), 'utf8');
+    for (const v of RUN_CHANGING_VARIABLES) {
+      const name = v.replace('*', 'X');
+      expect(unparsable(`${name}=1 ls`)).toMatch(/changes what runs/);
+      expect(unparsable(`${name.toLowerCase()}=1 ls`)).toEqual(v.endsWith('*') ? expect.stringMatching(/changes what runs/) : undefined);
+      expect(/^PS\d$/.test(v) ? docs.includes('`PS0`–`PS4`') : docs.includes(`\`${v}\``)).toBe(true);
+    }
   });
 });
 

@@ -14,7 +14,7 @@ import { Parts, REDIRECT_PREFIX, SHELL_LIMITS, Unparsable } from './shell/parts'
 import { Reader } from './shell/reader';
 
 export { SHELL_LIMITS, redirectPart } from './shell/parts';
-export { RUN_CHANGING_VARIABLES } from './shell/environment';
+export { RUN_CHANGING_VARIABLES } from './shell/variables';
 
 export type ShellSplit =
   /**

@@ -133,7 +133,7 @@ export class PolicyController {
     operationId: 'simulatePolicy',
     summary: 'Simulate a candidate policy document',
     description:
-      'Admins and auditors. Judges the given calls (by the policy in force and by the candidate), or the calls recorded since `since` or in the last `days` (default 7; the newest `limit`, at most 1000, with `truncated`), beside what they got. Tools, standing grants and users are read as they are now. Nothing is written: no version, no event, no grant used. An invalid document answers 400 as PUT does.',
+      'Admins and auditors. Judges the given calls (by the policy in force and by the candidate), or the calls recorded since `since` or in the last `days` (default 7; the newest `limit`, at most 1000, with `truncated`), beside what they got. Tools, standing grants and users are read as they are now. Nothing is written: no version, no event, no grant used. An invalid document answers 400 as PUT does; so does a simulation that would match rules against commands and their parts more than 500,000 times (`validation_failed` on `calls`, or on `limit` for recorded calls).',
   })
   @ApiBody({ type: SimulatePolicyRequest })
   @ApiOkResponse({ type: PolicySimulationDto })

@@ -4,9 +4,10 @@
  * behaves: `let`, `[[ a -eq b ]]`, `test -v`, `printf -v`, `read` and `declare -i` / `-n` do; `unset`,
  * `[ a -eq b ]` and `declare name` do not.
  */
-import { ASSIGNMENT, changesWhatRuns, checkAssignment } from './environment';
+import { ASSIGNMENT, checkAssignment } from './environment';
 import { isConstantArithmetic, requireConstantArithmetic } from './expansions';
 import { Unparsable, Word } from './parts';
+import { changesWhatRuns } from './variables';
 
 const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
 const DECLARES = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);

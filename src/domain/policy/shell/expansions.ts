@@ -5,6 +5,7 @@
  * cannot know those values, so each such expansion over a variable is unreadable; over constants it is not.
  */
 import { Unparsable } from './parts';
+import { changesWhatRuns } from './variables';
 
 /** Numbers in any base bash takes, and the special parameters that are always numbers (`$#`, `$?`, `$$`, `$!`). */
 const CONSTANTS = /\d+#[0-9A-Za-z@_]+|0[xX][0-9A-Fa-f]+|\d+|\$[#?$!]|\$\{[#?$!]\}/g;
@@ -52,6 +53,8 @@ export function checkParameterHead(src: string, start: number): number {
     const lists = ((src[pos] === '*' || src[pos] === '@') && src[pos + 1] === '}') || ((subscript === '@' || subscript === '*') && src[pos] === '}');
     if (!lists && name !== '!') throw new Unparsable('${!…} expands a name found at run time, which may run a command');
   }
+  // `${PATH:=…}` and `${PATH=…}` assign when the variable is unset or empty.
+  if ((src[pos] === '=' || (src[pos] === ':' && src[pos + 1] === '=')) && changesWhatRuns(name)) throw new Unparsable(`\${${name}:=…} assigns a variable that changes what runs`);
   if (src[pos] === '@' && src[pos + 1] === 'P') throw new Unparsable('${…@P} expands a value as a prompt, which runs its $( )');
   if (src[pos] === ':' && !'-=?+'.includes(src[pos + 1] ?? '')) {
     // `${x:offset:length}`: both are arithmetic. They end at the closing brace, outside any nesting.
