@@ -2,6 +2,7 @@
  * Reads a command line into words and simple commands: lists, quoting, substitutions, subshells, redirections.
  * Each simple command goes to `collect`; what it cannot read with confidence throws `Unparsable`.
  */
+import { ansiC } from './ansi-c';
 import { checkParameterHead, requireConstantArithmetic } from './expansions';
 import { Parts, SHELL_LIMITS, Unparsable, Word } from './parts';
 import { redirection } from './redirection';
@@ -141,7 +142,9 @@ export class Reader {
       } else if (c === '`') {
         current().text += this.backticks(depth);
       } else if (c === '$' && next === "'") {
-        quoted(this.ansiC());
+        const { text, end } = ansiC(src, this.pos);
+        quoted(text);
+        this.pos = end;
       } else if (c === '$' && next === '"') {
         this.pos += 2;
         quoted(this.doubleQuoted(depth));
@@ -298,37 +301,4 @@ export class Reader {
     }
     throw new Unparsable('an unclosed backtick');
   }
-
-  /** `$'…'`, with its escapes decoded, so `$'\x72m'` reads as `rm`. */
-  private ansiC(): string {
-    const src = this.src;
-    let text = '';
-    for (this.pos += 2; this.pos < src.length; this.pos++) {
-      const c = src[this.pos];
-      if (c === "'") {
-        this.pos++;
-        return text;
-      }
-      if (c !== '\\') {
-        text += c;
-        continue;
-      }
-      const m = /^\\(?:x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|([0-7]{1,3})|c(.)|([\s\S]))/.exec(src.slice(this.pos, this.pos + 10));
-      if (!m) throw new Unparsable("an unclosed $'");
-      const [all, hex, u4, u8, octal, control, simple] = m;
-      const code = hex ?? u4 ?? u8;
-      if (code !== undefined) text += safeCodePoint(parseInt(code, 16));
-      else if (octal !== undefined) text += String.fromCharCode(parseInt(octal, 8) & 0xff);
-      else if (control !== undefined) text += String.fromCharCode(control.charCodeAt(0) & 0x1f);
-      else text += ANSI_ESCAPES[simple] ?? `\\${simple}`;
-      this.pos += all.length - 1;
-    }
-    throw new Unparsable("an unclosed $'");
-  }
-}
-
-const ANSI_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
-
-function safeCodePoint(code: number): string {
-  return code <= 0x10ffff ? String.fromCodePoint(code) : '';
 }
