@@ -12,9 +12,14 @@ import { changesWhatRuns } from './variables';
 const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
 const DECLARES = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
 
-/** A word used as a variable name that is not a plain name: a subscript or anything known only at run time. */
+/**
+ * A word used as the name of a variable the builtin sets: unreadable when it is not a plain name (a subscript, or
+ * known only at run time) or names a variable that changes what runs (`read PATH < f`).
+ */
 const variableName = (w: Word | undefined, builtin: string) => {
-  if (w !== undefined && (w.expands || w.text.includes('['))) throw new Unparsable(`${builtin} of a variable name known only at run time or with a subscript (${w.text})`);
+  if (w === undefined) return;
+  if (w.expands || w.text.includes('[')) throw new Unparsable(`${builtin} of a variable name known only at run time or with a subscript (${w.text})`);
+  if (changesWhatRuns(w.text)) throw new Unparsable(`${builtin} of a variable that changes what runs (${w.text})`);
 };
 
 /** Throws when the simple command `name args…` would evaluate a value as code. */
@@ -45,6 +50,17 @@ export function checkBuiltin(name: string, args: readonly Word[]): void {
     case 'mapfile':
     case 'readarray':
       for (const w of namesOf(args, 'dnOsuCc', '')) variableName(w, name);
+      return;
+    case 'for':
+    case 'select':
+      // `for NAME in …` assigns NAME each time round.
+      variableName(args[0], name);
+      return;
+    case 'getopts':
+      variableName(args[1], name);
+      return;
+    case 'wait':
+      args.forEach((a, i) => a.text === '-p' && variableName(args[i + 1], 'wait -p'));
       return;
   }
   if (!DECLARES.has(name)) return;
