@@ -180,6 +180,7 @@ describe('expansions that run a value as code are unreadable', () => {
     ['[[ ]] on numbers', '[[ 1 -eq $# ]]', ['[[ 1 -eq $# ]]']],
     ['quoted text that looks like an expansion', "echo '$((x)) ${x@P}'", ['echo $((x)) ${x@P}']],
     ['read into a plain name', 'read -r -p "[y/n] " answer', ['read -r -p [y/n]  answer']],
+    ['test -v of a plain name', 'test -v PATH && [[ -v HOME ]]', ['test -v PATH', '[[ -v HOME ]]']],
   ])('reads %s', (_, command, expected) => {
     expect(parts(command)).toEqual(expected);
   });

@@ -13,13 +13,13 @@ const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
 const DECLARES = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
 
 /**
- * A word used as the name of a variable the builtin sets: unreadable when it is not a plain name (a subscript, or
- * known only at run time) or names a variable that changes what runs (`read PATH < f`).
+ * A word used as a variable name: unreadable when it is not a plain name (a subscript, or known only at run time),
+ * or when the builtin `sets` it and it names a variable that changes what runs (`read PATH < f`).
  */
-const variableName = (w: Word | undefined, builtin: string) => {
+const variableName = (w: Word | undefined, builtin: string, sets = true) => {
   if (w === undefined) return;
   if (w.expands || w.text.includes('[')) throw new Unparsable(`${builtin} of a variable name known only at run time or with a subscript (${w.text})`);
-  if (changesWhatRuns(w.text)) throw new Unparsable(`${builtin} of a variable that changes what runs (${w.text})`);
+  if (sets && changesWhatRuns(w.text)) throw new Unparsable(`${builtin} of a variable that changes what runs (${w.text})`);
 };
 
 /** Throws when the simple command `name args…` would evaluate a value as code. */
@@ -31,12 +31,12 @@ export function checkBuiltin(name: string, args: readonly Word[]): void {
     case '[[':
       args.forEach((a, i) => {
         if (ARITHMETIC_TESTS.has(a.text)) for (const operand of [args[i - 1], args[i + 1]]) if (operand) requireConstantArithmetic(operand.text, `[[ ${a.text} ]]`);
-        if (a.text === '-v') variableName(args[i + 1], '[[ -v ]]');
+        if (a.text === '-v') variableName(args[i + 1], '[[ -v ]]', false);
       });
       return;
     case 'test':
     case '[':
-      args.forEach((a, i) => a.text === '-v' && variableName(args[i + 1], `${name} -v`));
+      args.forEach((a, i) => a.text === '-v' && variableName(args[i + 1], `${name} -v`, false));
       return;
     case 'printf':
       args.forEach((a, i) => {
