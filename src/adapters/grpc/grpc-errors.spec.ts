@@ -108,8 +108,25 @@ describe('the details of an error', () => {
 
   it('encodes long messages and many members (lengths past one varint byte)', () => {
     const detail = 'é'.repeat(300);
-    const r = read(new DomainError('forbidden', 'forbidden', detail, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, 'v'.repeat(200)]))));
+    const r = read(new DomainError('forbidden', 'forbidden', detail, Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`k${i}`, 'v'.repeat(200)]))));
     expect(r.status.message).toBe(detail);
-    expect(Object.keys(r['google.rpc.ErrorInfo'].metadata)).toHaveLength(50);
+    expect(Object.keys(r['google.rpc.ErrorInfo'].metadata)).toHaveLength(12);
+  });
+
+  it('bounds what it echoes, so that every client takes the trailers: the message, each violation and their number, each member', () => {
+    const id = 'x'.repeat(100_000);
+    const r = read(new DomainError('not_found', 'not_found', `Tool call ${id} not found`, { toolCallId: id }));
+    expect(Buffer.byteLength(r.details)).toBeLessThanOrEqual(1024);
+    expect(r.details).toMatch(/^Tool call x+…$/);
+    expect(r.status.message).toBe(r.details);
+    expect(Buffer.byteLength(r['google.rpc.ErrorInfo'].metadata.toolCallId)).toBeLessThanOrEqual(4096);
+    // Cut between characters, never inside one.
+    expect(read(new DomainError('forbidden', 'forbidden', '€'.repeat(5000))).details).toMatch(/^€+…$/);
+    const faults = Array.from({ length: 500 }, (_, i) => ({ path: `arguments.${'k'.repeat(10_000)}${i}`, message: 'm'.repeat(10_000) }));
+    const v = read(new ValidationError(faults));
+    expect(v['google.rpc.BadRequest'].fieldViolations).toHaveLength(20);
+    for (const f of v['google.rpc.BadRequest'].fieldViolations) expect(Buffer.byteLength(f.field) + Buffer.byteLength(f.description)).toBeLessThanOrEqual(768);
+    const bin = grpcError(new ValidationError(faults)).metadata.get('grpc-status-details-bin')[0] as Buffer;
+    expect(bin.length).toBeLessThan(24 * 1024);
   });
 });

@@ -39,6 +39,17 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   internal: GrpcStatus.INTERNAL,
 };
 
+/**
+ * Bounds on what an error echoes (bytes of UTF-8). A message can carry what the client sent (an id of 100,000
+ * characters); trailers past a client's header limit (grpc-js: 64 KiB, gRPC core: 8 to 16 KiB) would reach it as
+ * a bare transport error instead.
+ */
+const MAX_MESSAGE_BYTES = 1024;
+const MAX_MEMBER_BYTES = 4096;
+const MAX_VIOLATIONS = 20;
+const MAX_FIELD_BYTES = 256;
+const MAX_DESCRIPTION_BYTES = 512;
+
 export const TOLLGATE_CODE = 'tollgate-code';
 export const STATUS_DETAILS = 'grpc-status-details-bin';
 export const ERROR_DOMAIN = 'tollgate';
@@ -56,10 +67,12 @@ export function grpcError(e: unknown): GrpcProblem {
   const problem = toProblem(e);
   const code = GRPC_STATUS_BY_CODE[problem.code] ?? GrpcStatus.INTERNAL;
   const extras = Object.fromEntries(Object.entries(problem).filter(([k]) => !['type', 'title', 'status', 'detail', 'code', 'errors'].includes(k)));
+  const details = bounded(problem.detail, MAX_MESSAGE_BYTES);
+  const faults = (problem.errors as FieldFault[] | undefined)?.slice(0, MAX_VIOLATIONS).map((f) => ({ path: bounded(f.path, MAX_FIELD_BYTES), message: bounded(f.message, MAX_DESCRIPTION_BYTES) }));
   const metadata = new Metadata();
   metadata.set(TOLLGATE_CODE, problem.code);
-  metadata.set(STATUS_DETAILS, statusDetails(code, problem.detail, problem.code, extras, problem.errors as FieldFault[] | undefined));
-  return { code, details: problem.detail, metadata, problem };
+  metadata.set(STATUS_DETAILS, statusDetails(code, details, problem.code, extras, faults));
+  return { code, details, metadata, problem };
 }
 
 interface FieldFault {
@@ -74,7 +87,7 @@ interface FieldFault {
  * ErrorInfo.metadata holds the problem's extra members, strings as they are and anything else as JSON.
  */
 export function statusDetails(code: GrpcStatus, message: string, reason: string, extras: Record<string, unknown>, faults?: FieldFault[]): Buffer {
-  const metadata = Object.entries(extras).map(([k, v]) => bytes(3, Buffer.concat([text(1, k), text(2, typeof v === 'string' ? v : JSON.stringify(v))])));
+  const metadata = Object.entries(extras).map(([k, v]) => bytes(3, Buffer.concat([text(1, k), text(2, bounded(typeof v === 'string' ? v : JSON.stringify(v), MAX_MEMBER_BYTES))])));
   const details = [any('google.rpc.ErrorInfo', Buffer.concat([text(1, reason), text(2, ERROR_DOMAIN), ...metadata]))];
   if (faults?.length) {
     // BadRequest { repeated FieldViolation field_violations = 1 } with FieldViolation { field = 1, description = 2 }.
@@ -85,6 +98,20 @@ export function statusDetails(code: GrpcStatus, message: string, reason: string,
     details.push(any('google.rpc.RetryInfo', bytes(1, Buffer.concat([varint(1 << 3), varint(Math.max(1, Math.ceil(extras.retryAfter)))]))));
   }
   return Buffer.concat([varint(1 << 3), varint(code), text(2, message), ...details.map((d) => bytes(3, d))]);
+}
+
+/** `s` cut to at most `max` bytes of UTF-8, between characters, ending with '…' when cut. */
+export function bounded(s: string, max: number): string {
+  if (s.length * 3 <= max || Buffer.byteLength(s) <= max) return s;
+  let out = '';
+  let used = 3; // the '…'
+  for (const ch of s) {
+    const n = Buffer.byteLength(ch);
+    if (used + n > max) break;
+    out += ch;
+    used += n;
+  }
+  return `${out}…`;
 }
 
 function any(type: string, value: Buffer): Buffer {

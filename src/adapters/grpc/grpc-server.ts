@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { MethodDefinition, ServiceDefinition } from '@grpc/proto-loader';
+import type { ServiceDefinition } from '@grpc/proto-loader';
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import type { Context, Span } from '@opentelemetry/api';
 import { context as otelContext, SpanStatusCode } from '@opentelemetry/api';
@@ -18,8 +18,10 @@ import { TokenRateLimit } from '../http/rate-limit';
 import { TollgateMetrics } from '../metrics/metrics';
 import { grpcError, TOLLGATE_CODE } from './grpc-errors';
 import { GrpcHealth, HEALTH_PROTO } from './grpc-health';
+import { DEFAULT_GRPC_LIMITS, GrpcLimits, AnonymousCalls, headersTooLarge, metadataBytes, serverOptions, tooManyAnonymous } from './grpc-limits';
 import { loadForReflection, loadTollgateProto, protoDir, TOLLGATE_PROTO, TOLLGATE_SERVICE } from './proto';
 import { addReflection } from './reflection';
+import { decodingSafely, notFoundUnlessId, resetUnlessHalfClosed, UNDECODABLE } from './grpc-requests';
 import { RpcCall, TollgateRpcs } from './tollgate.rpcs';
 
 type Msg = Record<string, unknown>;
@@ -27,6 +29,8 @@ type Msg = Record<string, unknown>;
 interface Method {
   /** The caller needs one of these roles (PERMISSION_DENIED otherwise), as the REST route's @Roles. */
   roles?: string[];
+  /** The request field naming what the call looks up, and what it names: an id that cannot exist is not looked up. */
+  lookup?: readonly ['id' | 'conversationId', string];
   unary?: (r: TollgateRpcs, c: RpcCall, req: any) => Promise<Msg>; // eslint-disable-line @typescript-eslint/no-explicit-any
   stream?: (r: TollgateRpcs, c: RpcCall, req: any, send: (m: Msg) => void) => Promise<void>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
@@ -34,34 +38,32 @@ interface Method {
 /** tollgate.v1.Tollgate's methods: each one's role check and the TollgateRpcs method that serves it. */
 const METHODS: Record<string, Method> = {
   StartConversation: { roles: ['agent'], unary: (r, c, q) => r.startConversation(c, q) },
-  ProposeToolCalls: { unary: (r, c, q) => r.proposeToolCalls(c, q) },
-  GetToolCall: { unary: (r, c, q) => r.getToolCall(c, q) },
-  WatchToolCall: { stream: (r, c, q, send) => r.watchToolCall(c, q, send) },
-  DecideToolCall: { unary: (r, c, q) => r.decideToolCall(c, q) },
-  ClaimExecution: { unary: (r, c, q) => r.claimExecution(c, q) },
-  ReportResult: { unary: (r, c, q) => r.reportResult(c, q) },
+  ProposeToolCalls: { lookup: ['conversationId', 'Conversation'], unary: (r, c, q) => r.proposeToolCalls(c, q) },
+  GetToolCall: { lookup: ['id', 'Tool call'], unary: (r, c, q) => r.getToolCall(c, q) },
+  WatchToolCall: { lookup: ['id', 'Tool call'], stream: (r, c, q, send) => r.watchToolCall(c, q, send) },
+  DecideToolCall: { lookup: ['id', 'Tool call'], unary: (r, c, q) => r.decideToolCall(c, q) },
+  ClaimExecution: { lookup: ['id', 'Tool call'], unary: (r, c, q) => r.claimExecution(c, q) },
+  ReportResult: { lookup: ['id', 'Tool call'], unary: (r, c, q) => r.reportResult(c, q) },
   ListApprovals: { unary: (r, c, q) => r.listApprovals(c, q) },
   RegisterTool: { roles: ['agent', 'admin'], unary: (r, c, q) => r.registerTool(c, q) },
   GetMe: { unary: (r, c) => r.getMe(c) },
   GetStatus: { roles: ['admin', 'approver', 'auditor'], unary: (r, c) => r.getStatus(c) },
-  AskQuestion: { roles: ['agent'], unary: (r, c, q) => r.askQuestion(c, q) },
-  GetQuestion: { unary: (r, c, q) => r.getQuestion(c, q) },
-  WatchQuestion: { stream: (r, c, q, send) => r.watchQuestion(c, q, send) },
-  AnswerQuestion: { unary: (r, c, q) => r.answerQuestion(c, q) },
+  AskQuestion: { lookup: ['conversationId', 'Conversation'], roles: ['agent'], unary: (r, c, q) => r.askQuestion(c, q) },
+  GetQuestion: { lookup: ['id', 'Question'], unary: (r, c, q) => r.getQuestion(c, q) },
+  WatchQuestion: { lookup: ['id', 'Question'], stream: (r, c, q, send) => r.watchQuestion(c, q, send) },
+  AnswerQuestion: { lookup: ['id', 'Question'], unary: (r, c, q) => r.answerQuestion(c, q) },
 };
 
-/** The same bound as REST bodies: a larger message is refused by gRPC itself with RESOURCE_EXHAUSTED. */
-const MAX_MESSAGE_BYTES = 1024 * 1024;
-/** REST's bound on request line and headers. */
-const MAX_METADATA_BYTES = 16 * 1024;
 /** How long a stop lets calls in flight finish before it cuts them (as HTTP's drain). */
 const SHUTDOWN_GRACE_MS = 10_000;
 const BEARER = /^Bearer\s+([A-Za-z0-9_\-.=]+)$/i;
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
-/** Statuses that mean the server failed (logged at error, with the error; a span marked failed). */
-const SERVER_FAULTS = new Set([grpc.status.UNKNOWN, grpc.status.INTERNAL, grpc.status.DATA_LOSS, grpc.status.UNAVAILABLE, grpc.status.UNIMPLEMENTED, grpc.status.DEADLINE_EXCEEDED]);
-/** A request that did not decode: told as INVALID_ARGUMENT by the handler, not INTERNAL by gRPC. */
-const UNDECODABLE = Symbol('undecodable');
+/**
+ * Statuses that mean the server failed (logged at error, with the error; a span marked failed). Not CANCELLED,
+ * DEADLINE_EXCEEDED or UNIMPLEMENTED: a client that goes away, its deadline or the request time passing, a call
+ * without its message or to a method this server lacks are the client's doing, and a flood of them is no fault.
+ */
+const SERVER_FAULTS = new Set([grpc.status.UNKNOWN, grpc.status.INTERNAL, grpc.status.DATA_LOSS, grpc.status.UNAVAILABLE]);
 
 /** What the access line, the metrics and the span of one call gather while it runs. */
 interface CallRecord {
@@ -73,6 +75,10 @@ interface CallRecord {
   principal?: Principal;
   error?: unknown;
   done: boolean;
+  /** Frees the call's place among the anonymous ones (health, reflection) when it ends. */
+  release?: () => void;
+  /** Ends the call if its request has not all come in time; cleared once it has. */
+  timer?: NodeJS.Timeout;
 }
 
 /**
@@ -91,6 +97,8 @@ export class GrpcServer implements BeforeApplicationShutdown {
   /** Calls in flight, aborted when the server stops (watches answer with the call as it stands and end). */
   private readonly inFlight = new Set<AbortController>();
   private readonly records = new WeakMap<grpc.Metadata, CallRecord>();
+  private limits: GrpcLimits = DEFAULT_GRPC_LIMITS;
+  private anonymous = new AnonymousCalls(DEFAULT_GRPC_LIMITS.maxAnonymousPerAddress, DEFAULT_GRPC_LIMITS.maxAnonymous);
 
   constructor(
     private readonly rpcs: TollgateRpcs,
@@ -104,21 +112,17 @@ export class GrpcServer implements BeforeApplicationShutdown {
 
   /**
    * Binds `host:port` (0: a free port) and serves; answers the address bound, e.g. `127.0.0.1:8081`. A port in
-   * use, or one this user may not take, is a ConfigError naming TOLLGATE_GRPC_PORT.
+   * use, or one this user may not take, is a ConfigError naming TOLLGATE_GRPC_PORT. `limits` (tests) override
+   * DEFAULT_GRPC_LIMITS.
    */
-  async listen(host: string, port: number, logger: Logger): Promise<string> {
+  async listen(host: string, port: number, logger: Logger, limits: Partial<GrpcLimits> = {}): Promise<string> {
     this.logger = logger;
+    this.limits = { ...DEFAULT_GRPC_LIMITS, ...limits };
+    this.anonymous = new AnonymousCalls(this.limits.maxAnonymousPerAddress, this.limits.maxAnonymous);
     // grpc-js's own diagnostics go to the server's log, not to stderr around the start-up's one line.
     grpc.setLogger({ error: (...a: unknown[]) => logger.debug({ grpc: a.join(' ') }, 'grpc-js'), info: () => undefined, debug: () => undefined });
     grpc.setLogVerbosity(grpc.logVerbosity.ERROR);
-    const server = new grpc.Server({
-      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-      'grpc.max_metadata_size': MAX_METADATA_BYTES,
-      // Dead peers are noticed, and their watches and wait slots freed, within a minute and a half.
-      'grpc.keepalive_time_ms': 60_000,
-      'grpc.keepalive_timeout_ms': 20_000,
-      interceptors: [(descriptor, call) => this.observe(descriptor.path, call)],
-    });
+    const server = new grpc.Server({ ...serverOptions(this.limits), interceptors: [(descriptor, call) => this.observe(descriptor, call)] });
     const tollgate = loadTollgateProto();
     server.addService(decodingSafely(tollgate.service), this.handlers(tollgate.service));
     this.health = new GrpcHealth(this.dataSource, [TOLLGATE_SERVICE]);
@@ -192,7 +196,7 @@ export class GrpcServer implements BeforeApplicationShutdown {
     return impl;
   }
 
-  /** One call of tollgate.v1.Tollgate: in its span and request context, authenticated, checked, counted, served. */
+  /** One call of tollgate.v1.Tollgate (authenticated by the interceptor): in its span and request context, checked, counted, served. */
   private async serve<T>(
     name: string,
     m: Method,
@@ -202,7 +206,7 @@ export class GrpcServer implements BeforeApplicationShutdown {
     const rec = this.records.get(call.metadata)!;
     return otelContext.with(rec.context, () =>
       RequestContexts.run({ correlationId: rec.reqId }, async () => {
-        const principal = (rec.principal = await this.authenticate(call.metadata, rec.remoteAddr));
+        const principal = rec.principal!;
         if (m.roles && !hasAnyRole(principal, m.roles)) {
           const agent = isAgent(principal) ? 'An agent token acts only as an agent, whatever other roles it carries. ' : '';
           throw new ForbiddenError(`${agent}This needs one of the roles: ${m.roles.join(', ')}`);
@@ -210,6 +214,7 @@ export class GrpcServer implements BeforeApplicationShutdown {
         await this.rateLimit.hit(principal, `${TOLLGATE_SERVICE}-${name}`);
         const request = call.request as { [UNDECODABLE]?: string } | undefined;
         if (request?.[UNDECODABLE] !== undefined) throw new ValidationError([{ path: '', message: `is not a valid ${name} request: ${request[UNDECODABLE]}` }]);
+        if (m.lookup) notFoundUnlessId((request as Record<string, unknown>)[m.lookup[0]], m.lookup[1]);
         const abort = new AbortController();
         const cancelled = () => abort.abort();
         call.once('cancelled', cancelled);
@@ -255,22 +260,36 @@ export class GrpcServer implements BeforeApplicationShutdown {
     return Object.assign(new Error(answer.details), answer) as grpc.ServiceError;
   }
 
-  /** The interceptor of every call: request id, span, and when it ends its access line and metrics. */
-  private observe(path: string, call: grpc.ServerInterceptingCallInterface): grpc.ServerInterceptingCall {
+  /**
+   * The interceptor of every call: request id and span; then, before the handler sees anything, the bounds on what
+   * a peer may make the server hold (metadata size, time for the request to come in, open health and reflection
+   * calls) and, for tollgate.v1.Tollgate, the token, so that a caller without one is answered before its message
+   * is read; when the call ends, its access line and metrics.
+   */
+  private observe(descriptor: grpc.ServerMethodDefinition<unknown, unknown>, call: grpc.ServerInterceptingCallInterface): grpc.ServerInterceptingCall {
+    const path = descriptor.path;
     let rec: CallRecord | undefined;
+    /** Headers went out before the status (else the status is a trailers-only answer). */
+    let answered = false;
+    const arrived = () => {
+      clearTimeout(rec?.timer);
+      if (rec) rec.timer = undefined;
+    };
     const finish = (code: grpc.status, trailers?: grpc.Metadata | null, clientClosed = false) => {
       if (!rec || rec.done) return;
       rec.done = true;
+      arrived();
+      rec.release?.();
       const seconds = Number(process.hrtime.bigint() - rec.started) / 1e9;
       const status = grpc.status[code] ?? String(code);
       const problemCode = trailers?.get(TOLLGATE_CODE)[0];
+      // A watch the server ends while it stops is part of stopping, not a failure.
+      const fault = SERVER_FAULTS.has(code) && !clientClosed && !(this.closing && problemCode === 'unavailable');
       rec.span.setAttribute('rpc.grpc.status_code', code);
-      if (SERVER_FAULTS.has(code) && !clientClosed) rec.span.setStatus({ code: SpanStatusCode.ERROR, message: status });
+      if (fault) rec.span.setStatus({ code: SpanStatusCode.ERROR, message: status });
       rec.span.end();
       this.metrics.grpcCall(path, status, seconds);
       const quiet = path.startsWith(`/${HEALTH_SERVICE}/`) && code === grpc.status.OK;
-      // A watch the server ends while it stops is part of stopping, not a failure.
-      const fault = SERVER_FAULTS.has(code) && !(this.closing && problemCode === 'unavailable');
       if (this.logger) {
         logRpc(this.logger, {
           reqId: rec.reqId,
@@ -288,22 +307,37 @@ export class GrpcServer implements BeforeApplicationShutdown {
         });
       }
     };
-    return new grpc.ServerInterceptingCall(call, {
+    const intercepting = new grpc.ServerInterceptingCall(call, {
       start: (next) =>
         next({
           onReceiveMetadata: (metadata, pass) => {
-            const reqId = correlationIdFrom(metadata.get('x-request-id')[0] as string | undefined);
-            const carrier = { traceparent: text(metadata, 'traceparent'), tracestate: text(metadata, 'tracestate') };
-            const [, service = '', method = ''] = path.split('/');
-            const { span, context } = startServerSpan(path.slice(1), { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method }, carrier);
-            rec = { reqId, started: process.hrtime.bigint(), span, context, remoteAddr: call.getConnectionInfo().remoteAddress, done: false };
-            this.records.set(metadata, rec);
-            pass(metadata);
+            const r = (rec = this.record(path, metadata, call.getConnectionInfo().remoteAddress));
+            const refuse = (e: unknown) => intercepting.sendStatus(this.failed(metadata, e));
+            if (metadataBytes(metadata) > this.limits.maxMetadataBytes) return refuse(headersTooLarge(this.limits.maxMetadataBytes));
+            const tollgate = path.startsWith(`/${TOLLGATE_SERVICE}/`);
+            if (!tollgate && !(r.release = this.anonymous.take(r.remoteAddr))) return refuse(tooManyAnonymous());
+            const seconds = this.limits.requestTimeoutMs / 1000;
+            r.timer = setTimeout(() => intercepting.sendStatus({ code: grpc.status.DEADLINE_EXCEEDED, details: `The request did not come in within ${seconds} s`, metadata: new grpc.Metadata() }), this.limits.requestTimeoutMs);
+            if (!tollgate) return pass(metadata);
+            otelContext.with(r.context, () => RequestContexts.run({ correlationId: r.reqId }, () => this.authenticate(metadata, r.remoteAddr))).then((principal) => {
+              r.principal = principal;
+              pass(metadata);
+            }, refuse);
+          },
+          // A stream of requests (reflection) has come in with its first message; a single request with its end.
+          onReceiveMessage: (message, next) => {
+            if (descriptor.requestStream) arrived();
+            next(message);
+          },
+          onReceiveHalfClose: (next) => {
+            arrived();
+            next();
           },
           onCancel: () => finish(grpc.status.CANCELLED, undefined, true),
         }),
       sendMetadata: (metadata, next) => {
         if (rec) metadata.set('x-request-id', rec.reqId);
+        answered = true;
         next(metadata);
       },
       sendStatus: (status, next) => {
@@ -311,35 +345,25 @@ export class GrpcServer implements BeforeApplicationShutdown {
         if (rec) trailers.set('x-request-id', rec.reqId);
         finish(status.code, trailers);
         next({ ...status, metadata: trailers });
+        if (!answered) resetUnlessHalfClosed(call);
       },
     });
+    return intercepting;
+  }
+
+  /** A call's record, from its metadata: request id, and a span that continues the caller's trace. */
+  private record(path: string, metadata: grpc.Metadata, remoteAddr: string | undefined): CallRecord {
+    const reqId = correlationIdFrom(metadata.get('x-request-id')[0] as string | undefined);
+    const carrier = { traceparent: text(metadata, 'traceparent'), tracestate: text(metadata, 'tracestate') };
+    const [, service = '', method = ''] = path.split('/');
+    const { span, context } = startServerSpan(path.slice(1), { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method }, carrier);
+    const rec: CallRecord = { reqId, started: process.hrtime.bigint(), span, context, remoteAddr, done: false };
+    this.records.set(metadata, rec);
+    return rec;
   }
 }
 
 function text(metadata: grpc.Metadata, key: string): string | undefined {
   const v = metadata.get(key)[0];
   return typeof v === 'string' ? v : undefined;
-}
-
-/**
- * The service with each request decoder made safe: a message protobuf cannot decode (or nests too deeply for
- * it) becomes a marker the handler answers INVALID_ARGUMENT for, after authentication, as REST answers a body it
- * cannot parse with 400, never with an internal error.
- */
-function decodingSafely(service: ServiceDefinition): ServiceDefinition {
-  return Object.fromEntries(
-    Object.entries(service).map(([name, m]: [string, MethodDefinition<object, object>]) => [
-      name,
-      {
-        ...m,
-        requestDeserialize: (bytes: Buffer) => {
-          try {
-            return m.requestDeserialize(bytes);
-          } catch (e) {
-            return { [UNDECODABLE]: e instanceof Error ? e.message : String(e) };
-          }
-        },
-      },
-    ]),
-  ) as ServiceDefinition;
 }

@@ -1,0 +1,54 @@
+import * as grpc from '@grpc/grpc-js';
+import type { MethodDefinition, ServiceDefinition } from '@grpc/proto-loader';
+import { constants as h2 } from 'node:http2';
+import type { ServerHttp2Stream } from 'node:http2';
+import { DomainError } from '../../domain/shared/domain-error';
+import { ID_PATTERN } from '../http/dto/conversation.dto';
+
+// What GrpcServer does to a request before, or instead of, its handler.
+
+/** A request that did not decode: told as INVALID_ARGUMENT by the handler, not INTERNAL by gRPC. */
+export const UNDECODABLE = Symbol('undecodable');
+
+/**
+ * The service with each request decoder made safe: a message protobuf cannot decode (or nests too deeply for
+ * it) becomes a marker the handler answers INVALID_ARGUMENT for, after authentication, as REST answers a body it
+ * cannot parse with 400, never with an internal error.
+ */
+export function decodingSafely(service: ServiceDefinition): ServiceDefinition {
+  return Object.fromEntries(
+    Object.entries(service).map(([name, m]: [string, MethodDefinition<object, object>]) => [
+      name,
+      {
+        ...m,
+        requestDeserialize: (bytes: Buffer) => {
+          try {
+            return m.requestDeserialize(bytes);
+          } catch (e) {
+            return { [UNDECODABLE]: e instanceof Error ? e.message : String(e) };
+          }
+        },
+      },
+    ]),
+  ) as ServiceDefinition;
+}
+
+/**
+ * An id that cannot exist (not 1 to 128 characters of [A-Za-z0-9_.:-]) names nothing: NOT_FOUND without a
+ * lookup, and without echoing it (a 100,000-character id would make a status message no client accepts).
+ */
+export function notFoundUnlessId(id: unknown, what: string): void {
+  if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw new DomainError('not_found', 'not_found', `${what} not found: its id is not 1 to 128 characters of [A-Za-z0-9_.:-]`);
+}
+
+/**
+ * grpc-js leaves a stream open when it answers before the client has finished sending (a refused call, a request
+ * that did not come in time), so a peer could keep it, and what it holds, for the connection's life. Once such a
+ * trailers-only answer is out, the stream is reset (RST_STREAM NO_ERROR, as RFC 9113 §8.1 allows and grpc-go and
+ * gRPC core do; not after messages, where Node 20 spins on a reset that races the trailers). grpc-js has no API for
+ * it: the HTTP/2 stream is its call's internal field, and grpc-hardening.e2e-spec.ts fails should it move.
+ */
+export function resetUnlessHalfClosed(call: grpc.ServerInterceptingCallInterface): void {
+  const stream = (call as unknown as { stream?: ServerHttp2Stream }).stream;
+  if (stream && !stream.closed && !stream.destroyed && stream.headersSent && stream.state.remoteClose === 0) stream.close(h2.NGHTTP2_NO_ERROR);
+}
