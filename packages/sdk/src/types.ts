@@ -85,8 +85,10 @@ export interface Problem {
   requestedScope?: GrantScope;
   /** forbidden (a standing grant): the widest scope the caller and the policy allow. */
   allowedScope?: GrantLimit;
-  /** halted: the scope of the halt in force. */
+  /** halted: the scope of the halt in force; too_many_open_questions: which limit, `conversation` or `agent`. */
   scope?: HaltScope;
+  /** too_many_open_questions: the limit reached. */
+  limit?: number;
   /** already_answered: the status of the question now. */
   questionStatus?: 'pending' | 'answered' | 'expired' | 'cancelled';
   /** rate_limited, unavailable: seconds to wait (also the Retry-After header). */
