@@ -60,6 +60,12 @@ function connect(address: string, opts: http2.ClientSessionOptions = {}): http2.
   return session;
 }
 
+/** Node 20's client spins for ever if a session is destroyed in the same tick one of its streams closed. */
+async function destroy(...sessions: http2.ClientHttp2Session[]): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  for (const s of sessions) s.destroy();
+}
+
 const closed = (s: http2.ClientHttp2Session) => new Promise<void>((resolve) => (s.closed || s.destroyed ? resolve() : s.once('close', () => resolve())));
 
 describe('the gRPC port with its default limits', () => {
@@ -88,6 +94,15 @@ describe('the gRPC port with its default limits', () => {
     expect(await tollgate.failure('GetToolCall', { id: 'tc_1' }, agent, { 'x-pad': 'p'.repeat(15 * 1024) })).toMatchObject({ code: grpc.status.NOT_FOUND, tollgateCode: 'not_found' });
   });
 
+  it('closes the connection after refusing oversized metadata (GOAWAY), as HTTP/1 does after a 431', async () => {
+    const session = connect(server.grpcAddress!);
+    const goaway = new Promise<number>((resolve) => session.once('goaway', (code) => resolve(code)));
+    const call = rawCall(session, '/grpc.health.v1.Health/Check', { 'x-pad': 'p'.repeat(17 * 1024) }, frame());
+    expect(await call.ended).toMatchObject({ grpcStatus: grpc.status.INVALID_ARGUMENT, tollgateCode: 'headers_too_large' });
+    expect(await goaway).toBe(http2.constants.NGHTTP2_NO_ERROR);
+    await closed(session);
+  });
+
   it('carries at most 100 calls at once on one connection: the 101st stream is refused (REFUSED_STREAM)', async () => {
     // This client does not wait for the server's SETTINGS (as an attacker would not): all 101 go out at once.
     const session = connect(server.grpcAddress!, { peerMaxConcurrentStreams: 1000 });
@@ -96,16 +111,14 @@ describe('the gRPC port with its default limits', () => {
     expect(refused.end.rstCode).toBe(http2.constants.NGHTTP2_REFUSED_STREAM);
     expect(calls.filter((c) => c.stream.closed).length).toBe(1); // (a count: a failing stream list would print for ever)
     expect(session.remoteSettings.maxConcurrentStreams).toBe(100);
-    // Node 20's client spins for ever if its session is destroyed in the same tick a stream was refused.
-    await new Promise((resolve) => setImmediate(resolve));
-    session.destroy();
+    await destroy(session);
   });
 
   it('answers a call without a token at once, without waiting for its message', async () => {
     const session = connect(server.grpcAddress!);
     const call = rawCall(session, '/tollgate.v1.Tollgate/GetToolCall'); // headers only: no message, no end
     expect(await call.ended).toMatchObject({ grpcStatus: grpc.status.UNAUTHENTICATED, tollgateCode: 'unauthenticated' });
-    session.destroy();
+    await destroy(session);
   });
 
   it('answers an id of 100,000 characters NOT_FOUND without a lookup and without echoing it', async () => {
@@ -136,7 +149,7 @@ describe('the gRPC port with short limits', () => {
   const lines: Array<Record<string, any>> = [];
 
   beforeAll(async () => {
-    server = await startTestServer({ grpcPort: undefined });
+    server = await startTestServer({ grpcPort: undefined, rateLimitPer10s: 10 });
     agent = await server.token('bot', ['agent']);
     const app = server.app;
     // The same server class with the application's own services, on a port of its own, with limits a test can wait for.
@@ -168,7 +181,17 @@ describe('the gRPC port with short limits', () => {
     const call = rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${agent}`, 'x-request-id': 'stalled-1' });
     expect(await call.ended).toMatchObject({ grpcStatus: grpc.status.DEADLINE_EXCEEDED });
     expect(await accessLine('stalled-1')).toMatchObject({ level: 30, grpc_status: 'DEADLINE_EXCEEDED' });
-    session.destroy();
+    await destroy(session);
+  });
+
+  it('counts a call against its token’s rate before its message comes: past the rate, one is refused at once', async () => {
+    const token = await server.token('hasty', ['agent']);
+    const session = connect(address);
+    const calls = Array.from({ length: 11 }, () => rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${token}` }));
+    const first = await Promise.race(calls.map((c) => c.ended));
+    expect(first).toMatchObject({ grpcStatus: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited' });
+    expect(calls.filter((c) => c.stream.closed).length).toBe(1); // the other ten wait for their message
+    await destroy(session);
   });
 
   it('logs a call whose client went away at info, not as a server error', async () => {
@@ -177,7 +200,7 @@ describe('the gRPC port with short limits', () => {
     rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${agent}`, 'x-request-id': 'gone-1' });
     // HTTP/2 frames are read in order: once the ping (sent after the call's headers) is answered, the server has the call.
     await new Promise((resolve) => session.ping((e) => resolve(e)));
-    session.destroy();
+    await destroy(session);
     const line = await accessLine('gone-1');
     expect(line.level).toBeLessThan(50);
   });
@@ -216,7 +239,6 @@ describe('the gRPC port with short limits', () => {
     await watches[0].ended;
     const again = rawCall(b, '/grpc.health.v1.Health/Watch', {}, frame());
     await new Promise((resolve) => again.stream.once('data', resolve));
-    a.destroy();
-    b.destroy();
+    await destroy(a, b);
   });
 });

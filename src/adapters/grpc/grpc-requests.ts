@@ -45,10 +45,28 @@ export function notFoundUnlessId(id: unknown, what: string): void {
  * grpc-js leaves a stream open when it answers before the client has finished sending (a refused call, a request
  * that did not come in time), so a peer could keep it, and what it holds, for the connection's life. Once such a
  * trailers-only answer is out, the stream is reset (RST_STREAM NO_ERROR, as RFC 9113 §8.1 allows and grpc-go and
- * gRPC core do; not after messages, where Node 20 spins on a reset that races the trailers). grpc-js has no API for
- * it: the HTTP/2 stream is its call's internal field, and grpc-hardening.e2e-spec.ts fails should it move.
+ * gRPC core do; not after messages, where Node 20 spins on a reset that races the trailers).
  */
 export function resetUnlessHalfClosed(call: grpc.ServerInterceptingCallInterface): void {
-  const stream = (call as unknown as { stream?: ServerHttp2Stream }).stream;
+  const stream = streamOf(call);
   if (stream && !stream.closed && !stream.destroyed && stream.headersSent && stream.state.remoteClose === 0) stream.close(h2.NGHTTP2_NO_ERROR);
+}
+
+/**
+ * Closes the call's connection gracefully (GOAWAY; calls in flight finish), as HTTP/1 closes it after a 431: a
+ * peer sending oversized metadata would otherwise go on sending it on the same connection, each header list (up to
+ * Node's own 64 KiB) becoming garbage faster than V8 collects it. A grpc-js client simply reconnects.
+ */
+export function closeConnection(call: grpc.ServerInterceptingCallInterface): void {
+  const session = streamOf(call)?.session;
+  if (session && !session.closed && !session.destroyed) session.close();
+}
+
+/**
+ * The HTTP/2 stream under a grpc-js call: an internal field, as grpc-js has no API for the two uses above;
+ * grpc-hardening.e2e-spec.ts fails should it move.
+ */
+function streamOf(call: grpc.ServerInterceptingCallInterface): ServerHttp2Stream | undefined {
+  const stream = (call as unknown as { stream?: unknown }).stream;
+  return stream && typeof stream === 'object' && 'session' in stream ? (stream as ServerHttp2Stream) : undefined;
 }

@@ -21,7 +21,7 @@ import { GrpcHealth, HEALTH_PROTO } from './grpc-health';
 import { DEFAULT_GRPC_LIMITS, GrpcLimits, AnonymousCalls, headersTooLarge, metadataBytes, serverOptions, tooManyAnonymous } from './grpc-limits';
 import { loadForReflection, loadTollgateProto, protoDir, TOLLGATE_PROTO, TOLLGATE_SERVICE } from './proto';
 import { addReflection } from './reflection';
-import { decodingSafely, notFoundUnlessId, resetUnlessHalfClosed, UNDECODABLE } from './grpc-requests';
+import { closeConnection, decodingSafely, notFoundUnlessId, resetUnlessHalfClosed, UNDECODABLE } from './grpc-requests';
 import { RpcCall, TollgateRpcs } from './tollgate.rpcs';
 
 type Msg = Record<string, unknown>;
@@ -196,7 +196,7 @@ export class GrpcServer implements BeforeApplicationShutdown {
     return impl;
   }
 
-  /** One call of tollgate.v1.Tollgate (authenticated by the interceptor): in its span and request context, checked, counted, served. */
+  /** One call of tollgate.v1.Tollgate, admitted by the interceptor: in its span and request context, its request checked, served. */
   private async serve<T>(
     name: string,
     m: Method,
@@ -207,11 +207,6 @@ export class GrpcServer implements BeforeApplicationShutdown {
     return otelContext.with(rec.context, () =>
       RequestContexts.run({ correlationId: rec.reqId }, async () => {
         const principal = rec.principal!;
-        if (m.roles && !hasAnyRole(principal, m.roles)) {
-          const agent = isAgent(principal) ? 'An agent token acts only as an agent, whatever other roles it carries. ' : '';
-          throw new ForbiddenError(`${agent}This needs one of the roles: ${m.roles.join(', ')}`);
-        }
-        await this.rateLimit.hit(principal, `${TOLLGATE_SERVICE}-${name}`);
         const request = call.request as { [UNDECODABLE]?: string } | undefined;
         if (request?.[UNDECODABLE] !== undefined) throw new ValidationError([{ path: '', message: `is not a valid ${name} request: ${request[UNDECODABLE]}` }]);
         if (m.lookup) notFoundUnlessId((request as Record<string, unknown>)[m.lookup[0]], m.lookup[1]);
@@ -229,6 +224,22 @@ export class GrpcServer implements BeforeApplicationShutdown {
         }
       }),
     );
+  }
+
+  /**
+   * What depends on the caller alone, checked as soon as its metadata arrives (before its message is read, so that
+   * neither a caller without a token nor one past its rate can make the server hold calls): the token, the
+   * method's roles (as the REST route's @Roles), the token's rate.
+   */
+  private async admit(path: string, metadata: grpc.Metadata, rec: CallRecord): Promise<void> {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    const principal = (rec.principal = await this.authenticate(metadata, rec.remoteAddr));
+    const roles = METHODS[name]?.roles;
+    if (roles && !hasAnyRole(principal, roles)) {
+      const agent = isAgent(principal) ? 'An agent token acts only as an agent, whatever other roles it carries. ' : '';
+      throw new ForbiddenError(`${agent}This needs one of the roles: ${roles.join(', ')}`);
+    }
+    await this.rateLimit.hit(principal, `${TOLLGATE_SERVICE}-${name}`);
   }
 
   /** As REST's AuthGuard: a token known good at once; else the address's failure budget (no crypto for a flood), then the token. */
@@ -313,16 +324,16 @@ export class GrpcServer implements BeforeApplicationShutdown {
           onReceiveMetadata: (metadata, pass) => {
             const r = (rec = this.record(path, metadata, call.getConnectionInfo().remoteAddress));
             const refuse = (e: unknown) => intercepting.sendStatus(this.failed(metadata, e));
-            if (metadataBytes(metadata) > this.limits.maxMetadataBytes) return refuse(headersTooLarge(this.limits.maxMetadataBytes));
+            if (metadataBytes(metadata) > this.limits.maxMetadataBytes) {
+              refuse(headersTooLarge(this.limits.maxMetadataBytes));
+              return closeConnection(call);
+            }
             const tollgate = path.startsWith(`/${TOLLGATE_SERVICE}/`);
             if (!tollgate && !(r.release = this.anonymous.take(r.remoteAddr))) return refuse(tooManyAnonymous());
             const seconds = this.limits.requestTimeoutMs / 1000;
             r.timer = setTimeout(() => intercepting.sendStatus({ code: grpc.status.DEADLINE_EXCEEDED, details: `The request did not come in within ${seconds} s`, metadata: new grpc.Metadata() }), this.limits.requestTimeoutMs);
             if (!tollgate) return pass(metadata);
-            otelContext.with(r.context, () => RequestContexts.run({ correlationId: r.reqId }, () => this.authenticate(metadata, r.remoteAddr))).then((principal) => {
-              r.principal = principal;
-              pass(metadata);
-            }, refuse);
+            otelContext.with(r.context, () => RequestContexts.run({ correlationId: r.reqId }, () => this.admit(path, metadata, r))).then(() => pass(metadata), refuse);
           },
           // A stream of requests (reflection) has come in with its first message; a single request with its end.
           onReceiveMessage: (message, next) => {
