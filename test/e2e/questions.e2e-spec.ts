@@ -328,6 +328,15 @@ describe('open questions are bounded per conversation and per agent', () => {
     expect((await api.post('/v1/conversations/lim-1/questions', bot, { text: 'One more?' })).status).toBe(201);
   });
 
+  it("takes exactly the agent's limit of concurrent asks spread over its conversations", async () => {
+    const racer = await bounded.token('race-bot', ['agent']);
+    const convs = ['race-1', 'race-2', 'race-3', 'race-4', 'race-5', 'race-6', 'race-7', 'race-8'];
+    for (const id of convs) expect((await api.post('/v1/conversations', racer, { id, user: { id: 'ann' } })).status).toBe(201);
+    const answers = await Promise.all(convs.map((id) => api.post(`/v1/conversations/${id}/questions`, racer, { text: `In ${id}?` })));
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(5);
+    for (const r of answers.filter((r) => r.status !== 201)) expect(r.body).toMatchObject({ code: 'too_many_open_questions', scope: 'agent', limit: 5 });
+  });
+
   it("counts the agent's open questions across its conversations", async () => {
     expect((await api.post('/v1/conversations/lim-2/questions', bot, { text: 'Elsewhere?' })).status).toBe(201);
     expect((await api.post('/v1/conversations/lim-2/questions', bot, { text: 'And here?' })).status).toBe(201);

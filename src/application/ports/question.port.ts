@@ -23,7 +23,8 @@ export interface QuestionRepository {
   findByExternalId(tenantId: string, conversationId: string, externalId: string): Promise<Question | null>;
   /**
    * The pending questions of a conversation and of its agent (across the tenant), each counted only up to `upTo`:
-   * enough to tell whether a limit is reached without reading more.
+   * enough to tell whether a limit is reached without reading more. Inside a unit of work, the agent's asks queue
+   * from here to its end, so concurrent asks each count the ones committed before them.
    */
   countOpen(tenantId: string, scope: { conversationId: string; agentId: string }, upTo: { conversation: number; agent: number }): Promise<{ conversation: number; agent: number }>;
   /** Inserts a new question or updates it (version-checked), appends its events and wakes its long-polls after commit. */

@@ -67,7 +67,10 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
   }
 
   async countOpen(tenantId: string, scope: { conversationId: string; agentId: string }, upTo: { conversation: number; agent: number }): Promise<{ conversation: number; agent: number }> {
-    // Each count stops at its limit, reading the partial indexes of pending questions only.
+    // Asks of one agent queue here until their transactions end, so each counts the ones before it (an advisory
+    // lock: there is no agent row to lock). Each count stops at its limit, reading the partial indexes of pending
+    // questions only.
+    await this.uow.manager().query(`SELECT pg_advisory_xact_lock(hashtextextended('tollgate.questions:' || $1 || '/' || $2, 0))`, [tenantId, scope.agentId]);
     const [row] = await this.uow.manager().query(
       `SELECT (SELECT count(*) FROM (SELECT 1 FROM questions WHERE tenant_id = $1 AND conversation_id = $2 AND status = 'pending' LIMIT $4) c)::int AS conversation,
               (SELECT count(*) FROM (SELECT 1 FROM questions WHERE tenant_id = $1 AND agent_id = $3 AND status = 'pending' LIMIT $5) a)::int AS agent`,

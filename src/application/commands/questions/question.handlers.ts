@@ -27,8 +27,7 @@ export class AskQuestionHandler implements ICommandHandler<AskQuestionCommand, {
 
   async execute({ principal: p, conversationId, question, externalId }: AskQuestionCommand) {
     const result = await this.uow.run(async () => {
-      // Locked: asks in one conversation queue here, so its open questions are counted one ask at a time.
-      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { lock: true, calls: { statuses: PENDING } }), p, conversationId);
+      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { calls: { statuses: PENDING } }), p, conversationId);
       mustBeOwningAgent(conv, p);
       const faults = questionFaults(question); // 400 after 404 and 403, before any idempotency check
       if (faults.length > 0) throw new ValidationError(faults);
@@ -45,6 +44,7 @@ export class AskQuestionHandler implements ICommandHandler<AskQuestionCommand, {
       }
       const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
       if (halt) throw new HaltedError(halt.scope, halt.reason);
+      // The agent's asks are counted one at a time from here (countOpen queues them), across its conversations.
       const upTo = { conversation: this.limits.perConversation, agent: this.limits.perAgent };
       checkOpenQuestionLimit(await this.questions.countOpen(p.tenant, { conversationId: conv.id, agentId: conv.agentId }, upTo), this.limits);
       const q = Question.ask({
