@@ -24,7 +24,8 @@ const word = fc.tuple(fc.constantFrom('a', 'b', 'c1', 'x.y', '-n', '%s'), fc.con
 );
 const name = fc.constantFrom('echo', 'printf', 'true', 'false', 'cat', ':');
 const assignment = fc.tuple(fc.constantFrom('v1', 'v2'), word).map(([n, w]) => `${n}=${w}`);
-const redirect = fc.constantFrom('> f1', '>> f2', '2> f3', '&> f4', '>| f5', '2>>f6', '>/dev/null', '2>&1', '< /dev/null', '>&2');
+// `{v1}>f7` opens f7 and assigns its descriptor to v1.
+const redirect = fc.constantFrom('> f1', '>> f2', '2> f3', '&> f4', '>| f5', '2>>f6', '>/dev/null', '2>&1', '< /dev/null', '>&2', '{v1}>f7', '{v2}<&0');
 const separator = fc.constantFrom('; ', ' && ', ' || ', ' | ', '\n');
 
 /** A simple command with literal words only (what backticks hold: no nesting to escape). */
@@ -51,6 +52,9 @@ const { line } = fc.letrec<{ line: string; command: string; simple: string; arg:
     { weight: 6, arbitrary: tie('simple') },
     { weight: 1, arbitrary: assignment },
     { weight: 1, arbitrary: tie('line').map((l) => `( ${l} )`) },
+    // `]]` glued to the operator after it: the test ends there.
+    { weight: 1, arbitrary: fc.tuple(word, fc.constantFrom('&&', '||'), tie('simple')).map(([w, op, s]) => `[[ -n ${w} ]]${op}${s}`) },
+    { weight: 1, arbitrary: word.map((w) => `[[ -n ${w} ]]>f8`) },
     { weight: 1, arbitrary: fc.tuple(tie('line'), redirect).map(([l, r]) => `{ ${l}; } ${r}`) },
     { weight: 1, arbitrary: fc.tuple(tie('line'), tie('line')).map(([c, b]) => `if ${c}; then ${b}; fi`) },
     { weight: 1, arbitrary: tie('line').map((l) => `sh -c ${quoteSingle(l)}`) },

@@ -177,6 +177,9 @@ describe('hidden execution under an allow rule (Bash(command=ls *): automatic, B
     ["x='$(rm -rf ~)'\nls ${x@P}"],
     ['PATH=/tmp/evil:$PATH; ls -la'],
     ['LD_PRELOAD=/tmp/evil.so ls -la'],
+    ['{ ls -la; } {PATH}<&0'],
+    ['{ ls -la; } {HOME}>/dev/null'],
+    ['echo -n {BASH_CMDS[ls]}>/dev/null; ls -la'],
   ])('%s is held at the strictest level that could apply', (command) => {
     const v = bash(command);
     expect(v).toMatchObject({ level: 'deny', rule: 1 });
@@ -199,6 +202,14 @@ describe('hidden execution under an allow rule (Bash(command=ls *): automatic, B
     expect(judgeWith('ls -la > /tmp/listing.txt')).toMatchObject({ level: 'automatic' });
     expect(judgeWith('ls -la > ~/.bashrc')).toMatchObject({ level: 'confirm' });
     expect(judgeWith('ls -la > /tmp/../home/u/.bashrc')).toMatchObject({ level: 'deny' });
+  });
+
+  it('a command glued to the end of [[ … ]] is a part of its own', () => {
+    const notifyAll: Rule[] = [{ match: 'Bash', level: 'notify' }, { match: 'Bash(command=rm *)', level: 'deny' }, { match: 'Bash(command=redirect(path=pw*))', level: 'manual' }];
+    const judgeWith = (command: string) =>
+      ApprovalPolicy.evaluate({ toolName: 'Bash', arguments: { command } }, { policy: PolicyDocument.parse({ rules: notifyAll }), policyVersion: 1, grants: [], conversation: { id: 'c', agentId: 'a' } });
+    expect(judgeWith('[[ 1 ]]&&rm -rf x')).toMatchObject({ level: 'deny', rule: 1 });
+    expect(judgeWith('[[ -d . ]]>pw2')).toMatchObject({ level: 'manual', rule: 2 });
   });
 
   it('a prefix assignment is a part no ls rule covers', () => {

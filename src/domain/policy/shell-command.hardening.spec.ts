@@ -99,7 +99,6 @@ describe('an output redirection is a part of its own', () => {
     ['before the command (listed after it)', '> out rm -rf /', ['rm -rf /', redirectPart('out')]],
     ['quoted', 'ls > "a b"', ['ls', redirectPart('a b')]],
     ['on a group', '{ ls; } > out', ['ls', redirectPart('out')]],
-    ['a named fd', 'exec {fd}>out', ['exec', redirectPart('out')]],
     ['alone', '> out', [redirectPart('out')]],
     ['an input redirection from the network', 'cat < /dev/tcp/10.0.0.1/80', ['cat', redirectPart('/dev/tcp/10.0.0.1/80')]],
   ])('%s', (_, command, expected) => {
@@ -193,6 +192,51 @@ describe('strings that run later as commands are read', () => {
     ['mapfile -C', "mapfile -C 'rm -rf ~' -c 1 a < f", ['mapfile -C rm -rf ~ -c 1 a', 'rm -rf ~']],
     ['coproc', 'coproc rm -rf ~', ['coproc rm -rf ~', 'rm -rf ~']],
   ])('%s', (_, command, expected) => {
+    expect(parts(command)).toEqual(expected);
+  });
+});
+
+describe('a {name} before a redirection assigns name', () => {
+  it.each<[string, string, string[]]>([
+    ['on a command', 'exec {fd}>out', ['fd=', 'exec', redirectPart('out')]],
+    ['on a group', '{ ls -la; } {fd}<&0', ['ls -la', 'fd=']],
+    ['to /dev/null', 'echo {x}>/dev/null', ['x=', 'echo']],
+    ['not when apart from the operator: a word', 'echo {x} >/dev/null', ['echo {x}']],
+    ['not when quoted: a word', "echo '{x}'>/dev/null", ['echo {x}']],
+    ['not before &>: a word', 'echo {x}&>/dev/null', ['echo {x}']],
+  ])('%s', (_, command, expected) => {
+    expect(parts(command)).toEqual(expected);
+  });
+
+  it.each<[string]>([['{ ls -la; } {PATH}<&0'], ['{ ls; } {HOME}>/dev/null'], ['true {LD_PRELOAD}>/dev/null; ls']])(
+    'is unreadable for a variable that changes what runs: %s',
+    (command) => {
+      expect(unparsable(command)).toMatch(/changes what runs/);
+    },
+  );
+
+  it.each<[string]>([['true {a[i]}>/dev/null'], ['echo -n {BASH_CMDS[ls]}>/dev/null; ls -la'], ['true {a[$(id)]}>/dev/null']])(
+    'is unreadable with a subscript, which bash evaluates: %s',
+    (command) => {
+      expect(unparsable(command)).toMatch(/subscript/);
+    },
+  );
+
+  it('BASH_CMDS and BASH_ALIASES change what runs', () => {
+    expect(unparsable('echo {BASH_CMDS}>/dev/null')).toMatch(/changes what runs/);
+    expect(unparsable('BASH_ALIASES=x')).toMatch(/changes what runs/);
+  });
+});
+
+describe('[[ … ]] glued to an operator ends at ]]', () => {
+  it.each<[string, string[]]>([
+    ['[[ 1 ]]&&rm -rf x', ['[[ 1 ]]', 'rm -rf x']],
+    ['[[ 1 ]]||rm -rf x', ['[[ 1 ]]', 'rm -rf x']],
+    ['[[ -d . ]]>pw2', ['[[ -d . ]]', redirectPart('pw2')]],
+    ['[[ -d . ]]<f', ['[[ -d . ]]']],
+    ['([[ 1 ]])', ['[[ 1 ]]']],
+    ['[[ a < b && ( c > d ) ]]&&ls', ['[[ a < b && ( c > d ) ]]', 'ls']],
+  ])('%s', (command, expected) => {
     expect(parts(command)).toEqual(expected);
   });
 });

@@ -3,6 +3,7 @@
  * Each simple command goes to `collect`; what it cannot read with confidence throws `Unparsable`.
  */
 import { ansiC } from './ansi-c';
+import { assignment } from './environment';
 import { checkParameterHead, requireConstantArithmetic } from './expansions';
 import { Parts, SHELL_LIMITS, Unparsable, Word } from './parts';
 import { redirection } from './redirection';
@@ -12,8 +13,12 @@ const SPACE = new Set([' ', '\t', '\r']);
 /** Characters that mean nothing special outside quotes (`#` and `{`, `}` only do at a word's start or alone). */
 const ORDINARY = /[^\s;&|()<>\\'"`$]+/y;
 const REDIRECT_OP = /^(?:&>>?|<<<|<<-?|<>|<&|>>|>\||>&|<|>)/;
-/** Digits (`2>`) or `{name}` (`{fd}>`) written right before a redirection: the descriptor, not a word. */
-const DESCRIPTOR_PREFIX = /^(?:\d+|\{[A-Za-z_][A-Za-z0-9_]*\})$/;
+/** Digits (`2>`) written right before `<` or `>`: the descriptor, not a word. */
+const DESCRIPTOR_NUMBER = /^\d+$/;
+/** `{name}` right before `<` or `>`: bash assigns the descriptor it opens (10, 11…) to `name`. */
+const DESCRIPTOR_VARIABLE = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+/** `{name[…]}` there: bash evaluates the subscript as arithmetic, running any `$( )` in a value. */
+const DESCRIPTOR_ELEMENT = /^\{[A-Za-z_][A-Za-z0-9_]*\[/;
 /** After `$`: what makes it an expansion rather than a literal dollar sign. */
 const EXPANDS_AFTER_DOLLAR = /[A-Za-z_0-9@*#?$!({[-]/;
 
@@ -84,6 +89,9 @@ export class Reader {
       } else if (c === '\n') {
         endCommand();
         this.pos++;
+      } else if (conditional && '&|<>()'.includes(c) && word?.quotedFrom === Infinity && word.text === ']]') {
+        // `[[ 1 ]]&&rm`: the test ends at `]]`, so the operator glued to it is one again.
+        endWord();
       } else if (conditional && ((c === '&' && next === '&') || (c === '|' && next === '|'))) {
         conditionWord(c + next);
       } else if (conditional && (c === '(' || c === ')' || ((c === '<' || c === '>') && next !== '('))) {
@@ -119,7 +127,8 @@ export class Reader {
         current().text += src.slice(start, this.pos);
         this.expanded = true;
       } else if (c === '<' || c === '>' || c === '&') {
-        if (word && word.quotedFrom === Infinity && DESCRIPTOR_PREFIX.test(word.text)) word = undefined;
+        if (word && word.quotedFrom > 0 && c !== '&') this.descriptorPrefix(word);
+        if (word && word.quotedFrom === Infinity && c !== '&' && (DESCRIPTOR_NUMBER.test(word.text) || DESCRIPTOR_VARIABLE.test(word.text))) word = undefined;
         endWord();
         const op = REDIRECT_OP.exec(src.slice(this.pos, this.pos + 3))![0];
         if (op === '<<' || op === '<<-') throw new Unparsable('a here-document');
@@ -165,6 +174,20 @@ export class Reader {
     }
     if (closing) throw new Unparsable('a "(" without its ")"');
     endCommand();
+  }
+
+  /**
+   * The word glued before `<` or `>`: `{name}` is an assignment (`{PATH}<&0` on a group or a builtin sets PATH in
+   * the shell), checked as one; `{name[…]}` is unreadable. Bash reads the word before removing quotes, so only its
+   * opening `{` and name need be unquoted for the subscript form.
+   */
+  private descriptorPrefix(word: Word): void {
+    const element = DESCRIPTOR_ELEMENT.exec(word.text);
+    if (element && word.quotedFrom >= element[0].length && word.text.endsWith('}')) {
+      throw new Unparsable(`a redirection that assigns its descriptor to an array element, whose subscript bash evaluates (${word.text.slice(0, 40)})`);
+    }
+    const name = word.quotedFrom === Infinity ? DESCRIPTOR_VARIABLE.exec(word.text)?.[1] : undefined;
+    if (name !== undefined) assignment(plain(`${name}=`), this.parts);
   }
 
   /** From after the opening `"` to past the closing one: `$(…)`, `${…}` and backticks inside still run. */
