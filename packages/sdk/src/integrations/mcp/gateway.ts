@@ -154,11 +154,11 @@ export class TollgateMcpGateway {
       return problem(400, 'validation_failed', 'The body is not JSON');
     }
     if (!isInitializeRequest(body)) return problem(400, 'validation_failed', 'No mcp-session-id: start a session with an initialize request');
-    const full = this.sessions.makeRoom(who.sub);
-    if (full) return full;
-    const session: Session = { user: who.user, userToken: token, sub: who.sub, pending: 0, lastSeen: Date.now(), server: undefined as unknown as Server };
-    session.server = this.buildServer(session);
-    return this.sessions.start(session, request, body);
+    return this.sessions.start(who.sub, () => {
+      const session: Session = { user: who.user, userToken: token, sub: who.sub, pending: 0, lastSeen: Date.now(), server: undefined as unknown as Server };
+      session.server = this.buildServer(session);
+      return session;
+    }, request, body);
   }
 
   /** Closes the sessions and the upstreams (stdio servers are stopped). */
