@@ -13,13 +13,20 @@ export interface EmbeddedPostgres {
 }
 
 /**
+ * PostgreSQL's defaults are for a server of its own: a 128 MB buffer cache that PGlite's WebAssembly memory
+ * commits in full (about 130 MB of the process's RSS). The embedded database is small and its files stay in the
+ * OS's page cache, so 16 MB does. Passed at start, not written to the data dir's postgresql.conf.
+ */
+const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
+
+/**
  * Real PostgreSQL in-process (PGlite), served over the wire protocol by pglite-socket so the
  * ordinary `pg` driver and TypeORM work unchanged. PGlite runs one query at a time: use pool size 1.
  */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true });
   const release = takeLock(join(dataDir, 'pglite.lock'));
-  const db = await PGlite.create(join(dataDir, 'pgdata'));
+  const db = await PGlite.create(join(dataDir, 'pgdata'), { startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS] });
   // A private socket directory: short path (Unix socket limit) and nothing else can be listening there.
   const socketDir = mkdtempSync(join(tmpdir(), 'tollgate-pg-'));
   const server = new PGLiteSocketServer({ db, path: join(socketDir, '.s.PGSQL.5432'), maxConnections: 4 });
