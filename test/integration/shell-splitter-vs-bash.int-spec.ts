@@ -64,6 +64,7 @@ const { line } = fc.letrec<{ line: string; command: string; simple: string; arg:
     { weight: 1, arbitrary: literal.map((l) => `echo a | xargs ${l}`) },
     // A literal body only: a body that could define and call `f` again would recurse without end.
     { weight: 1, arbitrary: fc.tuple(literal, redirect).map(([l, r]) => `f() { ${l}; } ${r}; f`) },
+    { weight: 1, arbitrary: literal.map((l) => `function g { ${l}; }; g`) },
   ),
   line: fc
     .tuple(tie('command'), fc.array(fc.tuple(separator, tie('command')), { maxLength: 2 }))

@@ -36,6 +36,10 @@ describe('shell tools: a rule on the command sees each simple command in it', ()
     ['eval', 'eval "rm -rf /"'],
     ['xargs', 'ls | xargs rm -f'],
     ['quotes', "'rm' -rf /"],
+    ['a function keyword', 'function f { rm -rf x; }; f'],
+    ['a named coproc', 'coproc f { rm x; }'],
+    ['sudo with grouped options', 'sudo -iu root rm -rf x'],
+    ['a brace expansion', '{rm,-rf,x}'],
   ])('an rm behind %s is denied', (_, cmd) => {
     expect(judge(cmd, [ALLOW_LS, DENY_RM]).level).toBe('deny');
   });

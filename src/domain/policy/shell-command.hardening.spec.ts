@@ -240,3 +240,44 @@ describe('[[ … ]] glued to an operator ends at ]]', () => {
     expect(parts(command)).toEqual(expected);
   });
 });
+
+describe('commands a deny rule must see', () => {
+  it.each<[string, string, string]>([
+    ['a function defined with the function keyword', 'function f { rm -rf x; }; f', 'rm -rf x'],
+    ['a function keyword with ()', 'function f() { rm -rf x; }', 'rm -rf x'],
+    ['a named coproc', 'coproc f { rm x; }', 'rm x'],
+    ['sudo with grouped short options taking a value', 'sudo -iu root rm -rf x', 'rm -rf x'],
+    ['sudo with a value joined to its option', 'sudo -uroot rm -rf x', 'rm -rf x'],
+    ['sudo -R (chroot)', 'sudo -R /srv rm -rf x', 'rm -rf x'],
+    ['env -S', "env -S 'rm -rf x'", 'rm -rf x'],
+    ['timeout with a long option', 'timeout --signal KILL 5 rm -rf x', 'rm -rf x'],
+    ['an unknown long option, read both ways', 'sudo --us root rm -rf x', 'rm -rf x'],
+    ['an unknown long option taking no value', 'timeout --foreground 5 rm -rf x', 'rm -rf x'],
+    ['xargs with grouped options', 'xargs -0rn 1 rm -rf', 'rm -rf'],
+    ['sudo -h, with or without a host', 'sudo -h rm -rf x', 'rm -rf x'],
+    ['env -', 'env - rm -rf x', 'rm -rf x'],
+  ])('%s', (_, command, part) => {
+    expect(parts(command)).toContain(part);
+  });
+
+  it('a coproc name is an assignment, checked as one', () => {
+    expect(parts('coproc f { rm x; }')).toContain('f=');
+    expect(unparsable('coproc PATH { ls; }')).toMatch(/changes what runs/);
+  });
+
+  it.each<[string]>([['{rm,-rf,x}'], ['{rm,-rf}\\ x'], ['/bin/{rm,ls} -rf x'], ['{r..r}m -rf x'], ['sudo {rm,-rf,x}'], ['sudo -u {root,rm} -rf x'], ["bash {-c,'rm -rf x'}"], ['find . -exec {rm,-rf} {} +']])(
+    'an unquoted brace expansion where it may name the command is unreadable: %s',
+    (command) => {
+      expect(unparsable(command)).toMatch(/brace expansion/);
+    },
+  );
+
+  it.each<[string, string[]]>([
+    ['echo {a,b}', ['echo {a,b}']],
+    ["ls '{a,b}'", ['ls {a,b}']],
+    ['{ ls; }', ['ls']],
+    ["find . -name '*.{js,ts}' -exec ls {} +", ['find . -name *.{js,ts} -exec ls {} +', 'ls {}']],
+  ])('a brace expansion in an argument, or a group, is read: %s', (command, expected) => {
+    expect(parts(command)).toEqual(expected);
+  });
+});

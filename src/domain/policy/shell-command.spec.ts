@@ -182,7 +182,7 @@ describe('a command it cannot read with confidence is unparsable', () => {
 // ---- properties ----
 
 /** Words that read as themselves: no quoting, separators, keywords, wrappers or assignments. */
-const plainWord = fc.stringMatching(/^[a-z0-9_./:-]{1,8}$/).filter((w) => !/^(?:if|then|else|elif|fi|do|done|while|until|esac|sudo|doas|nohup|setsid|time|nice|exec|command|builtin|env|timeout|xargs|stdbuf|eval|su|find|sh|bash|zsh|dash|ksh|mksh|ash|fish)$/.test(w) && !w.includes('/'));
+const plainWord = fc.stringMatching(/^[a-z0-9_./:-]{1,8}$/).filter((w) => !/^(?:if|then|else|elif|fi|do|done|while|until|esac|function|coproc|sudo|doas|nohup|setsid|time|nice|exec|command|builtin|env|timeout|xargs|stdbuf|eval|su|find|sh|bash|zsh|dash|ksh|mksh|ash|fish)$/.test(w) && !w.includes('/'));
 const simpleCommand = fc.array(plainWord, { minLength: 1, maxLength: 4 }).map((ws) => ws.join(' '));
 const separator = fc.constantFrom(' && ', ' || ', '; ', ';', ' | ', '|', ' & ', '&', '\n', ' |& ', '&&');
 

@@ -18,6 +18,8 @@ export interface Word {
   quotedFrom: number;
   /** True when some of it is only known when it runs: a `$` expansion, a substitution or backticks. */
   expands?: boolean;
+  /** Index in `text` of the first `{` outside quotes, if any: where a brace expansion (`{a,b}`) may start. */
+  braceFrom?: number;
 }
 
 /** How the part an output redirection adds is written: a rule matches it as `redirect(path=…)`. */

@@ -164,7 +164,12 @@ export class Reader {
         ORDINARY.lastIndex = this.pos;
         const run = ORDINARY.exec(src);
         const end = run ? this.pos + run[0].length : this.pos + 1;
-        current().text += src.slice(this.pos, end);
+        const w = current();
+        const text = src.slice(this.pos, end);
+        // An unquoted `{`: a brace expansion may start there (`${` is read by `dollar`, never here).
+        const brace = text.indexOf('{');
+        if (w.braceFrom === undefined && brace !== -1) w.braceFrom = w.text.length + brace;
+        w.text += text;
         this.pos = end;
       }
       if (this.expanded) {

@@ -3,8 +3,9 @@
  * runs in turn — behind a wrapper (`sudo rm`), by path (`/bin/rm`), from a string (`sh -c`, `eval`, `trap`).
  */
 import { checkBuiltin } from './builtins';
-import { assignment, checkAssignment, isAssignment } from './environment';
+import { assignment, isAssignment } from './environment';
 import { Parts, REDIRECT_PREFIX, Unparsable, Word } from './parts';
+import { unwrap, WRAPPERS } from './wrappers';
 
 /** Reads a command line found in a word (`sh -c '…'`) one level deeper. */
 export type ReadLine = (line: string, depth: number) => void;
@@ -23,12 +24,15 @@ export function collect(all: Word[], depth: number, parts: Parts, readLine: Read
   for (; i < all.length; i++) {
     const w = all[i];
     if (isAssignment(w)) assignment(w, parts);
+    // `function NAME { …; }`: the body is the command that runs (the words after NAME).
+    else if (w.quotedFrom === Infinity && w.text === 'function') i++;
     else if (w.quotedFrom !== Infinity || !KEYWORDS.has(w.text)) break;
   }
-  if (i === all.length) return;
+  if (i >= all.length) return;
   const words = i === 0 ? all : all.slice(i);
   const name = words[0].text;
   if (name.startsWith(REDIRECT_PREFIX)) throw new Unparsable(`a command named like a redirection part (${name.slice(0, 40)})`);
+  requireNoBraceExpansion(words[0]);
   parts.add(words.map((w) => w.text).join(' '));
   const base = name.includes('/') ? name.slice(name.lastIndexOf('/') + 1) : name;
   // `/bin/rm -rf /` runs `rm`: a rule on `rm *` should see it.
@@ -36,53 +40,25 @@ export function collect(all: Word[], depth: number, parts: Parts, readLine: Read
 
   const args = words.slice(1);
   checkBuiltin(base, args);
-  const inner = unwrap(base, args, parts);
-  if (inner) collect(inner, depth, parts, readLine);
+  // Where words decide which command runs, bash's brace expansion could move one into the command's place.
+  if (runsItsArguments(base)) for (const a of args) requireNoBraceExpansion(a);
+  for (const inner of unwrap(base, args, parts)) collect(inner, depth, parts, readLine);
   for (const line of commandLines(base, args)) readLine(line, depth + 1);
   if (base === 'find') for (const exec of findExecs(args)) collect(exec, depth, parts, readLine);
 }
 
-/** Options of each wrapper that take a value in the next word (short options given apart). */
-const WRAPPERS: Record<string, ReadonlySet<string>> = {
-  sudo: new Set(['-u', '-g', '-p', '-C', '-D', '-r', '-t', '-U', '-T', '-h', '--user', '--group', '--prompt', '--chdir', '--role', '--type', '--other-user', '--command-timeout', '--host', '--close-from']),
-  doas: new Set(['-u', '-C']),
-  nohup: new Set(),
-  setsid: new Set(),
-  time: new Set(['-f', '-o', '--format', '--output']),
-  nice: new Set(['-n', '--adjustment']),
-  exec: new Set(['-a']),
-  command: new Set(),
-  builtin: new Set(),
-  coproc: new Set(),
-  env: new Set(['-u', '-C', '--unset', '--chdir']),
-  timeout: new Set(['-s', '-k', '--signal', '--kill-after']),
-  xargs: new Set(['-I', '-n', '-P', '-L', '-s', '-d', '-E', '-a', '--max-args', '--max-procs', '--max-lines', '--max-chars', '--delimiter', '--eof', '--arg-file', '--replace']),
-  stdbuf: new Set(['-i', '-o', '-e']),
-};
-/** Wrappers that take `NAME=value` words before the command, quoted or not, and set them in its environment. */
-const SETS_ENVIRONMENT = new Set(['env', 'sudo']);
+/** Commands whose arguments name a command or hold a command line. */
+const COMMAND_LINE_BUILTINS = new Set(['eval', 'su', 'trap', 'alias', 'mapfile', 'readarray', 'find']);
+const runsItsArguments = (name: string) => Object.hasOwn(WRAPPERS, name) || SHELLS.has(name) || COMMAND_LINE_BUILTINS.has(name);
 
-/** The command a wrapper runs, after its options (and `timeout`'s duration, `env`'s assignments), or undefined. */
-function unwrap(name: string, args: Word[], parts: Parts): Word[] | undefined {
-  const takesValue = WRAPPERS[name];
-  if (!takesValue) return undefined;
-  let i = 0;
-  while (i < args.length) {
-    const a = args[i].text;
-    if (a === '--') {
-      i++;
-      break;
-    }
-    if (SETS_ENVIRONMENT.has(name) && /^[^-=][^=]*=/.test(a)) {
-      checkAssignment(a);
-      parts.add(a);
-      i++;
-    } else if (a.startsWith('-') && a.length > 1) i += takesValue.has(a) ? 2 : 1;
-    else break;
+/**
+ * `{rm,-rf,x}` runs `rm -rf x`: an unquoted `{` followed by a `,` or `..` and a `}` may be a brace expansion,
+ * which is not read (a `{` that came from quotes may still be counted, which only errs on the strict side).
+ */
+function requireNoBraceExpansion(word: Word): void {
+  if (word.braceFrom !== undefined && /(?:,|\.\.)[^]*\}/.test(word.text.slice(word.braceFrom + 1))) {
+    throw new Unparsable(`a brace expansion where it may name the command (${word.text.slice(0, 40)})`);
   }
-  if (name === 'timeout') i++; // the duration
-  const rest = args.slice(i);
-  return rest.length > 0 ? rest : undefined;
 }
 
 /**
