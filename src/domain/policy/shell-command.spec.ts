@@ -177,6 +177,14 @@ describe('a command it cannot read with confidence is unparsable', () => {
     expect(parts(many(SHELL_LIMITS.maxParts))).toHaveLength(SHELL_LIMITS.maxParts);
     expect(unparsable(many(SHELL_LIMITS.maxParts + 1))).toMatch(/more than/);
   });
+
+  it('more uncertain readings of wrapper options than the bound (each may branch again)', () => {
+    // Each `sudo --x sudo` is read two ways, both of them sudo again.
+    const chain = (n: number) => `${'sudo --x sudo '.repeat(n)}rm x`;
+    expect(parts(chain(2))).toEqual(expect.arrayContaining(['sudo rm x', 'rm x']));
+    expect(unparsable(chain(SHELL_LIMITS.maxOtherReadings + 1))).toMatch(/options of sudo cannot be read with confidence/);
+    expect(unparsable('sudo --a 1 --b 2 --c 3 --d 4 rm x')).toMatch(/options of sudo cannot be read with confidence/);
+  });
 });
 
 // ---- properties ----

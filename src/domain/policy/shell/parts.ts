@@ -6,6 +6,8 @@ export const SHELL_LIMITS = Object.freeze({
   maxDepth: 8,
   /** Distinct simple commands (each wrapped and unwrapped form counts). */
   maxParts: 256,
+  /** Readings kept, in all, beside the first where a wrapper's options are uncertain. */
+  maxOtherReadings: 16,
 });
 
 /** Thrown inside the reader for what it cannot read with confidence; `splitShellCommand` turns it into a result. */
@@ -29,6 +31,11 @@ export const REDIRECT_PREFIX = 'redirect(';
 /** The simple commands, assignments and redirections found, in order, without repeats. */
 export class Parts {
   private readonly seen = new Set<string>();
+  /** Readings kept beside the first where a command is uncertain (a wrapper's options): bounded, as each may branch again. */
+  private otherReadings = 0;
+  readAnotherWay(what: string): void {
+    if (++this.otherReadings > SHELL_LIMITS.maxOtherReadings) throw new Unparsable(`${what} cannot be read with confidence`);
+  }
   add(text: string): void {
     // `""` runs nothing (no command has an empty name).
     if (text === '' || this.seen.has(text)) return;

@@ -84,6 +84,7 @@ export function unwrap(name: string, args: readonly Word[], parts: Parts): Word[
     else pending.push(...next);
   }
   if (ends.size > MAX_READINGS) throw new Unparsable(`the options of ${name} cannot be read with confidence`);
+  for (let extra = 1; extra < ends.size; extra++) parts.readAnotherWay(`the options of ${name}`);
   const commands: Word[][] = [];
   for (const end of [...ends].sort((a, b) => a - b)) {
     const rest = args.slice(name === 'timeout' ? end + 1 : end); // timeout's duration comes first
