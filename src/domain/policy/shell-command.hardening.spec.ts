@@ -265,7 +265,7 @@ describe('commands a deny rule must see', () => {
     expect(unparsable('coproc PATH { ls; }')).toMatch(/changes what runs/);
   });
 
-  it.each<[string]>([['{rm,-rf,x}'], ['{rm,-rf}\\ x'], ['/bin/{rm,ls} -rf x'], ['{r..r}m -rf x'], ['sudo {rm,-rf,x}'], ['sudo -u {root,rm} -rf x'], ["bash {-c,'rm -rf x'}"], ['find . -exec {rm,-rf} {} +']])(
+  it.each<[string]>([['{rm,-rf,x}'], ['{rm,-rf}\\ x'], ['/bin/{rm,ls} -rf x'], ['{r..r}m -rf x'], ['sudo {rm,-rf,x}'], ['sudo -u {root,rm} -rf x'], ['timeout {5,rm} -rf x'], ["env {-S,'rm -rf x'}"], ["bash {-c,'rm -rf x'}"], ['find . -exec {rm,-rf} {} +']])(
     'an unquoted brace expansion where it may name the command is unreadable: %s',
     (command) => {
       expect(unparsable(command)).toMatch(/brace expansion/);
@@ -274,10 +274,11 @@ describe('commands a deny rule must see', () => {
 
   it.each<[string, string[]]>([
     ['echo {a,b}', ['echo {a,b}']],
+    ['sudo cp f{,.bak}', ['sudo cp f{,.bak}', 'cp f{,.bak}']],
     ["ls '{a,b}'", ['ls {a,b}']],
     ['{ ls; }', ['ls']],
     ["find . -name '*.{js,ts}' -exec ls {} +", ['find . -name *.{js,ts} -exec ls {} +', 'ls {}']],
-  ])('a brace expansion in an argument, or a group, is read: %s', (command, expected) => {
+  ])('a brace expansion in an argument (also after the command a wrapper runs), or a group, is read: %s', (command, expected) => {
     expect(parts(command)).toEqual(expected);
   });
 });

@@ -5,7 +5,8 @@
 import { checkBuiltin } from './builtins';
 import { assignment, isAssignment } from './environment';
 import { Parts, REDIRECT_PREFIX, Unparsable, Word } from './parts';
-import { unwrap, WRAPPERS } from './wrappers';
+import { requireNoBraceExpansion } from './braces';
+import { unwrap } from './wrappers';
 
 /** Reads a command line found in a word (`sh -c '…'`) one level deeper. */
 export type ReadLine = (line: string, depth: number) => void;
@@ -41,25 +42,14 @@ export function collect(all: Word[], depth: number, parts: Parts, readLine: Read
   const args = words.slice(1);
   checkBuiltin(base, args);
   // Where words decide which command runs, bash's brace expansion could move one into the command's place.
-  if (runsItsArguments(base)) for (const a of args) requireNoBraceExpansion(a);
+  if (RUNS_ITS_ARGUMENTS.has(base)) for (const a of args) requireNoBraceExpansion(a);
   for (const inner of unwrap(base, args, parts)) collect(inner, depth, parts, readLine);
   for (const line of commandLines(base, args)) readLine(line, depth + 1);
   if (base === 'find') for (const exec of findExecs(args)) collect(exec, depth, parts, readLine);
 }
 
-/** Commands whose arguments name a command or hold a command line. */
-const COMMAND_LINE_BUILTINS = new Set(['eval', 'su', 'trap', 'alias', 'mapfile', 'readarray', 'find']);
-const runsItsArguments = (name: string) => Object.hasOwn(WRAPPERS, name) || SHELLS.has(name) || COMMAND_LINE_BUILTINS.has(name);
-
-/**
- * `{rm,-rf,x}` runs `rm -rf x`: an unquoted `{` followed by a `,` or `..` and a `}` may be a brace expansion,
- * which is not read (a `{` that came from quotes may still be counted, which only errs on the strict side).
- */
-function requireNoBraceExpansion(word: Word): void {
-  if (word.braceFrom !== undefined && /(?:,|\.\.)[^]*\}/.test(word.text.slice(word.braceFrom + 1))) {
-    throw new Unparsable(`a brace expansion where it may name the command (${word.text.slice(0, 40)})`);
-  }
-}
+/** Commands whose arguments hold a command line or name a command anywhere (a wrapper's are checked in `unwrap`). */
+const RUNS_ITS_ARGUMENTS = new Set(['eval', 'su', 'trap', 'alias', 'mapfile', 'readarray', 'find', 'env', ...SHELLS]);
 
 /**
  * The command lines a command runs from a string: a shell's `-c`, `eval`, `su -c`, `env -S`, and the code that

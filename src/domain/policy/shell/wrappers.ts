@@ -3,6 +3,7 @@
  * are read as getopt reads them (`-iu root`, `-uroot`, `--user root`, `--user=root`); where the reading is
  * uncertain (a long option not listed here may be an abbreviation that takes a value) both readings are kept.
  */
+import { requireNoBraceExpansion } from './braces';
 import { assignment, checkAssignment } from './environment';
 import { Parts, Unparsable, Word } from './parts';
 
@@ -87,7 +88,10 @@ export function unwrap(name: string, args: readonly Word[], parts: Parts): Word[
   for (let extra = 1; extra < ends.size; extra++) parts.readAnotherWay(`the options of ${name}`);
   const commands: Word[][] = [];
   for (const end of [...ends].sort((a, b) => a - b)) {
-    const rest = args.slice(name === 'timeout' ? end + 1 : end); // timeout's duration comes first
+    const start = name === 'timeout' ? end + 1 : end; // timeout's duration comes first
+    // A brace expansion before the command could move a word into its place (`sudo -u {root,rm} -rf x`).
+    for (const a of args.slice(0, start)) requireNoBraceExpansion(a);
+    const rest = args.slice(start);
     if (rest.length > 0) commands.push(rest);
   }
   return commands;
