@@ -153,7 +153,8 @@ describe('the gRPC port with short limits', () => {
     agent = await server.token('bot', ['agent']);
     const app = server.app;
     // The same server class with the application's own services, on a port of its own, with limits a test can wait for.
-    grpcServer = new GrpcServer(app.get(TollgateRpcs), app.get(JwtVerifier), app.get(TokenRateLimit), app.get(TollgateMetrics), app.get(DataSource), app.get(AuthFailureLimiter));
+    // Its own failed-authentication budget (3 per 10 s): the application's is off in tests.
+    grpcServer = new GrpcServer(app.get(TollgateRpcs), app.get(JwtVerifier), app.get(TokenRateLimit), app.get(TollgateMetrics), app.get(DataSource), new AuthFailureLimiter(3));
     const sink = new Writable({
       write(chunk, _enc, done) {
         for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
@@ -240,5 +241,16 @@ describe('the gRPC port with short limits', () => {
     const again = rawCall(b, '/grpc.health.v1.Health/Watch', {}, frame());
     await new Promise((resolve) => again.stream.once('data', resolve));
     await destroy(a, b);
+  });
+
+  // Last: it spends this address's failed-authentication budget for the next 10 s.
+  it('closes the connection of a peer past its failed-authentication budget (GOAWAY), after refusing its call', async () => {
+    const session = connect(address);
+    const goaway = new Promise<number>((resolve) => session.once('goaway', (code) => resolve(code)));
+    for (let i = 0; i < 3; i++) expect(await rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: 'Bearer forged' }).ended).toMatchObject({ tollgateCode: 'unauthenticated' });
+    expect(session.closed || session.destroyed).toBe(false);
+    expect(await rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: 'Bearer forged' }).ended).toMatchObject({ grpcStatus: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited' });
+    expect(await goaway).toBe(http2.constants.NGHTTP2_NO_ERROR);
+    await closed(session);
   });
 });

@@ -79,6 +79,8 @@ interface CallRecord {
   release?: () => void;
   /** Ends the call if its request has not all come in time; cleared once it has. */
   timer?: NodeJS.Timeout;
+  /** The caller's address is past its failed-authentication budget: the call is refused and the connection closed. */
+  pastFailureBudget?: boolean;
 }
 
 /**
@@ -233,7 +235,7 @@ export class GrpcServer implements BeforeApplicationShutdown {
    */
   private async admit(path: string, metadata: grpc.Metadata, rec: CallRecord): Promise<void> {
     const name = path.slice(path.lastIndexOf('/') + 1);
-    const principal = (rec.principal = await this.authenticate(metadata, rec.remoteAddr));
+    const principal = (rec.principal = await this.authenticate(metadata, rec.remoteAddr, rec));
     const roles = METHODS[name]?.roles;
     if (roles && !hasAnyRole(principal, roles)) {
       const agent = isAgent(principal) ? 'An agent token acts only as an agent, whatever other roles it carries. ' : '';
@@ -243,13 +245,15 @@ export class GrpcServer implements BeforeApplicationShutdown {
   }
 
   /** As REST's AuthGuard: a token known good at once; else the address's failure budget (no crypto for a flood), then the token. */
-  private async authenticate(metadata: grpc.Metadata, address: string | undefined): Promise<Principal> {
+  private async authenticate(metadata: grpc.Metadata, address: string | undefined, rec: CallRecord): Promise<Principal> {
     const header = metadata.get('authorization')[0];
     const m = typeof header === 'string' ? BEARER.exec(header.trim()) : null;
     // A token verified before passes whatever the address's failures: only failures are counted against it.
     const known = m ? this.verifier.remembered(m[1]) : undefined;
     if (known) return { ...known, via: 'grpc' };
+    rec.pastFailureBudget = true;
     this.failures.check(address);
+    rec.pastFailureBudget = false;
     if (!m) {
       this.failures.recordFailure(address);
       throw new UnauthenticatedError('Send authorization: Bearer <JWT> metadata');
@@ -333,7 +337,14 @@ export class GrpcServer implements BeforeApplicationShutdown {
             const seconds = this.limits.requestTimeoutMs / 1000;
             r.timer = setTimeout(() => intercepting.sendStatus({ code: grpc.status.DEADLINE_EXCEEDED, details: `The request did not come in within ${seconds} s`, metadata: new grpc.Metadata() }), this.limits.requestTimeoutMs);
             if (!tollgate) return pass(metadata);
-            otelContext.with(r.context, () => RequestContexts.run({ correlationId: r.reqId }, () => this.admit(path, metadata, r))).then(() => pass(metadata), refuse);
+            otelContext.with(r.context, () => RequestContexts.run({ correlationId: r.reqId }, () => this.admit(path, metadata, r))).then(
+              () => pass(metadata),
+              (e) => {
+                refuse(e);
+                // A peer past its failed-authentication budget is flooding: it reconnects before it tries again.
+                if (r.pastFailureBudget) closeConnection(call);
+              },
+            );
           },
           // A stream of requests (reflection) has come in with its first message; a single request with its end.
           onReceiveMessage: (message, next) => {
