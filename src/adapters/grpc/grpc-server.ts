@@ -336,6 +336,7 @@ export class GrpcServer implements BeforeApplicationShutdown {
             if (!tollgate && !(r.release = this.anonymous.take(r.remoteAddr))) return refuse(tooManyAnonymous());
             const seconds = this.limits.requestTimeoutMs / 1000;
             r.timer = setTimeout(() => intercepting.sendStatus({ code: grpc.status.DEADLINE_EXCEEDED, details: `The request did not come in within ${seconds} s`, metadata: new grpc.Metadata() }), this.limits.requestTimeoutMs);
+            r.timer.unref(); // a stalled call does not keep a stopping process alive
             if (!tollgate) return pass(metadata);
             otelContext.with(r.context, () => RequestContexts.run({ correlationId: r.reqId }, () => this.admit(path, metadata, r))).then(
               () => pass(metadata),
