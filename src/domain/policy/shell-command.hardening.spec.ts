@@ -4,17 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isRedirectPart, redirectPart, RUN_CHANGING_VARIABLES, splitShellCommand } from './shell-command';
-
-const parts = (command: string) => {
-  const split = splitShellCommand(command);
-  if (!split.parsable) throw new Error(`expected ${JSON.stringify(command)} to parse, got: ${split.reason}`);
-  return split.parts;
-};
-const unparsable = (command: string) => {
-  const split = splitShellCommand(command);
-  return split.parsable ? undefined : split.reason;
-};
+import { isRedirectPart, redirectPart, RUN_CHANGING_VARIABLES } from './shell-command';
+import { parts, unparsable } from '../../../test/support/shell-split';
 
 describe('an assignment is a part of its own', () => {
   it.each<[string, string, string[]]>([

@@ -1,15 +1,6 @@
 import fc from 'fast-check';
 import { SHELL_LIMITS, splitShellCommand } from './shell-command';
-
-const parts = (command: string) => {
-  const split = splitShellCommand(command);
-  if (!split.parsable) throw new Error(`expected ${JSON.stringify(command)} to parse, got: ${split.reason}`);
-  return split.parts;
-};
-const unparsable = (command: string) => {
-  const split = splitShellCommand(command);
-  return split.parsable ? undefined : split.reason;
-};
+import { parts, unparsable } from '../../../test/support/shell-split';
 
 describe('splitting a command line into the simple commands it runs', () => {
   it.each<[string, string, string[]]>([
