@@ -27,7 +27,9 @@ const DIST = join(__dirname, '..', 'dist', 'src');
 const { startServer } = require(join(DIST, 'server.js'));
 const { loadConfig } = require(join(DIST, 'infrastructure/config/config.js'));
 const { mintToken } = require(join(DIST, 'infrastructure/auth/jwt-verifier.js'));
-const { eventHash, digestJson, sha256Hex, GENESIS_HASH } = require(join(DIST, 'infrastructure/persistence/event-store.js'));
+const { eventHash, digestJson, sha256Hex, GENESIS_HASH } = require(
+  join(DIST, 'infrastructure/persistence/event-store.js'),
+);
 const { pageQuery, seqRangeQuery } = require(join(DIST, 'infrastructure/persistence/typeorm-audit-log.js'));
 const canonicalizeModule = require('canonicalize');
 const canonicalize = canonicalizeModule.default ?? canonicalizeModule;
@@ -83,15 +85,34 @@ function parseArgs(argv) {
     let [flag, value] = argv[i].split('=', 2);
     const take = () => (value !== undefined ? value : argv[++i]);
     switch (flag) {
-      case '--events': o.events = num(flag, take()); break;
-      case '--other': o.other = num(flag, take()); break;
-      case '--reps': o.reps = num(flag, take()); break;
-      case '--heavy-reps': o.heavyReps = num(flag, take()); break;
-      case '--batch': o.batch = Math.min(num(flag, take()), 20000); break;
-      case '--seed': o.seed = num(flag, take()); break;
-      case '--keep': o.keep = true; break;
-      case '-h': case '--help': console.log(usage()); process.exit(0); break;
-      default: throw usageError(`unknown option ${argv[i]}`);
+      case '--events':
+        o.events = num(flag, take());
+        break;
+      case '--other':
+        o.other = num(flag, take());
+        break;
+      case '--reps':
+        o.reps = num(flag, take());
+        break;
+      case '--heavy-reps':
+        o.heavyReps = num(flag, take());
+        break;
+      case '--batch':
+        o.batch = Math.min(num(flag, take()), 20000);
+        break;
+      case '--seed':
+        o.seed = num(flag, take());
+        break;
+      case '--keep':
+        o.keep = true;
+        break;
+      case '-h':
+      case '--help':
+        console.log(usage());
+        process.exit(0);
+        break;
+      default:
+        throw usageError(`unknown option ${argv[i]}`);
     }
   }
   o.events = num('--events', o.events);
@@ -121,7 +142,8 @@ function prng(seed) {
       return list[list.length - 1];
     },
     exp: (mean) => -Math.log(1 - next()) * mean,
-    logNormal: (median, sigma) => median * Math.exp(sigma * Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next())),
+    logNormal: (median, sigma) =>
+      median * Math.exp(sigma * Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next())),
     hex32: () => hex8() + hex8() + hex8() + hex8(),
     uuid: () => {
       const h = hex8() + hex8() + hex8() + hex8();
@@ -152,15 +174,28 @@ const AGENTS = [
   { id: 'agent-devops', name: 'Deploy bot', w: 8 },
 ];
 const PEOPLE = [
-  { id: 'alice', name: 'Alice', w: 20 }, { id: 'bob', name: 'Bob', w: 15 }, { id: 'carol', name: 'Carol', w: 12 },
-  { id: 'dave', name: 'Dave', w: 10 }, { id: 'erin', name: 'Erin', w: 10 }, { id: 'frank', name: 'Frank', w: 8 },
-  { id: 'grace', name: 'Grace', w: 8 }, { id: 'heidi', name: 'Heidi', w: 7 }, { id: 'ivan', name: 'Ivan', w: 5 },
+  { id: 'alice', name: 'Alice', w: 20 },
+  { id: 'bob', name: 'Bob', w: 15 },
+  { id: 'carol', name: 'Carol', w: 12 },
+  { id: 'dave', name: 'Dave', w: 10 },
+  { id: 'erin', name: 'Erin', w: 10 },
+  { id: 'frank', name: 'Frank', w: 8 },
+  { id: 'grace', name: 'Grace', w: 8 },
+  { id: 'heidi', name: 'Heidi', w: 7 },
+  { id: 'ivan', name: 'Ivan', w: 5 },
   { id: 'judy', name: 'Judy', w: 5 },
 ];
-const CHANNELS = [{ via: 'web', w: 50 }, { via: 'slack', w: 30 }, { via: 'cli', w: 10 }, { via: 'api', w: 10 }];
-const WORDS = ('the quarterly report customer invoice refund account migration cluster staging production ticket urgent please ' +
+const CHANNELS = [
+  { via: 'web', w: 50 },
+  { via: 'slack', w: 30 },
+  { via: 'cli', w: 10 },
+  { via: 'api', w: 10 },
+];
+const WORDS = (
+  'the quarterly report customer invoice refund account migration cluster staging production ticket urgent please ' +
   'review update schedule meeting summary database backup restore rollback deploy release notes weather forecast berlin paris ' +
-  'contract renewal payment overdue escalate priority incident resolved pending approval budget forecast').split(' ');
+  'contract renewal payment overdue escalate priority incident resolved pending approval budget forecast'
+).split(' ');
 const POLICY_ACTOR = { id: 'policy', kind: 'system', via: 'policy' };
 const SYSTEM_ACTOR = { id: 'system', kind: 'system', via: 'system' };
 const INSTANCES = ['tollgate-0', 'tollgate-1'];
@@ -169,10 +204,18 @@ const EVENTS_PER_CALL = 4.05;
 
 /** A tiny binary heap on [time, order]. */
 class Heap {
-  constructor() { this.a = []; }
-  get size() { return this.a.length; }
-  peek() { return this.a[0]; }
-  less(x, y) { return x.t < y.t || (x.t === y.t && x.o < y.o); }
+  constructor() {
+    this.a = [];
+  }
+  get size() {
+    return this.a.length;
+  }
+  peek() {
+    return this.a[0];
+  }
+  less(x, y) {
+    return x.t < y.t || (x.t === y.t && x.o < y.o);
+  }
   push(x) {
     const a = this.a;
     a.push(x);
@@ -190,7 +233,8 @@ class Heap {
     if (a.length > 0) {
       a[0] = last;
       for (let i = 0; ;) {
-        const l = 2 * i + 1, r = l + 1;
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < a.length && this.less(a[l], a[m])) m = l;
         if (r < a.length && this.less(a[r], a[m])) m = r;
@@ -230,12 +274,29 @@ class TrailGenerator {
     const admin = { id: 'admin', kind: 'person', via: 'api', name: 'Admin', roles: ['admin'] };
     const corr = this.corr();
     for (const tool of TOOLS) {
-      this.emit(START, 'ToolRegistered', admin, { toolName: tool.name, correlationId: this.corr() }, {
-        description: `${tool.name.replace('_', ' ')} tool`, isReadOnly: tool.ro, requiresApproval: tool.level === 'confirm' || tool.level === 'manual',
-        destructive: tool.destructive, registeredBy: 'admin', kind: 'admin', created: true,
-      });
+      this.emit(
+        START,
+        'ToolRegistered',
+        admin,
+        { toolName: tool.name, correlationId: this.corr() },
+        {
+          description: `${tool.name.replace('_', ' ')} tool`,
+          isReadOnly: tool.ro,
+          requiresApproval: tool.level === 'confirm' || tool.level === 'manual',
+          destructive: tool.destructive,
+          registeredBy: 'admin',
+          kind: 'admin',
+          created: true,
+        },
+      );
     }
-    this.emit(START, 'PolicyUpdated', admin, { correlationId: corr }, { version: 1, previousVersion: 0, document: this.policyDoc(), source: 'file' });
+    this.emit(
+      START,
+      'PolicyUpdated',
+      admin,
+      { correlationId: corr },
+      { version: 1, previousVersion: 0, document: this.policyDoc(), source: 'file' },
+    );
   }
 
   corr() {
@@ -246,11 +307,21 @@ class TrailGenerator {
     return {
       defaults: { unknownTools: 'confirm', timeoutSeconds: 3600, approvers: ['approver', 'admin'] },
       rules: [
-        { match: 'get_*', level: 'automatic' }, { match: 'read_*', level: 'automatic' }, { match: 'update_crm', level: 'notify' },
-        { match: '*', when: { confidenceBelow: 0.6 }, level: 'confirm' }, { match: 'run_sql', level: 'confirm', requireRole: 'dba' },
+        { match: 'get_*', level: 'automatic' },
+        { match: 'read_*', level: 'automatic' },
+        { match: 'update_crm', level: 'notify' },
+        { match: '*', when: { confidenceBelow: 0.6 }, level: 'confirm' },
+        { match: 'run_sql', level: 'confirm', requireRole: 'dba' },
         { match: 'delete_*', level: 'confirm', approvers: ['admin'], timeoutSeconds: 1800 },
         { match: 'deploy_service', level: 'manual', approvers: ['admin'], reason: 'production change' },
-        { match: 'transfer_funds', level: 'manual', requireRole: 'finance', approvers: ['finance'], timeoutSeconds: 14400, reason: 'money' },
+        {
+          match: 'transfer_funds',
+          level: 'manual',
+          requireRole: 'finance',
+          approvers: ['finance'],
+          timeoutSeconds: 14400,
+          reason: 'money',
+        },
         { match: 'shell(cmd=rm *)', level: 'deny' },
       ],
     };
@@ -265,13 +336,20 @@ class TrailGenerator {
     const r = this.r;
     const agent = r.weighted(AGENTS);
     const id = `conv_${r.hex32()}`;
-    const user = r.next() < 0.8 ? { id: `user_${r.int(5000)}`, roles: ['employee'], name: `User ${r.int(5000)}` } : null;
+    const user =
+      r.next() < 0.8 ? { id: `user_${r.int(5000)}`, roles: ['employee'], name: `User ${r.int(5000)}` } : null;
     const conv = { id, agent, until: t + r.exp(this.convLife) + 600_000 };
     this.active.push(conv);
     this.stats.conversations += 1;
     const data = { agentId: agent.id, user };
     if (r.next() < 0.6) data.title = `${r.pick(WORDS)} ${r.pick(WORDS)} ${r.pick(WORDS)}`;
-    this.emit(t, 'ConversationStarted', this.agentActor(agent), { conversationId: id, correlationId: this.corr() }, data);
+    this.emit(
+      t,
+      'ConversationStarted',
+      this.agentActor(agent),
+      { conversationId: id, correlationId: this.corr() },
+      data,
+    );
     return conv;
   }
 
@@ -288,16 +366,35 @@ class TrailGenerator {
   argumentsFor(tool) {
     const r = this.r;
     switch (tool.name) {
-      case 'get_weather': return { city: r.pick(['Berlin', 'Paris', 'Lisbon', 'Oslo', 'Madrid']), units: 'metric' };
-      case 'search_docs': return { query: this.words(4 + r.int(6)), limit: 10 };
-      case 'read_file': return { path: `/srv/data/${r.pick(WORDS)}/${r.hex32().slice(0, 8)}.txt` };
-      case 'update_crm': return { accountId: `acc_${r.int(100000)}`, fields: { status: r.pick(['lead', 'customer', 'churned']), note: this.words(8) } };
-      case 'create_ticket': return { title: this.words(6), body: this.words(30 + r.int(40)), priority: r.pick(['low', 'normal', 'high']) };
-      case 'send_email': return { to: `${r.pick(WORDS)}@example.com`, subject: this.words(6), body: this.words(40 + r.int(80)) };
-      case 'run_sql': return { sql: `SELECT * FROM ${r.pick(WORDS)} WHERE id = ${r.int(1e6)} LIMIT 100`, database: 'reporting' };
-      case 'delete_file': return { path: `/srv/data/${r.pick(WORDS)}/${r.hex32().slice(0, 8)}.bak`, recursive: false };
-      case 'deploy_service': return { service: r.pick(['api', 'web', 'worker']), version: `1.${r.int(50)}.${r.int(20)}`, env: 'production' };
-      default: return { from: `acc_${r.int(1000)}`, to: `acc_${r.int(1000)}`, amount: r.int(100000) / 100, currency: 'EUR', memo: this.words(5) };
+      case 'get_weather':
+        return { city: r.pick(['Berlin', 'Paris', 'Lisbon', 'Oslo', 'Madrid']), units: 'metric' };
+      case 'search_docs':
+        return { query: this.words(4 + r.int(6)), limit: 10 };
+      case 'read_file':
+        return { path: `/srv/data/${r.pick(WORDS)}/${r.hex32().slice(0, 8)}.txt` };
+      case 'update_crm':
+        return {
+          accountId: `acc_${r.int(100000)}`,
+          fields: { status: r.pick(['lead', 'customer', 'churned']), note: this.words(8) },
+        };
+      case 'create_ticket':
+        return { title: this.words(6), body: this.words(30 + r.int(40)), priority: r.pick(['low', 'normal', 'high']) };
+      case 'send_email':
+        return { to: `${r.pick(WORDS)}@example.com`, subject: this.words(6), body: this.words(40 + r.int(80)) };
+      case 'run_sql':
+        return { sql: `SELECT * FROM ${r.pick(WORDS)} WHERE id = ${r.int(1e6)} LIMIT 100`, database: 'reporting' };
+      case 'delete_file':
+        return { path: `/srv/data/${r.pick(WORDS)}/${r.hex32().slice(0, 8)}.bak`, recursive: false };
+      case 'deploy_service':
+        return { service: r.pick(['api', 'web', 'worker']), version: `1.${r.int(50)}.${r.int(20)}`, env: 'production' };
+      default:
+        return {
+          from: `acc_${r.int(1000)}`,
+          to: `acc_${r.int(1000)}`,
+          amount: r.int(100000) / 100,
+          currency: 'EUR',
+          memo: this.words(5),
+        };
     }
   }
 
@@ -315,27 +412,63 @@ class TrailGenerator {
     const deny = r.next() < 0.08;
     const level = deny ? 'deny' : tool.level;
     const rule = deny ? 8 : tool.rule;
-    const policy = { level, rule, policyVersion: this.policyVersion, reason: deny ? 'matched a deny rule' : `rule ${rule} (${tool.name}) says ${level}` };
+    const policy = {
+      level,
+      rule,
+      policyVersion: this.policyVersion,
+      reason: deny ? 'matched a deny rule' : `rule ${rule} (${tool.name}) says ${level}`,
+    };
     const ref = { level, rule, policyVersion: this.policyVersion };
-    const proposed = { externalId: `ext_${r.hex32().slice(0, 12)}`, arguments: args, reason: this.words(5 + r.int(10)), confidence };
+    const proposed = {
+      externalId: `ext_${r.hex32().slice(0, 12)}`,
+      arguments: args,
+      reason: this.words(5 + r.int(10)),
+      confidence,
+    };
     if (r.next() < 0.3) proposed.estimatedCost = Math.round(r.next() * 5000) / 100;
-    proposed.toolFlags = { isReadOnly: tool.ro, requiresApproval: tool.level === 'confirm' || tool.level === 'manual', destructive: tool.destructive };
+    proposed.toolFlags = {
+      isReadOnly: tool.ro,
+      requiresApproval: tool.level === 'confirm' || tool.level === 'manual',
+      destructive: tool.destructive,
+    };
     proposed.policy = policy;
     const request = this.corr();
     this.emit(t, 'ToolCallProposed', agentActor, { ...env, correlationId: request }, proposed);
 
     const execute = (at, approvedBy, approvedVia, edited) => {
       const ex = at + 200 + r.exp(2000);
-      this.emit(ex, 'ToolCallExecuted', agentActor, { ...env, correlationId: this.corr() }, { arguments: args, edited, approvedBy, approvedVia, ...ref });
+      this.emit(
+        ex,
+        'ToolCallExecuted',
+        agentActor,
+        { ...env, correlationId: this.corr() },
+        { arguments: args, edited, approvedBy, approvedVia, ...ref },
+      );
       const duration = Math.round(r.logNormal(800, 1));
       const failed = r.next() < 0.05;
-      this.emit(ex + duration, 'ToolCallCompleted', agentActor, { ...env, correlationId: this.corr() },
-        failed ? { outcome: 'failed', error: `${r.pick(['timeout', 'permission denied', 'not found'])}: ${this.words(4)}`, durationMs: duration } : { outcome: 'succeeded', durationMs: duration });
+      this.emit(
+        ex + duration,
+        'ToolCallCompleted',
+        agentActor,
+        { ...env, correlationId: this.corr() },
+        failed
+          ? {
+              outcome: 'failed',
+              error: `${r.pick(['timeout', 'permission denied', 'not found'])}: ${this.words(4)}`,
+              durationMs: duration,
+            }
+          : { outcome: 'succeeded', durationMs: duration },
+      );
     };
 
     if (level === 'deny') {
-      this.emit(t, 'ToolCallRejected', POLICY_ACTOR, { ...env, correlationId: request },
-        { outcome: 'rejected', rejectedBy: 'policy', via: 'policy', latencyMs: 0, reason: policy.reason, ...ref });
+      this.emit(
+        t,
+        'ToolCallRejected',
+        POLICY_ACTOR,
+        { ...env, correlationId: request },
+        { outcome: 'rejected', rejectedBy: 'policy', via: 'policy', latencyMs: 0, reason: policy.reason, ...ref },
+      );
       return;
     }
     if (level === 'automatic' || level === 'notify') {
@@ -347,8 +480,13 @@ class TrailGenerator {
     }
     const timeout = level === 'manual' ? 4 * 3600_000 : 3600_000;
     const approvers = level === 'manual' ? ['admin'] : ['approver', 'admin'];
-    this.emit(t, 'ApprovalRequested', POLICY_ACTOR, { ...env, correlationId: request },
-      { ...policy, approvers, expiresAt: new Date(Math.round(t) + timeout).toISOString() });
+    this.emit(
+      t,
+      'ApprovalRequested',
+      POLICY_ACTOR,
+      { ...env, correlationId: request },
+      { ...policy, approvers, expiresAt: new Date(Math.round(t) + timeout).toISOString() },
+    );
     const outcome = r.next();
     const person = r.weighted(PEOPLE);
     const via = r.weighted(CHANNELS).via;
@@ -357,7 +495,14 @@ class TrailGenerator {
     const latencyMs = Math.round(decidedAt) - Math.round(t);
     if (outcome < 0.75) {
       const always = level !== 'manual' && r.next() < 0.1;
-      const data = { outcome: 'approved', approvedBy: person.id, via, latencyMs, decision: always ? 'always_allow' : 'approve', ...ref };
+      const data = {
+        outcome: 'approved',
+        approvedBy: person.id,
+        via,
+        latencyMs,
+        decision: always ? 'always_allow' : 'approve',
+        ...ref,
+      };
       if (r.next() < 0.3) data.reason = this.words(4);
       const edited = r.next() < 0.05;
       if (edited) {
@@ -367,22 +512,54 @@ class TrailGenerator {
       const decision = this.corr();
       this.emit(decidedAt, 'ToolCallApproved', personActor, { ...env, correlationId: decision }, data);
       if (always) {
-        this.emit(decidedAt, 'GrantCreated', personActor, { ...env, correlationId: decision },
-          { grantId: `grant_${r.hex32()}`, scope: 'conversation', scopeId: conv.id, createdBy: person.id, via });
+        this.emit(
+          decidedAt,
+          'GrantCreated',
+          personActor,
+          { ...env, correlationId: decision },
+          { grantId: `grant_${r.hex32()}`, scope: 'conversation', scopeId: conv.id, createdBy: person.id, via },
+        );
       }
       execute(decidedAt, person.id, via, edited);
     } else if (outcome < 0.9) {
-      this.emit(decidedAt, 'ToolCallRejected', personActor, { ...env, correlationId: this.corr() },
-        { outcome: 'rejected', rejectedBy: person.id, via, latencyMs, reason: this.words(3 + r.int(6)), ...ref });
+      this.emit(
+        decidedAt,
+        'ToolCallRejected',
+        personActor,
+        { ...env, correlationId: this.corr() },
+        { outcome: 'rejected', rejectedBy: person.id, via, latencyMs, reason: this.words(3 + r.int(6)), ...ref },
+      );
     } else if (outcome < 0.97) {
       const expiresAt = Math.round(t) + timeout;
       const at = expiresAt + r.int(500);
-      this.emit(at, 'ToolCallExpired', SYSTEM_ACTOR, { ...env },
-        { outcome: 'expired', reason: `No decision before ${new Date(expiresAt).toISOString()}`, expiresAt: new Date(expiresAt).toISOString(), waitedMs: at - Math.round(t), latencyMs: at - Math.round(t), ...ref });
+      this.emit(
+        at,
+        'ToolCallExpired',
+        SYSTEM_ACTOR,
+        { ...env },
+        {
+          outcome: 'expired',
+          reason: `No decision before ${new Date(expiresAt).toISOString()}`,
+          expiresAt: new Date(expiresAt).toISOString(),
+          waitedMs: at - Math.round(t),
+          latencyMs: at - Math.round(t),
+          ...ref,
+        },
+      );
     } else {
       const byAgent = r.next() < 0.5;
-      this.emit(decidedAt, 'ToolCallCancelled', byAgent ? agentActor : personActor, { ...env, correlationId: this.corr() },
-        { outcome: 'cancelled', reason: byAgent ? 'conversation ended' : 'no longer needed', previousStatus: 'pending', ...ref });
+      this.emit(
+        decidedAt,
+        'ToolCallCancelled',
+        byAgent ? agentActor : personActor,
+        { ...env, correlationId: this.corr() },
+        {
+          outcome: 'cancelled',
+          reason: byAgent ? 'conversation ended' : 'no longer needed',
+          previousStatus: 'pending',
+          ...ref,
+        },
+      );
     }
   }
 
@@ -392,14 +569,43 @@ class TrailGenerator {
     if (this.halted) {
       const h = this.halted;
       this.halted = null;
-      this.emit(t, 'Resumed', admin, { correlationId: this.corr() }, { scope: h.scope, id: h.id, reason: 'incident over', haltedAt: new Date(h.t).toISOString(), haltReason: h.reason });
+      this.emit(
+        t,
+        'Resumed',
+        admin,
+        { correlationId: this.corr() },
+        {
+          scope: h.scope,
+          id: h.id,
+          reason: 'incident over',
+          haltedAt: new Date(h.t).toISOString(),
+          haltReason: h.reason,
+        },
+      );
     } else if (r.next() < 0.5) {
       const previousVersion = this.policyVersion++;
-      this.emit(t, 'PolicyUpdated', admin, { correlationId: this.corr() }, { version: this.policyVersion, previousVersion, document: this.policyDoc(), source: 'api' });
+      this.emit(
+        t,
+        'PolicyUpdated',
+        admin,
+        { correlationId: this.corr() },
+        { version: this.policyVersion, previousVersion, document: this.policyDoc(), source: 'api' },
+      );
     } else {
       const scope = r.next() < 0.5 ? 'tenant' : 'agent';
-      this.halted = { scope, id: scope === 'agent' ? r.weighted(AGENTS).id : null, reason: `incident ${r.int(1000)}: ${this.words(4)}`, t: Math.round(t) };
-      this.emit(t, 'Halted', admin, { correlationId: this.corr() }, { scope, id: this.halted.id, reason: this.halted.reason });
+      this.halted = {
+        scope,
+        id: scope === 'agent' ? r.weighted(AGENTS).id : null,
+        reason: `incident ${r.int(1000)}: ${this.words(4)}`,
+        t: Math.round(t),
+      };
+      this.emit(
+        t,
+        'Halted',
+        admin,
+        { correlationId: this.corr() },
+        { scope, id: this.halted.id, reason: this.halted.reason },
+      );
     }
   }
 
@@ -429,7 +635,8 @@ class TrailGenerator {
     this.fill();
     const e = this.heap.pop();
     this.stats.types[e.type] = (this.stats.types[e.type] ?? 0) + 1;
-    if (e.env.conversationId) this.stats.convEvents.set(e.env.conversationId, (this.stats.convEvents.get(e.env.conversationId) ?? 0) + 1);
+    if (e.env.conversationId)
+      this.stats.convEvents.set(e.env.conversationId, (this.stats.convEvents.get(e.env.conversationId) ?? 0) + 1);
     return e;
   }
 }
@@ -475,8 +682,23 @@ class Chain {
       prevHash: this.prevHash,
     };
     const hash = eventHash(this.prevHash, json);
-    const row = [this.tenant, this.seq, json.id, e.type, json.at, json.recordedAt, json.instanceId, e.env.correlationId ?? null,
-      e.env.conversationId ?? null, e.env.toolCallId ?? null, e.env.toolName ?? null, JSON.stringify(e.actor), JSON.stringify(data), this.prevHash, hash];
+    const row = [
+      this.tenant,
+      this.seq,
+      json.id,
+      e.type,
+      json.at,
+      json.recordedAt,
+      json.instanceId,
+      e.env.correlationId ?? null,
+      e.env.conversationId ?? null,
+      e.env.toolCallId ?? null,
+      e.env.toolName ?? null,
+      JSON.stringify(e.actor),
+      JSON.stringify(data),
+      this.prevHash,
+      hash,
+    ];
     this.prevHash = hash;
     this.firstAt ??= e.t;
     this.lastAt = e.t;
@@ -540,7 +762,9 @@ async function load(url, opts, log) {
       const now = performance.now();
       if (now - lastReport > 15_000) {
         lastReport = now;
-        log(`  loaded ${(chainA.seq + chainB.seq).toLocaleString('en-US')} events (${fmtRate((chainA.seq + chainB.seq) / ((now - t0) / 1000))}/s)`);
+        log(
+          `  loaded ${(chainA.seq + chainB.seq).toLocaleString('en-US')} events (${fmtRate((chainA.seq + chainB.seq) / ((now - t0) / 1000))}/s)`,
+        );
       }
     }
   }
@@ -548,8 +772,11 @@ async function load(url, opts, log) {
   if (pending) await pending;
   await client.query('COMMIT');
   for (const c of [chainA, chainB]) {
-    await client.query(`INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, $2, $3)
-      ON CONFLICT (tenant_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash`, [c.tenant, c.seq, c.prevHash]);
+    await client.query(
+      `INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, $2, $3)
+      ON CONFLICT (tenant_id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash`,
+      [c.tenant, c.seq, c.prevHash],
+    );
   }
   const ms = performance.now() - t0;
   await client.end();
@@ -607,7 +834,12 @@ function planShape(node, layout) {
   if (node['Strategy'] && node['Node Type'] === 'Aggregate') s = `${node['Strategy']} ${s}`;
   if (node['Index Name']) s += ` using ${layout?.indexes.get(node['Index Name']) ?? node['Index Name']}`;
   let kids = (node.Plans ?? []).filter((p) => p['Parent Relationship'] !== 'InitPlan');
-  if (layout && (s === 'Append' || s === 'Merge Append') && kids.length > 0 && kids.every((k) => layout.partitions.has(k['Relation Name']))) {
+  if (
+    layout &&
+    (s === 'Append' || s === 'Merge Append') &&
+    kids.length > 0 &&
+    kids.every((k) => layout.partitions.has(k['Relation Name']))
+  ) {
     const shapes = [...new Set(kids.map((k) => planShape(k, layout)))];
     return `${s} of ${kids.length}/${layout.partitions.size} partitions > ${shapes.join(' | ')}`;
   }
@@ -619,9 +851,15 @@ function planShape(node, layout) {
 
 /** The partitions of events (none if it is a plain table) and each partition index's index on events. */
 async function partitionLayout(client) {
-  const parts = (await client.query(`SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`)).rows;
-  const idx = (await client.query(`SELECT c.relname AS child, p.relname AS parent FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
-     WHERE i.inhparent IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'events'::regclass)`)).rows;
+  const parts = (
+    await client.query(
+      `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`,
+    )
+  ).rows;
+  const idx = (
+    await client.query(`SELECT c.relname AS child, p.relname AS parent FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+     WHERE i.inhparent IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'events'::regclass)`)
+  ).rows;
   return { partitions: new Set(parts.map((r) => r.relname)), indexes: new Map(idx.map((r) => [r.child, r.parent])) };
 }
 
@@ -635,7 +873,11 @@ function relations(node, out = new Set()) {
 async function explain(client, sel, layout) {
   const res = await client.query(`EXPLAIN (FORMAT JSON) ${sel.sql}`, sel.params);
   const plan = res.rows[0]['QUERY PLAN'][0].Plan;
-  return { shape: planShape(plan, layout).replace(/^Limit > /, ''), cost: plan['Total Cost'], relations: [...relations(plan)].sort() };
+  return {
+    shape: planShape(plan, layout).replace(/^Limit > /, ''),
+    cost: plan['Total Cost'],
+    relations: [...relations(plan)].sort(),
+  };
 }
 
 /**
@@ -658,7 +900,12 @@ class RssSampler {
     this.loop.disable();
     const r = process.memoryUsage.rss();
     if (r > this.peak) this.peak = r;
-    return { before: this.before, peak: this.peak, loopP99: this.loop.percentile(99) / 1e6, loopMax: this.loop.max / 1e6 };
+    return {
+      before: this.before,
+      peak: this.peak,
+      loopP99: this.loop.percentile(99) / 1e6,
+      loopMax: this.loop.max / 1e6,
+    };
   }
 }
 
@@ -715,19 +962,38 @@ async function pgExport(client, tenant, f) {
 /** Baseline verify: the plain read loop + rebuild the hashed JSON + canonicalize + sha256, with the time split. */
 async function pgVerify(client, tenant) {
   const t0 = performance.now();
-  let read = 0, build = 0, canon = 0, sha = 0, bytes = 0, n = 0, ok = true;
+  let read = 0,
+    build = 0,
+    canon = 0,
+    sha = 0,
+    bytes = 0,
+    n = 0,
+    ok = true;
   let prevHash = GENESIS_HASH;
   for (let seq = 1; ;) {
     let t = performance.now();
-    const res = await client.query(`SELECT ${COLUMNS} FROM events e WHERE e.tenant_id = $1 AND e.seq >= $2 ORDER BY e.seq LIMIT $3`, [tenant, seq, VERIFY_BATCH]);
+    const res = await client.query(
+      `SELECT ${COLUMNS} FROM events e WHERE e.tenant_id = $1 AND e.seq >= $2 ORDER BY e.seq LIMIT $3`,
+      [tenant, seq, VERIFY_BATCH],
+    );
     read += performance.now() - t;
     for (const row of res.rows) {
       t = performance.now();
       const json = {
-        seq: Number(row.seq), id: row.id, type: row.type, at: row.at.toISOString(), recordedAt: row.recorded_at.toISOString(), tenant: row.tenant_id,
-        instanceId: row.instance_id, ...(row.correlation_id !== null ? { correlationId: row.correlation_id } : {}),
-        ...(row.conversation_id !== null ? { conversationId: row.conversation_id } : {}), ...(row.tool_call_id !== null ? { toolCallId: row.tool_call_id } : {}),
-        ...(row.tool_name !== null ? { toolName: row.tool_name } : {}), actor: row.actor, data: row.data, prevHash: row.prev_hash,
+        seq: Number(row.seq),
+        id: row.id,
+        type: row.type,
+        at: row.at.toISOString(),
+        recordedAt: row.recorded_at.toISOString(),
+        tenant: row.tenant_id,
+        instanceId: row.instance_id,
+        ...(row.correlation_id !== null ? { correlationId: row.correlation_id } : {}),
+        ...(row.conversation_id !== null ? { conversationId: row.conversation_id } : {}),
+        ...(row.tool_call_id !== null ? { toolCallId: row.tool_call_id } : {}),
+        ...(row.tool_name !== null ? { toolName: row.tool_name } : {}),
+        actor: row.actor,
+        data: row.data,
+        prevHash: row.prev_hash,
       };
       const t1 = performance.now();
       const text = prevHash + canonicalize(json);
@@ -765,7 +1031,11 @@ function fmtRate(n) {
   return n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : n.toFixed(0);
 }
 function fmtBytes(b) {
-  return b >= 1 << 30 ? `${(b / (1 << 30)).toFixed(2)} GiB` : b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(1)} MiB` : `${(b / 1024).toFixed(1)} KiB`;
+  return b >= 1 << 30
+    ? `${(b / (1 << 30)).toFixed(2)} GiB`
+    : b >= 1 << 20
+      ? `${(b / (1 << 20)).toFixed(1)} MiB`
+      : `${(b / 1024).toFixed(1)} KiB`;
 }
 function ratio(a, b) {
   return `${(a / b).toFixed(2)}x`;
@@ -791,18 +1061,19 @@ async function main() {
   let client;
   let created = false;
   let cleaning;
-  const cleanup = () => (cleaning ??= (async () => {
-    if (client) await client.end().catch(() => undefined);
-    if (server) await server.close().catch((e) => console.error(`closing the service: ${e.message}`));
-    rmSync(dataDir, { recursive: true, force: true });
-    if (created && !opts.keep) {
-      const admin = await connect(adminUrl);
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    } else if (created) {
-      log(`\nkept database ${dbUrl.toString()} (drop it with: DROP DATABASE ${name})`);
-    }
-  })());
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      if (client) await client.end().catch(() => undefined);
+      if (server) await server.close().catch((e) => console.error(`closing the service: ${e.message}`));
+      rmSync(dataDir, { recursive: true, force: true });
+      if (created && !opts.keep) {
+        const admin = await connect(adminUrl);
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.end();
+      } else if (created) {
+        log(`\nkept database ${dbUrl.toString()} (drop it with: DROP DATABASE ${name})`);
+      }
+    })());
   for (const sig of ['SIGINT', 'SIGTERM']) {
     process.once(sig, () => {
       console.error(`\n${sig}: cleaning up`);
@@ -823,15 +1094,33 @@ async function main() {
     created = true;
     await admin.end();
 
-    log(`Tollgate audit benchmark: ${opts.events.toLocaleString('en-US')} events (${TENANT_A}) + ${opts.other.toLocaleString('en-US')} (${TENANT_B}), seed ${opts.seed}`);
-    log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${fmtBytes(totalmem())} RAM, Node ${process.version}, PostgreSQL ${pgVersion} at ${dbUrl.host}`);
-    log(`database ${name}; up to ${opts.reps} reps per query; load average at start ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+    log(
+      `Tollgate audit benchmark: ${opts.events.toLocaleString('en-US')} events (${TENANT_A}) + ${opts.other.toLocaleString('en-US')} (${TENANT_B}), seed ${opts.seed}`,
+    );
+    log(
+      `machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${fmtBytes(totalmem())} RAM, Node ${process.version}, PostgreSQL ${pgVersion} at ${dbUrl.host}`,
+    );
+    log(
+      `database ${name}; up to ${opts.reps} reps per query; load average at start ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}\n`,
+    );
 
     const base = loadConfig({});
     server = await startServer(
-      { ...base, host: '127.0.0.1', port: 0, databaseUrl: dbUrl.toString(), dataDir, auth: { secret: SECRET, devSecret: false }, instanceId: 'bench', sweepIntervalMs: 60_000,
+      {
+        ...base,
+        host: '127.0.0.1',
+        port: 0,
+        databaseUrl: dbUrl.toString(),
+        dataDir,
+        auth: { secret: SECRET, devSecret: false },
+        instanceId: 'bench',
+        sweepIntervalMs: 60_000,
         // Measure the audit read side alone: no per-token rate limit (several hundred requests here), no outbox relay polling.
-        rateLimitPer10s: 0, outboxPollMs: 0 },
+        rateLimitPer10s: 0,
+        outboxPollMs: 0,
+      },
       { logLevels: false },
     );
     const tokenA = await mintToken(SECRET, { sub: 'auditor-a', roles: ['auditor'], tenant: TENANT_A }, '2h');
@@ -842,8 +1131,14 @@ async function main() {
     // Partitions for the months of the data, as an operator importing history would make them (the service makes
     // this month and the next three by itself; older months would otherwise land in events_default).
     const setup = await connect(dbUrl.toString());
-    const [{ partitioned }] = (await setup.query(`SELECT to_regproc('tollgate_events_ensure_partitions') IS NOT NULL AS partitioned`)).rows;
-    if (partitioned) await setup.query(`SELECT tollgate_events_ensure_partitions($1, $2)`, [new Date(START), new Date(START + SPAN + DAY)]);
+    const [{ partitioned }] = (
+      await setup.query(`SELECT to_regproc('tollgate_events_ensure_partitions') IS NOT NULL AS partitioned`)
+    ).rows;
+    if (partitioned)
+      await setup.query(`SELECT tollgate_events_ensure_partitions($1, $2)`, [
+        new Date(START),
+        new Date(START + SPAN + DAY),
+      ]);
     await setup.end();
     log('loading…');
     const loaded = await load(dbUrl.toString(), opts, log);
@@ -853,24 +1148,60 @@ async function main() {
     const vacuumMs = performance.now() - tv;
     const total = loaded.chainA.seq + loaded.chainB.seq;
     // Summed over the partitions when events is partitioned (pg_partition_tree of a plain table is the table).
-    const sizes = (await client.query(`SELECT c.relname AS name, c.relkind AS kind, (SELECT sum(pg_relation_size(t.relid)) FROM pg_partition_tree(c.oid) t) AS bytes
+    const sizes = (
+      await client.query(`SELECT c.relname AS name, c.relkind AS kind, (SELECT sum(pg_relation_size(t.relid)) FROM pg_partition_tree(c.oid) t) AS bytes
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = 'public' AND (c.relname = 'events' OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'events'::regclass))
-       ORDER BY c.relkind IN ('r', 'p') DESC, c.relname`)).rows;
-    const [{ total_bytes: totalBytes }] = (await client.query(`SELECT sum(pg_total_relation_size(relid)) AS total_bytes FROM pg_partition_tree('events')`)).rows;
+       ORDER BY c.relkind IN ('r', 'p') DESC, c.relname`)
+    ).rows;
+    const [{ total_bytes: totalBytes }] = (
+      await client.query(`SELECT sum(pg_total_relation_size(relid)) AS total_bytes FROM pg_partition_tree('events')`)
+    ).rows;
     const layout = await partitionLayout(client);
     const s = loaded.statsA;
     log(`\n## Load\n`);
-    log(table(['what', 'value'], [
-      ['events loaded', `${total.toLocaleString('en-US')} (${TENANT_A}: ${loaded.chainA.seq.toLocaleString('en-US')}, ${TENANT_B}: ${loaded.chainB.seq.toLocaleString('en-US')})`],
-      ['load time', `${fmtMs(loaded.ms)} = ${fmtRate(total / (loaded.ms / 1000))} rows/s (waiting on PostgreSQL: ${fmtMs(loaded.waitMs)}, the rest generating + hashing)`],
-      ['VACUUM (ANALYZE) events', fmtMs(vacuumMs)],
-      [`${TENANT_A} conversations / tool calls`, `${s.conversations.toLocaleString('en-US')} / ${s.calls.toLocaleString('en-US')}`],
-      [`${TENANT_A} time span`, `${new Date(loaded.chainA.firstAt).toISOString().slice(0, 10)} .. ${new Date(loaded.chainA.lastAt).toISOString().slice(0, 10)}`],
-      [`${TENANT_A} event types`, Object.entries(s.types).sort((a, b) => b[1] - a[1]).map(([t, n]) => `${t} ${((100 * n) / loaded.chainA.seq).toFixed(1)}%`).join(', ')],
-      ['events table + indexes', `${fmtBytes(Number(totalBytes))} total; ` + sizes.map((r) => `${r.name} ${fmtBytes(Number(r.bytes))}`).join(', ')],
-      ['partitions of events', layout.partitions.size === 0 ? 'none (a plain table)' : `${layout.partitions.size} (one per month, and events_default)`],
-    ]));
+    log(
+      table(
+        ['what', 'value'],
+        [
+          [
+            'events loaded',
+            `${total.toLocaleString('en-US')} (${TENANT_A}: ${loaded.chainA.seq.toLocaleString('en-US')}, ${TENANT_B}: ${loaded.chainB.seq.toLocaleString('en-US')})`,
+          ],
+          [
+            'load time',
+            `${fmtMs(loaded.ms)} = ${fmtRate(total / (loaded.ms / 1000))} rows/s (waiting on PostgreSQL: ${fmtMs(loaded.waitMs)}, the rest generating + hashing)`,
+          ],
+          ['VACUUM (ANALYZE) events', fmtMs(vacuumMs)],
+          [
+            `${TENANT_A} conversations / tool calls`,
+            `${s.conversations.toLocaleString('en-US')} / ${s.calls.toLocaleString('en-US')}`,
+          ],
+          [
+            `${TENANT_A} time span`,
+            `${new Date(loaded.chainA.firstAt).toISOString().slice(0, 10)} .. ${new Date(loaded.chainA.lastAt).toISOString().slice(0, 10)}`,
+          ],
+          [
+            `${TENANT_A} event types`,
+            Object.entries(s.types)
+              .sort((a, b) => b[1] - a[1])
+              .map(([t, n]) => `${t} ${((100 * n) / loaded.chainA.seq).toFixed(1)}%`)
+              .join(', '),
+          ],
+          [
+            'events table + indexes',
+            `${fmtBytes(Number(totalBytes))} total; ` +
+              sizes.map((r) => `${r.name} ${fmtBytes(Number(r.bytes))}`).join(', '),
+          ],
+          [
+            'partitions of events',
+            layout.partitions.size === 0
+              ? 'none (a plain table)'
+              : `${layout.partitions.size} (one per month, and events_default)`,
+          ],
+        ],
+      ),
+    );
 
     // ------------------------------------------------ queries
     const mid = loaded.chainA.firstAt + (loaded.chainA.lastAt - loaded.chainA.firstAt) / 2;
@@ -900,7 +1231,11 @@ async function main() {
       { name: 'toolName + cursor near end', f: { toolName: 'send_email', afterSeq: Math.max(0, N - 5000) } },
       { name: `other tenant: first page`, f: {}, tenant: TENANT_B },
       { name: `other tenant: toolName`, f: { toolName: 'send_email' }, tenant: TENANT_B },
-      { name: `other tenant: A's conversation`, f: { conversationId: loaded.sample.midConversation }, tenant: TENANT_B },
+      {
+        name: `other tenant: A's conversation`,
+        f: { conversationId: loaded.sample.midConversation },
+        tenant: TENANT_B,
+      },
     ];
     const results = [];
     for (const q of queries) {
@@ -909,7 +1244,9 @@ async function main() {
       const limit = q.limit ?? 100;
       const path = `/v1/audit/events?${queryString(q.f, { limit })}`;
       const sel = selection(tenant, q.f, limit + 1); // the service asks for one more row to know about a next page
-      const matching = Number((await client.query(`SELECT count(*) AS n FROM events e WHERE ${sel.where}`, sel.whereParams)).rows[0].n);
+      const matching = Number(
+        (await client.query(`SELECT count(*) AS n FROM events e WHERE ${sel.where}`, sel.whereParams)).rows[0].n,
+      );
       // Correctness first: the service and the baseline return the same rows.
       const firstCall = await httpGet(url, path, token);
       const first = JSON.parse(firstCall.body.toString('utf8'));
@@ -945,11 +1282,38 @@ async function main() {
       if (i >= 3) floor.push(performance.now() - t);
     }
     const fl = stats(floor);
-    log(`\n## GET /v1/audit/events (limit 100 unless said; n reps after 3 warm-ups, alternating; baseline = the same SELECT with pg)\n`);
+    log(
+      `\n## GET /v1/audit/events (limit 100 unless said; n reps after 3 warm-ups, alternating; baseline = the same SELECT with pg)\n`,
+    );
     log(`floor: GET /health/live (no auth, no database) median ${fmtMs(fl.median)}, p95 ${fmtMs(fl.p95)}\n`);
-    log(table(['query', 'rows', 'matching', 'n', 'Tollgate median', 'p95', 'min..max', 'pg median', 'ratio', 'plan (EXPLAIN)'],
-      results.map((r) => [r.q.name, r.rows, r.matching.toLocaleString('en-US'), r.http.n, fmtMs(r.http.median), fmtMs(r.http.p95),
-        `${fmtMs(r.http.min)}..${fmtMs(r.http.max)}`, fmtMs(r.pg.median), ratio(r.http.median, r.pg.median), r.plan.shape])));
+    log(
+      table(
+        [
+          'query',
+          'rows',
+          'matching',
+          'n',
+          'Tollgate median',
+          'p95',
+          'min..max',
+          'pg median',
+          'ratio',
+          'plan (EXPLAIN)',
+        ],
+        results.map((r) => [
+          r.q.name,
+          r.rows,
+          r.matching.toLocaleString('en-US'),
+          r.http.n,
+          fmtMs(r.http.median),
+          fmtMs(r.http.p95),
+          `${fmtMs(r.http.min)}..${fmtMs(r.http.max)}`,
+          fmtMs(r.pg.median),
+          ratio(r.http.median, r.pg.median),
+          r.plan.shape,
+        ]),
+      ),
+    );
 
     // What the service itself sends for a time window (typeorm-audit-log.ts): the seq bounds, then the page.
     if (layout.partitions.size > 0) {
@@ -959,9 +1323,18 @@ async function main() {
         const rq = seqRangeQuery(filter);
         const [{ lo, hi }] = (await client.query(rq.sql, rq.params)).rows;
         const bounds = await explain(client, rq, layout);
-        const page = await explain(client, pageQuery(filter, (q.limit ?? 100) + 1, lo === null ? null : { lo: Number(lo), hi: Number(hi) }), layout);
+        const page = await explain(
+          client,
+          pageQuery(filter, (q.limit ?? 100) + 1, lo === null ? null : { lo: Number(lo), hi: Number(hi) }),
+          layout,
+        );
         const parts = (p) => p.relations.filter((r) => layout.partitions.has(r)).join(', ');
-        rows.push([q.name, `${bounds.relations.length}/${layout.partitions.size}: ${parts(bounds)}`, `${page.relations.length}/${layout.partitions.size}: ${parts(page)}`, page.shape]);
+        rows.push([
+          q.name,
+          `${bounds.relations.length}/${layout.partitions.size}: ${parts(bounds)}`,
+          `${page.relations.length}/${layout.partitions.size}: ${parts(page)}`,
+          page.shape,
+        ]);
       }
       log(`\n## Partition pruning: the service's own queries for a time window (EXPLAIN)\n`);
       log(table(['query', 'seq bounds reads', 'page reads', 'page plan'], rows));
@@ -971,43 +1344,106 @@ async function main() {
     const exports = [
       { name: 'NDJSON, all events', tenant: TENANT_A, token: tokenA, format: 'ndjson', f: {} },
       {
-        name: 'CSV, Approved+Rejected over 3 months', tenant: TENANT_A, token: tokenA, format: 'csv',
-        f: { types: ['ToolCallApproved', 'ToolCallRejected'], from: new Date(START + 30 * DAY), to: new Date(START + 121 * DAY) },
+        name: 'CSV, Approved+Rejected over 3 months',
+        tenant: TENANT_A,
+        token: tokenA,
+        format: 'csv',
+        f: {
+          types: ['ToolCallApproved', 'ToolCallRejected'],
+          from: new Date(START + 30 * DAY),
+          to: new Date(START + 121 * DAY),
+        },
       },
-      { name: 'CSV, toolName=transfer_funds', tenant: TENANT_A, token: tokenA, format: 'csv', f: { toolName: 'transfer_funds' } },
+      {
+        name: 'CSV, toolName=transfer_funds',
+        tenant: TENANT_A,
+        token: tokenA,
+        format: 'csv',
+        f: { toolName: 'transfer_funds' },
+      },
       { name: 'NDJSON, other tenant, all', tenant: TENANT_B, token: tokenB, format: 'ndjson', f: {} },
     ];
     const exportResults = [];
     for (const x of exports) {
       const path = `/v1/audit/export?${queryString(x.f, { format: x.format })}`;
-      const matching = Number((await client.query(`SELECT count(*) AS n FROM events e WHERE ${selection(x.tenant, x.f, 1).where}`, selection(x.tenant, x.f, 1).whereParams)).rows[0].n);
-      const plan = await explain(client, selection(x.tenant, { ...x.f, afterSeq: Math.floor(N / 2) }, EXPORT_BATCH), layout);
+      const matching = Number(
+        (
+          await client.query(
+            `SELECT count(*) AS n FROM events e WHERE ${selection(x.tenant, x.f, 1).where}`,
+            selection(x.tenant, x.f, 1).whereParams,
+          )
+        ).rows[0].n,
+      );
+      const plan = await explain(
+        client,
+        selection(x.tenant, { ...x.f, afterSeq: Math.floor(N / 2) }, EXPORT_BATCH),
+        layout,
+      );
       const http = [];
       const pg = [];
       const reps = matching > 100_000 ? opts.heavyReps : Math.max(3, opts.heavyReps);
       for (let i = 0; i < reps; i++) {
         const h = await httpExport(url, path, x.token);
         const expectLines = matching + (x.format === 'csv' ? 1 : 0);
-        if (x.format === 'ndjson' && h.lines !== expectLines) throw new Error(`${x.name}: ${h.lines} lines, expected ${expectLines}`);
-        if (x.format === 'csv' && h.lines < expectLines) throw new Error(`${x.name}: ${h.lines} lines, expected at least ${expectLines}`);
+        if (x.format === 'ndjson' && h.lines !== expectLines)
+          throw new Error(`${x.name}: ${h.lines} lines, expected ${expectLines}`);
+        if (x.format === 'csv' && h.lines < expectLines)
+          throw new Error(`${x.name}: ${h.lines} lines, expected at least ${expectLines}`);
         http.push(h);
         pg.push(await pgExport(client, x.tenant, x.f));
       }
       exportResults.push({ x, matching, http, pg, plan });
     }
-    log(`\n## GET /v1/audit/export (${opts.heavyReps} reps for the full export, ${Math.max(3, opts.heavyReps)} for the others; time to last byte; baseline = pg keyset loop, ${EXPORT_BATCH} rows a batch, JSON.stringify per row)\n`);
-    log(table(['export', 'rows', 'bytes', 'Tollgate median', 'min..max', 'rows/s', 'MB/s', 'first byte', 'RSS before → peak', 'loop delay p99 / max', 'pg median', 'pg min..max', 'pg rows/s', 'ratio', 'plan of a batch'],
-      exportResults.map(({ x, matching, http, pg, plan }) => {
-        const h = stats(http.map((r) => r.ms));
-        const b = stats(pg.map((r) => r.ms));
-        const peak = Math.max(...http.map((r) => r.peak));
-        const before = Math.min(...http.map((r) => r.before));
-        return [x.name, matching.toLocaleString('en-US'), fmtBytes(http[0].bytes), fmtMs(h.median), `${fmtMs(h.min)}..${fmtMs(h.max)}`,
-          fmtRate(matching / (h.median / 1000)), ((http[0].bytes / (1 << 20)) / (h.median / 1000)).toFixed(1), fmtMs(stats(http.map((r) => r.ttfb)).median),
-          `${fmtBytes(before)} → ${fmtBytes(peak)}`,
-          `${fmtLoop(Math.max(...http.map((r) => r.loopP99)))} / ${fmtLoop(Math.max(...http.map((r) => r.loopMax)))}`, fmtMs(b.median), `${fmtMs(b.min)}..${fmtMs(b.max)}`, fmtRate(matching / (b.median / 1000)), ratio(h.median, b.median), plan.shape];
-      })));
-    log(`(RSS is the whole process: service, benchmark client and pg baseline; baseline RSS peak ${fmtBytes(Math.max(...exportResults.flatMap((r) => r.pg.map((p) => p.peak))))})`);
+    log(
+      `\n## GET /v1/audit/export (${opts.heavyReps} reps for the full export, ${Math.max(3, opts.heavyReps)} for the others; time to last byte; baseline = pg keyset loop, ${EXPORT_BATCH} rows a batch, JSON.stringify per row)\n`,
+    );
+    log(
+      table(
+        [
+          'export',
+          'rows',
+          'bytes',
+          'Tollgate median',
+          'min..max',
+          'rows/s',
+          'MB/s',
+          'first byte',
+          'RSS before → peak',
+          'loop delay p99 / max',
+          'pg median',
+          'pg min..max',
+          'pg rows/s',
+          'ratio',
+          'plan of a batch',
+        ],
+        exportResults.map(({ x, matching, http, pg, plan }) => {
+          const h = stats(http.map((r) => r.ms));
+          const b = stats(pg.map((r) => r.ms));
+          const peak = Math.max(...http.map((r) => r.peak));
+          const before = Math.min(...http.map((r) => r.before));
+          return [
+            x.name,
+            matching.toLocaleString('en-US'),
+            fmtBytes(http[0].bytes),
+            fmtMs(h.median),
+            `${fmtMs(h.min)}..${fmtMs(h.max)}`,
+            fmtRate(matching / (h.median / 1000)),
+            (http[0].bytes / (1 << 20) / (h.median / 1000)).toFixed(1),
+            fmtMs(stats(http.map((r) => r.ttfb)).median),
+            `${fmtBytes(before)} → ${fmtBytes(peak)}`,
+            `${fmtLoop(Math.max(...http.map((r) => r.loopP99)))} / ${fmtLoop(Math.max(...http.map((r) => r.loopMax)))}`,
+            fmtMs(b.median),
+            `${fmtMs(b.min)}..${fmtMs(b.max)}`,
+            fmtRate(matching / (b.median / 1000)),
+            ratio(h.median, b.median),
+            plan.shape,
+          ];
+        }),
+      ),
+    );
+    log(
+      `(RSS is the whole process: service, benchmark client and pg baseline; baseline RSS peak ${fmtBytes(Math.max(...exportResults.flatMap((r) => r.pg.map((p) => p.peak))))})`,
+    );
 
     // ------------------------------------------------ verify
     const verifyHttp = [];
@@ -1030,18 +1466,55 @@ async function main() {
     const dv = stats(direct.map((r) => r.ms));
     const d0 = direct[0];
     const share = (ms) => `${((100 * ms) / vh.median).toFixed(0)}% of Tollgate's time`;
-    log(`\n## GET /v1/audit/verify over ${N.toLocaleString('en-US')} events (${opts.heavyReps} reps; the split baseline once)\n`);
-    log(table(['what', 'median', 'min..max', 'events/s', 'Tollgate / this'], [
-      ['Tollgate GET /v1/audit/verify', fmtMs(vh.median), `${fmtMs(vh.min)}..${fmtMs(vh.max)}`, fmtRate(N / (vh.median / 1000)), '1.00x'],
-      ['baseline: pg read + canonicalize + sha256', fmtMs(dv.median), `${fmtMs(dv.min)}..${fmtMs(dv.max)}`, fmtRate(N / (dv.median / 1000)), ratio(vh.median, dv.median)],
-      [`  of which sha256 over ${fmtBytes(d0.bytes)}`, fmtMs(d0.sha), '', fmtRate(N / (d0.sha / 1000)), share(d0.sha)],
-      ['  of which canonicalize (RFC 8785)', fmtMs(d0.canon), '', fmtRate(N / (d0.canon / 1000)), share(d0.canon)],
-      [`  of which the plain pg read loop (${VERIFY_BATCH} a batch)`, fmtMs(d0.read), '', fmtRate(N / (d0.read / 1000)), `${ratio(vh.median, d0.read)} (${share(d0.read)})`],
-      ['  of which rebuilding the JSON', fmtMs(d0.build), '', fmtRate(N / (d0.build / 1000)), share(d0.build)],
-    ]));
-    log(`verify answered ${JSON.stringify(verifyBody)}; RSS during verify ${fmtBytes(Math.min(...verifyHttp.map((r) => r.before)))} → ${fmtBytes(Math.max(...verifyHttp.map((r) => r.peak)))}; ` +
-      `event-loop delay during verify p99 ${fmtLoop(Math.max(...verifyHttp.map((r) => r.loopP99)))}, max ${fmtLoop(Math.max(...verifyHttp.map((r) => r.loopMax)))}`);
-    log(`\ntotal benchmark time ${fmtMs(performance.now() - started)}; load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    log(
+      `\n## GET /v1/audit/verify over ${N.toLocaleString('en-US')} events (${opts.heavyReps} reps; the split baseline once)\n`,
+    );
+    log(
+      table(
+        ['what', 'median', 'min..max', 'events/s', 'Tollgate / this'],
+        [
+          [
+            'Tollgate GET /v1/audit/verify',
+            fmtMs(vh.median),
+            `${fmtMs(vh.min)}..${fmtMs(vh.max)}`,
+            fmtRate(N / (vh.median / 1000)),
+            '1.00x',
+          ],
+          [
+            'baseline: pg read + canonicalize + sha256',
+            fmtMs(dv.median),
+            `${fmtMs(dv.min)}..${fmtMs(dv.max)}`,
+            fmtRate(N / (dv.median / 1000)),
+            ratio(vh.median, dv.median),
+          ],
+          [
+            `  of which sha256 over ${fmtBytes(d0.bytes)}`,
+            fmtMs(d0.sha),
+            '',
+            fmtRate(N / (d0.sha / 1000)),
+            share(d0.sha),
+          ],
+          ['  of which canonicalize (RFC 8785)', fmtMs(d0.canon), '', fmtRate(N / (d0.canon / 1000)), share(d0.canon)],
+          [
+            `  of which the plain pg read loop (${VERIFY_BATCH} a batch)`,
+            fmtMs(d0.read),
+            '',
+            fmtRate(N / (d0.read / 1000)),
+            `${ratio(vh.median, d0.read)} (${share(d0.read)})`,
+          ],
+          ['  of which rebuilding the JSON', fmtMs(d0.build), '', fmtRate(N / (d0.build / 1000)), share(d0.build)],
+        ],
+      ),
+    );
+    log(
+      `verify answered ${JSON.stringify(verifyBody)}; RSS during verify ${fmtBytes(Math.min(...verifyHttp.map((r) => r.before)))} → ${fmtBytes(Math.max(...verifyHttp.map((r) => r.peak)))}; ` +
+        `event-loop delay during verify p99 ${fmtLoop(Math.max(...verifyHttp.map((r) => r.loopP99)))}, max ${fmtLoop(Math.max(...verifyHttp.map((r) => r.loopMax)))}`,
+    );
+    log(
+      `\ntotal benchmark time ${fmtMs(performance.now() - started)}; load average at the end ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await cleanup();
   }

@@ -63,13 +63,16 @@ async function propose(conversationId, body) {
       'INSERT INTO baseline_tool_calls (tenant_id, id, conversation_id, tool_name, arguments, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
       ['default', call.id, conversationId, call.toolName, JSON.stringify(call.arguments), call.status, call.createdAt],
     );
-    await client.query('INSERT INTO baseline_events (tenant_id, type, tool_call_id, at, data) VALUES ($1, $2, $3, $4, $5)', [
-      'default',
-      'ToolCallProposed',
-      call.id,
-      call.createdAt,
-      JSON.stringify({ toolName: call.toolName, arguments: call.arguments }),
-    ]);
+    await client.query(
+      'INSERT INTO baseline_events (tenant_id, type, tool_call_id, at, data) VALUES ($1, $2, $3, $4, $5)',
+      [
+        'default',
+        'ToolCallProposed',
+        call.id,
+        call.createdAt,
+        JSON.stringify({ toolName: call.toolName, arguments: call.arguments }),
+      ],
+    );
     await client.query('COMMIT');
   } catch (e) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -101,7 +104,11 @@ const server = http.createServer((req, res) => {
     } catch {
       return send(res, 400, { code: 'validation_failed' });
     }
-    if (!Array.isArray(body?.toolCalls) || body.toolCalls.length === 0 || typeof body.toolCalls[0].toolName !== 'string') {
+    if (
+      !Array.isArray(body?.toolCalls) ||
+      body.toolCalls.length === 0 ||
+      typeof body.toolCalls[0].toolName !== 'string'
+    ) {
       return send(res, 400, { code: 'validation_failed' });
     }
     propose(decodeURIComponent(m[1]), body).then(

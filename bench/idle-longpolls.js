@@ -46,11 +46,19 @@ const pct = (xs, p) => {
 const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 function request(method, url, token, body) {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode, body: text ? JSON.parse(text) : undefined }));
-    });
+    const req = http.request(
+      url,
+      {
+        method,
+        agent,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
     req.on('error', (e) => reject(Object.assign(e, { message: `${e.message} (${method} ${url})` })));
     req.end(body ? JSON.stringify(body) : undefined);
   });
@@ -66,7 +74,15 @@ async function main() {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const nodeArgs = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean); // e.g. --cpu-prof
   const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/tollgate.js'), 'serve'], {
-    env: { ...process.env, DATABASE_URL: url.toString(), TOLLGATE_JWT_SECRET: SECRET, PORT: String(port), TOLLGATE_RATE_LIMIT: '0', TOLLGATE_MAX_WAITS_PER_TOKEN: String(POLLS + 10), LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      DATABASE_URL: url.toString(),
+      TOLLGATE_JWT_SECRET: SECRET,
+      PORT: String(port),
+      TOLLGATE_RATE_LIMIT: '0',
+      TOLLGATE_MAX_WAITS_PER_TOKEN: String(POLLS + 10),
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
@@ -82,7 +98,9 @@ async function main() {
     const ids = [];
     for (let i = 0; i < CALLS; i++) {
       await request('POST', `${base}/v1/conversations`, bot, { id: `idle-${i}` });
-      const r = await request('POST', `${base}/v1/conversations/idle-${i}/tool-calls`, bot, { toolCalls: [{ toolName: 'needs_person', arguments: { i } }] });
+      const r = await request('POST', `${base}/v1/conversations/idle-${i}/tool-calls`, bot, {
+        toolCalls: [{ toolName: 'needs_person', arguments: { i } }],
+      });
       ids.push(r.body.toolCalls[0].id);
     }
     const idle = rssMb(child.pid);
@@ -92,7 +110,11 @@ async function main() {
     const polls = [];
     for (let i = 0; i < POLLS; i++) {
       const id = ids[i % CALLS];
-      polls.push(request('GET', `${base}/v1/tool-calls/${id}?wait=60`, bot).then((r) => answers.push({ at: Date.now(), id, status: r.body && r.body.status })));
+      polls.push(
+        request('GET', `${base}/v1/tool-calls/${id}?wait=60`, bot).then((r) =>
+          answers.push({ at: Date.now(), id, status: r.body && r.body.status }),
+        ),
+      );
       // Paced: a burst of 10,000 connects would overflow the listen backlog (511) and be reset.
       if (i % 100 === 99) await new Promise((r) => setTimeout(r, 100));
     }
@@ -116,12 +138,18 @@ async function main() {
     const approved = answers.filter((a) => a.status === 'approved').length;
 
     console.log('\nIdle long-polls on one instance (PostgreSQL, LISTEN/NOTIFY + batch re-check)');
-    console.log(`  long-polls held open        ${POLLS} on ${CALLS} pending calls (opened in ${openMs} ms incl. 5 s settle)`);
+    console.log(
+      `  long-polls held open        ${POLLS} on ${CALLS} pending calls (opened in ${openMs} ms incl. 5 s settle)`,
+    );
     console.log(`  answered before decisions   ${answeredEarly}`);
-    console.log(`  server RSS idle → waiting   ${idle.rss.toFixed(0)} MB → ${waiting.rss.toFixed(0)} MB (peak ${rssMb(child.pid).hwm.toFixed(0)} MB)`);
+    console.log(
+      `  server RSS idle → waiting   ${idle.rss.toFixed(0)} MB → ${waiting.rss.toFixed(0)} MB (peak ${rssMb(child.pid).hwm.toFixed(0)} MB)`,
+    );
     console.log(`  server CPU while idling     ${(idleCpu * 100).toFixed(1)} % of one core`);
     console.log(`  all answered after deciding ${allAnswered} ms for ${CALLS} sequential decisions`);
-    console.log(`  wake latency (decision → answer)  p50 ${pct(wake, 50)} ms, p99 ${pct(wake, 99)} ms, max ${Math.max(...wake)} ms`);
+    console.log(
+      `  wake latency (decision → answer)  p50 ${pct(wake, 50)} ms, p99 ${pct(wake, 99)} ms, max ${Math.max(...wake)} ms`,
+    );
     console.log(`  answered approved           ${approved} / ${POLLS}`);
   } finally {
     child.kill('SIGTERM');

@@ -47,7 +47,9 @@ async function main() {
     .replace('%ICON%', iconName);
   writeFileSync(join(out, 'index.html'), html);
   const size = (p) => `${(result.metafile.outputs[p].bytes / 1024).toFixed(1)} KiB`;
-  console.log(`web inbox → dist/web: ${basename(jsPath)} ${size(jsPath)}, ${basename(js.cssBundle)} ${size(js.cssBundle)}`);
+  console.log(
+    `web inbox → dist/web: ${basename(jsPath)} ${size(jsPath)}, ${basename(js.cssBundle)} ${size(js.cssBundle)}`,
+  );
 }
 
 main().catch((e) => {

@@ -22,7 +22,10 @@ async function main() {
   const secret = randomBytes(32).toString('base64url');
   const config = { ...loadConfig({}), port: 0, dataDir, auth: { secret, devSecret: false }, instanceId: 'screenshots' };
   const server = await startServer(config, { logLevels: false });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
   try {
     const token = (sub, roles, name) => mintToken(secret, { sub, roles, name }, '2h');
     const agent = await token('support-bot', ['agent']);
@@ -33,7 +36,11 @@ async function main() {
     const api = async (method, path, tok, body, headers = {}) => {
       const res = await fetch(server.url + path, {
         method,
-        headers: { authorization: `Bearer ${tok}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        headers: {
+          authorization: `Bearer ${tok}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const json = await res.json();
@@ -52,10 +59,26 @@ async function main() {
     await api('PUT', '/v1/tools/delete_source', admin, { description: 'Delete a knowledge source', destructive: true });
     await api('PUT', '/v1/tools/send_email', admin, { description: 'Send an email', requiresApproval: true });
 
-    await api('POST', '/v1/conversations', agent, { id: 'conv-kb', title: 'Tidy the knowledge base', user: { id: 'lee', name: 'Lee Park', roles: ['editor'] } });
-    await api('POST', '/v1/conversations', agent, { id: 'conv-mail', title: 'March price change', user: { id: 'mia', name: 'Mia Chen', roles: ['sales'] } });
-    await api('POST', '/v1/conversations', ops, { id: 'conv-ops', title: 'Staging is slow', user: { id: 'sam', name: 'Sam Ortiz', roles: ['engineer'] } });
-    await api('POST', '/v1/conversations', agent, { id: 'conv-crm', title: 'Clean up duplicates', user: { id: 'lee', name: 'Lee Park' } });
+    await api('POST', '/v1/conversations', agent, {
+      id: 'conv-kb',
+      title: 'Tidy the knowledge base',
+      user: { id: 'lee', name: 'Lee Park', roles: ['editor'] },
+    });
+    await api('POST', '/v1/conversations', agent, {
+      id: 'conv-mail',
+      title: 'March price change',
+      user: { id: 'mia', name: 'Mia Chen', roles: ['sales'] },
+    });
+    await api('POST', '/v1/conversations', ops, {
+      id: 'conv-ops',
+      title: 'Staging is slow',
+      user: { id: 'sam', name: 'Sam Ortiz', roles: ['engineer'] },
+    });
+    await api('POST', '/v1/conversations', agent, {
+      id: 'conv-crm',
+      title: 'Clean up duplicates',
+      user: { id: 'lee', name: 'Lee Park' },
+    });
 
     const kb = await api('POST', '/v1/conversations/conv-kb/tool-calls', agent, {
       toolCalls: [
@@ -78,13 +101,37 @@ async function main() {
       ],
     });
     await api('POST', '/v1/conversations/conv-mail/tool-calls', agent, {
-      toolCalls: [{ toolName: 'send_email', arguments: { to: 'customers-eu@lists.example.com', subject: 'Your plan from 1 April', template: 'price-change-2025' }, reason: 'Mia wants customers told a month ahead', display: { title: 'Send email to 212 customers', summary: "Announce the March price change to the 'EU customers' list." } }],
+      toolCalls: [
+        {
+          toolName: 'send_email',
+          arguments: {
+            to: 'customers-eu@lists.example.com',
+            subject: 'Your plan from 1 April',
+            template: 'price-change-2025',
+          },
+          reason: 'Mia wants customers told a month ahead',
+          display: {
+            title: 'Send email to 212 customers',
+            summary: "Announce the March price change to the 'EU customers' list.",
+          },
+        },
+      ],
     });
     const crm = await api('POST', '/v1/conversations/conv-crm/tool-calls', agent, {
-      toolCalls: [{ toolName: 'merge_contacts', arguments: { keep: 'ct_881', merge: ['ct_902', 'ct_917'] }, display: { title: 'Merge 3 contacts', summary: 'Merge "Dana Whitfield" duplicates into ct_881.' } }],
+      toolCalls: [
+        {
+          toolName: 'merge_contacts',
+          arguments: { keep: 'ct_881', merge: ['ct_902', 'ct_917'] },
+          display: { title: 'Merge 3 contacts', summary: 'Merge "Dana Whitfield" duplicates into ct_881.' },
+        },
+      ],
     });
 
-    const context = await browser.newContext({ viewport: { width: 1200, height: 820 }, deviceScaleFactor: 1, colorScheme: 'light' });
+    const context = await browser.newContext({
+      viewport: { width: 1200, height: 820 },
+      deviceScaleFactor: 1,
+      colorScheme: 'light',
+    });
     await context.addInitScript((t) => sessionStorage.setItem('tollgate.token', t), ann);
     const page = await context.newPage();
     await page.goto(server.url + '/');
@@ -93,10 +140,23 @@ async function main() {
 
     // Live: a request arrives, another is decided elsewhere.
     await api('POST', '/v1/conversations/conv-ops/tool-calls', ops, {
-      toolCalls: [{ toolName: 'shell', arguments: { cmd: 'kubectl rollout restart deploy/api -n staging' }, reason: 'p95 latency doubled after the last deploy', display: { title: 'Restart the staging API', summary: 'kubectl rollout restart deploy/api -n staging' } }],
+      toolCalls: [
+        {
+          toolName: 'shell',
+          arguments: { cmd: 'kubectl rollout restart deploy/api -n staging' },
+          reason: 'p95 latency doubled after the last deploy',
+          display: { title: 'Restart the staging API', summary: 'kubectl rollout restart deploy/api -n staging' },
+        },
+      ],
     });
     await page.locator('.row-title', { hasText: 'Restart the staging API' }).waitFor();
-    await api('POST', `/v1/tool-calls/${crm.toolCalls[0].id}/decision`, bob, { decision: 'approve' }, { 'x-tollgate-channel': 'cli' });
+    await api(
+      'POST',
+      `/v1/tool-calls/${crm.toolCalls[0].id}/decision`,
+      bob,
+      { decision: 'approve' },
+      { 'x-tollgate-channel': 'cli' },
+    );
     await page.getByText('approved by Bob via the CLI').first().waitFor();
 
     mkdirSync(OUT, { recursive: true });

@@ -26,7 +26,13 @@ import { GrpcServer } from './adapters/grpc/grpc-server';
 import { TollgateRpcs } from './adapters/grpc/tollgate.rpcs';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { RequestIdMiddleware } from './adapters/http/request-id.middleware';
-import { AuditVerifyMetricsHandler, DecisionMetricsHandler, HttpMetricsMiddleware, MetricsController, TollgateMetrics } from './adapters/metrics/metrics';
+import {
+  AuditVerifyMetricsHandler,
+  DecisionMetricsHandler,
+  HttpMetricsMiddleware,
+  MetricsController,
+  TollgateMetrics,
+} from './adapters/metrics/metrics';
 import { WebModule } from './adapters/web/web.module';
 import { CHANNEL_CONSUMERS, channelControllers, channelProviders } from './adapters/channels';
 import { ClaimExecutionHandler } from './application/commands/claim-execution/claim-execution.handler';
@@ -38,7 +44,10 @@ import { ExpireToolCallsHandler } from './application/commands/expire-tool-calls
 import { ProposeToolCallsHandler } from './application/commands/propose-tool-calls/propose-tool-calls.handler';
 import { PutPolicyHandler } from './application/commands/put-policy/put-policy.handler';
 import { RollBackPolicyHandler } from './application/commands/roll-back-policy/roll-back-policy.handler';
-import { GetPolicyVersionHandler, ListPolicyVersionsHandler } from './application/queries/policy-versions/policy-versions.handlers';
+import {
+  GetPolicyVersionHandler,
+  ListPolicyVersionsHandler,
+} from './application/queries/policy-versions/policy-versions.handlers';
 import { SimulatePolicyHandler } from './application/queries/simulate-policy/simulate-policy.handler';
 import { POLICY_HISTORY, RECORDED_CALLS } from './application/ports/policy-history.port';
 import { TypeOrmRecordedToolCalls } from './infrastructure/persistence/typeorm-recorded-tool-calls';
@@ -47,7 +56,19 @@ import { ReportResultHandler } from './application/commands/report-result/report
 import { StartConversationHandler } from './application/commands/start-conversation/start-conversation.handler';
 import { WakeWaitersHandler } from './application/events/wake-waiters.handler';
 import {
-  CLOCK, CONVERSATIONS, GRANTS, HALTS, IDS, POLICIES, POLICY_INPUTS, READ_MODEL, RECEIPTS, TOOLS, UNIT_OF_WORK, WAITERS, WEBHOOKS,
+  CLOCK,
+  CONVERSATIONS,
+  GRANTS,
+  HALTS,
+  IDS,
+  POLICIES,
+  POLICY_INPUTS,
+  READ_MODEL,
+  RECEIPTS,
+  TOOLS,
+  UNIT_OF_WORK,
+  WAITERS,
+  WEBHOOKS,
 } from './application/ports';
 import { CHECKPOINT_SIGNATURES } from './application/ports/checkpoint-signatures.port';
 import { AUDIT_LOG, AUDIT_RETENTION } from './application/ports/audit-log.port';
@@ -55,13 +76,22 @@ import { PurgeAuditTrailHandler } from './application/commands/purge-audit-trail
 import { ConversationAccessHandler, ToolCallAccessHandler } from './application/queries/access/access.handler';
 import { GetConversationHandler } from './application/queries/get-conversation/get-conversation.handler';
 import {
-  AuditCheckpointHandler, AuditGapsHandler, AuditMetricsHandler, ExportAuditEventsHandler, ListAuditEventsHandler, VerifyAuditTrailHandler,
+  AuditCheckpointHandler,
+  AuditGapsHandler,
+  AuditMetricsHandler,
+  ExportAuditEventsHandler,
+  ListAuditEventsHandler,
+  VerifyAuditTrailHandler,
 } from './application/queries/audit/audit.handlers';
 import { GetStatusHandler } from './application/queries/get-status/get-status.handler';
 import { GetPolicyHandler } from './application/queries/get-policy/get-policy.handler';
 import { GetToolCallHandler } from './application/queries/get-tool-call/get-tool-call.handler';
 import { GetToolHandler } from './application/queries/get-tool/get-tool.handler';
-import { ListApprovalsHandler, ListConversationsHandler, ListToolsHandler } from './application/queries/list/list.handlers';
+import {
+  ListApprovalsHandler,
+  ListConversationsHandler,
+  ListToolsHandler,
+} from './application/queries/list/list.handlers';
 import { JwtVerifier } from './infrastructure/auth/jwt-verifier';
 import { TOLLGATE_CONFIG, TollgateConfig } from './infrastructure/config/config';
 import { EventStore } from './infrastructure/persistence/event-store';
@@ -91,16 +121,45 @@ import { WaiterRecheck } from './infrastructure/waiting/waiter-recheck';
 import { QUESTION_CONTROLLERS, QUESTION_PROVIDERS } from './questions.composition';
 
 const COMMAND_HANDLERS = [
-  StartConversationHandler, RegisterToolHandler, PutPolicyHandler, ProposeToolCallsHandler, DecideToolCallHandler, DecideStepHandler, ExtendDeadlineHandler,
-  ClaimExecutionHandler, ReportResultHandler, ExpireToolCallsHandler, HaltHandler, ResumeHandler, PurgeAuditTrailHandler,
-  CreateWebhookHandler, DeleteWebhookHandler, RevokeGrantHandler,
+  StartConversationHandler,
+  RegisterToolHandler,
+  PutPolicyHandler,
+  ProposeToolCallsHandler,
+  DecideToolCallHandler,
+  DecideStepHandler,
+  ExtendDeadlineHandler,
+  ClaimExecutionHandler,
+  ReportResultHandler,
+  ExpireToolCallsHandler,
+  HaltHandler,
+  ResumeHandler,
+  PurgeAuditTrailHandler,
+  CreateWebhookHandler,
+  DeleteWebhookHandler,
+  RevokeGrantHandler,
   RollBackPolicyHandler,
 ];
 const QUERY_HANDLERS = [
-  GetConversationHandler, GetToolCallHandler, GetToolHandler, GetPolicyHandler, ListConversationsHandler, ListApprovalsHandler,
-  ListToolsHandler, ListGrantsHandler, ConversationAccessHandler, ToolCallAccessHandler, GetStatusHandler,
-  ListAuditEventsHandler, ExportAuditEventsHandler, VerifyAuditTrailHandler, AuditCheckpointHandler, AuditMetricsHandler, AuditGapsHandler,
-  ListPolicyVersionsHandler, GetPolicyVersionHandler, SimulatePolicyHandler,
+  GetConversationHandler,
+  GetToolCallHandler,
+  GetToolHandler,
+  GetPolicyHandler,
+  ListConversationsHandler,
+  ListApprovalsHandler,
+  ListToolsHandler,
+  ListGrantsHandler,
+  ConversationAccessHandler,
+  ToolCallAccessHandler,
+  GetStatusHandler,
+  ListAuditEventsHandler,
+  ExportAuditEventsHandler,
+  VerifyAuditTrailHandler,
+  AuditCheckpointHandler,
+  AuditMetricsHandler,
+  AuditGapsHandler,
+  ListPolicyVersionsHandler,
+  GetPolicyVersionHandler,
+  SimulatePolicyHandler,
 ];
 
 /** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
@@ -115,14 +174,34 @@ export class AppModule implements NestModule {
    * logger; its access log is mounted by the server, and nestjs-pino gives the lines logged inside a request
    * that request's id.
    */
-  static forRoot(config: TollgateConfig, dataSource: DataSource, extra: { outboxConsumers?: OutboxConsumer[]; logger?: PinoLogger } = {}): DynamicModule {
+  static forRoot(
+    config: TollgateConfig,
+    dataSource: DataSource,
+    extra: { outboxConsumers?: OutboxConsumer[]; logger?: PinoLogger } = {},
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ...(extra.logger ? [LoggerModule.forRoot({ pinoHttp: { logger: extra.logger }, useExisting: true })] : []),
-        CqrsModule.forRoot(), TerminusModule.forRoot({ logger: false }), ThrottlerModule.forRoot(throttlerOptions(config)), WebModule.forRoot(config)],
+        CqrsModule.forRoot(),
+        TerminusModule.forRoot({ logger: false }),
+        ThrottlerModule.forRoot(throttlerOptions(config)),
+        WebModule.forRoot(config),
+      ],
       controllers: [
-        ToolsController, PolicyController, ConversationsController, ToolCallsController, ApprovalsController, GrantsController, WellKnownController, HealthController, HaltController, MetricsController, AuditController, EventStreamController, MeController,
+        ToolsController,
+        PolicyController,
+        ConversationsController,
+        ToolCallsController,
+        ApprovalsController,
+        GrantsController,
+        WellKnownController,
+        HealthController,
+        HaltController,
+        MetricsController,
+        AuditController,
+        EventStreamController,
+        MeController,
         ...QUESTION_CONTROLLERS,
         ...channelControllers(config),
       ],

@@ -1,10 +1,19 @@
 /** The pieces of "ask a human" (questions from agents to people), mounted by the composition root. */
 import { QuestionsController } from './adapters/http/controllers/questions.controller';
-import { AnswerQuestionHandler, AskQuestionHandler, CancelQuestionsHandler, ExpireQuestionsHandler } from './application/commands/questions/question.handlers';
+import {
+  AnswerQuestionHandler,
+  AskQuestionHandler,
+  CancelQuestionsHandler,
+  ExpireQuestionsHandler,
+} from './application/commands/questions/question.handlers';
 import { QuestionEventsHandler } from './application/events/question-events.handler';
 import { OPEN_QUESTION_LIMITS, QUESTION_RECHECK_MS, QUESTIONS } from './application/ports/question.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from './infrastructure/config/config';
-import { GetQuestionHandler, ListQuestionsHandler, QuestionAccessHandler } from './application/queries/questions/question.handlers';
+import {
+  GetQuestionHandler,
+  ListQuestionsHandler,
+  QuestionAccessHandler,
+} from './application/queries/questions/question.handlers';
 import { TypeOrmQuestionRepository } from './infrastructure/persistence/typeorm-question.repository';
 import { QuestionExpirySweeper } from './infrastructure/scheduling/question-expiry-sweeper';
 
@@ -16,6 +25,11 @@ export const QUESTION_PROVIDERS = [
   { provide: OPEN_QUESTION_LIMITS, useFactory: (c: TollgateConfig) => c.openQuestions, inject: [TOLLGATE_CONFIG] },
   QuestionExpirySweeper,
   QuestionEventsHandler,
-  AskQuestionHandler, AnswerQuestionHandler, ExpireQuestionsHandler, CancelQuestionsHandler,
-  GetQuestionHandler, ListQuestionsHandler, QuestionAccessHandler,
+  AskQuestionHandler,
+  AnswerQuestionHandler,
+  ExpireQuestionsHandler,
+  CancelQuestionsHandler,
+  GetQuestionHandler,
+  ListQuestionsHandler,
+  QuestionAccessHandler,
 ];

@@ -56,7 +56,12 @@ const BODY_LIMIT = '1mb';
  * must fix (a busy port, a data dir in use, a database out of reach) is thrown as a one-line ConfigError.
  */
 export async function startServer(raw: TollgateConfig, opts: StartOptions = {}): Promise<RunningServer> {
-  const logger = createLogger({ level: levelOf(opts.logLevels, raw.logLevel), format: raw.logFormat, instanceId: raw.instanceId, destination: opts.logDestination });
+  const logger = createLogger({
+    level: levelOf(opts.logLevels, raw.logLevel),
+    format: raw.logFormat,
+    instanceId: raw.instanceId,
+    destination: opts.logDestination,
+  });
   let config = raw;
   try {
     config = resolveAuth(raw);
@@ -80,7 +85,8 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
       if (config.policyFile) await loadPolicyFile(app, config.policyFile);
       answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);
       // gRPC first, so that once /health/ready answers both serve. A busy gRPC port is a ConfigError naming TOLLGATE_GRPC_PORT.
-      if (config.grpcPort !== undefined) grpcAddress = await app.get(GrpcServer).listen(config.host, config.grpcPort, logger);
+      if (config.grpcPort !== undefined)
+        grpcAddress = await app.get(GrpcServer).listen(config.host, config.grpcPort, logger);
       await app.listen(config.port, config.host);
     } catch (e) {
       await app.close().catch(() => undefined); // its timers and listeners go with it
@@ -89,7 +95,9 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
     const address = app.getHttpServer().address() as AddressInfo;
     const ds = dataSource;
     // Watched from now on: a change is applied as a new version when it differs; an invalid file is logged and ignored.
-    const policyWatcher = config.policyFile ? new PolicyFileWatcher(app.get(CommandBus), config.policyFile, new Logger('Policy')).start() : undefined;
+    const policyWatcher = config.policyFile
+      ? new PolicyFileWatcher(app.get(CommandBus), config.policyFile, new Logger('Policy')).start()
+      : undefined;
     return {
       app,
       config,
@@ -182,7 +190,13 @@ export function configureHttp(app: NestExpressApplication, logger: PinoLoggerIns
   app.use((req: Request, _res: Response, next: NextFunction) => {
     const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     if (hasBody && req.body === undefined && req.headers['content-type'] !== undefined) {
-      return next(new DomainError('unsupported_media_type', 'unsupported', 'Send JSON (application/json), or YAML (application/yaml) for a policy'));
+      return next(
+        new DomainError(
+          'unsupported_media_type',
+          'unsupported',
+          'Send JSON (application/json), or YAML (application/yaml) for a policy',
+        ),
+      );
     }
     next();
   });
@@ -200,17 +214,27 @@ async function loadPolicyFile(app: INestApplication, path: string): Promise<void
   try {
     loaded = await applyPolicyDocument(app.get(CommandBus), document);
   } catch (e) {
-    if (e instanceof DomainError && e.kind === 'invalid') throw new ConfigError(`TOLLGATE_POLICY_FILE ${path} is not a valid policy: ${e.message}`);
+    if (e instanceof DomainError && e.kind === 'invalid')
+      throw new ConfigError(`TOLLGATE_POLICY_FILE ${path} is not a valid policy: ${e.message}`);
     throw e;
   }
   const { policy, changed } = loaded;
-  new Logger('Policy').log(changed ? `Loaded ${path} as policy version ${policy.version}` : `${path} matches policy version ${policy.version}`);
+  new Logger('Policy').log(
+    changed ? `Loaded ${path} as policy version ${policy.version}` : `${path} matches policy version ${policy.version}`,
+  );
 }
 
 /** Tests pass Nest's level lists (or false, for silence); the server its configured level. */
 function levelOf(levels: LogLevel[] | false | undefined, configured: LogLevelName): LogLevelName {
   if (levels === undefined) return configured;
   if (levels === false || levels.length === 0) return 'silent';
-  const order: Array<[LogLevel, LogLevelName]> = [['verbose', 'trace'], ['debug', 'debug'], ['log', 'info'], ['warn', 'warn'], ['error', 'error'], ['fatal', 'fatal']];
+  const order: Array<[LogLevel, LogLevelName]> = [
+    ['verbose', 'trace'],
+    ['debug', 'debug'],
+    ['log', 'info'],
+    ['warn', 'warn'],
+    ['error', 'error'],
+    ['fatal', 'fatal'],
+  ];
   return order.find(([nest]) => levels.includes(nest))?.[1] ?? 'info';
 }

@@ -37,14 +37,16 @@ function summarise(file, top = 20) {
     total += us;
     const a = area(url, functionName);
     areas.set(a, (areas.get(a) ?? 0) + us);
-    const key = `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${lineNumber + 1}` : ''}`.trim();
+    const key =
+      `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${lineNumber + 1}` : ''}`.trim();
     fns.set(key, (fns.get(key) ?? 0) + us);
   }
   // Inclusive time: each sample counts once for every distinct function on its stack.
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const inclusive = new Map();
-  const label = (cf) => `${cf.functionName || '(anonymous)'} ${cf.url ? `${cf.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${cf.lineNumber + 1}` : ''}`.trim();
+  const label = (cf) =>
+    `${cf.functionName || '(anonymous)'} ${cf.url ? `${cf.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${cf.lineNumber + 1}` : ''}`.trim();
   for (const [id, us] of selfUs) {
     const seen = new Set();
     for (let cur = id; cur !== undefined; cur = parent.get(cur)) {
@@ -62,9 +64,20 @@ function summarise(file, top = 20) {
   return {
     totalMs: total / 1000,
     busyMs: busy / 1000,
-    areas: sortDesc(areas).slice(0, top).map(([name, us]) => ({ name, ms: us / 1000, pct: pct(us), pctOfBusy: name.startsWith('idle') ? NaN : (100 * us) / busy })),
-    functions: sortDesc(fns).slice(0, top).map(([name, us]) => ({ name, ms: us / 1000, pct: pct(us) })),
-    inclusive: sortDesc(inclusive).slice(0, top * 3).map(([name, us]) => ({ name, ms: us / 1000, pct: pct(us) })),
+    areas: sortDesc(areas)
+      .slice(0, top)
+      .map(([name, us]) => ({
+        name,
+        ms: us / 1000,
+        pct: pct(us),
+        pctOfBusy: name.startsWith('idle') ? NaN : (100 * us) / busy,
+      })),
+    functions: sortDesc(fns)
+      .slice(0, top)
+      .map(([name, us]) => ({ name, ms: us / 1000, pct: pct(us) })),
+    inclusive: sortDesc(inclusive)
+      .slice(0, top * 3)
+      .map(([name, us]) => ({ name, ms: us / 1000, pct: pct(us) })),
   };
 }
 
@@ -73,7 +86,10 @@ module.exports = { summarise };
 if (require.main === module) {
   const s = summarise(process.argv[2], Number(process.argv[3] ?? 25));
   console.log(`total ${s.totalMs.toFixed(0)} ms, busy ${s.busyMs.toFixed(0)} ms`);
-  for (const a of s.areas) console.log(`${a.pct.toFixed(1).padStart(5)}%  ${Number.isNaN(a.pctOfBusy) ? '      ' : `${a.pctOfBusy.toFixed(1).padStart(5)}%b`}  ${a.name}`);
+  for (const a of s.areas)
+    console.log(
+      `${a.pct.toFixed(1).padStart(5)}%  ${Number.isNaN(a.pctOfBusy) ? '      ' : `${a.pctOfBusy.toFixed(1).padStart(5)}%b`}  ${a.name}`,
+    );
   console.log('');
   for (const f of s.functions) console.log(`${f.pct.toFixed(1).padStart(5)}%  ${f.name}`);
   console.log('\ninclusive (self + callees):');

@@ -23,7 +23,12 @@ function request(base, method, path, { token, body, timeoutMs = 70_000, headers 
         headers: {
           accept: 'application/json',
           ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(payload !== undefined ? { 'content-type': headers['content-type'] ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          ...(payload !== undefined
+            ? {
+                'content-type': headers['content-type'] ?? 'application/json',
+                'content-length': Buffer.byteLength(payload),
+              }
+            : {}),
           ...headers,
         },
         timeout: timeoutMs,
@@ -58,7 +63,12 @@ function request(base, method, path, { token, body, timeoutMs = 70_000, headers 
 async function expect(ok, base, method, path, opts) {
   const res = await request(base, method, path, opts);
   if (!ok.includes(res.status)) {
-    throw new Error(`${method} ${path} → ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`.slice(0, 600));
+    throw new Error(
+      `${method} ${path} → ${res.status}: ${typeof res.body === 'string' ? res.body : JSON.stringify(res.body)}`.slice(
+        0,
+        600,
+      ),
+    );
   }
   return res;
 }

@@ -51,7 +51,15 @@ function paced({ base, rate, durationS, request, sockets = 64, maxInFlight = 256
     function fire(i, dueAt) {
       const r = request(i);
       const req = http.request(
-        { agent, method: r.method, hostname: url.hostname, port: url.port, path: r.path, headers: { ...r.headers, ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}) }, timeout: timeoutMs },
+        {
+          agent,
+          method: r.method,
+          hostname: url.hostname,
+          port: url.port,
+          path: r.path,
+          headers: { ...r.headers, ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}) },
+          timeout: timeoutMs,
+        },
         (res) => {
           res.resume();
           res.on('end', () => {

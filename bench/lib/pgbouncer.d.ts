@@ -18,4 +18,10 @@ export interface RunningPgbouncer {
 
 export declare const INSTALL_HINT: string;
 export declare function findPgbouncer(): string | undefined;
-export declare function startPgbouncer(o: { serverUrl: string; poolSize?: number; maxClientConn?: number; adminConsole?: boolean; timeoutMs?: number }): Promise<RunningPgbouncer>;
+export declare function startPgbouncer(o: {
+  serverUrl: string;
+  poolSize?: number;
+  maxClientConn?: number;
+  adminConsole?: boolean;
+  timeoutMs?: number;
+}): Promise<RunningPgbouncer>;

@@ -16,7 +16,13 @@ const INSTALL_HINT = 'apt-get install pgbouncer';
 
 /** The pgbouncer binary on PATH or in the sbin directories Debian installs it to; undefined when absent. */
 function findPgbouncer() {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin', '/usr/bin', '/usr/local/bin'];
+  const dirs = [
+    ...(process.env.PATH ?? '').split(delimiter),
+    '/usr/sbin',
+    '/usr/local/sbin',
+    '/usr/bin',
+    '/usr/local/bin',
+  ];
   for (const d of dirs) {
     if (d && existsSync(join(d, 'pgbouncer'))) return join(d, 'pgbouncer');
   }
@@ -37,7 +43,9 @@ function freePort() {
 /** The user to drop to when running as root: `postgres` if it exists, else `nobody`, with its uid and gid. */
 function unprivilegedUser() {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined;
-  const passwd = readFileSync('/etc/passwd', 'utf8').split('\n').map((l) => l.split(':'));
+  const passwd = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .map((l) => l.split(':'));
   const row = passwd.find((f) => f[0] === 'postgres') ?? passwd.find((f) => f[0] === 'nobody');
   if (!row) throw new Error('running as root and neither a postgres nor a nobody user exists for pgbouncer to run as');
   return { name: row[0], uid: Number(row[2]), gid: Number(row[3]) };
@@ -64,7 +72,13 @@ function canConnect(port) {
  * @param {boolean} [o.adminConsole]   let the same user run SHOW STATS etc. on the `pgbouncer` database
  * @returns {Promise<{name: string, child: import('node:child_process').ChildProcess, url: string, adminUrl: string, port: number, pid: number, dir: string, version: string, output(): string, stop(): Promise<void>}>}
  */
-async function startPgbouncer({ serverUrl, poolSize = 10, maxClientConn = 200, adminConsole = false, timeoutMs = 10_000 }) {
+async function startPgbouncer({
+  serverUrl,
+  poolSize = 10,
+  maxClientConn = 200,
+  adminConsole = false,
+  timeoutMs = 10_000,
+}) {
   const binary = findPgbouncer();
   if (!binary) throw new Error(`pgbouncer not installed (${INSTALL_HINT})`);
   const server = new URL(serverUrl);
@@ -128,7 +142,9 @@ async function startPgbouncer({ serverUrl, poolSize = 10, maxClientConn = 200, a
     if (exited || Date.now() > deadline) {
       child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`pgbouncer did not start (${exited ? `exited: code ${exited.code}, signal ${exited.signal}` : `not listening after ${timeoutMs} ms`})\n${lines.join('\n')}`);
+      throw new Error(
+        `pgbouncer did not start (${exited ? `exited: code ${exited.code}, signal ${exited.signal}` : `not listening after ${timeoutMs} ms`})\n${lines.join('\n')}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -34,8 +34,13 @@ function thousandRulePolicy() {
         : { match: `svc${i}_*`, level: 'manual', when: { estimatedCostAbove: 100 }, timeoutSeconds: 900 },
     );
   }
-  for (let i = 0; i < 80; i++) rules.push({ match: `*_${VERBS[i % VERBS.length]}_${OBJECTS[i % OBJECTS.length]}${i}*`, level: i % 4 === 0 ? 'deny' : 'confirm' });
-  for (let i = 0; i < 19; i++) rules.push({ match: `*_${OBJECTS[i % OBJECTS.length]}*(id=${i}*)`, level: 'confirm', requireRole: 'admin' });
+  for (let i = 0; i < 80; i++)
+    rules.push({
+      match: `*_${VERBS[i % VERBS.length]}_${OBJECTS[i % OBJECTS.length]}${i}*`,
+      level: i % 4 === 0 ? 'deny' : 'confirm',
+    });
+  for (let i = 0; i < 19; i++)
+    rules.push({ match: `*_${OBJECTS[i % OBJECTS.length]}*(id=${i}*)`, level: 'confirm', requireRole: 'admin' });
   rules.push({ match: '*', level: 'manual', when: { confidenceBelow: 0.2 } });
   if (rules.length !== 1000) throw new Error(`policy has ${rules.length} rules`);
   return { defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'] }, rules };
@@ -44,7 +49,13 @@ function thousandRulePolicy() {
 function callFor(name, i) {
   return {
     toolName: name,
-    arguments: { id: `src_${i % 97}`, cmd: 'ls -la /tmp', path: '/home/bench', to: 'ann@example.com', subject: 'hello' },
+    arguments: {
+      id: `src_${i % 97}`,
+      cmd: 'ls -la /tmp',
+      path: '/home/bench',
+      to: 'ann@example.com',
+      subject: 'hello',
+    },
     confidence: 0.9,
     estimatedCost: 1,
   };
@@ -73,7 +84,10 @@ function runPolicyBench({ samples }) {
     grants: [],
     conversation: { id: 'conv-1', agentId: 'bench-agent', user: { id: 'ann', roles: ['approver'] } },
   };
-  const names = Array.from({ length: 64 }, (_, i) => `svc${(i * 37) % 700}_${VERBS[i % VERBS.length]}_${OBJECTS[(i * 3) % OBJECTS.length]}${i % 90}`);
+  const names = Array.from(
+    { length: 64 },
+    (_, i) => `svc${(i * 37) % 700}_${VERBS[i % VERBS.length]}_${OBJECTS[(i * 3) % OBJECTS.length]}${i % 90}`,
+  );
   const repeatingCalls = names.map((n, i) => callFor(n, i));
   let sink = 0;
   const levels = {};
@@ -87,7 +101,10 @@ function runPolicyBench({ samples }) {
   let fresh = 0;
   const evaluateDistinct = () => {
     const n = fresh++;
-    const v = ApprovalPolicy.evaluate(callFor(`svc${n % 700}_${VERBS[n % VERBS.length]}_${OBJECTS[n % OBJECTS.length]}_n${n}`, n), ctx);
+    const v = ApprovalPolicy.evaluate(
+      callFor(`svc${n % 700}_${VERBS[n % VERBS.length]}_${OBJECTS[n % OBJECTS.length]}_n${n}`, n),
+      ctx,
+    );
     sink += v.timeoutSeconds;
   };
   const trivial = (i) => {

@@ -40,7 +40,9 @@ pg.Client.prototype.query = function countedQuery(config, values, callback) {
       count(text, started);
       cb(err, res);
     };
-    return typeof values === 'function' ? original.call(this, config, wrapped) : original.call(this, config, values, wrapped);
+    return typeof values === 'function'
+      ? original.call(this, config, wrapped)
+      : original.call(this, config, values, wrapped);
   }
   const result = original.apply(this, arguments);
   if (result && typeof result.then === 'function') {
@@ -58,11 +60,15 @@ if (process.env.PROFILE_DIR) {
   const inspector = require('node:inspector');
   session = new inspector.Session();
   session.connect();
-  session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start')));
+  session.post('Profiler.enable', () =>
+    session.post('Profiler.setSamplingInterval', { interval: 500 }, () => session.post('Profiler.start')),
+  );
 }
 
 process.on('SIGUSR2', () => {
-  const rows = [...stats].map(([sql, s]) => ({ sql, n: s.n, ms: Math.round(s.ms * 10) / 10 })).sort((a, b) => b.ms - a.ms);
+  const rows = [...stats]
+    .map(([sql, s]) => ({ sql, n: s.n, ms: Math.round(s.ms * 10) / 10 }))
+    .sort((a, b) => b.ms - a.ms);
   stats.clear();
   if (process.env.QUERY_COUNTER_FILE) writeFileSync(process.env.QUERY_COUNTER_FILE, JSON.stringify(rows, null, 1));
   if (session) {

@@ -15,7 +15,15 @@ function summary(values) {
   const at = (p) => sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1];
   let sum = 0;
   for (const v of sorted) sum += v;
-  return { n: sorted.length, min: sorted[0], p50: at(50), p90: at(90), p99: at(99), max: sorted[sorted.length - 1], mean: sum / sorted.length };
+  return {
+    n: sorted.length,
+    min: sorted[0],
+    p50: at(50),
+    p90: at(90),
+    p99: at(99),
+    max: sorted[sorted.length - 1],
+    mean: sum / sorted.length,
+  };
 }
 
 function fmt(n, digits = 1) {

@@ -30,18 +30,28 @@ export function channelProviders(config: TollgateConfig): Provider[] {
   const slack = config.slack;
   const callbacks: Type[] = slack ? [SlackApprovalCallback] : [];
   return [
-    ...(slack ? [{ provide: SLACK_CLIENT, useFactory: () => slackWebClient(slack) }, SlackMessageStore, SlackApprovalCallback, SlackQuestions, SlackInteractions] : []),
+    ...(slack
+      ? [
+          { provide: SLACK_CLIENT, useFactory: () => slackWebClient(slack) },
+          SlackMessageStore,
+          SlackApprovalCallback,
+          SlackQuestions,
+          SlackInteractions,
+        ]
+      : []),
     WebhookStore,
     WebhookDispatcher,
     WebhookFanOut,
     { provide: APPROVAL_CALLBACKS, useFactory: (...registered: unknown[]) => registered, inject: callbacks },
     {
       provide: CHANNEL_CONSUMERS,
-      useFactory: (registered, conversations, clock, webhooks: OutboxConsumer, ...questions: OutboxConsumer[]): OutboxConsumer[] => [
-        ...approvalChannelBridges(registered, conversations, clock),
-        webhooks,
-        ...questions,
-      ],
+      useFactory: (
+        registered,
+        conversations,
+        clock,
+        webhooks: OutboxConsumer,
+        ...questions: OutboxConsumer[]
+      ): OutboxConsumer[] => [...approvalChannelBridges(registered, conversations, clock), webhooks, ...questions],
       inject: [APPROVAL_CALLBACKS, CONVERSATIONS, CLOCK, WebhookFanOut, ...(slack ? [SlackQuestions] : [])],
     },
   ];

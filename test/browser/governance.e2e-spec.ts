@@ -47,7 +47,9 @@ let n = 0;
 async function pendingCall(toolName: string, user: Record<string, unknown> = { id: 'lee', name: 'Lee' }): Promise<any> {
   const id = `gov-web-${++n}`;
   expect((await http.post('/v1/conversations', agent, { id, title: `Payment ${n}`, user })).status).toBe(201);
-  const res = await http.post(`/v1/conversations/${id}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: { amount: 120 } }] });
+  const res = await http.post(`/v1/conversations/${id}/tool-calls`, agent, {
+    toolCalls: [{ toolName, arguments: { amount: 120 } }],
+  });
   expect(res.body.toolCalls[0].status).toBe('pending');
   return res.body.toolCalls[0];
 }
@@ -66,7 +68,9 @@ describeBrowser('governance in the web inbox', () => {
     await row(call.id).waitFor();
     await openCard(call.id);
     await card().locator('[data-testid="quorum-badge"]', { hasText: '0 of 2 approvals' }).waitFor();
-    await card().getByRole('button', { name: /^Approve/ }).click();
+    await card()
+      .getByRole('button', { name: /^Approve/ })
+      .click();
     await card().waitFor({ state: 'detached' });
 
     // Still listed: the quorum is not reached. Reopened, the card says who approved and that it waits.
@@ -87,8 +91,12 @@ describeBrowser('governance in the web inbox', () => {
     await row(call.id).waitFor();
     await openCard(call.id);
     await card().locator('[data-testid="self-approval"]', { hasText: 'separation of duties' }).waitFor();
-    await card().getByRole('button', { name: /^Approve/ }).click();
-    await card().getByText(/may not approve this call/).waitFor();
+    await card()
+      .getByRole('button', { name: /^Approve/ })
+      .click();
+    await card()
+      .getByText(/may not approve this call/)
+      .waitFor();
     expect((await http.get(`/v1/tool-calls/${call.id}`, bob)).body.status).toBe('pending');
     await page.keyboard.press('Escape');
     await card().waitFor({ state: 'detached' });
@@ -96,7 +104,9 @@ describeBrowser('governance in the web inbox', () => {
 
   it('approves a whole step from one card: asks twice, then every call of the step leaves the list', async () => {
     const id = `gov-web-step-${++n}`;
-    expect((await http.post('/v1/conversations', agent, { id, title: 'Two emails', user: { id: 'lee' } })).status).toBe(201);
+    expect((await http.post('/v1/conversations', agent, { id, title: 'Two emails', user: { id: 'lee' } })).status).toBe(
+      201,
+    );
     const res = await http.post(`/v1/conversations/${id}/tool-calls`, agent, {
       toolCalls: [
         { toolName: 'send_email', arguments: { to: 'a@example.com' } },
@@ -110,7 +120,10 @@ describeBrowser('governance in the web inbox', () => {
     await stepActions.getByRole('button', { name: 'Approve all 2' }).click();
     await stepActions.getByRole('button', { name: 'Confirm: approve all 2' }).click();
     await card().locator('[data-testid="step-note"]', { hasText: '2 approved.' }).waitFor();
-    expect((await http.get(`/v1/tool-calls/${second.id}`, bob)).body.decision).toMatchObject({ outcome: 'approved', by: { id: 'ann', via: 'web' } });
+    expect((await http.get(`/v1/tool-calls/${second.id}`, bob)).body.decision).toMatchObject({
+      outcome: 'approved',
+      by: { id: 'ann', via: 'web' },
+    });
     await page.keyboard.press('Escape');
     await row(second.id).waitFor({ state: 'detached', timeout: 20_000 });
   });
@@ -120,7 +133,10 @@ describeBrowser('governance in the web inbox', () => {
     await card().waitFor({ state: 'detached' });
     const id = `gov-web-q-${++n}`;
     expect((await http.post('/v1/conversations', agent, { id, user: { id: 'lee' } })).status).toBe(201);
-    const asked = await http.post(`/v1/conversations/${id}/questions`, agent, { text: 'Bill which account?', choices: ['ACME EU', 'ACME US'] });
+    const asked = await http.post(`/v1/conversations/${id}/questions`, agent, {
+      text: 'Bill which account?',
+      choices: ['ACME EU', 'ACME US'],
+    });
     expect(asked.status).toBe(201);
     const waiting = http.get(`/v1/questions/${asked.body.id}?wait=30`, agent);
     const item = page.locator(`li[data-question-id="${asked.body.id}"]`);

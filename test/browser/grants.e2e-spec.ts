@@ -36,7 +36,9 @@ afterAll(async () => {
 let n = 0;
 async function propose(toolName: string, conv = `conv-${++n}`): Promise<any> {
   await http.post('/v1/conversations', agent, { id: conv, title: `Conversation ${conv}` });
-  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: { to: 'team@example.com' } }] });
+  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+    toolCalls: [{ toolName, arguments: { to: 'team@example.com' } }],
+  });
   expect(res.status).toBe(201);
   return res.body.toolCalls[0];
 }
@@ -56,7 +58,12 @@ describeBrowser('the grants view', () => {
     await card.waitFor({ state: 'detached' });
 
     const [grant] = (await http.get('/v1/grants', admin)).body.items;
-    expect(grant).toMatchObject({ toolName: 'send_email', scope: 'conversation', conversationId: call.conversationId, createdBy: { id: 'ann', via: 'web' } });
+    expect(grant).toMatchObject({
+      toolName: 'send_email',
+      scope: 'conversation',
+      conversationId: call.conversationId,
+      createdBy: { id: 'ann', via: 'web' },
+    });
     expect(Date.parse(grant.expiresAt) - Date.parse(grant.createdAt)).toBe(3600_000);
 
     await page.getByTestId('grants-toggle').click();
@@ -65,16 +72,25 @@ describeBrowser('the grants view', () => {
     await row.getByText(/left$/).waitFor();
     await row.getByRole('button', { name: 'Revoke send_email' }).click();
     await row.getByRole('button', { name: /^Confirm revoke/ }).click(); // a revocation asks twice
-    await page.getByTestId('grants-note').getByText(/^Revoked: send_email/).waitFor();
+    await page
+      .getByTestId('grants-note')
+      .getByText(/^Revoked: send_email/)
+      .waitFor();
     await row.waitFor({ state: 'detached' });
 
-    expect((await http.get('/v1/grants?status=revoked', admin)).body.items[0]).toMatchObject({ id: grant.id, revokedBy: { id: 'ann', via: 'web' } });
+    expect((await http.get('/v1/grants?status=revoked', admin)).body.items[0]).toMatchObject({
+      id: grant.id,
+      revokedBy: { id: 'ann', via: 'web' },
+    });
     expect(await propose('send_email', call.conversationId)).toMatchObject({ status: 'pending' });
   });
 
   it('offers Revoke on a tenant-wide grant to an admin only', async () => {
     const call = await propose('deploy_app');
-    expect((await http.post(`/v1/tool-calls/${call.id}/decision`, admin, { decision: 'always_allow', scope: 'tenant' })).status).toBe(200);
+    expect(
+      (await http.post(`/v1/tool-calls/${call.id}/decision`, admin, { decision: 'always_allow', scope: 'tenant' }))
+        .status,
+    ).toBe(200);
     const [grant] = (await http.get('/v1/grants?tool=deploy_app', admin)).body.items;
 
     // Ann's open view reads the list again when the live stream tells of the new grant.

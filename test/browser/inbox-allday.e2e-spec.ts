@@ -41,7 +41,12 @@ interface Desk {
 
 async function desk(tenant: string, before?: (w: WatchedPage) => Promise<unknown>): Promise<Desk> {
   const token = (sub: string, roles: string[], name: string) => server.token(sub, roles, { tenant, name });
-  const [agent, ann, bob, admin] = await Promise.all([token('bot', ['agent'], 'Bot'), token('ann', ['approver'], 'Ann'), token('bob', ['approver'], 'Bob'), token('root', ['admin'], 'Root')]);
+  const [agent, ann, bob, admin] = await Promise.all([
+    token('bot', ['agent'], 'Bot'),
+    token('ann', ['approver'], 'Ann'),
+    token('bob', ['approver'], 'Bob'),
+    token('root', ['admin'], 'Root'),
+  ]);
   const w = await openPage(browser, { token: ann });
   await before?.(w);
   await w.page.goto(`${server.url}/`);
@@ -51,10 +56,16 @@ async function desk(tenant: string, before?: (w: WatchedPage) => Promise<unknown
 
 let n = 0;
 /** A fresh conversation of the desk's agent with one pending call; returns the call as the API answered it. */
-async function propose(d: Desk, call: Record<string, unknown> = {}, user: Record<string, unknown> = { id: 'lee', name: 'Lee Park' }): Promise<any> {
+async function propose(
+  d: Desk,
+  call: Record<string, unknown> = {},
+  user: Record<string, unknown> = { id: 'lee', name: 'Lee Park' },
+): Promise<any> {
   const id = `${d.tenant}-conv-${++n}`;
   expect((await http().post('/v1/conversations', d.agent, { id, title: `Conversation ${n}`, user })).status).toBe(201);
-  const res = await http().post(`/v1/conversations/${id}/tool-calls`, d.agent, { toolCalls: [{ toolName: 'send_email', arguments: { to: 'team@example.com' }, ...call }] });
+  const res = await http().post(`/v1/conversations/${id}/tool-calls`, d.agent, {
+    toolCalls: [{ toolName: 'send_email', arguments: { to: 'team@example.com' }, ...call }],
+  });
   expect(res.status).toBe(201);
   const pending = res.body.toolCalls.find((c: any) => c.status === 'pending');
   expect(pending).toBeDefined();
@@ -68,15 +79,22 @@ const card = (d: Desk) => d.page.locator('dialog.card');
 /** Selects a row as the person would (focus on it, as j/k or a click leave it), without opening it. */
 async function select(d: Desk, id: string): Promise<void> {
   await row(d, id).locator('.row-main').focus();
-  await d.page.waitForFunction((want) => document.querySelector('li.row.selected')?.getAttribute('data-call-id') === want, id);
+  await d.page.waitForFunction(
+    (want) => document.querySelector('li.row.selected')?.getAttribute('data-call-id') === want,
+    id,
+  );
 }
 
 /** The call once it has left `pending`: the page's request may still be on its way. */
 const decided = (d: Desk, id: string): Promise<any> =>
-  eventually(async () => {
-    const call = await recorded(d, id);
-    return call.status === 'pending' ? undefined : call;
-  }, 15_000, `a decision on ${id}`);
+  eventually(
+    async () => {
+      const call = await recorded(d, id);
+      return call.status === 'pending' ? undefined : call;
+    },
+    15_000,
+    `a decision on ${id}`,
+  );
 
 describeBrowser('the inbox all day: shortcuts on the list', () => {
   it('a approves the selected row without opening it, and the next row is then selected for the next a', async () => {
@@ -93,7 +111,10 @@ describeBrowser('the inbox all day: shortcuts on the list', () => {
     expect(await recorded(d, second.id)).toMatchObject({ status: 'pending' }); // one press, one decision
 
     await d.page.keyboard.press('a');
-    expect((await decided(d, second.id)).decision).toMatchObject({ outcome: 'approved', by: { id: 'ann', via: 'web' } });
+    expect((await decided(d, second.id)).decision).toMatchObject({
+      outcome: 'approved',
+      by: { id: 'ann', via: 'web' },
+    });
     await d.w.context.close();
   });
 
@@ -104,11 +125,16 @@ describeBrowser('the inbox all day: shortcuts on the list', () => {
     await row(d, other.id).waitFor();
     await select(d, chosen.id);
     // Bob decides the chosen row elsewhere; Ann's selection slides to the next row without her doing anything.
-    expect((await http().post(`/v1/tool-calls/${chosen.id}/decision`, d.bob, { decision: 'approve' })).status).toBe(200);
+    expect((await http().post(`/v1/tool-calls/${chosen.id}/decision`, d.bob, { decision: 'approve' })).status).toBe(
+      200,
+    );
     await row(d, chosen.id).getByTestId('row-note').getByText('approved by Bob via the API').waitFor();
 
     await d.page.keyboard.press('a');
-    await d.page.getByTestId('list-note').getByText('“The one below” is selected now: press a again to approve it.').waitFor();
+    await d.page
+      .getByTestId('list-note')
+      .getByText('“The one below” is selected now: press a again to approve it.')
+      .waitFor();
     expect(await recorded(d, other.id)).toMatchObject({ status: 'pending' });
     await d.page.keyboard.press('a');
     expect((await decided(d, other.id)).decision).toMatchObject({ outcome: 'approved', by: { id: 'ann', via: 'web' } });
@@ -117,8 +143,19 @@ describeBrowser('the inbox all day: shortcuts on the list', () => {
 
   it('a on a destructive call opens its card asking to confirm, and the second a approves it', async () => {
     const d = await desk('keys-destructive');
-    expect((await http().put('/v1/tools/delete_source', d.admin, { description: 'Delete a knowledge source', destructive: true })).status).toBe(201);
-    const call = await propose(d, { toolName: 'delete_source', arguments: { id: 'src_4' }, display: { title: 'Delete source 4' } });
+    expect(
+      (
+        await http().put('/v1/tools/delete_source', d.admin, {
+          description: 'Delete a knowledge source',
+          destructive: true,
+        })
+      ).status,
+    ).toBe(201);
+    const call = await propose(d, {
+      toolName: 'delete_source',
+      arguments: { id: 'src_4' },
+      display: { title: 'Delete source 4' },
+    });
     await select(d, call.id);
 
     await d.page.keyboard.press('a');
@@ -148,7 +185,10 @@ describeBrowser('the inbox all day: shortcuts on the list', () => {
     expect(await recorded(d, call.id)).toMatchObject({ status: 'pending' });
     await d.page.keyboard.press('Control+Enter');
     await card(d).waitFor({ state: 'detached' });
-    expect(await recorded(d, call.id)).toMatchObject({ status: 'rejected', decision: { outcome: 'rejected', reason: 'already refunded at the desk', by: { id: 'ann', via: 'web' } } });
+    expect(await recorded(d, call.id)).toMatchObject({
+      status: 'rejected',
+      decision: { outcome: 'rejected', reason: 'already refunded at the desk', by: { id: 'ann', via: 'web' } },
+    });
     await row(d, call.id).getByText('rejected by you via the web inbox: already refunded at the desk').waitFor();
     await d.w.context.close();
   });
@@ -162,13 +202,20 @@ describeBrowser('the inbox all day: shortcuts on the list', () => {
     const editor = card(d).getByLabel(/Arguments to run instead/);
     await d.page.waitForFunction(() => document.activeElement?.id === 'edit-args');
     await editor.fill('{"to": "team@example.com"');
-    await card(d).getByTestId('json-status').getByText(/Not valid JSON/).waitFor();
+    await card(d)
+      .getByTestId('json-status')
+      .getByText(/Not valid JSON/)
+      .waitFor();
     await editor.press('Control+Enter'); // invalid JSON: nothing is sent
     expect(await recorded(d, call.id)).toMatchObject({ status: 'pending' });
     await editor.fill('{"to": "team@example.com"}');
     await editor.press('Control+Enter');
     await card(d).waitFor({ state: 'detached' });
-    expect(await recorded(d, call.id)).toMatchObject({ status: 'approved', arguments: { to: 'all@example.com' }, decision: { editedArguments: { to: 'team@example.com' }, by: { id: 'ann', via: 'web' } } });
+    expect(await recorded(d, call.id)).toMatchObject({
+      status: 'approved',
+      arguments: { to: 'all@example.com' },
+      decision: { editedArguments: { to: 'team@example.com' }, by: { id: 'ann', via: 'web' } },
+    });
     await d.w.context.close();
   });
 
@@ -179,7 +226,9 @@ describeBrowser('the inbox all day: shortcuts on the list', () => {
     await d.page.keyboard.press('t');
     await d.page.waitForFunction((conv) => location.hash === `#/conversations/${conv}`, call.conversationId);
     await d.page.getByTestId('timeline').getByText('Timeline please').waitFor();
-    expect(await d.page.locator('footer.keys-legend').innerText()).toMatch(/a\s+approve · r\s+reject · e\s+edit · t\s+timeline/);
+    expect(await d.page.locator('footer.keys-legend').innerText()).toMatch(
+      /a\s+approve · r\s+reject · e\s+edit · t\s+timeline/,
+    );
     await d.w.context.close();
   });
 });
@@ -204,9 +253,13 @@ function watchNotifications(): void {
   Document.prototype.hasFocus = () => focused;
 }
 
-const shown = (d: Desk) => d.page.evaluate(() => (window as any).__notifications.shown() as Array<{ title: string; body?: string; tag?: string }>);
+const shown = (d: Desk) =>
+  d.page.evaluate(
+    () => (window as any).__notifications.shown() as Array<{ title: string; body?: string; tag?: string }>,
+  );
 const asked = (d: Desk) => d.page.evaluate(() => (window as any).__notifications.asked() as number);
-const focusTab = (d: Desk, focused: boolean) => d.page.evaluate((f) => (window as any).__notifications.focus(f), focused);
+const focusTab = (d: Desk, focused: boolean) =>
+  d.page.evaluate((f) => (window as any).__notifications.focus(f), focused);
 
 describeBrowser('the inbox all day: desktop notifications', () => {
   it('are off until turned on; the permission is asked on that click only; the choice is remembered', async () => {
@@ -217,7 +270,9 @@ describeBrowser('the inbox all day: desktop notifications', () => {
 
     await d.w.context.grantPermissions(['notifications'], { origin: server.url }); // the person's "Allow"
     await toggle.click();
-    await d.page.waitForFunction(() => document.querySelector('[data-testid="notify-toggle"]')?.getAttribute('aria-pressed') === 'true');
+    await d.page.waitForFunction(
+      () => document.querySelector('[data-testid="notify-toggle"]')?.getAttribute('aria-pressed') === 'true',
+    );
     expect(await asked(d)).toBe(1);
     expect(await d.page.evaluate(() => localStorage.getItem('tollgate.notifications'))).toBe('on');
 
@@ -227,7 +282,9 @@ describeBrowser('the inbox all day: desktop notifications', () => {
     expect(await asked(d)).toBe(0);
 
     await toggle.click(); // off again, and remembered so
-    await d.page.waitForFunction(() => document.querySelector('[data-testid="notify-toggle"]')?.getAttribute('aria-pressed') === 'false');
+    await d.page.waitForFunction(
+      () => document.querySelector('[data-testid="notify-toggle"]')?.getAttribute('aria-pressed') === 'false',
+    );
     expect(await d.page.evaluate(() => localStorage.getItem('tollgate.notifications'))).toBeNull();
     await d.w.context.close();
   });
@@ -238,7 +295,9 @@ describeBrowser('the inbox all day: desktop notifications', () => {
       await w.context.grantPermissions(['notifications'], { origin: server.url });
     });
     await d.page.getByRole('button', { name: 'Desktop notifications' }).click();
-    await d.page.waitForFunction(() => document.querySelector('[data-testid="notify-toggle"]')?.getAttribute('aria-pressed') === 'true');
+    await d.page.waitForFunction(
+      () => document.querySelector('[data-testid="notify-toggle"]')?.getAttribute('aria-pressed') === 'true',
+    );
 
     const seen = await propose(d, { display: { title: 'Seen on screen' } });
     await row(d, seen.id).waitFor();
@@ -251,14 +310,23 @@ describeBrowser('the inbox all day: desktop notifications', () => {
     const call = await propose(d, { display: { title: 'Send the invoice', summary: 'Email invoice 42 to ACME' } });
     await row(d, call.id).waitFor();
     await d.page.waitForFunction(() => (window as any).__notifications.shown().length > 0);
-    expect(await shown(d)).toEqual([{ title: 'Approve? Send the invoice', body: 'Email invoice 42 to ACME — from bot for Lee Park', tag: `tollgate-call-${call.id}` }]);
+    expect(await shown(d)).toEqual([
+      {
+        title: 'Approve? Send the invoice',
+        body: 'Email invoice 42 to ACME — from bot for Lee Park',
+        tag: `tollgate-call-${call.id}`,
+      },
+    ]);
     await d.w.context.close();
   });
 
   it('say so when the browser blocks them, and stay off', async () => {
     const d = await desk('notify-blocked', (w) => w.context.addInitScript(watchNotifications)); // no grant: headless Chromium answers "denied"
     await d.page.getByRole('button', { name: 'Desktop notifications' }).click();
-    await d.page.getByRole('status').getByText(/blocks notifications from this site/).waitFor();
+    await d.page
+      .getByRole('status')
+      .getByText(/blocks notifications from this site/)
+      .waitFor();
     expect(await d.page.getByTestId('notify-toggle').getAttribute('aria-pressed')).toBe('false');
     expect(await d.page.evaluate(() => localStorage.getItem('tollgate.notifications'))).toBeNull();
     await d.w.context.close();
@@ -283,7 +351,9 @@ describeBrowser('the inbox all day: the tab badge', () => {
     await d.page.waitForFunction(() => document.title === '(2) Tollgate inbox');
     expect(await favicon(d)).toMatch(/<circle[^>]*fill="#dc2626"[^>]*\/><text[^>]*>2<\/text><\/svg>$/);
 
-    expect((await http().post(`/v1/tool-calls/${one.id}/decision`, d.bob, { decision: 'reject', reason: 'no' })).status).toBe(200);
+    expect(
+      (await http().post(`/v1/tool-calls/${one.id}/decision`, d.bob, { decision: 'reject', reason: 'no' })).status,
+    ).toBe(200);
     await d.page.waitForFunction(() => document.title === '(1) Tollgate inbox');
     expect(await favicon(d)).toMatch(/>1<\/text><\/svg>$/);
 
@@ -305,7 +375,14 @@ describeBrowser('the inbox all day: the live stream drops', () => {
     expect(await banner.count()).toBe(0);
 
     // Reconnects are refused until "Retry now" is clicked, so what happens meanwhile is missed for sure.
-    await d.page.evaluate(() => document.addEventListener('click', (e) => (e.target as Element).closest('[data-testid="stream-banner"] button') && ((window as any).__retried = true), true));
+    await d.page.evaluate(() =>
+      document.addEventListener(
+        'click',
+        (e) =>
+          (e.target as Element).closest('[data-testid="stream-banner"] button') && ((window as any).__retried = true),
+        true,
+      ),
+    );
     let attempts = 0;
     await d.page.route('**/v1/events/stream', async (route) => {
       attempts += 1;
@@ -320,10 +397,14 @@ describeBrowser('the inbox all day: the live stream drops', () => {
     await d.page.locator('[data-testid="stream-state"]', { hasText: 'Reconnecting…' }).waitFor();
     server = await startTestServer({ port }, { db }); // the same address and database, as after a restart
 
-    expect((await http().post(`/v1/tool-calls/${decidedMeanwhile.id}/decision`, d.bob, { decision: 'approve' })).status).toBe(200);
+    expect(
+      (await http().post(`/v1/tool-calls/${decidedMeanwhile.id}/decision`, d.bob, { decision: 'approve' })).status,
+    ).toBe(200);
     const arrivedMeanwhile = await propose(d, { display: { title: 'Arrived while away' } });
     await until(() => attempts > 0, 20_000, 'a reconnect attempt'); // it tried, and was refused:
-    await d.page.waitForFunction(() => /Reconnecting in \d/.test(document.querySelector('[data-testid="stream-banner"]')?.textContent ?? ''));
+    await d.page.waitForFunction(() =>
+      /Reconnecting in \d/.test(document.querySelector('[data-testid="stream-banner"]')?.textContent ?? ''),
+    );
     expect(await banner.isVisible()).toBe(true); // the banner stays, and the list is as it was
 
     expect(await row(d, arrivedMeanwhile.id).count()).toBe(0);

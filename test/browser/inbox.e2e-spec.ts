@@ -25,14 +25,21 @@ beforeAll(async () => {
   annToken = await server.token('ann', ['approver'], { name: 'Ann' });
   bob = await server.token('bob', ['approver'], { name: 'Bob' });
   admin = await server.token('root', ['admin'], { name: 'Root' });
-  expect((await http.put('/v1/policy', admin, {
-    rules: [
-      { match: 'shell', level: 'manual' },
-      { match: 'quick_check', level: 'confirm', timeoutSeconds: 3 },
-      { match: 'get_*', level: 'automatic' },
-    ],
-  })).status).toBe(200);
-  expect((await http.put('/v1/tools/delete_source', admin, { description: 'Delete a knowledge source', destructive: true })).status).toBe(201);
+  expect(
+    (
+      await http.put('/v1/policy', admin, {
+        rules: [
+          { match: 'shell', level: 'manual' },
+          { match: 'quick_check', level: 'confirm', timeoutSeconds: 3 },
+          { match: 'get_*', level: 'automatic' },
+        ],
+      })
+    ).status,
+  ).toBe(200);
+  expect(
+    (await http.put('/v1/tools/delete_source', admin, { description: 'Delete a knowledge source', destructive: true }))
+      .status,
+  ).toBe(201);
   ann = await openPage(browser, { token: annToken });
   page = ann.page;
   await page.goto(`${server.url}/`);
@@ -48,8 +55,19 @@ let n = 0;
 /** A fresh conversation with one pending call; returns the call as the API answered it. */
 async function pendingCall(call: Record<string, unknown> = {}, conv: Record<string, unknown> = {}): Promise<any> {
   const id = `conv-${++n}`;
-  expect((await http.post('/v1/conversations', agent, { id, title: `Conversation ${n}`, user: { id: 'lee', name: 'Lee Park', roles: ['editor'] }, ...conv })).status).toBe(201);
-  const res = await http.post(`/v1/conversations/${id}/tool-calls`, agent, { toolCalls: [{ toolName: 'send_email', arguments: { to: 'team@example.com' }, ...call }] });
+  expect(
+    (
+      await http.post('/v1/conversations', agent, {
+        id,
+        title: `Conversation ${n}`,
+        user: { id: 'lee', name: 'Lee Park', roles: ['editor'] },
+        ...conv,
+      })
+    ).status,
+  ).toBe(201);
+  const res = await http.post(`/v1/conversations/${id}/tool-calls`, agent, {
+    toolCalls: [{ toolName: 'send_email', arguments: { to: 'team@example.com' }, ...call }],
+  });
   expect(res.status).toBe(201);
   const pending = res.body.toolCalls.find((c: any) => c.status === 'pending');
   expect(pending).toBeDefined();
@@ -76,7 +94,9 @@ async function announced(text: string): Promise<void> {
 
 describeBrowser('the web inbox', () => {
   it('signs in with a pasted token and lists what the person may decide', async () => {
-    const waiting = await pendingCall({ display: { title: 'Send the weekly report', summary: 'Email the weekly report to team@example.com' } });
+    const waiting = await pendingCall({
+      display: { title: 'Send the weekly report', summary: 'Email the weekly report to team@example.com' },
+    });
     const fresh = await openPage(browser);
     await fresh.page.goto(`${server.url}/`);
     await fresh.page.getByLabel('Bearer token').fill(annToken);
@@ -92,7 +112,11 @@ describeBrowser('the web inbox', () => {
 
   it('shows a new request live, without reloading, and announces it', async () => {
     await page.evaluate(() => ((window as any).__sameDocument = true));
-    const call = await pendingCall({ toolName: 'create_invoice', arguments: { amount: 120 }, display: { title: 'Create invoice' } });
+    const call = await pendingCall({
+      toolName: 'create_invoice',
+      arguments: { amount: 120 },
+      display: { title: 'Create invoice' },
+    });
     await row(call.id).getByText('Create invoice').waitFor();
     await announced('New request: Create invoice from support-bot');
     expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
@@ -105,7 +129,11 @@ describeBrowser('the web inbox', () => {
         arguments: { id: 'src_2', cascade: true },
         reason: 'the user asked to delete it',
         confidence: 0.9,
-        display: { title: 'Delete source', summary: "Delete source 'Handbook' (src_2) — 1,204 objects. This cannot be undone.", fields: [{ label: 'Objects', value: '1,204' }] },
+        display: {
+          title: 'Delete source',
+          summary: "Delete source 'Handbook' (src_2) — 1,204 objects. This cannot be undone.",
+          fields: [{ label: 'Objects', value: '1,204' }],
+        },
       },
       { title: 'Tidy the knowledge base', user: { id: 'lee', name: 'Lee Park', roles: ['editor'] } },
     );
@@ -147,13 +175,25 @@ describeBrowser('the web inbox', () => {
     const opened = await pendingCall({ display: { title: 'Rejected while open' } });
     await row(opened.id).waitFor(); // both are on the page before anyone decides
     await row(listed.id).waitFor();
-    expect((await http.post(`/v1/tool-calls/${listed.id}/decision`, bob, { decision: 'approve' }, { 'x-tollgate-channel': 'cli' })).status).toBe(200);
+    expect(
+      (
+        await http.post(
+          `/v1/tool-calls/${listed.id}/decision`,
+          bob,
+          { decision: 'approve' },
+          { 'x-tollgate-channel': 'cli' },
+        )
+      ).status,
+    ).toBe(200);
     await row(listed.id).getByTestId('row-note').getByText('approved by Bob via the CLI').waitFor();
     await announced('Decided on the CLI: approved by Bob via the CLI');
     await row(listed.id).waitFor({ state: 'detached' }); // it leaves the list after its note has been shown
 
     await openCard(opened.id);
-    expect((await http.post(`/v1/tool-calls/${opened.id}/decision`, bob, { decision: 'reject', reason: 'wrong customer' })).status).toBe(200);
+    expect(
+      (await http.post(`/v1/tool-calls/${opened.id}/decision`, bob, { decision: 'reject', reason: 'wrong customer' }))
+        .status,
+    ).toBe(200);
     await card().getByTestId('card-departure').getByText('rejected by Bob via the API: wrong customer').waitFor();
     expect(await button(/^Approve/).count()).toBe(0);
     await closeCard();
@@ -165,22 +205,34 @@ describeBrowser('the web inbox', () => {
     await button(/^Reject/).click();
     const submit = button(/^Reject$/);
     expect(await submit.isDisabled()).toBe(true); // a reason is asked for
-    await card().getByLabel(/Why reject/).fill('The order was already refunded');
+    await card()
+      .getByLabel(/Why reject/)
+      .fill('The order was already refunded');
     await submit.click();
     await card().waitFor({ state: 'detached' });
     const read = await http.get(`/v1/tool-calls/${call.id}`, admin);
-    expect(read.body).toMatchObject({ status: 'rejected', decision: { outcome: 'rejected', reason: 'The order was already refunded', by: { id: 'ann', via: 'web' } } });
+    expect(read.body).toMatchObject({
+      status: 'rejected',
+      decision: { outcome: 'rejected', reason: 'The order was already refunded', by: { id: 'ann', via: 'web' } },
+    });
     await row(call.id).getByText('rejected by you via the web inbox: The order was already refunded').waitFor();
   });
 
   it('edits the arguments in a JSON editor that refuses invalid JSON, and a destructive call asks for a second click', async () => {
-    const call = await pendingCall({ toolName: 'delete_source', arguments: { id: 'src_9' }, display: { title: 'Delete source 9' } });
+    const call = await pendingCall({
+      toolName: 'delete_source',
+      arguments: { id: 'src_9' },
+      display: { title: 'Delete source 9' },
+    });
     await openCard(call.id);
     await button(/^Edit arguments/).click();
     const editor = card().getByLabel(/Arguments to run instead/);
     const approve = button(/Approve with these arguments/);
     await editor.fill('{"id": "src_9", ');
-    await card().getByTestId('json-status').getByText(/Not valid JSON/).waitFor();
+    await card()
+      .getByTestId('json-status')
+      .getByText(/Not valid JSON/)
+      .waitFor();
     expect(await approve.isDisabled()).toBe(true);
     expect(await editor.getAttribute('aria-invalid')).toBe('true');
     await editor.fill('["src_9"]');
@@ -193,22 +245,38 @@ describeBrowser('the web inbox', () => {
     await button(/Confirm approve with these arguments/).click();
     await card().waitFor({ state: 'detached' });
     const read = await http.get(`/v1/tool-calls/${call.id}`, admin);
-    expect(read.body).toMatchObject({ status: 'approved', arguments: { id: 'src_9' }, decision: { editedArguments: { id: 'src_9', dryRun: true }, by: { via: 'web' } } });
+    expect(read.body).toMatchObject({
+      status: 'approved',
+      arguments: { id: 'src_9' },
+      decision: { editedArguments: { id: 'src_9', dryRun: true }, by: { via: 'web' } },
+    });
     await row(call.id).getByText('approved with edited arguments by you via the web inbox').waitFor();
   });
 
   // An approver grants for the conversation at most (agent and tenant scopes are for admins).
   it('always allows in the chosen scope: the next call of that tool in the conversation runs without asking', async () => {
-    const call = await pendingCall({ toolName: 'post_update', arguments: { text: 'hello' }, display: { title: 'Post an update' } });
+    const call = await pendingCall({
+      toolName: 'post_update',
+      arguments: { text: 'hello' },
+      display: { title: 'Post an update' },
+    });
     await openCard(call.id);
     await button(/^Always allow/).click();
-    await card().getByLabel(/in this conversation/).check();
+    await card()
+      .getByLabel(/in this conversation/)
+      .check();
     // Wider scopes are not offered: the server would refuse them to an approver with 403.
-    expect(await card().getByLabel(/in any conversation|any agent of this tenant/).count()).toBe(0);
+    expect(
+      await card()
+        .getByLabel(/in any conversation|any agent of this tenant/)
+        .count(),
+    ).toBe(0);
     await button(/^Always allow$/).click();
     await card().waitFor({ state: 'detached' });
     await row(call.id).getByText('always allowed by you via the web inbox').waitFor();
-    const next = await http.post(`/v1/conversations/${call.conversationId}/tool-calls`, agent, { toolCalls: [{ toolName: 'post_update', arguments: { text: 'again' } }] });
+    const next = await http.post(`/v1/conversations/${call.conversationId}/tool-calls`, agent, {
+      toolCalls: [{ toolName: 'post_update', arguments: { text: 'again' } }],
+    });
     expect(next.body.toolCalls[0]).toMatchObject({ status: 'approved', decision: { by: { via: 'policy' } } });
   });
 
@@ -216,11 +284,18 @@ describeBrowser('the web inbox', () => {
     await page.goto(`${server.url}/#/`);
     await waitLive(page);
     const first = await pendingCall({ display: { title: 'Keyboard one' } });
-    const manual = await pendingCall({ toolName: 'shell', arguments: { cmd: 'ls' }, display: { title: 'Keyboard manual' } });
+    const manual = await pendingCall({
+      toolName: 'shell',
+      arguments: { cmd: 'ls' },
+      display: { title: 'Keyboard manual' },
+    });
     await row(manual.id).waitFor();
-    const pendingIds = await page.locator('li.row:not(.left)').evaluateAll((els) => els.map((e) => e.getAttribute('data-call-id')));
+    const pendingIds = await page
+      .locator('li.row:not(.left)')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-call-id')));
     const focusedId = () => page.evaluate(() => document.activeElement?.closest('li')?.getAttribute('data-call-id'));
-    const focusOn = (id: string) => page.waitForFunction((want) => document.activeElement?.closest('li')?.getAttribute('data-call-id') === want, id);
+    const focusOn = (id: string) =>
+      page.waitForFunction((want) => document.activeElement?.closest('li')?.getAttribute('data-call-id') === want, id);
 
     await page.locator('body').press('j'); // selects and focuses the next row
     const start = await focusedId();
@@ -238,7 +313,10 @@ describeBrowser('the web inbox', () => {
     await card().getByText('Manual level: press again to confirm.').waitFor();
     await page.keyboard.press('a');
     await card().waitFor({ state: 'detached' });
-    expect((await http.get(`/v1/tool-calls/${manual.id}`, admin)).body.decision).toMatchObject({ outcome: 'approved', by: { id: 'ann', via: 'web' } });
+    expect((await http.get(`/v1/tool-calls/${manual.id}`, admin)).body.decision).toMatchObject({
+      outcome: 'approved',
+      by: { id: 'ann', via: 'web' },
+    });
 
     // Focus is back on the list; the row that took the decided one's place is selected.
     await focusOn(first.id);
@@ -252,21 +330,49 @@ describeBrowser('the web inbox', () => {
     await page.keyboard.press('a'); // not destructive, not manual: one press
     await card().waitFor({ state: 'detached' });
     expect((await http.get(`/v1/tool-calls/${first.id}`, admin)).body.status).toBe('approved');
-    expect(await page.locator('footer').innerText()).toMatch(/j\s*\/\s*k.*move.*Enter\s+open.*a\s+approve.*r\s+reject.*Esc\s+close/s);
+    expect(await page.locator('footer').innerText()).toMatch(
+      /j\s*\/\s*k.*move.*Enter\s+open.*a\s+approve.*r\s+reject.*Esc\s+close/s,
+    );
   });
 
-  it("lets an expired request leave with a note", async () => {
+  it('lets an expired request leave with a note', async () => {
     const call = await pendingCall({ toolName: 'quick_check', arguments: {}, display: { title: 'Quick check' } });
     await row(call.id).waitFor();
-    await row(call.id).getByText(/expired after \d s without a decision/).waitFor();
+    await row(call.id)
+      .getByText(/expired after \d s without a decision/)
+      .waitFor();
   });
 
   it("opens a conversation's timeline: every call, who decided, when, how long it waited", async () => {
-    expect((await http.post('/v1/conversations', agent, { id: 'conv-story', title: 'Tidy the wiki', user: { id: 'lee', name: 'Lee Park' } })).status).toBe(201);
-    const step1 = await http.post('/v1/conversations/conv-story/tool-calls', agent, { toolCalls: [{ toolName: 'get_page', arguments: { id: 1 } }, { toolName: 'archive_page', arguments: { id: 1 }, display: { title: 'Archive page 1' } }] });
+    expect(
+      (
+        await http.post('/v1/conversations', agent, {
+          id: 'conv-story',
+          title: 'Tidy the wiki',
+          user: { id: 'lee', name: 'Lee Park' },
+        })
+      ).status,
+    ).toBe(201);
+    const step1 = await http.post('/v1/conversations/conv-story/tool-calls', agent, {
+      toolCalls: [
+        { toolName: 'get_page', arguments: { id: 1 } },
+        { toolName: 'archive_page', arguments: { id: 1 }, display: { title: 'Archive page 1' } },
+      ],
+    });
     const archived = step1.body.toolCalls[1];
-    expect((await http.post(`/v1/tool-calls/${archived.id}/decision`, bob, { decision: 'approve' }, { 'x-tollgate-channel': 'cli' })).status).toBe(200);
-    const step2 = await http.post('/v1/conversations/conv-story/tool-calls', agent, { toolCalls: [{ toolName: 'rename_page', arguments: { id: 2 }, display: { title: 'Rename page 2' } }] });
+    expect(
+      (
+        await http.post(
+          `/v1/tool-calls/${archived.id}/decision`,
+          bob,
+          { decision: 'approve' },
+          { 'x-tollgate-channel': 'cli' },
+        )
+      ).status,
+    ).toBe(200);
+    const step2 = await http.post('/v1/conversations/conv-story/tool-calls', agent, {
+      toolCalls: [{ toolName: 'rename_page', arguments: { id: 2 }, display: { title: 'Rename page 2' } }],
+    });
     const renaming = step2.body.toolCalls[0];
 
     await row(renaming.id).waitFor();
@@ -277,12 +383,19 @@ describeBrowser('the web inbox', () => {
     expect(await steps.count()).toBe(3);
     const step = (text: string) => steps.filter({ hasText: text });
     expect(await step('get_page').innerText()).toMatch(/approved[\s\S]*Approved by policy/);
-    expect(await step('Archive page 1').innerText()).toMatch(/Approved by Bob via the CLI at \d\d:\d\d:\d\d · waited \d+ s/);
-    expect(await steps.nth(2).innerText()).toMatch(/Rename page 2[\s\S]*pending[\s\S]*Waiting for a person for \d+ s · \d+ min \d\d s left/); // the later step comes last
+    expect(await step('Archive page 1').innerText()).toMatch(
+      /Approved by Bob via the CLI at \d\d:\d\d:\d\d · waited \d+ s/,
+    );
+    expect(await steps.nth(2).innerText()).toMatch(
+      /Rename page 2[\s\S]*pending[\s\S]*Waiting for a person for \d+ s · \d+ min \d\d s left/,
+    ); // the later step comes last
     await page.getByText('open to auditors and admins').waitFor(); // an approver does not read the audit trail
 
     // Live: deciding elsewhere updates the open timeline.
-    expect((await http.post(`/v1/tool-calls/${renaming.id}/decision`, bob, { decision: 'reject', reason: 'keep the name' })).status).toBe(200);
+    expect(
+      (await http.post(`/v1/tool-calls/${renaming.id}/decision`, bob, { decision: 'reject', reason: 'keep the name' }))
+        .status,
+    ).toBe(200);
     await steps.nth(2).getByText('Rejected by Bob via the API: keep the name').waitFor();
     await page.keyboard.press('Escape');
     await page.getByRole('heading', { name: /Waiting for you/ }).waitFor();
@@ -292,16 +405,24 @@ describeBrowser('the web inbox', () => {
     await root.page.goto(`${server.url}/#/conversations/conv-story`);
     const audit = root.page.locator('table.audit');
     await audit.waitFor();
-    expect(await audit.innerText()).toMatch(/ConversationStarted[\s\S]*ToolCallAutoApproved[\s\S]*ToolCallApproved\s+archive_page\s+Bob via cli[\s\S]*ToolCallRejected/);
+    expect(await audit.innerText()).toMatch(
+      /ConversationStarted[\s\S]*ToolCallAutoApproved[\s\S]*ToolCallApproved\s+archive_page\s+Bob via cli[\s\S]*ToolCallRejected/,
+    );
     await root.context.close();
   });
 
   it('reads well at phone width: nothing scrolls sideways and the card fills the screen', async () => {
     const phone = await openPage(browser, { token: annToken, width: 390, height: 844 });
-    const call = await pendingCall({ display: { title: 'A request with a long summary', summary: 'x'.repeat(30) + ' ' + 'a-very-long-unbroken-identifier-'.repeat(6) } });
+    const call = await pendingCall({
+      display: {
+        title: 'A request with a long summary',
+        summary: 'x'.repeat(30) + ' ' + 'a-very-long-unbroken-identifier-'.repeat(6),
+      },
+    });
     await phone.page.goto(`${server.url}/`);
     await phone.page.locator(`li[data-call-id="${call.id}"]`).waitFor();
-    const overflow = () => phone.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = () =>
+      phone.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(await overflow()).toBeLessThanOrEqual(0);
     await phone.page.locator(`li[data-call-id="${call.id}"] .row-main`).click();
     const box = await phone.page.locator('dialog.card').boundingBox();

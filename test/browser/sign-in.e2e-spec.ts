@@ -29,7 +29,9 @@ describeBrowser('sign-in in embedded dev mode', () => {
   it('mints a token for a chosen name and roles, keeps it for the tab, and forgets it on sign-out', async () => {
     const agent = await dev.token('bot', ['agent']);
     await client(dev.url).post('/v1/conversations', agent, { id: 'dev-conv', title: 'Tidy up' });
-    await client(dev.url).post('/v1/conversations/dev-conv/tool-calls', agent, { toolCalls: [{ toolName: 'send_email', arguments: {}, display: { title: 'Send a note' } }] });
+    await client(dev.url).post('/v1/conversations/dev-conv/tool-calls', agent, {
+      toolCalls: [{ toolName: 'send_email', arguments: {}, display: { title: 'Send a note' } }],
+    });
 
     const { page, context } = await openPage(browser);
     await page.goto(`${dev.url}/`);
@@ -47,7 +49,9 @@ describeBrowser('sign-in in embedded dev mode', () => {
     await page.getByRole('heading', { name: /Waiting for you/ }).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Bearer token').waitFor();
-    expect(await page.evaluate(() => [sessionStorage.getItem('tollgate.token'), localStorage.getItem('tollgate.token')])).toEqual([null, null]);
+    expect(
+      await page.evaluate(() => [sessionStorage.getItem('tollgate.token'), localStorage.getItem('tollgate.token')]),
+    ).toEqual([null, null]);
     await context.close();
   });
 });
@@ -60,7 +64,16 @@ describeBrowser('sign-in with authentication configured', () => {
     await page.getByRole('heading', { name: 'With a token' }).waitFor();
     expect(await page.getByTestId('dev-sign-in').count()).toBe(0);
     expect(await page.getByText('Dev sign-in').count()).toBe(0);
-    const status = await page.evaluate(async () => (await fetch('/ui/dev-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sub: 'x', roles: ['admin'] }) })).status);
+    const status = await page.evaluate(
+      async () =>
+        (
+          await fetch('/ui/dev-token', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ sub: 'x', roles: ['admin'] }),
+          })
+        ).status,
+    );
     expect(status).toBe(404);
     await context.close();
   });
@@ -73,20 +86,32 @@ describeBrowser('sign-in with authentication configured', () => {
 
     await token.fill('not a token');
     await signIn.click();
-    await page.getByRole('alert').getByText(/That is not a token/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/That is not a token/)
+      .waitFor();
 
     await token.fill(await real.token('bot', ['agent']));
     await signIn.click();
-    await page.getByRole('alert').getByText(/agent token/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/agent token/)
+      .waitFor();
 
     await token.fill(await dev.token('ann', ['approver'], { ttl: '-1h' })); // expired
     await signIn.click();
-    await page.getByRole('alert').getByText(/The server refused that token/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/The server refused that token/)
+      .waitFor();
 
     const forged = (await real.token('ann', ['approver'])).replace(/\.[^.]+$/, '.c2lnbmF0dXJl');
     await token.fill(forged);
     await signIn.click();
-    await page.getByRole('alert').getByText(/The server refused that token/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/The server refused that token/)
+      .waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('tollgate.token'))).toBeNull();
     await context.close();
   });

@@ -34,7 +34,9 @@ describe('abuse limits', () => {
   it('bounds the long-polls one token holds open', async () => {
     const agent = await server.token('waiter', ['agent']);
     await api.post('/v1/conversations', agent, { id: 'w1' });
-    const r = await api.post('/v1/conversations/w1/tool-calls', agent, { toolCalls: [{ toolName: 'needs_person', arguments: {} }] });
+    const r = await api.post('/v1/conversations/w1/tool-calls', agent, {
+      toolCalls: [{ toolName: 'needs_person', arguments: {} }],
+    });
     const id = r.body.toolCalls[0].id;
     const polls = [api.get(`/v1/tool-calls/${id}?wait=3`, agent), api.get(`/v1/tool-calls/${id}?wait=3`, agent)];
     await new Promise((res) => setTimeout(res, 300));
@@ -62,17 +64,24 @@ describe('failed authentication limit', () => {
   function getFrom(localAddress: string, path: string, token: string): Promise<number> {
     const url = new URL(server.url);
     return new Promise((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path, localAddress, headers: { authorization: `Bearer ${token}` } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
-      });
+      const req = request(
+        { host: url.hostname, port: url.port, path, localAddress, headers: { authorization: `Bearer ${token}` } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
   }
 
   it('answers 429 rate_limited with Retry-After past the limit, even to a valid token from that address, before verifying it', async () => {
-    const forged = await new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('mallory').setExpirationTime('1h').sign(new TextEncoder().encode('x'.repeat(32)));
+    const forged = await new SignJWT({ roles: ['admin'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('mallory')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('x'.repeat(32)));
     const failures = [
       await api.get('/v1/tools'),
       await api.get('/v1/tools', 'not-a-jwt'),
@@ -98,7 +107,11 @@ describe('failed authentication limit', () => {
   it('lets a token it has verified before through from an address past the limit: forged tokens sent through a shared address (a gateway) lock out no one', async () => {
     const admin = await server.token('ann', ['admin']);
     expect(await getFrom('127.0.0.3', '/v1/tools', admin)).toBe(200); // verified once, from the gateway's address
-    const forged = await new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('mallory').setExpirationTime('1h').sign(new TextEncoder().encode('y'.repeat(32)));
+    const forged = await new SignJWT({ roles: ['admin'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('mallory')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('y'.repeat(32)));
     const flood = [];
     for (let i = 0; i < 8; i++) flood.push(await getFrom('127.0.0.3', '/v1/tools', forged));
     expect(flood.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);

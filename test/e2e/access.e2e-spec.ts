@@ -39,23 +39,45 @@ beforeAll(async () => {
   t2Approver = await server.token('alice', ['approver'], { tenant: 't2' });
   t2Agent = await server.token('agent-1', ['agent'], { tenant: 't2' });
 
-  expect((await http.put('/v1/policy', admin, { rules: [{ match: 'deploy', level: 'confirm', approvers: ['admin'] }] })).status).toBe(200);
+  expect(
+    (await http.put('/v1/policy', admin, { rules: [{ match: 'deploy', level: 'confirm', approvers: ['admin'] }] }))
+      .status,
+  ).toBe(200);
   expect((await http.put('/v1/tools/get_status', admin, { isReadOnly: true })).status).toBe(201);
 
-  expect((await http.post('/v1/conversations', agent, { id: 'acc-main', user: { id: 'uma', roles: [] }, title: 'Main' })).status).toBe(201);
-  [pending] = (await http.post('/v1/conversations/acc-main/tool-calls', agent, { toolCalls: [{ toolName: 'send_email', arguments: { to: 'x@example.com' } }] })).body.toolCalls;
+  expect(
+    (await http.post('/v1/conversations', agent, { id: 'acc-main', user: { id: 'uma', roles: [] }, title: 'Main' }))
+      .status,
+  ).toBe(201);
+  [pending] = (
+    await http.post('/v1/conversations/acc-main/tool-calls', agent, {
+      toolCalls: [{ toolName: 'send_email', arguments: { to: 'x@example.com' } }],
+    })
+  ).body.toolCalls;
   expect(pending.status).toBe('pending');
 
   expect((await http.post('/v1/conversations', agent, { id: 'acc-deploy' })).status).toBe(201);
-  [deployCall] = (await http.post('/v1/conversations/acc-deploy/tool-calls', agent, { toolCalls: [{ toolName: 'deploy', arguments: { env: 'prod' } }] })).body.toolCalls;
+  [deployCall] = (
+    await http.post('/v1/conversations/acc-deploy/tool-calls', agent, {
+      toolCalls: [{ toolName: 'deploy', arguments: { env: 'prod' } }],
+    })
+  ).body.toolCalls;
   expect(deployCall.status).toBe('pending');
 
   expect((await http.post('/v1/conversations', agent, { id: 'acc-approved' })).status).toBe(201);
-  [approvedCall] = (await http.post('/v1/conversations/acc-approved/tool-calls', agent, { toolCalls: [{ toolName: 'get_status', arguments: {} }] })).body.toolCalls;
+  [approvedCall] = (
+    await http.post('/v1/conversations/acc-approved/tool-calls', agent, {
+      toolCalls: [{ toolName: 'get_status', arguments: {} }],
+    })
+  ).body.toolCalls;
   expect(approvedCall.status).toBe('approved');
 
   expect((await http.post('/v1/conversations', dualAgent, { id: 'acc-dual' })).status).toBe(201);
-  [dualCall] = (await http.post('/v1/conversations/acc-dual/tool-calls', dualAgent, { toolCalls: [{ toolName: 'send_email', arguments: {} }] })).body.toolCalls;
+  [dualCall] = (
+    await http.post('/v1/conversations/acc-dual/tool-calls', dualAgent, {
+      toolCalls: [{ toolName: 'send_email', arguments: {} }],
+    })
+  ).body.toolCalls;
   expect(dualCall.status).toBe('pending');
 });
 
@@ -66,7 +88,13 @@ afterAll(async () => {
 function expectProblem(res: Reply, status: number, code: string) {
   expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, code, type: expect.any(String), title: expect.any(String), detail: expect.any(String) });
+  expect(res.body).toMatchObject({
+    status,
+    code,
+    type: expect.any(String),
+    title: expect.any(String),
+    detail: expect.any(String),
+  });
 }
 
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
@@ -86,13 +114,25 @@ describe('authentication', () => {
   });
 
   it('refuses malformed authorization headers with 401', async () => {
-    for (const value of ['Bearer', 'Bearer ', 'Bearer not-a-jwt', 'Bearer a.b.c', 'Basic YWxpY2U6c2VjcmV0', 'alice', `Token ${await sign({ ...claims, exp: now() + 600 })}`]) {
+    for (const value of [
+      'Bearer',
+      'Bearer ',
+      'Bearer not-a-jwt',
+      'Bearer a.b.c',
+      'Basic YWxpY2U6c2VjcmV0',
+      'alice',
+      `Token ${await sign({ ...claims, exp: now() + 600 })}`,
+    ]) {
       expectProblem(await http.get('/v1/conversations', undefined, { authorization: value }), 401, 'unauthenticated');
     }
   });
 
   it('refuses an expired token with 401', async () => {
-    expectProblem(await http.get('/v1/conversations', await sign({ ...claims, iat: now() - 7200, exp: now() - 3600 })), 401, 'unauthenticated');
+    expectProblem(
+      await http.get('/v1/conversations', await sign({ ...claims, iat: now() - 7200, exp: now() - 3600 })),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('refuses a token signed with another key with 401', async () => {
@@ -105,7 +145,14 @@ describe('authentication', () => {
     expectProblem(await http.get('/v1/conversations', none), 401, 'unauthenticated');
     // The same with a leftover signature from a genuine token.
     const real = (await sign({ ...claims, exp: now() + 600 })).split('.')[2];
-    expectProblem(await http.get('/v1/conversations', `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...claims, exp: now() + 600 })}.${real}`), 401, 'unauthenticated');
+    expectProblem(
+      await http.get(
+        '/v1/conversations',
+        `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...claims, exp: now() + 600 })}.${real}`,
+      ),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('refuses a token without exp with 401', async () => {
@@ -113,7 +160,11 @@ describe('authentication', () => {
   });
 
   it('refuses a token without sub with 401', async () => {
-    expectProblem(await http.get('/v1/conversations', await sign({ roles: ['approver'], exp: now() + 600 })), 401, 'unauthenticated');
+    expectProblem(
+      await http.get('/v1/conversations', await sign({ roles: ['approver'], exp: now() + 600 })),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('accepts a well-formed token it signed', async () => {
@@ -122,18 +173,34 @@ describe('authentication', () => {
 
   it('checks the token before anything else: 401 even for a missing resource or a bad body', async () => {
     expectProblem(await http.get('/v1/tool-calls/no-such-call'), 401, 'unauthenticated');
-    expectProblem(await http.post('/v1/tool-calls/no-such-call/decision', undefined, { nonsense: true }), 401, 'unauthenticated');
+    expectProblem(
+      await http.post('/v1/tool-calls/no-such-call/decision', undefined, { nonsense: true }),
+      401,
+      'unauthenticated',
+    );
   });
 });
 
 describe('people decide, agents never do', () => {
   it('refuses the owning agent deciding its own call with 403', async () => {
-    expectProblem(await http.post(`/v1/tool-calls/${pending.id}/decision`, agent, { decision: 'approve' }), 403, 'forbidden');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, agent, { decision: 'approve' }),
+      403,
+      'forbidden',
+    );
   });
 
   it('refuses an agent token that also carries approver and admin with 403', async () => {
-    expectProblem(await http.post(`/v1/tool-calls/${dualCall.id}/decision`, dualAgent, { decision: 'approve' }), 403, 'forbidden');
-    expectProblem(await http.post(`/v1/tool-calls/${dualCall.id}/decision`, dualAgent, { decision: 'reject' }), 403, 'forbidden');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${dualCall.id}/decision`, dualAgent, { decision: 'approve' }),
+      403,
+      'forbidden',
+    );
+    expectProblem(
+      await http.post(`/v1/tool-calls/${dualCall.id}/decision`, dualAgent, { decision: 'reject' }),
+      403,
+      'forbidden',
+    );
     expect((await http.get(`/v1/tool-calls/${dualCall.id}`, dualAgent)).body.status).toBe('pending');
   });
 
@@ -143,7 +210,11 @@ describe('people decide, agents never do', () => {
   });
 
   it("refuses an approver whose roles are not among the rule's approvers with 403, and lets an admin decide", async () => {
-    expectProblem(await http.post(`/v1/tool-calls/${deployCall.id}/decision`, approver, { decision: 'approve' }), 403, 'forbidden');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${deployCall.id}/decision`, approver, { decision: 'approve' }),
+      403,
+      'forbidden',
+    );
     const inbox = await http.get('/v1/approvals', approver);
     expect(inbox.body.items.map((i: any) => i.id)).not.toContain(deployCall.id);
     expect((await http.get('/v1/approvals', admin)).body.items.map((i: any) => i.id)).toContain(deployCall.id);
@@ -151,7 +222,11 @@ describe('people decide, agents never do', () => {
   });
 
   it('refuses an auditor deciding with 403 but lets it read', async () => {
-    expectProblem(await http.post(`/v1/tool-calls/${pending.id}/decision`, auditor, { decision: 'reject' }), 403, 'forbidden');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, auditor, { decision: 'reject' }),
+      403,
+      'forbidden',
+    );
     expect((await http.get(`/v1/tool-calls/${pending.id}`, auditor)).status).toBe(200);
     const conv = await http.get('/v1/conversations/acc-main', auditor);
     expect(conv.status).toBe(200);
@@ -171,22 +246,46 @@ describe('agents act only in their own conversations', () => {
   it('refuses an approver claiming or reporting with 403', async () => {
     expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/execution`, approver), 403, 'forbidden');
     expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/execution`, admin), 403, 'forbidden');
-    expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/result`, approver, { outcome: 'succeeded' }), 403, 'forbidden');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${approvedCall.id}/result`, approver, { outcome: 'succeeded' }),
+      403,
+      'forbidden',
+    );
     expect((await http.get(`/v1/tool-calls/${approvedCall.id}`, agent)).body.status).toBe('approved');
   });
 
   it('refuses a person starting a conversation or proposing in one with 403', async () => {
     expectProblem(await http.post('/v1/conversations', approver, { id: 'acc-by-person' }), 403, 'forbidden');
-    expectProblem(await http.post('/v1/conversations/acc-approved/tool-calls', admin, { toolCalls: [{ toolName: 'get_status', arguments: {} }] }), 403, 'forbidden');
+    expectProblem(
+      await http.post('/v1/conversations/acc-approved/tool-calls', admin, {
+        toolCalls: [{ toolName: 'get_status', arguments: {} }],
+      }),
+      403,
+      'forbidden',
+    );
   });
 
   it("hides another agent's conversation and calls: 404 for every read and action", async () => {
     expectProblem(await http.get('/v1/conversations/acc-approved', otherAgent), 404, 'not_found');
-    expectProblem(await http.post('/v1/conversations/acc-approved/tool-calls', otherAgent, { toolCalls: [{ toolName: 'get_status', arguments: {} }] }), 404, 'not_found');
+    expectProblem(
+      await http.post('/v1/conversations/acc-approved/tool-calls', otherAgent, {
+        toolCalls: [{ toolName: 'get_status', arguments: {} }],
+      }),
+      404,
+      'not_found',
+    );
     expectProblem(await http.get(`/v1/tool-calls/${approvedCall.id}`, otherAgent), 404, 'not_found');
     expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/execution`, otherAgent), 404, 'not_found');
-    expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/result`, otherAgent, { outcome: 'succeeded' }), 404, 'not_found');
-    expectProblem(await http.post(`/v1/tool-calls/${pending.id}/decision`, otherAgent, { decision: 'approve' }), 404, 'not_found');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${approvedCall.id}/result`, otherAgent, { outcome: 'succeeded' }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, otherAgent, { decision: 'approve' }),
+      404,
+      'not_found',
+    );
     const list = await http.get('/v1/conversations', otherAgent);
     expect(list.status).toBe(200);
     expect(list.body.items).toEqual([]);
@@ -229,15 +328,39 @@ describe('tenants are walls', () => {
     expectProblem(await http.get('/v1/conversations/acc-main', t2Admin), 404, 'not_found');
     expectProblem(await http.get(`/v1/tool-calls/${pending.id}`, t2Admin), 404, 'not_found');
     expectProblem(await http.get(`/v1/tool-calls/${pending.id}?wait=1`, t2Approver), 404, 'not_found');
-    expectProblem(await http.post(`/v1/tool-calls/${pending.id}/decision`, t2Admin, { decision: 'approve' }), 404, 'not_found');
-    expectProblem(await http.post(`/v1/tool-calls/${pending.id}/decision`, t2Approver, { decision: 'approve' }), 404, 'not_found');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, t2Admin, { decision: 'approve' }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, t2Approver, { decision: 'approve' }),
+      404,
+      'not_found',
+    );
     // Same agent id in another tenant is another agent.
     expectProblem(await http.get('/v1/conversations/acc-approved', t2Agent), 404, 'not_found');
-    expectProblem(await http.post('/v1/conversations/acc-approved/tool-calls', t2Agent, { toolCalls: [{ toolName: 'get_status', arguments: {} }] }), 404, 'not_found');
+    expectProblem(
+      await http.post('/v1/conversations/acc-approved/tool-calls', t2Agent, {
+        toolCalls: [{ toolName: 'get_status', arguments: {} }],
+      }),
+      404,
+      'not_found',
+    );
     expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/execution`, t2Agent), 404, 'not_found');
-    expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/result`, t2Agent, { outcome: 'succeeded' }), 404, 'not_found');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${approvedCall.id}/result`, t2Agent, { outcome: 'succeeded' }),
+      404,
+      'not_found',
+    );
     // A person of the other tenant without the needed role still learns nothing: 404, not 403.
-    expectProblem(await http.post('/v1/conversations/acc-approved/tool-calls', t2Approver, { toolCalls: [{ toolName: 'get_status', arguments: {} }] }), 404, 'not_found');
+    expectProblem(
+      await http.post('/v1/conversations/acc-approved/tool-calls', t2Approver, {
+        toolCalls: [{ toolName: 'get_status', arguments: {} }],
+      }),
+      404,
+      'not_found',
+    );
     expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/execution`, t2Approver), 404, 'not_found');
     expect((await http.get(`/v1/tool-calls/${pending.id}`, approver)).body.status).toBe('pending');
   });
@@ -249,7 +372,9 @@ describe('tenants are walls', () => {
     const inbox = await http.get('/v1/approvals', t2Admin);
     expect(inbox.status).toBe(200);
     expect(inbox.body.items).toEqual([]);
-    expect((await http.get('/v1/approvals', admin)).body.items.map((i: any) => i.id)).toEqual(expect.arrayContaining([pending.id, deployCall.id]));
+    expect((await http.get('/v1/approvals', admin)).body.items.map((i: any) => i.id)).toEqual(
+      expect.arrayContaining([pending.id, deployCall.id]),
+    );
   });
 
   it('lets the same conversation id live separately in another tenant', async () => {
@@ -266,26 +391,62 @@ describe('tenants are walls', () => {
 
 describe('the order of checks: 404 before 403 before 400', () => {
   it('answers 404 to an agent deciding a tool call that does not exist', async () => {
-    expectProblem(await http.post('/v1/tool-calls/tc_does_not_exist/decision', agent, { decision: 'approve' }), 404, 'not_found');
-    expectProblem(await http.post('/v1/tool-calls/tc_does_not_exist/decision', agent, { decision: 'maybe', extra: 1 }), 404, 'not_found');
+    expectProblem(
+      await http.post('/v1/tool-calls/tc_does_not_exist/decision', agent, { decision: 'approve' }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await http.post('/v1/tool-calls/tc_does_not_exist/decision', agent, { decision: 'maybe', extra: 1 }),
+      404,
+      'not_found',
+    );
   });
 
   it('answers 403, not 400, to an agent sending an invalid decision on an existing call', async () => {
-    expectProblem(await http.post(`/v1/tool-calls/${pending.id}/decision`, agent, { decision: 'maybe', extra: 1 }), 403, 'forbidden');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, agent, { decision: 'maybe', extra: 1 }),
+      403,
+      'forbidden',
+    );
   });
 
   it('answers 403, not 400, to a person proposing an invalid step in an existing conversation', async () => {
-    expectProblem(await http.post('/v1/conversations/acc-main/tool-calls', approver, { toolCalls: 'nope' }), 403, 'forbidden');
+    expectProblem(
+      await http.post('/v1/conversations/acc-main/tool-calls', approver, { toolCalls: 'nope' }),
+      403,
+      'forbidden',
+    );
   });
 
   it('answers 404, not 400, for an invalid body sent to a missing or hidden resource', async () => {
-    expectProblem(await http.post('/v1/tool-calls/tc_does_not_exist/decision', approver, { decision: 'maybe' }), 404, 'not_found');
-    expectProblem(await http.post('/v1/conversations/acc-main/tool-calls', otherAgent, { toolCalls: 'nope' }), 404, 'not_found');
-    expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/result`, t2Agent, { outcome: 'maybe' }), 404, 'not_found');
+    expectProblem(
+      await http.post('/v1/tool-calls/tc_does_not_exist/decision', approver, { decision: 'maybe' }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await http.post('/v1/conversations/acc-main/tool-calls', otherAgent, { toolCalls: 'nope' }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await http.post(`/v1/tool-calls/${approvedCall.id}/result`, t2Agent, { outcome: 'maybe' }),
+      404,
+      'not_found',
+    );
   });
 
   it('answers 400 to a permitted caller with an invalid body, before any 409', async () => {
-    expectProblem(await http.post(`/v1/tool-calls/${pending.id}/decision`, approver, { decision: 'maybe' }), 400, 'validation_failed');
-    expectProblem(await http.post(`/v1/tool-calls/${approvedCall.id}/result`, agent, { outcome: 'maybe' }), 400, 'validation_failed'); // not yet claimed: 409 would come after
+    expectProblem(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, approver, { decision: 'maybe' }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await http.post(`/v1/tool-calls/${approvedCall.id}/result`, agent, { outcome: 'maybe' }),
+      400,
+      'validation_failed',
+    ); // not yet claimed: 409 would come after
   });
 });

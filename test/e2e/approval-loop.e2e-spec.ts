@@ -48,27 +48,44 @@ async function propose(convId: string, calls: Call[], token = agent) {
 }
 
 /** One pending call in a fresh conversation (unknown tools ask by default). */
-async function pendingCall(convId: string, toolName = 'send_email', args: Record<string, unknown> = { to: 'bob@example.com' }, token = agent) {
+async function pendingCall(
+  convId: string,
+  toolName = 'send_email',
+  args: Record<string, unknown> = { to: 'bob@example.com' },
+  token = agent,
+) {
   await startConversation(convId, token);
   const [call] = await propose(convId, [{ toolName, arguments: args }], token);
   expect(call.status).toBe('pending');
   return call;
 }
 
-const decide = (id: string, body: unknown, token = approver, headers?: Record<string, string>) => http.post(`/v1/tool-calls/${id}/decision`, token, body, headers);
+const decide = (id: string, body: unknown, token = approver, headers?: Record<string, string>) =>
+  http.post(`/v1/tool-calls/${id}/decision`, token, body, headers);
 
 /** Resolves to 'timer' if `p` has not settled within `ms`. */
 function within<T>(p: Promise<T>, ms: number): Promise<T | 'timer'> {
   let t: NodeJS.Timeout;
-  return Promise.race([p, new Promise<'timer'>((r) => (t = setTimeout(() => r('timer'), ms)))]).finally(() => clearTimeout(t));
+  return Promise.race([p, new Promise<'timer'>((r) => (t = setTimeout(() => r('timer'), ms)))]).finally(() =>
+    clearTimeout(t),
+  );
 }
 
 describe('tools', () => {
   it('registers a tool with 201 and updates it with 200', async () => {
     const created = await http.put('/v1/tools/search_docs', agent, { description: 'Search', isReadOnly: true });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'search_docs', description: 'Search', isReadOnly: true, requiresApproval: false, destructive: false });
-    const updated = await http.put('/v1/tools/search_docs', agent, { description: 'Search the docs', isReadOnly: true });
+    expect(created.body).toMatchObject({
+      name: 'search_docs',
+      description: 'Search',
+      isReadOnly: true,
+      requiresApproval: false,
+      destructive: false,
+    });
+    const updated = await http.put('/v1/tools/search_docs', agent, {
+      description: 'Search the docs',
+      isReadOnly: true,
+    });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ name: 'search_docs', description: 'Search the docs' });
     const read = await http.get('/v1/tools/search_docs', approver);
@@ -81,8 +98,15 @@ describe('tools', () => {
 
   it('does not let an agent change a tool an admin registered', async () => {
     expect((await http.put('/v1/tools/drop_table', admin, { destructive: true })).status).toBe(201);
-    expectProblem(await http.put('/v1/tools/drop_table', agent, { destructive: false, isReadOnly: true }), 403, 'forbidden');
-    expect((await http.get('/v1/tools/drop_table', agent)).body).toMatchObject({ destructive: true, isReadOnly: false });
+    expectProblem(
+      await http.put('/v1/tools/drop_table', agent, { destructive: false, isReadOnly: true }),
+      403,
+      'forbidden',
+    );
+    expect((await http.get('/v1/tools/drop_table', agent)).body).toMatchObject({
+      destructive: true,
+      isReadOnly: false,
+    });
   });
 
   it('answers 404 for a tool never registered', async () => {
@@ -92,10 +116,23 @@ describe('tools', () => {
 
 describe('conversations', () => {
   it('starts a conversation with 201, and the same id by the same agent answers 200 with the same conversation', async () => {
-    const body = { id: 'loop-start', user: { id: 'uma', roles: ['member'], name: 'Uma' }, title: 'Trip planning', metadata: { thread: 42 } };
+    const body = {
+      id: 'loop-start',
+      user: { id: 'uma', roles: ['member'], name: 'Uma' },
+      title: 'Trip planning',
+      metadata: { thread: 42 },
+    };
     const first = await http.post('/v1/conversations', agent, body);
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ id: 'loop-start', agentId: 'agent-a', user: { id: 'uma', roles: ['member'] }, title: 'Trip planning', metadata: { thread: 42 }, status: 'active', pendingCount: 0 });
+    expect(first.body).toMatchObject({
+      id: 'loop-start',
+      agentId: 'agent-a',
+      user: { id: 'uma', roles: ['member'] },
+      title: 'Trip planning',
+      metadata: { thread: 42 },
+      status: 'active',
+      pendingCount: 0,
+    });
     const again = await http.post('/v1/conversations', agent, body);
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ id: 'loop-start', agentId: 'agent-a', createdAt: first.body.createdAt });
@@ -126,7 +163,13 @@ describe('proposals', () => {
   });
 
   it('judges a step together: one pending call does not stop a sibling the policy lets through', async () => {
-    expect(auto).toMatchObject({ externalId: 'fw_1', conversationId: 'loop-step', status: 'approved', policy: { level: 'automatic' }, decision: { outcome: 'approved', by: { via: 'policy' } } });
+    expect(auto).toMatchObject({
+      externalId: 'fw_1',
+      conversationId: 'loop-step',
+      status: 'approved',
+      policy: { level: 'automatic' },
+      decision: { outcome: 'approved', by: { via: 'policy' } },
+    });
     expect(pending).toMatchObject({ externalId: 'fw_2', status: 'pending', policy: { level: 'confirm', rule: null } });
     expect(pending.approval.approvers).toEqual(['approver', 'admin']);
     expect(auto.id).not.toBe(pending.id);
@@ -138,7 +181,9 @@ describe('proposals', () => {
   it('blocks the conversation while a call is pending: 409 conversation_blocked listing the pending ids', async () => {
     const conv = await http.get('/v1/conversations/loop-step', agent);
     expect(conv.body).toMatchObject({ status: 'blocked', pendingCount: 1 });
-    const res = await http.post('/v1/conversations/loop-step/tool-calls', agent, { toolCalls: [{ toolName: 'get_weather', arguments: { city: 'Bergen' } }] });
+    const res = await http.post('/v1/conversations/loop-step/tool-calls', agent, {
+      toolCalls: [{ toolName: 'get_weather', arguments: { city: 'Bergen' } }],
+    });
     expectProblem(res, 409, 'conversation_blocked');
     expect(JSON.stringify(res.body)).toContain(pending.id);
   });
@@ -169,9 +214,13 @@ describe('proposals', () => {
 
   it('answers a repeated tool-call id with the same content with 200 and no new call', async () => {
     await startConversation('loop-idem');
-    const [first] = await propose('loop-idem', [{ id: 'call_x', toolName: 'get_weather', arguments: { city: 'Rome', units: 'metric' } }]);
+    const [first] = await propose('loop-idem', [
+      { id: 'call_x', toolName: 'get_weather', arguments: { city: 'Rome', units: 'metric' } },
+    ]);
     // Same content, keys in another order: still the same arguments.
-    const again = await http.post('/v1/conversations/loop-idem/tool-calls', agent, { toolCalls: [{ id: 'call_x', toolName: 'get_weather', arguments: { units: 'metric', city: 'Rome' } }] });
+    const again = await http.post('/v1/conversations/loop-idem/tool-calls', agent, {
+      toolCalls: [{ id: 'call_x', toolName: 'get_weather', arguments: { units: 'metric', city: 'Rome' } }],
+    });
     expect(again.status).toBe(200);
     expect(again.body.toolCalls).toEqual([first]);
     const conv = await http.get('/v1/conversations/loop-idem', agent);
@@ -179,15 +228,29 @@ describe('proposals', () => {
   });
 
   it('refuses a repeated tool-call id with different arguments or tool with 409 idempotency_mismatch', async () => {
-    expectProblem(await http.post('/v1/conversations/loop-idem/tool-calls', agent, { toolCalls: [{ id: 'call_x', toolName: 'get_weather', arguments: { city: 'Paris' } }] }), 409, 'idempotency_mismatch');
-    expectProblem(await http.post('/v1/conversations/loop-idem/tool-calls', agent, { toolCalls: [{ id: 'call_x', toolName: 'search_docs', arguments: { city: 'Rome', units: 'metric' } }] }), 409, 'idempotency_mismatch');
+    expectProblem(
+      await http.post('/v1/conversations/loop-idem/tool-calls', agent, {
+        toolCalls: [{ id: 'call_x', toolName: 'get_weather', arguments: { city: 'Paris' } }],
+      }),
+      409,
+      'idempotency_mismatch',
+    );
+    expectProblem(
+      await http.post('/v1/conversations/loop-idem/tool-calls', agent, {
+        toolCalls: [{ id: 'call_x', toolName: 'search_docs', arguments: { city: 'Rome', units: 'metric' } }],
+      }),
+      409,
+      'idempotency_mismatch',
+    );
     const conv = await http.get('/v1/conversations/loop-idem', agent);
     expect(conv.body.toolCalls).toHaveLength(1);
   });
 
   it('gives every call a server id unique across conversations, even for the same framework id', async () => {
     await startConversation('loop-idem-2');
-    const [call] = await propose('loop-idem-2', [{ id: 'call_x', toolName: 'get_weather', arguments: { city: 'Rome', units: 'metric' } }]);
+    const [call] = await propose('loop-idem-2', [
+      { id: 'call_x', toolName: 'get_weather', arguments: { city: 'Rome', units: 'metric' } },
+    ]);
     const [firstCall] = (await http.get('/v1/conversations/loop-idem', agent)).body.toolCalls;
     expect(call.externalId).toBe('call_x');
     expect(call.id).not.toBe(firstCall.id);
@@ -226,12 +289,20 @@ describe('long-poll', () => {
 describe('decisions', () => {
   it('runs edited arguments when an approver edits them, keeping the original in the record', async () => {
     const call = await pendingCall('loop-edit', 'send_email', { to: 'everyone@example.com', body: 'hi' });
-    const res = await decide(call.id, { decision: 'approve', arguments: { to: 'bob@example.com', body: 'hi' }, reason: 'narrowed the audience' });
+    const res = await decide(call.id, {
+      decision: 'approve',
+      arguments: { to: 'bob@example.com', body: 'hi' },
+      reason: 'narrowed the audience',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       status: 'approved',
       arguments: { to: 'everyone@example.com', body: 'hi' },
-      decision: { outcome: 'approved', reason: 'narrowed the audience', editedArguments: { to: 'bob@example.com', body: 'hi' } },
+      decision: {
+        outcome: 'approved',
+        reason: 'narrowed the audience',
+        editedArguments: { to: 'bob@example.com', body: 'hi' },
+      },
     });
     const claim = await http.post(`/v1/tool-calls/${call.id}/execution`, agent);
     expect(claim.status).toBe(200);
@@ -240,7 +311,12 @@ describe('decisions', () => {
   });
 
   it('records who decided, through the channel in X-Tollgate-Channel (default api)', async () => {
-    const cases: [Record<string, string> | undefined, string][] = [[{ 'X-Tollgate-Channel': 'web' }, 'web'], [{ 'X-Tollgate-Channel': 'cli' }, 'cli'], [{ 'X-Tollgate-Channel': 'api' }, 'api'], [undefined, 'api']];
+    const cases: [Record<string, string> | undefined, string][] = [
+      [{ 'X-Tollgate-Channel': 'web' }, 'web'],
+      [{ 'X-Tollgate-Channel': 'cli' }, 'cli'],
+      [{ 'X-Tollgate-Channel': 'api' }, 'api'],
+      [undefined, 'api'],
+    ];
     for (const [i, [headers, via]] of cases.entries()) {
       const call = await pendingCall(`loop-via-${i}`);
       const res = await decide(call.id, { decision: 'approve' }, approver, headers);
@@ -329,7 +405,9 @@ describe('always_allow and standing grants', () => {
     const tAdmin = await server.token('root', ['admin'], { tenant });
     const tAgent = await server.token('agent-m', ['agent'], { tenant });
     const tApprover = await server.token('alice', ['approver'], { tenant });
-    expect((await http.put('/v1/policy', tAdmin, { rules: [{ match: 'wire_money', level: 'manual' }] })).status).toBe(200);
+    expect((await http.put('/v1/policy', tAdmin, { rules: [{ match: 'wire_money', level: 'manual' }] })).status).toBe(
+      200,
+    );
 
     const call = await pendingCall('loop-manual-1', 'wire_money', { amount: 10 }, tAgent);
     expect(call.policy.level).toBe('manual');
@@ -338,7 +416,9 @@ describe('always_allow and standing grants', () => {
     expect(res.body.status).toBe('approved');
 
     // Had a grant been made, it would let a confirm-level call through: it must not.
-    expect((await http.put('/v1/policy', tAdmin, { rules: [{ match: 'wire_money', level: 'confirm' }] })).status).toBe(200);
+    expect((await http.put('/v1/policy', tAdmin, { rules: [{ match: 'wire_money', level: 'confirm' }] })).status).toBe(
+      200,
+    );
     const [next] = await propose('loop-manual-1', [{ toolName: 'wire_money', arguments: { amount: 20 } }], tAgent);
     expect(next).toMatchObject({ status: 'pending', policy: { level: 'confirm' } });
   });
@@ -349,7 +429,9 @@ describe('always_allow and standing grants', () => {
     const tAgent = await server.token('agent-m', ['agent'], { tenant });
     const call = await pendingCall('loop-manual-2', 'wire_money', {}, tAgent);
     expect((await decide(call.id, { decision: 'always_allow', scope: 'tenant' }, tAdmin)).status).toBe(200);
-    expect((await http.put('/v1/policy', tAdmin, { rules: [{ match: 'wire_money', level: 'manual' }] })).status).toBe(200);
+    expect((await http.put('/v1/policy', tAdmin, { rules: [{ match: 'wire_money', level: 'manual' }] })).status).toBe(
+      200,
+    );
     const [next] = await propose('loop-manual-2', [{ toolName: 'wire_money', arguments: {} }], tAgent);
     expect(next).toMatchObject({ status: 'pending', policy: { level: 'manual' } });
   });
@@ -359,22 +441,59 @@ describe('policy', () => {
   it('answers version 0 with the built-in defaults and no rules for a tenant without a policy', async () => {
     const res = await http.get('/v1/policy', await server.token('carl', ['auditor'], { tenant: 'loop-empty' }));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ version: 0, defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'] }, rules: [] });
+    expect(res.body).toMatchObject({
+      version: 0,
+      defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'] },
+      rules: [],
+    });
   });
 
   it('makes a new version for each accepted PUT, JSON or YAML', async () => {
     const tAdmin = await server.token('root', ['admin'], { tenant: 'loop-policy' });
-    const json = await http.put('/v1/policy', tAdmin, { defaults: { timeoutSeconds: 60 }, rules: [{ match: 'get_*', level: 'automatic' }] });
+    const json = await http.put('/v1/policy', tAdmin, {
+      defaults: { timeoutSeconds: 60 },
+      rules: [{ match: 'get_*', level: 'automatic' }],
+    });
     expect(json.status).toBe(200);
-    expect(json.body).toMatchObject({ version: 1, defaults: { timeoutSeconds: 60, unknownTools: 'confirm' }, rules: [{ match: 'get_*', level: 'automatic' }], updatedBy: expect.anything() });
+    expect(json.body).toMatchObject({
+      version: 1,
+      defaults: { timeoutSeconds: 60, unknownTools: 'confirm' },
+      rules: [{ match: 'get_*', level: 'automatic' }],
+      updatedBy: expect.anything(),
+    });
     expect(typeof json.body.updatedAt).toBe('string');
 
-    const yaml = ['defaults:', '  unknownTools: deny', 'rules:', '  - match: "shell(cmd=rm *)"', '    level: deny', '  - match: "*"', '    when: { confidenceBelow: 0.6 }', '    level: confirm', ''].join('\n');
-    const y = await http.call('PUT', '/v1/policy', { token: tAdmin, raw: yaml, headers: { 'content-type': 'application/yaml' } });
+    const yaml = [
+      'defaults:',
+      '  unknownTools: deny',
+      'rules:',
+      '  - match: "shell(cmd=rm *)"',
+      '    level: deny',
+      '  - match: "*"',
+      '    when: { confidenceBelow: 0.6 }',
+      '    level: confirm',
+      '',
+    ].join('\n');
+    const y = await http.call('PUT', '/v1/policy', {
+      token: tAdmin,
+      raw: yaml,
+      headers: { 'content-type': 'application/yaml' },
+    });
     expect(y.status).toBe(200);
-    expect(y.body).toMatchObject({ version: 2, defaults: { unknownTools: 'deny', timeoutSeconds: 300 }, rules: [{ match: 'shell(cmd=rm *)', level: 'deny' }, { match: '*', level: 'confirm', when: { confidenceBelow: 0.6 } }] });
+    expect(y.body).toMatchObject({
+      version: 2,
+      defaults: { unknownTools: 'deny', timeoutSeconds: 300 },
+      rules: [
+        { match: 'shell(cmd=rm *)', level: 'deny' },
+        { match: '*', level: 'confirm', when: { confidenceBelow: 0.6 } },
+      ],
+    });
 
-    const same = await http.call('PUT', '/v1/policy', { token: tAdmin, raw: yaml, headers: { 'content-type': 'application/yaml' } });
+    const same = await http.call('PUT', '/v1/policy', {
+      token: tAdmin,
+      raw: yaml,
+      headers: { 'content-type': 'application/yaml' },
+    });
     expect(same.status).toBe(200);
     expect(same.body.version).toBe(3);
 
@@ -386,11 +505,20 @@ describe('policy', () => {
   it('refuses an invalid document with 400 naming the path, and keeps the old version', async () => {
     const tAdmin = await server.token('root', ['admin'], { tenant: 'loop-policy-bad' });
     expect((await http.put('/v1/policy', tAdmin, { rules: [{ match: 'a', level: 'confirm' }] })).status).toBe(200);
-    const bad = await http.put('/v1/policy', tAdmin, { rules: [{ match: 'a', level: 'confirm' }, { match: 'b', level: 'sometimes' }] });
+    const bad = await http.put('/v1/policy', tAdmin, {
+      rules: [
+        { match: 'a', level: 'confirm' },
+        { match: 'b', level: 'sometimes' },
+      ],
+    });
     expectProblem(bad, 400, 'validation_failed');
     expect(JSON.stringify(bad.body)).toContain('rules[1].level');
 
-    const badYaml = await http.call('PUT', '/v1/policy', { token: tAdmin, raw: 'defaults:\n  timeoutSeconds: soon\n', headers: { 'content-type': 'application/yaml' } });
+    const badYaml = await http.call('PUT', '/v1/policy', {
+      token: tAdmin,
+      raw: 'defaults:\n  timeoutSeconds: soon\n',
+      headers: { 'content-type': 'application/yaml' },
+    });
     expectProblem(badYaml, 400, 'validation_failed');
     expect(JSON.stringify(badYaml.body)).toContain('defaults.timeoutSeconds');
 

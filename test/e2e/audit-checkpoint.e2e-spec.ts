@@ -73,7 +73,10 @@ async function asSuperuser(statements: Array<[string, unknown[]]>): Promise<void
 
 /** Cuts the tenant's chain after `keep` and moves its head back onto the last event left. */
 async function truncateTail(tenant: string, keep: number): Promise<void> {
-  const [last] = await server.dataSource.query(`SELECT hash FROM events WHERE tenant_id = $1 AND seq = $2`, [tenant, keep]);
+  const [last] = await server.dataSource.query(`SELECT hash FROM events WHERE tenant_id = $1 AND seq = $2`, [
+    tenant,
+    keep,
+  ]);
   await asSuperuser([
     [`DELETE FROM events WHERE tenant_id = $1 AND seq > $2`, [tenant, keep]],
     [`UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1`, [tenant, keep, last.hash]],
@@ -108,7 +111,9 @@ describe('tollgate audit checkpoint / verify --checkpoint', () => {
     const r = await runCli(['audit', 'verify', '--checkpoint', cpFile, '--jwks', jwksFile], env);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^ok: 5 event\(s\) verify; it still holds the checkpoint of .* \(seq 5, hash [0-9a-f]{12}…\)/);
+    expect(r.stdout).toMatch(
+      /^ok: 5 event\(s\) verify; it still holds the checkpoint of .* \(seq 5, hash [0-9a-f]{12}…\)/,
+    );
 
     await conversations(TENANT, 'more', 3);
     const json = await runCli(['audit', 'verify', '--checkpoint', cpFile, '--json'], env);
@@ -118,7 +123,9 @@ describe('tollgate audit checkpoint / verify --checkpoint', () => {
 
   it('catches a tail cut off with the head moved back, which plain verify cannot see (exit 1)', async () => {
     await truncateTail(TENANT, 3);
-    expect(await server.dataSource.query(`SELECT seq::int AS seq FROM audit_heads WHERE tenant_id = $1`, [TENANT])).toEqual([{ seq: 3 }]);
+    expect(
+      await server.dataSource.query(`SELECT seq::int AS seq FROM audit_heads WHERE tenant_id = $1`, [TENANT]),
+    ).toEqual([{ seq: 3 }]);
 
     const plain = await runCli(['audit', 'verify'], env);
     expect(plain.code).toBe(0);
@@ -126,7 +133,9 @@ describe('tollgate audit checkpoint / verify --checkpoint', () => {
 
     const r = await runCli(['audit', 'verify', '--checkpoint', cpFile], env);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^FAILED at seq 4: the checkpoint of .* vouches for events up to seq 5, but the chain now ends at seq 3/);
+    expect(r.stdout).toMatch(
+      /^FAILED at seq 4: the checkpoint of .* vouches for events up to seq 5, but the chain now ends at seq 3/,
+    );
     expect(r.stderr).toMatch(/^tollgate: the audit trail does not verify \(first bad seq 4\)/);
 
     const api = await http.get(`/v1/audit/verify?checkpoint=${checkpoint}`, await auditor(TENANT));
@@ -147,7 +156,10 @@ describe('tollgate audit checkpoint / verify --checkpoint', () => {
     // The server checks the signature too.
     const r = await runCli(['audit', 'verify', '--checkpoint', forgedFile, '--json'], env);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, problem: expect.stringMatching(/signature does not verify/) });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/signature does not verify/),
+    });
   });
 
   it('answers usage errors with exit 2: no such file, not a checkpoint, --jwks alone', async () => {
@@ -171,7 +183,10 @@ describe('a chain re-hashed from an event on, head included', () => {
     for (const row of rows.slice(1)) {
       const data = Number(row.seq) === 2 ? { ...row.data, title: 'rewritten' } : row.data;
       const hash = recomputedHash({ ...row, data, prev_hash: prev });
-      statements.push([`UPDATE events SET data = $3::jsonb, prev_hash = $4, hash = $5 WHERE tenant_id = $1 AND seq = $2`, [tenant, row.seq, JSON.stringify(data), prev, hash]]);
+      statements.push([
+        `UPDATE events SET data = $3::jsonb, prev_hash = $4, hash = $5 WHERE tenant_id = $1 AND seq = $2`,
+        [tenant, row.seq, JSON.stringify(data), prev, hash],
+      ]);
       prev = hash;
     }
     statements.push([`UPDATE audit_heads SET hash = $2 WHERE tenant_id = $1`, [tenant, prev]]);
@@ -179,7 +194,12 @@ describe('a chain re-hashed from an event on, head included', () => {
 
     expect((await http.get('/v1/audit/verify', token)).body).toEqual({ ok: true, checked: 4 });
     const r = await http.get(`/v1/audit/verify?checkpoint=${cp.jws}`, token);
-    expect(r.body).toMatchObject({ ok: false, checked: 4, firstBadSeq: 4, problem: expect.stringMatching(/no longer has the hash/) });
+    expect(r.body).toMatchObject({
+      ok: false,
+      checked: 4,
+      firstBadSeq: 4,
+      problem: expect.stringMatching(/no longer has the hash/),
+    });
   });
 });
 
@@ -197,14 +217,20 @@ describe('GET /v1/audit/verify?checkpoint=', () => {
     // An execution receipt is signed with the same key, but it is not a checkpoint.
     const agent = await server.token('bot', ['agent'], { tenant });
     const approver = await server.token('alice', ['approver'], { tenant });
-    const step = await ok(http.post('/v1/conversations/c-0/tool-calls', agent, { toolCalls: [{ toolName: 'send_x', arguments: {} }] }), 201);
+    const step = await ok(
+      http.post('/v1/conversations/c-0/tool-calls', agent, { toolCalls: [{ toolName: 'send_x', arguments: {} }] }),
+      201,
+    );
     await ok(http.post(`/v1/tool-calls/${step.body.toolCalls[0].id}/decision`, approver, { decision: 'approve' }), 200);
-    const receipt = (await ok(http.post(`/v1/tool-calls/${step.body.toolCalls[0].id}/execution`, agent), 200)).body.receipt;
+    const receipt = (await ok(http.post(`/v1/tool-calls/${step.body.toolCalls[0].id}/execution`, agent), 200)).body
+      .receipt;
     const asCheckpoint = await http.get(`/v1/audit/verify?checkpoint=${receipt}`, token);
     expect(asCheckpoint.status).toBe(400);
     expect(asCheckpoint.body.detail).toMatch(/not an audit checkpoint/);
 
-    const other = (await ok(http.get('/v1/audit/checkpoint', await auditor('cp-other'), { accept: 'application/json' }), 200)).body;
+    const other = (
+      await ok(http.get('/v1/audit/checkpoint', await auditor('cp-other'), { accept: 'application/json' }), 200)
+    ).body;
     const cross = await http.get(`/v1/audit/verify?checkpoint=${other.jws}`, token);
     expect(cross.status).toBe(400);
     expect(cross.body.detail).toMatch(/another tenant/);
@@ -219,7 +245,13 @@ describe('GET /v1/audit/verify?checkpoint=', () => {
     await asSuperuser([[`UPDATE events SET at = at - interval '1 year' WHERE tenant_id = $1`, [tenant]]]);
     await conversations(tenant, 'after', 1);
     const admin = await server.token('ann', ['admin'], { tenant });
-    const purged = await ok(http.post('/v1/audit/purge', admin, { before: new Date(Date.now() - 200 * 24 * 3600 * 1000).toISOString(), reason: 'retention' }), 200);
+    const purged = await ok(
+      http.post('/v1/audit/purge', admin, {
+        before: new Date(Date.now() - 200 * 24 * 3600 * 1000).toISOString(),
+        reason: 'retention',
+      }),
+      200,
+    );
     expect(purged.body).toMatchObject({ purgedCount: 4, lastPurgedSeq: 4 });
 
     const r = await http.get(`/v1/audit/verify?checkpoint=${cp.jws}`, token);

@@ -75,14 +75,25 @@ async function startConversation(token: string, id: string, extra: Record<string
 
 type Proposal = { id?: string; toolName: string; arguments: Record<string, unknown>; [k: string]: unknown };
 
-async function propose(token: string, convId: string, calls: Proposal[], headers?: Record<string, string>): Promise<Json[]> {
-  return (await ok(http.post(`/v1/conversations/${convId}/tool-calls`, token, { toolCalls: calls }, headers), 201)).body.toolCalls;
+async function propose(
+  token: string,
+  convId: string,
+  calls: Proposal[],
+  headers?: Record<string, string>,
+): Promise<Json[]> {
+  return (await ok(http.post(`/v1/conversations/${convId}/tool-calls`, token, { toolCalls: calls }, headers), 201)).body
+    .toolCalls;
 }
 
 const decide = (token: string, id: string, body: Record<string, unknown>, channel?: string) =>
-  ok(http.post(`/v1/tool-calls/${id}/decision`, token, body, channel ? { 'X-Tollgate-Channel': channel } : undefined), 200).then((r) => r.body);
-const claim = (token: string, id: string) => ok(http.post(`/v1/tool-calls/${id}/execution`, token), 200).then((r) => r.body);
-const report = (token: string, id: string, body: Record<string, unknown>) => ok(http.post(`/v1/tool-calls/${id}/result`, token, body), 200).then((r) => r.body);
+  ok(
+    http.post(`/v1/tool-calls/${id}/decision`, token, body, channel ? { 'X-Tollgate-Channel': channel } : undefined),
+    200,
+  ).then((r) => r.body);
+const claim = (token: string, id: string) =>
+  ok(http.post(`/v1/tool-calls/${id}/execution`, token), 200).then((r) => r.body);
+const report = (token: string, id: string, body: Record<string, unknown>) =>
+  ok(http.post(`/v1/tool-calls/${id}/result`, token, body), 200).then((r) => r.body);
 
 /** Long-polls a pending call until it leaves `pending` (the sweeper expires it). */
 async function settled(token: string, id: string): Promise<Json> {
@@ -99,7 +110,10 @@ async function allEvents(token: string, query = ''): Promise<Json[]> {
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
     const sep = query ? '&' : '';
-    const res: Reply = await http.get(`/v1/audit/events?${query}${sep}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, token);
+    const res: Reply = await http.get(
+      `/v1/audit/events?${query}${sep}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      token,
+    );
     if (res.status !== 200) throw new Error(`audit list answered ${res.status}: ${JSON.stringify(res.body)}`);
     out.push(...res.body.events);
     cursor = res.body.nextCursor;
@@ -136,7 +150,8 @@ function parseCsv(text: string): string[][] {
       } else {
         quoted = false;
         const next = text[i + 1];
-        if (next !== undefined && next !== ',' && next !== '\r' && next !== '\n') throw new Error(`CSV: text after a closing quote at ${i}`);
+        if (next !== undefined && next !== ',' && next !== '\r' && next !== '\n')
+          throw new Error(`CSV: text after a closing quote at ${i}`);
       }
       continue;
     }
@@ -179,7 +194,10 @@ const ROLES: Record<string, string[]> = { 'agent-trail': ['agent'], alice: ['app
 
 const t: Record<string, string> = {};
 /** The scenario's tool calls by name, as proposed: id, conversation, tool, arguments. */
-const calls: Record<string, { id: string; conversationId: string; toolName: string; arguments: Record<string, unknown> }> = {};
+const calls: Record<
+  string,
+  { id: string; conversationId: string; toolName: string; arguments: Record<string, unknown> }
+> = {};
 const EMAIL_ARGS = { to: 'bob@example.com', subject: 'Hi, "Bob"', body: 'Hello,\nsee =SUM(A1) and "quotes"' };
 const EMAIL_EDIT = { to: 'bob@example.com', subject: 'Hi Bob', body: 'Hello Bob' };
 let trail: Json[] = [];
@@ -207,7 +225,10 @@ beforeAll(async () => {
     }),
     200,
   );
-  await startConversation(t.agent, 'trail-1', { user: { id: 'u-1', roles: ['user'], name: 'User One' }, title: 'The trail' });
+  await startConversation(t.agent, 'trail-1', {
+    user: { id: 'u-1', roles: ['user'], name: 'User One' },
+    title: 'The trail',
+  });
   await startConversation(t.agent, 'trail-2', { title: 'Expiring' });
 
   // Held with a 1 s timeout: expires while the rest runs.
@@ -227,7 +248,12 @@ beforeAll(async () => {
   remember('email', step[2], EMAIL_ARGS);
 
   // A person approves with edited arguments, from the web inbox; the agent runs both approved calls.
-  await decide(t.alice, calls.email.id, { decision: 'approve', reason: 'fixed the greeting', arguments: EMAIL_EDIT }, 'web');
+  await decide(
+    t.alice,
+    calls.email.id,
+    { decision: 'approve', reason: 'fixed the greeting', arguments: EMAIL_EDIT },
+    'web',
+  );
   const emailRun = await claim(t.agent, calls.email.id);
   expect(emailRun.arguments).toEqual(EMAIL_EDIT);
   await report(t.agent, calls.email.id, { outcome: 'succeeded', output: { messageId: 'm-1' } });
@@ -308,24 +334,37 @@ const ROWS: Record<EventType, (e: Json) => void> = {
     expect(e.actor).toMatchObject({ id: 'agent-trail', kind: 'agent' });
     expect(['trail-1', 'trail-2']).toContain(e.conversationId);
     expect(e.data).toMatchObject({ agentId: 'agent-trail' });
-    if (e.conversationId === 'trail-1') expect(e.data).toMatchObject({ user: { id: 'u-1', roles: ['user'], name: 'User One' }, title: 'The trail' });
+    if (e.conversationId === 'trail-1')
+      expect(e.data).toMatchObject({ user: { id: 'u-1', roles: ['user'], name: 'User One' }, title: 'The trail' });
   },
   ToolRegistered: (e) => {
     expect(['get_weather', 'send_email']).toContain(e.toolName);
-    expect(e.data).toMatchObject({ isReadOnly: expect.any(Boolean), requiresApproval: expect.any(Boolean), destructive: expect.any(Boolean) });
+    expect(e.data).toMatchObject({
+      isReadOnly: expect.any(Boolean),
+      requiresApproval: expect.any(Boolean),
+      destructive: expect.any(Boolean),
+    });
     if (e.toolName === 'get_weather') expect(e.actor).toMatchObject({ id: 'root', kind: 'person' });
     else expect(e.actor).toMatchObject({ id: 'agent-trail', kind: 'agent' });
   },
   PolicyUpdated: (e) => {
     expect(e.actor).toMatchObject({ id: 'root', kind: 'person' });
-    expect(e.data).toMatchObject({ version: 1, document: { rules: [expect.objectContaining({ match: 'rm_*' }), expect.objectContaining({ match: 'slow_*' })] } });
+    expect(e.data).toMatchObject({
+      version: 1,
+      document: { rules: [expect.objectContaining({ match: 'rm_*' }), expect.objectContaining({ match: 'slow_*' })] },
+    });
   },
   ToolCallProposed: (e) => {
     expectToolCallRef(e);
     expect(e.actor).toMatchObject({ id: 'agent-trail', kind: 'agent' });
     expect(e.data.arguments).toEqual(callOf(e).arguments);
     expect(e.data.argumentsDigest).toBe(digest(callOf(e).arguments));
-    expect(e.data.policy).toEqual({ level: expect.any(String), rule: e.data.policy.rule === null ? null : expect.any(Number), policyVersion: 1, reason: expect.any(String) });
+    expect(e.data.policy).toEqual({
+      level: expect.any(String),
+      rule: e.data.policy.rule === null ? null : expect.any(Number),
+      policyVersion: 1,
+      reason: expect.any(String),
+    });
     if (e.toolCallId === calls.email.id) expect(e.data).toMatchObject({ reason: 'user asked', confidence: 0.9 });
     if (e.toolCallId === calls.weather.id) expect(e.data).toMatchObject({ externalId: 'ext-weather' });
   },
@@ -344,7 +383,12 @@ const ROWS: Record<EventType, (e: Json) => void> = {
   ApprovalRequested: (e) => {
     expectToolCallRef(e);
     expect(e.actor).toMatchObject({ id: 'policy', kind: 'system' });
-    expect(e.data).toMatchObject({ level: 'confirm', policyVersion: 1, reason: expect.any(String), approvers: expect.any(Array) });
+    expect(e.data).toMatchObject({
+      level: 'confirm',
+      policyVersion: 1,
+      reason: expect.any(String),
+      approvers: expect.any(Array),
+    });
     expect(e.data).toHaveProperty('rule');
     expect(e.data.expiresAt).toMatch(ISO);
     if (e.toolCallId === calls.slow.id) expect(e.data.rule).toBe(1);
@@ -356,7 +400,12 @@ const ROWS: Record<EventType, (e: Json) => void> = {
     expect(e.data).toMatchObject({ approvedBy: 'alice', via: e.actor.via });
     expect(e.data.latencyMs).toBeGreaterThanOrEqual(0);
     if (e.toolCallId === calls.email.id) {
-      expect(e.data).toMatchObject({ via: 'web', reason: 'fixed the greeting', editedArguments: EMAIL_EDIT, editedArgumentsDigest: digest(EMAIL_EDIT) });
+      expect(e.data).toMatchObject({
+        via: 'web',
+        reason: 'fixed the greeting',
+        editedArguments: EMAIL_EDIT,
+        editedArgumentsDigest: digest(EMAIL_EDIT),
+      });
     }
   },
   ToolCallRejected: (e) => {
@@ -365,7 +414,13 @@ const ROWS: Record<EventType, (e: Json) => void> = {
     expect(e.data.latencyMs).toBeGreaterThanOrEqual(0);
     if (e.toolCallId === calls.rm.id) {
       expect(e.actor).toMatchObject({ id: 'policy', kind: 'system', via: 'policy' });
-      expect(e.data).toMatchObject({ rejectedBy: 'policy', via: 'policy', level: 'deny', rule: 0, reason: 'Never delete files' });
+      expect(e.data).toMatchObject({
+        rejectedBy: 'policy',
+        via: 'policy',
+        level: 'deny',
+        rule: 0,
+        reason: 'Never delete files',
+      });
     } else {
       expect(e.toolCallId).toBe(calls.deploy.id);
       expect(e.actor).toMatchObject({ id: 'alice', kind: 'person', via: 'cli' });
@@ -388,20 +443,30 @@ const ROWS: Record<EventType, (e: Json) => void> = {
     expect(open).toContain(e.toolCallId);
     expect(e.actor).toMatchObject({ id: 'root', kind: 'person' });
     expect(e.data).toMatchObject({ reason: 'Runaway agent' });
-    expect(ofType('ToolCallCancelled').map((x) => x.toolCallId).sort()).toEqual([...open].sort());
+    expect(
+      ofType('ToolCallCancelled')
+        .map((x) => x.toolCallId)
+        .sort(),
+    ).toEqual([...open].sort());
   },
   ToolCallExecuted: (e) => {
     expectToolCallRef(e);
     expect(e.actor).toMatchObject({ id: 'agent-trail', kind: 'agent' });
     const edited = e.toolCallId === calls.email.id;
     const ran = edited ? EMAIL_EDIT : callOf(e).arguments;
-    expect(e.data).toMatchObject({ arguments: ran, argumentsDigest: digest(ran), approvedBy: edited ? 'alice' : 'policy' });
+    expect(e.data).toMatchObject({
+      arguments: ran,
+      argumentsDigest: digest(ran),
+      approvedBy: edited ? 'alice' : 'policy',
+    });
     expect(typeof e.data.policyVersion).toBe('number');
   },
   ToolCallCompleted: (e) => {
     expectToolCallRef(e);
     expect(e.actor).toMatchObject({ id: 'agent-trail', kind: 'agent' });
-    expect(e.data).toMatchObject(e.toolCallId === calls.email.id ? { outcome: 'succeeded' } : { outcome: 'failed', error: 'upstream timeout' });
+    expect(e.data).toMatchObject(
+      e.toolCallId === calls.email.id ? { outcome: 'succeeded' } : { outcome: 'failed', error: 'upstream timeout' },
+    );
   },
   GrantCreated: (e) => {
     expect(e.actor).toMatchObject({ id: 'alice', kind: 'person' });
@@ -440,7 +505,11 @@ describe('the audit record of every event type', () => {
       // who
       expectActor(e);
       // which request: every event a request caused names it; the sweeper's own events have no request
-      if (e.actor.via !== 'system') expect({ event: `${e.type} #${e.seq}`, correlationId: e.correlationId }).toEqual({ event: `${e.type} #${e.seq}`, correlationId: expect.stringMatching(/^[A-Za-z0-9_.:-]{1,128}$/) });
+      if (e.actor.via !== 'system')
+        expect({ event: `${e.type} #${e.seq}`, correlationId: e.correlationId }).toEqual({
+          event: `${e.type} #${e.seq}`,
+          correlationId: expect.stringMatching(/^[A-Za-z0-9_.:-]{1,128}$/),
+        });
       ROWS[type](e);
     }
   });
@@ -492,9 +561,14 @@ describe('filters on GET /v1/audit/events', () => {
   it('toolName', () => expectSelection('toolName=send_email', (e) => e.toolName === 'send_email'));
   it('actor', () => expectSelection('actor=alice', (e) => e.actor.id === 'alice'));
   it('type, one', () => expectSelection('type=ToolCallApproved', (e) => e.type === 'ToolCallApproved'));
-  it('type, a comma list', () => expectSelection('type=ToolCallApproved,ToolCallRejected', (e) => ['ToolCallApproved', 'ToolCallRejected'].includes(e.type)));
+  it('type, a comma list', () =>
+    expectSelection('type=ToolCallApproved,ToolCallRejected', (e) =>
+      ['ToolCallApproved', 'ToolCallRejected'].includes(e.type),
+    ));
   it('type, a repeated parameter', () =>
-    expectSelection('type=ToolCallApproved&type=ToolCallRejected&type=Halted', (e) => ['ToolCallApproved', 'ToolCallRejected', 'Halted'].includes(e.type)));
+    expectSelection('type=ToolCallApproved&type=ToolCallRejected&type=Halted', (e) =>
+      ['ToolCallApproved', 'ToolCallRejected', 'Halted'].includes(e.type),
+    ));
 
   it('from and to (ISO), at boundaries between events', async () => {
     // Boundaries strictly between two events' times, so inclusive or exclusive makes no difference.
@@ -515,7 +589,10 @@ describe('filters on GET /v1/audit/events', () => {
   it('combined filters narrow together', () =>
     expectSelection(
       'conversationId=trail-1&toolName=send_email&type=ToolCallProposed,ToolCallExecuted,ToolCallApproved',
-      (e) => e.conversationId === 'trail-1' && e.toolName === 'send_email' && ['ToolCallProposed', 'ToolCallExecuted', 'ToolCallApproved'].includes(e.type),
+      (e) =>
+        e.conversationId === 'trail-1' &&
+        e.toolName === 'send_email' &&
+        ['ToolCallProposed', 'ToolCallExecuted', 'ToolCallApproved'].includes(e.type),
     ));
 
   it('answers an empty page for a selection with no events', async () => {
@@ -529,7 +606,10 @@ describe('filters on GET /v1/audit/events', () => {
       const pages: Json[][] = [];
       let cursor: string | null = null;
       do {
-        const res: Reply = await http.get(`/v1/audit/events?${query}limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, t.auditor);
+        const res: Reply = await http.get(
+          `/v1/audit/events?${query}limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          t.auditor,
+        );
         expect(res.status).toBe(200);
         expect(res.body.events.length).toBeLessThanOrEqual(3);
         pages.push(res.body.events);
@@ -574,7 +654,10 @@ describe('walls between tenants', () => {
   it("keeps another tenant's events out of exports and checkpoints", async () => {
     const nd = await rawGet('/v1/audit/export?format=ndjson', t.otherAuditor);
     expect(nd.status).toBe(200);
-    const lines = nd.text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const lines = nd.text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines.every((e) => e.tenant === 'other')).toBe(true);
     const cp = await http.get('/v1/audit/checkpoint', t.otherAuditor, { accept: 'application/json' });
     expect(cp.body).toMatchObject({ tenant: 'other', seq: lines.length });
@@ -582,7 +665,14 @@ describe('walls between tenants', () => {
 });
 
 describe('who may read the audit trail', () => {
-  const endpoints = ['/v1/audit/events', '/v1/audit/export?format=ndjson', '/v1/audit/verify', '/v1/audit/checkpoint', '/v1/audit/metrics', '/v1/audit/gaps'];
+  const endpoints = [
+    '/v1/audit/events',
+    '/v1/audit/export?format=ndjson',
+    '/v1/audit/verify',
+    '/v1/audit/checkpoint',
+    '/v1/audit/metrics',
+    '/v1/audit/gaps',
+  ];
 
   it.each(endpoints)('%s: agents and approvers get 403', async (path) => {
     for (const token of [t.agent, t.alice]) {
@@ -610,7 +700,10 @@ describe('exports', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
     expect(res.text.endsWith('\n')).toBe(true);
-    const lines = res.text.split('\n').slice(0, -1).map((l) => JSON.parse(l));
+    const lines = res.text
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual(await allEvents(t.auditor, query));
   });
 
@@ -618,7 +711,12 @@ describe('exports', () => {
     const res = await rawGet('/v1/audit/export?conversationId=trail-2', t.auditor);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-    expect(res.text.split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual(await allEvents(t.auditor, 'conversationId=trail-2'));
+    expect(
+      res.text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    ).toEqual(await allEvents(t.auditor, 'conversationId=trail-2'));
   });
 
   it.each(FILTERS)('CSV (RFC 4180) agrees with the list endpoint row by row (filter: %p)', async (query) => {
@@ -633,7 +731,12 @@ describe('exports', () => {
     rows.forEach((row, i) => {
       const e = expected[i];
       expect(row).toHaveLength(header.length);
-      expect({ seq: row[col('seq')], id: row[col('id')], type: row[col('type')], hash: row[col('hash')] }).toEqual({ seq: String(e.seq), id: e.id, type: e.type, hash: e.hash });
+      expect({ seq: row[col('seq')], id: row[col('id')], type: row[col('type')], hash: row[col('hash')] }).toEqual({
+        seq: String(e.seq),
+        id: e.id,
+        type: e.type,
+        hash: e.hash,
+      });
       expect(JSON.parse(row[col('data')])).toEqual(e.data);
       if (col('prevHash') >= 0) expect(row[col('prevHash')]).toBe(e.prevHash);
       if (col('actor') >= 0) expect(JSON.parse(row[col('actor')])).toEqual(e.actor);
@@ -642,7 +745,10 @@ describe('exports', () => {
 
   it('CSV quotes a cell holding commas, quotes and line breaks, and the cell reads back the same', async () => {
     // The proposed email's subject and body hold `,` `"` and a line break (inside the JSON as \n).
-    const res = await rawGet(`/v1/audit/export?format=csv&toolCallId=${calls.email.id}&type=ToolCallProposed`, t.auditor);
+    const res = await rawGet(
+      `/v1/audit/export?format=csv&toolCallId=${calls.email.id}&type=ToolCallProposed`,
+      t.auditor,
+    );
     expect(res.text).toContain('""');
     const [header, row] = parseCsv(res.text);
     expect(JSON.parse(row[header.indexOf('data')]).arguments).toEqual(EMAIL_ARGS);
@@ -691,16 +797,29 @@ describe('the signed checkpoint', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const head = trail[trail.length - 1];
-    expect(res.body).toMatchObject({ jws: expect.any(String), tenant: TRAIL, seq: head.seq, hash: head.hash, at: expect.stringMatching(ISO) });
+    expect(res.body).toMatchObject({
+      jws: expect.any(String),
+      tenant: TRAIL,
+      seq: head.seq,
+      hash: head.hash,
+      at: expect.stringMatching(ISO),
+    });
     const jwks = await http.get('/.well-known/jwks.json');
     const { payload } = await compactVerify(res.body.jws, createLocalJWKSet(jwks.body));
-    expect(JSON.parse(new TextDecoder().decode(payload))).toMatchObject({ tenant: TRAIL, seq: head.seq, hash: head.hash, at: res.body.at });
+    expect(JSON.parse(new TextDecoder().decode(payload))).toMatchObject({
+      tenant: TRAIL,
+      seq: head.seq,
+      hash: head.hash,
+      at: res.body.at,
+    });
   });
 
   it('does not verify once a byte of its payload changes', async () => {
     const res = await http.get('/v1/audit/checkpoint', t.auditor, { accept: 'application/json' });
     const [h, p, s] = res.body.jws.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), seq: 1 })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), seq: 1 }),
+    ).toString('base64url');
     const jwks = await http.get('/.well-known/jwks.json');
     await expect(compactVerify(`${h}.${forged}.${s}`, createLocalJWKSet(jwks.body))).rejects.toThrow();
   });
@@ -714,18 +833,36 @@ describe('X-Request-Id', () => {
   beforeAll(async () => {
     agent = await server.token('agent-r', ['agent'], { tenant: TENANT });
     auditor = await server.token('aud-r', ['auditor'], { tenant: TENANT });
-    await ok(http.put('/v1/tools/get_time', await server.token('adm-r', ['admin'], { tenant: TENANT }), { isReadOnly: true }), 201);
+    await ok(
+      http.put('/v1/tools/get_time', await server.token('adm-r', ['admin'], { tenant: TENANT }), { isReadOnly: true }),
+      201,
+    );
   });
 
   it('is echoed, and every event of that request carries it as correlationId', async () => {
     const started = await http.post('/v1/conversations', agent, { id: 'req-1' });
     expect(started.status).toBe(201);
-    const res = await http.post('/v1/conversations/req-1/tool-calls', agent, { toolCalls: [{ toolName: 'get_time', arguments: {} }, { toolName: 'ask_me', arguments: {} }] }, { 'X-Request-Id': 'audit-test-123' });
+    const res = await http.post(
+      '/v1/conversations/req-1/tool-calls',
+      agent,
+      {
+        toolCalls: [
+          { toolName: 'get_time', arguments: {} },
+          { toolName: 'ask_me', arguments: {} },
+        ],
+      },
+      { 'X-Request-Id': 'audit-test-123' },
+    );
     expect(res.status).toBe(201);
     expect(res.headers.get('x-request-id')).toBe('audit-test-123');
     const events = await allEvents(auditor, 'conversationId=req-1');
     const tagged = events.filter((e) => e.correlationId === 'audit-test-123');
-    expect(tagged.map((e) => e.type).sort()).toEqual(['ApprovalRequested', 'ToolCallAutoApproved', 'ToolCallProposed', 'ToolCallProposed']);
+    expect(tagged.map((e) => e.type).sort()).toEqual([
+      'ApprovalRequested',
+      'ToolCallAutoApproved',
+      'ToolCallProposed',
+      'ToolCallProposed',
+    ]);
     // The conversation was started by another request: its event carries that request's generated id.
     const generated = started.headers.get('x-request-id');
     expect(generated).toMatch(/^[A-Za-z0-9_.:-]{8,128}$/);
@@ -799,7 +936,11 @@ describe('GET /v1/audit/metrics', () => {
     const r2 = await held('m-r2', 'ask_e');
     await decide(m.alice, r2.id, { decision: 'reject' });
     await startConversation(m.agent, 'm-policy');
-    const judged = await propose(m.agent, 'm-policy', ['auto_1', 'auto_2', 'auto_3', 'deny_1', 'deny_2'].map((toolName) => ({ toolName, arguments: {} })));
+    const judged = await propose(
+      m.agent,
+      'm-policy',
+      ['auto_1', 'auto_2', 'auto_3', 'deny_1', 'deny_2'].map((toolName) => ({ toolName, arguments: {} })),
+    );
     expect(judged.map((c) => c.status)).toEqual(['approved', 'approved', 'approved', 'rejected', 'rejected']);
     await held('m-cancel', 'ask_f');
     await ok(http.post('/v1/halt', m.admin, { scope: 'conversation', id: 'm-cancel', reason: 'stop' }), 200);
@@ -829,7 +970,9 @@ describe('GET /v1/audit/metrics', () => {
   });
 
   it('averages the latency of people’s decisions as the events record it, with p95 between the extremes', async () => {
-    const decided = (await allEvents(m.auditor, 'type=ToolCallApproved,ToolCallRejected')).filter((e) => e.data.via !== 'policy');
+    const decided = (await allEvents(m.auditor, 'type=ToolCallApproved,ToolCallRejected')).filter(
+      (e) => e.data.via !== 'policy',
+    );
     expect(decided).toHaveLength(5);
     const latencies = decided.map((e) => e.data.latencyMs as number);
     const avg = latencies.reduce((a, b) => a + b, 0) / latencies.length;
@@ -884,7 +1027,14 @@ describe('GET /v1/audit/metrics', () => {
     await propose(agent, 'n-1', [{ toolName: 'get_x', arguments: {} }]);
     const res = await http.get('/v1/audit/metrics', await server.token('audrey', ['auditor'], { tenant }));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ approvedCount: 0, rejectedCount: 0, autoApprovedCount: 1, avgApprovalLatencyMs: null, p95ApprovalLatencyMs: null, pendingApprovals: 0 });
+    expect(res.body).toMatchObject({
+      approvedCount: 0,
+      rejectedCount: 0,
+      autoApprovedCount: 1,
+      avgApprovalLatencyMs: null,
+      p95ApprovalLatencyMs: null,
+      pendingApprovals: 0,
+    });
   });
 
   it('refuses a bad window with a 400 problem', async () => {
@@ -913,7 +1063,8 @@ describe('GET /v1/audit/gaps', () => {
       g.alice = await server.token('alice', ['approver'], { tenant: TENANT });
       g.admin = await server.token('root', ['admin'], { tenant: TENANT });
       g.auditor = await server.token('audrey', ['auditor'], { tenant: TENANT });
-      for (const name of ['drop_db', 'wipe_disk', 'purge_cache']) await ok(http.put(`/v1/tools/${name}`, g.admin, { destructive: true }), 201);
+      for (const name of ['drop_db', 'wipe_disk', 'purge_cache'])
+        await ok(http.put(`/v1/tools/${name}`, g.admin, { destructive: true }), 201);
       await ok(http.put('/v1/policy', g.admin, { rules: [{ match: 'drop_*', level: 'automatic' }] }), 200);
 
       // Let through by the rule and run: nobody looked.
@@ -946,13 +1097,21 @@ describe('GET /v1/audit/gaps', () => {
     it('reports HITL-01 (high) for the destructive tool the policy lets run automatically', async () => {
       const list = await findings(g.auditor);
       const hitl01 = list.filter((f) => f.code === 'HITL-01');
-      expect(hitl01).toEqual([expect.objectContaining({ code: 'HITL-01', severity: 'high', toolName: 'drop_db', detail: expect.any(String) })]);
+      expect(hitl01).toEqual([
+        expect.objectContaining({ code: 'HITL-01', severity: 'high', toolName: 'drop_db', detail: expect.any(String) }),
+      ]);
     });
 
     it('reports HITL-EXEC (critical) for the destructive call that ran without a person’s approval', async () => {
       const list = await findings(g.auditor);
       expect(list.filter((f) => f.code === 'HITL-EXEC')).toEqual([
-        expect.objectContaining({ code: 'HITL-EXEC', severity: 'critical', toolName: 'drop_db', toolCallId: ids.drop, detail: expect.any(String) }),
+        expect.objectContaining({
+          code: 'HITL-EXEC',
+          severity: 'critical',
+          toolName: 'drop_db',
+          toolCallId: ids.drop,
+          detail: expect.any(String),
+        }),
       ]);
     });
 
@@ -984,7 +1143,10 @@ describe('GET /v1/audit/gaps', () => {
     beforeAll(async () => {
       const agent = await server.token('agent-g', ['agent'], { tenant: TENANT });
       auditor = await server.token('audrey', ['auditor'], { tenant: TENANT });
-      await ok(http.put('/v1/tools/get_x', await server.token('root', ['admin'], { tenant: TENANT }), { isReadOnly: true }), 201);
+      await ok(
+        http.put('/v1/tools/get_x', await server.token('root', ['admin'], { tenant: TENANT }), { isReadOnly: true }),
+        201,
+      );
       // defaults.unknownTools = confirm: the policy can ask people.
       await startConversation(agent, 'b-1');
       const [c] = await propose(agent, 'b-1', [{ toolName: 'get_x', arguments: {} }]);
@@ -993,7 +1155,9 @@ describe('GET /v1/audit/gaps', () => {
 
     it('reports HITL-02 (high) for a window with proposals and no approval requested', async () => {
       const list = await findings(auditor);
-      expect(list).toEqual([expect.objectContaining({ code: 'HITL-02', severity: 'high', detail: expect.any(String) })]);
+      expect(list).toEqual([
+        expect.objectContaining({ code: 'HITL-02', severity: 'high', detail: expect.any(String) }),
+      ]);
     });
 
     it('reports nothing for a window without proposals', async () => {
@@ -1106,7 +1270,9 @@ describe('halt and resume', () => {
       const before = await allEvents(h.auditor);
       const again = await http.post('/v1/halt', h.admin, { scope: 'tenant', reason: 'another reason' });
       expect(again.status).toBe(200);
-      expect((await http.get('/v1/status', h.admin)).body.halts).toEqual([expect.objectContaining({ scope: 'tenant', reason: 'incident 42' })]);
+      expect((await http.get('/v1/status', h.admin)).body.halts).toEqual([
+        expect.objectContaining({ scope: 'tenant', reason: 'incident 42' }),
+      ]);
       expect(await allEvents(h.auditor)).toEqual(before);
     });
 
@@ -1114,8 +1280,16 @@ describe('halt and resume', () => {
       const events = await allEvents(h.auditor, 'type=Halted,ToolCallCancelled');
       const halted = events.filter((e) => e.type === 'Halted');
       expect(halted).toHaveLength(1);
-      expect(halted[0]).toMatchObject({ actor: { id: 'root', kind: 'person', name: 'Root Admin' }, data: { scope: 'tenant', reason: 'incident 42' } });
-      expect(events.filter((e) => e.type === 'ToolCallCancelled').map((e) => e.toolCallId).sort()).toEqual([ids.pending, ids.auto, ids.approved].sort());
+      expect(halted[0]).toMatchObject({
+        actor: { id: 'root', kind: 'person', name: 'Root Admin' },
+        data: { scope: 'tenant', reason: 'incident 42' },
+      });
+      expect(
+        events
+          .filter((e) => e.type === 'ToolCallCancelled')
+          .map((e) => e.toolCallId)
+          .sort(),
+      ).toEqual([ids.pending, ids.auto, ids.approved].sort());
     });
 
     it('resume lifts it: status is clear, proposals pass, and resuming again changes nothing', async () => {
@@ -1146,7 +1320,8 @@ describe('halt and resume', () => {
         [h.ag1, 'a1-2'],
         [h.ag2, 'a2-1'],
         [h.ag2, 'a2-2'],
-      ]) await startConversation(token, conv);
+      ])
+        await startConversation(token, conv);
       ids.ag1 = (await propose(h.ag1, 'a1-1', [{ toolName: 'send_x', arguments: {} }]))[0].id;
       ids.ag2 = (await propose(h.ag2, 'a2-1', [{ toolName: 'send_x', arguments: {} }]))[0].id;
       await ok(http.post('/v1/halt', h.admin, { scope: 'agent', id: 'ag-1', reason: 'loops' }), 200);
@@ -1163,13 +1338,17 @@ describe('halt and resume', () => {
     });
 
     it('lists the halt with its id, and resume lifts it', async () => {
-      expect((await http.get('/v1/status', h.auditor)).body.halts).toEqual([expect.objectContaining({ scope: 'agent', id: 'ag-1', reason: 'loops' })]);
+      expect((await http.get('/v1/status', h.auditor)).body.halts).toEqual([
+        expect.objectContaining({ scope: 'agent', id: 'ag-1', reason: 'loops' }),
+      ]);
       expect((await http.post('/v1/resume', h.admin, { scope: 'agent', id: 'ag-1' })).status).toBe(200);
       expect((await proposeRaw(h.ag1, 'a1-2', 'get_x')).status).toBe(201);
-      expect((await allEvents(h.auditor, 'type=Halted,Resumed')).map((e) => [e.type, e.data.scope, e.data.id])).toEqual([
-        ['Halted', 'agent', 'ag-1'],
-        ['Resumed', 'agent', 'ag-1'],
-      ]);
+      expect((await allEvents(h.auditor, 'type=Halted,Resumed')).map((e) => [e.type, e.data.scope, e.data.id])).toEqual(
+        [
+          ['Halted', 'agent', 'ag-1'],
+          ['Resumed', 'agent', 'ag-1'],
+        ],
+      );
     });
   });
 
@@ -1196,7 +1375,9 @@ describe('halt and resume', () => {
 
     it('refuses new proposals there with 503, but answers a repeat of earlier calls with 200', async () => {
       expectProblem(await proposeRaw(h.agent, 'c-1', 'get_x'), 503, 'halted');
-      const repeat = await http.post('/v1/conversations/c-1/tool-calls', h.agent, { toolCalls: [{ id: 'ext-1', toolName: 'send_x', arguments: { a: 1 } }] });
+      const repeat = await http.post('/v1/conversations/c-1/tool-calls', h.agent, {
+        toolCalls: [{ id: 'ext-1', toolName: 'send_x', arguments: { a: 1 } }],
+      });
       expect(repeat.status).toBe(200);
       expect(repeat.body.toolCalls[0]).toMatchObject({ id: ids.c1, status: 'cancelled' });
       expect((await proposeRaw(h.agent, 'c-3', 'get_x')).status).toBe(201);
@@ -1209,7 +1390,11 @@ describe('halt and resume', () => {
     });
 
     it('answers 404 for a conversation that does not exist', async () => {
-      expectProblem(await http.post('/v1/halt', h.admin, { scope: 'conversation', id: 'no-such-conv', reason: 'x' }), 404, 'not_found');
+      expectProblem(
+        await http.post('/v1/halt', h.admin, { scope: 'conversation', id: 'no-such-conv', reason: 'x' }),
+        404,
+        'not_found',
+      );
     });
   });
 

@@ -53,9 +53,16 @@ describe('a token that carries agent acts as an agent everywhere (finding 4)', (
     admin = await server.token('root', ['admin']);
     agent = await server.token('agent-1', ['agent']);
     expect((await api.post('/v1/conversations', agent, { id: 'other', user: { id: 'uma' } })).status).toBe(201);
-    [otherCall] = (await api.post('/v1/conversations/other/tool-calls', agent, { toolCalls: [{ toolName: 'send_email', arguments: {} }] })).body.toolCalls;
+    [otherCall] = (
+      await api.post('/v1/conversations/other/tool-calls', agent, {
+        toolCalls: [{ toolName: 'send_email', arguments: {} }],
+      })
+    ).body.toolCalls;
     expect((await api.put('/v1/tools/admin_tool', admin, { destructive: true })).status).toBe(201);
-    const hook = await api.post('/v1/webhooks', admin, { url: 'http://127.0.0.1:9/hook', events: ['ToolCallApproved'] });
+    const hook = await api.post('/v1/webhooks', admin, {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['ToolCallApproved'],
+    });
     expect(hook.status).toBe(201);
     webhookId = hook.body.id;
   });
@@ -65,7 +72,9 @@ describe('a token that carries agent acts as an agent everywhere (finding 4)', (
     expect((await api.post('/v1/conversations', dual, { id: 'dual-own', user: { id: 'uma' } })).status).toBe(201);
     const reg = await api.put('/v1/tools/dual_tool', dual, { requiresApproval: true });
     expect(reg.status).toBe(201);
-    const proposed = await api.post('/v1/conversations/dual-own/tool-calls', dual, { toolCalls: [{ toolName: 'send_email', arguments: { to: 'x' } }] });
+    const proposed = await api.post('/v1/conversations/dual-own/tool-calls', dual, {
+      toolCalls: [{ toolName: 'send_email', arguments: { to: 'x' } }],
+    });
     expect(proposed.status).toBe(201);
     ownCall = proposed.body.toolCalls[0];
     expect(ownCall).toMatchObject({ status: 'pending' });
@@ -123,12 +132,16 @@ describe('a token that carries agent acts as an agent everywhere (finding 4)', (
 
   it('its event stream shows only its own conversations', async () => {
     const ctl = new AbortController();
-    const res = await fetch(`${server.url}/v1/events/stream?lastEventId=0`, { headers: { authorization: `Bearer ${dual}` }, signal: ctl.signal });
+    const res = await fetch(`${server.url}/v1/events/stream?lastEventId=0`, {
+      headers: { authorization: `Bearer ${dual}` },
+      signal: ctl.signal,
+    });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
     let text = '';
     // Read until the dual token's own proposal has arrived: everything before it is in the backlog too.
-    while (!text.includes(`"toolCallId":"${ownCall.id}"`)) text += new TextDecoder().decode((await reader.read()).value);
+    while (!text.includes(`"toolCallId":"${ownCall.id}"`))
+      text += new TextDecoder().decode((await reader.read()).value);
     ctl.abort();
     const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
     expect(events.length).toBeGreaterThan(0);
@@ -155,13 +168,25 @@ describe('token lifetimes are bounded (finding 17)', () => {
 
   it('refuses a token whose exp − iat exceeds the maximum', async () => {
     const t = now();
-    expectProblem(await api.get('/v1/approvals', await sign({ ...claims, iat: t, exp: t + 24 * HOUR + 60 })), 401, 'unauthenticated');
+    expectProblem(
+      await api.get('/v1/approvals', await sign({ ...claims, iat: t, exp: t + 24 * HOUR + 60 })),
+      401,
+      'unauthenticated',
+    );
     // Issued long ago with a far expiry: still a year-long token, even if little of it is left.
-    expectProblem(await api.get('/v1/approvals', await sign({ ...claims, iat: t - 364 * 24 * HOUR, exp: t + 24 * HOUR })), 401, 'unauthenticated');
+    expectProblem(
+      await api.get('/v1/approvals', await sign({ ...claims, iat: t - 364 * 24 * HOUR, exp: t + 24 * HOUR })),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('refuses a token without iat that expires further away than the maximum', async () => {
-    expectProblem(await api.get('/v1/approvals', await sign({ ...claims, exp: now() + 30 * 24 * HOUR })), 401, 'unauthenticated');
+    expectProblem(
+      await api.get('/v1/approvals', await sign({ ...claims, exp: now() + 30 * 24 * HOUR })),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('refuses iat in the future beyond the clock skew, and allows it within', async () => {
@@ -173,12 +198,19 @@ describe('token lifetimes are bounded (finding 17)', () => {
   });
 
   it('follows a configured maximum', async () => {
-    const short = await startTestServer({ auth: { secret: TEST_SECRET, devSecret: false, maxTtlSeconds: HOUR } }, { db: server.db });
+    const short = await startTestServer(
+      { auth: { secret: TEST_SECRET, devSecret: false, maxTtlSeconds: HOUR } },
+      { db: server.db },
+    );
     try {
       const t = now();
       const a = client(short.url);
       expect((await a.get('/v1/approvals', await sign({ ...claims, iat: t, exp: t + HOUR }))).status).toBe(200);
-      expectProblem(await a.get('/v1/approvals', await sign({ ...claims, iat: t, exp: t + 2 * HOUR })), 401, 'unauthenticated');
+      expectProblem(
+        await a.get('/v1/approvals', await sign({ ...claims, iat: t, exp: t + 2 * HOUR })),
+        401,
+        'unauthenticated',
+      );
     } finally {
       await short.stop();
     }
@@ -193,15 +225,27 @@ describe('issuer and audience hold with a shared secret too (finding 10)', () =>
   const base = () => ({ sub: 'alice', roles: ['approver'], exp: now() + 600 });
 
   beforeAll(async () => {
-    server = await startTestServer({ auth: { secret: TEST_SECRET, devSecret: false, issuer: ISSUER, audience: AUDIENCE } });
+    server = await startTestServer({
+      auth: { secret: TEST_SECRET, devSecret: false, issuer: ISSUER, audience: AUDIENCE },
+    });
     api = client(server.url);
   });
   afterAll(() => server?.stop());
 
   it('refuses an HS256 token without the configured iss and aud, or with others', async () => {
-    for (const extra of [{}, { iss: ISSUER }, { aud: AUDIENCE }, { iss: 'https://evil.test/', aud: AUDIENCE }, { iss: ISSUER, aud: 'someone-else' }]) {
+    for (const extra of [
+      {},
+      { iss: ISSUER },
+      { aud: AUDIENCE },
+      { iss: 'https://evil.test/', aud: AUDIENCE },
+      { iss: ISSUER, aud: 'someone-else' },
+    ]) {
       const res = await api.get('/v1/approvals', await sign({ ...base(), ...extra }));
-      expect({ extra, status: res.status, code: res.body?.code }).toEqual({ extra, status: 401, code: 'unauthenticated' });
+      expect({ extra, status: res.status, code: res.body?.code }).toEqual({
+        extra,
+        status: 401,
+        code: 'unauthenticated',
+      });
     }
   });
 
@@ -210,7 +254,11 @@ describe('issuer and audience hold with a shared secret too (finding 10)', () =>
   });
 
   it('`tollgate token` sets the configured iss and aud, so its tokens pass', async () => {
-    const r = cli(['token', '--sub', 'alice', '--role', 'approver'], { TOLLGATE_JWT_SECRET: TEST_SECRET, TOLLGATE_JWT_ISSUER: ISSUER, TOLLGATE_JWT_AUDIENCE: AUDIENCE });
+    const r = cli(['token', '--sub', 'alice', '--role', 'approver'], {
+      TOLLGATE_JWT_SECRET: TEST_SECRET,
+      TOLLGATE_JWT_ISSUER: ISSUER,
+      TOLLGATE_JWT_AUDIENCE: AUDIENCE,
+    });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const token = r.stdout.trim();
@@ -221,16 +269,24 @@ describe('issuer and audience hold with a shared secret too (finding 10)', () =>
 
 describe('`tollgate token` mints only tokens the server accepts (finding 17)', () => {
   it('refuses a --ttl longer than TOLLGATE_JWT_MAX_TTL, saying so', () => {
-    const r = cli(['token', '--sub', 'alice', '--role', 'approver', '--ttl', '2d'], { TOLLGATE_JWT_SECRET: TEST_SECRET });
+    const r = cli(['token', '--sub', 'alice', '--role', 'approver', '--ttl', '2d'], {
+      TOLLGATE_JWT_SECRET: TEST_SECRET,
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/TOLLGATE_JWT_MAX_TTL/);
     expect(r.stdout).toBe('');
-    const longer = cli(['token', '--sub', 'alice', '--role', 'approver', '--ttl', '2d'], { TOLLGATE_JWT_SECRET: TEST_SECRET, TOLLGATE_JWT_MAX_TTL: '72h' });
+    const longer = cli(['token', '--sub', 'alice', '--role', 'approver', '--ttl', '2d'], {
+      TOLLGATE_JWT_SECRET: TEST_SECRET,
+      TOLLGATE_JWT_MAX_TTL: '72h',
+    });
     expect(longer.status).toBe(0);
   });
 
   it('mints its default 8 h token and a --ttl within the maximum', () => {
-    for (const [args, seconds] of [[[], 8 * HOUR], [['--ttl', '24h'], 24 * HOUR]] as const) {
+    for (const [args, seconds] of [
+      [[], 8 * HOUR],
+      [['--ttl', '24h'], 24 * HOUR],
+    ] as const) {
       const r = cli(['token', '--sub', 'alice', '--role', 'approver', ...args], { TOLLGATE_JWT_SECRET: TEST_SECRET });
       expect(r.status).toBe(0);
       const c = claimsOf(r.stdout.trim());
@@ -262,7 +318,12 @@ describe('a short TOLLGATE_JWT_SECRET is refused at start (finding 11)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-secret-'));
     try {
       // An unreachable database: the secret must be refused before anything is opened.
-      const r = cli(['serve'], { TOLLGATE_JWT_SECRET: 'k', TOLLGATE_DATA_DIR: dir, PORT: '0', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+      const r = cli(['serve'], {
+        TOLLGATE_JWT_SECRET: 'k',
+        TOLLGATE_DATA_DIR: dir,
+        PORT: '0',
+        DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      });
       expect(r.status).toBe(2);
       expect(r.stderr).toMatch(/TOLLGATE_JWT_SECRET is 1 byte.*at least 32 bytes/);
     } finally {

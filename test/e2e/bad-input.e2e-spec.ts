@@ -22,10 +22,18 @@ beforeAll(async () => {
   admin = await server.token('root', ['admin']);
   expect((await http.put('/v1/tools/get_time', admin, { isReadOnly: true })).status).toBe(201);
   expect((await http.post('/v1/conversations', agent, { id: 'bad-pending' })).status).toBe(201);
-  [pending] = (await http.post('/v1/conversations/bad-pending/tool-calls', agent, { toolCalls: [{ toolName: 'send_email', arguments: {} }] })).body.toolCalls;
+  [pending] = (
+    await http.post('/v1/conversations/bad-pending/tool-calls', agent, {
+      toolCalls: [{ toolName: 'send_email', arguments: {} }],
+    })
+  ).body.toolCalls;
   expect(pending.status).toBe('pending');
   expect((await http.post('/v1/conversations', agent, { id: 'bad-run' })).status).toBe(201);
-  [executed] = (await http.post('/v1/conversations/bad-run/tool-calls', agent, { toolCalls: [{ toolName: 'get_time', arguments: {} }] })).body.toolCalls;
+  [executed] = (
+    await http.post('/v1/conversations/bad-run/tool-calls', agent, {
+      toolCalls: [{ toolName: 'get_time', arguments: {} }],
+    })
+  ).body.toolCalls;
   expect((await http.post(`/v1/tool-calls/${executed.id}/execution`, agent)).status).toBe(200);
   expect((await http.post('/v1/conversations', agent, { id: 'bad-propose' })).status).toBe(201);
 });
@@ -37,7 +45,13 @@ afterAll(async () => {
 function expectProblem(res: Reply, status: number, code: string) {
   expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: expect.any(String), title: expect.any(String), status, detail: expect.any(String), code });
+  expect(res.body).toMatchObject({
+    type: expect.any(String),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+    code,
+  });
 }
 
 /** 400 validation_failed whose body names `name` (a field or its path). */
@@ -59,7 +73,10 @@ describe('unknown fields are refused at every documented level', () => {
   });
 
   it('in annotations', async () => {
-    expectInvalid(await propose({ toolCalls: [call({ annotations: { destructive: true, extraAnnotation: true } })] }), 'extraAnnotation');
+    expectInvalid(
+      await propose({ toolCalls: [call({ annotations: { destructive: true, extraAnnotation: true } })] }),
+      'extraAnnotation',
+    );
   });
 
   it('in display', async () => {
@@ -67,21 +84,44 @@ describe('unknown fields are refused at every documented level', () => {
   });
 
   it('in display.fields[i]', async () => {
-    expectInvalid(await propose({ toolCalls: [call({ display: { fields: [{ label: 'a', value: 'b' }, { label: 'c', value: 'd', extraField: 1 }] } })] }), 'extraField');
+    expectInvalid(
+      await propose({
+        toolCalls: [
+          call({
+            display: {
+              fields: [
+                { label: 'a', value: 'b' },
+                { label: 'c', value: 'd', extraField: 1 },
+              ],
+            },
+          }),
+        ],
+      }),
+      'extraField',
+    );
   });
 
   it('at the top of a conversation and in its user', async () => {
     expectInvalid(await http.post('/v1/conversations', agent, { id: 'bad-x1', extraConv: 1 }), 'extraConv');
-    expectInvalid(await http.post('/v1/conversations', agent, { id: 'bad-x2', user: { id: 'u', extraUser: 1 } }), 'extraUser');
+    expectInvalid(
+      await http.post('/v1/conversations', agent, { id: 'bad-x2', user: { id: 'u', extraUser: 1 } }),
+      'extraUser',
+    );
     expectProblem(await http.get('/v1/conversations/bad-x1', agent), 404, 'not_found');
   });
 
   it('in a decision body', async () => {
-    expectInvalid(await http.post(`/v1/tool-calls/${pending.id}/decision`, approver, { decision: 'approve', extraDecision: 1 }), 'extraDecision');
+    expectInvalid(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, approver, { decision: 'approve', extraDecision: 1 }),
+      'extraDecision',
+    );
   });
 
   it('in a result body', async () => {
-    expectInvalid(await http.post(`/v1/tool-calls/${executed.id}/result`, agent, { outcome: 'succeeded', extraResult: 1 }), 'extraResult');
+    expectInvalid(
+      await http.post(`/v1/tool-calls/${executed.id}/result`, agent, { outcome: 'succeeded', extraResult: 1 }),
+      'extraResult',
+    );
   });
 
   it('in a tool registration', async () => {
@@ -89,8 +129,13 @@ describe('unknown fields are refused at every documented level', () => {
   });
 
   it('but not inside arguments, metadata or output, which are free JSON', async () => {
-    expect((await http.post('/v1/conversations', agent, { id: 'bad-free', metadata: { anything: { goes: [1, 'two'] } } })).status).toBe(201);
-    const res = await http.post('/v1/conversations/bad-free/tool-calls', agent, { toolCalls: [{ toolName: 'get_time', arguments: { nested: { deep: [{ x: 1 }] }, extra: null } }] });
+    expect(
+      (await http.post('/v1/conversations', agent, { id: 'bad-free', metadata: { anything: { goes: [1, 'two'] } } }))
+        .status,
+    ).toBe(201);
+    const res = await http.post('/v1/conversations/bad-free/tool-calls', agent, {
+      toolCalls: [{ toolName: 'get_time', arguments: { nested: { deep: [{ x: 1 }] }, extra: null } }],
+    });
     expect(res.status).toBe(201);
     expect(res.body.toolCalls[0].arguments).toEqual({ nested: { deep: [{ x: 1 }] }, extra: null });
   });
@@ -115,7 +160,9 @@ describe('the shape of a proposal', () => {
     expectInvalid(await propose({}), 'toolCalls');
     expectInvalid(await propose({ toolCalls: call() }), 'toolCalls');
     expect((await http.post('/v1/conversations', agent, { id: 'bad-64' })).status).toBe(201);
-    const ok = await http.post('/v1/conversations/bad-64/tool-calls', agent, { toolCalls: Array.from({ length: 64 }, (_, i) => call({ id: `c${i}` })) });
+    const ok = await http.post('/v1/conversations/bad-64/tool-calls', agent, {
+      toolCalls: Array.from({ length: 64 }, (_, i) => call({ id: `c${i}` })),
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.toolCalls).toHaveLength(64);
   });
@@ -130,7 +177,9 @@ describe('the shape of a proposal', () => {
 
   it('accepts the bounds: confidence 0 and 1, estimatedCost 0', async () => {
     expect((await http.post('/v1/conversations', agent, { id: 'bad-bounds' })).status).toBe(201);
-    const res = await http.post('/v1/conversations/bad-bounds/tool-calls', agent, { toolCalls: [call({ confidence: 0, estimatedCost: 0 }), call({ confidence: 1 })] });
+    const res = await http.post('/v1/conversations/bad-bounds/tool-calls', agent, {
+      toolCalls: [call({ confidence: 0, estimatedCost: 0 }), call({ confidence: 1 })],
+    });
     expect(res.status).toBe(201);
     expect(res.body.toolCalls[0]).toMatchObject({ confidence: 0, estimatedCost: 0 });
   });
@@ -146,13 +195,23 @@ describe('the shape of a proposal', () => {
   });
 
   it('refuses text PostgreSQL cannot store (a NUL character) with 400 naming where, not 500', async () => {
-    expectInvalid(await propose({ toolCalls: [call({ arguments: { cmd: 'ls\u0000rm' } })] }), 'toolCalls[0].arguments.cmd');
+    expectInvalid(
+      await propose({ toolCalls: [call({ arguments: { cmd: 'ls\u0000rm' } })] }),
+      'toolCalls[0].arguments.cmd',
+    );
     expectInvalid(await http.post('/v1/conversations', agent, { metadata: { ['k\u0000']: 1 } }), 'metadata.k');
     expectInvalid(await http.get('/v1/tool-calls/tc_%00', agent));
   });
 
   it('keeps free JSON exactly as sent, keys named like object methods included', async () => {
-    const args = { toString: 'x', valueOf: 1, constructor: { prototype: 2 }, hasOwnProperty: null, cmd: 'ls', nested: [{ constructor: 'y' }] };
+    const args = {
+      toString: 'x',
+      valueOf: 1,
+      constructor: { prototype: 2 },
+      hasOwnProperty: null,
+      cmd: 'ls',
+      nested: [{ constructor: 'y' }],
+    };
     const r = await propose({ toolCalls: [call({ arguments: args })] });
     expect(r.status).toBe(201);
     expect(r.body.toolCalls[0].arguments).toEqual(args);
@@ -162,7 +221,10 @@ describe('the shape of a proposal', () => {
 
   it('refuses fields named like object internals outside free JSON as unknown, not 500', async () => {
     expectInvalid(await http.post('/v1/conversations', agent, JSON.parse('{"constructor": 1}')), 'constructor');
-    expectInvalid(await http.post('/v1/conversations', agent, JSON.parse('{"user": {"id": "u", "__proto__": {"x": 1}}}')), '__proto__');
+    expectInvalid(
+      await http.post('/v1/conversations', agent, JSON.parse('{"user": {"id": "u", "__proto__": {"x": 1}}}')),
+      '__proto__',
+    );
     expectInvalid(await propose({ toolCalls: [call({ toString: 1 })] }), 'toString');
   });
 
@@ -176,8 +238,18 @@ describe('the shape of a proposal', () => {
   it('refuses bodies nested deeper than 64 levels with 400, never a stack overflow', async () => {
     const deep = '['.repeat(5000) + '"leaf"' + ']'.repeat(5000); // built as text: too deep for JSON.stringify here
     const json = { 'content-type': 'application/json' };
-    expectInvalid(await http.call('POST', '/v1/conversations/bad-propose/tool-calls', { token: agent, headers: json, raw: `{"toolCalls":[{"toolName":"x","arguments":{"deep":${deep}}}]}` }), 'nested');
-    expectInvalid(await http.call('PUT', '/v1/tools/deep_tool', { token: agent, headers: json, raw: `{"destructive":${deep}}` }), 'nested');
+    expectInvalid(
+      await http.call('POST', '/v1/conversations/bad-propose/tool-calls', {
+        token: agent,
+        headers: json,
+        raw: `{"toolCalls":[{"toolName":"x","arguments":{"deep":${deep}}}]}`,
+      }),
+      'nested',
+    );
+    expectInvalid(
+      await http.call('PUT', '/v1/tools/deep_tool', { token: agent, headers: json, raw: `{"destructive":${deep}}` }),
+      'nested',
+    );
   });
 
   it('refuses the same tool-call id twice in one step', async () => {
@@ -205,7 +277,8 @@ describe('the shape of a proposal', () => {
 
 describe('other bodies', () => {
   it('refuses bad conversation ids and users', async () => {
-    for (const id of ['has space', 'x'.repeat(129), '', 12]) expectInvalid(await http.post('/v1/conversations', agent, { id }), 'id');
+    for (const id of ['has space', 'x'.repeat(129), '', 12])
+      expectInvalid(await http.post('/v1/conversations', agent, { id }), 'id');
     expectInvalid(await http.post('/v1/conversations', agent, { user: { roles: ['admin'] } }), 'id');
     expectInvalid(await http.post('/v1/conversations', agent, { user: 'alice' }), 'user');
     expectInvalid(await http.post('/v1/conversations', agent, { user: { id: 'u', roles: 'admin' } }), 'roles');
@@ -233,8 +306,20 @@ describe('other bodies', () => {
   });
 
   it('refuses arguments given with reject (and with always_allow)', async () => {
-    expectInvalid(await http.post(`/v1/tool-calls/${pending.id}/decision`, approver, { decision: 'reject', arguments: { to: 'x' } }), 'arguments');
-    expectInvalid(await http.post(`/v1/tool-calls/${pending.id}/decision`, approver, { decision: 'always_allow', arguments: { to: 'x' } }), 'arguments');
+    expectInvalid(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, approver, {
+        decision: 'reject',
+        arguments: { to: 'x' },
+      }),
+      'arguments',
+    );
+    expectInvalid(
+      await http.post(`/v1/tool-calls/${pending.id}/decision`, approver, {
+        decision: 'always_allow',
+        arguments: { to: 'x' },
+      }),
+      'arguments',
+    );
     expect((await http.get(`/v1/tool-calls/${pending.id}`, approver)).body.status).toBe('pending');
   });
 
@@ -248,22 +333,38 @@ describe('other bodies', () => {
 
   it('refuses bodies that are not JSON objects', async () => {
     for (const raw of ['[]', 'null', '"text"', '42']) {
-      const res = await http.call('POST', '/v1/conversations/bad-propose/tool-calls', { token: agent, raw, headers: { 'content-type': 'application/json' } });
+      const res = await http.call('POST', '/v1/conversations/bad-propose/tool-calls', {
+        token: agent,
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       expectProblem(res, 400, 'validation_failed');
     }
   });
 
   it('refuses invalid JSON with 400', async () => {
     for (const raw of ['{"toolCalls": [', '{toolCalls: []}', "{'a': 1}", '{"a": 1,}']) {
-      const res = await http.call('POST', '/v1/conversations/bad-propose/tool-calls', { token: agent, raw, headers: { 'content-type': 'application/json' } });
+      const res = await http.call('POST', '/v1/conversations/bad-propose/tool-calls', {
+        token: agent,
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       expectProblem(res, 400, 'validation_failed');
     }
-    const dec = await http.call('POST', `/v1/tool-calls/${pending.id}/decision`, { token: approver, raw: '{"decision":', headers: { 'content-type': 'application/json' } });
+    const dec = await http.call('POST', `/v1/tool-calls/${pending.id}/decision`, {
+      token: approver,
+      raw: '{"decision":',
+      headers: { 'content-type': 'application/json' },
+    });
     expectProblem(dec, 400, 'validation_failed');
   });
 
   it('answers a body in another media type with a problem, not a 500', async () => {
-    const res = await http.call('POST', '/v1/conversations/bad-propose/tool-calls', { token: agent, raw: 'toolCalls=1', headers: { 'content-type': 'text/plain' } });
+    const res = await http.call('POST', '/v1/conversations/bad-propose/tool-calls', {
+      token: agent,
+      raw: 'toolCalls=1',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect([400, 415]).toContain(res.status);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   });
@@ -273,20 +374,34 @@ describe('size limits', () => {
   it('refuses a body over 1 MiB with 413 payload_too_large', async () => {
     const big = { toolCalls: [call({ arguments: { blob: 'x'.repeat(1024 * 1024 + 16) } })] };
     expectProblem(await propose(big), 413, 'payload_too_large');
-    expectProblem(await http.put('/v1/policy', admin, { rules: [{ match: 'x', level: 'confirm', reason: 'y'.repeat(1024 * 1024 + 16) }] }), 413, 'payload_too_large');
+    expectProblem(
+      await http.put('/v1/policy', admin, {
+        rules: [{ match: 'x', level: 'confirm', reason: 'y'.repeat(1024 * 1024 + 16) }],
+      }),
+      413,
+      'payload_too_large',
+    );
   });
 
   it('accepts a body just under 1 MiB', async () => {
     expect((await http.post('/v1/conversations', agent, { id: 'bad-big-ok' })).status).toBe(201);
-    const res = await http.post('/v1/conversations/bad-big-ok/tool-calls', agent, { toolCalls: [call({ arguments: { blob: 'x'.repeat(1000 * 1000) } })] });
+    const res = await http.post('/v1/conversations/bad-big-ok/tool-calls', agent, {
+      toolCalls: [call({ arguments: { blob: 'x'.repeat(1000 * 1000) } })],
+    });
     expect(res.status).toBe(201);
   });
 
   it('refuses a result whose output is over 64 KiB with 413, and accepts one within it', async () => {
-    const tooBig = await http.post(`/v1/tool-calls/${executed.id}/result`, agent, { outcome: 'succeeded', output: { text: 'x'.repeat(64 * 1024) } });
+    const tooBig = await http.post(`/v1/tool-calls/${executed.id}/result`, agent, {
+      outcome: 'succeeded',
+      output: { text: 'x'.repeat(64 * 1024) },
+    });
     expectProblem(tooBig, 413, 'payload_too_large');
     expect((await http.get(`/v1/tool-calls/${executed.id}`, agent)).body.status).toBe('executed');
-    const ok = await http.post(`/v1/tool-calls/${executed.id}/result`, agent, { outcome: 'succeeded', output: { text: 'x'.repeat(60 * 1024) } });
+    const ok = await http.post(`/v1/tool-calls/${executed.id}/result`, agent, {
+      outcome: 'succeeded',
+      output: { text: 'x'.repeat(60 * 1024) },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.status).toBe('completed');
   });
@@ -302,8 +417,10 @@ describe('query parameters', () => {
   it('refuses limit outside 1–1000 and cursors it did not issue with 400', async () => {
     for (const path of ['/v1/conversations', '/v1/approvals']) {
       const token = path === '/v1/approvals' ? approver : agent;
-      for (const limit of ['0', '1001', 'abc', '-5', '2.5']) expectInvalid(await http.get(`${path}?limit=${limit}`, token), 'limit');
-      for (const cursor of ['not-a-cursor', 'eyJ4IjoxfQ', '%00']) expectInvalid(await http.get(`${path}?cursor=${cursor}`, token), 'cursor');
+      for (const limit of ['0', '1001', 'abc', '-5', '2.5'])
+        expectInvalid(await http.get(`${path}?limit=${limit}`, token), 'limit');
+      for (const cursor of ['not-a-cursor', 'eyJ4IjoxfQ', '%00'])
+        expectInvalid(await http.get(`${path}?cursor=${cursor}`, token), 'cursor');
     }
     expectInvalid(await http.get('/v1/tools?limit=0', agent), 'limit');
   });
@@ -344,7 +461,10 @@ describe('paging through conversations', () => {
     const sizes: number[] = [];
     let cursor: string | null = null;
     for (let pages = 0; pages < 10; pages++) {
-      const res: Reply = await http.get(`/v1/conversations?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, pager);
+      const res: Reply = await http.get(
+        `/v1/conversations?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        pager,
+      );
       expect(res.status).toBe(200);
       seen.push(...res.body.items.map((c: any) => c.id));
       sizes.push(res.body.items.length);

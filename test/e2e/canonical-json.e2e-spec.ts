@@ -29,7 +29,10 @@ const char16 = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCod
 const text = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) },
   { weight: 1, arbitrary: fc.string({ unit: char16, maxLength: 4 }) },
-  { weight: 1, arbitrary: fc.constantFrom('\ud800', 'x\udfff', '\ud83d\ude00', '\u2028', '\u0000', '"\\', '\u00e9', '\u007f') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('\ud800', 'x\udfff', '\ud83d\ude00', '\u2028', '\u0000', '"\\', '\u00e9', '\u007f'),
+  },
 );
 const numberLiteral = fc
   .oneof(
@@ -37,7 +40,20 @@ const numberLiteral = fc
     fc.bigInt({ min: -(10n ** 25n), max: 10n ** 25n }).map(String),
     fc.bigInt({ min: 2n ** 53n - 4n, max: 2n ** 53n + 4n }).map(String),
     fc.integer().map(String),
-    fc.constantFrom('1152921504606846976', '1152921504606847000', '1000000000000000000000', '1000000000000000000001', '-1000000000000000000000', '1e21', '1E+21', '1.0', '-0', '0.1', '5e-324', '1.7976931348623157e308'),
+    fc.constantFrom(
+      '1152921504606846976',
+      '1152921504606847000',
+      '1000000000000000000000',
+      '1000000000000000000001',
+      '-1000000000000000000000',
+      '1e21',
+      '1E+21',
+      '1.0',
+      '-0',
+      '0.1',
+      '5e-324',
+      '1.7976931348623157e308',
+    ),
   )
   .map((num) => ({ num }));
 const { node } = fc.letrec<{ node: Node }>((tie) => ({
@@ -52,7 +68,9 @@ const { node } = fc.letrec<{ node: Node }>((tie) => ({
   ),
 }));
 /** Arguments as JSON text: an object, as the API takes them. */
-const argumentsText = fc.uniqueArray(fc.tuple(text, node), { minLength: 1, maxLength: 4, selector: ([k]) => k }).map((obj) => write({ obj }));
+const argumentsText = fc
+  .uniqueArray(fc.tuple(text, node), { minLength: 1, maxLength: 4, selector: ([k]) => k })
+  .map((obj) => write({ obj }));
 
 function write(n: Node): string {
   if (n === null || typeof n === 'boolean' || typeof n === 'string') return JSON.stringify(n);
@@ -66,7 +84,11 @@ const LONE_SURROGATE = /\p{Cs}/u;
 function hasLoneSurrogate(v: unknown): boolean {
   if (typeof v === 'string') return LONE_SURROGATE.test(v);
   if (Array.isArray(v)) return v.some(hasLoneSurrogate);
-  return v !== null && typeof v === 'object' && Object.entries(v).some(([k, x]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(x));
+  return (
+    v !== null &&
+    typeof v === 'object' &&
+    Object.entries(v).some(([k, x]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(x))
+  );
 }
 
 /** The exact value of the decimal text the server writes for the double nearest the integer literal `digits`. */
@@ -102,7 +124,8 @@ json.dump(out, open(sys.argv[2], "w"))
 
 const python = testPython();
 const withPython = python ? describe : describe.skip;
-if (!python) console.warn('canonical-json.e2e-spec: no python3 on this machine, so the Python digests were not compared');
+if (!python)
+  console.warn('canonical-json.e2e-spec: no python3 on this machine, so the Python digests were not compared');
 
 withPython('the server, the TypeScript SDK and the Python client digest arguments alike', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-jcs-'));
@@ -113,7 +136,12 @@ withPython('the server, the TypeScript SDK and the Python client digest argument
     const input = join(dir, `in-${texts.length}-${Date.now()}.json`);
     const output = `${input}.out`;
     writeFileSync(input, JSON.stringify(texts));
-    const { code, output: log } = await runPython(python!, ['-c', PY_BATCH, input, output], { PYTHONPATH: join(PYTHON_CLIENT, 'src') }, 120_000);
+    const { code, output: log } = await runPython(
+      python!,
+      ['-c', PY_BATCH, input, output],
+      { PYTHONPATH: join(PYTHON_CLIENT, 'src') },
+      120_000,
+    );
     if (code !== 0) throw new Error(`the Python batch failed (exit ${code}):\n${log}`);
     return JSON.parse(readFileSync(output, 'utf8')) as string[];
   }
@@ -130,11 +158,20 @@ withPython('the server, the TypeScript SDK and the Python client digest argument
       } else {
         const expected = server.digest(value);
         expect({ context, ts }).toEqual({ context, ts: expected });
-        expect({ context, py: py[i] }).toEqual({ context, py: hasMisreadInteger(t) ? 'refused: ValueError' : expected });
+        expect({ context, py: py[i] }).toEqual({
+          context,
+          py: hasMisreadInteger(t) ? 'refused: ValueError' : expected,
+        });
       }
     }
     // The cases the attacker named, spelled out: 10^21 and 10^21 + 1 never share a digest; 2^53..10^21 agree.
-    const named = ['{"n":1000000000000000000000}', '{"n":1000000000000000000001}', '{"n":1152921504606847000}', '{"n":9007199254740993}', '{"s":"\\ud800"}'];
+    const named = [
+      '{"n":1000000000000000000000}',
+      '{"n":1000000000000000000001}',
+      '{"n":1152921504606847000}',
+      '{"n":9007199254740993}',
+      '{"s":"\\ud800"}',
+    ];
     expect(await pythonDigests(named)).toEqual([
       server.digest({ n: 1e21 }),
       'refused: ValueError',
@@ -148,13 +185,21 @@ withPython('the server, the TypeScript SDK and the Python client digest argument
     let tollgate: TestServer;
     let agent: string;
     const call = (path: string, token: string, body?: unknown) =>
-      fetch(`${tollgate.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      fetch(`${tollgate.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
 
     beforeAll(async () => {
       tollgate = await startTestServer();
       agent = await tollgate.token('jcs-bot', ['agent']);
       const admin = await tollgate.token('ann', ['admin']);
-      const policy = await fetch(`${tollgate.url}/v1/policy`, { method: 'PUT', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ rules: [{ match: '*', level: 'automatic' }] }) });
+      const policy = await fetch(`${tollgate.url}/v1/policy`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ rules: [{ match: '*', level: 'automatic' }] }),
+      });
       expect(policy.status).toBe(200);
       expect((await call('/v1/conversations', agent, { id: 'jcs' })).status).toBe(201);
     }, 60_000);
@@ -165,22 +210,39 @@ withPython('the server, the TypeScript SDK and the Python client digest argument
 
     it('refuses a lone surrogate at input, as a problem', async () => {
       for (const args of ['{"s":"\\ud800"}', '{"\\udc00":1}']) {
-        const res = await call('/v1/conversations/jcs/tool-calls', agent, `{"toolCalls":[{"toolName":"get_x","arguments":${args}}]}`);
-        expect({ args, status: res.status, code: ((await res.json()) as { code: string }).code }).toEqual({ args, status: 400, code: 'validation_failed' });
+        const res = await call(
+          '/v1/conversations/jcs/tool-calls',
+          agent,
+          `{"toolCalls":[{"toolName":"get_x","arguments":${args}}]}`,
+        );
+        expect({ args, status: res.status, code: ((await res.json()) as { code: string }).code }).toEqual({
+          args,
+          status: 400,
+          code: 'validation_failed',
+        });
       }
     });
 
     it("signs in the receipt the digest both clients compute from the claim's arguments", async () => {
       // The server refuses lone surrogates (above) and NUL characters (PostgreSQL cannot store them) at input.
-      const sample = fc.sample(argumentsText.filter((t) => !hasLoneSurrogate(JSON.parse(t)) && !t.includes('\\u0000')), { numRuns: 128, seed: 21 });
+      const sample = fc.sample(
+        argumentsText.filter((t) => !hasLoneSurrogate(JSON.parse(t)) && !t.includes('\\u0000')),
+        { numRuns: 128, seed: 21 },
+      );
       const answers: string[] = [];
       const receipts: string[] = [];
       for (let i = 0; i < sample.length; i += 64) {
         const step = sample.slice(i, i + 64).map((t, j) => `{"id":"c${i + j}","toolName":"get_x","arguments":${t}}`);
         const proposed = await call('/v1/conversations/jcs/tool-calls', agent, `{"toolCalls":[${step.join(',')}]}`);
-        expect({ status: proposed.status, body: proposed.status === 201 ? undefined : await proposed.text() }).toEqual({ status: 201, body: undefined });
+        expect({ status: proposed.status, body: proposed.status === 201 ? undefined : await proposed.text() }).toEqual({
+          status: 201,
+          body: undefined,
+        });
         for (const tc of ((await proposed.json()) as { toolCalls: Array<{ id: string }> }).toolCalls) {
-          const claimed = (await (await call(`/v1/tool-calls/${tc.id}/execution`, agent)).json()) as { arguments: unknown; receipt: string };
+          const claimed = (await (await call(`/v1/tool-calls/${tc.id}/execution`, agent)).json()) as {
+            arguments: unknown;
+            receipt: string;
+          };
           answers.push(JSON.stringify(claimed.arguments)); // the claim's arguments, as the server wrote them
           receipts.push(decodeJwt(claimed.receipt).args as string);
         }
@@ -188,7 +250,11 @@ withPython('the server, the TypeScript SDK and the Python client digest argument
       const py = await pythonDigests(answers);
       for (const [i, answer] of answers.entries()) {
         const context = `sent ${sample[i]}, answered ${answer}`;
-        expect({ context, ts: await tsDigest(JSON.parse(answer)), py: py[i] }).toEqual({ context, ts: receipts[i], py: receipts[i] });
+        expect({ context, ts: await tsDigest(JSON.parse(answer)), py: py[i] }).toEqual({
+          context,
+          ts: receipts[i],
+          py: receipts[i],
+        });
         expect({ context, server: server.digest(JSON.parse(sample[i])) }).toEqual({ context, server: receipts[i] });
       }
     }, 120_000);

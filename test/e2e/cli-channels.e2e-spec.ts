@@ -6,7 +6,13 @@
 import { client } from '../support/http';
 import { cliEnv, spawnTerminal, Terminal } from '../support/pty';
 import { startTestServer, TestServer } from '../support/server';
-import { buttonClick, SLACK_CHANNEL_ID, slackRequest, SlackStandIn, startSlackStandIn } from '../support/slack-stand-in';
+import {
+  buttonClick,
+  SLACK_CHANNEL_ID,
+  slackRequest,
+  SlackStandIn,
+  startSlackStandIn,
+} from '../support/slack-stand-in';
 import { eventually } from '../support/wait';
 import { startWebhookReceiver, WebhookReceiver } from '../support/webhook-receiver';
 
@@ -27,12 +33,26 @@ describe('Slack, a webhook and tollgate inbox at once', () => {
     server = await startTestServer({
       outboxPollMs: 100,
       streamPollMs: 200,
-      slack: { botToken: 'xoxb-test', signingSecret: SIGNING_SECRET, channel: SLACK_CHANNEL_ID, apiUrl: slack.url, tenant: 'default', approvers: { [SLACK_USER.id]: ['approver'] } },
+      slack: {
+        botToken: 'xoxb-test',
+        signingSecret: SIGNING_SECRET,
+        channel: SLACK_CHANNEL_ID,
+        apiUrl: slack.url,
+        tenant: 'default',
+        approvers: { [SLACK_USER.id]: ['approver'] },
+      },
     });
     http = client(server.url);
     agent = await server.token('support-bot', ['agent']);
     const ann = await server.token('ann', ['admin'], { name: 'Ann' });
-    expect((await http.post('/v1/webhooks', ann, { url: hooks.url, events: ['ApprovalRequested', 'ToolCallApproved', 'ToolCallRejected'] })).status).toBe(201);
+    expect(
+      (
+        await http.post('/v1/webhooks', ann, {
+          url: hooks.url,
+          events: ['ApprovalRequested', 'ToolCallApproved', 'ToolCallRejected'],
+        })
+      ).status,
+    ).toBe(201);
     term = spawnTerminal(['inbox'], cliEnv({ url: server.url, token: ann }));
     await term.waitFor('● live');
   });
@@ -50,18 +70,29 @@ describe('Slack, a webhook and tollgate inbox at once', () => {
     const conv = `three-${++n}`;
     await http.post('/v1/conversations', agent, { id: conv, user: { id: 'u-dave' } });
     const m = term.mark();
-    const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: { n } }] });
+    const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+      toolCalls: [{ toolName, arguments: { n } }],
+    });
     const id = res.body.toolCalls[0].id as string;
     await term.waitFor(`new: ${toolName} ${id}`, m);
-    const ts = await eventually(async () => (await server.dataSource.query(`SELECT ts FROM slack_messages WHERE tool_call_id = $1`, [id]))[0]?.ts as string | undefined);
-    await eventually(() => hooks.received.find((r) => r.json.type === 'ApprovalRequested' && r.json.data.toolCallId === id));
+    const ts = await eventually(
+      async () =>
+        (await server.dataSource.query(`SELECT ts FROM slack_messages WHERE tool_call_id = $1`, [id]))[0]?.ts as
+          string | undefined,
+    );
+    await eventually(() =>
+      hooks.received.find((r) => r.json.type === 'ApprovalRequested' && r.json.data.toolCallId === id),
+    );
     return { id, ts };
   }
 
   it('a Slack click shows in the inbox (who, via slack)', async () => {
     const { id, ts } = await appearsInAllThree('close_account');
     const m = term.mark();
-    const { body, headers } = slackRequest(SIGNING_SECRET, buttonClick(SLACK_USER, 'tollgate_approve', id, { channel: SLACK_CHANNEL_ID, ts }));
+    const { body, headers } = slackRequest(
+      SIGNING_SECRET,
+      buttonClick(SLACK_USER, 'tollgate_approve', id, { channel: SLACK_CHANNEL_ID, ts }),
+    );
     expect((await http.call('POST', '/v1/slack/interactions', { raw: body, headers })).status).toBe(200);
     await term.waitFor(new RegExp(`close_account ${id} approved by \\S+ via slack`), m, 5000);
   });
@@ -73,7 +104,10 @@ describe('Slack, a webhook and tollgate inbox at once', () => {
     term.write('a');
     await term.waitFor(`refund_order ${id} approved by you via cli`, m);
     const update = await eventually(() => slack.callsTo('chat.update').find((c) => c.args.ts === ts), 5000);
-    const hook = await eventually(() => hooks.received.find((r) => r.json.type === 'ToolCallApproved' && r.json.data.toolCallId === id), 5000);
+    const hook = await eventually(
+      () => hooks.received.find((r) => r.json.type === 'ToolCallApproved' && r.json.data.toolCallId === id),
+      5000,
+    );
     expect(update.at).toBeGreaterThanOrEqual(pressed);
     expect(hook.at).toBeGreaterThanOrEqual(pressed);
     expect(JSON.stringify(update.args.blocks)).toContain('via cli');

@@ -37,7 +37,9 @@ describe('tollgate client commands (scripts)', () => {
   async function propose(toolName: string, args: Record<string, unknown> = {}): Promise<string> {
     const conv = `cmd-${++n}`;
     expect((await api.post('/v1/conversations', agent, { id: conv })).status).toBe(201);
-    const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: args }] });
+    const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+      toolCalls: [{ toolName, arguments: args }],
+    });
     expect(r.body.toolCalls[0].status).toBe('pending');
     return r.body.toolCalls[0].id;
   }
@@ -47,12 +49,20 @@ describe('tollgate client commands (scripts)', () => {
     const ok = await runCli(['approve', id, '--reason', 'looks fine', '--json'], as(bea));
     expect(ok.code).toBe(0);
     const call = JSON.parse(ok.stdout);
-    expect(call).toMatchObject({ id, status: 'approved', decision: { outcome: 'approved', reason: 'looks fine', by: { id: 'bea', via: 'cli' } } });
+    expect(call).toMatchObject({
+      id,
+      status: 'approved',
+      decision: { outcome: 'approved', reason: 'looks fine', by: { id: 'bea', via: 'cli' } },
+    });
 
     const again = await runCli(['reject', id, '--json'], as(ann));
     expect(again.code).toBe(1);
     expect(again.stderr.trim()).toMatch(/^already_decided: /);
-    expect(JSON.parse(again.stdout)).toMatchObject({ status: 409, code: 'already_decided', decision: { outcome: 'approved' } });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      status: 409,
+      code: 'already_decided',
+      decision: { outcome: 'approved' },
+    });
 
     const plain = await runCli(['reject', id], as(ann));
     expect(plain.code).toBe(1);
@@ -111,7 +121,10 @@ describe('tollgate client commands (scripts)', () => {
     expect(down.code).toBe(3);
     expect(down.stderr).toMatch(/cannot reach Tollgate at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
     // --url and --token win over the environment
-    const flags = await runCli(['tools', '--json', '--url', server.url, '--token', ann], cliEnv({ url: `http://127.0.0.1:${port}`, token: 'garbage' }));
+    const flags = await runCli(
+      ['tools', '--json', '--url', server.url, '--token', ann],
+      cliEnv({ url: `http://127.0.0.1:${port}`, token: 'garbage' }),
+    );
     expect(flags.code).toBe(0);
     expect(await runCli(['--help'], as(ann))).toMatchObject({ code: 0 });
   });
@@ -119,11 +132,22 @@ describe('tollgate client commands (scripts)', () => {
   it('a server failing (5xx) exits 3 with its problem code', async () => {
     const failing = createServer((_req, res) => {
       res.writeHead(503, { 'content-type': 'application/problem+json' });
-      res.end(JSON.stringify({ type: 'urn:tollgate:problem:unavailable', title: 'Service Unavailable', status: 503, detail: 'The database is unreachable', code: 'unavailable' }));
+      res.end(
+        JSON.stringify({
+          type: 'urn:tollgate:problem:unavailable',
+          title: 'Service Unavailable',
+          status: 503,
+          detail: 'The database is unreachable',
+          code: 'unavailable',
+        }),
+      );
     });
     await new Promise<void>((r) => failing.listen(0, '127.0.0.1', () => r()));
     try {
-      const r = await runCli(['tools'], cliEnv({ url: `http://127.0.0.1:${(failing.address() as AddressInfo).port}`, token: ann }));
+      const r = await runCli(
+        ['tools'],
+        cliEnv({ url: `http://127.0.0.1:${(failing.address() as AddressInfo).port}`, token: ann }),
+      );
       expect(r.code).toBe(3);
       expect(r.stderr.trim()).toBe('unavailable: The database is unreachable');
     } finally {
@@ -133,7 +157,10 @@ describe('tollgate client commands (scripts)', () => {
 
   it('policy apply FILE (YAML or JSON) makes a new version; policy get prints YAML ready to apply again, or --json', async () => {
     const yamlFile = join(scratch, 'policy.yaml');
-    writeFileSync(yamlFile, 'defaults:\n  timeoutSeconds: 120\nrules:\n  - match: "get_*"\n    level: automatic\n  - match: "shell(cmd=rm *)"\n    level: deny\n');
+    writeFileSync(
+      yamlFile,
+      'defaults:\n  timeoutSeconds: 120\nrules:\n  - match: "get_*"\n    level: automatic\n  - match: "shell(cmd=rm *)"\n    level: deny\n',
+    );
     const applied = await runCli(['policy', 'apply', yamlFile, '--json'], as(ann));
     expect(applied.code).toBe(0);
     const v1 = JSON.parse(applied.stdout);
@@ -164,36 +191,56 @@ describe('tollgate client commands (scripts)', () => {
   });
 
   it('tools lists the registry as a table or --json', async () => {
-    expect((await api.put('/v1/tools/delete_source', ann, { description: 'Delete a knowledge source', destructive: true })).status).toBe(201);
+    expect(
+      (await api.put('/v1/tools/delete_source', ann, { description: 'Delete a knowledge source', destructive: true }))
+        .status,
+    ).toBe(201);
     const table = await runCli(['tools'], as(bea));
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^NAME\s+FLAGS/);
     expect(table.stdout).toMatch(/delete_source\s+destructive\s+ann\s+Delete a knowledge source/);
     const json = JSON.parse((await runCli(['tools', '--json'], as(bea))).stdout);
-    expect(json.items).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'delete_source', destructive: true })]));
+    expect(json.items).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'delete_source', destructive: true })]),
+    );
   });
 
   it('audit filters by type, tool and actor, as a table or --json, and refuses people who are not auditors', async () => {
     const id = await propose('audited_tool');
     expect((await runCli(['approve', id], as(bea))).code).toBe(0);
-    const json = await runCli(['audit', '--type', 'ToolCallApproved', '--tool', 'audited_tool', '--actor', 'bea', '--since', '1h', '--json'], as(audrey));
+    const json = await runCli(
+      ['audit', '--type', 'ToolCallApproved', '--tool', 'audited_tool', '--actor', 'bea', '--since', '1h', '--json'],
+      as(audrey),
+    );
     expect(json.code).toBe(0);
     const { events, nextCursor } = JSON.parse(json.stdout);
     expect(nextCursor).toBeNull();
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: 'ToolCallApproved', toolCallId: id, actor: { id: 'bea' }, data: { via: 'cli' } });
+    expect(events[0]).toMatchObject({
+      type: 'ToolCallApproved',
+      toolCallId: id,
+      actor: { id: 'bea' },
+      data: { via: 'cli' },
+    });
 
     const table = await runCli(['audit', '--conversation', `cmd-${n}`], as(audrey));
     expect(table.code).toBe(0);
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^SEQ\s+AT\s+TYPE\s+TOOL\s+CALL\s+ACTOR\s+DETAIL$/);
-    expect(lines.slice(1).map((l) => l.split(/\s+/)[3])).toEqual(['ConversationStarted', 'ToolCallProposed', 'ApprovalRequested', 'ToolCallApproved']);
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[3])).toEqual([
+      'ConversationStarted',
+      'ToolCallProposed',
+      'ApprovalRequested',
+      'ToolCallApproved',
+    ]);
     expect(lines[4]).toContain('Bea via cli');
 
     const limited = JSON.parse((await runCli(['audit', '--limit', '2', '--json'], as(audrey))).stdout);
     expect(limited.events).toHaveLength(2);
     expect(limited.nextCursor).toEqual(expect.any(String));
-    const next = JSON.parse((await runCli(['audit', '--limit', '1', '--cursor', limited.nextCursor, '--json'], as(audrey))).stdout);
+    const next = JSON.parse(
+      (await runCli(['audit', '--limit', '1', '--cursor', limited.nextCursor, '--json'], as(audrey))).stdout,
+    );
     expect(next.events[0].seq).toBe(limited.events[1].seq + 1);
 
     expect((await runCli(['audit', '--since', 'yesterday-ish'], as(audrey))).code).toBe(2);
@@ -206,7 +253,13 @@ describe('tollgate client commands (scripts)', () => {
     const id = await propose('needs_a_person');
     const halted = await runCli(['halt', '--agent', 'bot', '--reason', 'incident drill', '--json'], as(ann));
     expect(halted.code).toBe(0);
-    expect(JSON.parse(halted.stdout)).toMatchObject({ scope: 'agent', id: 'bot', halted: true, changed: true, cancelledToolCallIds: expect.arrayContaining([id]) });
+    expect(JSON.parse(halted.stdout)).toMatchObject({
+      scope: 'agent',
+      id: 'bot',
+      halted: true,
+      changed: true,
+      cancelledToolCallIds: expect.arrayContaining([id]),
+    });
     const cancelled = (await api.get(`/v1/tool-calls/${id}`, ann)).body;
     expect(cancelled.status).toBe('cancelled');
     expect(cancelled.cancellation.by).toMatchObject({ id: 'ann', via: 'cli' }); // recorded as the CLI's
@@ -220,6 +273,9 @@ describe('tollgate client commands (scripts)', () => {
     expect(resumed).toMatchObject({ code: 0, stdout: 'Resumed agent bot\n' });
     const tenant = await runCli(['halt', '--reason', 'whole tenant'], as(ann));
     expect(tenant.stdout).toMatch(/^Halted the tenant; \d+ call\(s\) cancelled/);
-    expect(JSON.parse((await runCli(['resume', '--json'], as(ann))).stdout)).toMatchObject({ scope: 'tenant', changed: true });
+    expect(JSON.parse((await runCli(['resume', '--json'], as(ann))).stdout)).toMatchObject({
+      scope: 'tenant',
+      changed: true,
+    });
   });
 });

@@ -26,7 +26,9 @@ describe('tollgate grants (spawned CLI)', () => {
   let n = 0;
   async function propose(toolName: string, conv = `cli-g-${++n}`): Promise<any> {
     await api.post('/v1/conversations', agent, { id: conv });
-    const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: {} }] });
+    const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+      toolCalls: [{ toolName, arguments: {} }],
+    });
     return r.body.toolCalls[0];
   }
 
@@ -38,7 +40,12 @@ describe('tollgate grants (spawned CLI)', () => {
     const listed = await runCli(['grants', '--json'], as(bea));
     expect(listed.code).toBe(0);
     const [grant] = JSON.parse(listed.stdout).items;
-    expect(grant).toMatchObject({ toolName: 'send_email', scope: 'tenant', status: 'active', createdBy: { id: 'ann', via: 'cli' } });
+    expect(grant).toMatchObject({
+      toolName: 'send_email',
+      scope: 'tenant',
+      status: 'active',
+      createdBy: { id: 'ann', via: 'cli' },
+    });
     expect(Date.parse(grant.expiresAt) - Date.parse(grant.createdAt)).toBe(2 * 3600_000);
 
     const table = await runCli(['grants', '--tool', 'send_email'], as(bea));
@@ -56,7 +63,14 @@ describe('tollgate grants (spawned CLI)', () => {
 
     expect((await runCli(['grants'], as(bea))).stdout.trim()).toBe('No active grants.');
     const all = JSON.parse((await runCli(['grants', '--all', '--json'], as(bea))).stdout).items;
-    expect(all).toEqual([expect.objectContaining({ id: grant.id, status: 'revoked', revokeReason: 'too wide', revokedBy: { id: 'ann', name: 'Ann', via: 'cli' } })]);
+    expect(all).toEqual([
+      expect.objectContaining({
+        id: grant.id,
+        status: 'revoked',
+        revokeReason: 'too wide',
+        revokedBy: { id: 'ann', name: 'Ann', via: 'cli' },
+      }),
+    ]);
   });
 
   it('refuses bad usage with exit 2, and an unknown grant with exit 1', async () => {

@@ -35,8 +35,13 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
     let n = 0;
     const propose = async (toolName: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
       const conv = `${name}-conv-${++n}`;
-      expect((await api.post('/v1/conversations', agent, { id: conv, user: { id: 'uma', name: 'Uma' }, title: `Task ${n}` })).status).toBe(201);
-      const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: args, ...extra }] });
+      expect(
+        (await api.post('/v1/conversations', agent, { id: conv, user: { id: 'uma', name: 'Uma' }, title: `Task ${n}` }))
+          .status,
+      ).toBe(201);
+      const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+        toolCalls: [{ toolName, arguments: args, ...extra }],
+      });
       expect(r.status).toBe(201);
       expect(r.body.toolCalls[0].status).toBe('pending');
       return r.body.toolCalls[0].id as string;
@@ -52,7 +57,12 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
 
   it('shows what is pending, details on enter, and stays live: new requests appear, decisions elsewhere leave with who and where', async () => {
     const t = await tenant('live');
-    const first = await propose(t, 'send_email', { to: 'cfo@example.com' }, { reason: 'the user asked for the report' });
+    const first = await propose(
+      t,
+      'send_email',
+      { to: 'cfo@example.com' },
+      { reason: 'the user asked for the report' },
+    );
     const term = t.inbox();
     await term.waitFor('send_email');
     await term.waitFor('● live');
@@ -71,13 +81,20 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
     await term.waitFor('2 pending', m);
 
     m = term.mark();
-    const decided = await api.post(`/v1/tool-calls/${first}/decision`, t.bea, { decision: 'approve' }, { 'X-Tollgate-Channel': 'web' });
+    const decided = await api.post(
+      `/v1/tool-calls/${first}/decision`,
+      t.bea,
+      { decision: 'approve' },
+      { 'X-Tollgate-Channel': 'web' },
+    );
     expect(decided.status).toBe(200);
     await term.waitFor(`send_email ${first} approved by Bea via web`, m);
     await term.waitFor('1 pending', m);
 
     m = term.mark();
-    expect((await api.post(`/v1/tool-calls/${second}/decision`, t.bea, { decision: 'reject', reason: 'not today' })).status).toBe(200);
+    expect(
+      (await api.post(`/v1/tool-calls/${second}/decision`, t.bea, { decision: 'reject', reason: 'not today' })).status,
+    ).toBe(200);
     await term.waitFor(`drop_table ${second} rejected by Bea via api (not today)`, m);
     await term.waitFor('Nothing waiting for you', m);
 
@@ -125,7 +142,10 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
     await term.waitFor('create_ticket');
     let m = term.mark();
     term.write('A');
-    await term.waitFor('Always allow create_ticket from now on in: c this conversation · g this agent · t the tenant', m);
+    await term.waitFor(
+      'Always allow create_ticket from now on in: c this conversation · g this agent · t the tenant',
+      m,
+    );
     term.write('x');
     await term.waitFor('cancelled', m);
     expect((await api.get(`/v1/tool-calls/${id}`, t.ann)).body.status).toBe('pending');
@@ -135,7 +155,14 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
     term.write('g');
     await term.waitFor(`create_ticket ${id} approved by you via cli`, m);
     const grants = (await api.get('/v1/grants', t.ann)).body.items;
-    expect(grants).toEqual([expect.objectContaining({ toolName: 'create_ticket', scope: 'agent', agentId: 'bot', createdBy: expect.objectContaining({ id: 'ann', via: 'cli' }) })]);
+    expect(grants).toEqual([
+      expect.objectContaining({
+        toolName: 'create_ticket',
+        scope: 'agent',
+        agentId: 'bot',
+        createdBy: expect.objectContaining({ id: 'ann', via: 'cli' }),
+      }),
+    ]);
   }, 60_000);
 
   it('r asks for a reason and rejects with it; ↓ selects the next call', async () => {
@@ -157,7 +184,11 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
     await term.waitFor(`wire_money ${refuse} rejected by you via cli (too much, ask finance)`, m);
     const done = await waited;
     expect(done.body.status).toBe('rejected');
-    expect(done.body.decision).toMatchObject({ outcome: 'rejected', reason: 'too much, ask finance', by: { id: 'ann', via: 'cli' } });
+    expect(done.body.decision).toMatchObject({
+      outcome: 'rejected',
+      reason: 'too much, ask finance',
+      by: { id: 'ann', via: 'cli' },
+    });
     expect((await api.get(`/v1/tool-calls/${keep}`, t.ann)).body.status).toBe('pending');
   }, 60_000);
 
@@ -216,7 +247,12 @@ describe('tollgate inbox (interactive, in a terminal)', () => {
   });
 });
 
-function propose(t: { propose: (tool: string, args: Record<string, unknown>, extra?: Record<string, unknown>) => Promise<string> }, tool: string, args: Record<string, unknown>, extra?: Record<string, unknown>) {
+function propose(
+  t: { propose: (tool: string, args: Record<string, unknown>, extra?: Record<string, unknown>) => Promise<string> },
+  tool: string,
+  args: Record<string, unknown>,
+  extra?: Record<string, unknown>,
+) {
   return t.propose(tool, args, extra);
 }
 
@@ -232,7 +268,9 @@ describe('tollgate inbox across a server restart', () => {
       const agent = await server.token('bot', ['agent']);
       const propose = async (conv: string, toolName: string) => {
         await api.post('/v1/conversations', agent, { id: conv });
-        return (await api.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: {} }] })).body.toolCalls[0].id as string;
+        return (
+          await api.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: {} }] })
+        ).body.toolCalls[0].id as string;
       };
       const before = await propose('r-1', 'before_restart');
       term.t = spawnTerminal(['inbox'], cliEnv({ url: server.url, token: ann }));
@@ -248,7 +286,12 @@ describe('tollgate inbox across a server restart', () => {
       await term.t.waitFor('reconnected; caught up', m, 20_000);
       const after = await propose('r-2', 'after_restart');
       await term.t.waitFor(`new: after_restart ${after}`, m);
-      await api.post(`/v1/tool-calls/${before}/decision`, ann, { decision: 'reject', reason: 'stale' }, { 'X-Tollgate-Channel': 'web' });
+      await api.post(
+        `/v1/tool-calls/${before}/decision`,
+        ann,
+        { decision: 'reject', reason: 'stale' },
+        { 'X-Tollgate-Channel': 'web' },
+      );
       await term.t.waitFor(`before_restart ${before} rejected by Ann via web (stale)`, m);
       term.t.write('q');
       expect((await term.t.exited()).exitCode).toBe(0);

@@ -17,7 +17,10 @@ describe('tollgate questions / answer (spawned CLI)', () => {
     ann = await server.token('ann', ['admin'], { name: 'Ann' });
     bea = await server.token('bea', ['approver'], { name: 'Bea' });
     agent = await server.token('bot', ['agent']);
-    expect((await api.post('/v1/conversations', agent, { id: 'cli-q', title: 'Quarterly billing', user: { id: 'carl' } })).status).toBe(201);
+    expect(
+      (await api.post('/v1/conversations', agent, { id: 'cli-q', title: 'Quarterly billing', user: { id: 'carl' } }))
+        .status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await server.stop();
@@ -38,12 +41,27 @@ describe('tollgate questions / answer (spawned CLI)', () => {
     const lines = listed.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^ID\s+ASKED\s+CONVERSATION\s+QUESTION\s+CHOICES$/);
     // Newest first, with the conversation's title.
-    expect(lines[1]).toMatch(new RegExp(`^${note.id}\\s+\\S+\\s+Quarterly billing \\(cli-q\\)\\s+What should the invoice say\\?\\s+free text$`));
-    expect(lines[2]).toMatch(new RegExp(`^${region.id}\\s+\\S+\\s+Quarterly billing \\(cli-q\\)\\s+Proceed with the EU or the US region\\?\\s+EU \\| US$`));
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^${note.id}\\s+\\S+\\s+Quarterly billing \\(cli-q\\)\\s+What should the invoice say\\?\\s+free text$`,
+      ),
+    );
+    expect(lines[2]).toMatch(
+      new RegExp(
+        `^${region.id}\\s+\\S+\\s+Quarterly billing \\(cli-q\\)\\s+Proceed with the EU or the US region\\?\\s+EU \\| US$`,
+      ),
+    );
 
     const answered = await runCli(['answer', note.id, 'Services', 'for', 'Q3'], as(bea));
-    expect({ code: answered.code, stderr: answered.stderr, stdout: answered.stdout }).toEqual({ code: 0, stderr: '', stdout: `${note.id} answered: "Services for Q3"\n` });
-    expect((await api.get(`/v1/questions/${note.id}`, ann)).body).toMatchObject({ status: 'answered', answer: { text: 'Services for Q3', by: { id: 'bea', name: 'Bea', via: 'cli' } } });
+    expect({ code: answered.code, stderr: answered.stderr, stdout: answered.stdout }).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: `${note.id} answered: "Services for Q3"\n`,
+    });
+    expect((await api.get(`/v1/questions/${note.id}`, ann)).body).toMatchObject({
+      status: 'answered',
+      answer: { text: 'Services for Q3', by: { id: 'bea', name: 'Bea', via: 'cli' } },
+    });
 
     // The first answer wins: Ann's later one is refused, and the question keeps Bea's.
     const late = await runCli(['answer', note.id, 'Consulting'], as(ann));
@@ -59,7 +77,11 @@ describe('tollgate questions / answer (spawned CLI)', () => {
     const json = JSON.parse((await runCli(['questions', '--json'], as(bea))).stdout);
     expect(json.items.map((q: { id: string }) => q.id)).toEqual([region.id]);
     const all = await runCli(['questions', '--all'], as(bea));
-    expect(all.stdout).toMatch(new RegExp(`${note.id}\\s+\\S+\\s+Quarterly billing \\(cli-q\\)\\s+What should the invoice say\\?\\s+answered\\s+Services for Q3 \\(Bea via cli\\)`));
+    expect(all.stdout).toMatch(
+      new RegExp(
+        `${note.id}\\s+\\S+\\s+Quarterly billing \\(cli-q\\)\\s+What should the invoice say\\?\\s+answered\\s+Services for Q3 \\(Bea via cli\\)`,
+      ),
+    );
     expect(all.stdout).toMatch(new RegExp(`${region.id}\\s+.*\\s+pending`));
     expect((await runCli(['questions', '--status', 'expired'], as(bea))).stdout.trim()).toBe('No questions.');
   });

@@ -22,7 +22,13 @@ describe('tollgate serve --approve-in-terminal', () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     api = client(url);
-    const env = serverEnv({ PORT: String(port), TOLLGATE_DATA_DIR: db.dataDir, DATABASE_URL: db.url, TOLLGATE_JWT_SECRET: TEST_SECRET, TOLLGATE_SWEEP_INTERVAL_MS: '200' });
+    const env = serverEnv({
+      PORT: String(port),
+      TOLLGATE_DATA_DIR: db.dataDir,
+      DATABASE_URL: db.url,
+      TOLLGATE_JWT_SECRET: TEST_SECRET,
+      TOLLGATE_SWEEP_INTERVAL_MS: '200',
+    });
     term = spawnTerminal(['serve', '--approve-in-terminal', '--as', 'operator'], env);
     await term.waitFor('Approving in this terminal as operator', 0, 60_000);
     agent = await mintToken(TEST_SECRET, { sub: 'bot', roles: ['agent'] }, '1h');
@@ -41,7 +47,9 @@ describe('tollgate serve --approve-in-terminal', () => {
   async function propose(toolName: string, args: Record<string, unknown>): Promise<string> {
     const conv = `term-${++n}`;
     expect((await api.post('/v1/conversations', agent, { id: conv, title: `Job ${n}` })).status).toBe(201);
-    const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: args, reason: 'the user asked' }] });
+    const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+      toolCalls: [{ toolName, arguments: args, reason: 'the user asked' }],
+    });
     expect(r.status).toBe(201);
     return r.body.toolCalls[0].id;
   }
@@ -92,7 +100,12 @@ describe('tollgate serve --approve-in-terminal', () => {
     expect((await waited).body.status).toBe('approved');
     await term.waitFor(`archive_ticket ${id} approved (always allowed in scope conversation)`, m);
     const grants = (await api.get('/v1/grants?tool=archive_ticket', ann)).body.items;
-    expect(grants).toEqual([expect.objectContaining({ scope: 'conversation', createdBy: expect.objectContaining({ id: 'operator', via: 'cli' }) })]);
+    expect(grants).toEqual([
+      expect.objectContaining({
+        scope: 'conversation',
+        createdBy: expect.objectContaining({ id: 'operator', via: 'cli' }),
+      }),
+    ]);
   }, 60_000);
 
   it('asks one at a time, queueing the rest; a decision taken elsewhere withdraws the question and says who took it', async () => {
@@ -102,17 +115,32 @@ describe('tollgate serve --approve-in-terminal', () => {
     const second = await propose('tool_two', {});
     await term.waitFor(`tool_two ${second} queued`, m);
 
-    expect((await api.post(`/v1/tool-calls/${first}/decision`, ann, { decision: 'approve' }, { 'X-Tollgate-Channel': 'web' })).status).toBe(200);
+    expect(
+      (
+        await api.post(
+          `/v1/tool-calls/${first}/decision`,
+          ann,
+          { decision: 'approve' },
+          { 'X-Tollgate-Channel': 'web' },
+        )
+      ).status,
+    ).toBe(200);
     await term.waitFor(`tool_one ${first} was approved by Ann via web`, m);
     await term.waitFor(`tool_two  ${second}`, m); // the next one is asked
     term.write('y\r');
-    expect((await api.get(`/v1/tool-calls/${second}?wait=20`, agent)).body.decision.by).toMatchObject({ id: 'operator', via: 'cli' });
+    expect((await api.get(`/v1/tool-calls/${second}?wait=20`, agent)).body.decision.by).toMatchObject({
+      id: 'operator',
+      via: 'cli',
+    });
   }, 60_000);
 
   it('refuses to start without a terminal, with exit code 2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-noterm-'));
     try {
-      const r = await runCli(['serve', '--approve-in-terminal'], serverEnv({ PORT: String(await freePort()), TOLLGATE_DATA_DIR: dir, TOLLGATE_JWT_SECRET: TEST_SECRET }));
+      const r = await runCli(
+        ['serve', '--approve-in-terminal'],
+        serverEnv({ PORT: String(await freePort()), TOLLGATE_DATA_DIR: dir, TOLLGATE_JWT_SECRET: TEST_SECRET }),
+      );
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/--approve-in-terminal .*not a terminal/);
     } finally {

@@ -29,7 +29,9 @@ async function waitReady(url: string, child: ChildProcess): Promise<void> {
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+  return new Promise((resolve) =>
+    child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code)),
+  );
 }
 
 describe('the tollgate command', () => {
@@ -48,7 +50,10 @@ describe('the tollgate command', () => {
   });
 
   it('explains how to get a secret when a token is asked for before any exists', () => {
-    const r = spawnSync(process.execPath, [BIN, 'token', '--sub', 'alice', '--role', 'approver'], { env: env({ TOLLGATE_DATA_DIR: dataDir }), encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [BIN, 'token', '--sub', 'alice', '--role', 'approver'], {
+      env: env({ TOLLGATE_DATA_DIR: dataDir }),
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/npm start|TOLLGATE_JWT_SECRET/);
   });
@@ -58,10 +63,17 @@ describe('the tollgate command', () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     // Embedded mode makes the dev secret; with DATABASE_URL the test brings its own secret.
-    const extra: Record<string, string | undefined> = { PORT: String(port), TOLLGATE_DATA_DIR: dataDir, TOLLGATE_SWEEP_INTERVAL_MS: '200' };
+    const extra: Record<string, string | undefined> = {
+      PORT: String(port),
+      TOLLGATE_DATA_DIR: dataDir,
+      TOLLGATE_SWEEP_INTERVAL_MS: '200',
+    };
     if (process.env.DATABASE_URL) {
       db = await freshDatabase();
-      Object.assign(extra, { DATABASE_URL: db.url, TOLLGATE_JWT_SECRET: 'cli-test-secret-long-enough-for-hs256-xxxxxxxx' });
+      Object.assign(extra, {
+        DATABASE_URL: db.url,
+        TOLLGATE_JWT_SECRET: 'cli-test-secret-long-enough-for-hs256-xxxxxxxx',
+      });
     }
     const child = spawn(process.execPath, [BIN, 'serve'], { env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -71,7 +83,10 @@ describe('the tollgate command', () => {
       await waitReady(url, child);
       if (!db) expect(out).toContain('npx tollgate token --sub alice --role approver');
 
-      const token = spawnSync(process.execPath, [BIN, 'token', '--sub', 'bot', '--role', 'agent', '--ttl', '5m'], { env: env(extra), encoding: 'utf8' });
+      const token = spawnSync(process.execPath, [BIN, 'token', '--sub', 'bot', '--role', 'agent', '--ttl', '5m'], {
+        env: env(extra),
+        encoding: 'utf8',
+      });
       expect(token.status).toBe(0);
       const res = await fetch(`${url}/v1/conversations`, {
         method: 'POST',
@@ -81,7 +96,10 @@ describe('the tollgate command', () => {
       expect(res.status).toBe(201);
 
       // A long-poll in flight is answered, not cut, when the server stops.
-      const approver = spawnSync(process.execPath, [BIN, 'token', '--sub', 'ann', '--role', 'admin'], { env: env(extra), encoding: 'utf8' }).stdout.trim();
+      const approver = spawnSync(process.execPath, [BIN, 'token', '--sub', 'ann', '--role', 'admin'], {
+        env: env(extra),
+        encoding: 'utf8',
+      }).stdout.trim();
       const convId = ((await res.json()) as { id: string }).id;
       const proposed = await fetch(`${url}/v1/conversations/${convId}/tool-calls`, {
         method: 'POST',
@@ -89,7 +107,9 @@ describe('the tollgate command', () => {
         body: JSON.stringify({ toolCalls: [{ toolName: 'unknown_tool', arguments: {} }] }),
       });
       const callId = ((await proposed.json()) as { toolCalls: Array<{ id: string }> }).toolCalls[0].id;
-      const poll = fetch(`${url}/v1/tool-calls/${callId}?wait=60`, { headers: { authorization: `Bearer ${approver}` } });
+      const poll = fetch(`${url}/v1/tool-calls/${callId}?wait=60`, {
+        headers: { authorization: `Bearer ${approver}` },
+      });
       await new Promise((r) => setTimeout(r, 300));
 
       child.kill('SIGTERM');

@@ -28,7 +28,9 @@ pgOnly('when PostgreSQL refuses connections', () => {
     superuser = new Client({ connectionString: process.env.DATABASE_URL });
     await superuser.connect();
     expect((await api.post('/v1/conversations', agent, { id: 'c1' })).status).toBe(201);
-    const r = await api.post('/v1/conversations/c1/tool-calls', agent, { toolCalls: [{ toolName: 'unregistered', arguments: {} }] });
+    const r = await api.post('/v1/conversations/c1/tool-calls', agent, {
+      toolCalls: [{ toolName: 'unregistered', arguments: {} }],
+    });
     pendingId = r.body.toolCalls[0].id;
     expect(r.body.toolCalls[0].status).toBe('pending');
   });
@@ -40,7 +42,10 @@ pgOnly('when PostgreSQL refuses connections', () => {
   });
 
   async function terminateSessions(): Promise<void> {
-    await superuser.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [dbName]);
+    await superuser.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+      [dbName],
+    );
   }
 
   async function expectUnavailable(): Promise<void> {

@@ -10,7 +10,12 @@ import { createHash } from 'node:crypto';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
 
-const DELETE_SOURCE_RULE = { match: 'delete_source', level: 'confirm', requireRole: 'admin', approvers: ['requester', 'admin'] };
+const DELETE_SOURCE_RULE = {
+  match: 'delete_source',
+  level: 'confirm',
+  requireRole: 'admin',
+  approvers: ['requester', 'admin'],
+};
 const DENIED = 'Permission denied: admin role required';
 
 let server: TestServer;
@@ -25,7 +30,10 @@ beforeAll(async () => {
   rootAdmin = await server.token('root', ['admin']);
   const put = await http.put('/v1/policy', rootAdmin, { rules: [DELETE_SOURCE_RULE] });
   expect(put.status).toBe(200);
-  const tool = await http.put('/v1/tools/delete_source', rootAdmin, { description: 'DELETE /api/v1/sources/{id} on backend-core', destructive: true });
+  const tool = await http.put('/v1/tools/delete_source', rootAdmin, {
+    description: 'DELETE /api/v1/sources/{id} on backend-core',
+    destructive: true,
+  });
   expect(tool.status).toBe(201);
 });
 
@@ -34,10 +42,21 @@ afterAll(async () => {
 });
 
 /** Starts a conversation for `user` and proposes one delete_source call in it. */
-async function askToDelete(convId: string, user: { id: string; roles: string[]; name?: string }, sourceId: string, display?: unknown) {
+async function askToDelete(
+  convId: string,
+  user: { id: string; roles: string[]; name?: string },
+  sourceId: string,
+  display?: unknown,
+) {
   const conv = await http.post('/v1/conversations', agent, { id: convId, user, title: `Delete ${sourceId}` });
   expect(conv.status).toBe(201);
-  const call = { id: `tc_${convId}`, toolName: 'delete_source', arguments: { id: sourceId }, reason: 'the user asked to delete it', ...(display ? { display } : {}) };
+  const call = {
+    id: `tc_${convId}`,
+    toolName: 'delete_source',
+    arguments: { id: sourceId },
+    reason: 'the user asked to delete it',
+    ...(display ? { display } : {}),
+  };
   const proposed = await http.post(`/v1/conversations/${convId}/tool-calls`, agent, { toolCalls: [call] });
   expect(proposed.status).toBe(201);
   expect(proposed.body.toolCalls).toHaveLength(1);
@@ -100,7 +119,9 @@ describe('delete_source: a non-admin user (ADR path 1)', () => {
   it('is denied as well when the conversation has no user at all', async () => {
     const conv = await http.post('/v1/conversations', agent, { id: 'adr6-nouser' });
     expect(conv.status).toBe(201);
-    const res = await http.post('/v1/conversations/adr6-nouser/tool-calls', agent, { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_9' } }] });
+    const res = await http.post('/v1/conversations/adr6-nouser/tool-calls', agent, {
+      toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_9' } }],
+    });
     expect(res.status).toBe(201);
     expect(res.body.toolCalls[0]).toMatchObject({ status: 'rejected', policy: { level: 'deny', reason: DENIED } });
   });
@@ -147,7 +168,12 @@ describe('delete_source: an admin user confirms (ADR path 2)', () => {
       arguments: { id: 'src_2' },
       status: 'pending',
       display,
-      conversation: { id: 'adr6-confirm', agentId: 'copilot-agent', user: { id: 'ada', roles: ['admin'] }, title: 'Delete src_2' },
+      conversation: {
+        id: 'adr6-confirm',
+        agentId: 'copilot-agent',
+        user: { id: 'ada', roles: ['admin'] },
+        title: 'Delete src_2',
+      },
     });
   });
 
@@ -163,9 +189,18 @@ describe('delete_source: an admin user confirms (ADR path 2)', () => {
   });
 
   it('is approved when the admin confirms', async () => {
-    const res = await http.post(`/v1/tool-calls/${call.id}/decision`, adaToken, { decision: 'approve' }, { 'X-Tollgate-Channel': 'web' });
+    const res = await http.post(
+      `/v1/tool-calls/${call.id}/decision`,
+      adaToken,
+      { decision: 'approve' },
+      { 'X-Tollgate-Channel': 'web' },
+    );
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: call.id, status: 'approved', decision: { outcome: 'approved', by: { id: 'ada', via: 'web' } } });
+    expect(res.body).toMatchObject({
+      id: call.id,
+      status: 'approved',
+      decision: { outcome: 'approved', by: { id: 'ada', via: 'web' } },
+    });
     expect(await pendingIds(adaToken)).not.toContain(call.id);
     const conv = await http.get('/v1/conversations/adr6-confirm', agent);
     expect(conv.body).toMatchObject({ status: 'active', pendingCount: 0 });
@@ -210,11 +245,22 @@ describe('delete_source: an admin user confirms (ADR path 2)', () => {
   });
 
   it('is completed when the agent reports success', async () => {
-    const res = await http.post(`/v1/tool-calls/${call.id}/result`, agent, { outcome: 'succeeded', output: { deleted: 'src_2', objects: 1204 } });
+    const res = await http.post(`/v1/tool-calls/${call.id}/result`, agent, {
+      outcome: 'succeeded',
+      output: { deleted: 'src_2', objects: 1204 },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: call.id, status: 'completed', result: { outcome: 'succeeded', output: { deleted: 'src_2', objects: 1204 } } });
+    expect(res.body).toMatchObject({
+      id: call.id,
+      status: 'completed',
+      result: { outcome: 'succeeded', output: { deleted: 'src_2', objects: 1204 } },
+    });
     const read = await http.get(`/v1/tool-calls/${call.id}`, adaToken);
-    expect(read.body).toMatchObject({ status: 'completed', decision: { outcome: 'approved', by: { id: 'ada' } }, execution: { by: { id: 'copilot-agent' } } });
+    expect(read.body).toMatchObject({
+      status: 'completed',
+      decision: { outcome: 'approved', by: { id: 'ada' } },
+      execution: { by: { id: 'copilot-agent' } },
+    });
   });
 });
 
@@ -241,9 +287,15 @@ describe('delete_source: an admin user cancels (ADR path 3)', () => {
   });
 
   it('rejects the call with the reason given', async () => {
-    const res = await http.post(`/v1/tool-calls/${call.id}/decision`, adaToken, { decision: 'reject', reason: 'Wrong source, keep it' });
+    const res = await http.post(`/v1/tool-calls/${call.id}/decision`, adaToken, {
+      decision: 'reject',
+      reason: 'Wrong source, keep it',
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'rejected', decision: { outcome: 'rejected', reason: 'Wrong source, keep it', by: { id: 'ada', via: 'api' } } });
+    expect(res.body).toMatchObject({
+      status: 'rejected',
+      decision: { outcome: 'rejected', reason: 'Wrong source, keep it', by: { id: 'ada', via: 'api' } },
+    });
   });
 
   it('never runs it: the claim answers 409 not_approved', async () => {
@@ -253,7 +305,10 @@ describe('delete_source: an admin user cancels (ADR path 3)', () => {
   it('keeps the call rejected with its reason, and unblocks the conversation', async () => {
     const read = await http.get(`/v1/tool-calls/${call.id}`, agent);
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ status: 'rejected', decision: { outcome: 'rejected', reason: 'Wrong source, keep it' } });
+    expect(read.body).toMatchObject({
+      status: 'rejected',
+      decision: { outcome: 'rejected', reason: 'Wrong source, keep it' },
+    });
     expect(read.body.execution).toBeUndefined();
     expect(read.body.result).toBeUndefined();
     const conv = await http.get('/v1/conversations/adr6-cancel', agent);
@@ -278,15 +333,28 @@ describe('delete_source: the backend fails after confirmation (ADR path 4)', () 
   });
 
   it('records the failure as the result and completes the call', async () => {
-    const res = await http.post(`/v1/tool-calls/${call.id}/result`, agent, { outcome: 'failed', error: 'backend-core answered 500 Internal Server Error' });
+    const res = await http.post(`/v1/tool-calls/${call.id}/result`, agent, {
+      outcome: 'failed',
+      error: 'backend-core answered 500 Internal Server Error',
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'completed', result: { outcome: 'failed', error: 'backend-core answered 500 Internal Server Error' } });
+    expect(res.body).toMatchObject({
+      status: 'completed',
+      result: { outcome: 'failed', error: 'backend-core answered 500 Internal Server Error' },
+    });
     expect(typeof res.body.result.at).toBe('string');
     const read = await http.get(`/v1/tool-calls/${call.id}`, rootAdmin);
-    expect(read.body).toMatchObject({ status: 'completed', result: { outcome: 'failed', error: 'backend-core answered 500 Internal Server Error' } });
+    expect(read.body).toMatchObject({
+      status: 'completed',
+      result: { outcome: 'failed', error: 'backend-core answered 500 Internal Server Error' },
+    });
   });
 
   it('refuses a second report with 409 already_completed', async () => {
-    expectProblem(await http.post(`/v1/tool-calls/${call.id}/result`, agent, { outcome: 'succeeded' }), 409, 'already_completed');
+    expectProblem(
+      await http.post(`/v1/tool-calls/${call.id}/result`, agent, { outcome: 'succeeded' }),
+      409,
+      'already_completed',
+    );
   });
 });

@@ -14,7 +14,10 @@ function open(url: string, token: string, headers: Record<string, string> = {}) 
   let status = 0;
   let contentType = '';
   const done = (async () => {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${token}`, ...headers }, signal: controller.signal });
+    const res = await fetch(url, {
+      headers: { authorization: `Bearer ${token}`, ...headers },
+      signal: controller.signal,
+    });
     status = res.status;
     contentType = res.headers.get('content-type') ?? '';
     if (!res.ok || !res.body) return;
@@ -29,8 +32,13 @@ function open(url: string, token: string, headers: Record<string, string> = {}) 
       while ((cut = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, cut);
         buffer = buffer.slice(cut + 2);
-        const field = (name: string) => block.split('\n').find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
-        if (field('id')) frames.push({ id: Number(field('id')), event: field('event')!, data: JSON.parse(field('data')!) });
+        const field = (name: string) =>
+          block
+            .split('\n')
+            .find((l) => l.startsWith(`${name}: `))
+            ?.slice(name.length + 2);
+        if (field('id'))
+          frames.push({ id: Number(field('id')), event: field('event')!, data: JSON.parse(field('data')!) });
       }
     }
   })();
@@ -41,7 +49,8 @@ function open(url: string, token: string, headers: Record<string, string> = {}) 
     async until(pred: (f: Frame[]) => boolean, ms = 10_000) {
       const end = Date.now() + ms;
       while (!pred(frames)) {
-        if (Date.now() > end) throw new Error(`stream did not get there: ${JSON.stringify(frames.map((f) => [f.id, f.event]))}`);
+        if (Date.now() > end)
+          throw new Error(`stream did not get there: ${JSON.stringify(frames.map((f) => [f.id, f.event]))}`);
         await new Promise((r) => setTimeout(r, 25));
       }
     },
@@ -71,7 +80,9 @@ describe('GET /v1/events/stream', () => {
     expect(s.status()).toBe(200);
     expect(s.contentType()).toMatch(/^text\/event-stream/);
     await api.post('/v1/conversations', agent, { id: 'during' });
-    await api.post('/v1/conversations/during/tool-calls', agent, { toolCalls: [{ toolName: 'needs_person', arguments: {} }] });
+    await api.post('/v1/conversations/during/tool-calls', agent, {
+      toolCalls: [{ toolName: 'needs_person', arguments: {} }],
+    });
     await s.until((f) => f.length >= 3);
     expect(s.frames.map((f) => f.event)).toEqual(['ConversationStarted', 'ToolCallProposed', 'ApprovalRequested']);
     for (const f of s.frames) expect(f.id).toBe(f.data.seq);
@@ -126,13 +137,26 @@ describe('GET /v1/events/stream', () => {
       const botA = await t('bot-a', ['agent']);
       const botB = await t('bot-b', ['agent']);
       const step = async (r: Promise<{ status: number }>) => expect((await r).status).toBeLessThan(300);
-      await step(api.put('/v1/policy', admin, { defaults: { unknownTools: 'confirm' }, rules: [{ match: 'get_*', level: 'automatic' }] }));
+      await step(
+        api.put('/v1/policy', admin, {
+          defaults: { unknownTools: 'confirm' },
+          rules: [{ match: 'get_*', level: 'automatic' }],
+        }),
+      );
       await step(api.put('/v1/tools/get_weather', botA, { isReadOnly: true }));
       await step(api.post('/v1/webhooks', admin, { url: 'http://127.0.0.1:9/hook', events: ['ToolCallApproved'] }));
       await step(api.post('/v1/conversations', botA, { id: 'for-rita', user: { id: 'rita' } }));
-      await step(api.post('/v1/conversations/for-rita/tool-calls', botA, { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_1' } }] }));
+      await step(
+        api.post('/v1/conversations/for-rita/tool-calls', botA, {
+          toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_1' } }],
+        }),
+      );
       await step(api.post('/v1/conversations', botB, { id: 'for-sam', user: { id: 'sam' } }));
-      await step(api.post('/v1/conversations/for-sam/tool-calls', botB, { toolCalls: [{ toolName: 'wire_money', arguments: { amount: 1e6 } }] }));
+      await step(
+        api.post('/v1/conversations/for-sam/tool-calls', botB, {
+          toolCalls: [{ toolName: 'wire_money', arguments: { amount: 1e6 } }],
+        }),
+      );
       await step(api.post('/v1/halt', admin, { scope: 'agent', id: 'bot-b', reason: 'review' }));
       await step(api.post('/v1/resume', admin, { scope: 'agent', id: 'bot-b' }));
       // Last, for each principal something it may see, so its stream is known to have gone past everything before.
@@ -142,7 +166,17 @@ describe('GET /v1/events/stream', () => {
       await step(api.put('/v1/tools/get_time', admin, { isReadOnly: true }));
       all = (await api.get(`/v1/audit/events?limit=1000`, admin)).body.events;
       expect(new Set(all.map((e) => e.type))).toEqual(
-        new Set(['PolicyUpdated', 'ToolRegistered', 'WebhookCreated', 'ConversationStarted', 'ToolCallProposed', 'ApprovalRequested', 'ToolCallCancelled', 'Halted', 'Resumed']),
+        new Set([
+          'PolicyUpdated',
+          'ToolRegistered',
+          'WebhookCreated',
+          'ConversationStarted',
+          'ToolCallProposed',
+          'ApprovalRequested',
+          'ToolCallCancelled',
+          'Halted',
+          'Resumed',
+        ]),
       );
     });
 
@@ -153,9 +187,14 @@ describe('GET /v1/events/stream', () => {
       const last = expected[expected.length - 1].seq;
       await s.until((f) => f.some((x) => x.id >= last));
       await s.close();
-      expect(s.frames.filter((f) => f.id <= last).map((f) => [f.id, f.event])).toEqual(expected.map((e) => [e.seq, e.type]));
+      expect(s.frames.filter((f) => f.id <= last).map((f) => [f.id, f.event])).toEqual(
+        expected.map((e) => [e.seq, e.type]),
+      );
     }
-    const inConversations = (...ids: string[]) => () => all.filter((e) => e.conversationId !== undefined && ids.includes(e.conversationId));
+    const inConversations =
+      (...ids: string[]) =>
+      () =>
+        all.filter((e) => e.conversationId !== undefined && ids.includes(e.conversationId));
 
     it('a token with no role: only the conversations it is the requester of', async () => {
       await seesExactly('nobody', [], inConversations('m-nobody')());
@@ -175,7 +214,14 @@ describe('GET /v1/events/stream', () => {
     });
 
     it('an approver: every conversation, the policy, tools and halts, but not webhooks', async () => {
-      await seesExactly('appr', ['approver'], all.filter((e) => e.conversationId !== undefined || ['PolicyUpdated', 'ToolRegistered', 'Halted', 'Resumed'].includes(e.type)));
+      await seesExactly(
+        'appr',
+        ['approver'],
+        all.filter(
+          (e) =>
+            e.conversationId !== undefined || ['PolicyUpdated', 'ToolRegistered', 'Halted', 'Resumed'].includes(e.type),
+        ),
+      );
       expect(all.some((e) => e.type === 'WebhookCreated')).toBe(true);
     });
 

@@ -31,7 +31,9 @@ function expectProblem(res: Reply, status: number, code: string) {
 
 async function pendingCall(convId: string, token = agent) {
   expect((await http.post('/v1/conversations', token, { id: convId })).status).toBe(201);
-  const res = await http.post(`/v1/conversations/${convId}/tool-calls`, token, { toolCalls: [{ toolName: 'send_email', arguments: { to: 'bob@example.com' } }] });
+  const res = await http.post(`/v1/conversations/${convId}/tool-calls`, token, {
+    toolCalls: [{ toolName: 'send_email', arguments: { to: 'bob@example.com' } }],
+  });
   expect(res.status).toBe(201);
   const call = res.body.toolCalls[0];
   expect(call.status).toBe('pending');
@@ -55,7 +57,9 @@ async function pollConversationUntilSettled(convId: string, callId: string, toke
 
 function within<T>(p: Promise<T>, ms: number): Promise<T | 'timer'> {
   let t: NodeJS.Timeout;
-  return Promise.race([p, new Promise<'timer'>((r) => (t = setTimeout(() => r('timer'), ms)))]).finally(() => clearTimeout(t));
+  return Promise.race([p, new Promise<'timer'>((r) => (t = setTimeout(() => r('timer'), ms)))]).finally(() =>
+    clearTimeout(t),
+  );
 }
 
 describe('a pending call past its timeout', () => {
@@ -82,7 +86,9 @@ describe('a pending call past its timeout', () => {
 
   it('no longer blocks its conversation', async () => {
     expect(settled.conv).toMatchObject({ status: 'active', pendingCount: 0 });
-    const next = await http.post('/v1/conversations/exp-1/tool-calls', agent, { toolCalls: [{ toolName: 'send_email', arguments: { to: 'carol@example.com' } }] });
+    const next = await http.post('/v1/conversations/exp-1/tool-calls', agent, {
+      toolCalls: [{ toolName: 'send_email', arguments: { to: 'carol@example.com' } }],
+    });
     expect(next.status).toBe(201);
     expect(next.body.toolCalls[0].status).toBe('pending');
   });
@@ -122,7 +128,10 @@ describe('a rule with its own timeout', () => {
     const tenant = 'exp-rule';
     const admin = await server.token('root', ['admin'], { tenant });
     const tAgent = await server.token('agent-e', ['agent'], { tenant });
-    const put = await http.put('/v1/policy', admin, { defaults: { timeoutSeconds: 3600 }, rules: [{ match: 'send_*', level: 'confirm', timeoutSeconds: 1 }] });
+    const put = await http.put('/v1/policy', admin, {
+      defaults: { timeoutSeconds: 3600 },
+      rules: [{ match: 'send_*', level: 'confirm', timeoutSeconds: 1 }],
+    });
     expect(put.status).toBe(200);
     const call = await pendingCall('exp-rule-1', tAgent);
     const ms = Date.parse(call.approval.expiresAt) - Date.parse(call.createdAt);

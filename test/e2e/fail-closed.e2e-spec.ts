@@ -19,7 +19,9 @@ describe('when the database goes away', () => {
     agent = await server.token('bot', ['agent']);
     admin = await server.token('ann', ['admin']);
     await api.post('/v1/conversations', agent, { id: 'c1' });
-    const r = await api.post('/v1/conversations/c1/tool-calls', agent, { toolCalls: [{ toolName: 'unregistered', arguments: {} }] });
+    const r = await api.post('/v1/conversations/c1/tool-calls', agent, {
+      toolCalls: [{ toolName: 'unregistered', arguments: {} }],
+    });
     pendingId = r.body.toolCalls[0].id;
     expect(r.body.toolCalls[0].status).toBe('pending');
 

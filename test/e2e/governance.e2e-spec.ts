@@ -83,15 +83,23 @@ let n = 0;
 /** A pending call of `tool` in a fresh conversation whose user is Rita (her Slack identity). */
 async function pending(tool: string, args: Record<string, unknown> = { amount: 900 }): Promise<any> {
   const conv = `gov-${++n}`;
-  expect((await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'slack:U0RITA', name: 'Rita' } })).status).toBe(201);
-  const r = await apiA.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName: tool, arguments: args }] });
+  expect(
+    (await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'slack:U0RITA', name: 'Rita' } })).status,
+  ).toBe(201);
+  const r = await apiA.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+    toolCalls: [{ toolName: tool, arguments: args }],
+  });
   expect(r.status).toBe(201);
   expect(r.body.toolCalls[0].status).toBe('pending');
   return r.body.toolCalls[0];
 }
 
-const decide = (api: ReturnType<typeof client>, id: string, token: string, body: Record<string, unknown> = { decision: 'approve' }) =>
-  api.post(`/v1/tool-calls/${id}/decision`, token, body);
+const decide = (
+  api: ReturnType<typeof client>,
+  id: string,
+  token: string,
+  body: Record<string, unknown> = { decision: 'approve' },
+) => api.post(`/v1/tool-calls/${id}/decision`, token, body);
 
 describe('separation of duties', () => {
   it('shows selfApproval false on the held call', async () => {
@@ -108,7 +116,10 @@ describe('separation of duties', () => {
 
     const audit = await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root);
     const refusal = audit.body.events.find((e: any) => e.type === 'DecisionRefused');
-    expect(refusal).toMatchObject({ actor: { id: 'slack:U0RITA' }, data: { code: 'self_approval', refusedBy: 'slack:U0RITA', decision: 'approve' } });
+    expect(refusal).toMatchObject({
+      actor: { id: 'slack:U0RITA' },
+      data: { code: 'self_approval', refusedBy: 'slack:U0RITA', decision: 'approve' },
+    });
 
     const ok = await decide(apiB, call.id, alice);
     expect(ok.status).toBe(200);
@@ -153,7 +164,10 @@ describe('separation of duties', () => {
     const res = await apiA.call('POST', '/v1/slack/interactions', { raw: body, headers });
     expect(res.status).toBe(200);
     const told = await eventually(
-      () => slack.callsTo('chat.postEphemeral').find((c) => String(c.args.user) === RITA_SLACK.id && /may not approve/.test(String(c.args.text))),
+      () =>
+        slack
+          .callsTo('chat.postEphemeral')
+          .find((c) => String(c.args.user) === RITA_SLACK.id && /may not approve/.test(String(c.args.text))),
       10_000,
       'an ephemeral refusal for Rita',
     );
@@ -171,7 +185,10 @@ describe('quorum', () => {
     const first = await decide(apiA, call.id, alice, { decision: 'approve', reason: 'invoice checked' });
     expect(first.status).toBe(200);
     expect(first.body.status).toBe('pending');
-    expect(first.body.approval.quorum).toMatchObject({ needed: 2, approvedBy: [{ id: 'alice', name: 'Alice', via: 'api' }] });
+    expect(first.body.approval.quorum).toMatchObject({
+      needed: 2,
+      approvedBy: [{ id: 'alice', name: 'Alice', via: 'api' }],
+    });
     // The same person again counts once: unchanged, still pending.
     const again = await decide(apiB, call.id, alice, { decision: 'approve', reason: 'invoice checked' });
     expect(again.status).toBe(200);
@@ -185,7 +202,10 @@ describe('quorum', () => {
     expect((await wait).body.status).toBe('approved');
 
     const types = (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.map((e: any) => e.type);
-    expect(types.filter((t: string) => t.startsWith('ToolCallApprov'))).toEqual(['ToolCallApprovalRecorded', 'ToolCallApproved']);
+    expect(types.filter((t: string) => t.startsWith('ToolCallApprov'))).toEqual([
+      'ToolCallApprovalRecorded',
+      'ToolCallApproved',
+    ]);
   });
 
   it('rejects at the first rejection', async () => {
@@ -228,10 +248,20 @@ describe('quorum', () => {
 
   it('updates the Slack message to "1 of 2" after the first approval', async () => {
     const call = await pending('pay_invoice');
-    await eventually(() => slack.callsTo('chat.postMessage').find((c) => String(c.args.text).includes(call.id)), 10_000, 'the Slack request');
+    await eventually(
+      () => slack.callsTo('chat.postMessage').find((c) => String(c.args.text).includes(call.id)),
+      10_000,
+      'the Slack request',
+    );
     await decide(apiA, call.id, alice);
     const updated = await eventually(
-      () => slack.callsTo('chat.update').find((c) => JSON.stringify(c.args.blocks ?? '').includes('1 of 2') && JSON.stringify(c.args.blocks).includes(call.id)),
+      () =>
+        slack
+          .callsTo('chat.update')
+          .find(
+            (c) =>
+              JSON.stringify(c.args.blocks ?? '').includes('1 of 2') && JSON.stringify(c.args.blocks).includes(call.id),
+          ),
       10_000,
       'a Slack update saying 1 of 2',
     );
@@ -245,7 +275,9 @@ describe('quorum', () => {
       expect([x.status, y.status]).toEqual([200, 200]);
       const final = (await apiA.get(`/v1/tool-calls/${call.id}`, root)).body;
       expect(final.status).toBe('approved');
-      const types = (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.map((e: any) => e.type);
+      const types = (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.map(
+        (e: any) => e.type,
+      );
       expect(types.filter((t: string) => t === 'ToolCallApprovalRecorded')).toHaveLength(1);
       expect(types.filter((t: string) => t === 'ToolCallApproved')).toHaveLength(1);
     }
@@ -279,7 +311,9 @@ describe('deciding a whole step at once', () => {
   /** A step of three held calls in a fresh conversation: two plain, one under separation of duties. */
   async function step(): Promise<{ conv: string; ids: string[] }> {
     const conv = `gov-step-${++n}`;
-    expect((await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'slack:U0RITA', name: 'Rita' } })).status).toBe(201);
+    expect(
+      (await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'slack:U0RITA', name: 'Rita' } })).status,
+    ).toBe(201);
     const r = await apiA.post(`/v1/conversations/${conv}/tool-calls`, agent, {
       toolCalls: [
         { toolName: 'send_email', arguments: { to: 'a@example.com' } },
@@ -293,17 +327,27 @@ describe('deciding a whole step at once', () => {
 
   it('rejects every pending call of the step, each with its own event and the same reason', async () => {
     const { conv, ids } = await step();
-    const r = await apiA.post(`/v1/conversations/${conv}/decisions`, alice, { decision: 'reject', reason: 'wrong customer' });
+    const r = await apiA.post(`/v1/conversations/${conv}/decisions`, alice, {
+      decision: 'reject',
+      reason: 'wrong customer',
+    });
     expect(r.status).toBe(200);
     expect(r.body.refused).toEqual([]);
-    expect(r.body.toolCalls.map((c: any) => [c.id, c.status, c.decision.reason]).sort()).toEqual(ids.map((id) => [id, 'rejected', 'wrong customer']).sort());
+    expect(r.body.toolCalls.map((c: any) => [c.id, c.status, c.decision.reason]).sort()).toEqual(
+      ids.map((id) => [id, 'rejected', 'wrong customer']).sort(),
+    );
     const events = (await apiA.get(`/v1/audit/events?conversationId=${conv}&type=ToolCallRejected`, root)).body.events;
     expect(events.map((e: any) => e.toolCallId).sort()).toEqual([...ids].sort());
   });
 
   it('approves what the person may approve and lists the rest as refused, with the code deciding each alone would give', async () => {
     const { conv, ids } = await step();
-    const r = await apiB.post(`/v1/conversations/${conv}/decisions`, rita, { decision: 'approve' }, { 'X-Tollgate-Channel': 'web' });
+    const r = await apiB.post(
+      `/v1/conversations/${conv}/decisions`,
+      rita,
+      { decision: 'approve' },
+      { 'X-Tollgate-Channel': 'web' },
+    );
     expect(r.status).toBe(200);
     expect(r.body.toolCalls.map((c: any) => [c.id, c.status, c.decision.by.via]).sort()).toEqual(
       [
@@ -311,23 +355,33 @@ describe('deciding a whole step at once', () => {
         [ids[1], 'approved', 'web'],
       ].sort(),
     );
-    expect(r.body.refused).toEqual([{ id: ids[2], code: 'self_approval', detail: expect.stringMatching(/may not approve/) }]);
+    expect(r.body.refused).toEqual([
+      { id: ids[2], code: 'self_approval', detail: expect.stringMatching(/may not approve/) },
+    ]);
     expect((await apiA.get(`/v1/tool-calls/${ids[2]}`, root)).body.status).toBe('pending');
   });
 
   it('decides only the named calls, and refuses ids of other conversations with 400', async () => {
     const { conv, ids } = await step();
-    const r = await apiA.post(`/v1/conversations/${conv}/decisions`, alice, { decision: 'approve', toolCallIds: [ids[1]] });
+    const r = await apiA.post(`/v1/conversations/${conv}/decisions`, alice, {
+      decision: 'approve',
+      toolCallIds: [ids[1]],
+    });
     expect(r.body.toolCalls.map((c: any) => c.id)).toEqual([ids[1]]);
     expect((await apiA.get(`/v1/tool-calls/${ids[0]}`, root)).body.status).toBe('pending');
-    const bad = await apiA.post(`/v1/conversations/${conv}/decisions`, alice, { decision: 'approve', toolCallIds: ['tc_elsewhere'] });
+    const bad = await apiA.post(`/v1/conversations/${conv}/decisions`, alice, {
+      decision: 'approve',
+      toolCallIds: ['tc_elsewhere'],
+    });
     expect({ status: bad.status, code: bad.body.code }).toEqual({ status: 400, code: 'validation_failed' });
   });
 
   it('answers 404 to another tenant, 403 to an agent, and 400 to always_allow (decided per call only)', async () => {
     const { conv } = await step();
     const stranger = await a.token('eve', ['admin'], { tenant: 'other' });
-    expect((await apiA.post(`/v1/conversations/${conv}/decisions`, stranger, { decision: 'approve' })).status).toBe(404);
+    expect((await apiA.post(`/v1/conversations/${conv}/decisions`, stranger, { decision: 'approve' })).status).toBe(
+      404,
+    );
     const byAgent = await apiA.post(`/v1/conversations/${conv}/decisions`, agent, { decision: 'approve' });
     expect({ status: byAgent.status, code: byAgent.body.code }).toEqual({ status: 403, code: 'forbidden' });
     const always = await apiA.post(`/v1/conversations/${conv}/decisions`, alice, { decision: 'always_allow' });
@@ -341,7 +395,9 @@ describe('deciding a whole step at once', () => {
       decide(apiB, ids[0], bob),
     ]);
     expect(whole.status).toBe(200);
-    const statuses = await Promise.all(ids.map(async (id) => (await apiA.get(`/v1/tool-calls/${id}`, root)).body.status));
+    const statuses = await Promise.all(
+      ids.map(async (id) => (await apiA.get(`/v1/tool-calls/${id}`, root)).body.status),
+    );
     expect(statuses[1]).toBe('rejected');
     const decisions = (await apiA.get(`/v1/audit/events?conversationId=${conv}`, root)).body.events.filter(
       (e: any) => e.toolCallId === ids[0] && (e.type === 'ToolCallApproved' || e.type === 'ToolCallRejected'),
@@ -353,26 +409,40 @@ describe('deciding a whole step at once', () => {
 });
 
 describe('escalation, reminders and deadlines', () => {
-  it('escalates after the step\'s wait: an admin may then decide, Slack is told in the thread, and a reminder is recorded', async () => {
+  it("escalates after the step's wait: an admin may then decide, Slack is told in the thread, and a reminder is recorded", async () => {
     const call = await pending('night_deploy');
     expect(call.approval.approvers).toEqual(['approver']);
     const early = await decide(apiA, call.id, carol);
     expect({ status: early.status, code: early.body.code }).toEqual({ status: 403, code: 'forbidden' });
 
     const escalated = await eventually(
-      async () => (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.find((e: any) => e.type === 'ToolCallEscalated'),
+      async () =>
+        (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.find(
+          (e: any) => e.type === 'ToolCallEscalated',
+        ),
       20_000,
       'ToolCallEscalated',
     );
-    expect(escalated.data).toMatchObject({ step: 1, added: ['admin'], approvers: ['approver', 'admin'], notify: ['slack'] });
+    expect(escalated.data).toMatchObject({
+      step: 1,
+      added: ['admin'],
+      approvers: ['approver', 'admin'],
+      notify: ['slack'],
+    });
     expect((await apiA.get(`/v1/tool-calls/${call.id}`, root)).body.approval.approvers).toEqual(['approver', 'admin']);
     await eventually(
-      async () => (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.find((e: any) => e.type === 'ToolCallReminded'),
+      async () =>
+        (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.find(
+          (e: any) => e.type === 'ToolCallReminded',
+        ),
       20_000,
       'ToolCallReminded',
     );
     const thread = await eventually(
-      () => slack.callsTo('chat.postMessage').find((c) => c.args.thread_ts && /Escalated/.test(String(c.args.text)) && /admin/.test(String(c.args.text))),
+      () =>
+        slack
+          .callsTo('chat.postMessage')
+          .find((c) => c.args.thread_ts && /Escalated/.test(String(c.args.text)) && /admin/.test(String(c.args.text))),
       10_000,
       'an escalation in the Slack thread',
     );
@@ -389,13 +459,25 @@ describe('escalation, reminders and deadlines', () => {
     const before = Date.parse(call.approval.expiresAt);
     const refused = await apiA.post(`/v1/tool-calls/${call.id}/deadline`, alice, { extendBy: 600 });
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 403, code: 'forbidden' });
-    const bad = await apiA.post(`/v1/tool-calls/${call.id}/deadline`, root, { extendBy: 600, expiresAt: new Date().toISOString() });
+    const bad = await apiA.post(`/v1/tool-calls/${call.id}/deadline`, root, {
+      extendBy: 600,
+      expiresAt: new Date().toISOString(),
+    });
     expect({ status: bad.status, code: bad.body.code }).toEqual({ status: 400, code: 'validation_failed' });
-    const r = await apiA.post(`/v1/tool-calls/${call.id}/deadline`, root, { extendBy: 600, reason: 'owner on a flight' });
+    const r = await apiA.post(`/v1/tool-calls/${call.id}/deadline`, root, {
+      extendBy: 600,
+      reason: 'owner on a flight',
+    });
     expect(r.status).toBe(200);
     expect(Date.parse(r.body.approval.expiresAt)).toBe(before + 600_000);
-    const ev = (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.find((e: any) => e.type === 'ToolCallDeadlineExtended');
-    expect(ev.data).toMatchObject({ from: new Date(before).toISOString(), to: new Date(before + 600_000).toISOString(), reason: 'owner on a flight' });
+    const ev = (await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root)).body.events.find(
+      (e: any) => e.type === 'ToolCallDeadlineExtended',
+    );
+    expect(ev.data).toMatchObject({
+      from: new Date(before).toISOString(),
+      to: new Date(before + 600_000).toISOString(),
+      reason: 'owner on a flight',
+    });
     await decide(apiA, call.id, alice, { decision: 'reject' });
     const late = await apiA.post(`/v1/tool-calls/${call.id}/deadline`, root, { extendBy: 60 });
     expect({ status: late.status, code: late.body.code }).toEqual({ status: 409, code: 'already_decided' });
@@ -422,7 +504,10 @@ describe('the CLI: a whole step, and more time', () => {
     expect(step.stdout.trim()).toBe(`${email.id} send_email: approved`);
     expect(step.stderr).toContain(`${wire.id}: self_approval: `);
 
-    const ext = await runCli(['extend', wire.id, '--by', '1h', '--reason', 'waiting for finance'], cliEnv({ url: a.url, token: root }));
+    const ext = await runCli(
+      ['extend', wire.id, '--by', '1h', '--reason', 'waiting for finance'],
+      cliEnv({ url: a.url, token: root }),
+    );
     expect(ext.code).toBe(0);
     const after = (await apiA.get(`/v1/tool-calls/${wire.id}`, root)).body.approval.expiresAt;
     expect(Date.parse(after)).toBe(Date.parse(wire.approval.expiresAt) + 3_600_000);
@@ -434,24 +519,47 @@ describe('questions in Slack', () => {
   it('posts a question with its choices as buttons; a click answers it via slack, and the message shows the answer', async () => {
     const conv = `gov-q-${++n}`;
     expect((await apiA.post('/v1/conversations', agent, { id: conv })).status).toBe(201);
-    const asked = await apiA.post(`/v1/conversations/${conv}/questions`, agent, { text: 'Which region? <!channel>', choices: ['EU', 'US'] });
+    const asked = await apiA.post(`/v1/conversations/${conv}/questions`, agent, {
+      text: 'Which region? <!channel>',
+      choices: ['EU', 'US'],
+    });
     expect(asked.status).toBe(201);
     const q = asked.body;
-    const message = await eventually(() => slack.callsTo('chat.postMessage').find((c) => JSON.stringify(c.args.blocks ?? '').includes(q.id)), 10_000, 'the question in Slack');
+    const message = await eventually(
+      () => slack.callsTo('chat.postMessage').find((c) => JSON.stringify(c.args.blocks ?? '').includes(q.id)),
+      10_000,
+      'the question in Slack',
+    );
     const blocks = JSON.stringify(message.args.blocks);
     expect(blocks).toContain('&lt;!channel&gt;'); // an agent's text never pings the channel
     expect(blocks).toContain('tollgate_answer:1');
 
     const click = {
       ...buttonClick(RITA_SLACK, 'tollgate_answer:1', q.id),
-      actions: [{ action_id: 'tollgate_answer:1', value: JSON.stringify({ q: q.id, a: 'US' }), type: 'button', block_id: 'tollgate_answer' }],
+      actions: [
+        {
+          action_id: 'tollgate_answer:1',
+          value: JSON.stringify({ q: q.id, a: 'US' }),
+          type: 'button',
+          block_id: 'tollgate_answer',
+        },
+      ],
     };
     const { body, headers } = slackRequest(SIGNING_SECRET, click);
     expect((await apiA.call('POST', '/v1/slack/interactions', { raw: body, headers })).status).toBe(200);
     const answered = (await apiA.get(`/v1/questions/${q.id}?wait=10`, agent)).body;
-    expect(answered).toMatchObject({ status: 'answered', answer: { text: 'US', by: { id: 'slack:U0RITA', via: 'slack' } } });
+    expect(answered).toMatchObject({
+      status: 'answered',
+      answer: { text: 'US', by: { id: 'slack:U0RITA', via: 'slack' } },
+    });
     await eventually(
-      () => slack.callsTo('chat.update').find((c) => JSON.stringify(c.args.blocks ?? '').includes('Answered') && JSON.stringify(c.args.blocks).includes('US')),
+      () =>
+        slack
+          .callsTo('chat.update')
+          .find(
+            (c) =>
+              JSON.stringify(c.args.blocks ?? '').includes('Answered') && JSON.stringify(c.args.blocks).includes('US'),
+          ),
       10_000,
       'the Slack message updated with the answer',
     );
@@ -464,19 +572,37 @@ describe('questions over gRPC', () => {
     expect((await apiA.post('/v1/conversations', agent, { id: conv })).status).toBe(201);
     const rpc = new TollgateGrpc(a.grpcAddress!);
     try {
-      const q = await rpc.call('AskQuestion', { conversationId: conv, text: 'Which region?', choices: ['EU', 'US'], id: 'ask-region' }, agent);
-      expect(q).toMatchObject({ conversationId: conv, status: 'QUESTION_STATUS_PENDING', choices: ['EU', 'US'], externalId: 'ask-region' });
-      const again = await rpc.call('AskQuestion', { conversationId: conv, text: 'Which region?', choices: ['EU', 'US'], id: 'ask-region' }, agent);
+      const q = await rpc.call(
+        'AskQuestion',
+        { conversationId: conv, text: 'Which region?', choices: ['EU', 'US'], id: 'ask-region' },
+        agent,
+      );
+      expect(q).toMatchObject({
+        conversationId: conv,
+        status: 'QUESTION_STATUS_PENDING',
+        choices: ['EU', 'US'],
+        externalId: 'ask-region',
+      });
+      const again = await rpc.call(
+        'AskQuestion',
+        { conversationId: conv, text: 'Which region?', choices: ['EU', 'US'], id: 'ask-region' },
+        agent,
+      );
       expect(again.id).toBe(q.id);
       const watch = rpc.watch(q.id, agent, undefined, 'WatchQuestion');
       await watch.received(1);
       const bad = await rpc.failure('AnswerQuestion', { id: q.id, answer: 'Mars' }, alice);
       expect(bad.tollgateCode).toBe('validation_failed');
       const answered = await rpc.call('AnswerQuestion', { id: q.id, answer: 'EU' }, alice);
-      expect(answered).toMatchObject({ status: 'QUESTION_STATUS_ANSWERED', answer: { text: 'EU', by: { id: 'alice', via: 'CHANNEL_GRPC' } } });
+      expect(answered).toMatchObject({
+        status: 'QUESTION_STATUS_ANSWERED',
+        answer: { text: 'EU', by: { id: 'alice', via: 'CHANNEL_GRPC' } },
+      });
       expect(await watch.ended).toEqual({ ok: true });
       expect(watch.messages.map((m) => m.status)).toEqual(['QUESTION_STATUS_PENDING', 'QUESTION_STATUS_ANSWERED']);
-      expect((await rpc.failure('AnswerQuestion', { id: q.id, answer: 'US' }, bob)).tollgateCode).toBe('already_answered');
+      expect((await rpc.failure('AnswerQuestion', { id: q.id, answer: 'US' }, bob)).tollgateCode).toBe(
+        'already_answered',
+      );
       expect((await rpc.failure('AnswerQuestion', { id: q.id, answer: 'US' }, agent)).code).toBe(7); // agents never answer
     } finally {
       rpc.close();

@@ -38,14 +38,23 @@ async function tenantWith(tenant: string, policy: unknown) {
     /** An end user's token: no role at all. */
     user: (id: string) => server.token(id, [], { tenant }),
     /** Starts a conversation for `userId` and proposes one call; answers the call as proposed. */
-    async propose(agent: string, convId: string, userId: string, toolName: string, args: Record<string, unknown> = { id: 'src_1' }) {
+    async propose(
+      agent: string,
+      convId: string,
+      userId: string,
+      toolName: string,
+      args: Record<string, unknown> = { id: 'src_1' },
+    ) {
       const conv = await http.post('/v1/conversations', agent, { id: convId, user: { id: userId, roles: ['admin'] } });
       expect(conv.status).toBe(201);
-      const res = await http.post(`/v1/conversations/${convId}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: args }] });
+      const res = await http.post(`/v1/conversations/${convId}/tool-calls`, agent, {
+        toolCalls: [{ toolName, arguments: args }],
+      });
       expect(res.status).toBe(201);
       return res.body.toolCalls[0];
     },
-    decide: (token: string, id: string, body: Record<string, unknown>) => http.post(`/v1/tool-calls/${id}/decision`, token, body),
+    decide: (token: string, id: string, body: Record<string, unknown>) =>
+      http.post(`/v1/tool-calls/${id}/decision`, token, body),
     status: async (id: string) => (await http.get(`/v1/tool-calls/${id}`, t.admin)).body.status,
     auditOf: async (type: string) => (await http.get(`/v1/audit/events?type=${type}`, t.auditor)).body.events,
   };
@@ -59,7 +68,9 @@ describe('the attack from the review: a roleless requester makes a tenant-wide g
   let rita: string;
 
   beforeAll(async () => {
-    t = await tenantWith('grants-attack', { rules: [{ match: 'delete_source', level: 'confirm', approvers: ['requester'] }] });
+    t = await tenantWith('grants-attack', {
+      rules: [{ match: 'delete_source', level: 'confirm', approvers: ['requester'] }],
+    });
     rita = await t.user('rita');
     call = await t.propose(t.agentA, 'rita-chat', 'rita', 'delete_source');
     expect(call).toMatchObject({ status: 'pending', approval: { approvers: ['requester'] } });
@@ -94,7 +105,14 @@ describe('the attack from the review: a roleless requester makes a tenant-wide g
       toolCallId: call.id,
       toolName: 'delete_source',
       actor: { id: 'rita', kind: 'person', via: 'api' },
-      data: { decision: 'always_allow', requestedScope: 'tenant', allowedScope: 'conversation', refusedBy: 'rita', rule: 0, level: 'confirm' },
+      data: {
+        decision: 'always_allow',
+        requestedScope: 'tenant',
+        allowedScope: 'conversation',
+        refusedBy: 'rita',
+        rule: 0,
+        level: 'confirm',
+      },
     });
     expect(refused[1].data).toMatchObject({ requestedScope: 'agent' });
     expect(await t.auditOf('GrantCreated')).toEqual([]);
@@ -106,7 +124,11 @@ describe('the attack from the review: a roleless requester makes a tenant-wide g
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'approved', decision: { outcome: 'approved', by: { id: 'rita' } } });
     const grants = await t.auditOf('GrantCreated');
-    expect(grants).toEqual([expect.objectContaining({ data: expect.objectContaining({ scope: 'conversation', scopeId: 'rita-chat', createdBy: 'rita' }) })]);
+    expect(grants).toEqual([
+      expect.objectContaining({
+        data: expect.objectContaining({ scope: 'conversation', scopeId: 'rita-chat', createdBy: 'rita' }),
+      }),
+    ]);
     const elsewhere = await t.propose(t.agentB, 'rita-chat-2', 'rita', 'delete_source', { id: 'src_3' });
     expect(elsewhere.status).toBe('pending');
   });
@@ -150,7 +172,10 @@ describe('who may grant how far', () => {
     const call = await t.propose(t.agentA, 'narrow-pay', 'u5', 'pay_invoice');
     const res = await t.decide(t.admin, call.id, { decision: 'always_allow', scope: 'tenant' });
     expectProblem(res, 403, 'forbidden');
-    expect(res.body).toMatchObject({ detail: 'A standing grant for this call may cover at most scope agent (policy rule 1), not tenant', allowedScope: 'agent' });
+    expect(res.body).toMatchObject({
+      detail: 'A standing grant for this call may cover at most scope agent (policy rule 1), not tenant',
+      allowedScope: 'agent',
+    });
     expect((await t.decide(t.admin, call.id, { decision: 'always_allow', scope: 'agent' })).status).toBe(200);
   });
 
@@ -191,7 +216,11 @@ describe('repeating a decision (finding 14)', () => {
   it('an always_allow repeated in another scope is 409; in the same scope 200', async () => {
     const call = await t.propose(t.agentA, 'repeat-scope', 'u3', 'deploy_api');
     expect((await t.decide(t.admin, call.id, { decision: 'always_allow', scope: 'agent' })).status).toBe(200);
-    expectProblem(await t.decide(t.admin, call.id, { decision: 'always_allow', scope: 'tenant' }), 409, 'already_decided');
+    expectProblem(
+      await t.decide(t.admin, call.id, { decision: 'always_allow', scope: 'tenant' }),
+      409,
+      'already_decided',
+    );
     expect((await t.decide(t.admin, call.id, { decision: 'always_allow', scope: 'agent' })).status).toBe(200);
   });
 });

@@ -25,7 +25,13 @@ function expectProblem(res: Reply, status: number, code: string) {
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
 }
 
-const POLICY = { rules: [{ match: 'shell', level: 'confirm' }, { match: 'deploy', level: 'confirm' }, { match: 'email', level: 'confirm' }] };
+const POLICY = {
+  rules: [
+    { match: 'shell', level: 'confirm' },
+    { match: 'deploy', level: 'confirm' },
+    { match: 'email', level: 'confirm' },
+  ],
+};
 
 /** A tenant of its own with the confirm-everything policy, and what a test needs to act in it. */
 async function tenant(name: string, h: ReturnType<typeof client> = http, s: TestServer = server) {
@@ -40,12 +46,20 @@ async function tenant(name: string, h: ReturnType<typeof client> = http, s: Test
     /** Proposes one call in `conv` (started on first use); answers the call as proposed. */
     async propose(conv: string, toolName: string, args: Record<string, unknown> = {}, via = h) {
       await via.post('/v1/conversations', t.agent, { id: conv, user: { id: 'rita', roles: [] } });
-      const res = await via.post(`/v1/conversations/${conv}/tool-calls`, t.agent, { toolCalls: [{ id: `c${++n}`, toolName, arguments: args }] });
+      const res = await via.post(`/v1/conversations/${conv}/tool-calls`, t.agent, {
+        toolCalls: [{ id: `c${++n}`, toolName, arguments: args }],
+      });
       expect(res.status).toBe(201);
       return res.body.toolCalls[0];
     },
     /** A pending call in `conv`, always allowed by `token` with `body`; answers the grant made. */
-    async grant(token: string, conv: string, toolName: string, body: Record<string, unknown> = {}, args: Record<string, unknown> = {}) {
+    async grant(
+      token: string,
+      conv: string,
+      toolName: string,
+      body: Record<string, unknown> = {},
+      args: Record<string, unknown> = {},
+    ) {
       const call = await t.propose(conv, toolName, args);
       expect(call.status).toBe('pending');
       const res = await h.post(`/v1/tool-calls/${call.id}/decision`, token, { decision: 'always_allow', ...body });
@@ -55,7 +69,8 @@ async function tenant(name: string, h: ReturnType<typeof client> = http, s: Test
       expect(made).toBeDefined();
       return made;
     },
-    revoke: (token: string, id: string, body?: unknown, query = '') => h.call('DELETE', `/v1/grants/${id}${query}`, { token, body }),
+    revoke: (token: string, id: string, body?: unknown, query = '') =>
+      h.call('DELETE', `/v1/grants/${id}${query}`, { token, body }),
     auditOf: async (type: string) => (await h.get(`/v1/audit/events?type=${type}`, t.auditor)).body.events,
   };
   expect((await h.put('/v1/policy', t.admin, POLICY)).status).toBe(200);
@@ -97,9 +112,19 @@ describe('listing grants', () => {
       revokeReason: null,
       sourceToolCallId: made[2].sourceToolCallId,
     });
-    expect(res.body.items[1]).toMatchObject({ scope: 'agent', agentId: 'bot', conversationId: null, pattern: 'deploy', args: null });
+    expect(res.body.items[1]).toMatchObject({
+      scope: 'agent',
+      agentId: 'bot',
+      conversationId: null,
+      pattern: 'deploy',
+      args: null,
+    });
     expect(Date.parse(res.body.items[1].expiresAt) - Date.parse(res.body.items[1].createdAt)).toBe(3600_000);
-    expect(res.body.items[2]).toMatchObject({ scope: 'conversation', conversationId: 'list-1', createdBy: { id: 'alice' } });
+    expect(res.body.items[2]).toMatchObject({
+      scope: 'conversation',
+      conversationId: 'list-1',
+      createdBy: { id: 'alice' },
+    });
   });
 
   it('filters by tool, scope and status', async () => {
@@ -111,7 +136,12 @@ describe('listing grants', () => {
     expect(await ids('status=expired')).toEqual([]);
     expect(await ids('status=all')).toEqual([made[3].id, made[2].id, made[1].id, made[0].id]);
     const revoked = (await http.get('/v1/grants?status=revoked', t.auditor)).body.items[0];
-    expect(revoked).toMatchObject({ status: 'revoked', revokedBy: { id: 'grants-list-root', via: 'api' }, revokeReason: 'not needed', revokedAt: expect.any(String) });
+    expect(revoked).toMatchObject({
+      status: 'revoked',
+      revokedBy: { id: 'grants-list-root', via: 'api' },
+      revokeReason: 'not needed',
+      revokedAt: expect.any(String),
+    });
   });
 
   it('pages with limit and cursor', async () => {
@@ -155,11 +185,23 @@ describe('revoking a grant', () => {
   it('stops it applying at the next proposal, records GrantRevoked in an intact chain, and answers the same again', async () => {
     const g = await t.grant(t.admin, 'rv-1', 'deploy', { scope: 'tenant' });
     const covered = await t.propose('rv-2', 'deploy');
-    expect(covered).toMatchObject({ status: 'approved', policy: { reason: `Allowed by standing grant ${g.id} (scope tenant)` } });
+    expect(covered).toMatchObject({
+      status: 'approved',
+      policy: { reason: `Allowed by standing grant ${g.id} (scope tenant)` },
+    });
 
-    const res = await http.call('DELETE', `/v1/grants/${g.id}`, { token: t.admin, body: { reason: 'too wide' }, headers: { 'x-tollgate-channel': 'cli' } });
+    const res = await http.call('DELETE', `/v1/grants/${g.id}`, {
+      token: t.admin,
+      body: { reason: 'too wide' },
+      headers: { 'x-tollgate-channel': 'cli' },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: g.id, status: 'revoked', revokedBy: { id: 'grants-revoke-root', via: 'cli' }, revokeReason: 'too wide' });
+    expect(res.body).toMatchObject({
+      id: g.id,
+      status: 'revoked',
+      revokedBy: { id: 'grants-revoke-root', via: 'cli' },
+      revokeReason: 'too wide',
+    });
 
     expect(await t.propose('rv-2', 'deploy')).toMatchObject({ status: 'pending', policy: { level: 'confirm' } });
     expect(await t.propose('rv-3', 'deploy')).toMatchObject({ status: 'pending' });
@@ -174,7 +216,14 @@ describe('revoking a grant', () => {
       type: 'GrantRevoked',
       toolName: 'deploy',
       actor: { id: 'grants-revoke-root', kind: 'person', via: 'cli' },
-      data: { grantId: g.id, scope: 'tenant', scopeId: null, revokedBy: 'grants-revoke-root', via: 'cli', reason: 'too wide' },
+      data: {
+        grantId: g.id,
+        scope: 'tenant',
+        scopeId: null,
+        revokedBy: 'grants-revoke-root',
+        via: 'cli',
+        reason: 'too wide',
+      },
     });
     expectIntactChain(await eventsOf(server.dataSource, 'grants-revoke'));
   });
@@ -196,7 +245,10 @@ describe('revoking a grant', () => {
     expectProblem(await t.revoke(t.auditor, narrow.id), 403, 'forbidden');
     expectProblem(await t.revoke(t.requester, narrow.id), 403, 'forbidden');
     // The refused attempts changed nothing.
-    for (const g of [wide, agentWide, narrow]) expect((await http.get(`/v1/grants?tool=${g.toolName}`, t.admin)).body.items.map((x: any) => x.id)).toEqual([g.id]);
+    for (const g of [wide, agentWide, narrow])
+      expect((await http.get(`/v1/grants?tool=${g.toolName}`, t.admin)).body.items.map((x: any) => x.id)).toEqual([
+        g.id,
+      ]);
     expect((await t.revoke(t.approver, narrow.id)).body.status).toBe('revoked');
     expect((await t.revoke(t.admin, wide.id)).body.status).toBe('revoked');
   });
@@ -206,7 +258,10 @@ describe('revoking a grant', () => {
     const stranger = await server.token('root', ['admin'], { tenant: 'grants-revoke-other' });
     expectProblem(await t.revoke(stranger, g.id), 404, 'not_found');
     expectProblem(await t.revoke(t.admin, 'grant_nope'), 404, 'not_found');
-    expect((await http.get(`/v1/grants?tool=shell&scope=tenant`, t.admin)).body.items[0]).toMatchObject({ id: g.id, status: 'active' });
+    expect((await http.get(`/v1/grants?tool=shell&scope=tenant`, t.admin)).body.items[0]).toMatchObject({
+      id: g.id,
+      status: 'active',
+    });
   });
 
   it('refuses an unknown body field', async () => {
@@ -282,7 +337,10 @@ describe('a grant with an argument pattern (args)', () => {
     [{ args: { cmd: 'ls, path=/etc' } }, 'args.cmd'],
   ])('refuses %j with 400 naming %s', async (extra, path) => {
     const call = await t.propose(`ar-bad-${JSON.stringify(extra)}`.replace(/[^\w.:-]/g, '_'), 'shell', { cmd: 'ls' });
-    const res = await http.post(`/v1/tool-calls/${call.id}/decision`, t.approver, { decision: 'always_allow', ...extra });
+    const res = await http.post(`/v1/tool-calls/${call.id}/decision`, t.approver, {
+      decision: 'always_allow',
+      ...extra,
+    });
     expectProblem(res, 400, 'validation_failed');
     expect(res.body.errors.map((e: any) => e.path)).toEqual([path]);
   });

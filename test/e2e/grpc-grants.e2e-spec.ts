@@ -26,14 +26,28 @@ let n = 0;
 async function pendingCall(args: Record<string, unknown>): Promise<any> {
   const conversationId = `grpc-g-${++n}`;
   await rpc.call('StartConversation', { id: conversationId }, agent);
-  const { toolCalls } = await rpc.call('ProposeToolCalls', { conversationId, toolCalls: [{ toolName: 'shell', arguments: struct(args) }] }, agent);
+  const { toolCalls } = await rpc.call(
+    'ProposeToolCalls',
+    { conversationId, toolCalls: [{ toolName: 'shell', arguments: struct(args) }] },
+    agent,
+  );
   expect(toolCalls[0].status).toBe('TOOL_CALL_STATUS_PENDING');
   return toolCalls[0];
 }
 
 it('an always allow with expires_in and args makes a grant with that lifetime, covering only matching calls', async () => {
   const call = await pendingCall({ cmd: 'ls /tmp' });
-  const decided = await rpc.call('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_ALWAYS_ALLOW', scope: 'GRANT_SCOPE_TENANT', expiresIn: 600, args: { cmd: 'ls *' } }, admin);
+  const decided = await rpc.call(
+    'DecideToolCall',
+    {
+      id: call.id,
+      decision: 'DECISION_KIND_ALWAYS_ALLOW',
+      scope: 'GRANT_SCOPE_TENANT',
+      expiresIn: 600,
+      args: { cmd: 'ls *' },
+    },
+    admin,
+  );
   expect(decided.status).toBe('TOOL_CALL_STATUS_APPROVED');
   const [grant] = (await http.get('/v1/grants', admin)).body.items;
   expect(grant).toMatchObject({ scope: 'tenant', args: { cmd: 'ls *' }, createdBy: { id: 'root', via: 'grpc' } });
@@ -42,7 +56,13 @@ it('an always allow with expires_in and args makes a grant with that lifetime, c
   const propose = async (cmd: string) => {
     const conversationId = `grpc-g-${++n}`;
     await rpc.call('StartConversation', { id: conversationId }, agent);
-    return (await rpc.call('ProposeToolCalls', { conversationId, toolCalls: [{ toolName: 'shell', arguments: struct({ cmd }) }] }, agent)).toolCalls[0].status;
+    return (
+      await rpc.call(
+        'ProposeToolCalls',
+        { conversationId, toolCalls: [{ toolName: 'shell', arguments: struct({ cmd }) }] },
+        agent,
+      )
+    ).toolCalls[0].status;
   };
   expect(await propose('ls -la')).toBe('TOOL_CALL_STATUS_APPROVED');
   expect(await propose('rm -rf /')).toBe('TOOL_CALL_STATUS_PENDING');
@@ -51,10 +71,18 @@ it('an always allow with expires_in and args makes a grant with that lifetime, c
 it('refuses a bad lifetime or pattern with INVALID_ARGUMENT, and the call stays pending', async () => {
   const call = await pendingCall({ cmd: 'ls' });
   for (const bad of [{ expiresIn: 90 * 86400 + 1 }, { args: { cmd: 'ls, path=/etc' } }]) {
-    const f = await rpc.failure('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_ALWAYS_ALLOW', ...bad }, admin);
+    const f = await rpc.failure(
+      'DecideToolCall',
+      { id: call.id, decision: 'DECISION_KIND_ALWAYS_ALLOW', ...bad },
+      admin,
+    );
     expect(f.code).toBe(3); // INVALID_ARGUMENT
   }
-  const approve = await rpc.failure('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_APPROVE', expiresIn: 60 }, admin);
+  const approve = await rpc.failure(
+    'DecideToolCall',
+    { id: call.id, decision: 'DECISION_KIND_APPROVE', expiresIn: 60 },
+    admin,
+  );
   expect(approve.code).toBe(3);
   expect((await http.get(`/v1/tool-calls/${call.id}`, admin)).body.status).toBe('pending');
 });

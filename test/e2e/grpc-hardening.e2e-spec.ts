@@ -30,8 +30,16 @@ interface RawEnd {
 }
 
 /** One call on a raw HTTP/2 session: the headers a gRPC client sends, then `body` (a framed message) or nothing. */
-function rawCall(session: http2.ClientHttp2Session, path: string, headers: Record<string, string> = {}, body?: Buffer): { stream: http2.ClientHttp2Stream; ended: Promise<RawEnd> } {
-  const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...headers }, { endStream: false });
+function rawCall(
+  session: http2.ClientHttp2Session,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: Buffer,
+): { stream: http2.ClientHttp2Stream; ended: Promise<RawEnd> } {
+  const stream = session.request(
+    { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...headers },
+    { endStream: false },
+  );
   const end: Partial<RawEnd> = {};
   const read = (h: http2.IncomingHttpHeaders) => {
     if (h['grpc-status'] !== undefined) end.grpcStatus = Number(h['grpc-status']);
@@ -43,7 +51,9 @@ function rawCall(session: http2.ClientHttp2Session, path: string, headers: Recor
   stream.on('error', () => undefined); // a refused stream errors; its rstCode tells how
   stream.resume();
   if (body) stream.end(body);
-  const ended = new Promise<RawEnd>((resolve) => stream.on('close', () => resolve({ ...end, rstCode: stream.rstCode ?? 0 })));
+  const ended = new Promise<RawEnd>((resolve) =>
+    stream.on('close', () => resolve({ ...end, rstCode: stream.rstCode ?? 0 })),
+  );
   return { stream, ended };
 }
 
@@ -66,7 +76,8 @@ async function destroy(...sessions: http2.ClientHttp2Session[]): Promise<void> {
   for (const s of sessions) s.destroy();
 }
 
-const closed = (s: http2.ClientHttp2Session) => new Promise<void>((resolve) => (s.closed || s.destroyed ? resolve() : s.once('close', () => resolve())));
+const closed = (s: http2.ClientHttp2Session) =>
+  new Promise<void>((resolve) => (s.closed || s.destroyed ? resolve() : s.once('close', () => resolve())));
 
 describe('the gRPC port with its default limits', () => {
   let server: TestServer;
@@ -86,19 +97,32 @@ describe('the gRPC port with its default limits', () => {
 
   it('refuses metadata past 16 KiB with headers_too_large, before the token is even read; 15 KiB passes', async () => {
     const big = { 'x-pad': 'p'.repeat(17 * 1024) };
-    expect(await tollgate.failure('GetToolCall', { id: 'tc_1' }, agent, big)).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'headers_too_large' });
-    expect(await tollgate.failure('GetToolCall', { id: 'tc_1' }, undefined, big)).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'headers_too_large' });
+    expect(await tollgate.failure('GetToolCall', { id: 'tc_1' }, agent, big)).toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      tollgateCode: 'headers_too_large',
+    });
+    expect(await tollgate.failure('GetToolCall', { id: 'tc_1' }, undefined, big)).toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      tollgateCode: 'headers_too_large',
+    });
     // Split over many entries it is the same metadata.
     const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`x-pad-${i}`, 'p'.repeat(500)]));
-    expect(await tollgate.failure('GetToolCall', { id: 'tc_1' }, agent, many)).toMatchObject({ tollgateCode: 'headers_too_large' });
-    expect(await tollgate.failure('GetToolCall', { id: 'tc_1' }, agent, { 'x-pad': 'p'.repeat(15 * 1024) })).toMatchObject({ code: grpc.status.NOT_FOUND, tollgateCode: 'not_found' });
+    expect(await tollgate.failure('GetToolCall', { id: 'tc_1' }, agent, many)).toMatchObject({
+      tollgateCode: 'headers_too_large',
+    });
+    expect(
+      await tollgate.failure('GetToolCall', { id: 'tc_1' }, agent, { 'x-pad': 'p'.repeat(15 * 1024) }),
+    ).toMatchObject({ code: grpc.status.NOT_FOUND, tollgateCode: 'not_found' });
   });
 
   it('closes the connection after refusing oversized metadata (GOAWAY), as HTTP/1 does after a 431', async () => {
     const session = connect(server.grpcAddress!);
     const goaway = new Promise<number>((resolve) => session.once('goaway', (code) => resolve(code)));
     const call = rawCall(session, '/grpc.health.v1.Health/Check', { 'x-pad': 'p'.repeat(17 * 1024) }, frame());
-    expect(await call.ended).toMatchObject({ grpcStatus: grpc.status.INVALID_ARGUMENT, tollgateCode: 'headers_too_large' });
+    expect(await call.ended).toMatchObject({
+      grpcStatus: grpc.status.INVALID_ARGUMENT,
+      tollgateCode: 'headers_too_large',
+    });
     expect(await goaway).toBe(http2.constants.NGHTTP2_NO_ERROR);
     await closed(session);
   });
@@ -106,7 +130,9 @@ describe('the gRPC port with its default limits', () => {
   it('carries at most 100 calls at once on one connection: the 101st stream is refused (REFUSED_STREAM)', async () => {
     // This client does not wait for the server's SETTINGS (as an attacker would not): all 101 go out at once.
     const session = connect(server.grpcAddress!, { peerMaxConcurrentStreams: 1000 });
-    const calls = Array.from({ length: 101 }, () => rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${agent}` }));
+    const calls = Array.from({ length: 101 }, () =>
+      rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${agent}` }),
+    );
     const refused = await Promise.race(calls.map((c, i) => c.ended.then((end) => ({ i, end }))));
     expect(refused.end.rstCode).toBe(http2.constants.NGHTTP2_REFUSED_STREAM);
     expect(calls.filter((c) => c.stream.closed).length).toBe(1); // (a count: a failing stream list would print for ever)
@@ -117,7 +143,10 @@ describe('the gRPC port with its default limits', () => {
   it('answers a call without a token at once, without waiting for its message', async () => {
     const session = connect(server.grpcAddress!);
     const call = rawCall(session, '/tollgate.v1.Tollgate/GetToolCall'); // headers only: no message, no end
-    expect(await call.ended).toMatchObject({ grpcStatus: grpc.status.UNAUTHENTICATED, tollgateCode: 'unauthenticated' });
+    expect(await call.ended).toMatchObject({
+      grpcStatus: grpc.status.UNAUTHENTICATED,
+      tollgateCode: 'unauthenticated',
+    });
     await destroy(session);
   });
 
@@ -131,7 +160,11 @@ describe('the gRPC port with its default limits', () => {
       ['ProposeToolCalls', { conversationId: id, toolCalls: [] }],
       ['AskQuestion', { conversationId: id, text: 'why?' }],
     ] as const) {
-      const f = await tollgate.failure(method, request, method === 'DecideToolCall' ? await server.token('ann', ['approver']) : agent);
+      const f = await tollgate.failure(
+        method,
+        request,
+        method === 'DecideToolCall' ? await server.token('ann', ['approver']) : agent,
+      );
       expect([method, f.code, f.tollgateCode]).toEqual([method, grpc.status.NOT_FOUND, 'not_found']);
       expect(f.details).not.toContain('xxxxxxxx');
       expect(f.details.length).toBeLessThan(200);
@@ -154,7 +187,14 @@ describe('the gRPC port with short limits', () => {
     const app = server.app;
     // The same server class with the application's own services, on a port of its own, with limits a test can wait for.
     // Its own failed-authentication budget (3 per 10 s): the application's is off in tests.
-    grpcServer = new GrpcServer(app.get(TollgateRpcs), app.get(JwtVerifier), app.get(TokenRateLimit), app.get(TollgateMetrics), app.get(DataSource), new AuthFailureLimiter(3));
+    grpcServer = new GrpcServer(
+      app.get(TollgateRpcs),
+      app.get(JwtVerifier),
+      app.get(TokenRateLimit),
+      app.get(TollgateMetrics),
+      app.get(DataSource),
+      new AuthFailureLimiter(3),
+    );
     const sink = new Writable({
       write(chunk, _enc, done) {
         for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
@@ -179,7 +219,10 @@ describe('the gRPC port with short limits', () => {
 
   it('ends a call whose message does not come once the request time is up (DEADLINE_EXCEEDED, logged at info)', async () => {
     const session = connect(address);
-    const call = rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${agent}`, 'x-request-id': 'stalled-1' });
+    const call = rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', {
+      authorization: `Bearer ${agent}`,
+      'x-request-id': 'stalled-1',
+    });
     expect(await call.ended).toMatchObject({ grpcStatus: grpc.status.DEADLINE_EXCEEDED });
     expect(await accessLine('stalled-1')).toMatchObject({ level: 30, grpc_status: 'DEADLINE_EXCEEDED' });
     await destroy(session);
@@ -188,7 +231,9 @@ describe('the gRPC port with short limits', () => {
   it('counts a call against its token’s rate before its message comes: past the rate, one is refused at once', async () => {
     const token = await server.token('hasty', ['agent']);
     const session = connect(address);
-    const calls = Array.from({ length: 11 }, () => rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${token}` }));
+    const calls = Array.from({ length: 11 }, () =>
+      rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${token}` }),
+    );
     const first = await Promise.race(calls.map((c) => c.ended));
     expect(first).toMatchObject({ grpcStatus: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited' });
     expect(calls.filter((c) => c.stream.closed).length).toBe(1); // the other ten wait for their message
@@ -198,7 +243,10 @@ describe('the gRPC port with short limits', () => {
   it('logs a call whose client went away at info, not as a server error', async () => {
     const session = connect(address);
     await new Promise((resolve) => session.once('connect', resolve));
-    rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: `Bearer ${agent}`, 'x-request-id': 'gone-1' });
+    rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', {
+      authorization: `Bearer ${agent}`,
+      'x-request-id': 'gone-1',
+    });
     // HTTP/2 frames are read in order: once the ping (sent after the call's headers) is answered, the server has the call.
     await new Promise((resolve) => session.ping((e) => resolve(e)));
     await destroy(session);
@@ -227,10 +275,17 @@ describe('the gRPC port with short limits', () => {
   it('holds at most 3 health and reflection calls from one address at once: the 4th is rate_limited', async () => {
     const a = connect(address);
     const b = connect(address);
-    const watches = [rawCall(a, '/grpc.health.v1.Health/Watch', {}, frame()), rawCall(a, '/grpc.health.v1.Health/Watch', {}, frame()), rawCall(b, '/grpc.health.v1.Health/Watch', {}, frame())];
+    const watches = [
+      rawCall(a, '/grpc.health.v1.Health/Watch', {}, frame()),
+      rawCall(a, '/grpc.health.v1.Health/Watch', {}, frame()),
+      rawCall(b, '/grpc.health.v1.Health/Watch', {}, frame()),
+    ];
     await Promise.all(watches.map((w) => new Promise((resolve) => w.stream.once('data', resolve)))); // each has its first answer
     const fourth = rawCall(b, '/grpc.health.v1.Health/Watch', {}, frame());
-    expect(await fourth.ended).toMatchObject({ grpcStatus: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited' });
+    expect(await fourth.ended).toMatchObject({
+      grpcStatus: grpc.status.RESOURCE_EXHAUSTED,
+      tollgateCode: 'rate_limited',
+    });
     // A call with a token is not held back by them.
     const client = new TollgateGrpc(address);
     expect(await client.failure('GetToolCall', { id: 'tc_1' }, agent)).toMatchObject({ tollgateCode: 'not_found' });
@@ -247,9 +302,14 @@ describe('the gRPC port with short limits', () => {
   it('closes the connection of a peer past its failed-authentication budget (GOAWAY), after refusing its call', async () => {
     const session = connect(address);
     const goaway = new Promise<number>((resolve) => session.once('goaway', (code) => resolve(code)));
-    for (let i = 0; i < 3; i++) expect(await rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: 'Bearer forged' }).ended).toMatchObject({ tollgateCode: 'unauthenticated' });
+    for (let i = 0; i < 3; i++)
+      expect(
+        await rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: 'Bearer forged' }).ended,
+      ).toMatchObject({ tollgateCode: 'unauthenticated' });
     expect(session.closed || session.destroyed).toBe(false);
-    expect(await rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: 'Bearer forged' }).ended).toMatchObject({ grpcStatus: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited' });
+    expect(
+      await rawCall(session, '/tollgate.v1.Tollgate/GetToolCall', { authorization: 'Bearer forged' }).ended,
+    ).toMatchObject({ grpcStatus: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited' });
     expect(await goaway).toBe(http2.constants.NGHTTP2_NO_ERROR);
     await closed(session);
   });

@@ -53,13 +53,17 @@ describe('the standard services', () => {
     for (const version of ['v1', 'v1alpha'] as const) {
       const r = reflectionClient(server.grpcAddress!, version);
       const listed = await r.ask({ listServices: '*' });
-      expect(listed.listServicesResponse.service.map((s: { name: string }) => s.name)).toEqual(expect.arrayContaining(['tollgate.v1.Tollgate', 'grpc.health.v1.Health']));
+      expect(listed.listServicesResponse.service.map((s: { name: string }) => s.name)).toEqual(
+        expect.arrayContaining(['tollgate.v1.Tollgate', 'grpc.health.v1.Health']),
+      );
       r.close();
     }
     const r = reflectionClient(server.grpcAddress!);
     const answer = await r.ask({ fileContainingSymbol: 'tollgate.v1.Tollgate' });
     r.close();
-    const files = (answer.fileDescriptorResponse.fileDescriptorProto as Buffer[]).map((b) => FileDescriptorProto.toObject(FileDescriptorProto.decode(b)) as any);
+    const files = (answer.fileDescriptorResponse.fileDescriptorProto as Buffer[]).map(
+      (b) => FileDescriptorProto.toObject(FileDescriptorProto.decode(b)) as any,
+    );
     const names = files.map((f) => f.name);
     const defined = new Map<string, string>(); // fully qualified type → file
     const walk = (scope: string, file: string, messages: any[] = [], enums: any[] = []) => {
@@ -75,12 +79,22 @@ describe('the standard services', () => {
     const collect = (file: any, messages: any[] = []) => {
       for (const m of messages) {
         for (const fld of m.field ?? []) if (fld.typeName) refs.push({ file, ref: fld.typeName });
-        for (const n of m.nestedType ?? []) if (n.options?.mapEntry) expect(m.field.some((fld: any) => `${fld.name.replace(/(^|_)([a-z])/g, (_: string, __: string, c: string) => c.toUpperCase())}Entry` === n.name)).toBe(true);
+        for (const n of m.nestedType ?? [])
+          if (n.options?.mapEntry)
+            expect(
+              m.field.some(
+                (fld: any) =>
+                  `${fld.name.replace(/(^|_)([a-z])/g, (_: string, __: string, c: string) => c.toUpperCase())}Entry` ===
+                  n.name,
+              ),
+            ).toBe(true);
         collect(file, m.nestedType);
       }
     };
     for (const f of files) collect(f, f.messageType);
-    for (const s of tollgateFile.service) for (const m of s.method) refs.push({ file: tollgateFile, ref: m.inputType }, { file: tollgateFile, ref: m.outputType });
+    for (const s of tollgateFile.service)
+      for (const m of s.method)
+        refs.push({ file: tollgateFile, ref: m.inputType }, { file: tollgateFile, ref: m.outputType });
     for (const { file, ref } of refs) {
       expect(ref).toMatch(/^\./); // fully qualified
       const home = defined.get(ref);
@@ -90,7 +104,9 @@ describe('the standard services', () => {
     for (const f of files) for (const d of f.dependency ?? []) expect(names).toContain(d);
 
     // Types built from the descriptors alone call the service.
-    const root = (protobuf.Root as unknown as { fromDescriptor(set: object): protobuf.Root }).fromDescriptor({ file: files });
+    const root = (protobuf.Root as unknown as { fromDescriptor(set: object): protobuf.Root }).fromDescriptor({
+      file: files,
+    });
     const Request = root.lookupType('tollgate.v1.StartConversationRequest');
     const Response = root.lookupType('tollgate.v1.StartConversationResponse');
     const token = await server.token('bot', ['agent']);
@@ -106,14 +122,23 @@ describe('the standard services', () => {
       ),
     );
     rpc.close();
-    expect(Response.toObject(Response.decode(bytes), { enums: String })).toMatchObject({ created: true, conversation: { id: 'conv-reflected', title: 'by reflection', status: 'CONVERSATION_STATUS_ACTIVE' } });
+    expect(Response.toObject(Response.decode(bytes), { enums: String })).toMatchObject({
+      created: true,
+      conversation: { id: 'conv-reflected', title: 'by reflection', status: 'CONVERSATION_STATUS_ACTIVE' },
+    });
   });
 
   it('answers each call with its request id, the caller’s own when it sent a sensible one', async () => {
     const rpc = new TollgateGrpc(server.grpcAddress!);
     const token = await server.token('audrey', ['auditor']);
-    expect((await rpc.callWithTrailers('GetStatus', {}, token, { 'x-request-id': 'mine-1' })).trailers.get('x-request-id')).toEqual(['mine-1']);
-    expect((await rpc.callWithTrailers('GetStatus', {}, token, { 'x-request-id': 'not sensible!' })).trailers.get('x-request-id')[0]).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(
+      (await rpc.callWithTrailers('GetStatus', {}, token, { 'x-request-id': 'mine-1' })).trailers.get('x-request-id'),
+    ).toEqual(['mine-1']);
+    expect(
+      (await rpc.callWithTrailers('GetStatus', {}, token, { 'x-request-id': 'not sensible!' })).trailers.get(
+        'x-request-id',
+      )[0],
+    ).toMatch(/^req_[0-9a-f]{32}$/);
     rpc.close();
   });
 });
@@ -138,17 +163,27 @@ describe('stopping', () => {
     try {
       const agent = await server.token('bot', ['agent']);
       await rpc.call('StartConversation', { id: 'conv-stop' }, agent);
-      const { toolCalls } = await rpc.call('ProposeToolCalls', { conversationId: 'conv-stop', toolCalls: [{ toolName: 'unknown', arguments: struct({}) }] }, agent);
+      const { toolCalls } = await rpc.call(
+        'ProposeToolCalls',
+        { conversationId: 'conv-stop', toolCalls: [{ toolName: 'unknown', arguments: struct({}) }] },
+        agent,
+      );
       const watch = rpc.watch(toolCalls[0].id, agent);
       await watch.received(1);
       const statuses: string[] = [];
       const healthWatch = health.client.Watch({ service: 'tollgate.v1.Tollgate' });
       healthWatch.on('data', (m: { status: string }) => statuses.push(m.status));
-      const healthEnded = new Promise<void>((resolve) => (healthWatch.on('end', resolve), healthWatch.on('error', () => resolve())));
+      const healthEnded = new Promise<void>(
+        (resolve) => (healthWatch.on('end', resolve), healthWatch.on('error', () => resolve())),
+      );
       await eventually(() => (statuses.length > 0 ? true : undefined), 5000, 'the first health status');
 
       await server.stop();
-      expect(await watch.ended).toMatchObject({ ok: false, code: grpc.status.UNAVAILABLE, tollgateCode: 'unavailable' });
+      expect(await watch.ended).toMatchObject({
+        ok: false,
+        code: grpc.status.UNAVAILABLE,
+        tollgateCode: 'unavailable',
+      });
       expect(watch.messages.map((m) => m.status)).toEqual(['TOOL_CALL_STATUS_PENDING']);
       await healthEnded;
       expect(statuses).toEqual(['SERVING', 'NOT_SERVING']);
@@ -175,7 +210,13 @@ describe('when the database goes away', () => {
     const agent = await server.token('bot', ['agent']);
     admin = await server.token('ann', ['admin']);
     await rpc.call('StartConversation', { id: 'conv-away' }, agent);
-    pendingId = (await rpc.call('ProposeToolCalls', { conversationId: 'conv-away', toolCalls: [{ toolName: 'unknown', arguments: struct({}) }] }, agent)).toolCalls[0].id;
+    pendingId = (
+      await rpc.call(
+        'ProposeToolCalls',
+        { conversationId: 'conv-away', toolCalls: [{ toolName: 'unknown', arguments: struct({}) }] },
+        agent,
+      )
+    ).toolCalls[0].id;
     watched = health.client.Watch({ service: '' });
     watched.on('data', (m: { status: string }) => statuses.push(m.status));
     watched.on('error', () => undefined);
@@ -200,7 +241,12 @@ describe('when the database goes away', () => {
 
   it('refuses a decision with UNAVAILABLE unavailable (retry in 2 s) instead of approving without a record', async () => {
     const f = await rpc.failure('DecideToolCall', { id: pendingId, decision: 'DECISION_KIND_APPROVE' }, admin);
-    expect(f).toMatchObject({ code: grpc.status.UNAVAILABLE, tollgateCode: 'unavailable', info: { reason: 'unavailable', domain: 'tollgate' }, retryDelaySeconds: 2 });
+    expect(f).toMatchObject({
+      code: grpc.status.UNAVAILABLE,
+      tollgateCode: 'unavailable',
+      info: { reason: 'unavailable', domain: 'tollgate' },
+      retryDelaySeconds: 2,
+    });
     expect((await rpc.failure('GetToolCall', { id: pendingId }, admin)).code).toBe(grpc.status.UNAVAILABLE);
   });
 
@@ -253,7 +299,11 @@ describe('the real CLI', () => {
       .map((l) => JSON.parse(l));
 
   it('names the gRPC address in its banner', async () => {
-    const banner = await eventually(() => lines().find((l) => /^Tollgate listening on /.test(l.msg)), 10_000, 'the banner');
+    const banner = await eventually(
+      () => lines().find((l) => /^Tollgate listening on /.test(l.msg)),
+      10_000,
+      'the banner',
+    );
     expect(banner).toMatchObject({ url: server.url, grpc: address });
   });
 
@@ -262,31 +312,63 @@ describe('the real CLI', () => {
     const ann = await mintToken(TEST_SECRET, { sub: 'ann', roles: ['approver'] }, '1h');
     const traceId = randomBytes(16).toString('hex');
     const callerSpan = randomBytes(8).toString('hex');
-    const f = await rpc.failure('GetToolCall', { id: 'tc_missing' }, ann, { 'x-request-id': 'grpc-logged', traceparent: `00-${traceId}-${callerSpan}-01` });
+    const f = await rpc.failure('GetToolCall', { id: 'tc_missing' }, ann, {
+      'x-request-id': 'grpc-logged',
+      traceparent: `00-${traceId}-${callerSpan}-01`,
+    });
     expect(f.code).toBe(grpc.status.NOT_FOUND);
     await rpc.call('GetStatus', {}, ann);
     rpc.close();
 
-    const span = await eventually(() => collector.spans.find((s) => s.traceId === traceId && s.kind === SERVER), 20_000, 'the gRPC server span');
+    const span = await eventually(
+      () => collector.spans.find((s) => s.traceId === traceId && s.kind === SERVER),
+      20_000,
+      'the gRPC server span',
+    );
     expect(span).toMatchObject({
-      name: 'tollgate.v1.Tollgate/GetToolCall', parentSpanId: callerSpan,
-      attributes: expect.objectContaining({ 'rpc.system': 'grpc', 'rpc.service': 'tollgate.v1.Tollgate', 'rpc.method': 'GetToolCall', 'rpc.grpc.status_code': grpc.status.NOT_FOUND }),
+      name: 'tollgate.v1.Tollgate/GetToolCall',
+      parentSpanId: callerSpan,
+      attributes: expect.objectContaining({
+        'rpc.system': 'grpc',
+        'rpc.service': 'tollgate.v1.Tollgate',
+        'rpc.method': 'GetToolCall',
+        'rpc.grpc.status_code': grpc.status.NOT_FOUND,
+      }),
     });
-    const query = await eventually(() => collector.spans.find((s) => s.traceId === traceId && s.parentSpanId === span.spanId && s.name.startsWith('pg')), 20_000, 'a query span under it');
+    const query = await eventually(
+      () =>
+        collector.spans.find((s) => s.traceId === traceId && s.parentSpanId === span.spanId && s.name.startsWith('pg')),
+      20_000,
+      'a query span under it',
+    );
     expect(query.scope).toBe('@opentelemetry/instrumentation-pg');
 
     const line = await eventually(() => lines().find((l) => l.req_id === 'grpc-logged'), 10_000, 'the access line');
     expect(line).toMatchObject({
-      level: 'info', msg: expect.stringMatching(/^gRPC \/tollgate\.v1\.Tollgate\/GetToolCall NOT_FOUND \d+ms$/), rpc: '/tollgate.v1.Tollgate/GetToolCall',
-      grpc_status: 'NOT_FOUND', grpc_code: 5, duration_ms: expect.any(Number), tenant: 'default', principal: { sub: 'ann', roles: ['approver'] }, code: 'not_found',
-      trace_id: traceId, span_id: span.spanId,
+      level: 'info',
+      msg: expect.stringMatching(/^gRPC \/tollgate\.v1\.Tollgate\/GetToolCall NOT_FOUND \d+ms$/),
+      rpc: '/tollgate.v1.Tollgate/GetToolCall',
+      grpc_status: 'NOT_FOUND',
+      grpc_code: 5,
+      duration_ms: expect.any(Number),
+      tenant: 'default',
+      principal: { sub: 'ann', roles: ['approver'] },
+      code: 'not_found',
+      trace_id: traceId,
+      span_id: span.spanId,
     });
     expect(JSON.stringify(lines())).not.toContain(ann); // the token is never logged
 
     const metrics = (await client(server.url).get('/metrics')).body as string;
-    expect(metrics).toMatch(/^tollgate_grpc_requests_total\{service="tollgate\.v1\.Tollgate",method="GetToolCall",code="NOT_FOUND"\} 1$/m);
-    expect(metrics).toMatch(/^tollgate_grpc_requests_total\{service="tollgate\.v1\.Tollgate",method="GetStatus",code="OK"\} 1$/m);
-    expect(metrics).toMatch(/^tollgate_grpc_request_duration_seconds_count\{service="tollgate\.v1\.Tollgate",method="GetToolCall"\} 1$/m);
+    expect(metrics).toMatch(
+      /^tollgate_grpc_requests_total\{service="tollgate\.v1\.Tollgate",method="GetToolCall",code="NOT_FOUND"\} 1$/m,
+    );
+    expect(metrics).toMatch(
+      /^tollgate_grpc_requests_total\{service="tollgate\.v1\.Tollgate",method="GetStatus",code="OK"\} 1$/m,
+    );
+    expect(metrics).toMatch(
+      /^tollgate_grpc_request_duration_seconds_count\{service="tollgate\.v1\.Tollgate",method="GetToolCall"\} 1$/m,
+    );
   }, 60_000);
 
   it('refuses to start, in one line naming TOLLGATE_GRPC_PORT, when the gRPC port is in use (exit 2)', async () => {
@@ -296,7 +378,13 @@ describe('the real CLI', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-grpc-busy-')); // the running server holds db.dataDir
     try {
       const child = spawn(process.execPath, [BIN, 'serve'], {
-        env: serverEnv({ PORT: String(await freePort()), TOLLGATE_GRPC_PORT: String(busy), DATABASE_URL: db.url, TOLLGATE_DATA_DIR: dataDir, TOLLGATE_JWT_SECRET: TEST_SECRET }),
+        env: serverEnv({
+          PORT: String(await freePort()),
+          TOLLGATE_GRPC_PORT: String(busy),
+          DATABASE_URL: db.url,
+          TOLLGATE_DATA_DIR: dataDir,
+          TOLLGATE_JWT_SECRET: TEST_SECRET,
+        }),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -304,7 +392,9 @@ describe('the real CLI', () => {
       child.stdout!.on('data', (d) => (stdout += d));
       child.stderr!.on('data', (d) => (stderr += d));
       expect(await exited(child)).toBe(2);
-      expect(stderr.trim().split('\n')).toEqual([`tollgate: gRPC port ${busy} on 127.0.0.1 is in use; set TOLLGATE_GRPC_PORT to a free port (or off), or stop what holds it`]);
+      expect(stderr.trim().split('\n')).toEqual([
+        `tollgate: gRPC port ${busy} on 127.0.0.1 is in use; set TOLLGATE_GRPC_PORT to a free port (or off), or stop what holds it`,
+      ]);
       expect(stdout).not.toMatch(/listening/);
     } finally {
       await new Promise<void>((r) => holder.close(() => r()));
@@ -329,7 +419,8 @@ interface ReceivedSpan {
 
 async function startCollector(): Promise<{ url: string; spans: ReceivedSpan[]; close(): Promise<void> }> {
   const spans: ReceivedSpan[] = [];
-  const attrs = (list: Array<{ key: string; value: Record<string, unknown> }> = []) => Object.fromEntries(list.map((a) => [a.key, Object.values(a.value)[0]]));
+  const attrs = (list: Array<{ key: string; value: Record<string, unknown> }> = []) =>
+    Object.fromEntries(list.map((a) => [a.key, Object.values(a.value)[0]]));
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
@@ -337,7 +428,16 @@ async function startCollector(): Promise<{ url: string; spans: ReceivedSpan[]; c
       if (req.url === '/v1/traces') {
         for (const rs of JSON.parse(body).resourceSpans ?? []) {
           for (const ss of rs.scopeSpans ?? []) {
-            for (const s of ss.spans ?? []) spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, kind: s.kind, scope: ss.scope?.name, attributes: attrs(s.attributes) });
+            for (const s of ss.spans ?? [])
+              spans.push({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId || undefined,
+                name: s.name,
+                kind: s.kind,
+                scope: ss.scope?.name,
+                attributes: attrs(s.attributes),
+              });
           }
         }
       }
@@ -345,5 +445,9 @@ async function startCollector(): Promise<{ url: string; spans: ReceivedSpan[]; c
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }

@@ -33,10 +33,17 @@ onPostgres('a gRPC watch with two instances sharing one PostgreSQL', () => {
     await db?.drop();
   });
 
-  async function pendingCall(conversationId: string, toolName = 'unknown_tool'): Promise<{ agent: string; id: string }> {
+  async function pendingCall(
+    conversationId: string,
+    toolName = 'unknown_tool',
+  ): Promise<{ agent: string; id: string }> {
     const agent = await a.token('bot', ['agent']);
     await rpcA.call('StartConversation', { id: conversationId }, agent);
-    const { toolCalls } = await rpcA.call('ProposeToolCalls', { conversationId, toolCalls: [{ toolName, arguments: struct({}) }] }, agent);
+    const { toolCalls } = await rpcA.call(
+      'ProposeToolCalls',
+      { conversationId, toolCalls: [{ toolName, arguments: struct({}) }] },
+      agent,
+    );
     expect(toolCalls[0].status).toBe('TOOL_CALL_STATUS_PENDING');
     return { agent, id: toolCalls[0].id };
   }
@@ -51,7 +58,16 @@ onPostgres('a gRPC watch with two instances sharing one PostgreSQL', () => {
     const watch = rpcA.watch(id, agent);
     await watch.received(1);
     const ann = await b.token('ann', ['approver'], { name: 'Ann' });
-    expect((await client(b.url).post(`/v1/tool-calls/${id}/decision`, ann, { decision: 'approve' }, { 'X-Tollgate-Channel': 'web' })).status).toBe(200);
+    expect(
+      (
+        await client(b.url).post(
+          `/v1/tool-calls/${id}/decision`,
+          ann,
+          { decision: 'approve' },
+          { 'X-Tollgate-Channel': 'web' },
+        )
+      ).status,
+    ).toBe(200);
     expect(await endedInTime(watch)).toEqual({ ok: true });
     expect(watch.messages.map((m) => m.status)).toEqual(['TOOL_CALL_STATUS_PENDING', 'TOOL_CALL_STATUS_APPROVED']);
     expect(watch.messages[1].decision.by).toMatchObject({ id: 'ann', via: 'CHANNEL_WEB' });
@@ -61,13 +77,22 @@ onPostgres('a gRPC watch with two instances sharing one PostgreSQL', () => {
     const { agent, id } = await pendingCall('conv-grpc-on-b');
     const watch = rpcA.watch(id, agent);
     await watch.received(1);
-    await rpcB.call('DecideToolCall', { id, decision: 'DECISION_KIND_REJECT', reason: 'not today' }, await b.token('ann', ['approver']));
+    await rpcB.call(
+      'DecideToolCall',
+      { id, decision: 'DECISION_KIND_REJECT', reason: 'not today' },
+      await b.token('ann', ['approver']),
+    );
     expect(await endedInTime(watch)).toEqual({ ok: true });
-    expect(watch.messages[1]).toMatchObject({ status: 'TOOL_CALL_STATUS_REJECTED', decision: { reason: 'not today', by: { via: 'CHANNEL_GRPC' } } });
+    expect(watch.messages[1]).toMatchObject({
+      status: 'TOOL_CALL_STATUS_REJECTED',
+      decision: { reason: 'not today', by: { via: 'CHANNEL_GRPC' } },
+    });
   }, 60_000);
 
   it('a watch on A ends expired when the call expires (B sweeps)', async () => {
-    await client(a.url).put('/v1/policy', await a.token('root', ['admin']), { rules: [{ match: 'short_lived', level: 'confirm', timeoutSeconds: 1 }] });
+    await client(a.url).put('/v1/policy', await a.token('root', ['admin']), {
+      rules: [{ match: 'short_lived', level: 'confirm', timeoutSeconds: 1 }],
+    });
     const { agent, id } = await pendingCall('conv-expire', 'short_lived');
     const watch = rpcA.watch(id, agent);
     expect(await endedInTime(watch)).toEqual({ ok: true });

@@ -44,13 +44,20 @@ afterAll(async () => {
 /** A fresh conversation of `bot` holding one pending call of an unknown tool (unknown tools ask by default). */
 async function pendingCall(conversationId: string, args: Record<string, unknown> = { id: 'src_1' }): Promise<any> {
   await rpc.call('StartConversation', { id: conversationId }, agent);
-  const { toolCalls } = await rpc.call('ProposeToolCalls', { conversationId, toolCalls: [{ toolName: 'archive_source', arguments: struct(args) }] }, agent);
+  const { toolCalls } = await rpc.call(
+    'ProposeToolCalls',
+    { conversationId, toolCalls: [{ toolName: 'archive_source', arguments: struct(args) }] },
+    agent,
+  );
   expect(toolCalls[0].status).toBe('TOOL_CALL_STATUS_PENDING');
   return toolCalls[0];
 }
 
 /** A call of `bot` that has been approved (and optionally claimed, and completed). */
-async function approvedCall(conversationId: string, upTo: 'approved' | 'executed' | 'completed' = 'approved'): Promise<any> {
+async function approvedCall(
+  conversationId: string,
+  upTo: 'approved' | 'executed' | 'completed' = 'approved',
+): Promise<any> {
   const call = await pendingCall(conversationId);
   await rpc.call('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_APPROVE' }, approver);
   if (upTo !== 'approved') await rpc.call('ClaimExecution', { id: call.id }, agent);
@@ -61,7 +68,14 @@ async function approvedCall(conversationId: string, upTo: 'approved' | 'executed
 /** A request sent as raw bytes; resolves to the error it must end with. */
 function raw(bytes: Buffer, token?: string, method = 'GetToolCall'): Promise<grpc.ServiceError> {
   return new Promise((resolve, reject) =>
-    rpc.client.makeUnaryRequest(`/tollgate.v1.Tollgate/${method}`, (b: Buffer) => b, (b: Buffer) => b, bytes, rpc.metadata(token), (e: grpc.ServiceError | null) => (e ? resolve(e) : reject(new Error('accepted')))),
+    rpc.client.makeUnaryRequest(
+      `/tollgate.v1.Tollgate/${method}`,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      bytes,
+      rpc.metadata(token),
+      (e: grpc.ServiceError | null) => (e ? resolve(e) : reject(new Error('accepted'))),
+    ),
   );
 }
 
@@ -89,12 +103,40 @@ function nestedMetadata(depth: number): Buffer {
 
 describe('the approval loop over gRPC', () => {
   it('starts, proposes, watches, decides (via grpc), claims with a receipt, and reports', async () => {
-    const reg = await rpc.call('RegisterTool', { name: 'delete_source', description: 'Delete a knowledge source', destructive: true }, agent);
-    expect(reg).toMatchObject({ created: true, tool: { name: 'delete_source', destructive: true, isReadOnly: false, registeredBy: { id: 'bot', kind: 'REGISTRANT_KIND_AGENT' } } });
+    const reg = await rpc.call(
+      'RegisterTool',
+      { name: 'delete_source', description: 'Delete a knowledge source', destructive: true },
+      agent,
+    );
+    expect(reg).toMatchObject({
+      created: true,
+      tool: {
+        name: 'delete_source',
+        destructive: true,
+        isReadOnly: false,
+        registeredBy: { id: 'bot', kind: 'REGISTRANT_KIND_AGENT' },
+      },
+    });
 
-    const started = await rpc.call('StartConversation', { id: 'conv-1', user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: 'Tidy the knowledge base', metadata: struct({ ticket: 4711 }) }, agent);
+    const started = await rpc.call(
+      'StartConversation',
+      {
+        id: 'conv-1',
+        user: { id: 'ann', roles: ['admin'], name: 'Ann' },
+        title: 'Tidy the knowledge base',
+        metadata: struct({ ticket: 4711 }),
+      },
+      agent,
+    );
     expect(started.created).toBe(true);
-    expect(started.conversation).toMatchObject({ id: 'conv-1', agentId: 'bot', user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: 'Tidy the knowledge base', status: 'CONVERSATION_STATUS_ACTIVE', pendingCount: 0 });
+    expect(started.conversation).toMatchObject({
+      id: 'conv-1',
+      agentId: 'bot',
+      user: { id: 'ann', roles: ['admin'], name: 'Ann' },
+      title: 'Tidy the knowledge base',
+      status: 'CONVERSATION_STATUS_ACTIVE',
+      pendingCount: 0,
+    });
     expect(json(started.conversation.metadata)).toEqual({ ticket: 4711 });
     expect((await rpc.call('StartConversation', { id: 'conv-1' }, agent)).created).toBe(false);
 
@@ -104,21 +146,52 @@ describe('the approval loop over gRPC', () => {
       toolCalls: [
         { id: 'call_1', toolName: 'get_source', arguments: struct({ id: 'src_2' }) },
         {
-          id: 'call_2', toolName: 'delete_source', arguments: struct(args), reason: 'the user asked to delete it', confidence: 0.9,
-          display: { title: 'Delete source', summary: 'Delete Handbook (src_2): 1,204 objects.', fields: [{ label: 'Objects', value: '1,204' }] },
+          id: 'call_2',
+          toolName: 'delete_source',
+          arguments: struct(args),
+          reason: 'the user asked to delete it',
+          confidence: 0.9,
+          display: {
+            title: 'Delete source',
+            summary: 'Delete Handbook (src_2): 1,204 objects.',
+            fields: [{ label: 'Objects', value: '1,204' }],
+          },
         },
       ],
     };
     const proposal = await rpc.call('ProposeToolCalls', step, agent);
     expect(proposal.replay).toBe(false);
-    expect(proposal.conversation).toMatchObject({ id: 'conv-1', status: 'CONVERSATION_STATUS_BLOCKED', pendingCount: 1, toolCalls: [] });
+    expect(proposal.conversation).toMatchObject({
+      id: 'conv-1',
+      status: 'CONVERSATION_STATUS_BLOCKED',
+      pendingCount: 1,
+      toolCalls: [],
+    });
     const [read, del] = proposal.toolCalls;
-    expect(read).toMatchObject({ externalId: 'call_1', status: 'TOOL_CALL_STATUS_APPROVED', decision: { outcome: 'DECISION_OUTCOME_APPROVED', by: { id: 'policy', via: 'CHANNEL_POLICY' } } });
+    expect(read).toMatchObject({
+      externalId: 'call_1',
+      status: 'TOOL_CALL_STATUS_APPROVED',
+      decision: { outcome: 'DECISION_OUTCOME_APPROVED', by: { id: 'policy', via: 'CHANNEL_POLICY' } },
+    });
     expect(read.policy).toMatchObject({ level: 'SUPERVISION_LEVEL_AUTOMATIC', toolFlags: { isReadOnly: true } });
     expect(del).toMatchObject({
-      externalId: 'call_2', conversationId: 'conv-1', toolName: 'delete_source', status: 'TOOL_CALL_STATUS_PENDING', reason: 'the user asked to delete it', confidence: 0.9,
-      display: { title: 'Delete source', summary: 'Delete Handbook (src_2): 1,204 objects.', fields: [{ label: 'Objects', value: '1,204' }] },
-      policy: { level: 'SUPERVISION_LEVEL_CONFIRM', policyVersion: 0, reason: 'Tool flags: destructive → confirm', toolFlags: { destructive: true } },
+      externalId: 'call_2',
+      conversationId: 'conv-1',
+      toolName: 'delete_source',
+      status: 'TOOL_CALL_STATUS_PENDING',
+      reason: 'the user asked to delete it',
+      confidence: 0.9,
+      display: {
+        title: 'Delete source',
+        summary: 'Delete Handbook (src_2): 1,204 objects.',
+        fields: [{ label: 'Objects', value: '1,204' }],
+      },
+      policy: {
+        level: 'SUPERVISION_LEVEL_CONFIRM',
+        policyVersion: 0,
+        reason: 'Tool flags: destructive → confirm',
+        toolFlags: { destructive: true },
+      },
       approval: { approvers: ['approver', 'admin'] },
     });
     expect(json(del.arguments)).toEqual(args);
@@ -135,12 +208,29 @@ describe('the approval loop over gRPC', () => {
 
     const inbox = await rpc.call('ListApprovals', {}, approver);
     const item = inbox.items.find((i: any) => i.toolCall.id === del.id);
-    expect(item.conversation).toMatchObject({ id: 'conv-1', agentId: 'bot', user: { id: 'ann', name: 'Ann' }, title: 'Tidy the knowledge base' });
+    expect(item.conversation).toMatchObject({
+      id: 'conv-1',
+      agentId: 'bot',
+      user: { id: 'ann', name: 'Ann' },
+      title: 'Tidy the knowledge base',
+    });
 
     const edited = { id: 'src_2', dryRun: true };
-    const { answer: decided, trailers } = await rpc.callWithTrailers('DecideToolCall', { id: del.id, decision: 'DECISION_KIND_APPROVE', reason: 'confirmed with the owner', arguments: struct(edited) }, approver, { 'x-request-id': 'grpc-decision-1' });
+    const { answer: decided, trailers } = await rpc.callWithTrailers(
+      'DecideToolCall',
+      { id: del.id, decision: 'DECISION_KIND_APPROVE', reason: 'confirmed with the owner', arguments: struct(edited) },
+      approver,
+      { 'x-request-id': 'grpc-decision-1' },
+    );
     expect(trailers.get('x-request-id')).toEqual(['grpc-decision-1']);
-    expect(decided).toMatchObject({ status: 'TOOL_CALL_STATUS_APPROVED', decision: { outcome: 'DECISION_OUTCOME_APPROVED', by: { id: 'ann', name: 'Ann', via: 'CHANNEL_GRPC' }, reason: 'confirmed with the owner' } });
+    expect(decided).toMatchObject({
+      status: 'TOOL_CALL_STATUS_APPROVED',
+      decision: {
+        outcome: 'DECISION_OUTCOME_APPROVED',
+        by: { id: 'ann', name: 'Ann', via: 'CHANNEL_GRPC' },
+        reason: 'confirmed with the owner',
+      },
+    });
     expect(json(decided.decision.editedArguments)).toEqual(edited);
 
     // The watch sent the call at once, then its decision, and ended.
@@ -149,69 +239,152 @@ describe('the approval loop over gRPC', () => {
     expect(watch.messages[1].decision.by.via).toBe('CHANNEL_GRPC');
 
     const claim = await rpc.call('ClaimExecution', { id: del.id }, agent);
-    expect(claim.toolCall).toMatchObject({ status: 'TOOL_CALL_STATUS_EXECUTED', execution: { by: { id: 'bot', via: 'CHANNEL_GRPC' } } });
+    expect(claim.toolCall).toMatchObject({
+      status: 'TOOL_CALL_STATUS_EXECUTED',
+      execution: { by: { id: 'bot', via: 'CHANNEL_GRPC' } },
+    });
     expect(json(claim.arguments)).toEqual(edited);
     const jwks = createLocalJWKSet((await http.get('/.well-known/jwks.json')).body);
     const { payload } = await jwtVerify(claim.receipt, jwks, { issuer: 'tollgate', typ: 'tollgate-receipt+jwt' });
-    expect(payload).toMatchObject({ tcid: del.id, conv: 'conv-1', tool: 'delete_source', approvedBy: 'ann', args: createHash('sha256').update(canonicalize(edited)!).digest('hex') });
+    expect(payload).toMatchObject({
+      tcid: del.id,
+      conv: 'conv-1',
+      tool: 'delete_source',
+      approvedBy: 'ann',
+      args: createHash('sha256').update(canonicalize(edited)!).digest('hex'),
+    });
 
-    const done = await rpc.call('ReportResult', { id: del.id, outcome: 'RESULT_OUTCOME_SUCCEEDED', output: value({ deleted: 1204, log: ['ok'] }) }, agent);
-    expect(done).toMatchObject({ status: 'TOOL_CALL_STATUS_COMPLETED', result: { outcome: 'RESULT_OUTCOME_SUCCEEDED' } });
+    const done = await rpc.call(
+      'ReportResult',
+      { id: del.id, outcome: 'RESULT_OUTCOME_SUCCEEDED', output: value({ deleted: 1204, log: ['ok'] }) },
+      agent,
+    );
+    expect(done).toMatchObject({
+      status: 'TOOL_CALL_STATUS_COMPLETED',
+      result: { outcome: 'RESULT_OUTCOME_SUCCEEDED' },
+    });
     expect(fromValue(done.result.output)).toEqual({ deleted: 1204, log: ['ok'] });
     expect((await rpc.call('GetToolCall', { id: del.id }, auditor)).status).toBe('TOOL_CALL_STATUS_COMPLETED');
 
     // REST and the audit trail tell the same story: a person's decision through gRPC, with the request's id.
-    expect((await http.get(`/v1/tool-calls/${del.id}`, admin)).body.decision.by).toEqual({ id: 'ann', name: 'Ann', via: 'grpc' });
+    expect((await http.get(`/v1/tool-calls/${del.id}`, admin)).body.decision.by).toEqual({
+      id: 'ann',
+      name: 'Ann',
+      via: 'grpc',
+    });
     const events = (await http.get(`/v1/audit/events?toolCallId=${del.id}&type=ToolCallApproved`, admin)).body.events;
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ correlationId: 'grpc-decision-1', actor: { id: 'ann', kind: 'person', via: 'grpc' }, data: { via: 'grpc', decision: 'approve' } });
+    expect(events[0]).toMatchObject({
+      correlationId: 'grpc-decision-1',
+      actor: { id: 'ann', kind: 'person', via: 'grpc' },
+      data: { via: 'grpc', decision: 'approve' },
+    });
 
     // What the agent did over gRPC is recorded as done through gRPC too, start to report.
-    const trail = (await http.get('/v1/audit/events?conversationId=conv-1', admin)).body.events.filter((e: any) => e.actor.kind === 'agent');
+    const trail = (await http.get('/v1/audit/events?conversationId=conv-1', admin)).body.events.filter(
+      (e: any) => e.actor.kind === 'agent',
+    );
     expect(trail.map((e: any) => [e.type, e.actor.via])).toEqual([
-      ['ConversationStarted', 'grpc'], ['ToolCallProposed', 'grpc'], ['ToolCallProposed', 'grpc'], ['ToolCallExecuted', 'grpc'], ['ToolCallCompleted', 'grpc'],
+      ['ConversationStarted', 'grpc'],
+      ['ToolCallProposed', 'grpc'],
+      ['ToolCallProposed', 'grpc'],
+      ['ToolCallExecuted', 'grpc'],
+      ['ToolCallCompleted', 'grpc'],
     ]);
-    const registered = (await http.get('/v1/audit/events?type=ToolRegistered', admin)).body.events.find((e: any) => e.actor.id === 'bot');
+    const registered = (await http.get('/v1/audit/events?type=ToolRegistered', admin)).body.events.find(
+      (e: any) => e.actor.id === 'bot',
+    );
     expect(registered.actor).toMatchObject({ kind: 'agent', via: 'grpc' });
-    expect((await http.get(`/v1/tool-calls/${del.id}`, admin)).body.execution.by).toEqual({ id: 'bot', name: 'Support bot', via: 'grpc' });
+    expect((await http.get(`/v1/tool-calls/${del.id}`, admin)).body.execution.by).toEqual({
+      id: 'bot',
+      name: 'Support bot',
+      via: 'grpc',
+    });
   });
 
   it('takes a rejection and an output that is not an object, and answers null-free JSON both ways', async () => {
     const call = await pendingCall('conv-reject');
-    const rejected = await rpc.call('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_REJECT', reason: 'not today' }, approver);
-    expect(rejected).toMatchObject({ status: 'TOOL_CALL_STATUS_REJECTED', decision: { outcome: 'DECISION_OUTCOME_REJECTED', reason: 'not today', by: { via: 'CHANNEL_GRPC' } } });
+    const rejected = await rpc.call(
+      'DecideToolCall',
+      { id: call.id, decision: 'DECISION_KIND_REJECT', reason: 'not today' },
+      approver,
+    );
+    expect(rejected).toMatchObject({
+      status: 'TOOL_CALL_STATUS_REJECTED',
+      decision: { outcome: 'DECISION_OUTCOME_REJECTED', reason: 'not today', by: { via: 'CHANNEL_GRPC' } },
+    });
     const ran = await approvedCall('conv-output', 'executed');
-    const done = await rpc.call('ReportResult', { id: ran.id, outcome: 'RESULT_OUTCOME_FAILED', output: value(['partial', 3]), error: 'disk full' }, agent);
+    const done = await rpc.call(
+      'ReportResult',
+      { id: ran.id, outcome: 'RESULT_OUTCOME_FAILED', output: value(['partial', 3]), error: 'disk full' },
+      agent,
+    );
     expect(done.result).toMatchObject({ outcome: 'RESULT_OUTCOME_FAILED', error: 'disk full' });
     expect(fromValue(done.result.output)).toEqual(['partial', 3]);
-    expect((await http.get(`/v1/tool-calls/${ran.id}`, admin)).body.result).toMatchObject({ outcome: 'failed', output: ['partial', 3], error: 'disk full' });
+    expect((await http.get(`/v1/tool-calls/${ran.id}`, admin)).body.result).toMatchObject({
+      outcome: 'failed',
+      output: ['partial', 3],
+      error: 'disk full',
+    });
   });
 
   it('records the channel a person names in x-tollgate-channel (cli, web), and refuses slack, policy and the rest', async () => {
     const viaCli = await pendingCall('conv-cli');
-    expect((await rpc.call('DecideToolCall', { id: viaCli.id, decision: 'DECISION_KIND_APPROVE' }, approver, { 'x-tollgate-channel': 'CLI' })).decision.by.via).toBe('CHANNEL_CLI');
+    expect(
+      (
+        await rpc.call('DecideToolCall', { id: viaCli.id, decision: 'DECISION_KIND_APPROVE' }, approver, {
+          'x-tollgate-channel': 'CLI',
+        })
+      ).decision.by.via,
+    ).toBe('CHANNEL_CLI');
     const posing = await pendingCall('conv-posing');
     for (const channel of ['slack', 'policy', 'system', 'api', 'grpc, cli']) {
-      const f = await rpc.failure('DecideToolCall', { id: posing.id, decision: 'DECISION_KIND_APPROVE' }, approver, { 'x-tollgate-channel': channel });
-      expect({ code: f.code, tollgateCode: f.tollgateCode, field: f.violations?.[0].field }).toEqual({ code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'validation_failed', field: 'x-tollgate-channel' });
+      const f = await rpc.failure('DecideToolCall', { id: posing.id, decision: 'DECISION_KIND_APPROVE' }, approver, {
+        'x-tollgate-channel': channel,
+      });
+      expect({ code: f.code, tollgateCode: f.tollgateCode, field: f.violations?.[0].field }).toEqual({
+        code: grpc.status.INVALID_ARGUMENT,
+        tollgateCode: 'validation_failed',
+        field: 'x-tollgate-channel',
+      });
     }
     expect((await rpc.call('GetToolCall', { id: posing.id }, approver)).status).toBe('TOOL_CALL_STATUS_PENDING');
   });
 
   it('makes a standing grant with always_allow that lets the next call of the tool through', async () => {
     const first = await pendingCall('conv-grant');
-    const d = await rpc.call('DecideToolCall', { id: first.id, decision: 'DECISION_KIND_ALWAYS_ALLOW', scope: 'GRANT_SCOPE_CONVERSATION' }, approver);
+    const d = await rpc.call(
+      'DecideToolCall',
+      { id: first.id, decision: 'DECISION_KIND_ALWAYS_ALLOW', scope: 'GRANT_SCOPE_CONVERSATION' },
+      approver,
+    );
     expect(d.status).toBe('TOOL_CALL_STATUS_APPROVED');
     await rpc.call('ClaimExecution', { id: first.id }, agent);
-    const { toolCalls } = await rpc.call('ProposeToolCalls', { conversationId: 'conv-grant', toolCalls: [{ toolName: 'archive_source', arguments: struct({ id: 'src_9' }) }] }, agent);
-    expect(toolCalls[0]).toMatchObject({ status: 'TOOL_CALL_STATUS_APPROVED', policy: { level: 'SUPERVISION_LEVEL_AUTOMATIC' } });
+    const { toolCalls } = await rpc.call(
+      'ProposeToolCalls',
+      { conversationId: 'conv-grant', toolCalls: [{ toolName: 'archive_source', arguments: struct({ id: 'src_9' }) }] },
+      agent,
+    );
+    expect(toolCalls[0]).toMatchObject({
+      status: 'TOOL_CALL_STATUS_APPROVED',
+      policy: { level: 'SUPERVISION_LEVEL_AUTOMATIC' },
+    });
   });
 
   it('shows the halts in force to admins, approvers and auditors', async () => {
     expect(await rpc.call('GetStatus', {}, auditor)).toEqual({ tenant: 'default', halted: false, halts: [] });
-    expect((await http.post('/v1/halt', admin, { scope: 'agent', id: 'bot-halted', reason: 'looping' })).status).toBe(200);
+    expect((await http.post('/v1/halt', admin, { scope: 'agent', id: 'bot-halted', reason: 'looping' })).status).toBe(
+      200,
+    );
     const status = await rpc.call('GetStatus', {}, approver);
-    expect(status.halts).toEqual([expect.objectContaining({ scope: 'HALT_SCOPE_AGENT', id: 'bot-halted', reason: 'looping', by: expect.objectContaining({ id: 'root', via: 'CHANNEL_API' }) })]);
+    expect(status.halts).toEqual([
+      expect.objectContaining({
+        scope: 'HALT_SCOPE_AGENT',
+        id: 'bot-halted',
+        reason: 'looping',
+        by: expect.objectContaining({ id: 'root', via: 'CHANNEL_API' }),
+      }),
+    ]);
     expect((await http.post('/v1/resume', admin, { scope: 'agent', id: 'bot-halted' })).status).toBe(200);
   });
 });
@@ -222,7 +395,10 @@ describe('identity over gRPC', () => {
     for (const md of [undefined, 'not a jwt!', bad]) {
       const f = await rpc.failure('GetStatus', {}, md);
       expect({ code: f.code, tollgateCode: f.tollgateCode, reason: f.info?.reason, domain: f.info?.domain }).toEqual({
-        code: grpc.status.UNAUTHENTICATED, tollgateCode: 'unauthenticated', reason: 'unauthenticated', domain: 'tollgate',
+        code: grpc.status.UNAUTHENTICATED,
+        tollgateCode: 'unauthenticated',
+        reason: 'unauthenticated',
+        domain: 'tollgate',
       });
     }
   });
@@ -233,7 +409,9 @@ describe('identity over gRPC', () => {
     for (const token of [agent, agentAdmin]) {
       const f = await rpc.failure('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_APPROVE' }, token);
       expect({ code: f.code, tollgateCode: f.tollgateCode, details: f.details }).toEqual({
-        code: grpc.status.PERMISSION_DENIED, tollgateCode: 'forbidden', details: 'Agent tokens cannot decide tool calls: approval comes from people',
+        code: grpc.status.PERMISSION_DENIED,
+        tollgateCode: 'forbidden',
+        details: 'Agent tokens cannot decide tool calls: approval comes from people',
       });
     }
     // Nor a bad decision from an agent: the right to decide is checked before the request.
@@ -251,13 +429,19 @@ describe('identity over gRPC', () => {
     ];
     for (const [method, request, token] of cases) {
       const f = await rpc.failure(method, request, token);
-      expect({ method, code: f.code, tollgateCode: f.tollgateCode }).toEqual({ method, code: grpc.status.PERMISSION_DENIED, tollgateCode: 'forbidden' });
+      expect({ method, code: f.code, tollgateCode: f.tollgateCode }).toEqual({
+        method,
+        code: grpc.status.PERMISSION_DENIED,
+        tollgateCode: 'forbidden',
+      });
     }
   });
 
-  it("keeps another agent out of a conversation: it is NOT_FOUND, before any fault of the request", async () => {
+  it('keeps another agent out of a conversation: it is NOT_FOUND, before any fault of the request', async () => {
     const call = await pendingCall('conv-owned');
-    expect((await rpc.failure('ProposeToolCalls', { conversationId: 'conv-owned', toolCalls: [] }, otherAgent)).tollgateCode).toBe('not_found');
+    expect(
+      (await rpc.failure('ProposeToolCalls', { conversationId: 'conv-owned', toolCalls: [] }, otherAgent)).tollgateCode,
+    ).toBe('not_found');
     expect((await rpc.failure('ClaimExecution', { id: call.id }, otherAgent)).tollgateCode).toBe('not_found');
     expect((await rpc.failure('GetToolCall', { id: call.id }, otherAgent)).tollgateCode).toBe('not_found');
     const watch = rpc.watch(call.id, otherAgent);
@@ -273,7 +457,11 @@ describe('identity over gRPC', () => {
       ['ClaimExecution', { id: call.id }],
     ] as const) {
       const f = await rpc.failure(method, request, outsider);
-      expect({ method, code: f.code, tollgateCode: f.tollgateCode }).toEqual({ method, code: grpc.status.NOT_FOUND, tollgateCode: 'not_found' });
+      expect({ method, code: f.code, tollgateCode: f.tollgateCode }).toEqual({
+        method,
+        code: grpc.status.NOT_FOUND,
+        tollgateCode: 'not_found',
+      });
     }
     const watch = rpc.watch(call.id, outsider);
     expect(await watch.ended).toMatchObject({ ok: false, code: grpc.status.NOT_FOUND });
@@ -286,36 +474,80 @@ describe('identity over gRPC', () => {
 describe('errors over gRPC: the status that fits, `tollgate-code`, and google.rpc.ErrorInfo', () => {
   it('INVALID_ARGUMENT validation_failed: every fault as a google.rpc.BadRequest field violation', async () => {
     await rpc.call('StartConversation', { id: 'conv-invalid' }, agent);
-    const f = await rpc.failure('ProposeToolCalls', { conversationId: 'conv-invalid', toolCalls: [{ toolName: 'bad name!', confidence: 2 }] }, agent);
-    expect(f).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'validation_failed', info: { reason: 'validation_failed', domain: 'tollgate' } });
+    const f = await rpc.failure(
+      'ProposeToolCalls',
+      { conversationId: 'conv-invalid', toolCalls: [{ toolName: 'bad name!', confidence: 2 }] },
+      agent,
+    );
+    expect(f).toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      tollgateCode: 'validation_failed',
+      info: { reason: 'validation_failed', domain: 'tollgate' },
+    });
     expect(f.status).toEqual({ code: grpc.status.INVALID_ARGUMENT, message: f.details });
     expect(f.detailTypes).toEqual(['google.rpc.ErrorInfo', 'google.rpc.BadRequest']);
-    expect(f.violations!.map((v) => v.field).sort()).toEqual(['toolCalls[0].arguments', 'toolCalls[0].confidence', 'toolCalls[0].toolName']);
+    expect(f.violations!.map((v) => v.field).sort()).toEqual([
+      'toolCalls[0].arguments',
+      'toolCalls[0].confidence',
+      'toolCalls[0].toolName',
+    ]);
     // The same request over REST names the same faults.
-    const rest = await http.post('/v1/conversations/conv-invalid/tool-calls', agent, { toolCalls: [{ toolName: 'bad name!', confidence: 2 }] });
-    expect(f.violations!.map((v) => ({ path: v.field, message: v.description })).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
-      [...rest.body.errors].sort((a: any, b: any) => a.path.localeCompare(b.path)),
-    );
+    const rest = await http.post('/v1/conversations/conv-invalid/tool-calls', agent, {
+      toolCalls: [{ toolName: 'bad name!', confidence: 2 }],
+    });
+    expect(
+      f
+        .violations!.map((v) => ({ path: v.field, message: v.description }))
+        .sort((a, b) => a.path.localeCompare(b.path)),
+    ).toEqual([...rest.body.errors].sort((a: any, b: any) => a.path.localeCompare(b.path)));
   });
 
   it('INVALID_ARGUMENT for what JSON cannot hold, an empty proposal, and edits with a rejection', async () => {
     await rpc.call('StartConversation', { id: 'conv-nan' }, agent);
-    const nan = await rpc.failure('ProposeToolCalls', { conversationId: 'conv-nan', toolCalls: [{ toolName: 't', arguments: { fields: { x: { numberValue: Number.NaN } } } }] }, agent);
-    expect({ code: nan.code, field: nan.violations?.[0].field }).toEqual({ code: grpc.status.INVALID_ARGUMENT, field: 'toolCalls[0].arguments.x' });
-    const kindless = await rpc.failure('ProposeToolCalls', { conversationId: 'conv-nan', toolCalls: [{ toolName: 't', arguments: { fields: { x: {} } } }] }, agent);
+    const nan = await rpc.failure(
+      'ProposeToolCalls',
+      {
+        conversationId: 'conv-nan',
+        toolCalls: [{ toolName: 't', arguments: { fields: { x: { numberValue: Number.NaN } } } }],
+      },
+      agent,
+    );
+    expect({ code: nan.code, field: nan.violations?.[0].field }).toEqual({
+      code: grpc.status.INVALID_ARGUMENT,
+      field: 'toolCalls[0].arguments.x',
+    });
+    const kindless = await rpc.failure(
+      'ProposeToolCalls',
+      { conversationId: 'conv-nan', toolCalls: [{ toolName: 't', arguments: { fields: { x: {} } } }] },
+      agent,
+    );
     expect(kindless.violations?.[0].field).toBe('toolCalls[0].arguments.x');
-    const nul = await rpc.failure('ProposeToolCalls', { conversationId: 'conv-nan', toolCalls: [{ toolName: 't', arguments: struct({ x: 'a\u0000b' }) }] }, agent);
+    const nul = await rpc.failure(
+      'ProposeToolCalls',
+      { conversationId: 'conv-nan', toolCalls: [{ toolName: 't', arguments: struct({ x: 'a\u0000b' }) }] },
+      agent,
+    );
     expect(nul.tollgateCode).toBe('validation_failed');
-    expect((await rpc.failure('ProposeToolCalls', { conversationId: 'conv-nan', toolCalls: [] }, agent)).violations?.[0].field).toBe('toolCalls');
+    expect(
+      (await rpc.failure('ProposeToolCalls', { conversationId: 'conv-nan', toolCalls: [] }, agent)).violations?.[0]
+        .field,
+    ).toBe('toolCalls');
     const call = await pendingCall('conv-edit-reject');
-    const f = await rpc.failure('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_REJECT', arguments: struct({ id: 'x' }) }, approver);
+    const f = await rpc.failure(
+      'DecideToolCall',
+      { id: call.id, decision: 'DECISION_KIND_REJECT', arguments: struct({ id: 'x' }) },
+      approver,
+    );
     expect(f.violations).toEqual([{ field: 'arguments', description: 'is allowed with decision "approve" only' }]);
     expect((await rpc.failure('DecideToolCall', { id: call.id }, approver)).violations?.[0].field).toBe('decision');
   });
 
   it('INVALID_ARGUMENT validation_failed for a message that does not decode, RESOURCE_EXHAUSTED past 1 MiB', async () => {
     const garbled = await raw(Buffer.from([0x0f]), agent); // wire type 7: no such thing
-    expect({ code: garbled.code, tollgateCode: garbled.metadata.get('tollgate-code')[0] }).toEqual({ code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'validation_failed' });
+    expect({ code: garbled.code, tollgateCode: garbled.metadata.get('tollgate-code')[0] }).toEqual({
+      code: grpc.status.INVALID_ARGUMENT,
+      tollgateCode: 'validation_failed',
+    });
     // Authentication still comes first.
     expect((await raw(Buffer.from([0x0f]))).code).toBe(grpc.status.UNAUTHENTICATED);
     const huge = await rpc.failure('GetToolCall', { id: 'x'.repeat(1024 * 1024 + 1) }, agent);
@@ -327,7 +559,11 @@ describe('errors over gRPC: the status that fits, `tollgate-code`, and google.rp
       const bytes = nestedMetadata(depth);
       expect(bytes.length).toBeLessThan(1024 * 1024); // within the size gRPC takes
       const f = decodeFailure(await raw(bytes, agent, 'StartConversation'));
-      expect({ depth, code: f.code, tollgateCode: f.tollgateCode }).toEqual({ depth, code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'validation_failed' });
+      expect({ depth, code: f.code, tollgateCode: f.tollgateCode }).toEqual({
+        depth,
+        code: grpc.status.INVALID_ARGUMENT,
+        tollgateCode: 'validation_failed',
+      });
     }
     // As deep as REST takes ({"metadata": …} at 64 levels, the body included) goes through, both ways.
     let deepest: Record<string, unknown> = { leaf: true };
@@ -336,60 +572,136 @@ describe('errors over gRPC: the status that fits, `tollgate-code`, and google.rp
     expect(json(conversation.metadata)).toEqual(deepest);
     expect((await http.post('/v1/conversations', agent, { metadata: { a: deepest } })).status).toBe(400);
     expect((await http.post('/v1/conversations', agent, { id: 'conv-deep-rest', metadata: deepest })).status).toBe(201);
-    expect(json((await rpc.call('StartConversation', { id: 'conv-deep-rest' }, agent)).conversation.metadata)).toEqual(deepest);
+    expect(json((await rpc.call('StartConversation', { id: 'conv-deep-rest' }, agent)).conversation.metadata)).toEqual(
+      deepest,
+    );
   });
 
   it('INVALID_ARGUMENT payload_too_large for a result output over 64 KiB', async () => {
     const call = await approvedCall('conv-big-output', 'executed');
-    const f = await rpc.failure('ReportResult', { id: call.id, outcome: 'RESULT_OUTCOME_SUCCEEDED', output: value({ blob: 'x'.repeat(70_000) }) }, agent);
-    expect(f).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, tollgateCode: 'payload_too_large', info: { reason: 'payload_too_large' } });
+    const f = await rpc.failure(
+      'ReportResult',
+      { id: call.id, outcome: 'RESULT_OUTCOME_SUCCEEDED', output: value({ blob: 'x'.repeat(70_000) }) },
+      agent,
+    );
+    expect(f).toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      tollgateCode: 'payload_too_large',
+      info: { reason: 'payload_too_large' },
+    });
   });
 
   it('NOT_FOUND not_found for a call that does not exist', async () => {
     const f = await rpc.failure('GetToolCall', { id: 'tc_nope' }, admin);
-    expect(f).toMatchObject({ code: grpc.status.NOT_FOUND, tollgateCode: 'not_found', details: 'Tool call tc_nope not found', info: { reason: 'not_found', domain: 'tollgate', metadata: {} } });
+    expect(f).toMatchObject({
+      code: grpc.status.NOT_FOUND,
+      tollgateCode: 'not_found',
+      details: 'Tool call tc_nope not found',
+      info: { reason: 'not_found', domain: 'tollgate', metadata: {} },
+    });
   });
 
   it('PERMISSION_DENIED forbidden with requestedScope and allowedScope for a grant beyond the caller', async () => {
     const call = await pendingCall('conv-wide-grant');
-    const f = await rpc.failure('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_ALWAYS_ALLOW', scope: 'GRANT_SCOPE_TENANT' }, approver);
-    expect(f).toMatchObject({ code: grpc.status.PERMISSION_DENIED, tollgateCode: 'forbidden', info: { reason: 'forbidden', metadata: { requestedScope: 'tenant', allowedScope: 'conversation' } } });
+    const f = await rpc.failure(
+      'DecideToolCall',
+      { id: call.id, decision: 'DECISION_KIND_ALWAYS_ALLOW', scope: 'GRANT_SCOPE_TENANT' },
+      approver,
+    );
+    expect(f).toMatchObject({
+      code: grpc.status.PERMISSION_DENIED,
+      tollgateCode: 'forbidden',
+      info: { reason: 'forbidden', metadata: { requestedScope: 'tenant', allowedScope: 'conversation' } },
+    });
   });
 
   it('FAILED_PRECONDITION for each broken rule, with the problem’s members in ErrorInfo.metadata', async () => {
     const pending = await pendingCall('conv-rules');
-    const blocked = await rpc.failure('ProposeToolCalls', { conversationId: 'conv-rules', toolCalls: [{ toolName: 'other', arguments: struct({}) }] }, agent);
+    const blocked = await rpc.failure(
+      'ProposeToolCalls',
+      { conversationId: 'conv-rules', toolCalls: [{ toolName: 'other', arguments: struct({}) }] },
+      agent,
+    );
     expect(blocked).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'conversation_blocked' });
     expect(JSON.parse(blocked.info!.metadata.pendingToolCallIds)).toEqual([pending.id]);
 
     const notApproved = await rpc.failure('ClaimExecution', { id: pending.id }, agent);
-    expect(notApproved).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'not_approved', info: { metadata: { toolCallStatus: 'pending' } } });
+    expect(notApproved).toMatchObject({
+      code: grpc.status.FAILED_PRECONDITION,
+      tollgateCode: 'not_approved',
+      info: { metadata: { toolCallStatus: 'pending' } },
+    });
 
     await rpc.call('DecideToolCall', { id: pending.id, decision: 'DECISION_KIND_REJECT', reason: 'no' }, approver);
     const decided = await rpc.failure('DecideToolCall', { id: pending.id, decision: 'DECISION_KIND_APPROVE' }, admin);
-    expect(decided).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'already_decided', info: { metadata: { toolCallStatus: 'rejected' } } });
-    expect(JSON.parse(decided.info!.metadata.decision)).toMatchObject({ outcome: 'rejected', by: { id: 'ann', via: 'grpc' }, reason: 'no' });
+    expect(decided).toMatchObject({
+      code: grpc.status.FAILED_PRECONDITION,
+      tollgateCode: 'already_decided',
+      info: { metadata: { toolCallStatus: 'rejected' } },
+    });
+    expect(JSON.parse(decided.info!.metadata.decision)).toMatchObject({
+      outcome: 'rejected',
+      by: { id: 'ann', via: 'grpc' },
+      reason: 'no',
+    });
 
     const executed = await approvedCall('conv-rules-2', 'executed');
-    expect(await rpc.failure('ClaimExecution', { id: executed.id }, agent)).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'already_executed' });
+    expect(await rpc.failure('ClaimExecution', { id: executed.id }, agent)).toMatchObject({
+      code: grpc.status.FAILED_PRECONDITION,
+      tollgateCode: 'already_executed',
+    });
     const approved = await approvedCall('conv-rules-3');
-    expect(await rpc.failure('ReportResult', { id: approved.id, outcome: 'RESULT_OUTCOME_SUCCEEDED' }, agent)).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'not_executed' });
+    expect(
+      await rpc.failure('ReportResult', { id: approved.id, outcome: 'RESULT_OUTCOME_SUCCEEDED' }, agent),
+    ).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'not_executed' });
     const completed = await approvedCall('conv-rules-4', 'completed');
-    expect(await rpc.failure('ReportResult', { id: completed.id, outcome: 'RESULT_OUTCOME_SUCCEEDED' }, agent)).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'already_completed' });
+    expect(
+      await rpc.failure('ReportResult', { id: completed.id, outcome: 'RESULT_OUTCOME_SUCCEEDED' }, agent),
+    ).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'already_completed' });
 
-    expect(await rpc.failure('StartConversation', { id: 'conv-rules' }, otherAgent)).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'idempotency_mismatch' });
-    await rpc.call('ProposeToolCalls', { conversationId: 'conv-rules-4', toolCalls: [{ id: 'ext-1', toolName: 'get_source', arguments: struct({ id: 1 }) }] }, agent);
-    const mismatch = await rpc.failure('ProposeToolCalls', { conversationId: 'conv-rules-4', toolCalls: [{ id: 'ext-1', toolName: 'get_source', arguments: struct({ id: 2 }) }] }, agent);
+    expect(await rpc.failure('StartConversation', { id: 'conv-rules' }, otherAgent)).toMatchObject({
+      code: grpc.status.FAILED_PRECONDITION,
+      tollgateCode: 'idempotency_mismatch',
+    });
+    await rpc.call(
+      'ProposeToolCalls',
+      {
+        conversationId: 'conv-rules-4',
+        toolCalls: [{ id: 'ext-1', toolName: 'get_source', arguments: struct({ id: 1 }) }],
+      },
+      agent,
+    );
+    const mismatch = await rpc.failure(
+      'ProposeToolCalls',
+      {
+        conversationId: 'conv-rules-4',
+        toolCalls: [{ id: 'ext-1', toolName: 'get_source', arguments: struct({ id: 2 }) }],
+      },
+      agent,
+    );
     expect(mismatch).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'idempotency_mismatch' });
   });
 
   it('FAILED_PRECONDITION halted for a proposal or a claim in the scope of a halt', async () => {
     const approved = await approvedCall('conv-halted');
-    expect((await http.post('/v1/halt', admin, { scope: 'conversation', id: 'conv-halted', reason: 'incident drill' })).status).toBe(200);
-    const f = await rpc.failure('ProposeToolCalls', { conversationId: 'conv-halted', toolCalls: [{ toolName: 'get_source', arguments: struct({}) }] }, agent);
-    expect(f).toMatchObject({ code: grpc.status.FAILED_PRECONDITION, tollgateCode: 'halted', info: { reason: 'halted', metadata: { scope: 'conversation' } } });
+    expect(
+      (await http.post('/v1/halt', admin, { scope: 'conversation', id: 'conv-halted', reason: 'incident drill' }))
+        .status,
+    ).toBe(200);
+    const f = await rpc.failure(
+      'ProposeToolCalls',
+      { conversationId: 'conv-halted', toolCalls: [{ toolName: 'get_source', arguments: struct({}) }] },
+      agent,
+    );
+    expect(f).toMatchObject({
+      code: grpc.status.FAILED_PRECONDITION,
+      tollgateCode: 'halted',
+      info: { reason: 'halted', metadata: { scope: 'conversation' } },
+    });
     // The halt cancelled the approved call: claiming it is refused.
-    expect((await rpc.failure('ClaimExecution', { id: approved.id }, agent)).code).toBe(grpc.status.FAILED_PRECONDITION);
+    expect((await rpc.failure('ClaimExecution', { id: approved.id }, agent)).code).toBe(
+      grpc.status.FAILED_PRECONDITION,
+    );
   });
 });
 
@@ -417,7 +729,11 @@ describe('limits over gRPC', () => {
     const auditorToken = await limited.token('audrey', ['auditor']);
     for (let i = 0; i < 3; i++) await lrpc.call('GetStatus', {}, auditorToken);
     const f = await lrpc.failure('GetStatus', {}, auditorToken);
-    expect(f).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited', info: { reason: 'rate_limited' } });
+    expect(f).toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      tollgateCode: 'rate_limited',
+      info: { reason: 'rate_limited' },
+    });
     expect(f.retryDelaySeconds).toBeGreaterThanOrEqual(1);
     expect(Number(f.info!.metadata.retryAfter)).toBe(f.retryDelaySeconds);
     // Another token has its own budget.
@@ -427,18 +743,31 @@ describe('limits over gRPC', () => {
   it('RESOURCE_EXHAUSTED rate_limited past the open waits of a token; a watch that ends frees its slot', async () => {
     const bot = await bounded.token('bot', ['agent']);
     await brpc.call('StartConversation', { id: 'conv-waits' }, bot);
-    const { toolCalls } = await brpc.call('ProposeToolCalls', { conversationId: 'conv-waits', toolCalls: [{ toolName: 'unknown', arguments: struct({}) }] }, bot);
+    const { toolCalls } = await brpc.call(
+      'ProposeToolCalls',
+      { conversationId: 'conv-waits', toolCalls: [{ toolName: 'unknown', arguments: struct({}) }] },
+      bot,
+    );
     const first = brpc.watch(toolCalls[0].id, bot);
     await first.received(1);
     const second = brpc.watch(toolCalls[0].id, bot);
-    expect(await second.ended).toMatchObject({ ok: false, code: grpc.status.RESOURCE_EXHAUSTED, tollgateCode: 'rate_limited', retryDelaySeconds: 1 });
+    expect(await second.ended).toMatchObject({
+      ok: false,
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      tollgateCode: 'rate_limited',
+      retryDelaySeconds: 1,
+    });
     first.cancel();
     await first.ended;
     // The slot is free again once the server has seen the cancel.
-    const third = await eventually(async () => {
-      const w = brpc.watch(toolCalls[0].id, bot);
-      return (await Promise.race([w.received(1).then(() => true), w.ended.then(() => false)])) ? w : undefined;
-    }, 5000, 'a watch taken once the first is cancelled');
+    const third = await eventually(
+      async () => {
+        const w = brpc.watch(toolCalls[0].id, bot);
+        return (await Promise.race([w.received(1).then(() => true), w.ended.then(() => false)])) ? w : undefined;
+      },
+      5000,
+      'a watch taken once the first is cancelled',
+    );
     expect(third.messages[0].status).toBe('TOOL_CALL_STATUS_PENDING');
     third.cancel();
   });

@@ -14,8 +14,19 @@ describe('authentication with TOLLGATE_JWKS_URL', () => {
   const ISSUER = 'https://idp.example.test/';
   const AUDIENCE = 'tollgate';
 
-  function sign(key: CryptoKey, alg: string, kid: string, claims: Record<string, unknown>, opts: { iss?: string; aud?: string; exp?: string | false } = {}) {
-    let jwt = new SignJWT(claims).setProtectedHeader({ alg, kid }).setSubject('alice').setIssuer(opts.iss ?? ISSUER).setAudience(opts.aud ?? AUDIENCE).setIssuedAt();
+  function sign(
+    key: CryptoKey,
+    alg: string,
+    kid: string,
+    claims: Record<string, unknown>,
+    opts: { iss?: string; aud?: string; exp?: string | false } = {},
+  ) {
+    let jwt = new SignJWT(claims)
+      .setProtectedHeader({ alg, kid })
+      .setSubject('alice')
+      .setIssuer(opts.iss ?? ISSUER)
+      .setAudience(opts.aud ?? AUDIENCE)
+      .setIssuedAt();
     if (opts.exp !== false) jwt = jwt.setExpirationTime(opts.exp ?? '10m');
     return jwt.sign(key);
   }
@@ -27,7 +38,9 @@ describe('authentication with TOLLGATE_JWKS_URL', () => {
       { ...(await exportJWK(rsa.publicKey)), kid: 'rsa-1', alg: 'RS256', use: 'sig' },
       { ...(await exportJWK(ec.publicKey)), kid: 'ec-1', alg: 'ES256', use: 'sig' },
     ];
-    idp = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys })));
+    idp = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys })),
+    );
     await new Promise<void>((r) => idp.listen(0, '127.0.0.1', r));
     const jwksUrl = `http://127.0.0.1:${(idp.address() as AddressInfo).port}/jwks.json`;
     server = await startTestServer({ auth: { jwksUrl, issuer: ISSUER, audience: AUDIENCE, devSecret: false } });
@@ -40,18 +53,38 @@ describe('authentication with TOLLGATE_JWKS_URL', () => {
   });
 
   it('accepts RS256 and ES256 tokens from the identity provider', async () => {
-    for (const token of [await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }), await sign(ec.privateKey, 'ES256', 'ec-1', { roles: ['admin'] })]) {
+    for (const token of [
+      await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }),
+      await sign(ec.privateKey, 'ES256', 'ec-1', { roles: ['admin'] }),
+    ]) {
       expect((await api.get('/v1/tools', token)).status).toBe(200);
     }
   });
 
   it('refuses a token for another audience or from another issuer', async () => {
-    expect((await api.get('/v1/tools', await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { aud: 'someone-else' }))).status).toBe(401);
-    expect((await api.get('/v1/tools', await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { iss: 'https://evil.test/' }))).status).toBe(401);
+    expect(
+      (
+        await api.get(
+          '/v1/tools',
+          await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { aud: 'someone-else' }),
+        )
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await api.get(
+          '/v1/tools',
+          await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { iss: 'https://evil.test/' }),
+        )
+      ).status,
+    ).toBe(401);
   });
 
   it('refuses a token without exp, and an expired one', async () => {
-    expect((await api.get('/v1/tools', await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { exp: false }))).status).toBe(401);
+    expect(
+      (await api.get('/v1/tools', await sign(rsa.privateKey, 'RS256', 'rsa-1', { roles: ['admin'] }, { exp: false })))
+        .status,
+    ).toBe(401);
     const old = await new SignJWT({ roles: ['admin'] })
       .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
       .setSubject('alice')
@@ -66,14 +99,28 @@ describe('authentication with TOLLGATE_JWKS_URL', () => {
   it('refuses a token that lives longer than the maximum (24 h by default) or was issued in the future', async () => {
     const t = Math.floor(Date.now() / 1000);
     const token = (iat: number | undefined, exp: number) => {
-      let jwt = new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setSubject('alice').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime(exp);
+      let jwt = new SignJWT({ roles: ['admin'] })
+        .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+        .setSubject('alice')
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setExpirationTime(exp);
       if (iat !== undefined) jwt = jwt.setIssuedAt(iat);
       return jwt.sign(ec.privateKey);
     };
     expect((await api.get('/v1/tools', await token(t, t + 24 * 3600))).status).toBe(200);
-    for (const [iat, exp] of [[t, t + 7 * 24 * 3600], [undefined, t + 7 * 24 * 3600], [t + 3600, t + 7200]]) {
+    for (const [iat, exp] of [
+      [t, t + 7 * 24 * 3600],
+      [undefined, t + 7 * 24 * 3600],
+      [t + 3600, t + 7200],
+    ]) {
       const r = await api.get('/v1/tools', await token(iat, exp!));
-      expect({ iat, exp, status: r.status, code: r.body.code }).toEqual({ iat, exp, status: 401, code: 'unauthenticated' });
+      expect({ iat, exp, status: r.status, code: r.body.code }).toEqual({
+        iat,
+        exp,
+        status: 401,
+        code: 'unauthenticated',
+      });
     }
   });
 

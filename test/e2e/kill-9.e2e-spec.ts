@@ -35,7 +35,8 @@ describe('an instance killed with SIGKILL under load', () => {
     const agent = await mintToken(SECRET, { sub: 'bot', roles: ['agent'] });
     const api = client(server.url);
     const CONVERSATIONS = 20;
-    for (let i = 0; i < CONVERSATIONS; i++) expect((await api.post('/v1/conversations', agent, { id: `k${i}` })).status).toBe(201);
+    for (let i = 0; i < CONVERSATIONS; i++)
+      expect((await api.post('/v1/conversations', agent, { id: `k${i}` })).status).toBe(201);
 
     // Eight clients propose as fast as they can; the process is killed mid-stream.
     const answered: string[] = [];
@@ -71,7 +72,13 @@ describe('an instance killed with SIGKILL under load', () => {
     }
     expect((await again.get('/v1/audit/verify', auditor)).body).toMatchObject({ ok: true });
     // The service keeps working where it stopped.
-    expect((await again.post('/v1/conversations/k0/tool-calls', agent, { toolCalls: [{ toolName: 'read_thing', arguments: {}, annotations: { isReadOnly: true } }] })).status).toBe(201);
+    expect(
+      (
+        await again.post('/v1/conversations/k0/tool-calls', agent, {
+          toolCalls: [{ toolName: 'read_thing', arguments: {}, annotations: { isReadOnly: true } }],
+        })
+      ).status,
+    ).toBe(201);
     server.child.kill('SIGTERM');
     expect(await exited(server.child)).toBe(0);
   }, 180_000);

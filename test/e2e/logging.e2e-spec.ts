@@ -37,7 +37,11 @@ describe('tollgate serve logs, piped: JSON lines', () => {
 
   beforeAll(async () => {
     db = await freshDatabase();
-    server = await spawnServer({ DATABASE_URL: db.url, TOLLGATE_DATA_DIR: db.dataDir, TOLLGATE_JWT_SECRET: TEST_SECRET });
+    server = await spawnServer({
+      DATABASE_URL: db.url,
+      TOLLGATE_DATA_DIR: db.dataDir,
+      TOLLGATE_JWT_SECRET: TEST_SECRET,
+    });
     api = client(server.url);
     agent = await mintToken(TEST_SECRET, { sub: 'bot', roles: ['agent'], tenant: 'logs' }, '1h');
     approver = await mintToken(TEST_SECRET, { sub: 'ann', roles: ['approver'], tenant: 'logs' }, '1h');
@@ -73,7 +77,9 @@ describe('tollgate serve logs, piped: JSON lines', () => {
       msg: `Tollgate listening on ${server.url} (version ${banner?.version})`,
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
       url: server.url,
-      database: db.url ? expect.stringMatching(/^PostgreSQL 127\.0\.0\.1:5432\/tollgate_t_/) : `embedded PostgreSQL in ${db.dataDir}`,
+      database: db.url
+        ? expect.stringMatching(/^PostgreSQL 127\.0\.0\.1:5432\/tollgate_t_/)
+        : `embedded PostgreSQL in ${db.dataDir}`,
       inbox: `${server.url}/`,
       signIn: expect.stringContaining('npx tollgate token'),
       docs: `${server.url}/docs`,
@@ -101,7 +107,12 @@ describe('tollgate serve logs, piped: JSON lines', () => {
     });
 
     await api.get('/v1/tool-calls/tc_not_there', agent, { 'X-Request-Id': 'log-missing' });
-    expect(await accessLine('log-missing')).toMatchObject({ level: 'info', route: '/v1/tool-calls/:id', status: 404, code: 'not_found' });
+    expect(await accessLine('log-missing')).toMatchObject({
+      level: 'info',
+      route: '/v1/tool-calls/:id',
+      status: 404,
+      code: 'not_found',
+    });
 
     await api.get('/v1/tools', undefined, { 'X-Request-Id': 'log-anonymous' });
     const anonymous = await accessLine('log-anonymous');
@@ -113,7 +124,11 @@ describe('tollgate serve logs, piped: JSON lines', () => {
     const made = await api.get('/v1/approvals', approver);
     const id = made.headers.get('x-request-id')!;
     expect(id).toMatch(/^req_/);
-    expect(await accessLine(id)).toMatchObject({ route: '/v1/approvals', status: 200, principal: { sub: 'ann', roles: ['approver'] } });
+    expect(await accessLine(id)).toMatchObject({
+      route: '/v1/approvals',
+      status: 200,
+      principal: { sub: 'ann', roles: ['approver'] },
+    });
     expect(accessLines(id)).toHaveLength(1);
     // Tracing is off: no trace fields.
     expect(accessLines(id)[0]).not.toHaveProperty('trace_id');
@@ -121,7 +136,12 @@ describe('tollgate serve logs, piped: JSON lines', () => {
 
   it('names no route for a path that matched none, and logs it without its query string', async () => {
     await api.get('/v1/nothing/here?x=1', undefined, { 'X-Request-Id': 'log-nowhere' });
-    expect(await accessLine('log-nowhere')).toMatchObject({ route: null, path: '/v1/nothing/here', status: 404, msg: expect.stringMatching(/^GET \/v1\/nothing\/here 404 /) });
+    expect(await accessLine('log-nowhere')).toMatchObject({
+      route: null,
+      path: '/v1/nothing/here',
+      status: 404,
+      msg: expect.stringMatching(/^GET \/v1\/nothing\/here 404 /),
+    });
   });
 
   it('never writes a credential: bearer tokens, cookies, Slack signatures, tokens in query strings', async () => {
@@ -132,7 +152,10 @@ describe('tollgate serve logs, piped: JSON lines', () => {
       'X-Slack-Signature': 'v0=slack-signature-value',
       'Webhook-Signature': 'webhook-signature-value',
     });
-    await api.get('/v1/tools?token=query-token-value', undefined, { Authorization: 'Bearer not.a.jwt-but-secret', 'X-Request-Id': 'log-bad-token' });
+    await api.get('/v1/tools?token=query-token-value', undefined, {
+      Authorization: 'Bearer not.a.jwt-but-secret',
+      'X-Request-Id': 'log-bad-token',
+    });
     await accessLine('log-secrets');
     await accessLine('log-bad-token');
     const out = server.output();
@@ -141,7 +164,11 @@ describe('tollgate serve logs, piped: JSON lines', () => {
 
   it('logs a long-poll once, when it answers', async () => {
     await api.post('/v1/conversations', agent, { id: 'polled' });
-    const call = (await api.post('/v1/conversations/polled/tool-calls', agent, { toolCalls: [{ toolName: 'needs_a_person', arguments: {} }] })).body.toolCalls[0];
+    const call = (
+      await api.post('/v1/conversations/polled/tool-calls', agent, {
+        toolCalls: [{ toolName: 'needs_a_person', arguments: {} }],
+      })
+    ).body.toolCalls[0];
     const before = await metric('tollgate_open_long_polls');
     const poll = api.get(`/v1/tool-calls/${call.id}?wait=30`, agent, { 'X-Request-Id': 'log-poll' });
     await until(async () => (await metric('tollgate_open_long_polls')) > before, 20_000, 'the long-poll waiting');
@@ -154,12 +181,20 @@ describe('tollgate serve logs, piped: JSON lines', () => {
 
   it('logs an event stream once, when the client leaves', async () => {
     const leave = new AbortController();
-    const res = await fetch(`${server.url}/v1/events/stream`, { headers: { authorization: `Bearer ${approver}`, 'X-Request-Id': 'log-stream' }, signal: leave.signal });
+    const res = await fetch(`${server.url}/v1/events/stream`, {
+      headers: { authorization: `Bearer ${approver}`, 'X-Request-Id': 'log-stream' },
+      signal: leave.signal,
+    });
     expect(res.status).toBe(200);
     await until(async () => (await metric('tollgate_open_event_streams')) === 1, 20_000, 'the stream open');
     expect(accessLines('log-stream')).toHaveLength(0);
     leave.abort();
-    expect(await accessLine('log-stream')).toMatchObject({ route: '/v1/events/stream', status: 200, client_closed: true, tenant: 'logs' });
+    expect(await accessLine('log-stream')).toMatchObject({
+      route: '/v1/events/stream',
+      status: 200,
+      client_closed: true,
+      tenant: 'logs',
+    });
     await until(async () => (await metric('tollgate_open_event_streams')) === 0, 20_000, 'the stream closed');
     expect(accessLines('log-stream')).toHaveLength(1);
   });
@@ -177,7 +212,10 @@ describe('tollgate serve logs, piped: JSON lines', () => {
     await admin.connect();
     try {
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [name]);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [name],
+      );
       expect((await api.get('/v1/tools', agent, { 'X-Request-Id': 'log-down' })).status).toBe(503);
       expect(await accessLine('log-down')).toMatchObject({
         level: 'error',
@@ -195,7 +233,9 @@ describe('tollgate serve logs, piped: JSON lines', () => {
   it('says it is stopping, as JSON too, and exits 0', async () => {
     server.child.kill('SIGTERM');
     expect(await exited(server.child)).toBe(0);
-    expect(jsonLines(server.stdout()).some((l) => l.msg === 'SIGTERM: finishing in-flight requests and stopping')).toBe(true);
+    expect(jsonLines(server.stdout()).some((l) => l.msg === 'SIGTERM: finishing in-flight requests and stopping')).toBe(
+      true,
+    );
     expect(server.stderr()).toBe('');
   });
 });
@@ -209,7 +249,16 @@ describe('tollgate serve logs on a terminal: pretty', () => {
     db = await freshDatabase();
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    term = spawnTerminal(['serve'], serverEnv({ PORT: String(port), DATABASE_URL: db.url, TOLLGATE_DATA_DIR: db.dataDir, TOLLGATE_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'debug' }));
+    term = spawnTerminal(
+      ['serve'],
+      serverEnv({
+        PORT: String(port),
+        DATABASE_URL: db.url,
+        TOLLGATE_DATA_DIR: db.dataDir,
+        TOLLGATE_JWT_SECRET: TEST_SECRET,
+        LOG_LEVEL: 'debug',
+      }),
+    );
     await term.waitFor(`Tollgate listening on ${url}`, 0, 90_000);
     // The banner's lines may reach the terminal in more than one chunk: wait for its last before reading it.
     await term.waitFor(`${url}/docs`, 0, 30_000);

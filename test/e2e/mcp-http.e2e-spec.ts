@@ -60,7 +60,11 @@ limits: { sessions: 3, sessionsPerUser: 2, failedAuthPerMinute: ${GATEWAY_FAILUR
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   gateway.stderr!.on('data', (d) => (stderr += d));
-  await until(() => stderr.includes('serving Streamable HTTP on') || gateway.exitCode !== null, 30_000, 'the gateway listening');
+  await until(
+    () => stderr.includes('serving Streamable HTTP on') || gateway.exitCode !== null,
+    30_000,
+    'the gateway listening',
+  );
   expect(stderr).toContain(`serving Streamable HTTP on ${url}`);
 }, 60_000);
 
@@ -84,39 +88,73 @@ afterEach(async () => {
 });
 
 /** An MCP client with this token (and any other headers), in a session of its own. */
-async function connect(token: string, headers: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } } });
+async function connect(
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
+  });
   const client = new Client({ name: 'http-test', version: '1.0.0' });
   await client.connect(transport);
   sessions.push({ client, transport });
   return { client, transport };
 }
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 /** A raw request, with any Host: what a page rebinding a name to the gateway would send (`null`: no body). */
-function post(headers: Record<string, string>, body: unknown = initialize, method = 'POST'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+function post(
+  headers: Record<string, string>,
+  body: unknown = initialize,
+  method = 'POST',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/mcp', method, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${port}`, ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => {
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // an SSE stream: the text as it is
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, body: parsed });
-      });
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          host: `127.0.0.1:${port}`,
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => {
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // an SSE stream: the text as it is
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, body: parsed });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body === null ? undefined : JSON.stringify(body));
   });
 }
 
 /** A well-formed token Tollgate did not sign (another key): only Tollgate can tell. */
-const forged = (sub: string) => new SignJWT({ roles: ['admin'], tenant: 'default' }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode('not-the-server-secret-not-the-server-secret'));
+const forged = (sub: string) =>
+  new SignJWT({ roles: ['admin'], tenant: 'default' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode('not-the-server-secret-not-the-server-secret'));
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
 describe('tollgate mcp --http', () => {
@@ -124,7 +162,11 @@ describe('tollgate mcp --http', () => {
     const eve = await server.token('eve', ['admin'], { name: 'Eve', tenant: 'other' });
     await expect(connect(eve)).rejects.toThrow(/403/);
     const raw = await post({ authorization: `Bearer ${eve}` });
-    expect({ status: raw.status, code: raw.body.code, detail: raw.body.detail }).toEqual({ status: 403, code: 'forbidden', detail: "The token is of another tenant than this gateway's: use a token of its own tenant" });
+    expect({ status: raw.status, code: raw.body.code, detail: raw.body.detail }).toEqual({
+      status: 403,
+      code: 'forbidden',
+      detail: "The token is of another tenant than this gateway's: use a token of its own tenant",
+    });
     const otherAgent = await server.token('their-agent', ['agent'], { tenant: 'other' });
     expect((await post({ authorization: `Bearer ${otherAgent}` })).status).toBe(403);
     expect(files.received).toEqual([]);
@@ -144,7 +186,9 @@ describe('tollgate mcp --http', () => {
 
     const own = await post({ ...token, host: `localhost:${port}`, origin: `http://localhost:${port}` });
     expect(own.status).toBe(200);
-    expect((await post({ ...token, 'mcp-session-id': String(own.headers['mcp-session-id']) }, null, 'DELETE')).status).toBe(200);
+    expect(
+      (await post({ ...token, 'mcp-session-id': String(own.headers['mcp-session-id']) }, null, 'DELETE')).status,
+    ).toBe(200);
     const { client } = await connect(annToken, { origin: 'https://app.example.com' });
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
   });
@@ -153,7 +197,14 @@ describe('tollgate mcp --http', () => {
     const first = await connect(beaToken);
     await connect(beaToken);
     await connect(beaToken); // Bea's third: her first session is closed for it
-    const gone = await post({ authorization: `Bearer ${beaToken}`, 'mcp-session-id': first.transport.sessionId!, 'mcp-protocol-version': '2025-06-18' }, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    const gone = await post(
+      {
+        authorization: `Bearer ${beaToken}`,
+        'mcp-session-id': first.transport.sessionId!,
+        'mcp-protocol-version': '2025-06-18',
+      },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
+    );
     expect(gone.status).toBe(404);
     // limits.sessions is 3: Bea holds 2 of them, not all.
     const { client } = await connect(annToken);
@@ -164,9 +215,13 @@ describe('tollgate mcp --http', () => {
     const expired = await server.token('ann', ['admin'], { ttl: '-1h' });
     const unsigned = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'ann', roles: ['admin'], exp: Math.floor(Date.now() / 1000) + 3600 })}.`;
     const answers = [];
-    for (let i = 0; i < TOLLGATE_FAILURES + 3; i++) answers.push(await post({ authorization: `Bearer ${i % 2 ? expired : unsigned}` }));
+    for (let i = 0; i < TOLLGATE_FAILURES + 3; i++)
+      answers.push(await post({ authorization: `Bearer ${i % 2 ? expired : unsigned}` }));
     expect(answers.map((a) => a.status)).toEqual(Array(TOLLGATE_FAILURES + 3).fill(401));
-    expect(answers.slice(0, 2).map((a) => a.body.detail)).toEqual(['The bearer token is not a valid Tollgate token: unsigned', 'The bearer token is not a valid Tollgate token: expired']);
+    expect(answers.slice(0, 2).map((a) => a.body.detail)).toEqual([
+      'The bearer token is not a valid Tollgate token: unsigned',
+      'The bearer token is not a valid Tollgate token: expired',
+    ]);
 
     // Tollgate counted none of them: a person it never saw before still gets in through the gateway.
     const cy = await server.token('cy', ['approver'], { name: 'Cy' });
@@ -190,7 +245,9 @@ describe('tollgate mcp --http', () => {
     expect(Number(limited!.headers['retry-after'])).toBeGreaterThan(0);
 
     // The session opened before goes on, its token known to the gateway.
-    expect(await client.callTool({ name: 'read_file', arguments: { path: '/after-the-flood' } })).toEqual({ content: [{ type: 'text', text: 'files: contents of /after-the-flood' }] });
+    expect(await client.callTool({ name: 'read_file', arguments: { path: '/after-the-flood' } })).toEqual({
+      content: [{ type: 'text', text: 'files: contents of /after-the-flood' }],
+    });
     // Tollgate saw three failures from this address, under its limit: a token it never saw is still let in.
     const dee = await server.token('dee', ['approver']);
     expect((await api.get('/v1/me', dee)).status).toBe(200);

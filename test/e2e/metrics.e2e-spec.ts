@@ -29,7 +29,10 @@ describe('the Prometheus endpoint', () => {
 
   beforeAll(async () => {
     server = await startTestServer(
-      { outboxPollMs: 50, webhooks: { retryBaseMs: 100, maxAttempts: 2, timeoutMs: 10_000, allowPrivate: ['127.0.0.0/8'] } },
+      {
+        outboxPollMs: 50,
+        webhooks: { retryBaseMs: 100, maxAttempts: 2, timeoutMs: 10_000, allowPrivate: ['127.0.0.0/8'] },
+      },
       { outboxConsumers: [probe] },
     );
     api = client(server.url);
@@ -78,7 +81,12 @@ describe('the Prometheus endpoint', () => {
     expect(value(text, 'tollgate_decisions_total{outcome="approved",via="policy"}')).toBe(1);
 
     await api.post(`/v1/tool-calls/${a.id}/decision`, ann, { decision: 'approve' }, { 'X-Tollgate-Channel': 'web' });
-    await api.post(`/v1/tool-calls/${c.id}/decision`, ann, { decision: 'reject', reason: 'no' }, { 'X-Tollgate-Channel': 'cli' });
+    await api.post(
+      `/v1/tool-calls/${c.id}/decision`,
+      ann,
+      { decision: 'reject', reason: 'no' },
+      { 'X-Tollgate-Channel': 'cli' },
+    );
 
     const res = await api.get('/metrics');
     expect(res.status).toBe(200);
@@ -88,13 +96,17 @@ describe('the Prometheus endpoint', () => {
     expect(value(text, 'tollgate_decisions_total{outcome="approved",via="web"}')).toBe(1);
     expect(value(text, 'tollgate_decisions_total{outcome="rejected",via="cli"}')).toBe(1);
     expect(value(text, 'tollgate_approval_latency_seconds_count{outcome="approved"}')).toBe(1);
-    expect(value(text, 'tollgate_http_requests_total{method="POST",route="/v1/tool-calls/:id/decision",status="200"}')).toBe(2);
+    expect(
+      value(text, 'tollgate_http_requests_total{method="POST",route="/v1/tool-calls/:id/decision",status="200"}'),
+    ).toBe(2);
     expect(text).toMatch(/^process_resident_memory_bytes /m);
   });
 
   it('labels requests no route matched as unmatched, not by their path', async () => {
     expect((await api.get('/v1/no-such-thing/123')).status).toBe(404);
-    expect(await metric('tollgate_http_requests_total{method="GET",route="unmatched",status="404"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      await metric('tollgate_http_requests_total{method="GET",route="unmatched",status="404"}'),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it("shows an outbox consumer's lag and failures while it is down, and the lag gone once it is back", async () => {
@@ -125,9 +137,14 @@ describe('the Prometheus endpoint', () => {
     const broken = await startWebhookReceiver(1000); // 500 every time
     receivers.push(flaky, broken);
     const series = (outcome: string) => `tollgate_webhook_deliveries_total{outcome="${outcome}"}`;
-    const [delivered, failed, gaveUp] = [await metric(series('delivered')), await metric(series('failed')), await metric(series('gave_up'))];
+    const [delivered, failed, gaveUp] = [
+      await metric(series('delivered')),
+      await metric(series('failed')),
+      await metric(series('gave_up')),
+    ];
 
-    for (const r of [flaky, broken]) expect((await api.post('/v1/webhooks', admin, { url: r.url, events: ['ConversationStarted'] })).status).toBe(201);
+    for (const r of [flaky, broken])
+      expect((await api.post('/v1/webhooks', admin, { url: r.url, events: ['ConversationStarted'] })).status).toBe(201);
     expect((await api.post('/v1/conversations', agent, { id: 'hooked' })).status).toBe(201);
 
     // flaky: failed, then delivered; broken: failed, then (maxAttempts 2) given up.
@@ -135,8 +152,12 @@ describe('the Prometheus endpoint', () => {
     await metricUntil(series('gave_up'), (v) => v >= gaveUp + 1);
     expect(await metric(series('failed'))).toBeGreaterThanOrEqual(failed + 2);
     expect(flaky.accepted()).toHaveLength(1);
-    expect(await metric('tollgate_webhook_delivery_duration_seconds_count{outcome="delivered"}')).toBeGreaterThanOrEqual(1);
-    expect(await metric('tollgate_webhook_delivery_duration_seconds_count{outcome="gave_up"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      await metric('tollgate_webhook_delivery_duration_seconds_count{outcome="delivered"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(await metric('tollgate_webhook_delivery_duration_seconds_count{outcome="gave_up"}')).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 
   it('shows webhook deliveries not yet done, and their age, until the receiver answers', async () => {
@@ -174,14 +195,21 @@ describe('the Prometheus endpoint', () => {
     const ann = await server.token('ann', ['approver'], { tenant: 'waits' });
 
     const stream = new AbortController();
-    const res = await fetch(`${server.url}/v1/events/stream`, { headers: { authorization: `Bearer ${ann}` }, signal: stream.signal });
+    const res = await fetch(`${server.url}/v1/events/stream`, {
+      headers: { authorization: `Bearer ${ann}` },
+      signal: stream.signal,
+    });
     expect(res.status).toBe(200);
     await metricUntil('tollgate_open_event_streams', (v) => v === 1);
     stream.abort();
     await metricUntil('tollgate_open_event_streams', (v) => v === 0);
 
     await api.post('/v1/conversations', agent, { id: 'w1' });
-    const call = (await api.post('/v1/conversations/w1/tool-calls', agent, { toolCalls: [{ toolName: 'needs_a_person', arguments: {} }] })).body.toolCalls[0];
+    const call = (
+      await api.post('/v1/conversations/w1/tool-calls', agent, {
+        toolCalls: [{ toolName: 'needs_a_person', arguments: {} }],
+      })
+    ).body.toolCalls[0];
     const poll = api.get(`/v1/tool-calls/${call.id}?wait=30`, agent);
     await metricUntil('tollgate_open_long_polls', (v) => v === 1);
     await api.post(`/v1/tool-calls/${call.id}/decision`, ann, { decision: 'approve' });
@@ -204,7 +232,9 @@ describe('the Prometheus endpoint', () => {
     // A checkpoint signed by someone else does not verify: a failed verification.
     const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
     const payload = { tenant: 'metrics', seq: 1, hash: 'a'.repeat(64), at: new Date().toISOString() };
-    const forged = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: 'EdDSA', kid: (await exportJWK(privateKey)).x, typ: 'tollgate-checkpoint+jwt' }).sign(privateKey);
+    const forged = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+      .setProtectedHeader({ alg: 'EdDSA', kid: (await exportJWK(privateKey)).x, typ: 'tollgate-checkpoint+jwt' })
+      .sign(privateKey);
     expect((await api.get(`/v1/audit/verify?checkpoint=${forged}`, auditor)).body.ok).toBe(false);
     text = (await api.get('/metrics')).body as string;
     expect(value(text, 'tollgate_audit_verify_ok')).toBe(0);

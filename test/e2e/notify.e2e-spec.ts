@@ -21,7 +21,14 @@ beforeAll(async () => {
   hooks = await startWebhookReceiver();
   server = await startTestServer({
     outboxPollMs: 50,
-    slack: { botToken: 'xoxb-notify', signingSecret: 'slack-signing-secret-notify-0123456789', channel: '#approvals', apiUrl: slack.url, tenant: 'default', approvers: {} },
+    slack: {
+      botToken: 'xoxb-notify',
+      signingSecret: 'slack-signing-secret-notify-0123456789',
+      channel: '#approvals',
+      apiUrl: slack.url,
+      tenant: 'default',
+      approvers: {},
+    },
   });
   http = client(server.url);
   agent = await server.token('support-bot', ['agent']);
@@ -43,15 +50,21 @@ afterAll(async () => {
 });
 
 async function propose(conv: string, toolName: string, extra: Record<string, unknown> = {}) {
-  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: { to: 'carol@example.com' }, ...extra }] });
+  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+    toolCalls: [{ toolName, arguments: { to: 'carol@example.com' }, ...extra }],
+  });
   expect(res.status).toBe(201);
   return res.body.toolCalls[0];
 }
 
 describe('a notify call', () => {
   it('runs at once, is recorded as told to the rule’s approvers, posts one Slack FYI without buttons, and reaches a subscribed webhook', async () => {
-    expect((await http.post('/v1/conversations', agent, { id: 'notify-1', user: { id: 'u-carol', name: 'Carol' } })).status).toBe(201);
-    const call = await propose('notify-1', 'send_email', { reason: '<!channel> mail the <https://evil.example|report>' });
+    expect(
+      (await http.post('/v1/conversations', agent, { id: 'notify-1', user: { id: 'u-carol', name: 'Carol' } })).status,
+    ).toBe(201);
+    const call = await propose('notify-1', 'send_email', {
+      reason: '<!channel> mail the <https://evil.example|report>',
+    });
     expect(call).toMatchObject({ status: 'approved', policy: { level: 'notify', rule: 1 } });
 
     // The agent is never blocked: it claims the run at once, and its next proposal is not held behind the FYI.
@@ -63,9 +76,20 @@ describe('a notify call', () => {
     expect(types.slice(0, 3)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved', 'ToolCallNotified']);
     const told = trail.body.events[2];
     expect(told).toMatchObject({ actor: { id: 'policy', via: 'policy' }, toolName: 'send_email' });
-    expect(told.data).toEqual({ level: 'notify', rule: 1, policyVersion: expect.any(Number), approvers: ['requester', 'admin'], requester: 'u-carol', channels: ['slack', 'webhook', 'inbox'] });
+    expect(told.data).toEqual({
+      level: 'notify',
+      rule: 1,
+      policyVersion: expect.any(Number),
+      approvers: ['requester', 'admin'],
+      requester: 'u-carol',
+      channels: ['slack', 'webhook', 'inbox'],
+    });
 
-    const fyi = await eventually(() => slack.callsTo('chat.postMessage').find((c) => c.args.text.includes(call.id)), 10_000, 'the Slack FYI');
+    const fyi = await eventually(
+      () => slack.callsTo('chat.postMessage').find((c) => c.args.text.includes(call.id)),
+      10_000,
+      'the Slack FYI',
+    );
     const blocks = JSON.stringify(fyi.args.blocks);
     expect(fyi.args.text).toContain('Ran at once, FYI: send_email');
     expect(fyi.args.text).toContain('by policy rule 1');
@@ -74,18 +98,35 @@ describe('a notify call', () => {
     expect(blocks).not.toContain('<!channel>'); // the agent's text is escaped as in every message
     expect(blocks).toContain('&lt;!channel&gt;');
 
-    const delivered = await eventually(() => hooks.received.find((d) => d.json.data.toolCallId === call.id), 10_000, 'the webhook delivery');
-    expect(delivered.json).toMatchObject({ type: 'ToolCallNotified', data: { type: 'ToolCallNotified', data: { approvers: ['requester', 'admin'] } } });
+    const delivered = await eventually(
+      () => hooks.received.find((d) => d.json.data.toolCallId === call.id),
+      10_000,
+      'the webhook delivery',
+    );
+    expect(delivered.json).toMatchObject({
+      type: 'ToolCallNotified',
+      data: { type: 'ToolCallNotified', data: { approvers: ['requester', 'admin'] } },
+    });
 
     // Posted once, never updated: nothing is left to decide, and the call's later life does not touch it.
     expect((await http.post(`/v1/tool-calls/${call.id}/result`, agent, { outcome: 'succeeded' })).status).toBe(200);
-    await until(async () => (await http.get(`/v1/tool-calls/${call.id}`, admin)).body.status === 'completed', 10_000, 'completed');
+    await until(
+      async () => (await http.get(`/v1/tool-calls/${call.id}`, admin)).body.status === 'completed',
+      10_000,
+      'completed',
+    );
     const lastSeq = (await http.get(`/v1/audit/events?toolCallId=${call.id}`, admin)).body.events.at(-1).seq;
     expect(lastSeq).toEqual(expect.any(Number));
-    await until(async () => {
-      const rows = await server.dataSource.query(`SELECT last_seq FROM outbox_cursors WHERE tenant_id = 'default' AND consumer = 'slack'`);
-      return rows.length === 1 && Number(rows[0].last_seq) >= lastSeq;
-    }, 10_000, "Slack's outbox cursor past the completion");
+    await until(
+      async () => {
+        const rows = await server.dataSource.query(
+          `SELECT last_seq FROM outbox_cursors WHERE tenant_id = 'default' AND consumer = 'slack'`,
+        );
+        return rows.length === 1 && Number(rows[0].last_seq) >= lastSeq;
+      },
+      10_000,
+      "Slack's outbox cursor past the completion",
+    );
     expect(slack.callsTo('chat.postMessage').filter((c) => c.args.text.includes(call.id))).toHaveLength(1);
     expect(slack.callsTo('chat.update').filter((c) => c.args.text.includes(call.id))).toHaveLength(0);
   });

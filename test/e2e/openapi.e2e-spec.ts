@@ -31,7 +31,9 @@ interface Operation {
 }
 
 function operations(doc: Doc): Operation[] {
-  return Object.entries(doc.paths).flatMap(([path, item]: [string, any]) => METHODS.filter((m) => item[m]).map((method) => ({ method, path, op: item[method] })));
+  return Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
+    METHODS.filter((m) => item[m]).map((method) => ({ method, path, op: item[method] })),
+  );
 }
 
 /** A response object, its `$ref` (to components.responses) followed. */
@@ -51,7 +53,10 @@ let doc: Doc;
 let work: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ outboxPollMs: 50, webhooks: { retryBaseMs: 100, maxAttempts: 2, timeoutMs: 500, allowPrivate: ['127.0.0.0/8'] } });
+  server = await startTestServer({
+    outboxPollMs: 50,
+    webhooks: { retryBaseMs: 100, maxAttempts: 2, timeoutMs: 500, allowPrivate: ['127.0.0.0/8'] },
+  });
   const res = await fetch(`${server.url}/openapi.json`);
   expect(res.status).toBe(200);
   doc = await res.json();
@@ -68,14 +73,26 @@ describe('the OpenAPI document', () => {
   it("has no error or warning under Redocly's recommended rules (redocly.yaml), in openapi-core and in the CLI", async () => {
     const { loadConfig, lintFromString } = require('@redocly/openapi-core');
     const config = await loadConfig({ configPath: join(ROOT, 'redocly.yaml') });
-    const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: join(work, 'openapi.json'), config });
-    expect(problems.map((p: any) => `${p.severity} ${p.ruleId} at ${p.location?.[0]?.pointer}: ${p.message}`)).toEqual([]);
+    const problems = await lintFromString({
+      source: JSON.stringify(doc),
+      absoluteRef: join(work, 'openapi.json'),
+      config,
+    });
+    expect(problems.map((p: any) => `${p.severity} ${p.ruleId} at ${p.location?.[0]?.pointer}: ${p.message}`)).toEqual(
+      [],
+    );
 
     // The CLI a person runs (npx redocly lint), whose recommended rules are newer than openapi-core's.
     const cli = join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'lint', join(work, 'openapi.json'), '--config', join(ROOT, 'redocly.yaml'), '--format=json'], { env: REDOCLY_ENV }).catch((e) => e);
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [cli, 'lint', join(work, 'openapi.json'), '--config', join(ROOT, 'redocly.yaml'), '--format=json'],
+      { env: REDOCLY_ENV },
+    ).catch((e) => e);
     const report = JSON.parse(stdout);
-    expect(report.problems.map((p: any) => `${p.severity} ${p.ruleId} at ${p.location?.[0]?.pointer}: ${p.message}`)).toEqual([]);
+    expect(
+      report.problems.map((p: any) => `${p.severity} ${p.ruleId} at ${p.location?.[0]?.pointer}: ${p.message}`),
+    ).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   });
 
@@ -103,14 +120,22 @@ describe('the OpenAPI document', () => {
     for (const { method, path, op } of ops) {
       const where = `${method.toUpperCase()} ${path}`;
       expect({ where, id: op.operationId }).toEqual({ where, id: expect.stringMatching(/^[a-z][A-Za-z0-9]*$/) });
-      expect({ where, summary: typeof op.summary === 'string' && op.summary.length > 5 }).toEqual({ where, summary: true });
-      expect({ where, tags: op.tags.length > 0 && op.tags.every((t: string) => tags.includes(t)) }).toEqual({ where, tags: true });
+      expect({ where, summary: typeof op.summary === 'string' && op.summary.length > 5 }).toEqual({
+        where,
+        summary: true,
+      });
+      expect({ where, tags: op.tags.length > 0 && op.tags.every((t: string) => tags.includes(t)) }).toEqual({
+        where,
+        tags: true,
+      });
     }
   });
 
   it('leaves out what is not the API: the web inbox and Slack callbacks', () => {
     const paths = Object.keys(doc.paths);
-    expect(paths.filter((p) => p === '/' || p.startsWith('/ui/') || p.startsWith('/assets/') || p.includes('slack'))).toEqual([]);
+    expect(
+      paths.filter((p) => p === '/' || p.startsWith('/ui/') || p.startsWith('/assets/') || p.includes('slack')),
+    ).toEqual([]);
   });
 
   it('declares every error an operation answers as an RFC 9457 problem', () => {
@@ -122,8 +147,16 @@ describe('the OpenAPI document', () => {
       for (const status of statuses.filter((s) => /^[45]/.test(s))) {
         if (op.operationId === 'getReadiness' && status === '503') continue; // terminus' report of the checks, not a problem
         const content = response(doc, op.responses[status]).content;
-        expect({ where, status, types: Object.keys(content), schema: content['application/problem+json'].schema }).toEqual({
-          where, status, types: ['application/problem+json'], schema: { $ref: '#/components/schemas/Problem' },
+        expect({
+          where,
+          status,
+          types: Object.keys(content),
+          schema: content['application/problem+json'].schema,
+        }).toEqual({
+          where,
+          status,
+          types: ['application/problem+json'],
+          schema: { $ref: '#/components/schemas/Problem' },
         });
       }
     }
@@ -135,11 +168,21 @@ describe('the OpenAPI document', () => {
       const params = (op.parameters ?? []) as any[];
       const keys = params.map((p) => `${p.in}:${p.name.toLowerCase()}`);
       expect({ where: `${method} ${path}`, keys: [...new Set(keys)] }).toEqual({ where: `${method} ${path}`, keys });
-      for (const p of params) expect({ where: `${method} ${path} ${p.name}`, described: !!p.description }).toEqual({ where: `${method} ${path} ${p.name}`, described: true });
+      for (const p of params)
+        expect({ where: `${method} ${path} ${p.name}`, described: !!p.description }).toEqual({
+          where: `${method} ${path} ${p.name}`,
+          described: true,
+        });
       expect(params.filter((p) => p.in === 'header' && p.required)).toEqual([]);
     }
     const decide = doc.paths['/v1/tool-calls/{id}/decision'].post.parameters.filter((p: any) => p.in === 'header');
-    expect(decide).toEqual([expect.objectContaining({ name: 'x-tollgate-channel', required: false, schema: expect.objectContaining({ enum: ['web', 'cli', 'api', 'mcp'] }) })]);
+    expect(decide).toEqual([
+      expect.objectContaining({
+        name: 'x-tollgate-channel',
+        required: false,
+        schema: expect.objectContaining({ enum: ['web', 'cli', 'api', 'mcp'] }),
+      }),
+    ]);
   });
 
   it('says that request bodies refuse unknown fields, but inside free JSON', () => {
@@ -147,7 +190,10 @@ describe('the OpenAPI document', () => {
       const ref = op.requestBody?.content['application/json']?.schema?.$ref;
       if (!ref) continue;
       const schema = doc.components.schemas[ref.split('/').pop()];
-      expect({ where: `${method} ${path}`, additionalProperties: schema.additionalProperties }).toEqual({ where: `${method} ${path}`, additionalProperties: false });
+      expect({ where: `${method} ${path}`, additionalProperties: schema.additionalProperties }).toEqual({
+        where: `${method} ${path}`,
+        additionalProperties: false,
+      });
     }
     expect(doc.components.schemas.ProposedToolCall.properties.arguments.additionalProperties).toBe(true);
     expect(doc.components.schemas.Display.additionalProperties).toBe(false);
@@ -158,7 +204,8 @@ describe('the OpenAPI document', () => {
     expect(body.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PolicyDocument' });
     expect(body.content['application/yaml'].schema.type).toBe('string');
     expect(body.description).toContain('/schemas/policy.json');
-    for (const [name, schema] of Object.entries(policyOpenApiComponents())) expect(doc.components.schemas[name]).toEqual(schema);
+    for (const [name, schema] of Object.entries(policyOpenApiComponents()))
+      expect(doc.components.schemas[name]).toEqual(schema);
   });
 
   it('asks a bearer token on every route but the public ones, as the server does', async () => {
@@ -186,7 +233,14 @@ describe('types generated by openapi-typescript', () => {
       "writeFileSync(process.argv[3], astToString(await openapiTS(JSON.parse(readFileSync(process.argv[2], 'utf8')))));",
     ].join('\n');
     const entry = pathToFileURL(join(ROOT, 'node_modules', 'openapi-typescript', 'dist', 'index.mjs')).href;
-    await promisify(execFile)(process.execPath, ['--input-type=module', '-e', generate, entry, join(work, 'openapi.json'), join(work, 'api.ts')]);
+    await promisify(execFile)(process.execPath, [
+      '--input-type=module',
+      '-e',
+      generate,
+      entry,
+      join(work, 'openapi.json'),
+      join(work, 'api.ts'),
+    ]);
 
     // One assertion per operation, status and media type: the generated body type is neither never nor unknown.
     const checks: string[] = [];
@@ -198,7 +252,9 @@ describe('types generated by openapi-typescript', () => {
           continue;
         }
         for (const type of Object.keys(content)) {
-          checks.push(`export const ${op.operationId}_${status}_${checks.length}: Typed<operations[${JSON.stringify(op.operationId)}]['responses'][${status}]['content'][${JSON.stringify(type)}]> = true;`);
+          checks.push(
+            `export const ${op.operationId}_${status}_${checks.length}: Typed<operations[${JSON.stringify(op.operationId)}]['responses'][${status}]['content'][${JSON.stringify(type)}]> = true;`,
+          );
         }
       }
     }
@@ -218,9 +274,17 @@ describe('types generated by openapi-typescript', () => {
       ].join('\n'),
     );
     const program = ts.createProgram([join(work, 'checks.ts')], {
-      strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, skipLibCheck: true, types: [],
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      skipLibCheck: true,
+      types: [],
     });
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(diagnostics).toEqual([]);
   });
 });
@@ -240,13 +304,16 @@ const checkedSuccess = new Set<string>();
 function closed(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(closed);
   if (v === null || typeof v !== 'object') return v;
-  const o = Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === 'examples' || k === 'example' ? x : closed(x)]));
+  const o = Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [k, k === 'examples' || k === 'example' ? x : closed(x)]),
+  );
   if (o.properties && o.additionalProperties === undefined) o.additionalProperties = false;
   return o;
 }
 
 function validatorFor(schema: unknown): ValidateFunction {
-  if (!ajv.getSchema('openapi')) ajv.addSchema({ $id: 'openapi', components: { schemas: closed(doc.components.schemas) } });
+  if (!ajv.getSchema('openapi'))
+    ajv.addSchema({ $id: 'openapi', components: { schemas: closed(doc.components.schemas) } });
   const text = JSON.stringify(closed(schema)).replace(/"#\/components\//g, '"openapi#/components/');
   let v = compiled.get(text);
   if (!v) compiled.set(text, (v = ajv.compile(JSON.parse(text))));
@@ -268,7 +335,11 @@ function expectDeclared(reply: Pick<Reply, 'status' | 'headers' | 'body'>, metho
     expect({ where, type, declared: Object.keys(content).includes(type) }).toEqual({ where, type, declared: true });
     const validate = validatorFor(content[type].schema);
     const ok = validate(reply.body);
-    expect({ where, errors: ok ? null : validate.errors, body: ok ? null : reply.body }).toEqual({ where, errors: null, body: null });
+    expect({ where, errors: ok ? null : validate.errors, body: ok ? null : reply.body }).toEqual({
+      where,
+      errors: null,
+      body: null,
+    });
   }
   if (reply.status < 300) checkedSuccess.add(op.operationId);
 }
@@ -287,11 +358,31 @@ describe('real answers', () => {
   });
 
   /** Calls and checks the answer against the document; `template` is the document's path, `args` fill it. */
-  async function call(method: string, template: string, opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string>; query?: string; args?: string[] } = {}): Promise<Reply> {
+  async function call(
+    method: string,
+    template: string,
+    opts: {
+      token?: string;
+      body?: unknown;
+      raw?: string;
+      headers?: Record<string, string>;
+      query?: string;
+      args?: string[];
+    } = {},
+  ): Promise<Reply> {
     const args = [...(opts.args ?? [])];
-    const url = template.replace(/\{[^}]+\}/g, () => encodeURIComponent(args.shift()!)) + (opts.query ? `?${opts.query}` : '');
-    const headers: Record<string, string> = { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers };
-    const res = await fetch(server.url + url, { method: method.toUpperCase(), headers, body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)) });
+    const url =
+      template.replace(/\{[^}]+\}/g, () => encodeURIComponent(args.shift()!)) + (opts.query ? `?${opts.query}` : '');
+    const headers: Record<string, string> = {
+      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...opts.headers,
+    };
+    const res = await fetch(server.url + url, {
+      method: method.toUpperCase(),
+      headers,
+      body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+    });
     const text = await res.text();
     const json = /^application\/([\w.-]+\+)?json\b/.test(res.headers.get('content-type') ?? '');
     const reply = { status: res.status, headers: res.headers, body: json && text ? JSON.parse(text) : text };
@@ -301,113 +392,347 @@ describe('real answers', () => {
 
   it('match their schemas along the whole life of a tool call', async () => {
     // Tools and policy
-    expect((await call('put', '/v1/tools/{name}', { token: agent, args: ['delete_source'], body: { description: 'Delete a knowledge source', destructive: true } })).status).toBe(201);
-    expect((await call('put', '/v1/tools/{name}', { token: agent, args: ['delete_source'], body: { description: 'Delete a knowledge source', destructive: true } })).status).toBe(200);
+    expect(
+      (
+        await call('put', '/v1/tools/{name}', {
+          token: agent,
+          args: ['delete_source'],
+          body: { description: 'Delete a knowledge source', destructive: true },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await call('put', '/v1/tools/{name}', {
+          token: agent,
+          args: ['delete_source'],
+          body: { description: 'Delete a knowledge source', destructive: true },
+        })
+      ).status,
+    ).toBe(200);
     await call('put', '/v1/tools/{name}', { token: admin, args: ['get_source'], body: { isReadOnly: true } });
-    expect((await call('get', '/v1/tools', { token: approver, query: 'limit=1' })).body.nextCursor).toEqual(expect.any(String));
+    expect((await call('get', '/v1/tools', { token: approver, query: 'limit=1' })).body.nextCursor).toEqual(
+      expect.any(String),
+    );
     await call('get', '/v1/tools/{name}', { token: auditor, args: ['delete_source'] });
     expect((await call('get', '/v1/tools/{name}', { token: auditor, args: ['nope'] })).status).toBe(404);
     expect((await call('get', '/v1/policy', { token: auditor })).body.version).toBe(0);
-    expect((await call('put', '/v1/policy', { token: admin, body: { rules: [{ match: 'get_*', level: 'automatic' }] } })).status).toBe(200);
-    const yaml = 'defaults:\n  timeoutSeconds: 600\nrules:\n  - match: "shell(cmd=rm *)"\n    level: deny\n  - match: delete_source\n    level: confirm\n    approvers: [requester, approver, admin]\n';
-    expect((await call('put', '/v1/policy', { token: admin, raw: yaml, headers: { 'content-type': 'application/yaml' } })).body.version).toBe(2);
-    expect((await call('put', '/v1/policy', { token: admin, body: { rules: [{ match: 'x', level: 'sometimes' }] } })).body.errors).toHaveLength(1);
+    expect(
+      (await call('put', '/v1/policy', { token: admin, body: { rules: [{ match: 'get_*', level: 'automatic' }] } }))
+        .status,
+    ).toBe(200);
+    const yaml =
+      'defaults:\n  timeoutSeconds: 600\nrules:\n  - match: "shell(cmd=rm *)"\n    level: deny\n  - match: delete_source\n    level: confirm\n    approvers: [requester, approver, admin]\n';
+    expect(
+      (await call('put', '/v1/policy', { token: admin, raw: yaml, headers: { 'content-type': 'application/yaml' } }))
+        .body.version,
+    ).toBe(2);
+    expect(
+      (await call('put', '/v1/policy', { token: admin, body: { rules: [{ match: 'x', level: 'sometimes' }] } })).body
+        .errors,
+    ).toHaveLength(1);
     expect((await call('put', '/v1/policy', { token: approver, body: { rules: [] } })).status).toBe(403);
-    expect((await call('put', '/v1/policy', { token: admin, raw: 'rules: []', headers: { 'content-type': 'text/plain' } })).status).toBe(415);
+    expect(
+      (await call('put', '/v1/policy', { token: admin, raw: 'rules: []', headers: { 'content-type': 'text/plain' } }))
+        .status,
+    ).toBe(415);
 
     // Conversations and a step of three calls: one runs, one waits, one is denied.
-    expect((await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-1', user: { id: 'carol', roles: ['admin'], name: 'Carol' }, title: 'Tidy up' } })).status).toBe(201);
-    expect((await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-1', user: { id: 'carol' } } })).status).toBe(200);
+    expect(
+      (
+        await call('post', '/v1/conversations', {
+          token: agent,
+          body: { id: 'conv-1', user: { id: 'carol', roles: ['admin'], name: 'Carol' }, title: 'Tidy up' },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-1', user: { id: 'carol' } } })).status,
+    ).toBe(200);
     expect((await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-2' } })).body.user).toBeNull();
-    expect((await call('post', '/v1/conversations', { token: await server.token('other-bot', ['agent']), body: { id: 'conv-1' } })).status).toBe(409);
+    expect(
+      (
+        await call('post', '/v1/conversations', {
+          token: await server.token('other-bot', ['agent']),
+          body: { id: 'conv-1' },
+        })
+      ).status,
+    ).toBe(409);
     expect((await call('post', '/v1/conversations', { token: agent, body: { titel: 'typo' } })).status).toBe(400);
     expect((await call('post', '/v1/conversations', { token: admin, body: {} })).status).toBe(403);
     const step = {
       toolCalls: [
         { id: 'call_1', toolName: 'get_source', arguments: { id: 'src_2' } },
-        { id: 'call_2', toolName: 'delete_source', arguments: { id: 'src_2' }, reason: 'asked', confidence: 0.9, estimatedCost: 0, display: { title: 'Delete', summary: 'Delete src_2', fields: [{ label: 'Objects', value: '1,204' }] } },
+        {
+          id: 'call_2',
+          toolName: 'delete_source',
+          arguments: { id: 'src_2' },
+          reason: 'asked',
+          confidence: 0.9,
+          estimatedCost: 0,
+          display: { title: 'Delete', summary: 'Delete src_2', fields: [{ label: 'Objects', value: '1,204' }] },
+        },
         { id: 'call_3', toolName: 'shell', arguments: { cmd: 'rm -rf /' }, annotations: { destructive: true } },
       ],
     };
-    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-1'], body: step });
+    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', {
+      token: agent,
+      args: ['conv-1'],
+      body: step,
+    });
     expect(proposed.body.toolCalls.map((c: any) => c.status)).toEqual(['approved', 'pending', 'rejected']);
     const [auto, held] = proposed.body.toolCalls;
-    expect((await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-1'], body: step })).status).toBe(200);
-    expect((await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-1'], body: { toolCalls: [{ toolName: 'get_source', arguments: {} }] } })).body.code).toBe('conversation_blocked');
-    expect((await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['nope'], body: step })).status).toBe(404);
-    expect((await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-1'], body: { toolCalls: [] } })).status).toBe(400);
+    expect(
+      (await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-1'], body: step })).status,
+    ).toBe(200);
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/tool-calls', {
+          token: agent,
+          args: ['conv-1'],
+          body: { toolCalls: [{ toolName: 'get_source', arguments: {} }] },
+        })
+      ).body.code,
+    ).toBe('conversation_blocked');
+    expect(
+      (await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['nope'], body: step })).status,
+    ).toBe(404);
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/tool-calls', {
+          token: agent,
+          args: ['conv-1'],
+          body: { toolCalls: [] },
+        })
+      ).status,
+    ).toBe(400);
 
     // Waiting, the inbox, deciding
-    expect((await call('get', '/v1/tool-calls/{id}', { token: agent, args: [held.id], query: 'wait=0' })).body.approval).toBeDefined();
-    expect((await call('get', '/v1/tool-calls/{id}', { token: agent, args: [held.id], query: 'wait=soon' })).status).toBe(400);
+    expect(
+      (await call('get', '/v1/tool-calls/{id}', { token: agent, args: [held.id], query: 'wait=0' })).body.approval,
+    ).toBeDefined();
+    expect(
+      (await call('get', '/v1/tool-calls/{id}', { token: agent, args: [held.id], query: 'wait=soon' })).status,
+    ).toBe(400);
     expect((await call('get', '/v1/tool-calls/{id}', { token: agent, args: ['tc_nope'] })).status).toBe(404);
-    expect((await call('get', '/v1/approvals', { token: approver })).body.items.map((i: any) => i.id)).toEqual([held.id]);
+    expect((await call('get', '/v1/approvals', { token: approver })).body.items.map((i: any) => i.id)).toEqual([
+      held.id,
+    ]);
     await call('get', '/v1/approvals', { token: admin, query: 'status=rejected' });
     expect((await call('get', '/v1/approvals', { token: agent })).status).toBe(403);
-    expect((await call('post', '/v1/tool-calls/{id}/decision', { token: agent, args: [held.id], body: { decision: 'approve' } })).status).toBe(403);
-    const decided = await call('post', '/v1/tool-calls/{id}/decision', { token: approver, args: [held.id], body: { decision: 'approve', reason: 'ok', arguments: { id: 'src_2', dryRun: true } }, headers: { 'x-tollgate-channel': 'cli' } });
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/decision', {
+          token: agent,
+          args: [held.id],
+          body: { decision: 'approve' },
+        })
+      ).status,
+    ).toBe(403);
+    const decided = await call('post', '/v1/tool-calls/{id}/decision', {
+      token: approver,
+      args: [held.id],
+      body: { decision: 'approve', reason: 'ok', arguments: { id: 'src_2', dryRun: true } },
+      headers: { 'x-tollgate-channel': 'cli' },
+    });
     expect(decided.body.decision).toMatchObject({ outcome: 'approved', by: { id: 'bob', via: 'cli' } });
-    expect((await call('post', '/v1/tool-calls/{id}/decision', { token: admin, args: [held.id], body: { decision: 'reject' } })).body).toMatchObject({ code: 'already_decided', toolCallStatus: 'approved' });
-    expect((await call('post', '/v1/tool-calls/{id}/decision', { token: approver, args: [held.id], body: { decision: 'approve' }, headers: { 'x-tollgate-channel': 'slack' } })).status).toBe(400);
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/decision', {
+          token: admin,
+          args: [held.id],
+          body: { decision: 'reject' },
+        })
+      ).body,
+    ).toMatchObject({ code: 'already_decided', toolCallStatus: 'approved' });
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/decision', {
+          token: approver,
+          args: [held.id],
+          body: { decision: 'approve' },
+          headers: { 'x-tollgate-channel': 'slack' },
+        })
+      ).status,
+    ).toBe(400);
 
     // Claim and result
-    expect((await call('post', '/v1/tool-calls/{id}/result', { token: agent, args: [held.id], body: { outcome: 'succeeded' } })).body.code).toBe('not_executed');
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/result', {
+          token: agent,
+          args: [held.id],
+          body: { outcome: 'succeeded' },
+        })
+      ).body.code,
+    ).toBe('not_executed');
     const claim = await call('post', '/v1/tool-calls/{id}/execution', { token: agent, args: [held.id] });
     expect(claim.body.arguments).toEqual({ id: 'src_2', dryRun: true });
-    expect((await call('post', '/v1/tool-calls/{id}/execution', { token: agent, args: [held.id] })).body.code).toBe('already_executed');
+    expect((await call('post', '/v1/tool-calls/{id}/execution', { token: agent, args: [held.id] })).body.code).toBe(
+      'already_executed',
+    );
     expect((await call('post', '/v1/tool-calls/{id}/execution', { token: admin, args: [auto.id] })).status).toBe(403);
-    expect((await call('post', '/v1/tool-calls/{id}/result', { token: agent, args: [held.id], body: { outcome: 'succeeded', output: 'any JSON: a string too' } })).body.status).toBe('completed');
-    expect((await call('post', '/v1/tool-calls/{id}/result', { token: agent, args: [held.id], body: { outcome: 'failed', error: 'again' } })).body.code).toBe('already_completed');
-    expect((await call('post', '/v1/tool-calls/{id}/result', { token: agent, args: [auto.id], body: { outcome: 'succeeded', output: 'x'.repeat(70_000) } })).status).toBe(413);
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/result', {
+          token: agent,
+          args: [held.id],
+          body: { outcome: 'succeeded', output: 'any JSON: a string too' },
+        })
+      ).body.status,
+    ).toBe('completed');
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/result', {
+          token: agent,
+          args: [held.id],
+          body: { outcome: 'failed', error: 'again' },
+        })
+      ).body.code,
+    ).toBe('already_completed');
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/result', {
+          token: agent,
+          args: [auto.id],
+          body: { outcome: 'succeeded', output: 'x'.repeat(70_000) },
+        })
+      ).status,
+    ).toBe(413);
     await call('post', '/v1/tool-calls/{id}/execution', { token: agent, args: [auto.id] });
-    await call('post', '/v1/tool-calls/{id}/result', { token: agent, args: [auto.id], body: { outcome: 'failed', error: 'the source was gone' } });
+    await call('post', '/v1/tool-calls/{id}/result', {
+      token: agent,
+      args: [auto.id],
+      body: { outcome: 'failed', error: 'the source was gone' },
+    });
     const conversation = await call('get', '/v1/conversations/{id}', { token: approver, args: ['conv-1'] });
-    expect(conversation.body.toolCalls.map((c: any) => c.status).sort()).toEqual(['completed', 'completed', 'rejected']);
-    expect((await call('get', '/v1/conversations', { token: auditor, query: 'status=active&limit=1' })).body.items).toHaveLength(1);
+    expect(conversation.body.toolCalls.map((c: any) => c.status).sort()).toEqual([
+      'completed',
+      'completed',
+      'rejected',
+    ]);
+    expect(
+      (await call('get', '/v1/conversations', { token: auditor, query: 'status=active&limit=1' })).body.items,
+    ).toHaveLength(1);
     expect((await call('get', '/v1/conversations', { token: auditor, query: 'status=lost' })).status).toBe(400);
 
     // A grant beyond the approver, then a halt that cancels a held call, and resume.
-    const second = await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-2'], body: { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_3' } }] } });
+    const second = await call('post', '/v1/conversations/{id}/tool-calls', {
+      token: agent,
+      args: ['conv-2'],
+      body: { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_3' } }] },
+    });
     const pending = second.body.toolCalls[0];
-    expect((await call('post', '/v1/tool-calls/{id}/decision', { token: approver, args: [pending.id], body: { decision: 'always_allow', scope: 'tenant' } })).body).toMatchObject({ code: 'forbidden', requestedScope: 'tenant' });
-    expect((await call('post', '/v1/halt', { token: admin, body: { scope: 'conversation', id: 'nope', reason: 'x' } })).status).toBe(404);
-    const halt = await call('post', '/v1/halt', { token: admin, body: { scope: 'tenant', reason: 'incident drill' }, headers: { 'x-tollgate-channel': 'cli' } });
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/decision', {
+          token: approver,
+          args: [pending.id],
+          body: { decision: 'always_allow', scope: 'tenant' },
+        })
+      ).body,
+    ).toMatchObject({ code: 'forbidden', requestedScope: 'tenant' });
+    expect(
+      (await call('post', '/v1/halt', { token: admin, body: { scope: 'conversation', id: 'nope', reason: 'x' } }))
+        .status,
+    ).toBe(404);
+    const halt = await call('post', '/v1/halt', {
+      token: admin,
+      body: { scope: 'tenant', reason: 'incident drill' },
+      headers: { 'x-tollgate-channel': 'cli' },
+    });
     expect(halt.body).toMatchObject({ halted: true, changed: true, cancelledToolCallIds: [pending.id] });
     expect((await call('get', '/v1/status', { token: auditor })).body.halted).toBe(true);
-    expect((await call('get', '/v1/tool-calls/{id}', { token: auditor, args: [pending.id] })).body.cancellation).toMatchObject({ reason: 'incident drill' });
-    expect((await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-2'], body: { toolCalls: [{ toolName: 'get_source', arguments: {} }] } })).body).toMatchObject({ code: 'halted', scope: 'tenant' });
-    expect((await call('post', '/v1/halt', { token: approver, body: { scope: 'tenant', reason: 'x' } })).status).toBe(403);
-    expect((await call('post', '/v1/resume', { token: admin, body: { scope: 'tenant' } })).body).toEqual({ scope: 'tenant', id: null, halted: false, changed: true });
+    expect(
+      (await call('get', '/v1/tool-calls/{id}', { token: auditor, args: [pending.id] })).body.cancellation,
+    ).toMatchObject({ reason: 'incident drill' });
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/tool-calls', {
+          token: agent,
+          args: ['conv-2'],
+          body: { toolCalls: [{ toolName: 'get_source', arguments: {} }] },
+        })
+      ).body,
+    ).toMatchObject({ code: 'halted', scope: 'tenant' });
+    expect((await call('post', '/v1/halt', { token: approver, body: { scope: 'tenant', reason: 'x' } })).status).toBe(
+      403,
+    );
+    expect((await call('post', '/v1/resume', { token: admin, body: { scope: 'tenant' } })).body).toEqual({
+      scope: 'tenant',
+      id: null,
+      halted: false,
+      changed: true,
+    });
     expect((await call('post', '/v1/resume', { token: admin, body: { scope: 'tenant', extra: 1 } })).status).toBe(400);
     expect((await call('get', '/v1/status', { token: agent })).status).toBe(403);
   });
 
   it('match their schemas in the audit trail, its files and its live stream', async () => {
-    const events = await call('get', '/v1/audit/events', { token: auditor, query: 'limit=5&type=ToolCallApproved,ToolCallProposed' });
+    const events = await call('get', '/v1/audit/events', {
+      token: auditor,
+      query: 'limit=5&type=ToolCallApproved,ToolCallProposed',
+    });
     expect(events.body.events.length).toBeGreaterThan(0);
     expect((await call('get', '/v1/audit/events', { token: auditor, query: 'type=Bogus' })).status).toBe(400);
     expect((await call('get', '/v1/audit/events', { token: approver })).status).toBe(403);
     const ndjson = await call('get', '/v1/audit/export', { token: auditor, query: 'conversationId=conv-1' });
-    const lines = (ndjson.body as string).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (ndjson.body as string)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.length).toBeGreaterThan(3);
-    for (const line of lines) expect({ ok: validatorFor({ $ref: '#/components/schemas/AuditEvent' })(line), line }).toEqual({ ok: true, line });
-    expect((await call('get', '/v1/audit/export', { token: admin, query: 'format=csv' })).body).toMatch(/^seq,id,type,/);
-    expect((await call('get', '/v1/audit/verify', { token: auditor })).body).toEqual({ ok: true, checked: expect.any(Number) });
+    for (const line of lines)
+      expect({ ok: validatorFor({ $ref: '#/components/schemas/AuditEvent' })(line), line }).toEqual({ ok: true, line });
+    expect((await call('get', '/v1/audit/export', { token: admin, query: 'format=csv' })).body).toMatch(
+      /^seq,id,type,/,
+    );
+    expect((await call('get', '/v1/audit/verify', { token: auditor })).body).toEqual({
+      ok: true,
+      checked: expect.any(Number),
+    });
     const jws = (await call('get', '/v1/audit/checkpoint', { token: auditor })).body as string;
-    const checkpoint = await call('get', '/v1/audit/checkpoint', { token: auditor, headers: { accept: 'application/json' } });
+    const checkpoint = await call('get', '/v1/audit/checkpoint', {
+      token: auditor,
+      headers: { accept: 'application/json' },
+    });
     expect(checkpoint.body.jws.split('.')).toHaveLength(3);
-    expect((await call('get', '/v1/audit/verify', { token: auditor, query: `checkpoint=${jws}` })).body.checkpoint).toMatchObject({ seq: expect.any(Number), kid: expect.any(String) });
+    expect(
+      (await call('get', '/v1/audit/verify', { token: auditor, query: `checkpoint=${jws}` })).body.checkpoint,
+    ).toMatchObject({ seq: expect.any(Number), kid: expect.any(String) });
     expect((await call('get', '/v1/audit/verify', { token: auditor, query: 'checkpoint=nonsense' })).status).toBe(400);
-    expect((await call('get', '/v1/audit/metrics', { token: auditor, query: 'from=2020-01-01' })).body.approvedCount).toBe(1);
+    expect(
+      (await call('get', '/v1/audit/metrics', { token: auditor, query: 'from=2020-01-01' })).body.approvedCount,
+    ).toBe(1);
     expect((await call('get', '/v1/audit/gaps', { token: admin })).body.findings).toEqual(expect.any(Array));
     expect((await call('get', '/v1/audit/gaps', { token: admin, query: 'from=yesterday' })).status).toBe(400);
-    expect((await call('post', '/v1/audit/purge', { token: admin, body: { before: '2001-01-01T00:00:00Z', reason: 'retention' } })).body).toEqual({ before: '2001-01-01T00:00:00.000Z', purgedCount: 0 });
-    expect((await call('post', '/v1/audit/purge', { token: admin, body: { before: new Date().toISOString(), reason: 'too soon' } })).status).toBe(400);
-    expect((await call('post', '/v1/audit/purge', { token: auditor, body: { before: '2001-01-01T00:00:00Z', reason: 'x' } })).status).toBe(403);
+    expect(
+      (
+        await call('post', '/v1/audit/purge', {
+          token: admin,
+          body: { before: '2001-01-01T00:00:00Z', reason: 'retention' },
+        })
+      ).body,
+    ).toEqual({ before: '2001-01-01T00:00:00.000Z', purgedCount: 0 });
+    expect(
+      (
+        await call('post', '/v1/audit/purge', {
+          token: admin,
+          body: { before: new Date().toISOString(), reason: 'too soon' },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await call('post', '/v1/audit/purge', { token: auditor, body: { before: '2001-01-01T00:00:00Z', reason: 'x' } }))
+        .status,
+    ).toBe(403);
 
     // The stream, from the first event: its first frame's data is an AuditEvent.
     const abort = new AbortController();
-    const res = await fetch(`${server.url}/v1/events/stream?lastEventId=0`, { headers: { authorization: `Bearer ${auditor}` }, signal: abort.signal });
+    const res = await fetch(`${server.url}/v1/events/stream?lastEventId=0`, {
+      headers: { authorization: `Bearer ${auditor}` },
+      signal: abort.signal,
+    });
     const reader = res.body!.getReader();
     let text = '';
     while (!/\ndata: .*\n/.test(text)) {
@@ -417,62 +742,158 @@ describe('real answers', () => {
     }
     abort.abort();
     expectDeclared({ status: res.status, headers: res.headers, body: text }, 'get', '/v1/events/stream');
-    expect(validatorFor({ $ref: '#/components/schemas/AuditEvent' })(JSON.parse(/\ndata: (.*)\n/.exec(text)![1]))).toBe(true);
-    expect((await call('get', '/v1/events/stream', { token: auditor, headers: { 'last-event-id': 'yesterday' } })).status).toBe(400);
+    expect(validatorFor({ $ref: '#/components/schemas/AuditEvent' })(JSON.parse(/\ndata: (.*)\n/.exec(text)![1]))).toBe(
+      true,
+    );
+    expect(
+      (await call('get', '/v1/events/stream', { token: auditor, headers: { 'last-event-id': 'yesterday' } })).status,
+    ).toBe(400);
   });
 
   it('match their schemas for webhooks and their deliveries', async () => {
     // Port 9 (discard) on loopback refuses the connection: each delivery records a failed attempt.
-    const created = await call('post', '/v1/webhooks', { token: admin, body: { url: 'http://127.0.0.1:9/hook', events: ['*'], description: 'nowhere' } });
+    const created = await call('post', '/v1/webhooks', {
+      token: admin,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['*'], description: 'nowhere' },
+    });
     const id = created.body.id;
     expect(created.body.secret).toMatch(/^whsec_/);
-    expect((await call('post', '/v1/webhooks', { token: admin, body: { url: 'ftp://x', events: ['*'] } })).status).toBe(400);
-    expect((await call('post', '/v1/webhooks', { token: approver, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } })).status).toBe(403);
+    expect((await call('post', '/v1/webhooks', { token: admin, body: { url: 'ftp://x', events: ['*'] } })).status).toBe(
+      400,
+    );
+    expect(
+      (await call('post', '/v1/webhooks', { token: approver, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } }))
+        .status,
+    ).toBe(403);
     await call('get', '/v1/webhooks', { token: admin });
     expect((await call('get', '/v1/webhooks/{id}', { token: admin, args: [id] })).body).not.toHaveProperty('secret');
     expect((await call('get', '/v1/webhooks/{id}', { token: approver, args: [id] })).status).toBe(403);
     await call('put', '/v1/tools/{name}', { token: admin, args: ['ping'], body: {} }); // an event to deliver
-    await until(async () => (await call('get', '/v1/webhooks/{id}/deliveries', { token: admin, args: [id] })).body.items.some((d: any) => d.attempts.length > 0), 10_000, 'a delivery attempt');
+    await until(
+      async () =>
+        (await call('get', '/v1/webhooks/{id}/deliveries', { token: admin, args: [id] })).body.items.some(
+          (d: any) => d.attempts.length > 0,
+        ),
+      10_000,
+      'a delivery attempt',
+    );
     expect((await call('delete', '/v1/webhooks/{id}', { token: admin, args: [id] })).status).toBe(204);
     expect((await call('get', '/v1/webhooks/{id}', { token: admin, args: [id] })).status).toBe(404);
     expect((await call('get', '/v1/webhooks/{id}/deliveries', { token: admin, args: [id] })).status).toBe(404);
   });
 
   it('match their schemas for standing grants: list, filter, revoke', async () => {
-    const held = await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-grants'], body: { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_9' } }] } });
+    const held = await call('post', '/v1/conversations/{id}/tool-calls', {
+      token: agent,
+      args: ['conv-grants'],
+      body: { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_9' } }] },
+    });
     expect(held.status).toBe(404); // no such conversation yet
     await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-grants' } });
-    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-grants'], body: { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_9' } }] } });
+    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', {
+      token: agent,
+      args: ['conv-grants'],
+      body: { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_9' } }] },
+    });
     const body = { decision: 'always_allow', scope: 'conversation', args: { id: 'src_*' }, expiresIn: 3600 };
-    expect((await call('post', '/v1/tool-calls/{id}/decision', { token: approver, args: [proposed.body.toolCalls[0].id], body })).body.status).toBe('approved');
-    const listed = await call('get', '/v1/grants', { token: auditor, query: 'tool=delete_source&scope=conversation&status=active&limit=1' });
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/decision', {
+          token: approver,
+          args: [proposed.body.toolCalls[0].id],
+          body,
+        })
+      ).body.status,
+    ).toBe('approved');
+    const listed = await call('get', '/v1/grants', {
+      token: auditor,
+      query: 'tool=delete_source&scope=conversation&status=active&limit=1',
+    });
     expect(listed.body.items).toHaveLength(1);
     expect((await call('get', '/v1/grants', { token: auditor, query: 'status=never' })).status).toBe(400);
     expect((await call('get', '/v1/grants', { token: agent })).status).toBe(403);
     const id = listed.body.items[0].id;
-    expect((await call('delete', '/v1/grants/{id}', { token: approver, args: [id], body: { reason: 'done' } })).body.status).toBe('revoked');
+    expect(
+      (await call('delete', '/v1/grants/{id}', { token: approver, args: [id], body: { reason: 'done' } })).body.status,
+    ).toBe('revoked');
     expect((await call('delete', '/v1/grants/{id}', { token: admin, args: ['grant_nope'] })).status).toBe(404);
-    expect((await call('delete', '/v1/grants/{id}', { token: admin, args: [id], body: { reasons: 'x' } })).status).toBe(400);
+    expect((await call('delete', '/v1/grants/{id}', { token: admin, args: [id], body: { reasons: 'x' } })).status).toBe(
+      400,
+    );
     expect((await call('delete', '/v1/grants/{id}', { token: auditor, args: [id] })).status).toBe(403);
   });
 
   it('match their schemas for questions: ask, wait, answer, list', async () => {
     await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-questions', user: { id: 'ann' } } });
-    const asked = await call('post', '/v1/conversations/{id}/questions', { token: agent, args: ['conv-questions'], body: { id: 'ask_1', text: 'EU or US?', choices: ['EU', 'US'], timeoutSeconds: 600 } });
+    const asked = await call('post', '/v1/conversations/{id}/questions', {
+      token: agent,
+      args: ['conv-questions'],
+      body: { id: 'ask_1', text: 'EU or US?', choices: ['EU', 'US'], timeoutSeconds: 600 },
+    });
     expect(asked.status).toBe(201);
-    expect((await call('post', '/v1/conversations/{id}/questions', { token: agent, args: ['conv-questions'], body: { id: 'ask_1', text: 'EU or US?', choices: ['EU', 'US'], timeoutSeconds: 600 } })).status).toBe(200);
-    expect((await call('post', '/v1/conversations/{id}/questions', { token: agent, args: ['conv-questions'], body: { id: 'ask_1', text: 'EU or APAC?' } })).status).toBe(409);
-    expect((await call('post', '/v1/conversations/{id}/questions', { token: agent, args: ['conv-questions'], body: { text: 'x', choices: ['one'] } })).status).toBe(400);
-    expect((await call('get', '/v1/questions', { token: approver, query: 'status=pending&limit=1' })).body.items).toHaveLength(1);
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/questions', {
+          token: agent,
+          args: ['conv-questions'],
+          body: { id: 'ask_1', text: 'EU or US?', choices: ['EU', 'US'], timeoutSeconds: 600 },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/questions', {
+          token: agent,
+          args: ['conv-questions'],
+          body: { id: 'ask_1', text: 'EU or APAC?' },
+        })
+      ).status,
+    ).toBe(409);
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/questions', {
+          token: agent,
+          args: ['conv-questions'],
+          body: { text: 'x', choices: ['one'] },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await call('get', '/v1/questions', { token: approver, query: 'status=pending&limit=1' })).body.items,
+    ).toHaveLength(1);
     expect((await call('get', '/v1/questions', { token: agent })).status).toBe(403);
-    expect((await call('get', '/v1/questions/{id}', { token: agent, args: [asked.body.id], query: 'wait=1' })).body.status).toBe('pending');
-    expect((await call('post', '/v1/questions/{id}/answer', { token: agent, args: [asked.body.id], body: { answer: 'EU' } })).status).toBe(403);
-    expect((await call('post', '/v1/questions/{id}/answer', { token: approver, args: [asked.body.id], body: { answer: 'APAC' } })).status).toBe(400);
-    const answered = await call('post', '/v1/questions/{id}/answer', { token: approver, args: [asked.body.id], body: { answer: 'EU' }, headers: { 'x-tollgate-channel': 'cli' } });
+    expect(
+      (await call('get', '/v1/questions/{id}', { token: agent, args: [asked.body.id], query: 'wait=1' })).body.status,
+    ).toBe('pending');
+    expect(
+      (await call('post', '/v1/questions/{id}/answer', { token: agent, args: [asked.body.id], body: { answer: 'EU' } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (
+        await call('post', '/v1/questions/{id}/answer', {
+          token: approver,
+          args: [asked.body.id],
+          body: { answer: 'APAC' },
+        })
+      ).status,
+    ).toBe(400);
+    const answered = await call('post', '/v1/questions/{id}/answer', {
+      token: approver,
+      args: [asked.body.id],
+      body: { answer: 'EU' },
+      headers: { 'x-tollgate-channel': 'cli' },
+    });
     expect(answered.body.answer).toMatchObject({ text: 'EU', by: { id: 'bob', via: 'cli' } });
-    const late = await call('post', '/v1/questions/{id}/answer', { token: admin, args: [asked.body.id], body: { answer: 'US' } });
+    const late = await call('post', '/v1/questions/{id}/answer', {
+      token: admin,
+      args: [asked.body.id],
+      body: { answer: 'US' },
+    });
     expect(late.body).toMatchObject({ status: 409, code: 'already_answered', questionStatus: 'answered' });
-    expect((await call('get', '/v1/questions/{id}', { token: auditor, args: [asked.body.id] })).body.status).toBe('answered');
+    expect((await call('get', '/v1/questions/{id}', { token: auditor, args: [asked.body.id] })).body.status).toBe(
+      'answered',
+    );
     expect((await call('get', '/v1/questions/{id}', { token: auditor, args: ['q_nope'] })).status).toBe(404);
   });
 
@@ -484,14 +905,43 @@ describe('real answers', () => {
     expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['1'] })).body.version).toBe(1);
     expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['999'] })).status).toBe(404);
     expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['one'] })).status).toBe(400);
-    const given = await call('post', '/v1/policy/simulate', { token: auditor, body: { document: { rules: [{ match: '*', level: 'deny' }] }, calls: [{ toolName: 'delete_source', arguments: {}, conversationId: 'conv-1' }] } });
+    const given = await call('post', '/v1/policy/simulate', {
+      token: auditor,
+      body: {
+        document: { rules: [{ match: '*', level: 'deny' }] },
+        calls: [{ toolName: 'delete_source', arguments: {}, conversationId: 'conv-1' }],
+      },
+    });
     expect(given.body.results[0].now.level).toBe('deny');
-    expect((await call('post', '/v1/policy/simulate', { token: admin, body: { document: { rules: [] }, days: 1, limit: 1 } })).body.over).toBe('recorded');
-    expect((await call('post', '/v1/policy/simulate', { token: admin, body: { document: { rules: [{ match: 'x', level: 'sometimes' }] } } })).status).toBe(400);
-    expect((await call('post', '/v1/policy/simulate', { token: approver, body: { document: { rules: [] } } })).status).toBe(403);
-    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: 1, reason: 'schema check' } })).body.version).toBe(inForce + 1);
-    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: inForce } })).body.version).toBe(inForce + 2); // the policy as it was
-    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: inForce + 2 } })).status).toBe(409);
+    expect(
+      (
+        await call('post', '/v1/policy/simulate', {
+          token: admin,
+          body: { document: { rules: [] }, days: 1, limit: 1 },
+        })
+      ).body.over,
+    ).toBe('recorded');
+    expect(
+      (
+        await call('post', '/v1/policy/simulate', {
+          token: admin,
+          body: { document: { rules: [{ match: 'x', level: 'sometimes' }] } },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await call('post', '/v1/policy/simulate', { token: approver, body: { document: { rules: [] } } })).status,
+    ).toBe(403);
+    expect(
+      (await call('post', '/v1/policy/rollback', { token: admin, body: { version: 1, reason: 'schema check' } })).body
+        .version,
+    ).toBe(inForce + 1);
+    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: inForce } })).body.version).toBe(
+      inForce + 2,
+    ); // the policy as it was
+    expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: inForce + 2 } })).status).toBe(
+      409,
+    );
     expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: 999 } })).status).toBe(404);
     expect((await call('post', '/v1/policy/rollback', { token: admin, body: { version: 'one' } })).status).toBe(400);
     expect((await call('post', '/v1/policy/rollback', { token: approver, body: { version: 1 } })).status).toBe(403);
@@ -509,28 +959,95 @@ describe('real answers', () => {
     // Oversized headers are refused by Node before any route; the problem is the shared 431 of every operation.
     const big = await call('get', '/health/live', { headers: { 'x-padding': 'x'.repeat(20_000) } });
     expect(big.body).toMatchObject({ code: 'headers_too_large', status: 431 });
-    expect((await call('put', '/v1/tools/{name}', { token: admin, args: ['big'], raw: JSON.stringify({ description: 'x'.repeat(1_100_000) }), headers: { 'content-type': 'application/json' } })).status).toBe(413);
+    expect(
+      (
+        await call('put', '/v1/tools/{name}', {
+          token: admin,
+          args: ['big'],
+          raw: JSON.stringify({ description: 'x'.repeat(1_100_000) }),
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(413);
   });
 
   it('a step decision answers as documented: the calls decided and those refused', async () => {
     expect((await call('post', '/v1/conversations', { token: agent, body: { id: 'conv-step' } })).status).toBe(201);
-    const step = { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_8' } }, { toolName: 'delete_source', arguments: { id: 'src_9' } }] };
-    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', { token: agent, args: ['conv-step'], body: step });
+    const step = {
+      toolCalls: [
+        { toolName: 'delete_source', arguments: { id: 'src_8' } },
+        { toolName: 'delete_source', arguments: { id: 'src_9' } },
+      ],
+    };
+    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', {
+      token: agent,
+      args: ['conv-step'],
+      body: step,
+    });
     expect(proposed.body.toolCalls.map((c: any) => c.status)).toEqual(['pending', 'pending']);
-    expect((await call('post', '/v1/conversations/{id}/decisions', { token: agent, args: ['conv-step'], body: { decision: 'approve' } })).status).toBe(403);
-    expect((await call('post', '/v1/conversations/{id}/decisions', { token: approver, args: ['conv-step'], body: { decision: 'maybe' } })).status).toBe(400);
-    expect((await call('post', '/v1/conversations/{id}/decisions', { token: approver, args: ['nope'], body: { decision: 'approve' } })).status).toBe(404);
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/decisions', {
+          token: agent,
+          args: ['conv-step'],
+          body: { decision: 'approve' },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/decisions', {
+          token: approver,
+          args: ['conv-step'],
+          body: { decision: 'maybe' },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await call('post', '/v1/conversations/{id}/decisions', {
+          token: approver,
+          args: ['nope'],
+          body: { decision: 'approve' },
+        })
+      ).status,
+    ).toBe(404);
     const [first] = proposed.body.toolCalls;
-    expect((await call('post', '/v1/tool-calls/{id}/deadline', { token: approver, args: [first.id], body: { extendBy: 60 } })).status).toBe(403);
-    expect((await call('post', '/v1/tool-calls/{id}/deadline', { token: admin, args: [first.id], body: {} })).status).toBe(400);
-    const extended = await call('post', '/v1/tool-calls/{id}/deadline', { token: admin, args: [first.id], body: { extendBy: 60, reason: 'more time' } });
+    expect(
+      (
+        await call('post', '/v1/tool-calls/{id}/deadline', {
+          token: approver,
+          args: [first.id],
+          body: { extendBy: 60 },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await call('post', '/v1/tool-calls/{id}/deadline', { token: admin, args: [first.id], body: {} })).status,
+    ).toBe(400);
+    const extended = await call('post', '/v1/tool-calls/{id}/deadline', {
+      token: admin,
+      args: [first.id],
+      body: { extendBy: 60, reason: 'more time' },
+    });
     expect(Date.parse(extended.body.approval.expiresAt)).toBe(Date.parse(first.approval.expiresAt) + 60_000);
-    const decided = await call('post', '/v1/conversations/{id}/decisions', { token: approver, args: ['conv-step'], body: { decision: 'reject', reason: 'not these' } });
+    const decided = await call('post', '/v1/conversations/{id}/decisions', {
+      token: approver,
+      args: ['conv-step'],
+      body: { decision: 'reject', reason: 'not these' },
+    });
     expect(decided.body.toolCalls.map((c: any) => c.status)).toEqual(['rejected', 'rejected']);
-    expect((await call('post', '/v1/tool-calls/{id}/deadline', { token: admin, args: [first.id], body: { extendBy: 60 } })).status).toBe(409);
+    expect(
+      (await call('post', '/v1/tool-calls/{id}/deadline', { token: admin, args: [first.id], body: { extendBy: 60 } }))
+        .status,
+    ).toBe(409);
   });
 
   it('have covered the success answer of every operation', () => {
-    expect(operations(doc).map((o) => o.op.operationId).filter((id) => !checkedSuccess.has(id))).toEqual([]);
+    expect(
+      operations(doc)
+        .map((o) => o.op.operationId)
+        .filter((id) => !checkedSuccess.has(id)),
+    ).toEqual([]);
   });
 });

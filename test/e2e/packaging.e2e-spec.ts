@@ -34,7 +34,10 @@ interface Stage {
   name?: string;
   workdir: string;
   env: Record<string, string>;
-  steps: ({ kind: 'run'; script: string; workdir: string; env: Record<string, string> } | ({ kind: 'copy'; workdir: string } & Copy))[];
+  steps: (
+    | { kind: 'run'; script: string; workdir: string; env: Record<string, string> }
+    | ({ kind: 'copy'; workdir: string } & Copy)
+  )[];
   user?: string;
   expose: string[];
   volumes: string[];
@@ -81,10 +84,12 @@ export function parseDockerfile(text: string): Stage[] {
         stage.workdir = posix.resolve(stage.workdir, args);
         break;
       case 'ENV':
-        for (const m of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) stage.env[m[1]] = m[2].replace(/^"|"$/g, '');
+        for (const m of args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g))
+          stage.env[m[1]] = m[2].replace(/^"|"$/g, '');
         break;
       case 'RUN':
-        if (args.startsWith('[') || args.startsWith('--')) throw new Error(`RUN ${args}: only the shell form without flags is read here`);
+        if (args.startsWith('[') || args.startsWith('--'))
+          throw new Error(`RUN ${args}: only the shell form without flags is read here`);
         stage.steps.push({ kind: 'run', script: args, workdir: stage.workdir, env: { ...stage.env } });
         break;
       case 'COPY': {
@@ -94,7 +99,13 @@ export function parseDockerfile(text: string): Stage[] {
         for (const f of flags) if (!/^--(from|chown)=/.test(f)) throw new Error(`COPY ${f}: not understood`);
         if (paths.some((p) => /[*?[]/.test(p))) throw new Error(`COPY ${args}: wildcards are not read here`);
         const from = flags.find((f) => f.startsWith('--from='))?.slice('--from='.length);
-        stage.steps.push({ kind: 'copy', workdir: stage.workdir, from, sources: paths.slice(0, -1), dest: paths.at(-1)! });
+        stage.steps.push({
+          kind: 'copy',
+          workdir: stage.workdir,
+          from,
+          sources: paths.slice(0, -1),
+          dest: paths.at(-1)!,
+        });
         break;
       }
       case 'USER':
@@ -134,7 +145,15 @@ export function dockerignoreMatcher(text: string): (path: string) => boolean {
       const clean = posix.normalize(p).replace(/^\/+|\/+$/g, '');
       const body = clean
         .split(/(\*\*\/?|\*|\?)/)
-        .map((part) => (part === '**' || part === '**/' ? '(?:.*/)?' : part === '*' ? '[^/]*' : part === '?' ? '[^/]' : part.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+        .map((part) =>
+          part === '**' || part === '**/'
+            ? '(?:.*/)?'
+            : part === '*'
+              ? '[^/]*'
+              : part === '?'
+                ? '[^/]'
+                : part.replace(/[.+^${}()|[\]\\]/g, '\\$&'),
+        )
         .join('');
       return new RegExp(`^${body}(?:/.*)?$`); // a matched directory takes everything under it
     });
@@ -157,7 +176,8 @@ function buildEnv(stageEnv: Record<string, string>): NodeJS.ProcessEnv {
   const keep = /^(npm_config_(cache|registry|userconfig)|https?_proxy|no_proxy)$/i;
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^npm_|^INIT_CWD$|^NODE_ENV$|^DATABASE_URL$|^TOLLGATE_|^PORT$|^HOST$|^JEST_/i.test(k) && !keep.test(k)) continue;
+    if (/^npm_|^INIT_CWD$|^NODE_ENV$|^DATABASE_URL$|^TOLLGATE_|^PORT$|^HOST$|^JEST_/i.test(k) && !keep.test(k))
+      continue;
     env[k] = v;
   }
   // Only speeds the install up here: the cache holds what `npm install` fetched for the checkout.
@@ -167,11 +187,18 @@ function buildEnv(stageEnv: Record<string, string>): NodeJS.ProcessEnv {
 /** The environment the image's processes get: the stage's ENV, what the test sets, and nothing from the test runner. */
 function imageEnv(stage: Stage, extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: tmpdir(), ...stage.env };
-  for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k]; else env[k] = v;
+  for (const [k, v] of Object.entries(extra))
+    if (v === undefined) delete env[k];
+    else env[k] = v;
   return env;
 }
 
-function run(argv: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+function run(
+  argv: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -204,9 +231,23 @@ describe('the container files', () => {
   const stages = parseDockerfile(dockerfile);
   const build = stages[0];
   const runtime = stages.at(-1)!;
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; license: string };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+    license: string;
+  };
   const compose = parseYaml(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as {
-    services: Record<string, { image?: string; build?: string; environment?: Record<string, string>; depends_on?: Record<string, { condition: string }>; healthcheck?: { test: string[] }; ports?: string[]; volumes?: string[] }>;
+    services: Record<
+      string,
+      {
+        image?: string;
+        build?: string;
+        environment?: Record<string, string>;
+        depends_on?: Record<string, { condition: string }>;
+        healthcheck?: { test: string[] };
+        ports?: string[];
+        volumes?: string[];
+      }
+    >;
     volumes?: Record<string, unknown>;
   };
   const configSource = readFileSync(join(ROOT, 'src', 'infrastructure', 'config', 'config.ts'), 'utf8');
@@ -224,7 +265,10 @@ describe('the container files', () => {
     // The build context: the committed tree, the working container files, less what .dockerignore leaves out.
     const context = join(work, 'context');
     mkdirSync(context);
-    execSync(`git archive --format=tar HEAD | tar -x -C '${context}'`, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    execSync(`git archive --format=tar HEAD | tar -x -C '${context}'`, {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     for (const f of CONTAINER_FILES) if (existsSync(join(ROOT, f))) cpSync(join(ROOT, f), join(context, f));
     removeIgnored(context, dockerignoreMatcher(readFileSync(join(context, '.dockerignore'), 'utf8')));
 
@@ -233,12 +277,15 @@ describe('the container files', () => {
         const cwd = inStage(stage, step.workdir);
         mkdirSync(cwd, { recursive: true });
         if (step.kind === 'copy') {
-          const srcRoot = step.from ? stageRoot(stages.find((s) => s.name === step.from) ?? stages[Number(step.from)]) : context;
+          const srcRoot = step.from
+            ? stageRoot(stages.find((s) => s.name === step.from) ?? stages[Number(step.from)])
+            : context;
           const destIsDir = step.dest.endsWith('/') || step.dest === '.' || step.sources.length > 1;
           const dest = inStage(stage, posix.resolve(step.workdir, step.dest));
           for (const source of step.sources) {
             const from = step.from ? join(srcRoot, posix.resolve('/', source)) : join(srcRoot, posix.normalize(source));
-            if (!existsSync(from)) throw new Error(`COPY ${source}: not in ${step.from ? `stage ${step.from}` : 'the build context'}`);
+            if (!existsSync(from))
+              throw new Error(`COPY ${source}: not in ${step.from ? `stage ${step.from}` : 'the build context'}`);
             // A directory's contents are copied, not the directory itself; a file goes into a directory destination.
             const target = !statSync(from).isDirectory() && destIsDir ? join(dest, posix.basename(source)) : dest;
             cpSync(from, target, { recursive: true, verbatimSymlinks: true });
@@ -262,7 +309,7 @@ describe('the container files', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('is a two-stage build whose runtime image runs npm start\'s command as an unprivileged user', () => {
+  it("is a two-stage build whose runtime image runs npm start's command as an unprivileged user", () => {
     expect(stages).toHaveLength(2);
     expect(build.name).toBeDefined();
     expect(build.steps.some((s) => s.kind === 'run' && /\bnpm install\b/.test(s.script))).toBe(true);
@@ -290,52 +337,79 @@ describe('the container files', () => {
 
   it('builds dist/ in the build stage and leaves only production dependencies for the runtime image', () => {
     const app = inStage(build, build.workdir);
-    for (const f of ['dist/src/adapters/cli/main.js', 'dist/src/server.js', 'dist/migrations/index.js', 'dist/web/index.html']) {
+    for (const f of [
+      'dist/src/adapters/cli/main.js',
+      'dist/src/server.js',
+      'dist/migrations/index.js',
+      'dist/web/index.html',
+    ]) {
       expect(existsSync(join(app, f))).toBe(true);
     }
     expect(existsSync(join(runtimeDir(), 'proto', 'tollgate', 'v1', 'tollgate.proto'))).toBe(true);
-    for (const dev of ['jest', 'supertest', '@nestjs/testing', 'playwright-core']) expect(existsSync(join(runtimeDir(), 'node_modules', dev))).toBe(false);
+    for (const dev of ['jest', 'supertest', '@nestjs/testing', 'playwright-core'])
+      expect(existsSync(join(runtimeDir(), 'node_modules', dev))).toBe(false);
     expect(existsSync(join(runtimeDir(), 'node_modules', '@nestjs', 'core'))).toBe(true);
   });
 
   it('runs the CLI from the runtime image', async () => {
-    const { code, output } = await run([process.execPath, 'bin/tollgate.js', '--help'], runtimeDir(), imageEnv(runtime, {}), MINUTE);
+    const { code, output } = await run(
+      [process.execPath, 'bin/tollgate.js', '--help'],
+      runtimeDir(),
+      imageEnv(runtime, {}),
+      MINUTE,
+    );
     expect(code).toBe(0);
     expect(output).toMatch(/^\s+serve\b/m);
   });
 
-  it('starts with its CMD and answers /health/ready; its HEALTHCHECK passes while it runs and fails once it stops', async () => {
-    const port = String(await freePort());
-    const grpcPort = String(await freePort());
-    const dataDir = inStage(runtime, runtime.env.TOLLGATE_DATA_DIR); // what the runtime stage's RUN makes
-    mkdirSync(dataDir, { recursive: true });
-    const env = imageEnv(runtime, {
-      PORT: port,
-      TOLLGATE_GRPC_PORT: grpcPort,
-      TOLLGATE_DATA_DIR: db.url ? dataDir : db.dataDir,
-      DATABASE_URL: db.url,
-      TOLLGATE_JWT_SECRET: db.url ? TEST_SECRET : undefined,
-    });
-    const cmd = runtime.cmd!;
-    const child = spawn(cmd[0] === 'node' ? process.execPath : cmd[0], cmd.slice(1), { cwd: runtimeDir(), env, stdio: ['ignore', 'pipe', 'pipe'] });
-    server = child;
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (out += d));
-    expect(await waitReady(`http://127.0.0.1:${port}`, child, () => out)).toBe(200);
-    // gRPC too: its proto file is found beside dist/ in the image.
-    const health = healthClient(`127.0.0.1:${grpcPort}`);
-    expect(await eventually(() => health.check('tollgate.v1.Tollgate').catch(() => undefined), MINUTE, 'gRPC health')).toBe('SERVING');
-    health.close();
+  it(
+    'starts with its CMD and answers /health/ready; its HEALTHCHECK passes while it runs and fails once it stops',
+    async () => {
+      const port = String(await freePort());
+      const grpcPort = String(await freePort());
+      const dataDir = inStage(runtime, runtime.env.TOLLGATE_DATA_DIR); // what the runtime stage's RUN makes
+      mkdirSync(dataDir, { recursive: true });
+      const env = imageEnv(runtime, {
+        PORT: port,
+        TOLLGATE_GRPC_PORT: grpcPort,
+        TOLLGATE_DATA_DIR: db.url ? dataDir : db.dataDir,
+        DATABASE_URL: db.url,
+        TOLLGATE_JWT_SECRET: db.url ? TEST_SECRET : undefined,
+      });
+      const cmd = runtime.cmd!;
+      const child = spawn(cmd[0] === 'node' ? process.execPath : cmd[0], cmd.slice(1), {
+        cwd: runtimeDir(),
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      server = child;
+      let out = '';
+      child.stdout!.on('data', (d) => (out += d));
+      child.stderr!.on('data', (d) => (out += d));
+      expect(await waitReady(`http://127.0.0.1:${port}`, child, () => out)).toBe(200);
+      // gRPC too: its proto file is found beside dist/ in the image.
+      const health = healthClient(`127.0.0.1:${grpcPort}`);
+      expect(
+        await eventually(() => health.check('tollgate.v1.Tollgate').catch(() => undefined), MINUTE, 'gRPC health'),
+      ).toBe('SERVING');
+      health.close();
 
-    const healthcheck = runtime.healthcheck!;
-    const check = () => run([healthcheck[0] === 'node' ? process.execPath : healthcheck[0], ...healthcheck.slice(1)], runtimeDir(), env, MINUTE);
-    expect(await check()).toEqual({ code: 0, output: '' });
+      const healthcheck = runtime.healthcheck!;
+      const check = () =>
+        run(
+          [healthcheck[0] === 'node' ? process.execPath : healthcheck[0], ...healthcheck.slice(1)],
+          runtimeDir(),
+          env,
+          MINUTE,
+        );
+      expect(await check()).toEqual({ code: 0, output: '' });
 
-    child.kill('SIGTERM');
-    expect(await exited(child)).toBe(0);
-    expect((await check()).code).toBe(1);
-  }, 3 * MINUTE);
+      child.kill('SIGTERM');
+      expect(await exited(child)).toBe(0);
+      expect((await check()).code).toBe(1);
+    },
+    3 * MINUTE,
+  );
 
   it('has a compose.yaml whose Tollgate waits for a healthy PostgreSQL and is configured by names config.ts reads', () => {
     const { db: pg, tollgate } = compose.services;
@@ -362,10 +436,17 @@ describe('the container files', () => {
   it("refuses to start with compose.yaml's placeholder secret, naming the setting to change", async () => {
     const env = compose.services.tollgate.environment!;
     // Compose's ${NAME:-default}: the default when the operator sets nothing.
-    const interpolated = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]));
+    const interpolated = Object.fromEntries(
+      Object.entries(env).map(([k, v]) => [k, v.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]),
+    );
     expect(interpolated.TOLLGATE_JWT_SECRET).not.toContain('$');
     const cmd = runtime.cmd!;
-    const { code, output } = await run([process.execPath, ...cmd.slice(1)], runtimeDir(), imageEnv(runtime, { ...interpolated, PORT: String(await freePort()) }), MINUTE);
+    const { code, output } = await run(
+      [process.execPath, ...cmd.slice(1)],
+      runtimeDir(),
+      imageEnv(runtime, { ...interpolated, PORT: String(await freePort()) }),
+      MINUTE,
+    );
     expect(code).toBe(2);
     expect(output).toMatch(/TOLLGATE_JWT_SECRET is \d+ bytes?: HS256 needs at least 32 bytes/);
   });
@@ -374,7 +455,11 @@ describe('the container files', () => {
 describe('dockerignoreMatcher', () => {
   it('matches as Docker does: from the context root, a directory with everything under it, ** across directories', () => {
     const ignored = dockerignoreMatcher('# comment\nnode_modules\n/dist/\n*.log\ndocs/**/*.png\n');
-    expect(['node_modules', 'node_modules/x/y.js', 'dist/web/index.html', 'a.log', 'docs/img/x.png', 'docs/x.png'].filter(ignored)).toHaveLength(6);
+    expect(
+      ['node_modules', 'node_modules/x/y.js', 'dist/web/index.html', 'a.log', 'docs/img/x.png', 'docs/x.png'].filter(
+        ignored,
+      ),
+    ).toHaveLength(6);
     expect(['src/a.log', 'src/node_modules.ts', 'distant', 'docs/x.md'].filter(ignored)).toEqual([]);
   });
 

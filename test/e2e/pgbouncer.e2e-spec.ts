@@ -14,7 +14,8 @@ import { startTestServer, TestServer } from '../support/server';
  */
 const binary = findPgbouncer();
 const withPgbouncer = process.env.DATABASE_URL && binary ? describe : describe.skip;
-if (process.env.DATABASE_URL && !binary) console.warn(`test/e2e/pgbouncer.e2e-spec.ts skipped: pgbouncer not installed (${INSTALL_HINT})`);
+if (process.env.DATABASE_URL && !binary)
+  console.warn(`test/e2e/pgbouncer.e2e-spec.ts skipped: pgbouncer not installed (${INSTALL_HINT})`);
 
 withPgbouncer('two instances behind PgBouncer in transaction mode', () => {
   let db: TestDatabase;
@@ -69,21 +70,32 @@ withPgbouncer('two instances behind PgBouncer in transaction mode', () => {
     const ann = await b.token('ann', ['approver']);
     const auditor = await a.token('audrey', ['auditor']);
     expect((await client(a.url).post('/v1/conversations', agent, { id: 'via-pooler' })).status).toBe(201);
-    const proposed = await client(a.url).post('/v1/conversations/via-pooler/tool-calls', agent, { toolCalls: [{ toolName: 'send_email', arguments: { to: 'bob@example.com' } }] });
+    const proposed = await client(a.url).post('/v1/conversations/via-pooler/tool-calls', agent, {
+      toolCalls: [{ toolName: 'send_email', arguments: { to: 'bob@example.com' } }],
+    });
     expect(proposed.status).toBe(201);
     const id = proposed.body.toolCalls[0].id;
     expect(proposed.body.toolCalls[0].status).toBe('pending');
 
     const poll = client(a.url).get(`/v1/tool-calls/${id}?wait=30`, agent);
     await new Promise((r) => setTimeout(r, 300)); // the poll is waiting on A
-    const decided = await client(b.url).post(`/v1/tool-calls/${id}/decision`, ann, { decision: 'approve', reason: 'through the pooler' });
+    const decided = await client(b.url).post(`/v1/tool-calls/${id}/decision`, ann, {
+      decision: 'approve',
+      reason: 'through the pooler',
+    });
     expect(decided.status).toBe(200);
     // Only a NOTIFY (sent through the pooler, received on A's direct LISTEN connection) answers before 15 s.
-    const woken = await Promise.race([poll, new Promise<'still waiting'>((r) => setTimeout(() => r('still waiting'), 15_000))]);
+    const woken = await Promise.race([
+      poll,
+      new Promise<'still waiting'>((r) => setTimeout(() => r('still waiting'), 15_000)),
+    ]);
     expect(woken === 'still waiting' ? woken : woken.body.status).toBe('approved');
 
     expect((await client(a.url).post(`/v1/tool-calls/${id}/execution`, agent)).status).toBe(200);
-    const result = await client(a.url).post(`/v1/tool-calls/${id}/result`, agent, { outcome: 'succeeded', output: { sent: true } });
+    const result = await client(a.url).post(`/v1/tool-calls/${id}/result`, agent, {
+      outcome: 'succeeded',
+      output: { sent: true },
+    });
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ id, status: 'completed' });
 
@@ -97,11 +109,15 @@ withPgbouncer('two instances behind PgBouncer in transaction mode', () => {
     const agentB = await b.token('bot', ['agent']);
     const auditor = await a.token('audrey', ['auditor']);
     const admin = await a.token('root', ['admin']);
-    expect((await client(a.url).put('/v1/policy', admin, { rules: [{ match: 'get_*', level: 'automatic' }] })).status).toBe(200);
+    expect(
+      (await client(a.url).put('/v1/policy', admin, { rules: [{ match: 'get_*', level: 'automatic' }] })).status,
+    ).toBe(200);
     expect((await client(a.url).post('/v1/conversations', agentA, { id: 'contended' })).status).toBe(201);
     const replies = await Promise.all(
       Array.from({ length: 24 }, (_, i) =>
-        client(i % 2 ? b.url : a.url).post('/v1/conversations/contended/tool-calls', i % 2 ? agentB : agentA, { toolCalls: [{ toolName: 'get_source', arguments: { n: i } }] }),
+        client(i % 2 ? b.url : a.url).post('/v1/conversations/contended/tool-calls', i % 2 ? agentB : agentA, {
+          toolCalls: [{ toolName: 'get_source', arguments: { n: i } }],
+        }),
       ),
     );
     expect(replies.map((r) => r.status)).toEqual(replies.map(() => 201));
@@ -120,7 +136,9 @@ onPostgres('TOLLGATE_DATABASE_DIRECT_URL out of reach', () => {
     try {
       const nothingThere = new URL(db.url!);
       nothingThere.port = '1'; // nothing listens on port 1 here
-      await expect(startTestServer({ databaseDirectUrl: nothingThere.toString(), migrate: true }, { db })).rejects.toThrow(
+      await expect(
+        startTestServer({ databaseDirectUrl: nothingThere.toString(), migrate: true }, { db }),
+      ).rejects.toThrow(
         /^cannot use the database 127\.0\.0\.1:1\/tollgate_t_\w+ as postgres: nothing accepts connections there; check TOLLGATE_DATABASE_DIRECT_URL/,
       );
     } finally {

@@ -31,23 +31,54 @@ const adminOf = (tenant: string) => server.token('root', ['admin'], { tenant });
 
 describe('who a policy may list among the approvers (finding 5)', () => {
   it.each<[string, unknown, string, RegExp]>([
-    ['auditors in a rule', { rules: [{ match: 'delete_*', level: 'confirm', approvers: ['auditor'] }] }, 'rules[0].approvers[0]', /auditors change nothing/],
-    ['auditors beside admins in the defaults', { defaults: { approvers: ['admin', 'auditor'] } }, 'defaults.approvers[1]', /auditors change nothing/],
-    ['agents', { rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'agent'] }] }, 'rules[0].approvers[1]', /agents cannot decide/],
-    ['a typo', { rules: [{ match: 'x', level: 'deny' }, { match: '*', level: 'confirm', approvers: ['aprover'] }] }, 'rules[1].approvers[0]', /is not a role that may decide/],
-  ])('a policy naming %s is refused with 400 validation_failed naming the path, and the old version stays', async (_what, doc, path, message) => {
-    const admin = await adminOf('approvers-check');
-    const before = await http.get('/v1/policy', admin);
-    const res = await http.put('/v1/policy', admin, doc);
-    expectProblem(res, 400, 'validation_failed');
-    expect(res.body.errors).toEqual([{ path, message: expect.stringMatching(message) }]);
-    expect(res.body.detail).toContain(path);
-    expect((await http.get('/v1/policy', admin)).body.version).toBe(before.body.version);
-  });
+    [
+      'auditors in a rule',
+      { rules: [{ match: 'delete_*', level: 'confirm', approvers: ['auditor'] }] },
+      'rules[0].approvers[0]',
+      /auditors change nothing/,
+    ],
+    [
+      'auditors beside admins in the defaults',
+      { defaults: { approvers: ['admin', 'auditor'] } },
+      'defaults.approvers[1]',
+      /auditors change nothing/,
+    ],
+    [
+      'agents',
+      { rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'agent'] }] },
+      'rules[0].approvers[1]',
+      /agents cannot decide/,
+    ],
+    [
+      'a typo',
+      {
+        rules: [
+          { match: 'x', level: 'deny' },
+          { match: '*', level: 'confirm', approvers: ['aprover'] },
+        ],
+      },
+      'rules[1].approvers[0]',
+      /is not a role that may decide/,
+    ],
+  ])(
+    'a policy naming %s is refused with 400 validation_failed naming the path, and the old version stays',
+    async (_what, doc, path, message) => {
+      const admin = await adminOf('approvers-check');
+      const before = await http.get('/v1/policy', admin);
+      const res = await http.put('/v1/policy', admin, doc);
+      expectProblem(res, 400, 'validation_failed');
+      expect(res.body.errors).toEqual([{ path, message: expect.stringMatching(message) }]);
+      expect(res.body.detail).toContain(path);
+      expect((await http.get('/v1/policy', admin)).body.version).toBe(before.body.version);
+    },
+  );
 
   it('accepts approver, admin and requester', async () => {
     const admin = await adminOf('approvers-ok');
-    const res = await http.put('/v1/policy', admin, { defaults: { approvers: ['approver', 'admin'] }, rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'admin'] }] });
+    const res = await http.put('/v1/policy', admin, {
+      defaults: { approvers: ['approver', 'admin'] },
+      rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'admin'] }],
+    });
     expect(res.status).toBe(200);
   });
 
@@ -58,7 +89,9 @@ describe('who a policy may list among the approvers (finding 5)', () => {
     const auditor = await server.token('audrey', ['auditor'], { tenant });
     expect((await http.put('/v1/policy', admin, { rules: [{ match: '*', level: 'confirm' }] })).status).toBe(200);
     expect((await http.post('/v1/conversations', agent, { id: 'c1' })).status).toBe(201);
-    const proposed = await http.post('/v1/conversations/c1/tool-calls', agent, { toolCalls: [{ toolName: 'deploy', arguments: {} }] });
+    const proposed = await http.post('/v1/conversations/c1/tool-calls', agent, {
+      toolCalls: [{ toolName: 'deploy', arguments: {} }],
+    });
     const id = proposed.body.toolCalls[0].id;
     expectProblem(await http.post(`/v1/tool-calls/${id}/decision`, auditor, { decision: 'approve' }), 403, 'forbidden');
   });
@@ -70,12 +103,19 @@ describe('concurrent policy updates (finding 6)', () => {
     const admin = await adminOf(tenant);
     const auditor = await server.token('audrey', ['auditor'], { tenant });
     const puts = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => http.put('/v1/policy', admin, { defaults: { timeoutSeconds: 100 + i }, rules: [{ match: `tool_${i}`, level: 'confirm' }] })),
+      Array.from({ length: 20 }, (_, i) =>
+        http.put('/v1/policy', admin, {
+          defaults: { timeoutSeconds: 100 + i },
+          rules: [{ match: `tool_${i}`, level: 'confirm' }],
+        }),
+      ),
     );
     expect(puts.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(puts.map((r) => r.body.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     // each answer is the document it sent, at the version it got
-    puts.forEach((r, i) => expect(r.body).toMatchObject({ defaults: { timeoutSeconds: 100 + i }, rules: [{ match: `tool_${i}` }] }));
+    puts.forEach((r, i) =>
+      expect(r.body).toMatchObject({ defaults: { timeoutSeconds: 100 + i }, rules: [{ match: `tool_${i}` }] }),
+    );
 
     const current = await http.get('/v1/policy', admin);
     expect(current.body.version).toBe(20);
@@ -102,7 +142,12 @@ describe('patterns that could not be matched safely (finding 7)', () => {
     ['an argument glob of too many wildcards', `shell(cmd=${'rm *'.repeat(65)})`, /at most 64 wildcards/],
   ])('%s is refused with 400 naming the rule, and the old version stays', async (_what, match, message) => {
     const before = await http.get('/v1/policy', admin);
-    const res = await http.put('/v1/policy', admin, { rules: [{ match: 'get_*', level: 'automatic' }, { match, level: 'confirm' }] });
+    const res = await http.put('/v1/policy', admin, {
+      rules: [
+        { match: 'get_*', level: 'automatic' },
+        { match, level: 'confirm' },
+      ],
+    });
     expectProblem(res, 400, 'validation_failed');
     expect(res.body.errors).toEqual([{ path: 'rules[1].match', message: expect.stringMatching(message) }]);
     // the problem names the fault; it does not echo an 8 KB pattern back
@@ -113,7 +158,13 @@ describe('patterns that could not be matched safely (finding 7)', () => {
   it('patterns at the limits are accepted and decide proposals, tool and argument globs alike', async () => {
     const longGlob = '*a'.repeat(32); // 64 characters, 32 wildcards
     const argGlob = `shell(cmd=rm ${'*x'.repeat(31)}*)`; // 32 wildcards
-    const put = await http.put('/v1/policy', admin, { rules: [{ match: longGlob, level: 'deny' }, { match: argGlob, level: 'deny' }, { match: '*', level: 'automatic' }] });
+    const put = await http.put('/v1/policy', admin, {
+      rules: [
+        { match: longGlob, level: 'deny' },
+        { match: argGlob, level: 'deny' },
+        { match: '*', level: 'automatic' },
+      ],
+    });
     expect(put.status).toBe(200);
     expect((await http.post('/v1/conversations', agent, { id: 'bounds' })).status).toBe(201);
     const proposed = await http.post('/v1/conversations/bounds/tool-calls', agent, {

@@ -41,7 +41,10 @@ describe('tollgate policy versions, rollback and diff', () => {
     expect(t.code).toBe(0);
     const lines = t.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^VERSION\s+CREATED\s+BY\s+RULES$/);
-    expect(lines.slice(1).map((l) => l.replace(/\s+\S+Z\s+/, ' ').replace(/\s+/g, ' '))).toEqual(['2 (in force) ann 1', '1 ann 2']);
+    expect(lines.slice(1).map((l) => l.replace(/\s+\S+Z\s+/, ' ').replace(/\s+/g, ' '))).toEqual([
+      '2 (in force) ann 1',
+      '1 ann 2',
+    ]);
     const j = await runCli(['policy', 'versions', '--json'], as(audrey));
     expect(JSON.parse(j.stdout).items.map((v: { version: number }) => v.version)).toEqual([2, 1]);
   });
@@ -52,7 +55,11 @@ describe('tollgate policy versions, rollback and diff', () => {
 
     const different = await runCli(['policy', 'diff', join(scratch, 'strict.yaml')], as(bea));
     expect(different.code).toBe(1);
-    expect(different.stdout).toMatch(new RegExp(`^--- version 2 \\(in force\\)\\n\\+\\+\\+ ${join(scratch, 'strict.yaml').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\n@@ `));
+    expect(different.stdout).toMatch(
+      new RegExp(
+        `^--- version 2 \\(in force\\)\\n\\+\\+\\+ ${join(scratch, 'strict.yaml').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\n@@ `,
+      ),
+    );
     expect(different.stdout).toContain('\n-  - match: "*"\n');
     expect(different.stdout).toContain('\n+  - match: delete_*\n+    level: deny\n');
 
@@ -66,12 +73,26 @@ describe('tollgate policy versions, rollback and diff', () => {
 
   it('diff --simulate prints what the candidate would change in the recorded calls', async () => {
     expect((await api.post('/v1/conversations', agent, { id: 'c-sim' })).status).toBe(201);
-    expect((await api.post('/v1/conversations/c-sim/tool-calls', agent, { toolCalls: [{ toolName: 'delete_source', arguments: {} }] })).body.toolCalls[0].status).toBe('approved');
+    expect(
+      (
+        await api.post('/v1/conversations/c-sim/tool-calls', agent, {
+          toolCalls: [{ toolName: 'delete_source', arguments: {} }],
+        })
+      ).body.toolCalls[0].status,
+    ).toBe('approved');
     const r = await runCli(['policy', 'diff', join(scratch, 'strict.yaml'), '--simulate', '--days', '1'], as(ann));
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/Simulated against 1 recorded call proposed since \S+: 1 would change\.\nTHEN\s+NOW\s+CALLS\nautomatic\s+deny\s+1\s+changed\n$/);
-    const json = JSON.parse((await runCli(['policy', 'diff', join(scratch, 'strict.yaml'), '--simulate', '--json'], as(audrey))).stdout);
-    expect(json.simulation.summary).toEqual({ total: 1, changed: 1, transitions: [{ then: 'automatic', now: 'deny', count: 1 }] });
+    expect(r.stdout).toMatch(
+      /Simulated against 1 recorded call proposed since \S+: 1 would change\.\nTHEN\s+NOW\s+CALLS\nautomatic\s+deny\s+1\s+changed\n$/,
+    );
+    const json = JSON.parse(
+      (await runCli(['policy', 'diff', join(scratch, 'strict.yaml'), '--simulate', '--json'], as(audrey))).stdout,
+    );
+    expect(json.simulation.summary).toEqual({
+      total: 1,
+      changed: 1,
+      transitions: [{ then: 'automatic', now: 'deny', count: 1 }],
+    });
   });
 
   it('diff refuses what cannot be compared with exit 2: an invalid policy, a missing file, --days without --simulate', async () => {
@@ -92,7 +113,12 @@ describe('tollgate policy versions, rollback and diff', () => {
     expect(r).toMatchObject({ code: 0, stdout: 'Policy version 3 applied: the document of version 1 (2 rules)\n' });
     expect((await runCli(['policy', 'diff', join(scratch, 'strict.yaml')], as(bea))).code).toBe(0);
     const events = (await api.get('/v1/audit/events?type=PolicyUpdated', audrey)).body.events;
-    expect(events[events.length - 1].data).toMatchObject({ version: 3, source: 'rollback', rolledBackFrom: 1, reason: 'too lax' });
+    expect(events[events.length - 1].data).toMatchObject({
+      version: 3,
+      source: 'rollback',
+      rolledBackFrom: 1,
+      reason: 'too lax',
+    });
 
     const again = await runCli(['policy', 'rollback', '3', '--json'], as(ann));
     expect(again.code).toBe(1);

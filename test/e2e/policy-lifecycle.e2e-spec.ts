@@ -32,10 +32,20 @@ function expectProblem(res: Reply, status: number, code: string) {
 /** The tokens of one tenant, so that each test starts from version 0. */
 async function tenant(name: string) {
   const as = (sub: string, role: string) => server.token(sub, [role], { tenant: name });
-  return { admin: await as('root', 'admin'), agent: await as('bot', 'agent'), approver: await as('bob', 'approver'), auditor: await as('audrey', 'auditor') };
+  return {
+    admin: await as('root', 'admin'),
+    agent: await as('bot', 'agent'),
+    approver: await as('bob', 'approver'),
+    auditor: await as('audrey', 'auditor'),
+  };
 }
 
-const STRICT = { rules: [{ match: 'get_*', level: 'automatic' }, { match: 'delete_*', level: 'deny', reason: 'no deleting' }] };
+const STRICT = {
+  rules: [
+    { match: 'get_*', level: 'automatic' },
+    { match: 'delete_*', level: 'deny', reason: 'no deleting' },
+  ],
+};
 const LAX = { rules: [{ match: '*', level: 'automatic' }] };
 const EMPTY = { rules: [] };
 
@@ -48,7 +58,9 @@ let conversations = 0;
 async function propose(agent: string, toolName: string, args: Record<string, unknown> = {}, roles = ['admin']) {
   const id = `conv-${++conversations}`;
   expect((await http.post('/v1/conversations', agent, { id, user: { id: 'carol', roles } })).status).toBe(201);
-  const r = await http.post(`/v1/conversations/${id}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: args }] });
+  const r = await http.post(`/v1/conversations/${id}/tool-calls`, agent, {
+    toolCalls: [{ toolName, arguments: args }],
+  });
   expect(r.status).toBe(201);
   return r.body.toolCalls[0];
 }
@@ -76,8 +88,14 @@ describe('GET /v1/policy/versions', () => {
       { version: 2, createdAt: expect.any(String), createdBy: 'root', rules: 1 },
     ]);
     const rest = await http.get(`/v1/policy/versions?limit=2&cursor=${first.body.nextCursor}`, t.agent);
-    expect(rest.body).toEqual({ items: [{ version: 1, createdAt: expect.any(String), createdBy: 'root', rules: 2 }], nextCursor: null });
-    for (const token of [t.admin, t.auditor]) expect((await http.get('/v1/policy/versions', token)).body.items.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+    expect(rest.body).toEqual({
+      items: [{ version: 1, createdAt: expect.any(String), createdBy: 'root', rules: 2 }],
+      nextCursor: null,
+    });
+    for (const token of [t.admin, t.auditor])
+      expect(
+        (await http.get('/v1/policy/versions', token)).body.items.map((v: { version: number }) => v.version),
+      ).toEqual([3, 2, 1]);
   });
 
   it('answers an empty list before the first PUT, hides other tenants, and refuses a cursor it did not issue', async () => {
@@ -95,11 +113,22 @@ describe('GET /v1/policy/versions/{version}', () => {
     await putAll(t.admin, STRICT, LAX);
     const v1 = await http.get('/v1/policy/versions/1', t.agent);
     expect(v1.status).toBe(200);
-    expect(v1.body).toEqual({ version: 1, defaults: (await http.get('/v1/policy', t.admin)).body.defaults, rules: STRICT.rules, createdAt: expect.any(String), createdBy: 'root' });
+    expect(v1.body).toEqual({
+      version: 1,
+      defaults: (await http.get('/v1/policy', t.admin)).body.defaults,
+      rules: STRICT.rules,
+      createdAt: expect.any(String),
+      createdBy: 'root',
+    });
     expectProblem(await http.get('/v1/policy/versions/3', t.admin), 404, 'not_found');
     expectProblem(await http.get('/v1/policy/versions/0', t.admin), 404, 'not_found');
-    expectProblem(await http.get('/v1/policy/versions/2', (await tenant('versions-get-other')).admin), 404, 'not_found');
-    for (const bad of ['abc', '1.5', '-1', '1e3']) expectProblem(await http.get(`/v1/policy/versions/${bad}`, t.admin), 400, 'validation_failed');
+    expectProblem(
+      await http.get('/v1/policy/versions/2', (await tenant('versions-get-other')).admin),
+      404,
+      'not_found',
+    );
+    for (const bad of ['abc', '1.5', '-1', '1e3'])
+      expectProblem(await http.get(`/v1/policy/versions/${bad}`, t.admin), 400, 'validation_failed');
   });
 });
 
@@ -113,15 +142,30 @@ describe('POST /v1/policy/rollback', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ version: 3, rules: STRICT.rules, updatedBy: 'root' });
     expect((await http.get('/v1/policy', t.approver)).body.version).toBe(3);
-    expect((await http.get('/v1/policy/versions', t.admin)).body.items.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+    expect(
+      (await http.get('/v1/policy/versions', t.admin)).body.items.map((v: { version: number }) => v.version),
+    ).toEqual([3, 2, 1]);
     expect((await http.get('/v1/policy/versions/2', t.admin)).body.rules).toEqual(LAX.rules); // history is never rewritten
 
     const denied = await propose(t.agent, 'delete_source');
-    expect(denied).toMatchObject({ status: 'rejected', policy: { level: 'deny', rule: 1, policyVersion: 3, reason: 'no deleting' } });
+    expect(denied).toMatchObject({
+      status: 'rejected',
+      policy: { level: 'deny', rule: 1, policyVersion: 3, reason: 'no deleting' },
+    });
 
     const events = (await http.get('/v1/audit/events?type=PolicyUpdated', t.auditor)).body.events;
     expect(events.map((e: { data: { version: number } }) => e.data.version)).toEqual([1, 2, 3]);
-    expect(events[2]).toMatchObject({ actor: { id: 'root' }, data: { version: 3, previousVersion: 2, source: 'rollback', rolledBackFrom: 1, reason: 'LAX was a mistake', document: { rules: STRICT.rules } } });
+    expect(events[2]).toMatchObject({
+      actor: { id: 'root' },
+      data: {
+        version: 3,
+        previousVersion: 2,
+        source: 'rollback',
+        rolledBackFrom: 1,
+        reason: 'LAX was a mistake',
+        document: { rules: STRICT.rules },
+      },
+    });
     expect(events[1].data.rolledBackFrom).toBeUndefined();
   });
 
@@ -134,13 +178,21 @@ describe('POST /v1/policy/rollback', () => {
     expect(current.body.detail).toMatch(/version 2 is the version in force/);
     expectProblem(await http.post('/v1/policy/rollback', t.admin, { version: 7 }), 404, 'not_found');
     const paths: string[] = [];
-    for (const body of [{}, { version: 0 }, { version: 1.5 }, { version: '1' }, { version: 1, reason: 7 }, { version: 1, extra: true }]) {
+    for (const body of [
+      {},
+      { version: 0 },
+      { version: 1.5 },
+      { version: '1' },
+      { version: 1, reason: 7 },
+      { version: 1, extra: true },
+    ]) {
       const r = await http.post('/v1/policy/rollback', t.admin, body);
       expectProblem(r, 400, 'validation_failed');
       paths.push(r.body.errors[0].path);
     }
     expect(paths).toEqual(['version', 'version', 'version', 'version', 'reason', 'extra']);
-    for (const token of [t.approver, t.auditor, t.agent]) expectProblem(await http.post('/v1/policy/rollback', token, { version: 1 }), 403, 'forbidden');
+    for (const token of [t.approver, t.auditor, t.agent])
+      expectProblem(await http.post('/v1/policy/rollback', token, { version: 1 }), 403, 'forbidden');
     expect((await http.get('/v1/policy', t.admin)).body.version).toBe(2);
     expect(await eventCount(t.auditor)).toBe(before);
   });
@@ -150,10 +202,21 @@ describe('POST /v1/policy/simulate', () => {
   it('judges given calls by the policy in force and by the candidate, and changes nothing', async () => {
     const t = await tenant('simulate-given');
     await putAll(t.admin, STRICT);
-    expect((await http.post('/v1/conversations', t.agent, { id: 'sim-conv', user: { id: 'dan', roles: ['support'] } })).status).toBe(201);
-    const before = { events: await eventCount(t.auditor), version: (await http.get('/v1/policy', t.admin)).body.version };
+    expect(
+      (await http.post('/v1/conversations', t.agent, { id: 'sim-conv', user: { id: 'dan', roles: ['support'] } }))
+        .status,
+    ).toBe(201);
+    const before = {
+      events: await eventCount(t.auditor),
+      version: (await http.get('/v1/policy', t.admin)).body.version,
+    };
 
-    const candidate = { rules: [{ match: 'delete_*', level: 'confirm', requireRole: 'admin' }, { match: 'get_*', level: 'automatic' }] };
+    const candidate = {
+      rules: [
+        { match: 'delete_*', level: 'confirm', requireRole: 'admin' },
+        { match: 'get_*', level: 'automatic' },
+      ],
+    };
     const r = await http.post('/v1/policy/simulate', t.auditor, {
       document: candidate,
       calls: [
@@ -166,26 +229,49 @@ describe('POST /v1/policy/simulate', () => {
     expect(r.body).toMatchObject({ policyVersion: 1, over: 'calls', since: null, truncated: false });
     expect(r.body.results).toEqual([
       {
-        index: 0, conversationId: null, toolName: 'delete_source', changed: false,
+        index: 0,
+        conversationId: null,
+        toolName: 'delete_source',
+        changed: false,
         then: { level: 'deny', rule: 1, policyVersion: 1, reason: 'no deleting', source: 'current' },
         now: { level: 'deny', rule: 0, reason: 'Permission denied: admin role required' },
       },
       {
-        index: 1, conversationId: null, toolName: 'get_source', changed: false,
+        index: 1,
+        conversationId: null,
+        toolName: 'get_source',
+        changed: false,
         then: { level: 'automatic', rule: 0, policyVersion: 1, reason: expect.any(String), source: 'current' },
         now: { level: 'automatic', rule: 1, reason: expect.any(String) },
       },
       {
-        index: 2, conversationId: 'sim-conv', toolName: 'delete_source', changed: false,
+        index: 2,
+        conversationId: 'sim-conv',
+        toolName: 'delete_source',
+        changed: false,
         then: expect.objectContaining({ level: 'deny' }),
         now: { level: 'deny', rule: 0, reason: 'Permission denied: admin role required' },
       },
     ]);
-    expect(r.body.summary).toEqual({ total: 3, changed: 0, transitions: [{ then: 'deny', now: 'deny', count: 2 }, { then: 'automatic', now: 'automatic', count: 1 }] });
+    expect(r.body.summary).toEqual({
+      total: 3,
+      changed: 0,
+      transitions: [
+        { then: 'deny', now: 'deny', count: 2 },
+        { then: 'automatic', now: 'automatic', count: 1 },
+      ],
+    });
 
-    const lax = await http.post('/v1/policy/simulate', t.admin, { document: LAX, calls: [{ toolName: 'delete_source', arguments: {} }] });
+    const lax = await http.post('/v1/policy/simulate', t.admin, {
+      document: LAX,
+      calls: [{ toolName: 'delete_source', arguments: {} }],
+    });
     expect(lax.body.results[0]).toMatchObject({ then: { level: 'deny' }, now: { level: 'automatic' }, changed: true });
-    expect(lax.body.summary).toEqual({ total: 1, changed: 1, transitions: [{ then: 'deny', now: 'automatic', count: 1 }] });
+    expect(lax.body.summary).toEqual({
+      total: 1,
+      changed: 1,
+      transitions: [{ then: 'deny', now: 'automatic', count: 1 }],
+    });
 
     expect(await eventCount(t.auditor)).toBe(before.events);
     expect((await http.get('/v1/policy', t.admin)).body.version).toBe(before.version);
@@ -204,17 +290,45 @@ describe('POST /v1/policy/simulate', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ policyVersion: 2, over: 'recorded', since: expect.any(String), truncated: false });
     expect(r.body.results).toEqual([
-      { toolCallId: read.id, proposedAt: read.createdAt, conversationId: read.conversationId, toolName: 'get_source', changed: false,
-        then: { level: 'automatic', rule: 0, policyVersion: 1, reason: expect.any(String), source: 'recorded' }, now: { level: 'automatic', rule: 0, reason: expect.any(String) } },
-      { toolCallId: ran.id, proposedAt: ran.createdAt, conversationId: ran.conversationId, toolName: 'delete_source', changed: true,
-        then: { level: 'automatic', rule: 0, policyVersion: 1, reason: expect.any(String), source: 'recorded' }, now: { level: 'deny', rule: 1, reason: 'no deleting' } },
+      {
+        toolCallId: read.id,
+        proposedAt: read.createdAt,
+        conversationId: read.conversationId,
+        toolName: 'get_source',
+        changed: false,
+        then: { level: 'automatic', rule: 0, policyVersion: 1, reason: expect.any(String), source: 'recorded' },
+        now: { level: 'automatic', rule: 0, reason: expect.any(String) },
+      },
+      {
+        toolCallId: ran.id,
+        proposedAt: ran.createdAt,
+        conversationId: ran.conversationId,
+        toolName: 'delete_source',
+        changed: true,
+        then: { level: 'automatic', rule: 0, policyVersion: 1, reason: expect.any(String), source: 'recorded' },
+        now: { level: 'deny', rule: 1, reason: 'no deleting' },
+      },
     ]);
-    expect(r.body.summary).toEqual({ total: 2, changed: 1, transitions: [{ then: 'automatic', now: 'deny', count: 1 }, { then: 'automatic', now: 'automatic', count: 1 }] });
+    expect(r.body.summary).toEqual({
+      total: 2,
+      changed: 1,
+      transitions: [
+        { then: 'automatic', now: 'deny', count: 1 },
+        { then: 'automatic', now: 'automatic', count: 1 },
+      ],
+    });
 
     const newest = await http.post('/v1/policy/simulate', t.admin, { document: STRICT, limit: 1 });
     expect(newest.body).toMatchObject({ truncated: true, results: [{ toolCallId: read.id }], summary: { total: 1 } });
-    const later = await http.post('/v1/policy/simulate', t.admin, { document: STRICT, since: new Date(Date.now() + 60_000).toISOString() });
-    expect(later.body).toMatchObject({ truncated: false, results: [], summary: { total: 0, changed: 0, transitions: [] } });
+    const later = await http.post('/v1/policy/simulate', t.admin, {
+      document: STRICT,
+      since: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect(later.body).toMatchObject({
+      truncated: false,
+      results: [],
+      summary: { total: 0, changed: 0, transitions: [] },
+    });
 
     expect(await eventCount(t.auditor)).toBe(before.events);
     expect((await http.get('/v1/policy', t.admin)).body.version).toBe(before.version);
@@ -222,7 +336,8 @@ describe('POST /v1/policy/simulate', () => {
 
   it('is for admins and auditors: agents and approvers get 403', async () => {
     const t = await tenant('simulate-roles');
-    for (const token of [t.agent, t.approver]) expectProblem(await http.post('/v1/policy/simulate', token, { document: EMPTY }), 403, 'forbidden');
+    for (const token of [t.agent, t.approver])
+      expectProblem(await http.post('/v1/policy/simulate', token, { document: EMPTY }), 403, 'forbidden');
     expectProblem(await http.post('/v1/policy/simulate', undefined, { document: EMPTY }), 401, 'unauthenticated');
   });
 
@@ -251,7 +366,19 @@ describe('POST /v1/policy/simulate', () => {
       expectProblem(r, 400, 'validation_failed');
       paths.push(r.body.errors[0].path);
     }
-    expect(paths).toEqual(['document', 'document', 'calls', 'calls[0].arguments', 'calls[0].conversationId', 'calls', 'days', 'since', 'days', 'limit', 'extra']);
+    expect(paths).toEqual([
+      'document',
+      'document',
+      'calls',
+      'calls[0].arguments',
+      'calls[0].conversationId',
+      'calls',
+      'days',
+      'since',
+      'days',
+      'limit',
+      'extra',
+    ]);
   });
 });
 
@@ -260,20 +387,65 @@ describe('bad input never answers 500', () => {
     const t = await tenant('fuzz');
     await putAll(t.admin, STRICT, LAX);
     const json = fc.jsonValue({ maxDepth: 3 });
-    const call = fc.record({ toolName: fc.oneof(fc.constantFrom('get_x', 'delete_x'), fc.string()), arguments: fc.oneof(fc.dictionary(fc.string(), json), json), conversationId: fc.string() }, { requiredKeys: ['toolName'] });
-    const rule = fc.record({ match: fc.oneof(fc.constantFrom('*', 'delete_*', 'shell(cmd=rm *)'), fc.string()), level: fc.oneof(fc.constantFrom('deny', 'confirm', 'automatic'), json), requireRole: fc.string() }, { requiredKeys: ['match'] });
+    const call = fc.record(
+      {
+        toolName: fc.oneof(fc.constantFrom('get_x', 'delete_x'), fc.string()),
+        arguments: fc.oneof(fc.dictionary(fc.string(), json), json),
+        conversationId: fc.string(),
+      },
+      { requiredKeys: ['toolName'] },
+    );
+    const rule = fc.record(
+      {
+        match: fc.oneof(fc.constantFrom('*', 'delete_*', 'shell(cmd=rm *)'), fc.string()),
+        level: fc.oneof(fc.constantFrom('deny', 'confirm', 'automatic'), json),
+        requireRole: fc.string(),
+      },
+      { requiredKeys: ['match'] },
+    );
     const simulate = fc.record(
-      { document: fc.oneof(fc.record({ rules: fc.array(rule, { maxLength: 3 }) }), json), calls: fc.oneof(fc.array(call, { maxLength: 3 }), json), since: fc.oneof(fc.date().map((d) => (Number.isNaN(d.getTime()) ? 'x' : d.toISOString())), json), days: json, limit: json },
+      {
+        document: fc.oneof(fc.record({ rules: fc.array(rule, { maxLength: 3 }) }), json),
+        calls: fc.oneof(fc.array(call, { maxLength: 3 }), json),
+        since: fc.oneof(
+          fc.date().map((d) => (Number.isNaN(d.getTime()) ? 'x' : d.toISOString())),
+          json,
+        ),
+        days: json,
+        limit: json,
+      },
       { requiredKeys: [] },
     );
-    const rollback = fc.oneof(fc.record({ version: fc.oneof(fc.integer({ min: -2, max: 4 }), json), reason: json }, { requiredKeys: [] }), json);
+    const rollback = fc.oneof(
+      fc.record({ version: fc.oneof(fc.integer({ min: -2, max: 4 }), json), reason: json }, { requiredKeys: [] }),
+      json,
+    );
     const expectAnswered = (r: Reply, what: unknown) => {
       expect({ what, status: r.status < 500 }).toEqual({ what, status: true });
-      if (r.status >= 400) expect({ what, type: r.headers.get('content-type') }).toEqual({ what, type: expect.stringMatching(/^application\/problem\+json/) });
+      if (r.status >= 400)
+        expect({ what, type: r.headers.get('content-type') }).toEqual({
+          what,
+          type: expect.stringMatching(/^application\/problem\+json/),
+        });
     };
-    await fc.assert(fc.asyncProperty(simulate, async (body) => expectAnswered(await http.post('/v1/policy/simulate', t.auditor, body), body)), { numRuns: 60 });
-    await fc.assert(fc.asyncProperty(rollback, async (body) => expectAnswered(await http.post('/v1/policy/rollback', t.admin, body), body)), { numRuns: 40 });
-    await fc.assert(fc.asyncProperty(fc.string(), async (v) => expectAnswered(await http.get(`/v1/policy/versions/${encodeURIComponent(v)}`, t.agent), v)), { numRuns: 40 });
+    await fc.assert(
+      fc.asyncProperty(simulate, async (body) =>
+        expectAnswered(await http.post('/v1/policy/simulate', t.auditor, body), body),
+      ),
+      { numRuns: 60 },
+    );
+    await fc.assert(
+      fc.asyncProperty(rollback, async (body) =>
+        expectAnswered(await http.post('/v1/policy/rollback', t.admin, body), body),
+      ),
+      { numRuns: 40 },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.string(), async (v) =>
+        expectAnswered(await http.get(`/v1/policy/versions/${encodeURIComponent(v)}`, t.agent), v),
+      ),
+      { numRuns: 40 },
+    );
   }, 60_000);
 });
 
@@ -313,9 +485,14 @@ describe('TOLLGATE_POLICY_FILE reloads on change', () => {
     await until(async () => (await version()) === 3, 20_000, 'version 3 from the replaced file');
 
     const versions = (await api.get('/v1/policy/versions', admin)).body.items;
-    expect(versions.map((v: { version: number; createdBy: string }) => [v.version, v.createdBy])).toEqual([[3, 'policy-file'], [2, 'policy-file'], [1, 'policy-file']]);
+    expect(versions.map((v: { version: number; createdBy: string }) => [v.version, v.createdBy])).toEqual([
+      [3, 'policy-file'],
+      [2, 'policy-file'],
+      [1, 'policy-file'],
+    ]);
     expect((await api.get('/v1/policy', admin)).body.rules).toEqual([{ match: '*', level: 'confirm' }]);
-    const events = (await api.get('/v1/audit/events?type=PolicyUpdated', await a.token('audrey', ['auditor']))).body.events;
+    const events = (await api.get('/v1/audit/events?type=PolicyUpdated', await a.token('audrey', ['auditor']))).body
+      .events;
     expect(events.map((e: { data: { source: string } }) => e.data.source)).toEqual(['file', 'file', 'file']);
   }, 60_000);
 
@@ -324,7 +501,10 @@ describe('TOLLGATE_POLICY_FILE reloads on change', () => {
     writeFileSync(other, 'rules: []\n');
     const lines: string[] = [];
     const log = { log: (m: string) => lines.push(`log ${m}`), error: (m: string) => lines.push(`error ${m}`) };
-    const watcher = new PolicyFileWatcher(a.app.get(CommandBus), other, log, { intervalMs: 50, debounceMs: 20 }).start();
+    const watcher = new PolicyFileWatcher(a.app.get(CommandBus), other, log, {
+      intervalMs: 50,
+      debounceMs: 20,
+    }).start();
     try {
       const admin = await a.token('root', ['admin']);
       const api = client(a.url);
@@ -332,7 +512,11 @@ describe('TOLLGATE_POLICY_FILE reloads on change', () => {
 
       writeFileSync(other, 'rules:\n  - match: delete_*\n    level: sometimes\n');
       await until(() => lines.length === 1, 10_000, 'the error line');
-      expect(lines).toEqual([expect.stringMatching(/^error TOLLGATE_POLICY_FILE .*other\.yaml is not a valid policy: rules\[0\]\.level: .*; the policy in force stays$/)]);
+      expect(lines).toEqual([
+        expect.stringMatching(
+          /^error TOLLGATE_POLICY_FILE .*other\.yaml is not a valid policy: rules\[0\]\.level: .*; the policy in force stays$/,
+        ),
+      ]);
       expect((await api.get('/v1/policy', admin)).body.version).toBe(before);
 
       rmSync(other);

@@ -29,17 +29,26 @@ function parses(doc: unknown): boolean {
 /** The policies the README and docs/ show: YAML blocks holding rules, and the bodies curl sends to /v1/policy. */
 function documentedPolicies(): Array<{ where: string; yaml: string }> {
   const out: Array<{ where: string; yaml: string }> = [];
-  const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+  const files = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => join('docs', f)),
+  ];
   for (const file of files) {
     const text = readFileSync(join(ROOT, file), 'utf8');
-    for (const m of text.matchAll(/```ya?ml\n([\s\S]*?)```/g)) if (/^rules:/m.test(m[1])) out.push({ where: file, yaml: m[1] });
-    for (const m of text.matchAll(/\/v1\/policy[^\n]*--data-binary '([^']*)'/g)) out.push({ where: `${file} (curl)`, yaml: m[1] });
+    for (const m of text.matchAll(/```ya?ml\n([\s\S]*?)```/g))
+      if (/^rules:/m.test(m[1])) out.push({ where: file, yaml: m[1] });
+    for (const m of text.matchAll(/\/v1\/policy[^\n]*--data-binary '([^']*)'/g))
+      out.push({ where: `${file} (curl)`, yaml: m[1] });
   }
   return out;
 }
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : /\.ts$/.test(e.name) ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : /\.ts$/.test(e.name) ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The object or array literal starting at `i` (strings skipped), or null when something else starts there. */
@@ -72,7 +81,10 @@ function testSuitePolicies(): Array<{ where: string; doc: unknown }> {
       const literal = literalAt(src, m.index! + m[0].length);
       if (!literal) continue;
       try {
-        out.push({ where: `${relative(ROOT, file)}:${src.slice(0, m.index).split('\n').length}`, doc: runInNewContext(`(${literal})`, {}, { timeout: 1000 }) });
+        out.push({
+          where: `${relative(ROOT, file)}:${src.slice(0, m.index).split('\n').length}`,
+          doc: runInNewContext(`(${literal})`, {}, { timeout: 1000 }),
+        });
       } catch {
         // names a variable: not a literal
       }
@@ -108,8 +120,16 @@ describe('GET /schemas/policy.json', () => {
     const admin = await server.token('ann', ['admin']);
     for (const { where, yaml } of shown) {
       const doc = parseYaml(yaml);
-      expect({ where, valid: validate(doc), errors: validate.errors ?? null }).toEqual({ where, valid: true, errors: null });
-      const put = await http.call('PUT', '/v1/policy', { token: admin, raw: yaml, headers: { 'content-type': 'application/yaml' } });
+      expect({ where, valid: validate(doc), errors: validate.errors ?? null }).toEqual({
+        where,
+        valid: true,
+        errors: null,
+      });
+      const put = await http.call('PUT', '/v1/policy', {
+        token: admin,
+        raw: yaml,
+        headers: { 'content-type': 'application/yaml' },
+      });
       expect({ where, status: put.status }).toEqual({ where, status: 200 });
     }
   });
@@ -118,6 +138,7 @@ describe('GET /schemas/policy.json', () => {
     const found = testSuitePolicies();
     expect(found.length).toBeGreaterThanOrEqual(20); // the scan still finds them
     expect(found.filter(({ doc }) => parses(doc)).length).toBeGreaterThanOrEqual(15);
-    for (const { where, doc } of found) expect({ where, schemaAccepts: validate(doc) }).toEqual({ where, schemaAccepts: parses(doc) });
+    for (const { where, doc } of found)
+      expect({ where, schemaAccepts: validate(doc) }).toEqual({ where, schemaAccepts: parses(doc) });
   });
 });

@@ -21,7 +21,10 @@ const withLocalCluster = cluster ? describe : describe.skip;
 
 withLocalCluster('PostgreSQL restarting under load', () => {
   let server: TestServer;
-  const pg = (action: 'stop' | 'start') => execFileSync('pg_ctlcluster', [...cluster!, action, ...(action === 'stop' ? ['-m', 'fast'] : [])], { stdio: 'pipe' });
+  const pg = (action: 'stop' | 'start') =>
+    execFileSync('pg_ctlcluster', [...cluster!, action, ...(action === 'stop' ? ['-m', 'fast'] : [])], {
+      stdio: 'pipe',
+    });
 
   beforeAll(async () => {
     server = await startTestServer();
@@ -49,7 +52,11 @@ withLocalCluster('PostgreSQL restarting under load', () => {
     const agent = await server.token('bot', ['agent']);
     const ann = await server.token('ann', ['approver']);
     await api.post('/v1/conversations', agent, { id: 'r1' });
-    const pending = (await api.post('/v1/conversations/r1/tool-calls', agent, { toolCalls: [{ toolName: 'needs_person', arguments: {} }] })).body.toolCalls[0].id;
+    const pending = (
+      await api.post('/v1/conversations/r1/tool-calls', agent, {
+        toolCalls: [{ toolName: 'needs_person', arguments: {} }],
+      })
+    ).body.toolCalls[0].id;
     for (let i = 2; i <= 6; i++) await api.post('/v1/conversations', agent, { id: `r${i}` });
 
     // Load: proposals in a loop the whole time, recording every status.
@@ -57,7 +64,11 @@ withLocalCluster('PostgreSQL restarting under load', () => {
     let running = true;
     const load = (async () => {
       for (let n = 0; running; n++) {
-        const r = await api.post(`/v1/conversations/r${2 + (n % 5)}/tool-calls`, agent, { toolCalls: [{ toolName: 'read', arguments: { n }, annotations: { isReadOnly: true } }] }).catch(() => ({ status: 0 }));
+        const r = await api
+          .post(`/v1/conversations/r${2 + (n % 5)}/tool-calls`, agent, {
+            toolCalls: [{ toolName: 'read', arguments: { n }, annotations: { isReadOnly: true } }],
+          })
+          .catch(() => ({ status: 0 }));
         statuses.push(r.status);
         await new Promise((r) => setTimeout(r, 25));
       }

@@ -17,7 +17,8 @@ withPython('the Python client', () => {
   beforeAll(async () => {
     // Two open waits per subject at most, so the client meets a real 429 with Retry-After; each test has its own agent.
     server = await startTestServer({ maxWaitsPerToken: 2 });
-    for (let i = 1; i <= 24; i++) tokens[`agent${i}`] = await server.token(`py-agent-${i}`, ['agent'], { name: `Python agent ${i}` });
+    for (let i = 1; i <= 24; i++)
+      tokens[`agent${i}`] = await server.token(`py-agent-${i}`, ['agent'], { name: `Python agent ${i}` });
     tokens.admin = await server.token('ann', ['admin'], { name: 'Ann' });
     tokens.approver = await server.token('bob', ['approver'], { name: 'Bob' });
   }, 60_000);
@@ -27,7 +28,12 @@ withPython('the Python client', () => {
   });
 
   it('passes its test suite: guard, waits, edits, refusals, expiry, halt, retries, receipts, async, LangGraph', async () => {
-    const { code, output } = await runPython(python!, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], { TOLLGATE_TEST_URL: server.url, TOLLGATE_TEST_TOKENS: JSON.stringify(tokens) }, 170_000);
+    const { code, output } = await runPython(
+      python!,
+      ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'],
+      { TOLLGATE_TEST_URL: server.url, TOLLGATE_TEST_TOKENS: JSON.stringify(tokens) },
+      170_000,
+    );
     if (code !== 0) throw new Error(`the Python client's tests failed (exit ${code}):\n${output}`);
     expect(output).toMatch(/\d+ passed/);
     expect(output).not.toMatch(/skipped|xfail|deselected/);

@@ -59,8 +59,14 @@ describe('an agent asks and waits; a person answers', () => {
 
   it('answers the question pending, with its defaults', () => {
     expect(q).toMatchObject({
-      id: expect.stringMatching(/^q_/), conversationId: 'qa-1', text: 'Proceed with the EU or the US region?', choices: ['EU', 'US'], allowFreeText: false,
-      askTo: ['requester', 'approver', 'admin'], status: 'pending', timeoutSeconds: 300,
+      id: expect.stringMatching(/^q_/),
+      conversationId: 'qa-1',
+      text: 'Proceed with the EU or the US region?',
+      choices: ['EU', 'US'],
+      allowFreeText: false,
+      askTo: ['requester', 'approver', 'admin'],
+      status: 'pending',
+      timeoutSeconds: 300,
     });
     expect(Date.parse(q.expiresAt) - Date.parse(q.createdAt)).toBe(300_000);
   });
@@ -81,7 +87,10 @@ describe('an agent asks and waits; a person answers', () => {
     await new Promise((r) => setTimeout(r, 200));
     const res = await http.post(`/v1/questions/${q.id}/answer`, ann, { answer: 'EU' }, { 'X-Tollgate-Channel': 'web' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'answered', answer: { text: 'EU', by: { id: 'ann', name: 'Ann', via: 'web' } } });
+    expect(res.body).toMatchObject({
+      status: 'answered',
+      answer: { text: 'EU', by: { id: 'ann', name: 'Ann', via: 'web' } },
+    });
     const woke = await waited;
     expect(woke.status).toBe(200);
     expect(woke.body).toMatchObject({ id: q.id, status: 'answered', answer: { text: 'EU', by: { id: 'ann' } } });
@@ -118,10 +127,19 @@ describe('rules', () => {
   });
 
   it('refuses a bad question naming each field', async () => {
-    const res = await http.post('/v1/conversations/qa-2/questions', agent, { text: 'Region?', choices: ['EU', 'EU'], timeoutSeconds: 0, askTo: ['auditor'] });
+    const res = await http.post('/v1/conversations/qa-2/questions', agent, {
+      text: 'Region?',
+      choices: ['EU', 'EU'],
+      timeoutSeconds: 0,
+      askTo: ['auditor'],
+    });
     expectProblem(res, 400, 'validation_failed');
     expect(res.body.errors.map((e: any) => e.path).sort()).toEqual(['askTo[0]', 'choices[1]', 'timeoutSeconds']);
-    expectProblem(await http.post('/v1/conversations/qa-2/questions', agent, { text: 'Region?', extra: 1 }), 400, 'validation_failed');
+    expectProblem(
+      await http.post('/v1/conversations/qa-2/questions', agent, { text: 'Region?', extra: 1 }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('lets one of two simultaneous answers win: one 200, one 409 already_answered', async () => {
@@ -153,11 +171,23 @@ describe('rules', () => {
 
   it('is idempotent by the agent id: same content answers the same question, other content 409', async () => {
     const first = await ask('qa-2', { id: 'ask_1', text: 'EU or US?', choices: ['EU', 'US'] });
-    const again = await http.post('/v1/conversations/qa-2/questions', agent, { id: 'ask_1', text: 'EU or US?', choices: ['EU', 'US'] });
+    const again = await http.post('/v1/conversations/qa-2/questions', agent, {
+      id: 'ask_1',
+      text: 'EU or US?',
+      choices: ['EU', 'US'],
+    });
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(first.id);
     expect(again.body.externalId).toBe('ask_1');
-    expectProblem(await http.post('/v1/conversations/qa-2/questions', agent, { id: 'ask_1', text: 'EU or APAC?', choices: ['EU', 'APAC'] }), 409, 'idempotency_mismatch');
+    expectProblem(
+      await http.post('/v1/conversations/qa-2/questions', agent, {
+        id: 'ask_1',
+        text: 'EU or APAC?',
+        choices: ['EU', 'APAC'],
+      }),
+      409,
+      'idempotency_mismatch',
+    );
   });
 
   it('is a 404 in another tenant, and for people who may not read the conversation', async () => {
@@ -190,7 +220,9 @@ describe('endings', () => {
     await conversation('qa-4');
     const q = await ask('qa-4', { text: 'Still there?' });
     const waited = http.get(`/v1/questions/${q.id}?wait=30`, agent);
-    expect((await http.post('/v1/halt', root, { scope: 'conversation', id: 'qa-4', reason: 'incident drill' })).status).toBe(200);
+    expect(
+      (await http.post('/v1/halt', root, { scope: 'conversation', id: 'qa-4', reason: 'incident drill' })).status,
+    ).toBe(200);
     const res = await waited;
     expect(res.body).toMatchObject({ status: 'cancelled', reason: 'incident drill' });
     expectProblem(await http.post('/v1/conversations/qa-4/questions', agent, { text: 'Again?' }), 503, 'halted');
@@ -206,16 +238,24 @@ describe('the audit trail', () => {
     const answered = trail.body.events.find((e: any) => e.type === 'QuestionAnswered');
     expect(answered.data).toMatchObject({ by: 'ann', via: 'web', answer: 'EU', latencyMs: expect.any(Number) });
     const all = await http.get('/v1/audit/events?type=QuestionExpired,QuestionCancelled', root);
-    expect(all.body.events.map((e: any) => e.type).sort()).toEqual(expect.arrayContaining(['QuestionCancelled', 'QuestionExpired']));
+    expect(all.body.events.map((e: any) => e.type).sort()).toEqual(
+      expect.arrayContaining(['QuestionCancelled', 'QuestionExpired']),
+    );
     expectIntactChain(await eventsOf(server.dataSource, 'default'));
     expect((await http.get('/v1/audit/verify', root)).body).toMatchObject({ ok: true });
   });
 });
 
 /** The types of the event stream's frames from the start (Last-Event-ID: 0) until `enough` holds of them. */
-async function streamTypes(token: string, enough: (frames: Array<{ type: string; conversationId?: string }>) => boolean) {
+async function streamTypes(
+  token: string,
+  enough: (frames: Array<{ type: string; conversationId?: string }>) => boolean,
+) {
   const controller = new AbortController();
-  const res = await fetch(`${server.url}/v1/events/stream`, { headers: { authorization: `Bearer ${token}`, 'last-event-id': '0' }, signal: controller.signal });
+  const res = await fetch(`${server.url}/v1/events/stream`, {
+    headers: { authorization: `Bearer ${token}`, 'last-event-id': '0' },
+    signal: controller.signal,
+  });
   expect(res.status).toBe(200);
   const frames: Array<{ type: string; conversationId?: string }> = [];
   const reader = res.body!.getReader();
@@ -228,7 +268,10 @@ async function streamTypes(token: string, enough: (frames: Array<{ type: string;
       buffer += decoder.decode(value, { stream: true });
       let cut: number;
       while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer.slice(0, cut).split('\n').find((l) => l.startsWith('data: '));
+        const data = buffer
+          .slice(0, cut)
+          .split('\n')
+          .find((l) => l.startsWith('data: '));
         buffer = buffer.slice(cut + 2);
         if (data) frames.push(JSON.parse(data.slice(6)));
       }
@@ -241,8 +284,12 @@ async function streamTypes(token: string, enough: (frames: Array<{ type: string;
 
 describe('the live event stream', () => {
   it("carries question events to the conversation's user, and not to another agent", async () => {
-    const mine = await streamTypes(ann, (f) => f.some((e) => e.type === 'QuestionAnswered' && e.conversationId === 'qa-1'));
-    expect(mine.filter((e) => e.conversationId === 'qa-1').map((e) => e.type)).toEqual(expect.arrayContaining(['QuestionAsked', 'QuestionAnswered']));
+    const mine = await streamTypes(ann, (f) =>
+      f.some((e) => e.type === 'QuestionAnswered' && e.conversationId === 'qa-1'),
+    );
+    expect(mine.filter((e) => e.conversationId === 'qa-1').map((e) => e.type)).toEqual(
+      expect.arrayContaining(['QuestionAsked', 'QuestionAnswered']),
+    );
     const otherBot = await server.token('stream-bot', ['agent']);
     expect((await http.post('/v1/conversations', otherBot, { id: 'qa-marker' })).status).toBe(201);
     const theirs = await streamTypes(otherBot, (f) => f.some((e) => e.conversationId === 'qa-marker'));
@@ -283,7 +330,9 @@ describe('the SDK', () => {
       const q = (await onA.post('/v1/conversations/qa-two/questions', bot, { text: 'Across?' })).body;
       const waited = onA.get(`/v1/questions/${q.id}?wait=60`, bot);
       await new Promise((r) => setTimeout(r, 300));
-      expect((await onB.post(`/v1/questions/${q.id}/answer`, await b.token('bob', ['approver']), { answer: 'yes' })).status).toBe(200);
+      expect(
+        (await onB.post(`/v1/questions/${q.id}/answer`, await b.token('bob', ['approver']), { answer: 'yes' })).status,
+      ).toBe(200);
       expect((await waited).body).toMatchObject({ status: 'answered', answer: { text: 'yes' } });
     } finally {
       await a.stop();
@@ -304,7 +353,8 @@ describe('open questions are bounded per conversation and per agent', () => {
     api = client(bounded.url);
     bot = await bounded.token('flood-bot', ['agent']);
     person = await bounded.token('ann', []);
-    for (const id of ['lim-1', 'lim-2']) expect((await api.post('/v1/conversations', bot, { id, user: { id: 'ann' } })).status).toBe(201);
+    for (const id of ['lim-1', 'lim-2'])
+      expect((await api.post('/v1/conversations', bot, { id, user: { id: 'ann' } })).status).toBe(201);
   });
 
   afterAll(async () => {
@@ -312,7 +362,11 @@ describe('open questions are bounded per conversation and per agent', () => {
   });
 
   it('takes exactly the limit of concurrent asks in one conversation, refuses the rest with 409 too_many_open_questions, and frees a place on an answer', async () => {
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => api.post('/v1/conversations/lim-1/questions', bot, { text: `Question ${i}?`, id: `ask-${i}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        api.post('/v1/conversations/lim-1/questions', bot, { text: `Question ${i}?`, id: `ask-${i}` }),
+      ),
+    );
     const created = answers.filter((r) => r.status === 201);
     expect(created).toHaveLength(3);
     const refused = answers.filter((r) => r.status !== 201);
@@ -323,7 +377,9 @@ describe('open questions are bounded per conversation and per agent', () => {
     }
     // The agent's retry of a question it asked is answered as it stands, full or not.
     const first = created[0].body;
-    expect((await api.post('/v1/conversations/lim-1/questions', bot, { text: first.text, id: first.externalId })).status).toBe(200);
+    expect(
+      (await api.post('/v1/conversations/lim-1/questions', bot, { text: first.text, id: first.externalId })).status,
+    ).toBe(200);
     expect((await api.post(`/v1/questions/${first.id}/answer`, person, { answer: 'yes' })).status).toBe(200);
     expect((await api.post('/v1/conversations/lim-1/questions', bot, { text: 'One more?' })).status).toBe(201);
   });
@@ -331,10 +387,14 @@ describe('open questions are bounded per conversation and per agent', () => {
   it("takes exactly the agent's limit of concurrent asks spread over its conversations", async () => {
     const racer = await bounded.token('race-bot', ['agent']);
     const convs = ['race-1', 'race-2', 'race-3', 'race-4', 'race-5', 'race-6', 'race-7', 'race-8'];
-    for (const id of convs) expect((await api.post('/v1/conversations', racer, { id, user: { id: 'ann' } })).status).toBe(201);
-    const answers = await Promise.all(convs.map((id) => api.post(`/v1/conversations/${id}/questions`, racer, { text: `In ${id}?` })));
+    for (const id of convs)
+      expect((await api.post('/v1/conversations', racer, { id, user: { id: 'ann' } })).status).toBe(201);
+    const answers = await Promise.all(
+      convs.map((id) => api.post(`/v1/conversations/${id}/questions`, racer, { text: `In ${id}?` })),
+    );
     expect(answers.filter((r) => r.status === 201)).toHaveLength(5);
-    for (const r of answers.filter((r) => r.status !== 201)) expect(r.body).toMatchObject({ code: 'too_many_open_questions', scope: 'agent', limit: 5 });
+    for (const r of answers.filter((r) => r.status !== 201))
+      expect(r.body).toMatchObject({ code: 'too_many_open_questions', scope: 'agent', limit: 5 });
   });
 
   it("counts the agent's open questions across its conversations", async () => {
@@ -346,6 +406,8 @@ describe('open questions are bounded per conversation and per agent', () => {
     // Another agent of the tenant has its own count.
     const other = await bounded.token('other-bot', ['agent']);
     expect((await api.post('/v1/conversations', other, { id: 'lim-3' })).status).toBe(201);
-    expect((await api.post('/v1/conversations/lim-3/questions', other, { text: 'Mine?', askTo: ['approver'] })).status).toBe(201);
+    expect(
+      (await api.post('/v1/conversations/lim-3/questions', other, { text: 'Mine?', askTo: ['approver'] })).status,
+    ).toBe(201);
   });
 });

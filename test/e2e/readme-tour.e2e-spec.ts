@@ -24,11 +24,26 @@ describe('the README tour', () => {
   afterAll(() => server?.stop());
 
   it('runs as written and tells the story it promises', async () => {
-    const script = tourScript(readFileSync(join(ROOT, 'README.md'), 'utf8')).replaceAll('http://127.0.0.1:8080', server.url);
-    const env = { ...process.env, TOLLGATE_JWT_SECRET: TEST_SECRET, TOLLGATE_URL: undefined, TOLLGATE_TOKEN: undefined, DATABASE_URL: undefined };
+    const script = tourScript(readFileSync(join(ROOT, 'README.md'), 'utf8')).replaceAll(
+      'http://127.0.0.1:8080',
+      server.url,
+    );
+    const env = {
+      ...process.env,
+      TOLLGATE_JWT_SECRET: TEST_SECRET,
+      TOLLGATE_URL: undefined,
+      TOLLGATE_TOKEN: undefined,
+      DATABASE_URL: undefined,
+    };
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-      execFile('bash', ['-c', `set -o pipefail\n${script}`], { cwd: ROOT, env, timeout: 120_000 }, (err, stdout, stderr) =>
-        err ? reject(Object.assign(err, { message: `${err.message}\n${stdout}\n${stderr}` })) : resolve({ stdout, stderr }),
+      execFile(
+        'bash',
+        ['-c', `set -o pipefail\n${script}`],
+        { cwd: ROOT, env, timeout: 120_000 },
+        (err, stdout, stderr) =>
+          err
+            ? reject(Object.assign(err, { message: `${err.message}\n${stdout}\n${stderr}` }))
+            : resolve({ stdout, stderr }),
       ),
     );
     if (process.env.SHOW_TOUR) console.log(stdout);

@@ -10,7 +10,12 @@ import { startTestServer, TestServer } from '../support/server';
 let server: TestServer;
 let http: ReturnType<typeof client>;
 
-const POLICY = { rules: [{ match: 'Bash(command=ls *)', level: 'automatic' }, { match: 'Bash(command=rm *)', level: 'deny' }] };
+const POLICY = {
+  rules: [
+    { match: 'Bash(command=ls *)', level: 'automatic' },
+    { match: 'Bash(command=rm *)', level: 'deny' },
+  ],
+};
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -33,8 +38,12 @@ async function tenant(name: string, policy: unknown) {
     auditor,
     async propose(command: string) {
       const conv = `${name}-${++n}`;
-      expect((await http.post('/v1/conversations', agent, { id: conv, user: { id: 'rita', roles: [] } })).status).toBe(201);
-      const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName: 'Bash', arguments: { command } }] });
+      expect((await http.post('/v1/conversations', agent, { id: conv, user: { id: 'rita', roles: [] } })).status).toBe(
+        201,
+      );
+      const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+        toolCalls: [{ toolName: 'Bash', arguments: { command } }],
+      });
       expect(res.status).toBe(201);
       return res.body.toolCalls[0];
     },
@@ -58,14 +67,16 @@ describe('hidden execution under an allow rule, through HTTP', () => {
     expect(call.policy.reason).toContain('could not be parsed safely');
   });
 
-  it.each([['ls -la > ~/.bashrc'], ['ls -la >> ~/.bashrc'], ['ls -la 2>&1 >/dev/sda'], ['ls -la > /dev/tcp/127.0.0.1/9']])(
-    '%j waits for a person: its redirection matches no rule',
-    async (command) => {
-      const call = await t.propose(command);
-      expect(call).toMatchObject({ status: 'pending', policy: { level: 'confirm', rule: null } });
-      expect(call.policy.reason).toMatch(/"redirect\(path=[^"]+\)" in command matches no rule/);
-    },
-  );
+  it.each([
+    ['ls -la > ~/.bashrc'],
+    ['ls -la >> ~/.bashrc'],
+    ['ls -la 2>&1 >/dev/sda'],
+    ['ls -la > /dev/tcp/127.0.0.1/9'],
+  ])('%j waits for a person: its redirection matches no rule', async (command) => {
+    const call = await t.propose(command);
+    expect(call).toMatchObject({ status: 'pending', policy: { level: 'confirm', rule: null } });
+    expect(call.policy.reason).toMatch(/"redirect\(path=[^"]+\)" in command matches no rule/);
+  });
 
   it('`ls -la` alone still runs by the allow rule', async () => {
     expect(await t.propose('ls -la')).toMatchObject({ status: 'approved', policy: { level: 'automatic', rule: 0 } });
@@ -77,7 +88,11 @@ describe('standing grants on a shell tool, through HTTP', () => {
     const t = await tenant('shell-hardening-grants', { rules: [{ match: 'Bash', level: 'confirm' }] });
     const first = await t.propose('ls /tmp');
     expect(first.status).toBe('pending');
-    const decided = await http.post(`/v1/tool-calls/${first.id}/decision`, t.admin, { decision: 'always_allow', scope: 'tenant', args: { command: 'ls *' } });
+    const decided = await http.post(`/v1/tool-calls/${first.id}/decision`, t.admin, {
+      decision: 'always_allow',
+      scope: 'tenant',
+      args: { command: 'ls *' },
+    });
     expect(decided.status).toBe(200);
     const granted = await t.propose('ls -la /tmp');
     expect(granted).toMatchObject({ status: 'approved', policy: { level: 'automatic' } });
@@ -90,7 +105,8 @@ describe('standing grants on a shell tool, through HTTP', () => {
 
 describe('simulating a candidate document, through HTTP', () => {
   const levels = ['automatic', 'notify', 'confirm', 'manual'];
-  const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ match: `Bash(command=*x${i}*)`, level: levels[i % 4] }));
+  const rules = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ match: `Bash(command=*x${i}*)`, level: levels[i % 4] }));
   const command = Array.from({ length: 240 }, (_, i) => `c${i} a`).join('; ');
 
   it("refuses an auditor's 600 globs × 40 calls × 240-part commands with 400 validation_failed, naming calls", async () => {
@@ -99,9 +115,15 @@ describe('simulating a candidate document, through HTTP', () => {
     const res = await http.post('/v1/policy/simulate', t.auditor, { document: { rules: rules(600) }, calls });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(res.body).toMatchObject({ code: 'validation_failed', errors: [{ path: 'calls', message: expect.stringContaining('more than 500000') }] });
+    expect(res.body).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: 'calls', message: expect.stringContaining('more than 500000') }],
+    });
 
-    const small = await http.post('/v1/policy/simulate', t.auditor, { document: { rules: rules(20) }, calls: calls.slice(0, 4) });
+    const small = await http.post('/v1/policy/simulate', t.auditor, {
+      document: { rules: rules(20) },
+      calls: calls.slice(0, 4),
+    });
     expect(small.status).toBe(200);
     expect(small.body.summary.total).toBe(4);
   });

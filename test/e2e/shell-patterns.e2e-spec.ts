@@ -39,7 +39,9 @@ let n = 0;
 async function propose(cmd: string, toolName = 'shell', as = agent, arg = 'cmd') {
   const conv = `sh-${++n}`;
   expect((await http.post('/v1/conversations', as, { id: conv, user: { id: 'rita', roles: [] } })).status).toBe(201);
-  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, as, { toolCalls: [{ toolName, arguments: { [arg]: cmd } }] });
+  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, as, {
+    toolCalls: [{ toolName, arguments: { [arg]: cmd } }],
+  });
   expect(res.status).toBe(201);
   return res.body.toolCalls[0];
 }
@@ -62,7 +64,11 @@ describe('shell-aware policy patterns, through HTTP', () => {
 
   it('`ls -la` runs automatically by the allow rule', async () => {
     const call = await propose('ls -la');
-    expect(call).toMatchObject({ status: 'approved', policy: { level: 'automatic', rule: 0 }, decision: { by: { via: 'policy' } } });
+    expect(call).toMatchObject({
+      status: 'approved',
+      policy: { level: 'automatic', rule: 0 },
+      decision: { by: { via: 'policy' } },
+    });
   });
 
   it('a part no rule allows holds the call for a person', async () => {
@@ -80,7 +86,13 @@ describe('shell-aware policy patterns, through HTTP', () => {
 
   it('defaults.shellTools and a rule’s shell option round-trip, and decide which tools are read as shells', async () => {
     const other = await server.token('root', ['admin'], { tenant: `${TENANT}-2` });
-    const doc = { defaults: { shellTools: ['*_exec'] }, rules: [{ match: 'ci_exec(cmd=rm *)', level: 'deny' }, { match: 'run(script=rm *)', level: 'deny', shell: true }] };
+    const doc = {
+      defaults: { shellTools: ['*_exec'] },
+      rules: [
+        { match: 'ci_exec(cmd=rm *)', level: 'deny' },
+        { match: 'run(script=rm *)', level: 'deny', shell: true },
+      ],
+    };
     const put = await http.put('/v1/policy', other, doc);
     expect(put.status).toBe(200);
     expect(put.body.defaults.shellTools).toEqual(['*_exec']);
@@ -90,8 +102,14 @@ describe('shell-aware policy patterns, through HTTP', () => {
     expect((await propose('ls; rm x', 'ci_exec', bot)).policy.level).toBe('deny');
     expect((await propose('ls; rm x', 'run', bot, 'script')).policy.level).toBe('deny');
 
-    const bad = await http.put('/v1/policy', other, { defaults: { shellTools: ['shell(cmd=*)'] }, rules: [{ match: 'run', level: 'deny', shell: true }] });
+    const bad = await http.put('/v1/policy', other, {
+      defaults: { shellTools: ['shell(cmd=*)'] },
+      rules: [{ match: 'run', level: 'deny', shell: true }],
+    });
     expect(bad.status).toBe(400);
-    expect(bad.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['defaults.shellTools[0]', 'rules[0].shell']);
+    expect(bad.body.errors.map((e: { path: string }) => e.path).sort()).toEqual([
+      'defaults.shellTools[0]',
+      'rules[0].shell',
+    ]);
   });
 });

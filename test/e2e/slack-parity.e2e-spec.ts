@@ -52,14 +52,22 @@ afterAll(async () => {
 let n = 0;
 async function pendingCall(toolName: string) {
   const conv = `parity-conv-${++n}`;
-  expect((await http.post('/v1/conversations', agent, { id: conv, user: { id: 'u-carol', name: 'Carol' } })).status).toBe(201);
-  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: { id: 'src_2' } }] });
+  expect(
+    (await http.post('/v1/conversations', agent, { id: conv, user: { id: 'u-carol', name: 'Carol' } })).status,
+  ).toBe(201);
+  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+    toolCalls: [{ toolName, arguments: { id: 'src_2' } }],
+  });
   expect(res.body.toolCalls[0].status).toBe('pending');
   return res.body.toolCalls[0];
 }
 
 function messageFor(callId: string): Promise<SlackCall> {
-  return eventually(() => slack.callsTo('chat.postMessage').find((c) => c.args.text.includes(callId)), 10_000, `Slack message for ${callId}`);
+  return eventually(
+    () => slack.callsTo('chat.postMessage').find((c) => c.args.text.includes(callId)),
+    10_000,
+    `Slack message for ${callId}`,
+  );
 }
 
 async function interact(payload: unknown): Promise<Reply> {
@@ -72,12 +80,22 @@ async function openAlwaysAllow(user: { id: string; name: string }, callId: strin
   const msg = await messageFor(callId);
   const click = buttonClick(user, 'tollgate_always_allow', callId, { channel: msg.args.channel, ts: '1.0' });
   expect((await interact(click)).status).toBe(200);
-  const opened = await eventually(() => slack.callsTo('views.open').find((c) => c.args.trigger_id === click.trigger_id), 10_000, 'views.open');
+  const opened = await eventually(
+    () => slack.callsTo('views.open').find((c) => c.args.trigger_id === click.trigger_id),
+    10_000,
+    'views.open',
+  );
   return opened.args.view;
 }
 
 /** The always-allow modal submitted with a scope, a lifetime (a select value, or none chosen) and a reason. */
-function submission(user: { id: string; name: string }, view: any, scope: string, expiry: string | null, reason?: string) {
+function submission(
+  user: { id: string; name: string },
+  view: any,
+  scope: string,
+  expiry: string | null,
+  reason?: string,
+) {
   return {
     type: 'view_submission',
     user: { id: user.id, username: user.name, name: user.name },
@@ -113,10 +131,11 @@ describe('Always allow from Slack', () => {
     ]);
   });
 
-  it("opens a modal offering the scopes the person may grant, a lifetime (a day by default) and a reason", async () => {
+  it('opens a modal offering the scopes the person may grant, a lifetime (a day by default) and a reason', async () => {
     const call = await pendingCall('deploy_site');
     const forAdmin = await openAlwaysAllow(ADMIN, call.id);
-    const scopes = (v: any) => v.blocks.find((b: any) => b.block_id === 'scope').element.options.map((o: any) => o.value);
+    const scopes = (v: any) =>
+      v.blocks.find((b: any) => b.block_id === 'scope').element.options.map((o: any) => o.value);
     expect(forAdmin.callback_id).toBe('tollgate_always_allow_modal');
     expect(scopes(forAdmin)).toEqual(['conversation', 'agent', 'tenant']);
     const expiry = forAdmin.blocks.find((b: any) => b.block_id === 'expiry');
@@ -137,16 +156,30 @@ describe('Always allow from Slack', () => {
       const c = (await http.get(`/v1/tool-calls/${call.id}`, admin)).body;
       return c.status === 'approved' ? c : undefined;
     });
-    expect(decided.decision).toMatchObject({ outcome: 'approved', by: { id: 'slack:U0ADMIN', via: 'slack' }, reason: 'deploys are routine today' });
+    expect(decided.decision).toMatchObject({
+      outcome: 'approved',
+      by: { id: 'slack:U0ADMIN', via: 'slack' },
+      reason: 'deploys are routine today',
+    });
     const [grant] = await grantsFrom(call.id);
-    expect(grant).toMatchObject({ scope: 'agent', agentId: 'support-bot', pattern: 'deploy_site', createdBy: { id: 'slack:U0ADMIN', via: 'slack' } });
+    expect(grant).toMatchObject({
+      scope: 'agent',
+      agentId: 'support-bot',
+      pattern: 'deploy_site',
+      createdBy: { id: 'slack:U0ADMIN', via: 'slack' },
+    });
     const lifetime = Date.parse(grant.expiresAt) - Date.parse(grant.createdAt);
     expect(lifetime).toBe(3600 * 1000);
 
     // The same agent's next such call, in another conversation, runs at once under the grant.
     expect((await http.post('/v1/conversations', agent, { id: 'parity-after-grant' })).status).toBe(201);
-    const next = await http.post('/v1/conversations/parity-after-grant/tool-calls', agent, { toolCalls: [{ toolName: 'deploy_site', arguments: { id: 'src_3' } }] });
-    expect(next.body.toolCalls[0]).toMatchObject({ status: 'approved', policy: { reason: `Allowed by standing grant ${grant.id} (scope agent)` } });
+    const next = await http.post('/v1/conversations/parity-after-grant/tool-calls', agent, {
+      toolCalls: [{ toolName: 'deploy_site', arguments: { id: 'src_3' } }],
+    });
+    expect(next.body.toolCalls[0]).toMatchObject({
+      status: 'approved',
+      policy: { reason: `Allowed by standing grant ${grant.id} (scope agent)` },
+    });
   });
 
   it('makes a grant until revoked when no lifetime is chosen', async () => {
@@ -160,30 +193,46 @@ describe('Always allow from Slack', () => {
     expect(grant).toMatchObject({ scope: 'conversation', expiresAt: null, createdBy: { id: 'slack:U0APPROVER' } });
   });
 
-  it("refuses a scope wider than an approver may grant, shows why in the modal, and leaves the call pending", async () => {
+  it('refuses a scope wider than an approver may grant, shows why in the modal, and leaves the call pending', async () => {
     const call = await pendingCall('purge_cache');
     const view = await openAlwaysAllow(APPROVER, call.id);
     const res = await interact(submission(APPROVER, view, 'tenant', '86400'));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ response_action: 'errors', errors: { scope: expect.stringMatching(/^Tollgate refused: .*conversation/) } });
+    expect(res.body).toMatchObject({
+      response_action: 'errors',
+      errors: { scope: expect.stringMatching(/^Tollgate refused: .*conversation/) },
+    });
     expect((await http.get(`/v1/tool-calls/${call.id}`, admin)).body.status).toBe('pending');
     expect(await grantsFrom(call.id)).toEqual([]);
     const refused = await http.get(`/v1/audit/events?toolCallId=${call.id}&type=GrantRefused`, admin);
-    expect(refused.body.events[0].data).toMatchObject({ requestedScope: 'tenant', refusedBy: 'slack:U0APPROVER', via: 'slack' });
+    expect(refused.body.events[0].data).toMatchObject({
+      requestedScope: 'tenant',
+      refusedBy: 'slack:U0APPROVER',
+      via: 'slack',
+    });
   });
 
   it("refuses a scope wider than the policy's grants even for an admin", async () => {
     const call = await pendingCall('narrow_thing');
     const res = await interact(submission(ADMIN, await openAlwaysAllow(ADMIN, call.id), 'tenant', '86400'));
-    expect(res.body).toMatchObject({ response_action: 'errors', errors: { scope: expect.stringMatching(/^Tollgate refused/) } });
+    expect(res.body).toMatchObject({
+      response_action: 'errors',
+      errors: { scope: expect.stringMatching(/^Tollgate refused/) },
+    });
     expect((await http.get(`/v1/tool-calls/${call.id}`, admin)).body.status).toBe('pending');
   });
 
   it('asks for a scope and a known lifetime before deciding anything', async () => {
     const call = await pendingCall('purge_cache');
     const view = await openAlwaysAllow(ADMIN, call.id);
-    expect((await interact(submission(ADMIN, view, 'galaxy', '3600'))).body).toMatchObject({ response_action: 'errors', errors: { scope: expect.any(String) } });
-    expect((await interact(submission(ADMIN, view, 'agent', '31337'))).body).toMatchObject({ response_action: 'errors', errors: { expiry: expect.any(String) } });
+    expect((await interact(submission(ADMIN, view, 'galaxy', '3600'))).body).toMatchObject({
+      response_action: 'errors',
+      errors: { scope: expect.any(String) },
+    });
+    expect((await interact(submission(ADMIN, view, 'agent', '31337'))).body).toMatchObject({
+      response_action: 'errors',
+      errors: { expiry: expect.any(String) },
+    });
     expect((await http.get(`/v1/tool-calls/${call.id}`, admin)).body.status).toBe('pending');
   });
 

@@ -6,7 +6,15 @@
 import { slackSignature } from '../../src/adapters/slack/slack-signature';
 import { client, Reply } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
-import { buttonClick, rejectSubmission, SLACK_CHANNEL_ID, SlackCall, slackRequest, SlackStandIn, startSlackStandIn } from '../support/slack-stand-in';
+import {
+  buttonClick,
+  rejectSubmission,
+  SLACK_CHANNEL_ID,
+  SlackCall,
+  slackRequest,
+  SlackStandIn,
+  startSlackStandIn,
+} from '../support/slack-stand-in';
 import { eventually, until } from '../support/wait';
 
 const SIGNING_SECRET = 'slack-signing-secret-for-tests-0123456789';
@@ -55,21 +63,38 @@ afterAll(async () => {
 let n = 0;
 async function pendingCall(toolName = 'delete_source', extra: Record<string, unknown> = {}) {
   const conv = `slack-conv-${++n}`;
-  expect((await http.post('/v1/conversations', agent, { id: conv, user: { id: 'u-carol', name: 'Carol' }, title: 'Tidy the knowledge base' })).status).toBe(201);
-  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName, arguments: { id: 'src_2' }, ...extra }] });
+  expect(
+    (
+      await http.post('/v1/conversations', agent, {
+        id: conv,
+        user: { id: 'u-carol', name: 'Carol' },
+        title: 'Tidy the knowledge base',
+      })
+    ).status,
+  ).toBe(201);
+  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+    toolCalls: [{ toolName, arguments: { id: 'src_2' }, ...extra }],
+  });
   expect(res.status).toBe(201);
   expect(res.body.toolCalls[0].status).toBe('pending');
   return res.body.toolCalls[0];
 }
 
 function messageFor(callId: string): Promise<SlackCall> {
-  return eventually(() => slack.callsTo('chat.postMessage').find((c) => c.args.text.includes(callId)), 10_000, `Slack message for ${callId}`);
+  return eventually(
+    () => slack.callsTo('chat.postMessage').find((c) => c.args.text.includes(callId)),
+    10_000,
+    `Slack message for ${callId}`,
+  );
 }
 
 /** The ts the stand-in gave a message, read from the row the adapter stored. */
 async function tsOf(callId: string): Promise<string> {
   const rows = await eventually(async () => {
-    const r = await server.dataSource.query(`SELECT ts FROM slack_messages WHERE tenant_id = 'default' AND tool_call_id = $1`, [callId]);
+    const r = await server.dataSource.query(
+      `SELECT ts FROM slack_messages WHERE tenant_id = 'default' AND tool_call_id = $1`,
+      [callId],
+    );
     return r.length ? r : undefined;
   });
   return rows[0].ts;
@@ -97,13 +122,28 @@ describe('Slack approval requests', () => {
   it('posts a Block Kit message with tool, agent, user, reason, display fields, arguments, expiry and Approve / Reject buttons', async () => {
     const call = await pendingCall('delete_source', {
       reason: 'the user asked to delete it',
-      display: { title: 'Delete source', summary: 'Delete source Handbook: 1,204 objects.', fields: [{ label: 'Objects', value: '1,204' }] },
+      display: {
+        title: 'Delete source',
+        summary: 'Delete source Handbook: 1,204 objects.',
+        fields: [{ label: 'Objects', value: '1,204' }],
+      },
     });
     const msg = await messageFor(call.id);
     expect(msg.token).toBe(BOT_TOKEN);
     expect(msg.args.channel).toBe('#approvals');
     const text = blockText(msg);
-    for (const part of ['delete_source', 'support-bot', 'Carol', 'Tidy the knowledge base', 'the user asked to delete it', 'Delete source Handbook', 'Objects', '1,204', 'src_2', '<!date^']) {
+    for (const part of [
+      'delete_source',
+      'support-bot',
+      'Carol',
+      'Tidy the knowledge base',
+      'the user asked to delete it',
+      'Delete source Handbook',
+      'Objects',
+      '1,204',
+      'src_2',
+      '<!date^',
+    ]) {
       expect(text).toContain(part);
     }
     const actions = msg.args.blocks.find((b: any) => b.type === 'actions');
@@ -135,7 +175,10 @@ describe('Slack approval requests', () => {
 describe('Slack interactions are authenticated by signature', () => {
   it.each([
     ['a wrong signature', { signature: 'v0=' + '0'.repeat(64) }],
-    ['a signature made with another secret', { signature: slackRequest('another-secret', {}).headers['x-slack-signature'] }],
+    [
+      'a signature made with another secret',
+      { signature: slackRequest('another-secret', {}).headers['x-slack-signature'] },
+    ],
     ['a stale timestamp (over five minutes old)', { timestamp: Math.floor(Date.now() / 1000) - 400 }],
     ['a timestamp from the future', { timestamp: Math.floor(Date.now() / 1000) + 400 }],
     ['no signature', { omitSignature: true }],
@@ -166,7 +209,11 @@ describe('Slack interactions are authenticated by signature', () => {
     const timestamp = String(Math.floor(Date.now() / 1000));
     const res = await http.call('POST', '/v1/slack/interactions', {
       raw: body,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': slackSignature(SIGNING_SECRET, timestamp, body) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-slack-request-timestamp': timestamp,
+        'x-slack-signature': slackSignature(SIGNING_SECRET, timestamp, body),
+      },
     });
     expectProblem(res, 400, 'validation_failed');
   });
@@ -178,7 +225,9 @@ describe('deciding in Slack', () => {
     const ts = await tsOf(call.id);
     const res = await interact(buttonClick(STRANGER, 'tollgate_approve', call.id, { channel: SLACK_CHANNEL_ID, ts }));
     expect(res.status).toBe(200);
-    const ephemeral = await eventually(() => slack.callsTo('chat.postEphemeral').find((c) => c.args.user === STRANGER.id));
+    const ephemeral = await eventually(() =>
+      slack.callsTo('chat.postEphemeral').find((c) => c.args.user === STRANGER.id),
+    );
     expect(ephemeral.args).toMatchObject({ channel: SLACK_CHANNEL_ID });
     expect(ephemeral.args.text).toMatch(/not a Tollgate approver/);
     expect((await statusOf(call.id)).status).toBe('pending');
@@ -198,7 +247,10 @@ describe('deciding in Slack', () => {
     expect(res.status).toBe(200);
     const waited = await waiting;
     expect(waited.body.status).toBe('approved');
-    expect(waited.body.decision).toMatchObject({ outcome: 'approved', by: { id: `slack:${APPROVER.id}`, name: APPROVER.name, via: 'slack' } });
+    expect(waited.body.decision).toMatchObject({
+      outcome: 'approved',
+      by: { id: `slack:${APPROVER.id}`, name: APPROVER.name, via: 'slack' },
+    });
     const update = await eventually(() => slack.callsTo('chat.update').find((c) => c.args.ts === ts));
     expect(update.args.channel).toBe(SLACK_CHANNEL_ID);
     expect(update.args.blocks.some((b: any) => b.type === 'actions')).toBe(false);
@@ -214,9 +266,15 @@ describe('deciding in Slack', () => {
     const ts = await tsOf(call.id);
     const click = buttonClick(APPROVER, 'tollgate_reject', call.id, { channel: SLACK_CHANNEL_ID, ts });
     expect((await interact(click)).status).toBe(200);
-    const opened = await eventually(() => slack.callsTo('views.open').find((c) => c.args.trigger_id === click.trigger_id));
+    const opened = await eventually(() =>
+      slack.callsTo('views.open').find((c) => c.args.trigger_id === click.trigger_id),
+    );
     expect(opened.args.view).toMatchObject({ type: 'modal', callback_id: 'tollgate_reject_modal' });
-    expect(JSON.parse(opened.args.view.private_metadata)).toEqual({ toolCallId: call.id, channel: SLACK_CHANNEL_ID, ts });
+    expect(JSON.parse(opened.args.view.private_metadata)).toEqual({
+      toolCallId: call.id,
+      channel: SLACK_CHANNEL_ID,
+      ts,
+    });
     expect((await statusOf(call.id)).status).toBe('pending'); // a click alone rejects nothing
 
     const empty = await interact(rejectSubmission(APPROVER, opened.args.view, '   '));
@@ -228,7 +286,11 @@ describe('deciding in Slack', () => {
     expect(submitted.body).toBe(''); // the modal closes
     const after = await statusOf(call.id);
     expect(after.status).toBe('rejected');
-    expect(after.decision).toMatchObject({ outcome: 'rejected', reason: 'wrong source: keep the handbook', by: { id: `slack:${APPROVER.id}`, via: 'slack' } });
+    expect(after.decision).toMatchObject({
+      outcome: 'rejected',
+      reason: 'wrong source: keep the handbook',
+      by: { id: `slack:${APPROVER.id}`, via: 'slack' },
+    });
     const update = await eventually(() => slack.callsTo('chat.update').find((c) => c.args.ts === ts));
     expect(blockText(update)).toContain('Rejected');
     expect(blockText(update)).toContain('wrong source: keep the handbook');
@@ -239,10 +301,15 @@ describe('deciding in Slack', () => {
     const ts = await tsOf(call.id);
     const click = buttonClick(APPROVER, 'tollgate_reject', call.id, { channel: SLACK_CHANNEL_ID, ts });
     await interact(click);
-    const opened = await eventually(() => slack.callsTo('views.open').find((c) => c.args.trigger_id === click.trigger_id));
+    const opened = await eventually(() =>
+      slack.callsTo('views.open').find((c) => c.args.trigger_id === click.trigger_id),
+    );
     expect((await http.post(`/v1/tool-calls/${call.id}/decision`, admin, { decision: 'approve' })).status).toBe(200);
     const res = await interact(rejectSubmission(APPROVER, opened.args.view, 'too late'));
-    expect(res.body).toMatchObject({ response_action: 'errors', errors: { reason: expect.stringMatching(/already/i) } });
+    expect(res.body).toMatchObject({
+      response_action: 'errors',
+      errors: { reason: expect.stringMatching(/already/i) },
+    });
     expect((await statusOf(call.id)).status).toBe('approved');
   });
 
@@ -253,7 +320,12 @@ describe('deciding in Slack', () => {
     await until(async () => (await statusOf(call.id)).status === 'approved');
     const before = slack.callsTo('chat.postEphemeral').length;
     await interact(buttonClick(ADMIN, 'tollgate_approve', call.id, { channel: SLACK_CHANNEL_ID, ts }));
-    const refusal = await eventually(() => slack.callsTo('chat.postEphemeral').slice(before).find((c) => c.args.user === ADMIN.id));
+    const refusal = await eventually(() =>
+      slack
+        .callsTo('chat.postEphemeral')
+        .slice(before)
+        .find((c) => c.args.user === ADMIN.id),
+    );
     expect(refusal.args.text).toMatch(/already/i);
   });
 
@@ -261,7 +333,9 @@ describe('deciding in Slack', () => {
     const call = await pendingCall('admins_only');
     const ts = await tsOf(call.id);
     await interact(buttonClick(APPROVER, 'tollgate_approve', call.id, { channel: SLACK_CHANNEL_ID, ts }));
-    const refusal = await eventually(() => slack.callsTo('chat.postEphemeral').find((c) => c.args.user === APPROVER.id && /admin/.test(c.args.text)));
+    const refusal = await eventually(() =>
+      slack.callsTo('chat.postEphemeral').find((c) => c.args.user === APPROVER.id && /admin/.test(c.args.text)),
+    );
     expect(refusal.args.text).toMatch(/refused/);
     expect((await statusOf(call.id)).status).toBe('pending');
     await interact(buttonClick(ADMIN, 'tollgate_approve', call.id, { channel: SLACK_CHANNEL_ID, ts }));
@@ -273,7 +347,12 @@ describe('the Slack message follows the outcome wherever it happened', () => {
   it('is updated when the call is decided through the API', async () => {
     const call = await pendingCall();
     const ts = await tsOf(call.id);
-    const decided = await http.post(`/v1/tool-calls/${call.id}/decision`, admin, { decision: 'reject', reason: 'not today' }, { 'X-Tollgate-Channel': 'cli' });
+    const decided = await http.post(
+      `/v1/tool-calls/${call.id}/decision`,
+      admin,
+      { decision: 'reject', reason: 'not today' },
+      { 'X-Tollgate-Channel': 'cli' },
+    );
     expect(decided.status).toBe(200);
     const update = await eventually(() => slack.callsTo('chat.update').find((c) => c.args.ts === ts), 5000);
     expect(blockText(update)).toContain('Rejected');
@@ -292,7 +371,11 @@ describe('the Slack message follows the outcome wherever it happened', () => {
   it('is updated when a halt cancels the request', async () => {
     const call = await pendingCall();
     const ts = await tsOf(call.id);
-    const halted = await http.post('/v1/halt', admin, { scope: 'conversation', id: call.conversationId, reason: 'incident drill' });
+    const halted = await http.post('/v1/halt', admin, {
+      scope: 'conversation',
+      id: call.conversationId,
+      reason: 'incident drill',
+    });
     expect(halted.status).toBe(200);
     const update = await eventually(() => slack.callsTo('chat.update').find((c) => c.args.ts === ts));
     expect(blockText(update)).toContain('Cancelled');
@@ -304,7 +387,11 @@ describe('the Slack message follows the outcome wherever it happened', () => {
     const ts = await tsOf(call.id);
     slack.fail('chat.update', 1, { status: 500 });
     await http.post(`/v1/tool-calls/${call.id}/decision`, admin, { decision: 'approve' });
-    await until(() => slack.callsTo('chat.update').filter((c) => c.args.ts === ts).length === 2, 10_000, 'retried update');
+    await until(
+      () => slack.callsTo('chat.update').filter((c) => c.args.ts === ts).length === 2,
+      10_000,
+      'retried update',
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(slack.callsTo('chat.update').filter((c) => c.args.ts === ts)).toHaveLength(2); // the failed one, then the one that worked
   }, 15_000);
@@ -326,7 +413,9 @@ describe('tenants', () => {
   it("posts only TOLLGATE_SLACK_TENANT's requests", async () => {
     const otherAgent = await server.token('bot', ['agent'], { tenant: 'other' });
     expect((await http.post('/v1/conversations', otherAgent, { id: 'elsewhere' })).status).toBe(201);
-    const res = await http.post('/v1/conversations/elsewhere/tool-calls', otherAgent, { toolCalls: [{ toolName: 'delete_source', arguments: {} }] });
+    const res = await http.post('/v1/conversations/elsewhere/tool-calls', otherAgent, {
+      toolCalls: [{ toolName: 'delete_source', arguments: {} }],
+    });
     const callId = res.body.toolCalls[0].id;
     const marker = await pendingCall(); // posted after the other tenant's request was delivered (or passed over)
     await messageFor(marker.id);
@@ -334,4 +423,3 @@ describe('tenants', () => {
     expect(slack.callsTo('chat.postMessage').some((c) => c.args.text.includes(callId))).toBe(false);
   });
 });
-

@@ -21,7 +21,11 @@ interface Run {
 /** `tollgate serve` until it exits (it must: every case here fails), optionally as another user. */
 function serve(env: Record<string, string | undefined>, uid?: number): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve'], { env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...(uid !== undefined ? { uid, gid: uid } : {}) });
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      env: serverEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(uid !== undefined ? { uid, gid: uid } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -89,36 +93,71 @@ describe('tollgate serve when it cannot start', () => {
 
   it('names DATABASE_URL when nothing answers there, and never prints the password', async () => {
     const port = await freePort();
-    const r = await serve({ DATABASE_URL: `postgres://tollgate:hunter2-in-the-url@127.0.0.1:${port}/tollgate`, TOLLGATE_JWT_SECRET: TEST_SECRET, PORT: String(await freePort()), TOLLGATE_DATA_DIR: scratch });
-    expectOneLine(r, new RegExp(`cannot use the database 127\\.0\\.0\\.1:${port}/tollgate as tollgate: nothing accepts connections there; check DATABASE_URL`));
+    const r = await serve({
+      DATABASE_URL: `postgres://tollgate:hunter2-in-the-url@127.0.0.1:${port}/tollgate`,
+      TOLLGATE_JWT_SECRET: TEST_SECRET,
+      PORT: String(await freePort()),
+      TOLLGATE_DATA_DIR: scratch,
+    });
+    expectOneLine(
+      r,
+      new RegExp(
+        `cannot use the database 127\\.0\\.0\\.1:${port}/tollgate as tollgate: nothing accepts connections there; check DATABASE_URL`,
+      ),
+    );
     expect(r.stderr).not.toContain('hunter2');
   }, 60_000);
 
   it('names DATABASE_URL when it is not a URL', async () => {
-    const r = await serve({ DATABASE_URL: 'db.internal/tollgate', TOLLGATE_JWT_SECRET: TEST_SECRET, PORT: String(await freePort()), TOLLGATE_DATA_DIR: scratch });
+    const r = await serve({
+      DATABASE_URL: 'db.internal/tollgate',
+      TOLLGATE_JWT_SECRET: TEST_SECRET,
+      PORT: String(await freePort()),
+      TOLLGATE_DATA_DIR: scratch,
+    });
     expectOneLine(r, /DATABASE_URL is not a URL such as postgres:/);
   }, 60_000);
 
-  (process.env.DATABASE_URL ? it : it.skip)('says so when the database does not exist on a PostgreSQL that answers', async () => {
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = '/tollgate_no_such_database';
-    const r = await serve({ DATABASE_URL: url.toString(), TOLLGATE_JWT_SECRET: TEST_SECRET, PORT: String(await freePort()), TOLLGATE_DATA_DIR: scratch });
-    expectOneLine(r, /cannot use the database .*\/tollgate_no_such_database.*: the database does not exist; check DATABASE_URL/);
-  }, 60_000);
+  (process.env.DATABASE_URL ? it : it.skip)(
+    'says so when the database does not exist on a PostgreSQL that answers',
+    async () => {
+      const url = new URL(process.env.DATABASE_URL!);
+      url.pathname = '/tollgate_no_such_database';
+      const r = await serve({
+        DATABASE_URL: url.toString(),
+        TOLLGATE_JWT_SECRET: TEST_SECRET,
+        PORT: String(await freePort()),
+        TOLLGATE_DATA_DIR: scratch,
+      });
+      expectOneLine(
+        r,
+        /cannot use the database .*\/tollgate_no_such_database.*: the database does not exist; check DATABASE_URL/,
+      );
+    },
+    60_000,
+  );
 
   it.each([
     [{ PORT: 'eighty' }, /PORT must be a whole number, got "eighty"/],
     [{ TOLLGATE_LOG_FORMAT: 'xml' }, /TOLLGATE_LOG_FORMAT must be json or pretty/],
     [{ LOG_LEVEL: 'chatty' }, /LOG_LEVEL must be one of/],
-  ])('names a setting with a bad value: %o', async (bad, pattern) => {
-    const r = await serve({ PORT: String(await freePort()), TOLLGATE_DATA_DIR: scratch, ...bad });
-    expectOneLine(r, pattern);
-  }, 60_000);
+  ])(
+    'names a setting with a bad value: %o',
+    async (bad, pattern) => {
+      const r = await serve({ PORT: String(await freePort()), TOLLGATE_DATA_DIR: scratch, ...bad });
+      expectOneLine(r, pattern);
+    },
+    60_000,
+  );
 
   it('names TOLLGATE_POLICY_FILE when the policy in it is not valid', async () => {
     const file = join(scratch, 'policy.yaml');
     writeFileSync(file, 'rules:\n  - match: delete_*\n    level: sometimes\n');
-    const r = await serve({ PORT: String(await freePort()), TOLLGATE_DATA_DIR: join(scratch, 'data'), TOLLGATE_POLICY_FILE: file });
+    const r = await serve({
+      PORT: String(await freePort()),
+      TOLLGATE_DATA_DIR: join(scratch, 'data'),
+      TOLLGATE_POLICY_FILE: file,
+    });
     expectOneLine(r, /TOLLGATE_POLICY_FILE .*policy\.yaml is not a valid policy: rules\[0\]\.level/);
   }, 60_000);
 

@@ -35,7 +35,9 @@ function stalledReader(url: URL, token: string, query: string): Promise<StalledR
   return new Promise((resolve, reject) => {
     const socket = connect(Number(url.port), url.hostname);
     socket.once('error', reject);
-    socket.write(`GET /v1/events/stream${query} HTTP/1.0\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    socket.write(
+      `GET /v1/events/stream${query} HTTP/1.0\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
     socket.once('data', (chunk: Buffer) => {
       socket.pause();
       const text = chunk.toString('utf8');
@@ -118,7 +120,10 @@ describe('event stream backpressure', () => {
     // …about 28 MB of events through the real proposal path: 32 steps of 64 calls, each with 14 KB of arguments.
     for (let c = 0; c < 32; c++) {
       await api.post('/v1/conversations', agent, { id: `big-${c}` });
-      const toolCalls = Array.from({ length: 64 }, () => ({ toolName: 'upload_blob', arguments: { blob: randomBytes(10_500).toString('base64') } }));
+      const toolCalls = Array.from({ length: 64 }, () => ({
+        toolName: 'upload_blob',
+        arguments: { blob: randomBytes(10_500).toString('base64') },
+      }));
       const r = await api.post(`/v1/conversations/big-${c}/tool-calls`, agent, { toolCalls });
       expect(r.status).toBe(201);
     }
@@ -129,7 +134,9 @@ describe('event stream backpressure', () => {
     for (let i = 0; i < STALLED / 2; i++) stalled.push(await stalledReader(url, admin, '?lastEventId=0'));
 
     // A client that does read gets every event, in order; by then the stalled ones have been offered theirs.
-    const reader = await fetch(`${server.url}/v1/events/stream?lastEventId=0`, { headers: { authorization: `Bearer ${admin}` } });
+    const reader = await fetch(`${server.url}/v1/events/stream?lastEventId=0`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
     expect(reader.status).toBe(200);
     const ids = idChecker(0, last);
     const decoder = new TextDecoder();
@@ -144,7 +151,9 @@ describe('event stream backpressure', () => {
     // Still serving.
     expect((await api.get('/health/live')).status).toBe(200);
     await api.post('/v1/conversations', agent, { id: 'after' });
-    const r = await api.post('/v1/conversations/after/tool-calls', agent, { toolCalls: [{ toolName: 'get_weather', arguments: { city: 'Oslo' } }] });
+    const r = await api.post('/v1/conversations/after/tool-calls', agent, {
+      toolCalls: [{ toolName: 'get_weather', arguments: { city: 'Oslo' } }],
+    });
     expect(r.status).toBe(201);
 
     // A stalled reader that starts reading again gets the rest of its backlog, without a gap, and what came after.
@@ -179,7 +188,9 @@ describe('event stream backpressure', () => {
     expect(got).toBeLessThan(last);
 
     // Reconnecting with Last-Event-ID carries on from there, without a gap, to the end.
-    const again = await fetch(`${server.url}/v1/events/stream`, { headers: { authorization: `Bearer ${admin}`, 'last-event-id': String(got) } });
+    const again = await fetch(`${server.url}/v1/events/stream`, {
+      headers: { authorization: `Bearer ${admin}`, 'last-event-id': String(got) },
+    });
     const rest = idChecker(got, last);
     for await (const chunk of again.body as unknown as AsyncIterable<Uint8Array>) {
       if (rest.feed(decoder.decode(chunk, { stream: true }))) break;

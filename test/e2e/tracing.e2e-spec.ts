@@ -46,7 +46,16 @@ async function startCollector(): Promise<{ url: string; spans: ReceivedSpan[]; c
           const resource = attributes(rs.resource?.attributes);
           for (const ss of rs.scopeSpans ?? []) {
             for (const s of ss.spans ?? []) {
-              spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, kind: s.kind, scope: ss.scope?.name, attributes: attributes(s.attributes), resource });
+              spans.push({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId || undefined,
+                name: s.name,
+                kind: s.kind,
+                scope: ss.scope?.name,
+                attributes: attributes(s.attributes),
+                resource,
+              });
             }
           }
         }
@@ -115,16 +124,36 @@ describe('tracing with OTEL_TRACES_EXPORTER=otlp', () => {
     await api.get('/health/ready'); // a probe: no span of its own
     const admin = await mintToken(TEST_SECRET, { sub: 'root', roles: ['admin'], tenant: 'traced' }, '1h');
     const agent = await mintToken(TEST_SECRET, { sub: 'bot', roles: ['agent'], tenant: 'traced' }, '1h');
-    expect((await api.post('/v1/webhooks', admin, { url: hooks.url, events: ['ConversationStarted'] })).status).toBe(201);
+    expect((await api.post('/v1/webhooks', admin, { url: hooks.url, events: ['ConversationStarted'] })).status).toBe(
+      201,
+    );
 
-    const res = await api.post('/v1/conversations', agent, { id: 'traced' }, { traceparent: `00-${traceId}-${callerSpanId}-01`, 'X-Request-Id': 'traced-request' });
+    const res = await api.post(
+      '/v1/conversations',
+      agent,
+      { id: 'traced' },
+      { traceparent: `00-${traceId}-${callerSpanId}-01`, 'X-Request-Id': 'traced-request' },
+    );
     expect(res.status).toBe(201);
 
-    const serverSpan = await eventually(() => spansOf(traceId).find((s) => s.kind === SERVER), 20_000, 'the server span');
-    expect(serverSpan).toMatchObject({ parentSpanId: callerSpanId, name: 'POST /v1/conversations', attributes: expect.objectContaining({ 'http.route': '/v1/conversations' }) });
+    const serverSpan = await eventually(
+      () => spansOf(traceId).find((s) => s.kind === SERVER),
+      20_000,
+      'the server span',
+    );
+    expect(serverSpan).toMatchObject({
+      parentSpanId: callerSpanId,
+      name: 'POST /v1/conversations',
+      attributes: expect.objectContaining({ 'http.route': '/v1/conversations' }),
+    });
     expect(serverSpan.resource).toMatchObject({ 'service.name': 'tollgate', 'service.version': packageVersion() });
 
-    const query = await eventually(() => spansOf(traceId).find((s) => s.scope === '@opentelemetry/instrumentation-pg' && s.name.startsWith('pg.query')), 20_000, 'a query span');
+    const query = await eventually(
+      () =>
+        spansOf(traceId).find((s) => s.scope === '@opentelemetry/instrumentation-pg' && s.name.startsWith('pg.query')),
+      20_000,
+      'a query span',
+    );
     expect(descends(query, serverSpan)).toBe(true);
 
     const line = server
@@ -145,14 +174,26 @@ describe('tracing with OTEL_TRACES_EXPORTER=otlp', () => {
     const [, deliveryTrace, sentSpanId] = m!;
 
     // The header names the POST's own client span, under the delivery's span.
-    const post = await eventually(() => spansOf(deliveryTrace).find((s) => s.spanId === sentSpanId), 20_000, 'the POST span');
+    const post = await eventually(
+      () => spansOf(deliveryTrace).find((s) => s.spanId === sentSpanId),
+      20_000,
+      'the POST span',
+    );
     expect(post.kind).toBe(CLIENT);
     // The delivery's span ends after its POST, so it may reach the collector in a later export.
-    const delivery = await eventually(() => spansOf(deliveryTrace).find((s) => s.name === 'webhook deliver'), 20_000, 'the delivery span');
+    const delivery = await eventually(
+      () => spansOf(deliveryTrace).find((s) => s.name === 'webhook deliver'),
+      20_000,
+      'the delivery span',
+    );
     expect(delivery.attributes).toMatchObject({ 'tollgate.tenant': 'traced', 'tollgate.webhook.outcome': 'delivered' });
     expect(descends(post, delivery)).toBe(true);
 
-    const relay = await eventually(() => collector.spans.find((s) => s.name === 'outbox webhooks' && s.attributes['tollgate.tenant'] === 'traced'), 20_000, 'the outbox span');
+    const relay = await eventually(
+      () => collector.spans.find((s) => s.name === 'outbox webhooks' && s.attributes['tollgate.tenant'] === 'traced'),
+      20_000,
+      'the outbox span',
+    );
     expect(relay.attributes['tollgate.outbox.consumer']).toBe('webhooks');
   });
 

@@ -42,7 +42,10 @@ onPostgres('two instances sharing one PostgreSQL', () => {
 
   /** Whether the long-poll answered before the wait ran out: only a wake-up can make it. */
   function beforeTheWaitEnds(poll: Promise<string>): Promise<string> {
-    return Promise.race([poll, new Promise<string>((r) => setTimeout(() => r('still waiting half-way through the wait'), 15_000))]);
+    return Promise.race([
+      poll,
+      new Promise<string>((r) => setTimeout(() => r('still waiting half-way through the wait'), 15_000)),
+    ]);
   }
 
   it('a decision taken on B wakes a long-poll on A', async () => {
@@ -56,7 +59,9 @@ onPostgres('two instances sharing one PostgreSQL', () => {
 
   it('a long-poll on A answers expired when the call expires (B sweeps, A checks on read)', async () => {
     const admin = await a.token('root', ['admin']);
-    await client(a.url).put('/v1/policy', admin, { rules: [{ match: 'short_lived', level: 'confirm', timeoutSeconds: 1 }] });
+    await client(a.url).put('/v1/policy', admin, {
+      rules: [{ match: 'short_lived', level: 'confirm', timeoutSeconds: 1 }],
+    });
     const { agent, id } = await pendingCall('conv-expire', 1);
     expect(await beforeTheWaitEnds(longPoll(a, agent, id))).toBe('expired');
   }, 60_000);
@@ -70,7 +75,12 @@ onPostgres('two instances sharing one PostgreSQL', () => {
     await client(b.url).post('/v1/conversations', agent, { id: 'streamed-from-b' });
     const deadline = Date.now() + 15_000;
     while (!text.includes('streamed-from-b') && Date.now() < deadline) {
-      const { value, done } = await Promise.race([reader.read(), new Promise<{ value: undefined; done: true }>((r) => setTimeout(() => r({ value: undefined, done: true }), 15_000))]);
+      const { value, done } = await Promise.race([
+        reader.read(),
+        new Promise<{ value: undefined; done: true }>((r) =>
+          setTimeout(() => r({ value: undefined, done: true }), 15_000),
+        ),
+      ]);
       if (done) break;
       text += new TextDecoder().decode(value);
     }

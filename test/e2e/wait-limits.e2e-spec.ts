@@ -7,7 +7,11 @@ import { until } from '../support/wait';
 function hold(url: string, token: string) {
   const controller = new AbortController();
   const answer = fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal }).then(
-    async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: r.headers.get('content-type')?.includes('json') ? await r.json() : undefined }),
+    async (r) => ({
+      status: r.status,
+      retryAfter: r.headers.get('retry-after'),
+      body: r.headers.get('content-type')?.includes('json') ? await r.json() : undefined,
+    }),
     () => ({ status: 0, retryAfter: null, body: undefined }),
   );
   return { answer, leave: () => controller.abort() };
@@ -34,7 +38,9 @@ describe('wait limits', () => {
   async function pendingCall(tenant: string, conv: string): Promise<string> {
     const agent = await server.token('bot', ['agent'], { tenant });
     await api.post('/v1/conversations', agent, { id: conv });
-    const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, { toolCalls: [{ toolName: 'needs_person', arguments: {} }] });
+    const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+      toolCalls: [{ toolName: 'needs_person', arguments: {} }],
+    });
     expect(r.body.toolCalls[0].status).toBe('pending');
     return r.body.toolCalls[0].id;
   }
@@ -79,7 +85,9 @@ describe('wait limits', () => {
 
   it('bounds the waits of a whole tenant across its tokens, streams included, and no other tenant', async () => {
     const id = await pendingCall('crowd', 'c-crowd');
-    const [p1, p2, p3] = await Promise.all(['p1', 'p2', 'p3'].map((sub) => server.token(sub, ['approver'], { tenant: 'crowd' })));
+    const [p1, p2, p3] = await Promise.all(
+      ['p1', 'p2', 'p3'].map((sub) => server.token(sub, ['approver'], { tenant: 'crowd' })),
+    );
     const base = waiters.size;
     const p1First = longPoll(id, p1);
     longPoll(id, p1);

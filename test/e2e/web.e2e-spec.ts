@@ -38,18 +38,27 @@ describe('web inbox with authentication configured', () => {
   it('serves each hashed asset with its type and a year of immutable caching', async () => {
     const html = await (await fetch(`${server.url}/`)).text();
     const names = [...html.matchAll(/\/assets\/([\w.-]+)/g)].map((m) => m[1]);
-    expect(names).toEqual(expect.arrayContaining([expect.stringMatching(/^app-\w+\.js$/), expect.stringMatching(/^app-\w+\.css$/)]));
+    expect(names).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^app-\w+\.js$/), expect.stringMatching(/^app-\w+\.css$/)]),
+    );
     for (const name of names) {
       const res = await fetch(`${server.url}/assets/${name}`);
       expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(name.endsWith('.js') ? /^text\/javascript/ : name.endsWith('.css') ? /^text\/css/ : /^image\/svg\+xml/);
+      expect(res.headers.get('content-type')).toMatch(
+        name.endsWith('.js') ? /^text\/javascript/ : name.endsWith('.css') ? /^text\/css/ : /^image\/svg\+xml/,
+      );
       expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     }
   });
 
   it('answers 404 problems for unknown assets and paths that try to leave the folder', async () => {
-    for (const path of ['/assets/app-NOPE.js', '/assets/..%2Fpackage.json', '/assets/%2e%2e%2F%2e%2e%2Fpackage.json', '/assets/index.html']) {
+    for (const path of [
+      '/assets/app-NOPE.js',
+      '/assets/..%2Fpackage.json',
+      '/assets/%2e%2e%2F%2e%2e%2Fpackage.json',
+      '/assets/index.html',
+    ]) {
       const res = await http.get(path);
       expect({ path, status: res.status, code: res.body?.code }).toEqual({ path, status: 404, code: 'not_found' });
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -82,7 +91,12 @@ describe('web inbox in embedded dev mode', () => {
 
   it('offers the dev sign-in and mints a working token for the chosen name and roles', async () => {
     expect((await http.get('/ui/config')).body).toEqual({ devSignIn: true });
-    const minted = await http.post('/ui/dev-token', undefined, { sub: 'ann', name: 'Ann', roles: ['approver'], tenant: 'acme' });
+    const minted = await http.post('/ui/dev-token', undefined, {
+      sub: 'ann',
+      name: 'Ann',
+      roles: ['approver'],
+      tenant: 'acme',
+    });
     expect(minted.status).toBe(201);
     expect(minted.headers.get('cache-control')).toBe('no-store');
     const claims = JSON.parse(Buffer.from(minted.body.token.split('.')[1], 'base64url').toString());
@@ -92,23 +106,47 @@ describe('web inbox in embedded dev mode', () => {
   });
 
   it('never mints an agent token, and refuses bad names and unknown fields', async () => {
-    for (const body of [{ sub: 'bot', roles: ['agent'] }, { sub: 'ann', roles: [] }, { sub: 'a b', roles: ['approver'] }, { sub: 'ann', roles: ['approver'], exp: 9e9 }]) {
+    for (const body of [
+      { sub: 'bot', roles: ['agent'] },
+      { sub: 'ann', roles: [] },
+      { sub: 'a b', roles: ['approver'] },
+      { sub: 'ann', roles: ['approver'], exp: 9e9 },
+    ]) {
       const res = await http.post('/ui/dev-token', undefined, body);
-      expect({ body, status: res.status, code: res.body.code }).toEqual({ body, status: 400, code: 'validation_failed' });
+      expect({ body, status: res.status, code: res.body.code }).toEqual({
+        body,
+        status: 400,
+        code: 'validation_failed',
+      });
     }
   });
 
   /** A request with exactly these Host and Origin headers (fetch would set Host itself). */
-  function devToken(headers: Record<string, string>, path = '/ui/dev-token'): Promise<{ status: number; type?: string; body: any }> {
+  function devToken(
+    headers: Record<string, string>,
+    path = '/ui/dev-token',
+  ): Promise<{ status: number; type?: string; body: any }> {
     const url = new URL(server.url);
     const payload = JSON.stringify({ sub: 'mallory', roles: ['admin'] });
     return new Promise((resolve, reject) => {
       const req = request(
-        { host: url.hostname, port: url.port, path, method: path === '/ui/dev-token' ? 'POST' : 'GET', headers: { 'content-type': 'application/json', ...headers } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path,
+          method: path === '/ui/dev-token' ? 'POST' : 'GET',
+          headers: { 'content-type': 'application/json', ...headers },
+        },
         (res) => {
           let text = '';
           res.on('data', (d) => (text += d));
-          res.on('end', () => resolve({ status: res.statusCode!, type: res.headers['content-type'], body: text ? JSON.parse(text) : undefined }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode!,
+              type: res.headers['content-type'],
+              body: text ? JSON.parse(text) : undefined,
+            }),
+          );
         },
       );
       req.on('error', reject);
@@ -128,7 +166,11 @@ describe('web inbox in embedded dev mode', () => {
       { host: `127.0.0.1:${port}`, origin: 'null' },
     ]) {
       const res = await devToken(headers);
-      expect({ headers, status: res.status, code: res.body?.code }).toEqual({ headers, status: 403, code: 'forbidden' });
+      expect({ headers, status: res.status, code: res.body?.code }).toEqual({
+        headers,
+        status: 403,
+        code: 'forbidden',
+      });
       expect(res.type).toMatch(/^application\/problem\+json/);
       expect(res.body.token).toBeUndefined();
       expect((await devToken(headers, '/ui/config')).body).toEqual({ devSignIn: false });
@@ -158,7 +200,15 @@ describe('web inbox in embedded dev mode', () => {
 describe('web inbox in embedded dev mode with a shorter token lifetime, an issuer and an audience', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ auth: { secret: TEST_SECRET, devSecret: true, maxTtlSeconds: 3600, issuer: 'dev-issuer', audience: 'dev-audience' } });
+    server = await startTestServer({
+      auth: {
+        secret: TEST_SECRET,
+        devSecret: true,
+        maxTtlSeconds: 3600,
+        issuer: 'dev-issuer',
+        audience: 'dev-audience',
+      },
+    });
   });
   afterAll(() => server?.stop());
 

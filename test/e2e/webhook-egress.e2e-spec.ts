@@ -40,14 +40,25 @@ beforeAll(async () => {
 
   // First an instance whose operator allowed loopback, sending nothing itself (outbox off): the webhooks pass
   // registration, and an event is queued for them.
-  const onPrem = await startTestServer({ outboxPollMs: 0, webhooks: { ...defaults, allowPrivate: ['127.0.0.0/8', '::1/128'] } }, { db });
+  const onPrem = await startTestServer(
+    { outboxPollMs: 0, webhooks: { ...defaults, allowPrivate: ['127.0.0.0/8', '::1/128'] } },
+    { db },
+  );
   const onPremAdmin = await onPrem.token('root', ['admin']);
-  for (const url of [`http://localhost:${port}/hooks/tollgate`, receiver.url, `http://[::ffff:127.0.0.1]:${port}/hooks/tollgate`, `http://127.0.0.1:${closedPort}/hooks/tollgate`]) {
+  for (const url of [
+    `http://localhost:${port}/hooks/tollgate`,
+    receiver.url,
+    `http://[::ffff:127.0.0.1]:${port}/hooks/tollgate`,
+    `http://127.0.0.1:${closedPort}/hooks/tollgate`,
+  ]) {
     const res = await client(onPrem.url).post('/v1/webhooks', onPremAdmin, { url, events: ['ConversationStarted'] });
     expect(res.status).toBe(201);
     registered.push({ id: res.body.id, url });
   }
-  expect((await client(onPrem.url).post('/v1/conversations', await onPrem.token('bot', ['agent']), { id: 'egress-conv' })).status).toBe(201);
+  expect(
+    (await client(onPrem.url).post('/v1/conversations', await onPrem.token('bot', ['agent']), { id: 'egress-conv' }))
+      .status,
+  ).toBe(201);
   await onPrem.stop();
 
   // Then the same database under the default policy, which delivers what is queued.
@@ -78,7 +89,9 @@ describe('registering a webhook under the default policy', () => {
     // An event type that never happens in this file: even a server that wrongly accepted the URL sends nothing.
     const res = await http.post('/v1/webhooks', admin, { url: url(), events: ['ToolCallExpired'] });
     expectProblem(res, 400, 'validation_failed');
-    expect(res.body.errors).toEqual([{ path: 'url', message: expect.stringContaining('TOLLGATE_WEBHOOK_ALLOW_PRIVATE') }]);
+    expect(res.body.errors).toEqual([
+      { path: 'url', message: expect.stringContaining('TOLLGATE_WEBHOOK_ALLOW_PRIVATE') },
+    ]);
   });
 
   it('does not say what a refused name resolved to', async () => {
@@ -88,7 +101,10 @@ describe('registering a webhook under the default policy', () => {
   });
 
   it('refuses credentials in the URL, even to a public address', async () => {
-    const res = await http.post('/v1/webhooks', admin, { url: 'https://user:secret@93.184.215.14/hook', events: ['ToolCallExpired'] });
+    const res = await http.post('/v1/webhooks', admin, {
+      url: 'https://user:secret@93.184.215.14/hook',
+      events: ['ToolCallExpired'],
+    });
     expectProblem(res, 400, 'validation_failed');
     expect(res.body.errors).toEqual([{ path: 'url', message: expect.stringContaining('credentials') }]);
   });
@@ -96,7 +112,10 @@ describe('registering a webhook under the default policy', () => {
   it('accepts a public address (registration connects to nothing)', async () => {
     // A tenant with no other events, and a type that never happens here: nothing is ever sent to it.
     const quiet = await server.token('pub', ['admin'], { tenant: 'egress-public' });
-    const res = await http.post('/v1/webhooks', quiet, { url: 'https://93.184.215.14/hook', events: ['ToolCallExpired'] });
+    const res = await http.post('/v1/webhooks', quiet, {
+      url: 'https://93.184.215.14/hook',
+      events: ['ToolCallExpired'],
+    });
     expect(res.status).toBe(201);
     expect((await http.call('DELETE', `/v1/webhooks/${res.body.id}`, { token: quiet })).status).toBe(204);
   });
@@ -110,7 +129,13 @@ describe('registering a webhook under the default policy', () => {
 describe('delivering under the default policy', () => {
   it('checks each attempt on the addresses resolved then: webhooks registered while loopback was allowed are not sent', async () => {
     const attempts = await Promise.all(
-      registered.map((w) => eventually(async () => (await http.get(`/v1/webhooks/${w.id}/deliveries`, admin)).body.items[0]?.attempts[0], 10_000, `an attempt for ${w.url}`)),
+      registered.map((w) =>
+        eventually(
+          async () => (await http.get(`/v1/webhooks/${w.id}/deliveries`, admin)).body.items[0]?.attempts[0],
+          10_000,
+          `an attempt for ${w.url}`,
+        ),
+      ),
     );
     // Recorded after the refusal: had a connection been made, the receiver would hold the request by now.
     expect(receiver.received).toEqual([]);
@@ -122,8 +147,16 @@ describe('delivering under the default policy', () => {
   it('reads the same for an open port and a closed one: the attempt log is no port scanner', async () => {
     const byUrl = async (url: string) => {
       const w = registered.find((x) => x.url === url)!;
-      const d = await eventually(async () => (await http.get(`/v1/webhooks/${w.id}/deliveries`, admin)).body.items.find((x: { attempts: unknown[] }) => x.attempts.length > 0));
-      return { status: d.status, errors: d.attempts.map((a: { error: string }) => a.error), statuses: d.attempts.map((a: { status?: number }) => a.status) };
+      const d = await eventually(async () =>
+        (await http.get(`/v1/webhooks/${w.id}/deliveries`, admin)).body.items.find(
+          (x: { attempts: unknown[] }) => x.attempts.length > 0,
+        ),
+      );
+      return {
+        status: d.status,
+        errors: d.attempts.map((a: { error: string }) => a.error),
+        statuses: d.attempts.map((a: { status?: number }) => a.status),
+      };
     };
     const open = await byUrl(receiver.url);
     const closed = await byUrl(`http://127.0.0.1:${closedPort}/hooks/tollgate`);

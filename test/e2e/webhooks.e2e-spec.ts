@@ -21,7 +21,10 @@ let agent: string;
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  server = await startTestServer({ outboxPollMs: 50, webhooks: { retryBaseMs: RETRY_BASE_MS, maxAttempts: 4, timeoutMs: 2000, allowPrivate: ['127.0.0.0/8'] } });
+  server = await startTestServer({
+    outboxPollMs: 50,
+    webhooks: { retryBaseMs: RETRY_BASE_MS, maxAttempts: 4, timeoutMs: 2000, allowPrivate: ['127.0.0.0/8'] },
+  });
   http = client(server.url);
   admin = await server.token('root', ['admin'], { name: 'Root' });
   approver = await server.token('ann', ['approver']);
@@ -46,7 +49,9 @@ function expectProblem(res: Reply, status: number, code: string) {
 
 /** Standard Webhooks, written out: base64 HMAC-SHA256 of `id.timestamp.body` keyed with the secret's bytes. */
 function independentSignature(secret: string, id: string, timestamp: string, body: string): string {
-  return createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64')).update(`${id}.${timestamp}.${body}`).digest('base64');
+  return createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64'))
+    .update(`${id}.${timestamp}.${body}`)
+    .digest('base64');
 }
 
 let n = 0;
@@ -54,7 +59,9 @@ let n = 0;
 async function pendingCall(token = agent) {
   const conv = `wh-conv-${++n}`;
   expect((await http.post('/v1/conversations', token, { id: conv })).status).toBe(201);
-  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, token, { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_1' } }] });
+  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, token, {
+    toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_1' } }],
+  });
   expect(res.body.toolCalls[0].status).toBe('pending');
   return res.body.toolCalls[0];
 }
@@ -62,9 +69,19 @@ async function pendingCall(token = agent) {
 describe('managing webhooks', () => {
   it('creates a webhook for an admin and shows its secret only in that answer', async () => {
     const r = await receiver();
-    const created = await http.post('/v1/webhooks', admin, { url: r.url, events: ['ToolCallApproved', 'ToolCallRejected'], description: 'audit mirror' });
+    const created = await http.post('/v1/webhooks', admin, {
+      url: r.url,
+      events: ['ToolCallApproved', 'ToolCallRejected'],
+      description: 'audit mirror',
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ id: expect.stringMatching(/^wh_/), url: r.url, events: ['ToolCallApproved', 'ToolCallRejected'], description: 'audit mirror', createdBy: { id: 'root', name: 'Root' } });
+    expect(created.body).toMatchObject({
+      id: expect.stringMatching(/^wh_/),
+      url: r.url,
+      events: ['ToolCallApproved', 'ToolCallRejected'],
+      description: 'audit mirror',
+      createdBy: { id: 'root', name: 'Root' },
+    });
     expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
     const one = await http.get(`/v1/webhooks/${created.body.id}`, admin);
@@ -86,14 +103,25 @@ describe('managing webhooks', () => {
 
   it('records who made and removed a webhook in the audit trail, never its secret', async () => {
     const r = await receiver();
-    const { body } = await http.post('/v1/webhooks', admin, { url: r.url, events: ['ToolCallApproved', 'ToolCallApproved'], description: 'mirror' });
+    const { body } = await http.post('/v1/webhooks', admin, {
+      url: r.url,
+      events: ['ToolCallApproved', 'ToolCallApproved'],
+      description: 'mirror',
+    });
     // Two deletes at once: one wins (204), the other finds nothing (404), and one WebhookDeleted is written.
-    const statuses = (await Promise.all([1, 2].map(() => http.call('DELETE', `/v1/webhooks/${body.id}`, { token: admin })))).map((x) => x.status).sort();
+    const statuses = (
+      await Promise.all([1, 2].map(() => http.call('DELETE', `/v1/webhooks/${body.id}`, { token: admin })))
+    )
+      .map((x) => x.status)
+      .sort();
     expect(statuses).toEqual([204, 404]);
     const trail = await http.get('/v1/audit/events?type=WebhookCreated,WebhookDeleted&limit=1000', admin);
     const mine = trail.body.events.filter((e: any) => e.data.webhookId === body.id);
     expect(mine.map((e: any) => e.type)).toEqual(['WebhookCreated', 'WebhookDeleted']);
-    expect(mine[0]).toMatchObject({ actor: { id: 'root', via: 'api' }, data: { url: r.url, events: ['ToolCallApproved'], description: 'mirror' } });
+    expect(mine[0]).toMatchObject({
+      actor: { id: 'root', via: 'api' },
+      data: { url: r.url, events: ['ToolCallApproved'], description: 'mirror' },
+    });
     expect(mine[1]).toMatchObject({ actor: { id: 'root' }, data: { url: r.url } });
     expect(JSON.stringify(trail.body)).not.toContain(body.secret);
     expect((await http.get('/v1/audit/verify', admin)).body).toMatchObject({ ok: true });
@@ -130,7 +158,11 @@ describe('managing webhooks', () => {
     ['a URL that is not http(s)', { url: 'ftp://example.com/x', events: ['*'] }, 'url'],
     ['no URL', { events: ['*'] }, 'url'],
     ['a secret that is not whsec_', { url: 'http://127.0.0.1:9/x', events: ['*'], secret: 'hunter2' }, 'secret'],
-    ['a whsec_ secret that is too short', { url: 'http://127.0.0.1:9/x', events: ['*'], secret: 'whsec_c2hvcnQ=' }, 'secret'],
+    [
+      'a whsec_ secret that is too short',
+      { url: 'http://127.0.0.1:9/x', events: ['*'], secret: 'whsec_c2hvcnQ=' },
+      'secret',
+    ],
     ['an unknown field', { url: 'http://127.0.0.1:9/x', events: ['*'], retries: 3 }, 'retries'],
   ])('refuses %s with 400 naming the field', async (_label, body, field) => {
     const res = await http.post('/v1/webhooks', admin, body);
@@ -140,7 +172,10 @@ describe('managing webhooks', () => {
 
   it('pages the list with a cursor', async () => {
     const otherAdmin = await server.token('pat', ['admin'], { tenant: 'paged' });
-    for (let i = 0; i < 3; i++) expect((await http.post('/v1/webhooks', otherAdmin, { url: `http://127.0.0.1:9/${i}`, events: ['*'] })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await http.post('/v1/webhooks', otherAdmin, { url: `http://127.0.0.1:9/${i}`, events: ['*'] })).status,
+      ).toBe(201);
     const first = await http.get('/v1/webhooks?limit=2', otherAdmin);
     expect(first.body.items).toHaveLength(2);
     const second = await http.get(`/v1/webhooks?limit=2&cursor=${first.body.nextCursor}`, otherAdmin);
@@ -153,27 +188,44 @@ describe('managing webhooks', () => {
 describe('deliveries', () => {
   it('sends only the chosen event types, signed per Standard Webhooks', async () => {
     const r = await receiver();
-    const { body: hook } = await http.post('/v1/webhooks', admin, { url: r.url, events: ['ApprovalRequested', 'ToolCallApproved'] });
+    const { body: hook } = await http.post('/v1/webhooks', admin, {
+      url: r.url,
+      events: ['ApprovalRequested', 'ToolCallApproved'],
+    });
     const call = await pendingCall();
     expect((await http.post(`/v1/tool-calls/${call.id}/decision`, admin, { decision: 'approve' })).status).toBe(200);
-    await until(() => r.received.filter((x) => x.json.data.toolCallId === call.id).length === 2, 10_000, 'two deliveries');
+    await until(
+      () => r.received.filter((x) => x.json.data.toolCallId === call.id).length === 2,
+      10_000,
+      'two deliveries',
+    );
     await new Promise((res) => setTimeout(res, 300));
-    const mine = r.received.filter((x) => x.json.data.toolCallId === call.id || x.json.data.conversationId === call.conversationId);
+    const mine = r.received.filter(
+      (x) => x.json.data.toolCallId === call.id || x.json.data.conversationId === call.conversationId,
+    );
     expect(mine.map((x) => x.json.type)).toEqual(['ApprovalRequested', 'ToolCallApproved']);
 
     const wh = new StandardWebhook(hook.secret);
     for (const d of mine) {
       expect(d.headers['content-type']).toBe('application/json');
-      expect(d.json).toMatchObject({ type: d.json.data.type, timestamp: d.json.data.at, data: { tenant: 'default', toolCallId: call.id } });
+      expect(d.json).toMatchObject({
+        type: d.json.data.type,
+        timestamp: d.json.data.at,
+        data: { tenant: 'default', toolCallId: call.id },
+      });
       expect(d.headers['webhook-id']).toBe(d.json.data.id); // the event's id: the same on every retry
       expect(Math.abs(Number(d.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
       expect(wh.verify(d.body, d.headers)).toEqual(d.json);
-      expect(d.headers['webhook-signature']).toBe(`v1,${independentSignature(hook.secret, d.headers['webhook-id'], d.headers['webhook-timestamp'], d.body)}`);
+      expect(d.headers['webhook-signature']).toBe(
+        `v1,${independentSignature(hook.secret, d.headers['webhook-id'], d.headers['webhook-timestamp'], d.body)}`,
+      );
     }
     expect(mine[1].json.data.data).toMatchObject({ approvedBy: 'root', via: 'api' });
     // A changed body or another secret does not verify.
     expect(() => wh.verify(mine[0].body.replace('ApprovalRequested', 'ToolCallApproved'), mine[0].headers)).toThrow();
-    expect(() => new StandardWebhook('whsec_' + Buffer.alloc(32, 7).toString('base64')).verify(mine[0].body, mine[0].headers)).toThrow();
+    expect(() =>
+      new StandardWebhook('whsec_' + Buffer.alloc(32, 7).toString('base64')).verify(mine[0].body, mine[0].headers),
+    ).toThrow();
   });
 
   it('signs with the secret the admin supplied', async () => {
@@ -202,7 +254,13 @@ describe('deliveries', () => {
     expect(deliveries.status).toBe(200);
     expect(deliveries.body.items).toHaveLength(1);
     const [d] = deliveries.body.items;
-    expect(d).toMatchObject({ id: r.received[0].headers['webhook-id'], eventType: 'ConversationStarted', status: 'delivered', nextAttemptAt: null, deliveredAt: expect.any(String) });
+    expect(d).toMatchObject({
+      id: r.received[0].headers['webhook-id'],
+      eventType: 'ConversationStarted',
+      status: 'delivered',
+      nextAttemptAt: null,
+      deliveredAt: expect.any(String),
+    });
     expect(d.attempts.map((a: any) => a.status)).toEqual([500, 500, 204]);
     expect(d.attempts[0]).toMatchObject({ error: 'HTTP 500', durationMs: expect.any(Number), at: expect.any(String) });
   });
@@ -211,10 +269,14 @@ describe('deliveries', () => {
     const r = await receiver(100);
     const { body: hook } = await http.post('/v1/webhooks', admin, { url: r.url, events: ['ConversationStarted'] });
     expect((await http.post('/v1/conversations', agent, { id: 'wh-give-up' })).status).toBe(201);
-    const failed = await eventually(async () => {
-      const d = (await http.get(`/v1/webhooks/${hook.id}/deliveries`, admin)).body.items[0];
-      return d?.status === 'failed' ? d : undefined;
-    }, 15_000, 'failed delivery');
+    const failed = await eventually(
+      async () => {
+        const d = (await http.get(`/v1/webhooks/${hook.id}/deliveries`, admin)).body.items[0];
+        return d?.status === 'failed' ? d : undefined;
+      },
+      15_000,
+      'failed delivery',
+    );
     expect(failed.attempts).toHaveLength(4);
     expect(failed.nextAttemptAt).toBeNull();
     await new Promise((res) => setTimeout(res, 2 * RETRY_BASE_MS));
@@ -226,7 +288,9 @@ describe('deliveries', () => {
     await gone.close(); // a port where nothing listens any more
     const { body: hook } = await http.post('/v1/webhooks', admin, { url: gone.url, events: ['ConversationStarted'] });
     expect((await http.post('/v1/conversations', agent, { id: 'wh-refused' })).status).toBe(201);
-    const d = await eventually(async () => (await http.get(`/v1/webhooks/${hook.id}/deliveries`, admin)).body.items[0]?.attempts[0]);
+    const d = await eventually(
+      async () => (await http.get(`/v1/webhooks/${hook.id}/deliveries`, admin)).body.items[0]?.attempts[0],
+    );
     expect(d.status).toBeUndefined();
     expect(d.error).toBe('connect_failed'); // not "ECONNREFUSED 127.0.0.1:<port>": the attempt log is no port scanner
     await http.call('DELETE', `/v1/webhooks/${hook.id}`, { token: admin });

@@ -4,7 +4,11 @@
  * fails, never for what no person was asked about.
  */
 import { ApprovalChannelBridge } from '../../src/application/channels/approval-channel-bridge';
-import type { ApprovalCallback, ApprovalOutcome, ApprovalRequest } from '../../src/application/ports/approval-callback.port';
+import type {
+  ApprovalCallback,
+  ApprovalOutcome,
+  ApprovalRequest,
+} from '../../src/application/ports/approval-callback.port';
 import { CONVERSATIONS, ConversationRepository } from '../../src/application/ports';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
@@ -46,11 +50,20 @@ beforeAll(async () => {
   const conversations: Pick<ConversationRepository, 'findByToolCallId'> = {
     findByToolCallId: (...args) => server.app.get<ConversationRepository>(CONVERSATIONS).findByToolCallId(...args),
   };
-  server = await startTestServer({ outboxPollMs: 100, sweepIntervalMs: 100 }, { outboxConsumers: [new ApprovalChannelBridge(channel, conversations)] });
+  server = await startTestServer(
+    { outboxPollMs: 100, sweepIntervalMs: 100 },
+    { outboxConsumers: [new ApprovalChannelBridge(channel, conversations)] },
+  );
   http = client(server.url);
   agent = await server.token('bot', ['agent']);
   admin = await server.token('root', ['admin'], { name: 'Root' });
-  await http.put('/v1/policy', admin, { rules: [{ match: 'quick', level: 'confirm', timeoutSeconds: 1 }, { match: 'forbidden', level: 'deny' }, { match: 'get_*', level: 'automatic' }] });
+  await http.put('/v1/policy', admin, {
+    rules: [
+      { match: 'quick', level: 'confirm', timeoutSeconds: 1 },
+      { match: 'forbidden', level: 'deny' },
+      { match: 'get_*', level: 'automatic' },
+    ],
+  });
 });
 
 afterAll(() => server.stop());
@@ -59,7 +72,9 @@ let n = 0;
 async function propose(toolName: string, token = agent) {
   const conv = `bridge-${++n}`;
   await http.post('/v1/conversations', token, { id: conv, user: { id: 'u-erin', name: 'Erin' }, title: 'Bridge test' });
-  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, token, { toolCalls: [{ toolName, arguments: { n } }] });
+  const res = await http.post(`/v1/conversations/${conv}/tool-calls`, token, {
+    toolCalls: [{ toolName, arguments: { n } }],
+  });
   expect(res.status).toBe(201);
   return res.body.toolCalls[0];
 }
@@ -76,7 +91,12 @@ it('asks with the call and its conversation when a call waits for a person', asy
     toolName: 'delete_source',
     status: 'pending',
     approval: { approvers: expect.any(Array), expiresAt: expect.any(String) },
-    conversation: { id: call.conversationId, agentId: 'bot', user: { id: 'u-erin', name: 'Erin' }, title: 'Bridge test' },
+    conversation: {
+      id: call.conversationId,
+      agentId: 'bot',
+      user: { id: 'u-erin', name: 'Erin' },
+      title: 'Bridge test',
+    },
   });
 });
 
@@ -88,7 +108,13 @@ it.each([
   await eventually(() => askedAbout(call.id));
   await http.post(`/v1/tool-calls/${call.id}/decision`, admin, body, { 'X-Tollgate-Channel': 'web' });
   const [told] = await eventually(() => (toldAbout(call.id).length ? toldAbout(call.id) : undefined));
-  expect(told).toMatchObject({ tenantId: 'default', outcome, by: { id: 'root', name: 'Root', via: 'web' }, reason: body.reason, toolCall: { id: call.id, status: outcome } });
+  expect(told).toMatchObject({
+    tenantId: 'default',
+    outcome,
+    by: { id: 'root', name: 'Root', via: 'web' },
+    reason: body.reason,
+    toolCall: { id: call.id, status: outcome },
+  });
 });
 
 it('tells when the request expires', async () => {
@@ -104,7 +130,9 @@ it('tells when a halt cancels the request, but not when it cancels an approved c
   await http.post(`/v1/tool-calls/${approved.id}/decision`, admin, { decision: 'approve' });
   await until(() => toldAbout(approved.id).length === 1);
   for (const c of [pending, approved]) {
-    expect((await http.post('/v1/halt', admin, { scope: 'conversation', id: c.conversationId, reason: 'drill' })).status).toBe(200);
+    expect(
+      (await http.post('/v1/halt', admin, { scope: 'conversation', id: c.conversationId, reason: 'drill' })).status,
+    ).toBe(200);
   }
   const [told] = await eventually(() => (toldAbout(pending.id).length ? toldAbout(pending.id) : undefined));
   expect(told).toMatchObject({ outcome: 'cancelled', reason: 'drill', by: { id: 'root', via: 'api' } });

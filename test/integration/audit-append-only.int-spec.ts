@@ -19,7 +19,8 @@ async function expectRefused(statement: Promise<unknown>): Promise<void> {
   expect(['42501', 'P0001']).toContain(error?.driverError?.code ?? error?.code);
 }
 
-const snapshot = () => sql(`SELECT tenant_id, seq, id, type, at, actor, data, prev_hash, hash FROM events ORDER BY tenant_id, seq`);
+const snapshot = () =>
+  sql(`SELECT tenant_id, seq, id, type, at, actor, data, prev_hash, hash FROM events ORDER BY tenant_id, seq`);
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -28,9 +29,14 @@ beforeAll(async () => {
   const agent = await server.token('agent-audit', ['agent']);
   const approver = await server.token('alice', ['approver']);
   expect((await api.post('/v1/conversations', agent, { id: 'conv-audit', title: 'audit' })).status).toBe(201);
-  const proposed = await api.post('/v1/conversations/conv-audit/tool-calls', agent, { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_1' } }] });
+  const proposed = await api.post('/v1/conversations/conv-audit/tool-calls', agent, {
+    toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_1' } }],
+  });
   expect(proposed.status).toBe(201);
-  expect((await api.post(`/v1/tool-calls/${proposed.body.toolCalls[0].id}/decision`, approver, { decision: 'approve' })).status).toBe(200);
+  expect(
+    (await api.post(`/v1/tool-calls/${proposed.body.toolCalls[0].id}/decision`, approver, { decision: 'approve' }))
+      .status,
+  ).toBe(200);
 });
 
 afterAll(async () => {
@@ -46,7 +52,9 @@ describe('the events table', () => {
 
   it('holds events and is owned by the role the service connects as', async () => {
     expect(before.length).toBeGreaterThanOrEqual(4);
-    const [{ owner, me }] = await sql(`SELECT tableowner AS owner, current_user AS me FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'events'`);
+    const [{ owner, me }] = await sql(
+      `SELECT tableowner AS owner, current_user AS me FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'events'`,
+    );
     expect(owner).toBe(me);
   });
 
@@ -56,7 +64,9 @@ describe('the events table', () => {
   });
 
   it('refuses UPDATE of every row, hashes included', async () => {
-    await expectRefused(sql(`UPDATE events SET hash = repeat('0', 64), prev_hash = repeat('0', 64), data = '{}'::jsonb`));
+    await expectRefused(
+      sql(`UPDATE events SET hash = repeat('0', 64), prev_hash = repeat('0', 64), data = '{}'::jsonb`),
+    );
     expect(await snapshot()).toEqual(before);
   });
 

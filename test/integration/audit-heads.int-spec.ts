@@ -23,7 +23,8 @@ async function expectRefused(statement: Promise<unknown>): Promise<void> {
 }
 
 const heads = () => sql(`SELECT tenant_id, seq, hash FROM audit_heads ORDER BY tenant_id`);
-const eventAt = async (seq: number) => (await sql(`SELECT seq, hash FROM events WHERE tenant_id = $1 AND seq = $2`, [TENANT, seq]))[0];
+const eventAt = async (seq: number) =>
+  (await sql(`SELECT seq, hash FROM events WHERE tenant_id = $1 AND seq = $2`, [TENANT, seq]))[0];
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -45,7 +46,9 @@ describe('the chain head', () => {
   });
 
   it('is guarded by triggers enabled ALWAYS', async () => {
-    const rows = await sql(`SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'audit_heads'::regclass AND NOT tgisinternal ORDER BY tgname`);
+    const rows = await sql(
+      `SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 'audit_heads'::regclass AND NOT tgisinternal ORDER BY tgname`,
+    );
     expect(rows).toEqual([
       { tgname: 'audit_heads_forward_only', tgenabled: 'A' },
       { tgname: 'audit_heads_no_truncate', tgenabled: 'A' },
@@ -54,7 +57,9 @@ describe('the chain head', () => {
 
   it('refuses to move back, even onto an event that is in the table with its own hash', async () => {
     const second = await eventAt(2);
-    await expectRefused(sql(`UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1`, [TENANT, second.seq, second.hash]));
+    await expectRefused(
+      sql(`UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1`, [TENANT, second.seq, second.hash]),
+    );
     expect(await heads()).toEqual(before);
   });
 
@@ -65,7 +70,12 @@ describe('the chain head', () => {
 
   it('refuses to move forward onto an event that was never appended', async () => {
     await expectRefused(sql(`UPDATE audit_heads SET seq = 4, hash = repeat('b', 64) WHERE tenant_id = $1`, [TENANT]));
-    await expectRefused(sql(`UPDATE audit_heads SET seq = 4, hash = (SELECT hash FROM events WHERE tenant_id = $1 AND seq = 3) WHERE tenant_id = $1`, [TENANT]));
+    await expectRefused(
+      sql(
+        `UPDATE audit_heads SET seq = 4, hash = (SELECT hash FROM events WHERE tenant_id = $1 AND seq = 3) WHERE tenant_id = $1`,
+        [TENANT],
+      ),
+    );
     expect(await heads()).toEqual(before);
   });
 
@@ -93,12 +103,22 @@ describe('the chain head', () => {
       await qr.query(`DELETE FROM audit_heads WHERE tenant_id = $1`, [TENANT]);
       await qr.query(`ALTER TABLE audit_heads ENABLE ALWAYS TRIGGER audit_heads_forward_only`);
       await qr.query(`SAVEPOINT s`);
-      await expectRefused(qr.query(`INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, 0, repeat('0', 64))`, [TENANT]));
+      await expectRefused(
+        qr.query(`INSERT INTO audit_heads (tenant_id, seq, hash) VALUES ($1, 0, repeat('0', 64))`, [TENANT]),
+      );
       await qr.query(`ROLLBACK TO SAVEPOINT s`);
-      await expectRefused(qr.query(`INSERT INTO audit_heads (tenant_id, seq, hash) SELECT tenant_id, seq, hash FROM events WHERE tenant_id = $1 AND seq = 2`, [TENANT]));
+      await expectRefused(
+        qr.query(
+          `INSERT INTO audit_heads (tenant_id, seq, hash) SELECT tenant_id, seq, hash FROM events WHERE tenant_id = $1 AND seq = 2`,
+          [TENANT],
+        ),
+      );
       await qr.query(`ROLLBACK TO SAVEPOINT s`);
       // At the last event, with its hash, is where a bulk load puts it: consistent with the table.
-      await qr.query(`INSERT INTO audit_heads (tenant_id, seq, hash) SELECT tenant_id, seq, hash FROM events WHERE tenant_id = $1 AND seq = 3`, [TENANT]);
+      await qr.query(
+        `INSERT INTO audit_heads (tenant_id, seq, hash) SELECT tenant_id, seq, hash FROM events WHERE tenant_id = $1 AND seq = 3`,
+        [TENANT],
+      );
     } finally {
       await qr.rollbackTransaction().catch(() => undefined);
       await qr.release();
@@ -112,7 +132,9 @@ describe('the chain head', () => {
     try {
       await qr.query(`SET session_replication_role = replica`);
       const first = (await qr.query(`SELECT seq, hash FROM events WHERE tenant_id = $1 AND seq = 1`, [TENANT]))[0];
-      await expectRefused(qr.query(`UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1`, [TENANT, first.seq, first.hash]));
+      await expectRefused(
+        qr.query(`UPDATE audit_heads SET seq = $2, hash = $3 WHERE tenant_id = $1`, [TENANT, first.seq, first.hash]),
+      );
       await expectRefused(qr.query(`UPDATE audit_heads SET hash = repeat('d', 64) WHERE tenant_id = $1`, [TENANT]));
       await expectRefused(qr.query(`DELETE FROM audit_heads`));
       await expectRefused(qr.query(`TRUNCATE audit_heads`));
@@ -136,10 +158,16 @@ describe('the chain head', () => {
   it("still moves forward with the service's appends, for a new tenant too", async () => {
     const api = client(server.url);
     await api.post('/v1/conversations', await server.token('bot', ['agent'], { tenant: TENANT }), { id: 'c-next' });
-    await api.post('/v1/conversations', await server.token('bot', ['agent'], { tenant: 'heads-new' }), { id: 'c-first' });
+    await api.post('/v1/conversations', await server.token('bot', ['agent'], { tenant: 'heads-new' }), {
+      id: 'c-first',
+    });
     expect(await heads()).toEqual([
       { tenant_id: TENANT, seq: '4', hash: (await eventAt(4)).hash },
-      { tenant_id: 'heads-new', seq: '1', hash: (await sql(`SELECT hash FROM events WHERE tenant_id = 'heads-new' AND seq = 1`))[0].hash },
+      {
+        tenant_id: 'heads-new',
+        seq: '1',
+        hash: (await sql(`SELECT hash FROM events WHERE tenant_id = 'heads-new' AND seq = 1`))[0].hash,
+      },
     ]);
     const auditor = await server.token('audrey', ['auditor'], { tenant: TENANT });
     expect((await api.get('/v1/audit/verify', auditor)).body).toEqual({ ok: true, checked: 4 });

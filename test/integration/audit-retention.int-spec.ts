@@ -23,7 +23,9 @@ describe('purging the audit trail', () => {
     // Age the first three events by a year, as if written long ago. Only the database owner can, by
     // lifting the protection; the rows keep their hashes, so the chain after them stays linked.
     await server.dataSource.query(`ALTER TABLE events DISABLE TRIGGER events_no_update_delete`);
-    await server.dataSource.query(`UPDATE events SET at = at - interval '1 year' WHERE tenant_id = $1 AND seq <= 3`, [TENANT]);
+    await server.dataSource.query(`UPDATE events SET at = at - interval '1 year' WHERE tenant_id = $1 AND seq <= 3`, [
+      TENANT,
+    ]);
     await server.dataSource.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_update_delete`);
   });
 
@@ -44,7 +46,9 @@ describe('purging the audit trail', () => {
   });
 
   it('refuses a plain DELETE of old events that does not go through the purge', async () => {
-    await expect(server.dataSource.query(`DELETE FROM events WHERE tenant_id = $1 AND seq = 1`, [TENANT])).rejects.toThrow(/append-only/);
+    await expect(
+      server.dataSource.query(`DELETE FROM events WHERE tenant_id = $1 AND seq = 1`, [TENANT]),
+    ).rejects.toThrow(/append-only/);
   });
 
   it('refuses, in the database itself, to purge a young event even when the purge flag is set', async () => {
@@ -53,7 +57,9 @@ describe('purging the audit trail', () => {
     try {
       await qr.startTransaction();
       await qr.query(`SELECT set_config('tollgate.retention_purge', 'on', true)`);
-      await expect(qr.query(`DELETE FROM events WHERE tenant_id = $1 AND seq = 4`, [TENANT])).rejects.toThrow(/younger than six months/);
+      await expect(qr.query(`DELETE FROM events WHERE tenant_id = $1 AND seq = 4`, [TENANT])).rejects.toThrow(
+        /younger than six months/,
+      );
       await qr.rollbackTransaction();
     } finally {
       await qr.release();
@@ -61,13 +67,20 @@ describe('purging the audit trail', () => {
   });
 
   it('purges the old prefix, records an AuditPurged event, and the rest still verifies', async () => {
-    const r = await api.post('/v1/audit/purge', admin, { before: monthsAgo(7), reason: 'retention policy: keep 6 months' });
+    const r = await api.post('/v1/audit/purge', admin, {
+      before: monthsAgo(7),
+      reason: 'retention policy: keep 6 months',
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ purgedCount: 3, firstPurgedSeq: 1, lastPurgedSeq: 3 });
 
     const events = (await api.get('/v1/audit/events', auditor)).body.events;
     expect(events.map((e: { seq: number }) => e.seq)).toEqual([4, 5]);
-    expect(events[1]).toMatchObject({ type: 'AuditPurged', actor: { id: 'ann' }, data: { purgedCount: 3, lastPurgedSeq: 3, reason: 'retention policy: keep 6 months' } });
+    expect(events[1]).toMatchObject({
+      type: 'AuditPurged',
+      actor: { id: 'ann' },
+      data: { purgedCount: 3, lastPurgedSeq: 3, reason: 'retention policy: keep 6 months' },
+    });
     expect(events[1].data.lastPurgedHash).toBe(events[0].prevHash);
 
     expect((await api.get('/v1/audit/verify', auditor)).body).toEqual({ ok: true, checked: 2 });
@@ -82,7 +95,10 @@ describe('purging the audit trail', () => {
   it('a gap at the start that no purge accounts for fails verification', async () => {
     // Remove the purge's anchor behind the service's back: the missing events are now unexplained.
     await server.dataSource.query(`ALTER TABLE events DISABLE TRIGGER events_no_update_delete`);
-    await server.dataSource.query(`UPDATE events SET data = jsonb_set(data, '{lastPurgedHash}', '"forged"') WHERE tenant_id = $1 AND type = 'AuditPurged'`, [TENANT]);
+    await server.dataSource.query(
+      `UPDATE events SET data = jsonb_set(data, '{lastPurgedHash}', '"forged"') WHERE tenant_id = $1 AND type = 'AuditPurged'`,
+      [TENANT],
+    );
     await server.dataSource.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_update_delete`);
     expect((await api.get('/v1/audit/verify', auditor)).body).toMatchObject({ ok: false, firstBadSeq: 1 });
   });

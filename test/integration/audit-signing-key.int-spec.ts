@@ -32,24 +32,31 @@ async function signSomething(server: TestServer, tenant: string): Promise<{ rece
   const agent = await server.token('bot', ['agent'], { tenant });
   const approver = await server.token('alice', ['approver'], { tenant });
   expect((await http.post('/v1/conversations', agent, { id: 'c1' })).status).toBe(201);
-  const step = await http.post('/v1/conversations/c1/tool-calls', agent, { toolCalls: [{ toolName: 'send_x', arguments: { to: 'bob' } }] });
+  const step = await http.post('/v1/conversations/c1/tool-calls', agent, {
+    toolCalls: [{ toolName: 'send_x', arguments: { to: 'bob' } }],
+  });
   const id = step.body.toolCalls[0].id;
   expect((await http.post(`/v1/tool-calls/${id}/decision`, approver, { decision: 'approve' })).status).toBe(200);
   const claim = await http.post(`/v1/tool-calls/${id}/execution`, agent);
   expect(claim.status).toBe(200);
-  const cp = await http.get('/v1/audit/checkpoint', await server.token('audrey', ['auditor'], { tenant }), { accept: 'application/json' });
+  const cp = await http.get('/v1/audit/checkpoint', await server.token('audrey', ['auditor'], { tenant }), {
+    accept: 'application/json',
+  });
   expect(cp.status).toBe(200);
   return { receipt: claim.body.receipt, checkpoint: cp.body.jws };
 }
 
-const privateKeysInDatabase = async (server: TestServer) => Number((await server.dataSource.query(`SELECT count(*) AS n FROM signing_keys`))[0].n);
+const privateKeysInDatabase = async (server: TestServer) =>
+  Number((await server.dataSource.query(`SELECT count(*) AS n FROM signing_keys`))[0].n);
 
 describe('a signing key from a file', () => {
   let server: TestServer;
   const { privateKey, publicKey } = ed25519();
 
   beforeAll(async () => {
-    server = await startTestServer({ signingKeyFile: pemFile('key.pem', privateKey.export({ type: 'pkcs8', format: 'pem' }) as string) });
+    server = await startTestServer({
+      signingKeyFile: pemFile('key.pem', privateKey.export({ type: 'pkcs8', format: 'pem' }) as string),
+    });
   });
   afterAll(() => server?.stop());
 
@@ -57,14 +64,22 @@ describe('a signing key from a file', () => {
     const { receipt, checkpoint } = await signSomething(server, 'file-key');
     const jwks = (await client(server.url).get('/.well-known/jwks.json')).body;
     const expected = publicKey.export({ format: 'jwk' });
-    expect(jwks.keys).toEqual([{ ...expected, kid: await calculateJwkThumbprint(expected as never), alg: 'EdDSA', use: 'sig' }]);
+    expect(jwks.keys).toEqual([
+      { ...expected, kid: await calculateJwkThumbprint(expected as never), alg: 'EdDSA', use: 'sig' },
+    ]);
     const keys = createLocalJWKSet(jwks);
     const r = await jwtVerify(receipt, keys, { issuer: 'tollgate', typ: 'tollgate-receipt+jwt' });
     expect(r.payload).toMatchObject({ tool: 'send_x', approvedBy: 'alice' });
     const c = await compactVerify(checkpoint, keys);
-    expect(JSON.parse(new TextDecoder().decode(c.payload))).toMatchObject({ tenant: 'file-key', seq: expect.any(Number) });
+    expect(JSON.parse(new TextDecoder().decode(c.payload))).toMatchObject({
+      tenant: 'file-key',
+      seq: expect.any(Number),
+    });
     const auditor = await server.token('audrey', ['auditor'], { tenant: 'file-key' });
-    expect((await client(server.url).get(`/v1/audit/verify?checkpoint=${checkpoint}`, auditor)).body).toMatchObject({ ok: true, checkpoint: { tenant: 'file-key' } });
+    expect((await client(server.url).get(`/v1/audit/verify?checkpoint=${checkpoint}`, auditor)).body).toMatchObject({
+      ok: true,
+      checkpoint: { tenant: 'file-key' },
+    });
   });
 
   it('never puts a private key in the database', async () => {
@@ -100,8 +115,14 @@ describe('a signing key that will not do', () => {
   };
 
   it('refuses an RSA key at start with a ConfigError naming the setting', async () => {
-    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-    await refused({ signingKeyFile: pemFile('rsa.pem', rsa) }, /TOLLGATE_SIGNING_KEY_FILE .* is not an Ed25519 key \(it is rsa\)/);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string;
+    await refused(
+      { signingKeyFile: pemFile('rsa.pem', rsa) },
+      /TOLLGATE_SIGNING_KEY_FILE .* is not an Ed25519 key \(it is rsa\)/,
+    );
   });
 
   it('refuses a P-256 JWK, a public key, a file that is not there, and both settings at once', async () => {
@@ -111,7 +132,10 @@ describe('a signing key that will not do', () => {
     await refused({ signingKey: pub }, /TOLLGATE_SIGNING_KEY is not a private key/);
     await refused({ signingKeyFile: join(scratch, 'missing.pem') }, /cannot be read: ENOENT/);
     const pem = ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-    await refused({ signingKey: pem, signingKeyFile: pemFile('both.pem', pem) }, /either TOLLGATE_SIGNING_KEY or TOLLGATE_SIGNING_KEY_FILE/);
+    await refused(
+      { signingKey: pem, signingKeyFile: pemFile('both.pem', pem) },
+      /either TOLLGATE_SIGNING_KEY or TOLLGATE_SIGNING_KEY_FILE/,
+    );
   });
 });
 
@@ -134,14 +158,20 @@ describe('moving from the database key to a configured one', () => {
       await before.close();
     }
 
-    const after = await startTestServer({ signingKeyFile: pemFile('new.pem', ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }) as string) }, { db });
+    const after = await startTestServer(
+      { signingKeyFile: pemFile('new.pem', ed25519().privateKey.export({ type: 'pkcs8', format: 'pem' }) as string) },
+      { db },
+    );
     try {
       const http = client(after.url);
       const jwks = (await http.get('/.well-known/jwks.json')).body;
       expect(jwks.keys.map((k: { kid: string }) => k.kid)).not.toContain(oldKid);
       expect(jwks.keys).toHaveLength(1);
       const auditor = await after.token('audrey', ['auditor'], { tenant: 'moving' });
-      expect((await http.get(`/v1/audit/verify?checkpoint=${old.checkpoint}`, auditor)).body).toMatchObject({ ok: true, checkpoint: { kid: oldKid } });
+      expect((await http.get(`/v1/audit/verify?checkpoint=${old.checkpoint}`, auditor)).body).toMatchObject({
+        ok: true,
+        checkpoint: { kid: oldKid },
+      });
       expect(await privateKeysInDatabase(after)).toBe(1);
     } finally {
       await after.close();

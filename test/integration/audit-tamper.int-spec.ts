@@ -80,7 +80,9 @@ async function behindTheServicesBack(statements: Array<[string, unknown[]]>): Pr
   await qr.connect();
   try {
     await qr.startTransaction();
-    const [{ had }] = await qr.query(`SELECT has_table_privilege('events', 'UPDATE') AND has_table_privilege('events', 'DELETE') AS had`);
+    const [{ had }] = await qr.query(
+      `SELECT has_table_privilege('events', 'UPDATE') AND has_table_privilege('events', 'DELETE') AS had`,
+    );
     await qr.query(`GRANT UPDATE, DELETE ON events TO CURRENT_USER`);
     await qr.query(`ALTER TABLE events DISABLE TRIGGER events_no_update_delete`);
     await qr.query(`ALTER TABLE audit_heads DISABLE TRIGGER audit_heads_forward_only`);
@@ -115,7 +117,13 @@ describe('verify while the tenant keeps writing', () => {
     const agent = await server.token('agent-t', ['agent'], { tenant });
     await ok(http.post('/v1/conversations', agent, { id: 'conv-busy' }), 201);
     const writes = (async () => {
-      for (let i = 0; i < 40; i++) await ok(http.post('/v1/conversations/conv-busy/tool-calls', agent, { toolCalls: [{ toolName: 'get_x', arguments: { i } }] }), 201);
+      for (let i = 0; i < 40; i++)
+        await ok(
+          http.post('/v1/conversations/conv-busy/tool-calls', agent, {
+            toolCalls: [{ toolName: 'get_x', arguments: { i } }],
+          }),
+          201,
+        );
     })();
     const results: Json[] = [];
     let done = false;
@@ -161,7 +169,10 @@ describe('verify against tampering', () => {
     const tenant = 't-data';
     const target = before[tenant].find((e) => e.type === 'ToolCallProposed' && e.toolName === 'send_money');
     await behindTheServicesBack([
-      [`UPDATE events SET data = jsonb_set(data, '{arguments,amount}', '10000') WHERE tenant_id = $1 AND seq = $2`, [tenant, target.seq]],
+      [
+        `UPDATE events SET data = jsonb_set(data, '{arguments,amount}', '10000') WHERE tenant_id = $1 AND seq = $2`,
+        [tenant, target.seq],
+      ],
     ]);
     const after = await events(tenant);
     expect(after.find((e) => e.seq === target.seq).data.arguments.amount).toBe(10000);
@@ -170,14 +181,21 @@ describe('verify against tampering', () => {
 
   it('finds a row whose time was changed', async () => {
     const tenant = 't-at';
-    await behindTheServicesBack([[`UPDATE events SET at = at - interval '1 hour' WHERE tenant_id = $1 AND seq = 3`, [tenant]]]);
+    await behindTheServicesBack([
+      [`UPDATE events SET at = at - interval '1 hour' WHERE tenant_id = $1 AND seq = 3`, [tenant]],
+    ]);
     expect(await verify(tenant)).toMatchObject({ ok: false, firstBadSeq: 3 });
   });
 
   it('finds a row whose actor was changed', async () => {
     const tenant = 't-actor';
     const approval = before[tenant].find((e) => e.type === 'ToolCallApproved');
-    await behindTheServicesBack([[`UPDATE events SET actor = jsonb_set(actor, '{id}', '"mallory"') WHERE tenant_id = $1 AND seq = $2`, [tenant, approval.seq]]]);
+    await behindTheServicesBack([
+      [
+        `UPDATE events SET actor = jsonb_set(actor, '{id}', '"mallory"') WHERE tenant_id = $1 AND seq = $2`,
+        [tenant, approval.seq],
+      ],
+    ]);
     expect((await events(tenant)).find((e) => e.seq === approval.seq).actor.id).toBe('mallory');
     expect(await verify(tenant)).toMatchObject({ ok: false, firstBadSeq: approval.seq });
   });
@@ -204,7 +222,12 @@ describe('verify against tampering', () => {
     const row = rows[3];
     const data = { ...row.data, tampered: true };
     const hash = recomputedHash({ ...row, data });
-    await behindTheServicesBack([[`UPDATE events SET data = $3::jsonb, hash = $4 WHERE tenant_id = $1 AND seq = $2`, [tenant, row.seq, JSON.stringify(data), hash]]]);
+    await behindTheServicesBack([
+      [
+        `UPDATE events SET data = $3::jsonb, hash = $4 WHERE tenant_id = $1 AND seq = $2`,
+        [tenant, row.seq, JSON.stringify(data), hash],
+      ],
+    ]);
     const res = await verify(tenant);
     expect(res.ok).toBe(false);
     expect([Number(row.seq), Number(row.seq) + 1]).toContain(res.firstBadSeq);
@@ -222,7 +245,10 @@ describe('verify against tampering', () => {
     for (const row of rows.slice(3)) {
       const data = Number(row.seq) === 4 ? { ...row.data, tampered: true } : row.data;
       const hash = recomputedHash({ ...row, data, prev_hash: prev });
-      statements.push([`UPDATE events SET data = $3::jsonb, prev_hash = $4, hash = $5 WHERE tenant_id = $1 AND seq = $2`, [tenant, row.seq, JSON.stringify(data), prev, hash]]);
+      statements.push([
+        `UPDATE events SET data = $3::jsonb, prev_hash = $4, hash = $5 WHERE tenant_id = $1 AND seq = $2`,
+        [tenant, row.seq, JSON.stringify(data), prev, hash],
+      ]);
       prev = hash;
     }
     statements.push([`UPDATE audit_heads SET hash = $2 WHERE tenant_id = $1`, [tenant, prev]]);
@@ -242,7 +268,9 @@ describe('verify against tampering', () => {
   });
 
   it('still refuses UPDATE and DELETE once the trigger is back on', async () => {
-    await expect(server.dataSource.query(`UPDATE events SET data = '{}'::jsonb WHERE tenant_id = 't-intact' AND seq = 1`)).rejects.toThrow();
+    await expect(
+      server.dataSource.query(`UPDATE events SET data = '{}'::jsonb WHERE tenant_id = 't-intact' AND seq = 1`),
+    ).rejects.toThrow();
     await expect(server.dataSource.query(`DELETE FROM events WHERE tenant_id = 't-intact'`)).rejects.toThrow();
     expect(await rowCount('t-intact')).toBe(9);
   });
@@ -276,30 +304,43 @@ describe('the chain under concurrent writers in two tenants', () => {
   }
 
   /** Events per journey: started, 2 proposed, auto-approved, approval requested, decided, (+ executed, completed). */
-  const expectedEvents = () => 1 + Array.from({ length: CHAINS }, (_, i) => (i % 3 === 0 ? 6 : 8)).reduce((a, b) => a + b, 0);
+  const expectedEvents = () =>
+    1 + Array.from({ length: CHAINS }, (_, i) => (i % 3 === 0 ? 6 : 8)).reduce((a, b) => a + b, 0);
 
   beforeAll(async () => {
     for (const tenant of TENANTS_C) {
-      await ok(http.put('/v1/tools/get_x', await server.token('root', ['admin'], { tenant }), { isReadOnly: true }), 201);
+      await ok(
+        http.put('/v1/tools/get_x', await server.token('root', ['admin'], { tenant }), { isReadOnly: true }),
+        201,
+      );
     }
     const runs = TENANTS_C.flatMap((tenant) => Array.from({ length: CHAINS }, (_, i) => journey(tenant, i)));
     const settled = await Promise.allSettled(runs);
     const failed = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed.length > 0) throw new Error(`${failed.length} journeys failed: ${failed.slice(0, 3).map((f) => String(f.reason)).join('; ')}`);
+    if (failed.length > 0)
+      throw new Error(
+        `${failed.length} journeys failed: ${failed
+          .slice(0, 3)
+          .map((f) => String(f.reason))
+          .join('; ')}`,
+      );
   });
 
-  it.each(TENANTS_C)('%s: every event recorded once, seq 1..N without gaps, each hash recomputes and links', async (tenant) => {
-    const list = await events(tenant);
-    expect(list).toHaveLength(expectedEvents());
-    expect(list.map((e) => e.seq)).toEqual(list.map((_, i) => i + 1));
-    expect(list[0].prevHash).toBe(GENESIS);
-    for (let i = 0; i < list.length; i++) {
-      expect(list[i].tenant).toBe(tenant);
-      expect(recomputedApiHash(list[i])).toBe(list[i].hash);
-      if (i > 0) expect(list[i].prevHash).toBe(list[i - 1].hash);
-    }
-    expect(new Set(list.map((e) => e.id)).size).toBe(list.length);
-  });
+  it.each(TENANTS_C)(
+    '%s: every event recorded once, seq 1..N without gaps, each hash recomputes and links',
+    async (tenant) => {
+      const list = await events(tenant);
+      expect(list).toHaveLength(expectedEvents());
+      expect(list.map((e) => e.seq)).toEqual(list.map((_, i) => i + 1));
+      expect(list[0].prevHash).toBe(GENESIS);
+      for (let i = 0; i < list.length; i++) {
+        expect(list[i].tenant).toBe(tenant);
+        expect(recomputedApiHash(list[i])).toBe(list[i].hash);
+        if (i > 0) expect(list[i].prevHash).toBe(list[i - 1].hash);
+      }
+      expect(new Set(list.map((e) => e.id)).size).toBe(list.length);
+    },
+  );
 
   it.each(TENANTS_C)('%s: the rows in the table recompute too, and verify answers ok', async (tenant) => {
     const rows = await eventsOf(server.dataSource, tenant);

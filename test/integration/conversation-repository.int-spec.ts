@@ -4,8 +4,20 @@ import { EventRecord, eventsOf as eventsOfTenant, GENESIS, recomputedHash } from
  * DATABASE_URL is set, else embedded PGlite), with the service's migrations applied: mapper round
  * trip, stale-version conflicts, atomic state + event writes, and the hash chain the saves build.
  */
-import { CONVERSATIONS, ConversationRepository, PENDING, UNCLAIMED, UNIT_OF_WORK, UnitOfWork } from '../../src/application/ports';
-import { Conversation, ConversationUser, Decider, ProposedCall } from '../../src/domain/conversation/conversation.aggregate';
+import {
+  CONVERSATIONS,
+  ConversationRepository,
+  PENDING,
+  UNCLAIMED,
+  UNIT_OF_WORK,
+  UnitOfWork,
+} from '../../src/application/ports';
+import {
+  Conversation,
+  ConversationUser,
+  Decider,
+  ProposedCall,
+} from '../../src/domain/conversation/conversation.aggregate';
 import type { PolicyVerdict, ProposedCallFacts } from '../../src/domain/policy/approval-policy';
 import type { Actor, Principal } from '../../src/domain/shared/actor';
 import { DomainError } from '../../src/domain/shared/domain-error';
@@ -14,7 +26,6 @@ import { StaleAggregateError } from '../../src/infrastructure/persistence/unit-o
 import { startTestServer, TestServer } from '../support/server';
 
 // ---------------------------------------------------------------- fixtures
-
 
 /** Times near now: the server's expiry sweeper runs on the real clock, so nothing here may be overdue. */
 const T0 = new Date(Math.floor(Date.now() / 1000) * 1000);
@@ -41,14 +52,29 @@ const person = (tenant: string, id: string, roles: string[], via: Decider['via']
 const admin: Actor = { id: 'root', kind: 'person', via: 'cli', name: 'Root', roles: ['admin'] };
 
 function verdict(level: PolicyVerdict['level'], over: Partial<PolicyVerdict> = {}): PolicyVerdict {
-  return { level, rule: 2, policyVersion: 7, reason: `rule 2 says ${level}`, approvers: ['approver', 'requester'], timeoutSeconds: HOUR, grants: 'tenant', ...over };
+  return {
+    level,
+    rule: 2,
+    policyVersion: 7,
+    reason: `rule 2 says ${level}`,
+    approvers: ['approver', 'requester'],
+    timeoutSeconds: HOUR,
+    grants: 'tenant',
+    ...over,
+  };
 }
 
 /** A hand-written policy: the tool's name says the level (`confirm_*`, `auto_*`, `deny_*`). */
 function evaluate(call: ProposedCallFacts): PolicyVerdict {
   if (call.toolName.startsWith('confirm_')) return verdict('confirm');
-  if (call.toolName.startsWith('auto_')) return verdict('automatic', { rule: null, reason: 'Allowed by standing grant grant_7 (scope agent)', grantId: 'grant_7' });
-  if (call.toolName.startsWith('deny_')) return verdict('deny', { rule: 0, reason: 'Permission denied: admin role required' });
+  if (call.toolName.startsWith('auto_'))
+    return verdict('automatic', {
+      rule: null,
+      reason: 'Allowed by standing grant grant_7 (scope agent)',
+      grantId: 'grant_7',
+    });
+  if (call.toolName.startsWith('deny_'))
+    return verdict('deny', { rule: 0, reason: 'Permission denied: admin role required' });
   throw new Error(`test tool ${call.toolName} names no level`);
 }
 
@@ -118,7 +144,8 @@ async function conversationWithPendingCall(tenant: string, id: string): Promise<
   let callId = '';
   await uow.run(async () => {
     const c = Conversation.start({ id, tenantId: tenant, agentId: AGENT, user: USER, at: at(0) });
-    callId = c.propose([{ toolName: 'confirm_delete', arguments: { id: 'src_1' } }], evaluate, newId, at(1), null).calls[0].id;
+    callId = c.propose([{ toolName: 'confirm_delete', arguments: { id: 'src_1' } }], evaluate, newId, at(1), null)
+      .calls[0].id;
     await repo.save(c);
   });
   return callId;
@@ -173,15 +200,32 @@ describe('a conversation saved and loaded back', () => {
       reason: 'user asked',
       confidence: 0.87,
       estimatedCost: 12.5,
-      display: { title: 'Delete source', summary: 'Removes src_1 and its objects', fields: [{ label: 'Objects', value: '1,204' }] },
+      display: {
+        title: 'Delete source',
+        summary: 'Removes src_1 and its objects',
+        fields: [{ label: 'Objects', value: '1,204' }],
+      },
     };
-    const b: ProposedCall = { externalId: 'call_def', toolName: 'auto_list_sources', arguments: {}, annotations: { isReadOnly: true } };
+    const b: ProposedCall = {
+      externalId: 'call_def',
+      toolName: 'auto_list_sources',
+      arguments: {},
+      annotations: { isReadOnly: true },
+    };
     const c: ProposedCall = { toolName: 'deny_drop_database', arguments: { name: 'prod' }, confidence: 0 };
 
     // Started and proposed in one unit of work: an insert of the root and its calls.
     let proposed!: Conversation;
     await uow.run(async () => {
-      proposed = Conversation.start({ id: ID, tenantId: TENANT, agentId: AGENT, user: USER, title: 'Journey', metadata: METADATA, at: at(0) });
+      proposed = Conversation.start({
+        id: ID,
+        tenantId: TENANT,
+        agentId: AGENT,
+        user: USER,
+        title: 'Journey',
+        metadata: METADATA,
+        at: at(0),
+      });
       proposed.propose([a, b, c], evaluate, newId, at(1), null);
       await repo.save(proposed);
     });
@@ -190,7 +234,16 @@ describe('a conversation saved and loaded back', () => {
 
     const alice = person(TENANT, 'alice', ['approver'], 'web', 'Alice');
     const decided = await change(TENANT, ID, (conv) => {
-      const r = conv.decide(idA, { decision: 'approve', reason: 'checked with the owner', arguments: { id: 'src_1', options: { recursive: false } } }, alice, at(10));
+      const r = conv.decide(
+        idA,
+        {
+          decision: 'approve',
+          reason: 'checked with the owner',
+          arguments: { id: 'src_1', options: { recursive: false } },
+        },
+        alice,
+        at(10),
+      );
       expect(r.kind).toBe('decided');
     });
     expect(stateOf(await load(TENANT, ID))).toEqual(stateOf(decided));
@@ -254,7 +307,13 @@ describe('a conversation saved and loaded back', () => {
       externalId: 'call_def',
       annotations: { isReadOnly: true },
       status: 'cancelled',
-      policy: { level: 'automatic', rule: null, policyVersion: 7, reason: 'Allowed by standing grant grant_7 (scope agent)', grantId: 'grant_7' },
+      policy: {
+        level: 'automatic',
+        rule: null,
+        policyVersion: 7,
+        reason: 'Allowed by standing grant grant_7 (scope agent)',
+        grantId: 'grant_7',
+      },
       decision: { outcome: 'approved', by: { id: 'policy', via: 'policy' }, at: at(1) },
       cancellation: { by: { id: 'root', name: 'Root', via: 'cli' }, at: at(40), reason: 'incident 42' },
       updatedAt: at(40),
@@ -267,7 +326,12 @@ describe('a conversation saved and loaded back', () => {
       status: 'rejected',
       confidence: 0,
       policy: { level: 'deny', rule: 0, reason: 'Permission denied: admin role required' },
-      decision: { outcome: 'rejected', by: { id: 'policy', via: 'policy' }, at: at(1), reason: 'Permission denied: admin role required' },
+      decision: {
+        outcome: 'rejected',
+        by: { id: 'policy', via: 'policy' },
+        at: at(1),
+        reason: 'Permission denied: admin role required',
+      },
     });
     expect(callC.externalId).toBeUndefined();
     expect(callC.decision!.editedArguments).toBeUndefined();
@@ -294,7 +358,13 @@ describe('a conversation loaded for a command (some calls only)', () => {
     const closed: string[] = [];
     for (let i = 0; i < 30; i++) {
       await change(TENANT, id, (c) => {
-        const call = c.propose([{ externalId: `ext_${i}`, toolName: 'auto_read', arguments: { i } }], evaluate, newId, at(1 + i), null).calls[0];
+        const call = c.propose(
+          [{ externalId: `ext_${i}`, toolName: 'auto_read', arguments: { i } }],
+          evaluate,
+          newId,
+          at(1 + i),
+          null,
+        ).calls[0];
         c.claim(call.id, agent(TENANT), at(1 + i), null);
         c.complete(call.id, { outcome: 'succeeded' }, agent(TENANT), at(1 + i));
         closed.push(call.id);
@@ -303,15 +373,22 @@ describe('a conversation loaded for a command (some calls only)', () => {
     let approved = '';
     let pending = '';
     await change(TENANT, id, (c) => {
-      approved = c.propose([{ toolName: 'auto_read', arguments: { last: true } }], evaluate, newId, at(40), null).calls[0].id;
-      pending = c.propose([{ toolName: 'confirm_delete', arguments: { id: 'src_9' } }], evaluate, newId, at(41), null).calls[0].id;
+      approved = c.propose([{ toolName: 'auto_read', arguments: { last: true } }], evaluate, newId, at(40), null)
+        .calls[0].id;
+      pending = c.propose([{ toolName: 'confirm_delete', arguments: { id: 'src_9' } }], evaluate, newId, at(41), null)
+        .calls[0].id;
     });
     return { closed, approved, pending };
   }
 
   it('holds the calls in the statuses asked for and the named ones, not the whole history, and refuses to list them', async () => {
     const { closed, approved, pending } = await longConversation('conv-long');
-    const c = await uow.run(() => repo.findById(TENANT, 'conv-long', { lock: true, calls: { statuses: UNCLAIMED, ids: [closed[3]], externalIds: ['ext_7'] } }));
+    const c = await uow.run(() =>
+      repo.findById(TENANT, 'conv-long', {
+        lock: true,
+        calls: { statuses: UNCLAIMED, ids: [closed[3]], externalIds: ['ext_7'] },
+      }),
+    );
     expect(c!.isPartial).toBe(true);
     expect(c!.pendingCount).toBe(1);
     expect(c!.status).toBe('blocked');
@@ -335,15 +412,27 @@ describe('a conversation loaded for a command (some calls only)', () => {
     const { closed, pending } = await longConversation('conv-long-2');
     await expect(
       uow.run(async () => {
-        const c = (await repo.findById(TENANT, 'conv-long-2', { lock: true, calls: { statuses: PENDING, externalIds: ['ext_5'] } }))!;
-        const replay = c.propose([{ externalId: 'ext_5', toolName: 'auto_read', arguments: { i: 5 } }], evaluate, ids('x'), at(50), null);
+        const c = (await repo.findById(TENANT, 'conv-long-2', {
+          lock: true,
+          calls: { statuses: PENDING, externalIds: ['ext_5'] },
+        }))!;
+        const replay = c.propose(
+          [{ externalId: 'ext_5', toolName: 'auto_read', arguments: { i: 5 } }],
+          evaluate,
+          ids('x'),
+          at(50),
+          null,
+        );
         expect(replay.replay).toBe(true);
         expect(replay.calls[0].id).toBe(closed[5]);
         c.propose([{ toolName: 'auto_read', arguments: {} }], evaluate, ids('y'), at(50), null);
       }),
     ).rejects.toBeInstanceOf(ConversationBlockedError);
     await uow.run(async () => {
-      const c = (await repo.findByToolCallId(TENANT, pending, { lock: true, calls: { statuses: PENDING, ids: [pending] } }))!;
+      const c = (await repo.findByToolCallId(TENANT, pending, {
+        lock: true,
+        calls: { statuses: PENDING, ids: [pending] },
+      }))!;
       c.decide(pending, { decision: 'reject', reason: 'no' }, person(TENANT, 'ann', ['approver'], 'web'), at(51));
       await repo.save(c);
     });
@@ -364,8 +453,17 @@ describe('a stale save', () => {
     const first = await load(TENANT, 'conv-stale');
     const second = await load(TENANT, 'conv-stale');
 
-    expect(first.decide(callId, { decision: 'approve' }, person(TENANT, 'alice', ['approver'], 'web'), at(5)).kind).toBe('decided');
-    expect(second.decide(callId, { decision: 'reject', reason: 'too risky' }, person(TENANT, 'bob', ['approver'], 'cli'), at(6)).kind).toBe('decided');
+    expect(
+      first.decide(callId, { decision: 'approve' }, person(TENANT, 'alice', ['approver'], 'web'), at(5)).kind,
+    ).toBe('decided');
+    expect(
+      second.decide(
+        callId,
+        { decision: 'reject', reason: 'too risky' },
+        person(TENANT, 'bob', ['approver'], 'cli'),
+        at(6),
+      ).kind,
+    ).toBe('decided');
 
     await uow.run(() => repo.save(first));
     await expect(uow.run(() => repo.save(second))).rejects.toBeInstanceOf(StaleAggregateError);
@@ -373,14 +471,19 @@ describe('a stale save', () => {
     const stored = (await load(TENANT, 'conv-stale')).findCall(callId)!.snapshot();
     expect(stored.status).toBe('approved');
     expect(stored.decision?.by.id).toBe('alice');
-    const decisions = await sql(`SELECT type, actor FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type IN ('ToolCallApproved', 'ToolCallRejected')`, [TENANT, callId]);
+    const decisions = await sql(
+      `SELECT type, actor FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type IN ('ToolCallApproved', 'ToolCallRejected')`,
+      [TENANT, callId],
+    );
     expect(decisions).toEqual([{ type: 'ToolCallApproved', actor: expect.objectContaining({ id: 'alice' }) }]);
   });
 
   it('is retried from a fresh read, and the retry sees the winner', async () => {
     const callId = await conversationWithPendingCall(TENANT, 'conv-retry');
     const stale = await load(TENANT, 'conv-retry');
-    await change(TENANT, 'conv-retry', (c) => c.decide(callId, { decision: 'approve' }, person(TENANT, 'alice', ['approver'], 'web'), at(5)));
+    await change(TENANT, 'conv-retry', (c) =>
+      c.decide(callId, { decision: 'approve' }, person(TENANT, 'alice', ['approver'], 'web'), at(5)),
+    );
 
     let attempts = 0;
     const outcome = await uow.run(async () => {
@@ -398,7 +501,10 @@ describe('a stale save', () => {
     const stored = (await load(TENANT, 'conv-retry')).findCall(callId)!.snapshot();
     expect(stored.status).toBe('approved');
     expect(stored.decision?.by.id).toBe('alice');
-    const rejected = await sql(`SELECT 1 FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type = 'ToolCallRejected'`, [TENANT, callId]);
+    const rejected = await sql(
+      `SELECT 1 FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type = 'ToolCallRejected'`,
+      [TENANT, callId],
+    );
     expect(rejected).toHaveLength(0);
   });
 });
@@ -411,7 +517,16 @@ describe('state and events', () => {
     await expect(
       uow.run(async () => {
         const c = Conversation.start({ id: 'conv-doomed', tenantId: TENANT, agentId: AGENT, user: USER, at: at(0) });
-        c.propose([{ toolName: 'confirm_delete', arguments: {} }, { toolName: 'auto_list', arguments: {} }], evaluate, ids('tc_doomed'), at(1), null);
+        c.propose(
+          [
+            { toolName: 'confirm_delete', arguments: {} },
+            { toolName: 'auto_list', arguments: {} },
+          ],
+          evaluate,
+          ids('tc_doomed'),
+          at(1),
+          null,
+        );
         await repo.save(c);
         throw new Error('boom after save');
       }),
@@ -452,7 +567,9 @@ describe('state and events', () => {
                   IF NEW.tenant_id = '${TENANT}' THEN RAISE EXCEPTION 'test: the trail refuses this event'; END IF;
                   RETURN NEW;
                 END $$`);
-    await sql(`CREATE TRIGGER test_refuse_events BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION test_refuse_events()`);
+    await sql(
+      `CREATE TRIGGER test_refuse_events BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION test_refuse_events()`,
+    );
     try {
       await expect(
         uow.run(async () => {
@@ -470,7 +587,9 @@ describe('state and events', () => {
     expect(await sql(`SELECT 1 FROM tool_calls WHERE tenant_id = $1`, [TENANT])).toHaveLength(0);
     expect(await eventsOf(TENANT)).toHaveLength(0);
 
-    await uow.run(() => repo.save(Conversation.start({ id: 'conv-traced', tenantId: TENANT, agentId: AGENT, at: at(2) })));
+    await uow.run(() =>
+      repo.save(Conversation.start({ id: 'conv-traced', tenantId: TENANT, agentId: AGENT, at: at(2) })),
+    );
     const events = await eventsOf(TENANT);
     expect(events.map((e) => [Number(e.seq), e.type, e.prev_hash])).toEqual([[1, 'ConversationStarted', GENESIS]]);
   });
@@ -482,7 +601,16 @@ describe('state and events', () => {
     await expect(
       uow.run(async () => {
         const c = Conversation.start({ id: 'conv-half', tenantId: TENANT, agentId: AGENT, at: at(0) });
-        c.propose([{ toolName: 'auto_a', arguments: {} }, { toolName: 'auto_b', arguments: {} }], evaluate, sameId, at(1), null);
+        c.propose(
+          [
+            { toolName: 'auto_a', arguments: {} },
+            { toolName: 'auto_b', arguments: {} },
+          ],
+          evaluate,
+          sameId,
+          at(1),
+          null,
+        );
         await repo.save(c);
       }),
     ).rejects.toThrow();
@@ -504,14 +632,33 @@ describe('events written by saves', () => {
       const newId = ids(`tc_${id}`);
       let pendingId = '';
       await uow.run(async () => {
-        const c = Conversation.start({ id, tenantId: TENANT, agentId: AGENT, agentName: 'Research bot', user: USER, title: `chain ${id}`, metadata: METADATA, at: at(0) });
+        const c = Conversation.start({
+          id,
+          tenantId: TENANT,
+          agentId: AGENT,
+          agentName: 'Research bot',
+          user: USER,
+          title: `chain ${id}`,
+          metadata: METADATA,
+          at: at(0),
+        });
         await repo.save(c);
       });
       await change(TENANT, id, (c) => {
         pendingId = c.propose(
           [
-            { externalId: `x-${id}`, toolName: 'confirm_wire', arguments: { amount: 1200.5, to: 'DE89 3704', memo: 'é ✓ "q"' }, confidence: 0.42, estimatedCost: 3 },
-            { toolName: 'auto_read', arguments: { path: '/tmp/a b' }, display: { title: 'Read', fields: [{ label: 'Path', value: '/tmp/a b' }] } },
+            {
+              externalId: `x-${id}`,
+              toolName: 'confirm_wire',
+              arguments: { amount: 1200.5, to: 'DE89 3704', memo: 'é ✓ "q"' },
+              confidence: 0.42,
+              estimatedCost: 3,
+            },
+            {
+              toolName: 'auto_read',
+              arguments: { path: '/tmp/a b' },
+              display: { title: 'Read', fields: [{ label: 'Path', value: '/tmp/a b' }] },
+            },
             { toolName: 'deny_rm', arguments: { cmd: 'rm -rf /' } },
           ],
           evaluate,
@@ -520,9 +667,13 @@ describe('events written by saves', () => {
           null,
         ).calls[0].id;
       });
-      await change(TENANT, id, (c) => c.decide(pendingId, { decision: 'approve', arguments: { amount: 1000, to: 'DE89 3704' } }, alice, at(2)));
+      await change(TENANT, id, (c) =>
+        c.decide(pendingId, { decision: 'approve', arguments: { amount: 1000, to: 'DE89 3704' } }, alice, at(2)),
+      );
       await change(TENANT, id, (c) => c.claim(pendingId, agent(TENANT), at(3), null));
-      await change(TENANT, id, (c) => c.complete(pendingId, { outcome: 'failed', error: 'bank said no' }, agent(TENANT), at(4)));
+      await change(TENANT, id, (c) =>
+        c.complete(pendingId, { outcome: 'failed', error: 'bank said no' }, agent(TENANT), at(4)),
+      );
     }
 
     const events = await eventsOf(TENANT);
@@ -535,7 +686,11 @@ describe('events written by saves', () => {
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
 
     const approved = events.find((e) => e.type === 'ToolCallApproved')!;
-    expect(approved.data).toMatchObject({ approvedBy: 'alice', via: 'slack', editedArguments: { amount: 1000, to: 'DE89 3704' } });
+    expect(approved.data).toMatchObject({
+      approvedBy: 'alice',
+      via: 'slack',
+      editedArguments: { amount: 1000, to: 'DE89 3704' },
+    });
     expect(typeof approved.data.latencyMs).toBe('number');
   });
 

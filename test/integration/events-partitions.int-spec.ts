@@ -36,9 +36,11 @@ function monthStart(offset: number, from = new Date()): Date {
   return new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + offset, 1));
 }
 const partitionName = (d: Date) => `events_${d.toISOString().slice(0, 7).replace('-', '_')}`;
-const partitions = async () => (await sql<{ name: string }>(`SELECT name FROM tollgate_events_partitions()`)).map((p) => p.name);
+const partitions = async () =>
+  (await sql<{ name: string }>(`SELECT name FROM tollgate_events_partitions()`)).map((p) => p.name);
 const partitionOf = async (tenant: string, seq: number) =>
-  (await sql(`SELECT tableoid::regclass::text AS p FROM events WHERE tenant_id = $1 AND seq = $2`, [tenant, seq]))[0]?.p;
+  (await sql(`SELECT tableoid::regclass::text AS p FROM events WHERE tenant_id = $1 AND seq = $2`, [tenant, seq]))[0]
+    ?.p;
 
 /** Rows straight into the table, numbered from 1, for tests about where rows go and how they are read (not the chain). */
 async function insertEvents(tenant: string, ats: Date[]): Promise<void> {
@@ -83,9 +85,13 @@ async function expectEveryPartitionGuarded(): Promise<void> {
      WHERE i.inhparent = 'events'::regclass`);
   expect(rows.length).toBeGreaterThanOrEqual(10);
   for (const r of rows) {
-    expect({ name: r.name, triggers: r.triggers }).toEqual({ name: r.name, triggers: ['events_no_truncate:A', 'events_no_update_delete:A'] });
+    expect({ name: r.name, triggers: r.triggers }).toEqual({
+      name: r.name,
+      triggers: ['events_no_truncate:A', 'events_no_update_delete:A'],
+    });
     expect(r.held).toEqual(expect.arrayContaining(['INSERT', 'SELECT']));
-    for (const p of ['UPDATE', 'DELETE', 'TRUNCATE']) expect({ name: r.name, held: r.held }).not.toEqual({ name: r.name, held: expect.arrayContaining([p]) });
+    for (const p of ['UPDATE', 'DELETE', 'TRUNCATE'])
+      expect({ name: r.name, held: r.held }).not.toEqual({ name: r.name, held: expect.arrayContaining([p]) });
   }
 }
 
@@ -106,12 +112,16 @@ describe('the events table, partitioned by month', () => {
        WHERE p.partrelid = 'events'::regclass`);
     expect(key).toEqual({ strategy: 'r', column: 'at' });
     expect(await partitions()).toEqual(expect.arrayContaining([0, 1, 2, 3].map((n) => partitionName(monthStart(n)))));
-    const [def] = await sql(`SELECT c.relname AS name FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partdefid WHERE p.partrelid = 'events'::regclass`);
+    const [def] = await sql(
+      `SELECT c.relname AS name FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partdefid WHERE p.partrelid = 'events'::regclass`,
+    );
     expect(def).toEqual({ name: 'events_default' });
   });
 
   it('keeps a primary key on (tenant_id, seq, at): the partition key must be in it', async () => {
-    const [pk] = await sql(`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'events'::regclass AND contype = 'p'`);
+    const [pk] = await sql(
+      `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'events'::regclass AND contype = 'p'`,
+    );
     expect(pk.def).toBe('PRIMARY KEY (tenant_id, seq, at)');
   });
 
@@ -120,18 +130,26 @@ describe('the events table, partitioned by month', () => {
     await insertEvents('stray', [far]);
     expect(await partitionOf('stray', 1)).toBe('events_default');
     // That month cannot get a partition any more (its rows cannot move out of an append-only table); the others can.
-    const [r] = await sql(`SELECT tollgate_events_ensure_partitions($1, $2) AS made`, [new Date('2099-04-01T00:00:00Z'), new Date('2099-07-01T00:00:00Z')]);
+    const [r] = await sql(`SELECT tollgate_events_ensure_partitions($1, $2) AS made`, [
+      new Date('2099-04-01T00:00:00Z'),
+      new Date('2099-07-01T00:00:00Z'),
+    ]);
     expect(r.made).toBe(2);
     expect(await partitions()).toEqual(expect.arrayContaining(['events_2099_04', 'events_2099_06']));
     expect(await partitions()).not.toContain('events_2099_05');
-    const [again] = await sql(`SELECT tollgate_events_ensure_partitions($1, $2) AS made`, [new Date('2099-04-01T00:00:00Z'), new Date('2099-07-01T00:00:00Z')]);
+    const [again] = await sql(`SELECT tollgate_events_ensure_partitions($1, $2) AS made`, [
+      new Date('2099-04-01T00:00:00Z'),
+      new Date('2099-07-01T00:00:00Z'),
+    ]);
     expect(again.made).toBe(0);
   });
 
   it('gets its next months from the service, by the service clock, at start-up and every hour', async () => {
     const maintenance = server.app.get(EventPartitionMaintenance);
     expect(await maintenance.ensure(new Date('2031-01-15T08:00:00Z'))).toBe(4);
-    expect(await partitions()).toEqual(expect.arrayContaining(['events_2031_01', 'events_2031_02', 'events_2031_03', 'events_2031_04']));
+    expect(await partitions()).toEqual(
+      expect.arrayContaining(['events_2031_01', 'events_2031_02', 'events_2031_03', 'events_2031_04']),
+    );
     expect(await maintenance.ensure(new Date('2031-01-31T23:00:00Z'))).toBe(0);
   });
 
@@ -172,19 +190,31 @@ describe('a time window', () => {
   const TENANT = 'prune';
 
   beforeAll(async () => {
-    await sql(`SELECT tollgate_events_ensure_partitions($1, $2)`, [new Date('2025-01-01T00:00:00Z'), new Date('2025-07-01T00:00:00Z')]);
-    await insertEvents(TENANT, ['2025-01-10', '2025-02-10', '2025-03-10', '2025-04-10', '2025-05-10'].map((d) => new Date(`${d}T10:00:00Z`)));
+    await sql(`SELECT tollgate_events_ensure_partitions($1, $2)`, [
+      new Date('2025-01-01T00:00:00Z'),
+      new Date('2025-07-01T00:00:00Z'),
+    ]);
+    await insertEvents(
+      TENANT,
+      ['2025-01-10', '2025-02-10', '2025-03-10', '2025-04-10', '2025-05-10'].map((d) => new Date(`${d}T10:00:00Z`)),
+    );
   });
 
   it('is read from the partitions of its months only (EXPLAIN of the queries the service sends)', async () => {
     const week = { tenantId: TENANT, from: new Date('2025-02-08T00:00:00Z'), to: new Date('2025-02-15T00:00:00Z') };
     expect(await scanned(seqRangeQuery(week)!)).toEqual(['events_2025_02']);
     expect(await scanned(pageQuery(week, 101, { lo: 2, hi: 2 }))).toEqual(['events_2025_02']);
-    const straddling = { tenantId: TENANT, from: new Date('2025-02-20T00:00:00Z'), to: new Date('2025-03-20T00:00:00Z') };
+    const straddling = {
+      tenantId: TENANT,
+      from: new Date('2025-02-20T00:00:00Z'),
+      to: new Date('2025-03-20T00:00:00Z'),
+    };
     expect(await scanned(pageQuery(straddling, 101, { lo: 2, hi: 3 }))).toEqual(['events_2025_02', 'events_2025_03']);
     // Without a window, every month is read (each by its own index, in seq order).
     const all = await scanned(pageQuery({ tenantId: TENANT }, 101));
-    expect(all).toEqual(expect.arrayContaining(['events_2025_01', 'events_2025_05', 'events_default', partitionName(monthStart(0))]));
+    expect(all).toEqual(
+      expect.arrayContaining(['events_2025_01', 'events_2025_05', 'events_default', partitionName(monthStart(0))]),
+    );
   });
 
   it('answers over HTTP with the events of its months', async () => {
@@ -205,9 +235,13 @@ describe('retention', () => {
   let adminB: string;
 
   beforeAll(async () => {
-    for (const [tenant, n] of [[A, 4], [B, 2]] as const) {
+    for (const [tenant, n] of [
+      [A, 4],
+      [B, 2],
+    ] as const) {
       const agent = await server.token('bot', ['agent'], { tenant });
-      for (let i = 0; i < n; i++) expect((await api.post('/v1/conversations', agent, { id: `c${i}` })).status).toBe(201);
+      for (let i = 0; i < n; i++)
+        expect((await api.post('/v1/conversations', agent, { id: `c${i}` })).status).toBe(201);
     }
     adminA = await server.token('ann', ['admin'], { tenant: A });
     adminB = await server.token('bob', ['admin'], { tenant: B });
@@ -226,7 +260,10 @@ describe('retention', () => {
     expect(r.body).toMatchObject({ purgedCount: 3, firstPurgedSeq: 1, lastPurgedSeq: 3 });
     expect(await partitions()).not.toContain(partitionName(older));
     expect(await partitions()).toContain(partitionName(old));
-    expect(await sql(`SELECT seq FROM events WHERE tenant_id = $1 ORDER BY seq`, [A])).toEqual([{ seq: '4' }, { seq: '5' }]);
+    expect(await sql(`SELECT seq FROM events WHERE tenant_id = $1 ORDER BY seq`, [A])).toEqual([
+      { seq: '4' },
+      { seq: '5' },
+    ]);
     expect(await partitionOf(B, 1)).toBe(partitionName(old));
     const auditor = await server.token('audrey', ['auditor'], { tenant: A });
     expect((await api.get('/v1/audit/verify', auditor)).body).toEqual({ ok: true, checked: 2 });
@@ -236,13 +273,19 @@ describe('retention', () => {
     const r = await api.post('/v1/audit/purge', adminB, { before: cutOff.toISOString(), reason: 'retention' });
     expect(r.body).toMatchObject({ purgedCount: 1, firstPurgedSeq: 1, lastPurgedSeq: 1 });
     expect(await partitions()).not.toContain(partitionName(old));
-    expect(await sql(`SELECT seq FROM events WHERE tenant_id = $1 ORDER BY seq`, [B])).toEqual([{ seq: '2' }, { seq: '3' }]);
+    expect(await sql(`SELECT seq FROM events WHERE tenant_id = $1 ORDER BY seq`, [B])).toEqual([
+      { seq: '2' },
+      { seq: '3' },
+    ]);
   });
 });
 
 describe('the migration', () => {
   it('converts a table that holds events, every row into its month, and back (down), keeping the chain', async () => {
-    const snapshot = () => sql(`SELECT tenant_id, seq, id, type, at, recorded_at, actor, data, prev_hash, hash FROM events ORDER BY tenant_id, seq, at`);
+    const snapshot = () =>
+      sql(
+        `SELECT tenant_id, seq, id, type, at, recorded_at, actor, data, prev_hash, hash FROM events ORDER BY tenant_id, seq, at`,
+      );
     const before = await snapshot();
     expect(before.length).toBeGreaterThan(10);
     const migration = new EventsPartitioned1764700000000();
@@ -252,7 +295,11 @@ describe('the migration', () => {
       await qr.startTransaction();
       await migration.down(qr);
       expect(await qr.query(`SELECT relkind FROM pg_class WHERE oid = 'events'::regclass`)).toEqual([{ relkind: 'r' }]);
-      expect(await qr.query(`SELECT tenant_id, seq, id, type, at, recorded_at, actor, data, prev_hash, hash FROM events ORDER BY tenant_id, seq, at`)).toEqual(before);
+      expect(
+        await qr.query(
+          `SELECT tenant_id, seq, id, type, at, recorded_at, actor, data, prev_hash, hash FROM events ORDER BY tenant_id, seq, at`,
+        ),
+      ).toEqual(before);
       await migration.up(qr);
       await qr.commitTransaction();
     } finally {
@@ -262,7 +309,9 @@ describe('the migration', () => {
     expect(await sql(`SELECT relkind FROM pg_class WHERE oid = 'events'::regclass`)).toEqual([{ relkind: 'p' }]);
     expect(await snapshot()).toEqual(before);
     // A month per month of events: the stray event of 2099-05 has its own partition now.
-    expect(await partitions()).toEqual(expect.arrayContaining(['events_2025_01', 'events_2025_05', 'events_2099_05', partitionName(monthStart(3))]));
+    expect(await partitions()).toEqual(
+      expect.arrayContaining(['events_2025_01', 'events_2025_05', 'events_2099_05', partitionName(monthStart(3))]),
+    );
     expect(await partitionOf('stray', 1)).toBe('events_2099_05');
     expect(await sql(`SELECT count(*)::int AS n FROM events_default`)).toEqual([{ n: 0 }]);
     await expectEveryPartitionGuarded();
@@ -278,8 +327,11 @@ describe('seq per tenant', () => {
     for (const id of ['c1', 'c2']) expect((await api.post('/v1/conversations', agent, { id })).status).toBe(201);
     const auditor = await server.token('audrey', ['auditor'], { tenant: TENANT });
     expect((await api.get('/v1/audit/verify', auditor)).body).toEqual({ ok: true, checked: 2 });
-    await sql(`INSERT INTO events SELECT tenant_id, seq, gen_random_uuid(), type, at - interval '40 days', recorded_at, instance_id, conversation_id, tool_call_id,
-                 tool_name, actor, data, prev_hash, hash, correlation_id FROM events WHERE tenant_id = $1 AND seq = 2`, [TENANT]);
+    await sql(
+      `INSERT INTO events SELECT tenant_id, seq, gen_random_uuid(), type, at - interval '40 days', recorded_at, instance_id, conversation_id, tool_call_id,
+                 tool_name, actor, data, prev_hash, hash, correlation_id FROM events WHERE tenant_id = $1 AND seq = 2`,
+      [TENANT],
+    );
     expect((await api.get('/v1/audit/verify', auditor)).body).toMatchObject({ ok: false });
   });
 });
@@ -303,7 +355,14 @@ onPostgres('a service role that does not own events', () => {
       return url.toString();
     };
     const config = (role: string, migrate: boolean) => ({
-      ...loadConfig({}), host: '127.0.0.1', port: 0, grpcPort: undefined, databaseUrl: urlOf(role), auth: { secret: TEST_SECRET, devSecret: false }, sweepIntervalMs: 0, migrate,
+      ...loadConfig({}),
+      host: '127.0.0.1',
+      port: 0,
+      grpcPort: undefined,
+      databaseUrl: urlOf(role),
+      auth: { secret: TEST_SECRET, devSecret: false },
+      sweepIntervalMs: 0,
+      migrate,
     });
     let running: RunningServer | undefined;
     try {
@@ -319,7 +378,9 @@ onPostgres('a service role that does not own events', () => {
       const agent = await mintToken(TEST_SECRET, { sub: 'bot', roles: ['agent'] });
       expect((await client(running.url).post('/v1/conversations', agent, { id: 'c1' })).status).toBe(201);
       expect(await running.app.get(EventPartitionMaintenance).ensure(new Date('2031-01-15T08:00:00Z'))).toBe(4);
-      const owners = await running.dataSource.query(`SELECT DISTINCT pg_get_userbyid(c.relowner) AS owner FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`);
+      const owners = await running.dataSource.query(
+        `SELECT DISTINCT pg_get_userbyid(c.relowner) AS owner FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`,
+      );
       expect(owners).toEqual([{ owner }]);
       await expect(running.dataSource.query(`DELETE FROM events`)).rejects.toThrow(/permission denied/);
     } finally {

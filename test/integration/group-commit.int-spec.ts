@@ -13,7 +13,15 @@ import { eventsOf as eventsOfTenant, expectIntactChain } from '../support/audit'
 import { startTestServer, TestServer } from '../support/server';
 
 const USER: ConversationUser = { id: 'u-gina', roles: ['member'] };
-const automatic: PolicyVerdict = { level: 'automatic', rule: 1, policyVersion: 1, reason: 'reads run at once', approvers: [], timeoutSeconds: 3600, grants: 'tenant' };
+const automatic: PolicyVerdict = {
+  level: 'automatic',
+  rule: 1,
+  policyVersion: 1,
+  reason: 'reads run at once',
+  approvers: [],
+  timeoutSeconds: 3600,
+  grants: 'tenant',
+};
 
 let server: TestServer;
 let uow: UnitOfWork;
@@ -41,7 +49,13 @@ async function started(tenant: string, ids: string[]): Promise<void> {
 /** The conversation as a command loads it, with one auto-approved call proposed (not yet saved). */
 async function proposing(tenant: string, id: string, callId: string): Promise<Conversation> {
   const c = (await repo.findById(tenant, id, { calls: { statuses: ['pending'] } }))!;
-  c.propose([{ toolName: 'get_source', arguments: { id: callId } }], () => automatic, () => callId, new Date(), null);
+  c.propose(
+    [{ toolName: 'get_source', arguments: { id: callId } }],
+    () => automatic,
+    () => callId,
+    new Date(),
+    null,
+  );
   return c;
 }
 
@@ -61,9 +75,10 @@ function save(first: Conversation, callId: string): Promise<void> {
 }
 
 const callsOf = (tenant: string) =>
-  server.dataSource.query(`SELECT conversation_id, id, status FROM tool_calls WHERE tenant_id = $1 ORDER BY conversation_id, id`, [tenant]) as Promise<
-    Array<{ conversation_id: string; id: string; status: string }>
-  >;
+  server.dataSource.query(
+    `SELECT conversation_id, id, status FROM tool_calls WHERE tenant_id = $1 ORDER BY conversation_id, id`,
+    [tenant],
+  ) as Promise<Array<{ conversation_id: string; id: string; status: string }>>;
 
 describe('optimistic saves of one tenant arriving together', () => {
   it('are written by one statement; the one whose conversation moved on is left out of it and runs again', async () => {
@@ -79,11 +94,21 @@ describe('optimistic saves of one tenant arriving together', () => {
     const before = { ...repo.grouped };
 
     // `a` goes at once, alone; the others queue behind it and go together.
-    const outcomes = await Promise.allSettled([save(a, 'tc_a'), save(x1, 'tc_x1'), save(x2, 'tc_x2'), save(b, 'tc_b'), save(c, 'tc_c')]);
+    const outcomes = await Promise.allSettled([
+      save(a, 'tc_a'),
+      save(x1, 'tc_x1'),
+      save(x2, 'tc_x2'),
+      save(b, 'tc_b'),
+      save(c, 'tc_c'),
+    ]);
 
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
     // x2 was left out of the grouped statement (x1 moved its conversation on) and written by its retry.
-    if (grouping) expect({ statements: repo.grouped.statements - before.statements, saves: repo.grouped.saves - before.saves }).toEqual({ statements: 1, saves: 3 });
+    if (grouping)
+      expect({
+        statements: repo.grouped.statements - before.statements,
+        saves: repo.grouped.saves - before.saves,
+      }).toEqual({ statements: 1, saves: 3 });
     expect(await callsOf(T)).toEqual([
       { conversation_id: 'a', id: 'tc_a', status: 'approved' },
       { conversation_id: 'b', id: 'tc_b', status: 'approved' },
@@ -110,16 +135,30 @@ describe('optimistic saves of one tenant arriving together', () => {
     await started(T, ['first', 'd', 'e', 'f']);
     await save(await proposing(T, 'first', 'tc_taken'), 'tc_taken');
     const lone = await proposing(T, 'first', 'tc_lone');
-    const [d, e, f] = await Promise.all([proposing(T, 'd', 'tc_taken'), proposing(T, 'e', 'tc_e'), proposing(T, 'f', 'tc_f')]);
+    const [d, e, f] = await Promise.all([
+      proposing(T, 'd', 'tc_taken'),
+      proposing(T, 'e', 'tc_e'),
+      proposing(T, 'f', 'tc_f'),
+    ]);
     const before = { ...repo.grouped };
 
     // d reuses a call id of the tenant: its insert breaks the tenant's primary key, and with it a grouped statement.
-    const outcomes = await Promise.allSettled([save(lone, 'tc_lone'), save(d, 'tc_taken'), save(e, 'tc_e'), save(f, 'tc_f')]);
+    const outcomes = await Promise.allSettled([
+      save(lone, 'tc_lone'),
+      save(d, 'tc_taken'),
+      save(e, 'tc_e'),
+      save(f, 'tc_f'),
+    ]);
 
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/duplicate key|unique/i);
     expect(repo.grouped).toEqual(before); // the grouped statement wrote nothing
-    expect((await callsOf(T)).map((r) => `${r.conversation_id}/${r.id}`)).toEqual(['e/tc_e', 'f/tc_f', 'first/tc_lone', 'first/tc_taken']);
+    expect((await callsOf(T)).map((r) => `${r.conversation_id}/${r.id}`)).toEqual([
+      'e/tc_e',
+      'f/tc_f',
+      'first/tc_lone',
+      'first/tc_taken',
+    ]);
     expectIntactChain(await eventsOfTenant(server.dataSource, T));
   });
 

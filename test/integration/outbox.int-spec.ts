@@ -63,7 +63,10 @@ describe('the outbox relay', () => {
 
   beforeAll(async () => {
     consumer = new RecordingConsumer();
-    server = await startTestServer({ outboxPollMs: 100, outboxLeaseSeconds: 2 }, { outboxConsumers: [consumer, selective] });
+    server = await startTestServer(
+      { outboxPollMs: 100, outboxLeaseSeconds: 2 },
+      { outboxConsumers: [consumer, selective] },
+    );
     api = client(server.url);
     agent = await server.token('bot', ['agent'], { tenant: 'out' });
   });
@@ -77,7 +80,11 @@ describe('the outbox relay', () => {
     await api.post('/v1/conversations', agent, { id: 'o1' });
     await api.post('/v1/conversations/o1/tool-calls', agent, { toolCalls: [{ toolName: 'x', arguments: {} }] });
     await until(() => delivered('out').length >= 3);
-    expect(delivered('out').map((e) => e.type)).toEqual(['ConversationStarted', 'ToolCallProposed', 'ApprovalRequested']);
+    expect(delivered('out').map((e) => e.type)).toEqual([
+      'ConversationStarted',
+      'ToolCallProposed',
+      'ApprovalRequested',
+    ]);
     const seqs = delivered('out').map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
   });
@@ -104,7 +111,10 @@ describe('the outbox relay', () => {
     await until(() => delivered('out').some((e) => e.conversationId === 'o3'), 20_000);
     expect(consumer.attempts - attemptsBefore).toBe(3); // two failures, then the delivery
     expect(delivered('out').length).toBe(before + 1);
-    const [cursor] = await server.dataSource.query(`SELECT attempts, last_error, next_attempt_at FROM outbox_cursors WHERE tenant_id = 'out' AND consumer = $1`, [consumer.name]);
+    const [cursor] = await server.dataSource.query(
+      `SELECT attempts, last_error, next_attempt_at FROM outbox_cursors WHERE tenant_id = 'out' AND consumer = $1`,
+      [consumer.name],
+    );
     expect(cursor).toMatchObject({ attempts: 0, last_error: null, next_attempt_at: null });
   });
 
@@ -114,9 +124,10 @@ describe('the outbox relay', () => {
     await api.post('/v1/conversations', quiet, { id: 'q1' });
     await api.post('/v1/conversations', quiet, { id: 'q2' });
     const cursor = () =>
-      server.dataSource.query(`SELECT c.last_seq, c.lease_owner, h.seq AS head FROM outbox_cursors c JOIN audit_heads h USING (tenant_id) WHERE c.tenant_id = 'quiet' AND c.consumer = $1`, [
-        selective.name,
-      ]);
+      server.dataSource.query(
+        `SELECT c.last_seq, c.lease_owner, h.seq AS head FROM outbox_cursors c JOIN audit_heads h USING (tenant_id) WHERE c.tenant_id = 'quiet' AND c.consumer = $1`,
+        [selective.name],
+      );
     await until(async () => {
       const [c] = await cursor();
       return !!c && c.last_seq === c.head;
@@ -138,7 +149,10 @@ describe('the outbox relay', () => {
       return c.last_seq === c.head && c.lease_owner === null;
     });
     selective.idle.add('quiet');
-    await server.dataSource.query(`UPDATE outbox_cursors SET lease_owner = 'elsewhere', lease_until = now() + interval '1 hour' WHERE tenant_id = 'quiet' AND consumer = $1`, [selective.name]);
+    await server.dataSource.query(
+      `UPDATE outbox_cursors SET lease_owner = 'elsewhere', lease_until = now() + interval '1 hour' WHERE tenant_id = 'quiet' AND consumer = $1`,
+      [selective.name],
+    );
     const [held] = await cursor();
     await api.post('/v1/conversations', quiet, { id: 'q4' });
     await until(() => delivered('quiet').some((e) => e.conversationId === 'q4'));
@@ -146,7 +160,7 @@ describe('the outbox relay', () => {
     expect((await cursor())[0]).toMatchObject({ last_seq: held.last_seq, lease_owner: 'elsewhere' });
   });
 
-  it("takes over a stream whose lease a crashed instance left behind, once the lease runs out", async () => {
+  it('takes over a stream whose lease a crashed instance left behind, once the lease runs out', async () => {
     const other = await server.token('bot', ['agent'], { tenant: 'leased' });
     await server.dataSource.query(
       `INSERT INTO outbox_cursors (tenant_id, consumer, lease_owner, lease_until) VALUES ('leased', $1, 'crashed-instance', now() + interval '2 seconds')`,

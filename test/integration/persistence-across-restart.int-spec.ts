@@ -50,9 +50,10 @@ async function shutDown(s: RunningServer): Promise<void> {
 }
 
 const eventsOf = (s: RunningServer, tenant: string) =>
-  s.dataSource.query(`SELECT seq, id, type, at, conversation_id, tool_call_id, tool_name, actor, data, prev_hash, hash FROM events WHERE tenant_id = $1 ORDER BY seq`, [
-    tenant,
-  ]);
+  s.dataSource.query(
+    `SELECT seq, id, type, at, conversation_id, tool_call_id, tool_name, actor, data, prev_hash, hash FROM events WHERE tenant_id = $1 ORDER BY seq`,
+    [tenant],
+  );
 
 beforeAll(async () => {
   db = await freshDatabase();
@@ -86,9 +87,27 @@ describe('a server stopped cleanly and started again on the same database', () =
     const api = client(s.url);
     const agentToken = await mintToken(secret, { sub: 'agent-restart', roles: ['agent'], tenant: TENANT }, '1h');
 
-    expect((await api.post('/v1/conversations', agentToken, { id: 'conv-restart', title: 'survives', user: { id: 'u-1', roles: ['member'] }, metadata: { k: [1, 2] } })).status).toBe(201);
+    expect(
+      (
+        await api.post('/v1/conversations', agentToken, {
+          id: 'conv-restart',
+          title: 'survives',
+          user: { id: 'u-1', roles: ['member'] },
+          metadata: { k: [1, 2] },
+        })
+      ).status,
+    ).toBe(201);
     const proposed = await api.post('/v1/conversations/conv-restart/tool-calls', agentToken, {
-      toolCalls: [{ id: 'call-restart', toolName: 'delete_source', arguments: { id: 'src_1' }, reason: 'user asked', confidence: 0.9, display: { title: 'Delete source' } }],
+      toolCalls: [
+        {
+          id: 'call-restart',
+          toolName: 'delete_source',
+          arguments: { id: 'src_1' },
+          reason: 'user asked',
+          confidence: 0.9,
+          display: { title: 'Delete source' },
+        },
+      ],
     });
     expect(proposed.status).toBe(201);
     const call = proposed.body.toolCalls[0];
@@ -96,7 +115,11 @@ describe('a server stopped cleanly and started again on the same database', () =
 
     const conversation = (await api.get('/v1/conversations/conv-restart', agentToken)).body;
     const events = await eventsOf(s, TENANT);
-    expect(events.map((e: { type: string }) => e.type)).toEqual(['ConversationStarted', 'ToolCallProposed', 'ApprovalRequested']);
+    expect(events.map((e: { type: string }) => e.type)).toEqual([
+      'ConversationStarted',
+      'ToolCallProposed',
+      'ApprovalRequested',
+    ]);
     first = { secret, callId: call.id, agentToken, call, conversation, events };
 
     await shutDown(s);
@@ -136,7 +159,10 @@ describe('a server stopped cleanly and started again on the same database', () =
     const api = client(s.url);
     const approver = await mintToken(first.secret, { sub: 'alice', roles: ['approver'], tenant: TENANT }, '1h');
 
-    const decided = await api.post(`/v1/tool-calls/${first.callId}/decision`, approver, { decision: 'approve', reason: 'after restart' });
+    const decided = await api.post(`/v1/tool-calls/${first.callId}/decision`, approver, {
+      decision: 'approve',
+      reason: 'after restart',
+    });
     expect(decided.status).toBe(200);
     expect(decided.body.status).toBe('approved');
     expect(decided.body.decision).toMatchObject({ outcome: 'approved', by: { id: 'alice' }, reason: 'after restart' });
@@ -150,9 +176,17 @@ describe('a server stopped cleanly and started again on the same database', () =
 
     const events = await eventsOf(s, TENANT);
     expect(events.slice(0, first.events.length)).toEqual(first.events);
-    expect(events.map((e: { type: string }) => e.type)).toEqual(['ConversationStarted', 'ToolCallProposed', 'ApprovalRequested', 'ToolCallApproved']);
+    expect(events.map((e: { type: string }) => e.type)).toEqual([
+      'ConversationStarted',
+      'ToolCallProposed',
+      'ApprovalRequested',
+      'ToolCallApproved',
+    ]);
     expect(events.map((e: { seq: string }) => Number(e.seq))).toEqual([1, 2, 3, 4]);
-    expect(events.map((e: { prev_hash: string }) => e.prev_hash)).toEqual([GENESIS, ...events.slice(0, -1).map((e: { hash: string }) => e.hash)]);
+    expect(events.map((e: { prev_hash: string }) => e.prev_hash)).toEqual([
+      GENESIS,
+      ...events.slice(0, -1).map((e: { hash: string }) => e.hash),
+    ]);
   });
 
   it('keeps the decision through a second restart', async () => {

@@ -38,14 +38,34 @@ afterAll(async () => {
 const eventsOf = (tenant: string) => eventsOfTenant(server.dataSource, tenant);
 
 async function conversation(tenant: string, id: string) {
-  await uow.run(async () => conversations.save(Conversation.start({ id, tenantId: tenant, agentId: 'bot', user: { id: 'ann', roles: [] }, at: T0() })));
+  await uow.run(async () =>
+    conversations.save(
+      Conversation.start({ id, tenantId: tenant, agentId: 'bot', user: { id: 'ann', roles: [] }, at: T0() }),
+    ),
+  );
 }
 
-async function asked(tenant: string, conversationId: string, question: QuestionInput, at = T0(), externalId?: string): Promise<Question> {
+async function asked(
+  tenant: string,
+  conversationId: string,
+  question: QuestionInput,
+  at = T0(),
+  externalId?: string,
+): Promise<Question> {
   const id = `q_${++n}`;
   // Made inside the unit: a retried unit (a lost race) starts again from nothing, as the handlers do.
   return uow.run(async () => {
-    const q = Question.ask({ id, tenantId: tenant, conversationId, agentId: 'bot', userId: 'ann', question, by: AGENT, at, ...(externalId ? { externalId } : {}) });
+    const q = Question.ask({
+      id,
+      tenantId: tenant,
+      conversationId,
+      agentId: 'bot',
+      userId: 'ann',
+      question,
+      by: AGENT,
+      at,
+      ...(externalId ? { externalId } : {}),
+    });
     await repo.save(q);
     return q;
   });
@@ -64,7 +84,19 @@ describe('a question saved and loaded back', () => {
   beforeAll(() => conversation(T, 'c1'));
 
   it('keeps every field, pending and answered', async () => {
-    const q = await asked(T, 'c1', { text: 'EU or US? ✓ "quoted"', choices: ['EU', 'US'], allowFreeText: true, timeoutSeconds: 600, askTo: ['requester', 'admin'] }, T0(), 'ask_1');
+    const q = await asked(
+      T,
+      'c1',
+      {
+        text: 'EU or US? ✓ "quoted"',
+        choices: ['EU', 'US'],
+        allowFreeText: true,
+        timeoutSeconds: 600,
+        askTo: ['requester', 'admin'],
+      },
+      T0(),
+      'ask_1',
+    );
     const loaded = await load(T, q.id);
     expect(loaded.snapshot()).toEqual(q.snapshot());
     expect(loaded.version).toBe(1);
@@ -72,11 +104,16 @@ describe('a question saved and loaded back', () => {
 
     await uow.run(async () => {
       const locked = (await repo.findById(T, q.id, { lock: true }))!;
-      expect(locked.answer({ ...person(T, 'ann', []), name: 'Ann' }, 'web', 'APAC', new Date(T0().getTime() + 10)).kind).toBe('answered');
+      expect(
+        locked.answer({ ...person(T, 'ann', []), name: 'Ann' }, 'web', 'APAC', new Date(T0().getTime() + 10)).kind,
+      ).toBe('answered');
       await repo.save(locked);
     });
     const answered = await load(T, q.id);
-    expect(answered.snapshot()).toMatchObject({ status: 'answered', answer: { text: 'APAC', by: { id: 'ann', name: 'Ann', via: 'web' } } });
+    expect(answered.snapshot()).toMatchObject({
+      status: 'answered',
+      answer: { text: 'APAC', by: { id: 'ann', name: 'Ann', via: 'web' } },
+    });
     expect(answered.version).toBe(2);
   });
 
@@ -116,7 +153,16 @@ describe('writes', () => {
 
   it('state and events commit together or not at all', async () => {
     const before = (await eventsOf(T)).length;
-    const q = Question.ask({ id: 'q_rolled_back', tenantId: T, conversationId: 'c1', agentId: 'bot', userId: 'ann', question: { text: 'never' }, by: AGENT, at: T0() });
+    const q = Question.ask({
+      id: 'q_rolled_back',
+      tenantId: T,
+      conversationId: 'c1',
+      agentId: 'bot',
+      userId: 'ann',
+      question: { text: 'never' },
+      by: AGENT,
+      at: T0(),
+    });
     await expect(
       uow.run(async () => {
         await repo.save(q);
@@ -138,7 +184,8 @@ describe('the inbox', () => {
     const toUser = await asked(T, 'c1', { text: 'user only', askTo: ['requester'] }, new Date(base + 1000));
     const toApprovers = await asked(T, 'c1', { text: 'approvers', askTo: ['approver'] }, new Date(base + 2000));
     const toAll = await asked(T, 'c1', { text: 'everyone' }, new Date(base + 3000));
-    const list = async (p: Principal, limit = 10, cursor?: string) => repo.listAnswerable(p, { status: 'pending', limit, cursor, now: T0() });
+    const list = async (p: Principal, limit = 10, cursor?: string) =>
+      repo.listAnswerable(p, { status: 'pending', limit, cursor, now: T0() });
     expect((await list(person(T, 'ann', []))).questions.map((q) => q.id)).toEqual([toAll.id, toUser.id]);
     expect((await list(person(T, 'bob', ['approver']))).questions.map((q) => q.id)).toEqual([toAll.id, toApprovers.id]);
     expect((await list(person(T, 'root', ['admin']))).questions.map((q) => q.id)).toEqual([toAll.id]);
@@ -159,7 +206,9 @@ describe('expiry', () => {
 
   it('several sweeps at once expire each due question exactly once', async () => {
     const past = new Date(T0().getTime() - 10_000);
-    const due = await Promise.all(Array.from({ length: 8 }, () => asked(T, 'c1', { text: 'late?', timeoutSeconds: 1 }, past)));
+    const due = await Promise.all(
+      Array.from({ length: 8 }, () => asked(T, 'c1', { text: 'late?', timeoutSeconds: 1 }, past)),
+    );
     const notDue = await asked(T, 'c1', { text: 'later', timeoutSeconds: 3600 });
     const bus = server.app.get(CommandBus);
     const counts: number[] = await Promise.all([1, 2, 3].map(() => bus.execute(new ExpireQuestionsCommand())));
@@ -172,31 +221,37 @@ describe('expiry', () => {
   });
 
   // Two sessions at once: the embedded database serves one (pool size 1), so holding a lock there blocks the sweep's own connection.
-  (process.env.DATABASE_URL ? it : it.skip)('a sweep skips a question another transaction holds, instead of waiting for it', async () => {
-    const q = await asked(T, 'c1', { text: 'held?', timeoutSeconds: 1 }, new Date(T0().getTime() - 10_000));
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const holder = server.dataSource.transaction(async (m) => {
-      await m.query(`SELECT id FROM questions WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [T, q.id]);
-      locked();
-      await held;
-    });
-    await isLocked;
-    const bus = server.app.get(CommandBus);
-    expect(await bus.execute(new ExpireQuestionsCommand())).toBe(0);
-    release();
-    await holder;
-    expect(await bus.execute(new ExpireQuestionsCommand())).toBe(1);
-    expect((await load(T, q.id)).status).toBe('expired');
-  });
+  (process.env.DATABASE_URL ? it : it.skip)(
+    'a sweep skips a question another transaction holds, instead of waiting for it',
+    async () => {
+      const q = await asked(T, 'c1', { text: 'held?', timeoutSeconds: 1 }, new Date(T0().getTime() - 10_000));
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = server.dataSource.transaction(async (m) => {
+        await m.query(`SELECT id FROM questions WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, [T, q.id]);
+        locked();
+        await held;
+      });
+      await isLocked;
+      const bus = server.app.get(CommandBus);
+      expect(await bus.execute(new ExpireQuestionsCommand())).toBe(0);
+      release();
+      await holder;
+      expect(await bus.execute(new ExpireQuestionsCommand())).toBe(1);
+      expect((await load(T, q.id)).status).toBe('expired');
+    },
+  );
 
   it('a sweep cancels a pending question a halt covers, should the cancellation after the halt have been lost', async () => {
     await conversation(T, 'c-halted');
     const q = await asked(T, 'c-halted', { text: 'under a halt?' });
     // The halt's row alone, as if the process stopped before its after-commit cancellation ran.
-    await server.dataSource.query(`INSERT INTO halts (tenant_id, scope, scope_id, reason, created_by, created_at) VALUES ($1, 'conversation', 'c-halted', 'drill', '{"id":"root","via":"api"}', now())`, [T]);
+    await server.dataSource.query(
+      `INSERT INTO halts (tenant_id, scope, scope_id, reason, created_by, created_at) VALUES ($1, 'conversation', 'c-halted', 'drill', '{"id":"root","via":"api"}', now())`,
+      [T],
+    );
     await server.app.get(CommandBus).execute(new ExpireQuestionsCommand());
     expect((await load(T, q.id)).snapshot()).toMatchObject({ status: 'cancelled', endReason: 'drill' });
     const cancelled = (await eventsOf(T)).filter((e) => e.type === 'QuestionCancelled');

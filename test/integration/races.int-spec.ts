@@ -7,8 +7,6 @@ import { eventsOf as eventsOfTenant, expectIntactChain } from '../support/audit'
 import { client, Reply } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
 
-
-
 let server: TestServer;
 let api: ReturnType<typeof client>;
 
@@ -39,7 +37,11 @@ async function actors(tenant: string) {
 }
 
 async function start(agentToken: string, id: string): Promise<void> {
-  const r = await api.post('/v1/conversations', agentToken, { id, title: `race ${id}`, user: { id: 'u-requester', roles: ['member'] } });
+  const r = await api.post('/v1/conversations', agentToken, {
+    id,
+    title: `race ${id}`,
+    user: { id: 'u-requester', roles: ['member'] },
+  });
   expect([r.status, r.body?.code]).toEqual([201, undefined]);
 }
 
@@ -52,7 +54,8 @@ async function proposePending(agentToken: string, conversationId: string, toolNa
   return r.body.toolCalls[0].id;
 }
 
-const decide = (token: string, callId: string, body: Record<string, unknown>) => api.post(`/v1/tool-calls/${callId}/decision`, token, body);
+const decide = (token: string, callId: string, body: Record<string, unknown>) =>
+  api.post(`/v1/tool-calls/${callId}/decision`, token, body);
 const claim = (token: string, callId: string) => api.post(`/v1/tool-calls/${callId}/execution`, token);
 
 // ---------------------------------------------------------------- one call, many deciders
@@ -67,15 +70,27 @@ describe('concurrent decisions on one pending call', () => {
     const tokens = await Promise.all(Array.from({ length: 20 }, (_, i) => approver(`approver-${i}`)));
 
     const replies = await Promise.all(
-      tokens.map((t, i) => decide(t, callId, i % 2 === 0 ? { decision: 'approve', reason: `ok from ${i}` } : { decision: 'reject', reason: `no from ${i}` })),
+      tokens.map((t, i) =>
+        decide(
+          t,
+          callId,
+          i % 2 === 0
+            ? { decision: 'approve', reason: `ok from ${i}` }
+            : { decision: 'reject', reason: `no from ${i}` },
+        ),
+      ),
     );
 
     expect(statuses(replies)).toEqual([200, ...Array(19).fill(409)]);
     const winner = replies.find((r) => r.status === 200)!;
     const losers = replies.filter((r) => r.status === 409);
     expect(losers.map((r) => r.body.code)).toEqual(Array(19).fill('already_decided'));
-    expect(losers.map((r) => r.headers.get('content-type'))).toEqual(Array(19).fill(expect.stringContaining('application/problem+json')));
-    expect(winner.body.decision).toEqual(expect.objectContaining({ outcome: expect.stringMatching(/^(approved|rejected)$/), at: expect.any(String) }));
+    expect(losers.map((r) => r.headers.get('content-type'))).toEqual(
+      Array(19).fill(expect.stringContaining('application/problem+json')),
+    );
+    expect(winner.body.decision).toEqual(
+      expect.objectContaining({ outcome: expect.stringMatching(/^(approved|rejected)$/), at: expect.any(String) }),
+    );
     expect(losers.map((r) => r.body.decision)).toEqual(Array(19).fill(winner.body.decision));
     expect(winner.body.status).toBe(winner.body.decision.outcome);
 
@@ -83,9 +98,14 @@ describe('concurrent decisions on one pending call', () => {
     expect(stored.status).toBe(200);
     expect(stored.body.decision).toEqual(winner.body.decision);
 
-    const decisions = await sql(`SELECT type, data FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type IN ('ToolCallApproved', 'ToolCallRejected')`, [TENANT, callId]);
+    const decisions = await sql(
+      `SELECT type, data FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type IN ('ToolCallApproved', 'ToolCallRejected')`,
+      [TENANT, callId],
+    );
     expect(decisions).toHaveLength(1);
-    expect(decisions[0].type).toBe(winner.body.decision.outcome === 'approved' ? 'ToolCallApproved' : 'ToolCallRejected');
+    expect(decisions[0].type).toBe(
+      winner.body.decision.outcome === 'approved' ? 'ToolCallApproved' : 'ToolCallRejected',
+    );
     expect(decisions[0].data.approvedBy ?? decisions[0].data.rejectedBy).toBe(winner.body.decision.by.id);
   });
 
@@ -100,7 +120,10 @@ describe('concurrent decisions on one pending call', () => {
     expect(statuses(replies)).toEqual(Array(10).fill(200));
     expect(replies.map((r) => r.body.decision)).toEqual(Array(10).fill(replies[0].body.decision));
     expect(replies[0].body.decision).toMatchObject({ outcome: 'approved', by: { id: 'alice' } });
-    const decisions = await sql(`SELECT 1 FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type IN ('ToolCallApproved', 'ToolCallRejected')`, [TENANT, callId]);
+    const decisions = await sql(
+      `SELECT 1 FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type IN ('ToolCallApproved', 'ToolCallRejected')`,
+      [TENANT, callId],
+    );
     expect(decisions).toHaveLength(1);
   });
 });
@@ -114,7 +137,14 @@ describe('concurrent execution claims of one approved call', () => {
     const { agent, approver } = await actors(TENANT);
     await start(agent, 'conv-claim');
     const callId = await proposePending(agent, 'conv-claim');
-    expect((await decide(await approver('alice'), callId, { decision: 'approve', arguments: { amount: 50, to: 'conv-claim' } })).status).toBe(200);
+    expect(
+      (
+        await decide(await approver('alice'), callId, {
+          decision: 'approve',
+          arguments: { amount: 50, to: 'conv-claim' },
+        })
+      ).status,
+    ).toBe(200);
 
     const replies = await Promise.all(Array.from({ length: 10 }, () => claim(agent, callId)));
 
@@ -125,7 +155,10 @@ describe('concurrent execution claims of one approved call', () => {
     expect(winner.body.arguments).toEqual({ amount: 50, to: 'conv-claim' });
     expect(typeof winner.body.receipt).toBe('string');
 
-    const executed = await sql(`SELECT 1 FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type = 'ToolCallExecuted'`, [TENANT, callId]);
+    const executed = await sql(
+      `SELECT 1 FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type = 'ToolCallExecuted'`,
+      [TENANT, callId],
+    );
     expect(executed).toHaveLength(1);
   });
 
@@ -137,12 +170,17 @@ describe('concurrent execution claims of one approved call', () => {
     expect((await claim(agent, callId)).status).toBe(200);
 
     const replies = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => api.post(`/v1/tool-calls/${callId}/result`, agent, { outcome: i % 2 ? 'failed' : 'succeeded', output: { i } })),
+      Array.from({ length: 8 }, (_, i) =>
+        api.post(`/v1/tool-calls/${callId}/result`, agent, { outcome: i % 2 ? 'failed' : 'succeeded', output: { i } }),
+      ),
     );
 
     expect(statuses(replies)).toEqual([200, ...Array(7).fill(409)]);
     expect(replies.filter((r) => r.status === 409).map((r) => r.body.code)).toEqual(Array(7).fill('already_completed'));
-    const completed = await sql(`SELECT 1 FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type = 'ToolCallCompleted'`, [TENANT, callId]);
+    const completed = await sql(
+      `SELECT 1 FROM events WHERE tenant_id = $1 AND tool_call_id = $2 AND type = 'ToolCallCompleted'`,
+      [TENANT, callId],
+    );
     expect(completed).toHaveLength(1);
   });
 });
@@ -162,12 +200,19 @@ describe("a tenant's audit trail under concurrent writes", () => {
 
     // At once: ten decisions on the waiting conversations and ten proposals in the fresh ones.
     const [decisions, proposals] = await Promise.all([
-      Promise.all(pending.map((callId, i) => decide(people[i], callId, { decision: i % 3 === 0 ? 'reject' : 'approve' }))),
+      Promise.all(
+        pending.map((callId, i) => decide(people[i], callId, { decision: i % 3 === 0 ? 'reject' : 'approve' })),
+      ),
       Promise.all(
         fresh.map((id) =>
           api.post(`/v1/conversations/${id}/tool-calls`, agent, {
             toolCalls: [
-              { id: 'read', toolName: 'read_file', arguments: { path: `/data/${id}` }, annotations: { isReadOnly: true } },
+              {
+                id: 'read',
+                toolName: 'read_file',
+                arguments: { path: `/data/${id}` },
+                annotations: { isReadOnly: true },
+              },
               { id: 'send', toolName: 'send_email', arguments: { to: `${id}@example.com` } },
             ],
           }),
@@ -176,12 +221,17 @@ describe("a tenant's audit trail under concurrent writes", () => {
     ]);
     expect(statuses(decisions)).toEqual(Array(10).fill(200));
     expect(statuses(proposals)).toEqual(Array(10).fill(201));
-    expect(proposals.map((r) => r.body.toolCalls.map((c: { status: string }) => c.status))).toEqual(Array(10).fill(['approved', 'pending']));
+    expect(proposals.map((r) => r.body.toolCalls.map((c: { status: string }) => c.status))).toEqual(
+      Array(10).fill(['approved', 'pending']),
+    );
 
     // And once more: claims of the auto-approved calls while people decide the pending ones.
     const autoIds = proposals.map((r) => r.body.toolCalls[0].id as string);
     const heldIds = proposals.map((r) => r.body.toolCalls[1].id as string);
-    const second = await Promise.all([...autoIds.map((id) => claim(agent, id)), ...heldIds.map((id, i) => decide(people[i], id, { decision: 'approve' }))]);
+    const second = await Promise.all([
+      ...autoIds.map((id) => claim(agent, id)),
+      ...heldIds.map((id, i) => decide(people[i], id, { decision: 'approve' })),
+    ]);
     expect(statuses(second)).toEqual(Array(20).fill(200));
 
     const events = await eventsOf(TENANT);
@@ -237,8 +287,13 @@ describe('concurrent identical requests', () => {
 
     expect(statuses(replies)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     expect(new Set(replies.map((r) => `${r.body.id}|${r.body.agentId}|${r.body.createdAt}`)).size).toBe(1);
-    expect(await sql(`SELECT 1 FROM conversations WHERE tenant_id = $1 AND id = 'conv-twin'`, [TENANT])).toHaveLength(1);
-    const started = await sql(`SELECT 1 FROM events WHERE tenant_id = $1 AND conversation_id = 'conv-twin' AND type = 'ConversationStarted'`, [TENANT]);
+    expect(await sql(`SELECT 1 FROM conversations WHERE tenant_id = $1 AND id = 'conv-twin'`, [TENANT])).toHaveLength(
+      1,
+    );
+    const started = await sql(
+      `SELECT 1 FROM events WHERE tenant_id = $1 AND conversation_id = 'conv-twin' AND type = 'ConversationStarted'`,
+      [TENANT],
+    );
     expect(started).toHaveLength(1);
   });
 
@@ -256,7 +311,10 @@ describe('concurrent identical requests', () => {
     const otherReplies = replies.filter((_, i) => tokens[i] !== ownerToken);
     expect(statuses(ownerReplies)).toEqual([200, 200, 200, 200, 201]);
     expect(otherReplies.map((r) => [r.status, r.body.code])).toEqual(Array(5).fill([409, 'idempotency_mismatch']));
-    const started = await sql(`SELECT actor FROM events WHERE tenant_id = $1 AND conversation_id = 'conv-contested' AND type = 'ConversationStarted'`, [TENANT]);
+    const started = await sql(
+      `SELECT actor FROM events WHERE tenant_id = $1 AND conversation_id = 'conv-contested' AND type = 'ConversationStarted'`,
+      [TENANT],
+    );
     expect(started).toEqual([{ actor: expect.objectContaining({ id: owner }) }]);
   });
 
@@ -265,24 +323,35 @@ describe('concurrent identical requests', () => {
     await start(agent, 'conv-dup-call');
     const body = { toolCalls: [{ id: 'call-dup', toolName: 'delete_source', arguments: { id: 'src_1' } }] };
 
-    const replies = await Promise.all(Array.from({ length: 10 }, () => api.post('/v1/conversations/conv-dup-call/tool-calls', agent, body)));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, () => api.post('/v1/conversations/conv-dup-call/tool-calls', agent, body)),
+    );
 
     expect(statuses(replies)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     const callIds = new Set(replies.map((r) => r.body.toolCalls[0].id));
     expect(callIds.size).toBe(1);
     expect(replies.every((r) => r.body.toolCalls[0].externalId === 'call-dup')).toBe(true);
-    const rows = await sql(`SELECT id FROM tool_calls WHERE tenant_id = $1 AND conversation_id = 'conv-dup-call'`, [TENANT]);
+    const rows = await sql(`SELECT id FROM tool_calls WHERE tenant_id = $1 AND conversation_id = 'conv-dup-call'`, [
+      TENANT,
+    ]);
     expect(rows.map((r) => r.id)).toEqual([...callIds]);
-    const proposed = await sql(`SELECT 1 FROM events WHERE tenant_id = $1 AND conversation_id = 'conv-dup-call' AND type = 'ToolCallProposed'`, [TENANT]);
+    const proposed = await sql(
+      `SELECT 1 FROM events WHERE tenant_id = $1 AND conversation_id = 'conv-dup-call' AND type = 'ToolCallProposed'`,
+      [TENANT],
+    );
     expect(proposed).toHaveLength(1);
   });
 
   it('proposing one tool-call id with two contents create one call and refuse the other content with 409 idempotency_mismatch', async () => {
     const { agent } = await actors(TENANT);
     await start(agent, 'conv-dup-clash');
-    const bodies = Array.from({ length: 10 }, (_, i) => ({ toolCalls: [{ id: 'call-clash', toolName: 'delete_source', arguments: { id: i % 2 ? 'src_odd' : 'src_even' } }] }));
+    const bodies = Array.from({ length: 10 }, (_, i) => ({
+      toolCalls: [{ id: 'call-clash', toolName: 'delete_source', arguments: { id: i % 2 ? 'src_odd' : 'src_even' } }],
+    }));
 
-    const replies = await Promise.all(bodies.map((b) => api.post('/v1/conversations/conv-dup-clash/tool-calls', agent, b)));
+    const replies = await Promise.all(
+      bodies.map((b) => api.post('/v1/conversations/conv-dup-clash/tool-calls', agent, b)),
+    );
 
     const created = replies.find((r) => r.status === 201)!;
     const winningArgs = created.body.toolCalls[0].arguments;
@@ -290,7 +359,10 @@ describe('concurrent identical requests', () => {
     const otherContent = replies.filter((_, i) => bodies[i].toolCalls[0].arguments.id !== winningArgs.id);
     expect(statuses(sameContent)).toEqual([200, 200, 200, 200, 201]);
     expect(otherContent.map((r) => [r.status, r.body.code])).toEqual(Array(5).fill([409, 'idempotency_mismatch']));
-    const rows = await sql(`SELECT arguments FROM tool_calls WHERE tenant_id = $1 AND conversation_id = 'conv-dup-clash'`, [TENANT]);
+    const rows = await sql(
+      `SELECT arguments FROM tool_calls WHERE tenant_id = $1 AND conversation_id = 'conv-dup-clash'`,
+      [TENANT],
+    );
     expect(rows).toEqual([{ arguments: winningArgs }]);
   });
 

@@ -13,19 +13,44 @@ import fc from 'fast-check';
 import { redirectPart, splitShellCommand } from '../../src/domain/policy/shell-command';
 
 const BASH = '/bin/bash';
-const PROGRAMS: Record<string, string> = { echo: '/bin/echo', printf: '/usr/bin/printf', true: '/bin/true', false: '/bin/false', cat: '/bin/cat', env: '/usr/bin/env', xargs: '/usr/bin/xargs', sh: BASH, bash: BASH };
+const PROGRAMS: Record<string, string> = {
+  echo: '/bin/echo',
+  printf: '/usr/bin/printf',
+  true: '/bin/true',
+  false: '/bin/false',
+  cat: '/bin/cat',
+  env: '/usr/bin/env',
+  xargs: '/usr/bin/xargs',
+  sh: BASH,
+  bash: BASH,
+};
 
 // ---- the grammar ----
 
 const quoteSingle = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 const quoteDouble = (text: string) => `"${text.replace(/(["\\$`])/g, '\\$1')}"`;
-const word = fc.tuple(fc.constantFrom('a', 'b', 'c1', 'x.y', '-n', '%s'), fc.constantFrom('plain', 'single', 'double', 'escaped')).map(([w, style]) =>
-  style === 'single' ? `'${w}'` : style === 'double' ? `"${w}"` : style === 'escaped' ? `\\${w}` : w,
-);
+const word = fc
+  .tuple(fc.constantFrom('a', 'b', 'c1', 'x.y', '-n', '%s'), fc.constantFrom('plain', 'single', 'double', 'escaped'))
+  .map(([w, style]) =>
+    style === 'single' ? `'${w}'` : style === 'double' ? `"${w}"` : style === 'escaped' ? `\\${w}` : w,
+  );
 const name = fc.constantFrom('echo', 'printf', 'true', 'false', 'cat', ':');
 const assignment = fc.tuple(fc.constantFrom('v1', 'v2'), word).map(([n, w]) => `${n}=${w}`);
 // `{v1}>f7` opens f7 and assigns its descriptor to v1.
-const redirect = fc.constantFrom('> f1', '>> f2', '2> f3', '&> f4', '>| f5', '2>>f6', '>/dev/null', '2>&1', '< /dev/null', '>&2', '{v1}>f7', '{v2}<&0');
+const redirect = fc.constantFrom(
+  '> f1',
+  '>> f2',
+  '2> f3',
+  '&> f4',
+  '>| f5',
+  '2>>f6',
+  '>/dev/null',
+  '2>&1',
+  '< /dev/null',
+  '>&2',
+  '{v1}>f7',
+  '{v2}<&0',
+);
 const separator = fc.constantFrom('; ', ' && ', ' || ', ' | ', '\n');
 
 /** A simple command with literal words only (what backticks hold: no nesting to escape). */
@@ -45,7 +70,12 @@ const { line } = fc.letrec<{ line: string; command: string; simple: string; arg:
     { weight: 1, arbitrary: tie('line').map((l) => `<(${l})`) },
   ),
   simple: fc
-    .tuple(fc.array(assignment, { maxLength: 1 }), name, fc.array(tie('arg'), { maxLength: 3 }), fc.array(redirect, { maxLength: 2 }))
+    .tuple(
+      fc.array(assignment, { maxLength: 1 }),
+      name,
+      fc.array(tie('arg'), { maxLength: 3 }),
+      fc.array(redirect, { maxLength: 2 }),
+    )
     .map(([as, n, args, rs]) => [...as, n, ...args, ...rs].join(' ')),
   command: fc.oneof(
     DEPTH,
@@ -53,7 +83,12 @@ const { line } = fc.letrec<{ line: string; command: string; simple: string; arg:
     { weight: 1, arbitrary: assignment },
     { weight: 1, arbitrary: tie('line').map((l) => `( ${l} )`) },
     // `]]` glued to the operator after it: the test ends there.
-    { weight: 1, arbitrary: fc.tuple(word, fc.constantFrom('&&', '||'), tie('simple')).map(([w, op, s]) => `[[ -n ${w} ]]${op}${s}`) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(word, fc.constantFrom('&&', '||'), tie('simple'))
+        .map(([w, op, s]) => `[[ -n ${w} ]]${op}${s}`),
+    },
     { weight: 1, arbitrary: word.map((w) => `[[ -n ${w} ]]>f8`) },
     { weight: 1, arbitrary: fc.tuple(tie('line'), redirect).map(([l, r]) => `{ ${l}; } ${r}`) },
     { weight: 1, arbitrary: fc.tuple(tie('line'), tie('line')).map(([c, b]) => `if ${c}; then ${b}; fi`) },
@@ -103,7 +138,8 @@ function runInBash(line: string): { traced: string[]; files: string[] } {
     timeout: 10_000,
     encoding: 'utf8',
   });
-  if (result.error || result.signal) throw new Error(`bash did not finish for ${JSON.stringify(line)}: ${result.error?.message ?? result.signal}`);
+  if (result.error || result.signal)
+    throw new Error(`bash did not finish for ${JSON.stringify(line)}: ${result.error?.message ?? result.signal}`);
   // A word holding a newline is traced inside single quotes over several lines: a line that does not start
   // with the PS4 prefix continues the entry before it (no generated line starts with "+").
   const traced: string[] = [];
@@ -118,7 +154,8 @@ function runInBash(line: string): { traced: string[]; files: string[] } {
 /** A traced line normalised as the splitter normalises a command: its own first part (quotes removed). */
 function normalise(traced: string): string {
   const split = splitShellCommand(traced);
-  if (!split.parsable || split.parts.length === 0) throw new Error(`cannot read the trace line ${JSON.stringify(traced)}`);
+  if (!split.parsable || split.parts.length === 0)
+    throw new Error(`cannot read the trace line ${JSON.stringify(traced)}`);
   return split.parts[0];
 }
 
@@ -170,7 +207,8 @@ describe('the shell splitter against bash 5.2', () => {
         for (const t of traced) {
           const command = normalise(t);
           const seen = split.parts.includes(command) || patterns.some(({ re }) => re.test(command));
-          if (!seen) throw new Error(`bash ran ${JSON.stringify(command)}, which is no part of ${JSON.stringify(split.parts)}`);
+          if (!seen)
+            throw new Error(`bash ran ${JSON.stringify(command)}, which is no part of ${JSON.stringify(split.parts)}`);
         }
         for (const file of files) expect(split.parts).toContain(redirectPart(file));
       }),

@@ -38,7 +38,14 @@ async function violations(query: Query): Promise<string[]> {
      WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')`);
   const byOid = new Map(tables.map((t) => [t.oid, t]));
   // Only tables of this schema: catalogs and extensions' tables elsewhere are not ours to distribute.
-  const constraints: Array<{ name: string; type: string; rel: number; frel: number; key: number[]; fkey: number[] | null }> = await query(`
+  const constraints: Array<{
+    name: string;
+    type: string;
+    rel: number;
+    frel: number;
+    key: number[];
+    fkey: number[] | null;
+  }> = await query(`
     SELECT conname AS name, contype AS type, conrelid::int AS rel, confrelid::int AS frel, conkey AS key, confkey AS fkey
       FROM pg_constraint
      WHERE connamespace = current_schema()::regnamespace AND contype IN ('p', 'f', 'x')`);
@@ -49,7 +56,8 @@ async function violations(query: Query): Promise<string[]> {
 
   for (const t of tables) {
     if (t.tenant_att === null) {
-      if (!(t.name in GLOBAL_TABLES)) out.push(`table ${t.name} has no tenant_id and is not on the list of global tables`);
+      if (!(t.name in GLOBAL_TABLES))
+        out.push(`table ${t.name} has no tenant_id and is not on the list of global tables`);
       continue;
     }
     if (!t.tenant_not_null) out.push(`table ${t.name}: tenant_id may be null`);
@@ -58,12 +66,14 @@ async function violations(query: Query): Promise<string[]> {
   for (const ix of uniqueIndexes) {
     const t = byOid.get(ix.rel);
     // A unique index on a global table may be anything; on a tenant table it must start with tenant_id (0: an expression).
-    if (t && t.tenant_att !== null && ix.first !== t.tenant_att) out.push(`unique index ${ix.name} on ${t.name} does not lead with tenant_id`);
+    if (t && t.tenant_att !== null && ix.first !== t.tenant_att)
+      out.push(`unique index ${ix.name} on ${t.name} does not lead with tenant_id`);
   }
   for (const c of constraints) {
     const t = byOid.get(c.rel);
     if (!t) continue;
-    if (c.type === 'x' && t.tenant_att !== null && c.key[0] !== t.tenant_att) out.push(`exclusion constraint ${c.name} on ${t.name} does not lead with tenant_id`);
+    if (c.type === 'x' && t.tenant_att !== null && c.key[0] !== t.tenant_att)
+      out.push(`exclusion constraint ${c.name} on ${t.name} does not lead with tenant_id`);
     if (c.type !== 'f') continue;
     const target = byOid.get(c.frel);
     const targetName = target?.name ?? `relation ${c.frel}`;
@@ -76,7 +86,8 @@ async function violations(query: Query): Promise<string[]> {
       continue;
     }
     const paired = c.key.some((k, i) => k === t.tenant_att && c.fkey?.[i] === target?.tenant_att);
-    if (!paired) out.push(`foreign key ${c.name} from ${t.name} to ${targetName} does not pair tenant_id with tenant_id`);
+    if (!paired)
+      out.push(`foreign key ${c.name} from ${t.name} to ${targetName} does not pair tenant_id with tenant_id`);
   }
   return out;
 }
@@ -100,11 +111,16 @@ describe('the migrated schema, read from pg_catalog', () => {
     const rows: Array<{ name: string; has_tenant: boolean }> = await server.dataSource.query(`
       SELECT c.relname AS name, EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped) AS has_tenant
         FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')`);
-    const global = rows.filter((r) => !r.has_tenant).map((r) => r.name).sort();
+    const global = rows
+      .filter((r) => !r.has_tenant)
+      .map((r) => r.name)
+      .sort();
     // A stale entry would let a future table of that name through unchecked.
     expect(global).toEqual(Object.keys(GLOBAL_TABLES).sort());
     // Several tenant tables exist, so the checks above really looked at something.
-    expect(rows.filter((r) => r.has_tenant).map((r) => r.name)).toEqual(expect.arrayContaining(['conversations', 'tool_calls', 'events', 'audit_heads']));
+    expect(rows.filter((r) => r.has_tenant).map((r) => r.name)).toEqual(
+      expect.arrayContaining(['conversations', 'tool_calls', 'events', 'audit_heads']),
+    );
   });
 
   it('fails for a table, an index or a foreign key that would cross tenants (checked inside a transaction that is rolled back)', async () => {
@@ -123,7 +139,9 @@ describe('the migrated schema, read from pg_catalog', () => {
           PRIMARY KEY (tenant_id, id),
           CONSTRAINT zz_links_cross FOREIGN KEY (other_tenant, conversation_id) REFERENCES conversations (tenant_id, id))`);
       await qr.query(`ALTER TABLE signing_keys ADD COLUMN conversation_tenant text, ADD COLUMN conversation_id text`);
-      await qr.query(`ALTER TABLE signing_keys ADD CONSTRAINT zz_global_to_tenant FOREIGN KEY (conversation_tenant, conversation_id) REFERENCES conversations (tenant_id, id)`);
+      await qr.query(
+        `ALTER TABLE signing_keys ADD CONSTRAINT zz_global_to_tenant FOREIGN KEY (conversation_tenant, conversation_id) REFERENCES conversations (tenant_id, id)`,
+      );
       const found = await violations((sql) => qr.query(sql));
       expect(found).toEqual(
         expect.arrayContaining([

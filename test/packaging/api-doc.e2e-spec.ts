@@ -51,9 +51,20 @@ describe('docs/API.md', () => {
     const parsed = PolicyDocument.parse(parseYaml(yaml));
     expect(parsed.rules.map((r) => r.match)).toEqual(['get_*', 'shell(cmd=rm *)', 'delete_source', 'wire_money', '*']);
     const admin = await server.token('ann', ['admin']);
-    const put = await http.call('PUT', '/v1/policy', { token: admin, raw: yaml, headers: { 'content-type': 'application/yaml' } });
+    const put = await http.call('PUT', '/v1/policy', {
+      token: admin,
+      raw: yaml,
+      headers: { 'content-type': 'application/yaml' },
+    });
     expect(put.status).toBe(200);
-    expect(put.body.defaults).toEqual({ unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true });
+    expect(put.body.defaults).toEqual({
+      unknownTools: 'confirm',
+      timeoutSeconds: 300,
+      approvers: ['approver', 'admin'],
+      trustAgentFlags: true,
+      grants: 'tenant',
+      selfApproval: true,
+    });
   });
 
   it("has a receipt check that accepts the server's receipt for the edited arguments and refuses any other call or tenant", async () => {
@@ -63,12 +74,18 @@ describe('docs/API.md', () => {
 
     const admin = await server.token('ann', ['admin'], { name: 'Ann' });
     const agent = await server.token('support-bot', ['agent']);
-    expect((await http.put('/v1/policy', admin, { rules: [{ match: 'delete_source', level: 'confirm' }] })).status).toBe(200);
+    expect(
+      (await http.put('/v1/policy', admin, { rules: [{ match: 'delete_source', level: 'confirm' }] })).status,
+    ).toBe(200);
     expect((await http.post('/v1/conversations', agent, { id: 'conv-receipt', user: { id: 'ann' } })).status).toBe(201);
-    const proposed = await http.post('/v1/conversations/conv-receipt/tool-calls', agent, { toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_2' } }] });
+    const proposed = await http.post('/v1/conversations/conv-receipt/tool-calls', agent, {
+      toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_2' } }],
+    });
     const id = proposed.body.toolCalls[0].id;
     const edited = { id: 'src_2', dryRun: true, nested: { b: 1, a: [1, 'two'] } };
-    expect((await http.post(`/v1/tool-calls/${id}/decision`, admin, { decision: 'approve', arguments: edited })).status).toBe(200);
+    expect(
+      (await http.post(`/v1/tool-calls/${id}/decision`, admin, { decision: 'approve', arguments: edited })).status,
+    ).toBe(200);
     const claim = await http.post(`/v1/tool-calls/${id}/execution`, agent);
     expect(claim.status).toBe(200);
     writeFileSync(join(work, 'claim.json'), JSON.stringify(claim.body));
@@ -77,7 +94,9 @@ describe('docs/API.md', () => {
     const agentB = await server.token('bot-b', ['agent'], { tenant: 'tenant-b' });
     expect((await http.put('/v1/policy', mallory, { rules: [{ match: '*', level: 'automatic' }] })).status).toBe(200);
     expect((await http.post('/v1/conversations', agentB, { id: 'conv-b' })).status).toBe(201);
-    const theirs = await http.post('/v1/conversations/conv-b/tool-calls', agentB, { toolCalls: [{ toolName: 'delete_source', arguments: edited }] });
+    const theirs = await http.post('/v1/conversations/conv-b/tool-calls', agentB, {
+      toolCalls: [{ toolName: 'delete_source', arguments: edited }],
+    });
     expect(theirs.status).toBe(201);
     const claimB = await http.post(`/v1/tool-calls/${theirs.body.toolCalls[0].id}/execution`, agentB);
     expect(claimB.status).toBe(200);
@@ -100,8 +119,11 @@ console.log(await outcome(checkReceipt(b.receipt, b.toolCall.toolName, b.argumen
 `,
     );
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['run.mjs'], { cwd: work, env: { ...process.env, TOLLGATE_URL: server.url }, timeout: 30_000 }, (err, stdout, stderr) =>
-        err ? reject(new Error(`${err.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
+      execFile(
+        process.execPath,
+        ['run.mjs'],
+        { cwd: work, env: { ...process.env, TOLLGATE_URL: server.url }, timeout: 30_000 },
+        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stdout}\n${stderr}`)) : resolve(stdout)),
       ),
     );
     expect(claim.body.arguments).toEqual(edited);

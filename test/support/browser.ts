@@ -11,15 +11,22 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const HAVE_BROWSER = existsSync(CHROMIUM) || !!process.env.CI;
 export const describeBrowser: jest.Describe = HAVE_BROWSER ? describe : describe.skip;
 if (!HAVE_BROWSER) {
-  console.warn(`Skipping the browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
+  console.warn(
+    `Skipping the browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`,
+  );
 }
 
 /** One headless Chromium per test file; pages and contexts are cheap, browsers are not. */
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`The browser tests need Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`);
+    throw new Error(
+      `The browser tests need Chromium at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH`,
+    );
   }
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
 }
 
 export interface WatchedPage {
@@ -32,7 +39,10 @@ export interface WatchedPage {
 }
 
 /** A fresh context (its own storage) and page; with a token, already signed in through sessionStorage. */
-export async function openPage(browser: Browser, opts: { token?: string; width?: number; height?: number } = {}): Promise<WatchedPage> {
+export async function openPage(
+  browser: Browser,
+  opts: { token?: string; width?: number; height?: number } = {},
+): Promise<WatchedPage> {
   const context = await browser.newContext({ viewport: { width: opts.width ?? 1200, height: opts.height ?? 900 } });
   context.setDefaultTimeout(10_000);
   if (opts.token) await context.addInitScript((t) => sessionStorage.setItem('tollgate.token', t), opts.token);

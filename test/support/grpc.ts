@@ -13,10 +13,23 @@ import protobuf from 'protobufjs';
 export const PROTO_DIR = join(__dirname, '..', '..', 'proto');
 const LOADER: protoLoader.Options = { longs: String, enums: String, defaults: true, oneofs: true };
 
-const tollgate = grpc.loadPackageDefinition(protoLoader.loadSync('tollgate/v1/tollgate.proto', { ...LOADER, includeDirs: [PROTO_DIR] })) as any;
+const tollgate = grpc.loadPackageDefinition(
+  protoLoader.loadSync('tollgate/v1/tollgate.proto', { ...LOADER, includeDirs: [PROTO_DIR] }),
+) as any;
 const health = grpc.loadPackageDefinition(protoLoader.loadSync(healthProtoPath, LOADER)) as any;
-const reflectionProto = join(dirname(require.resolve('@grpc/reflection/package.json')), 'build', 'proto', 'grpc', 'reflection');
-const reflection = grpc.loadPackageDefinition(protoLoader.loadSync([join(reflectionProto, 'v1', 'reflection.proto'), join(reflectionProto, 'v1alpha', 'reflection.proto')], LOADER)) as any;
+const reflectionProto = join(
+  dirname(require.resolve('@grpc/reflection/package.json')),
+  'build',
+  'proto',
+  'grpc',
+  'reflection',
+);
+const reflection = grpc.loadPackageDefinition(
+  protoLoader.loadSync(
+    [join(reflectionProto, 'v1', 'reflection.proto'), join(reflectionProto, 'v1alpha', 'reflection.proto')],
+    LOADER,
+  ),
+) as any;
 
 // ---- JSON ⇄ google.protobuf.Struct / Value, as a client converts them ----
 
@@ -87,7 +100,9 @@ export function decodeFailure(e: grpc.ServiceError): Failure {
   if (typeof code === 'string') failure.tollgateCode = code;
   const bin = e.metadata?.get('grpc-status-details-bin')[0];
   if (!Buffer.isBuffer(bin)) return failure;
-  const status = rpc.lookupType('google.rpc.Status').toObject(rpc.lookupType('google.rpc.Status').decode(bin), asObject) as any;
+  const status = rpc
+    .lookupType('google.rpc.Status')
+    .toObject(rpc.lookupType('google.rpc.Status').decode(bin), asObject) as any;
   failure.status = { code: status.code, message: status.message };
   for (const d of status.details) {
     const type = String(d.typeUrl).replace('type.googleapis.com/', '');
@@ -129,7 +144,11 @@ export class TollgateGrpc {
 
   /** A unary call's answer; a failure is thrown as it came (a grpc.ServiceError). */
   call<T = any>(method: string, request: object, token?: string, extra?: Record<string, string>): Promise<T> {
-    return new Promise((resolve, reject) => this.client[method](request, this.metadata(token, extra), (e: grpc.ServiceError | null, r: T) => (e ? reject(e) : resolve(r))));
+    return new Promise((resolve, reject) =>
+      this.client[method](request, this.metadata(token, extra), (e: grpc.ServiceError | null, r: T) =>
+        e ? reject(e) : resolve(r),
+      ),
+    );
   }
 
   /** The failure a unary call ends with; a call that succeeds fails the test. */
@@ -144,12 +163,21 @@ export class TollgateGrpc {
   }
 
   /** The trailers and answer of a unary call (for x-request-id). */
-  callWithTrailers(method: string, request: object, token?: string, extra?: Record<string, string>): Promise<{ answer: any; trailers: grpc.Metadata }> {
+  callWithTrailers(
+    method: string,
+    request: object,
+    token?: string,
+    extra?: Record<string, string>,
+  ): Promise<{ answer: any; trailers: grpc.Metadata }> {
     return new Promise((resolve, reject) => {
       let trailers = new grpc.Metadata();
       let answer: any;
       let error: grpc.ServiceError | null = null;
-      const c = this.client[method](request, this.metadata(token, extra), (e: grpc.ServiceError | null, r: unknown) => ((error = e), (answer = r)));
+      const c = this.client[method](
+        request,
+        this.metadata(token, extra),
+        (e: grpc.ServiceError | null, r: unknown) => ((error = e), (answer = r)),
+      );
       c.on('status', (s: grpc.StatusObject) => {
         trailers = s.metadata;
         if (error) reject(error);
@@ -174,7 +202,10 @@ export class TollgateGrpc {
     return {
       messages,
       ended,
-      received: (n) => (messages.length >= n ? Promise.resolve(messages.slice()) : new Promise((resolve) => waiting.push({ n, resolve }))),
+      received: (n) =>
+        messages.length >= n
+          ? Promise.resolve(messages.slice())
+          : new Promise((resolve) => waiting.push({ n, resolve })),
       cancel: () => stream.cancel(),
     };
   }
@@ -188,8 +219,22 @@ export function healthClient(address: string) {
   const client = new health.grpc.health.v1.Health(address, grpc.credentials.createInsecure());
   return {
     client,
-    check: (service: string) => new Promise<string>((resolve, reject) => client.Check({ service }, (e: grpc.ServiceError | null, r: { status: string }) => (e ? reject(e) : resolve(r.status)))),
-    list: () => new Promise<Record<string, string>>((resolve, reject) => client.List({}, (e: grpc.ServiceError | null, r: any) => (e ? reject(e) : resolve(Object.fromEntries(Object.entries(r.statuses).map(([k, v]) => [k, (v as { status: string }).status])))))),
+    check: (service: string) =>
+      new Promise<string>((resolve, reject) =>
+        client.Check({ service }, (e: grpc.ServiceError | null, r: { status: string }) =>
+          e ? reject(e) : resolve(r.status),
+        ),
+      ),
+    list: () =>
+      new Promise<Record<string, string>>((resolve, reject) =>
+        client.List({}, (e: grpc.ServiceError | null, r: any) =>
+          e
+            ? reject(e)
+            : resolve(
+                Object.fromEntries(Object.entries(r.statuses).map(([k, v]) => [k, (v as { status: string }).status])),
+              ),
+        ),
+      ),
     close: () => client.close(),
   };
 }

@@ -6,7 +6,11 @@ export interface Reply<T = any> {
 }
 
 export function client(baseUrl: string) {
-  async function call<T = any>(method: string, path: string, opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<Reply<T>> {
+  async function call<T = any>(
+    method: string,
+    path: string,
+    opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  ): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     let body: string | undefined;
@@ -22,9 +26,12 @@ export function client(baseUrl: string) {
     return { status: res.status, body: parsed as T, headers: res.headers };
   }
   return {
-    get: <T = any>(path: string, token?: string, headers?: Record<string, string>) => call<T>('GET', path, { token, headers }),
-    post: <T = any>(path: string, token: string | undefined, body?: unknown, headers?: Record<string, string>) => call<T>('POST', path, { token, body, headers }),
-    put: <T = any>(path: string, token: string | undefined, body?: unknown, headers?: Record<string, string>) => call<T>('PUT', path, { token, body, headers }),
+    get: <T = any>(path: string, token?: string, headers?: Record<string, string>) =>
+      call<T>('GET', path, { token, headers }),
+    post: <T = any>(path: string, token: string | undefined, body?: unknown, headers?: Record<string, string>) =>
+      call<T>('POST', path, { token, body, headers }),
+    put: <T = any>(path: string, token: string | undefined, body?: unknown, headers?: Record<string, string>) =>
+      call<T>('PUT', path, { token, body, headers }),
     call,
   };
 }

@@ -164,7 +164,21 @@ export class InMemoryUnitOfWork implements UnitOfWork {
     const head = this.heads.get(e.tenantId) ?? { seq: 0, hash: '0'.repeat(64) };
     const seq = head.seq + 1;
     const id = `evt_${++this.eventIds}`;
-    const json = JSON.parse(JSON.stringify({ seq, id, type: e.type, at: e.at, tenant: e.tenantId, conversationId: e.conversationId, toolCallId: e.toolCallId, toolName: e.toolName, actor: e.actor, data: e.data, prevHash: head.hash }));
+    const json = JSON.parse(
+      JSON.stringify({
+        seq,
+        id,
+        type: e.type,
+        at: e.at,
+        tenant: e.tenantId,
+        conversationId: e.conversationId,
+        toolCallId: e.toolCallId,
+        toolName: e.toolName,
+        actor: e.actor,
+        data: e.data,
+        prevHash: head.hash,
+      }),
+    );
     const hash = createHash('sha256')
       .update(head.hash + canonicalize(json))
       .digest('hex');
@@ -208,7 +222,8 @@ export class InMemoryConversationRepository implements ConversationRepository {
 
   async findByToolCallId(tenantId: string, toolCallId: string, opts?: LoadOptions): Promise<Conversation | null> {
     for (const state of this.table.rows.values()) {
-      if (state.tenantId === tenantId && state.toolCalls.some((t) => t.id === toolCallId)) return this.findById(tenantId, state.id, opts);
+      if (state.tenantId === tenantId && state.toolCalls.some((t) => t.id === toolCallId))
+        return this.findById(tenantId, state.id, opts);
     }
     return null;
   }
@@ -257,7 +272,13 @@ export class InMemoryConversationRepository implements ConversationRepository {
   async findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]> {
     return [...this.table.rows.values()]
       .filter((s) => s.tenantId === tenantId)
-      .filter((s) => (target.scope === 'agent' ? s.agentId === target.id : target.scope === 'conversation' ? s.id === target.id : true))
+      .filter((s) =>
+        target.scope === 'agent'
+          ? s.agentId === target.id
+          : target.scope === 'conversation'
+            ? s.id === target.id
+            : true,
+      )
       .filter((s) => s.toolCalls.some((t) => t.status === 'pending' || t.status === 'approved'))
       .map((s) => s.id)
       .sort();
@@ -267,7 +288,9 @@ export class InMemoryConversationRepository implements ConversationRepository {
     const due: Array<{ tenantId: string; conversationId: string }> = [];
     for (const s of this.table.rows.values()) {
       const due_ = (t: (typeof s.toolCalls)[number]) =>
-        t.status === 'pending' && ((t.approval && t.approval.expiresAt.getTime() <= now.getTime()) || (t.followUp?.nextAt && t.followUp.nextAt.getTime() <= now.getTime()));
+        t.status === 'pending' &&
+        ((t.approval && t.approval.expiresAt.getTime() <= now.getTime()) ||
+          (t.followUp?.nextAt && t.followUp.nextAt.getTime() <= now.getTime()));
       if (s.toolCalls.some(due_)) {
         due.push({ tenantId: s.tenantId, conversationId: s.id });
       }
@@ -286,7 +309,8 @@ export class InMemoryConversationRepository implements ConversationRepository {
   }
 
   private callExists(tenantId: string, toolCallId: string): boolean {
-    for (const s of this.table.rows.values()) if (s.tenantId === tenantId && s.toolCalls.some((t) => t.id === toolCallId)) return true;
+    for (const s of this.table.rows.values())
+      if (s.tenantId === tenantId && s.toolCalls.some((t) => t.id === toolCallId)) return true;
     return false;
   }
 }
@@ -357,11 +381,21 @@ export class InMemoryPolicyRepository implements PolicyRepository {
 
   /** `lock`: units of work here run one at a time, which is what the real lock gives a tenant's policy writers. */
   async current(tenantId: string, opts: { lock?: boolean } = {}): Promise<TenantPolicy> {
-    if (opts.lock && !this.uow.inTransaction) throw new NotInUnitOfWorkError('The policy is locked for a write inside a unit of work only');
+    if (opts.lock && !this.uow.inTransaction)
+      throw new NotInUnitOfWorkError('The policy is locked for a write inside a unit of work only');
     const versions = this.table.rows.get(tenantId) ?? [];
-    const row = versions.reduce<PolicyVersionRow | undefined>((best, r) => (!best || r.version > best.version ? r : best), undefined);
+    const row = versions.reduce<PolicyVersionRow | undefined>(
+      (best, r) => (!best || r.version > best.version ? r : best),
+      undefined,
+    );
     if (!row) return TenantPolicy.initial(tenantId);
-    return TenantPolicy.rehydrate({ tenantId, version: row.version, document: PolicyDocument.restore(clone(row.document)), updatedAt: row.createdAt, updatedBy: row.createdBy });
+    return TenantPolicy.rehydrate({
+      tenantId,
+      version: row.version,
+      document: PolicyDocument.restore(clone(row.document)),
+      updatedAt: row.createdAt,
+      updatedBy: row.createdBy,
+    });
   }
 
   async save(policy: TenantPolicy): Promise<void> {
@@ -369,10 +403,16 @@ export class InMemoryPolicyRepository implements PolicyRepository {
     const events = policy.pullEvents();
     if (events.length === 0) return;
     const versions = this.table.rows.get(policy.tenantId) ?? [];
-    if (versions.some((r) => r.version === policy.policyVersion)) throw new DuplicateKeyError(`policy version ${policy.policyVersion} already exists`);
+    if (versions.some((r) => r.version === policy.policyVersion))
+      throw new DuplicateKeyError(`policy version ${policy.policyVersion} already exists`);
     this.table.rows.set(policy.tenantId, [
       ...versions,
-      clone({ version: policy.policyVersion, document: policy.document.toJSON(), createdAt: policy.updatedAt!, createdBy: policy.updatedBy! }),
+      clone({
+        version: policy.policyVersion,
+        document: policy.document.toJSON(),
+        createdAt: policy.updatedAt!,
+        createdBy: policy.updatedBy!,
+      }),
     ]);
     this.uow.collect(events);
   }
@@ -407,7 +447,12 @@ export class InMemoryGrantRepository implements GrantRepository {
 
   async list(tenantId: string, f: GrantListFilter): Promise<{ grants: Grant[]; nextCursor: string | null }> {
     const all = [...this.table.rows.values()]
-      .filter((g) => g.tenantId === tenantId && (f.toolName === undefined || g.toolName === f.toolName) && (f.scope === undefined || g.scope === f.scope))
+      .filter(
+        (g) =>
+          g.tenantId === tenantId &&
+          (f.toolName === undefined || g.toolName === f.toolName) &&
+          (f.scope === undefined || g.scope === f.scope),
+      )
       .map((g) => Grant.rehydrate(clone(g)))
       .filter((g) => f.status === 'all' || g.statusAt(f.now) === f.status)
       .sort((a, b) => b.snapshot().createdAt.getTime() - a.snapshot().createdAt.getTime() || (a.id < b.id ? 1 : -1));
@@ -422,7 +467,8 @@ export class InMemoryGrantRepository implements GrantRepository {
     if (events.length === 0) return;
     const s = grant.snapshot();
     const k = key(s.tenantId, s.id);
-    if (events.some((e) => e.type === 'GrantCreated') && this.table.rows.has(k)) throw new DuplicateKeyError(`grant ${s.id} already exists`);
+    if (events.some((e) => e.type === 'GrantCreated') && this.table.rows.has(k))
+      throw new DuplicateKeyError(`grant ${s.id} already exists`);
     this.table.rows.set(k, clone({ ...s }));
     this.uow.collect(events);
   }
@@ -448,7 +494,9 @@ export class InMemoryHaltRepository implements HaltRepository {
       .filter(
         (h) =>
           h.tenantId === tenantId &&
-          ((h.scope === 'tenant' && h.id === '') || (h.scope === 'agent' && h.id === agentId) || (h.scope === 'conversation' && h.id === conversationId)),
+          ((h.scope === 'tenant' && h.id === '') ||
+            (h.scope === 'agent' && h.id === agentId) ||
+            (h.scope === 'conversation' && h.id === conversationId)),
       )
       .sort((a, b) => SCOPE_ORDER[a.scope] - SCOPE_ORDER[b.scope])[0];
     return found ? { scope: found.scope, reason: found.reason } : null;

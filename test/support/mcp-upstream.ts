@@ -31,7 +31,12 @@ export function filesServer(label: string, record: (r: Received) => void): McpSe
   const path = { path: z.string().describe('a path') };
   server.registerTool(
     'read_file',
-    { title: 'Read a file', description: `Read a file (${label})`, inputSchema: path, annotations: { readOnlyHint: true } },
+    {
+      title: 'Read a file',
+      description: `Read a file (${label})`,
+      inputSchema: path,
+      annotations: { readOnlyHint: true },
+    },
     async (args) => {
       record({ server: label, tool: 'read_file', arguments: args });
       return { content: [{ type: 'text', text: `${label}: contents of ${args.path}` }] };
@@ -39,15 +44,27 @@ export function filesServer(label: string, record: (r: Received) => void): McpSe
   );
   server.registerTool(
     'delete_file',
-    { title: 'Delete a file', description: `Delete a file (${label})`, inputSchema: path, annotations: { readOnlyHint: false, destructiveHint: true } },
+    {
+      title: 'Delete a file',
+      description: `Delete a file (${label})`,
+      inputSchema: path,
+      annotations: { readOnlyHint: false, destructiveHint: true },
+    },
     async (args) => {
       record({ server: label, tool: 'delete_file', arguments: args });
-      return { content: [{ type: 'text', text: `${label}: deleted ${args.path}` }], structuredContent: { deleted: args.path } };
+      return {
+        content: [{ type: 'text', text: `${label}: deleted ${args.path}` }],
+        structuredContent: { deleted: args.path },
+      };
     },
   );
   server.registerTool(
     'move_file',
-    { description: `Move a file (${label})`, inputSchema: { from: z.string(), to: z.string() }, annotations: { readOnlyHint: false, destructiveHint: false } },
+    {
+      description: `Move a file (${label})`,
+      inputSchema: { from: z.string(), to: z.string() },
+      annotations: { readOnlyHint: false, destructiveHint: false },
+    },
     async (args) => {
       record({ server: label, tool: 'move_file', arguments: args });
       return { content: [{ type: 'text', text: `${label}: moved ${args.from} to ${args.to}` }] };
@@ -81,7 +98,12 @@ export function toolsServer(tools: ToolSpec[]): (label: string, record: (r: Rece
     for (const t of tools) {
       server.registerTool(
         t.name,
-        { ...(t.title ? { title: t.title } : {}), description: `${t.name} (${label})`, inputSchema: { path: z.string() }, ...(t.annotations ? { annotations: t.annotations } : {}) },
+        {
+          ...(t.title ? { title: t.title } : {}),
+          description: `${t.name} (${label})`,
+          inputSchema: { path: z.string() },
+          ...(t.annotations ? { annotations: t.annotations } : {}),
+        },
         async (args) => {
           record({ server: label, tool: t.name, arguments: args });
           return { content: [{ type: 'text', text: `${label}: ${t.name} ran on ${args.path}` }] };
@@ -99,7 +121,10 @@ export interface HttpUpstream {
 }
 
 /** The files server (or another) over Streamable HTTP (stateless: a server per request), on a free loopback port. */
-export async function httpUpstream(label: string, make: (label: string, record: (r: Received) => void) => McpServer = filesServer): Promise<HttpUpstream> {
+export async function httpUpstream(
+  label: string,
+  make: (label: string, record: (r: Received) => void) => McpServer = filesServer,
+): Promise<HttpUpstream> {
   const received: Received[] = [];
   const http: HttpServer = createServer(async (req, res) => {
     const server = make(label, (r) => received.push(r));
@@ -151,6 +176,12 @@ export async function stdioUpstream(label: string): Promise<StdioUpstream> {
     command: process.execPath,
     args: [script],
     env: { RECORD_FILE: record, LABEL: label },
-    received: () => (existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Received) : []),
+    received: () =>
+      existsSync(record)
+        ? readFileSync(record, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Received)
+        : [],
   };
 }

@@ -31,7 +31,18 @@ export async function freePort(): Promise<number> {
  */
 export function serverEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'TOLLGATE_JWT_SECRET', 'TOLLGATE_JWKS_URL', 'TOLLGATE_DATA_DIR', 'PORT', 'HOST', 'LOG_LEVEL', 'TOLLGATE_LOG_LEVEL', 'TOLLGATE_LOG_FORMAT']) delete e[k];
+  for (const k of [
+    'DATABASE_URL',
+    'TOLLGATE_JWT_SECRET',
+    'TOLLGATE_JWKS_URL',
+    'TOLLGATE_DATA_DIR',
+    'PORT',
+    'HOST',
+    'LOG_LEVEL',
+    'TOLLGATE_LOG_LEVEL',
+    'TOLLGATE_LOG_FORMAT',
+  ])
+    delete e[k];
   for (const k of Object.keys(e)) if (k.startsWith('OTEL_')) delete e[k];
   e.TOLLGATE_GRPC_PORT = '0'; // a free port: 8081, the default, may be held by another server
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) e[k] = v;
@@ -50,7 +61,10 @@ export interface ServerProcess {
 /** Starts `tollgate serve` as its own process and waits until /health/ready answers. */
 export async function spawnServer(env: Record<string, string | undefined>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: serverEnv({ ...env, PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: serverEnv({ ...env, PORT: String(port) }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let stdout = '';
   let stderr = '';
@@ -60,7 +74,8 @@ export async function spawnServer(env: Record<string, string | undefined>): Prom
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${out}`);
     try {
-      if ((await fetch(`${url}/health/ready`)).ok) return { child, url, output: () => out, stdout: () => stdout, stderr: () => stderr };
+      if ((await fetch(`${url}/health/ready`)).ok)
+        return { child, url, output: () => out, stdout: () => stdout, stderr: () => stderr };
     } catch {
       /* not listening yet */
     }
@@ -71,5 +86,9 @@ export async function spawnServer(env: Record<string, string | undefined>): Prom
 }
 
 export function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+  return new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? resolve(child.exitCode)
+      : child.once('exit', (code) => resolve(code)),
+  );
 }

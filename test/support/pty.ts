@@ -5,10 +5,20 @@ import { BIN } from './process';
 /** Drops ANSI escape sequences (colours, cursor moves, screen switches) so tests read what a person sees. */
 export function plain(s: string): string {
   // eslint-disable-next-line no-control-regex
-  return s.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '').replace(/\x1b[()][A-Za-z0-9]/g, '').replace(/\x1b[=>]/g, '');
+  return s
+    .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '')
+    .replace(/\x1b[()][A-Za-z0-9]/g, '')
+    .replace(/\x1b[=>]/g, '');
 }
 
-export const KEYS = { up: '\x1b[A', down: '\x1b[B', enter: '\r', esc: '\x1b', backspace: '\x7f', ctrlC: '\x03' } as const;
+export const KEYS = {
+  up: '\x1b[A',
+  down: '\x1b[B',
+  enter: '\r',
+  esc: '\x1b',
+  backspace: '\x7f',
+  ctrlC: '\x03',
+} as const;
 
 export interface Terminal {
   /** Everything shown so far, ANSI stripped. */
@@ -26,7 +36,11 @@ export interface Terminal {
  * Runs `node bin/tollgate.js …` in a pseudo-terminal (node-pty), as a person at a terminal runs it:
  * stdin and stdout are a TTY, keys are typed, the screen is read back.
  */
-export function spawnTerminal(args: string[], env: NodeJS.ProcessEnv, opts: { cols?: number; rows?: number } = {}): Terminal {
+export function spawnTerminal(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: { cols?: number; rows?: number } = {},
+): Terminal {
   const p = pty.spawn(process.execPath, [BIN, ...args], {
     name: 'xterm-256color',
     cols: opts.cols ?? 160,
@@ -53,8 +67,10 @@ export function spawnTerminal(args: string[], env: NodeJS.ProcessEnv, opts: { co
         const seen = text().slice(since);
         const m = typeof pattern === 'string' ? (seen.includes(pattern) ? pattern : null) : pattern.exec(seen)?.[0];
         if (m) return m;
-        if (exit) throw new Error(`the terminal exited (${exit.exitCode}) before showing ${pattern}:\n${seen.slice(-3000)}`);
-        if (Date.now() > end) throw new Error(`the terminal did not show ${pattern} in ${ms} ms; it shows:\n${seen.slice(-3000)}`);
+        if (exit)
+          throw new Error(`the terminal exited (${exit.exitCode}) before showing ${pattern}:\n${seen.slice(-3000)}`);
+        if (Date.now() > end)
+          throw new Error(`the terminal did not show ${pattern} in ${ms} ms; it shows:\n${seen.slice(-3000)}`);
         await new Promise((r) => setTimeout(r, 25));
       }
     },
@@ -92,7 +108,17 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): 
 /** The environment of a client command: the URL and token given, nothing inherited that would change them. */
 export function cliEnv(vars: { url: string; token?: string } & Record<string, string | undefined>): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'TOLLGATE_JWT_SECRET', 'TOLLGATE_JWKS_URL', 'TOLLGATE_DATA_DIR', 'TOLLGATE_URL', 'TOLLGATE_TOKEN', 'EDITOR', 'VISUAL']) delete e[k];
+  for (const k of [
+    'DATABASE_URL',
+    'TOLLGATE_JWT_SECRET',
+    'TOLLGATE_JWKS_URL',
+    'TOLLGATE_DATA_DIR',
+    'TOLLGATE_URL',
+    'TOLLGATE_TOKEN',
+    'EDITOR',
+    'VISUAL',
+  ])
+    delete e[k];
   const { url, token, ...rest } = vars;
   e.TOLLGATE_URL = url;
   if (token) e.TOLLGATE_TOKEN = token;

@@ -28,10 +28,17 @@ export function testPython(): string | undefined {
   const python = join(venv, 'bin', 'python');
   const fresh = existsSync(python) && existsSync(marker) && readFileSync(marker, 'utf8') === fingerprint;
   // Up to date: only the client itself is installed again (its sources may have changed).
-  const args = fresh ? [python, '-m', 'pip', 'install', '--quiet', '--no-deps', '--force-reinstall', PYTHON_CLIENT] : ['bash', join(PYTHON_CLIENT, 'scripts', 'test-env.sh'), venv];
+  const args = fresh
+    ? [python, '-m', 'pip', 'install', '--quiet', '--no-deps', '--force-reinstall', PYTHON_CLIENT]
+    : ['bash', join(PYTHON_CLIENT, 'scripts', 'test-env.sh'), venv];
   mkdirSync(CACHE, { recursive: true });
-  const r = spawnSync(args[0], args.slice(1), { encoding: 'utf8', timeout: 10 * 60_000, env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' } });
-  if (r.status !== 0) throw new Error(`could not set up the Python test environment (${args.join(' ')}):\n${r.stdout}\n${r.stderr}`);
+  const r = spawnSync(args[0], args.slice(1), {
+    encoding: 'utf8',
+    timeout: 10 * 60_000,
+    env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+  });
+  if (r.status !== 0)
+    throw new Error(`could not set up the Python test environment (${args.join(' ')}):\n${r.stdout}\n${r.stderr}`);
   if (!fresh) writeFileSync(marker, fingerprint);
   return python;
 }
@@ -42,9 +49,18 @@ export interface RunResult {
 }
 
 /** Runs `python args…` in clients/python with `env` added, collecting stdout and stderr together. */
-export function runPython(python: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<RunResult> {
+export function runPython(
+  python: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(python, args, { cwd: PYTHON_CLIENT, env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(python, args, {
+      cwd: PYTHON_CLIENT,
+      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

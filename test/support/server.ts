@@ -8,12 +8,19 @@ export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789
 
 export interface TestServer extends RunningServer {
   db: TestDatabase;
-  token(sub: string, roles: string[], opts?: { tenant?: string; name?: string; email?: string; ttl?: string; owner?: string }): Promise<string>;
+  token(
+    sub: string,
+    roles: string[],
+    opts?: { tenant?: string; name?: string; email?: string; ttl?: string; owner?: string },
+  ): Promise<string>;
   stop(): Promise<void>;
 }
 
 /** The real service on a fresh database and a free port, as a test sees it from outside. */
-export async function startTestServer(overrides: Partial<TollgateConfig> = {}, opts: { db?: TestDatabase; outboxConsumers?: OutboxConsumer[] } = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: Partial<TollgateConfig> = {},
+  opts: { db?: TestDatabase; outboxConsumers?: OutboxConsumer[] } = {},
+): Promise<TestServer> {
   // A shared database (several instances in one test) is dropped by its owner, not by each instance.
   const db = opts.db ?? (await freshDatabase());
   const base = loadConfig({});
@@ -34,11 +41,19 @@ export async function startTestServer(overrides: Partial<TollgateConfig> = {}, o
     instanceId: 'test',
     ...overrides,
   };
-  const server = await startServer(config, { logLevels: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : false, outboxConsumers: opts.outboxConsumers });
+  const server = await startServer(config, {
+    logLevels: process.env.TEST_LOGS ? ['error', 'warn', 'log'] : false,
+    outboxConsumers: opts.outboxConsumers,
+  });
   return {
     ...server,
     db,
-    token: (sub, roles, opts = {}) => mintToken(TEST_SECRET, { sub, roles, tenant: opts.tenant, name: opts.name, email: opts.email, owner: opts.owner }, opts.ttl ?? '1h'),
+    token: (sub, roles, opts = {}) =>
+      mintToken(
+        TEST_SECRET,
+        { sub, roles, tenant: opts.tenant, name: opts.name, email: opts.email, owner: opts.owner },
+        opts.ttl ?? '1h',
+      ),
     async stop() {
       await server.close();
       if (!opts.db) await db.drop();

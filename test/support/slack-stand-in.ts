@@ -46,7 +46,8 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
       return json(res, { ok: false, error: failure.how.error });
     }
     ts += 1;
-    if (method === 'chat.postMessage') return json(res, { ok: true, channel: SLACK_CHANNEL_ID, ts: `${ts}.000100`, message: { text: args.text } });
+    if (method === 'chat.postMessage')
+      return json(res, { ok: true, channel: SLACK_CHANNEL_ID, ts: `${ts}.000100`, message: { text: args.text } });
     if (method === 'chat.update') return json(res, { ok: true, channel: args.channel, ts: args.ts, text: args.text });
     if (method === 'chat.postEphemeral') return json(res, { ok: true, message_ts: `${ts}.000200` });
     if (method === 'views.open') return json(res, { ok: true, view: { id: `V${ts}` } });
@@ -94,13 +95,22 @@ export function slackRequest(
 ): { body: string; headers: Record<string, string> } {
   const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
   const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp };
-  if (!opts.omitSignature) headers['x-slack-signature'] = opts.signature ?? slackSignature(signingSecret, timestamp, body);
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded',
+    'x-slack-request-timestamp': timestamp,
+  };
+  if (!opts.omitSignature)
+    headers['x-slack-signature'] = opts.signature ?? slackSignature(signingSecret, timestamp, body);
   return { body, headers };
 }
 
 /** A click on one of the message's buttons, as Slack reports it (block_actions). */
-export function buttonClick(user: { id: string; name?: string }, actionId: string, toolCallId: string, message?: { channel: string; ts: string }) {
+export function buttonClick(
+  user: { id: string; name?: string },
+  actionId: string,
+  toolCallId: string,
+  message?: { channel: string; ts: string },
+) {
   return {
     type: 'block_actions',
     user: { id: user.id, username: user.name, name: user.name, team_id: 'T0TEAM' },
@@ -114,7 +124,11 @@ export function buttonClick(user: { id: string; name?: string }, actionId: strin
 }
 
 /** The reject modal submitted with a reason. */
-export function rejectSubmission(user: { id: string; name?: string }, view: { callback_id: string; private_metadata: string }, reason: string | null) {
+export function rejectSubmission(
+  user: { id: string; name?: string },
+  view: { callback_id: string; private_metadata: string },
+  reason: string | null,
+) {
   return {
     type: 'view_submission',
     user: { id: user.id, username: user.name, name: user.name },

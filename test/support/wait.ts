@@ -8,7 +8,11 @@ export async function until(what: () => boolean | Promise<boolean>, ms = 10_000,
 }
 
 /** The first value `find` yields (not undefined) within `ms`. */
-export async function eventually<T>(find: () => T | undefined | Promise<T | undefined>, ms = 10_000, label = 'value'): Promise<T> {
+export async function eventually<T>(
+  find: () => T | undefined | Promise<T | undefined>,
+  ms = 10_000,
+  label = 'value',
+): Promise<T> {
   let found: T | undefined;
   await until(async () => (found = await find()) !== undefined, ms, label);
   return found as T;

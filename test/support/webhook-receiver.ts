@@ -37,7 +37,13 @@ export async function startWebhookReceiver(failFirst = 0, path = '/hooks/tollgat
       const body = Buffer.concat(chunks).toString('utf8');
       const answered = receiver.failFirst > 0 ? 500 : 204;
       if (receiver.failFirst > 0) receiver.failFirst -= 1;
-      received.push({ headers: req.headers as Record<string, string>, body, json: body ? JSON.parse(body) : undefined, at: Date.now(), answered });
+      received.push({
+        headers: req.headers as Record<string, string>,
+        body,
+        json: body ? JSON.parse(body) : undefined,
+        at: Date.now(),
+        answered,
+      });
       res.writeHead(answered).end();
     });
   });

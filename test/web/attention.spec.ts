@@ -46,10 +46,25 @@ describe('desktop notifications', () => {
   });
 
   it('name the request when one came, and count them when several did', () => {
-    const one = approval('a', { id: 'lee', roles: [], name: 'Lee' }, { display: { title: 'Send the invoice', summary: 'Email invoice 42' } });
-    expect(notificationFor([one])).toEqual({ title: 'Approve? Send the invoice', body: 'Email invoice 42 — from bot for Lee', tag: 'tollgate-call-a' });
+    const one = approval(
+      'a',
+      { id: 'lee', roles: [], name: 'Lee' },
+      { display: { title: 'Send the invoice', summary: 'Email invoice 42' } },
+    );
+    expect(notificationFor([one])).toEqual({
+      title: 'Approve? Send the invoice',
+      body: 'Email invoice 42 — from bot for Lee',
+      tag: 'tollgate-call-a',
+    });
     const plain = approval('b', null);
-    expect(notificationFor([plain])).toEqual({ title: 'Approve? send_email', body: 'send_email — from bot', tag: 'tollgate-call-b' });
-    expect(notificationFor([one, plain])).toEqual({ title: '2 new requests to approve', body: 'Send the invoice · send_email' });
+    expect(notificationFor([plain])).toEqual({
+      title: 'Approve? send_email',
+      body: 'send_email — from bot',
+      tag: 'tollgate-call-b',
+    });
+    expect(notificationFor([one, plain])).toEqual({
+      title: '2 new requests to approve',
+      body: 'Send the invoice · send_email',
+    });
   });
 });

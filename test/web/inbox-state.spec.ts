@@ -1,5 +1,14 @@
 /** The inbox's state without a browser: snapshots and live events in any order, notes of who decided where. */
-import { depart, departureFromDecision, departureFromEvent, emptyInbox, LINGER_MS, pendingItems, prune, withSnapshot } from '../../web/src/inbox';
+import {
+  depart,
+  departureFromDecision,
+  departureFromEvent,
+  emptyInbox,
+  LINGER_MS,
+  pendingItems,
+  prune,
+  withSnapshot,
+} from '../../web/src/inbox';
 import type { Approval, AuditEvent } from '../../web/src/types';
 
 function approval(id: string, createdAt = '2025-01-01T10:00:00.000Z', extra: Partial<Approval> = {}): Approval {
@@ -18,9 +27,29 @@ function approval(id: string, createdAt = '2025-01-01T10:00:00.000Z', extra: Par
   };
 }
 
-function event(type: AuditEvent['type'], toolCallId: string, actor: Omit<AuditEvent['actor'], 'kind'> & { kind?: AuditEvent['actor']['kind'] }, data: Record<string, unknown>): AuditEvent {
+function event(
+  type: AuditEvent['type'],
+  toolCallId: string,
+  actor: Omit<AuditEvent['actor'], 'kind'> & { kind?: AuditEvent['actor']['kind'] },
+  data: Record<string, unknown>,
+): AuditEvent {
   const at = '2025-01-01T10:01:00.000Z';
-  return { seq: 1, id: 'e1', type, at, recordedAt: at, tenant: 'default', instanceId: 'i', conversationId: 'conv-1', toolCallId, toolName: 'delete_source', actor: { kind: 'person', ...actor }, data, prevHash: '0'.repeat(64), hash: '1'.repeat(64) };
+  return {
+    seq: 1,
+    id: 'e1',
+    type,
+    at,
+    recordedAt: at,
+    tenant: 'default',
+    instanceId: 'i',
+    conversationId: 'conv-1',
+    toolCallId,
+    toolName: 'delete_source',
+    actor: { kind: 'person', ...actor },
+    data,
+    prevHash: '0'.repeat(64),
+    hash: '1'.repeat(64),
+  };
 }
 
 describe('inbox state', () => {
@@ -28,7 +57,11 @@ describe('inbox state', () => {
     const first = withSnapshot(emptyInbox, [approval('b', '2025-01-01T10:00:02.000Z'), approval('a')]);
     expect(first.state.items.map((i) => i.id)).toEqual(['a', 'b']);
     expect(first.arrived.map((i) => i.id).sort()).toEqual(['a', 'b']);
-    const second = withSnapshot(first.state, [approval('a'), approval('b', '2025-01-01T10:00:02.000Z'), approval('c', '2025-01-01T10:00:03.000Z')]);
+    const second = withSnapshot(first.state, [
+      approval('a'),
+      approval('b', '2025-01-01T10:00:02.000Z'),
+      approval('c', '2025-01-01T10:00:03.000Z'),
+    ]);
     expect(second.arrived.map((i) => i.id)).toEqual(['c']);
   });
 
@@ -48,34 +81,116 @@ describe('inbox state', () => {
     expect(mine.listed).toBe(true);
     expect(mine.state.recent.map((d) => d.title)).toEqual(['Delete source']);
     s = mine.state;
-    expect(depart(s, { id: 'a', title: 'x', outcome: 'rejected', note: 'again', at: 2 })).toEqual({ state: s, listed: false });
+    expect(depart(s, { id: 'a', title: 'x', outcome: 'rejected', note: 'again', at: 2 })).toEqual({
+      state: s,
+      listed: false,
+    });
     const other = depart(s, { id: 'zzz', title: 'x', outcome: 'approved', note: 'n', at: 3 });
     expect(other.listed).toBe(false);
     expect(other.state.recent).toHaveLength(1);
   });
 
   it('notes say who decided, where, and why', () => {
-    const approved = departureFromEvent(event('ToolCallApproved', 'a', { id: 'ann', name: 'Ann', via: 'slack', kind: 'person' }, { outcome: 'approved', via: 'slack', decision: 'approve' }), 'me', 5);
+    const approved = departureFromEvent(
+      event(
+        'ToolCallApproved',
+        'a',
+        { id: 'ann', name: 'Ann', via: 'slack', kind: 'person' },
+        { outcome: 'approved', via: 'slack', decision: 'approve' },
+      ),
+      'me',
+      5,
+    );
     expect(approved).toMatchObject({ id: 'a', outcome: 'approved', note: 'approved by Ann via Slack', at: 5 });
-    const mine = departureFromEvent(event('ToolCallRejected', 'a', { id: 'me', via: 'web' }, { outcome: 'rejected', via: 'web', reason: 'too broad' }), 'me', 5);
+    const mine = departureFromEvent(
+      event(
+        'ToolCallRejected',
+        'a',
+        { id: 'me', via: 'web' },
+        { outcome: 'rejected', via: 'web', reason: 'too broad' },
+      ),
+      'me',
+      5,
+    );
     expect(mine?.note).toBe('rejected by you via the web inbox: too broad');
-    const always = departureFromEvent(event('ToolCallApproved', 'a', { id: 'bob', via: 'cli' }, { outcome: 'approved', via: 'cli', decision: 'always_allow' }), 'me', 5);
+    const always = departureFromEvent(
+      event(
+        'ToolCallApproved',
+        'a',
+        { id: 'bob', via: 'cli' },
+        { outcome: 'approved', via: 'cli', decision: 'always_allow' },
+      ),
+      'me',
+      5,
+    );
     expect(always?.note).toBe('always allowed by bob via the CLI');
-    const edited = departureFromEvent(event('ToolCallApproved', 'a', { id: 'bob', via: 'api' }, { outcome: 'approved', via: 'api', decision: 'approve', editedArguments: { id: 1 } }), 'me', 5);
+    const edited = departureFromEvent(
+      event(
+        'ToolCallApproved',
+        'a',
+        { id: 'bob', via: 'api' },
+        { outcome: 'approved', via: 'api', decision: 'approve', editedArguments: { id: 1 } },
+      ),
+      'me',
+      5,
+    );
     expect(edited?.note).toBe('approved with edited arguments by bob via the API');
-    const expired = departureFromEvent(event('ToolCallExpired', 'a', { id: 'system', via: 'system', kind: 'system' }, { outcome: 'expired', waitedMs: 300_000 }), 'me', 5);
+    const expired = departureFromEvent(
+      event(
+        'ToolCallExpired',
+        'a',
+        { id: 'system', via: 'system', kind: 'system' },
+        { outcome: 'expired', waitedMs: 300_000 },
+      ),
+      'me',
+      5,
+    );
     expect(expired?.note).toBe('expired after 5 min 00 s without a decision');
-    const cancelled = departureFromEvent(event('ToolCallCancelled', 'a', { id: 'root', via: 'api' }, { outcome: 'cancelled', reason: 'incident drill', previousStatus: 'pending' }), 'me', 5);
+    const cancelled = departureFromEvent(
+      event(
+        'ToolCallCancelled',
+        'a',
+        { id: 'root', via: 'api' },
+        { outcome: 'cancelled', reason: 'incident drill', previousStatus: 'pending' },
+      ),
+      'me',
+      5,
+    );
     expect(cancelled?.note).toBe('cancelled by root: incident drill');
   });
 
   it('events that do not end a pending call make no departure', () => {
-    expect(departureFromEvent(event('ToolCallProposed', 'a', { id: 'bot', kind: 'agent', via: 'api' }, {}), 'me', 1)).toBeNull();
-    expect(departureFromEvent(event('ToolCallCancelled', 'a', { id: 'root', via: 'api' }, { outcome: 'cancelled', previousStatus: 'approved' }), 'me', 1)).toBeNull();
+    expect(
+      departureFromEvent(event('ToolCallProposed', 'a', { id: 'bot', kind: 'agent', via: 'api' }, {}), 'me', 1),
+    ).toBeNull();
+    expect(
+      departureFromEvent(
+        event(
+          'ToolCallCancelled',
+          'a',
+          { id: 'root', via: 'api' },
+          { outcome: 'cancelled', previousStatus: 'approved' },
+        ),
+        'me',
+        1,
+      ),
+    ).toBeNull();
   });
 
-  it('a decision record (the answer to this page\'s decision, or a 409) makes the same kind of note', () => {
-    const d = departureFromDecision(approval('a'), { outcome: 'approved', by: { id: 'me', via: 'web' }, at: '2025-01-01T10:01:00.000Z' }, 'me', 9, 'always_allow');
-    expect(d).toEqual({ id: 'a', title: 'delete_source', outcome: 'approved', note: 'always allowed by you via the web inbox', at: 9 });
+  it("a decision record (the answer to this page's decision, or a 409) makes the same kind of note", () => {
+    const d = departureFromDecision(
+      approval('a'),
+      { outcome: 'approved', by: { id: 'me', via: 'web' }, at: '2025-01-01T10:01:00.000Z' },
+      'me',
+      9,
+      'always_allow',
+    );
+    expect(d).toEqual({
+      id: 'a',
+      title: 'delete_source',
+      outcome: 'approved',
+      note: 'always allowed by you via the web inbox',
+      at: 9,
+    });
   });
 });

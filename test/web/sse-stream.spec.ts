@@ -12,12 +12,22 @@ afterEach(() => {
 function streamResponse(): { response: Response; write(text: string): void; end(): void } {
   let push!: ReadableStreamDefaultController<Uint8Array>;
   const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
-  return { response: new Response(body, { status: 200 }), write: (t) => push.enqueue(new TextEncoder().encode(t)), end: () => push.close() };
+  return {
+    response: new Response(body, { status: 200 }),
+    write: (t) => push.enqueue(new TextEncoder().encode(t)),
+    end: () => push.close(),
+  };
 }
 
 function open(states: StreamStatus[]) {
   // Same origin, as in the page: the stand-in fetch sees the path alone.
-  return openStream({ tollgate: new Tollgate({ url: '', token: 't' }), onOpen: () => undefined, onEvent: () => undefined, onState: (s) => states.push(s), onRefused: () => undefined });
+  return openStream({
+    tollgate: new Tollgate({ url: '', token: 't' }),
+    onOpen: () => undefined,
+    onEvent: () => undefined,
+    onState: (s) => states.push(s),
+    onRefused: () => undefined,
+  });
 }
 
 describe('the event stream client', () => {

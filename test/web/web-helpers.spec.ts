@@ -13,7 +13,16 @@ describe('parseArguments', () => {
 
 describe('channelName', () => {
   it('names every channel a decision may come from, in words', () => {
-    expect(['web', 'slack', 'cli', 'api', 'grpc', 'mcp', 'policy', 'system'].map(channelName)).toEqual(['the web inbox', 'Slack', 'the CLI', 'the API', 'gRPC', 'an MCP chat', 'policy', 'the system']);
+    expect(['web', 'slack', 'cli', 'api', 'grpc', 'mcp', 'policy', 'system'].map(channelName)).toEqual([
+      'the web inbox',
+      'Slack',
+      'the CLI',
+      'the API',
+      'gRPC',
+      'an MCP chat',
+      'policy',
+      'the system',
+    ]);
     expect([channelName(undefined), channelName('carrier-pigeon')]).toEqual(['an unknown channel', 'carrier-pigeon']);
   });
 });

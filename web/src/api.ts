@@ -6,7 +6,8 @@ export { TollgateError as ApiError };
 
 /** What to show a person of a failed request: the server's words, or why it could not be reached. */
 export function errorText(e: unknown): string {
-  if (e instanceof TollgateError) return e.status === 0 ? ((e.cause as Error | undefined)?.message ?? e.detail) : e.detail;
+  if (e instanceof TollgateError)
+    return e.status === 0 ? ((e.cause as Error | undefined)?.message ?? e.detail) : e.detail;
   return (e as Error).message;
 }
 
@@ -14,7 +15,8 @@ export function errorText(e: unknown): string {
 const anonymous = new Tollgate({ url: '', retry: { maxAttempts: 1 } });
 export const publicApi = {
   config: (): Promise<UiConfig> => anonymous.request<UiConfig>('GET', '/ui/config'),
-  devToken: (body: { sub: string; name?: string; roles: string[]; tenant?: string }): Promise<{ token: string }> => anonymous.request<{ token: string }>('POST', '/ui/dev-token', { body }),
+  devToken: (body: { sub: string; name?: string; roles: string[]; tenant?: string }): Promise<{ token: string }> =>
+    anonymous.request<{ token: string }>('POST', '/ui/dev-token', { body }),
 };
 
 export type Api = ReturnType<typeof createApi>;
@@ -24,7 +26,11 @@ export type Api = ReturnType<typeof createApi>;
  * decisions say they came through the web inbox (`X-Tollgate-Channel: web`). A 401 signs the page out. No
  * retries: the page shows a failure at once, and the live stream reconnects on its own.
  */
-export function createApi(token: string, onUnauthenticated: (p: Problem) => void, onServerTime: (skewMs: number) => void = () => undefined) {
+export function createApi(
+  token: string,
+  onUnauthenticated: (p: Problem) => void,
+  onServerTime: (skewMs: number) => void = () => undefined,
+) {
   const timedFetch: FetchLike = async (input, init) => {
     const sent = Date.now();
     const res = await fetch(input, init);
@@ -62,14 +68,19 @@ export function createApi(token: string, onUnauthenticated: (p: Problem) => void
     /** Answers a question (recorded with `via: "web"`); the first answer wins. */
     answer: (id: string, answer: string) => call(() => tollgate.questions.answer(id, answer)),
     /** Every pending call of a conversation's step at once: approve or reject (each still its own decision). */
-    decideStep: (convId: string, decision: 'approve' | 'reject', reason?: string) => call(() => tollgate.inbox().decideStep(convId, { decision, reason })),
+    decideStep: (convId: string, decision: 'approve' | 'reject', reason?: string) =>
+      call(() => tollgate.inbox().decideStep(convId, { decision, reason })),
     /** Auditors and admins only. */
     auditEvents: (convId: string): Promise<AuditEvent[]> =>
       call(async () => {
         const events: AuditEvent[] = [];
         let cursor: string | null = null;
         do {
-          const page = await tollgate.listAuditEvents({ conversationId: convId, limit: 1000, cursor: cursor ?? undefined });
+          const page = await tollgate.listAuditEvents({
+            conversationId: convId,
+            limit: 1000,
+            cursor: cursor ?? undefined,
+          });
           events.push(...page.events);
           cursor = page.nextCursor;
         } while (cursor && events.length < 10_000);

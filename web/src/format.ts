@@ -42,7 +42,12 @@ export function ago(at: string, now: number): string {
 export function clock(at: string, now = Date.now()): string {
   const d = new Date(at);
   const today = new Date(now).toDateString() === d.toDateString();
-  const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  const time = d.toLocaleTimeString(undefined, {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hour12: false,
+  });
   return today ? time : `${d.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} ${time}`;
 }
 
@@ -63,14 +68,17 @@ export function pretty(value: unknown): string {
 }
 
 /** Checks the JSON editor's text: the arguments must be one JSON object. */
-export function parseArguments(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+export function parseArguments(
+  text: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
     return { ok: false, error: `Not valid JSON: ${(e as Error).message}` };
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'The arguments must be a JSON object: { … }' };
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, error: 'The arguments must be a JSON object: { … }' };
   return { ok: true, value: value as Record<string, unknown> };
 }
 
@@ -82,7 +90,10 @@ export function decidedBy(by: { id: string; name?: string; via: string }, me: st
 }
 
 /** "approved by ann via Slack: looks right", "expired without a decision". */
-export function decisionSentence(d: { outcome: string; by: { id: string; name?: string; via: string }; reason?: string }, me: string): string {
+export function decisionSentence(
+  d: { outcome: string; by: { id: string; name?: string; via: string }; reason?: string },
+  me: string,
+): string {
   if (d.outcome === 'expired') return 'expired without a decision';
   return `${d.outcome} ${decidedBy(d.by, me)}${d.reason ? `: ${d.reason}` : ''}`;
 }

@@ -37,14 +37,18 @@ export function titleOf(call: Pick<ToolCall, 'toolName' | 'display'>): string {
   return call.display?.title?.trim() || call.toolName;
 }
 
-const byAge = (a: Approval, b: Approval) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id.localeCompare(b.id);
+const byAge = (a: Approval, b: Approval) =>
+  Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id.localeCompare(b.id);
 
 /** Applies a fresh `GET /v1/approvals`: returns the new state and the calls that are new to the list. */
 export function withSnapshot(s: InboxState, snapshot: Approval[]): { state: InboxState; arrived: Approval[] } {
   const known = new Set(s.items.map((i) => i.id));
   const fresh = snapshot.filter((a) => a.status === 'pending' && !s.gone.has(a.id));
   const lingering = s.items.filter((i) => s.gone.has(i.id) && !fresh.some((f) => f.id === i.id));
-  return { state: { ...s, items: [...fresh, ...lingering].sort(byAge) }, arrived: fresh.filter((a) => !known.has(a.id)) };
+  return {
+    state: { ...s, items: [...fresh, ...lingering].sort(byAge) },
+    arrived: fresh.filter((a) => !known.has(a.id)),
+  };
 }
 
 /** Marks a call as gone with its note; `listed` says whether it was in this person's list (worth announcing). */
@@ -76,7 +80,13 @@ function who(actor: { id: string; name?: string } | undefined, me: string): stri
 }
 
 /** "approved by ann via Slack", "rejected by you via the web inbox: too broad", "expired after 5 min 00 s without a decision". */
-export function note(outcome: Departure['outcome'], by: { id: string; name?: string } | undefined, via: string | undefined, extra: { reason?: string; waitedMs?: number; kind?: string; edited?: boolean }, me: string): string {
+export function note(
+  outcome: Departure['outcome'],
+  by: { id: string; name?: string } | undefined,
+  via: string | undefined,
+  extra: { reason?: string; waitedMs?: number; kind?: string; edited?: boolean },
+  me: string,
+): string {
   switch (outcome) {
     case 'expired':
       return `expired${extra.waitedMs !== undefined ? ` after ${duration(extra.waitedMs)}` : ''} without a decision`;
@@ -85,7 +95,8 @@ export function note(outcome: Departure['outcome'], by: { id: string; name?: str
     case 'rejected':
       return `rejected by ${who(by, me)} via ${channelName(via)}${extra.reason ? `: ${extra.reason}` : ''}`;
     case 'approved': {
-      const how = extra.kind === 'always_allow' ? 'always allowed' : extra.edited ? 'approved with edited arguments' : 'approved';
+      const how =
+        extra.kind === 'always_allow' ? 'always allowed' : extra.edited ? 'approved with edited arguments' : 'approved';
       return `${how} by ${who(by, me)} via ${channelName(via)}`;
     }
     default:
@@ -98,7 +109,15 @@ const LEAVING = ['ToolCallApproved', 'ToolCallRejected', 'ToolCallExpired', 'Too
 /** The departure an event of the live stream announces, if it ends a pending call. */
 export function departureFromEvent(e: AuditEvent, me: string, now: number): Departure | null {
   if (!LEAVING.includes(e.type) || !e.toolCallId) return null;
-  const d = e.data as { outcome?: string; via?: string; reason?: string; waitedMs?: number; decision?: string; editedArguments?: unknown; previousStatus?: string };
+  const d = e.data as {
+    outcome?: string;
+    via?: string;
+    reason?: string;
+    waitedMs?: number;
+    decision?: string;
+    editedArguments?: unknown;
+    previousStatus?: string;
+  };
   if (e.type === 'ToolCallCancelled' && d.previousStatus && d.previousStatus !== 'pending') return null; // approved but unclaimed: it had left already
   const outcome = (d.outcome ?? e.type.replace('ToolCall', '').toLowerCase()) as Departure['outcome'];
   const by = e.actor.kind === 'system' && outcome === 'expired' ? undefined : { id: e.actor.id, name: e.actor.name };
@@ -106,19 +125,37 @@ export function departureFromEvent(e: AuditEvent, me: string, now: number): Depa
     id: e.toolCallId,
     title: e.toolName ?? e.toolCallId,
     outcome,
-    note: note(outcome, by, d.via ?? e.actor.via, { reason: d.reason, waitedMs: d.waitedMs, kind: d.decision, edited: d.editedArguments !== undefined }, me),
+    note: note(
+      outcome,
+      by,
+      d.via ?? e.actor.via,
+      { reason: d.reason, waitedMs: d.waitedMs, kind: d.decision, edited: d.editedArguments !== undefined },
+      me,
+    ),
     at: now,
   };
 }
 
 /** The departure a call's own record shows (after deciding it here, or from a 409's standing decision). */
-export function departureFromDecision(call: Pick<ToolCall, 'id' | 'toolName' | 'display' | 'createdAt'>, decision: Decision, me: string, now: number, kind?: string): Departure {
+export function departureFromDecision(
+  call: Pick<ToolCall, 'id' | 'toolName' | 'display' | 'createdAt'>,
+  decision: Decision,
+  me: string,
+  now: number,
+  kind?: string,
+): Departure {
   const waitedMs = Date.parse(decision.at) - Date.parse(call.createdAt);
   return {
     id: call.id,
     title: titleOf(call),
     outcome: decision.outcome,
-    note: note(decision.outcome, decision.by, decision.by.via, { reason: decision.reason, waitedMs, kind, edited: decision.editedArguments !== undefined }, me),
+    note: note(
+      decision.outcome,
+      decision.by,
+      decision.by.via,
+      { reason: decision.reason, waitedMs, kind, edited: decision.editedArguments !== undefined },
+      me,
+    ),
     at: now,
   };
 }
@@ -127,14 +164,24 @@ export function departureFromDecision(call: Pick<ToolCall, 'id' | 'toolName' | '
  * The FYI a `ToolCallNotified` event of the live stream brings, when it names this person: one of their roles
  * among its approvers, or `requester` when they are the conversation's user. Null otherwise.
  */
-export function notifiedFromEvent(e: AuditEvent, me: { sub: string; roles: readonly string[] }, now: number): Departure | null {
+export function notifiedFromEvent(
+  e: AuditEvent,
+  me: { sub: string; roles: readonly string[] },
+  now: number,
+): Departure | null {
   if (e.type !== 'ToolCallNotified' || !e.toolCallId) return null;
   const d = e.data as { approvers?: unknown; requester?: unknown; rule?: unknown };
   const approvers = Array.isArray(d.approvers) ? d.approvers.filter((a): a is string => typeof a === 'string') : [];
   const told = approvers.some((a) => (a === 'requester' ? d.requester === me.sub : me.roles.includes(a)));
   if (!told) return null;
   const rule = typeof d.rule === 'number' ? ` (policy rule ${d.rule})` : '';
-  return { id: e.toolCallId, title: e.toolName ?? e.toolCallId, outcome: 'notified', note: `ran at once, you are told${rule}`, at: now };
+  return {
+    id: e.toolCallId,
+    title: e.toolName ?? e.toolCallId,
+    outcome: 'notified',
+    note: `ran at once, you are told${rule}`,
+    at: now,
+  };
 }
 
 /** Adds an FYI to the recent feed, once per call (the stream may deliver an event again after a reconnect). */

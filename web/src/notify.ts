@@ -44,7 +44,17 @@ export function notificationFor(calls: readonly Approval[]): { title: string; bo
   if (calls.length === 1) {
     const c = calls[0];
     const user = c.conversation.user ? ` for ${c.conversation.user.name ?? c.conversation.user.id}` : '';
-    return { title: `Approve? ${titleOf(c)}`, body: `${c.display?.summary ?? c.toolName} — from ${c.conversation.agentId}${user}`, tag: `tollgate-call-${c.id}` };
+    return {
+      title: `Approve? ${titleOf(c)}`,
+      body: `${c.display?.summary ?? c.toolName} — from ${c.conversation.agentId}${user}`,
+      tag: `tollgate-call-${c.id}`,
+    };
   }
-  return { title: `${calls.length} new requests to approve`, body: calls.map((c) => titleOf(c)).slice(0, 5).join(' · ') };
+  return {
+    title: `${calls.length} new requests to approve`,
+    body: calls
+      .map((c) => titleOf(c))
+      .slice(0, 5)
+      .join(' · '),
+  };
 }

@@ -17,8 +17,16 @@ export function sessionFromToken(raw: string): Session | null {
   const parts = token.split('.');
   if (parts.length !== 3) return null;
   try {
-    const json = atob(parts[1].replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(parts[1].length / 4) * 4, '='));
-    const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0)))) as Record<string, unknown>;
+    const json = atob(
+      parts[1]
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(parts[1].length / 4) * 4, '='),
+    );
+    const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0)))) as Record<
+      string,
+      unknown
+    >;
     if (typeof claims.sub !== 'string') return null;
     const roles = Array.isArray(claims.roles) ? claims.roles.filter((r): r is string => typeof r === 'string') : [];
     return {

@@ -36,7 +36,11 @@ export function openStream(opts: StreamOptions): Stream {
   const stream = opts.tollgate.inbox().watch({
     maxDelayMs: 30_000,
     onState: (s) => {
-      opts.onState({ state: s.state, ...(s.retryAt !== undefined ? { retryAt: s.retryAt } : {}), ...(s.heardAt !== undefined ? { heardAt: s.heardAt } : {}) });
+      opts.onState({
+        state: s.state,
+        ...(s.retryAt !== undefined ? { retryAt: s.retryAt } : {}),
+        ...(s.heardAt !== undefined ? { heardAt: s.heardAt } : {}),
+      });
       if (s.state === 'live') opts.onOpen();
     },
   });

@@ -4,7 +4,18 @@ import { ID_PATTERN, newId, toolCallKey } from './ids.js';
 import { Questions, type AskOptions, type QuestionOutcome } from './questions.js';
 import { anySignal, anySignalOfAll, throwIfAborted } from './signals.js';
 import type { Tollgate } from './tollgate.js';
-import type { Conversation, Display, ExecutionClaim, JsonObject, JsonValue, Proposal, ProposedToolCall, ToolAnnotations, ToolCall, ToolCallDecision } from './types.js';
+import type {
+  Conversation,
+  Display,
+  ExecutionClaim,
+  JsonObject,
+  JsonValue,
+  Proposal,
+  ProposedToolCall,
+  ToolAnnotations,
+  ToolCall,
+  ToolCallDecision,
+} from './types.js';
 
 /** How a request for approval ended. `denied`: the policy refused it; `rejected`: a person did. */
 export type ApprovalStatus = 'approved' | 'rejected' | 'expired' | 'cancelled' | 'denied';
@@ -89,7 +100,10 @@ export class TollgateConversation {
   private queue: Queued[] = [];
   private flushing = false;
 
-  constructor(readonly tollgate: Tollgate, private view: Conversation) {}
+  constructor(
+    readonly tollgate: Tollgate,
+    private view: Conversation,
+  ) {}
 
   get id(): string {
     return this.view.id;
@@ -155,8 +169,13 @@ export class TollgateConversation {
    * (maybe edited) arguments and the receipt, reports the result and returns it. A refusal throws
    * ToolCallRejectedError; an error of `fn` is reported as `failed` and thrown again.
    */
-  guard<A extends JsonObject, R>(toolName: string, fn: (args: A, context: RunContext) => R | Promise<R>, options: GuardOptions<A, R> = {}): GuardedTool<A, R> {
-    const pick = <T>(v: T | ((args: A) => T | undefined) | undefined, args: A): T | undefined => (typeof v === 'function' ? (v as (args: A) => T | undefined)(args) : v);
+  guard<A extends JsonObject, R>(
+    toolName: string,
+    fn: (args: A, context: RunContext) => R | Promise<R>,
+    options: GuardOptions<A, R> = {},
+  ): GuardedTool<A, R> {
+    const pick = <T>(v: T | ((args: A) => T | undefined) | undefined, args: A): T | undefined =>
+      typeof v === 'function' ? (v as (args: A) => T | undefined)(args) : v;
     return async (args: A, call: GuardCallOptions = {}): Promise<R> => {
       const { signal, dispose } = anySignal([options.signal, call.signal]);
       try {
@@ -181,7 +200,8 @@ export class TollgateConversation {
 
   private async prepare(call: ApprovalRequest): Promise<ProposedToolCall> {
     if (!call || typeof call.toolName !== 'string') throw new TypeError('a proposal needs a toolName');
-    if (!call.arguments || typeof call.arguments !== 'object' || Array.isArray(call.arguments)) throw new TypeError('a proposal needs arguments: a JSON object');
+    if (!call.arguments || typeof call.arguments !== 'object' || Array.isArray(call.arguments))
+      throw new TypeError('a proposal needs arguments: a JSON object');
     const id = call.id === undefined ? newId('call') : ID_PATTERN.test(call.id) ? call.id : await toolCallKey(call.id);
     return { ...call, id };
   }
@@ -210,13 +230,20 @@ export class TollgateConversation {
         batch.forEach((b, i) => b.resolve(new ToolCallHandle(this.tollgate, proposal.toolCalls[i])));
         return;
       } catch (e) {
-        if (e instanceof TollgateError && e.code === 'conversation_blocked' && Array.isArray(e.problem.pendingToolCallIds) && e.problem.pendingToolCallIds.length > 0) {
+        if (
+          e instanceof TollgateError &&
+          e.code === 'conversation_blocked' &&
+          Array.isArray(e.problem.pendingToolCallIds) &&
+          e.problem.pendingToolCallIds.length > 0
+        ) {
           for (const b of batch) if (b.o.onBlocked === 'throw') b.reject(e);
           batch = batch.filter((b) => b.o.onBlocked !== 'throw');
           if (batch.length === 0) return;
           const signals = anySignalOfAll(batch.map((b) => b.o.signal));
           try {
-            await Promise.all(e.problem.pendingToolCallIds.map((id) => this.tollgate.waitForDecision(id, { signal: signals.signal })));
+            await Promise.all(
+              e.problem.pendingToolCallIds.map((id) => this.tollgate.waitForDecision(id, { signal: signals.signal })),
+            );
           } catch {
             // Every caller gave up (aborted): each was rejected by its own signal already.
           } finally {
@@ -244,7 +271,11 @@ export class TollgateConversation {
   private async send(calls: ProposedToolCall[], o: ProposeOptions): Promise<Proposal> {
     for (;;) {
       try {
-        const proposal = await this.tollgate.request<Proposal>('POST', `/v1/conversations/${encodeURIComponent(this.id)}/tool-calls`, { body: { toolCalls: calls }, signal: o.signal });
+        const proposal = await this.tollgate.request<Proposal>(
+          'POST',
+          `/v1/conversations/${encodeURIComponent(this.id)}/tool-calls`,
+          { body: { toolCalls: calls }, signal: o.signal },
+        );
         this.view = { ...this.view, ...proposal.conversation };
         return proposal;
       } catch (e) {
@@ -267,7 +298,10 @@ interface Queued {
 
 /** One proposed call: wait for its decision, claim it, run it, report. */
 export class ToolCallHandle {
-  constructor(private readonly tollgate: Tollgate, private call: ToolCall) {}
+  constructor(
+    private readonly tollgate: Tollgate,
+    private call: ToolCall,
+  ) {}
 
   /** The server's id (`tc_…`). */
   get id(): string {
@@ -292,7 +326,10 @@ export class ToolCallHandle {
     return claim;
   }
 
-  async report(result: { outcome: 'succeeded'; output?: JsonValue } | { outcome: 'failed'; error?: string; output?: JsonValue }, o: { signal?: AbortSignal } = {}): Promise<ToolCall> {
+  async report(
+    result: { outcome: 'succeeded'; output?: JsonValue } | { outcome: 'failed'; error?: string; output?: JsonValue },
+    o: { signal?: AbortSignal } = {},
+  ): Promise<ToolCall> {
     this.call = await this.tollgate.reportResult(this.call.id, result, o);
     return this.call;
   }
@@ -320,21 +357,31 @@ export class ToolCallHandle {
     const edited = claim.toolCall.decision?.editedArguments !== undefined;
     let result: R;
     try {
-      result = await fn(claim.arguments, { receipt: claim.receipt, toolCall: claim.toolCall, edited, ...(o.signal ? { signal: o.signal } : {}) });
+      result = await fn(claim.arguments, {
+        receipt: claim.receipt,
+        toolCall: claim.toolCall,
+        edited,
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
     } catch (error) {
       await this.report({ outcome: 'failed', error: messageOf(error) }).catch((e) => this.reportFailed(e));
       throw error;
     }
     const output = o.output ? o.output(result) : result;
     const json = jsonOutput(output);
-    await this.report(json === undefined ? { outcome: 'succeeded' } : { outcome: 'succeeded', output: json }).catch((e) => this.reportFailed(e));
+    await this.report(json === undefined ? { outcome: 'succeeded' } : { outcome: 'succeeded', output: json }).catch(
+      (e) => this.reportFailed(e),
+    );
     return result;
   }
 
   private reportFailed(e: unknown): void {
     const hook = this.tollgate.options.onReportError;
     if (hook) hook(e, this.call);
-    else console.warn(`tollgate: the result of ${this.call.toolName} (${this.call.id}) could not be reported: ${messageOf(e)}`);
+    else
+      console.warn(
+        `tollgate: the result of ${this.call.toolName} (${this.call.id}) could not be reported: ${messageOf(e)}`,
+      );
   }
 }
 
@@ -353,18 +400,29 @@ export function outcomeOf(call: ToolCall): ApprovalOutcome {
     case 'cancelled':
       return { status: call.status, arguments: call.arguments, ...base };
     default:
-      throw new TollgateError({ type: 'urn:tollgate:problem:still_pending', title: 'Still pending', status: 0, detail: `tool call ${call.id} is still pending`, code: 'still_pending' });
+      throw new TollgateError({
+        type: 'urn:tollgate:problem:still_pending',
+        title: 'Still pending',
+        status: 0,
+        detail: `tool call ${call.id} is still pending`,
+        code: 'still_pending',
+      });
   }
 }
 
 function messageOf(e: unknown): string {
-  const text = e instanceof Error ? e.message || e.name : typeof e === 'string' ? e : (() => {
-    try {
-      return JSON.stringify(e) ?? String(e);
-    } catch {
-      return String(e);
-    }
-  })();
+  const text =
+    e instanceof Error
+      ? e.message || e.name
+      : typeof e === 'string'
+        ? e
+        : (() => {
+            try {
+              return JSON.stringify(e) ?? String(e);
+            } catch {
+              return String(e);
+            }
+          })();
   return (text || 'failed').slice(0, MAX_ERROR_CHARS);
 }
 

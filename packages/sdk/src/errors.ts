@@ -50,8 +50,13 @@ export class ToolCallRejectedError extends Error {
   readonly toolCall: ToolCall;
 
   constructor(status: RefusalStatus, toolCall: ToolCall) {
-    const by = status === 'cancelled' ? toolCall.cancellation?.by ?? toolCall.decision?.by : toolCall.decision?.by;
-    const reason = status === 'cancelled' ? toolCall.cancellation?.reason ?? toolCall.decision?.reason : status === 'denied' ? toolCall.decision?.reason ?? toolCall.policy.reason : toolCall.decision?.reason;
+    const by = status === 'cancelled' ? (toolCall.cancellation?.by ?? toolCall.decision?.by) : toolCall.decision?.by;
+    const reason =
+      status === 'cancelled'
+        ? (toolCall.cancellation?.reason ?? toolCall.decision?.reason)
+        : status === 'denied'
+          ? (toolCall.decision?.reason ?? toolCall.policy.reason)
+          : toolCall.decision?.reason;
     super(describeRefusal(status, toolCall.toolName, by, reason));
     this.status = status;
     if (reason !== undefined) this.reason = reason;
@@ -64,7 +69,19 @@ export class ToolCallRejectedError extends Error {
 }
 
 /** "delete_source was rejected by Ann via web: not today", "… was denied by the policy: Denied by policy rule 1 (…)". */
-function describeRefusal(status: RefusalStatus, toolName: string, by: ActorRef | undefined, reason: string | undefined): string {
-  const who = status === 'denied' ? ' by the policy' : status === 'expired' ? ' (nobody decided in time)' : by && by.via !== 'system' ? ` by ${by.name ?? by.id} via ${by.via}` : '';
+function describeRefusal(
+  status: RefusalStatus,
+  toolName: string,
+  by: ActorRef | undefined,
+  reason: string | undefined,
+): string {
+  const who =
+    status === 'denied'
+      ? ' by the policy'
+      : status === 'expired'
+        ? ' (nobody decided in time)'
+        : by && by.via !== 'system'
+          ? ` by ${by.name ?? by.id} via ${by.via}`
+          : '';
   return `${toolName} was ${status}${who}${reason ? `: ${reason}` : ''}`;
 }

@@ -34,7 +34,9 @@ interface TollgateClient {
 interface GrpcJs {
   Metadata: new () => Metadata;
   credentials: { createInsecure(): unknown };
-  loadPackageDefinition(def: unknown): { tollgate: { v1: { Tollgate: new (addr: string, creds: unknown) => TollgateClient } } };
+  loadPackageDefinition(def: unknown): {
+    tollgate: { v1: { Tollgate: new (addr: string, creds: unknown) => TollgateClient } };
+  };
 }
 interface ProtoLoader {
   loadSync(file: string, o: Record<string, unknown>): unknown;
@@ -66,11 +68,20 @@ function clientOf(tollgate: Tollgate, address: string): Promise<{ grpc: GrpcJs; 
   let c = clients.get(tollgate);
   if (!c) {
     c = (async () => {
-      const [grpcMod, loaderMod, urlMod] = await Promise.all([load<GrpcJs & { default?: GrpcJs }>('@grpc/grpc-js'), load<ProtoLoader & { default?: ProtoLoader }>('@grpc/proto-loader'), load<{ fileURLToPath(u: URL): string }>('node:url')]);
+      const [grpcMod, loaderMod, urlMod] = await Promise.all([
+        load<GrpcJs & { default?: GrpcJs }>('@grpc/grpc-js'),
+        load<ProtoLoader & { default?: ProtoLoader }>('@grpc/proto-loader'),
+        load<{ fileURLToPath(u: URL): string }>('node:url'),
+      ]);
       const grpc = grpcMod.default ?? grpcMod;
       const loader = loaderMod.default ?? loaderMod;
       const dir = urlMod.fileURLToPath(new URL('../proto/', import.meta.url));
-      const def = loader.loadSync('tollgate/v1/tollgate.proto', { includeDirs: [dir], longs: String, enums: String, oneofs: true });
+      const def = loader.loadSync('tollgate/v1/tollgate.proto', {
+        includeDirs: [dir],
+        longs: String,
+        enums: String,
+        oneofs: true,
+      });
       const Client = grpc.loadPackageDefinition(def).tollgate.v1.Tollgate;
       return { grpc, client: new Client(address, grpc.credentials.createInsecure()) };
     })();
@@ -90,7 +101,12 @@ export async function closeGrpc(tollgate: Tollgate): Promise<void> {
 type WatchEnd = { kind: 'done' } | { kind: 'retry'; delayMs?: number } | { kind: 'fail'; error: TollgateError };
 
 /** One WatchToolCall: resolves when the stream ends (the call left pending, or was never pending) or fails. */
-async function watchOnce(tollgate: Tollgate, address: string, id: string, signal: AbortSignal | undefined): Promise<WatchEnd> {
+async function watchOnce(
+  tollgate: Tollgate,
+  address: string,
+  id: string,
+  signal: AbortSignal | undefined,
+): Promise<WatchEnd> {
   const { grpc, client } = await clientOf(tollgate, address);
   const metadata = new grpc.Metadata();
   const token = await tollgate.transport.token();
@@ -112,7 +128,14 @@ async function watchOnce(tollgate: Tollgate, address: string, id: string, signal
     call.on('error', (e) => {
       if (signal?.aborted) return; // rejected by onAbort
       if (e.code === OK) return settle({ kind: 'done' });
-      if (e.code === UNAVAILABLE || e.code === CANCELLED || e.code === UNKNOWN || e.code === INTERNAL || e.code === DEADLINE_EXCEEDED) return settle({ kind: 'retry' });
+      if (
+        e.code === UNAVAILABLE ||
+        e.code === CANCELLED ||
+        e.code === UNKNOWN ||
+        e.code === INTERNAL ||
+        e.code === DEADLINE_EXCEEDED
+      )
+        return settle({ kind: 'retry' });
       const code = first(e.metadata, 'tollgate-code');
       if (e.code === RESOURCE_EXHAUSTED) {
         const after = retryAfterOf(e.metadata?.get('grpc-status-details-bin')?.[0]);
@@ -121,7 +144,13 @@ async function watchOnce(tollgate: Tollgate, address: string, id: string, signal
       const [name, status] = NAMES[e.code] ?? [`grpc_${e.code}`, HTTP_OF[e.code] ?? 500];
       const problemCode = code ?? name;
       const detail = e.details || e.message;
-      settle({ kind: 'fail', error: new TollgateError({ type: `urn:tollgate:problem:${problemCode}`, title: problemCode, status, detail, code: problemCode }, { cause: e }) });
+      settle({
+        kind: 'fail',
+        error: new TollgateError(
+          { type: `urn:tollgate:problem:${problemCode}`, title: problemCode, status, detail, code: problemCode },
+          { cause: e },
+        ),
+      });
     });
   });
 }
@@ -204,7 +233,12 @@ function first(metadata: Metadata | undefined, key: string): string | undefined 
  * broken by a network error or a stopping server (UNAVAILABLE) is opened again with backoff, a rate-limited one
  * after the delay asked for; NOT_FOUND, PERMISSION_DENIED and UNAUTHENTICATED end the wait with a TollgateError.
  */
-export async function waitOverGrpc(tollgate: Tollgate, address: string, call: ToolCall, signal?: AbortSignal): Promise<ToolCall> {
+export async function waitOverGrpc(
+  tollgate: Tollgate,
+  address: string,
+  call: ToolCall,
+  signal?: AbortSignal,
+): Promise<ToolCall> {
   let failures = 0;
   while (call.status === 'pending') {
     throwIfAborted(signal);
@@ -225,7 +259,13 @@ export async function waitOverGrpc(tollgate: Tollgate, address: string, call: To
     // Keep at it while the call may still be decided: until a minute past its expiry by our clock.
     const expiresAt = call.approval ? Date.parse(call.approval.expiresAt) : NaN;
     if (!Number.isNaN(expiresAt) && Date.now() > expiresAt + 60_000) {
-      throw new TollgateError({ type: 'urn:tollgate:problem:unavailable', title: 'Unavailable', status: 503, detail: `cannot watch ${call.id} at ${address}`, code: 'unavailable' });
+      throw new TollgateError({
+        type: 'urn:tollgate:problem:unavailable',
+        title: 'Unavailable',
+        status: 503,
+        detail: `cannot watch ${call.id} at ${address}`,
+        code: 'unavailable',
+      });
     }
     failures += 1;
     await sleep((end.kind === 'retry' ? end.delayMs : undefined) ?? tollgate.transport.backoff(failures + 3), signal);

@@ -70,7 +70,14 @@ export interface RequestOptions {
 }
 
 /** Network failures that mean the request never reached the server, so repeating it is always safe. */
-const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const NEVER_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -171,14 +178,33 @@ export class Transport {
         retryable = idempotent || NEVER_SENT.has(causeCode(e) ?? '');
       }
       if (!retryable || attempt >= (o.maxAttempts ?? this.retry.maxAttempts)) throw failure;
-      const delayMs = retryAfterMs !== undefined ? Math.min(retryAfterMs, this.retry.maxRetryAfterMs) : this.backoff(attempt);
-      this.opts.onRetry?.({ method, path, attempt, delayMs, status: failure.status, code: failure.code, retryAfter: retryAfterMs !== undefined });
+      const delayMs =
+        retryAfterMs !== undefined ? Math.min(retryAfterMs, this.retry.maxRetryAfterMs) : this.backoff(attempt);
+      this.opts.onRetry?.({
+        method,
+        path,
+        attempt,
+        delayMs,
+        status: failure.status,
+        code: failure.code,
+        retryAfter: retryAfterMs !== undefined,
+      });
       await sleep(delayMs, o.signal);
     }
   }
 
-  private async attempt(method: string, path: string, o: RequestOptions, stream: boolean, token: string | undefined): Promise<Answer | Response> {
-    const headers: Record<string, string> = { accept: o.accept ?? 'application/json', ...this.opts.headers, ...o.headers };
+  private async attempt(
+    method: string,
+    path: string,
+    o: RequestOptions,
+    stream: boolean,
+    token: string | undefined,
+  ): Promise<Answer | Response> {
+    const headers: Record<string, string> = {
+      accept: o.accept ?? 'application/json',
+      ...this.opts.headers,
+      ...o.headers,
+    };
     if (token) headers.authorization = `Bearer ${token}`;
     let body: string | undefined;
     if (o.raw) {
@@ -280,9 +306,18 @@ function causeCode(e: unknown): string | undefined {
 /** "cannot reach Tollgate at http://…: ECONNREFUSED" as a TollgateError with status 0, code network_error. */
 export function networkError(baseUrl: string, e: unknown): TollgateError {
   const err = e as Error & { cause?: { code?: string; message?: string } };
-  const why = err?.name === 'TimeoutError' ? 'no answer in time' : (causeCode(e) ?? err?.cause?.message ?? err?.message ?? String(e));
+  const why =
+    err?.name === 'TimeoutError'
+      ? 'no answer in time'
+      : (causeCode(e) ?? err?.cause?.message ?? err?.message ?? String(e));
   return new TollgateError(
-    { type: 'urn:tollgate:problem:network_error', title: 'Network error', status: 0, detail: `cannot reach Tollgate at ${baseUrl || 'this origin'}: ${why}`, code: 'network_error' },
+    {
+      type: 'urn:tollgate:problem:network_error',
+      title: 'Network error',
+      status: 0,
+      detail: `cannot reach Tollgate at ${baseUrl || 'this origin'}: ${why}`,
+      code: 'network_error',
+    },
     { cause: e },
   );
 }

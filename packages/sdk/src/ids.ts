@@ -15,6 +15,8 @@ export function newId(prefix: string): string {
  */
 export async function toolCallKey(frameworkId: string): Promise<string> {
   if (ID_PATTERN.test(frameworkId)) return frameworkId;
-  const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(frameworkId)));
+  const digest = new Uint8Array(
+    await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(frameworkId)),
+  );
   return `x_${Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }

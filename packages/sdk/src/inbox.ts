@@ -1,6 +1,14 @@
 import { EventStream, type WatchOptions } from './sse.js';
 import { allPages, type DecisionChannel, type Tollgate } from './tollgate.js';
-import type { Approval, ApprovalPage, DecisionRequest, GrantScope, JsonObject, ToolCall, ToolCallStatus } from './types.js';
+import type {
+  Approval,
+  ApprovalPage,
+  DecisionRequest,
+  GrantScope,
+  JsonObject,
+  ToolCall,
+  ToolCallStatus,
+} from './types.js';
 
 /** What a step decision did: the calls decided (as they now stand) and those left as they were, with why. */
 export interface StepDecision {
@@ -33,7 +41,10 @@ export class Inbox {
   constructor(private readonly tollgate: Tollgate) {}
 
   /** One page of the calls the caller may decide, oldest first (`status` pending by default). */
-  list(q: { status?: ToolCallStatus; cursor?: string; limit?: number } = {}, o: { signal?: AbortSignal } = {}): Promise<ApprovalPage> {
+  list(
+    q: { status?: ToolCallStatus; cursor?: string; limit?: number } = {},
+    o: { signal?: AbortSignal } = {},
+  ): Promise<ApprovalPage> {
     return this.tollgate.request<ApprovalPage>('GET', '/v1/approvals', { query: q, signal: o.signal });
   }
 
@@ -67,27 +78,55 @@ export class Inbox {
    */
   decideStep(
     conversationId: string,
-    d: { decision: 'approve' | 'reject'; reason?: string; toolCallIds?: string[]; channel?: DecisionChannel; signal?: AbortSignal },
+    d: {
+      decision: 'approve' | 'reject';
+      reason?: string;
+      toolCallIds?: string[];
+      channel?: DecisionChannel;
+      signal?: AbortSignal;
+    },
   ): Promise<StepDecision> {
-    const body = { decision: d.decision, ...(d.reason !== undefined ? { reason: d.reason } : {}), ...(d.toolCallIds ? { toolCallIds: d.toolCallIds } : {}) };
-    return this.tollgate.request<StepDecision>('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/decisions`, {
+    const body = {
+      decision: d.decision,
+      ...(d.reason !== undefined ? { reason: d.reason } : {}),
+      ...(d.toolCallIds ? { toolCallIds: d.toolCallIds } : {}),
+    };
+    return this.tollgate.request<StepDecision>(
+      'POST',
+      `/v1/conversations/${encodeURIComponent(conversationId)}/decisions`,
+      {
+        body,
+        signal: d.signal,
+        headers: this.tollgate.channelHeader(d.channel),
+      },
+    );
+  }
+
+  /** Admins: more time for a pending call, `extendBy` seconds or a new `expiresAt` (at most a day from now). */
+  extendDeadline(
+    id: string,
+    d: { extendBy?: number; expiresAt?: string; reason?: string; channel?: DecisionChannel; signal?: AbortSignal },
+  ): Promise<ToolCall> {
+    const body = {
+      ...(d.extendBy !== undefined ? { extendBy: d.extendBy } : {}),
+      ...(d.expiresAt !== undefined ? { expiresAt: d.expiresAt } : {}),
+      ...(d.reason !== undefined ? { reason: d.reason } : {}),
+    };
+    return this.tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(id)}/deadline`, {
       body,
       signal: d.signal,
       headers: this.tollgate.channelHeader(d.channel),
     });
   }
 
-  /** Admins: more time for a pending call, `extendBy` seconds or a new `expiresAt` (at most a day from now). */
-  extendDeadline(id: string, d: { extendBy?: number; expiresAt?: string; reason?: string; channel?: DecisionChannel; signal?: AbortSignal }): Promise<ToolCall> {
-    const body = { ...(d.extendBy !== undefined ? { extendBy: d.extendBy } : {}), ...(d.expiresAt !== undefined ? { expiresAt: d.expiresAt } : {}), ...(d.reason !== undefined ? { reason: d.reason } : {}) };
-    return this.tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(id)}/deadline`, { body, signal: d.signal, headers: this.tollgate.channelHeader(d.channel) });
-  }
-
   approve(id: string, o: Omit<DecideOptions, 'decision' | 'scope' | 'expiresIn' | 'args'> = {}): Promise<ToolCall> {
     return this.decide(id, { ...o, decision: 'approve' });
   }
 
-  reject(id: string, o: Omit<DecideOptions, 'decision' | 'scope' | 'arguments' | 'expiresIn' | 'args'> = {}): Promise<ToolCall> {
+  reject(
+    id: string,
+    o: Omit<DecideOptions, 'decision' | 'scope' | 'arguments' | 'expiresIn' | 'args'> = {},
+  ): Promise<ToolCall> {
     return this.decide(id, { ...o, decision: 'reject' });
   }
 

@@ -2,7 +2,16 @@
  * @tollgate/sdk: gate an agent's tool calls behind Tollgate (propose → wait → claim → run → report), decide
  * them from approver programs, and check receipts in tool backends.
  */
-export { Tollgate, Grants, allPages, type TollgateOptions, type DecisionChannel, type AuditQuery, type GrantQuery, type WaitOptions } from './tollgate.js';
+export {
+  Tollgate,
+  Grants,
+  allPages,
+  type TollgateOptions,
+  type DecisionChannel,
+  type AuditQuery,
+  type GrantQuery,
+  type WaitOptions,
+} from './tollgate.js';
 export {
   TollgateConversation,
   ToolCallHandle,
@@ -18,11 +27,47 @@ export {
   type RunOptions,
 } from './conversation.js';
 export { Inbox, type DecideOptions, type StepDecision } from './inbox.js';
-export { Questions, questionOutcome, type Question, type QuestionPage, type QuestionStatus, type QuestionAudience, type AskQuestionRequest, type AskOptions, type QuestionOutcome, type QuestionQuery } from './questions.js';
-export { EventStream, SseParser, type SseEvent, type SseItem, type StreamPhase, type StreamState, type WatchOptions } from './sse.js';
+export {
+  Questions,
+  questionOutcome,
+  type Question,
+  type QuestionPage,
+  type QuestionStatus,
+  type QuestionAudience,
+  type AskQuestionRequest,
+  type AskOptions,
+  type QuestionOutcome,
+  type QuestionQuery,
+} from './questions.js';
+export {
+  EventStream,
+  SseParser,
+  type SseEvent,
+  type SseItem,
+  type StreamPhase,
+  type StreamState,
+  type WatchOptions,
+} from './sse.js';
 export { TollgateError, ToolCallRejectedError, type RefusalStatus } from './errors.js';
-export { verifyReceipt, MemoryReplayStore, ReceiptVerificationError, RECEIPT_TYP, type ReceiptClaims, type ReceiptErrorCode, type ReceiptReplayStore, type VerifyReceiptOptions } from './receipts.js';
+export {
+  verifyReceipt,
+  MemoryReplayStore,
+  ReceiptVerificationError,
+  RECEIPT_TYP,
+  type ReceiptClaims,
+  type ReceiptErrorCode,
+  type ReceiptReplayStore,
+  type VerifyReceiptOptions,
+} from './receipts.js';
 export { canonicalJson, argumentsDigest } from './jcs.js';
 export { toolCallKey, ID_PATTERN } from './ids.js';
-export { parseRetryAfter, type FetchLike, type TokenSource, type RetryOptions, type RetryInfo, type RequestOptions, type Query } from './http.js';
+export {
+  parseRetryAfter,
+  type FetchLike,
+  type TokenSource,
+  type RetryOptions,
+  type RetryInfo,
+  type RequestOptions,
+  type Query,
+} from './http.js';
 export type * from './types.js';

@@ -37,7 +37,8 @@ function write(value: unknown, seen: Set<object>): string | undefined {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 function text(s: string): string {
-  if (LONE_SURROGATE.test(s)) throw new TypeError('a string with a lone surrogate (U+D800 to U+DFFF unpaired) is not JSON Tollgate keeps');
+  if (LONE_SURROGATE.test(s))
+    throw new TypeError('a string with a lone surrogate (U+D800 to U+DFFF unpaired) is not JSON Tollgate keeps');
   return JSON.stringify(s);
 }
 

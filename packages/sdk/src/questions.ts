@@ -81,17 +81,26 @@ export class Questions {
 
   /** Asks in a conversation (the conversation's agent); answers the question, pending (operationId askQuestion). */
   ask(conversationId: string, body: AskQuestionRequest, o: WaitOptions = {}): Promise<Question> {
-    return this.tollgate.request<Question>('POST', `/v1/conversations/${enc(conversationId)}/questions`, { body, signal: o.signal });
+    return this.tollgate.request<Question>('POST', `/v1/conversations/${enc(conversationId)}/questions`, {
+      body,
+      signal: o.signal,
+    });
   }
 
   /** One question; with `wait`, long-polls up to that many seconds (≤ 60) while it is pending (operationId getQuestion). */
   get(id: string, o: WaitOptions & { wait?: number } = {}): Promise<Question> {
-    return this.tollgate.request<Question>('GET', `/v1/questions/${enc(id)}`, { query: o.wait ? { wait: o.wait } : undefined, signal: o.signal });
+    return this.tollgate.request<Question>('GET', `/v1/questions/${enc(id)}`, {
+      query: o.wait ? { wait: o.wait } : undefined,
+      signal: o.signal,
+    });
   }
 
   /** One page of the questions the caller may answer, newest first (operationId listQuestions). */
   list(q: QuestionQuery = {}, o: WaitOptions = {}): Promise<QuestionPage> {
-    return this.tollgate.request<QuestionPage>('GET', '/v1/questions', { query: q as Record<string, string | number>, signal: o.signal });
+    return this.tollgate.request<QuestionPage>('GET', '/v1/questions', {
+      query: q as Record<string, string | number>,
+      signal: o.signal,
+    });
   }
 
   /** The pending questions the caller may answer: what a UI shows. */
@@ -104,7 +113,11 @@ export class Questions {
    * any other later one throws TollgateError `already_answered` (operationId answerQuestion).
    */
   answer(id: string, answer: string, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<Question> {
-    return this.tollgate.request<Question>('POST', `/v1/questions/${enc(id)}/answer`, { body: { answer }, signal: o.signal, headers: this.tollgate.channelHeader(o.channel) });
+    return this.tollgate.request<Question>('POST', `/v1/questions/${enc(id)}/answer`, {
+      body: { answer },
+      signal: o.signal,
+      headers: this.tollgate.channelHeader(o.channel),
+    });
   }
 
   /**
@@ -147,7 +160,14 @@ export class Questions {
 
 /** The outcome of a question that is no longer pending. */
 export function questionOutcome(q: Question): QuestionOutcome {
-  if (q.status === 'answered' && q.answer) return { status: 'answered', answer: q.answer.text, by: q.answer.by, question: q };
+  if (q.status === 'answered' && q.answer)
+    return { status: 'answered', answer: q.answer.text, by: q.answer.by, question: q };
   if (q.status === 'expired' || q.status === 'cancelled') return { status: q.status, question: q };
-  throw new TollgateError({ type: 'urn:tollgate:problem:still_pending', title: 'Still pending', status: 0, detail: `question ${q.id} is still pending`, code: 'still_pending' });
+  throw new TollgateError({
+    type: 'urn:tollgate:problem:still_pending',
+    title: 'Still pending',
+    status: 0,
+    detail: `question ${q.id} is still pending`,
+    code: 'still_pending',
+  });
 }

@@ -1,4 +1,12 @@
-import { base64url, createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import {
+  base64url,
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { argumentsDigest } from './jcs.js';
 import type { JsonObject } from './types.js';
 
@@ -79,7 +87,8 @@ export class MemoryReplayStore implements ReceiptReplayStore {
 
   constructor(o: { maxEntries?: number; now?: () => number } = {}) {
     this.maxEntries = o.maxEntries ?? 100_000;
-    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) throw new RangeError('maxEntries must be a whole number above 0');
+    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1)
+      throw new RangeError('maxEntries must be a whole number above 0');
     this.now = o.now ?? (() => Date.now() / 1000);
   }
 
@@ -89,7 +98,10 @@ export class MemoryReplayStore implements ReceiptReplayStore {
     if (known !== undefined && known >= now) return true;
     if (known === undefined && this.entries.size >= this.maxEntries) {
       for (const [k, until] of this.entries) if (until < now) this.entries.delete(k);
-      if (this.entries.size >= this.maxEntries) throw new RangeError(`MemoryReplayStore holds ${this.maxEntries} unexpired receipts; give it a larger maxEntries`);
+      if (this.entries.size >= this.maxEntries)
+        throw new RangeError(
+          `MemoryReplayStore holds ${this.maxEntries} unexpired receipts; give it a larger maxEntries`,
+        );
     }
     this.entries.set(jti, expiresAt);
     return false;
@@ -99,7 +111,11 @@ export class MemoryReplayStore implements ReceiptReplayStore {
 /** A receipt that does not vouch for this run: badly signed or formed, expired, for another call, or used before. */
 export class ReceiptVerificationError extends Error {
   override readonly name: string = 'ReceiptVerificationError';
-  constructor(readonly code: ReceiptErrorCode, message: string, cause?: unknown) {
+  constructor(
+    readonly code: ReceiptErrorCode,
+    message: string,
+    cause?: unknown,
+  ) {
     super(message, cause === undefined ? undefined : { cause });
   }
 }
@@ -124,7 +140,12 @@ function keySet(o: VerifyReceiptOptions): JWTVerifyGetKey {
  * without this check one receipt could be written several ways (and pass a check that compares tokens).
  */
 function isCanonicalCompact(token: unknown): boolean {
-  if (typeof token !== 'string' || token.length > 16_384 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) return false;
+  if (
+    typeof token !== 'string' ||
+    token.length > 16_384 ||
+    !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)
+  )
+    return false;
   try {
     return token.split('.').every((part) => base64url.encode(base64url.decode(part)) === part);
   } catch {
@@ -142,10 +163,14 @@ const TEXT_CLAIMS = ['tcid', 'conv', 'tool', 'args', 'approvedBy', 'tenant', 'jt
  */
 export async function verifyReceipt(receipt: string, o: VerifyReceiptOptions): Promise<ReceiptClaims> {
   if (typeof o?.tenant !== 'string' || o.tenant === '') {
-    throw new TypeError("verifyReceipt needs tenant: the tenant whose approvals this backend acts on (its agents' token claim `tenant`, `default` when they carry none)");
+    throw new TypeError(
+      "verifyReceipt needs tenant: the tenant whose approvals this backend acts on (its agents' token claim `tenant`, `default` when they carry none)",
+    );
   }
-  if (o.audience !== undefined && (typeof o.audience !== 'string' || o.audience === '')) throw new TypeError('verifyReceipt: audience must be a non-empty string');
-  if (!isCanonicalCompact(receipt)) throw new ReceiptVerificationError('receipt_invalid', 'the receipt is not a compact JWS in canonical base64url');
+  if (o.audience !== undefined && (typeof o.audience !== 'string' || o.audience === ''))
+    throw new TypeError('verifyReceipt: audience must be a non-empty string');
+  if (!isCanonicalCompact(receipt))
+    throw new ReceiptVerificationError('receipt_invalid', 'the receipt is not a compact JWS in canonical base64url');
   const clockTolerance = o.clockTolerance ?? 30;
   let payload: Record<string, unknown>;
   try {
@@ -157,7 +182,8 @@ export async function verifyReceipt(receipt: string, o: VerifyReceiptOptions): P
       requiredClaims: ['tcid', 'conv', 'tool', 'args', 'approvedBy', 'tenant', 'iat', 'exp', 'jti'],
     }));
   } catch (e) {
-    if (e instanceof errors.JWTExpired) throw new ReceiptVerificationError('receipt_expired', 'the receipt has expired', e);
+    if (e instanceof errors.JWTExpired)
+      throw new ReceiptVerificationError('receipt_expired', 'the receipt has expired', e);
     if (e instanceof TypeError) throw e;
     throw new ReceiptVerificationError('receipt_invalid', `the receipt does not verify: ${(e as Error).message}`, e);
   }
@@ -165,19 +191,26 @@ export async function verifyReceipt(receipt: string, o: VerifyReceiptOptions): P
   if (bad) throw new ReceiptVerificationError('receipt_invalid', `the receipt's ${bad} is not a non-empty string`);
   const claims = payload as unknown as ReceiptClaims;
   const mismatch = (message: string) => new ReceiptVerificationError('receipt_mismatch', message);
-  if (claims.tenant !== o.tenant) throw mismatch(`the receipt is for tenant ${JSON.stringify(claims.tenant)}, not ${JSON.stringify(o.tenant)}`);
+  if (claims.tenant !== o.tenant)
+    throw mismatch(`the receipt is for tenant ${JSON.stringify(claims.tenant)}, not ${JSON.stringify(o.tenant)}`);
   const aud: unknown = payload.aud;
   if (o.audience !== undefined && aud !== o.audience && !(Array.isArray(aud) && aud.includes(o.audience))) {
     throw mismatch(`the receipt is for audience ${JSON.stringify(aud ?? null)}, not ${JSON.stringify(o.audience)}`);
   }
-  if (claims.tool !== o.toolName) throw mismatch(`the receipt approves ${JSON.stringify(claims.tool)}, not ${JSON.stringify(o.toolName)}`);
-  if (o.toolCallId !== undefined && claims.tcid !== o.toolCallId) throw mismatch(`the receipt is for tool call ${claims.tcid}, not ${o.toolCallId}`);
+  if (claims.tool !== o.toolName)
+    throw mismatch(`the receipt approves ${JSON.stringify(claims.tool)}, not ${JSON.stringify(o.toolName)}`);
+  if (o.toolCallId !== undefined && claims.tcid !== o.toolCallId)
+    throw mismatch(`the receipt is for tool call ${claims.tcid}, not ${o.toolCallId}`);
   let digest: string;
   try {
     digest = await argumentsDigest(o.arguments);
   } catch (e) {
     // A lone surrogate, a non-finite number, a cycle: nothing Tollgate could have approved.
-    throw new ReceiptVerificationError('receipt_mismatch', `the arguments are not JSON Tollgate could have approved: ${(e as Error).message}`, e);
+    throw new ReceiptVerificationError(
+      'receipt_mismatch',
+      `the arguments are not JSON Tollgate could have approved: ${(e as Error).message}`,
+      e,
+    );
   }
   if (claims.args !== digest) throw mismatch('the receipt approves other arguments');
   // Last, so that a receipt refused above is not spent.

@@ -74,7 +74,8 @@ export class SseParser {
     if (field === 'data') {
       this.data.push(value);
       this.dataChars += value.length + 1;
-      if (this.dataChars > this.maxEventChars) throw new RangeError(`an event stream frame is over ${this.maxEventChars} characters`);
+      if (this.dataChars > this.maxEventChars)
+        throw new RangeError(`an event stream frame is over ${this.maxEventChars} characters`);
     } else if (field === 'event') this.eventType = value;
     else if (field === 'id') {
       if (!value.includes('\0')) this.lastEventId = value;
@@ -85,7 +86,12 @@ export class SseParser {
 
   private dispatch(items: SseItem[]): void {
     if (this.data.length > 0) {
-      items.push({ kind: 'event', ...(this.lastEventId !== undefined ? { id: this.lastEventId } : {}), event: this.eventType || 'message', data: this.data.join('\n') });
+      items.push({
+        kind: 'event',
+        ...(this.lastEventId !== undefined ? { id: this.lastEventId } : {}),
+        event: this.eventType || 'message',
+        data: this.data.join('\n'),
+      });
     }
     this.data = [];
     this.dataChars = 0;
@@ -136,7 +142,10 @@ export class EventStream implements AsyncIterable<AuditEvent> {
   private id: string | undefined;
   private readonly iterator: AsyncGenerator<AuditEvent, void, undefined>;
 
-  constructor(private readonly transport: Transport, private readonly o: WatchOptions = {}) {
+  constructor(
+    private readonly transport: Transport,
+    private readonly o: WatchOptions = {},
+  ) {
     this.id = o.lastEventId === undefined ? undefined : String(o.lastEventId);
     this.iterator = this.run();
   }
@@ -169,18 +178,22 @@ export class EventStream implements AsyncIterable<AuditEvent> {
     let failures = 0;
     let serverRetryMs = 1000;
     let heardAt: number | undefined;
-    const state = (s: Omit<StreamState, 'opened' | 'heardAt'>) => this.o.onState?.({ ...s, opened, ...(heardAt !== undefined ? { heardAt } : {}) });
+    const state = (s: Omit<StreamState, 'opened' | 'heardAt'>) =>
+      this.o.onState?.({ ...s, opened, ...(heardAt !== undefined ? { heardAt } : {}) });
     try {
       state({ state: 'connecting' });
       while (!this.closed) {
         let why: Error | undefined;
         try {
-          for await (const item of this.connect(() => {
-            opened += 1;
-            failures = 0;
-            heardAt = Date.now();
-            state({ state: 'live' });
-          }, () => (heardAt = Date.now()))) {
+          for await (const item of this.connect(
+            () => {
+              opened += 1;
+              failures = 0;
+              heardAt = Date.now();
+              state({ state: 'live' });
+            },
+            () => (heardAt = Date.now()),
+          )) {
             if (item.kind === 'retry') serverRetryMs = item.ms;
             else yield item.event;
           }
@@ -215,7 +228,10 @@ export class EventStream implements AsyncIterable<AuditEvent> {
   }
 
   /** One connection: its audit events (and the server's retry delay) until it ends or fails. */
-  private async *connect(opened: () => void, heard: () => void): AsyncGenerator<{ kind: 'event'; event: AuditEvent } | { kind: 'retry'; ms: number }> {
+  private async *connect(
+    opened: () => void,
+    heard: () => void,
+  ): AsyncGenerator<{ kind: 'event'; event: AuditEvent } | { kind: 'retry'; ms: number }> {
     const controller = new AbortController();
     this.connection = controller;
     const silenceMs = this.o.silenceMs ?? 45_000;

@@ -1,5 +1,14 @@
 import { TollgateError } from './errors.js';
-import { sleep, Transport, type FetchLike, type Query, type RequestOptions, type RetryInfo, type RetryOptions, type TokenSource } from './http.js';
+import {
+  sleep,
+  Transport,
+  type FetchLike,
+  type Query,
+  type RequestOptions,
+  type RetryInfo,
+  type RetryOptions,
+  type TokenSource,
+} from './http.js';
 import { ID_PATTERN, newId } from './ids.js';
 import { Inbox } from './inbox.js';
 import { TollgateConversation } from './conversation.js';
@@ -86,7 +95,15 @@ export class Tollgate {
   constructor(options: TollgateOptions) {
     if (typeof options?.url !== 'string') throw new TypeError('new Tollgate({ url }) needs the server URL');
     this.options = options;
-    this.transport = new Transport({ url: options.url, token: options.token, fetch: options.fetch, retry: options.retry, headers: options.headers, timeoutMs: options.timeoutMs, onRetry: options.onRetry });
+    this.transport = new Transport({
+      url: options.url,
+      token: options.token,
+      fetch: options.fetch,
+      retry: options.retry,
+      headers: options.headers,
+      timeoutMs: options.timeoutMs,
+      onRetry: options.onRetry,
+    });
   }
 
   /** The server's base URL, without a trailing slash. */
@@ -103,10 +120,14 @@ export class Tollgate {
    * Starts a conversation, or takes up the one with this id (the same id from the same agent answers it as it
    * is). Without an id one is made here, before the first attempt, so a retried start never makes two.
    */
-  async conversation(input: StartConversationRequest | string = {}, options: WaitOptions = {}): Promise<TollgateConversation> {
+  async conversation(
+    input: StartConversationRequest | string = {},
+    options: WaitOptions = {},
+  ): Promise<TollgateConversation> {
     const body: StartConversationRequest = typeof input === 'string' ? { id: input } : { ...input };
     body.id ??= newId('conv');
-    if (!ID_PATTERN.test(body.id)) throw new TypeError(`conversation id ${JSON.stringify(body.id)} must match ${ID_PATTERN}`);
+    if (!ID_PATTERN.test(body.id))
+      throw new TypeError(`conversation id ${JSON.stringify(body.id)} must match ${ID_PATTERN}`);
     const view = await this.startConversation(body, options);
     return new TollgateConversation(this, view);
   }
@@ -121,7 +142,10 @@ export class Tollgate {
     return this.request<Conversation>('GET', `/v1/conversations/${enc(id)}`, { signal: o.signal });
   }
 
-  listConversations(q: { status?: ConversationStatus; cursor?: string; limit?: number } = {}, o: WaitOptions = {}): Promise<ConversationPage> {
+  listConversations(
+    q: { status?: ConversationStatus; cursor?: string; limit?: number } = {},
+    o: WaitOptions = {},
+  ): Promise<ConversationPage> {
     return this.request<ConversationPage>('GET', '/v1/conversations', { query: q, signal: o.signal });
   }
 
@@ -185,7 +209,10 @@ export class Tollgate {
    * was lost cannot be repeated (the next answers `409 already_executed`).
    */
   claimExecution(id: string, o: WaitOptions = {}): Promise<ExecutionClaim> {
-    return this.request<ExecutionClaim>('POST', `/v1/tool-calls/${enc(id)}/execution`, { signal: o.signal, idempotent: false });
+    return this.request<ExecutionClaim>('POST', `/v1/tool-calls/${enc(id)}/execution`, {
+      signal: o.signal,
+      idempotent: false,
+    });
   }
 
   /**
@@ -197,15 +224,33 @@ export class Tollgate {
     for (;;) {
       attempts += 1;
       try {
-        return await this.request<ToolCall>('POST', `/v1/tool-calls/${enc(id)}/result`, { body: result, signal: o.signal, maxAttempts: 1 });
+        return await this.request<ToolCall>('POST', `/v1/tool-calls/${enc(id)}/result`, {
+          body: result,
+          signal: o.signal,
+          maxAttempts: 1,
+        });
       } catch (e) {
-        if (e instanceof TollgateError && e.code === 'already_completed' && attempts > 1) return this.getToolCall(id, o);
-        const transient = e instanceof TollgateError && (e.status === 0 || e.status === 429 || e.status === 502 || e.status === 504 || e.code === 'unavailable');
+        if (e instanceof TollgateError && e.code === 'already_completed' && attempts > 1)
+          return this.getToolCall(id, o);
+        const transient =
+          e instanceof TollgateError &&
+          (e.status === 0 || e.status === 429 || e.status === 502 || e.status === 504 || e.code === 'unavailable');
         const max = this.options.retry?.maxAttempts ?? 8;
         if (!transient || attempts >= max) throw e;
-        const retryAfter = e instanceof TollgateError && typeof e.problem.retryAfter === 'number' ? e.problem.retryAfter * 1000 : undefined;
+        const retryAfter =
+          e instanceof TollgateError && typeof e.problem.retryAfter === 'number'
+            ? e.problem.retryAfter * 1000
+            : undefined;
         const delayMs = retryAfter ?? this.transport.backoff(attempts);
-        this.options.onRetry?.({ method: 'POST', path: `/v1/tool-calls/${enc(id)}/result`, attempt: attempts, delayMs, status: (e as TollgateError).status, code: (e as TollgateError).code, retryAfter: retryAfter !== undefined });
+        this.options.onRetry?.({
+          method: 'POST',
+          path: `/v1/tool-calls/${enc(id)}/result`,
+          attempt: attempts,
+          delayMs,
+          status: (e as TollgateError).status,
+          code: (e as TollgateError).code,
+          retryAfter: retryAfter !== undefined,
+        });
         await sleep(delayMs, o.signal);
       }
     }
@@ -255,8 +300,15 @@ export class Tollgate {
 
   /** A new policy version (admin): a document, or its YAML (or JSON) text. */
   putPolicy(document: PolicyDocument | string, o: WaitOptions = {}): Promise<Policy> {
-    const raw = typeof document === 'string' ? { text: document, contentType: /^\s*[{[]/.test(document) ? 'application/json' : 'application/yaml' } : undefined;
-    return this.request<Policy>('PUT', '/v1/policy', raw ? { raw, signal: o.signal } : { body: document, signal: o.signal });
+    const raw =
+      typeof document === 'string'
+        ? { text: document, contentType: /^\s*[{[]/.test(document) ? 'application/json' : 'application/yaml' }
+        : undefined;
+    return this.request<Policy>(
+      'PUT',
+      '/v1/policy',
+      raw ? { raw, signal: o.signal } : { body: document, signal: o.signal },
+    );
   }
 
   /** Who this client's token is: its id, tenant, kind and roles as Tollgate counts them (any token). */
@@ -270,11 +322,19 @@ export class Tollgate {
 
   /** The kill switch (admin). */
   halt(body: HaltRequest, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<HaltResult> {
-    return this.request<HaltResult>('POST', '/v1/halt', { body, signal: o.signal, headers: this.channelHeader(o.channel) });
+    return this.request<HaltResult>('POST', '/v1/halt', {
+      body,
+      signal: o.signal,
+      headers: this.channelHeader(o.channel),
+    });
   }
 
   resume(body: ResumeRequest, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<ResumeResult> {
-    return this.request<ResumeResult>('POST', '/v1/resume', { body, signal: o.signal, headers: this.channelHeader(o.channel) });
+    return this.request<ResumeResult>('POST', '/v1/resume', {
+      body,
+      signal: o.signal,
+      headers: this.channelHeader(o.channel),
+    });
   }
 
   listAuditEvents(q: AuditQuery = {}, o: WaitOptions = {}): Promise<AuditEventPage> {

@@ -430,7 +430,11 @@ export type PolicyQuorum = number | { count: number; of?: string[] };
 export type PolicySeconds = number | string;
 
 /** Escalation steps of a held call: after `after`, `approvers` may decide too and `notify` channels are told. */
-export type PolicyEscalate = Array<{ after: PolicySeconds; approvers?: PolicyApprovers; notify?: Array<'slack' | 'webhook' | 'inbox'> }>;
+export type PolicyEscalate = Array<{
+  after: PolicySeconds;
+  approvers?: PolicyApprovers;
+  notify?: Array<'slack' | 'webhook' | 'inbox'>;
+}>;
 
 /** Times before the deadline at which people are reminded. */
 export type PolicyRemindBefore = PolicySeconds[];

@@ -60,7 +60,10 @@ describe('guard with { grpc }', () => {
     const conv: TollgateConversation = await agent.conversation({ id: 'grpc-approved', user });
     const watchesBefore = await grpcWatches();
     const runs: unknown[] = [];
-    const running = conv.guard('delete_source', async (a: { id: string }) => (runs.push(a), `deleted ${a.id}`))({ id: 'src_1' });
+    const running = conv.guard(
+      'delete_source',
+      async (a: { id: string }) => (runs.push(a), `deleted ${a.id}`),
+    )({ id: 'src_1' });
     const [pending] = await pendingIn(s.ann, conv.id);
     expect(runs).toEqual([]);
     await s.ann.inbox().approve(pending.id, { reason: 'fine' });
@@ -77,7 +80,9 @@ describe('guard with { grpc }', () => {
     const { agent, longPolls } = grpcAgent();
     const conv = await agent.conversation({ id: 'grpc-rejected', user });
     const runs: unknown[] = [];
-    const running = conv.guard('delete_source', async () => runs.push(1))({ id: 'src_2' }).catch((e: unknown) => e);
+    const running = conv
+      .guard('delete_source', async () => runs.push(1))({ id: 'src_2' })
+      .catch((e: unknown) => e);
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().reject(pending.id, { reason: 'not today' });
 
@@ -93,7 +98,9 @@ describe('guard with { grpc }', () => {
     const conv = await agent.conversation({ id: 'grpc-abort', user });
     const controller = new AbortController();
     const runs: unknown[] = [];
-    const running = conv.guard('delete_source', async () => runs.push(1), { signal: controller.signal })({ id: 'src_3' }).catch((e: unknown) => e);
+    const running = conv
+      .guard('delete_source', async () => runs.push(1), { signal: controller.signal })({ id: 'src_3' })
+      .catch((e: unknown) => e);
     const [pending] = await pendingIn(s.ann, conv.id);
     const reason = new Error('the user closed the chat');
     controller.abort(reason);
@@ -106,11 +113,23 @@ describe('guard with { grpc }', () => {
   it('with a token the server refuses, fails with the tollgate-code of the refusal', async () => {
     const { agent: good } = grpcAgent();
     const conv = await good.conversation({ id: 'grpc-badtoken', user });
-    const [call] = await conv.proposeStep([{ toolName: 'delete_source', arguments: { id: 'src_4' } }]).then((hs) => hs.map((h) => h.toolCall));
+    const [call] = await conv
+      .proposeStep([{ toolName: 'delete_source', arguments: { id: 'src_4' } }])
+      .then((hs) => hs.map((h) => h.toolCall));
     expect(call.status).toBe('pending');
     // REST answers with the good token; only the watch carries the bad one.
     let grpcToken = 'not-a-jwt';
-    const agent = new Tollgate({ url: server.url, token: () => grpcToken, retry: FAST_RETRY, grpc: server.grpcAddress!, fetch: (u, i) => fetch(u, { ...i, headers: { ...(i.headers as Record<string, string>), authorization: `Bearer ${s.agentToken}` } }) });
+    const agent = new Tollgate({
+      url: server.url,
+      token: () => grpcToken,
+      retry: FAST_RETRY,
+      grpc: server.grpcAddress!,
+      fetch: (u, i) =>
+        fetch(u, {
+          ...i,
+          headers: { ...(i.headers as Record<string, string>), authorization: `Bearer ${s.agentToken}` },
+        }),
+    });
     clients.push(agent);
     const e = await agent.waitForDecision(call).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(TollgateError);
@@ -122,7 +141,12 @@ describe('guard with { grpc }', () => {
     const { agent, longPolls } = grpcAgent();
     const conv = await agent.conversation({ id: 'grpc-restart', user });
     const runs: unknown[] = [];
-    const running = conv.guard('delete_source', async (a: { id: string }) => (runs.push(a), 'deleted'))({ id: 'src_5' }).catch((e: unknown) => e);
+    const running = conv
+      .guard(
+        'delete_source',
+        async (a: { id: string }) => (runs.push(a), 'deleted'),
+      )({ id: 'src_5' })
+      .catch((e: unknown) => e);
     const [pending] = await pendingIn(s.ann, conv.id);
 
     const port = Number(new URL(server.url).port);

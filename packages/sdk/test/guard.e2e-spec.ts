@@ -3,7 +3,13 @@
  * call can end: approved, approved with edited arguments, rejected, denied by the policy, expired, cancelled
  * by a halt, blocked by an earlier step, and a function that throws.
  */
-import { TollgateError, ToolCallRejectedError, verifyReceipt, type RunContext, type TollgateConversation } from '@tollgate/sdk';
+import {
+  TollgateError,
+  ToolCallRejectedError,
+  verifyReceipt,
+  type RunContext,
+  type TollgateConversation,
+} from '@tollgate/sdk';
 import { pendingIn, setUp, startTestServer, type Setup, type TestServer } from './support.js';
 
 let server: TestServer;
@@ -21,7 +27,11 @@ afterAll(async () => {
 let n = 0;
 async function conversation(): Promise<TollgateConversation> {
   n += 1;
-  return s.agent().conversation({ id: `conv-guard-${n}`, user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: `guard test ${n}` });
+  return s.agent().conversation({
+    id: `conv-guard-${n}`,
+    user: { id: 'ann', roles: ['admin'], name: 'Ann' },
+    title: `guard test ${n}`,
+  });
 }
 
 /** A tool that records each run: the arguments and context it was given. */
@@ -38,11 +48,20 @@ describe('guard: a call a person approves', () => {
   it('runs the function once, after the approval, returns its result and reports it', async () => {
     const conv = await conversation();
     const tool = recorder((a) => ({ deleted: a.id }));
-    const deleteSource = conv.guard('delete_source', tool.fn, { display: (a) => ({ title: `Delete ${a.id}` }), reason: 'the user asked' });
+    const deleteSource = conv.guard('delete_source', tool.fn, {
+      display: (a) => ({ title: `Delete ${a.id}` }),
+      reason: 'the user asked',
+    });
     const running = deleteSource({ id: 'src_2' });
 
     const [pending] = await pendingIn(s.ann, conv.id);
-    expect(pending).toMatchObject({ toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete src_2' }, reason: 'the user asked', status: 'pending' });
+    expect(pending).toMatchObject({
+      toolName: 'delete_source',
+      arguments: { id: 'src_2' },
+      display: { title: 'Delete src_2' },
+      reason: 'the user asked',
+      status: 'pending',
+    });
     expect(tool.runs).toHaveLength(0); // nothing runs before a person decides
     await s.ann.inbox().approve(pending.id, { reason: 'fine' });
 
@@ -52,7 +71,11 @@ describe('guard: a call a person approves', () => {
     expect(tool.runs[0].ctx.edited).toBe(false);
     expect(tool.runs[0].ctx.toolCall).toMatchObject({ id: pending.id, status: 'executed' });
     const after = await s.ann.getToolCall(pending.id);
-    expect(after).toMatchObject({ status: 'completed', result: { outcome: 'succeeded', output: { deleted: 'src_2' } }, decision: { outcome: 'approved', by: { id: 'ann', via: 'cli' } } });
+    expect(after).toMatchObject({
+      status: 'completed',
+      result: { outcome: 'succeeded', output: { deleted: 'src_2' } },
+      decision: { outcome: 'approved', by: { id: 'ann', via: 'cli' } },
+    });
   });
 
   it('runs with the arguments the approver edited, and the receipt vouches for those', async () => {
@@ -67,21 +90,38 @@ describe('guard: a call a person approves', () => {
     const { ctx } = tool.runs[0];
     expect(ctx.edited).toBe(true);
     const jwksUrl = `${server.url}/.well-known/jwks.json`;
-    const claims = await verifyReceipt(ctx.receipt, { jwksUrl, tenant: 'default', toolName: 'delete_source', arguments: { id: 'src_2_archive' }, toolCallId: pending.id });
+    const claims = await verifyReceipt(ctx.receipt, {
+      jwksUrl,
+      tenant: 'default',
+      toolName: 'delete_source',
+      arguments: { id: 'src_2_archive' },
+      toolCallId: pending.id,
+    });
     expect(claims).toMatchObject({ tcid: pending.id, conv: conv.id, tool: 'delete_source', approvedBy: 'ann' });
-    await expect(verifyReceipt(ctx.receipt, { jwksUrl, tenant: 'default', toolName: 'delete_source', arguments: { id: 'src_2' } })).rejects.toMatchObject({ code: 'receipt_mismatch' });
+    await expect(
+      verifyReceipt(ctx.receipt, { jwksUrl, tenant: 'default', toolName: 'delete_source', arguments: { id: 'src_2' } }),
+    ).rejects.toMatchObject({ code: 'receipt_mismatch' });
   });
 
   it('requestApproval answers the outcome with the edited arguments, without running anything', async () => {
     const conv = await conversation();
-    const asking = conv.requestApproval({ toolName: 'send_email', arguments: { to: 'bea@example.com', body: 'hi' }, reason: 'a reply', display: { title: 'Email Bea' } });
+    const asking = conv.requestApproval({
+      toolName: 'send_email',
+      arguments: { to: 'bea@example.com', body: 'hi' },
+      reason: 'a reply',
+      display: { title: 'Email Bea' },
+    });
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().approve(pending.id, { arguments: { to: 'bea@example.com', body: 'Hello Bea' } });
     const approval = await asking;
     expect(approval.status).toBe('approved');
     expect(approval.arguments).toEqual({ to: 'bea@example.com', body: 'Hello Bea' });
     expect(approval.decision).toMatchObject({ outcome: 'approved', by: { id: 'ann', via: 'cli' } });
-    expect(approval.toolCall).toMatchObject({ id: pending.id, status: 'approved', arguments: { to: 'bea@example.com', body: 'hi' } });
+    expect(approval.toolCall).toMatchObject({
+      id: pending.id,
+      status: 'approved',
+      arguments: { to: 'bea@example.com', body: 'hi' },
+    });
   });
 });
 
@@ -90,13 +130,24 @@ describe('guard: calls that do not run', () => {
     const conv = await conversation();
     const tool = recorder(() => 'never');
     // The refusal is caught from the start: it may arrive before the reject call itself answers.
-    const running = conv.guard('delete_source', tool.fn)({ id: 'src_9' }).catch((e: unknown) => e);
+    const running = conv
+      .guard(
+        'delete_source',
+        tool.fn,
+      )({ id: 'src_9' })
+      .catch((e: unknown) => e);
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().reject(pending.id, { reason: 'not today' });
 
     const error = await running;
     expect(error).toBeInstanceOf(ToolCallRejectedError);
-    expect(error).toMatchObject({ status: 'rejected', reason: 'not today', decidedBy: { id: 'ann', name: 'Ann', via: 'cli' }, via: 'cli', toolCall: { id: pending.id, status: 'rejected' } });
+    expect(error).toMatchObject({
+      status: 'rejected',
+      reason: 'not today',
+      decidedBy: { id: 'ann', name: 'Ann', via: 'cli' },
+      via: 'cli',
+      toolCall: { id: pending.id, status: 'rejected' },
+    });
     expect((error as Error).message).toBe('delete_source was rejected by Ann via cli: not today');
     expect(tool.runs).toHaveLength(0);
   });
@@ -104,17 +155,34 @@ describe('guard: calls that do not run', () => {
   it('a call the policy denies throws at once with status denied, via policy', async () => {
     const conv = await conversation();
     const tool = recorder(() => 'never');
-    const error = await conv.guard('shell', tool.fn as never)({ cmd: 'rm -rf /' }).catch((e: unknown) => e);
+    const error = await conv
+      .guard(
+        'shell',
+        tool.fn as never,
+      )({ cmd: 'rm -rf /' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolCallRejectedError);
-    expect(error).toMatchObject({ status: 'denied', via: 'policy', decidedBy: { id: 'policy' }, reason: expect.stringContaining('Denied by policy rule 1') });
+    expect(error).toMatchObject({
+      status: 'denied',
+      via: 'policy',
+      decidedBy: { id: 'policy' },
+      reason: expect.stringContaining('Denied by policy rule 1'),
+    });
     expect(tool.runs).toHaveLength(0);
-    expect(await conv.requestApproval({ toolName: 'shell', arguments: { cmd: 'rm -r /tmp' } })).toMatchObject({ status: 'denied' });
+    expect(await conv.requestApproval({ toolName: 'shell', arguments: { cmd: 'rm -r /tmp' } })).toMatchObject({
+      status: 'denied',
+    });
   });
 
   it('a call nobody decides in time throws with status expired', async () => {
     const conv = await conversation();
     const tool = recorder(() => 'never');
-    const error = await conv.guard('flash', tool.fn)({ id: 'x' }).catch((e: unknown) => e);
+    const error = await conv
+      .guard(
+        'flash',
+        tool.fn,
+      )({ id: 'x' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolCallRejectedError);
     expect(error).toMatchObject({ status: 'expired', toolCall: { status: 'expired' } });
     expect(tool.runs).toHaveLength(0);
@@ -123,7 +191,12 @@ describe('guard: calls that do not run', () => {
   it('a halt cancels the waiting call: status cancelled, with the halt’s reason and who halted', async () => {
     const conv = await conversation();
     const tool = recorder(() => 'never');
-    const running = conv.guard('delete_source', tool.fn)({ id: 'src_5' }).catch((e: unknown) => e);
+    const running = conv
+      .guard(
+        'delete_source',
+        tool.fn,
+      )({ id: 'src_5' })
+      .catch((e: unknown) => e);
     await pendingIn(s.ann, conv.id);
     await s.ann.halt({ scope: 'conversation', id: conv.id, reason: 'incident drill' });
     try {
@@ -131,7 +204,12 @@ describe('guard: calls that do not run', () => {
       expect(error).toBeInstanceOf(ToolCallRejectedError);
       expect(error).toMatchObject({ status: 'cancelled', reason: 'incident drill', decidedBy: { id: 'ann' } });
       // While halted, a new proposal is refused as a TollgateError (503 halted), not retried.
-      const halted = await conv.guard('get_source', tool.fn)({ id: 'src_5' }).catch((e: unknown) => e);
+      const halted = await conv
+        .guard(
+          'get_source',
+          tool.fn,
+        )({ id: 'src_5' })
+        .catch((e: unknown) => e);
       expect(halted).toBeInstanceOf(TollgateError);
       expect(halted).toMatchObject({ status: 503, code: 'halted' });
     } finally {
@@ -165,7 +243,11 @@ describe('guard: a function that throws', () => {
     });
     await expect(getSource({ id: 'src_1' })).rejects.toBe(boom);
     const [call] = (await conv.refresh()).toolCalls!;
-    expect(call).toMatchObject({ toolName: 'get_source', status: 'completed', result: { outcome: 'failed', error: 'backend said 502' } });
+    expect(call).toMatchObject({
+      toolName: 'get_source',
+      status: 'completed',
+      result: { outcome: 'failed', error: 'backend said 502' },
+    });
   });
 });
 
@@ -174,7 +256,12 @@ describe('guard: automatic calls', () => {
     const conv = await conversation();
     const tool = recorder((a) => ({ title: `Source ${a.id}` }));
     expect(await conv.guard('get_source', tool.fn)({ id: 'src_1' })).toEqual({ title: 'Source src_1' });
-    const claims = await verifyReceipt(tool.runs[0].ctx.receipt, { jwksUrl: `${server.url}/.well-known/jwks.json`, tenant: 'default', toolName: 'get_source', arguments: { id: 'src_1' } });
+    const claims = await verifyReceipt(tool.runs[0].ctx.receipt, {
+      jwksUrl: `${server.url}/.well-known/jwks.json`,
+      tenant: 'default',
+      toolName: 'get_source',
+      arguments: { id: 'src_1' },
+    });
     expect(claims.approvedBy).toBe('policy');
   });
 });
@@ -187,8 +274,15 @@ describe('conversation_blocked', () => {
     const second = conv.guard('get_source', tool.fn)({ id: 'second' });
 
     // Refused as blocked while the first waits: with onBlocked 'throw' the caller sees the problem itself.
-    const blocked = await conv.requestApproval({ toolName: 'get_source', arguments: { id: 'third' } }, { onBlocked: 'throw' }).catch((e: unknown) => e);
-    expect(blocked).toMatchObject({ name: 'TollgateError', status: 409, code: 'conversation_blocked', problem: { pendingToolCallIds: [first.id] } });
+    const blocked = await conv
+      .requestApproval({ toolName: 'get_source', arguments: { id: 'third' } }, { onBlocked: 'throw' })
+      .catch((e: unknown) => e);
+    expect(blocked).toMatchObject({
+      name: 'TollgateError',
+      status: 409,
+      code: 'conversation_blocked',
+      problem: { pendingToolCallIds: [first.id] },
+    });
     expect(tool.runs).toHaveLength(0);
     expect((await conv.refresh()).toolCalls!.map((c) => c.arguments.id)).toEqual(['first']);
 
@@ -228,7 +322,11 @@ describe('parallel calls', () => {
   it('one bad call among calls made together does not sink the others', async () => {
     const conv = await conversation();
     const getSource = conv.guard('get_source', async (a: { id: string }) => a.id);
-    const results = await Promise.allSettled([getSource({ id: 'ok' }), conv.guard('bad name!', async () => 'x')({ id: 'x' }), getSource({ id: 'fine' })]);
+    const results = await Promise.allSettled([
+      getSource({ id: 'ok' }),
+      conv.guard('bad name!', async () => 'x')({ id: 'x' }),
+      getSource({ id: 'fine' }),
+    ]);
     expect(results[0]).toEqual({ status: 'fulfilled', value: 'ok' });
     expect(results[1]).toMatchObject({ status: 'rejected', reason: { code: 'validation_failed', status: 400 } });
     expect(results[2]).toEqual({ status: 'fulfilled', value: 'fine' });

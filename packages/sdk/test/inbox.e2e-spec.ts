@@ -43,7 +43,20 @@ describe('inbox.list and inbox.all', () => {
     expect(first.items.map((i) => i.id)).toEqual(ids.slice(0, 2));
     expect(first.nextCursor).toEqual(expect.any(String));
     const second = await inbox.list({ limit: 2, cursor: first.nextCursor! });
-    expect(second).toEqual({ items: [expect.objectContaining({ id: ids[2], conversation: { id: 'inbox-list-3', agentId: 'support-bot', user: { id: 'ann', roles: ['admin'] }, title: null } })], nextCursor: null });
+    expect(second).toEqual({
+      items: [
+        expect.objectContaining({
+          id: ids[2],
+          conversation: {
+            id: 'inbox-list-3',
+            agentId: 'support-bot',
+            user: { id: 'ann', roles: ['admin'] },
+            title: null,
+          },
+        }),
+      ],
+      nextCursor: null,
+    });
     expect((await inbox.all()).map((i) => i.id)).toEqual(ids);
     for (const id of ids) await inbox.reject(id, { reason: 'cleanup' });
     expect(await inbox.all()).toEqual([]);
@@ -55,13 +68,31 @@ describe('inbox.decide', () => {
   it('records the channel, takes edited arguments, and refuses a second decision with the standing one', async () => {
     const id = await held('inbox-decide', 'd');
     const web = new Tollgate({ url: server.url, token: s.annToken, channel: 'web' });
-    const call = await web.inbox().decide(id, { decision: 'approve', reason: 'ok', arguments: { to: 'bea@example.com' } });
-    expect(call.decision).toMatchObject({ outcome: 'approved', by: { id: 'ann', via: 'web' }, reason: 'ok', editedArguments: { to: 'bea@example.com' } });
+    const call = await web
+      .inbox()
+      .decide(id, { decision: 'approve', reason: 'ok', arguments: { to: 'bea@example.com' } });
+    expect(call.decision).toMatchObject({
+      outcome: 'approved',
+      by: { id: 'ann', via: 'web' },
+      reason: 'ok',
+      editedArguments: { to: 'bea@example.com' },
+    });
     // The same request again changes nothing and answers 200; another one is refused.
-    expect((await web.inbox().decide(id, { decision: 'approve', reason: 'ok', arguments: { to: 'bea@example.com' } })).status).toBe('approved');
-    const refused = await s.ann.inbox().reject(id, { reason: 'too late' }).catch((e: unknown) => e);
+    expect(
+      (await web.inbox().decide(id, { decision: 'approve', reason: 'ok', arguments: { to: 'bea@example.com' } }))
+        .status,
+    ).toBe('approved');
+    const refused = await s.ann
+      .inbox()
+      .reject(id, { reason: 'too late' })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(TollgateError);
-    expect(refused).toMatchObject({ status: 409, code: 'already_decided', problem: { toolCallStatus: 'approved', decision: { outcome: 'approved', by: { via: 'web' } } }, requestId: expect.any(String) });
+    expect(refused).toMatchObject({
+      status: 409,
+      code: 'already_decided',
+      problem: { toolCallStatus: 'approved', decision: { outcome: 'approved', by: { via: 'web' } } },
+      requestId: expect.any(String),
+    });
     expect((refused as TollgateError).extensions).toMatchObject({ toolCallStatus: 'approved' });
   });
 
@@ -78,7 +109,13 @@ describe('inbox.watch', () => {
     // The stream opens before the proposal: it begins with what happens next, so wait for it to be live.
     const id = await openThen(stream, () => held('watch-live', 'f'));
     const seen = await reading;
-    expect(seen.at(-1)).toMatchObject({ type: 'ApprovalRequested', toolCallId: id, conversationId: 'watch-live', toolName: 'send_email', tenant: 'default' });
+    expect(seen.at(-1)).toMatchObject({
+      type: 'ApprovalRequested',
+      toolCallId: id,
+      conversationId: 'watch-live',
+      toolName: 'send_email',
+      tenant: 'default',
+    });
     expect(seen.map((e) => e.seq)).toEqual([...seen.map((e) => e.seq)].sort((a, b) => a - b));
   });
 
@@ -133,7 +170,10 @@ describe('inbox.watch', () => {
   it('resumes from a given lastEventId', async () => {
     await held('watch-from', 'j');
     const [event] = (await s.ann.listAuditEvents({ conversationId: 'watch-from', type: 'ConversationStarted' })).events;
-    const seen = await readUntil(s.ann.inbox().watch({ lastEventId: event.seq - 1 }), (e) => e.type === 'ApprovalRequested' && e.conversationId === 'watch-from');
+    const seen = await readUntil(
+      s.ann.inbox().watch({ lastEventId: event.seq - 1 }),
+      (e) => e.type === 'ApprovalRequested' && e.conversationId === 'watch-from',
+    );
     expect(seen[0]).toMatchObject({ seq: event.seq, type: 'ConversationStarted' });
   });
 

@@ -19,16 +19,86 @@ const SDK_TYPES = join(ROOT, 'packages', 'sdk', 'src', 'types');
 /** SDK type → the schema it mirrors (the same name, but for the generic pages). */
 const MIRRORS: Record<string, string> = Object.fromEntries(
   [
-    'ValidationFault', 'Problem', 'Channel', 'DecisionOutcome', 'ToolCallStatus', 'SupervisionLevel', 'PolicyLevel', 'GrantScope', 'GrantLimit',
-    'PolicyGrants', 'HaltScope', 'ConversationStatus', 'ActorKind', 'EventType', 'ActorRef', 'ToolCallDecision', 'DisplayField', 'Display',
-    'ToolFlags', 'ToolCallPolicy', 'ToolCallApproval', 'ToolCallExecution', 'ToolCallResult', 'ToolCallCancellation', 'ToolCall',
-    'ToolAnnotations', 'ProposedToolCall', 'ProposeToolCallsRequest', 'Proposal', 'DecisionRequest', 'ExecutionClaim', 'ResultRequest',
-    'ConversationUser', 'ConversationUserInput', 'StartConversationRequest', 'Conversation', 'ApprovalConversation', 'Approval',
-    'ConversationPage', 'ApprovalPage', 'ToolPage', 'ToolRegistrant', 'Tool', 'RegisterToolRequest', 'PolicyApprovers', 'PolicyWhen',
-    'PolicyRule', 'PolicyDefaults', 'PolicyDefaultsInForce', 'PolicyDocument', 'Policy', 'PolicyTimeoutSeconds', 'HaltRequest', 'HaltResult',
-    'ResumeRequest', 'ResumeResult', 'Halt', 'Status', 'Me', 'PrincipalKind', 'Actor', 'AuditEvent', 'AuditEventPage', 'AuditCheckpoint', 'VerifiedCheckpoint',
-    'VerifyResult', 'Jwk', 'Jwks', 'JsonValue', 'GrantActor', 'Grant', 'GrantPage', 'RevokeGrantRequest',
-    'QuorumApprover', 'ToolCallQuorum', 'PolicySelfApproval', 'PolicyQuorum', 'PolicySeconds', 'PolicyEscalate', 'PolicyRemindBefore',
+    'ValidationFault',
+    'Problem',
+    'Channel',
+    'DecisionOutcome',
+    'ToolCallStatus',
+    'SupervisionLevel',
+    'PolicyLevel',
+    'GrantScope',
+    'GrantLimit',
+    'PolicyGrants',
+    'HaltScope',
+    'ConversationStatus',
+    'ActorKind',
+    'EventType',
+    'ActorRef',
+    'ToolCallDecision',
+    'DisplayField',
+    'Display',
+    'ToolFlags',
+    'ToolCallPolicy',
+    'ToolCallApproval',
+    'ToolCallExecution',
+    'ToolCallResult',
+    'ToolCallCancellation',
+    'ToolCall',
+    'ToolAnnotations',
+    'ProposedToolCall',
+    'ProposeToolCallsRequest',
+    'Proposal',
+    'DecisionRequest',
+    'ExecutionClaim',
+    'ResultRequest',
+    'ConversationUser',
+    'ConversationUserInput',
+    'StartConversationRequest',
+    'Conversation',
+    'ApprovalConversation',
+    'Approval',
+    'ConversationPage',
+    'ApprovalPage',
+    'ToolPage',
+    'ToolRegistrant',
+    'Tool',
+    'RegisterToolRequest',
+    'PolicyApprovers',
+    'PolicyWhen',
+    'PolicyRule',
+    'PolicyDefaults',
+    'PolicyDefaultsInForce',
+    'PolicyDocument',
+    'Policy',
+    'PolicyTimeoutSeconds',
+    'HaltRequest',
+    'HaltResult',
+    'ResumeRequest',
+    'ResumeResult',
+    'Halt',
+    'Status',
+    'Me',
+    'PrincipalKind',
+    'Actor',
+    'AuditEvent',
+    'AuditEventPage',
+    'AuditCheckpoint',
+    'VerifiedCheckpoint',
+    'VerifyResult',
+    'Jwk',
+    'Jwks',
+    'JsonValue',
+    'GrantActor',
+    'Grant',
+    'GrantPage',
+    'RevokeGrantRequest',
+    'QuorumApprover',
+    'ToolCallQuorum',
+    'PolicySelfApproval',
+    'PolicyQuorum',
+    'PolicySeconds',
+    'PolicyEscalate',
+    'PolicyRemindBefore',
   ].map((n) => [n, n]),
 );
 
@@ -57,7 +127,14 @@ beforeAll(async () => {
     "writeFileSync(process.argv[3], astToString(await openapiTS(JSON.parse(readFileSync(process.argv[2], 'utf8')), { defaultNonNullable: false })));",
   ].join('\n');
   const entry = pathToFileURL(join(ROOT, 'node_modules', 'openapi-typescript', 'dist', 'index.mjs')).href;
-  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', generate, entry, join(work, 'openapi.json'), join(work, 'api.ts')]);
+  await promisify(execFile)(process.execPath, [
+    '--input-type=module',
+    '-e',
+    generate,
+    entry,
+    join(work, 'openapi.json'),
+    join(work, 'api.ts'),
+  ]);
 });
 
 afterAll(async () => {
@@ -68,11 +145,30 @@ afterAll(async () => {
 /** Compiles `lines` beside the generated types; answers the diagnostics. */
 function compile(name: string, lines: string[]): string[] {
   const file = join(work, `${name}.ts`);
-  const text = [`import type * as sdk from ${JSON.stringify(SDK_TYPES)};`, "import type { components } from './api';", "type S = components['schemas'];", ...PRELUDE, ...lines];
+  const text = [
+    `import type * as sdk from ${JSON.stringify(SDK_TYPES)};`,
+    "import type { components } from './api';",
+    "type S = components['schemas'];",
+    ...PRELUDE,
+    ...lines,
+  ];
   writeFileSync(file, text.join('\n'));
-  const program = ts.createProgram([file], { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, skipLibCheck: true, types: [] });
+  const program = ts.createProgram([file], {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    skipLibCheck: true,
+    types: [],
+  });
   // Each diagnostic names the check it failed (its line), then what the compiler said.
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? text[ts.getLineAndCharacterOfPosition(d.file, d.start ?? 0).line] : '?'} → ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map(
+      (d) =>
+        `${d.file ? text[ts.getLineAndCharacterOfPosition(d.file, d.start ?? 0).line] : '?'} → ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+    );
 }
 
 /** The schemas `name` refers to, transitively. */
@@ -96,7 +192,9 @@ describe("the SDK's types against the OpenAPI document", () => {
   it('mirror every schema they name, member for member', () => {
     const missing = Object.values(MIRRORS).filter((schema) => !doc.components.schemas[schema]);
     expect(missing).toEqual([]);
-    const checks = Object.entries(MIRRORS).map(([mine, schema]) => `export const ${mine}: Mirror<sdk.${mine}, S[${JSON.stringify(schema)}]> = true;`);
+    const checks = Object.entries(MIRRORS).map(
+      ([mine, schema]) => `export const ${mine}: Mirror<sdk.${mine}, S[${JSON.stringify(schema)}]> = true;`,
+    );
     expect(compile('mirrors', checks)).toEqual([]);
   });
 
@@ -113,6 +211,11 @@ describe("the SDK's types against the OpenAPI document", () => {
       "export const widened: Mirror<sdk.Channel | 'email', S['Channel']> = true;",
       "export const retyped: Mirror<Omit<sdk.ToolCallPolicy, 'rule'> & { rule: number }, S['ToolCallPolicy']> = true;",
     ]);
-    expect(drifted.map((d) => d.split(':')[0])).toEqual(['export const dropped', 'export const loosened', 'export const widened', 'export const retyped']);
+    expect(drifted.map((d) => d.split(':')[0])).toEqual([
+      'export const dropped',
+      'export const loosened',
+      'export const widened',
+      'export const retyped',
+    ]);
   });
 });

@@ -20,7 +20,11 @@ let bob: Tollgate;
 beforeAll(async () => {
   server = await startTestServer({ sweepIntervalMs: 100 });
   s = await setUp(server);
-  bob = new Tollgate({ url: server.url, token: await server.token('bob', ['approver'], { name: 'Bob' }), channel: 'web' });
+  bob = new Tollgate({
+    url: server.url,
+    token: await server.token('bob', ['approver'], { name: 'Bob' }),
+    channel: 'web',
+  });
 });
 
 afterAll(async () => {
@@ -36,7 +40,12 @@ function conversation(agent = s.agent()): Promise<TollgateConversation> {
 /** The one pending question of a conversation, as an approver's inbox shows it. */
 async function pendingQuestion(conversationId: string): Promise<Question> {
   let found: Question[] = [];
-  await until(async () => (found = (await bob.questions.pending()).items.filter((q) => q.conversationId === conversationId)).length > 0, 20_000, `a question in ${conversationId}`);
+  await until(
+    async () =>
+      (found = (await bob.questions.pending()).items.filter((q) => q.conversationId === conversationId)).length > 0,
+    20_000,
+    `a question in ${conversationId}`,
+  );
   expect(found).toHaveLength(1);
   return found[0];
 }
@@ -46,10 +55,21 @@ describe('conv.ask', () => {
     const conv = await conversation();
     const asked = conv.ask('EU or US?', { choices: ['EU', 'US'], timeoutSeconds: 600 });
     const q = await pendingQuestion(conv.id);
-    expect(q).toMatchObject({ text: 'EU or US?', choices: ['EU', 'US'], allowFreeText: false, status: 'pending', timeoutSeconds: 600 });
+    expect(q).toMatchObject({
+      text: 'EU or US?',
+      choices: ['EU', 'US'],
+      allowFreeText: false,
+      status: 'pending',
+      timeoutSeconds: 600,
+    });
     const answered = await bob.answer(q.id, 'US');
     expect(answered.status).toBe('answered');
-    await expect(asked).resolves.toMatchObject({ status: 'answered', answer: 'US', by: { id: 'bob', name: 'Bob', via: 'web' }, question: { id: q.id } });
+    await expect(asked).resolves.toMatchObject({
+      status: 'answered',
+      answer: 'US',
+      by: { id: 'bob', name: 'Bob', via: 'web' },
+      question: { id: q.id },
+    });
   });
 
   it('the first answer wins: a later one throws already_answered; the same one again is taken', async () => {
@@ -59,13 +79,20 @@ describe('conv.ask', () => {
     await bob.answer(q.id, 'acme');
     await expect(bob.answer(q.id, 'acme')).resolves.toMatchObject({ answer: { text: 'acme' } });
     const root = new Tollgate({ url: server.url, token: s.annToken });
-    await expect(root.answer(q.id, 'globex')).rejects.toMatchObject({ status: 409, code: 'already_answered', problem: { questionStatus: 'answered' } });
+    await expect(root.answer(q.id, 'globex')).rejects.toMatchObject({
+      status: 409,
+      code: 'already_answered',
+      problem: { questionStatus: 'answered' },
+    });
     await expect(asked).resolves.toMatchObject({ status: 'answered', answer: 'acme' });
   });
 
   it('resolves expired when nobody answers in time', async () => {
     const conv = await conversation();
-    await expect(conv.ask('Anyone?', { timeoutSeconds: 1 })).resolves.toMatchObject({ status: 'expired', question: { status: 'expired' } });
+    await expect(conv.ask('Anyone?', { timeoutSeconds: 1 })).resolves.toMatchObject({
+      status: 'expired',
+      question: { status: 'expired' },
+    });
   });
 
   it('resolves cancelled when a halt covers the conversation, and a new ask then throws halted', async () => {
@@ -124,19 +151,29 @@ describe('conv.ask', () => {
   });
 });
 
-describe("the question types against the OpenAPI document", () => {
+describe('the question types against the OpenAPI document', () => {
   it('mirror the Question, QuestionAnswer and QuestionPage schemas member for member', async () => {
     const ROOT = join(__dirname, '..', '..', '..');
     const work = mkdtempSync(join(tmpdir(), 'tollgate-sdk-questions-'));
     try {
-      writeFileSync(join(work, 'openapi.json'), JSON.stringify(await (await fetch(`${server.url}/openapi.json`)).json()));
+      writeFileSync(
+        join(work, 'openapi.json'),
+        JSON.stringify(await (await fetch(`${server.url}/openapi.json`)).json()),
+      );
       const generate = [
         'const { default: openapiTS, astToString } = await import(process.argv[1]);',
         "const { readFileSync, writeFileSync } = await import('node:fs');",
         "writeFileSync(process.argv[3], astToString(await openapiTS(JSON.parse(readFileSync(process.argv[2], 'utf8')), { defaultNonNullable: false })));",
       ].join('\n');
       const entry = pathToFileURL(join(ROOT, 'node_modules', 'openapi-typescript', 'dist', 'index.mjs')).href;
-      await promisify(execFile)(process.execPath, ['--input-type=module', '-e', generate, entry, join(work, 'openapi.json'), join(work, 'api.ts')]);
+      await promisify(execFile)(process.execPath, [
+        '--input-type=module',
+        '-e',
+        generate,
+        entry,
+        join(work, 'openapi.json'),
+        join(work, 'api.ts'),
+      ]);
       const lines = [
         `import type * as sdk from ${JSON.stringify(join(ROOT, 'packages', 'sdk', 'src', 'questions'))};`,
         "import type { components } from './api';",
@@ -152,8 +189,21 @@ describe("the question types against the OpenAPI document", () => {
       ];
       const file = join(work, 'mirrors.ts');
       writeFileSync(file, lines.join('\n'));
-      const program = ts.createProgram([file], { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, skipLibCheck: true, types: [] });
-      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? lines[ts.getLineAndCharacterOfPosition(d.file, d.start ?? 0).line] : '?'} → ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      const program = ts.createProgram([file], {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        skipLibCheck: true,
+        types: [],
+      });
+      const diagnostics = ts
+        .getPreEmitDiagnostics(program)
+        .map(
+          (d) =>
+            `${d.file ? lines[ts.getLineAndCharacterOfPosition(d.file, d.start ?? 0).line] : '?'} → ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+        );
       expect(diagnostics).toEqual([]);
     } finally {
       rmSync(work, { recursive: true, force: true });

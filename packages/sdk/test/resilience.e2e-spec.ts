@@ -5,7 +5,16 @@
  */
 import { Tollgate, TollgateError, type RetryInfo } from '@tollgate/sdk';
 import { freshDatabase, type TestDatabase } from '../../../test/support/database.js';
-import { FAST_RETRY, pendingIn, setUp, socketError, startTestServer, tapFetch, type Setup, type TestServer } from './support.js';
+import {
+  FAST_RETRY,
+  pendingIn,
+  setUp,
+  socketError,
+  startTestServer,
+  tapFetch,
+  type Setup,
+  type TestServer,
+} from './support.js';
 
 let db: TestDatabase;
 let server: TestServer;
@@ -42,10 +51,20 @@ describe('a lost answer', () => {
     const retries: RetryInfo[] = [];
     const conv = await s.agent({ fetch, onRetry: (r) => retries.push(r) }).conversation({ id: 'lost-proposal', user });
     const runs: unknown[] = [];
-    expect(await conv.guard('get_source', async (a: { id: string }) => (runs.push(a), `got ${a.id}`))({ id: 'src_1' })).toBe('got src_1');
+    expect(
+      await conv.guard('get_source', async (a: { id: string }) => (runs.push(a), `got ${a.id}`))({ id: 'src_1' }),
+    ).toBe('got src_1');
 
     expect(fetch.lost()).toBe(1);
-    expect(retries).toMatchObject([{ method: 'POST', path: '/v1/conversations/lost-proposal/tool-calls', attempt: 1, code: 'network_error', status: 0 }]);
+    expect(retries).toMatchObject([
+      {
+        method: 'POST',
+        path: '/v1/conversations/lost-proposal/tool-calls',
+        attempt: 1,
+        code: 'network_error',
+        status: 0,
+      },
+    ]);
     const posts = fetch.calls.filter((c) => c.method === 'POST' && c.url.endsWith('/tool-calls'));
     expect(posts).toHaveLength(2);
     const calls = (await conv.refresh()).toolCalls!;
@@ -76,7 +95,9 @@ describe('a lost answer', () => {
     const fetch = losingFirst((url, method) => method === 'POST' && url.endsWith('/execution'));
     const conv = await s.agent({ fetch }).conversation({ id: 'lost-claim', user });
     const runs: unknown[] = [];
-    const error = await conv.guard('get_source', async (a: { id: string }) => runs.push(a))({ id: 'src_1' }).catch((e: unknown) => e);
+    const error = await conv
+      .guard('get_source', async (a: { id: string }) => runs.push(a))({ id: 'src_1' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TollgateError);
     expect(error).toMatchObject({ status: 0, code: 'network_error' });
     expect(runs).toHaveLength(0);
@@ -91,7 +112,12 @@ describe('a server restart during a wait', () => {
     const agent = s.agent({ onRetry: (r) => retries.push(r), pollSeconds: 30 });
     const conv = await agent.conversation({ id: 'restart-wait', user });
     const runs: unknown[] = [];
-    const running = conv.guard('delete_source', async (a: { id: string }) => (runs.push(a), 'deleted'))({ id: 'src_7' }).catch((e: unknown) => e);
+    const running = conv
+      .guard(
+        'delete_source',
+        async (a: { id: string }) => (runs.push(a), 'deleted'),
+      )({ id: 'src_7' })
+      .catch((e: unknown) => e);
     const [pending] = await pendingIn(s.ann, conv.id);
 
     const port = Number(new URL(server.url).port);
@@ -113,7 +139,9 @@ describe('AbortSignal', () => {
     const conv = await s.agent().conversation({ id: 'abort-wait', user });
     const controller = new AbortController();
     const runs: unknown[] = [];
-    const running = conv.guard('delete_source', async () => runs.push(1), { signal: controller.signal })({ id: 'src_8' }).catch((e: unknown) => e);
+    const running = conv
+      .guard('delete_source', async () => runs.push(1), { signal: controller.signal })({ id: 'src_8' })
+      .catch((e: unknown) => e);
     await pendingIn(s.ann, conv.id);
     const reason = new Error('the user closed the chat');
     controller.abort(reason);
@@ -128,7 +156,9 @@ describe('AbortSignal', () => {
     const conv = await s.agent().conversation({ id: 'abort-blocked', user });
     const first = await conv.propose({ toolName: 'delete_source', arguments: { id: 'first' } });
     const controller = new AbortController();
-    const waiting = conv.guard('get_source', async () => 'never')({ id: 'x' }, { signal: controller.signal }).catch((e: unknown) => e);
+    const waiting = conv
+      .guard('get_source', async () => 'never')({ id: 'x' }, { signal: controller.signal })
+      .catch((e: unknown) => e);
     controller.abort();
     expect(await waiting).toMatchObject({ name: 'AbortError' });
     expect((await conv.refresh()).toolCalls!.map((c) => c.id)).toEqual([first.id]);
@@ -136,19 +166,29 @@ describe('AbortSignal', () => {
 
   it('refuses to start when already aborted', async () => {
     const conv = await s.agent().conversation({ id: 'abort-early', user });
-    await expect(conv.requestApproval({ toolName: 'get_source', arguments: {} }, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(
+      conv.requestApproval({ toolName: 'get_source', arguments: {} }, { signal: AbortSignal.abort() }),
+    ).rejects.toMatchObject({ name: 'AbortError' });
     expect((await conv.refresh()).toolCalls).toEqual([]);
   });
 });
 
 describe('429 and 503', () => {
   /** Answers the first request to `path` with `status` and these headers and problem, then passes through. */
-  function refusingFirst(path: string, status: number, headers: Record<string, string>, problem: Record<string, unknown>) {
+  function refusingFirst(
+    path: string,
+    status: number,
+    headers: Record<string, string>,
+    problem: Record<string, unknown>,
+  ) {
     let refused = 0;
     return tapFetch(async (url) => {
       if (refused > 0 || !new URL(url).pathname.endsWith(path)) return undefined;
       refused += 1;
-      return new Response(JSON.stringify({ type: `urn:tollgate:problem:${problem.code}`, title: 'x', status, detail: 'x', ...problem }), { status, headers: { 'content-type': 'application/problem+json', ...headers } });
+      return new Response(
+        JSON.stringify({ type: `urn:tollgate:problem:${problem.code}`, title: 'x', status, detail: 'x', ...problem }),
+        { status, headers: { 'content-type': 'application/problem+json', ...headers } },
+      );
     });
   }
 
@@ -157,7 +197,17 @@ describe('429 and 503', () => {
     const fetch = refusingFirst('/v1/conversations', 429, { 'retry-after': '1' }, { code: 'rate_limited' });
     const conv = await s.agent({ fetch, onRetry: (r) => retries.push(r) }).conversation({ id: 'rate-limited', user });
     expect(conv.id).toBe('rate-limited');
-    expect(retries).toEqual([{ method: 'POST', path: '/v1/conversations', attempt: 1, delayMs: 1000, status: 429, code: 'rate_limited', retryAfter: true }]);
+    expect(retries).toEqual([
+      {
+        method: 'POST',
+        path: '/v1/conversations',
+        attempt: 1,
+        delayMs: 1000,
+        status: 429,
+        code: 'rate_limited',
+        retryAfter: true,
+      },
+    ]);
   });
 
   it('503 unavailable is retried after its Retry-After (here the problem’s retryAfter member), even for a claim', async () => {
@@ -165,20 +215,37 @@ describe('429 and 503', () => {
     const fetch = refusingFirst('/execution', 503, {}, { code: 'unavailable', retryAfter: 0 });
     const conv = await s.agent({ fetch, onRetry: (r) => retries.push(r) }).conversation({ id: 'unavailable', user });
     expect(await conv.guard('get_source', async () => 'ran')({ id: 's' })).toBe('ran');
-    expect(retries).toMatchObject([{ path: expect.stringMatching(/\/execution$/), status: 503, code: 'unavailable', delayMs: 0, retryAfter: true }]);
+    expect(retries).toMatchObject([
+      { path: expect.stringMatching(/\/execution$/), status: 503, code: 'unavailable', delayMs: 0, retryAfter: true },
+    ]);
   });
 
   it('503 halted is an answer, not an outage: not retried', async () => {
     const retries: RetryInfo[] = [];
     const fetch = refusingFirst('/tool-calls', 503, {}, { code: 'halted', scope: 'tenant' });
     const conv = await s.agent({ fetch, onRetry: (r) => retries.push(r) }).conversation({ id: 'halted-once', user });
-    await expect(conv.requestApproval({ toolName: 'get_source', arguments: {} })).rejects.toMatchObject({ status: 503, code: 'halted', problem: { scope: 'tenant' } });
+    await expect(conv.requestApproval({ toolName: 'get_source', arguments: {} })).rejects.toMatchObject({
+      status: 503,
+      code: 'halted',
+      problem: { scope: 'tenant' },
+    });
     expect(retries).toEqual([]);
   });
 
   it('gives up after retry.maxAttempts, with the last problem', async () => {
-    const always = tapFetch(async () => new Response(JSON.stringify({ type: 'x', title: 'x', status: 429, detail: 'slow down', code: 'rate_limited' }), { status: 429, headers: { 'content-type': 'application/problem+json', 'retry-after': '0' } }));
-    const tg = new Tollgate({ url: server.url, token: s.agentToken, fetch: always, retry: { ...FAST_RETRY, maxAttempts: 3 } });
+    const always = tapFetch(
+      async () =>
+        new Response(
+          JSON.stringify({ type: 'x', title: 'x', status: 429, detail: 'slow down', code: 'rate_limited' }),
+          { status: 429, headers: { 'content-type': 'application/problem+json', 'retry-after': '0' } },
+        ),
+    );
+    const tg = new Tollgate({
+      url: server.url,
+      token: s.agentToken,
+      fetch: always,
+      retry: { ...FAST_RETRY, maxAttempts: 3 },
+    });
     await expect(tg.getTool('x')).rejects.toMatchObject({ status: 429, code: 'rate_limited', detail: 'slow down' });
     expect(always.calls).toHaveLength(3);
   });

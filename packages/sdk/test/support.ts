@@ -1,5 +1,11 @@
 /** What the SDK's end-to-end tests share: the real server, tokens, a policy, and a person who decides. */
-import { Tollgate, type Approval, type FetchLike, type TollgateConversation, type TollgateOptions } from '@tollgate/sdk';
+import {
+  Tollgate,
+  type Approval,
+  type FetchLike,
+  type TollgateConversation,
+  type TollgateOptions,
+} from '@tollgate/sdk';
 import { startTestServer, type TestServer } from '../../../test/support/server.js';
 import { until } from '../../../test/support/wait.js';
 
@@ -46,12 +52,18 @@ export async function setUp(server: TestServer): Promise<Setup> {
 /** Waits until a call of `conversationId` asks for a person, as an approver sees it in the inbox. */
 export async function pendingIn(ann: Tollgate, conversationId: string, count = 1): Promise<Approval[]> {
   let found: Approval[] = [];
-  await until(async () => (found = (await ann.inbox().all()).filter((a) => a.conversationId === conversationId)).length >= count, 20_000, `${count} pending call(s) in ${conversationId}`);
+  await until(
+    async () => (found = (await ann.inbox().all()).filter((a) => a.conversationId === conversationId)).length >= count,
+    20_000,
+    `${count} pending call(s) in ${conversationId}`,
+  );
   return found;
 }
 
 /** A fetch that passes everything through to the real one, letting `intercept` act on each request first. */
-export function tapFetch(intercept: (url: string, init: RequestInit, real: FetchLike) => Promise<Response | undefined> | undefined): FetchLike & { calls: Array<{ url: string; method: string; headers: Record<string, string> }> } {
+export function tapFetch(
+  intercept: (url: string, init: RequestInit, real: FetchLike) => Promise<Response | undefined> | undefined,
+): FetchLike & { calls: Array<{ url: string; method: string; headers: Record<string, string> }> } {
   const calls: Array<{ url: string; method: string; headers: Record<string, string> }> = [];
   const real: FetchLike = (u, i) => fetch(u, i);
   const f = (async (url: string, init: RequestInit) => {
@@ -64,7 +76,9 @@ export function tapFetch(intercept: (url: string, init: RequestInit, real: Fetch
 
 /** What undici throws when a connection fails mid-request. */
 export function socketError(): TypeError {
-  return Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
+  return Object.assign(new TypeError('fetch failed'), {
+    cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+  });
 }
 
 /** A factory of fresh conversations of the agent for Ann (`${prefix}-1`, `-2`, …), one per test. */
@@ -72,7 +86,13 @@ export function conversations(setup: () => Setup, prefix: string): () => Promise
   let n = 0;
   return () => {
     n += 1;
-    return setup().agent().conversation({ id: `${prefix}-${n}`, user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: `${prefix} test ${n}` });
+    return setup()
+      .agent()
+      .conversation({
+        id: `${prefix}-${n}`,
+        user: { id: 'ann', roles: ['admin'], name: 'Ann' },
+        title: `${prefix} test ${n}`,
+      });
   };
 }
 
@@ -93,9 +113,19 @@ export function describeExample(dir: string, setup: () => Setup): void {
     it('deletes what the approver edited it to, and the model repeats the result', async () => {
       const s = setup();
       const lines: unknown[] = [];
-      const running = example.main({ url: s.server.url, token: s.agentToken, conversationId: `example-${dir}-approve`, log: (l) => lines.push(l) });
+      const running = example.main({
+        url: s.server.url,
+        token: s.agentToken,
+        conversationId: `example-${dir}-approve`,
+        log: (l) => lines.push(l),
+      });
       const [pending] = await pendingIn(s.ann, `example-${dir}-approve`);
-      expect(pending).toMatchObject({ toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete source src_2' }, policy: { level: 'confirm' } });
+      expect(pending).toMatchObject({
+        toolName: 'delete_source',
+        arguments: { id: 'src_2' },
+        display: { title: 'Delete source src_2' },
+        policy: { level: 'confirm' },
+      });
       await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_3' } });
       expect(await running).toBe('The tool said: {"deleted":"src_3","existed":true}');
       expect([...example.sources.keys()]).toEqual(['src_1', 'src_2']);
@@ -104,7 +134,12 @@ export function describeExample(dir: string, setup: () => Setup): void {
 
     it('tells the model the reason when the approver rejects it', async () => {
       const s = setup();
-      const running = example.main({ url: s.server.url, token: s.agentToken, conversationId: `example-${dir}-reject`, log: () => undefined });
+      const running = example.main({
+        url: s.server.url,
+        token: s.agentToken,
+        conversationId: `example-${dir}-reject`,
+        log: () => undefined,
+      });
       const [pending] = await pendingIn(s.ann, `example-${dir}-reject`);
       await s.ann.inbox().reject(pending.id, { reason: 'keep it for the audit' });
       expect(await running).toBe('The tool said: delete_source was rejected by Ann via cli: keep it for the audit');

@@ -22,12 +22,17 @@ export function buildCli(): Command {
   program
     .command('serve')
     .description('Run the HTTP service (embedded PostgreSQL unless DATABASE_URL is set)')
-    .option('--approve-in-terminal', 'single-user mode: ask for each call the policy holds for a person on this terminal (y/n), one at a time')
+    .option(
+      '--approve-in-terminal',
+      'single-user mode: ask for each call the policy holds for a person on this terminal (y/n), one at a time',
+    )
     .option('--as <name>', 'who answers in the terminal (default: the OS user)')
     .option('--tenant <tenant>', 'the tenant whose requests the terminal answers', 'default')
     .action((o: { approveInTerminal?: boolean; as?: string; tenant: string }) => {
       if (o.approveInTerminal && !(process.stdin.isTTY && process.stdout.isTTY)) {
-        throw new ConfigError('--approve-in-terminal asks on this terminal, but stdin/stdout is not a terminal (run it in one, or decide with `tollgate inbox` or the web inbox instead)');
+        throw new ConfigError(
+          '--approve-in-terminal asks on this terminal, but stdin/stdout is not a terminal (run it in one, or decide with `tollgate inbox` or the web inbox instead)',
+        );
       }
       // Tracing first: its instrumentations must be in place before the server loads http, express and pg.
       const tracing = tracingModule().startTracing();
@@ -41,20 +46,37 @@ export function buildCli(): Command {
 
   program
     .command('token')
-    .description('Print a token signed with TOLLGATE_JWT_SECRET or the dev secret in the data dir (for development and tests)')
+    .description(
+      'Print a token signed with TOLLGATE_JWT_SECRET or the dev secret in the data dir (for development and tests)',
+    )
     .requiredOption('--sub <id>', 'subject: the person or agent id')
-    .option('--role <role>', 'a role (agent, approver, admin, auditor); repeat for more', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      '--role <role>',
+      'a role (agent, approver, admin, auditor); repeat for more',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option('--tenant <tenant>', 'tenant', 'default')
     .option('--name <name>', 'display name')
-    .option('--owner <person>', "an agent token's owner: the person answerable for it, who may not approve its calls where the policy says selfApproval: false")
+    .option(
+      '--owner <person>',
+      "an agent token's owner: the person answerable for it, who may not approve its calls where the policy says selfApproval: false",
+    )
     .option('--ttl <ttl>', 'lifetime, e.g. 30m, 8h, 7d', ttlArg, '8h')
-    .action((o: { sub: string; role: string[]; tenant: string; name?: string; owner?: string; ttl: string }) => serverCommands().token(o));
+    .action((o: { sub: string; role: string[]; tenant: string; name?: string; owner?: string; ttl: string }) =>
+      serverCommands().token(o),
+    );
 
   program
     .command('mcp')
-    .description('MCP gateway: front the MCP servers of a config file and gate every tools/call through Tollgate (stdio, or Streamable HTTP with --http)')
+    .description(
+      'MCP gateway: front the MCP servers of a config file and gate every tools/call through Tollgate (stdio, or Streamable HTTP with --http)',
+    )
     .requiredOption('--config <file>', 'the gateway config (YAML or JSON): mcpServers to front, the end user, limits')
-    .option('--http <[host]:port>', 'serve Streamable HTTP at /mcp with bearer auth instead of stdio (host 127.0.0.1 unless given)')
+    .option(
+      '--http <[host]:port>',
+      'serve Streamable HTTP at /mcp with bearer auth instead of stdio (host 127.0.0.1 unless given)',
+    )
     .action((o: { config: string; http?: string }) => mcpCommand().runMcp(o));
 
   addClientCommands(program);

@@ -27,13 +27,31 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
   // Loaded here, not at the top: the other commands start without the MCP SDK.
   const mcp = await import('@tollgate/sdk/mcp');
   const config = loadGatewayConfig(o.config, env, mcp.parseGatewayConfig, mcp.GatewayConfigError);
-  const http = o.http !== undefined ? parseListen(o.http) : config.http?.port !== undefined ? { host: config.http.host, port: config.http.port } : undefined;
-  const allowedHosts = config.http?.allowedHosts ?? (http && isLoopback(http.host) ? loopbackHosts(http.host) : undefined);
-  const say = (level: string, message: string) => process.stderr.write(`tollgate mcp: ${level === 'info' ? '' : `${level}: `}${message}\n`);
+  const http =
+    o.http !== undefined
+      ? parseListen(o.http)
+      : config.http?.port !== undefined
+        ? { host: config.http.host, port: config.http.port }
+        : undefined;
+  const allowedHosts =
+    config.http?.allowedHosts ?? (http && isLoopback(http.host) ? loopbackHosts(http.host) : undefined);
+  const say = (level: string, message: string) =>
+    process.stderr.write(`tollgate mcp: ${level === 'info' ? '' : `${level}: `}${message}\n`);
 
-  const tollgate = new Tollgate({ url: config.tollgate.url, token: config.tollgate.token, headers: { 'user-agent': 'tollgate-mcp-gateway' } });
+  const tollgate = new Tollgate({
+    url: config.tollgate.url,
+    token: config.tollgate.token,
+    headers: { 'user-agent': 'tollgate-mcp-gateway' },
+  });
   // Few and short attempts: a client starting the gateway waits on this, and the operator must hear why.
-  await checkAgentToken(new Tollgate({ url: config.tollgate.url, token: config.tollgate.token, retry: { maxAttempts: 3 }, timeoutMs: 10_000 }));
+  await checkAgentToken(
+    new Tollgate({
+      url: config.tollgate.url,
+      token: config.tollgate.token,
+      retry: { maxAttempts: 3 },
+      timeoutMs: 10_000,
+    }),
+  );
   let gateway: TollgateMcpGateway;
   try {
     gateway = await mcp.TollgateMcpGateway.start({
@@ -44,7 +62,10 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
       ...(config.askHuman ? { askHuman: config.askHuman } : {}),
       progressIntervalMs: config.progressIntervalSeconds * 1000,
       limits: config.limits,
-      http: { ...(allowedHosts ? { allowedHosts } : {}), ...(config.http?.allowedOrigins ? { allowedOrigins: config.http.allowedOrigins } : {}) },
+      http: {
+        ...(allowedHosts ? { allowedHosts } : {}),
+        ...(config.http?.allowedOrigins ? { allowedOrigins: config.http.allowedOrigins } : {}),
+      },
       log: say,
     });
   } catch (e) {
@@ -52,7 +73,10 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
     if (e instanceof mcp.GatewayIdentityError || e instanceof mcp.GatewayConfigError) throw new ConfigError(e.message);
     throw new CliError(`tollgate mcp: ${(e as Error).message}`, EXIT.unavailable);
   }
-  say('info', `${gateway.tools.length} tools from ${config.upstreams.map((u) => u.name).join(', ')}, gated by ${config.tollgate.url}`);
+  say(
+    'info',
+    `${gateway.tools.length} tools from ${config.upstreams.map((u) => u.name).join(', ')}, gated by ${config.tollgate.url}`,
+  );
 
   let stopping = false;
   const stop = async (code: number) => {
@@ -67,12 +91,25 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
   if (http) {
     const server = createServer((req, res) => void serveHttp(gateway, req, res, say));
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (e: NodeJS.ErrnoException) => reject(new ConfigError(`--http ${http.host}:${http.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use' : e.message}`)));
+      server.once('error', (e: NodeJS.ErrnoException) =>
+        reject(
+          new ConfigError(
+            `--http ${http.host}:${http.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use' : e.message}`,
+          ),
+        ),
+      );
       server.listen(http.port, http.host, () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    if (!allowedHosts) say('warn', `http.allowedHosts is not set: requests naming any Host are served on ${http.host}; list the names clients use (DNS rebinding)`);
-    say('info', `serving Streamable HTTP on http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${port}/mcp (bearer: a person's Tollgate token)`);
+    if (!allowedHosts)
+      say(
+        'warn',
+        `http.allowedHosts is not set: requests naming any Host are served on ${http.host}; list the names clients use (DNS rebinding)`,
+      );
+    say(
+      'info',
+      `serving Streamable HTTP on http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${port}/mcp (bearer: a person's Tollgate token)`,
+    );
     return;
   }
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
@@ -91,11 +128,14 @@ export function loadGatewayConfig(
 ): GatewayConfig {
   let text: string;
   try {
-    if (statSync(path).size > MAX_CONFIG_BYTES) throw new ConfigError(`--config ${path}: bigger than ${MAX_CONFIG_BYTES / 1024} KiB`);
+    if (statSync(path).size > MAX_CONFIG_BYTES)
+      throw new ConfigError(`--config ${path}: bigger than ${MAX_CONFIG_BYTES / 1024} KiB`);
     text = readFileSync(path, 'utf8');
   } catch (e) {
     if (e instanceof ConfigError) throw e;
-    throw new ConfigError(`--config ${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new ConfigError(
+      `--config ${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   let raw: unknown;
   try {
@@ -137,15 +177,23 @@ async function checkAgentToken(tollgate: Tollgate): Promise<void> {
     await tollgate.listTools({ limit: 1 });
   } catch (e) {
     if (e instanceof TollgateError && (e.status === 401 || e.status === 403)) {
-      throw new ConfigError(`Tollgate refused the gateway's token (${e.code}: ${e.detail}); set TOLLGATE_TOKEN to an agent token (tollgate token --sub mcp-gateway --role agent)`);
+      throw new ConfigError(
+        `Tollgate refused the gateway's token (${e.code}: ${e.detail}); set TOLLGATE_TOKEN to an agent token (tollgate token --sub mcp-gateway --role agent)`,
+      );
     }
-    if (e instanceof TollgateError) throw new CliError(`tollgate mcp: cannot reach Tollgate at ${tollgate.url}: ${e.detail}`, EXIT.unavailable);
+    if (e instanceof TollgateError)
+      throw new CliError(`tollgate mcp: cannot reach Tollgate at ${tollgate.url}: ${e.detail}`, EXIT.unavailable);
     throw e;
   }
 }
 
 /** Node's request as a Web `Request` for the gateway, its `Response` streamed back (SSE included). */
-async function serveHttp(gateway: TollgateMcpGateway, req: IncomingMessage, res: ServerResponse, say: (level: string, message: string) => void): Promise<void> {
+async function serveHttp(
+  gateway: TollgateMcpGateway,
+  req: IncomingMessage,
+  res: ServerResponse,
+  say: (level: string, message: string) => void,
+): Promise<void> {
   try {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/mcp') return send(res, 404, { code: 'not_found', detail: 'The MCP endpoint is /mcp' });
@@ -153,13 +201,23 @@ async function serveHttp(gateway: TollgateMcpGateway, req: IncomingMessage, res:
     let body: Buffer | undefined;
     if (method !== 'GET' && method !== 'HEAD') {
       body = await readBody(req);
-      if (!body) return send(res, 413, { code: 'payload_too_large', detail: `A message is at most ${MAX_BODY_BYTES / 1024 / 1024} MiB` });
+      if (!body)
+        return send(res, 413, {
+          code: 'payload_too_large',
+          detail: `A message is at most ${MAX_BODY_BYTES / 1024 / 1024} MiB`,
+        });
     }
     const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     const abort = new AbortController();
     res.once('close', () => abort.abort());
-    const request = new Request(new URL(url.pathname + url.search, 'http://localhost'), { method, headers, body: body && new Uint8Array(body), signal: abort.signal });
+    const request = new Request(new URL(url.pathname + url.search, 'http://localhost'), {
+      method,
+      headers,
+      body: body && new Uint8Array(body),
+      signal: abort.signal,
+    });
     const response = await gateway.handleHttp(request, { clientAddress: req.socket.remoteAddress });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     if (!response.body) return void res.end();

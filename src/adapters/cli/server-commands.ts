@@ -67,7 +67,9 @@ export async function serve(o: ServeOptions = {}, tracing?: Tracing): Promise<vo
   const server = await starting;
   announce(server, banner(server, !!tracing));
   if (terminal) {
-    announce(server, [`Approving in this terminal as ${terminal.decider.id} (tenant ${terminal.decider.tenant}): calls the policy holds for a person are asked here, one at a time.`]);
+    announce(server, [
+      `Approving in this terminal as ${terminal.decider.id} (tenant ${terminal.decider.tenant}): calls the policy holds for a person are asked here, one at a time.`,
+    ]);
     await terminal.attach(server.app);
   }
 }
@@ -81,7 +83,9 @@ interface Banner {
 function banner(server: RunningServer, traced: boolean): Banner {
   const { config, url } = server;
   const version = packageVersion();
-  const database = config.databaseUrl ? `PostgreSQL ${describeDatabaseUrl(config.databaseUrl) ?? '(DATABASE_URL)'}` : `embedded PostgreSQL in ${config.dataDir}`;
+  const database = config.databaseUrl
+    ? `PostgreSQL ${describeDatabaseUrl(config.databaseUrl) ?? '(DATABASE_URL)'}`
+    : `embedded PostgreSQL in ${config.dataDir}`;
   const token = 'npx tollgate token --sub alice --role approver';
   const signIn = config.auth.devSecret
     ? `the page's dev sign-in (from this machine), or a token: ${token}`
@@ -89,7 +93,16 @@ function banner(server: RunningServer, traced: boolean): Banner {
       ? `paste a token, e.g. from ${token} (signs with TOLLGATE_JWT_SECRET)`
       : 'paste a token from your identity provider';
   const grpc = server.grpcAddress ?? 'off';
-  const fields = { version, url, grpc, database, inbox: `${url}/`, signIn, docs: `${url}/docs`, tracing: traced ? 'on' : 'off' };
+  const fields = {
+    version,
+    url,
+    grpc,
+    database,
+    inbox: `${url}/`,
+    signIn,
+    docs: `${url}/docs`,
+    tracing: traced ? 'on' : 'off',
+  };
   return {
     fields,
     lines: [
@@ -130,7 +143,14 @@ export async function migrate(): Promise<void> {
   }
 }
 
-export async function token(o: { sub: string; role: string[]; tenant: string; name?: string; owner?: string; ttl: string }): Promise<void> {
+export async function token(o: {
+  sub: string;
+  role: string[];
+  tenant: string;
+  name?: string;
+  owner?: string;
+  ttl: string;
+}): Promise<void> {
   const config = loadConfig();
   const secret = config.auth.secret ?? readDevSecret(config.dataDir);
   if (!secret) {
@@ -145,10 +165,17 @@ export async function token(o: { sub: string; role: string[]; tenant: string; na
   const max = config.auth.maxTtlSeconds ?? DEFAULT_MAX_TTL_S;
   const ttl = spanSeconds(o.ttl, { bare: true });
   if (ttl !== undefined && ttl > max) {
-    throw new ConfigError(`--ttl ${o.ttl} is longer than the ${max} s a token may live (TOLLGATE_JWT_MAX_TTL): the server would refuse it`);
+    throw new ConfigError(
+      `--ttl ${o.ttl} is longer than the ${max} s a token may live (TOLLGATE_JWT_MAX_TTL): the server would refuse it`,
+    );
   }
   const { issuer, audience } = config.auth;
-  console.log(await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name, owner: o.owner }, o.ttl, { issuer, audience }));
+  console.log(
+    await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name, owner: o.owner }, o.ttl, {
+      issuer,
+      audience,
+    }),
+  );
 }
 
 function osUser(): string {

@@ -2,7 +2,12 @@ import { status } from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { AlreadyDecidedError, ConversationBlockedError, GrantNotAllowedError, HaltedError } from '../../domain/conversation/conversation.errors';
+import {
+  AlreadyDecidedError,
+  ConversationBlockedError,
+  GrantNotAllowedError,
+  HaltedError,
+} from '../../domain/conversation/conversation.errors';
 import { DomainError, ValidationError } from '../../domain/shared/domain-error';
 import { GRPC_STATUS_BY_CODE, grpcError } from './grpc-errors';
 
@@ -23,15 +28,30 @@ const rpc = protobuf.parse(`
 function read(e: unknown) {
   const answer = grpcError(e);
   const Status = rpc.lookupType('google.rpc.Status');
-  const st = Status.toObject(Status.decode(answer.metadata.get('grpc-status-details-bin')[0] as Buffer), { longs: Number, defaults: true }) as { code: number; message: string; details: Array<{ typeUrl: string; value: Uint8Array }> };
+  const st = Status.toObject(Status.decode(answer.metadata.get('grpc-status-details-bin')[0] as Buffer), {
+    longs: Number,
+    defaults: true,
+  }) as { code: number; message: string; details: Array<{ typeUrl: string; value: Uint8Array }> };
   const details = Object.fromEntries(
     st.details.map((d) => {
       const type = rpc.lookupType(d.typeUrl.replace('type.googleapis.com/', ''));
       return [type.fullName.slice(1), type.toObject(type.decode(d.value), { longs: Number, defaults: true })];
     }),
   );
-  const read: { code: status; details: string; tollgateCode: unknown; status: { code: number; message: string }; types: string[]; [detail: string]: any } = {
-    code: answer.code, details: answer.details, tollgateCode: answer.metadata.get('tollgate-code')[0], status: { code: st.code, message: st.message }, types: st.details.map((d) => d.typeUrl), ...details,
+  const read: {
+    code: status;
+    details: string;
+    tollgateCode: unknown;
+    status: { code: number; message: string };
+    types: string[];
+    [detail: string]: any;
+  } = {
+    code: answer.code,
+    details: answer.details,
+    tollgateCode: answer.metadata.get('tollgate-code')[0],
+    status: { code: st.code, message: st.message },
+    types: st.details.map((d) => d.typeUrl),
+    ...details,
   };
   return read;
 }
@@ -71,7 +91,12 @@ describe('the gRPC status of each problem code', () => {
     const grpcStatus = status[name];
     const e = new DomainError(code, 'conflict', `a ${code} problem`);
     const r = read(e);
-    expect(r).toMatchObject({ code: grpcStatus, details: `a ${code} problem`, tollgateCode: code, status: { code: grpcStatus, message: `a ${code} problem` } });
+    expect(r).toMatchObject({
+      code: grpcStatus,
+      details: `a ${code} problem`,
+      tollgateCode: code,
+      status: { code: grpcStatus, message: `a ${code} problem` },
+    });
     expect(r['google.rpc.ErrorInfo']).toEqual({ reason: code, domain: 'tollgate', metadata: {} });
   });
 });
@@ -80,16 +105,33 @@ describe('the details of an error', () => {
   it('carries the problem’s extra members in ErrorInfo.metadata: strings as they are, the rest as JSON', () => {
     const blocked = read(new ConversationBlockedError(['tc_1', 'tc_2']));
     expect(blocked['google.rpc.ErrorInfo'].metadata).toEqual({ pendingToolCallIds: '["tc_1","tc_2"]' });
-    const decided = read(new AlreadyDecidedError('tc_1', { outcome: 'rejected', by: { id: 'ann', via: 'web' } }, 'rejected'));
-    expect(decided['google.rpc.ErrorInfo'].metadata).toEqual({ decision: '{"outcome":"rejected","by":{"id":"ann","via":"web"}}', toolCallStatus: 'rejected' });
-    expect(read(new GrantNotAllowedError('too wide', 'tenant', 'conversation'))['google.rpc.ErrorInfo'].metadata).toEqual({ requestedScope: 'tenant', allowedScope: 'conversation' });
+    const decided = read(
+      new AlreadyDecidedError('tc_1', { outcome: 'rejected', by: { id: 'ann', via: 'web' } }, 'rejected'),
+    );
+    expect(decided['google.rpc.ErrorInfo'].metadata).toEqual({
+      decision: '{"outcome":"rejected","by":{"id":"ann","via":"web"}}',
+      toolCallStatus: 'rejected',
+    });
+    expect(
+      read(new GrantNotAllowedError('too wide', 'tenant', 'conversation'))['google.rpc.ErrorInfo'].metadata,
+    ).toEqual({ requestedScope: 'tenant', allowedScope: 'conversation' });
     expect(read(new HaltedError('tenant', 'drill'))['google.rpc.ErrorInfo'].metadata).toEqual({ scope: 'tenant' });
   });
 
   it('lists each validation fault as a google.rpc.BadRequest field violation', () => {
-    const r = read(new ValidationError([{ path: 'toolCalls[0].toolName', message: 'must match ^x$' }, { path: 'decision', message: 'must be one of approve' }]));
+    const r = read(
+      new ValidationError([
+        { path: 'toolCalls[0].toolName', message: 'must match ^x$' },
+        { path: 'decision', message: 'must be one of approve' },
+      ]),
+    );
     expect(r.types).toEqual(['type.googleapis.com/google.rpc.ErrorInfo', 'type.googleapis.com/google.rpc.BadRequest']);
-    expect(r['google.rpc.BadRequest']).toEqual({ fieldViolations: [{ field: 'toolCalls[0].toolName', description: 'must match ^x$' }, { field: 'decision', description: 'must be one of approve' }] });
+    expect(r['google.rpc.BadRequest']).toEqual({
+      fieldViolations: [
+        { field: 'toolCalls[0].toolName', description: 'must match ^x$' },
+        { field: 'decision', description: 'must be one of approve' },
+      ],
+    });
     expect(r['google.rpc.ErrorInfo'].metadata).toEqual({}); // the faults are in BadRequest, not repeated here
   });
 
@@ -101,14 +143,29 @@ describe('the details of an error', () => {
 
   it('fails closed: a database out of reach is UNAVAILABLE (retry in 2 s), anything unexpected INTERNAL without its message', () => {
     const away = read(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
-    expect(away).toMatchObject({ code: status.UNAVAILABLE, tollgateCode: 'unavailable', 'google.rpc.RetryInfo': { retryDelay: { seconds: 2 } } });
+    expect(away).toMatchObject({
+      code: status.UNAVAILABLE,
+      tollgateCode: 'unavailable',
+      'google.rpc.RetryInfo': { retryDelay: { seconds: 2 } },
+    });
     const bug = read(new TypeError("Cannot read properties of undefined (reading 'secret')"));
-    expect(bug).toMatchObject({ code: status.INTERNAL, tollgateCode: 'internal', details: 'An unexpected error occurred; it has been logged.' });
+    expect(bug).toMatchObject({
+      code: status.INTERNAL,
+      tollgateCode: 'internal',
+      details: 'An unexpected error occurred; it has been logged.',
+    });
   });
 
   it('encodes long messages and many members (lengths past one varint byte)', () => {
     const detail = 'é'.repeat(300);
-    const r = read(new DomainError('forbidden', 'forbidden', detail, Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`k${i}`, 'v'.repeat(200)]))));
+    const r = read(
+      new DomainError(
+        'forbidden',
+        'forbidden',
+        detail,
+        Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`k${i}`, 'v'.repeat(200)])),
+      ),
+    );
     expect(r.status.message).toBe(detail);
     expect(Object.keys(r['google.rpc.ErrorInfo'].metadata)).toHaveLength(12);
   });
@@ -122,10 +179,14 @@ describe('the details of an error', () => {
     expect(Buffer.byteLength(r['google.rpc.ErrorInfo'].metadata.toolCallId)).toBeLessThanOrEqual(4096);
     // Cut between characters, never inside one.
     expect(read(new DomainError('forbidden', 'forbidden', '€'.repeat(5000))).details).toMatch(/^€+…$/);
-    const faults = Array.from({ length: 500 }, (_, i) => ({ path: `arguments.${'k'.repeat(10_000)}${i}`, message: 'm'.repeat(10_000) }));
+    const faults = Array.from({ length: 500 }, (_, i) => ({
+      path: `arguments.${'k'.repeat(10_000)}${i}`,
+      message: 'm'.repeat(10_000),
+    }));
     const v = read(new ValidationError(faults));
     expect(v['google.rpc.BadRequest'].fieldViolations).toHaveLength(20);
-    for (const f of v['google.rpc.BadRequest'].fieldViolations) expect(Buffer.byteLength(f.field) + Buffer.byteLength(f.description)).toBeLessThanOrEqual(768);
+    for (const f of v['google.rpc.BadRequest'].fieldViolations)
+      expect(Buffer.byteLength(f.field) + Buffer.byteLength(f.description)).toBeLessThanOrEqual(768);
     const bin = grpcError(new ValidationError(faults)).metadata.get('grpc-status-details-bin')[0] as Buffer;
     expect(bin.length).toBeLessThan(24 * 1024);
   });

@@ -66,9 +66,13 @@ export interface GrpcProblem extends Partial<StatusObject> {
 export function grpcError(e: unknown): GrpcProblem {
   const problem = toProblem(e);
   const code = GRPC_STATUS_BY_CODE[problem.code] ?? GrpcStatus.INTERNAL;
-  const extras = Object.fromEntries(Object.entries(problem).filter(([k]) => !['type', 'title', 'status', 'detail', 'code', 'errors'].includes(k)));
+  const extras = Object.fromEntries(
+    Object.entries(problem).filter(([k]) => !['type', 'title', 'status', 'detail', 'code', 'errors'].includes(k)),
+  );
   const details = bounded(problem.detail, MAX_MESSAGE_BYTES);
-  const faults = (problem.errors as FieldFault[] | undefined)?.slice(0, MAX_VIOLATIONS).map((f) => ({ path: bounded(f.path, MAX_FIELD_BYTES), message: bounded(f.message, MAX_DESCRIPTION_BYTES) }));
+  const faults = (problem.errors as FieldFault[] | undefined)
+    ?.slice(0, MAX_VIOLATIONS)
+    .map((f) => ({ path: bounded(f.path, MAX_FIELD_BYTES), message: bounded(f.message, MAX_DESCRIPTION_BYTES) }));
   const metadata = new Metadata();
   metadata.set(TOLLGATE_CODE, problem.code);
   metadata.set(STATUS_DETAILS, statusDetails(code, details, problem.code, extras, faults));
@@ -86,16 +90,37 @@ interface FieldFault {
  * google.rpc.Status {code, message, details: [Any ErrorInfo, Any BadRequest?, Any RetryInfo?]}.
  * ErrorInfo.metadata holds the problem's extra members, strings as they are and anything else as JSON.
  */
-export function statusDetails(code: GrpcStatus, message: string, reason: string, extras: Record<string, unknown>, faults?: FieldFault[]): Buffer {
-  const metadata = Object.entries(extras).map(([k, v]) => bytes(3, Buffer.concat([text(1, k), text(2, bounded(typeof v === 'string' ? v : JSON.stringify(v), MAX_MEMBER_BYTES))])));
+export function statusDetails(
+  code: GrpcStatus,
+  message: string,
+  reason: string,
+  extras: Record<string, unknown>,
+  faults?: FieldFault[],
+): Buffer {
+  const metadata = Object.entries(extras).map(([k, v]) =>
+    bytes(
+      3,
+      Buffer.concat([text(1, k), text(2, bounded(typeof v === 'string' ? v : JSON.stringify(v), MAX_MEMBER_BYTES))]),
+    ),
+  );
   const details = [any('google.rpc.ErrorInfo', Buffer.concat([text(1, reason), text(2, ERROR_DOMAIN), ...metadata]))];
   if (faults?.length) {
     // BadRequest { repeated FieldViolation field_violations = 1 } with FieldViolation { field = 1, description = 2 }.
-    details.push(any('google.rpc.BadRequest', Buffer.concat(faults.map((f) => bytes(1, Buffer.concat([text(1, f.path), text(2, f.message)]))))));
+    details.push(
+      any(
+        'google.rpc.BadRequest',
+        Buffer.concat(faults.map((f) => bytes(1, Buffer.concat([text(1, f.path), text(2, f.message)])))),
+      ),
+    );
   }
   if (typeof extras.retryAfter === 'number' && Number.isFinite(extras.retryAfter)) {
     // RetryInfo { google.protobuf.Duration retry_delay = 1 } with Duration { int64 seconds = 1 }.
-    details.push(any('google.rpc.RetryInfo', bytes(1, Buffer.concat([varint(1 << 3), varint(Math.max(1, Math.ceil(extras.retryAfter)))]))));
+    details.push(
+      any(
+        'google.rpc.RetryInfo',
+        bytes(1, Buffer.concat([varint(1 << 3), varint(Math.max(1, Math.ceil(extras.retryAfter)))])),
+      ),
+    );
   }
   return Buffer.concat([varint(1 << 3), varint(code), text(2, message), ...details.map((d) => bytes(3, d))]);
 }

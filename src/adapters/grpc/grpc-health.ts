@@ -1,4 +1,10 @@
-import type { Server, ServerUnaryCall, ServerWritableStream, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type {
+  Server,
+  ServerUnaryCall,
+  ServerWritableStream,
+  sendUnaryData,
+  UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import { HealthImplementation, ServingStatus, protoPath } from 'grpc-health-check';
 import type { DataSource } from 'typeorm';
 import { databaseReadiness } from '../../infrastructure/database/readiness';
@@ -23,7 +29,10 @@ export class GrpcHealth {
   /** What watchers were last told (the initial NOT_SERVING until the first look). */
   private status: ServingStatus = 'NOT_SERVING';
 
-  constructor(private readonly dataSource: DataSource, private readonly services: string[]) {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly services: string[],
+  ) {
     this.impl = new HealthImplementation(Object.fromEntries(['', ...services].map((s) => [s, 'NOT_SERVING' as const])));
   }
 
@@ -33,7 +42,9 @@ export class GrpcHealth {
         server.addService(service, {
           ...handlers,
           check: (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
-            void this.refresh().then(() => (handlers.check as (c: typeof call, cb: typeof callback) => void)(call, callback));
+            void this.refresh().then(() =>
+              (handlers.check as (c: typeof call, cb: typeof callback) => void)(call, callback),
+            );
           },
           watch: (call: ServerWritableStream<unknown, unknown>) => {
             this.watches.add(call);

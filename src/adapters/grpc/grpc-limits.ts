@@ -67,7 +67,8 @@ export function serverOptions(l: GrpcLimits): grpc.ServerOptions {
 export function metadataBytes(metadata: grpc.Metadata): number {
   let n = 0;
   for (const key of Object.keys(metadata.getMap())) {
-    for (const v of metadata.get(key)) n += key.length + 32 + (typeof v === 'string' ? Buffer.byteLength(v) : Math.ceil(v.length / 3) * 4);
+    for (const v of metadata.get(key))
+      n += key.length + 32 + (typeof v === 'string' ? Buffer.byteLength(v) : Math.ceil(v.length / 3) * 4);
   }
   return n;
 }
@@ -85,7 +86,10 @@ export class AnonymousCalls {
   private readonly byAddress = new Map<string, number>();
   private total = 0;
 
-  constructor(private readonly perAddress: number, private readonly overall: number) {}
+  constructor(
+    private readonly perAddress: number,
+    private readonly overall: number,
+  ) {}
 
   /** Counts one more call from `address`, or answers undefined when the address or the server is at its bound. */
   take(address: string | undefined): (() => void) | undefined {
@@ -107,5 +111,10 @@ export class AnonymousCalls {
 }
 
 export function tooManyAnonymous(): DomainError {
-  return new DomainError('rate_limited', 'rate_limited', 'Too many health and reflection calls are open from this address; close some', { retryAfter: 1 });
+  return new DomainError(
+    'rate_limited',
+    'rate_limited',
+    'Too many health and reflection calls are open from this address; close some',
+    { retryAfter: 1 },
+  );
 }

@@ -38,7 +38,12 @@ export function decodingSafely(service: ServiceDefinition): ServiceDefinition {
  * lookup, and without echoing it (a 100,000-character id would make a status message no client accepts).
  */
 export function notFoundUnlessId(id: unknown, what: string): void {
-  if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw new DomainError('not_found', 'not_found', `${what} not found: its id is not 1 to 128 characters of [A-Za-z0-9_.:-]`);
+  if (typeof id !== 'string' || !ID_PATTERN.test(id))
+    throw new DomainError(
+      'not_found',
+      'not_found',
+      `${what} not found: its id is not 1 to 128 characters of [A-Za-z0-9_.:-]`,
+    );
 }
 
 /**
@@ -49,7 +54,8 @@ export function notFoundUnlessId(id: unknown, what: string): void {
  */
 export function resetUnlessHalfClosed(call: grpc.ServerInterceptingCallInterface): void {
   const stream = streamOf(call);
-  if (stream && !stream.closed && !stream.destroyed && stream.headersSent && stream.state.remoteClose === 0) stream.close(h2.NGHTTP2_NO_ERROR);
+  if (stream && !stream.closed && !stream.destroyed && stream.headersSent && stream.state.remoteClose === 0)
+    stream.close(h2.NGHTTP2_NO_ERROR);
 }
 
 /**

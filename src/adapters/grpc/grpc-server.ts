@@ -18,7 +18,15 @@ import { TokenRateLimit } from '../http/rate-limit';
 import { TollgateMetrics } from '../metrics/metrics';
 import { grpcError, TOLLGATE_CODE } from './grpc-errors';
 import { GrpcHealth, HEALTH_PROTO } from './grpc-health';
-import { DEFAULT_GRPC_LIMITS, GrpcLimits, AnonymousCalls, headersTooLarge, metadataBytes, serverOptions, tooManyAnonymous } from './grpc-limits';
+import {
+  DEFAULT_GRPC_LIMITS,
+  GrpcLimits,
+  AnonymousCalls,
+  headersTooLarge,
+  metadataBytes,
+  serverOptions,
+  tooManyAnonymous,
+} from './grpc-limits';
 import { loadForReflection, loadTollgateProto, protoDir, TOLLGATE_PROTO, TOLLGATE_SERVICE } from './proto';
 import { addReflection } from './reflection';
 import { closeConnection, decodingSafely, notFoundUnlessId, resetUnlessHalfClosed, UNDECODABLE } from './grpc-requests';
@@ -48,7 +56,11 @@ const METHODS: Record<string, Method> = {
   RegisterTool: { roles: ['agent', 'admin'], unary: (r, c, q) => r.registerTool(c, q) },
   GetMe: { unary: (r, c) => r.getMe(c) },
   GetStatus: { roles: ['admin', 'approver', 'auditor'], unary: (r, c) => r.getStatus(c) },
-  AskQuestion: { lookup: ['conversationId', 'Conversation'], roles: ['agent'], unary: (r, c, q) => r.askQuestion(c, q) },
+  AskQuestion: {
+    lookup: ['conversationId', 'Conversation'],
+    roles: ['agent'],
+    unary: (r, c, q) => r.askQuestion(c, q),
+  },
   GetQuestion: { lookup: ['id', 'Question'], unary: (r, c, q) => r.getQuestion(c, q) },
   WatchQuestion: { lookup: ['id', 'Question'], stream: (r, c, q, send) => r.watchQuestion(c, q, send) },
   AnswerQuestion: { lookup: ['id', 'Question'], unary: (r, c, q) => r.answerQuestion(c, q) },
@@ -63,7 +75,12 @@ const HEALTH_SERVICE = 'grpc.health.v1.Health';
  * DEADLINE_EXCEEDED or UNIMPLEMENTED: a client that goes away, its deadline or the request time passing, a call
  * without its message or to a method this server lacks are the client's doing, and a flood of them is no fault.
  */
-const SERVER_FAULTS = new Set([grpc.status.UNKNOWN, grpc.status.INTERNAL, grpc.status.DATA_LOSS, grpc.status.UNAVAILABLE]);
+const SERVER_FAULTS = new Set([
+  grpc.status.UNKNOWN,
+  grpc.status.INTERNAL,
+  grpc.status.DATA_LOSS,
+  grpc.status.UNAVAILABLE,
+]);
 
 /** What the access line, the metrics and the span of one call gather while it runs. */
 interface CallRecord {
@@ -122,9 +139,16 @@ export class GrpcServer implements BeforeApplicationShutdown {
     this.limits = { ...DEFAULT_GRPC_LIMITS, ...limits };
     this.anonymous = new AnonymousCalls(this.limits.maxAnonymousPerAddress, this.limits.maxAnonymous);
     // grpc-js's own diagnostics go to the server's log, not to stderr around the start-up's one line.
-    grpc.setLogger({ error: (...a: unknown[]) => logger.debug({ grpc: a.join(' ') }, 'grpc-js'), info: () => undefined, debug: () => undefined });
+    grpc.setLogger({
+      error: (...a: unknown[]) => logger.debug({ grpc: a.join(' ') }, 'grpc-js'),
+      info: () => undefined,
+      debug: () => undefined,
+    });
     grpc.setLogVerbosity(grpc.logVerbosity.ERROR);
-    const server = new grpc.Server({ ...serverOptions(this.limits), interceptors: [(descriptor, call) => this.observe(descriptor, call)] });
+    const server = new grpc.Server({
+      ...serverOptions(this.limits),
+      interceptors: [(descriptor, call) => this.observe(descriptor, call)],
+    });
     const tollgate = loadTollgateProto();
     server.addService(decodingSafely(tollgate.service), this.handlers(tollgate.service));
     this.health = new GrpcHealth(this.dataSource, [TOLLGATE_SERVICE]);
@@ -133,7 +157,11 @@ export class GrpcServer implements BeforeApplicationShutdown {
     const address = `${host.includes(':') ? `[${host}]` : host}`;
     let bound: number;
     try {
-      bound = await new Promise<number>((resolve, reject) => server.bindAsync(`${address}:${port}`, grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+      bound = await new Promise<number>((resolve, reject) =>
+        server.bindAsync(`${address}:${port}`, grpc.ServerCredentials.createInsecure(), (e, p) =>
+          e ? reject(e) : resolve(p),
+        ),
+      );
     } catch (e) {
       server.forceShutdown();
       throw grpcListenProblem(e, host, port) ?? e;
@@ -210,7 +238,8 @@ export class GrpcServer implements BeforeApplicationShutdown {
       RequestContexts.run({ correlationId: rec.reqId }, async () => {
         const principal = rec.principal!;
         const request = call.request as { [UNDECODABLE]?: string } | undefined;
-        if (request?.[UNDECODABLE] !== undefined) throw new ValidationError([{ path: '', message: `is not a valid ${name} request: ${request[UNDECODABLE]}` }]);
+        if (request?.[UNDECODABLE] !== undefined)
+          throw new ValidationError([{ path: '', message: `is not a valid ${name} request: ${request[UNDECODABLE]}` }]);
         if (m.lookup) notFoundUnlessId((request as Record<string, unknown>)[m.lookup[0]], m.lookup[1]);
         const abort = new AbortController();
         const cancelled = () => abort.abort();
@@ -219,7 +248,12 @@ export class GrpcServer implements BeforeApplicationShutdown {
         if (this.closing) abort.abort();
         try {
           const channel = call.metadata.get('x-tollgate-channel')[0];
-          return await run({ principal, channel: typeof channel === 'string' ? channel : undefined, signal: abort.signal, closing: () => this.closing });
+          return await run({
+            principal,
+            channel: typeof channel === 'string' ? channel : undefined,
+            signal: abort.signal,
+            closing: () => this.closing,
+          });
         } finally {
           this.inFlight.delete(abort);
           call.off('cancelled', cancelled);
@@ -245,7 +279,11 @@ export class GrpcServer implements BeforeApplicationShutdown {
   }
 
   /** As REST's AuthGuard: a token known good at once; else the address's failure budget (no crypto for a flood), then the token. */
-  private async authenticate(metadata: grpc.Metadata, address: string | undefined, rec: CallRecord): Promise<Principal> {
+  private async authenticate(
+    metadata: grpc.Metadata,
+    address: string | undefined,
+    rec: CallRecord,
+  ): Promise<Principal> {
     const header = metadata.get('authorization')[0];
     const m = typeof header === 'string' ? BEARER.exec(header.trim()) : null;
     // A token verified before passes whatever the address's failures: only failures are counted against it.
@@ -281,7 +319,10 @@ export class GrpcServer implements BeforeApplicationShutdown {
    * calls) and, for tollgate.v1.Tollgate, the token, so that a caller without one is answered before its message
    * is read; when the call ends, its access line and metrics.
    */
-  private observe(descriptor: grpc.ServerMethodDefinition<unknown, unknown>, call: grpc.ServerInterceptingCallInterface): grpc.ServerInterceptingCall {
+  private observe(
+    descriptor: grpc.ServerMethodDefinition<unknown, unknown>,
+    call: grpc.ServerInterceptingCallInterface,
+  ): grpc.ServerInterceptingCall {
     const path = descriptor.path;
     let rec: CallRecord | undefined;
     /** Headers went out before the status (else the status is a trailers-only answer). */
@@ -335,17 +376,29 @@ export class GrpcServer implements BeforeApplicationShutdown {
             const tollgate = path.startsWith(`/${TOLLGATE_SERVICE}/`);
             if (!tollgate && !(r.release = this.anonymous.take(r.remoteAddr))) return refuse(tooManyAnonymous());
             const seconds = this.limits.requestTimeoutMs / 1000;
-            r.timer = setTimeout(() => intercepting.sendStatus({ code: grpc.status.DEADLINE_EXCEEDED, details: `The request did not come in within ${seconds} s`, metadata: new grpc.Metadata() }), this.limits.requestTimeoutMs);
+            r.timer = setTimeout(
+              () =>
+                intercepting.sendStatus({
+                  code: grpc.status.DEADLINE_EXCEEDED,
+                  details: `The request did not come in within ${seconds} s`,
+                  metadata: new grpc.Metadata(),
+                }),
+              this.limits.requestTimeoutMs,
+            );
             r.timer.unref(); // a stalled call does not keep a stopping process alive
             if (!tollgate) return pass(metadata);
-            otelContext.with(r.context, () => RequestContexts.run({ correlationId: r.reqId }, () => this.admit(path, metadata, r))).then(
-              () => pass(metadata),
-              (e) => {
-                refuse(e);
-                // A peer past its failed-authentication budget is flooding: it reconnects before it tries again.
-                if (r.pastFailureBudget) closeConnection(call);
-              },
-            );
+            otelContext
+              .with(r.context, () =>
+                RequestContexts.run({ correlationId: r.reqId }, () => this.admit(path, metadata, r)),
+              )
+              .then(
+                () => pass(metadata),
+                (e) => {
+                  refuse(e);
+                  // A peer past its failed-authentication budget is flooding: it reconnects before it tries again.
+                  if (r.pastFailureBudget) closeConnection(call);
+                },
+              );
           },
           // A stream of requests (reflection) has come in with its first message; a single request with its end.
           onReceiveMessage: (message, next) => {
@@ -379,7 +432,11 @@ export class GrpcServer implements BeforeApplicationShutdown {
     const reqId = correlationIdFrom(metadata.get('x-request-id')[0] as string | undefined);
     const carrier = { traceparent: text(metadata, 'traceparent'), tracestate: text(metadata, 'tracestate') };
     const [, service = '', method = ''] = path.split('/');
-    const { span, context } = startServerSpan(path.slice(1), { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method }, carrier);
+    const { span, context } = startServerSpan(
+      path.slice(1),
+      { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method },
+      carrier,
+    );
     const rec: CallRecord = { reqId, started: process.hrtime.bigint(), span, context, remoteAddr, done: false };
     this.records.set(metadata, rec);
     return rec;

@@ -40,7 +40,8 @@ function actorRef(a: unknown): Msg | undefined {
 }
 
 export function toolCallMessage(v: ToolCallView): Msg {
-  const d = v.decision as { outcome: string; by: unknown; at: string; reason?: string; editedArguments?: Json } | undefined;
+  const d = v.decision as
+    { outcome: string; by: unknown; at: string; reason?: string; editedArguments?: Json } | undefined;
   const r = v.result;
   return present({
     id: v.id,
@@ -65,7 +66,13 @@ export function toolCallMessage(v: ToolCallView): Msg {
       expiresAt: ts(v.approval.expiresAt),
       ...(v.approval.selfApproval === false ? { selfApproval: false } : {}),
       ...(v.approval.quorum
-        ? { quorum: { needed: v.approval.quorum.needed, of: v.approval.quorum.of ?? [], approvedBy: v.approval.quorum.approvedBy.map((a) => ({ ...actorRef(a), at: ts(a.at) })) } }
+        ? {
+            quorum: {
+              needed: v.approval.quorum.needed,
+              of: v.approval.quorum.of ?? [],
+              approvedBy: v.approval.quorum.approvedBy.map((a) => ({ ...actorRef(a), at: ts(a.at) })),
+            },
+          }
         : {}),
     },
     decision:
@@ -78,8 +85,19 @@ export function toolCallMessage(v: ToolCallView): Msg {
         editedArguments: d.editedArguments && toStruct(d.editedArguments),
       }),
     execution: v.execution && { at: ts(v.execution.at), by: actorRef(v.execution.by) },
-    result: r && present({ outcome: enumName('RESULT_OUTCOME', r.outcome), output: r.output === undefined ? undefined : toValue(r.output), error: r.error, at: ts(r.at) }),
-    cancellation: v.cancellation && { by: actorRef(v.cancellation.by), at: ts(v.cancellation.at), reason: v.cancellation.reason },
+    result:
+      r &&
+      present({
+        outcome: enumName('RESULT_OUTCOME', r.outcome),
+        output: r.output === undefined ? undefined : toValue(r.output),
+        error: r.error,
+        at: ts(r.at),
+      }),
+    cancellation: v.cancellation && {
+      by: actorRef(v.cancellation.by),
+      at: ts(v.cancellation.at),
+      reason: v.cancellation.reason,
+    },
     createdAt: ts(v.createdAt),
     updatedAt: ts(v.updatedAt),
   });
@@ -102,7 +120,10 @@ export function conversationMessage(c: ConversationView): Msg {
 
 export function approvalPageMessage(page: Page<ApprovalView>): Msg {
   return present({
-    items: page.items.map(({ conversation, ...call }) => ({ toolCall: toolCallMessage(call), conversation: present({ ...conversation }) })),
+    items: page.items.map(({ conversation, ...call }) => ({
+      toolCall: toolCallMessage(call),
+      conversation: present({ ...conversation }),
+    })),
     nextCursor: page.nextCursor,
   });
 }
@@ -137,12 +158,22 @@ export function tenantStatusMessage(s: StatusViewLike): Msg {
   return {
     tenant: s.tenant,
     halted: s.halted,
-    halts: s.halts.map((h) => present({ scope: enumName('HALT_SCOPE', h.scope), id: h.id, reason: h.reason, by: actorRef(h.by), at: ts(h.at) })),
+    halts: s.halts.map((h) =>
+      present({ scope: enumName('HALT_SCOPE', h.scope), id: h.id, reason: h.reason, by: actorRef(h.by), at: ts(h.at) }),
+    ),
   };
 }
 
 export function meMessage(m: MeView): Msg {
-  return present({ id: m.id, tenant: m.tenant, kind: enumName('PRINCIPAL_KIND', m.kind), name: m.name, email: m.email, roles: m.roles, owner: m.owner });
+  return present({
+    id: m.id,
+    tenant: m.tenant,
+    kind: enumName('PRINCIPAL_KIND', m.kind),
+    name: m.name,
+    email: m.email,
+    roles: m.roles,
+    owner: m.owner,
+  });
 }
 
 // ---- Requests, as the JSON bodies of the matching REST routes ----
@@ -168,7 +199,16 @@ export interface ProposedToolCallMsg {
 }
 
 /** The members of ToolAnnotations by name (the loader adds a virtual `_name` member per optional field). */
-const ANNOTATION_NAMES = ['isReadOnly', 'requiresApproval', 'destructive', 'readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint', 'title'] as const;
+const ANNOTATION_NAMES = [
+  'isReadOnly',
+  'requiresApproval',
+  'destructive',
+  'readOnlyHint',
+  'destructiveHint',
+  'idempotentHint',
+  'openWorldHint',
+  'title',
+] as const;
 
 function annotationsBody(a: Msg): Json {
   return present(Object.fromEntries(ANNOTATION_NAMES.map((k) => [k, a[k]]))) as Json;
@@ -186,7 +226,13 @@ export function proposalBody(calls: ProposedToolCallMsg[] | undefined): Json {
         reason: c.reason,
         confidence: c.confidence,
         estimatedCost: c.estimatedCost,
-        display: c.display && present({ title: c.display.title, summary: c.display.summary, fields: c.display.fields?.map((f) => ({ label: f.label ?? '', value: f.value ?? '' })) }),
+        display:
+          c.display &&
+          present({
+            title: c.display.title,
+            summary: c.display.summary,
+            fields: c.display.fields?.map((f) => ({ label: f.label ?? '', value: f.value ?? '' })),
+          }),
       }),
     ),
   };

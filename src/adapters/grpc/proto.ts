@@ -31,7 +31,10 @@ export function protoDir(from = __dirname): string {
   }
 }
 
-export function loadTollgateProto(options: Options = SERVER_OPTIONS): { definition: PackageDefinition; service: ServiceDefinition } {
+export function loadTollgateProto(options: Options = SERVER_OPTIONS): {
+  definition: PackageDefinition;
+  service: ServiceDefinition;
+} {
   const definition = loadSync(TOLLGATE_PROTO, { ...options, includeDirs: [protoDir()] });
   return { definition, service: definition[TOLLGATE_SERVICE] as ServiceDefinition };
 }

@@ -50,7 +50,12 @@ export function fromStruct(s: PbStruct, path: string, depth = 1): Record<string,
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(s.fields ?? {})) {
     // A plain object, so that a key such as __proto__ is a member like any other (REST's JSON.parse does the same).
-    Object.defineProperty(out, k, { value: fromValue(v, `${path}.${k}`, depth + 1), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, k, {
+      value: fromValue(v, `${path}.${k}`, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

@@ -36,7 +36,8 @@ interface File {
   service?: Array<{ method?: Array<{ inputType: string; outputType: string }> }>;
 }
 
-const pascal = (s: string) => s.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase()).replace(/^[a-z]/, (c) => c.toUpperCase());
+const pascal = (s: string) =>
+  s.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase()).replace(/^[a-z]/, (c) => c.toUpperCase());
 
 /** Every message of a file with its scope (`tollgate.v1`, `tollgate.v1.Outer`), nested ones included. */
 function messagesOf(f: File): Array<{ m: Message; scope: string }> {
@@ -90,7 +91,8 @@ export function linkDescriptors(def: PackageDefinition): PackageDefinition {
       if (file && file !== f.name) deps.add(file);
       return name;
     };
-    for (const { m, scope } of messagesOf(f)) for (const fld of m.field ?? []) if (fld.typeName) fld.typeName = use(resolve(fld.typeName, join(scope, m.name)));
+    for (const { m, scope } of messagesOf(f))
+      for (const fld of m.field ?? []) if (fld.typeName) fld.typeName = use(resolve(fld.typeName, join(scope, m.name)));
     for (const s of f.service ?? []) {
       for (const m of s.method ?? []) {
         m.inputType = use(resolve(m.inputType, f.package ?? ''));
@@ -99,7 +101,12 @@ export function linkDescriptors(def: PackageDefinition): PackageDefinition {
     }
     f.dependency = [...deps];
   }
-  const encoded = new Map([...files].map(([name, f]) => [name, Buffer.from(FileDescriptorProto.encode(FileDescriptorProto.fromObject(f)).finish())]));
+  const encoded = new Map(
+    [...files].map(([name, f]) => [
+      name,
+      Buffer.from(FileDescriptorProto.encode(FileDescriptorProto.fromObject(f)).finish()),
+    ]),
+  );
   return Object.fromEntries(
     Object.entries(def).map(([k, v]) => {
       const own = (v as { fileDescriptorProtos?: Buffer[] }).fileDescriptorProtos;

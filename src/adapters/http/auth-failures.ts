@@ -31,7 +31,12 @@ export class AuthFailureLimiter {
     const w = this.current(clientKey(address), now);
     if (!w || w.count < this.limit) return;
     const retryAfter = Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000));
-    throw new DomainError('rate_limited', 'rate_limited', `Too many failed authentications from this address: retry after ${retryAfter} s with a valid token`, { retryAfter });
+    throw new DomainError(
+      'rate_limited',
+      'rate_limited',
+      `Too many failed authentications from this address: retry after ${retryAfter} s with a valid token`,
+      { retryAfter },
+    );
   }
 
   recordFailure(address: string | undefined): void {
@@ -44,7 +49,8 @@ export class AuthFailureLimiter {
       w.count++;
       return;
     }
-    if (this.windows.size >= (this.opts.maxAddresses ?? MAX_ADDRESSES)) this.windows.delete(this.windows.keys().next().value!);
+    if (this.windows.size >= (this.opts.maxAddresses ?? MAX_ADDRESSES))
+      this.windows.delete(this.windows.keys().next().value!);
     this.windows.set(key, { start: now, count: 1 });
   }
 
@@ -91,5 +97,8 @@ export function clientKey(address: string | undefined): string {
   const left = head ? head.split(':') : [];
   const right = tail === undefined ? [] : tail ? tail.split(':') : [];
   const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

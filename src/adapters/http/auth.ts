@@ -70,7 +70,9 @@ export class AuthGuard implements CanActivate {
     }
     const roles = this.reflector.getAllAndOverride<string[] | undefined>(ROLES, targets);
     if (roles && !hasAnyRole(req.principal, roles)) {
-      const agent = isAgent(req.principal) ? 'An agent token acts only as an agent, whatever other roles it carries. ' : '';
+      const agent = isAgent(req.principal)
+        ? 'An agent token acts only as an agent, whatever other roles it carries. '
+        : '';
       throw new ForbiddenError(`${agent}This needs one of the roles: ${roles.join(', ')}`);
     }
     return true;

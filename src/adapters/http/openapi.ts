@@ -7,7 +7,7 @@ import { problem, PROBLEM_CONTENT_TYPE } from './problem';
 import { POLICY_SCHEMA_PATH, policyOpenApiComponents } from './policy-schema';
 
 const DESCRIPTION = [
-  'Approval service for AI-agent tool calls: an agent proposes tool calls, the tenant\'s policy lets each through, holds it for a person or denies it, people decide, and the agent claims the approved run once and reports its result.',
+  "Approval service for AI-agent tool calls: an agent proposes tool calls, the tenant's policy lets each through, holds it for a person or denies it, people decide, and the agent claims the approved run once and reports its result.",
   '',
   'Every `/v1` route takes `Authorization: Bearer <JWT>` (claims `sub`, `roles`, `tenant`, `exp`). Errors are RFC 9457 problems (`application/problem+json`) with a stable `code`. Every answer carries `X-Request-Id` (yours, when you send one that matches `^[A-Za-z0-9_.:-]{1,128}$`).',
   '',
@@ -39,16 +39,26 @@ const EVERY_ROUTE = [
   {
     name: 'HeadersTooLarge',
     description: 'The request line and headers exceed 16 KiB (headers_too_large)',
-    example: { ...problem(431, 'headers_too_large', 'The request line and headers exceed 16 KiB'), title: 'Request Header Fields Too Large' },
+    example: {
+      ...problem(431, 'headers_too_large', 'The request line and headers exceed 16 KiB'),
+      title: 'Request Header Fields Too Large',
+    },
   },
-  { name: 'InternalError', description: 'A bug, logged with the request id (internal)', example: problem(500, 'internal', 'An unexpected error occurred; it has been logged.') },
+  {
+    name: 'InternalError',
+    description: 'A bug, logged with the request id (internal)',
+    example: problem(500, 'internal', 'An unexpected error occurred; it has been logged.'),
+  },
 ];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
 /** The OpenAPI document at /openapi.json and its viewer at /docs. */
 export function setupOpenApi(app: INestApplication): void {
-  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+  SwaggerModule.setup('docs', app, () => createOpenApiDocument(app), {
+    jsonDocumentUrl: 'openapi.json',
+    raw: ['json'],
+  });
 }
 
 export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -61,9 +71,17 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setLicense('Apache-2.0', 'https://www.apache.org/licenses/LICENSE-2.0')
     // Relative: the document is right wherever the server is reached (a proxy, another port).
     .addServer('/', 'This server')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT: HS256 with TOLLGATE_JWT_SECRET, or from your identity provider (TOLLGATE_JWKS_URL)' });
+    .addBearerAuth({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: 'A JWT: HS256 with TOLLGATE_JWT_SECRET, or from your identity provider (TOLLGATE_JWKS_URL)',
+    });
   for (const [name, description] of TAGS) builder.addTag(name, description);
-  const doc = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ProblemView], autoTagControllers: false });
+  const doc = SwaggerModule.createDocument(app, builder.build(), {
+    extraModels: [ProblemView],
+    autoTagControllers: false,
+  });
   return closeRequestBodies(withSharedParts(unwrapSoleAllOf(doc) as OpenAPIObject));
 }
 
@@ -111,13 +129,17 @@ function withSharedParts(doc: OpenAPIObject): OpenAPIObject {
   components.schemas = { ...components.schemas, ...policyOpenApiComponents(), [JSON_VALUE.name]: JSON_VALUE.schema };
   components.responses ??= {};
   for (const { name, description, example } of EVERY_ROUTE) {
-    components.responses[name] = { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemView) }, example } } };
+    components.responses[name] = {
+      description,
+      content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemView) }, example } },
+    };
   }
   for (const item of Object.values(doc.paths)) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
-      for (const { name, example } of EVERY_ROUTE) op.responses[example.status] ??= { $ref: `#/components/responses/${name}` };
+      for (const { name, example } of EVERY_ROUTE)
+        op.responses[example.status] ??= { $ref: `#/components/responses/${name}` };
     }
   }
   return doc;

@@ -31,14 +31,56 @@ describe('the policy JSON Schema', () => {
 
   it.each<[string, unknown]>([
     ['an empty document', {}],
-    ['defaults only', { defaults: { unknownTools: 'deny', timeoutSeconds: 86_400, approvers: ['requester'], trustAgentFlags: false, grants: 'none' } }],
-    ['every rule field', { rules: [{ match: 'send_email(to=*@example.com, cc=*)', level: 'manual', when: { confidenceBelow: 0, estimatedCostAbove: 1e9 }, requireRole: 'finance', approvers: ['admin', 'admin'], timeoutSeconds: 1, grants: 'agent', reason: 'Money' }] }],
+    [
+      'defaults only',
+      {
+        defaults: {
+          unknownTools: 'deny',
+          timeoutSeconds: 86_400,
+          approvers: ['requester'],
+          trustAgentFlags: false,
+          grants: 'none',
+        },
+      },
+    ],
+    [
+      'every rule field',
+      {
+        rules: [
+          {
+            match: 'send_email(to=*@example.com, cc=*)',
+            level: 'manual',
+            when: { confidenceBelow: 0, estimatedCostAbove: 1e9 },
+            requireRole: 'finance',
+            approvers: ['admin', 'admin'],
+            timeoutSeconds: 1,
+            grants: 'agent',
+            reason: 'Money',
+          },
+        ],
+      },
+    ],
     ['an empty when', { rules: [{ match: '*', level: 'notify', when: {} }] }],
-    ['shell tools and shell rules', { defaults: { shellTools: ['shell', '*_sh', 'run?'] }, rules: [{ match: 'run(cmd=rm *)', level: 'deny', shell: true }, { match: 'x', level: 'notify', shell: false }] }],
+    [
+      'shell tools and shell rules',
+      {
+        defaults: { shellTools: ['shell', '*_sh', 'run?'] },
+        rules: [
+          { match: 'run(cmd=rm *)', level: 'deny', shell: true },
+          { match: 'x', level: 'notify', shell: false },
+        ],
+      },
+    ],
     ['no shell tools', { defaults: { shellTools: [] } }],
-    ['a glob holding commas and = after the first argument', { rules: [{ match: 'f(q=a,b=c, d=e=f)', level: 'deny' }] }],
+    [
+      'a glob holding commas and = after the first argument',
+      { rules: [{ match: 'f(q=a,b=c, d=e=f)', level: 'deny' }] },
+    ],
     ['a glob with parentheses inside the argument list', { rules: [{ match: 'f(a=x)y)', level: 'deny' }] }],
-    ['the longest pattern with the most wildcards', { rules: [{ match: '*'.repeat(64) + 'a'.repeat(448), level: 'deny' }] }],
+    [
+      'the longest pattern with the most wildcards',
+      { rules: [{ match: '*'.repeat(64) + 'a'.repeat(448), level: 'deny' }] },
+    ],
     ['1,000 rules', { rules: Array.from({ length: 1000 }, (_, i) => ({ match: `tool_${i}`, level: 'confirm' })) }],
   ])('accepts what the parser accepts: %s', (_, doc) => {
     expect(parserFaults(doc)).toBeNull();
@@ -99,31 +141,78 @@ describe('the policy JSON Schema', () => {
   });
 
   /** Mostly a right value, sometimes one of the wrong ones, so both verdicts are common. */
-  const mostly = <T, U>(right: fc.Arbitrary<T>, wrong: fc.Arbitrary<U>) => fc.oneof({ weight: 12, arbitrary: right }, { weight: 1, arbitrary: wrong });
+  const mostly = <T, U>(right: fc.Arbitrary<T>, wrong: fc.Arbitrary<U>) =>
+    fc.oneof({ weight: 12, arbitrary: right }, { weight: 1, arbitrary: wrong });
   /** A record of optional fields, now and then with a field no version of the document knows. */
   const fields = <T extends Record<string, fc.Arbitrary<unknown>>>(known: T) =>
-    mostly(fc.record(known, { requiredKeys: [] }), fc.record({ ...known, unknownField: fc.constant(1) }, { requiredKeys: ['unknownField'] }));
+    mostly(
+      fc.record(known, { requiredKeys: [] }),
+      fc.record({ ...known, unknownField: fc.constant(1) }, { requiredKeys: ['unknownField'] }),
+    );
 
-  const level = mostly(fc.constantFrom('deny', 'manual', 'confirm', 'notify', 'automatic'), fc.constantFrom('sometimes', '', 3));
+  const level = mostly(
+    fc.constantFrom('deny', 'manual', 'confirm', 'notify', 'automatic'),
+    fc.constantFrom('sometimes', '', 3),
+  );
   const timeout = mostly(fc.integer({ min: 1, max: 86_400 }), fc.constantFrom(0, -1, 86_401, 1.5, '300', null));
-  const approvers = mostly(fc.array(fc.constantFrom('approver', 'admin', 'requester'), { minLength: 1, maxLength: 3 }), fc.array(fc.constantFrom('admin', 'auditor', 'agent', '', 7), { maxLength: 3 }));
+  const approvers = mostly(
+    fc.array(fc.constantFrom('approver', 'admin', 'requester'), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.constantFrom('admin', 'auditor', 'agent', '', 7), { maxLength: 3 }),
+  );
   const grants = mostly(fc.constantFrom('none', 'conversation', 'agent', 'tenant'), fc.constantFrom('everyone', true));
   /** Patterns from the characters that matter to the parser, so syntax faults are common. */
   const pattern = fc.oneof(
     fc.string({ unit: fc.constantFrom('a', 'b', '_', '*', '?', '(', ')', '=', ',', ' ', '.', '$'), maxLength: 14 }),
-    fc.constantFrom('get_*', 'shell(cmd=rm *)', 'f(a=1, b=2)', 'f(a=1, a=2)', '*'.repeat(65), 'x'.repeat(513), 'x'.repeat(512)),
+    fc.constantFrom(
+      'get_*',
+      'shell(cmd=rm *)',
+      'f(a=1, b=2)',
+      'f(a=1, a=2)',
+      '*'.repeat(65),
+      'x'.repeat(513),
+      'x'.repeat(512),
+    ),
     fc.integer(),
   );
   const unit = mostly(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(-0.5, 1.5, '0.5'));
-  const when = fields({ confidenceBelow: unit, estimatedCostAbove: mostly(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constantFrom(-1, '5')) });
+  const when = fields({
+    confidenceBelow: unit,
+    estimatedCostAbove: mostly(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.constantFrom(-1, '5')),
+  });
   const text = mostly(fc.constantFrom('admin', 'Low confidence', ' '), fc.constantFrom('', 7));
   const rule = mostly(
-    fields({ match: pattern, level, when, requireRole: text, approvers, timeoutSeconds: timeout, grants, shell: mostly(fc.boolean(), fc.constant('yes')), reason: text }).map((r) => ({ match: 'x', level: 'deny', ...r })),
+    fields({
+      match: pattern,
+      level,
+      when,
+      requireRole: text,
+      approvers,
+      timeoutSeconds: timeout,
+      grants,
+      shell: mostly(fc.boolean(), fc.constant('yes')),
+      reason: text,
+    }).map((r) => ({ match: 'x', level: 'deny', ...r })),
     fc.constantFrom(null, 'rule', [], {}),
   );
-  const shellTools = mostly(fc.array(fc.constantFrom('shell', '*_sh', 'run?', 'shell'), { maxLength: 3 }), fc.constantFrom('shell', [''], [' '], ['f(a=1)'], [3], ['?'.repeat(65)]));
-  const defaults = mostly(fields({ unknownTools: level, timeoutSeconds: timeout, approvers, trustAgentFlags: mostly(fc.boolean(), fc.constant('yes')), grants, shellTools }), fc.constantFrom(null, 'confirm'));
-  const document = mostly(fields({ defaults, rules: mostly(fc.array(rule, { maxLength: 4 }), fc.constantFrom({}, 'all')) }), fc.oneof(fc.constant(null), fc.string(), fc.array(fc.anything(), { maxLength: 2 })));
+  const shellTools = mostly(
+    fc.array(fc.constantFrom('shell', '*_sh', 'run?', 'shell'), { maxLength: 3 }),
+    fc.constantFrom('shell', [''], [' '], ['f(a=1)'], [3], ['?'.repeat(65)]),
+  );
+  const defaults = mostly(
+    fields({
+      unknownTools: level,
+      timeoutSeconds: timeout,
+      approvers,
+      trustAgentFlags: mostly(fc.boolean(), fc.constant('yes')),
+      grants,
+      shellTools,
+    }),
+    fc.constantFrom(null, 'confirm'),
+  );
+  const document = mostly(
+    fields({ defaults, rules: mostly(fc.array(rule, { maxLength: 4 }), fc.constantFrom({}, 'all')) }),
+    fc.oneof(fc.constant(null), fc.string(), fc.array(fc.anything(), { maxLength: 2 })),
+  );
 
   it('gives the verdict the parser gives on generated documents (but for an argument named twice)', () => {
     const seen = { accepted: 0, refused: 0 };
@@ -149,8 +238,18 @@ describe('the policy JSON Schema', () => {
     const components = policyOpenApiComponents();
     const refs = JSON.stringify(components).match(/"\$ref":"[^"]*"/g) ?? [];
     expect(refs.length).toBeGreaterThan(0);
-    for (const ref of refs) expect(Object.keys(components)).toContain(ref.replace(/^"\$ref":"#\/components\/schemas\//, '').replace(/"$/, ''));
+    for (const ref of refs)
+      expect(Object.keys(components)).toContain(
+        ref.replace(/^"\$ref":"#\/components\/schemas\//, '').replace(/"$/, ''),
+      );
     expect(JSON.stringify(components)).not.toContain('$defs');
-    expect(components.PolicyDefaultsInForce.required).toEqual(['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags', 'grants', 'selfApproval']);
+    expect(components.PolicyDefaultsInForce.required).toEqual([
+      'unknownTools',
+      'timeoutSeconds',
+      'approvers',
+      'trustAgentFlags',
+      'grants',
+      'selfApproval',
+    ]);
   });
 });

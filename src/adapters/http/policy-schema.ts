@@ -1,5 +1,14 @@
 import { GRANT_LIMITS } from '../../domain/policy/grant-limit';
-import { APPROVER_NAMES, DEFAULT_SHELL_TOOLS, MAX_ESCALATION_STEPS, MAX_QUORUM, MAX_RULES, MAX_SHELL_TOOLS, MAX_TIMEOUT_SECONDS, NOTIFY_CHANNELS } from '../../domain/policy/policy-document';
+import {
+  APPROVER_NAMES,
+  DEFAULT_SHELL_TOOLS,
+  MAX_ESCALATION_STEPS,
+  MAX_QUORUM,
+  MAX_RULES,
+  MAX_SHELL_TOOLS,
+  MAX_TIMEOUT_SECONDS,
+  NOTIFY_CHANNELS,
+} from '../../domain/policy/policy-document';
 import { SUPERVISION_LEVELS } from '../../domain/policy/supervision-level';
 import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS } from '../../domain/policy/tool-pattern';
 
@@ -26,12 +35,14 @@ const MATCH_WILDCARDS = String.raw`^[^*?]*(?:[*?][^*?]*){0,${MAX_PATTERN_WILDCAR
 
 const defs: Record<string, Schema> = {
   level: {
-    description: 'How closely a person supervises a call, strictest first: deny (rejected), manual (a person, every time), confirm (a person unless a standing grant covers it), notify (runs at once; recorded for people to be told), automatic (runs at once).',
+    description:
+      'How closely a person supervises a call, strictest first: deny (rejected), manual (a person, every time), confirm (a person unless a standing grant covers it), notify (runs at once; recorded for people to be told), automatic (runs at once).',
     type: 'string',
     enum: [...SUPERVISION_LEVELS],
   },
   approvers: {
-    description: 'Who may decide a held call: roles, or "requester" for the conversation\'s end user. Never auditor or agent.',
+    description:
+      'Who may decide a held call: roles, or "requester" for the conversation\'s end user. Never auditor or agent.',
     type: 'array',
     minItems: 1,
     items: { type: 'string', enum: [...APPROVER_NAMES] },
@@ -48,7 +59,8 @@ const defs: Record<string, Schema> = {
     enum: [...GRANT_LIMITS],
   },
   selfApproval: {
-    description: "false: separation of duties. The conversation's user and the agent's owner (the agent token's owner claim) may not approve its held calls (403 self_approval, recorded); they may still reject them.",
+    description:
+      "false: separation of duties. The conversation's user and the agent's owner (the agent token's owner claim) may not approve its held calls (403 self_approval, recorded); they may still reject them.",
     type: 'boolean',
   },
   seconds: {
@@ -89,7 +101,14 @@ const defs: Record<string, Schema> = {
         type: 'object',
         additionalProperties: false,
         required: ['count'],
-        properties: { count: { type: 'integer', minimum: 1, maximum: MAX_QUORUM }, of: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1, not: { enum: ['agent', 'auditor'] } } } },
+        properties: {
+          count: { type: 'integer', minimum: 1, maximum: MAX_QUORUM },
+          of: {
+            type: 'array',
+            minItems: 1,
+            items: { type: 'string', minLength: 1, not: { enum: ['agent', 'auditor'] } },
+          },
+        },
       },
     ],
   },
@@ -98,17 +117,31 @@ const defs: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      unknownTools: { $ref: '#/$defs/level', description: 'Level for a tool neither registered, annotated nor matched by a rule (built-in: confirm).' },
+      unknownTools: {
+        $ref: '#/$defs/level',
+        description: 'Level for a tool neither registered, annotated nor matched by a rule (built-in: confirm).',
+      },
       timeoutSeconds: { $ref: '#/$defs/timeoutSeconds', description: 'Built-in: 300.' },
       approvers: { $ref: '#/$defs/approvers', description: 'Built-in: [approver, admin].' },
-      trustAgentFlags: { type: 'boolean', description: 'false: flags from agents never make a call laxer than unknownTools (built-in: true).' },
+      trustAgentFlags: {
+        type: 'boolean',
+        description: 'false: flags from agents never make a call laxer than unknownTools (built-in: true).',
+      },
       grants: { $ref: '#/$defs/grants', description: 'Built-in: tenant.' },
-      selfApproval: { $ref: '#/$defs/selfApproval', description: 'Built-in: true (the requester may approve where approvers lists requester).' },
+      selfApproval: {
+        $ref: '#/$defs/selfApproval',
+        description: 'Built-in: true (the requester may approve where approvers lists requester).',
+      },
       shellTools: {
         description: `Globs on the names of tools whose string arguments are shell command lines: a rule naming such an argument (shell(cmd=rm *)) is matched against the whole command and each simple command it runs, and a command that cannot be parsed safely gets the strictest level of the rules on the tool. Built-in (and left out of the document when not given): ${DEFAULT_SHELL_TOOLS.join(', ')}. [] turns this off.`,
         type: 'array',
         maxItems: MAX_SHELL_TOOLS,
-        items: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_LENGTH, allOf: [{ pattern: String.raw`^[^()]*[^()\s][^()]*$` }, { pattern: MATCH_WILDCARDS }] },
+        items: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_PATTERN_LENGTH,
+          allOf: [{ pattern: String.raw`^[^()]*[^()\s][^()]*$` }, { pattern: MATCH_WILDCARDS }],
+        },
       },
     },
   },
@@ -137,7 +170,11 @@ const defs: Record<string, Schema> = {
       },
       level: { $ref: '#/$defs/level' },
       when: { $ref: '#/$defs/when' },
-      requireRole: { type: 'string', minLength: 1, description: "A role the conversation's user must hold, else the call is denied." },
+      requireRole: {
+        type: 'string',
+        minLength: 1,
+        description: "A role the conversation's user must hold, else the call is denied.",
+      },
       approvers: { $ref: '#/$defs/approvers' },
       timeoutSeconds: { $ref: '#/$defs/timeoutSeconds' },
       grants: { $ref: '#/$defs/grants' },
@@ -147,9 +184,14 @@ const defs: Record<string, Schema> = {
       remindBefore: { $ref: '#/$defs/remindBefore' },
       shell: {
         type: 'boolean',
-        description: "true: the string arguments this rule's match names are shell command lines, matched against the whole command and each simple command in it, whatever defaults.shellTools says. false: matched as written. Left out: shell when the tool is one of defaults.shellTools.",
+        description:
+          "true: the string arguments this rule's match names are shell command lines, matched against the whole command and each simple command in it, whatever defaults.shellTools says. false: matched as written. Left out: shell when the tool is one of defaults.shellTools.",
       },
-      reason: { type: 'string', minLength: 1, description: "Recorded as the policy's reason instead of the one the server would give." },
+      reason: {
+        type: 'string',
+        minLength: 1,
+        description: "Recorded as the policy's reason instead of the one the server would give.",
+      },
     },
   },
 };
@@ -159,7 +201,13 @@ const EXAMPLE = {
   rules: [
     { match: 'get_*', level: 'automatic' },
     { match: 'shell(cmd=rm *)', level: 'deny' },
-    { match: 'delete_source', level: 'confirm', requireRole: 'admin', approvers: ['requester', 'admin'], timeoutSeconds: 600 },
+    {
+      match: 'delete_source',
+      level: 'confirm',
+      requireRole: 'admin',
+      approvers: ['requester', 'admin'],
+      timeoutSeconds: 600,
+    },
     { match: 'wire_money', level: 'confirm', selfApproval: false, quorum: { count: 2, of: ['admin'] } },
     { match: '*', when: { confidenceBelow: 0.6 }, level: 'confirm', reason: 'Low confidence' },
   ],
@@ -167,12 +215,18 @@ const EXAMPLE = {
 
 const document: Schema = {
   title: 'Tollgate policy document',
-  description: "A tenant's policy: defaults, and rules matched against each proposed tool call (docs/API.md#policy). Put it with PUT /v1/policy, as JSON or YAML.",
+  description:
+    "A tenant's policy: defaults, and rules matched against each proposed tool call (docs/API.md#policy). Put it with PUT /v1/policy, as JSON or YAML.",
   type: 'object',
   additionalProperties: false,
   properties: {
     defaults: { $ref: '#/$defs/defaults' },
-    rules: { type: 'array', maxItems: MAX_RULES, items: { $ref: '#/$defs/rule' }, description: 'Matched in order; among the rules that match, the strictest level decides (the earlier on a tie).' },
+    rules: {
+      type: 'array',
+      maxItems: MAX_RULES,
+      items: { $ref: '#/$defs/rule' },
+      description: 'Matched in order; among the rules that match, the strictest level decides (the earlier on a tie).',
+    },
   },
 };
 
@@ -198,7 +252,12 @@ export function policyOpenApiComponents(): Record<string, Schema> {
     if (Array.isArray(v)) return v.map(rename);
     if (v === null || typeof v !== 'object') return v;
     return Object.fromEntries(
-      Object.entries(v).map(([k, x]) => [k, k === '$ref' && typeof x === 'string' ? `#/components/schemas/${componentName(x.replace('#/$defs/', ''))}` : rename(x)]),
+      Object.entries(v).map(([k, x]) => [
+        k,
+        k === '$ref' && typeof x === 'string'
+          ? `#/components/schemas/${componentName(x.replace('#/$defs/', ''))}`
+          : rename(x),
+      ]),
     );
   };
   const out: Record<string, Schema> = {};
@@ -207,7 +266,11 @@ export function policyOpenApiComponents(): Record<string, Schema> {
   const filled = out[componentName('defaults')];
   // shellTools stays optional: left out, the built-in list applies and the document does not spell it out.
   const required = Object.keys(filled.properties as Schema).filter((name) => name !== 'shellTools');
-  out.PolicyDefaultsInForce = { ...filled, description: 'The defaults in force, every field filled in but shellTools (absent: the built-in list).', required };
+  out.PolicyDefaultsInForce = {
+    ...filled,
+    description: 'The defaults in force, every field filled in but shellTools (absent: the built-in list).',
+    required,
+  };
   return out;
 }
 

@@ -19,7 +19,11 @@ describe('a database that refuses the service fails closed with 503 and Retry-Af
     ['57P03', 'the database system is starting up'],
   ])('SQLSTATE %s (%s)', (code, message) => {
     expect(isDatabaseUnavailable(pgError(code, message))).toBe(true);
-    expect(toProblem(pgError(code, message))).toMatchObject({ status: 503, code: 'unavailable', retryAfter: expect.any(Number) });
+    expect(toProblem(pgError(code, message))).toMatchObject({
+      status: 503,
+      code: 'unavailable',
+      retryAfter: expect.any(Number),
+    });
   });
 
   it.each([
@@ -31,6 +35,9 @@ describe('a database that refuses the service fails closed with 503 and Retry-Af
   });
 
   it('bad data the database cannot store is the client’s 400, not a 503', () => {
-    expect(toProblem(pgError('22021', 'invalid byte sequence'))).toMatchObject({ status: 400, code: 'validation_failed' });
+    expect(toProblem(pgError('22021', 'invalid byte sequence'))).toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+    });
   });
 });

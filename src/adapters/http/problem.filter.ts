@@ -31,7 +31,8 @@ const HTTP_CODES: Record<number, string> = {
 };
 
 /** Network and server-state failures of PostgreSQL: fail closed with 503, never guess. */
-const DB_UNAVAILABLE = /ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|terminating connection|the database system is (starting up|shutting down)|Cannot use a pool after calling end|Driver not Connected/i;
+const DB_UNAVAILABLE =
+  /ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|terminating connection|the database system is (starting up|shutting down)|Cannot use a pool after calling end|Driver not Connected/i;
 
 export function toProblem(e: unknown): Problem {
   if (e instanceof DomainError) {
@@ -50,7 +51,9 @@ export function toProblem(e: unknown): Problem {
     return problem(400, 'validation_failed', 'The request holds a value the database cannot store');
   }
   if (isDatabaseUnavailable(e)) {
-    return problem(503, 'unavailable', 'The database is unavailable; nothing was recorded. Retry later.', { retryAfter: DB_RETRY_AFTER_S });
+    return problem(503, 'unavailable', 'The database is unavailable; nothing was recorded. Retry later.', {
+      retryAfter: DB_RETRY_AFTER_S,
+    });
   }
   return problem(500, 'internal', 'An unexpected error occurred; it has been logged.');
 }

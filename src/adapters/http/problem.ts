@@ -36,6 +36,7 @@ export function sendProblem(res: Response, p: Problem): void {
   if (res.headersSent) return;
   if (p.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
   // A problem that knows when to come back says so in the standard header too (429, 503).
-  if (typeof p.retryAfter === 'number' && Number.isFinite(p.retryAfter)) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(p.retryAfter))));
+  if (typeof p.retryAfter === 'number' && Number.isFinite(p.retryAfter))
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(p.retryAfter))));
   res.status(p.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(p));
 }

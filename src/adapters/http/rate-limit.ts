@@ -36,15 +36,32 @@ export function throttlerOptions(config: TollgateConfig): ThrottlerModuleOptions
  */
 @Injectable()
 export class TokenRateLimit {
-  constructor(@Inject(ThrottlerStorage) private readonly storage: ThrottlerStorage, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+  constructor(
+    @Inject(ThrottlerStorage) private readonly storage: ThrottlerStorage,
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+  ) {}
 
   /** Counts one request; refuses it (429 rate_limited, with retryAfter) past the limit. */
   async hit(p: Principal, method: string): Promise<void> {
     const limit = this.config.rateLimitPer10s;
     if (limit === 0) return;
-    const key = createHash('sha256').update(`${method}-${THROTTLER}-${tokenTracker(p)}`).digest('hex');
-    const { isBlocked, timeToBlockExpire } = await this.storage.increment(key, RATE_WINDOW_MS, limit, RATE_WINDOW_MS, THROTTLER);
-    if (isBlocked) throw new DomainError('rate_limited', 'rate_limited', RATE_LIMITED.replace('the Retry-After seconds', `${timeToBlockExpire} s`), { retryAfter: timeToBlockExpire });
+    const key = createHash('sha256')
+      .update(`${method}-${THROTTLER}-${tokenTracker(p)}`)
+      .digest('hex');
+    const { isBlocked, timeToBlockExpire } = await this.storage.increment(
+      key,
+      RATE_WINDOW_MS,
+      limit,
+      RATE_WINDOW_MS,
+      THROTTLER,
+    );
+    if (isBlocked)
+      throw new DomainError(
+        'rate_limited',
+        'rate_limited',
+        RATE_LIMITED.replace('the Retry-After seconds', `${timeToBlockExpire} s`),
+        { retryAfter: timeToBlockExpire },
+      );
   }
 }
 
@@ -70,14 +87,19 @@ export class WaitSlots {
   private readonly byToken = new Map<string, number>();
   private readonly byTenant = new Map<string, number>();
 
-  constructor(private readonly perToken: number, private readonly perTenant = Number.POSITIVE_INFINITY) {}
+  constructor(
+    private readonly perToken: number,
+    private readonly perTenant = Number.POSITIVE_INFINITY,
+  ) {}
 
   acquire(p: Principal): () => void {
     const token = `${p.tenant}\u0000${p.id}`;
     const mine = this.byToken.get(token) ?? 0;
-    if (mine >= this.perToken) throw waitLimited(`This token already holds ${mine} open waits; wait for one to answer first`);
+    if (mine >= this.perToken)
+      throw waitLimited(`This token already holds ${mine} open waits; wait for one to answer first`);
     const tenant = this.byTenant.get(p.tenant) ?? 0;
-    if (tenant >= this.perTenant) throw waitLimited(`This tenant already holds ${tenant} open waits on this server; wait for one to answer first`);
+    if (tenant >= this.perTenant)
+      throw waitLimited(`This tenant already holds ${tenant} open waits on this server; wait for one to answer first`);
     this.byToken.set(token, mine + 1);
     this.byTenant.set(p.tenant, tenant + 1);
     let released = false;
@@ -105,7 +127,12 @@ function decrement(counts: Map<string, number>, key: string): void {
  * long as it waits. A client that goes away frees its slot and its waiter now (`signal` aborts), not when its
  * wait would have ended.
  */
-export async function withWaitSlot<T>(slots: WaitSlots, p: Principal, res: { once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown }, read: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withWaitSlot<T>(
+  slots: WaitSlots,
+  p: Principal,
+  res: { once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown },
+  read: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const release = slots.acquire(p);
   const gone = new AbortController();
   const leave = () => {

@@ -7,7 +7,8 @@ export const MAX_LIMIT = 1000;
 /** One query parameter as a single string: a repeated parameter is refused rather than guessed. */
 function single(name: string, raw: unknown): string | undefined {
   if (raw === undefined) return undefined;
-  if (typeof raw !== 'string') throw new ValidationError([{ path: name, message: 'must be given once, as a plain value' }]);
+  if (typeof raw !== 'string')
+    throw new ValidationError([{ path: name, message: 'must be given once, as a plain value' }]);
   return raw;
 }
 
@@ -28,7 +29,8 @@ export function listParams(query: Record<string, unknown>): { cursor?: string; l
 export function enumParam<T extends string>(name: string, raw: unknown, values: readonly T[]): T | undefined {
   const s = single(name, raw);
   if (s === undefined || s === '') return undefined;
-  if (!(values as readonly string[]).includes(s)) throw new ValidationError([{ path: name, message: `must be one of: ${values.join(', ')}` }]);
+  if (!(values as readonly string[]).includes(s))
+    throw new ValidationError([{ path: name, message: `must be one of: ${values.join(', ')}` }]);
   return s as T;
 }
 

@@ -42,19 +42,23 @@ function inspect(root: unknown): void {
   while (stack.length > 0) {
     const { v, path, free } = stack.pop()!;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) throw new ValidationError([{ path: show(path), message: 'text may not contain the NUL character (\\u0000)' }]);
+      if (v.includes('\u0000'))
+        throw new ValidationError([{ path: show(path), message: 'text may not contain the NUL character (\\u0000)' }]);
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (path.length >= MAX_DEPTH) throw new ValidationError([{ path: show(path), message: `is nested more than ${MAX_DEPTH} levels deep` }]);
+    if (path.length >= MAX_DEPTH)
+      throw new ValidationError([{ path: show(path), message: `is nested more than ${MAX_DEPTH} levels deep` }]);
     if (Array.isArray(v)) {
       v.forEach((child, i) => stack.push({ v: child, path: [...path, i], free }));
       continue;
     }
     for (const [k, child] of Object.entries(v)) {
       const at = [...path, k];
-      if (k.includes('\u0000')) throw new ValidationError([{ path: show(at), message: 'names may not contain the NUL character (\\u0000)' }]);
-      if (!free && RESERVED_KEYS.has(k)) throw new ValidationError([{ path: show(at), message: `unknown field "${k}"` }]);
+      if (k.includes('\u0000'))
+        throw new ValidationError([{ path: show(at), message: 'names may not contain the NUL character (\\u0000)' }]);
+      if (!free && RESERVED_KEYS.has(k))
+        throw new ValidationError([{ path: show(at), message: `unknown field "${k}"` }]);
       stack.push({ v: child, path: at, free: free || FREE_JSON.has(k) });
     }
   }
@@ -85,10 +89,17 @@ function restore(target: object, path: Path, value: unknown): void {
 function flatten(errors: CvError[], prefix: string): ValidationFault[] {
   const out: ValidationFault[] = [];
   for (const e of errors) {
-    const path = prefix ? (/^\d+$/.test(e.property) ? `${prefix}[${e.property}]` : `${prefix}.${e.property}`) : e.property;
+    const path = prefix
+      ? /^\d+$/.test(e.property)
+        ? `${prefix}[${e.property}]`
+        : `${prefix}.${e.property}`
+      : e.property;
     if (e.constraints) {
       const unknown = e.constraints.whitelistValidation;
-      out.push({ path, message: unknown ? `unknown field "${e.property}"` : firstMessage(e.constraints).replace(/^\S+ /, '') });
+      out.push({
+        path,
+        message: unknown ? `unknown field "${e.property}"` : firstMessage(e.constraints).replace(/^\S+ /, ''),
+      });
     }
     if (e.children?.length) out.push(...flatten(e.children, path));
   }

@@ -35,7 +35,12 @@ interface WebhookBacklog {
 @Injectable()
 export class TollgateMetrics implements OutboxObserver {
   readonly registry = new Registry();
-  readonly httpRequests = new Counter({ name: 'tollgate_http_requests_total', help: 'HTTP requests by method, route and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
+  readonly httpRequests = new Counter({
+    name: 'tollgate_http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
+  });
   readonly httpDuration = new Histogram({
     name: 'tollgate_http_request_duration_seconds',
     help: 'HTTP request duration',
@@ -56,7 +61,12 @@ export class TollgateMetrics implements OutboxObserver {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
     registers: [this.registry],
   });
-  readonly decisions = new Counter({ name: 'tollgate_decisions_total', help: 'Tool-call decisions by outcome and channel', labelNames: ['outcome', 'via'], registers: [this.registry] });
+  readonly decisions = new Counter({
+    name: 'tollgate_decisions_total',
+    help: 'Tool-call decisions by outcome and channel',
+    labelNames: ['outcome', 'via'],
+    registers: [this.registry],
+  });
   readonly approvalLatency = new Histogram({
     name: 'tollgate_approval_latency_seconds',
     help: "Time from a call's proposal to a person's decision",
@@ -66,7 +76,7 @@ export class TollgateMetrics implements OutboxObserver {
   });
   private readonly outboxFailures = new Counter({
     name: 'tollgate_outbox_failures_total',
-    help: "Outbox deliveries that failed on this instance, by consumer (the stream backs off and retries)",
+    help: 'Outbox deliveries that failed on this instance, by consumer (the stream backs off and retries)',
     labelNames: ['consumer'],
     registers: [this.registry],
   });
@@ -90,8 +100,16 @@ export class TollgateMetrics implements OutboxObserver {
     registers: [this.registry],
   });
   /** Registered at the first verification: before it there is no result, and a 0 would read as a failure. */
-  private readonly verifyOk = new Gauge({ name: 'tollgate_audit_verify_ok', help: 'Result of the last audit trail verification on this instance: 1 intact, 0 failed', registers: [] });
-  private readonly verifyTime = new Gauge({ name: 'tollgate_audit_verify_timestamp_seconds', help: 'When the last audit trail verification on this instance finished (Unix time)', registers: [] });
+  private readonly verifyOk = new Gauge({
+    name: 'tollgate_audit_verify_ok',
+    help: 'Result of the last audit trail verification on this instance: 1 intact, 0 failed',
+    registers: [],
+  });
+  private readonly verifyTime = new Gauge({
+    name: 'tollgate_audit_verify_timestamp_seconds',
+    help: 'When the last audit trail verification on this instance finished (Unix time)',
+    registers: [],
+  });
 
   /** Read once per scrape, shared by the gauges that show them. */
   private outboxLag?: Promise<OutboxLag[]>;
@@ -100,7 +118,11 @@ export class TollgateMetrics implements OutboxObserver {
   /** The outbox's consumers, as the relay names them (it tells us: asking for them here would make a cycle). */
   private outboxConsumers: string[] = [];
 
-  constructor(private readonly dataSource: DataSource, waiters: InProcessWaiters, feed: EventFeed) {
+  constructor(
+    private readonly dataSource: DataSource,
+    waiters: InProcessWaiters,
+    feed: EventFeed,
+  ) {
     collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
     const metrics = this;
@@ -237,15 +259,25 @@ export class TollgateMetrics implements OutboxObserver {
         [this.outboxConsumers],
       )
       .then((rs: Array<{ consumer: string; pending: string; oldest: string; failing: string }>) =>
-        rs.map((r) => ({ consumer: r.consumer, pending: Number(r.pending), oldestSeconds: Math.max(0, Number(r.oldest)), failing: Number(r.failing) })),
+        rs.map((r) => ({
+          consumer: r.consumer,
+          pending: Number(r.pending),
+          oldestSeconds: Math.max(0, Number(r.oldest)),
+          failing: Number(r.failing),
+        })),
       )
       .catch(() => [] as OutboxLag[])); // no database, no figure: the scrape still answers
   }
 
   private webhookBacklogNow(): Promise<WebhookBacklog> {
     return (this.webhookBacklog ??= this.dataSource
-      .query(`SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0) AS oldest FROM webhook_deliveries WHERE status = 'pending'`)
-      .then(([r]: Array<{ n: string; oldest: string }>) => ({ pending: Number(r.n), oldestSeconds: Math.max(0, Number(r.oldest)) }))
+      .query(
+        `SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_at)), 0) AS oldest FROM webhook_deliveries WHERE status = 'pending'`,
+      )
+      .then(([r]: Array<{ n: string; oldest: string }>) => ({
+        pending: Number(r.n),
+        oldestSeconds: Math.max(0, Number(r.oldest)),
+      }))
       .catch(() => ({ pending: 0, oldestSeconds: 0 })));
   }
 }
@@ -270,7 +302,11 @@ export class DecisionMetricsHandler implements IEventHandler<EventsCommitted> {
       const data = e.data as { via?: string; latencyMs?: number };
       const via = data.via ?? e.actor.via;
       this.metrics.decisions.inc({ outcome, via });
-      if (via !== 'policy' && typeof data.latencyMs === 'number' && (e.type === 'ToolCallApproved' || e.type === 'ToolCallRejected')) {
+      if (
+        via !== 'policy' &&
+        typeof data.latencyMs === 'number' &&
+        (e.type === 'ToolCallApproved' || e.type === 'ToolCallRejected')
+      ) {
         this.metrics.approvalLatency.observe({ outcome }, data.latencyMs / 1000);
       }
     }
@@ -313,12 +349,16 @@ export class MetricsController {
   @Public()
   @ApiOperation({
     summary: 'Prometheus metrics',
-    description: 'Prometheus text exposition format 0.0.4. Needs no token: expose it on an internal network only. docs/OPERATIONS.md lists every metric.',
+    description:
+      'Prometheus text exposition format 0.0.4. Needs no token: expose it on an internal network only. docs/OPERATIONS.md lists every metric.',
     operationId: 'getMetrics',
     security: [],
   })
   @ApiProduces('text/plain')
-  @ApiOkResponse({ description: 'The metrics, in Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } })
+  @ApiOkResponse({
+    description: 'The metrics, in Prometheus text format',
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  })
   @Header('Cache-Control', 'no-store')
   @Header('Content-Type', Registry.PROMETHEUS_CONTENT_TYPE)
   async scrape(): Promise<string> {

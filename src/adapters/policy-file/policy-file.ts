@@ -20,8 +20,13 @@ export function readPolicyFile(path: string): unknown {
  * command takes the policy's advisory lock and compares under it, so instances watching one file make one
  * version between them, not one each.
  */
-export function applyPolicyDocument(commands: CommandBus, document: unknown): Promise<{ policy: { version: number }; changed: boolean }> {
-  return commands.execute(new PutPolicyCommand('default', POLICY_FILE_ACTOR, document, { onlyIfChanged: true, source: 'file' }));
+export function applyPolicyDocument(
+  commands: CommandBus,
+  document: unknown,
+): Promise<{ policy: { version: number }; changed: boolean }> {
+  return commands.execute(
+    new PutPolicyCommand('default', POLICY_FILE_ACTOR, document, { onlyIfChanged: true, source: 'file' }),
+  );
 }
 
 export interface PolicyFileWatcherOptions {
@@ -85,7 +90,11 @@ export class PolicyFileWatcher {
     }
     try {
       const { policy, changed } = await applyPolicyDocument(this.commands, document);
-      this.log.log(changed ? `Reloaded ${this.path} as policy version ${policy.version}` : `${this.path} changed and matches policy version ${policy.version}`);
+      this.log.log(
+        changed
+          ? `Reloaded ${this.path} as policy version ${policy.version}`
+          : `${this.path} changed and matches policy version ${policy.version}`,
+      );
     } catch (e) {
       const why = e instanceof DomainError && e.kind === 'invalid' ? 'is not a valid policy' : 'could not be applied';
       this.log.error(`TOLLGATE_POLICY_FILE ${this.path} ${why}: ${firstLine(e)}; the policy in force stays`);

@@ -1,6 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { WebClient } from '@slack/web-api';
-import type { ApprovalCallback, ApprovalOutcome, ApprovalRequest } from '../../application/ports/approval-callback.port';
+import type {
+  ApprovalCallback,
+  ApprovalOutcome,
+  ApprovalRequest,
+} from '../../application/ports/approval-callback.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
 import { notifyMessage, outcomeMessage, requestMessage } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
@@ -32,14 +36,24 @@ export class SlackApprovalCallback implements ApprovalCallback {
     const message = requestMessage(r);
     let posted: { channel?: string; ts?: string };
     try {
-      posted = await this.slack.chat.postMessage({ channel: this.config.slack!.channel, text: message.text, blocks: message.blocks, unfurl_links: false, unfurl_media: false });
+      posted = await this.slack.chat.postMessage({
+        channel: this.config.slack!.channel,
+        text: message.text,
+        blocks: message.blocks,
+        unfurl_links: false,
+        unfurl_media: false,
+      });
     } catch (e) {
       if (isCurable(e)) throw e;
       this.log.error(`chat.postMessage for ${r.id} refused (${slackPlatformError(e)}); not retried`);
       return;
     }
     if (!posted.channel || !posted.ts) throw new Error('chat.postMessage answered without channel and ts');
-    await this.messages.save(r.tenantId, r.id, { channelId: posted.channel, ts: posted.ts, conversation: r.conversation });
+    await this.messages.save(r.tenantId, r.id, {
+      channelId: posted.channel,
+      ts: posted.ts,
+      conversation: r.conversation,
+    });
   }
 
   /** An approval towards a quorum: the same message, buttons kept, now saying "1 of 2". */
@@ -62,7 +76,14 @@ export class SlackApprovalCallback implements ApprovalCallback {
     const ref = await this.messages.find(r.tenantId, r.id);
     if (!ref || ref.outcome) return;
     try {
-      await this.slack.chat.postMessage({ channel: ref.channelId, thread_ts: ref.ts, reply_broadcast: note.kind === 'escalated', text: `${note.kind === 'escalated' ? ':rotating_light:' : ':alarm_clock:'} ${note.text}`, unfurl_links: false, unfurl_media: false });
+      await this.slack.chat.postMessage({
+        channel: ref.channelId,
+        thread_ts: ref.ts,
+        reply_broadcast: note.kind === 'escalated',
+        text: `${note.kind === 'escalated' ? ':rotating_light:' : ':alarm_clock:'} ${note.text}`,
+        unfurl_links: false,
+        unfurl_media: false,
+      });
     } catch (e) {
       if (isCurable(e)) throw e;
       this.log.warn(`chat.postMessage (${note.kind}) for ${r.id} refused (${slackPlatformError(e)}); not retried`);
@@ -79,14 +100,24 @@ export class SlackApprovalCallback implements ApprovalCallback {
     const message = notifyMessage(r, told.approvers);
     let posted: { channel?: string; ts?: string };
     try {
-      posted = await this.slack.chat.postMessage({ channel: this.config.slack!.channel, text: message.text, blocks: message.blocks, unfurl_links: false, unfurl_media: false });
+      posted = await this.slack.chat.postMessage({
+        channel: this.config.slack!.channel,
+        text: message.text,
+        blocks: message.blocks,
+        unfurl_links: false,
+        unfurl_media: false,
+      });
     } catch (e) {
       if (isCurable(e)) throw e;
       this.log.error(`chat.postMessage (notify) for ${r.id} refused (${slackPlatformError(e)}); not retried`);
       return;
     }
     if (!posted.channel || !posted.ts) throw new Error('chat.postMessage answered without channel and ts');
-    await this.messages.save(r.tenantId, r.id, { channelId: posted.channel, ts: posted.ts, conversation: r.conversation });
+    await this.messages.save(r.tenantId, r.id, {
+      channelId: posted.channel,
+      ts: posted.ts,
+      conversation: r.conversation,
+    });
     await this.messages.markOutcome(r.tenantId, r.id, 'approved');
   }
 

@@ -22,7 +22,10 @@ describe('Slack messages', () => {
     const { blocks, text } = requestMessage(request);
     expect(text).toContain('tc_1');
     const actions = blocks.find((b) => b.type === 'actions') as any;
-    expect(actions.elements.map((e: any) => [e.action_id, e.value])).toEqual([[APPROVE_ACTION, 'tc_1'], [REJECT_ACTION, 'tc_1']]);
+    expect(actions.elements.map((e: any) => [e.action_id, e.value])).toEqual([
+      [APPROVE_ACTION, 'tc_1'],
+      [REJECT_ACTION, 'tc_1'],
+    ]);
     expect(JSON.stringify(blocks)).toContain('<!date^1767225600^');
   });
 
@@ -33,11 +36,21 @@ describe('Slack messages', () => {
 
   it('stay within Slack limits for huge arguments', () => {
     const big = requestMessage({ ...request, arguments: { blob: 'x'.repeat(10_000) } });
-    for (const b of big.blocks) if ((b as any).text?.text) expect((b as any).text.text.length).toBeLessThanOrEqual(3000);
+    for (const b of big.blocks)
+      if ((b as any).text?.text) expect((b as any).text.text.length).toBeLessThanOrEqual(3000);
   });
 
   it('show the outcome without buttons', () => {
-    const { blocks } = outcomeMessage({ tenantId: 'default', outcome: 'rejected', toolCall: request, by: { id: 'root', name: 'Root', via: 'cli' }, reason: 'no <!here>' }, request.conversation);
+    const { blocks } = outcomeMessage(
+      {
+        tenantId: 'default',
+        outcome: 'rejected',
+        toolCall: request,
+        by: { id: 'root', name: 'Root', via: 'cli' },
+        reason: 'no <!here>',
+      },
+      request.conversation,
+    );
     expect(blocks.some((b) => b.type === 'actions')).toBe(false);
     const text = JSON.stringify(blocks);
     expect(text).toContain('Rejected* by Root (root) via cli');

@@ -71,7 +71,13 @@ function displayOf(call: ToolCallView): Display {
 function describe(call: ToolCallView, conversation?: ApprovalRequest['conversation']): SlackBlock[] {
   const display = displayOf(call);
   const blocks: SlackBlock[] = [
-    { type: 'header', text: { type: 'plain_text', text: clip(display.title ? `${display.title} (${call.toolName})` : `Approve ${call.toolName}?`, 150) } },
+    {
+      type: 'header',
+      text: {
+        type: 'plain_text',
+        text: clip(display.title ? `${display.title} (${call.toolName})` : `Approve ${call.toolName}?`, 150),
+      },
+    },
   ];
   if (display.summary) blocks.push({ type: 'section', text: text(escapeMrkdwn(display.summary)) });
   const facts: Array<[string, string]> = [['Tool', `\`${escapeMrkdwn(call.toolName)}\``]];
@@ -85,17 +91,30 @@ function describe(call: ToolCallView, conversation?: ApprovalRequest['conversati
   const quorum = call.approval?.quorum;
   if (quorum) {
     const who = quorum.approvedBy.map((a) => escapeMrkdwn(a.name ?? a.id)).join(', ');
-    facts.push(['Approvals', `${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (${escapeMrkdwn(quorum.of.join(', '))})` : ''}${who ? `: ${who}` : ''}`]);
+    facts.push([
+      'Approvals',
+      `${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (${escapeMrkdwn(quorum.of.join(', '))})` : ''}${who ? `: ${who}` : ''}`,
+    ]);
   }
-  if (call.approval?.selfApproval === false) facts.push(['Separation of duties', "The requester and the agent's owner may not approve"]);
+  if (call.approval?.selfApproval === false)
+    facts.push(['Separation of duties', "The requester and the agent's owner may not approve"]);
   facts.push(['Policy', escapeMrkdwn(`${call.policy.level}: ${call.policy.reason}`)]);
   blocks.push({ type: 'section', fields: facts.map(([k, v]) => text(`*${k}*\n${v}`, FIELD_MAX)) });
   if (call.reason) blocks.push({ type: 'section', text: text(`*Reason*\n${escapeMrkdwn(call.reason)}`) });
-  const fields = (display.fields ?? []).filter((f) => f && typeof f.label === 'string' && typeof f.value === 'string').slice(0, 10);
-  if (fields.length) blocks.push({ type: 'section', fields: fields.map((f) => text(`*${escapeMrkdwn(f.label)}*\n${escapeMrkdwn(f.value)}`, FIELD_MAX)) });
+  const fields = (display.fields ?? [])
+    .filter((f) => f && typeof f.label === 'string' && typeof f.value === 'string')
+    .slice(0, 10);
+  if (fields.length)
+    blocks.push({
+      type: 'section',
+      fields: fields.map((f) => text(`*${escapeMrkdwn(f.label)}*\n${escapeMrkdwn(f.value)}`, FIELD_MAX)),
+    });
   const args = escapeMrkdwn(JSON.stringify(call.arguments, null, 2)).replace(/```/g, '`\u200b``');
   blocks.push({ type: 'section', text: text(`*Arguments*\n\`\`\`${clip(args, SECTION_TEXT_MAX - 40)}\`\`\``) });
-  blocks.push({ type: 'context', elements: [text(`Tool call \`${call.id}\` · conversation \`${escapeMrkdwn(call.conversationId)}\``)] });
+  blocks.push({
+    type: 'context',
+    elements: [text(`Tool call \`${call.id}\` · conversation \`${escapeMrkdwn(call.conversationId)}\``)],
+  });
   return blocks;
 }
 
@@ -106,15 +125,34 @@ export function requestMessage(r: ApprovalRequest): { text: string; blocks: Slac
     type: 'actions',
     block_id: 'tollgate_decision',
     elements: [
-      { type: 'button', action_id: APPROVE_ACTION, style: 'primary', value: r.id, text: { type: 'plain_text', text: 'Approve' } },
-      { type: 'button', action_id: REJECT_ACTION, style: 'danger', value: r.id, text: { type: 'plain_text', text: 'Reject' } },
+      {
+        type: 'button',
+        action_id: APPROVE_ACTION,
+        style: 'primary',
+        value: r.id,
+        text: { type: 'plain_text', text: 'Approve' },
+      },
+      {
+        type: 'button',
+        action_id: REJECT_ACTION,
+        style: 'danger',
+        value: r.id,
+        text: { type: 'plain_text', text: 'Reject' },
+      },
     ],
   });
   // A row of its own: a standing grant outlives this call, so it is not one more button beside Approve.
   blocks.push({
     type: 'actions',
     block_id: 'tollgate_grant',
-    elements: [{ type: 'button', action_id: ALWAYS_ALLOW_ACTION, value: r.id, text: { type: 'plain_text', text: 'Always allow…' } }],
+    elements: [
+      {
+        type: 'button',
+        action_id: ALWAYS_ALLOW_ACTION,
+        value: r.id,
+        text: { type: 'plain_text', text: 'Always allow…' },
+      },
+    ],
   });
   return { text: `Approval needed: ${r.toolName} (${r.id})`, blocks };
 }
@@ -128,7 +166,13 @@ export function notifyMessage(r: ApprovalRequest, approvers: string[]): { text: 
   blocks[0] = { type: 'header', text: { type: 'plain_text', text: clip(`Ran at once: ${titleOf(r)}`, 150) } };
   const rule = r.policy.rule === null ? 'by policy defaults' : `by policy rule ${r.policy.rule}`;
   const told = approvers.length ? ` · told: ${escapeMrkdwn(approvers.join(', '))}` : '';
-  blocks.push({ type: 'context', block_id: 'tollgate_notified', elements: [text(`:information_source: Ran at once, FYI: \`${escapeMrkdwn(r.toolName)}\` ${rule}${told}. Nothing to decide.`)] });
+  blocks.push({
+    type: 'context',
+    block_id: 'tollgate_notified',
+    elements: [
+      text(`:information_source: Ran at once, FYI: \`${escapeMrkdwn(r.toolName)}\` ${rule}${told}. Nothing to decide.`),
+    ],
+  });
   return { text: `Ran at once, FYI: ${escapeMrkdwn(r.toolName)} (${r.id}) ${rule}`, blocks };
 }
 
@@ -145,9 +189,15 @@ const HEADLINES: Record<ApprovalOutcome['outcome'], string> = {
 };
 
 /** The same message once the request has ended: no buttons, and who ended it, where and why. */
-export function outcomeMessage(o: ApprovalOutcome, conversation?: ApprovalRequest['conversation']): { text: string; blocks: SlackBlock[] } {
+export function outcomeMessage(
+  o: ApprovalOutcome,
+  conversation?: ApprovalRequest['conversation'],
+): { text: string; blocks: SlackBlock[] } {
   const blocks = describe(o.toolCall, conversation).filter((b) => b.type !== 'actions');
-  const who = o.outcome === 'expired' ? '' : ` by ${escapeMrkdwn(o.by.name ? `${o.by.name} (${o.by.id})` : o.by.id)} via ${escapeMrkdwn(o.by.via)}`;
+  const who =
+    o.outcome === 'expired'
+      ? ''
+      : ` by ${escapeMrkdwn(o.by.name ? `${o.by.name} (${o.by.id})` : o.by.id)} via ${escapeMrkdwn(o.by.via)}`;
   const why = o.reason ? `\n>${escapeMrkdwn(o.reason).replace(/\n/g, '\n>')}` : '';
   blocks.push({ type: 'section', block_id: 'tollgate_outcome', text: text(`${HEADLINES[o.outcome]}${who}${why}`) });
   return { text: `${o.toolCall.toolName} (${o.toolCall.id}): ${o.outcome}`, blocks };
@@ -192,12 +242,20 @@ export function alwaysAllowModal(meta: { toolCallId: string; channel?: string; t
     submit: { type: 'plain_text' as const, text: 'Approve and allow' },
     close: { type: 'plain_text' as const, text: 'Cancel' },
     blocks: [
-      { type: 'section', text: text(`Approve tool call \`${meta.toolCallId}\` and let calls like it run without asking from now on.`) },
+      {
+        type: 'section',
+        text: text(`Approve tool call \`${meta.toolCallId}\` and let calls like it run without asking from now on.`),
+      },
       {
         type: 'input',
         block_id: SCOPE_BLOCK,
         label: { type: 'plain_text', text: 'Where' },
-        element: { type: 'radio_buttons', action_id: SCOPE_INPUT, options: offered.map(([v, l]) => option(v, l)), initial_option: option(offered[0][0], offered[0][1]) },
+        element: {
+          type: 'radio_buttons',
+          action_id: SCOPE_INPUT,
+          options: offered.map(([v, l]) => option(v, l)),
+          initial_option: option(offered[0][0], offered[0][1]),
+        },
       },
       {
         type: 'input',
@@ -205,7 +263,12 @@ export function alwaysAllowModal(meta: { toolCallId: string; channel?: string; t
         optional: true,
         label: { type: 'plain_text', text: 'Ends' },
         // A day unless chosen otherwise, so a grant made in a hurry does not stay forever.
-        element: { type: 'static_select', action_id: EXPIRY_INPUT, options: GRANT_LIFETIMES.map(([v, l]) => option(v, l)), initial_option: option(day[0], day[1]) },
+        element: {
+          type: 'static_select',
+          action_id: EXPIRY_INPUT,
+          options: GRANT_LIFETIMES.map(([v, l]) => option(v, l)),
+          initial_option: option(day[0], day[1]),
+        },
       },
       {
         type: 'input',

@@ -30,8 +30,21 @@ export function slackPlatformError(e: unknown): string | undefined {
  * channel's stream forever, so it is logged and passed over.
  */
 const CURABLE = new Set([
-  'invalid_auth', 'not_authed', 'account_inactive', 'token_revoked', 'token_expired', 'no_permission', 'missing_scope',
-  'channel_not_found', 'not_in_channel', 'is_archived', 'ratelimited', 'fatal_error', 'internal_error', 'service_unavailable', 'request_timeout',
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'token_expired',
+  'no_permission',
+  'missing_scope',
+  'channel_not_found',
+  'not_in_channel',
+  'is_archived',
+  'ratelimited',
+  'fatal_error',
+  'internal_error',
+  'service_unavailable',
+  'request_timeout',
 ]);
 
 export function isCurable(e: unknown): boolean {

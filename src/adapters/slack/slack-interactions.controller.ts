@@ -19,7 +19,10 @@ type RawRequest = Request & { rawBody?: Buffer };
 @ApiExcludeController()
 @Controller()
 export class SlackInteractionsController {
-  constructor(private readonly interactions: SlackInteractions, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+  constructor(
+    private readonly interactions: SlackInteractions,
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+  ) {}
 
   @Public()
   @Post(SLACK_INTERACTIONS_PATH.slice(1))

@@ -36,7 +36,13 @@ export interface SlackInteraction {
   message?: { ts?: string };
   trigger_id?: string;
   actions?: Array<{ action_id?: string; value?: string }>;
-  view?: { callback_id?: string; private_metadata?: string; state?: { values?: Record<string, Record<string, { value?: string | null; selected_option?: { value?: string } | null }>> } };
+  view?: {
+    callback_id?: string;
+    private_metadata?: string;
+    state?: {
+      values?: Record<string, Record<string, { value?: string | null; selected_option?: { value?: string } | null }>>;
+    };
+  };
 }
 
 /** The body of the HTTP answer to Slack: nothing (acknowledged), or errors to show in the modal. */
@@ -71,25 +77,38 @@ export class SlackInteractions implements BeforeApplicationShutdown {
       return undefined;
     }
     if (p.type === 'block_actions') {
-      const action = p.actions?.find((a) => a.action_id === APPROVE_ACTION || a.action_id === REJECT_ACTION || a.action_id === ALWAYS_ALLOW_ACTION);
+      const action = p.actions?.find(
+        (a) => a.action_id === APPROVE_ACTION || a.action_id === REJECT_ACTION || a.action_id === ALWAYS_ALLOW_ACTION,
+      );
       if (action?.value) this.later(() => this.onClick(p, action.action_id!, action.value!));
       return undefined;
     }
     if (p.type === 'view_submission' && p.view?.callback_id === REJECT_MODAL) return this.onRejectSubmitted(p);
-    if (p.type === 'view_submission' && p.view?.callback_id === ALWAYS_ALLOW_MODAL) return this.onAlwaysAllowSubmitted(p);
+    if (p.type === 'view_submission' && p.view?.callback_id === ALWAYS_ALLOW_MODAL)
+      return this.onAlwaysAllowSubmitted(p);
     return undefined; // other interactions are not ours to answer
   }
 
   private async onClick(p: SlackInteraction, actionId: string, toolCallId: string): Promise<void> {
     const where = { channel: p.channel?.id ?? p.container?.channel_id, ts: p.message?.ts ?? p.container?.message_ts };
     const decider = this.decider(p);
-    if (!decider) return this.refuse(p, where.channel, 'You are not a Tollgate approver. Ask an admin to add your Slack user to TOLLGATE_SLACK_APPROVERS.');
+    if (!decider)
+      return this.refuse(
+        p,
+        where.channel,
+        'You are not a Tollgate approver. Ask an admin to add your Slack user to TOLLGATE_SLACK_APPROVERS.',
+      );
     if (actionId === APPROVE_ACTION) {
-      await this.decide(decider, toolCallId, { decision: 'approve' }).catch((e) => this.refuse(p, where.channel, refusal(e)));
+      await this.decide(decider, toolCallId, { decision: 'approve' }).catch((e) =>
+        this.refuse(p, where.channel, refusal(e)),
+      );
       return;
     }
     if (!p.trigger_id) return;
-    const view = actionId === ALWAYS_ALLOW_ACTION ? alwaysAllowModal({ toolCallId, ...where }, grantableBy(decider)) : rejectModal({ toolCallId, ...where });
+    const view =
+      actionId === ALWAYS_ALLOW_ACTION
+        ? alwaysAllowModal({ toolCallId, ...where }, grantableBy(decider))
+        : rejectModal({ toolCallId, ...where });
     await this.slack.views.open({ trigger_id: p.trigger_id, view: view as never });
   }
 
@@ -109,7 +128,8 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     if (!meta) return undefined;
     const values = p.view?.state?.values;
     const scope = values?.[SCOPE_BLOCK]?.[SCOPE_INPUT]?.selected_option?.value;
-    if (!GRANT_SCOPES.some(([s]) => s === scope)) return { response_action: 'errors', errors: { [SCOPE_BLOCK]: 'Choose where the grant applies.' } };
+    if (!GRANT_SCOPES.some(([s]) => s === scope))
+      return { response_action: 'errors', errors: { [SCOPE_BLOCK]: 'Choose where the grant applies.' } };
     const expiry = values?.[EXPIRY_BLOCK]?.[EXPIRY_INPUT]?.selected_option?.value ?? 'never';
     const lifetime = GRANT_LIFETIMES.find(([v]) => v === expiry);
     if (!lifetime) return { response_action: 'errors', errors: { [EXPIRY_BLOCK]: 'Choose how long the grant lasts.' } };
@@ -117,7 +137,14 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     const decider = this.decider(p);
     if (!decider) return { response_action: 'errors', errors: { [SCOPE_BLOCK]: 'You are not a Tollgate approver.' } };
     const input = { decision: 'always_allow' as const, scope: scope as GrantScope, ...(reason ? { reason } : {}) };
-    const decided = this.commands.execute(new DecideToolCallCommand(decider, meta.toolCallId, input, lifetime[2] !== undefined ? { expiresIn: lifetime[2] } : {}));
+    const decided = this.commands.execute(
+      new DecideToolCallCommand(
+        decider,
+        meta.toolCallId,
+        input,
+        lifetime[2] !== undefined ? { expiresIn: lifetime[2] } : {},
+      ),
+    );
     return this.submit(p, meta, SCOPE_BLOCK, decided);
   }
 
@@ -125,12 +152,20 @@ export class SlackInteractions implements BeforeApplicationShutdown {
    * Answers a modal's submission once its decision is applied, showing a refusal on `block` — unless it takes
    * longer than Slack waits: then the modal closes and a refusal is said in the channel.
    */
-  private async submit(p: SlackInteraction, meta: { channel?: string }, block: string, decision: Promise<unknown>): Promise<SlackAck> {
+  private async submit(
+    p: SlackInteraction,
+    meta: { channel?: string },
+    block: string,
+    decision: Promise<unknown>,
+  ): Promise<SlackAck> {
     const decided = decision.then(
       () => undefined,
       (e: unknown) => refusal(e),
     );
-    const waited = await Promise.race([decided, new Promise<'later'>((r) => setTimeout(() => r('later'), SUBMISSION_WAIT_MS).unref())]);
+    const waited = await Promise.race([
+      decided,
+      new Promise<'later'>((r) => setTimeout(() => r('later'), SUBMISSION_WAIT_MS).unref()),
+    ]);
     if (waited === 'later') {
       // Still running: close the modal now and say so in the channel should it be refused.
       this.later(async () => {
@@ -142,7 +177,11 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     return waited ? { response_action: 'errors', errors: { [block]: waited.slice(0, 150) } } : undefined;
   }
 
-  private decide(decider: Decider, toolCallId: string, input: { decision: 'approve' | 'reject'; reason?: string }): Promise<unknown> {
+  private decide(
+    decider: Decider,
+    toolCallId: string,
+    input: { decision: 'approve' | 'reject'; reason?: string },
+  ): Promise<unknown> {
     return this.commands.execute(new DecideToolCallCommand(decider, toolCallId, input));
   }
 
@@ -189,7 +228,11 @@ function parseMeta(raw: string | undefined): { toolCallId: string; channel?: str
   try {
     const m = JSON.parse(raw ?? '') as { toolCallId?: unknown; channel?: unknown; ts?: unknown };
     if (typeof m.toolCallId !== 'string') return null;
-    return { toolCallId: m.toolCallId, channel: typeof m.channel === 'string' ? m.channel : undefined, ts: typeof m.ts === 'string' ? m.ts : undefined };
+    return {
+      toolCallId: m.toolCallId,
+      channel: typeof m.channel === 'string' ? m.channel : undefined,
+      ts: typeof m.ts === 'string' ? m.ts : undefined,
+    };
   } catch {
     return null;
   }

@@ -1,5 +1,11 @@
 import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
-import { ALWAYS_ALLOW_ACTION, ALWAYS_ALLOW_MODAL, alwaysAllowModal, notifyMessage, requestMessage } from './slack-blocks';
+import {
+  ALWAYS_ALLOW_ACTION,
+  ALWAYS_ALLOW_MODAL,
+  alwaysAllowModal,
+  notifyMessage,
+  requestMessage,
+} from './slack-blocks';
 
 const fyi: ApprovalRequest = {
   tenantId: 'default',
@@ -41,7 +47,10 @@ describe('the Slack FYI for a notify call', () => {
 describe('Always allow from Slack', () => {
   it('is a button of its own, carrying the call id', () => {
     const rows = requestMessage({ ...fyi, status: 'pending' }).blocks.filter((b) => b.type === 'actions') as any[];
-    expect(rows.map((r) => r.elements.map((e: any) => e.action_id))).toEqual([['tollgate_approve', 'tollgate_reject'], [ALWAYS_ALLOW_ACTION]]);
+    expect(rows.map((r) => r.elements.map((e: any) => e.action_id))).toEqual([
+      ['tollgate_approve', 'tollgate_reject'],
+      [ALWAYS_ALLOW_ACTION],
+    ]);
     expect(rows[1].elements[0].value).toBe('tc_9');
   });
 

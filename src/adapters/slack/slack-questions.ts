@@ -47,7 +47,17 @@ export class SlackQuestions implements OutboxConsumer {
   }
 
   async deliver(e: AuditEvent): Promise<void> {
-    const d = e.data as { questionId: string; text?: string; choices?: string[]; allowFreeText?: boolean; expiresAt?: string; answer?: string; by?: string; via?: string; reason?: string };
+    const d = e.data as {
+      questionId: string;
+      text?: string;
+      choices?: string[];
+      allowFreeText?: boolean;
+      expiresAt?: string;
+      answer?: string;
+      by?: string;
+      via?: string;
+      reason?: string;
+    };
     try {
       if (e.type === 'QuestionAsked') await this.ask(e, d);
       else await this.end(e, d);
@@ -57,12 +67,23 @@ export class SlackQuestions implements OutboxConsumer {
     }
   }
 
-  private async ask(e: AuditEvent, d: { questionId: string; text?: string; choices?: string[]; allowFreeText?: boolean; expiresAt?: string }): Promise<void> {
+  private async ask(
+    e: AuditEvent,
+    d: { questionId: string; text?: string; choices?: string[]; allowFreeText?: boolean; expiresAt?: string },
+  ): Promise<void> {
     if (await this.messages.find(e.tenant, d.questionId)) return; // redelivered: posted already
     const blocks: SlackBlock[] = [
       { type: 'header', text: { type: 'plain_text', text: 'An agent asks' } },
       { type: 'section', text: { type: 'mrkdwn', text: escapeMrkdwn(d.text ?? '').slice(0, 2900) } },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: `Agent \`${escapeMrkdwn(String(e.actor.id))}\` · conversation \`${escapeMrkdwn(e.conversationId ?? '')}\` · question \`${d.questionId}\`` }] },
+      {
+        type: 'context',
+        elements: [
+          {
+            type: 'mrkdwn',
+            text: `Agent \`${escapeMrkdwn(String(e.actor.id))}\` · conversation \`${escapeMrkdwn(e.conversationId ?? '')}\` · question \`${d.questionId}\``,
+          },
+        ],
+      },
     ];
     const buttons = (d.choices ?? []).slice(0, 20).map((choice, i) => ({
       type: 'button',
@@ -70,15 +91,30 @@ export class SlackQuestions implements OutboxConsumer {
       value: JSON.stringify({ q: d.questionId, a: choice }),
       text: { type: 'plain_text', text: choice.slice(0, 75) },
     }));
-    if (!d.choices?.length || d.allowFreeText) buttons.push({ type: 'button', action_id: ANSWER_TEXT_ACTION, value: JSON.stringify({ q: d.questionId }), text: { type: 'plain_text', text: 'Answer…' } });
+    if (!d.choices?.length || d.allowFreeText)
+      buttons.push({
+        type: 'button',
+        action_id: ANSWER_TEXT_ACTION,
+        value: JSON.stringify({ q: d.questionId }),
+        text: { type: 'plain_text', text: 'Answer…' },
+      });
     // Slack allows 25 elements per actions block; 20 choices and one "Answer…" fit.
     blocks.push({ type: 'actions', block_id: 'tollgate_answer', elements: buttons });
-    const posted = await this.slack.chat.postMessage({ channel: this.config.slack!.channel, text: `An agent asks: ${d.text ?? ''}`.slice(0, 3000), blocks, unfurl_links: false, unfurl_media: false });
+    const posted = await this.slack.chat.postMessage({
+      channel: this.config.slack!.channel,
+      text: `An agent asks: ${d.text ?? ''}`.slice(0, 3000),
+      blocks,
+      unfurl_links: false,
+      unfurl_media: false,
+    });
     if (!posted.channel || !posted.ts) throw new Error('chat.postMessage answered without channel and ts');
     await this.messages.save(e.tenant, d.questionId, { channelId: posted.channel, ts: posted.ts, conversation: null });
   }
 
-  private async end(e: AuditEvent, d: { questionId: string; answer?: string; by?: string; via?: string; reason?: string }): Promise<void> {
+  private async end(
+    e: AuditEvent,
+    d: { questionId: string; answer?: string; by?: string; via?: string; reason?: string },
+  ): Promise<void> {
     const ref = await this.messages.find(e.tenant, d.questionId);
     if (!ref || ref.outcome) return;
     const actor = e.actor as { id?: string; name?: string };
@@ -88,7 +124,12 @@ export class SlackQuestions implements OutboxConsumer {
         : e.type === 'QuestionExpired'
           ? ':hourglass: *Expired*: nobody answered in time'
           : `:octagonal_sign: *Cancelled*${d.reason ? `: ${escapeMrkdwn(d.reason)}` : ''}`;
-    await this.slack.chat.update({ channel: ref.channelId, ts: ref.ts, text: line.replace(/[*:>]/g, '').slice(0, 3000), blocks: [{ type: 'section', text: { type: 'mrkdwn', text: line.slice(0, 2900) } }] });
+    await this.slack.chat.update({
+      channel: ref.channelId,
+      ts: ref.ts,
+      text: line.replace(/[*:>]/g, '').slice(0, 3000),
+      blocks: [{ type: 'section', text: { type: 'mrkdwn', text: line.slice(0, 2900) } }],
+    });
     await this.messages.markOutcome(e.tenant, d.questionId, e.type);
   }
 
@@ -110,7 +151,10 @@ export class SlackQuestions implements OutboxConsumer {
     container?: { channel_id?: string; message_ts?: string };
     message?: { ts?: string };
     actions?: Array<{ action_id?: string; value?: string }>;
-    view?: { private_metadata?: string; state?: { values?: Record<string, Record<string, { value?: string | null }>> } };
+    view?: {
+      private_metadata?: string;
+      state?: { values?: Record<string, Record<string, { value?: string | null }>> };
+    };
   }): Promise<undefined | { response_action: 'errors'; errors: Record<string, string> }> {
     const channel = p.channel?.id ?? p.container?.channel_id;
     const who = this.principal(p.user);
@@ -126,10 +170,18 @@ export class SlackQuestions implements OutboxConsumer {
     const action = p.actions?.find((a) => a.action_id?.startsWith(ANSWER_ACTION));
     const value = parse<{ q?: string; a?: string }>(action?.value);
     if (!action || !value?.q) return undefined;
-    if (!who) return void (await this.tell(p.user?.id, channel, 'You are not a Tollgate approver. Ask an admin to add your Slack user to TOLLGATE_SLACK_APPROVERS.'));
+    if (!who)
+      return void (await this.tell(
+        p.user?.id,
+        channel,
+        'You are not a Tollgate approver. Ask an admin to add your Slack user to TOLLGATE_SLACK_APPROVERS.',
+      ));
     if (action.action_id === ANSWER_TEXT_ACTION) {
       if (!p.trigger_id) return undefined;
-      await this.slack.views.open({ trigger_id: p.trigger_id, view: answerModal({ questionId: value.q, channel, ts: p.message?.ts ?? p.container?.message_ts }) as never });
+      await this.slack.views.open({
+        trigger_id: p.trigger_id,
+        view: answerModal({ questionId: value.q, channel, ts: p.message?.ts ?? p.container?.message_ts }) as never,
+      });
       return undefined;
     }
     const problem = await this.answer(who, value.q, value.a ?? '');
@@ -137,7 +189,11 @@ export class SlackQuestions implements OutboxConsumer {
     return undefined;
   }
 
-  private async answer(who: { id: string; tenant: string; roles: string[]; name?: string }, questionId: string, text: string): Promise<string | undefined> {
+  private async answer(
+    who: { id: string; tenant: string; roles: string[]; name?: string },
+    questionId: string,
+    text: string,
+  ): Promise<string | undefined> {
     try {
       await this.commands.execute(new AnswerQuestionCommand(who, questionId, text, 'slack'));
       return undefined;
@@ -147,7 +203,9 @@ export class SlackQuestions implements OutboxConsumer {
     }
   }
 
-  private principal(user: { id?: string; name?: string; username?: string } | undefined): { id: string; tenant: string; roles: string[]; name?: string } | null {
+  private principal(
+    user: { id?: string; name?: string; username?: string } | undefined,
+  ): { id: string; tenant: string; roles: string[]; name?: string } | null {
     const roles = user?.id ? this.config.slack!.approvers[user.id] : undefined;
     if (!user?.id || !roles?.length) return null;
     const name = user.name ?? user.username;

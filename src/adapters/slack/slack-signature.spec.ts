@@ -12,7 +12,9 @@ describe('Slack request signatures', () => {
   });
 
   it('verify for the exact body within five minutes', () => {
-    expect(verifySlackSignature(SECRET, { timestamp: String(NOW), signature: good }, BODY, NOW + 299)).toEqual({ ok: true });
+    expect(verifySlackSignature(SECRET, { timestamp: String(NOW), signature: good }, BODY, NOW + 299)).toEqual({
+      ok: true,
+    });
   });
 
   it.each([

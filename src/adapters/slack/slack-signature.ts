@@ -22,13 +22,16 @@ export function verifySlackSignature(
 ): SlackSignatureCheck {
   const timestamp = single(headers.timestamp);
   const signature = single(headers.signature);
-  if (!timestamp || !signature) return { ok: false, reason: 'X-Slack-Request-Timestamp and X-Slack-Signature are required' };
+  if (!timestamp || !signature)
+    return { ok: false, reason: 'X-Slack-Request-Timestamp and X-Slack-Signature are required' };
   if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'X-Slack-Request-Timestamp is not a Unix time' };
-  if (Math.abs(nowSeconds - Number(timestamp)) > SLACK_MAX_AGE_SECONDS) return { ok: false, reason: 'The request is older than five minutes (or from the future)' };
+  if (Math.abs(nowSeconds - Number(timestamp)) > SLACK_MAX_AGE_SECONDS)
+    return { ok: false, reason: 'The request is older than five minutes (or from the future)' };
   const expected = Buffer.from(slackSignature(signingSecret, timestamp, rawBody));
   const given = Buffer.from(signature);
   // timingSafeEqual wants equal lengths; a wrong length is wrong, and says nothing about the secret.
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'X-Slack-Signature does not verify' };
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return { ok: false, reason: 'X-Slack-Signature does not verify' };
   return { ok: true };
 }
 

@@ -26,7 +26,11 @@ export const ASSET_NAME = /^[A-Za-z0-9_-]+\.[A-Za-z0-9]+(\.map)?$/;
  * Read once at start; a request never touches the file system, so no path can escape the folder.
  */
 export class WebAssets {
-  private constructor(readonly index: WebAsset | undefined, private readonly files: Map<string, WebAsset>, readonly dir: string) {}
+  private constructor(
+    readonly index: WebAsset | undefined,
+    private readonly files: Map<string, WebAsset>,
+    readonly dir: string,
+  ) {}
 
   static load(dir = defaultWebDir()): WebAssets {
     const files = new Map<string, WebAsset>();
@@ -55,7 +59,8 @@ function asset(body: Buffer, contentType: string): WebAsset {
 /** `<repo>/dist/web`, found from this file whether it runs built (dist/src/…) or from source (tests). */
 export function defaultWebDir(from = __dirname): string {
   for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bin', 'tollgate.js'))) return join(dir, 'dist', 'web');
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bin', 'tollgate.js')))
+      return join(dir, 'dist', 'web');
     if (dirname(dir) === dir) return join(from, 'web');
   }
 }

@@ -48,7 +48,9 @@ function send(req: Request, res: Response, asset: WebAsset, cacheControl: string
   securityHeaders(res);
   res.setHeader('Cache-Control', cacheControl);
   res.setHeader('ETag', asset.etag);
-  const known = String(req.headers['if-none-match'] ?? '').split(',').map((t) => t.trim().replace(/^W\//, ''));
+  const known = String(req.headers['if-none-match'] ?? '')
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''));
   if (known.includes(asset.etag) || known.includes('*')) {
     res.status(304).end();
     return;
@@ -98,13 +100,21 @@ function notFound(what: string): DomainError {
 @ApiExcludeController()
 @Controller()
 export class WebController {
-  constructor(private readonly assets: WebAssets, @Inject(WEB_OPTIONS) private readonly options: WebOptions) {}
+  constructor(
+    private readonly assets: WebAssets,
+    @Inject(WEB_OPTIONS) private readonly options: WebOptions,
+  ) {}
 
   @Get()
   @Public()
   index(@Req() req: Request, @Res() res: Response): void {
     const index = this.assets.index;
-    if (!index) throw new DomainError('unavailable', 'unavailable', `The web inbox is not built (nothing in ${this.assets.dir}): run npm run build`);
+    if (!index)
+      throw new DomainError(
+        'unavailable',
+        'unavailable',
+        `The web inbox is not built (nothing in ${this.assets.dir}): run npm run build`,
+      );
     send(req, res, index, 'no-cache'); // always revalidated, so a new build's asset names are picked up at once
   }
 
@@ -129,13 +139,22 @@ export class WebController {
   @HttpCode(201)
   @Header('Cache-Control', 'no-store')
   async devToken(@Req() req: Request, @Body() body: unknown) {
-    if (!this.devSignInFor(req) || !this.options.secret) throw notFound('Dev sign-in exists only in embedded dev mode (no TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL)');
-    if (!isLocalRequest(req)) throw new ForbiddenError('Dev sign-in answers only pages served from this server on localhost, 127.0.0.1 or [::1] (Host and Origin must name it)');
+    if (!this.devSignInFor(req) || !this.options.secret)
+      throw notFound('Dev sign-in exists only in embedded dev mode (no TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL)');
+    if (!isLocalRequest(req))
+      throw new ForbiddenError(
+        'Dev sign-in answers only pages served from this server on localhost, 127.0.0.1 or [::1] (Host and Origin must name it)',
+      );
     const dto = parseBody(DevTokenRequest, body);
     const roles = [...new Set(dto.roles)];
     const { secret, issuer, audience, maxTtlSeconds } = this.options;
     const ttl = Math.min(DEV_TOKEN_TTL_S, maxTtlSeconds ?? DEFAULT_MAX_TTL_S);
-    const token = await mintToken(secret, { sub: dto.sub, roles, tenant: dto.tenant, name: dto.name || undefined }, `${ttl}s`, { issuer, audience });
+    const token = await mintToken(
+      secret,
+      { sub: dto.sub, roles, tenant: dto.tenant, name: dto.name || undefined },
+      `${ttl}s`,
+      { issuer, audience },
+    );
     return { token };
   }
 

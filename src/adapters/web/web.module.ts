@@ -7,11 +7,20 @@ import { WEB_OPTIONS, WebController, WebOptions } from './web.controller';
 @Module({})
 export class WebModule {
   static forRoot(config: TollgateConfig, assets: WebAssets = WebAssets.load()): DynamicModule {
-    const options: WebOptions = { devSignIn: config.auth.devSecret, secret: config.auth.devSecret ? config.auth.secret : undefined, issuer: config.auth.issuer, audience: config.auth.audience, maxTtlSeconds: config.auth.maxTtlSeconds };
+    const options: WebOptions = {
+      devSignIn: config.auth.devSecret,
+      secret: config.auth.devSecret ? config.auth.secret : undefined,
+      issuer: config.auth.issuer,
+      audience: config.auth.audience,
+      maxTtlSeconds: config.auth.maxTtlSeconds,
+    };
     return {
       module: WebModule,
       controllers: [WebController],
-      providers: [{ provide: WebAssets, useValue: assets }, { provide: WEB_OPTIONS, useValue: options }],
+      providers: [
+        { provide: WebAssets, useValue: assets },
+        { provide: WEB_OPTIONS, useValue: options },
+      ],
     };
   }
 }

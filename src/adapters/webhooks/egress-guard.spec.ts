@@ -108,12 +108,14 @@ describe("the operator's allowlist", () => {
     expect(guard.allows('2002:a01:203::1')).toBe(true); // and through 6to4
     expect(guard.allows('fd00:ec2::254')).toBe(true);
     expect(guard.allows('11.0.0.1')).toBe(true); // public anyway
-    for (const no of ['127.0.0.1', '::1', '169.254.169.254', '192.168.0.1', 'fc00::1', 'fe80::1']) expect(guard.allows(no)).toBe(false);
+    for (const no of ['127.0.0.1', '::1', '169.254.169.254', '192.168.0.1', 'fc00::1', 'fe80::1'])
+      expect(guard.allows(no)).toBe(false);
   });
 
   it('lets everything through when set to true (0.0.0.0/0 and ::/0)', () => {
     const guard = new EgressGuard(['0.0.0.0/0', '::/0']);
-    for (const any of ['127.0.0.1', '::1', '169.254.169.254', 'fd00:ec2::254', '::ffff:127.0.0.1', '8.8.8.8']) expect(guard.allows(any)).toBe(true);
+    for (const any of ['127.0.0.1', '::1', '169.254.169.254', 'fd00:ec2::254', '::ffff:127.0.0.1', '8.8.8.8'])
+      expect(guard.allows(any)).toBe(true);
   });
 });
 
@@ -149,7 +151,11 @@ describe('webhook URLs', () => {
   ])('%s, an address in disguise or not, is refused before any lookup', async (raw) => {
     const resolver = fakeResolver({});
     const r = await new EgressGuard([], resolver).check(raw);
-    expect(r).toMatchObject({ ok: false, refusal: 'destination_not_allowed', detail: expect.stringContaining('is not a public address') });
+    expect(r).toMatchObject({
+      ok: false,
+      refusal: 'destination_not_allowed',
+      detail: expect.stringContaining('is not a public address'),
+    });
     expect(resolver.calls).toEqual([]);
   });
 
@@ -163,49 +169,101 @@ describe('webhook URLs', () => {
     ['example.com/hook', 'is not a URL'],
   ])('%s is refused: %s', async (raw, why) => {
     const resolver = fakeResolver({ 'example.com': ['93.184.215.14'] });
-    expect(await new EgressGuard(['0.0.0.0/0', '::/0'], resolver).check(raw)).toMatchObject({ ok: false, refusal: 'invalid_url', detail: expect.stringContaining(why) });
+    expect(await new EgressGuard(['0.0.0.0/0', '::/0'], resolver).check(raw)).toMatchObject({
+      ok: false,
+      refusal: 'invalid_url',
+      detail: expect.stringContaining(why),
+    });
     expect(resolver.calls).toEqual([]);
   });
 
   it('accepts a public literal address and answers it as the one address to connect to', async () => {
-    expect(await new EgressGuard([], fakeResolver({})).check('https://[2606:4700:4700::1111]:8443/h')).toMatchObject({ ok: true, addresses: [{ address: '2606:4700:4700::1111', family: 6 }] });
+    expect(await new EgressGuard([], fakeResolver({})).check('https://[2606:4700:4700::1111]:8443/h')).toMatchObject({
+      ok: true,
+      addresses: [{ address: '2606:4700:4700::1111', family: 6 }],
+    });
   });
 });
 
 describe('host names', () => {
   it('are resolved once, and every address must be allowed', async () => {
-    const resolver = fakeResolver({ 'hooks.example.com': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'], 'mixed.example.com': ['93.184.215.14', '10.0.0.5'] });
+    const resolver = fakeResolver({
+      'hooks.example.com': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+      'mixed.example.com': ['93.184.215.14', '10.0.0.5'],
+    });
     const guard = new EgressGuard([], resolver);
     const ok = await guard.check('https://hooks.example.com/tollgate');
-    expect(ok).toMatchObject({ ok: true, addresses: [{ address: '93.184.215.14', family: 4 }, { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 }] });
+    expect(ok).toMatchObject({
+      ok: true,
+      addresses: [
+        { address: '93.184.215.14', family: 4 },
+        { address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 },
+      ],
+    });
     expect((ok as { url: URL }).url.hostname).toBe('hooks.example.com');
-    expect(await guard.check('https://mixed.example.com/')).toMatchObject({ ok: false, refusal: 'destination_not_allowed' });
+    expect(await guard.check('https://mixed.example.com/')).toMatchObject({
+      ok: false,
+      refusal: 'destination_not_allowed',
+    });
     expect(resolver.calls).toEqual(['hooks.example.com', 'mixed.example.com']);
   });
 
   it('that resolve to private addresses are refused, without naming the address or telling it from a failed lookup', async () => {
-    const guard = new EgressGuard([], fakeResolver({ 'db.internal': ['10.0.0.5'], 'meta.example.com': ['169.254.169.254'], 'v6.internal': ['fd00::5'], mapped: ['::ffff:127.0.0.1'] }));
-    const refusals = await Promise.all(['db.internal', 'meta.example.com', 'v6.internal', 'mapped', 'nowhere.example'].map((h) => guard.check(`http://${h}/`)));
-    expect(refusals.map((r) => (r.ok ? 'ok' : r.refusal))).toEqual(['destination_not_allowed', 'destination_not_allowed', 'destination_not_allowed', 'destination_not_allowed', 'dns_failed']);
+    const guard = new EgressGuard(
+      [],
+      fakeResolver({
+        'db.internal': ['10.0.0.5'],
+        'meta.example.com': ['169.254.169.254'],
+        'v6.internal': ['fd00::5'],
+        mapped: ['::ffff:127.0.0.1'],
+      }),
+    );
+    const refusals = await Promise.all(
+      ['db.internal', 'meta.example.com', 'v6.internal', 'mapped', 'nowhere.example'].map((h) =>
+        guard.check(`http://${h}/`),
+      ),
+    );
+    expect(refusals.map((r) => (r.ok ? 'ok' : r.refusal))).toEqual([
+      'destination_not_allowed',
+      'destination_not_allowed',
+      'destination_not_allowed',
+      'destination_not_allowed',
+      'dns_failed',
+    ]);
     const details = refusals.map((r) => (r.ok ? '' : r.detail.replace(/^\S+/, '<host>')));
     expect(new Set(details).size).toBe(1);
     expect(details[0]).not.toMatch(/10\.0\.0\.5|169\.254|ENOTFOUND/);
   });
 
   it('that resolve to nothing are refused as dns_failed', async () => {
-    expect(await new EgressGuard([], fakeResolver({ empty: [] })).check('http://empty/')).toMatchObject({ ok: false, refusal: 'dns_failed' });
+    expect(await new EgressGuard([], fakeResolver({ empty: [] })).check('http://empty/')).toMatchObject({
+      ok: false,
+      refusal: 'dns_failed',
+    });
   });
 
   it('pass when the operator allows the private addresses they resolve to', async () => {
-    const guard = new EgressGuard(['10.0.0.0/8'], fakeResolver({ 'db.internal': ['10.0.0.5'], 'other.internal': ['192.168.0.5'] }));
-    expect(await guard.check('http://db.internal:8080/')).toMatchObject({ ok: true, addresses: [{ address: '10.0.0.5' }] });
-    expect(await guard.check('http://other.internal/')).toMatchObject({ ok: false, refusal: 'destination_not_allowed' });
+    const guard = new EgressGuard(
+      ['10.0.0.0/8'],
+      fakeResolver({ 'db.internal': ['10.0.0.5'], 'other.internal': ['192.168.0.5'] }),
+    );
+    expect(await guard.check('http://db.internal:8080/')).toMatchObject({
+      ok: true,
+      addresses: [{ address: '10.0.0.5' }],
+    });
+    expect(await guard.check('http://other.internal/')).toMatchObject({
+      ok: false,
+      refusal: 'destination_not_allowed',
+    });
   });
 
   it('are judged on what they resolve to at each check: a name that turns private later is refused then (DNS rebinding)', async () => {
     const answers = [['93.184.215.14'], ['127.0.0.1']];
     const guard = new EgressGuard([], async () => answers.shift()!.map((address) => ({ address, family: 4 as const })));
     expect(await guard.check('http://rebind.example.com/')).toMatchObject({ ok: true }); // at registration
-    expect(await guard.check('http://rebind.example.com/')).toMatchObject({ ok: false, refusal: 'destination_not_allowed' }); // at delivery
+    expect(await guard.check('http://rebind.example.com/')).toMatchObject({
+      ok: false,
+      refusal: 'destination_not_allowed',
+    }); // at delivery
   });
 });

@@ -10,7 +10,8 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has (as `dns.promises.lookup(host, { all: true })`). */
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (hostname) => (await dnsLookup(hostname, { all: true, verbatim: true })) as ResolvedAddress[];
+export const systemResolver: Resolver = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })) as ResolvedAddress[];
 
 /** A destination that may be reached: the parsed URL and the checked addresses to connect to (and only those). */
 export interface AllowedDestination {
@@ -131,7 +132,10 @@ export function parseWebhookUrl(raw: string): URL | string {
 export class EgressGuard {
   private readonly allowed = new BlockList();
 
-  constructor(allowPrivate: readonly string[], private readonly resolver: Resolver = systemResolver) {
+  constructor(
+    allowPrivate: readonly string[],
+    private readonly resolver: Resolver = systemResolver,
+  ) {
     for (const cidr of allowPrivate) {
       const [net, prefix] = cidr.split('/');
       this.allowed.addSubnet(net, Number(prefix), isIP(net) === 6 ? 'ipv6' : 'ipv4');
@@ -144,7 +148,8 @@ export class EgressGuard {
     const family = isIP(ip);
     if (family === 0) return false;
     const inner = embeddedIPv4(ip);
-    const listed = this.allowed.check(ip, family === 6 ? 'ipv6' : 'ipv4') || (inner !== null && this.allowed.check(inner, 'ipv4'));
+    const listed =
+      this.allowed.check(ip, family === 6 ? 'ipv6' : 'ipv4') || (inner !== null && this.allowed.check(inner, 'ipv4'));
     return listed || isPublicAddress(ip);
   }
 
@@ -168,9 +173,11 @@ export class EgressGuard {
     }
     if (addresses.length === 0) return { ok: false, refusal: 'dns_failed', detail };
     // One refused address refuses the name: a client could be sent to any of them.
-    if (!addresses.every((a) => this.allows(a.address))) return { ok: false, refusal: 'destination_not_allowed', detail, resolved: addresses.map((a) => a.address) };
+    if (!addresses.every((a) => this.allows(a.address)))
+      return { ok: false, refusal: 'destination_not_allowed', detail, resolved: addresses.map((a) => a.address) };
     return { ok: true, url, addresses };
   }
 }
 
-const HINT = '; webhooks reach private, loopback and link-local addresses only where the operator allows them (TOLLGATE_WEBHOOK_ALLOW_PRIVATE)';
+const HINT =
+  '; webhooks reach private, loopback and link-local addresses only where the operator allows them (TOLLGATE_WEBHOOK_ALLOW_PRIVATE)';

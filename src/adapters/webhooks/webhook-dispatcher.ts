@@ -1,4 +1,11 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  Optional,
+} from '@nestjs/common';
 import type { Span } from '@opentelemetry/api';
 import type { AuditEvent } from '../../application/ports/audit-log.port';
 import type { OutboxConsumer } from '../../application/ports/outbox.port';
@@ -78,7 +85,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   /** One attempt, in a span of its own: the POST is its child and carries its `traceparent`. */
   private send(d: DueDelivery): Promise<void> {
-    const attributes = { 'tollgate.tenant': d.tenantId, 'tollgate.webhook.id': d.webhookId, 'tollgate.event.id': d.eventId, 'tollgate.event.seq': d.eventSeq, 'tollgate.webhook.attempt': d.attempts + 1 };
+    const attributes = {
+      'tollgate.tenant': d.tenantId,
+      'tollgate.webhook.id': d.webhookId,
+      'tollgate.event.id': d.eventId,
+      'tollgate.event.seq': d.eventSeq,
+      'tollgate.webhook.attempt': d.attempts + 1,
+    };
     return inSpan('webhook deliver', attributes, (span) => this.attempt(d, span));
   }
 
@@ -86,12 +99,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const { timeoutMs, maxAttempts, retryBaseMs } = this.config.webhooks;
     const started = Date.now();
     const at = new Date(started).toISOString();
-    const headers = { 'content-type': 'application/json', 'user-agent': 'Tollgate-Webhooks/1', ...signWebhook(d.secret, d.eventId, Math.floor(started / 1000), d.body) };
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Tollgate-Webhooks/1',
+      ...signWebhook(d.secret, d.eventId, Math.floor(started / 1000), d.body),
+    };
     const outcome = await sendWebhook(this.guard, d.url, headers, d.body, timeoutMs);
     const durationMs = Date.now() - started;
     const ok = 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
     const attempt: WebhookAttempt =
-      'status' in outcome ? { at, status: outcome.status, durationMs, ...(ok ? {} : { error: `HTTP ${outcome.status}` }) } : { at, error: outcome.error, durationMs };
+      'status' in outcome
+        ? { at, status: outcome.status, durationMs, ...(ok ? {} : { error: `HTTP ${outcome.status}` }) }
+        : { at, error: outcome.error, durationMs };
     const n = d.attempts + 1;
     const retryInMs = n >= maxAttempts ? null : Math.min(MAX_RETRY_MS, retryBaseMs * 2 ** (n - 1));
     await this.store.recordAttempt(d, attempt, ok ? { delivered: true } : { delivered: false, retryInMs });
@@ -101,7 +120,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     if (!ok) failSpan(span, `webhook attempt ${result}: ${attempt.error}`);
     // The cause (the address, what the socket said) is for the operator's log, not for the tenant's attempt log.
     const cause = 'cause' in outcome ? `: ${outcome.cause}` : '';
-    if (!ok) this.log.warn(`webhook ${d.webhookId} attempt ${n} for ${d.eventId} failed (${attempt.error}${cause})${retryInMs === null ? '; giving up' : ''}`);
+    if (!ok)
+      this.log.warn(
+        `webhook ${d.webhookId} attempt ${n} for ${d.eventId} failed (${attempt.error}${cause})${retryInMs === null ? '; giving up' : ''}`,
+      );
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -120,7 +142,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 export class WebhookFanOut implements OutboxConsumer {
   readonly name = 'webhooks';
 
-  constructor(private readonly store: WebhookStore, private readonly dispatcher: WebhookDispatcher) {}
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly dispatcher: WebhookDispatcher,
+  ) {}
 
   wants(): boolean {
     return true;
@@ -144,7 +169,9 @@ export class WebhookFanOut implements OutboxConsumer {
     if (subscriptions.length === 0) return;
     for (const e of events) {
       // A subscription gets the events appended after the chain head it was made at (see WebhookStore).
-      const ids = subscriptions.filter((w) => (w.events.includes(e.type) || w.events.includes('*')) && w.afterSeq < e.seq).map((w) => w.id);
+      const ids = subscriptions
+        .filter((w) => (w.events.includes(e.type) || w.events.includes('*')) && w.afterSeq < e.seq)
+        .map((w) => w.id);
       await this.queue(e, ids);
     }
   }

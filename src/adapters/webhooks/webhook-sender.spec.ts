@@ -33,7 +33,12 @@ async function receiver(status = 204, headers: Record<string, string> = {}): Pro
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        seen.push({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        seen.push({
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
         res.writeHead(status, headers).end();
       });
     }),
@@ -62,10 +67,27 @@ describe('sending a webhook', () => {
     const r = await receiver();
     // A second lookup would answer 10.9.9.9: the request must go where the first, checked, answer said.
     const resolver = resolverAnswering(['127.0.0.1'], ['10.9.9.9']);
-    const outcome = await sendWebhook(new EgressGuard(LOOPBACK, resolver), `http://hooks.example.test:${r.port}/in?x=1`, HEADERS, '{"a":1}', 5000);
+    const outcome = await sendWebhook(
+      new EgressGuard(LOOPBACK, resolver),
+      `http://hooks.example.test:${r.port}/in?x=1`,
+      HEADERS,
+      '{"a":1}',
+      5000,
+    );
     expect(outcome).toEqual({ status: 204 });
     expect(resolver.calls).toEqual(['hooks.example.test']);
-    expect(r.seen).toEqual([{ method: 'POST', url: '/in?x=1', headers: expect.objectContaining({ host: `hooks.example.test:${r.port}`, 'webhook-id': 'evt_1', 'content-length': '7' }), body: '{"a":1}' }]);
+    expect(r.seen).toEqual([
+      {
+        method: 'POST',
+        url: '/in?x=1',
+        headers: expect.objectContaining({
+          host: `hooks.example.test:${r.port}`,
+          'webhook-id': 'evt_1',
+          'content-length': '7',
+        }),
+        body: '{"a":1}',
+      },
+    ]);
   });
 
   it('never reaches a name that resolved to a public address at registration and to loopback at delivery (DNS rebinding)', async () => {
@@ -74,24 +96,37 @@ describe('sending a webhook', () => {
     const guard = new EgressGuard([], resolver);
     const url = `http://rebind.example.test:${r.port}/`;
     expect(await guard.check(url)).toMatchObject({ ok: true }); // registration: checked, not connected
-    expect(await sendWebhook(guard, url, HEADERS, '{}', 5000)).toEqual({ error: 'destination_not_allowed', cause: expect.stringContaining('resolved to 127.0.0.1') });
+    expect(await sendWebhook(guard, url, HEADERS, '{}', 5000)).toEqual({
+      error: 'destination_not_allowed',
+      cause: expect.stringContaining('resolved to 127.0.0.1'),
+    });
     expect(r.seen).toEqual([]);
   });
 
-  it.each([['http://127.0.0.1:PORT/'], ['http://[::ffff:127.0.0.1]:PORT/'], ['http://2130706433:PORT/'], ['http://localhost:PORT/']])(
-    'refuses %s without connecting when loopback is not allowed',
-    async (template) => {
-      const r = await receiver();
-      const outcome = await sendWebhook(new EgressGuard([], resolverAnswering(['127.0.0.1'])), template.replace('PORT', String(r.port)), HEADERS, '{}', 5000);
-      expect(outcome).toMatchObject({ error: 'destination_not_allowed' });
-      expect(r.seen).toEqual([]);
-    },
-  );
+  it.each([
+    ['http://127.0.0.1:PORT/'],
+    ['http://[::ffff:127.0.0.1]:PORT/'],
+    ['http://2130706433:PORT/'],
+    ['http://localhost:PORT/'],
+  ])('refuses %s without connecting when loopback is not allowed', async (template) => {
+    const r = await receiver();
+    const outcome = await sendWebhook(
+      new EgressGuard([], resolverAnswering(['127.0.0.1'])),
+      template.replace('PORT', String(r.port)),
+      HEADERS,
+      '{}',
+      5000,
+    );
+    expect(outcome).toMatchObject({ error: 'destination_not_allowed' });
+    expect(r.seen).toEqual([]);
+  });
 
   it('does not follow a redirect: the 3xx is the answer', async () => {
     const target = await receiver();
     const r = await receiver(302, { location: `http://127.0.0.1:${target.port}/elsewhere` });
-    expect(await sendWebhook(new EgressGuard(LOOPBACK), `http://127.0.0.1:${r.port}/`, HEADERS, '{}', 5000)).toEqual({ status: 302 });
+    expect(await sendWebhook(new EgressGuard(LOOPBACK), `http://127.0.0.1:${r.port}/`, HEADERS, '{}', 5000)).toEqual({
+      status: 302,
+    });
     expect(r.seen).toHaveLength(1);
     expect(target.seen).toEqual([]);
   });
@@ -106,13 +141,25 @@ describe('sending a webhook', () => {
   it('says timeout for a receiver that never answers, and lets go of the connection', async () => {
     let closed!: Promise<void>;
     // Accepts and reads, never answers.
-    const { port } = await listen(new NetServer((socket) => (closed = new Promise((r) => socket.resume().on('close', () => r())))));
-    expect(await sendWebhook(new EgressGuard(LOOPBACK), `http://127.0.0.1:${port}/`, HEADERS, '{}', 300)).toMatchObject({ error: 'timeout' });
+    const { port } = await listen(
+      new NetServer((socket) => (closed = new Promise((r) => socket.resume().on('close', () => r())))),
+    );
+    expect(await sendWebhook(new EgressGuard(LOOPBACK), `http://127.0.0.1:${port}/`, HEADERS, '{}', 300)).toMatchObject(
+      { error: 'timeout' },
+    );
     await closed;
   });
 
   it('says dns_failed for a name that does not resolve', async () => {
-    expect(await sendWebhook(new EgressGuard(LOOPBACK, resolverAnswering([])), 'http://nowhere.example.test/', HEADERS, '{}', 5000)).toMatchObject({ error: 'dns_failed' });
+    expect(
+      await sendWebhook(
+        new EgressGuard(LOOPBACK, resolverAnswering([])),
+        'http://nowhere.example.test/',
+        HEADERS,
+        '{}',
+        5000,
+      ),
+    ).toMatchObject({ error: 'dns_failed' });
   });
 
   it('offers the host name for TLS (SNI) while connecting to the checked address', async () => {
@@ -126,7 +173,13 @@ describe('sending a webhook', () => {
         },
       }),
     );
-    const outcome = await sendWebhook(new EgressGuard(LOOPBACK, resolverAnswering(['127.0.0.1'])), `https://hooks.example.test:${port}/`, HEADERS, '{}', 5000);
+    const outcome = await sendWebhook(
+      new EgressGuard(LOOPBACK, resolverAnswering(['127.0.0.1'])),
+      `https://hooks.example.test:${port}/`,
+      HEADERS,
+      '{}',
+      5000,
+    );
     expect(outcome).toMatchObject({ error: 'connect_failed' });
     expect(names).toEqual(['hooks.example.test']);
   });

@@ -8,7 +8,9 @@ import type { EgressGuard, ResolvedAddress } from './egress-guard';
  * attempt log an admin reads never repeats what a refused or unreachable destination said (no port-scan
  * oracle); `cause` holds the details for the operator's log only.
  */
-export type SendOutcome = { status: number } | { error: 'destination_not_allowed' | 'dns_failed' | 'connect_failed' | 'timeout'; cause: string };
+export type SendOutcome =
+  | { status: number }
+  | { error: 'destination_not_allowed' | 'dns_failed' | 'connect_failed' | 'timeout'; cause: string };
 
 /** Answers the addresses the guard checked, whatever the name resolves to now. */
 function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
@@ -23,9 +25,17 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
  * on exactly the checked addresses, with the URL's host name kept for `Host` and TLS (SNI, certificate).
  * Redirects are not followed: a 3xx is an answer like any other non-2xx. The answer's body is not read.
  */
-export async function sendWebhook(guard: EgressGuard, rawUrl: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendOutcome> {
+export async function sendWebhook(
+  guard: EgressGuard,
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<SendOutcome> {
   const signal = AbortSignal.timeout(timeoutMs);
-  const timedOut = new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true }));
+  const timedOut = new Promise<null>((resolve) =>
+    signal.addEventListener('abort', () => resolve(null), { once: true }),
+  );
   const target = await Promise.race([guard.check(rawUrl), timedOut]);
   if (target === null) return { error: 'timeout', cause: `no address within ${timeoutMs} ms` };
   if (!target.ok) {
@@ -49,7 +59,11 @@ export async function sendWebhook(guard: EgressGuard, rawUrl: string, headers: R
       },
     );
     req.on('error', (e: Error & { code?: string }) => {
-      resolve(signal.aborted ? { error: 'timeout', cause: `no answer within ${timeoutMs} ms` } : { error: 'connect_failed', cause: `${e.code ?? e.name}: ${e.message}` });
+      resolve(
+        signal.aborted
+          ? { error: 'timeout', cause: `no answer within ${timeoutMs} ms` }
+          : { error: 'connect_failed', cause: `${e.code ?? e.name}: ${e.message}` },
+      );
     });
     req.end(body);
   });

@@ -22,7 +22,13 @@ describe('Standard Webhooks signatures', () => {
 
   it('refuse secrets that are not whsec_ and base64 of 24 to 64 bytes', () => {
     expect(webhookKey(newWebhookSecret())).toHaveLength(32);
-    for (const bad of ['hunter2', 'whsec_', 'whsec_not base64!', 'whsec_' + Buffer.alloc(8).toString('base64'), 'whsec_' + Buffer.alloc(65).toString('base64')]) {
+    for (const bad of [
+      'hunter2',
+      'whsec_',
+      'whsec_not base64!',
+      'whsec_' + Buffer.alloc(8).toString('base64'),
+      'whsec_' + Buffer.alloc(65).toString('base64'),
+    ]) {
       expect(webhookKey(bad)).toBeNull();
     }
   });

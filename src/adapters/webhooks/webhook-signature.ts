@@ -24,7 +24,12 @@ export function webhookKey(secret: string): Buffer | null {
  * retry, so receivers can drop duplicates), `webhook-timestamp` (Unix seconds of this attempt) and
  * `webhook-signature`: `v1,` + base64 HMAC-SHA256 over `<id>.<timestamp>.<body>` keyed with the secret's bytes.
  */
-export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): Record<string, string> {
+export function signWebhook(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   const key = webhookKey(secret);
   if (!key) throw new Error('not a whsec_ secret');
   const signature = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64');

@@ -55,14 +55,22 @@ function returned(result: any): any[] {
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 function webhookFromRow(r: any): Webhook {
-  return { id: r.id, url: r.url, events: r.events, description: r.description, createdBy: r.created_by, createdAt: iso(r.created_at)! };
+  return {
+    id: r.id,
+    url: r.url,
+    events: r.events,
+    description: r.description,
+    createdBy: r.created_by,
+    createdAt: iso(r.created_at)!,
+  };
 }
 
 function listCursor(after: string | undefined): [string, string] | null {
   if (!after) return null;
   try {
     const k = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
-    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && typeof k[1] === 'string') return k as [string, string];
+    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && typeof k[1] === 'string')
+      return k as [string, string];
   } catch {
     /* fall through */
   }
@@ -72,7 +80,8 @@ function listCursor(after: string | undefined): [string, string] | null {
 function cursor(after: string | undefined): number | null {
   if (!after) return null;
   const n = Number(Buffer.from(after, 'base64url').toString('utf8'));
-  if (!Number.isSafeInteger(n) || n < 0) throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
   return n;
 }
 
@@ -82,12 +91,19 @@ export class WebhookStore {
   constructor(private readonly dataSource: DataSource) {}
 
   async find(tenantId: string, id: string): Promise<Webhook | null> {
-    const rows = await this.dataSource.query(`SELECT id, url, events, description, created_by, created_at FROM webhooks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+    const rows = await this.dataSource.query(
+      `SELECT id, url, events, description, created_by, created_at FROM webhooks WHERE tenant_id = $1 AND id = $2`,
+      [tenantId, id],
+    );
     return rows.length ? webhookFromRow(rows[0]) : null;
   }
 
   /** Oldest first; the cursor (opaque to clients) is the last item's creation time and id. */
-  async list(tenantId: string, limit: number, after?: string): Promise<{ items: Webhook[]; nextCursor: string | null }> {
+  async list(
+    tenantId: string,
+    limit: number,
+    after?: string,
+  ): Promise<{ items: Webhook[]; nextCursor: string | null }> {
     const key = listCursor(after);
     const rows = await this.dataSource.query(
       `SELECT id, url, events, description, created_by, created_at, created_at::text AS ckey FROM webhooks
@@ -96,7 +112,11 @@ export class WebhookStore {
     );
     const items: Webhook[] = rows.slice(0, limit).map(webhookFromRow);
     const last = items[items.length - 1];
-    return { items, nextCursor: rows.length > limit ? Buffer.from(JSON.stringify([rows[limit - 1].ckey, last.id])).toString('base64url') : null };
+    return {
+      items,
+      nextCursor:
+        rows.length > limit ? Buffer.from(JSON.stringify([rows[limit - 1].ckey, last.id])).toString('base64url') : null,
+    };
   }
 
   /**
@@ -113,14 +133,21 @@ export class WebhookStore {
   }
 
   /** Queues one delivery per subscription; a redelivered event (the outbox is at-least-once) queues nothing new. */
-  async enqueue(tenantId: string, webhookIds: string[], event: { id: string; seq: number; type: string }, body: string): Promise<number> {
+  async enqueue(
+    tenantId: string,
+    webhookIds: string[],
+    event: { id: string; seq: number; type: string },
+    body: string,
+  ): Promise<number> {
     if (webhookIds.length === 0) return 0;
-    const rows = returned(await this.dataSource.query(
-      `INSERT INTO webhook_deliveries (tenant_id, webhook_id, event_id, event_seq, event_type, body, next_attempt_at)
+    const rows = returned(
+      await this.dataSource.query(
+        `INSERT INTO webhook_deliveries (tenant_id, webhook_id, event_id, event_seq, event_type, body, next_attempt_at)
        SELECT $1, w, $3::uuid, $4, $5, $6, now() FROM unnest($2::text[]) AS w
        ON CONFLICT (tenant_id, webhook_id, event_id) DO NOTHING RETURNING webhook_id`,
-      [tenantId, webhookIds, event.id, event.seq, event.type, body],
-    ));
+        [tenantId, webhookIds, event.id, event.seq, event.type, body],
+      ),
+    );
     return rows.length;
   }
 
@@ -130,8 +157,9 @@ export class WebhookStore {
    * not send it at the same time. One per endpoint per pass keeps an endpoint's deliveries in seq order.
    */
   async takeDue(limit: number, leaseMs: number): Promise<DueDelivery[]> {
-    const rows = returned(await this.dataSource.query(
-      `WITH due AS (
+    const rows = returned(
+      await this.dataSource.query(
+        `WITH due AS (
          SELECT tenant_id, webhook_id, event_id, event_seq FROM webhook_deliveries
           WHERE status = 'pending' AND next_attempt_at <= now()
           ORDER BY next_attempt_at, event_seq LIMIT $1 * 10 FOR UPDATE SKIP LOCKED
@@ -144,13 +172,27 @@ export class WebhookStore {
           AND w.tenant_id = d.tenant_id AND w.id = d.webhook_id
           AND (f.tenant_id, f.webhook_id) IN (SELECT tenant_id, webhook_id FROM first LIMIT $1)
        RETURNING d.tenant_id, d.webhook_id, d.event_id, d.event_seq, d.body, d.attempts, w.url, w.secret`,
-      [limit, leaseMs],
-    ));
-    return rows.map((r: any) => ({ tenantId: r.tenant_id, webhookId: r.webhook_id, eventId: r.event_id, eventSeq: Number(r.event_seq), url: r.url, secret: r.secret, body: r.body, attempts: r.attempts }));
+        [limit, leaseMs],
+      ),
+    );
+    return rows.map((r: any) => ({
+      tenantId: r.tenant_id,
+      webhookId: r.webhook_id,
+      eventId: r.event_id,
+      eventSeq: Number(r.event_seq),
+      url: r.url,
+      secret: r.secret,
+      body: r.body,
+      attempts: r.attempts,
+    }));
   }
 
   /** Records an attempt: delivered, or failed with the next try `retryInMs` from now (null: no more tries). */
-  async recordAttempt(d: DueDelivery, attempt: WebhookAttempt, outcome: { delivered: true } | { delivered: false; retryInMs: number | null }): Promise<void> {
+  async recordAttempt(
+    d: DueDelivery,
+    attempt: WebhookAttempt,
+    outcome: { delivered: true } | { delivered: false; retryInMs: number | null },
+  ): Promise<void> {
     const status = outcome.delivered ? 'delivered' : outcome.retryInMs === null ? 'failed' : 'pending';
     const retryMs = !outcome.delivered && outcome.retryInMs !== null ? outcome.retryInMs : null;
     await this.dataSource.query(
@@ -164,7 +206,12 @@ export class WebhookStore {
   }
 
   /** Newest first, so the admin sees what just happened. */
-  async deliveries(tenantId: string, webhookId: string, limit: number, after?: string): Promise<{ items: WebhookDelivery[]; nextCursor: string | null }> {
+  async deliveries(
+    tenantId: string,
+    webhookId: string,
+    limit: number,
+    after?: string,
+  ): Promise<{ items: WebhookDelivery[]; nextCursor: string | null }> {
     const before = cursor(after);
     const rows = await this.dataSource.query(
       `SELECT event_id, event_type, event_seq, status, attempt_log, next_attempt_at, created_at, delivered_at FROM webhook_deliveries
@@ -183,6 +230,9 @@ export class WebhookStore {
       createdAt: iso(r.created_at)!,
       deliveredAt: iso(r.delivered_at),
     }));
-    return { items, nextCursor: more ? Buffer.from(String(items[items.length - 1].eventSeq)).toString('base64url') : null };
+    return {
+      items,
+      nextCursor: more ? Buffer.from(String(items[items.length - 1].eventSeq)).toString('base64url') : null,
+    };
   }
 }

@@ -8,13 +8,45 @@ const AT = new Date('2025-03-01T12:00:00.000Z');
 
 /** A conversation with one `notify` call, and the ToolCallNotified event it recorded, as the outbox hands it over. */
 function notified(): { conv: Conversation; event: AuditEvent } {
-  const conv = Conversation.start({ id: 'conv_1', tenantId: 't1', agentId: 'bot', user: { id: 'u-rita', roles: [] }, at: AT });
-  const verdict: PolicyVerdict = { level: 'notify', rule: 1, policyVersion: 2, reason: 'Rule 1 (send_email): notify', approvers: ['requester', 'admin'], timeoutSeconds: 300, grants: 'tenant' };
-  conv.propose([{ toolName: 'send_email', arguments: { to: 'x' } }], () => verdict, () => 'tc_1', AT, null);
+  const conv = Conversation.start({
+    id: 'conv_1',
+    tenantId: 't1',
+    agentId: 'bot',
+    user: { id: 'u-rita', roles: [] },
+    at: AT,
+  });
+  const verdict: PolicyVerdict = {
+    level: 'notify',
+    rule: 1,
+    policyVersion: 2,
+    reason: 'Rule 1 (send_email): notify',
+    approvers: ['requester', 'admin'],
+    timeoutSeconds: 300,
+    grants: 'tenant',
+  };
+  conv.propose(
+    [{ toolName: 'send_email', arguments: { to: 'x' } }],
+    () => verdict,
+    () => 'tc_1',
+    AT,
+    null,
+  );
   const e = conv.pullEvents().find((x) => x.type === 'ToolCallNotified')!;
   const event: AuditEvent = {
-    seq: 3, id: 'ev_3', type: e.type, at: e.at.toISOString(), recordedAt: e.at.toISOString(), tenant: 't1', instanceId: 'i',
-    conversationId: e.conversationId, toolCallId: e.toolCallId, toolName: e.toolName, actor: { ...e.actor }, data: { ...e.data }, prevHash: '0', hash: '1',
+    seq: 3,
+    id: 'ev_3',
+    type: e.type,
+    at: e.at.toISOString(),
+    recordedAt: e.at.toISOString(),
+    tenant: 't1',
+    instanceId: 'i',
+    conversationId: e.conversationId,
+    toolCallId: e.toolCallId,
+    toolName: e.toolName,
+    actor: { ...e.actor },
+    data: { ...e.data },
+    prevHash: '0',
+    hash: '1',
   };
   return { conv, event };
 }
@@ -42,7 +74,14 @@ describe('the channel bridge and notify calls', () => {
     await b.deliver(event);
     expect(slack.told).toHaveLength(1);
     expect(slack.told[0].approvers).toEqual(['requester', 'admin']);
-    expect(slack.told[0].request).toMatchObject({ id: 'tc_1', tenantId: 't1', toolName: 'send_email', status: 'approved', policy: { level: 'notify', rule: 1 }, conversation: { id: 'conv_1', agentId: 'bot' } });
+    expect(slack.told[0].request).toMatchObject({
+      id: 'tc_1',
+      tenantId: 't1',
+      toolName: 'send_email',
+      status: 'approved',
+      policy: { level: 'notify', rule: 1 },
+      conversation: { id: 'conv_1', agentId: 'bot' },
+    });
   });
 
   it('skips a policy channel the event does not name, but tells a channel outside the policy’s list (the terminal)', () => {

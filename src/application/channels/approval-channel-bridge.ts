@@ -43,8 +43,14 @@ export class ApprovalChannelBridge implements OutboxConsumer {
     if (e.type === 'ToolCallApprovalRecorded') return !!this.callback.progress;
     if (e.type === 'ToolCallReminded') return !!this.callback.remind;
     // A channel the event does not name is not told; one outside the policy's list (the terminal) is.
-    if (e.type === 'ToolCallNotified') return !!this.callback.notify && (!isNotifyChannel(this.callback.channel) || ((e.data.channels as string[] | undefined) ?? []).includes(this.callback.channel));
-    if (e.type === 'ToolCallEscalated') return !!this.callback.remind && ((e.data.notify as string[] | undefined) ?? []).includes(this.callback.channel);
+    if (e.type === 'ToolCallNotified')
+      return (
+        !!this.callback.notify &&
+        (!isNotifyChannel(this.callback.channel) ||
+          ((e.data.channels as string[] | undefined) ?? []).includes(this.callback.channel))
+      );
+    if (e.type === 'ToolCallEscalated')
+      return !!this.callback.remind && ((e.data.notify as string[] | undefined) ?? []).includes(this.callback.channel);
     if (!(e.type in OUTCOMES)) return false;
     if (e.type === 'ToolCallRejected' && e.data.via === 'policy') return false;
     if (e.type === 'ToolCallCancelled' && e.data.previousStatus !== 'pending') return false;
@@ -53,11 +59,17 @@ export class ApprovalChannelBridge implements OutboxConsumer {
 
   async deliver(e: AuditEvent): Promise<void> {
     const toolCallId = e.toolCallId!;
-    const conv = await this.conversations.findByToolCallId(e.tenant, toolCallId, { calls: { statuses: PENDING, ids: [toolCallId] } });
+    const conv = await this.conversations.findByToolCallId(e.tenant, toolCallId, {
+      calls: { statuses: PENDING, ids: [toolCallId] },
+    });
     const call = conv?.findCall(toolCallId);
     if (!conv || !call) return; // purged with its history: nothing left to show
     const toolCall = toolCallView(call.snapshot());
-    const request = { ...toolCall, tenantId: e.tenant, conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title ?? null } };
+    const request = {
+      ...toolCall,
+      tenantId: e.tenant,
+      conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title ?? null },
+    };
     if (e.type === 'ApprovalRequested') {
       if (toolCall.status !== 'pending' && this.clock.now().getTime() - Date.parse(e.at) > STALE_REQUEST_MS) return;
       await this.callback.ask(request);
@@ -97,6 +109,10 @@ export class ApprovalChannelBridge implements OutboxConsumer {
 const isNotifyChannel = (c: string) => (NOTIFY_CHANNELS as readonly string[]).includes(c);
 
 /** One bridge per registered channel. */
-export function approvalChannelBridges(callbacks: ApprovalCallback[], conversations: Pick<ConversationRepository, 'findByToolCallId'>, clock?: Clock): OutboxConsumer[] {
+export function approvalChannelBridges(
+  callbacks: ApprovalCallback[],
+  conversations: Pick<ConversationRepository, 'findByToolCallId'>,
+  clock?: Clock,
+): OutboxConsumer[] {
   return callbacks.map((c) => new ApprovalChannelBridge(c, conversations, clock));
 }

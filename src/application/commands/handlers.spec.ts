@@ -11,7 +11,12 @@ import {
   StaleAggregateError,
   inMemoryPorts,
 } from '../../../test/support/in-memory-ports';
-import { Conversation, ConversationUser, Decider, ProposedCall } from '../../domain/conversation/conversation.aggregate';
+import {
+  Conversation,
+  ConversationUser,
+  Decider,
+  ProposedCall,
+} from '../../domain/conversation/conversation.aggregate';
 import type { GrantScope } from '../../domain/policy/approval-policy';
 import type { Actor, Principal } from '../../domain/shared/actor';
 import type { ToolDefinition } from '../../domain/tool/tool.aggregate';
@@ -72,7 +77,13 @@ const POLICY = {
   rules: [
     { match: 'get_*', level: 'automatic' }, // 0
     { match: 'shell(cmd=rm *)', level: 'deny' }, // 1
-    { match: 'delete_source', level: 'confirm', requireRole: 'admin', approvers: ['requester', 'admin'], timeoutSeconds: 120 }, // 2
+    {
+      match: 'delete_source',
+      level: 'confirm',
+      requireRole: 'admin',
+      approvers: ['requester', 'admin'],
+      timeoutSeconds: 120,
+    }, // 2
     { match: 'wipe_*', level: 'manual' }, // 3
     { match: 'refund_*', level: 'confirm', approvers: ['requester'], timeoutSeconds: 60 }, // 4
     { match: 'send_*', level: 'notify' }, // 5
@@ -95,7 +106,13 @@ function setup() {
   const bus = { execute: (c: ExpireToolCallsCommand) => expire.execute(c) } as unknown as CommandBus;
   const h = {
     start: new StartConversationHandler(uow, conversations, clock, ids),
-    propose: new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts, conversations), clock, ids),
+    propose: new ProposeToolCallsHandler(
+      uow,
+      conversations,
+      new RepositoryPolicyInputs(policies, tools, grants, halts, conversations),
+      clock,
+      ids,
+    ),
     decide: new DecideToolCallHandler(uow, conversations, grants, clock, ids),
     claim: new ClaimExecutionHandler(uow, conversations, halts, receipts, clock),
     report: new ReportResultHandler(uow, conversations, clock),
@@ -112,21 +129,32 @@ function setup() {
   const t = {
     ...ports,
     h,
-    putPolicy: (doc: unknown = POLICY, opts?: { onlyIfChanged?: boolean; source?: string }) => h.putPolicy.execute(new PutPolicyCommand(TENANT, rootActor, doc, opts)),
+    putPolicy: (doc: unknown = POLICY, opts?: { onlyIfChanged?: boolean; source?: string }) =>
+      h.putPolicy.execute(new PutPolicyCommand(TENANT, rootActor, doc, opts)),
     async conversation(user: ConversationUser | null = RITA, by: Principal = agent, id?: string): Promise<string> {
-      const { conversation } = await h.start.execute(new StartConversationCommand(by, { ...(id ? { id } : {}), ...(user ? { user } : {}), title: 'Clean-up' }));
+      const { conversation } = await h.start.execute(
+        new StartConversationCommand(by, { ...(id ? { id } : {}), ...(user ? { user } : {}), title: 'Clean-up' }),
+      );
       return conversation.id;
     },
-    propose: (conversationId: string, calls: ProposedCall[], by: Principal = agent) => h.propose.execute(new ProposeToolCallsCommand(by, conversationId, calls)),
+    propose: (conversationId: string, calls: ProposedCall[], by: Principal = agent) =>
+      h.propose.execute(new ProposeToolCallsCommand(by, conversationId, calls)),
     /** Proposes one call and answers its view. */
     async proposeOne(conversationId: string, c: ProposedCall, by: Principal = agent) {
       return (await t.propose(conversationId, [c], by)).toolCalls[0];
     },
-    decide: (by: Decider, toolCallId: string, decision: 'approve' | 'reject' | 'always_allow', more: { reason?: string; arguments?: Record<string, unknown>; scope?: GrantScope } = {}) =>
-      h.decide.execute(new DecideToolCallCommand(by, toolCallId, { decision, ...more })),
+    decide: (
+      by: Decider,
+      toolCallId: string,
+      decision: 'approve' | 'reject' | 'always_allow',
+      more: { reason?: string; arguments?: Record<string, unknown>; scope?: GrantScope } = {},
+    ) => h.decide.execute(new DecideToolCallCommand(by, toolCallId, { decision, ...more })),
     claim: (toolCallId: string, by: Principal = agent) => h.claim.execute(new ClaimExecutionCommand(by, toolCallId)),
-    report: (toolCallId: string, by: Principal = agent, result: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string } = { outcome: 'succeeded' }) =>
-      h.report.execute(new ReportResultCommand(by, toolCallId, result)),
+    report: (
+      toolCallId: string,
+      by: Principal = agent,
+      result: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string } = { outcome: 'succeeded' },
+    ) => h.report.execute(new ReportResultCommand(by, toolCallId, result)),
     read: (toolCallId: string, by: Principal = root) => h.getToolCall.execute(new GetToolCallQuery(by, toolCallId)),
     readConversation: (id: string, by: Principal = root) => h.getConversation.execute(new GetConversationQuery(by, id)),
   };
@@ -146,7 +174,9 @@ async function withPolicy() {
 describe('StartConversationHandler', () => {
   it('starting a conversation records ConversationStarted and answers it active with no calls', async () => {
     const t = setup();
-    const { conversation, created } = await t.h.start.execute(new StartConversationCommand(agent, { user: RITA, title: 'Clean-up', metadata: { ticket: 7 } }));
+    const { conversation, created } = await t.h.start.execute(
+      new StartConversationCommand(agent, { user: RITA, title: 'Clean-up', metadata: { ticket: 7 } }),
+    );
     expect(created).toBe(true);
     expect(conversation).toEqual({
       id: 'conv_1',
@@ -161,7 +191,12 @@ describe('StartConversationHandler', () => {
       updatedAt: T0.toISOString(),
     });
     expect(t.uow.types()).toEqual(['ConversationStarted']);
-    expect(t.uow.events[0]).toMatchObject({ tenantId: TENANT, conversationId: 'conv_1', actor: { id: 'agent-1', kind: 'agent' }, data: { agentId: 'agent-1', user: RITA } });
+    expect(t.uow.events[0]).toMatchObject({
+      tenantId: TENANT,
+      conversationId: 'conv_1',
+      actor: { id: 'agent-1', kind: 'agent' },
+      data: { agentId: 'agent-1', user: RITA },
+    });
   });
 
   it('repeating a start with the same id by the same agent answers the same conversation and records nothing', async () => {
@@ -177,13 +212,17 @@ describe('StartConversationHandler', () => {
   it('another agent reusing a conversation id is refused with idempotency_mismatch', async () => {
     const t = setup();
     await t.conversation(RITA, agent, 'chat-1');
-    await expect(t.h.start.execute(new StartConversationCommand(otherAgent, { id: 'chat-1' }))).rejects.toMatchObject({ code: 'idempotency_mismatch' });
+    await expect(t.h.start.execute(new StartConversationCommand(otherAgent, { id: 'chat-1' }))).rejects.toMatchObject({
+      code: 'idempotency_mismatch',
+    });
   });
 
   it('the same conversation id in another tenant is a different conversation', async () => {
     const t = setup();
     await t.conversation(RITA, agent, 'chat-1');
-    const { created, conversation } = await t.h.start.execute(new StartConversationCommand(foreignAgent, { id: 'chat-1' }));
+    const { created, conversation } = await t.h.start.execute(
+      new StartConversationCommand(foreignAgent, { id: 'chat-1' }),
+    );
     expect(created).toBe(true);
     expect(conversation.user).toBeNull();
   });
@@ -195,7 +234,9 @@ describe('ProposeToolCallsHandler', () => {
   it('a call matched by an automatic rule is approved at once by the policy, recording ToolCallProposed then ToolCallAutoApproved', async () => {
     const t = await withPolicy();
     const mark = t.uow.mark();
-    const { replay, toolCalls } = await t.propose(t.conv, [call('get_weather', { city: 'Oslo' }, { externalId: 'call_a', reason: 'asked', confidence: 0.9 })]);
+    const { replay, toolCalls } = await t.propose(t.conv, [
+      call('get_weather', { city: 'Oslo' }, { externalId: 'call_a', reason: 'asked', confidence: 0.9 }),
+    ]);
     expect(replay).toBe(false);
     expect(toolCalls).toHaveLength(1);
     expect(toolCalls[0]).toMatchObject({
@@ -212,7 +253,12 @@ describe('ProposeToolCallsHandler', () => {
     });
     expect(toolCalls[0].approval).toBeUndefined();
     expect(t.uow.types(mark)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved']);
-    expect(t.uow.since(mark)[1]).toMatchObject({ toolCallId: 'tc_1', toolName: 'get_weather', actor: { id: 'policy', via: 'policy' }, data: { level: 'automatic', rule: 0, policyVersion: 1 } });
+    expect(t.uow.since(mark)[1]).toMatchObject({
+      toolCallId: 'tc_1',
+      toolName: 'get_weather',
+      actor: { id: 'policy', via: 'policy' },
+      data: { level: 'automatic', rule: 0, policyVersion: 1 },
+    });
   });
 
   it('a notify rule lets the call run at once, recorded as auto-approved and as told to people', async () => {
@@ -235,7 +281,12 @@ describe('ProposeToolCallsHandler', () => {
     expect(toolCalls[0].decision).toBeUndefined();
     expect(conversation).toMatchObject({ status: 'blocked', pendingCount: 1 });
     expect(t.uow.types(mark)).toEqual(['ToolCallProposed', 'ApprovalRequested']);
-    expect(t.uow.since(mark)[1].data).toMatchObject({ approvers: ['requester', 'admin'], expiresAt: iso(120), level: 'confirm', rule: 2 });
+    expect(t.uow.since(mark)[1].data).toMatchObject({
+      approvers: ['requester', 'admin'],
+      expiresAt: iso(120),
+      level: 'confirm',
+      rule: 2,
+    });
   });
 
   it('a call matched by a deny rule is rejected at once, with the rule named in policy and decision', async () => {
@@ -245,7 +296,11 @@ describe('ProposeToolCallsHandler', () => {
     expect(c).toMatchObject({
       status: 'rejected',
       policy: { level: 'deny', rule: 1, reason: 'Denied by policy rule 1 (shell(cmd=rm *))' },
-      decision: { outcome: 'rejected', by: { id: 'policy', via: 'policy' }, reason: 'Denied by policy rule 1 (shell(cmd=rm *))' },
+      decision: {
+        outcome: 'rejected',
+        by: { id: 'policy', via: 'policy' },
+        reason: 'Denied by policy rule 1 (shell(cmd=rm *))',
+      },
     });
     expect(t.uow.types(mark)).toEqual(['ToolCallProposed', 'ToolCallRejected']);
     expect(t.uow.since(mark)[1].data).toMatchObject({ rejectedBy: 'policy', via: 'policy', latencyMs: 0, rule: 1 });
@@ -270,7 +325,12 @@ describe('ProposeToolCallsHandler', () => {
     const c = await t.proposeOne(t.conv, call('deploy_app', { v: 1 }));
     expect(c).toMatchObject({
       status: 'pending',
-      policy: { level: 'confirm', rule: null, policyVersion: 1, reason: 'Unknown tool: defaults.unknownTools = confirm' },
+      policy: {
+        level: 'confirm',
+        rule: null,
+        policyVersion: 1,
+        reason: 'Unknown tool: defaults.unknownTools = confirm',
+      },
       approval: { approvers: ['approver', 'admin'], expiresAt: iso(300) },
     });
   });
@@ -286,24 +346,44 @@ describe('ProposeToolCallsHandler', () => {
     const t = await withPolicy();
     await t.h.registerTool.execute(new RegisterToolCommand(root, 'list_sources', READ_ONLY));
     const listed = await t.proposeOne(t.conv, call('list_sources'));
-    expect(listed).toMatchObject({ status: 'approved', policy: { level: 'automatic', rule: null, reason: 'Tool flags: isReadOnly → automatic' } });
+    expect(listed).toMatchObject({
+      status: 'approved',
+      policy: { level: 'automatic', rule: null, reason: 'Tool flags: isReadOnly → automatic' },
+    });
 
     const conv2 = await t.conversation();
-    const dropped = await t.proposeOne(conv2, call('drop_table', { name: 'users' }, { annotations: { destructive: true } }));
-    expect(dropped).toMatchObject({ status: 'pending', policy: { level: 'confirm', rule: null, reason: 'Tool flags (annotations): destructive → confirm' } });
+    const dropped = await t.proposeOne(
+      conv2,
+      call('drop_table', { name: 'users' }, { annotations: { destructive: true } }),
+    );
+    expect(dropped).toMatchObject({
+      status: 'pending',
+      policy: { level: 'confirm', rule: null, reason: 'Tool flags (annotations): destructive → confirm' },
+    });
   });
 
   it('one step is judged together: a pending call does not stop its siblings that the policy lets through', async () => {
     const t = await withPolicy();
     const mark = t.uow.mark();
-    const { conversation, toolCalls } = await t.propose(t.conv, [call('get_weather'), call('deploy_app', { v: 1 }), call('shell', { cmd: 'rm x' })]);
+    const { conversation, toolCalls } = await t.propose(t.conv, [
+      call('get_weather'),
+      call('deploy_app', { v: 1 }),
+      call('shell', { cmd: 'rm x' }),
+    ]);
     expect(toolCalls.map((c) => [c.id, c.status])).toEqual([
       ['tc_1', 'approved'],
       ['tc_2', 'pending'],
       ['tc_3', 'rejected'],
     ]);
     expect(conversation).toMatchObject({ status: 'blocked', pendingCount: 1 });
-    expect(t.uow.types(mark)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved', 'ToolCallProposed', 'ApprovalRequested', 'ToolCallProposed', 'ToolCallRejected']);
+    expect(t.uow.types(mark)).toEqual([
+      'ToolCallProposed',
+      'ToolCallAutoApproved',
+      'ToolCallProposed',
+      'ApprovalRequested',
+      'ToolCallProposed',
+      'ToolCallRejected',
+    ]);
   });
 
   it('a new proposal while a call is pending is refused with conversation_blocked, listing the pending ids, and records nothing', async () => {
@@ -311,7 +391,10 @@ describe('ProposeToolCallsHandler', () => {
     const pending = await t.proposeOne(t.conv, call('deploy_app', { v: 1 }));
     const mark = t.uow.mark();
     const version = t.conversations.stored(TENANT, t.conv)!.version;
-    await expect(t.propose(t.conv, [call('get_weather')])).rejects.toMatchObject({ code: 'conversation_blocked', details: { pendingToolCallIds: [pending.id] } });
+    await expect(t.propose(t.conv, [call('get_weather')])).rejects.toMatchObject({
+      code: 'conversation_blocked',
+      details: { pendingToolCallIds: [pending.id] },
+    });
     expect(t.uow.types(mark)).toEqual([]);
     expect(t.conversations.stored(TENANT, t.conv)!.version).toBe(version);
   });
@@ -329,7 +412,9 @@ describe('ProposeToolCallsHandler', () => {
   it('reusing a tool-call id with different content is refused with idempotency_mismatch', async () => {
     const t = await withPolicy();
     await t.propose(t.conv, [call('get_weather', { city: 'Oslo' }, { externalId: 'call_1' })]);
-    await expect(t.propose(t.conv, [call('get_weather', { city: 'Bergen' }, { externalId: 'call_1' })])).rejects.toMatchObject({ code: 'idempotency_mismatch' });
+    await expect(
+      t.propose(t.conv, [call('get_weather', { city: 'Bergen' }, { externalId: 'call_1' })]),
+    ).rejects.toMatchObject({ code: 'idempotency_mismatch' });
   });
 
   it('a pending call past its expiresAt no longer blocks: it is expired on the way and the new calls are proposed', async () => {
@@ -380,12 +465,20 @@ describe('DecideToolCallHandler', () => {
     const view = await t.decide(alice, t.id, 'approve', { reason: 'looks fine' });
     expect(view).toMatchObject({
       status: 'approved',
-      decision: { outcome: 'approved', by: { id: 'alice', name: 'Alice', via: 'web' }, at: iso(5), reason: 'looks fine' },
+      decision: {
+        outcome: 'approved',
+        by: { id: 'alice', name: 'Alice', via: 'web' },
+        at: iso(5),
+        reason: 'looks fine',
+      },
       updatedAt: iso(5),
     });
     expect(view.decision).not.toHaveProperty('kind');
     expect(t.uow.types(mark)).toEqual(['ToolCallApproved']);
-    expect(t.uow.since(mark)[0]).toMatchObject({ actor: { id: 'alice', kind: 'person', via: 'web' }, data: { approvedBy: 'alice', via: 'web', latencyMs: 5_000, decision: 'approve' } });
+    expect(t.uow.since(mark)[0]).toMatchObject({
+      actor: { id: 'alice', kind: 'person', via: 'web' },
+      data: { approvedBy: 'alice', via: 'web', latencyMs: 5_000, decision: 'approve' },
+    });
     expect((await t.readConversation(t.conv)).status).toBe('active');
   });
 
@@ -393,7 +486,10 @@ describe('DecideToolCallHandler', () => {
     const t = await pendingCall();
     const mark = t.uow.mark();
     const view = await t.decide(bob, t.id, 'reject', { reason: 'not today' });
-    expect(view).toMatchObject({ status: 'rejected', decision: { outcome: 'rejected', by: { id: 'bob', via: 'cli' }, reason: 'not today' } });
+    expect(view).toMatchObject({
+      status: 'rejected',
+      decision: { outcome: 'rejected', by: { id: 'bob', via: 'cli' }, reason: 'not today' },
+    });
     expect(t.uow.types(mark)).toEqual(['ToolCallRejected']);
     expect(t.uow.since(mark)[0].data).toMatchObject({ rejectedBy: 'bob', via: 'cli', reason: 'not today' });
   });
@@ -406,7 +502,10 @@ describe('DecideToolCallHandler', () => {
     const claimed = await t.claim(t.id);
     expect(claimed.arguments).toEqual({ v: 2 });
     expect(FakeReceiptSigner.claims(claimed.receipt).args).toBe(t.receipts.digest({ v: 2 }));
-    expect(t.uow.since(mark)[0]).toMatchObject({ type: 'ToolCallExecuted', data: { arguments: { v: 2 }, edited: true } });
+    expect(t.uow.since(mark)[0]).toMatchObject({
+      type: 'ToolCallExecuted',
+      data: { arguments: { v: 2 }, edited: true },
+    });
   });
 
   it('the first decision wins: a different one afterwards is refused with already_decided carrying the standing decision', async () => {
@@ -437,7 +536,9 @@ describe('DecideToolCallHandler', () => {
     const mark = t.uow.mark();
     await expect(t.decide(audrey, t.id, 'approve')).rejects.toMatchObject({ code: 'forbidden' });
     await expect(t.decide({ ...agent, via: 'api' }, t.id, 'approve')).rejects.toMatchObject({ code: 'forbidden' });
-    await expect(t.decide({ ...agent, roles: ['agent', 'admin'], via: 'api' }, t.id, 'approve')).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(t.decide({ ...agent, roles: ['agent', 'admin'], via: 'api' }, t.id, 'approve')).rejects.toMatchObject({
+      code: 'forbidden',
+    });
     expect(t.uow.types(mark)).toEqual([]);
     expect((await t.read(t.id)).status).toBe('pending');
   });
@@ -495,9 +596,27 @@ describe('always_allow', () => {
     expect([...t.uow.types(mark)].sort()).toEqual(['GrantCreated', 'ToolCallApproved']); // order: see the failing test below
     const byType = (type: string) => t.uow.since(mark).find((e) => e.type === type)!;
     expect(byType('ToolCallApproved').data).toMatchObject({ decision: 'always_allow' });
-    expect(byType('GrantCreated')).toMatchObject({ toolCallId: first.id, toolName: 'deploy_app', actor: { id: 'alice', kind: 'person' } });
-    expect(byType('GrantCreated').data).toEqual({ grantId: 'grant_1', scope: 'conversation', scopeId: t.conv, createdBy: 'alice', via: 'web' });
-    expect(t.grants.all(TENANT)).toEqual([expect.objectContaining({ id: 'grant_1', toolName: 'deploy_app', scope: 'conversation', conversationId: t.conv, sourceToolCallId: first.id })]);
+    expect(byType('GrantCreated')).toMatchObject({
+      toolCallId: first.id,
+      toolName: 'deploy_app',
+      actor: { id: 'alice', kind: 'person' },
+    });
+    expect(byType('GrantCreated').data).toEqual({
+      grantId: 'grant_1',
+      scope: 'conversation',
+      scopeId: t.conv,
+      createdBy: 'alice',
+      via: 'web',
+    });
+    expect(t.grants.all(TENANT)).toEqual([
+      expect.objectContaining({
+        id: 'grant_1',
+        toolName: 'deploy_app',
+        scope: 'conversation',
+        conversationId: t.conv,
+        sourceToolCallId: first.id,
+      }),
+    ]);
 
     const mark2 = t.uow.mark();
     const next = await t.proposeOne(t.conv, call('deploy_app', { v: 2 }));
@@ -549,29 +668,41 @@ describe('always_allow', () => {
     ['an approver', alice, 'agent'],
     ['an approver', alice, 'tenant'],
     ['the requester with no role', rita, 'tenant'],
-  ])('%s asking for a grant in scope %s is refused with forbidden: GrantRefused is recorded, the call stays pending, no grant', async (_who, by, scope) => {
-    const t = await withPolicy();
-    // refund_* lists the requester among its approvers; deploy_app falls to the defaults (approver, admin)
-    const first = await t.proposeOne(t.conv, call(by === rita ? 'refund_order' : 'deploy_app'));
-    const mark = t.uow.mark();
-    await expect(t.decide(by, first.id, 'always_allow', { scope })).rejects.toMatchObject({
-      code: 'forbidden',
-      kind: 'forbidden',
-      details: { requestedScope: scope, allowedScope: 'conversation' },
-      message: `Only an admin may make a standing grant in scope ${scope}; you may grant at most scope conversation`,
-    });
-    expect(t.uow.types(mark)).toEqual(['GrantRefused']);
-    expect(t.uow.since(mark)[0]).toMatchObject({ toolCallId: first.id, actor: { id: by.id, kind: 'person' }, data: { requestedScope: scope, allowedScope: 'conversation', refusedBy: by.id } });
-    expect(t.grants.all(TENANT)).toEqual([]);
-    expect((await t.read(first.id)).status).toBe('pending');
-    // the same person may still grant for this conversation
-    expect(await t.decide(by, first.id, 'always_allow', { scope: 'conversation' })).toMatchObject({ status: 'approved' });
-    expect(t.grants.all(TENANT)).toEqual([expect.objectContaining({ scope: 'conversation' })]);
-  });
+  ])(
+    '%s asking for a grant in scope %s is refused with forbidden: GrantRefused is recorded, the call stays pending, no grant',
+    async (_who, by, scope) => {
+      const t = await withPolicy();
+      // refund_* lists the requester among its approvers; deploy_app falls to the defaults (approver, admin)
+      const first = await t.proposeOne(t.conv, call(by === rita ? 'refund_order' : 'deploy_app'));
+      const mark = t.uow.mark();
+      await expect(t.decide(by, first.id, 'always_allow', { scope })).rejects.toMatchObject({
+        code: 'forbidden',
+        kind: 'forbidden',
+        details: { requestedScope: scope, allowedScope: 'conversation' },
+        message: `Only an admin may make a standing grant in scope ${scope}; you may grant at most scope conversation`,
+      });
+      expect(t.uow.types(mark)).toEqual(['GrantRefused']);
+      expect(t.uow.since(mark)[0]).toMatchObject({
+        toolCallId: first.id,
+        actor: { id: by.id, kind: 'person' },
+        data: { requestedScope: scope, allowedScope: 'conversation', refusedBy: by.id },
+      });
+      expect(t.grants.all(TENANT)).toEqual([]);
+      expect((await t.read(first.id)).status).toBe('pending');
+      // the same person may still grant for this conversation
+      expect(await t.decide(by, first.id, 'always_allow', { scope: 'conversation' })).toMatchObject({
+        status: 'approved',
+      });
+      expect(t.grants.all(TENANT)).toEqual([expect.objectContaining({ scope: 'conversation' })]);
+    },
+  );
 
   it('a policy that narrows grants (rule grants: conversation, defaults grants: none) binds admins too', async () => {
     const t = setup();
-    await t.putPolicy({ defaults: { grants: 'none' }, rules: [{ match: 'deploy_*', level: 'confirm', grants: 'conversation' }] });
+    await t.putPolicy({
+      defaults: { grants: 'none' },
+      rules: [{ match: 'deploy_*', level: 'confirm', grants: 'conversation' }],
+    });
     const conv = await t.conversation();
     const deploy = await t.proposeOne(conv, call('deploy_app'));
     await expect(t.decide(rootDecider, deploy.id, 'always_allow', { scope: 'tenant' })).rejects.toMatchObject({
@@ -624,13 +755,26 @@ describe('ClaimExecutionHandler and ReportResultHandler', () => {
     const mark = t.uow.mark();
 
     const claimed = await t.claim(c.id);
-    expect(claimed.toolCall).toMatchObject({ status: 'executed', execution: { at: iso(1), by: { id: 'agent-1', name: 'Deploy bot', via: 'api' } } });
+    expect(claimed.toolCall).toMatchObject({
+      status: 'executed',
+      execution: { at: iso(1), by: { id: 'agent-1', name: 'Deploy bot', via: 'api' } },
+    });
     expect(claimed.arguments).toEqual({ v: 1 });
-    expect(FakeReceiptSigner.claims(claimed.receipt)).toEqual({ tcid: c.id, conv: t.conv, tool: 'deploy_app', args: t.receipts.digest({ v: 1 }), approvedBy: 'alice', tenant: TENANT });
+    expect(FakeReceiptSigner.claims(claimed.receipt)).toEqual({
+      tcid: c.id,
+      conv: t.conv,
+      tool: 'deploy_app',
+      args: t.receipts.digest({ v: 1 }),
+      approvedBy: 'alice',
+      tenant: TENANT,
+    });
 
     t.clock.advance(2_000);
     const done = await t.report(c.id, agent, { outcome: 'succeeded', output: { deployed: true } });
-    expect(done).toMatchObject({ status: 'completed', result: { outcome: 'succeeded', output: { deployed: true }, at: iso(3) } });
+    expect(done).toMatchObject({
+      status: 'completed',
+      result: { outcome: 'succeeded', output: { deployed: true }, at: iso(3) },
+    });
     expect(t.uow.types(mark)).toEqual(['ToolCallExecuted', 'ToolCallCompleted']);
     expect(t.uow.since(mark)[1].data).toMatchObject({ outcome: 'succeeded', durationMs: 2_000 });
   });
@@ -646,9 +790,15 @@ describe('ClaimExecutionHandler and ReportResultHandler', () => {
   it('claiming a pending or rejected call is refused with not_approved and signs nothing', async () => {
     const t = await withPolicy();
     const pending = await t.proposeOne(t.conv, call('deploy_app'));
-    await expect(t.claim(pending.id)).rejects.toMatchObject({ code: 'not_approved', details: { toolCallStatus: 'pending' } });
+    await expect(t.claim(pending.id)).rejects.toMatchObject({
+      code: 'not_approved',
+      details: { toolCallStatus: 'pending' },
+    });
     await t.decide(alice, pending.id, 'reject');
-    await expect(t.claim(pending.id)).rejects.toMatchObject({ code: 'not_approved', details: { toolCallStatus: 'rejected' } });
+    await expect(t.claim(pending.id)).rejects.toMatchObject({
+      code: 'not_approved',
+      details: { toolCallStatus: 'rejected' },
+    });
     expect(t.receipts.signed).toEqual([]);
   });
 
@@ -659,7 +809,10 @@ describe('ClaimExecutionHandler and ReportResultHandler', () => {
     const mark = t.uow.mark();
     await expect(t.claim(c.id)).rejects.toMatchObject({ code: 'already_executed' });
     await t.report(c.id);
-    await expect(t.claim(c.id)).rejects.toMatchObject({ code: 'already_executed', details: { toolCallStatus: 'completed' } });
+    await expect(t.claim(c.id)).rejects.toMatchObject({
+      code: 'already_executed',
+      details: { toolCallStatus: 'completed' },
+    });
     expect(t.receipts.signed).toHaveLength(1);
     expect(t.uow.types(mark)).toEqual(['ToolCallCompleted']);
   });
@@ -710,9 +863,14 @@ describe('HaltHandler and ResumeHandler', () => {
     const pendingB = await t.proposeOne(convB, call('deploy_app', { v: 9 }));
     return { ...t, claimed, approved, pending, convB, pendingB };
   }
-  const halt = (t: ReturnType<typeof setup>, scope: 'tenant' | 'agent' | 'conversation', id: string, reason = 'incident 42') =>
-    t.h.halt.execute(new HaltCommand(root, { scope, id }, reason));
-  const resume = (t: ReturnType<typeof setup>, scope: 'tenant' | 'agent' | 'conversation', id: string) => t.h.resume.execute(new ResumeCommand(root, { scope, id }, 'all clear'));
+  const halt = (
+    t: ReturnType<typeof setup>,
+    scope: 'tenant' | 'agent' | 'conversation',
+    id: string,
+    reason = 'incident 42',
+  ) => t.h.halt.execute(new HaltCommand(root, { scope, id }, reason));
+  const resume = (t: ReturnType<typeof setup>, scope: 'tenant' | 'agent' | 'conversation', id: string) =>
+    t.h.resume.execute(new ResumeCommand(root, { scope, id }, 'all clear'));
 
   it('halting a conversation cancels its pending and approved-but-unclaimed calls, and leaves claimed ones and other conversations alone', async () => {
     const t = await busy();
@@ -733,9 +891,17 @@ describe('HaltHandler and ResumeHandler', () => {
     expect(t.uow.since(mark)[1].data).toMatchObject({ reason: 'incident 42', previousStatus: 'approved' });
 
     const approved = await t.read(t.approved.id);
-    expect(approved).toMatchObject({ status: 'cancelled', decision: { outcome: 'approved', by: { id: 'policy' } }, cancellation: { by: { id: 'root', via: 'api' }, at: iso(10), reason: 'incident 42' } });
+    expect(approved).toMatchObject({
+      status: 'cancelled',
+      decision: { outcome: 'approved', by: { id: 'policy' } },
+      cancellation: { by: { id: 'root', via: 'api' }, at: iso(10), reason: 'incident 42' },
+    });
     const pending = await t.read(t.pending.id);
-    expect(pending).toMatchObject({ status: 'cancelled', decision: { outcome: 'cancelled', by: { id: 'root' } }, cancellation: { reason: 'incident 42' } });
+    expect(pending).toMatchObject({
+      status: 'cancelled',
+      decision: { outcome: 'cancelled', by: { id: 'root' } },
+      cancellation: { reason: 'incident 42' },
+    });
     expect((await t.read(t.claimed.id)).status).toBe('executed');
     expect((await t.read(t.pendingB.id)).status).toBe('pending');
     expect(t.waiters.wakes).toEqual(expect.arrayContaining([`${TENANT}/${t.pending.id}`]));
@@ -786,19 +952,35 @@ describe('HaltHandler and ResumeHandler', () => {
     const t = await busy();
     const elsewhere = await t.conversation(RITA, otherAgent);
     await halt(t, 'tenant', '');
-    await expect(t.propose(elsewhere, [call('get_c')], otherAgent)).rejects.toMatchObject({ code: 'halted', details: { scope: 'tenant' } });
+    await expect(t.propose(elsewhere, [call('get_c')], otherAgent)).rejects.toMatchObject({
+      code: 'halted',
+      details: { scope: 'tenant' },
+    });
   });
 
   it('resuming lifts the halt so proposals are accepted again; resuming again changes nothing', async () => {
     const t = await busy();
     await halt(t, 'conversation', t.conv);
     const mark = t.uow.mark();
-    expect(await resume(t, 'conversation', t.conv)).toEqual({ scope: 'conversation', id: t.conv, halted: false, changed: true });
+    expect(await resume(t, 'conversation', t.conv)).toEqual({
+      scope: 'conversation',
+      id: t.conv,
+      halted: false,
+      changed: true,
+    });
     expect(t.uow.types(mark)).toEqual(['Resumed']);
-    expect(t.uow.since(mark)[0].data).toMatchObject({ scope: 'conversation', id: t.conv, reason: 'all clear', haltReason: 'incident 42' });
+    expect(t.uow.since(mark)[0].data).toMatchObject({
+      scope: 'conversation',
+      id: t.conv,
+      reason: 'all clear',
+      haltReason: 'incident 42',
+    });
     expect((await t.proposeOne(t.conv, call('get_c'))).status).toBe('approved');
     // the cancelled calls stay cancelled
-    await expect(t.claim(t.approved.id)).rejects.toMatchObject({ code: 'not_approved', details: { toolCallStatus: 'cancelled' } });
+    await expect(t.claim(t.approved.id)).rejects.toMatchObject({
+      code: 'not_approved',
+      details: { toolCallStatus: 'cancelled' },
+    });
 
     const mark2 = t.uow.mark();
     expect(await resume(t, 'conversation', t.conv)).toMatchObject({ halted: false, changed: false });
@@ -808,13 +990,18 @@ describe('HaltHandler and ResumeHandler', () => {
   it('halting a conversation of another tenant is not found', async () => {
     const t = await withPolicy();
     const foreign = await t.conversation(null, foreignAgent, 'chat-x');
-    await expect(t.h.halt.execute(new HaltCommand(root, { scope: 'conversation', id: foreign }, 'x'))).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      t.h.halt.execute(new HaltCommand(root, { scope: 'conversation', id: foreign }, 'x')),
+    ).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('deciding a call cancelled by a halt is refused with already_decided', async () => {
     const t = await busy();
     await halt(t, 'conversation', t.conv);
-    await expect(t.decide(alice, t.pending.id, 'approve')).rejects.toMatchObject({ code: 'already_decided', details: { toolCallStatus: 'cancelled' } });
+    await expect(t.decide(alice, t.pending.id, 'approve')).rejects.toMatchObject({
+      code: 'already_decided',
+      details: { toolCallStatus: 'cancelled' },
+    });
   });
 });
 
@@ -837,9 +1024,18 @@ describe('ExpireToolCallsHandler', () => {
     t.clock.advance(1);
     const mark = t.uow.mark();
     expect(await t.h.expire.execute(new ExpireToolCallsCommand())).toBe(1);
-    expect(t.uow.since(mark)).toEqual([expect.objectContaining({ type: 'ToolCallExpired', toolCallId: t.short.id, actor: expect.objectContaining({ id: 'system' }) })]);
+    expect(t.uow.since(mark)).toEqual([
+      expect.objectContaining({
+        type: 'ToolCallExpired',
+        toolCallId: t.short.id,
+        actor: expect.objectContaining({ id: 'system' }),
+      }),
+    ]);
     expect(t.uow.since(mark)[0].data).toMatchObject({ expiresAt: iso(120), waitedMs: 120_000 });
-    expect(await t.read(t.short.id)).toMatchObject({ status: 'expired', decision: { outcome: 'expired', by: { id: 'system', via: 'system' }, at: iso(120) } });
+    expect(await t.read(t.short.id)).toMatchObject({
+      status: 'expired',
+      decision: { outcome: 'expired', by: { id: 'system', via: 'system' }, at: iso(120) },
+    });
     expect((await t.read(t.long.id)).status).toBe('pending');
     expect(t.waiters.wakes).toEqual([`${TENANT}/${t.short.id}`]);
   });
@@ -879,7 +1075,9 @@ describe('ExpireToolCallsHandler', () => {
 describe('RegisterToolHandler', () => {
   it('an agent registers a tool, recorded as ToolRegistered; the same definition again changes nothing', async () => {
     const t = setup();
-    const first = await t.h.registerTool.execute(new RegisterToolCommand(agent, 'list_sources', { description: 'Lists', ...READ_ONLY }));
+    const first = await t.h.registerTool.execute(
+      new RegisterToolCommand(agent, 'list_sources', { description: 'Lists', ...READ_ONLY }),
+    );
     expect(first).toEqual({
       created: true,
       tool: {
@@ -893,7 +1091,9 @@ describe('RegisterToolHandler', () => {
     });
     expect(t.uow.types()).toEqual(['ToolRegistered']);
     t.clock.advance(1_000);
-    const again = await t.h.registerTool.execute(new RegisterToolCommand(agent, 'list_sources', { description: 'Lists', ...READ_ONLY }));
+    const again = await t.h.registerTool.execute(
+      new RegisterToolCommand(agent, 'list_sources', { description: 'Lists', ...READ_ONLY }),
+    );
     expect(again).toEqual({ created: false, tool: first.tool });
     expect(t.uow.types()).toEqual(['ToolRegistered']);
   });
@@ -902,9 +1102,16 @@ describe('RegisterToolHandler', () => {
     const t = setup();
     await t.h.registerTool.execute(new RegisterToolCommand(root, 'drop_db', DESTRUCTIVE));
     const mark = t.uow.mark();
-    await expect(t.h.registerTool.execute(new RegisterToolCommand(agent, 'drop_db', READ_ONLY))).rejects.toMatchObject({ code: 'forbidden', kind: 'forbidden' });
+    await expect(t.h.registerTool.execute(new RegisterToolCommand(agent, 'drop_db', READ_ONLY))).rejects.toMatchObject({
+      code: 'forbidden',
+      kind: 'forbidden',
+    });
     expect(t.uow.types(mark)).toEqual([]);
-    expect(await t.h.getTool.execute(new GetToolQuery(TENANT, 'drop_db'))).toMatchObject({ destructive: true, isReadOnly: false, registeredBy: { id: 'root', kind: 'admin' } });
+    expect(await t.h.getTool.execute(new GetToolQuery(TENANT, 'drop_db'))).toMatchObject({
+      destructive: true,
+      isReadOnly: false,
+      registeredBy: { id: 'root', kind: 'admin' },
+    });
   });
 
   it('an admin may take over and change an agent-registered tool', async () => {
@@ -913,7 +1120,12 @@ describe('RegisterToolHandler', () => {
     t.clock.advance(1_000);
     const { tool, created } = await t.h.registerTool.execute(new RegisterToolCommand(root, 'drop_db', DESTRUCTIVE));
     expect(created).toBe(false);
-    expect(tool).toMatchObject({ destructive: true, registeredBy: { id: 'root', kind: 'admin' }, createdAt: T0.toISOString(), updatedAt: iso(1) });
+    expect(tool).toMatchObject({
+      destructive: true,
+      registeredBy: { id: 'root', kind: 'admin' },
+      createdAt: T0.toISOString(),
+      updatedAt: iso(1),
+    });
     expect(t.uow.types()).toEqual(['ToolRegistered', 'ToolRegistered']);
   });
 
@@ -921,7 +1133,9 @@ describe('RegisterToolHandler', () => {
     const t = setup();
     await t.h.registerTool.execute(new RegisterToolCommand(root, 'drop_db', DESTRUCTIVE));
     const sneaky: Principal = { id: 'agent-9', tenant: TENANT, roles: ['agent', 'admin'] };
-    await expect(t.h.registerTool.execute(new RegisterToolCommand(sneaky, 'drop_db', READ_ONLY))).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(t.h.registerTool.execute(new RegisterToolCommand(sneaky, 'drop_db', READ_ONLY))).rejects.toMatchObject(
+      { code: 'forbidden' },
+    );
   });
 });
 
@@ -933,28 +1147,39 @@ describe('repeating a decision', () => {
     const c = await t.proposeOne(t.conv, call('deploy_app', { v: 1 }));
     await t.decide(alice, c.id, 'approve', { arguments: { v: 2, env: 'prod' } });
     const mark = t.uow.mark();
-    expect(await t.decide(alice, c.id, 'approve', { arguments: { env: 'prod', v: 2 } })).toMatchObject({ status: 'approved', decision: { editedArguments: { v: 2, env: 'prod' } } });
+    expect(await t.decide(alice, c.id, 'approve', { arguments: { env: 'prod', v: 2 } })).toMatchObject({
+      status: 'approved',
+      decision: { editedArguments: { v: 2, env: 'prod' } },
+    });
     expect(t.uow.types(mark)).toEqual([]);
   });
 
   it.each<[string, { arguments?: Record<string, unknown> }]>([
     ['different arguments', { arguments: { v: 3 } }],
     ['no arguments where arguments were given', {}],
-  ])('an approve by the same person with %s is refused with already_decided, and the first arguments stay', async (_what, more) => {
-    const t = await withPolicy();
-    const c = await t.proposeOne(t.conv, call('deploy_app', { v: 1 }));
-    await t.decide(alice, c.id, 'approve', { arguments: { v: 2 } });
-    const mark = t.uow.mark();
-    await expect(t.decide(alice, c.id, 'approve', more)).rejects.toMatchObject({ code: 'already_decided', details: { decision: expect.objectContaining({ editedArguments: { v: 2 } }) } });
-    expect(t.uow.types(mark)).toEqual([]);
-    expect((await t.claim(c.id)).arguments).toEqual({ v: 2 });
-  });
+  ])(
+    'an approve by the same person with %s is refused with already_decided, and the first arguments stay',
+    async (_what, more) => {
+      const t = await withPolicy();
+      const c = await t.proposeOne(t.conv, call('deploy_app', { v: 1 }));
+      await t.decide(alice, c.id, 'approve', { arguments: { v: 2 } });
+      const mark = t.uow.mark();
+      await expect(t.decide(alice, c.id, 'approve', more)).rejects.toMatchObject({
+        code: 'already_decided',
+        details: { decision: expect.objectContaining({ editedArguments: { v: 2 } }) },
+      });
+      expect(t.uow.types(mark)).toEqual([]);
+      expect((await t.claim(c.id)).arguments).toEqual({ v: 2 });
+    },
+  );
 
   it('an always_allow repeated in another scope is refused with already_decided; in the same scope it is unchanged', async () => {
     const t = await withPolicy();
     const c = await t.proposeOne(t.conv, call('deploy_app'));
     await t.decide(rootDecider, c.id, 'always_allow', { scope: 'agent' });
-    await expect(t.decide(rootDecider, c.id, 'always_allow', { scope: 'tenant' })).rejects.toMatchObject({ code: 'already_decided' });
+    await expect(t.decide(rootDecider, c.id, 'always_allow', { scope: 'tenant' })).rejects.toMatchObject({
+      code: 'already_decided',
+    });
     await expect(t.decide(rootDecider, c.id, 'always_allow')).rejects.toMatchObject({ code: 'already_decided' });
     expect(await t.decide(rootDecider, c.id, 'always_allow', { scope: 'agent' })).toMatchObject({ status: 'approved' });
     expect(t.grants.all(TENANT)).toHaveLength(1);
@@ -969,7 +1194,14 @@ describe('PutPolicyHandler', () => {
       changed: true,
       policy: {
         version: 1,
-        defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true },
+        defaults: {
+          unknownTools: 'confirm',
+          timeoutSeconds: 300,
+          approvers: ['approver', 'admin'],
+          trustAgentFlags: true,
+          grants: 'tenant',
+          selfApproval: true,
+        },
         rules: POLICY.rules,
         updatedAt: T0.toISOString(),
         updatedBy: 'root',
@@ -988,22 +1220,36 @@ describe('PutPolicyHandler', () => {
     await t.putPolicy();
     const mark = t.uow.mark();
     // the same document written differently (defaults left to their built-in values, keys reordered)
-    const same = { rules: POLICY.rules.map((r) => Object.fromEntries(Object.entries(r).reverse())), defaults: { approvers: ['approver', 'admin'] } };
+    const same = {
+      rules: POLICY.rules.map((r) => Object.fromEntries(Object.entries(r).reverse())),
+      defaults: { approvers: ['approver', 'admin'] },
+    };
     const unchanged = await t.putPolicy(same, { onlyIfChanged: true, source: 'file' });
     expect(unchanged).toMatchObject({ changed: false, policy: { version: 1 } });
     expect(t.uow.types(mark)).toEqual([]);
     expect(t.policies.versions(TENANT)).toBe(1);
 
-    const changed = await t.putPolicy({ ...POLICY, defaults: { ...POLICY.defaults, timeoutSeconds: 60 } }, { onlyIfChanged: true, source: 'file' });
+    const changed = await t.putPolicy(
+      { ...POLICY, defaults: { ...POLICY.defaults, timeoutSeconds: 60 } },
+      { onlyIfChanged: true, source: 'file' },
+    );
     expect(changed).toMatchObject({ changed: true, policy: { version: 2, defaults: { timeoutSeconds: 60 } } });
-    expect(t.uow.since(mark)).toEqual([expect.objectContaining({ type: 'PolicyUpdated', data: expect.objectContaining({ version: 2, source: 'file' }) })]);
+    expect(t.uow.since(mark)).toEqual([
+      expect.objectContaining({ type: 'PolicyUpdated', data: expect.objectContaining({ version: 2, source: 'file' }) }),
+    ]);
   });
 
   it('an invalid document is refused with validation_failed naming the path, and the old version stays', async () => {
     const t = setup();
     await t.putPolicy();
     const mark = t.uow.mark();
-    const bad = { defaults: { timeoutSeconds: 0 }, rules: [{ match: 'get_*', level: 'automatic' }, { match: 'x', level: 'sometimes', colour: 'red' }] };
+    const bad = {
+      defaults: { timeoutSeconds: 0 },
+      rules: [
+        { match: 'get_*', level: 'automatic' },
+        { match: 'x', level: 'sometimes', colour: 'red' },
+      ],
+    };
     await expect(t.putPolicy(bad)).rejects.toMatchObject({
       code: 'validation_failed',
       kind: 'invalid',
@@ -1021,11 +1267,22 @@ describe('PutPolicyHandler', () => {
 
   it('a policy naming auditors, agents or an unknown role among the approvers is refused, naming the path', async () => {
     const t = setup();
-    await expect(t.putPolicy({ rules: [{ match: 'x', level: 'confirm', approvers: ['admin', 'auditor'] }] })).rejects.toMatchObject({
+    await expect(
+      t.putPolicy({ rules: [{ match: 'x', level: 'confirm', approvers: ['admin', 'auditor'] }] }),
+    ).rejects.toMatchObject({
       code: 'validation_failed',
-      details: { errors: [expect.objectContaining({ path: 'rules[0].approvers[1]', message: expect.stringMatching(/auditors change nothing/) })] },
+      details: {
+        errors: [
+          expect.objectContaining({
+            path: 'rules[0].approvers[1]',
+            message: expect.stringMatching(/auditors change nothing/),
+          }),
+        ],
+      },
     });
-    await expect(t.putPolicy({ defaults: { approvers: ['aprover'] } })).rejects.toMatchObject({ details: { errors: [expect.objectContaining({ path: 'defaults.approvers[0]' })] } });
+    await expect(t.putPolicy({ defaults: { approvers: ['aprover'] } })).rejects.toMatchObject({
+      details: { errors: [expect.objectContaining({ path: 'defaults.approvers[0]' })] },
+    });
     expect(t.policies.versions(TENANT)).toBe(0);
   });
 
@@ -1034,7 +1291,10 @@ describe('PutPolicyHandler', () => {
     expect((await t.proposeOne(t.conv, call('deploy_app'))).policy.policyVersion).toBe(1);
     await t.putPolicy({ rules: [{ match: 'deploy_*', level: 'automatic' }] });
     const conv2 = await t.conversation();
-    expect(await t.proposeOne(conv2, call('deploy_app'))).toMatchObject({ status: 'approved', policy: { level: 'automatic', rule: 0, policyVersion: 2 } });
+    expect(await t.proposeOne(conv2, call('deploy_app'))).toMatchObject({
+      status: 'approved',
+      policy: { level: 'automatic', rule: 0, policyVersion: 2 },
+    });
   });
 });
 
@@ -1056,6 +1316,8 @@ describe('in-memory ports', () => {
 
   it('saving outside a unit of work is refused, as the real repositories do', async () => {
     const { conversations } = inMemoryPorts();
-    await expect(conversations.save(Conversation.start({ id: 'c1', tenantId: TENANT, agentId: 'agent-1', at: T0 }))).rejects.toThrow('inside a unit of work');
+    await expect(
+      conversations.save(Conversation.start({ id: 'c1', tenantId: TENANT, agentId: 'agent-1', at: T0 })),
+    ).rejects.toThrow('inside a unit of work');
   });
 });

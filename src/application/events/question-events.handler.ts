@@ -22,7 +22,10 @@ export function endedQuestion(e: DomainEvent): string | undefined {
 export class QuestionEventsHandler implements IEventHandler<EventsCommitted> {
   private readonly log = new Logger('Questions');
 
-  constructor(@Inject(WAITERS) private readonly waiters: ToolCallWaiters, private readonly commands: CommandBus) {}
+  constructor(
+    @Inject(WAITERS) private readonly waiters: ToolCallWaiters,
+    private readonly commands: CommandBus,
+  ) {}
 
   handle({ events }: EventsCommitted): void {
     for (const e of events) {

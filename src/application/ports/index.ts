@@ -105,12 +105,20 @@ export interface PolicyInputs {
  * of four. `RepositoryPolicyInputs` (application) composes the repositories; the SQL adapter reads them at once.
  */
 export interface PolicyInputsReader {
-  forProposal(tenantId: string, scope: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs>;
+  forProposal(
+    tenantId: string,
+    scope: { agentId: string; conversationId: string; toolNames: string[] },
+  ): Promise<PolicyInputs>;
   /**
    * The conversation (as `ConversationRepository.findById` loads it with `opts`) and the inputs of a proposal of
    * `toolNames` in it; null when there is no such conversation. Adapters may read both at once.
    */
-  withConversation(tenantId: string, conversationId: string, opts: LoadOptions, toolNames: string[]): Promise<{ conversation: Conversation; inputs: PolicyInputs } | null>;
+  withConversation(
+    tenantId: string,
+    conversationId: string,
+    opts: LoadOptions,
+    toolNames: string[],
+  ): Promise<{ conversation: Conversation; inputs: PolicyInputs } | null>;
 }
 
 export interface WebhookRepository {
@@ -202,7 +210,10 @@ export interface ListFilter {
 
 /** Reads that bypass the aggregates and go straight to response shapes (CQRS query side). */
 export interface ReadModel {
-  listConversations(principal: Principal, filter: ListFilter & { status?: 'active' | 'blocked' | 'halted' }): Promise<Page<ConversationView>>;
+  listConversations(
+    principal: Principal,
+    filter: ListFilter & { status?: 'active' | 'blocked' | 'halted' },
+  ): Promise<Page<ConversationView>>;
   listApprovals(principal: Principal, filter: ListFilter & { status: string }): Promise<Page<ApprovalView>>;
   listTools(tenantId: string, filter: ListFilter): Promise<Page<ReturnType<typeof toolView>>>;
 }

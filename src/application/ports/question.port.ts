@@ -26,7 +26,11 @@ export interface QuestionRepository {
    * enough to tell whether a limit is reached without reading more. Inside a unit of work, the agent's asks queue
    * from here to its end, so concurrent asks each count the ones committed before them.
    */
-  countOpen(tenantId: string, scope: { conversationId: string; agentId: string }, upTo: { conversation: number; agent: number }): Promise<{ conversation: number; agent: number }>;
+  countOpen(
+    tenantId: string,
+    scope: { conversationId: string; agentId: string },
+    upTo: { conversation: number; agent: number },
+  ): Promise<{ conversation: number; agent: number }>;
   /** Inserts a new question or updates it (version-checked), appends its events and wakes its long-polls after commit. */
   save(question: Question): Promise<void>;
   /** Pending questions whose expiry has passed, across tenants. */
@@ -39,5 +43,8 @@ export interface QuestionRepository {
   /** Ids of the pending questions in a halt's scope. */
   findPendingIn(tenantId: string, target: HaltTarget): Promise<string[]>;
   /** The questions this person may answer, newest first; `nextCursor` is opaque. */
-  listAnswerable(p: Principal, filter: QuestionListFilter): Promise<{ questions: Question[]; nextCursor: string | null }>;
+  listAnswerable(
+    p: Principal,
+    filter: QuestionListFilter,
+  ): Promise<{ questions: Question[]; nextCursor: string | null }>;
 }

@@ -68,7 +68,8 @@ const call = (toolName: string, args: Record<string, unknown> = {}): ProposedCal
 function setup(opts: { wakeOnCommit?: boolean } = {}) {
   const ports = inMemoryPorts(T0);
   const { uow, conversations, tools, policies, grants, halts, clock, ids, waiters } = ports;
-  if (opts.wakeOnCommit !== false) uow.afterCommit((events) => new WakeWaitersHandler(waiters).handle(new EventsCommitted(events)));
+  if (opts.wakeOnCommit !== false)
+    uow.afterCommit((events) => new WakeWaitersHandler(waiters).handle(new EventsCommitted(events)));
   const expire = new ExpireToolCallsHandler(uow, conversations, clock);
   const expiries: ExpireToolCallsCommand[] = [];
   const bus = {
@@ -79,7 +80,13 @@ function setup(opts: { wakeOnCommit?: boolean } = {}) {
   } as unknown as CommandBus;
   const h = {
     start: new StartConversationHandler(uow, conversations, clock, ids),
-    propose: new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts, conversations), clock, ids),
+    propose: new ProposeToolCallsHandler(
+      uow,
+      conversations,
+      new RepositoryPolicyInputs(policies, tools, grants, halts, conversations),
+      clock,
+      ids,
+    ),
     decide: new DecideToolCallHandler(uow, conversations, grants, clock, ids),
     halt: new HaltHandler(uow, halts, conversations, clock),
     putPolicy: new PutPolicyHandler(uow, policies, clock),
@@ -102,8 +109,10 @@ function setup(opts: { wakeOnCommit?: boolean } = {}) {
     async proposeOne(conversationId: string, c: ProposedCall, by: Principal = agent) {
       return (await h.propose.execute(new ProposeToolCallsCommand(by, conversationId, [c]))).toolCalls[0];
     },
-    decide: (by: Decider, id: string, decision: 'approve' | 'reject' | 'always_allow' = 'approve') => h.decide.execute(new DecideToolCallCommand(by, id, { decision })),
-    get: (id: string, waitSeconds = 0, by: Principal = root) => h.getToolCall.execute(new GetToolCallQuery(by, id, waitSeconds)),
+    decide: (by: Decider, id: string, decision: 'approve' | 'reject' | 'always_allow' = 'approve') =>
+      h.decide.execute(new DecideToolCallCommand(by, id, { decision })),
+    get: (id: string, waitSeconds = 0, by: Principal = root) =>
+      h.getToolCall.execute(new GetToolCallQuery(by, id, waitSeconds)),
   };
 }
 
@@ -155,7 +164,10 @@ describe('GetToolCallHandler', () => {
     t.clock.advance(2_000);
     await t.decide(alice, c.id);
     await flush();
-    expect(answer).toMatchObject({ settled: true, value: { status: 'approved', decision: { by: { id: 'alice' }, at: iso(2) } } });
+    expect(answer).toMatchObject({
+      settled: true,
+      value: { status: 'approved', decision: { by: { id: 'alice' }, at: iso(2) } },
+    });
     expect(t.waiters.watching).toBe(0);
   });
 
@@ -208,7 +220,10 @@ describe('GetToolCallHandler', () => {
     t.clock.advance(2_000);
     await flush();
     await flush();
-    expect(answer).toMatchObject({ settled: true, value: { status: 'expired', decision: { outcome: 'expired', by: { id: 'system', via: 'system' }, at: iso(31) } } });
+    expect(answer).toMatchObject({
+      settled: true,
+      value: { status: 'expired', decision: { outcome: 'expired', by: { id: 'system', via: 'system' }, at: iso(31) } },
+    });
     expect(t.uow.types(mark)).toEqual(['ToolCallExpired']);
     expect(t.expiries).toEqual([new ExpireToolCallsCommand({ tenantId: TENANT, conversationId: t.conv })]);
   });
@@ -267,7 +282,8 @@ describe('GetToolCallHandler', () => {
     const t = await withPolicy();
     const c = await t.proposeOne(t.conv, call('deploy_app'));
     for (const who of [agent, rita, alice, root, audrey]) expect(await t.get(c.id, 0, who)).toMatchObject({ id: c.id });
-    for (const who of [otherAgent, sam, foreignAdmin, foreignAgent]) await expect(t.get(c.id, 0, who)).rejects.toMatchObject({ code: 'not_found' });
+    for (const who of [otherAgent, sam, foreignAdmin, foreignAgent])
+      await expect(t.get(c.id, 0, who)).rejects.toMatchObject({ code: 'not_found' });
     await expect(t.get('tc_missing')).rejects.toMatchObject({ code: 'not_found' });
     expect(t.waiters.watching).toBe(0);
   });
@@ -301,8 +317,12 @@ describe('ToolCallAccessHandler and ConversationAccessHandler', () => {
 
   it('an unknown tool call or conversation is not found', async () => {
     const t = await pending();
-    await expect(t.h.toolCallAccess.execute(new ToolCallAccessQuery(root, 'tc_missing'))).rejects.toMatchObject({ code: 'not_found' });
-    await expect(t.h.conversationAccess.execute(new ConversationAccessQuery(root, 'conv_missing'))).rejects.toMatchObject({ code: 'not_found' });
+    await expect(t.h.toolCallAccess.execute(new ToolCallAccessQuery(root, 'tc_missing'))).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    await expect(
+      t.h.conversationAccess.execute(new ConversationAccessQuery(root, 'conv_missing')),
+    ).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('approvers and admins may decide a pending call; the owning agent owns it but may never decide', async () => {
@@ -310,7 +330,11 @@ describe('ToolCallAccessHandler and ConversationAccessHandler', () => {
     expect(await t.access(alice)).toEqual({ isAgent: false, isOwningAgent: false, mayDecide: true });
     expect(await t.access(root)).toEqual({ isAgent: false, isOwningAgent: false, mayDecide: true });
     expect(await t.access(agent)).toEqual({ isAgent: true, isOwningAgent: true, mayDecide: false });
-    expect(await t.access({ ...agent, roles: ['agent', 'admin'] })).toEqual({ isAgent: true, isOwningAgent: true, mayDecide: false });
+    expect(await t.access({ ...agent, roles: ['agent', 'admin'] })).toEqual({
+      isAgent: true,
+      isOwningAgent: true,
+      mayDecide: false,
+    });
   });
 
   it('an auditor sees the call but may not decide it', async () => {
@@ -322,8 +346,12 @@ describe('ToolCallAccessHandler and ConversationAccessHandler', () => {
     const t = await pending();
     expect(await t.access(rita)).toEqual({ isAgent: false, isOwningAgent: false, mayDecide: false });
     const refund = await t.proposeOne(await t.conversation(), call('refund_customer'));
-    expect(await t.h.toolCallAccess.execute(new ToolCallAccessQuery(rita, refund.id))).toMatchObject({ mayDecide: true });
-    expect(await t.h.toolCallAccess.execute(new ToolCallAccessQuery(sam, refund.id)).catch((e) => e.code)).toBe('not_found');
+    expect(await t.h.toolCallAccess.execute(new ToolCallAccessQuery(rita, refund.id))).toMatchObject({
+      mayDecide: true,
+    });
+    expect(await t.h.toolCallAccess.execute(new ToolCallAccessQuery(sam, refund.id)).catch((e) => e.code)).toBe(
+      'not_found',
+    );
   });
 
   it('conversation access says who owns it and never grants a decision', async () => {
@@ -341,7 +369,14 @@ describe('GetConversationHandler', () => {
     const t = await withPolicy();
     const c = await t.proposeOne(t.conv, call('deploy_app'));
     const read = () => t.h.getConversation.execute(new GetConversationQuery(root, t.conv));
-    expect(await read()).toMatchObject({ id: t.conv, agentId: 'agent-1', user: RITA, status: 'blocked', pendingCount: 1, toolCalls: [{ id: c.id, status: 'pending' }] });
+    expect(await read()).toMatchObject({
+      id: t.conv,
+      agentId: 'agent-1',
+      user: RITA,
+      status: 'blocked',
+      pendingCount: 1,
+      toolCalls: [{ id: c.id, status: 'pending' }],
+    });
     await t.decide(alice, c.id);
     expect(await read()).toMatchObject({ status: 'active', pendingCount: 0, toolCalls: [{ status: 'approved' }] });
     await t.h.halt.execute(new HaltCommand(root, { scope: 'agent', id: 'agent-1' }, 'incident'));
@@ -350,7 +385,9 @@ describe('GetConversationHandler', () => {
 
   it('another tenant’s conversation is not found', async () => {
     const t = await withPolicy();
-    await expect(t.h.getConversation.execute(new GetConversationQuery(foreignAdmin, t.conv))).rejects.toMatchObject({ code: 'not_found' });
+    await expect(t.h.getConversation.execute(new GetConversationQuery(foreignAdmin, t.conv))).rejects.toMatchObject({
+      code: 'not_found',
+    });
   });
 });
 
@@ -359,7 +396,14 @@ describe('GetPolicyHandler', () => {
     const t = setup();
     expect(await t.h.getPolicy.execute(new GetPolicyQuery(TENANT))).toEqual({
       version: 0,
-      defaults: { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true },
+      defaults: {
+        unknownTools: 'confirm',
+        timeoutSeconds: 300,
+        approvers: ['approver', 'admin'],
+        trustAgentFlags: true,
+        grants: 'tenant',
+        selfApproval: true,
+      },
       rules: [],
       updatedAt: null,
       updatedBy: null,
@@ -368,7 +412,12 @@ describe('GetPolicyHandler', () => {
 
   it('shows the current version of the tenant’s own policy only', async () => {
     const t = await withPolicy();
-    expect(await t.h.getPolicy.execute(new GetPolicyQuery(TENANT))).toMatchObject({ version: 1, rules: POLICY.rules, updatedAt: T0.toISOString(), updatedBy: 'root' });
+    expect(await t.h.getPolicy.execute(new GetPolicyQuery(TENANT))).toMatchObject({
+      version: 1,
+      rules: POLICY.rules,
+      updatedAt: T0.toISOString(),
+      updatedBy: 'root',
+    });
     expect(await t.h.getPolicy.execute(new GetPolicyQuery('t2'))).toMatchObject({ version: 0, rules: [] });
   });
 });
@@ -379,10 +428,16 @@ describe('GetStatusHandler', () => {
     const status = () => t.h.getStatus.execute(new GetStatusQuery(TENANT));
     expect(await status()).toEqual({ tenant: TENANT, halted: false, halts: [] });
     await t.h.halt.execute(new HaltCommand(root, { scope: 'conversation', id: t.conv }, 'looping'));
-    expect(await status()).toMatchObject({ halted: false, halts: [{ scope: 'conversation', id: t.conv, reason: 'looping', by: { id: 'root' }, at: T0.toISOString() }] });
+    expect(await status()).toMatchObject({
+      halted: false,
+      halts: [{ scope: 'conversation', id: t.conv, reason: 'looping', by: { id: 'root' }, at: T0.toISOString() }],
+    });
     t.clock.advance(1_000);
     await t.h.halt.execute(new HaltCommand(root, { scope: 'tenant', id: '' }, 'incident'));
-    expect(await status()).toMatchObject({ halted: true, halts: [{ scope: 'conversation' }, { scope: 'tenant', id: null, reason: 'incident' }] });
+    expect(await status()).toMatchObject({
+      halted: true,
+      halts: [{ scope: 'conversation' }, { scope: 'tenant', id: null, reason: 'incident' }],
+    });
     expect(await t.h.getStatus.execute(new GetStatusQuery('t2'))).toEqual({ tenant: 't2', halted: false, halts: [] });
   });
 });
@@ -390,9 +445,18 @@ describe('GetStatusHandler', () => {
 describe('GetToolHandler', () => {
   it('shows a registered tool and answers not_found for one that is not', async () => {
     const t = setup();
-    await t.h.registerTool.execute(new RegisterToolCommand(agent, 'list_sources', { isReadOnly: true, requiresApproval: false, destructive: false }));
-    expect(await t.h.getTool.execute(new GetToolQuery(TENANT, 'list_sources'))).toMatchObject({ name: 'list_sources', isReadOnly: true, description: null, registeredBy: { id: 'agent-1', kind: 'agent' } });
+    await t.h.registerTool.execute(
+      new RegisterToolCommand(agent, 'list_sources', { isReadOnly: true, requiresApproval: false, destructive: false }),
+    );
+    expect(await t.h.getTool.execute(new GetToolQuery(TENANT, 'list_sources'))).toMatchObject({
+      name: 'list_sources',
+      isReadOnly: true,
+      description: null,
+      registeredBy: { id: 'agent-1', kind: 'agent' },
+    });
     await expect(t.h.getTool.execute(new GetToolQuery(TENANT, 'nope'))).rejects.toMatchObject({ code: 'not_found' });
-    await expect(t.h.getTool.execute(new GetToolQuery('t2', 'list_sources'))).rejects.toMatchObject({ code: 'not_found' });
+    await expect(t.h.getTool.execute(new GetToolQuery('t2', 'list_sources'))).rejects.toMatchObject({
+      code: 'not_found',
+    });
   });
 });

@@ -19,7 +19,13 @@ export interface ToolCallView {
   display?: unknown;
   status: string;
   /** `toolFlags`: the tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
-  policy: { level: string; rule: number | null; policyVersion: number; reason: string; toolFlags?: { isReadOnly?: boolean; requiresApproval?: boolean; destructive?: boolean } };
+  policy: {
+    level: string;
+    rule: number | null;
+    policyVersion: number;
+    reason: string;
+    toolFlags?: { isReadOnly?: boolean; requiresApproval?: boolean; destructive?: boolean };
+  };
   approval?: ToolCallApprovalState;
   decision?: Record<string, unknown>;
   execution?: { at: string; by: unknown };
@@ -50,7 +56,13 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
     ...(s.estimatedCost !== undefined ? { estimatedCost: s.estimatedCost } : {}),
     ...(s.display !== undefined ? { display: s.display } : {}),
     status: s.status,
-    policy: { level: s.policy.level, rule: s.policy.rule, policyVersion: s.policy.policyVersion, reason: s.policy.reason, ...(s.policy.toolFlags ? { toolFlags: s.policy.toolFlags } : {}) },
+    policy: {
+      level: s.policy.level,
+      rule: s.policy.rule,
+      policyVersion: s.policy.policyVersion,
+      reason: s.policy.reason,
+      ...(s.policy.toolFlags ? { toolFlags: s.policy.toolFlags } : {}),
+    },
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),
   };
@@ -61,7 +73,13 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
       expiresAt: s.approval.expiresAt.toISOString(),
       ...(s.policy.selfApproval === false ? { selfApproval: false as const } : {}),
       ...(q
-        ? { quorum: { needed: q.count, ...(q.of ? { of: q.of } : {}), approvedBy: (s.approvals ?? []).map((a) => ({ ...a.by, at: a.at.toISOString() })) } }
+        ? {
+            quorum: {
+              needed: q.count,
+              ...(q.of ? { of: q.of } : {}),
+              approvedBy: (s.approvals ?? []).map((a) => ({ ...a.by, at: a.at.toISOString() })),
+            },
+          }
         : {}),
     };
   }
@@ -116,7 +134,13 @@ export function toolView(t: Tool) {
 
 export function policyView(p: TenantPolicy) {
   const doc = p.document.toJSON();
-  return { version: p.policyVersion, defaults: doc.defaults, rules: doc.rules, updatedAt: p.updatedAt?.toISOString() ?? null, updatedBy: p.updatedBy };
+  return {
+    version: p.policyVersion,
+    defaults: doc.defaults,
+    rules: doc.rules,
+    updatedAt: p.updatedAt?.toISOString() ?? null,
+    updatedBy: p.updatedBy,
+  };
 }
 
 export interface Page<T> {
@@ -148,5 +172,13 @@ export interface MeView {
 }
 
 export function meView(p: Principal): MeView {
-  return { id: p.id, tenant: p.tenant, kind: isAgent(p) ? 'agent' : 'person', name: p.name ?? null, email: p.email ?? null, roles: [...p.roles], owner: p.owner ?? null };
+  return {
+    id: p.id,
+    tenant: p.tenant,
+    kind: isAgent(p) ? 'agent' : 'person',
+    name: p.name ?? null,
+    email: p.email ?? null,
+    roles: [...p.roles],
+    owner: p.owner ?? null,
+  };
 }

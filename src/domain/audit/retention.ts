@@ -12,7 +12,14 @@ export function oldestPurgeableBefore(now: Date): Date {
   return d;
 }
 
-export class AuditPurged extends BaseEvent<{ before: string; purgedCount: number; firstPurgedSeq: number; lastPurgedSeq: number; lastPurgedHash: string; reason: string }> {
+export class AuditPurged extends BaseEvent<{
+  before: string;
+  purgedCount: number;
+  firstPurgedSeq: number;
+  lastPurgedSeq: number;
+  lastPurgedHash: string;
+  reason: string;
+}> {
   readonly type = 'AuditPurged' as const;
 }
 
@@ -36,11 +43,23 @@ export class AuditPurge extends AggregateRoot {
   /** Refuses a cut-off younger than the retention period. */
   static check(before: Date, now: Date): void {
     if (before.getTime() > oldestPurgeableBefore(now).getTime()) {
-      throw new ValidationError([{ path: 'before', message: `must be at least ${RETENTION_MONTHS} months ago (EU AI Act Art. 19): on or before ${oldestPurgeableBefore(now).toISOString()}` }]);
+      throw new ValidationError([
+        {
+          path: 'before',
+          message: `must be at least ${RETENTION_MONTHS} months ago (EU AI Act Art. 19): on or before ${oldestPurgeableBefore(now).toISOString()}`,
+        },
+      ]);
     }
   }
 
-  static record(input: { tenantId: string; before: Date; range: PurgedRange; by: Actor; reason: string; at: Date }): AuditPurge {
+  static record(input: {
+    tenantId: string;
+    before: Date;
+    range: PurgedRange;
+    by: Actor;
+    reason: string;
+    at: Date;
+  }): AuditPurge {
     AuditPurge.check(input.before, input.at);
     const p = new AuditPurge(input.tenantId);
     p.record(

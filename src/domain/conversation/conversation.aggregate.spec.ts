@@ -4,7 +4,15 @@ import { DomainError } from '../shared/domain-error';
 import { DomainEvent, EventType } from '../shared/domain-event';
 import type { GrantScope, PolicyVerdict, ProposedCallFacts } from '../policy/approval-policy';
 import type { SupervisionLevel } from '../policy/supervision-level';
-import { Conversation, ConversationUser, Decider, DecisionResult, HaltInForce, ProposedCall, publicDecision } from './conversation.aggregate';
+import {
+  Conversation,
+  ConversationUser,
+  Decider,
+  DecisionResult,
+  HaltInForce,
+  ProposedCall,
+  publicDecision,
+} from './conversation.aggregate';
 import { ToolCall } from './tool-call.entity';
 
 // ---------------------------------------------------------------- fixtures
@@ -23,7 +31,13 @@ const AGENT_ID = 'agent-1';
 const USER: ConversationUser = { id: 'u-requester', roles: ['member'], name: 'Rita' };
 
 const agent: Principal = { id: AGENT_ID, tenant: TENANT, roles: ['agent'] };
-const person = (id: string, roles: string[], via: Decider['via'] = 'web', name?: string): Decider => ({ id, tenant: TENANT, roles, via, ...(name ? { name } : {}) });
+const person = (id: string, roles: string[], via: Decider['via'] = 'web', name?: string): Decider => ({
+  id,
+  tenant: TENANT,
+  roles,
+  via,
+  ...(name ? { name } : {}),
+});
 const alice = person('alice', ['approver'], 'web', 'Alice');
 const bob = person('bob', ['approver'], 'cli');
 const carol = person('carol', ['admin'], 'slack');
@@ -48,26 +62,47 @@ function verdict(level: SupervisionLevel, over: Partial<PolicyVerdict> = {}): Po
 /** A policy stand-in: the level of each call is named by its tool (`auto_*`, `notify_*`, `deny_*`, `confirm_*`, `manual_*`). */
 function levelOf(toolName: string): SupervisionLevel {
   const prefix = toolName.split('_')[0];
-  const levels: Record<string, SupervisionLevel> = { auto: 'automatic', notify: 'notify', deny: 'deny', confirm: 'confirm', manual: 'manual' };
+  const levels: Record<string, SupervisionLevel> = {
+    auto: 'automatic',
+    notify: 'notify',
+    deny: 'deny',
+    confirm: 'confirm',
+    manual: 'manual',
+  };
   const level = levels[prefix];
   if (!level) throw new Error(`test tool ${toolName} names no level`);
   return level;
 }
-const byName = (over: Partial<PolicyVerdict> = {}) => (c: ProposedCallFacts) => verdict(levelOf(c.toolName), over);
+const byName =
+  (over: Partial<PolicyVerdict> = {}) =>
+  (c: ProposedCallFacts) =>
+    verdict(levelOf(c.toolName), over);
 
 function call(toolName: string, externalId?: string, args: Record<string, unknown> = { id: 'src_1' }): ProposedCall {
   return { toolName, arguments: args, ...(externalId ? { externalId } : {}) };
 }
 
 function started(user: ConversationUser | null = USER): Conversation {
-  const c = Conversation.start({ id: 'conv_1', tenantId: TENANT, agentId: AGENT_ID, agentName: 'Bot', user, title: 'Clean up', at: at(0) });
+  const c = Conversation.start({
+    id: 'conv_1',
+    tenantId: TENANT,
+    agentId: AGENT_ID,
+    agentName: 'Bot',
+    user,
+    title: 'Clean up',
+    at: at(0),
+  });
   c.pullEvents();
   c.pullChangedCalls();
   return c;
 }
 
 /** A conversation with one call of the given level, proposed at T0+1s; events already pulled. */
-function withOne(toolName: string, over: Partial<PolicyVerdict> = {}, user: ConversationUser | null = USER): { conv: Conversation; call: ToolCall } {
+function withOne(
+  toolName: string,
+  over: Partial<PolicyVerdict> = {},
+  user: ConversationUser | null = USER,
+): { conv: Conversation; call: ToolCall } {
   const conv = started(user);
   const { calls } = conv.propose([call(toolName, 'ext_1')], byName(over), idGen(), at(1), null);
   conv.pullEvents();
@@ -97,7 +132,15 @@ function refusal(r: DecisionResult | { kind: string; error?: DomainError }): Dom
 
 describe('starting a conversation', () => {
   it('records ConversationStarted with the agent, the user and the title', () => {
-    const conv = Conversation.start({ id: 'conv_1', tenantId: TENANT, agentId: AGENT_ID, agentName: 'Bot', user: USER, title: 'Clean up', at: at(0) });
+    const conv = Conversation.start({
+      id: 'conv_1',
+      tenantId: TENANT,
+      agentId: AGENT_ID,
+      agentName: 'Bot',
+      user: USER,
+      title: 'Clean up',
+      at: at(0),
+    });
     const events = conv.pullEvents();
     expect(types(events)).toEqual(['ConversationStarted']);
     expect(events[0]).toMatchObject({
@@ -142,17 +185,42 @@ describe('proposing tool calls', () => {
     expect(conv.status).toBe('active');
 
     const events = conv.pullEvents();
-    expect(types(events)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved', ...(tool === 'notify_send' ? ['ToolCallNotified'] : [])]);
-    expect(events[0]).toMatchObject({ toolCallId: c.id, toolName: tool, conversationId: 'conv_1', actor: { id: AGENT_ID, kind: 'agent' } });
-    expect(events[0].data).toMatchObject({ externalId: 'ext_1', arguments: { id: 'src_1' }, policy: { level: levelOf(tool), rule: 0, policyVersion: 3 } });
-    expect(events[1]).toMatchObject({ actor: { id: 'policy', via: 'policy' }, data: { level: levelOf(tool), rule: 0, policyVersion: 3 } });
+    expect(types(events)).toEqual([
+      'ToolCallProposed',
+      'ToolCallAutoApproved',
+      ...(tool === 'notify_send' ? ['ToolCallNotified'] : []),
+    ]);
+    expect(events[0]).toMatchObject({
+      toolCallId: c.id,
+      toolName: tool,
+      conversationId: 'conv_1',
+      actor: { id: AGENT_ID, kind: 'agent' },
+    });
+    expect(events[0].data).toMatchObject({
+      externalId: 'ext_1',
+      arguments: { id: 'src_1' },
+      policy: { level: levelOf(tool), rule: 0, policyVersion: 3 },
+    });
+    expect(events[1]).toMatchObject({
+      actor: { id: 'policy', via: 'policy' },
+      data: { level: levelOf(tool), rule: 0, policyVersion: 3 },
+    });
   });
 
   it('names the grant that let a call through', () => {
     const conv = started();
-    const { calls } = conv.propose([call('auto_read')], () => verdict('automatic', { rule: null, reason: 'standing grant g_1', grantId: 'g_1' }), idGen(), at(1), null);
+    const { calls } = conv.propose(
+      [call('auto_read')],
+      () => verdict('automatic', { rule: null, reason: 'standing grant g_1', grantId: 'g_1' }),
+      idGen(),
+      at(1),
+      null,
+    );
     expect(calls[0].policy).toMatchObject({ grantId: 'g_1', reason: 'standing grant g_1', rule: null });
-    expect(only(conv.pullEvents(), 'ToolCallAutoApproved')[0].data).toMatchObject({ grantId: 'g_1', reason: 'standing grant g_1' });
+    expect(only(conv.pullEvents(), 'ToolCallAutoApproved')[0].data).toMatchObject({
+      grantId: 'g_1',
+      reason: 'standing grant g_1',
+    });
   });
 
   it('rejects a denied call at once with the reason in its decision', () => {
@@ -166,22 +234,42 @@ describe('proposing tool calls', () => {
     expect(conv.status).toBe('active');
     const events = conv.pullEvents();
     expect(types(events)).toEqual(['ToolCallProposed', 'ToolCallRejected']);
-    expect(events[1].data).toMatchObject({ rejectedBy: 'policy', via: 'policy', latencyMs: 0, reason, rule: 2, policyVersion: 3 });
+    expect(events[1].data).toMatchObject({
+      rejectedBy: 'policy',
+      via: 'policy',
+      latencyMs: 0,
+      reason,
+      rule: 2,
+      policyVersion: 3,
+    });
   });
 
-  it.each(['confirm_delete', 'manual_wire'])('leaves a %s call pending with its approvers and expiry, and blocks the conversation', (tool) => {
-    const conv = started();
-    const { calls } = conv.propose([call(tool)], byName({ approvers: ['requester', 'admin'], timeoutSeconds: 120 }), idGen(), at(10), null);
-    const c = calls[0];
-    expect(c.status).toBe('pending');
-    expect(c.decision).toBeUndefined();
-    expect(c.approval).toEqual({ approvers: ['requester', 'admin'], expiresAt: at(130) });
-    expect(conv.status).toBe('blocked');
-    expect(conv.pendingCount).toBe(1);
-    const events = conv.pullEvents();
-    expect(types(events)).toEqual(['ToolCallProposed', 'ApprovalRequested']);
-    expect(events[1].data).toMatchObject({ level: levelOf(tool), approvers: ['requester', 'admin'], expiresAt: at(130).toISOString() });
-  });
+  it.each(['confirm_delete', 'manual_wire'])(
+    'leaves a %s call pending with its approvers and expiry, and blocks the conversation',
+    (tool) => {
+      const conv = started();
+      const { calls } = conv.propose(
+        [call(tool)],
+        byName({ approvers: ['requester', 'admin'], timeoutSeconds: 120 }),
+        idGen(),
+        at(10),
+        null,
+      );
+      const c = calls[0];
+      expect(c.status).toBe('pending');
+      expect(c.decision).toBeUndefined();
+      expect(c.approval).toEqual({ approvers: ['requester', 'admin'], expiresAt: at(130) });
+      expect(conv.status).toBe('blocked');
+      expect(conv.pendingCount).toBe(1);
+      const events = conv.pullEvents();
+      expect(types(events)).toEqual(['ToolCallProposed', 'ApprovalRequested']);
+      expect(events[1].data).toMatchObject({
+        level: levelOf(tool),
+        approvers: ['requester', 'admin'],
+        expiresAt: at(130).toISOString(),
+      });
+    },
+  );
 
   it('keeps every field the agent sent on the call', () => {
     const conv = started();
@@ -226,13 +314,22 @@ describe('proposing tool calls', () => {
 
   it('judges the calls of one step together: a pending sibling does not stop the auto-approved one', () => {
     const conv = started();
-    const { calls } = conv.propose([call('confirm_delete', 'a'), call('auto_read', 'b'), call('deny_rm', 'c')], byName(), idGen(), at(1), null);
+    const { calls } = conv.propose(
+      [call('confirm_delete', 'a'), call('auto_read', 'b'), call('deny_rm', 'c')],
+      byName(),
+      idGen(),
+      at(1),
+      null,
+    );
     expect(calls.map((c) => c.status)).toEqual(['pending', 'approved', 'rejected']);
     expect(conv.status).toBe('blocked');
     expect(types(conv.pullEvents())).toEqual([
-      'ToolCallProposed', 'ApprovalRequested',
-      'ToolCallProposed', 'ToolCallAutoApproved',
-      'ToolCallProposed', 'ToolCallRejected',
+      'ToolCallProposed',
+      'ApprovalRequested',
+      'ToolCallProposed',
+      'ToolCallAutoApproved',
+      'ToolCallProposed',
+      'ToolCallRejected',
     ]);
     // the auto-approved sibling may run while the conversation is blocked
     expect(conv.claim(calls[1].id, agent, at(2), null).kind).toBe('claimed');
@@ -242,8 +339,30 @@ describe('proposing tool calls', () => {
     const conv = started();
     const seen: ProposedCallFacts[] = [];
     const evaluate = (f: ProposedCallFacts) => (seen.push(f), verdict('automatic'));
-    conv.propose([{ toolName: 'auto_x', arguments: { a: 1 }, annotations: { isReadOnly: true }, confidence: 0.4, estimatedCost: 7 }], evaluate, idGen(), at(1), null);
-    expect(seen).toEqual([expect.objectContaining({ toolName: 'auto_x', arguments: { a: 1 }, annotations: { isReadOnly: true }, confidence: 0.4, estimatedCost: 7 })]);
+    conv.propose(
+      [
+        {
+          toolName: 'auto_x',
+          arguments: { a: 1 },
+          annotations: { isReadOnly: true },
+          confidence: 0.4,
+          estimatedCost: 7,
+        },
+      ],
+      evaluate,
+      idGen(),
+      at(1),
+      null,
+    );
+    expect(seen).toEqual([
+      expect.objectContaining({
+        toolName: 'auto_x',
+        arguments: { a: 1 },
+        annotations: { isReadOnly: true },
+        confidence: 0.4,
+        estimatedCost: 7,
+      }),
+    ]);
   });
 
   it('refuses new proposals while a halt is in force', () => {
@@ -277,16 +396,25 @@ describe('proposing the same call again', () => {
 
   it('ignores key order when comparing arguments', () => {
     const conv = started();
-    const first = conv.propose([call('auto_read', 'e', { a: 1, b: { c: [1, 2] } })], byName(), idGen(), at(1), null).calls[0];
+    const first = conv.propose([call('auto_read', 'e', { a: 1, b: { c: [1, 2] } })], byName(), idGen(), at(1), null)
+      .calls[0];
     conv.pullEvents();
-    const { calls, replay } = conv.propose([call('auto_read', 'e', { b: { c: [1, 2] }, a: 1 })], byName(), idGen('n'), at(2), null);
+    const { calls, replay } = conv.propose(
+      [call('auto_read', 'e', { b: { c: [1, 2] }, a: 1 })],
+      byName(),
+      idGen('n'),
+      at(2),
+      null,
+    );
     expect(replay).toBe(true);
     expect(calls[0]).toBe(first);
   });
 
   it('refuses the same id with different arguments as idempotency_mismatch', () => {
     const { conv } = withOne('auto_read');
-    const err = thrown(() => conv.propose([call('auto_read', 'ext_1', { id: 'src_2' })], byName(), idGen('n'), at(5), null));
+    const err = thrown(() =>
+      conv.propose([call('auto_read', 'ext_1', { id: 'src_2' })], byName(), idGen('n'), at(5), null),
+    );
     expect(err.code).toBe('idempotency_mismatch');
     expect(conv.pullEvents()).toEqual([]);
   });
@@ -299,7 +427,9 @@ describe('proposing the same call again', () => {
 
   it('refuses the same id twice in one step as validation_failed', () => {
     const conv = started();
-    const err = thrown(() => conv.propose([call('auto_read', 'dup'), call('auto_read', 'dup')], byName(), idGen(), at(1), null));
+    const err = thrown(() =>
+      conv.propose([call('auto_read', 'dup'), call('auto_read', 'dup')], byName(), idGen(), at(1), null),
+    );
     expect(err.code).toBe('validation_failed');
     expect(err.details).toEqual({ errors: [{ path: 'toolCalls[1].id', message: expect.stringContaining('dup') }] });
     expect(conv.toolCalls).toHaveLength(0);
@@ -330,14 +460,22 @@ describe('proposing the same call again', () => {
 
   it('still refuses a step that mixes a repeat with a new call while blocked', () => {
     const { conv, call: pending } = withOne('confirm_delete');
-    const err = thrown(() => conv.propose([call('confirm_delete', 'ext_1'), call('auto_read', 'ext_2')], byName(), idGen('n'), at(5), null));
+    const err = thrown(() =>
+      conv.propose([call('confirm_delete', 'ext_1'), call('auto_read', 'ext_2')], byName(), idGen('n'), at(5), null),
+    );
     expect(err.code).toBe('conversation_blocked');
     expect(err.details).toEqual({ pendingToolCallIds: [pending.id] });
   });
 
   it('reuses the earlier call and proposes only the new ones in a mixed step', () => {
     const { conv, call: first } = withOne('auto_read');
-    const { calls, replay } = conv.propose([call('auto_read', 'ext_1'), call('auto_write', 'ext_2')], byName(), idGen('n'), at(5), null);
+    const { calls, replay } = conv.propose(
+      [call('auto_read', 'ext_1'), call('auto_write', 'ext_2')],
+      byName(),
+      idGen('n'),
+      at(5),
+      null,
+    );
     expect(replay).toBe(false);
     expect(calls[0]).toBe(first);
     expect(calls[1].id).toBe('n_1');
@@ -354,12 +492,24 @@ describe('deciding a pending call', () => {
     expect(r.kind).toBe('decided');
     expect(r.kind === 'decided' && r.grant).toBeUndefined();
     expect(c.status).toBe('approved');
-    expect(c.decision).toMatchObject({ outcome: 'approved', by: { id: 'alice', name: 'Alice', via: 'web' }, at: at(31), reason: 'looks fine' });
+    expect(c.decision).toMatchObject({
+      outcome: 'approved',
+      by: { id: 'alice', name: 'Alice', via: 'web' },
+      at: at(31),
+      reason: 'looks fine',
+    });
     expect(conv.status).toBe('active');
     const events = conv.pullEvents();
     expect(types(events)).toEqual(['ToolCallApproved']);
     expect(events[0]).toMatchObject({ toolCallId: c.id, actor: { id: 'alice', kind: 'person', via: 'web' } });
-    expect(events[0].data).toMatchObject({ approvedBy: 'alice', via: 'web', latencyMs: 30_000, decision: 'approve', reason: 'looks fine', policyVersion: 3 });
+    expect(events[0].data).toMatchObject({
+      approvedBy: 'alice',
+      via: 'web',
+      latencyMs: 30_000,
+      decision: 'approve',
+      reason: 'looks fine',
+      policyVersion: 3,
+    });
     expect(conv.pullChangedCalls().changed.map((x) => x.id)).toEqual([c.id]);
     expect(conv.updatedAt).toEqual(at(31));
   });
@@ -402,7 +552,13 @@ describe('deciding a pending call', () => {
     expect(c.decision).toMatchObject({ outcome: 'rejected', by: { id: 'bob', via: 'cli' }, reason: 'wrong source' });
     const events = conv.pullEvents();
     expect(types(events)).toEqual(['ToolCallRejected']);
-    expect(events[0].data).toMatchObject({ rejectedBy: 'bob', via: 'cli', latencyMs: 10_000, reason: 'wrong source', policyVersion: 3 });
+    expect(events[0].data).toMatchObject({
+      rejectedBy: 'bob',
+      via: 'cli',
+      latencyMs: 10_000,
+      reason: 'wrong source',
+      policyVersion: 3,
+    });
   });
 
   it('lets the first decision win: a rival one is refused with already_decided carrying the standing decision', () => {
@@ -412,7 +568,10 @@ describe('deciding a pending call', () => {
     const r = conv.decide(c.id, { decision: 'reject', reason: 'no' }, bob, at(3));
     const err = refusal(r);
     expect(err.code).toBe('already_decided');
-    expect(err.details).toMatchObject({ toolCallStatus: 'approved', decision: { outcome: 'approved', by: { id: 'alice', via: 'web' }, at: at(2).toISOString() } });
+    expect(err.details).toMatchObject({
+      toolCallStatus: 'approved',
+      decision: { outcome: 'approved', by: { id: 'alice', via: 'web' }, at: at(2).toISOString() },
+    });
     expect((err.details.decision as Record<string, unknown>).kind).toBeUndefined();
     expect(c.status).toBe('approved');
     expect(conv.pullEvents()).toEqual([]);
@@ -424,18 +583,21 @@ describe('deciding a pending call', () => {
     expect(refusal(conv.decide(c.id, { decision: 'reject' }, alice, at(3))).code).toBe('already_decided');
   });
 
-  it.each(['approve', 'reject', 'always_allow'] as const)('answers the same %s by the same person again as unchanged, recording nothing', (decision) => {
-    const { conv, call: c } = withOne('confirm_delete');
-    conv.decide(c.id, { decision }, alice, at(2));
-    conv.pullEvents();
-    conv.pullChangedCalls();
-    const before = c.snapshot();
-    const r = conv.decide(c.id, { decision }, alice, at(3));
-    expect(r).toEqual({ kind: 'unchanged', call: c });
-    expect(c.snapshot()).toBe(before);
-    expect(conv.pullEvents()).toEqual([]);
-    expect(conv.pullChangedCalls()).toEqual({ added: [], changed: [] });
-  });
+  it.each(['approve', 'reject', 'always_allow'] as const)(
+    'answers the same %s by the same person again as unchanged, recording nothing',
+    (decision) => {
+      const { conv, call: c } = withOne('confirm_delete');
+      conv.decide(c.id, { decision }, alice, at(2));
+      conv.pullEvents();
+      conv.pullChangedCalls();
+      const before = c.snapshot();
+      const r = conv.decide(c.id, { decision }, alice, at(3));
+      expect(r).toEqual({ kind: 'unchanged', call: c });
+      expect(c.snapshot()).toBe(before);
+      expect(conv.pullEvents()).toEqual([]);
+      expect(conv.pullChangedCalls()).toEqual({ added: [], changed: [] });
+    },
+  );
 
   it('treats approve and always_allow by the same person as different decisions', () => {
     const { conv, call: c } = withOne('confirm_delete');
@@ -444,7 +606,9 @@ describe('deciding a pending call', () => {
 
     const other = withOne('confirm_delete');
     other.conv.decide(other.call.id, { decision: 'always_allow' }, alice, at(2));
-    expect(refusal(other.conv.decide(other.call.id, { decision: 'approve' }, alice, at(3))).code).toBe('already_decided');
+    expect(refusal(other.conv.decide(other.call.id, { decision: 'approve' }, alice, at(3))).code).toBe(
+      'already_decided',
+    );
   });
 
   it('refuses a decision on a call the policy already decided as already_decided', () => {
@@ -464,14 +628,18 @@ describe('deciding a pending call', () => {
 
   it('never lets an agent decide even when its token also holds the approver and admin roles', () => {
     const { conv, call: c } = withOne('confirm_delete');
-    const err = thrown(() => conv.decide(c.id, { decision: 'approve' }, person('agent-1', ['agent', 'approver', 'admin'], 'api'), at(2)));
+    const err = thrown(() =>
+      conv.decide(c.id, { decision: 'approve' }, person('agent-1', ['agent', 'approver', 'admin'], 'api'), at(2)),
+    );
     expect(err.code).toBe('forbidden');
     expect(c.status).toBe('pending');
   });
 
   it('never lets an agent decide, even on a call already decided', () => {
     const { conv, call: c } = withOne('auto_read');
-    expect(thrown(() => conv.decide(c.id, { decision: 'approve' }, person('x', ['agent', 'admin'], 'api'), at(2))).code).toBe('forbidden');
+    expect(
+      thrown(() => conv.decide(c.id, { decision: 'approve' }, person('x', ['agent', 'admin'], 'api'), at(2))).code,
+    ).toBe('forbidden');
   });
 
   it('refuses a person whose roles are not among the approvers as forbidden', () => {
@@ -505,12 +673,16 @@ describe('deciding a pending call', () => {
 
   it('has no requester in a conversation without a user', () => {
     const { conv, call: c } = withOne('confirm_delete', { approvers: ['requester'] }, null);
-    expect(thrown(() => conv.decide(c.id, { decision: 'approve' }, person(USER.id, ['member']), at(2))).code).toBe('forbidden');
+    expect(thrown(() => conv.decide(c.id, { decision: 'approve' }, person(USER.id, ['member']), at(2))).code).toBe(
+      'forbidden',
+    );
   });
 
   it('refuses the requester when requester is not among the approvers', () => {
     const { conv, call: c } = withOne('confirm_delete', { approvers: ['admin'] });
-    expect(thrown(() => conv.decide(c.id, { decision: 'approve' }, person(USER.id, ['member']), at(2))).code).toBe('forbidden');
+    expect(thrown(() => conv.decide(c.id, { decision: 'approve' }, person(USER.id, ['member']), at(2))).code).toBe(
+      'forbidden',
+    );
   });
 
   it('does not treat a token role named "requester" as being the conversation user', () => {
@@ -549,38 +721,64 @@ describe('the authority to make a standing grant', () => {
     ['the requester with no role', requester, 'tenant'],
     ['an approver', alice, 'agent'],
     ['an approver', alice, 'tenant'],
-  ])('%s asking for scope %s is refused with forbidden; GrantRefused is recorded and the call stays pending', (_who, by, scope) => {
-    const { conv, call: c } = withOne('confirm_delete', { approvers: ['requester', 'approver', 'admin'] });
-    const err = refusal(conv.decide(c.id, { decision: 'always_allow', scope }, by, at(2)));
-    expect(err).toMatchObject({ code: 'forbidden', kind: 'forbidden', details: { requestedScope: scope, allowedScope: 'conversation' } });
-    expect(err.message).toBe(`Only an admin may make a standing grant in scope ${scope}; you may grant at most scope conversation`);
-    expect(c.status).toBe('pending');
-    expect(c.decision).toBeUndefined();
-    const events = conv.pullEvents();
-    expect(types(events)).toEqual(['GrantRefused']);
-    expect(events[0]).toMatchObject({
-      conversationId: 'conv_1',
-      toolCallId: c.id,
-      toolName: 'confirm_delete',
-      actor: { id: by.id, kind: 'person', via: by.via },
-      data: { decision: 'always_allow', requestedScope: scope, allowedScope: 'conversation', refusedBy: by.id, via: by.via, policyVersion: 3, rule: 0, level: 'confirm' },
-    });
-    expect(conv.pullChangedCalls()).toEqual({ added: [], changed: [] });
-  });
+  ])(
+    '%s asking for scope %s is refused with forbidden; GrantRefused is recorded and the call stays pending',
+    (_who, by, scope) => {
+      const { conv, call: c } = withOne('confirm_delete', { approvers: ['requester', 'approver', 'admin'] });
+      const err = refusal(conv.decide(c.id, { decision: 'always_allow', scope }, by, at(2)));
+      expect(err).toMatchObject({
+        code: 'forbidden',
+        kind: 'forbidden',
+        details: { requestedScope: scope, allowedScope: 'conversation' },
+      });
+      expect(err.message).toBe(
+        `Only an admin may make a standing grant in scope ${scope}; you may grant at most scope conversation`,
+      );
+      expect(c.status).toBe('pending');
+      expect(c.decision).toBeUndefined();
+      const events = conv.pullEvents();
+      expect(types(events)).toEqual(['GrantRefused']);
+      expect(events[0]).toMatchObject({
+        conversationId: 'conv_1',
+        toolCallId: c.id,
+        toolName: 'confirm_delete',
+        actor: { id: by.id, kind: 'person', via: by.via },
+        data: {
+          decision: 'always_allow',
+          requestedScope: scope,
+          allowedScope: 'conversation',
+          refusedBy: by.id,
+          via: by.via,
+          policyVersion: 3,
+          rule: 0,
+          level: 'confirm',
+        },
+      });
+      expect(conv.pullChangedCalls()).toEqual({ added: [], changed: [] });
+    },
+  );
 
   it.each<[string, Decider]>([
     ['the requester with no role', requester],
     ['an approver', alice],
   ])('%s may grant for the conversation, the default scope', (_who, by) => {
     const { conv, call: c } = withOne('confirm_delete', { approvers: ['requester', 'approver'] });
-    expect(conv.decide(c.id, { decision: 'always_allow' }, by, at(2))).toMatchObject({ kind: 'decided', grant: { toolName: 'confirm_delete', scope: 'conversation' } });
+    expect(conv.decide(c.id, { decision: 'always_allow' }, by, at(2))).toMatchObject({
+      kind: 'decided',
+      grant: { toolName: 'confirm_delete', scope: 'conversation' },
+    });
     const other = withOne('confirm_delete', { approvers: ['requester', 'approver'] });
-    expect(other.conv.decide(other.call.id, { decision: 'always_allow', scope: 'conversation' }, by, at(2))).toMatchObject({ kind: 'decided', grant: { scope: 'conversation' } });
+    expect(
+      other.conv.decide(other.call.id, { decision: 'always_allow', scope: 'conversation' }, by, at(2)),
+    ).toMatchObject({ kind: 'decided', grant: { scope: 'conversation' } });
   });
 
   it.each(['conversation', 'agent', 'tenant'] as const)('an admin may grant in scope %s', (scope) => {
     const { conv, call: c } = withOne('confirm_delete');
-    expect(conv.decide(c.id, { decision: 'always_allow', scope }, carol, at(2))).toMatchObject({ kind: 'decided', grant: { scope } });
+    expect(conv.decide(c.id, { decision: 'always_allow', scope }, carol, at(2))).toMatchObject({
+      kind: 'decided',
+      grant: { scope },
+    });
     expect(c.decision).toMatchObject({ kind: 'always_allow', grantScope: scope });
   });
 
@@ -589,8 +787,13 @@ describe('the authority to make a standing grant', () => {
     expect(c.policy.grants).toBe('agent');
     const err = refusal(conv.decide(c.id, { decision: 'always_allow', scope: 'tenant' }, carol, at(2)));
     expect(err).toMatchObject({ code: 'forbidden', details: { requestedScope: 'tenant', allowedScope: 'agent' } });
-    expect(err.message).toBe('A standing grant for this call may cover at most scope agent (policy rule 0), not tenant');
-    expect(conv.decide(c.id, { decision: 'always_allow', scope: 'agent' }, carol, at(3))).toMatchObject({ kind: 'decided', grant: { scope: 'agent' } });
+    expect(err.message).toBe(
+      'A standing grant for this call may cover at most scope agent (policy rule 0), not tenant',
+    );
+    expect(conv.decide(c.id, { decision: 'always_allow', scope: 'agent' }, carol, at(3))).toMatchObject({
+      kind: 'decided',
+      grant: { scope: 'agent' },
+    });
   });
 
   it('a policy that allows no grants refuses every always_allow, and approving still works', () => {
@@ -605,7 +808,9 @@ describe('the authority to make a standing grant', () => {
     const { conv, call: c } = withOne('confirm_delete');
     conv.decide(c.id, { decision: 'approve' }, alice, at(2));
     conv.pullEvents();
-    expect(refusal(conv.decide(c.id, { decision: 'always_allow', scope: 'tenant' }, bob, at(3))).code).toBe('forbidden');
+    expect(refusal(conv.decide(c.id, { decision: 'always_allow', scope: 'tenant' }, bob, at(3))).code).toBe(
+      'forbidden',
+    );
     expect(types(conv.pullEvents())).toEqual(['GrantRefused']);
   });
 
@@ -631,7 +836,9 @@ describe('repeating a decision', () => {
   it('an approve that first had no arguments and now has some is refused with already_decided', () => {
     const { conv, call: c } = withOne('confirm_delete');
     conv.decide(c.id, { decision: 'approve' }, alice, at(2));
-    expect(refusal(conv.decide(c.id, { decision: 'approve', arguments: { id: 'src_9' } }, alice, at(3))).code).toBe('already_decided');
+    expect(refusal(conv.decide(c.id, { decision: 'approve', arguments: { id: 'src_9' } }, alice, at(3))).code).toBe(
+      'already_decided',
+    );
     expect(c.argumentsToRun).toEqual({ id: 'src_1' });
   });
 
@@ -639,14 +846,18 @@ describe('repeating a decision', () => {
     const { conv, call: c } = withOne('confirm_delete');
     conv.decide(c.id, { decision: 'approve', arguments: { id: 'src_2', opts: { a: 1, b: [1, 2] } } }, alice, at(2));
     conv.pullEvents();
-    expect(conv.decide(c.id, { decision: 'approve', arguments: { opts: { b: [1, 2], a: 1 }, id: 'src_2' } }, alice, at(3))).toEqual({ kind: 'unchanged', call: c });
+    expect(
+      conv.decide(c.id, { decision: 'approve', arguments: { opts: { b: [1, 2], a: 1 }, id: 'src_2' } }, alice, at(3)),
+    ).toEqual({ kind: 'unchanged', call: c });
     expect(conv.pullEvents()).toEqual([]);
   });
 
   it('an always_allow by the same person in another scope is refused with already_decided; the default scope is conversation', () => {
     const { conv, call: c } = withOne('confirm_delete');
     conv.decide(c.id, { decision: 'always_allow' }, carol, at(2));
-    expect(refusal(conv.decide(c.id, { decision: 'always_allow', scope: 'tenant' }, carol, at(3))).code).toBe('already_decided');
+    expect(refusal(conv.decide(c.id, { decision: 'always_allow', scope: 'tenant' }, carol, at(3))).code).toBe(
+      'already_decided',
+    );
     expect(conv.decide(c.id, { decision: 'always_allow', scope: 'conversation' }, carol, at(3)).kind).toBe('unchanged');
   });
 
@@ -663,7 +874,10 @@ describe('expiry', () => {
     const r = conv.decide(c.id, { decision: 'approve' }, alice, at(61));
     const err = refusal(r);
     expect(err.code).toBe('already_decided');
-    expect(err.details).toMatchObject({ toolCallStatus: 'expired', decision: { outcome: 'expired', by: { id: 'system', via: 'system' } } });
+    expect(err.details).toMatchObject({
+      toolCallStatus: 'expired',
+      decision: { outcome: 'expired', by: { id: 'system', via: 'system' } },
+    });
     expect(c.status).toBe('expired');
     expect(c.decision).toMatchObject({ outcome: 'expired', by: { id: 'system', via: 'system' }, at: at(61) });
     // the refusal still changed state: the expiry is recorded and must be saved
@@ -698,8 +912,19 @@ describe('expiry', () => {
 
   it('expireDue expires exactly the pending calls whose time is up', () => {
     const conv = started();
-    const evaluate = (f: ProposedCallFacts) => (f.toolName === 'confirm_short' ? verdict('confirm', { timeoutSeconds: 10 }) : f.toolName === 'confirm_long' ? verdict('confirm', { timeoutSeconds: 1000 }) : verdict('automatic'));
-    const { calls } = conv.propose([call('confirm_short'), call('confirm_long'), call('auto_read')], evaluate, idGen(), at(0), null);
+    const evaluate = (f: ProposedCallFacts) =>
+      f.toolName === 'confirm_short'
+        ? verdict('confirm', { timeoutSeconds: 10 })
+        : f.toolName === 'confirm_long'
+          ? verdict('confirm', { timeoutSeconds: 1000 })
+          : verdict('automatic');
+    const { calls } = conv.propose(
+      [call('confirm_short'), call('confirm_long'), call('auto_read')],
+      evaluate,
+      idGen(),
+      at(0),
+      null,
+    );
     conv.pullEvents();
     expect(conv.expireDue(at(9))).toEqual([]);
     expect(conv.pullEvents()).toEqual([]);
@@ -735,14 +960,20 @@ describe('claiming the run', () => {
     expect(c.snapshot().execution).toEqual({ at: at(5), by: { id: AGENT_ID, name: 'Bot', via: 'api' } });
     const events = conv.pullEvents();
     expect(types(events)).toEqual(['ToolCallExecuted']);
-    expect(events[0]).toMatchObject({ actor: { id: AGENT_ID, kind: 'agent' }, data: { arguments: { id: 'src_1' }, edited: false } });
+    expect(events[0]).toMatchObject({
+      actor: { id: AGENT_ID, kind: 'agent' },
+      data: { arguments: { id: 'src_1' }, edited: false },
+    });
   });
 
   it('refuses a second claim as already_executed, recording nothing', () => {
     const { conv, call: c } = withOne('auto_read');
     conv.claim(c.id, agent, at(5), null);
     conv.pullEvents();
-    expect(conv.claim(c.id, agent, at(6), null)).toMatchObject({ kind: 'refused', error: { code: 'already_executed' } });
+    expect(conv.claim(c.id, agent, at(6), null)).toMatchObject({
+      kind: 'refused',
+      error: { code: 'already_executed' },
+    });
     expect(conv.pullEvents()).toEqual([]);
   });
 
@@ -750,7 +981,10 @@ describe('claiming the run', () => {
     const { conv, call: c } = withOne('auto_read');
     conv.claim(c.id, agent, at(5), null);
     conv.complete(c.id, { outcome: 'succeeded' }, agent, at(6));
-    expect(conv.claim(c.id, agent, at(7), null)).toMatchObject({ kind: 'refused', error: { code: 'already_executed' } });
+    expect(conv.claim(c.id, agent, at(7), null)).toMatchObject({
+      kind: 'refused',
+      error: { code: 'already_executed' },
+    });
   });
 
   it('refuses a claim on a pending call as not_approved', () => {
@@ -807,7 +1041,11 @@ describe('reporting the result', () => {
     conv.complete(c.id, { outcome: 'failed', error: 'timeout talking to S3' }, agent, at(9));
     expect(c.status).toBe('completed');
     expect(c.snapshot().result).toMatchObject({ outcome: 'failed', error: 'timeout talking to S3' });
-    expect(conv.pullEvents()[0].data).toMatchObject({ outcome: 'failed', error: 'timeout talking to S3', durationMs: 4000 });
+    expect(conv.pullEvents()[0].data).toMatchObject({
+      outcome: 'failed',
+      error: 'timeout talking to S3',
+      durationMs: 4000,
+    });
   });
 
   it('refuses a result before the claim as not_executed', () => {
@@ -860,7 +1098,13 @@ describe('cancelling open calls on halt', () => {
     const { conv, pending, approved, executed, completed, rejected } = mixed();
     const cancelled = conv.cancelOpen('incident', admin, at(10));
     expect(cancelled).toEqual([pending, approved]);
-    expect([pending, approved, executed, completed, rejected].map((c) => c.status)).toEqual(['cancelled', 'cancelled', 'executed', 'completed', 'rejected']);
+    expect([pending, approved, executed, completed, rejected].map((c) => c.status)).toEqual([
+      'cancelled',
+      'cancelled',
+      'executed',
+      'completed',
+      'rejected',
+    ]);
     expect(conv.status).toBe('active');
 
     const events = conv.pullEvents();
@@ -877,7 +1121,12 @@ describe('cancelling open calls on halt', () => {
   it('records a cancellation outcome for a pending call', () => {
     const { conv, pending } = mixed();
     conv.cancelOpen('incident', admin, at(10));
-    expect(pending.decision).toMatchObject({ outcome: 'cancelled', by: { id: 'root', via: 'api' }, at: at(10), reason: 'incident' });
+    expect(pending.decision).toMatchObject({
+      outcome: 'cancelled',
+      by: { id: 'root', via: 'api' },
+      at: at(10),
+      reason: 'incident',
+    });
     expect(pending.snapshot().cancellation).toEqual({ by: { id: 'root', via: 'api' }, at: at(10), reason: 'incident' });
   });
 
@@ -899,7 +1148,10 @@ describe('cancelling open calls on halt', () => {
   it('a cancelled call never runs', () => {
     const { conv, approved } = mixed();
     conv.cancelOpen('incident', admin, at(10));
-    expect(conv.claim(approved.id, agent, at(11), null)).toMatchObject({ kind: 'refused', error: { code: 'not_approved' } });
+    expect(conv.claim(approved.id, agent, at(11), null)).toMatchObject({
+      kind: 'refused',
+      error: { code: 'not_approved' },
+    });
   });
 
   it('deciding a call cancelled while pending is refused with already_decided', () => {
@@ -938,7 +1190,9 @@ describe('rehydrating', () => {
     expect(back.version).toBe(4);
     expect(back.hasChanges).toBe(false);
     expect(back.status).toBe('blocked');
-    expect(thrown(() => back.propose([call('auto_x', 'new')], byName(), idGen('n'), at(5), null)).details).toEqual({ pendingToolCallIds: [c.id] });
+    expect(thrown(() => back.propose([call('auto_x', 'new')], byName(), idGen('n'), at(5), null)).details).toEqual({
+      pendingToolCallIds: [c.id],
+    });
     expect(back.decide(c.id, { decision: 'approve' }, alice, at(5)).kind).toBe('decided');
   });
 });
@@ -952,14 +1206,46 @@ type Op =
   | { op: 'expire'; t: number }
   | { op: 'cancel'; t: number };
 
-const DECIDERS = [alice, bob, carol, auditor, person('agent-1', ['agent', 'admin'], 'api'), person(USER.id, ['member'])];
+const DECIDERS = [
+  alice,
+  bob,
+  carol,
+  auditor,
+  person('agent-1', ['agent', 'admin'], 'api'),
+  person(USER.id, ['member']),
+];
 const LEVELS: SupervisionLevel[] = ['automatic', 'notify', 'deny', 'confirm', 'manual'];
 
 const opArb = (n: number): fc.Arbitrary<Op> =>
   fc.oneof(
-    { weight: 4, arbitrary: fc.record({ op: fc.constant('decide' as const), call: fc.nat(n - 1), decision: fc.constantFrom('approve' as const, 'reject' as const, 'always_allow' as const), who: fc.nat(DECIDERS.length - 1), t: fc.nat(400) }) },
-    { weight: 3, arbitrary: fc.record({ op: fc.constant('claim' as const), call: fc.nat(n - 1), t: fc.nat(400), halted: fc.boolean() }) },
-    { weight: 2, arbitrary: fc.record({ op: fc.constant('complete' as const), call: fc.nat(n - 1), outcome: fc.constantFrom('succeeded' as const, 'failed' as const), t: fc.nat(400) }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant('decide' as const),
+        call: fc.nat(n - 1),
+        decision: fc.constantFrom('approve' as const, 'reject' as const, 'always_allow' as const),
+        who: fc.nat(DECIDERS.length - 1),
+        t: fc.nat(400),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant('claim' as const),
+        call: fc.nat(n - 1),
+        t: fc.nat(400),
+        halted: fc.boolean(),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant('complete' as const),
+        call: fc.nat(n - 1),
+        outcome: fc.constantFrom('succeeded' as const, 'failed' as const),
+        t: fc.nat(400),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('expire' as const), t: fc.nat(400) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('cancel' as const), t: fc.nat(400) }) },
   );
@@ -972,7 +1258,12 @@ const scenarioArb = fc
   })
   .chain((s) => fc.record({ s: fc.constant(s), ops: fc.array(opArb(s.levels.length), { maxLength: 40 }) }));
 
-const DECISION_EVENTS: EventType[] = ['ToolCallAutoApproved', 'ToolCallApproved', 'ToolCallRejected', 'ToolCallExpired'];
+const DECISION_EVENTS: EventType[] = [
+  'ToolCallAutoApproved',
+  'ToolCallApproved',
+  'ToolCallRejected',
+  'ToolCallExpired',
+];
 
 describe('whatever sequence of decisions, claims and results is applied', () => {
   it('each call records at most one decision, runs at most once, never runs unless approved, and its events follow the table', () => {
@@ -1045,7 +1336,9 @@ describe('whatever sequence of decisions, claims and results is applied', () => 
             expect(before).not.toContain('ToolCallCancelled');
           }
           // a person-approved call was approved by someone allowed to: never an agent, always one of the approvers
-          for (const e of mine.filter((x) => (x.type === 'ToolCallApproved' || x.type === 'ToolCallRejected') && x.actor.via !== 'policy')) {
+          for (const e of mine.filter(
+            (x) => (x.type === 'ToolCallApproved' || x.type === 'ToolCallRejected') && x.actor.via !== 'policy',
+          )) {
             expect(e.actor.kind).toBe('person');
             expect(e.actor.roles ?? []).not.toContain('agent');
             const byRole = (e.actor.roles ?? []).some((r) => r !== 'requester' && s.approvers.includes(r));
@@ -1065,18 +1358,33 @@ describe('whatever sequence of decisions, claims and results is applied', () => 
 
   it('a conversation is blocked exactly while it holds a pending call', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...LEVELS), { minLength: 1, maxLength: 8 }), fc.array(fc.nat(7), { maxLength: 8 }), (levels, rejectOrder) => {
-        const conv = started();
-        const { calls } = conv.propose(levels.map((_, i) => call(`tool_${i}`)), (f) => verdict(levels[Number(f.toolName.split('_')[1])]), idGen(), at(0), null);
-        const pendingIds = () => calls.filter((c) => c.status === 'pending').map((c) => c.id);
-        for (const i of rejectOrder) {
-          if (i < calls.length && calls[i].status === 'pending') conv.decide(calls[i].id, { decision: 'reject' }, alice, at(1));
-          expect(conv.status).toBe(pendingIds().length > 0 ? 'blocked' : 'active');
-          if (pendingIds().length > 0) {
-            expect(thrown(() => conv.propose([call('tool_x', 'later')], () => verdict('automatic'), idGen('n'), at(2), null)).details).toEqual({ pendingToolCallIds: pendingIds() });
+      fc.property(
+        fc.array(fc.constantFrom(...LEVELS), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.nat(7), { maxLength: 8 }),
+        (levels, rejectOrder) => {
+          const conv = started();
+          const { calls } = conv.propose(
+            levels.map((_, i) => call(`tool_${i}`)),
+            (f) => verdict(levels[Number(f.toolName.split('_')[1])]),
+            idGen(),
+            at(0),
+            null,
+          );
+          const pendingIds = () => calls.filter((c) => c.status === 'pending').map((c) => c.id);
+          for (const i of rejectOrder) {
+            if (i < calls.length && calls[i].status === 'pending')
+              conv.decide(calls[i].id, { decision: 'reject' }, alice, at(1));
+            expect(conv.status).toBe(pendingIds().length > 0 ? 'blocked' : 'active');
+            if (pendingIds().length > 0) {
+              expect(
+                thrown(() =>
+                  conv.propose([call('tool_x', 'later')], () => verdict('automatic'), idGen('n'), at(2), null),
+                ).details,
+              ).toEqual({ pendingToolCallIds: pendingIds() });
+            }
           }
-        }
-      }),
+        },
+      ),
     );
   });
 });

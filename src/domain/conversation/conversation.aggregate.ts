@@ -1,5 +1,14 @@
 import { AggregateRoot } from '../shared/aggregate-root';
-import { Actor, Channel, Principal, POLICY_ACTOR, SYSTEM_ACTOR, hasAnyRole, isAgent, personActor } from '../shared/actor';
+import {
+  Actor,
+  Channel,
+  Principal,
+  POLICY_ACTOR,
+  SYSTEM_ACTOR,
+  hasAnyRole,
+  isAgent,
+  personActor,
+} from '../shared/actor';
 import { DomainError, ValidationError } from '../shared/domain-error';
 import { jsonEqual } from '../shared/json';
 import { grantWithin, narrowerGrantLimit } from '../policy/grant-limit';
@@ -181,7 +190,12 @@ export class Conversation extends AggregateRoot {
     );
     c.record(
       new ConversationStarted(
-        { tenantId: input.tenantId, at: input.at, actor: agentActor(input.agentId, input.agentName, input.agentVia), conversationId: input.id },
+        {
+          tenantId: input.tenantId,
+          at: input.at,
+          actor: agentActor(input.agentId, input.agentName, input.agentVia),
+          conversationId: input.id,
+        },
         { agentId: input.agentId, user: input.user ?? null, title: input.title },
       ),
     );
@@ -194,7 +208,12 @@ export class Conversation extends AggregateRoot {
    */
   static rehydrate(state: ConversationState, opts: { partial?: boolean } = {}): Conversation {
     const { toolCalls, version, ...rest } = state;
-    return new Conversation(rest, version, toolCalls.map((t) => ToolCall.rehydrate(t)), !!opts.partial);
+    return new Conversation(
+      rest,
+      version,
+      toolCalls.map((t) => ToolCall.rehydrate(t)),
+      !!opts.partial,
+    );
   }
 
   get id(): string {
@@ -222,7 +241,8 @@ export class Conversation extends AggregateRoot {
     return this.s.updatedAt;
   }
   get toolCalls(): readonly ToolCall[] {
-    if (this.partial) throw new Error('This conversation was loaded with some of its calls only: load it whole to list its calls');
+    if (this.partial)
+      throw new Error('This conversation was loaded with some of its calls only: load it whole to list its calls');
     return this.calls;
   }
   get isPartial(): boolean {
@@ -271,7 +291,13 @@ export class Conversation extends AggregateRoot {
     const approvers = call.approval.approvers;
     // `requester` names the conversation's user, never a role a token could claim. Auditors change nothing,
     // even where a policy stored before that was checked lists them.
-    if (hasAnyRole(p, approvers.filter((a) => !NEVER_DECIDE.includes(a)))) return true;
+    if (
+      hasAnyRole(
+        p,
+        approvers.filter((a) => !NEVER_DECIDE.includes(a)),
+      )
+    )
+      return true;
     return approvers.includes('requester') && !!this.s.user && this.s.user.id === p.id;
   }
 
@@ -294,12 +320,17 @@ export class Conversation extends AggregateRoot {
     const repeats = new Map<number, ToolCall>();
     step.forEach((p, i) => {
       if (p.externalId === undefined) return;
-      if (seen.has(p.externalId)) throw new ValidationError([{ path: `toolCalls[${i}].id`, message: `duplicate id ${p.externalId} in one step` }]);
+      if (seen.has(p.externalId))
+        throw new ValidationError([
+          { path: `toolCalls[${i}].id`, message: `duplicate id ${p.externalId} in one step` },
+        ]);
       seen.add(p.externalId);
       const earlier = this.calls.find((c) => c.externalId === p.externalId);
       if (!earlier) return;
       if (earlier.toolName !== p.toolName || !jsonEqual(earlier.arguments, p.arguments)) {
-        throw new IdempotencyMismatchError(`Tool call id ${p.externalId} was already proposed in this conversation with different content`);
+        throw new IdempotencyMismatchError(
+          `Tool call id ${p.externalId} was already proposed in this conversation with different content`,
+        );
       }
       repeats.set(i, earlier);
     });
@@ -310,12 +341,21 @@ export class Conversation extends AggregateRoot {
     const pending = this.calls.filter((c) => c.status === 'pending').map((c) => c.id);
     if (pending.length > 0) throw new ConversationBlockedError(pending);
 
-    const calls = step.map((p, i) => repeats.get(i) ?? this.proposeOne(p, evaluate(p), newId(), at, agentName, agentVia));
+    const calls = step.map(
+      (p, i) => repeats.get(i) ?? this.proposeOne(p, evaluate(p), newId(), at, agentName, agentVia),
+    );
     this.touch(at);
     return { calls, replay: false };
   }
 
-  private proposeOne(p: ProposedCall, verdict: PolicyVerdict, id: string, at: Date, agentName?: string, agentVia?: Channel): ToolCall {
+  private proposeOne(
+    p: ProposedCall,
+    verdict: PolicyVerdict,
+    id: string,
+    at: Date,
+    agentName?: string,
+    agentVia?: Channel,
+  ): ToolCall {
     const policy = {
       level: verdict.level,
       rule: verdict.rule,
@@ -367,22 +407,53 @@ export class Conversation extends AggregateRoot {
       case 'automatic':
       case 'notify':
         call.moveTo('approved', at, { decision: { outcome: 'approved', by: byPolicy, at, reason: verdict.reason } });
-        this.record(new ToolCallAutoApproved(policyEnv, { outcome: 'approved', via: 'policy', latencyMs: 0, ...pick(policy), grantId: verdict.grantId }));
+        this.record(
+          new ToolCallAutoApproved(policyEnv, {
+            outcome: 'approved',
+            via: 'policy',
+            latencyMs: 0,
+            ...pick(policy),
+            grantId: verdict.grantId,
+          }),
+        );
         // The record that people were told: the channels deliver it (at least once) from the outbox.
         if (verdict.level === 'notify') {
-          this.record(new ToolCallNotified(policyEnv, { ...policyRef(policy), approvers: [...verdict.approvers], requester: this.s.user?.id ?? null, channels: ['slack', 'webhook', 'inbox'] }));
+          this.record(
+            new ToolCallNotified(policyEnv, {
+              ...policyRef(policy),
+              approvers: [...verdict.approvers],
+              requester: this.s.user?.id ?? null,
+              channels: ['slack', 'webhook', 'inbox'],
+            }),
+          );
         }
         break;
       case 'deny':
         call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: byPolicy, at, reason: verdict.reason } });
-        this.record(new ToolCallRejected(policyEnv, { outcome: 'rejected', rejectedBy: 'policy', via: 'policy', latencyMs: 0, reason: verdict.reason, ...policyRef(policy) }));
+        this.record(
+          new ToolCallRejected(policyEnv, {
+            outcome: 'rejected',
+            rejectedBy: 'policy',
+            via: 'policy',
+            latencyMs: 0,
+            reason: verdict.reason,
+            ...policyRef(policy),
+          }),
+        );
         break;
       case 'confirm':
       case 'manual': {
         const expiresAt = new Date(at.getTime() + verdict.timeoutSeconds * 1000);
         call.awaitApproval([...verdict.approvers], expiresAt);
-        if (policy.escalate || policy.remindBefore) call.setFollowUp(withNextStep(call, { escalated: 0, reminded: [] }));
-        this.record(new ApprovalRequested(policyEnv, { ...pick(policy), approvers: [...verdict.approvers], expiresAt: expiresAt.toISOString() }));
+        if (policy.escalate || policy.remindBefore)
+          call.setFollowUp(withNextStep(call, { escalated: 0, reminded: [] }));
+        this.record(
+          new ApprovalRequested(policyEnv, {
+            ...pick(policy),
+            approvers: [...verdict.approvers],
+            expiresAt: expiresAt.toISOString(),
+          }),
+        );
         break;
       }
     }
@@ -395,9 +466,12 @@ export class Conversation extends AggregateRoot {
    */
   decide(toolCallId: string, input: DecisionInput, by: Decider, at: Date): DecisionResult {
     const call = this.mustFind(toolCallId);
-    if (isAgent(by)) throw new NotAllowedToDecideError('Agent tokens cannot decide tool calls: approval comes from people');
+    if (isAgent(by))
+      throw new NotAllowedToDecideError('Agent tokens cannot decide tool calls: approval comes from people');
     if (!this.mayDecide(by, call)) {
-      throw new NotAllowedToDecideError(`Deciding this call needs one of: ${(call.approval?.approvers ?? []).join(', ')}`);
+      throw new NotAllowedToDecideError(
+        `Deciding this call needs one of: ${(call.approval?.approvers ?? []).join(', ')}`,
+      );
     }
     const actor = personActor(by, by.via);
     const env = this.envelope(call, at, actor);
@@ -405,8 +479,20 @@ export class Conversation extends AggregateRoot {
     if (scope) {
       const refusal = this.grantRefusal(call, scope, by);
       if (refusal) {
-        this.record(new GrantRefused(env, { decision: 'always_allow', ...refusal, refusedBy: by.id, via: by.via, ...policyRef(call.policy) }));
-        return { kind: 'refused', call, error: new GrantNotAllowedError(refusal.reason, refusal.requestedScope, refusal.allowedScope) };
+        this.record(
+          new GrantRefused(env, {
+            decision: 'always_allow',
+            ...refusal,
+            refusedBy: by.id,
+            via: by.via,
+            ...policyRef(call.policy),
+          }),
+        );
+        return {
+          kind: 'refused',
+          call,
+          error: new GrantNotAllowedError(refusal.reason, refusal.requestedScope, refusal.allowedScope),
+        };
       }
     }
     if (call.isExpiredAt(at)) this.expireCall(call, at);
@@ -419,10 +505,24 @@ export class Conversation extends AggregateRoot {
       return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, publicDecision(d), call.status) };
     }
     if (input.decision !== 'reject' && call.policy.selfApproval === false) {
-      const self = this.s.user?.id === by.id ? "the conversation's user" : this.s.agentOwner === by.id ? "the agent's owner" : undefined;
+      const self =
+        this.s.user?.id === by.id
+          ? "the conversation's user"
+          : this.s.agentOwner === by.id
+            ? "the agent's owner"
+            : undefined;
       if (self) {
         const reason = `Separation of duties: ${self} may not approve this call; another approver must decide`;
-        this.record(new DecisionRefused(env, { decision: input.decision, code: 'self_approval', refusedBy: by.id, via: by.via, reason, ...policyRef(call.policy) }));
+        this.record(
+          new DecisionRefused(env, {
+            decision: input.decision,
+            code: 'self_approval',
+            refusedBy: by.id,
+            via: by.via,
+            reason,
+            ...policyRef(call.policy),
+          }),
+        );
         return { kind: 'refused', call, error: new SelfApprovalError(reason) };
       }
     }
@@ -430,8 +530,19 @@ export class Conversation extends AggregateRoot {
     const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
     const latencyMs = at.getTime() - call.createdAt.getTime();
     if (input.decision === 'reject') {
-      call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: ref, at, kind: 'reject', reason: input.reason } });
-      this.record(new ToolCallRejected(env, { outcome: 'rejected', rejectedBy: by.id, via: by.via, latencyMs, reason: input.reason, ...policyRef(call.policy) }));
+      call.moveTo('rejected', at, {
+        decision: { outcome: 'rejected', by: ref, at, kind: 'reject', reason: input.reason },
+      });
+      this.record(
+        new ToolCallRejected(env, {
+          outcome: 'rejected',
+          rejectedBy: by.id,
+          via: by.via,
+          latencyMs,
+          reason: input.reason,
+          ...policyRef(call.policy),
+        }),
+      );
       this.markChanged(call, at);
       return { kind: 'decided', call };
     }
@@ -446,9 +557,27 @@ export class Conversation extends AggregateRoot {
     // standing approval may not stand in for several).
     const grant = scope && call.policy.level !== 'manual' && !quorum ? { toolName: call.toolName, scope } : undefined;
     const editedArguments = quorum ? (call.approvals[0]?.editedArguments ?? input.arguments) : input.arguments;
-    if (quorum) call.recordApproval({ by: ref, at, kind: input.decision, ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(editedArguments ? { editedArguments } : {}) }, at);
+    if (quorum)
+      call.recordApproval(
+        {
+          by: ref,
+          at,
+          kind: input.decision,
+          ...(input.reason !== undefined ? { reason: input.reason } : {}),
+          ...(editedArguments ? { editedArguments } : {}),
+        },
+        at,
+      );
     call.moveTo('approved', at, {
-      decision: { outcome: 'approved', by: ref, at, kind: input.decision, reason: input.reason, editedArguments, ...(scope ? { grantScope: scope } : {}) },
+      decision: {
+        outcome: 'approved',
+        by: ref,
+        at,
+        kind: input.decision,
+        reason: input.reason,
+        editedArguments,
+        ...(scope ? { grantScope: scope } : {}),
+      },
     });
     this.record(
       new ToolCallApproved(env, {
@@ -472,26 +601,55 @@ export class Conversation extends AggregateRoot {
    * approves other arguments than the first approval did; recorded (the call stays pending) while fewer
    * than the quorum have approved. Undefined when this approval completes the quorum: the caller approves.
    */
-  private countTowardsQuorum(call: ToolCall, input: DecisionInput, by: Decider, at: Date, env: ReturnType<Conversation['envelope']>): DecisionResult | undefined {
+  private countTowardsQuorum(
+    call: ToolCall,
+    input: DecisionInput,
+    by: Decider,
+    at: Date,
+    env: ReturnType<Conversation['envelope']>,
+  ): DecisionResult | undefined {
     const quorum = call.policy.quorum!;
     if (quorum.of && !hasAnyRole(by, quorum.of)) {
-      throw new NotAllowedToDecideError(`Approvals of this call count only from: ${quorum.of.join(', ')} (a quorum of ${quorum.count}); you may reject it`);
+      throw new NotAllowedToDecideError(
+        `Approvals of this call count only from: ${quorum.of.join(', ')} (a quorum of ${quorum.count}); you may reject it`,
+      );
     }
     const earlier = call.approvals;
     const mine = earlier.find((a) => a.by.id === by.id);
     if (mine) {
       if (sameApproval(mine, input)) return { kind: 'unchanged', call };
-      return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, { outcome: 'approval_recorded', by: mine.by, at: mine.at.toISOString() }, call.status) };
+      return {
+        kind: 'refused',
+        call,
+        error: new AlreadyDecidedError(
+          call.id,
+          { outcome: 'approval_recorded', by: mine.by, at: mine.at.toISOString() },
+          call.status,
+        ),
+      };
     }
     const fixed = earlier[0];
-    if (fixed && input.arguments !== undefined && !jsonEqual(input.arguments, fixed.editedArguments ?? call.arguments)) {
+    if (
+      fixed &&
+      input.arguments !== undefined &&
+      !jsonEqual(input.arguments, fixed.editedArguments ?? call.arguments)
+    ) {
       return { kind: 'refused', call, error: new QuorumArgumentsMismatchError(call.id) };
     }
     const count = earlier.length + 1;
     if (count >= quorum.count) return undefined;
     const editedArguments = fixed ? fixed.editedArguments : input.arguments;
     const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
-    call.recordApproval({ by: ref, at, kind: input.decision as 'approve' | 'always_allow', ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(editedArguments ? { editedArguments } : {}) }, at);
+    call.recordApproval(
+      {
+        by: ref,
+        at,
+        kind: input.decision as 'approve' | 'always_allow',
+        ...(input.reason !== undefined ? { reason: input.reason } : {}),
+        ...(editedArguments ? { editedArguments } : {}),
+      },
+      at,
+    );
     this.record(
       new ToolCallApprovalRecorded(env, {
         approvedBy: by.id,
@@ -509,7 +667,11 @@ export class Conversation extends AggregateRoot {
   }
 
   /** Why `by` may not make a standing grant in `scope` for this call, or undefined when they may. */
-  private grantRefusal(call: ToolCall, scope: GrantScope, by: Decider): { requestedScope: string; allowedScope: string; reason: string } | undefined {
+  private grantRefusal(
+    call: ToolCall,
+    scope: GrantScope,
+    by: Decider,
+  ): { requestedScope: string; allowedScope: string; reason: string } | undefined {
     const byRoles = widestGrantFor(by);
     const byPolicy = call.policy.grants ?? 'tenant';
     const allowed = narrowerGrantLimit(byRoles, byPolicy);
@@ -530,7 +692,8 @@ export class Conversation extends AggregateRoot {
     const call = this.mustFind(toolCallId);
     if (call.isExpiredAt(at)) this.expireCall(call, at);
     if (halt) throw new HaltedError(halt.scope, halt.reason);
-    if (call.status === 'executed' || call.status === 'completed') return { kind: 'refused', call, error: new AlreadyExecutedError(call.id, call.status) };
+    if (call.status === 'executed' || call.status === 'completed')
+      return { kind: 'refused', call, error: new AlreadyExecutedError(call.id, call.status) };
     if (call.status !== 'approved') return { kind: 'refused', call, error: new NotApprovedError(call.id, call.status) };
     const by: ActorRef = { id: agent.id, via: agent.via ?? 'api', ...(agent.name ? { name: agent.name } : {}) };
     call.moveTo('executed', at, { execution: { at, by } });
@@ -548,7 +711,12 @@ export class Conversation extends AggregateRoot {
   }
 
   /** The agent reports how the run went. */
-  complete(toolCallId: string, result: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string }, agent: Principal, at: Date): ToolCall {
+  complete(
+    toolCallId: string,
+    result: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string },
+    agent: Principal,
+    at: Date,
+  ): ToolCall {
     const call = this.mustFind(toolCallId);
     if (call.status === 'completed') throw new AlreadyCompletedError(call.id);
     if (call.status !== 'executed') throw new NotExecutedError(call.id, call.status);
@@ -581,7 +749,8 @@ export class Conversation extends AggregateRoot {
     const moved: ToolCall[] = [];
     for (const call of this.calls) {
       const f = call.snapshot().followUp;
-      if (call.status !== 'pending' || !f?.nextAt || f.nextAt.getTime() > at.getTime() || call.isExpiredAt(at)) continue;
+      if (call.status !== 'pending' || !f?.nextAt || f.nextAt.getTime() > at.getTime() || call.isExpiredAt(at))
+        continue;
       const s = call.snapshot();
       const steps = s.policy.escalate ?? [];
       let approvers = [...(s.approval?.approvers ?? [])];
@@ -593,14 +762,33 @@ export class Conversation extends AggregateRoot {
         approvers = [...approvers, ...added];
         escalated += 1;
         this.record(
-          new ToolCallEscalated(env, { step: escalated, of: steps.length, afterSeconds: step.after, added, approvers, notify: step.notify ?? [], expiresAt: s.approval!.expiresAt.toISOString(), ...policyRef(s.policy) }),
+          new ToolCallEscalated(env, {
+            step: escalated,
+            of: steps.length,
+            afterSeconds: step.after,
+            added,
+            approvers,
+            notify: step.notify ?? [],
+            expiresAt: s.approval!.expiresAt.toISOString(),
+            ...policyRef(s.policy),
+          }),
         );
       }
       const expiresAt = s.approval!.expiresAt;
-      const due = (s.policy.remindBefore ?? []).filter((b) => !f.reminded.includes(b) && reminderAt(s, b) !== undefined && reminderAt(s, b)!.getTime() <= at.getTime());
+      const due = (s.policy.remindBefore ?? []).filter(
+        (b) => !f.reminded.includes(b) && reminderAt(s, b) !== undefined && reminderAt(s, b)!.getTime() <= at.getTime(),
+      );
       if (due.length > 0) {
         const latest = Math.min(...due);
-        this.record(new ToolCallReminded(env, { remindBefore: latest, secondsLeft: Math.max(0, Math.round((expiresAt.getTime() - at.getTime()) / 1000)), expiresAt: expiresAt.toISOString(), approvers, ...policyRef(s.policy) }));
+        this.record(
+          new ToolCallReminded(env, {
+            remindBefore: latest,
+            secondsLeft: Math.max(0, Math.round((expiresAt.getTime() - at.getTime()) / 1000)),
+            expiresAt: expiresAt.toISOString(),
+            approvers,
+            ...policyRef(s.policy),
+          }),
+        );
       }
       call.setFollowUp(withNextStep(call, { escalated, reminded: [...f.reminded, ...due] }), { approvers, expiresAt });
       this.markChanged(call, at);
@@ -613,20 +801,46 @@ export class Conversation extends AggregateRoot {
    * An admin gives a pending call more time: its deadline moves to `expiresAt` (later than now and the current
    * deadline, at most a day from now), its reminders start over for the new deadline, and it is recorded.
    */
-  extendDeadline(toolCallId: string, expiresAt: Date, reason: string | undefined, by: Decider, at: Date): DecisionResult {
+  extendDeadline(
+    toolCallId: string,
+    expiresAt: Date,
+    reason: string | undefined,
+    by: Decider,
+    at: Date,
+  ): DecisionResult {
     const call = this.mustFind(toolCallId);
-    if (isAgent(by) || !hasAnyRole(by, ['admin'])) throw new NotAllowedToDecideError('Only an admin may extend the deadline of a tool call');
+    if (isAgent(by) || !hasAnyRole(by, ['admin']))
+      throw new NotAllowedToDecideError('Only an admin may extend the deadline of a tool call');
     if (call.isExpiredAt(at)) this.expireCall(call, at);
-    if (call.status !== 'pending' || !call.approval) return { kind: 'refused', call, error: new AlreadyDecidedError(call.id, publicDecision(call.decision), call.status) };
+    if (call.status !== 'pending' || !call.approval)
+      return {
+        kind: 'refused',
+        call,
+        error: new AlreadyDecidedError(call.id, publicDecision(call.decision), call.status),
+      };
     const from = call.approval.expiresAt;
     if (expiresAt.getTime() <= from.getTime() || expiresAt.getTime() > at.getTime() + MAX_TIMEOUT_SECONDS * 1000) {
-      throw new ValidationError([{ path: 'expiresAt', message: `must be later than the current deadline (${from.toISOString()}) and at most ${MAX_TIMEOUT_SECONDS} seconds from now` }]);
+      throw new ValidationError([
+        {
+          path: 'expiresAt',
+          message: `must be later than the current deadline (${from.toISOString()}) and at most ${MAX_TIMEOUT_SECONDS} seconds from now`,
+        },
+      ]);
     }
     const approval = { approvers: call.approval.approvers, expiresAt };
     const f = call.snapshot().followUp;
     call.setFollowUp(undefined, approval);
     if (f) call.setFollowUp(withNextStep(call, { escalated: f.escalated, reminded: [] }), approval);
-    this.record(new ToolCallDeadlineExtended(this.envelope(call, at, personActor(by, by.via)), { from: from.toISOString(), to: expiresAt.toISOString(), by: by.id, via: by.via, ...(reason ? { reason } : {}), ...policyRef(call.policy) }));
+    this.record(
+      new ToolCallDeadlineExtended(this.envelope(call, at, personActor(by, by.via)), {
+        from: from.toISOString(),
+        to: expiresAt.toISOString(),
+        by: by.id,
+        via: by.via,
+        ...(reason ? { reason } : {}),
+        ...policyRef(call.policy),
+      }),
+    );
     this.markChanged(call, at);
     return { kind: 'decided', call };
   }
@@ -639,9 +853,18 @@ export class Conversation extends AggregateRoot {
       call.moveTo('cancelled', at, {
         cancellation: { by: { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) }, at, reason },
         // An approval already given stays in `decision`; a pending call gets a cancellation outcome.
-        ...(previousStatus === 'pending' ? { decision: { outcome: 'cancelled' as const, by: { id: by.id, via: by.via }, at, reason } } : {}),
+        ...(previousStatus === 'pending'
+          ? { decision: { outcome: 'cancelled' as const, by: { id: by.id, via: by.via }, at, reason } }
+          : {}),
       });
-      this.record(new ToolCallCancelled(this.envelope(call, at, by), { outcome: 'cancelled', reason, previousStatus, ...policyRef(call.policy) }));
+      this.record(
+        new ToolCallCancelled(this.envelope(call, at, by), {
+          outcome: 'cancelled',
+          reason,
+          previousStatus,
+          ...policyRef(call.policy),
+        }),
+      );
       this.markChanged(call, at);
     }
     return open;
@@ -649,16 +872,20 @@ export class Conversation extends AggregateRoot {
 
   private expireCall(call: ToolCall, at: Date): void {
     const expiresAt = call.approval!.expiresAt;
-    call.moveTo('expired', at, { decision: { outcome: 'expired', by: { id: SYSTEM_ACTOR.id, via: SYSTEM_ACTOR.via }, at } });
+    call.moveTo('expired', at, {
+      decision: { outcome: 'expired', by: { id: SYSTEM_ACTOR.id, via: SYSTEM_ACTOR.via }, at },
+    });
     const waitedMs = at.getTime() - call.createdAt.getTime();
-    this.record(new ToolCallExpired(this.envelope(call, at, SYSTEM_ACTOR), {
+    this.record(
+      new ToolCallExpired(this.envelope(call, at, SYSTEM_ACTOR), {
         outcome: 'expired',
         reason: `No decision before ${expiresAt.toISOString()}`,
         expiresAt: expiresAt.toISOString(),
         waitedMs,
         latencyMs: waitedMs,
         ...policyRef(call.policy),
-      }));
+      }),
+    );
     this.markChanged(call, at);
   }
 
@@ -678,7 +905,14 @@ export class Conversation extends AggregateRoot {
   }
 
   private envelope(call: ToolCall, at: Date, actor: Actor) {
-    return { tenantId: this.tenantId, at, actor, conversationId: this.s.id, toolCallId: call.id, toolName: call.toolName };
+    return {
+      tenantId: this.tenantId,
+      at,
+      actor,
+      conversationId: this.s.id,
+      toolCallId: call.id,
+      toolName: call.toolName,
+    };
   }
 }
 
@@ -693,7 +927,11 @@ function isHeld(level: string): boolean {
  * Whether a repeated decision asks for what was recorded: the same kind, the same edited arguments
  * (structurally, key order aside) and, for always_allow, the same scope. Anything else is a second decision.
  */
-function sameRequest(d: NonNullable<ToolCallState['decision']>, input: DecisionInput, scope: GrantScope | undefined): boolean {
+function sameRequest(
+  d: NonNullable<ToolCallState['decision']>,
+  input: DecisionInput,
+  scope: GrantScope | undefined,
+): boolean {
   if (d.kind !== input.decision) return false;
   if (input.decision !== 'reject' && !jsonEqual(d.editedArguments, input.arguments)) return false;
   // A decision recorded before its scope was kept reads as the default scope.
@@ -717,7 +955,11 @@ function withNextStep(call: ToolCall, f: Omit<FollowUpState, 'nextAt'>): FollowU
     if (t && !f.reminded.includes(b)) times.push(t.getTime());
   }
   const next = times.filter((t) => t < s.approval!.expiresAt.getTime());
-  return { escalated: f.escalated, reminded: f.reminded, ...(next.length ? { nextAt: new Date(Math.min(...next)) } : {}) };
+  return {
+    escalated: f.escalated,
+    reminded: f.reminded,
+    ...(next.length ? { nextAt: new Date(Math.min(...next)) } : {}),
+  };
 }
 
 /** A quorum member's repeated approval: the same kind and the same arguments (none given approves the fixed ones). */

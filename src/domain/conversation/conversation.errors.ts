@@ -21,9 +21,14 @@ export class IllegalTransitionError extends DomainError {
 
 export class ConversationBlockedError extends DomainError {
   constructor(pendingIds: string[]) {
-    super('conversation_blocked', 'conflict', `The conversation is waiting for ${pendingIds.length} pending approval(s): ${pendingIds.join(', ')}`, {
-      pendingToolCallIds: pendingIds,
-    });
+    super(
+      'conversation_blocked',
+      'conflict',
+      `The conversation is waiting for ${pendingIds.length} pending approval(s): ${pendingIds.join(', ')}`,
+      {
+        pendingToolCallIds: pendingIds,
+      },
+    );
   }
 }
 
@@ -41,19 +46,25 @@ export class AlreadyDecidedError extends DomainError {
 
 export class NotApprovedError extends DomainError {
   constructor(id: string, status: ToolCallStatus) {
-    super('not_approved', 'conflict', `Tool call ${id} is ${status}, not approved: it must not run`, { toolCallStatus: status });
+    super('not_approved', 'conflict', `Tool call ${id} is ${status}, not approved: it must not run`, {
+      toolCallStatus: status,
+    });
   }
 }
 
 export class AlreadyExecutedError extends DomainError {
   constructor(id: string, status: ToolCallStatus) {
-    super('already_executed', 'conflict', `Tool call ${id} was already claimed for execution`, { toolCallStatus: status });
+    super('already_executed', 'conflict', `Tool call ${id} was already claimed for execution`, {
+      toolCallStatus: status,
+    });
   }
 }
 
 export class NotExecutedError extends DomainError {
   constructor(id: string, status: ToolCallStatus) {
-    super('not_executed', 'conflict', `Tool call ${id} is ${status}: claim the execution before reporting a result`, { toolCallStatus: status });
+    super('not_executed', 'conflict', `Tool call ${id} is ${status}: claim the execution before reporting a result`, {
+      toolCallStatus: status,
+    });
   }
 }
 
@@ -86,7 +97,11 @@ export class SelfApprovalError extends DomainError {
 /** A quorum's approvals must approve the same arguments: the first approval fixed them. */
 export class QuorumArgumentsMismatchError extends DomainError {
   constructor(id: string) {
-    super('quorum_arguments_mismatch', 'conflict', `Tool call ${id} already has an approval of other arguments: approve those, or reject the call`);
+    super(
+      'quorum_arguments_mismatch',
+      'conflict',
+      `Tool call ${id} already has an approval of other arguments: approve those, or reject the call`,
+    );
   }
 }
 

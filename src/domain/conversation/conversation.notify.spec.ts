@@ -8,15 +8,34 @@ const T0 = new Date('2025-03-01T12:00:00.000Z');
 const USER: ConversationUser = { id: 'u-rita', roles: ['member'], name: 'Rita' };
 
 function verdict(level: SupervisionLevel, over: Partial<PolicyVerdict> = {}): PolicyVerdict {
-  return { level, rule: 2, policyVersion: 4, reason: `Rule 2 (x): ${level}`, approvers: ['approver', 'admin'], timeoutSeconds: 300, grants: 'tenant', ...over };
+  return {
+    level,
+    rule: 2,
+    policyVersion: 4,
+    reason: `Rule 2 (x): ${level}`,
+    approvers: ['approver', 'admin'],
+    timeoutSeconds: 300,
+    grants: 'tenant',
+    ...over,
+  };
 }
 
 /** Proposes one call judged `level` in a fresh conversation; returns the events the proposal recorded. */
-function propose(level: SupervisionLevel, over: Partial<PolicyVerdict> = {}, user: ConversationUser | null = USER): DomainEvent[] {
+function propose(
+  level: SupervisionLevel,
+  over: Partial<PolicyVerdict> = {},
+  user: ConversationUser | null = USER,
+): DomainEvent[] {
   const conv = Conversation.start({ id: 'conv_1', tenantId: 't1', agentId: 'bot', user, at: T0 });
   conv.pullEvents();
   let n = 0;
-  conv.propose([{ toolName: 'post_message', arguments: { text: 'hi' } }], (_: ProposedCallFacts) => verdict(level, over), () => `tc_${++n}`, new Date(T0.getTime() + 1000), null);
+  conv.propose(
+    [{ toolName: 'post_message', arguments: { text: 'hi' } }],
+    (_: ProposedCallFacts) => verdict(level, over),
+    () => `tc_${++n}`,
+    new Date(T0.getTime() + 1000),
+    null,
+  );
   return conv.pullEvents();
 }
 
@@ -25,8 +44,20 @@ describe('a notify call tells people', () => {
     const events = propose('notify', { approvers: ['requester', 'oncall'] });
     expect(events.map((e) => e.type)).toEqual(['ToolCallProposed', 'ToolCallAutoApproved', 'ToolCallNotified']);
     const told = events[2];
-    expect(told).toMatchObject({ toolCallId: 'tc_1', toolName: 'post_message', conversationId: 'conv_1', actor: { kind: 'system', id: 'policy' } });
-    expect(told.data).toEqual({ level: 'notify', rule: 2, policyVersion: 4, approvers: ['requester', 'oncall'], requester: 'u-rita', channels: ['slack', 'webhook', 'inbox'] });
+    expect(told).toMatchObject({
+      toolCallId: 'tc_1',
+      toolName: 'post_message',
+      conversationId: 'conv_1',
+      actor: { kind: 'system', id: 'policy' },
+    });
+    expect(told.data).toEqual({
+      level: 'notify',
+      rule: 2,
+      policyVersion: 4,
+      approvers: ['requester', 'oncall'],
+      requester: 'u-rita',
+      channels: ['slack', 'webhook', 'inbox'],
+    });
   });
 
   it('names the default approvers when no rule decided, and no requester in a conversation without a user', () => {

@@ -13,7 +13,12 @@ const TENANT = 't1';
 const USER: ConversationUser = { id: 'rita', roles: ['approver'], name: 'Rita' };
 const OWNER = 'owen';
 
-const person = (id: string, roles: string[], via: Decider['via'] = 'web'): Decider => ({ id, tenant: TENANT, roles, via });
+const person = (id: string, roles: string[], via: Decider['via'] = 'web'): Decider => ({
+  id,
+  tenant: TENANT,
+  roles,
+  via,
+});
 const rita = person('rita', ['approver']);
 const owen = person('owen', ['admin']);
 const alice = person('alice', ['approver']);
@@ -23,13 +28,35 @@ const dan = person('dan', ['finance'], 'slack');
 const agent: Principal = { id: 'agent-1', tenant: TENANT, roles: ['agent'] };
 
 function verdict(over: Partial<PolicyVerdict> = {}): PolicyVerdict {
-  return { level: 'confirm', rule: 0, policyVersion: 2, reason: 'Rule 0: confirm', approvers: ['approver', 'admin', 'requester'], timeoutSeconds: 300, grants: 'tenant', ...over };
+  return {
+    level: 'confirm',
+    rule: 0,
+    policyVersion: 2,
+    reason: 'Rule 0: confirm',
+    approvers: ['approver', 'admin', 'requester'],
+    timeoutSeconds: 300,
+    grants: 'tenant',
+    ...over,
+  };
 }
 
 function held(over: Partial<PolicyVerdict> = {}): { conv: Conversation; call: ToolCall } {
-  const conv = Conversation.start({ id: 'conv_1', tenantId: TENANT, agentId: agent.id, agentOwner: OWNER, user: USER, at: at(0) });
+  const conv = Conversation.start({
+    id: 'conv_1',
+    tenantId: TENANT,
+    agentId: agent.id,
+    agentOwner: OWNER,
+    user: USER,
+    at: at(0),
+  });
   let n = 0;
-  const { calls } = conv.propose([{ toolName: 'wire_money', arguments: { amount: 900 } }], () => verdict(over), () => `tc_${++n}`, at(1), null);
+  const { calls } = conv.propose(
+    [{ toolName: 'wire_money', arguments: { amount: 900 } }],
+    () => verdict(over),
+    () => `tc_${++n}`,
+    at(1),
+    null,
+  );
   conv.pullEvents();
   conv.pullChangedCalls();
   return { conv, call: calls[0] };
@@ -47,7 +74,13 @@ describe('separation of duties: selfApproval false', () => {
     expect(call.status).toBe('pending');
     const events = conv.pullEvents();
     expect(events.map((e) => e.type)).toEqual(['DecisionRefused']);
-    expect(events[0].data).toMatchObject({ code: 'self_approval', refusedBy: 'rita', decision: 'approve', rule: 0, policyVersion: 2 });
+    expect(events[0].data).toMatchObject({
+      code: 'self_approval',
+      refusedBy: 'rita',
+      decision: 'approve',
+      rule: 0,
+      policyVersion: 2,
+    });
   });
 
   it("refuses the agent's owner (its token's owner claim), whatever their roles", () => {
@@ -127,7 +160,9 @@ describe('quorum', () => {
   it('the first approval fixes the arguments: another edit is refused, none approves the fixed ones', () => {
     const { conv, call } = held({ quorum: { count: 2 } });
     conv.decide(call.id, { decision: 'approve', arguments: { amount: 100 } }, alice, at(2));
-    expect(refusedCode(conv.decide(call.id, { decision: 'approve', arguments: { amount: 50 } }, bob, at(3)))).toBe('quorum_arguments_mismatch');
+    expect(refusedCode(conv.decide(call.id, { decision: 'approve', arguments: { amount: 50 } }, bob, at(3)))).toBe(
+      'quorum_arguments_mismatch',
+    );
     expect(call.status).toBe('pending');
     conv.decide(call.id, approve, carol, at(4));
     expect(call.status).toBe('approved');
@@ -159,24 +194,35 @@ describe('quorum', () => {
   it('property: whatever order of approvals and repeats, the call is approved exactly when `count` distinct people approved, and never by an agent', () => {
     const people = [alice, bob, carol, owen];
     fc.assert(
-      fc.property(fc.integer({ min: 2, max: 4 }), fc.array(fc.integer({ min: 0, max: people.length - 1 }), { maxLength: 12 }), (count, order) => {
-        const { conv, call } = held({ quorum: { count } });
-        const distinct = new Set<string>();
-        order.forEach((i, step) => {
-          if (call.status !== 'pending') return;
-          conv.decide(call.id, approve, people[i], at(2 + step));
-          distinct.add(people[i].id);
-        });
-        expect(call.status).toBe(distinct.size >= count ? 'approved' : 'pending');
-        if (call.status === 'approved') expect(new Set(call.approvals.map((a) => a.by.id)).size).toBe(count);
-        expect(() => conv.decide(call.id, approve, agent as Decider, at(99))).toThrow(DomainError);
-      }),
+      fc.property(
+        fc.integer({ min: 2, max: 4 }),
+        fc.array(fc.integer({ min: 0, max: people.length - 1 }), { maxLength: 12 }),
+        (count, order) => {
+          const { conv, call } = held({ quorum: { count } });
+          const distinct = new Set<string>();
+          order.forEach((i, step) => {
+            if (call.status !== 'pending') return;
+            conv.decide(call.id, approve, people[i], at(2 + step));
+            distinct.add(people[i].id);
+          });
+          expect(call.status).toBe(distinct.size >= count ? 'approved' : 'pending');
+          if (call.status === 'approved') expect(new Set(call.approvals.map((a) => a.by.id)).size).toBe(count);
+          expect(() => conv.decide(call.id, approve, agent as Decider, at(99))).toThrow(DomainError);
+        },
+      ),
     );
   });
 });
 
 describe('escalation and reminders', () => {
-  const steps = { escalate: [{ after: 60, approvers: ['admin'], notify: ['slack' as const] }, { after: 120, approvers: ['requester'] }], remindBefore: [100, 30], timeoutSeconds: 300 };
+  const steps = {
+    escalate: [
+      { after: 60, approvers: ['admin'], notify: ['slack' as const] },
+      { after: 120, approvers: ['requester'] },
+    ],
+    remindBefore: [100, 30],
+    timeoutSeconds: 300,
+  };
 
   it('plans the first step at once: the earliest of the escalations and reminders', () => {
     const { call } = held({ ...steps, approvers: ['approver'] });
@@ -189,7 +235,14 @@ describe('escalation and reminders', () => {
     expect(conv.followUpDue(at(61))).toEqual([call]);
     const [e] = conv.pullEvents();
     expect(e.type).toBe('ToolCallEscalated');
-    expect(e.data).toMatchObject({ step: 1, of: 2, afterSeconds: 60, added: ['admin'], approvers: ['approver', 'admin'], notify: ['slack'] });
+    expect(e.data).toMatchObject({
+      step: 1,
+      of: 2,
+      afterSeconds: 60,
+      added: ['admin'],
+      approvers: ['approver', 'admin'],
+      notify: ['slack'],
+    });
     expect(call.approval!.approvers).toEqual(['approver', 'admin']);
     expect(call.snapshot().followUp!.nextAt).toEqual(at(1 + 120));
     // the admin may now decide
@@ -219,30 +272,50 @@ describe('escalation and reminders', () => {
     conv.pullEvents();
     expect(() => conv.extendDeadline(call.id, at(900), 'wait', alice, at(260))).toThrow(/Only an admin/);
     expect(conv.extendDeadline(call.id, at(900), 'owner away', owen, at(260)).kind).toBe('decided');
-    expect(conv.pullEvents()[0]).toMatchObject({ type: 'ToolCallDeadlineExtended', data: { from: at(301).toISOString(), to: at(900).toISOString(), reason: 'owner away' } });
+    expect(conv.pullEvents()[0]).toMatchObject({
+      type: 'ToolCallDeadlineExtended',
+      data: { from: at(301).toISOString(), to: at(900).toISOString(), reason: 'owner away' },
+    });
     expect(call.approval!.expiresAt).toEqual(at(900));
     expect(call.snapshot().followUp).toEqual({ escalated: 0, reminded: [], nextAt: at(840) });
-    expect(() => conv.extendDeadline(call.id, at(100), undefined, owen, at(261))).toThrow(/later than the current deadline/);
+    expect(() => conv.extendDeadline(call.id, at(100), undefined, owen, at(261))).toThrow(
+      /later than the current deadline/,
+    );
   });
 
   it('property: any sweep times take every step at most once and in order, and none after the call is decided', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 2, max: 400 }), { maxLength: 15 }), fc.integer({ min: 0, max: 400 }), (sweeps, decideAt) => {
-        const { conv, call } = held({ ...steps, approvers: ['approver'] });
-        const times = [...sweeps].sort((x, y) => x - y);
-        const events: string[] = [];
-        for (const t of times) {
-          if (t >= decideAt && call.status === 'pending' && decideAt < 300) conv.decide(call.id, approve, alice, at(decideAt));
-          conv.expireDue(at(t));
-          conv.followUpDue(at(t));
-          events.push(...conv.pullEvents().map((e) => `${e.type}:${JSON.stringify((e.data as { step?: number; remindBefore?: number }).step ?? (e.data as { remindBefore?: number }).remindBefore ?? '')}`));
-        }
-        const escalations = events.filter((e) => e.startsWith('ToolCallEscalated'));
-        expect(escalations).toEqual([...new Set(escalations)]);
-        expect(escalations).toEqual([...escalations].sort());
-        const decidedAt = events.findIndex((e) => e.startsWith('ToolCallApproved') || e.startsWith('ToolCallExpired'));
-        if (decidedAt >= 0) expect(events.slice(decidedAt + 1).filter((e) => /Escalated|Reminded/.test(e))).toEqual([]);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 2, max: 400 }), { maxLength: 15 }),
+        fc.integer({ min: 0, max: 400 }),
+        (sweeps, decideAt) => {
+          const { conv, call } = held({ ...steps, approvers: ['approver'] });
+          const times = [...sweeps].sort((x, y) => x - y);
+          const events: string[] = [];
+          for (const t of times) {
+            if (t >= decideAt && call.status === 'pending' && decideAt < 300)
+              conv.decide(call.id, approve, alice, at(decideAt));
+            conv.expireDue(at(t));
+            conv.followUpDue(at(t));
+            events.push(
+              ...conv
+                .pullEvents()
+                .map(
+                  (e) =>
+                    `${e.type}:${JSON.stringify((e.data as { step?: number; remindBefore?: number }).step ?? (e.data as { remindBefore?: number }).remindBefore ?? '')}`,
+                ),
+            );
+          }
+          const escalations = events.filter((e) => e.startsWith('ToolCallEscalated'));
+          expect(escalations).toEqual([...new Set(escalations)]);
+          expect(escalations).toEqual([...escalations].sort());
+          const decidedAt = events.findIndex(
+            (e) => e.startsWith('ToolCallApproved') || e.startsWith('ToolCallExpired'),
+          );
+          if (decidedAt >= 0)
+            expect(events.slice(decidedAt + 1).filter((e) => /Escalated|Reminded/.test(e))).toEqual([]);
+        },
+      ),
     );
   });
 });

@@ -13,11 +13,21 @@ const LEGAL: ReadonlyArray<[ToolCallStatus, ToolCallStatus]> = [
 const TERMINAL: readonly ToolCallStatus[] = ['rejected', 'expired', 'cancelled', 'completed'];
 
 const isLegal = (from: ToolCallStatus, to: ToolCallStatus) => LEGAL.some(([f, t]) => f === from && t === to);
-const allPairs = TOOL_CALL_STATUSES.flatMap((from) => TOOL_CALL_STATUSES.map((to) => [from, to] as [ToolCallStatus, ToolCallStatus]));
+const allPairs = TOOL_CALL_STATUSES.flatMap((from) =>
+  TOOL_CALL_STATUSES.map((to) => [from, to] as [ToolCallStatus, ToolCallStatus]),
+);
 
 describe('the tool call status table', () => {
   it('knows exactly the seven statuses of the contract', () => {
-    expect([...TOOL_CALL_STATUSES].sort()).toEqual(['approved', 'cancelled', 'completed', 'executed', 'expired', 'pending', 'rejected']);
+    expect([...TOOL_CALL_STATUSES].sort()).toEqual([
+      'approved',
+      'cancelled',
+      'completed',
+      'executed',
+      'expired',
+      'pending',
+      'rejected',
+    ]);
   });
 
   it('covers all 49 pairs of statuses', () => {
@@ -48,9 +58,12 @@ describe('the tool call status table', () => {
     for (const s of TOOL_CALL_STATUSES) expect(canMove(s, 'pending')).toBe(false);
   });
 
-  it.each(TOOL_CALL_STATUSES.map((s) => [s, TERMINAL.includes(s)] as const))('treats %s as terminal: %s', (status, terminal) => {
-    expect(isTerminal(status)).toBe(terminal);
-  });
+  it.each(TOOL_CALL_STATUSES.map((s) => [s, TERMINAL.includes(s)] as const))(
+    'treats %s as terminal: %s',
+    (status, terminal) => {
+      expect(isTerminal(status)).toBe(terminal);
+    },
+  );
 
   it('lets a call reach executed only from approved', () => {
     expect(TOOL_CALL_STATUSES.filter((s) => canMove(s, 'executed'))).toEqual(['approved']);

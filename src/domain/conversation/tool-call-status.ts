@@ -1,4 +1,12 @@
-export const TOOL_CALL_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'cancelled', 'executed', 'completed'] as const;
+export const TOOL_CALL_STATUSES = [
+  'pending',
+  'approved',
+  'rejected',
+  'expired',
+  'cancelled',
+  'executed',
+  'completed',
+] as const;
 export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
 
 /** The one transition table; every status change goes through `canMove`. */

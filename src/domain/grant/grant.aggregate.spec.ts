@@ -2,14 +2,23 @@ import fc from 'fast-check';
 import { ApprovalPolicy, GrantScope, ProposedCallFacts } from '../policy/approval-policy';
 import { PolicyDocument } from '../policy/policy-document';
 import { Actor } from '../shared/actor';
-import { expiresInFault, Grant, grantArgsFaults, mayListGrants, mayRevokeGrant, MAX_GRANT_SECONDS } from './grant.aggregate';
+import {
+  expiresInFault,
+  Grant,
+  grantArgsFaults,
+  mayListGrants,
+  mayRevokeGrant,
+  MAX_GRANT_SECONDS,
+} from './grant.aggregate';
 
 const T0 = new Date('2026-03-01T10:00:00.000Z');
 const ANN: Actor = { id: 'ann', kind: 'person', via: 'web', name: 'Ann', roles: ['admin'] };
 const BOB: Actor = { id: 'bob', kind: 'person', via: 'cli', roles: ['approver'] };
 const CONVERSATION = { id: 'conv_1', agentId: 'agent_1' };
 
-function make(opts: { scope?: GrantScope; expiresIn?: number; args?: Record<string, string>; toolName?: string; id?: string } = {}): Grant {
+function make(
+  opts: { scope?: GrantScope; expiresIn?: number; args?: Record<string, string>; toolName?: string; id?: string } = {},
+): Grant {
   return Grant.create({
     id: opts.id ?? 'grant_1',
     tenantId: 't1',
@@ -45,7 +54,17 @@ describe('a grant with a lifetime', () => {
     const g = make({ expiresIn: 3600 });
     expect(g.snapshot().expiresAt).toEqual(seconds(3600));
     expect(g.pullEvents().map((e) => [e.type, e.data])).toEqual([
-      ['GrantCreated', { grantId: 'grant_1', scope: 'conversation', scopeId: 'conv_1', createdBy: 'ann', via: 'web', expiresAt: '2026-03-01T11:00:00.000Z' }],
+      [
+        'GrantCreated',
+        {
+          grantId: 'grant_1',
+          scope: 'conversation',
+          scopeId: 'conv_1',
+          createdBy: 'ann',
+          via: 'web',
+          expiresAt: '2026-03-01T11:00:00.000Z',
+        },
+      ],
     ]);
   });
 
@@ -137,7 +156,10 @@ describe('who may list and revoke grants', () => {
 describe('a grant with an argument pattern', () => {
   it('covers only the calls whose arguments match every glob, in the policy rules’ glob language', () => {
     const g = make({ args: { cmd: 'ls *' } });
-    expect(verdict([g], { arguments: { cmd: 'ls -la' } }, T0)).toMatchObject({ level: 'automatic', grantId: 'grant_1' });
+    expect(verdict([g], { arguments: { cmd: 'ls -la' } }, T0)).toMatchObject({
+      level: 'automatic',
+      grantId: 'grant_1',
+    });
     expect(verdict([g], { arguments: { cmd: 'rm -rf /' } }, T0)).toMatchObject({ level: 'confirm' });
     expect(verdict([g], { arguments: { cmd: 'ls; rm -rf /' } }, T0)).toMatchObject({ level: 'confirm' });
     expect(verdict([g], { arguments: {} }, T0)).toMatchObject({ level: 'confirm' });
@@ -166,9 +188,17 @@ describe('a grant with an argument pattern', () => {
     ['empty', {}, 'args: must name at least one argument; leave it out to cover any arguments'],
     ['a glob that is not a string', { cmd: 3 }, 'args.cmd: must be a non-empty glob string'],
     ['an empty glob', { cmd: '' }, 'args.cmd: must be a non-empty glob string'],
-    ['a bad argument name', { 'c md': 'x' }, 'args.c md: argument names are letters, digits, _, $, . and - (at most 128)'],
+    [
+      'a bad argument name',
+      { 'c md': 'x' },
+      'args.c md: argument names are letters, digits, _, $, . and - (at most 128)',
+    ],
     ['a glob with surrounding spaces', { cmd: ' ls' }, 'args.cmd: must not start or end with whitespace'],
-    ['a glob that would read as two arguments', { cmd: 'ls, path=/etc' }, 'args.cmd: must not hold a comma followed by name='],
+    [
+      'a glob that would read as two arguments',
+      { cmd: 'ls, path=/etc' },
+      'args.cmd: must not hold a comma followed by name=',
+    ],
   ])('is refused when %s', (_what, args, fault) => {
     expect(grantArgsFaults(args).map((f) => `${f.path}: ${f.message}`)).toEqual([fault]);
   });
@@ -186,7 +216,9 @@ describe('a revoked or expired grant never covers (property)', () => {
     scope: fc.constantFrom<GrantScope>('conversation', 'agent', 'tenant'),
     expiresIn: fc.option(fc.integer({ min: 1, max: 1000 }), { nil: undefined }),
     revokedAfter: fc.option(fc.integer({ min: 0, max: 1000 }), { nil: undefined }),
-    args: fc.option(fc.constantFrom<Record<string, string>>({ cmd: 'ls *' }, { cmd: '*' }, { path: '/tmp/*' }), { nil: undefined }),
+    args: fc.option(fc.constantFrom<Record<string, string>>({ cmd: 'ls *' }, { cmd: '*' }, { path: '/tmp/*' }), {
+      nil: undefined,
+    }),
   });
 
   it('whatever the grants, their lifetimes, revocations and arguments, and whenever the call comes', () => {
@@ -208,7 +240,12 @@ describe('a revoked or expired grant never covers (property)', () => {
           const s = used.snapshot();
           expect(s.revocation).toBeUndefined();
           expect(s.expiresAt === undefined || s.expiresAt.getTime() > now.getTime()).toBe(true);
-          if (s.args) for (const [name, glob] of Object.entries(s.args)) expect(name in args && (glob === '*' || (args as Record<string, string>)[name].startsWith(glob.replace('*', '')))).toBe(true);
+          if (s.args)
+            for (const [name, glob] of Object.entries(s.args))
+              expect(
+                name in args &&
+                  (glob === '*' || (args as Record<string, string>)[name].startsWith(glob.replace('*', ''))),
+              ).toBe(true);
         },
       ),
     );
@@ -221,7 +258,12 @@ describe('a revoked or expired grant never covers (property)', () => {
         g.revoke(ANN, T0);
         const v = ApprovalPolicy.evaluate(
           { toolName: 'run_cmd', arguments: {} },
-          { policy: PolicyDocument.parse({ rules: [{ match: '*', level: 'confirm' }] }), policyVersion: 1, grants: [g.facts()], conversation: CONVERSATION },
+          {
+            policy: PolicyDocument.parse({ rules: [{ match: '*', level: 'confirm' }] }),
+            policyVersion: 1,
+            grants: [g.facts()],
+            conversation: CONVERSATION,
+          },
         );
         expect(v.level).toBe('confirm');
       }),

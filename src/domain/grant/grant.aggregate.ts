@@ -76,16 +76,21 @@ export function expiresInFault(seconds: unknown): string | undefined {
 
 /** What is wrong with an argument pattern (`path` prefixes each fault), or an empty list. */
 export function grantArgsFaults(args: unknown, path = 'args'): ValidationFault[] {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return [{ path, message: 'must be an object of argument name → glob' }];
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    return [{ path, message: 'must be an object of argument name → glob' }];
   const entries = Object.entries(args);
-  if (entries.length === 0) return [{ path, message: 'must name at least one argument; leave it out to cover any arguments' }];
+  if (entries.length === 0)
+    return [{ path, message: 'must name at least one argument; leave it out to cover any arguments' }];
   if (entries.length > MAX_GRANT_ARGS) return [{ path, message: `may name at most ${MAX_GRANT_ARGS} arguments` }];
   const faults: ValidationFault[] = [];
   for (const [name, glob] of entries) {
     const at = `${path}.${name}`;
-    if (!ARG_NAME.test(name)) faults.push({ path: at, message: 'argument names are letters, digits, _, $, . and - (at most 128)' });
-    else if (typeof glob !== 'string' || glob === '') faults.push({ path: at, message: 'must be a non-empty glob string' });
-    else if (glob.length > MAX_GRANT_GLOB_LENGTH) faults.push({ path: at, message: `must be at most ${MAX_GRANT_GLOB_LENGTH} characters` });
+    if (!ARG_NAME.test(name))
+      faults.push({ path: at, message: 'argument names are letters, digits, _, $, . and - (at most 128)' });
+    else if (typeof glob !== 'string' || glob === '')
+      faults.push({ path: at, message: 'must be a non-empty glob string' });
+    else if (glob.length > MAX_GRANT_GLOB_LENGTH)
+      faults.push({ path: at, message: `must be at most ${MAX_GRANT_GLOB_LENGTH} characters` });
     else if (glob.trim() !== glob) faults.push({ path: at, message: 'must not start or end with whitespace' });
     else if (ARG_SEPARATOR.test(glob)) faults.push({ path: at, message: 'must not hold a comma followed by name=' });
   }
@@ -127,7 +132,14 @@ export class GrantCreated extends BaseEvent<{
   readonly type = 'GrantCreated' as const;
 }
 
-export class GrantRevoked extends BaseEvent<{ grantId: string; scope: GrantScope; scopeId: string | null; revokedBy: string; via: string; reason?: string }> {
+export class GrantRevoked extends BaseEvent<{
+  grantId: string;
+  scope: GrantScope;
+  scopeId: string | null;
+  revokedBy: string;
+  via: string;
+  reason?: string;
+}> {
   readonly type = 'GrantRevoked' as const;
 }
 
@@ -139,7 +151,11 @@ export class GrantNotFoundError extends DomainError {
 
 export class GrantRevokeForbiddenError extends DomainError {
   constructor(scope: GrantScope) {
-    super('forbidden', 'forbidden', `Only an admin may revoke a grant in scope ${scope}; an approver may revoke a conversation grant`);
+    super(
+      'forbidden',
+      'forbidden',
+      `Only an admin may revoke a grant in scope ${scope}; an approver may revoke a conversation grant`,
+    );
   }
 }
 
@@ -170,7 +186,8 @@ export class Grant extends AggregateRoot {
     /** Argument globs; checked by `grantArgsFaults` first. */
     args?: Record<string, string>;
   }): Grant {
-    const scopeId = input.scope === 'conversation' ? input.conversationId : input.scope === 'agent' ? input.agentId : undefined;
+    const scopeId =
+      input.scope === 'conversation' ? input.conversationId : input.scope === 'agent' ? input.agentId : undefined;
     const expiresAt = input.expiresIn === undefined ? undefined : new Date(input.at.getTime() + input.expiresIn * 1000);
     const args = input.args && { ...input.args };
     const g = new Grant({
@@ -188,7 +205,14 @@ export class Grant extends AggregateRoot {
     });
     g.record(
       new GrantCreated(
-        { tenantId: input.tenantId, at: input.at, actor: input.by, conversationId: input.conversationId, toolCallId: input.toolCallId, toolName: input.toolName },
+        {
+          tenantId: input.tenantId,
+          at: input.at,
+          actor: input.by,
+          conversationId: input.conversationId,
+          toolCallId: input.toolCallId,
+          toolName: input.toolName,
+        },
         {
           grantId: input.id,
           scope: input.scope,
@@ -228,12 +252,33 @@ export class Grant extends AggregateRoot {
    */
   revoke(by: Actor, at: Date, reason?: string): boolean {
     if (this.s.revocation) return false;
-    this.s = { ...this.s, revocation: { at, by: { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) }, ...(reason ? { reason } : {}) } };
-    const scopeId = this.s.scope === 'conversation' ? this.s.conversationId : this.s.scope === 'agent' ? this.s.agentId : undefined;
+    this.s = {
+      ...this.s,
+      revocation: {
+        at,
+        by: { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) },
+        ...(reason ? { reason } : {}),
+      },
+    };
+    const scopeId =
+      this.s.scope === 'conversation' ? this.s.conversationId : this.s.scope === 'agent' ? this.s.agentId : undefined;
     this.record(
       new GrantRevoked(
-        { tenantId: this.s.tenantId, at, actor: by, ...(this.s.conversationId ? { conversationId: this.s.conversationId } : {}), toolName: this.s.toolName },
-        { grantId: this.s.id, scope: this.s.scope, scopeId: scopeId ?? null, revokedBy: by.id, via: by.via, ...(reason ? { reason } : {}) },
+        {
+          tenantId: this.s.tenantId,
+          at,
+          actor: by,
+          ...(this.s.conversationId ? { conversationId: this.s.conversationId } : {}),
+          toolName: this.s.toolName,
+        },
+        {
+          grantId: this.s.id,
+          scope: this.s.scope,
+          scopeId: scopeId ?? null,
+          revokedBy: by.id,
+          via: by.via,
+          ...(reason ? { reason } : {}),
+        },
       ),
     );
     return true;

@@ -24,7 +24,13 @@ export class Halted extends BaseEvent<{ scope: HaltScope; id: string | null; rea
   readonly type = 'Halted' as const;
 }
 
-export class Resumed extends BaseEvent<{ scope: HaltScope; id: string | null; reason?: string; haltedAt: string; haltReason: string }> {
+export class Resumed extends BaseEvent<{
+  scope: HaltScope;
+  id: string | null;
+  reason?: string;
+  haltedAt: string;
+  haltReason: string;
+}> {
   readonly type = 'Resumed' as const;
 }
 
@@ -45,7 +51,10 @@ export function haltTarget(scope: HaltScope, id: string | undefined): HaltTarget
 export class Halt extends AggregateRoot {
   private resumed = false;
 
-  private constructor(private readonly s: HaltState, version: number) {
+  private constructor(
+    private readonly s: HaltState,
+    version: number,
+  ) {
     super(s.tenantId, version);
   }
 
@@ -64,7 +73,9 @@ export class Halt extends AggregateRoot {
       },
       0,
     );
-    h.record(new Halted(h.envelope(input.by, input.at), { scope: h.s.scope, id: h.s.id || null, reason: input.reason }));
+    h.record(
+      new Halted(h.envelope(input.by, input.at), { scope: h.s.scope, id: h.s.id || null, reason: input.reason }),
+    );
     return h;
   }
 
@@ -72,7 +83,13 @@ export class Halt extends AggregateRoot {
     if (this.resumed) return;
     this.resumed = true;
     this.record(
-      new Resumed(this.envelope(by, at), { scope: this.s.scope, id: this.s.id || null, ...(reason ? { reason } : {}), haltedAt: this.s.at.toISOString(), haltReason: this.s.reason }),
+      new Resumed(this.envelope(by, at), {
+        scope: this.s.scope,
+        id: this.s.id || null,
+        ...(reason ? { reason } : {}),
+        haltedAt: this.s.at.toISOString(),
+        haltReason: this.s.reason,
+      }),
     );
   }
 
@@ -85,6 +102,11 @@ export class Halt extends AggregateRoot {
   }
 
   private envelope(actor: Actor, at: Date) {
-    return { tenantId: this.s.tenantId, at, actor, ...(this.s.scope === 'conversation' ? { conversationId: this.s.id } : {}) };
+    return {
+      tenantId: this.s.tenantId,
+      at,
+      actor,
+      ...(this.s.scope === 'conversation' ? { conversationId: this.s.id } : {}),
+    };
   }
 }

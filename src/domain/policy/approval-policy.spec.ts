@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { ApprovalPolicy, GrantFacts, PolicyContext, PolicyVerdict, ProposedCallFacts, ToolFlags } from './approval-policy';
+import {
+  ApprovalPolicy,
+  GrantFacts,
+  PolicyContext,
+  PolicyVerdict,
+  ProposedCallFacts,
+  ToolFlags,
+} from './approval-policy';
 import { PolicyDocument, PolicyRule } from './policy-document';
 import { SUPERVISION_LEVELS, SupervisionLevel, strictness } from './supervision-level';
 import { ToolPattern } from './tool-pattern';
@@ -18,7 +25,14 @@ interface Case {
 
 const CONVERSATION = { id: 'conv_1', agentId: 'agent_1' };
 
-function evaluate({ rules = [], defaults = {}, call = {}, tool, grants = [], roles = ['developer'] }: Case): PolicyVerdict {
+function evaluate({
+  rules = [],
+  defaults = {},
+  call = {},
+  tool,
+  grants = [],
+  roles = ['developer'],
+}: Case): PolicyVerdict {
   return ApprovalPolicy.evaluate(
     { toolName: 'delete_source', arguments: {}, ...call },
     {
@@ -33,61 +47,270 @@ function evaluate({ rules = [], defaults = {}, call = {}, tool, grants = [], rol
 
 const admin = (flags: ToolFlags) => ({ flags, registeredBy: 'admin' as const });
 const agent = (flags: ToolFlags) => ({ flags, registeredBy: 'agent' as const });
-const grant = (scope: GrantFacts['scope'], extra: Partial<GrantFacts> = {}): GrantFacts => ({ id: 'grant_1', toolName: 'delete_source', scope, ...extra });
+const grant = (scope: GrantFacts['scope'], extra: Partial<GrantFacts> = {}): GrantFacts => ({
+  id: 'grant_1',
+  toolName: 'delete_source',
+  scope,
+  ...extra,
+});
 
 describe('evaluating a proposed call, in the order of the contract', () => {
   it.each<[string, Case, Partial<PolicyVerdict>]>([
     // 2. matching rules
-    ['a matching rule decides over the tool flags', { rules: [{ match: 'delete_*', level: 'automatic' }], tool: admin({ destructive: true }) }, { level: 'automatic', rule: 0, reason: 'Rule 0 (delete_*): automatic' }],
-    ['the strictest matching rule decides', { rules: [{ match: '*', level: 'notify' }, { match: 'delete_*', level: 'manual' }, { match: 'delete_source', level: 'confirm' }] }, { level: 'manual', rule: 1 }],
-    ['ties go to the earlier rule', { rules: [{ match: 'get_*', level: 'deny' }, { match: 'delete_*', level: 'confirm' }, { match: '*', level: 'confirm' }] }, { level: 'confirm', rule: 1 }],
-    ['a rule whose pattern does not match is ignored', { rules: [{ match: 'get_*', level: 'deny' }], tool: admin({ isReadOnly: true }) }, { level: 'automatic', rule: null }],
-    ['a rule matches on arguments', { rules: [{ match: 'shell(cmd=rm *)', level: 'deny' }], call: { toolName: 'shell', arguments: { cmd: 'rm -rf /' } } }, { level: 'deny', rule: 0, reason: 'Denied by policy rule 0 (shell(cmd=rm *))' }],
-    ['a rule on arguments ignores a call without them', { rules: [{ match: 'shell(cmd=rm *)', level: 'deny' }], call: { toolName: 'shell', arguments: {} } }, { level: 'confirm', rule: null }],
-    ['a deny rule gives its own reason when it has one', { rules: [{ match: '*', level: 'deny', reason: 'Deleting sources is off this week' }] }, { level: 'deny', reason: 'Deleting sources is off this week' }],
-    ['confidenceBelow matches a call less confident than the bound', { rules: [{ match: '*', level: 'manual', when: { confidenceBelow: 0.6 } }], call: { confidence: 0.59 } }, { level: 'manual', rule: 0 }],
-    ['confidenceBelow does not match a call at the bound', { rules: [{ match: '*', level: 'manual', when: { confidenceBelow: 0.6 } }], call: { confidence: 0.6 } }, { level: 'confirm', rule: null }],
-    ['confidenceBelow never matches a call without confidence', { rules: [{ match: '*', level: 'manual', when: { confidenceBelow: 1 } }] }, { level: 'confirm', rule: null }],
-    ['estimatedCostAbove matches a dearer call', { rules: [{ match: '*', level: 'manual', when: { estimatedCostAbove: 10 } }], call: { estimatedCost: 10.01 } }, { level: 'manual', rule: 0 }],
-    ['estimatedCostAbove does not match a call at the bound', { rules: [{ match: '*', level: 'manual', when: { estimatedCostAbove: 10 } }], call: { estimatedCost: 10 } }, { level: 'confirm', rule: null }],
-    ['estimatedCostAbove never matches a call without a cost', { rules: [{ match: '*', level: 'manual', when: { estimatedCostAbove: 0 } }] }, { level: 'confirm', rule: null }],
-    ['every condition of a rule must hold', { rules: [{ match: '*', level: 'manual', when: { confidenceBelow: 0.5, estimatedCostAbove: 10 } }], call: { confidence: 0.4, estimatedCost: 5 } }, { level: 'confirm', rule: null }],
-    ['a rule with empty conditions always matches', { rules: [{ match: '*', level: 'notify', when: {} }] }, { level: 'notify', rule: 0 }],
+    [
+      'a matching rule decides over the tool flags',
+      { rules: [{ match: 'delete_*', level: 'automatic' }], tool: admin({ destructive: true }) },
+      { level: 'automatic', rule: 0, reason: 'Rule 0 (delete_*): automatic' },
+    ],
+    [
+      'the strictest matching rule decides',
+      {
+        rules: [
+          { match: '*', level: 'notify' },
+          { match: 'delete_*', level: 'manual' },
+          { match: 'delete_source', level: 'confirm' },
+        ],
+      },
+      { level: 'manual', rule: 1 },
+    ],
+    [
+      'ties go to the earlier rule',
+      {
+        rules: [
+          { match: 'get_*', level: 'deny' },
+          { match: 'delete_*', level: 'confirm' },
+          { match: '*', level: 'confirm' },
+        ],
+      },
+      { level: 'confirm', rule: 1 },
+    ],
+    [
+      'a rule whose pattern does not match is ignored',
+      { rules: [{ match: 'get_*', level: 'deny' }], tool: admin({ isReadOnly: true }) },
+      { level: 'automatic', rule: null },
+    ],
+    [
+      'a rule matches on arguments',
+      {
+        rules: [{ match: 'shell(cmd=rm *)', level: 'deny' }],
+        call: { toolName: 'shell', arguments: { cmd: 'rm -rf /' } },
+      },
+      { level: 'deny', rule: 0, reason: 'Denied by policy rule 0 (shell(cmd=rm *))' },
+    ],
+    [
+      'a rule on arguments ignores a call without them',
+      { rules: [{ match: 'shell(cmd=rm *)', level: 'deny' }], call: { toolName: 'shell', arguments: {} } },
+      { level: 'confirm', rule: null },
+    ],
+    [
+      'a deny rule gives its own reason when it has one',
+      { rules: [{ match: '*', level: 'deny', reason: 'Deleting sources is off this week' }] },
+      { level: 'deny', reason: 'Deleting sources is off this week' },
+    ],
+    [
+      'confidenceBelow matches a call less confident than the bound',
+      { rules: [{ match: '*', level: 'manual', when: { confidenceBelow: 0.6 } }], call: { confidence: 0.59 } },
+      { level: 'manual', rule: 0 },
+    ],
+    [
+      'confidenceBelow does not match a call at the bound',
+      { rules: [{ match: '*', level: 'manual', when: { confidenceBelow: 0.6 } }], call: { confidence: 0.6 } },
+      { level: 'confirm', rule: null },
+    ],
+    [
+      'confidenceBelow never matches a call without confidence',
+      { rules: [{ match: '*', level: 'manual', when: { confidenceBelow: 1 } }] },
+      { level: 'confirm', rule: null },
+    ],
+    [
+      'estimatedCostAbove matches a dearer call',
+      { rules: [{ match: '*', level: 'manual', when: { estimatedCostAbove: 10 } }], call: { estimatedCost: 10.01 } },
+      { level: 'manual', rule: 0 },
+    ],
+    [
+      'estimatedCostAbove does not match a call at the bound',
+      { rules: [{ match: '*', level: 'manual', when: { estimatedCostAbove: 10 } }], call: { estimatedCost: 10 } },
+      { level: 'confirm', rule: null },
+    ],
+    [
+      'estimatedCostAbove never matches a call without a cost',
+      { rules: [{ match: '*', level: 'manual', when: { estimatedCostAbove: 0 } }] },
+      { level: 'confirm', rule: null },
+    ],
+    [
+      'every condition of a rule must hold',
+      {
+        rules: [{ match: '*', level: 'manual', when: { confidenceBelow: 0.5, estimatedCostAbove: 10 } }],
+        call: { confidence: 0.4, estimatedCost: 5 },
+      },
+      { level: 'confirm', rule: null },
+    ],
+    [
+      'a rule with empty conditions always matches',
+      { rules: [{ match: '*', level: 'notify', when: {} }] },
+      { level: 'notify', rule: 0 },
+    ],
     // 3. tool flags
-    ['a read-only tool runs automatically', { tool: admin({ isReadOnly: true }) }, { level: 'automatic', rule: null, reason: 'Tool flags: isReadOnly → automatic' }],
-    ['a destructive tool needs confirmation', { tool: admin({ destructive: true }) }, { level: 'confirm', rule: null, reason: 'Tool flags: destructive → confirm' }],
-    ['a tool that requires approval needs confirmation', { tool: admin({ requiresApproval: true }) }, { level: 'confirm', reason: 'Tool flags: requiresApproval → confirm' }],
-    ['read-only wins over destructive', { tool: admin({ isReadOnly: true, destructive: true }) }, { level: 'automatic' }],
-    ['a registered tool without flags runs automatically', { tool: admin({}), defaults: { unknownTools: 'manual' } }, { level: 'automatic' }],
-    ['registry flags count, annotations do not, for a registered tool', { tool: agent({}), call: { annotations: { destructive: true } } }, { level: 'automatic' }],
-    ['annotations count for a tool not registered', { call: { annotations: { destructive: true } } }, { level: 'confirm', reason: 'Tool flags (annotations): destructive → confirm' }],
-    ['annotations with every flag false still make the tool known', { call: { annotations: { isReadOnly: false } }, defaults: { unknownTools: 'deny' } }, { level: 'automatic' }],
-    ['untrusted agent flags are not laxer than unknownTools', { tool: agent({ isReadOnly: true }), defaults: { trustAgentFlags: false } }, { level: 'confirm', rule: null }],
-    ['untrusted annotations are not laxer than unknownTools', { call: { annotations: { isReadOnly: true } }, defaults: { trustAgentFlags: false, unknownTools: 'manual' } }, { level: 'manual' }],
-    ['untrusted agent flags stricter than unknownTools stand', { tool: agent({ destructive: true }), defaults: { trustAgentFlags: false, unknownTools: 'notify' } }, { level: 'confirm', reason: 'Tool flags: destructive → confirm' }],
-    ['admin flags are trusted even when agent flags are not', { tool: admin({ isReadOnly: true }), defaults: { trustAgentFlags: false } }, { level: 'automatic' }],
+    [
+      'a read-only tool runs automatically',
+      { tool: admin({ isReadOnly: true }) },
+      { level: 'automatic', rule: null, reason: 'Tool flags: isReadOnly → automatic' },
+    ],
+    [
+      'a destructive tool needs confirmation',
+      { tool: admin({ destructive: true }) },
+      { level: 'confirm', rule: null, reason: 'Tool flags: destructive → confirm' },
+    ],
+    [
+      'a tool that requires approval needs confirmation',
+      { tool: admin({ requiresApproval: true }) },
+      { level: 'confirm', reason: 'Tool flags: requiresApproval → confirm' },
+    ],
+    [
+      'read-only wins over destructive',
+      { tool: admin({ isReadOnly: true, destructive: true }) },
+      { level: 'automatic' },
+    ],
+    [
+      'a registered tool without flags runs automatically',
+      { tool: admin({}), defaults: { unknownTools: 'manual' } },
+      { level: 'automatic' },
+    ],
+    [
+      'registry flags count, annotations do not, for a registered tool',
+      { tool: agent({}), call: { annotations: { destructive: true } } },
+      { level: 'automatic' },
+    ],
+    [
+      'annotations count for a tool not registered',
+      { call: { annotations: { destructive: true } } },
+      { level: 'confirm', reason: 'Tool flags (annotations): destructive → confirm' },
+    ],
+    [
+      'annotations with every flag false still make the tool known',
+      { call: { annotations: { isReadOnly: false } }, defaults: { unknownTools: 'deny' } },
+      { level: 'automatic' },
+    ],
+    [
+      'untrusted agent flags are not laxer than unknownTools',
+      { tool: agent({ isReadOnly: true }), defaults: { trustAgentFlags: false } },
+      { level: 'confirm', rule: null },
+    ],
+    [
+      'untrusted annotations are not laxer than unknownTools',
+      { call: { annotations: { isReadOnly: true } }, defaults: { trustAgentFlags: false, unknownTools: 'manual' } },
+      { level: 'manual' },
+    ],
+    [
+      'untrusted agent flags stricter than unknownTools stand',
+      { tool: agent({ destructive: true }), defaults: { trustAgentFlags: false, unknownTools: 'notify' } },
+      { level: 'confirm', reason: 'Tool flags: destructive → confirm' },
+    ],
+    [
+      'admin flags are trusted even when agent flags are not',
+      { tool: admin({ isReadOnly: true }), defaults: { trustAgentFlags: false } },
+      { level: 'automatic' },
+    ],
     ['agent flags are trusted by default', { tool: agent({ isReadOnly: true }) }, { level: 'automatic' }],
     // 4. unknown tools
-    ['an unknown tool gets defaults.unknownTools', {}, { level: 'confirm', rule: null, reason: 'Unknown tool: defaults.unknownTools = confirm' }],
+    [
+      'an unknown tool gets defaults.unknownTools',
+      {},
+      { level: 'confirm', rule: null, reason: 'Unknown tool: defaults.unknownTools = confirm' },
+    ],
     ['an unknown tool follows a stricter default', { defaults: { unknownTools: 'manual' } }, { level: 'manual' }],
     // 5. standing grants
-    ['a tenant grant turns confirm into automatic', { tool: admin({ destructive: true }), grants: [grant('tenant')] }, { level: 'automatic', rule: null, grantId: 'grant_1', reason: 'Allowed by standing grant grant_1 (scope tenant)' }],
-    ['an agent grant covers the same agent', { grants: [grant('agent', { agentId: 'agent_1' })] }, { level: 'automatic', grantId: 'grant_1' }],
-    ['an agent grant does not cover another agent', { grants: [grant('agent', { agentId: 'agent_2' })] }, { level: 'confirm', grantId: undefined }],
-    ['a conversation grant covers the same conversation', { grants: [grant('conversation', { conversationId: 'conv_1' })] }, { level: 'automatic', reason: 'Allowed by standing grant grant_1 (scope conversation)' }],
-    ['a conversation grant does not cover another conversation', { grants: [grant('conversation', { conversationId: 'conv_2' })] }, { level: 'confirm', grantId: undefined }],
-    ['a grant for another tool does not cover the call', { grants: [grant('tenant', { toolName: 'delete_sources' })] }, { level: 'confirm', grantId: undefined }],
-    ['a grant turns confirm from a rule into automatic and keeps the rule', { rules: [{ match: '*', level: 'confirm' }], grants: [grant('tenant')] }, { level: 'automatic', rule: 0, grantId: 'grant_1' }],
-    ['a grant never loosens manual', { rules: [{ match: '*', level: 'manual' }], grants: [grant('tenant')] }, { level: 'manual', grantId: undefined }],
-    ['a grant never loosens deny', { rules: [{ match: '*', level: 'deny' }], grants: [grant('tenant')] }, { level: 'deny', grantId: undefined }],
-    ['a grant leaves notify alone', { rules: [{ match: '*', level: 'notify' }], grants: [grant('tenant')] }, { level: 'notify', grantId: undefined }],
+    [
+      'a tenant grant turns confirm into automatic',
+      { tool: admin({ destructive: true }), grants: [grant('tenant')] },
+      {
+        level: 'automatic',
+        rule: null,
+        grantId: 'grant_1',
+        reason: 'Allowed by standing grant grant_1 (scope tenant)',
+      },
+    ],
+    [
+      'an agent grant covers the same agent',
+      { grants: [grant('agent', { agentId: 'agent_1' })] },
+      { level: 'automatic', grantId: 'grant_1' },
+    ],
+    [
+      'an agent grant does not cover another agent',
+      { grants: [grant('agent', { agentId: 'agent_2' })] },
+      { level: 'confirm', grantId: undefined },
+    ],
+    [
+      'a conversation grant covers the same conversation',
+      { grants: [grant('conversation', { conversationId: 'conv_1' })] },
+      { level: 'automatic', reason: 'Allowed by standing grant grant_1 (scope conversation)' },
+    ],
+    [
+      'a conversation grant does not cover another conversation',
+      { grants: [grant('conversation', { conversationId: 'conv_2' })] },
+      { level: 'confirm', grantId: undefined },
+    ],
+    [
+      'a grant for another tool does not cover the call',
+      { grants: [grant('tenant', { toolName: 'delete_sources' })] },
+      { level: 'confirm', grantId: undefined },
+    ],
+    [
+      'a grant turns confirm from a rule into automatic and keeps the rule',
+      { rules: [{ match: '*', level: 'confirm' }], grants: [grant('tenant')] },
+      { level: 'automatic', rule: 0, grantId: 'grant_1' },
+    ],
+    [
+      'a grant never loosens manual',
+      { rules: [{ match: '*', level: 'manual' }], grants: [grant('tenant')] },
+      { level: 'manual', grantId: undefined },
+    ],
+    [
+      'a grant never loosens deny',
+      { rules: [{ match: '*', level: 'deny' }], grants: [grant('tenant')] },
+      { level: 'deny', grantId: undefined },
+    ],
+    [
+      'a grant leaves notify alone',
+      { rules: [{ match: '*', level: 'notify' }], grants: [grant('tenant')] },
+      { level: 'notify', grantId: undefined },
+    ],
     // 6. requireRole
-    ['a user without the required role is denied', { rules: [{ match: '*', level: 'confirm', requireRole: 'admin' }] }, { level: 'deny', rule: 0, reason: 'Permission denied: admin role required' }],
-    ['a user with the required role gets the rule level', { rules: [{ match: '*', level: 'confirm', requireRole: 'admin' }], roles: ['admin'] }, { level: 'confirm', rule: 0 }],
-    ['a conversation without user holds no role', { rules: [{ match: '*', level: 'automatic', requireRole: 'requester' }], roles: null }, { level: 'deny', reason: 'Permission denied: requester role required' }],
-    ['a missing role denies even what a grant let through', { rules: [{ match: '*', level: 'confirm', requireRole: 'admin' }], grants: [grant('tenant')] }, { level: 'deny', grantId: undefined, reason: 'Permission denied: admin role required' }],
-    ['only the deciding rule requires a role', { rules: [{ match: '*', level: 'notify', requireRole: 'admin' }, { match: 'delete_*', level: 'confirm' }] }, { level: 'confirm', rule: 1 }],
-    ['a deny rule keeps its own reason when a role is missing too', { rules: [{ match: '*', level: 'deny', requireRole: 'admin', reason: 'never' }] }, { level: 'deny', reason: 'never' }],
+    [
+      'a user without the required role is denied',
+      { rules: [{ match: '*', level: 'confirm', requireRole: 'admin' }] },
+      { level: 'deny', rule: 0, reason: 'Permission denied: admin role required' },
+    ],
+    [
+      'a user with the required role gets the rule level',
+      { rules: [{ match: '*', level: 'confirm', requireRole: 'admin' }], roles: ['admin'] },
+      { level: 'confirm', rule: 0 },
+    ],
+    [
+      'a conversation without user holds no role',
+      { rules: [{ match: '*', level: 'automatic', requireRole: 'requester' }], roles: null },
+      { level: 'deny', reason: 'Permission denied: requester role required' },
+    ],
+    [
+      'a missing role denies even what a grant let through',
+      { rules: [{ match: '*', level: 'confirm', requireRole: 'admin' }], grants: [grant('tenant')] },
+      { level: 'deny', grantId: undefined, reason: 'Permission denied: admin role required' },
+    ],
+    [
+      'only the deciding rule requires a role',
+      {
+        rules: [
+          { match: '*', level: 'notify', requireRole: 'admin' },
+          { match: 'delete_*', level: 'confirm' },
+        ],
+      },
+      { level: 'confirm', rule: 1 },
+    ],
+    [
+      'a deny rule keeps its own reason when a role is missing too',
+      { rules: [{ match: '*', level: 'deny', requireRole: 'admin', reason: 'never' }] },
+      { level: 'deny', reason: 'never' },
+    ],
   ])('%s', (_name, c, expected) => {
     const verdict = evaluate(c);
     // `grantId: undefined` in a case means the verdict carries no grantId at all.
@@ -103,12 +326,21 @@ describe('the verdict of an evaluation', () => {
   });
 
   it('takes approvers, timeout and grants from the defaults when no rule decides', () => {
-    expect(evaluate({ defaults: { approvers: ['admin'], timeoutSeconds: 60 } })).toMatchObject({ approvers: ['admin'], timeoutSeconds: 60, grants: 'tenant' });
+    expect(evaluate({ defaults: { approvers: ['admin'], timeoutSeconds: 60 } })).toMatchObject({
+      approvers: ['admin'],
+      timeoutSeconds: 60,
+      grants: 'tenant',
+    });
     expect(evaluate({ defaults: { grants: 'none' } })).toMatchObject({ grants: 'none' });
   });
 
   it('takes approvers, timeout and grants from the deciding rule when it has them', () => {
-    const v = evaluate({ defaults: { grants: 'none' }, rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'admin'], timeoutSeconds: 120, grants: 'agent' }] });
+    const v = evaluate({
+      defaults: { grants: 'none' },
+      rules: [
+        { match: '*', level: 'confirm', approvers: ['requester', 'admin'], timeoutSeconds: 120, grants: 'agent' },
+      ],
+    });
     expect(v).toMatchObject({ approvers: ['requester', 'admin'], timeoutSeconds: 120, grants: 'agent' });
   });
 
@@ -130,12 +362,18 @@ const ruleArb: fc.Arbitrary<Rule> = fc.record(
   {
     match: fc.constantFrom('*', 'get_*', 'delete_source', 'shell(cmd=rm *)', 's*', '*_*', 'send_?ail', 'nothing'),
     level,
-    when: fc.record({ confidenceBelow: fc.constantFrom(0.3, 0.6, 1), estimatedCostAbove: fc.constantFrom(0, 10) }, { requiredKeys: [] }),
+    when: fc.record(
+      { confidenceBelow: fc.constantFrom(0.3, 0.6, 1), estimatedCostAbove: fc.constantFrom(0, 10) },
+      { requiredKeys: [] },
+    ),
     requireRole: fc.constantFrom('admin', 'requester'),
   },
   { requiredKeys: ['match', 'level'] },
 );
-const flags = fc.record({ isReadOnly: fc.boolean(), requiresApproval: fc.boolean(), destructive: fc.boolean() }, { requiredKeys: [] });
+const flags = fc.record(
+  { isReadOnly: fc.boolean(), requiresApproval: fc.boolean(), destructive: fc.boolean() },
+  { requiredKeys: [] },
+);
 const callArb: fc.Arbitrary<ProposedCallFacts> = fc.record(
   {
     toolName: fc.constantFrom(...TOOL_NAMES),
@@ -156,22 +394,37 @@ const grantArb: fc.Arbitrary<GrantFacts> = fc.record({
 const contextArb = fc.record({
   rules: fc.array(ruleArb, { maxLength: 6 }),
   defaults: fc.record({ unknownTools: level, trustAgentFlags: fc.boolean() }, { requiredKeys: [] }),
-  tool: fc.option(fc.record({ flags, registeredBy: fc.constantFrom('admin' as const, 'agent' as const) }), { nil: undefined }),
+  tool: fc.option(fc.record({ flags, registeredBy: fc.constantFrom('admin' as const, 'agent' as const) }), {
+    nil: undefined,
+  }),
   grants: fc.array(grantArb, { maxLength: 3 }),
-  user: fc.option(fc.record({ id: fc.constant('user_1'), roles: fc.subarray(['admin', 'requester', 'developer']) }), { nil: undefined }),
+  user: fc.option(fc.record({ id: fc.constant('user_1'), roles: fc.subarray(['admin', 'requester', 'developer']) }), {
+    nil: undefined,
+  }),
 });
 type Setup = typeof contextArb extends fc.Arbitrary<infer T> ? T : never;
 
 function run(call: ProposedCallFacts, s: Setup, changes: Partial<Setup> = {}): PolicyVerdict {
   const { rules, defaults, tool, grants, user } = { ...s, ...changes };
-  return ApprovalPolicy.evaluate(call, { policy: PolicyDocument.parse({ defaults, rules }), policyVersion: 1, tool, grants, conversation: { ...CONVERSATION, user } });
+  return ApprovalPolicy.evaluate(call, {
+    policy: PolicyDocument.parse({ defaults, rules }),
+    policyVersion: 1,
+    tool,
+    grants,
+    conversation: { ...CONVERSATION, user },
+  });
 }
 
 /** Written apart from the implementation: does this rule match this call? */
 function ruleMatches(rule: Rule, call: ProposedCallFacts): boolean {
   const { confidenceBelow, estimatedCostAbove } = rule.when ?? {};
-  if (confidenceBelow !== undefined && !(call.confidence !== undefined && call.confidence < confidenceBelow)) return false;
-  if (estimatedCostAbove !== undefined && !(call.estimatedCost !== undefined && call.estimatedCost > estimatedCostAbove)) return false;
+  if (confidenceBelow !== undefined && !(call.confidence !== undefined && call.confidence < confidenceBelow))
+    return false;
+  if (
+    estimatedCostAbove !== undefined &&
+    !(call.estimatedCost !== undefined && call.estimatedCost > estimatedCostAbove)
+  )
+    return false;
   return ToolPattern.parse(rule.match).matches(call.toolName, call.arguments);
 }
 
@@ -197,7 +450,12 @@ describe('evaluation order, for any policy, tool, grants and user', () => {
           expect(withGrants).toEqual(without);
         } else {
           expect(without.level).toBe('confirm');
-          expect(withGrants).toEqual({ ...without, level: 'automatic', grantId: withGrants.grantId, reason: withGrants.reason });
+          expect(withGrants).toEqual({
+            ...without,
+            level: 'automatic',
+            grantId: withGrants.grantId,
+            reason: withGrants.reason,
+          });
         }
       }),
     );
@@ -220,7 +478,10 @@ describe('evaluation order, for any policy, tool, grants and user', () => {
     fc.assert(
       fc.property(callArb, contextArb, (call, s) => {
         const matching = s.rules.map((r, i) => [r, i] as const).filter(([r]) => ruleMatches(r, call));
-        const first = matching.length === 0 ? null : matching.reduce((a, b) => (strictness(b[0].level) < strictness(a[0].level) ? b : a))[1];
+        const first =
+          matching.length === 0
+            ? null
+            : matching.reduce((a, b) => (strictness(b[0].level) < strictness(a[0].level) ? b : a))[1];
         expect(run(call, s).rule).toBe(first);
       }),
     );

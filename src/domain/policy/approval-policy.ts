@@ -102,7 +102,11 @@ export const ApprovalPolicy = {
       }
     }
     // A rule that denies anyway keeps its own reason: holding the role would not change the outcome.
-    if (rule?.requireRole !== undefined && level !== 'deny' && !ctx.conversation.user?.roles.includes(rule.requireRole)) {
+    if (
+      rule?.requireRole !== undefined &&
+      level !== 'deny' &&
+      !ctx.conversation.user?.roles.includes(rule.requireRole)
+    ) {
       level = 'deny';
       grantId = undefined;
       reason = `Permission denied: ${rule.requireRole} role required`;
@@ -122,7 +126,11 @@ export const ApprovalPolicy = {
       ...(rule?.escalate && { escalate: rule.escalate.map((s) => ({ ...s })) }),
       ...(rule?.remindBefore && { remindBefore: [...rule.remindBefore] }),
       ...(flagsSeen && {
-        toolFlags: { isReadOnly: !!flagsSeen.isReadOnly, requiresApproval: !!flagsSeen.requiresApproval, destructive: !!flagsSeen.destructive },
+        toolFlags: {
+          isReadOnly: !!flagsSeen.isReadOnly,
+          requiresApproval: !!flagsSeen.requiresApproval,
+          destructive: !!flagsSeen.destructive,
+        },
       }),
     };
   },
@@ -153,23 +161,33 @@ function decidingRule(call: ProposedCallFacts, policy: PolicyDocument, toolLevel
   const candidates = policy.rulesForTool(call.toolName);
   const shellTool = policy.isShellTool(call.toolName);
   const names = commandArguments(call, policy, candidates, shellTool);
-  const grantable = () => (!shellTool || commands.allSimple(stringArguments(call.arguments))) && commands.allSimple(names);
+  const grantable = () =>
+    (!shellTool || commands.allSimple(stringArguments(call.arguments))) && commands.allSimple(names);
   if (names.length === 0) return { index: literalDecidingRule(call, policy, candidates), grantable };
   const live = candidates.filter((i) => conditionsHold(policy.rules[i].when, call));
   const unreadable = names.find((name) => !commands.split(name).parsable);
-  if (unreadable !== undefined) return { ...unparsableDecision(policy, live, fallback), explain: explainUnparsable(unreadable, commands.split(unreadable)) };
+  if (unreadable !== undefined)
+    return {
+      ...unparsableDecision(policy, live, fallback),
+      explain: explainUnparsable(unreadable, commands.split(unreadable)),
+    };
   return { ...shellDecision(call, policy, live, names, commands, shellTool, fallback), grantable };
 }
 
 /** The rule index of the strictest matching rule, as before shell matching: patterns see the arguments as written. */
-function literalDecidingRule(call: ProposedCallFacts, policy: PolicyDocument, candidates: readonly number[]): number | null {
+function literalDecidingRule(
+  call: ProposedCallFacts,
+  policy: PolicyDocument,
+  candidates: readonly number[],
+): number | null {
   const { rules, patterns } = policy;
   let best: number | null = null;
   let bestStrictness = Infinity;
   for (const i of candidates) {
     const s = strictness(rules[i].level);
     // A rule no stricter than the best so far cannot decide, so skip matching it at all.
-    if (s >= bestStrictness || !conditionsHold(rules[i].when, call) || !patterns[i].matchesArguments(call.arguments)) continue;
+    if (s >= bestStrictness || !conditionsHold(rules[i].when, call) || !patterns[i].matchesArguments(call.arguments))
+      continue;
     best = i;
     bestStrictness = s;
     if (s === 0) break;
@@ -180,12 +198,18 @@ function literalDecidingRule(call: ProposedCallFacts, policy: PolicyDocument, ca
 const isShellRule = (rule: Readonly<PolicyRule>, shellTool: boolean) => rule.shell ?? shellTool;
 
 /** The string arguments that some shell rule for this tool names: the ones read as command lines. */
-function commandArguments(call: ProposedCallFacts, policy: PolicyDocument, candidates: readonly number[], shellTool: boolean): string[] {
+function commandArguments(
+  call: ProposedCallFacts,
+  policy: PolicyDocument,
+  candidates: readonly number[],
+  shellTool: boolean,
+): string[] {
   const names: string[] = [];
   for (const i of candidates) {
     if (!isShellRule(policy.rules[i], shellTool)) continue;
     for (const name of policy.patterns[i].argumentNames) {
-      if (Object.hasOwn(call.arguments, name) && typeof call.arguments[name] === 'string' && !names.includes(name)) names.push(name);
+      if (Object.hasOwn(call.arguments, name) && typeof call.arguments[name] === 'string' && !names.includes(name))
+        names.push(name);
     }
   }
   return names;
@@ -220,7 +244,11 @@ class ShellArguments {
  * match this tool (its tool glob and `when`), arguments aside, and the tool's own level too unless a rule on
  * the tool name alone would match any command.
  */
-function unparsableDecision(policy: PolicyDocument, live: readonly number[], fallback: () => SupervisionLevel): Decision {
+function unparsableDecision(
+  policy: PolicyDocument,
+  live: readonly number[],
+  fallback: () => SupervisionLevel,
+): Decision {
   let best: number | null = null;
   let bestStrictness = Infinity;
   for (const i of live) {
@@ -234,7 +262,8 @@ function unparsableDecision(policy: PolicyDocument, live: readonly number[], fal
 
 function explainUnparsable(name: string, split: ShellSplit): (reason: string) => string {
   const why = split.parsable ? '' : split.reason;
-  return (reason) => `The command could not be parsed safely: ${why} (argument ${name}), so the strictest level that could apply holds. ${reason}`;
+  return (reason) =>
+    `The command could not be parsed safely: ${why} (argument ${name}), so the strictest level that could apply holds. ${reason}`;
 }
 
 /**
@@ -283,15 +312,24 @@ function shellDecision(
     }
     if (index === null) s = strictness(fallback());
     const rank = index ?? Infinity;
-    if (!best || s < best.strictness || (s === best.strictness && rank < (best.index ?? Infinity))) best = { strictness: s, index, part };
+    if (!best || s < best.strictness || (s === best.strictness && rank < (best.index ?? Infinity)))
+      best = { strictness: s, index, part };
     // Nothing beats the first deny rule.
     if (best.index !== null && best.index === order[0] && best.strictness === 0) break;
   }
   const { index, part } = best!;
   // A part that is the whole command as written needs no mention; nor does a rule that gives its own reason.
-  if (part === null || part.text === call.arguments[part.name] || (index !== null && policy.rules[index].reason !== undefined)) return { index };
+  if (
+    part === null ||
+    part.text === call.arguments[part.name] ||
+    (index !== null && policy.rules[index].reason !== undefined)
+  )
+    return { index };
   const where = `"${shorten(part.text)}" in ${part.name}`;
-  return { index, explain: index === null ? (reason) => `${where} matches no rule: ${reason}` : (reason) => `${reason}, for ${where}` };
+  return {
+    index,
+    explain: index === null ? (reason) => `${where} matches no rule: ${reason}` : (reason) => `${reason}, for ${where}`,
+  };
 }
 
 /** One simple command in place of the command argument `name`; null stands for the whole call. */
@@ -299,7 +337,13 @@ type Part = { name: string; text: string };
 type PartMatcher = (part: Part | null) => boolean;
 
 /** Whether rule `i` matches the whole call (`null`) or the call with one command argument replaced by a part. */
-function ruleMatcher(call: ProposedCallFacts, policy: PolicyDocument, i: number, partsOf: ReadonlyMap<string, readonly string[]>, shellTool: boolean): PartMatcher {
+function ruleMatcher(
+  call: ProposedCallFacts,
+  policy: PolicyDocument,
+  i: number,
+  partsOf: ReadonlyMap<string, readonly string[]>,
+  shellTool: boolean,
+): PartMatcher {
   const pattern = policy.patterns[i];
   const names = pattern.argumentNames;
   const shell = isShellRule(policy.rules[i], shellTool);
@@ -308,12 +352,15 @@ function ruleMatcher(call: ProposedCallFacts, policy: PolicyDocument, i: number,
     return () => matches;
   }
   // A command argument, for the whole call (or another argument's part): as written or in one of its parts.
-  const anywhere = (name: string) => pattern.matchesArgumentText(name, call.arguments[name] as string) || partsOf.get(name)!.some((p) => pattern.matchesArgumentText(name, p));
+  const anywhere = (name: string) =>
+    pattern.matchesArgumentText(name, call.arguments[name] as string) ||
+    partsOf.get(name)!.some((p) => pattern.matchesArgumentText(name, p));
   if (names.length === 1) {
     // The common case, `shell(cmd=…)`, without allocating per rule.
     const [name] = names;
     let whole: boolean | undefined;
-    return (part) => (part !== null && part.name === name ? pattern.matchesArgumentText(name, part.text) : (whole ??= anywhere(name)));
+    return (part) =>
+      part !== null && part.name === name ? pattern.matchesArgumentText(name, part.text) : (whole ??= anywhere(name));
   }
   // The other arguments it names match as written (a missing one never does; a non-string as its JSON text).
   const othersMatch = names.every((name) => {
@@ -326,20 +373,36 @@ function ruleMatcher(call: ProposedCallFacts, policy: PolicyDocument, i: number,
   if (!othersMatch) return () => false;
   const wholes = new Map<string, boolean>();
   const whole = (name: string) => wholes.get(name) ?? (wholes.set(name, anywhere(name)), wholes.get(name)!);
-  return (part) => names.every((name) => !partsOf.has(name) || (part !== null && part.name === name ? pattern.matchesArgumentText(name, part.text) : whole(name)));
+  return (part) =>
+    names.every(
+      (name) =>
+        !partsOf.has(name) ||
+        (part !== null && part.name === name ? pattern.matchesArgumentText(name, part.text) : whole(name)),
+    );
 }
 
 const shorten = (text: string) => (text.length > 120 ? `${text.slice(0, 119)}…` : text);
 
 function conditionsHold(when: PolicyRuleWhen | undefined, call: ProposedCallFacts): boolean {
   if (!when) return true;
-  if (when.confidenceBelow !== undefined && !(typeof call.confidence === 'number' && call.confidence < when.confidenceBelow)) return false;
-  if (when.estimatedCostAbove !== undefined && !(typeof call.estimatedCost === 'number' && call.estimatedCost > when.estimatedCostAbove)) return false;
+  if (
+    when.confidenceBelow !== undefined &&
+    !(typeof call.confidence === 'number' && call.confidence < when.confidenceBelow)
+  )
+    return false;
+  if (
+    when.estimatedCostAbove !== undefined &&
+    !(typeof call.estimatedCost === 'number' && call.estimatedCost > when.estimatedCostAbove)
+  )
+    return false;
   return true;
 }
 
 function byRule(rule: Readonly<PolicyRule>, index: number): Outcome {
-  const fallback = rule.level === 'deny' ? `Denied by policy rule ${index} (${rule.match})` : `Rule ${index} (${rule.match}): ${rule.level}`;
+  const fallback =
+    rule.level === 'deny'
+      ? `Denied by policy rule ${index} (${rule.match})`
+      : `Rule ${index} (${rule.match}): ${rule.level}`;
   return { level: rule.level, reason: rule.reason ?? fallback };
 }
 
@@ -349,12 +412,21 @@ function byTool(call: ProposedCallFacts, ctx: PolicyContext): Outcome {
   const flags = ctx.tool ? ctx.tool.flags : call.annotations;
   if (!flags) return { level: unknownTools, reason: `Unknown tool: defaults.unknownTools = ${unknownTools}` };
 
-  const asking = [flags.requiresApproval && 'requiresApproval', flags.destructive && 'destructive'].filter(Boolean).join(', ');
-  const [level, why]: [SupervisionLevel, string] = flags.isReadOnly ? ['automatic', 'isReadOnly'] : asking ? ['confirm', asking] : ['automatic', 'no flags set'];
+  const asking = [flags.requiresApproval && 'requiresApproval', flags.destructive && 'destructive']
+    .filter(Boolean)
+    .join(', ');
+  const [level, why]: [SupervisionLevel, string] = flags.isReadOnly
+    ? ['automatic', 'isReadOnly']
+    : asking
+      ? ['confirm', asking]
+      : ['automatic', 'no flags set'];
   const reason = `Tool flags${ctx.tool ? '' : ' (annotations)'}: ${why} → ${level}`;
   const trusted = ctx.tool?.registeredBy === 'admin' || trustAgentFlags;
   if (trusted || strictness(level) <= strictness(unknownTools)) return { level, reason };
-  return { level: unknownTools, reason: `${reason}, raised to defaults.unknownTools = ${unknownTools} (agent flags are not trusted)` };
+  return {
+    level: unknownTools,
+    reason: `${reason}, raised to defaults.unknownTools = ${unknownTools} (agent flags are not trusted)`,
+  };
 }
 
 function covers(grant: GrantFacts, call: ProposedCallFacts, conversation: PolicyContext['conversation']): boolean {

@@ -34,7 +34,11 @@ describe('defaults.shellTools', () => {
 
   it('makes a different document from the one without it', () => {
     expect(PolicyDocument.parse({ defaults: { shellTools: ['shell'] } }).equals(PolicyDocument.parse({}))).toBe(false);
-    expect(PolicyDocument.parse({ defaults: { shellTools: ['shell'] } }).equals(PolicyDocument.parse({ defaults: { shellTools: ['shell'] } }))).toBe(true);
+    expect(
+      PolicyDocument.parse({ defaults: { shellTools: ['shell'] } }).equals(
+        PolicyDocument.parse({ defaults: { shellTools: ['shell'] } }),
+      ),
+    ).toBe(true);
   });
 
   it.each<[string, unknown, string, RegExp]>([
@@ -44,20 +48,35 @@ describe('defaults.shellTools', () => {
     ['a blank entry', ['  '], 'defaults.shellTools[0]', /empty/],
     ['an argument list', ['shell(cmd=*)'], 'defaults.shellTools[0]', /without an argument list/],
     ['a glob too long', ['x'.repeat(MAX_PATTERN_LENGTH + 1)], 'defaults.shellTools[0]', /characters/],
-    ['too many globs', Array.from({ length: MAX_SHELL_TOOLS + 1 }, (_, i) => `t${i}`), 'defaults.shellTools', new RegExp(`at most ${MAX_SHELL_TOOLS}`)],
+    [
+      'too many globs',
+      Array.from({ length: MAX_SHELL_TOOLS + 1 }, (_, i) => `t${i}`),
+      'defaults.shellTools',
+      new RegExp(`at most ${MAX_SHELL_TOOLS}`),
+    ],
   ])('refuses %s', (_, shellTools, path, message) => {
     const faults = faultsOf({ defaults: { shellTools } });
     expect(faults).toEqual([{ path, message: expect.stringMatching(message) }]);
   });
 
   it('a stored document with a glob longer than today’s bound still loads', () => {
-    expect(PolicyDocument.restore({ defaults: { shellTools: ['x'.repeat(MAX_PATTERN_LENGTH + 1)] } }).isShellTool('x'.repeat(MAX_PATTERN_LENGTH + 1))).toBe(true);
+    expect(
+      PolicyDocument.restore({ defaults: { shellTools: ['x'.repeat(MAX_PATTERN_LENGTH + 1)] } }).isShellTool(
+        'x'.repeat(MAX_PATTERN_LENGTH + 1),
+      ),
+    ).toBe(true);
   });
 });
 
 describe('a rule’s shell option', () => {
   it('is kept as given, and left out when not given', () => {
-    const doc = PolicyDocument.parse({ rules: [{ match: 'run(cmd=rm *)', level: 'deny', shell: true, reason: 'no' }, { match: 'shell(cmd=*)', level: 'notify', shell: false }, { match: 'x', level: 'deny' }] });
+    const doc = PolicyDocument.parse({
+      rules: [
+        { match: 'run(cmd=rm *)', level: 'deny', shell: true, reason: 'no' },
+        { match: 'shell(cmd=*)', level: 'notify', shell: false },
+        { match: 'x', level: 'deny' },
+      ],
+    });
     expect(doc.toJSON().rules).toEqual([
       { match: 'run(cmd=rm *)', level: 'deny', shell: true, reason: 'no' },
       { match: 'shell(cmd=*)', level: 'notify', shell: false },
@@ -66,11 +85,15 @@ describe('a rule’s shell option', () => {
   });
 
   it('must be true or false', () => {
-    expect(faultsOf({ rules: [{ match: 'run(cmd=*)', level: 'deny', shell: 'yes' }] })).toEqual([{ path: 'rules[0].shell', message: 'must be true or false' }]);
+    expect(faultsOf({ rules: [{ match: 'run(cmd=*)', level: 'deny', shell: 'yes' }] })).toEqual([
+      { path: 'rules[0].shell', message: 'must be true or false' },
+    ]);
   });
 
   it('true needs a match that names an argument', () => {
-    expect(faultsOf({ rules: [{ match: 'run', level: 'deny', shell: true }] })).toEqual([{ path: 'rules[0].shell', message: expect.stringMatching(/names the command argument/) }]);
+    expect(faultsOf({ rules: [{ match: 'run', level: 'deny', shell: true }] })).toEqual([
+      { path: 'rules[0].shell', message: expect.stringMatching(/names the command argument/) },
+    ]);
     expect(PolicyDocument.restore({ rules: [{ match: 'run', level: 'deny', shell: true }] }).rules[0].shell).toBe(true);
     expect(PolicyDocument.parse({ rules: [{ match: 'run', level: 'deny', shell: false }] }).rules[0].shell).toBe(false);
   });

@@ -4,7 +4,14 @@ import { PolicyDocument } from './policy-document';
 import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS } from './tool-pattern';
 import { SUPERVISION_LEVELS } from './supervision-level';
 
-const BUILT_IN = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true };
+const BUILT_IN = {
+  unknownTools: 'confirm',
+  timeoutSeconds: 300,
+  approvers: ['approver', 'admin'],
+  trustAgentFlags: true,
+  grants: 'tenant',
+  selfApproval: true,
+};
 
 function faultsOf(raw: unknown): ValidationFault[] {
   try {
@@ -32,7 +39,13 @@ describe('parsing a valid policy document', () => {
     rules: [
       { match: 'get_*', level: 'automatic' },
       { match: 'shell(cmd=rm *)', level: 'deny' },
-      { match: 'delete_source', level: 'confirm', requireRole: 'admin', approvers: ['requester', 'admin'], timeoutSeconds: 120 },
+      {
+        match: 'delete_source',
+        level: 'confirm',
+        requireRole: 'admin',
+        approvers: ['requester', 'admin'],
+        timeoutSeconds: 120,
+      },
       { match: '*', when: { confidenceBelow: 0.6 }, level: 'confirm' },
     ],
   };
@@ -55,12 +68,22 @@ describe('parsing a valid policy document', () => {
   });
 
   it('writes rule fields in one fixed order whatever order they came in', () => {
-    const [rule] = PolicyDocument.parse({ rules: [{ reason: 'r', timeoutSeconds: 5, level: 'deny', match: 'x', requireRole: 'admin' }] }).toJSON().rules;
+    const [rule] = PolicyDocument.parse({
+      rules: [{ reason: 'r', timeoutSeconds: 5, level: 'deny', match: 'x', requireRole: 'admin' }],
+    }).toJSON().rules;
     expect(Object.keys(rule)).toEqual(['match', 'level', 'requireRole', 'timeoutSeconds', 'reason']);
   });
 
   it('accepts both conditions and every optional field at once', () => {
-    const rule = { match: 'pay(amount=*)', level: 'manual', when: { confidenceBelow: 1, estimatedCostAbove: 0 }, requireRole: 'finance', approvers: ['requester'], timeoutSeconds: 86400, reason: 'money' };
+    const rule = {
+      match: 'pay(amount=*)',
+      level: 'manual',
+      when: { confidenceBelow: 1, estimatedCostAbove: 0 },
+      requireRole: 'finance',
+      approvers: ['requester'],
+      timeoutSeconds: 86400,
+      reason: 'money',
+    };
     expect(PolicyDocument.parse({ rules: [rule] }).rules[0]).toEqual(rule);
   });
 
@@ -109,15 +132,22 @@ describe('finding the rules for a tool name', () => {
     // A small alphabet so that heads share prefixes, names equal patterns and wildcards meet.
     const text = fc.string({ unit: fc.constantFrom('a', 'b', '_', 'é', '😀'), maxLength: 5 });
     const glob = fc.string({ unit: fc.constantFrom('a', 'b', '_', 'é', '😀', '*', '?'), minLength: 1, maxLength: 6 });
-    const match = fc.oneof(glob, fc.tuple(glob, text).map(([g, v]) => `${g}(x=${v}*)`));
+    const match = fc.oneof(
+      glob,
+      fc.tuple(glob, text).map(([g, v]) => `${g}(x=${v}*)`),
+    );
     fc.assert(
-      fc.property(fc.array(match, { minLength: 1, maxLength: 40 }), fc.array(text, { minLength: 1, maxLength: 20 }), (matches, names) => {
-        const d = PolicyDocument.parse({ rules: matches.map((m) => ({ match: m, level: 'confirm' })) });
-        for (const name of names) {
-          const brute = d.patterns.flatMap((p, i) => (p.matchesTool(name) ? [i] : []));
-          expect(d.rulesForTool(name)).toEqual(brute);
-        }
-      }),
+      fc.property(
+        fc.array(match, { minLength: 1, maxLength: 40 }),
+        fc.array(text, { minLength: 1, maxLength: 20 }),
+        (matches, names) => {
+          const d = PolicyDocument.parse({ rules: matches.map((m) => ({ match: m, level: 'confirm' })) });
+          for (const name of names) {
+            const brute = d.patterns.flatMap((p, i) => (p.matchesTool(name) ? [i] : []));
+            expect(d.rulesForTool(name)).toEqual(brute);
+          }
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -125,8 +155,14 @@ describe('finding the rules for a tool name', () => {
 
 describe('comparing policy documents', () => {
   it('finds documents equal when only the key order differs', () => {
-    const a = PolicyDocument.parse({ defaults: { timeoutSeconds: 10, unknownTools: 'deny' }, rules: [{ match: 'x', level: 'deny' }] });
-    const b = PolicyDocument.parse({ rules: [{ level: 'deny', match: 'x' }], defaults: { unknownTools: 'deny', timeoutSeconds: 10 } });
+    const a = PolicyDocument.parse({
+      defaults: { timeoutSeconds: 10, unknownTools: 'deny' },
+      rules: [{ match: 'x', level: 'deny' }],
+    });
+    const b = PolicyDocument.parse({
+      rules: [{ level: 'deny', match: 'x' }],
+      defaults: { unknownTools: 'deny', timeoutSeconds: 10 },
+    });
     expect(a.equals(b)).toBe(true);
   });
 
@@ -138,7 +174,9 @@ describe('comparing policy documents', () => {
     const one = { match: 'a', level: 'deny' };
     const two = { match: 'b', level: 'confirm' };
     expect(PolicyDocument.parse({ rules: [one, two] }).equals(PolicyDocument.parse({ rules: [two, one] }))).toBe(false);
-    expect(PolicyDocument.parse({ rules: [one] }).equals(PolicyDocument.parse({ rules: [{ ...one, reason: 'no' }] }))).toBe(false);
+    expect(
+      PolicyDocument.parse({ rules: [one] }).equals(PolicyDocument.parse({ rules: [{ ...one, reason: 'no' }] })),
+    ).toBe(false);
   });
 
   it('survives a round trip through toJSON for any valid document', () => {
@@ -147,7 +185,13 @@ describe('comparing policy documents', () => {
       {
         match: fc.constantFrom('*', 'get_*', 'shell(cmd=rm *)', 'a?c', 'copy(from=/etc/*, to=*)'),
         level: fc.constantFrom(...SUPERVISION_LEVELS),
-        when: fc.record({ confidenceBelow: fc.double({ min: 0, max: 1, noNaN: true }), estimatedCostAbove: fc.double({ min: 0, max: 1e6, noNaN: true }) }, { requiredKeys: [] }),
+        when: fc.record(
+          {
+            confidenceBelow: fc.double({ min: 0, max: 1, noNaN: true }),
+            estimatedCostAbove: fc.double({ min: 0, max: 1e6, noNaN: true }),
+          },
+          { requiredKeys: [] },
+        ),
         requireRole: fc.constantFrom('admin', 'finance'),
         approvers: roles,
         timeoutSeconds: fc.integer({ min: 1, max: 86400 }),
@@ -157,7 +201,13 @@ describe('comparing policy documents', () => {
       { requiredKeys: ['match', 'level'] },
     );
     const defaults = fc.record(
-      { unknownTools: fc.constantFrom(...SUPERVISION_LEVELS), timeoutSeconds: fc.integer({ min: 1, max: 86400 }), approvers: roles, trustAgentFlags: fc.boolean(), grants: fc.constantFrom('none', 'conversation', 'agent', 'tenant') },
+      {
+        unknownTools: fc.constantFrom(...SUPERVISION_LEVELS),
+        timeoutSeconds: fc.integer({ min: 1, max: 86400 }),
+        approvers: roles,
+        trustAgentFlags: fc.boolean(),
+        grants: fc.constantFrom('none', 'conversation', 'agent', 'tenant'),
+      },
       { requiredKeys: [] },
     );
     fc.assert(
@@ -173,7 +223,10 @@ describe('comparing policy documents', () => {
 
 describe('restoring a stored policy document', () => {
   it('loads what a new document may no longer hold — auditors or unknown roles as approvers, oversized patterns — so a stored policy always loads', () => {
-    const stored = { defaults: { approvers: ['auditor', 'sre'] }, rules: [{ match: '*a'.repeat(4000) + '*', level: 'confirm', approvers: ['auditor'] }] };
+    const stored = {
+      defaults: { approvers: ['auditor', 'sre'] },
+      rules: [{ match: '*a'.repeat(4000) + '*', level: 'confirm', approvers: ['auditor'] }],
+    };
     expect(() => PolicyDocument.parse(stored)).toThrow(ValidationError);
     const doc = PolicyDocument.restore(stored);
     expect(doc.defaults.approvers).toEqual(['auditor', 'sre']);
@@ -194,7 +247,12 @@ describe('parsing an invalid policy document', () => {
     ['an unknown top-level field', { version: 2 }, 'version', /unknown field/],
     ['defaults that are not an object', { defaults: [] }, 'defaults', /object/],
     ['an unknown default', { defaults: { colour: 'red' } }, 'defaults.colour', /unknown field/],
-    ['an unknown level for unknown tools', { defaults: { unknownTools: 'maybe' } }, 'defaults.unknownTools', /deny, manual, confirm, notify, automatic/],
+    [
+      'an unknown level for unknown tools',
+      { defaults: { unknownTools: 'maybe' } },
+      'defaults.unknownTools',
+      /deny, manual, confirm, notify, automatic/,
+    ],
     ['a timeout of zero', { defaults: { timeoutSeconds: 0 } }, 'defaults.timeoutSeconds', /1 to 86400/],
     ['a timeout over a day', { defaults: { timeoutSeconds: 86401 } }, 'defaults.timeoutSeconds', /1 to 86400/],
     ['a fractional timeout', { defaults: { timeoutSeconds: 1.5 } }, 'defaults.timeoutSeconds', /integer/],
@@ -203,36 +261,161 @@ describe('parsing an invalid policy document', () => {
     ['an approver that is not a string', { defaults: { approvers: ['admin', 7] } }, 'defaults.approvers[1]', /string/],
     ['trustAgentFlags as text', { defaults: { trustAgentFlags: 'yes' } }, 'defaults.trustAgentFlags', /true or false/],
     ['rules that are not an array', { rules: {} }, 'rules', /array/],
-    ['more than 1000 rules', { rules: Array.from({ length: 1001 }, () => ({ match: '*', level: 'deny' })) }, 'rules', /at most 1000/],
+    [
+      'more than 1000 rules',
+      { rules: Array.from({ length: 1001 }, () => ({ match: '*', level: 'deny' })) },
+      'rules',
+      /at most 1000/,
+    ],
     ['a rule that is not an object', { rules: ['get_*'] }, 'rules[0]', /object/],
     ['a rule without match', { rules: [{ level: 'deny' }] }, 'rules[0].match', /required/],
     ['a rule without level', { rules: [{ match: '*' }] }, 'rules[0].level', /required/],
     ['a match that is not a string', { rules: [{ match: 5, level: 'deny' }] }, 'rules[0].match', /string/],
     ['a match with bad syntax', { rules: [{ match: 'shell(cmd=rm *', level: 'deny' }] }, 'rules[0].match', /\)/],
     ['an empty match', { rules: [{ match: '', level: 'deny' }] }, 'rules[0].match', /empty/],
-    ['an unknown level', { rules: [{ match: '*', level: 'deny' }, { match: '*', level: 'block' }] }, 'rules[1].level', /one of/],
-    ['an unknown rule field', { rules: [{ match: '*', level: 'deny' }, { match: '*', level: 'deny', colour: 'red' }] }, 'rules[1].colour', /unknown field/],
+    [
+      'an unknown level',
+      {
+        rules: [
+          { match: '*', level: 'deny' },
+          { match: '*', level: 'block' },
+        ],
+      },
+      'rules[1].level',
+      /one of/,
+    ],
+    [
+      'an unknown rule field',
+      {
+        rules: [
+          { match: '*', level: 'deny' },
+          { match: '*', level: 'deny', colour: 'red' },
+        ],
+      },
+      'rules[1].colour',
+      /unknown field/,
+    ],
     ['when that is not an object', { rules: [{ match: '*', level: 'deny', when: 0.5 }] }, 'rules[0].when', /object/],
-    ['an unknown condition', { rules: [{ match: '*', level: 'deny', when: { riskAbove: 3 } }] }, 'rules[0].when.riskAbove', /unknown field/],
-    ['a confidence over 1', { rules: [{ match: '*', level: 'deny', when: { confidenceBelow: 1.5 } }] }, 'rules[0].when.confidenceBelow', /0 to 1/],
-    ['a confidence given as text', { rules: [{ match: '*', level: 'deny', when: { confidenceBelow: '0.5' } }] }, 'rules[0].when.confidenceBelow', /number/],
-    ['a negative cost', { rules: [{ match: '*', level: 'deny', when: { estimatedCostAbove: -1 } }] }, 'rules[0].when.estimatedCostAbove', /at least 0/],
-    ['an infinite cost', { rules: [{ match: '*', level: 'deny', when: { estimatedCostAbove: Infinity } }] }, 'rules[0].when.estimatedCostAbove', /number/],
-    ['an empty requireRole', { rules: [{ match: '*', level: 'deny', requireRole: '' }] }, 'rules[0].requireRole', /non-empty/],
-    ['rule approvers that are not an array', { rules: [{ match: '*', level: 'deny', approvers: 'admin' }] }, 'rules[0].approvers', /array/],
-    ['a rule timeout out of range', { rules: [{ match: '*', level: 'deny', timeoutSeconds: -5 }] }, 'rules[0].timeoutSeconds', /1 to 86400/],
-    ['a reason that is not a string', { rules: [{ match: '*', level: 'deny', reason: ['no'] }] }, 'rules[0].reason', /string/],
-    ['auditors among the default approvers', { defaults: { approvers: ['admin', 'auditor'] } }, 'defaults.approvers[1]', /auditors change nothing/],
-    ['auditors among a rule’s approvers', { rules: [{ match: '*', level: 'confirm', approvers: ['auditor'] }] }, 'rules[0].approvers[0]', /auditors change nothing/],
-    ['agents among the approvers', { rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'agent'] }] }, 'rules[0].approvers[1]', /agents cannot decide/],
-    ['a typo among the approvers', { defaults: { approvers: ['aprover'] } }, 'defaults.approvers[0]', /"aprover": is not a role that may decide; use approver, admin, requester/],
-    ['an unknown grants limit', { defaults: { grants: 'everyone' } }, 'defaults.grants', /none, conversation, agent, tenant/],
-    ['a rule grants limit given as a list', { rules: [{ match: '*', level: 'confirm', grants: ['agent'] }] }, 'rules[0].grants', /one of/],
-    ['the 8 KB glob that made proposals fail', { rules: [{ match: '*a'.repeat(4000) + '*', level: 'confirm' }] }, 'rules[0].match', new RegExp(`at most ${MAX_PATTERN_LENGTH} characters`)],
-    ['too many wildcards', { rules: [{ match: '*a'.repeat(MAX_PATTERN_WILDCARDS) + '*', level: 'confirm' }] }, 'rules[0].match', new RegExp(`at most ${MAX_PATTERN_WILDCARDS} wildcards`)],
-    ['too many wildcards in an argument pattern', { rules: [{ match: `shell(cmd=${'rm *'.repeat(MAX_PATTERN_WILDCARDS + 1)})`, level: 'deny' }] }, 'rules[0].match', /wildcards/],
-    ['an argument pattern too long', { rules: [{ match: `shell(cmd=rm ${'x'.repeat(MAX_PATTERN_LENGTH)})`, level: 'deny' }] }, 'rules[0].match', /characters/],
-    ['an optional field set to null', { rules: [{ match: '*', level: 'deny', reason: null }] }, 'rules[0].reason', /string/],
+    [
+      'an unknown condition',
+      { rules: [{ match: '*', level: 'deny', when: { riskAbove: 3 } }] },
+      'rules[0].when.riskAbove',
+      /unknown field/,
+    ],
+    [
+      'a confidence over 1',
+      { rules: [{ match: '*', level: 'deny', when: { confidenceBelow: 1.5 } }] },
+      'rules[0].when.confidenceBelow',
+      /0 to 1/,
+    ],
+    [
+      'a confidence given as text',
+      { rules: [{ match: '*', level: 'deny', when: { confidenceBelow: '0.5' } }] },
+      'rules[0].when.confidenceBelow',
+      /number/,
+    ],
+    [
+      'a negative cost',
+      { rules: [{ match: '*', level: 'deny', when: { estimatedCostAbove: -1 } }] },
+      'rules[0].when.estimatedCostAbove',
+      /at least 0/,
+    ],
+    [
+      'an infinite cost',
+      { rules: [{ match: '*', level: 'deny', when: { estimatedCostAbove: Infinity } }] },
+      'rules[0].when.estimatedCostAbove',
+      /number/,
+    ],
+    [
+      'an empty requireRole',
+      { rules: [{ match: '*', level: 'deny', requireRole: '' }] },
+      'rules[0].requireRole',
+      /non-empty/,
+    ],
+    [
+      'rule approvers that are not an array',
+      { rules: [{ match: '*', level: 'deny', approvers: 'admin' }] },
+      'rules[0].approvers',
+      /array/,
+    ],
+    [
+      'a rule timeout out of range',
+      { rules: [{ match: '*', level: 'deny', timeoutSeconds: -5 }] },
+      'rules[0].timeoutSeconds',
+      /1 to 86400/,
+    ],
+    [
+      'a reason that is not a string',
+      { rules: [{ match: '*', level: 'deny', reason: ['no'] }] },
+      'rules[0].reason',
+      /string/,
+    ],
+    [
+      'auditors among the default approvers',
+      { defaults: { approvers: ['admin', 'auditor'] } },
+      'defaults.approvers[1]',
+      /auditors change nothing/,
+    ],
+    [
+      'auditors among a rule’s approvers',
+      { rules: [{ match: '*', level: 'confirm', approvers: ['auditor'] }] },
+      'rules[0].approvers[0]',
+      /auditors change nothing/,
+    ],
+    [
+      'agents among the approvers',
+      { rules: [{ match: '*', level: 'confirm', approvers: ['requester', 'agent'] }] },
+      'rules[0].approvers[1]',
+      /agents cannot decide/,
+    ],
+    [
+      'a typo among the approvers',
+      { defaults: { approvers: ['aprover'] } },
+      'defaults.approvers[0]',
+      /"aprover": is not a role that may decide; use approver, admin, requester/,
+    ],
+    [
+      'an unknown grants limit',
+      { defaults: { grants: 'everyone' } },
+      'defaults.grants',
+      /none, conversation, agent, tenant/,
+    ],
+    [
+      'a rule grants limit given as a list',
+      { rules: [{ match: '*', level: 'confirm', grants: ['agent'] }] },
+      'rules[0].grants',
+      /one of/,
+    ],
+    [
+      'the 8 KB glob that made proposals fail',
+      { rules: [{ match: '*a'.repeat(4000) + '*', level: 'confirm' }] },
+      'rules[0].match',
+      new RegExp(`at most ${MAX_PATTERN_LENGTH} characters`),
+    ],
+    [
+      'too many wildcards',
+      { rules: [{ match: '*a'.repeat(MAX_PATTERN_WILDCARDS) + '*', level: 'confirm' }] },
+      'rules[0].match',
+      new RegExp(`at most ${MAX_PATTERN_WILDCARDS} wildcards`),
+    ],
+    [
+      'too many wildcards in an argument pattern',
+      { rules: [{ match: `shell(cmd=${'rm *'.repeat(MAX_PATTERN_WILDCARDS + 1)})`, level: 'deny' }] },
+      'rules[0].match',
+      /wildcards/,
+    ],
+    [
+      'an argument pattern too long',
+      { rules: [{ match: `shell(cmd=rm ${'x'.repeat(MAX_PATTERN_LENGTH)})`, level: 'deny' }] },
+      'rules[0].match',
+      /characters/,
+    ],
+    [
+      'an optional field set to null',
+      { rules: [{ match: '*', level: 'deny', reason: null }] },
+      'rules[0].reason',
+      /string/,
+    ],
   ])('refuses %s with a fault at its path', (_what, raw, path, message) => {
     const faults = faultsOf(raw);
     expect(faults).toHaveLength(1);
@@ -244,13 +427,24 @@ describe('parsing an invalid policy document', () => {
     const faults = faultsOf({
       extra: 1,
       defaults: { timeoutSeconds: 0 },
-      rules: [{ match: '*', level: 'deny' }, { match: 'x(', level: 'nope', colour: 'red' }],
+      rules: [
+        { match: '*', level: 'deny' },
+        { match: 'x(', level: 'nope', colour: 'red' },
+      ],
     });
-    expect(faults.map((f) => f.path).sort()).toEqual(['defaults.timeoutSeconds', 'extra', 'rules[1].colour', 'rules[1].level', 'rules[1].match']);
+    expect(faults.map((f) => f.path).sort()).toEqual([
+      'defaults.timeoutSeconds',
+      'extra',
+      'rules[1].colour',
+      'rules[1].level',
+      'rules[1].match',
+    ]);
   });
 
   it('throws a ValidationError whose message names the paths', () => {
     expect(() => PolicyDocument.parse({ rules: [{ match: '*', level: 'block' }] })).toThrow(/rules\[0\]\.level/);
-    expect(() => PolicyDocument.parse({ rules: [{ match: '*', level: 'block' }] })).toThrow(expect.objectContaining({ code: 'validation_failed', kind: 'invalid' }));
+    expect(() => PolicyDocument.parse({ rules: [{ match: '*', level: 'block' }] })).toThrow(
+      expect.objectContaining({ code: 'validation_failed', kind: 'invalid' }),
+    );
   });
 });

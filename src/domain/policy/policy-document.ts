@@ -107,7 +107,14 @@ export interface EscalationStep {
   notify?: Array<(typeof NOTIFY_CHANNELS)[number]>;
 }
 
-const BUILT_IN_DEFAULTS: PolicyDefaults = { unknownTools: 'confirm', timeoutSeconds: 300, approvers: ['approver', 'admin'], trustAgentFlags: true, grants: 'tenant', selfApproval: true };
+const BUILT_IN_DEFAULTS: PolicyDefaults = {
+  unknownTools: 'confirm',
+  timeoutSeconds: 300,
+  approvers: ['approver', 'admin'],
+  trustAgentFlags: true,
+  grants: 'tenant',
+  selfApproval: true,
+};
 
 /**
  * Who may be listed in `approvers`: the roles that may decide (CONTRACT §2), and `requester`, the conversation's
@@ -203,12 +210,18 @@ export class PolicyDocument {
     const defaults = readDefaults(top.defaults, ctx);
     const rules = readRules(top.rules, ctx);
     if (faults.length > 0) throw new ValidationError(faults);
-    return PolicyDocument.of({ defaults, rules: rules.map((r) => r.rule) }, rules.map((r) => r.pattern));
+    return PolicyDocument.of(
+      { defaults, rules: rules.map((r) => r.rule) },
+      rules.map((r) => r.pattern),
+    );
   }
 
   /** The built-in defaults and no rules: a tenant's policy before its first PUT. */
   static empty(): PolicyDocument {
-    return PolicyDocument.of({ defaults: { ...BUILT_IN_DEFAULTS, approvers: [...BUILT_IN_DEFAULTS.approvers] }, rules: [] }, []);
+    return PolicyDocument.of(
+      { defaults: { ...BUILT_IN_DEFAULTS, approvers: [...BUILT_IN_DEFAULTS.approvers] }, rules: [] },
+      [],
+    );
   }
 
   private static of(doc: PolicyDocumentJson, patterns: ToolPattern[]): PolicyDocument {
@@ -269,8 +282,17 @@ interface ReadContext {
 type Reader<T> = (value: unknown, path: string, faults: Faults, strict: boolean) => T | undefined;
 
 function readDefaults(raw: unknown, { faults, strict }: ReadContext): PolicyDefaults {
-  const o = raw === undefined ? {} : readObject(raw, 'defaults', ['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags', 'grants', 'selfApproval', 'shellTools'], faults);
-  const field = <T>(name: keyof PolicyDefaults, read: Reader<T>) => (o?.[name] === undefined ? undefined : read(o[name], `defaults.${name}`, faults, strict));
+  const o =
+    raw === undefined
+      ? {}
+      : readObject(
+          raw,
+          'defaults',
+          ['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags', 'grants', 'selfApproval', 'shellTools'],
+          faults,
+        );
+  const field = <T>(name: keyof PolicyDefaults, read: Reader<T>) =>
+    o?.[name] === undefined ? undefined : read(o[name], `defaults.${name}`, faults, strict);
   return {
     unknownTools: field('unknownTools', readLevel) ?? BUILT_IN_DEFAULTS.unknownTools,
     timeoutSeconds: field('timeoutSeconds', readTimeout) ?? BUILT_IN_DEFAULTS.timeoutSeconds,
@@ -292,11 +314,38 @@ function readRules(raw: unknown, ctx: ReadContext): { rule: PolicyRule; pattern:
   });
 }
 
-function readRule(raw: unknown, path: string, { faults, strict }: ReadContext): { rule: PolicyRule; pattern: ToolPattern } | undefined {
-  const o = readObject(raw, path, ['match', 'level', 'when', 'requireRole', 'approvers', 'timeoutSeconds', 'grants', 'selfApproval', 'quorum', 'escalate', 'remindBefore', 'shell', 'reason'], faults);
+function readRule(
+  raw: unknown,
+  path: string,
+  { faults, strict }: ReadContext,
+): { rule: PolicyRule; pattern: ToolPattern } | undefined {
+  const o = readObject(
+    raw,
+    path,
+    [
+      'match',
+      'level',
+      'when',
+      'requireRole',
+      'approvers',
+      'timeoutSeconds',
+      'grants',
+      'selfApproval',
+      'quorum',
+      'escalate',
+      'remindBefore',
+      'shell',
+      'reason',
+    ],
+    faults,
+  );
   if (!o) return undefined;
-  const required = <T>(name: string, read: Reader<T>) => (o[name] === undefined ? fault(faults, `${path}.${name}`, 'is required') : read(o[name], `${path}.${name}`, faults, strict));
-  const optional = <T>(name: string, read: Reader<T>) => (o[name] === undefined ? undefined : read(o[name], `${path}.${name}`, faults, strict));
+  const required = <T>(name: string, read: Reader<T>) =>
+    o[name] === undefined
+      ? fault(faults, `${path}.${name}`, 'is required')
+      : read(o[name], `${path}.${name}`, faults, strict);
+  const optional = <T>(name: string, read: Reader<T>) =>
+    o[name] === undefined ? undefined : read(o[name], `${path}.${name}`, faults, strict);
 
   const pattern = required('match', readPattern);
   const level = required('level', readLevel);
@@ -313,21 +362,39 @@ function readRule(raw: unknown, path: string, { faults, strict }: ReadContext): 
   const reason = optional('reason', readNonEmptyString);
   if (!pattern || !level) return undefined;
   if (strict && shell === true && pattern.argumentNames.length === 0) {
-    return fault(faults, `${path}.shell`, `applies to a match that names the command argument, as in ${pattern.toString()}(cmd=rm *)`);
+    return fault(
+      faults,
+      `${path}.shell`,
+      `applies to a match that names the command argument, as in ${pattern.toString()}(cmd=rm *)`,
+    );
   }
   if (strict && quorum && quorum.count > 1 && level !== 'confirm' && level !== 'manual') {
     return fault(faults, `${path}.quorum`, `applies to calls a person decides (confirm, manual), not to ${level}`);
   }
-  for (const [name, given] of [['escalate', escalate], ['remindBefore', remindBefore]] as const) {
-    if (strict && given && level !== 'confirm' && level !== 'manual') return fault(faults, `${path}.${name}`, `applies to calls a person decides (confirm, manual), not to ${level}`);
+  for (const [name, given] of [
+    ['escalate', escalate],
+    ['remindBefore', remindBefore],
+  ] as const) {
+    if (strict && given && level !== 'confirm' && level !== 'manual')
+      return fault(faults, `${path}.${name}`, `applies to calls a person decides (confirm, manual), not to ${level}`);
   }
   // A step at or after the deadline would never happen: the call has expired by then.
   const deadline = timeoutSeconds ?? undefined;
   if (strict && deadline !== undefined) {
     const late = (escalate ?? []).findIndex((s) => s.after >= deadline);
-    if (late >= 0) return fault(faults, `${path}.escalate[${late}].after`, `must be less than the rule's timeoutSeconds (${deadline})`);
+    if (late >= 0)
+      return fault(
+        faults,
+        `${path}.escalate[${late}].after`,
+        `must be less than the rule's timeoutSeconds (${deadline})`,
+      );
     const early = (remindBefore ?? []).findIndex((b) => b >= deadline);
-    if (early >= 0) return fault(faults, `${path}.remindBefore[${early}]`, `must be less than the rule's timeoutSeconds (${deadline})`);
+    if (early >= 0)
+      return fault(
+        faults,
+        `${path}.remindBefore[${early}]`,
+        `must be less than the rule's timeoutSeconds (${deadline})`,
+      );
   }
   // Build in a fixed key order and leave out what was left out, so equal documents serialise alike.
   const rule: PolicyRule = { match: pattern.toString(), level };
@@ -386,7 +453,9 @@ const readToolGlob: Reader<string> = (v, path, faults, strict) => {
 };
 
 const readGrantLimit: Reader<GrantLimit> = (v, path, faults) =>
-  (GRANT_LIMITS as readonly unknown[]).includes(v) ? (v as GrantLimit) : fault(faults, path, `must be one of ${GRANT_LIMITS.join(', ')}`);
+  (GRANT_LIMITS as readonly unknown[]).includes(v)
+    ? (v as GrantLimit)
+    : fault(faults, path, `must be one of ${GRANT_LIMITS.join(', ')}`);
 
 const readApprovers: Reader<string[]> = (v, path, faults, strict) => {
   const roles = readRoles(v, path, faults, strict);
@@ -415,7 +484,14 @@ const readWhen: Reader<PolicyRuleWhen> = (v, path, faults) => {
     if (x !== undefined) when.confidenceBelow = x;
   }
   if (o.estimatedCostAbove !== undefined) {
-    const y = readNumber(o.estimatedCostAbove, `${path}.estimatedCostAbove`, faults, 0, Number.MAX_VALUE, 'must be a number of at least 0');
+    const y = readNumber(
+      o.estimatedCostAbove,
+      `${path}.estimatedCostAbove`,
+      faults,
+      0,
+      Number.MAX_VALUE,
+      'must be a number of at least 0',
+    );
     if (y !== undefined) when.estimatedCostAbove = y;
   }
   return when;
@@ -426,28 +502,42 @@ function readSeconds(v: unknown, path: string, faults: Faults): number | undefin
   const units: Record<string, number> = { s: 1, m: 60, h: 3600 };
   const m = typeof v === 'string' ? /^(\d{1,5})\s*([smh])$/.exec(v.trim()) : null;
   const n = typeof v === 'number' ? v : m ? Number(m[1]) * units[m[2]] : NaN;
-  return Number.isInteger(n) && n >= 1 && n <= MAX_TIMEOUT_SECONDS ? n : fault(faults, path, `must be whole seconds from 1 to ${MAX_TIMEOUT_SECONDS} (a number, or a string such as "90s", "2m", "1h")`);
+  return Number.isInteger(n) && n >= 1 && n <= MAX_TIMEOUT_SECONDS
+    ? n
+    : fault(
+        faults,
+        path,
+        `must be whole seconds from 1 to ${MAX_TIMEOUT_SECONDS} (a number, or a string such as "90s", "2m", "1h")`,
+      );
 }
 
 /** `escalate: [{after: 120, approvers: [admin], notify: [slack]}, …]`: later steps come later; normalised to seconds. */
 const readEscalation: Reader<EscalationStep[]> = (v, path, faults, strict) => {
-  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_ESCALATION_STEPS) return fault(faults, path, `must be a list of 1 to ${MAX_ESCALATION_STEPS} steps`);
+  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_ESCALATION_STEPS)
+    return fault(faults, path, `must be a list of 1 to ${MAX_ESCALATION_STEPS} steps`);
   const steps: EscalationStep[] = [];
   v.forEach((raw, i) => {
     const at = `${path}[${i}]`;
     const o = readObject(raw, at, ['after', 'approvers', 'notify'], faults);
     if (!o) return;
-    const after = o.after === undefined ? fault(faults, `${at}.after`, 'is required') : readSeconds(o.after, `${at}.after`, faults);
-    const approvers = o.approvers === undefined ? undefined : readApprovers(o.approvers, `${at}.approvers`, faults, strict);
+    const after =
+      o.after === undefined ? fault(faults, `${at}.after`, 'is required') : readSeconds(o.after, `${at}.after`, faults);
+    const approvers =
+      o.approvers === undefined ? undefined : readApprovers(o.approvers, `${at}.approvers`, faults, strict);
     let notify: EscalationStep['notify'];
     if (o.notify !== undefined) {
-      const ok = Array.isArray(o.notify) && o.notify.length > 0 && o.notify.every((c) => (NOTIFY_CHANNELS as readonly unknown[]).includes(c));
+      const ok =
+        Array.isArray(o.notify) &&
+        o.notify.length > 0 &&
+        o.notify.every((c) => (NOTIFY_CHANNELS as readonly unknown[]).includes(c));
       if (!ok) fault(faults, `${at}.notify`, `must be a non-empty list of ${NOTIFY_CHANNELS.join(', ')}`);
       else notify = [...new Set(o.notify as NonNullable<EscalationStep['notify']>)];
     }
     if (after === undefined) return;
-    if (steps.length > 0 && after <= steps[steps.length - 1].after) fault(faults, `${at}.after`, 'must be later than the step before');
-    if (!approvers && !notify) fault(faults, at, 'names no approvers and no channel to notify: the step would do nothing');
+    if (steps.length > 0 && after <= steps[steps.length - 1].after)
+      fault(faults, `${at}.after`, 'must be later than the step before');
+    if (!approvers && !notify)
+      fault(faults, at, 'names no approvers and no channel to notify: the step would do nothing');
     steps.push({ after, ...(approvers ? { approvers } : {}), ...(notify ? { notify } : {}) });
   });
   return steps.length === v.length ? steps : undefined;
@@ -455,7 +545,8 @@ const readEscalation: Reader<EscalationStep[]> = (v, path, faults, strict) => {
 
 /** `remindBefore: [300, 60]` (or "5m"): distinct, normalised to seconds, latest reminder last. */
 const readReminders: Reader<number[]> = (v, path, faults) => {
-  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_ESCALATION_STEPS) return fault(faults, path, `must be a list of 1 to ${MAX_ESCALATION_STEPS} durations`);
+  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_ESCALATION_STEPS)
+    return fault(faults, path, `must be a list of 1 to ${MAX_ESCALATION_STEPS} durations`);
   const out = v.map((x, i) => readSeconds(x, `${path}[${i}]`, faults));
   if (out.some((x) => x === undefined)) return undefined;
   const sorted = [...new Set(out as number[])].sort((a, b) => b - a);
@@ -465,17 +556,21 @@ const readReminders: Reader<number[]> = (v, path, faults) => {
 /** `quorum: 2`, or `quorum: {count: 2, of: [finance]}`; normalised to the object form. */
 const readQuorum: Reader<PolicyQuorum> = (v, path, faults, strict) => {
   const countOf = (x: unknown, at: string) =>
-    Number.isInteger(x) && (x as number) >= 1 && (x as number) <= MAX_QUORUM ? (x as number) : fault(faults, at, `must be an integer from 1 to ${MAX_QUORUM}`);
+    Number.isInteger(x) && (x as number) >= 1 && (x as number) <= MAX_QUORUM
+      ? (x as number)
+      : fault(faults, at, `must be an integer from 1 to ${MAX_QUORUM}`);
   if (typeof v === 'number') {
     const count = countOf(v, path);
     return count === undefined ? undefined : { count };
   }
   const o = readObject(v, path, ['count', 'of'], faults);
   if (!o) return undefined;
-  const count = o.count === undefined ? fault(faults, `${path}.count`, 'is required') : countOf(o.count, `${path}.count`);
+  const count =
+    o.count === undefined ? fault(faults, `${path}.count`, 'is required') : countOf(o.count, `${path}.count`);
   const of = o.of === undefined ? undefined : readRoles(o.of, `${path}.of`, faults, strict);
   if (count === undefined || (o.of !== undefined && of === undefined)) return undefined;
-  if (of && strict && of.some((r) => r === 'agent' || r === 'auditor')) return fault(faults, `${path}.of`, 'agents and auditors never decide: they cannot count towards a quorum');
+  if (of && strict && of.some((r) => r === 'agent' || r === 'auditor'))
+    return fault(faults, `${path}.of`, 'agents and auditors never decide: they cannot count towards a quorum');
   return of ? { count, of: [...new Set(of)] } : { count };
 };
 
@@ -483,11 +578,15 @@ const readLevel: Reader<SupervisionLevel> = (v, path, faults) =>
   isSupervisionLevel(v) ? v : fault(faults, path, `must be one of ${SUPERVISION_LEVELS.join(', ')}`);
 
 const readTimeout: Reader<number> = (v, path, faults) =>
-  Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_TIMEOUT_SECONDS ? (v as number) : fault(faults, path, `must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`);
+  Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_TIMEOUT_SECONDS
+    ? (v as number)
+    : fault(faults, path, `must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`);
 
-const readBoolean: Reader<boolean> = (v, path, faults) => (typeof v === 'boolean' ? v : fault(faults, path, 'must be true or false'));
+const readBoolean: Reader<boolean> = (v, path, faults) =>
+  typeof v === 'boolean' ? v : fault(faults, path, 'must be true or false');
 
-const readNonEmptyString: Reader<string> = (v, path, faults) => (typeof v === 'string' && v !== '' ? v : fault(faults, path, 'must be a non-empty string'));
+const readNonEmptyString: Reader<string> = (v, path, faults) =>
+  typeof v === 'string' && v !== '' ? v : fault(faults, path, 'must be a non-empty string');
 
 const readRoles: Reader<string[]> = (v, path, faults, strict) => {
   if (!Array.isArray(v) || v.length === 0) return fault(faults, path, 'must be a non-empty array of role names');
@@ -495,16 +594,30 @@ const readRoles: Reader<string[]> = (v, path, faults, strict) => {
   return roles.every((r) => r !== undefined) ? (roles as string[]) : undefined;
 };
 
-function readNumber(v: unknown, path: string, faults: Faults, min: number, max: number, message: string): number | undefined {
+function readNumber(
+  v: unknown,
+  path: string,
+  faults: Faults,
+  min: number,
+  max: number,
+  message: string,
+): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : fault(faults, path, message);
 }
 
 /** A plain object whose keys are all `allowed`; every other key is a fault at its own path. */
-function readObject(v: unknown, path: string, allowed: readonly string[], faults: Faults): Record<string, unknown> | undefined {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return fault(faults, path, path ? 'must be an object' : 'the policy document must be an object');
+function readObject(
+  v: unknown,
+  path: string,
+  allowed: readonly string[],
+  faults: Faults,
+): Record<string, unknown> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return fault(faults, path, path ? 'must be an object' : 'the policy document must be an object');
   const o = v as Record<string, unknown>;
   for (const key of Object.keys(o)) {
-    if (!allowed.includes(key) && o[key] !== undefined) faults.push({ path: path ? `${path}.${key}` : key, message: 'unknown field' });
+    if (!allowed.includes(key) && o[key] !== undefined)
+      faults.push({ path: path ? `${path}.${key}` : key, message: 'unknown field' });
   }
   return o;
 }

@@ -52,20 +52,34 @@ export interface SimulationSummary {
  * Judges each call by a candidate policy document and sets the outcome beside what it got before. Pure: it
  * uses the same ApprovalPolicy as proposals, so a simulation says exactly what the candidate would do.
  */
-export function simulatePolicy(calls: readonly SimulationCall[], inputs: SimulationInputs): { results: SimulationResult[]; summary: SimulationSummary } {
+export function simulatePolicy(
+  calls: readonly SimulationCall[],
+  inputs: SimulationInputs,
+): { results: SimulationResult[]; summary: SimulationSummary } {
   // A broken bound with nothing to record: thrown (a 400), before any matching.
   if (simulationMatches(calls, inputs) > MAX_SIMULATION_MATCHES) {
     const knob = calls.some((c) => c.recorded) ? 'limit' : 'calls';
     throw new ValidationError([
-      { path: knob, message: `judging these calls takes more than ${MAX_SIMULATION_MATCHES} matches of a rule against a command or its parts: judge fewer calls (${knob}) or shorter commands` },
+      {
+        path: knob,
+        message: `judging these calls takes more than ${MAX_SIMULATION_MATCHES} matches of a rule against a command or its parts: judge fewer calls (${knob}) or shorter commands`,
+      },
     ]);
   }
   const judge = (document: PolicyDocument, version: number, c: SimulationCall) => {
-    const v = ApprovalPolicy.evaluate(c.call, { policy: document, policyVersion: version, tool: inputs.tools.get(c.call.toolName), grants: inputs.grants, conversation: c.conversation });
+    const v = ApprovalPolicy.evaluate(c.call, {
+      policy: document,
+      policyVersion: version,
+      tool: inputs.tools.get(c.call.toolName),
+      grants: inputs.grants,
+      conversation: c.conversation,
+    });
     return { level: v.level, rule: v.rule, reason: v.reason, policyVersion: v.policyVersion };
   };
   const results = calls.map((c): SimulationResult => {
-    const then = c.recorded ? { ...c.recorded, source: 'recorded' as const } : { ...judge(inputs.current.document, inputs.current.version, c), source: 'current' as const };
+    const then = c.recorded
+      ? { ...c.recorded, source: 'recorded' as const }
+      : { ...judge(inputs.current.document, inputs.current.version, c), source: 'current' as const };
     const { level, rule, reason } = judge(inputs.candidate, inputs.current.version, c);
     return { then, now: { level, rule, reason }, changed: then.level !== level };
   });
@@ -104,7 +118,8 @@ function matchesOf(call: ProposedCallFacts, document: PolicyDocument, partsOf: (
   const names = new Set<string>();
   for (const i of candidates) {
     if (!(document.rules[i].shell ?? shellTool)) continue;
-    for (const name of document.patterns[i].argumentNames) if (Object.hasOwn(call.arguments, name) && typeof call.arguments[name] === 'string') names.add(name);
+    for (const name of document.patterns[i].argumentNames)
+      if (Object.hasOwn(call.arguments, name) && typeof call.arguments[name] === 'string') names.add(name);
   }
   let parts = 0;
   for (const name of names) parts += partsOf(name);
@@ -113,7 +128,8 @@ function matchesOf(call: ProposedCallFacts, document: PolicyDocument, partsOf: (
 
 function summarise(results: readonly SimulationResult[]): SimulationSummary {
   const counts = new Map<string, number>();
-  for (const r of results) counts.set(`${r.then.level} ${r.now.level}`, (counts.get(`${r.then.level} ${r.now.level}`) ?? 0) + 1);
+  for (const r of results)
+    counts.set(`${r.then.level} ${r.now.level}`, (counts.get(`${r.then.level} ${r.now.level}`) ?? 0) + 1);
   const transitions = [...counts].map(([key, count]) => {
     const [then, now] = key.split(' ') as [SupervisionLevel, SupervisionLevel];
     return { then, now, count };

@@ -70,7 +70,9 @@ describe('the variables that change what runs', () => {
     for (const v of RUN_CHANGING_VARIABLES) {
       const name = v.replace('*', 'X');
       expect(unparsable(`${name}=1 ls`)).toMatch(/changes what runs/);
-      expect(unparsable(`${name.toLowerCase()}=1 ls`)).toEqual(v.endsWith('*') ? expect.stringMatching(/changes what runs/) : undefined);
+      expect(unparsable(`${name.toLowerCase()}=1 ls`)).toEqual(
+        v.endsWith('*') ? expect.stringMatching(/changes what runs/) : undefined,
+      );
       expect(/^PS\d$/.test(v) ? docs.includes('`PS0`–`PS4`') : docs.includes(`\`${v}\``)).toBe(true);
     }
   });
@@ -91,7 +93,11 @@ describe('an output redirection is a part of its own', () => {
     ['quoted', 'ls > "a b"', ['ls', redirectPart('a b')]],
     ['on a group', '{ ls; } > out', ['ls', redirectPart('out')]],
     ['alone', '> out', [redirectPart('out')]],
-    ['an input redirection from the network', 'cat < /dev/tcp/10.0.0.1/80', ['cat', redirectPart('/dev/tcp/10.0.0.1/80')]],
+    [
+      'an input redirection from the network',
+      'cat < /dev/tcp/10.0.0.1/80',
+      ['cat', redirectPart('/dev/tcp/10.0.0.1/80')],
+    ],
   ])('%s', (_, command, expected) => {
     expect(parts(command)).toEqual(expected);
   });
@@ -159,12 +165,20 @@ describe('expansions that run a value as code are unreadable', () => {
   });
 
   it.each<[string, string, string[]]>([
-    ['constant arithmetic', 'echo $((1 + (2 * 3))) $[4] $((16#ff)) $(($# + 1))', ['echo $((1 + (2 * 3))) $[4] $((16#ff)) $(($# + 1))']],
+    [
+      'constant arithmetic',
+      'echo $((1 + (2 * 3))) $[4] $((16#ff)) $(($# + 1))',
+      ['echo $((1 + (2 * 3))) $[4] $((16#ff)) $(($# + 1))'],
+    ],
     ['((…)) on constants', '((1)) && ls', ['ls']],
     ['nested subshells', '( (ls) )', ['ls']],
     ['${!prefix*} and ${!a[@]}', 'echo ${!BASH*} ${!a[@]}', ['echo ${!BASH*} ${!a[@]}']],
     ['${a[@]} and ${a[0]}', 'echo ${a[@]} ${a[0]} ${#a[*]}', ['echo ${a[@]} ${a[0]} ${#a[*]}']],
-    ['defaults and lengths', 'echo ${x:-a} ${x:=b} ${x:+c} ${#x} ${x:1:2} ${x: -1}', ['echo ${x:-a} ${x:=b} ${x:+c} ${#x} ${x:1:2} ${x: -1}']],
+    [
+      'defaults and lengths',
+      'echo ${x:-a} ${x:=b} ${x:+c} ${#x} ${x:1:2} ${x: -1}',
+      ['echo ${x:-a} ${x:=b} ${x:+c} ${#x} ${x:1:2} ${x: -1}'],
+    ],
     ['other @ operators', 'echo ${x@Q} ${x@U}', ['echo ${x@Q} ${x@U}']],
     ['[[ ]] string tests', '[[ -f x && $a == b ]] && ls', ['[[ -f x && $a == b ]]', 'ls']],
     ['[[ ]] on numbers', '[[ 1 -eq $# ]]', ['[[ 1 -eq $# ]]']],
@@ -206,12 +220,13 @@ describe('a {name} before a redirection assigns name', () => {
     },
   );
 
-  it.each<[string]>([['true {a[i]}>/dev/null'], ['echo -n {BASH_CMDS[ls]}>/dev/null; ls -la'], ['true {a[$(id)]}>/dev/null']])(
-    'is unreadable with a subscript, which bash evaluates: %s',
-    (command) => {
-      expect(unparsable(command)).toMatch(/subscript/);
-    },
-  );
+  it.each<[string]>([
+    ['true {a[i]}>/dev/null'],
+    ['echo -n {BASH_CMDS[ls]}>/dev/null; ls -la'],
+    ['true {a[$(id)]}>/dev/null'],
+  ])('is unreadable with a subscript, which bash evaluates: %s', (command) => {
+    expect(unparsable(command)).toMatch(/subscript/);
+  });
 
   it('BASH_CMDS and BASH_ALIASES change what runs', () => {
     expect(unparsable('echo {BASH_CMDS}>/dev/null')).toMatch(/changes what runs/);
@@ -256,12 +271,20 @@ describe('commands a deny rule must see', () => {
     expect(unparsable('coproc PATH { ls; }')).toMatch(/changes what runs/);
   });
 
-  it.each<[string]>([['{rm,-rf,x}'], ['{rm,-rf}\\ x'], ['/bin/{rm,ls} -rf x'], ['{r..r}m -rf x'], ['sudo {rm,-rf,x}'], ['sudo -u {root,rm} -rf x'], ['timeout {5,rm} -rf x'], ["env {-S,'rm -rf x'}"], ["bash {-c,'rm -rf x'}"], ['find . -exec {rm,-rf} {} +']])(
-    'an unquoted brace expansion where it may name the command is unreadable: %s',
-    (command) => {
-      expect(unparsable(command)).toMatch(/brace expansion/);
-    },
-  );
+  it.each<[string]>([
+    ['{rm,-rf,x}'],
+    ['{rm,-rf}\\ x'],
+    ['/bin/{rm,ls} -rf x'],
+    ['{r..r}m -rf x'],
+    ['sudo {rm,-rf,x}'],
+    ['sudo -u {root,rm} -rf x'],
+    ['timeout {5,rm} -rf x'],
+    ["env {-S,'rm -rf x'}"],
+    ["bash {-c,'rm -rf x'}"],
+    ['find . -exec {rm,-rf} {} +'],
+  ])('an unquoted brace expansion where it may name the command is unreadable: %s', (command) => {
+    expect(unparsable(command)).toMatch(/brace expansion/);
+  });
 
   it.each<[string, string[]]>([
     ['echo {a,b}', ['echo {a,b}']],
@@ -269,7 +292,10 @@ describe('commands a deny rule must see', () => {
     ["ls '{a,b}'", ['ls {a,b}']],
     ['{ ls; }', ['ls']],
     ["find . -name '*.{js,ts}' -exec ls {} +", ['find . -name *.{js,ts} -exec ls {} +', 'ls {}']],
-  ])('a brace expansion in an argument (also after the command a wrapper runs), or a group, is read: %s', (command, expected) => {
-    expect(parts(command)).toEqual(expected);
-  });
+  ])(
+    'a brace expansion in an argument (also after the command a wrapper runs), or a group, is read: %s',
+    (command, expected) => {
+      expect(parts(command)).toEqual(expected);
+    },
+  );
 });

@@ -25,7 +25,11 @@ describe('splitting a command line into the simple commands it runs', () => {
     ['$( ) nested', 'echo $(cat $(rm -rf /))', ['rm -rf /', 'cat $(rm -rf /)', 'echo $(cat $(rm -rf /))']],
     ['$( ) holding a list', 'echo $(ls; rm -rf /)', ['ls', 'rm -rf /', 'echo $(ls; rm -rf /)']],
     ['backticks', 'echo `rm -rf /`', ['rm -rf /', 'echo `rm -rf /`']],
-    ['backticks with escaped backticks inside', 'echo `echo \\`rm -rf /\\``', ['rm -rf /', 'echo `rm -rf /`', 'echo `echo \\`rm -rf /\\``']],
+    [
+      'backticks with escaped backticks inside',
+      'echo `echo \\`rm -rf /\\``',
+      ['rm -rf /', 'echo `rm -rf /`', 'echo `echo \\`rm -rf /\\``'],
+    ],
     ['<( ) process substitution', 'diff <(ls a) <(rm -rf /)', ['ls a', 'rm -rf /', 'diff <(ls a) <(rm -rf /)']],
     ['>( ) process substitution', 'tee >(rm -rf /) < f', ['rm -rf /', 'tee >(rm -rf /)']],
     ['a subshell', '(cd /; rm -rf *)', ['cd /', 'rm -rf *']],
@@ -89,7 +93,11 @@ describe('splitting a command line into the simple commands it runs', () => {
     ['env with assignments', 'env -i FOO=1 rm -rf /', ['env -i FOO=1 rm -rf /', 'FOO=1', 'rm -rf /']],
     ['timeout', 'timeout -s KILL 5 rm -rf /', ['timeout -s KILL 5 rm -rf /', 'rm -rf /']],
     ['xargs', 'ls | xargs -n 1 rm -rf', ['ls', 'xargs -n 1 rm -rf', 'rm -rf']],
-    ['wrappers inside wrappers', 'sudo nohup nice rm -rf /', ['sudo nohup nice rm -rf /', 'nohup nice rm -rf /', 'nice rm -rf /', 'rm -rf /']],
+    [
+      'wrappers inside wrappers',
+      'sudo nohup nice rm -rf /',
+      ['sudo nohup nice rm -rf /', 'nohup nice rm -rf /', 'nice rm -rf /', 'rm -rf /'],
+    ],
     ['a command run by its path', '/bin/rm -rf /', ['/bin/rm -rf /', 'rm -rf /']],
     ['a wrapper run by its path', '/usr/bin/sudo rm x', ['/usr/bin/sudo rm x', 'sudo rm x', 'rm x']],
     ['find -exec', 'find . -name x -exec rm -rf {} \\;', ['find . -name x -exec rm -rf {} ;', 'rm -rf {}']],
@@ -105,7 +113,7 @@ describe('splitting a command line into the simple commands it runs', () => {
     ['-o with a value', "bash -o pipefail -c 'rm x'", ['bash -o pipefail -c rm x', 'rm x']],
     ['a shell by its path', "/bin/sh -c 'rm x'", ['/bin/sh -c rm x', 'sh -c rm x', 'rm x']],
     ['env … sh -c', "env FOO=1 sh -c 'rm x'", ['env FOO=1 sh -c rm x', 'FOO=1', 'sh -c rm x', 'rm x']],
-    ['xargs sh -c', "xargs sh -c 'rm \"$1\"' _", ['xargs sh -c rm "$1" _', 'sh -c rm "$1" _', 'rm $1']],
+    ['xargs sh -c', 'xargs sh -c \'rm "$1"\' _', ['xargs sh -c rm "$1" _', 'sh -c rm "$1" _', 'rm $1']],
     ['sudo bash -c', "sudo bash -c 'rm x'", ['sudo bash -c rm x', 'bash -c rm x', 'rm x']],
     ['eval', "eval 'rm -rf /'", ['eval rm -rf /', 'rm -rf /']],
     ['eval of several words', 'eval rm "-rf /"', ['eval rm -rf /', 'rm -rf /']],
@@ -173,7 +181,9 @@ describe('a command it cannot read with confidence is unparsable', () => {
     // Each `sudo --x sudo` is read two ways, both of them sudo again.
     const chain = (n: number) => `${'sudo --x sudo '.repeat(n)}rm x`;
     expect(parts(chain(2))).toEqual(expect.arrayContaining(['sudo rm x', 'rm x']));
-    expect(unparsable(chain(SHELL_LIMITS.maxOtherReadings + 1))).toMatch(/options of sudo cannot be read with confidence/);
+    expect(unparsable(chain(SHELL_LIMITS.maxOtherReadings + 1))).toMatch(
+      /options of sudo cannot be read with confidence/,
+    );
     expect(unparsable('sudo --a 1 --b 2 --c 3 --d 4 rm x')).toMatch(/options of sudo cannot be read with confidence/);
   });
 });
@@ -181,15 +191,31 @@ describe('a command it cannot read with confidence is unparsable', () => {
 // ---- properties ----
 
 /** Words that read as themselves: no quoting, separators, keywords, wrappers or assignments. */
-const plainWord = fc.stringMatching(/^[a-z0-9_./:-]{1,8}$/).filter((w) => !/^(?:if|then|else|elif|fi|do|done|while|until|esac|function|coproc|sudo|doas|nohup|setsid|time|nice|exec|command|builtin|env|timeout|xargs|stdbuf|eval|su|find|sh|bash|zsh|dash|ksh|mksh|ash|fish)$/.test(w) && !w.includes('/'));
+const plainWord = fc
+  .stringMatching(/^[a-z0-9_./:-]{1,8}$/)
+  .filter(
+    (w) =>
+      !/^(?:if|then|else|elif|fi|do|done|while|until|esac|function|coproc|sudo|doas|nohup|setsid|time|nice|exec|command|builtin|env|timeout|xargs|stdbuf|eval|su|find|sh|bash|zsh|dash|ksh|mksh|ash|fish)$/.test(
+        w,
+      ) && !w.includes('/'),
+  );
 const simpleCommand = fc.array(plainWord, { minLength: 1, maxLength: 4 }).map((ws) => ws.join(' '));
 const separator = fc.constantFrom(' && ', ' || ', '; ', ';', ' | ', '|', ' & ', '&', '\n', ' |& ', '&&');
 
 /** Ways to write `text` as one shell word. */
 const quoteWord = (text: string) =>
-  fc.constantFrom(text, `'${text}'`, `"${text}"`, text.replace(/(.)/g, '\\$1'), `"${text.slice(0, 1)}"${text.slice(1)}`);
+  fc.constantFrom(
+    text,
+    `'${text}'`,
+    `"${text}"`,
+    text.replace(/(.)/g, '\\$1'),
+    `"${text.slice(0, 1)}"${text.slice(1)}`,
+  );
 /** A simple command written with random quoting and spacing. */
-const written = (words: string[]) => fc.tuple(...words.map(quoteWord), fc.constantFrom(' ', '  ', '\t')).map((ws) => ws.slice(0, -1).join(ws[ws.length - 1]));
+const written = (words: string[]) =>
+  fc
+    .tuple(...words.map(quoteWord), fc.constantFrom(' ', '  ', '\t'))
+    .map((ws) => ws.slice(0, -1).join(ws[ws.length - 1]));
 
 const rmCommand = fc.array(plainWord, { maxLength: 3 }).map((rest) => ['rm', ...rest]);
 interface Line {
@@ -203,7 +229,15 @@ const quoteDouble = (text: string) => `"${text.replace(/(["\\$`])/g, '\\$1')}"`;
 const hide = ({ text, simple }: Line): fc.Arbitrary<Line> =>
   fc.constantFrom<Line>(
     ...(simple
-      ? [`sudo ${text}`, `nohup ${text}`, `FOO=1 ${text}`, `env A=b ${text}`, `timeout 5 ${text}`, `xargs ${text}`, `time ${text}`].map((t) => ({ text: t, simple: true }))
+      ? [
+          `sudo ${text}`,
+          `nohup ${text}`,
+          `FOO=1 ${text}`,
+          `env A=b ${text}`,
+          `timeout 5 ${text}`,
+          `xargs ${text}`,
+          `time ${text}`,
+        ].map((t) => ({ text: t, simple: true }))
       : []),
     { text: `echo $( ${text})`, simple: true },
     { text: `echo "$( ${text})"`, simple: true },
@@ -251,7 +285,46 @@ describe('properties of splitting', () => {
   it('never throws on any text, and answers parts or a reason', () => {
     const shellish = fc
       .array(
-        fc.constantFrom('a', ' ', "'", '"', '\\', '$', '(', ')', '`', '{', '}', ';', '&', '|', '<', '>', '#', '\n', '=', '-', 'c', 'sh ', 'eval ', 'sudo ', '[', ']', '!', '@P', ':', '1', '[[ ', ' -eq ', 'let ', 'declare -i ', 'PATH=', '..', '/', 'trap '),
+        fc.constantFrom(
+          'a',
+          ' ',
+          "'",
+          '"',
+          '\\',
+          '$',
+          '(',
+          ')',
+          '`',
+          '{',
+          '}',
+          ';',
+          '&',
+          '|',
+          '<',
+          '>',
+          '#',
+          '\n',
+          '=',
+          '-',
+          'c',
+          'sh ',
+          'eval ',
+          'sudo ',
+          '[',
+          ']',
+          '!',
+          '@P',
+          ':',
+          '1',
+          '[[ ',
+          ' -eq ',
+          'let ',
+          'declare -i ',
+          'PATH=',
+          '..',
+          '/',
+          'trap ',
+        ),
         { maxLength: 40 },
       )
       .map((cs) => cs.join(''));

@@ -26,7 +26,8 @@ export type ShellSplit =
   | { readonly parsable: false; readonly reason: string };
 
 export function splitShellCommand(command: string): ShellSplit {
-  if (command.length > SHELL_LIMITS.maxLength) return { parsable: false, reason: `it is longer than ${SHELL_LIMITS.maxLength} characters` };
+  if (command.length > SHELL_LIMITS.maxLength)
+    return { parsable: false, reason: `it is longer than ${SHELL_LIMITS.maxLength} characters` };
   const parts = new Parts();
   try {
     new Reader(command, parts).list(0, false);

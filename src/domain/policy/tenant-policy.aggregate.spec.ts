@@ -23,7 +23,14 @@ describe('TenantPolicy.rollBack', () => {
     expect(p.document.equals(strict)).toBe(true);
     const [event] = p.pullEvents() as PolicyUpdated[];
     expect(event.type).toBe('PolicyUpdated');
-    expect(event.data).toEqual({ version: 3, previousVersion: 2, document: strict.toJSON(), source: 'rollback', rolledBackFrom: 1, reason: 'too lax' });
+    expect(event.data).toEqual({
+      version: 3,
+      previousVersion: 2,
+      document: strict.toJSON(),
+      source: 'rollback',
+      rolledBackFrom: 1,
+      reason: 'too lax',
+    });
   });
 
   it('refuses the version in force with already_in_force, recording nothing', () => {
@@ -44,6 +51,10 @@ describe('TenantPolicy.rollBack', () => {
         return e as PolicyVersionInForceError;
       }
     })();
-    expect(refusal).toMatchObject({ code: 'already_in_force', kind: 'conflict', message: expect.stringContaining('same document as version 3') });
+    expect(refusal).toMatchObject({
+      code: 'already_in_force',
+      kind: 'conflict',
+      message: expect.stringContaining('same document as version 3'),
+    });
   });
 });

@@ -5,7 +5,14 @@ import { BaseEvent } from '../shared/event-base';
 import { PolicyDocument, PolicyDocumentJson } from './policy-document';
 
 /** `rolledBackFrom` (and the admin's `reason`) only on a rollback: the version whose document this one repeats. */
-export class PolicyUpdated extends BaseEvent<{ version: number; previousVersion: number; document: PolicyDocumentJson; source: string; rolledBackFrom?: number; reason?: string }> {
+export class PolicyUpdated extends BaseEvent<{
+  version: number;
+  previousVersion: number;
+  document: PolicyDocumentJson;
+  source: string;
+  rolledBackFrom?: number;
+  reason?: string;
+}> {
   readonly type = 'PolicyUpdated' as const;
 }
 
@@ -18,7 +25,10 @@ export class PolicyVersionNotFoundError extends DomainError {
 /** A rollback to the version in force would change nothing but the version number. */
 export class PolicyVersionInForceError extends DomainError {
   constructor(target: number, current: number) {
-    const detail = target === current ? `Policy version ${target} is the version in force` : `Policy version ${target} has the same document as version ${current}, the version in force`;
+    const detail =
+      target === current
+        ? `Policy version ${target} is the version in force`
+        : `Policy version ${target} has the same document as version ${current}, the version in force`;
     super('already_in_force', 'conflict', `${detail}: there is nothing to roll back`);
   }
 }
@@ -38,7 +48,13 @@ export class TenantPolicy extends AggregateRoot {
   }
 
   static initial(tenantId: string): TenantPolicy {
-    return new TenantPolicy({ tenantId, version: 0, document: PolicyDocument.empty(), updatedAt: null, updatedBy: null });
+    return new TenantPolicy({
+      tenantId,
+      version: 0,
+      document: PolicyDocument.empty(),
+      updatedAt: null,
+      updatedBy: null,
+    });
   }
 
   static rehydrate(state: TenantPolicyState): TenantPolicy {
@@ -62,11 +78,21 @@ export class TenantPolicy extends AggregateRoot {
    * Every accepted PUT makes a new version; `onlyIfChanged` (the policy file at start-up)
    * makes one only when the document differs.
    */
-  replace(document: PolicyDocument, by: Actor, at: Date, opts: { onlyIfChanged?: boolean; source?: string } = {}): boolean {
+  replace(
+    document: PolicyDocument,
+    by: Actor,
+    at: Date,
+    opts: { onlyIfChanged?: boolean; source?: string } = {},
+  ): boolean {
     if (opts.onlyIfChanged && this.s.version > 0 && this.s.document.equals(document)) return false;
     const previousVersion = this.s.version;
     this.s = { ...this.s, version: previousVersion + 1, document, updatedAt: at, updatedBy: by.id };
-    this.record(new PolicyUpdated({ tenantId: this.tenantId, at, actor: by }, { version: this.s.version, previousVersion, document: document.toJSON(), source: opts.source ?? 'api' }));
+    this.record(
+      new PolicyUpdated(
+        { tenantId: this.tenantId, at, actor: by },
+        { version: this.s.version, previousVersion, document: document.toJSON(), source: opts.source ?? 'api' },
+      ),
+    );
     return true;
   }
 
@@ -75,13 +101,21 @@ export class TenantPolicy extends AggregateRoot {
    * version in force is refused, as is rolling back to a document that is already in force under a later number.
    */
   rollBack(to: { version: number; document: PolicyDocument }, by: Actor, at: Date, reason?: string): void {
-    if (to.version === this.s.version || (this.s.version > 0 && this.s.document.equals(to.document))) throw new PolicyVersionInForceError(to.version, this.s.version);
+    if (to.version === this.s.version || (this.s.version > 0 && this.s.document.equals(to.document)))
+      throw new PolicyVersionInForceError(to.version, this.s.version);
     const previousVersion = this.s.version;
     this.s = { ...this.s, version: previousVersion + 1, document: to.document, updatedAt: at, updatedBy: by.id };
     this.record(
       new PolicyUpdated(
         { tenantId: this.tenantId, at, actor: by },
-        { version: this.s.version, previousVersion, document: to.document.toJSON(), source: 'rollback', rolledBackFrom: to.version, ...(reason ? { reason } : {}) },
+        {
+          version: this.s.version,
+          previousVersion,
+          document: to.document.toJSON(),
+          source: 'rollback',
+          rolledBackFrom: to.version,
+          ...(reason ? { reason } : {}),
+        },
       ),
     );
   }

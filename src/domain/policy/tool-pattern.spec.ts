@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS, ToolPattern } from './tool-pattern';
 
-const matches = (pattern: string, toolName: string, args: Record<string, unknown> = {}) => ToolPattern.parse(pattern).matches(toolName, args);
+const matches = (pattern: string, toolName: string, args: Record<string, unknown> = {}) =>
+  ToolPattern.parse(pattern).matches(toolName, args);
 
 /** An independent oracle: glob matching by dynamic programming over code points. */
 function globOracle(glob: string, text: string): boolean {
@@ -27,9 +28,14 @@ function globOracle(glob: string, text: string): boolean {
  */
 function oldRegexGlob(glob: string, text: string): boolean {
   if (!/[*?]/.test(glob)) return text === glob;
-  const parts = glob.split(/\*+/).map((part) => [...part].map((c) => (c === '?' ? '.' : c.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))).join(''));
+  const parts = glob
+    .split(/\*+/)
+    .map((part) => [...part].map((c) => (c === '?' ? '.' : c.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&'))).join(''));
   const [first, last] = [parts[0], parts[parts.length - 1]];
-  const middle = parts.slice(1, -1).map((part, i) => `(?=(.*?${part}))\\${i + 1}`).join('');
+  const middle = parts
+    .slice(1, -1)
+    .map((part, i) => `(?=(.*?${part}))\\${i + 1}`)
+    .join('');
   return new RegExp(parts.length === 1 ? `^${first}$` : `^${first}${middle}.*${last}$`, 'su').test(text);
 }
 
@@ -86,7 +92,9 @@ describe('a tool pattern on the tool name', () => {
   it('? matches exactly one character, even one outside the basic plane', () => {
     expect(matches('a?c', 'a😀c')).toBe(true);
     expect(matches('a?c', 'ac')).toBe(false);
-    fc.assert(fc.property(fc.string({ unit: 'binary', minLength: 1 }), (text) => matches('?'.repeat([...text].length), text)));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', minLength: 1 }), (text) => matches('?'.repeat([...text].length), text)),
+    );
   });
 
   it('* also matches spaces, slashes and line breaks', () => {
@@ -106,7 +114,9 @@ describe('a tool pattern on the tool name', () => {
 
   it('agrees with the RegExp it replaced on small globs and texts, metacharacters, line breaks and astral characters included', () => {
     const unit = fc.constantFrom('a', 'b', '.', '\\', '(', '$', '\n', '😀', 'é');
-    const glob = fc.array(fc.oneof(unit, fc.constantFrom('*', '?', '**')), { minLength: 1, maxLength: 10 }).map((cs) => cs.join(''));
+    const glob = fc
+      .array(fc.oneof(unit, fc.constantFrom('*', '?', '**')), { minLength: 1, maxLength: 10 })
+      .map((cs) => cs.join(''));
     const text = fc.array(unit, { maxLength: 14 }).map((cs) => cs.join(''));
     fc.assert(
       fc.property(glob, text, (g, t) => {
@@ -118,9 +128,14 @@ describe('a tool pattern on the tool name', () => {
   });
 
   it('agrees with the reference matcher on globs longer than one word of automaton states', () => {
-    const glob = fc.array(fc.constantFrom('a', 'b', '*', '?'), { minLength: 30, maxLength: 90 }).map((cs) => cs.join(''));
+    const glob = fc
+      .array(fc.constantFrom('a', 'b', '*', '?'), { minLength: 30, maxLength: 90 })
+      .map((cs) => cs.join(''));
     const name = fc.array(fc.constantFrom('a', 'b'), { maxLength: 120 }).map((cs) => cs.join(''));
-    fc.assert(fc.property(glob, name, (g, n) => expect(matches(g, n)).toBe(globOracle(g, n))), { numRuns: 1000 });
+    fc.assert(
+      fc.property(glob, name, (g, n) => expect(matches(g, n)).toBe(globOracle(g, n))),
+      { numRuns: 1000 },
+    );
     // Literal text that spans the word boundary must still line up.
     const long = 'a'.repeat(40) + '?' + 'b'.repeat(40) + '*';
     expect(matches(long, 'a'.repeat(40) + 'x' + 'b'.repeat(40) + 'tail')).toBe(true);
@@ -187,7 +202,12 @@ describe('a tool pattern with arguments', () => {
   });
 
   it('a number, boolean or null is matched as its JSON text', () => {
-    const scalar = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true }));
+    const scalar = fc.oneof(
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+    );
     fc.assert(fc.property(scalar, (value) => matches(`t(a=${JSON.stringify(value)})`, 't', { a: value })));
   });
 });
@@ -200,8 +220,12 @@ describe('the bounds of a tool pattern in a new policy', () => {
   });
 
   it('refuses a pattern one character or one wildcard over, saying which limit', () => {
-    expect(ToolPattern.boundsFault('a'.repeat(MAX_PATTERN_LENGTH + 1))).toMatch(`at most ${MAX_PATTERN_LENGTH} characters`);
-    expect(ToolPattern.boundsFault('?'.repeat(MAX_PATTERN_WILDCARDS + 1))).toMatch(`at most ${MAX_PATTERN_WILDCARDS} wildcards`);
+    expect(ToolPattern.boundsFault('a'.repeat(MAX_PATTERN_LENGTH + 1))).toMatch(
+      `at most ${MAX_PATTERN_LENGTH} characters`,
+    );
+    expect(ToolPattern.boundsFault('?'.repeat(MAX_PATTERN_WILDCARDS + 1))).toMatch(
+      `at most ${MAX_PATTERN_WILDCARDS} wildcards`,
+    );
     expect(ToolPattern.boundsFault(`shell(cmd=${'*x'.repeat(MAX_PATTERN_WILDCARDS + 1)})`)).toMatch(/wildcards/);
   });
 

@@ -33,12 +33,14 @@ export class ToolPattern {
       if (text.includes(')')) throw new Error(`"${text}" has ")" without "("; write Tool(arg=glob) to match arguments`);
       return new ToolPattern(text, compileGlob(text), []);
     }
-    if (!text.endsWith(')')) throw new Error(`"${text}" must end with ")" closing its argument list, as in shell(cmd=rm *)`);
+    if (!text.endsWith(')'))
+      throw new Error(`"${text}" must end with ")" closing its argument list, as in shell(cmd=rm *)`);
     const tool = text.slice(0, open).trim();
     if (tool === '') throw new Error(`"${text}" needs a tool name before "("`);
     if (tool.includes(')')) throw new Error(`"${text}" has ")" in its tool name`);
     const inner = text.slice(open + 1, -1);
-    if (inner.trim() === '') throw new Error(`"${text}" has an empty argument list; write "${tool}" to match any arguments`);
+    if (inner.trim() === '')
+      throw new Error(`"${text}" has an empty argument list; write "${tool}" to match any arguments`);
 
     const seen = new Set<string>();
     const args = inner.split(ARG_SEPARATOR).map((part) => {
@@ -58,9 +60,11 @@ export class ToolPattern {
    * Not part of `parse`: a stored policy accepted before these bounds still loads.
    */
   static boundsFault(text: string): string | undefined {
-    if (text.length > MAX_PATTERN_LENGTH) return `must be at most ${MAX_PATTERN_LENGTH} characters long (it has ${text.length})`;
+    if (text.length > MAX_PATTERN_LENGTH)
+      return `must be at most ${MAX_PATTERN_LENGTH} characters long (it has ${text.length})`;
     const wildcards = text.replace(/[^*?]/g, '').length;
-    if (wildcards > MAX_PATTERN_WILDCARDS) return `may hold at most ${MAX_PATTERN_WILDCARDS} wildcards (* and ?) (it has ${wildcards})`;
+    if (wildcards > MAX_PATTERN_WILDCARDS)
+      return `may hold at most ${MAX_PATTERN_WILDCARDS} wildcards (* and ?) (it has ${wildcards})`;
     return undefined;
   }
 
@@ -70,9 +74,12 @@ export class ToolPattern {
    */
   selfCheck(): void {
     const instance = (glob: string) => glob.replace(/[*?]/g, 'x');
-    const tool = this.tool.exact ? this.tool.head : instance(this.text.includes('(') ? this.text.slice(0, this.text.indexOf('(')).trim() : this.text);
+    const tool = this.tool.exact
+      ? this.tool.head
+      : instance(this.text.includes('(') ? this.text.slice(0, this.text.indexOf('(')).trim() : this.text);
     const args = Object.fromEntries(this.args.map(({ name, glob }) => [name, instance(glob)]));
-    if (!this.matches(tool, args)) throw new Error(`"${this.text}" could not be compiled: it does not match its own example`);
+    if (!this.matches(tool, args))
+      throw new Error(`"${this.text}" could not be compiled: it does not match its own example`);
   }
 
   matches(toolName: string, args: Record<string, unknown>): boolean {
@@ -144,7 +151,11 @@ function compileGlob(glob: string): Matcher {
     .slice(1, -1)
     .filter((part) => part !== '');
   return {
-    test: (text) => text.startsWith(head) && text.endsWith(tail) && inner.every((part) => text.includes(part)) && automaton.accepts(text),
+    test: (text) =>
+      text.startsWith(head) &&
+      text.endsWith(tail) &&
+      inner.every((part) => text.includes(part)) &&
+      automaton.accepts(text),
     head,
     exact: false,
   };
@@ -237,5 +248,5 @@ class GlobAutomaton {
 const WORD_MASK = 2 ** BITS - 1;
 
 function set(mask: Uint32Array, state: number): void {
-  mask[Math.floor(state / BITS)] |= 1 << state % BITS;
+  mask[Math.floor(state / BITS)] |= 1 << (state % BITS);
 }

@@ -21,7 +21,12 @@ export const MAX_QUESTION_SECONDS = 86_400;
 export const DEFAULT_QUESTION_SECONDS = 300;
 
 /** One transition table: a question is answered, expires or is cancelled once, and then stays so. */
-const NEXT: Record<QuestionStatus, readonly QuestionStatus[]> = { pending: ['answered', 'expired', 'cancelled'], answered: [], expired: [], cancelled: [] };
+const NEXT: Record<QuestionStatus, readonly QuestionStatus[]> = {
+  pending: ['answered', 'expired', 'cancelled'],
+  answered: [],
+  expired: [],
+  cancelled: [],
+};
 
 export interface QuestionAnswer {
   text: string;
@@ -76,7 +81,13 @@ export class QuestionAsked extends BaseEvent<{
   readonly type = 'QuestionAsked' as const;
 }
 
-export class QuestionAnswered extends BaseEvent<{ questionId: string; by: string; via: string; answer: string; latencyMs: number }> {
+export class QuestionAnswered extends BaseEvent<{
+  questionId: string;
+  by: string;
+  via: string;
+  answer: string;
+  latencyMs: number;
+}> {
   readonly type = 'QuestionAnswered' as const;
 }
 
@@ -97,56 +108,91 @@ export class QuestionNotFoundError extends DomainError {
 /** A later answer than the first (or one after expiry or cancellation). */
 export class AlreadyAnsweredError extends DomainError {
   constructor(id: string, status: QuestionStatus) {
-    super('already_answered', 'conflict', status === 'answered' ? `Question ${id} was already answered` : `Question ${id} is ${status}: it can no longer be answered`, { questionStatus: status });
+    super(
+      'already_answered',
+      'conflict',
+      status === 'answered'
+        ? `Question ${id} was already answered`
+        : `Question ${id} is ${status}: it can no longer be answered`,
+      { questionStatus: status },
+    );
   }
 }
 
 /** What is wrong with a question as asked, each fault naming its field; empty when it may be asked. */
 export function questionFaults(q: QuestionInput): ValidationFault[] {
   const faults: ValidationFault[] = [];
-  if (typeof q.text !== 'string' || q.text.trim() === '') faults.push({ path: 'text', message: 'must be a non-empty string' });
-  else if (q.text.length > MAX_QUESTION_TEXT) faults.push({ path: 'text', message: `must be at most ${MAX_QUESTION_TEXT} characters` });
+  if (typeof q.text !== 'string' || q.text.trim() === '')
+    faults.push({ path: 'text', message: 'must be a non-empty string' });
+  else if (q.text.length > MAX_QUESTION_TEXT)
+    faults.push({ path: 'text', message: `must be at most ${MAX_QUESTION_TEXT} characters` });
   if (q.choices !== undefined) {
     if (!Array.isArray(q.choices) || q.choices.length < MIN_CHOICES || q.choices.length > MAX_CHOICES) {
       faults.push({ path: 'choices', message: `must list from ${MIN_CHOICES} to ${MAX_CHOICES} choices` });
     } else {
       const seen = new Set<string>();
       q.choices.forEach((c, i) => {
-        if (typeof c !== 'string' || c.trim() === '') faults.push({ path: `choices[${i}]`, message: 'must be a non-empty string' });
-        else if (c.length > MAX_CHOICE_LENGTH) faults.push({ path: `choices[${i}]`, message: `must be at most ${MAX_CHOICE_LENGTH} characters` });
+        if (typeof c !== 'string' || c.trim() === '')
+          faults.push({ path: `choices[${i}]`, message: 'must be a non-empty string' });
+        else if (c.length > MAX_CHOICE_LENGTH)
+          faults.push({ path: `choices[${i}]`, message: `must be at most ${MAX_CHOICE_LENGTH} characters` });
         else if (seen.has(c)) faults.push({ path: `choices[${i}]`, message: 'repeats an earlier choice' });
         else seen.add(c);
       });
     }
   } else if (q.allowFreeText === false) {
-    faults.push({ path: 'allowFreeText', message: 'cannot be false without choices: without choices every answer is free text' });
+    faults.push({
+      path: 'allowFreeText',
+      message: 'cannot be false without choices: without choices every answer is free text',
+    });
   }
-  if (q.timeoutSeconds !== undefined && (!Number.isInteger(q.timeoutSeconds) || q.timeoutSeconds < 1 || q.timeoutSeconds > MAX_QUESTION_SECONDS)) {
+  if (
+    q.timeoutSeconds !== undefined &&
+    (!Number.isInteger(q.timeoutSeconds) || q.timeoutSeconds < 1 || q.timeoutSeconds > MAX_QUESTION_SECONDS)
+  ) {
     faults.push({ path: 'timeoutSeconds', message: `must be a whole number from 1 to ${MAX_QUESTION_SECONDS}` });
   }
   if (q.askTo !== undefined) {
-    if (!Array.isArray(q.askTo) || q.askTo.length === 0) faults.push({ path: 'askTo', message: `must name at least one of: ${QUESTION_AUDIENCES.join(', ')}` });
-    else q.askTo.forEach((a, i) => {
-      if (!(QUESTION_AUDIENCES as readonly string[]).includes(a)) faults.push({ path: `askTo[${i}]`, message: `must be one of: ${QUESTION_AUDIENCES.join(', ')} (agents and auditors never answer)` });
-    });
+    if (!Array.isArray(q.askTo) || q.askTo.length === 0)
+      faults.push({ path: 'askTo', message: `must name at least one of: ${QUESTION_AUDIENCES.join(', ')}` });
+    else
+      q.askTo.forEach((a, i) => {
+        if (!(QUESTION_AUDIENCES as readonly string[]).includes(a))
+          faults.push({
+            path: `askTo[${i}]`,
+            message: `must be one of: ${QUESTION_AUDIENCES.join(', ')} (agents and auditors never answer)`,
+          });
+      });
   }
   return faults;
 }
 
 /** The answer's fault against the question's choices, or undefined. */
 function answerFault(s: Pick<QuestionState, 'choices' | 'allowFreeText'>, answer: string): ValidationFault | undefined {
-  if (typeof answer !== 'string' || answer.trim() === '') return { path: 'answer', message: 'must be a non-empty string' };
-  if (answer.length > MAX_ANSWER_TEXT) return { path: 'answer', message: `must be at most ${MAX_ANSWER_TEXT} characters` };
-  if (s.choices && !s.choices.includes(answer) && !s.allowFreeText) return { path: 'answer', message: `must be one of the choices: ${s.choices.map((c) => JSON.stringify(c)).join(', ')}` };
+  if (typeof answer !== 'string' || answer.trim() === '')
+    return { path: 'answer', message: 'must be a non-empty string' };
+  if (answer.length > MAX_ANSWER_TEXT)
+    return { path: 'answer', message: `must be at most ${MAX_ANSWER_TEXT} characters` };
+  if (s.choices && !s.choices.includes(answer) && !s.allowFreeText)
+    return {
+      path: 'answer',
+      message: `must be one of the choices: ${s.choices.map((c) => JSON.stringify(c)).join(', ')}`,
+    };
   return undefined;
 }
 
 /** The answer as recorded: what the agent asked, normalised so a replay compares equal. */
-function normalised(q: QuestionInput): { text: string; choices?: string[]; allowFreeText: boolean; askTo: QuestionAudience[]; timeoutSeconds: number } {
+function normalised(q: QuestionInput): {
+  text: string;
+  choices?: string[];
+  allowFreeText: boolean;
+  askTo: QuestionAudience[];
+  timeoutSeconds: number;
+} {
   return {
     text: q.text,
     ...(q.choices ? { choices: [...q.choices] } : {}),
-    allowFreeText: q.choices ? q.allowFreeText ?? false : true,
+    allowFreeText: q.choices ? (q.allowFreeText ?? false) : true,
     askTo: QUESTION_AUDIENCES.filter((a) => (q.askTo ?? DEFAULT_ASK_TO).includes(a)),
     timeoutSeconds: q.timeoutSeconds ?? DEFAULT_QUESTION_SECONDS,
   };
@@ -159,7 +205,10 @@ export type AnswerResult = { kind: 'answered' } | { kind: 'unchanged' } | { kind
  * held tool call — pending until the first answer, its expiry or a halt — and the first answer wins.
  */
 export class Question extends AggregateRoot {
-  private constructor(private s: QuestionState, version: number) {
+  private constructor(
+    private s: QuestionState,
+    version: number,
+  ) {
     super(s.tenantId, version);
   }
 
@@ -234,7 +283,8 @@ export class Question extends AggregateRoot {
   asksTheSame(q: QuestionInput): boolean {
     if (questionFaults(q).length > 0) return false;
     const n = normalised(q);
-    const same = (a?: string[], b?: string[]) => (a === undefined ? b === undefined : b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]));
+    const same = (a?: string[], b?: string[]) =>
+      a === undefined ? b === undefined : b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
     return (
       n.text === this.s.text &&
       same(n.choices, this.s.choices) &&
@@ -253,7 +303,10 @@ export class Question extends AggregateRoot {
   mayAnswer(p: Principal): boolean {
     if (isAgent(p)) return false;
     if (this.s.askTo.includes('requester') && this.s.userId !== null && this.s.userId === p.id) return true;
-    return hasAnyRole(p, this.s.askTo.filter((a) => a !== 'requester'));
+    return hasAnyRole(
+      p,
+      this.s.askTo.filter((a) => a !== 'requester'),
+    );
   }
 
   isDueAt(now: Date): boolean {
@@ -267,20 +320,36 @@ export class Question extends AggregateRoot {
    */
   answer(by: Principal, via: Actor['via'], text: string, at: Date): AnswerResult {
     if (!this.mayAnswer(by)) {
-      throw new DomainError('forbidden', 'forbidden', isAgent(by) ? 'Agent tokens cannot answer questions: answers come from people' : `Answering this question needs one of: ${this.s.askTo.join(', ')}`);
+      throw new DomainError(
+        'forbidden',
+        'forbidden',
+        isAgent(by)
+          ? 'Agent tokens cannot answer questions: answers come from people'
+          : `Answering this question needs one of: ${this.s.askTo.join(', ')}`,
+      );
     }
     const fault = answerFault(this.s, text);
     if (fault) throw new ValidationError([fault]);
-    if (this.s.status === 'answered' && this.s.answer!.by.id === by.id && this.s.answer!.text === text) return { kind: 'unchanged' };
+    if (this.s.status === 'answered' && this.s.answer!.by.id === by.id && this.s.answer!.text === text)
+      return { kind: 'unchanged' };
     if (this.s.status === 'pending' && this.isDueAt(at)) {
       this.expire(at);
       return { kind: 'refused', error: new AlreadyAnsweredError(this.s.id, this.s.status) };
     }
-    if (this.s.status !== 'pending') return { kind: 'refused', error: new AlreadyAnsweredError(this.s.id, this.s.status) };
+    if (this.s.status !== 'pending')
+      return { kind: 'refused', error: new AlreadyAnsweredError(this.s.id, this.s.status) };
     const actor: Actor = { id: by.id, kind: 'person', via, ...(by.name ? { name: by.name } : {}), roles: by.roles };
     this.moveTo('answered');
     this.s = { ...this.s, answer: { text, by: { id: by.id, via, ...(by.name ? { name: by.name } : {}) }, at } };
-    this.record(new QuestionAnswered(this.envelope(actor, at), { questionId: this.s.id, by: by.id, via, answer: text, latencyMs: Math.max(0, at.getTime() - this.s.createdAt.getTime()) }));
+    this.record(
+      new QuestionAnswered(this.envelope(actor, at), {
+        questionId: this.s.id,
+        by: by.id,
+        via,
+        answer: text,
+        latencyMs: Math.max(0, at.getTime() - this.s.createdAt.getTime()),
+      }),
+    );
     return { kind: 'answered' };
   }
 
@@ -289,7 +358,12 @@ export class Question extends AggregateRoot {
     if (!this.isDueAt(at)) return false;
     this.moveTo('expired');
     this.s = { ...this.s, endedAt: at };
-    this.record(new QuestionExpired(this.envelope(actor, at), { questionId: this.s.id, expiresAt: this.s.expiresAt.toISOString() }));
+    this.record(
+      new QuestionExpired(this.envelope(actor, at), {
+        questionId: this.s.id,
+        expiresAt: this.s.expiresAt.toISOString(),
+      }),
+    );
     return true;
   }
 
@@ -303,7 +377,12 @@ export class Question extends AggregateRoot {
   }
 
   private moveTo(next: QuestionStatus): void {
-    if (!NEXT[this.s.status].includes(next)) throw new DomainError('illegal_transition', 'conflict', `Question ${this.s.id} cannot go from ${this.s.status} to ${next}`);
+    if (!NEXT[this.s.status].includes(next))
+      throw new DomainError(
+        'illegal_transition',
+        'conflict',
+        `Question ${this.s.id} cannot go from ${this.s.status} to ${next}`,
+      );
     this.s = { ...this.s, status: next };
   }
 

@@ -3,7 +3,16 @@
  * machine-readable `code`. Adapters map `kind` to a transport status (HTTP 404/403/409…);
  * the domain never knows about HTTP.
  */
-export type DomainErrorKind = 'unauthenticated' | 'not_found' | 'forbidden' | 'invalid' | 'conflict' | 'unavailable' | 'too_large' | 'unsupported' | 'rate_limited';
+export type DomainErrorKind =
+  | 'unauthenticated'
+  | 'not_found'
+  | 'forbidden'
+  | 'invalid'
+  | 'conflict'
+  | 'unavailable'
+  | 'too_large'
+  | 'unsupported'
+  | 'rate_limited';
 
 export class DomainError extends Error {
   constructor(

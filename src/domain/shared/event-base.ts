@@ -20,7 +20,10 @@ export abstract class BaseEvent<D extends object> implements DomainEvent {
   readonly toolCallId?: string;
   readonly toolName?: string;
 
-  constructor(envelope: EventEnvelope, readonly data: D) {
+  constructor(
+    envelope: EventEnvelope,
+    readonly data: D,
+  ) {
     this.tenantId = envelope.tenantId;
     this.at = envelope.at;
     this.actor = envelope.actor;

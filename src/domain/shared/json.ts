@@ -11,5 +11,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   const bo = b as Record<string, unknown>;
   const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && jsonEqual(ao[k], bo[k]));
+  return (
+    ak.length === bk.length && ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && jsonEqual(ao[k], bo[k]))
+  );
 }

@@ -21,7 +21,9 @@ export interface ToolState extends ToolDefinition {
   version: number;
 }
 
-export class ToolRegistered extends BaseEvent<ToolDefinition & { registeredBy: string; kind: 'admin' | 'agent'; created: boolean }> {
+export class ToolRegistered extends BaseEvent<
+  ToolDefinition & { registeredBy: string; kind: 'admin' | 'agent'; created: boolean }
+> {
   readonly type = 'ToolRegistered' as const;
 }
 
@@ -33,7 +35,10 @@ export class AdminToolProtectedError extends DomainError {
 
 /** A tool in a tenant's registry. Its flags feed the ApprovalPolicy. */
 export class Tool extends AggregateRoot {
-  private constructor(private s: Omit<ToolState, 'version'>, version: number) {
+  private constructor(
+    private s: Omit<ToolState, 'version'>,
+    version: number,
+  ) {
     super(s.tenantId, version);
   }
 
@@ -43,10 +48,26 @@ export class Tool extends AggregateRoot {
   }
 
   /** Registers a new tool, or updates an existing one (`existing`), as `by`. */
-  static register(existing: Tool | null, input: { tenantId: string; name: string; def: ToolDefinition; by: Actor; asAdmin: boolean; at: Date }): Tool {
-    if (existing && existing.s.registeredBy.kind === 'admin' && !input.asAdmin) throw new AdminToolProtectedError(input.name);
+  static register(
+    existing: Tool | null,
+    input: { tenantId: string; name: string; def: ToolDefinition; by: Actor; asAdmin: boolean; at: Date },
+  ): Tool {
+    if (existing && existing.s.registeredBy.kind === 'admin' && !input.asAdmin)
+      throw new AdminToolProtectedError(input.name);
     const kind = input.asAdmin ? 'admin' : 'agent';
-    const tool = existing ?? new Tool({ tenantId: input.tenantId, name: input.name, ...input.def, registeredBy: { id: input.by.id, kind }, createdAt: input.at, updatedAt: input.at }, 0);
+    const tool =
+      existing ??
+      new Tool(
+        {
+          tenantId: input.tenantId,
+          name: input.name,
+          ...input.def,
+          registeredBy: { id: input.by.id, kind },
+          createdAt: input.at,
+          updatedAt: input.at,
+        },
+        0,
+      );
     if (existing && sameDefinition(existing.s, input.def) && existing.s.registeredBy.kind === kind) return existing;
     tool.s = { ...tool.s, ...input.def, registeredBy: { id: input.by.id, kind }, updatedAt: input.at };
     tool.record(
@@ -70,5 +91,10 @@ export class Tool extends AggregateRoot {
 }
 
 function sameDefinition(a: ToolDefinition, b: ToolDefinition): boolean {
-  return (a.description ?? null) === (b.description ?? null) && a.isReadOnly === b.isReadOnly && a.requiresApproval === b.requiresApproval && a.destructive === b.destructive;
+  return (
+    (a.description ?? null) === (b.description ?? null) &&
+    a.isReadOnly === b.isReadOnly &&
+    a.requiresApproval === b.requiresApproval &&
+    a.destructive === b.destructive
+  );
 }

@@ -13,7 +13,12 @@ export interface WebhookState {
   createdAt: Date;
 }
 
-export class WebhookCreated extends BaseEvent<{ webhookId: string; url: string; events: string[]; description: string | null }> {
+export class WebhookCreated extends BaseEvent<{
+  webhookId: string;
+  url: string;
+  events: string[];
+  description: string | null;
+}> {
   readonly type = 'WebhookCreated' as const;
 }
 
@@ -28,7 +33,10 @@ export class WebhookDeleted extends BaseEvent<{ webhookId: string; url: string; 
 export class Webhook extends AggregateRoot {
   private deleted = false;
 
-  private constructor(private readonly s: WebhookState, version: number) {
+  private constructor(
+    private readonly s: WebhookState,
+    version: number,
+  ) {
     super(s.tenantId, version);
   }
 
@@ -38,15 +46,33 @@ export class Webhook extends AggregateRoot {
 
   static create(input: Omit<WebhookState, 'createdBy' | 'createdAt'> & { by: Actor; at: Date }): Webhook {
     const { by, at, ...rest } = input;
-    const w = new Webhook({ ...rest, events: [...new Set(rest.events)], createdBy: { id: by.id, ...(by.name ? { name: by.name } : {}) }, createdAt: at }, 0);
-    w.record(new WebhookCreated({ tenantId: w.s.tenantId, at, actor: by }, { webhookId: w.s.id, url: w.s.url, events: w.s.events, description: w.s.description }));
+    const w = new Webhook(
+      {
+        ...rest,
+        events: [...new Set(rest.events)],
+        createdBy: { id: by.id, ...(by.name ? { name: by.name } : {}) },
+        createdAt: at,
+      },
+      0,
+    );
+    w.record(
+      new WebhookCreated(
+        { tenantId: w.s.tenantId, at, actor: by },
+        { webhookId: w.s.id, url: w.s.url, events: w.s.events, description: w.s.description },
+      ),
+    );
     return w;
   }
 
   delete(by: Actor, at: Date): void {
     if (this.deleted) return;
     this.deleted = true;
-    this.record(new WebhookDeleted({ tenantId: this.s.tenantId, at, actor: by }, { webhookId: this.s.id, url: this.s.url, events: this.s.events }));
+    this.record(
+      new WebhookDeleted(
+        { tenantId: this.s.tenantId, at, actor: by },
+        { webhookId: this.s.id, url: this.s.url, events: this.s.events },
+      ),
+    );
   }
 
   get isDeleted(): boolean {

@@ -35,10 +35,13 @@ export function resolveAuth(config: TollgateConfig): TollgateConfig {
   const a = config.auth;
   if (a.secret && a.jwksUrl) throw new ConfigError('Set either TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL, not both');
   if (a.secret !== undefined && !a.devSecret) checkSecretStrength(a.secret);
-  if (a.jwksUrl && (!a.issuer || !a.audience)) throw new ConfigError('TOLLGATE_JWKS_URL needs TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
+  if (a.jwksUrl && (!a.issuer || !a.audience))
+    throw new ConfigError('TOLLGATE_JWKS_URL needs TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
   if (a.secret || a.jwksUrl) return config;
   if (config.databaseUrl) {
-    throw new ConfigError('DATABASE_URL is set but no authentication is configured: set TOLLGATE_JWT_SECRET (HS256) or TOLLGATE_JWKS_URL with TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE');
+    throw new ConfigError(
+      'DATABASE_URL is set but no authentication is configured: set TOLLGATE_JWT_SECRET (HS256) or TOLLGATE_JWKS_URL with TOLLGATE_JWT_ISSUER and TOLLGATE_JWT_AUDIENCE',
+    );
   }
   let secret = readDevSecret(config.dataDir);
   if (!secret) {

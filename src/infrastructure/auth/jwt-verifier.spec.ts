@@ -18,7 +18,10 @@ describe('JwtVerifier remembering verified tokens', () => {
   });
 
   it('never serves a token past its exp', async () => {
-    jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z'), doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    jest.useFakeTimers({
+      now: new Date('2026-01-01T00:00:00Z'),
+      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'],
+    });
     const verifier = new JwtVerifier({ secret: SECRET, devSecret: false });
     const token = await mintToken(SECRET, { sub: 'bot', roles: ['agent'] }, '60s');
     await verifier.verify(token);

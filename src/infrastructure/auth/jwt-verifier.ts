@@ -68,7 +68,12 @@ export class JwtVerifier {
   private async verifyAfresh(token: string): Promise<{ principal: Principal; exp: number }> {
     let payload: JWTPayload;
     try {
-      const opts = { clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp', 'sub'], issuer: this.cfg.issuer, audience: this.cfg.audience };
+      const opts = {
+        clockTolerance: CLOCK_TOLERANCE_S,
+        requiredClaims: ['exp', 'sub'],
+        issuer: this.cfg.issuer,
+        audience: this.cfg.audience,
+      };
       payload = this.key
         ? (await jwtVerify(token, this.key, { ...opts, algorithms: ['HS256'] })).payload
         : (await jwtVerify(token, this.jwks!, { ...opts, algorithms: ASYMMETRIC })).payload;
@@ -89,7 +94,8 @@ function checkLifetime(p: JWTPayload, maxTtl: number, now: number): void {
   const exp = p.exp!; // required and checked as a number by jose
   if (p.iat !== undefined) {
     if (p.iat > now + CLOCK_TOLERANCE_S) throw new InvalidTokenError('"iat" is in the future');
-    if (exp - p.iat > maxTtl) throw new InvalidTokenError(`the token lives longer than the ${maxTtl} s allowed (exp − iat)`);
+    if (exp - p.iat > maxTtl)
+      throw new InvalidTokenError(`the token lives longer than the ${maxTtl} s allowed (exp − iat)`);
   } else if (exp - now > maxTtl + CLOCK_TOLERANCE_S) {
     throw new InvalidTokenError(`the token expires more than ${maxTtl} s from now`);
   }
@@ -101,19 +107,31 @@ function checkLifetime(p: JWTPayload, maxTtl: number, now: number): void {
  * (an agent that is also admin would otherwise approve itself, e.g. by setting the policy to automatic).
  */
 function toPrincipal(p: JWTPayload): Principal {
-  if (typeof p.sub !== 'string' || p.sub.length === 0 || p.sub.length > 256) throw new InvalidTokenError('sub must be a non-empty string');
+  if (typeof p.sub !== 'string' || p.sub.length === 0 || p.sub.length > 256)
+    throw new InvalidTokenError('sub must be a non-empty string');
   const roles = p.roles ?? [];
-  if (!Array.isArray(roles) || !roles.every((r) => typeof r === 'string')) throw new InvalidTokenError('roles must be an array of strings');
+  if (!Array.isArray(roles) || !roles.every((r) => typeof r === 'string'))
+    throw new InvalidTokenError('roles must be an array of strings');
   const tenant = p.tenant ?? 'default';
-  if (typeof tenant !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(tenant)) throw new InvalidTokenError('tenant must match ^[A-Za-z0-9_.:-]{1,128}$');
+  if (typeof tenant !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(tenant))
+    throw new InvalidTokenError('tenant must match ^[A-Za-z0-9_.:-]{1,128}$');
   const name = typeof p.name === 'string' ? p.name : undefined;
   // Shown back by GET /v1/me and nowhere trusted: a malformed one is left out rather than refusing the token.
-  const email = typeof p.email === 'string' && p.email.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(p.email) ? p.email : undefined;
+  const email =
+    typeof p.email === 'string' && p.email.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(p.email) ? p.email : undefined;
   const held = roles.includes('agent') ? ['agent'] : [...new Set(roles as string[])];
   // An agent's `owner` is the person answerable for it: separation of duties keeps them from approving its calls.
   const owner = held[0] === 'agent' && p.owner !== undefined ? p.owner : undefined;
-  if (owner !== undefined && (typeof owner !== 'string' || owner.length === 0 || owner.length > 256)) throw new InvalidTokenError('owner must be a non-empty string');
-  return { id: p.sub, tenant, roles: held, ...(name ? { name } : {}), ...(email ? { email } : {}), ...(owner ? { owner } : {}) };
+  if (owner !== undefined && (typeof owner !== 'string' || owner.length === 0 || owner.length > 256))
+    throw new InvalidTokenError('owner must be a non-empty string');
+  return {
+    id: p.sub,
+    tenant,
+    roles: held,
+    ...(name ? { name } : {}),
+    ...(email ? { email } : {}),
+    ...(owner ? { owner } : {}),
+  };
 }
 
 /** Mints an HS256 token (the `tollgate token` command, the web dev sign-in and tests). */
@@ -123,7 +141,13 @@ export async function mintToken(
   ttl = '8h',
   opts: { issuer?: string; audience?: string } = {},
 ): Promise<string> {
-  let jwt = new SignJWT({ roles: claims.roles, tenant: claims.tenant ?? 'default', ...(claims.name ? { name: claims.name } : {}), ...(claims.email ? { email: claims.email } : {}), ...(claims.owner ? { owner: claims.owner } : {}) })
+  let jwt = new SignJWT({
+    roles: claims.roles,
+    tenant: claims.tenant ?? 'default',
+    ...(claims.name ? { name: claims.name } : {}),
+    ...(claims.email ? { email: claims.email } : {}),
+    ...(claims.owner ? { owner: claims.owner } : {}),
+  })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.sub)
     .setIssuedAt()

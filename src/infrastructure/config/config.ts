@@ -112,7 +112,16 @@ export type LogFormat = 'json' | 'pretty';
 
 /** Nest's level names (the README's `log`, `verbose`) and pino's, to pino's. */
 const LOG_LEVELS: Record<string, LogLevelName> = {
-  fatal: 'fatal', error: 'error', warn: 'warn', log: 'info', info: 'info', debug: 'debug', verbose: 'trace', trace: 'trace', silent: 'silent', off: 'silent',
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  info: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+  trace: 'trace',
+  silent: 'silent',
+  off: 'silent',
 };
 
 /** A setting the operator must change: the CLI prints its message on one line and exits with 2. */
@@ -148,11 +157,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     maxWaitsPerToken: int(env.TOLLGATE_MAX_WAITS_PER_TOKEN, 100, 'TOLLGATE_MAX_WAITS_PER_TOKEN'),
     maxWaitsPerTenant: int(env.TOLLGATE_MAX_WAITS_PER_TENANT, 1000, 'TOLLGATE_MAX_WAITS_PER_TENANT'),
     openQuestions: {
-      perConversation: positive(env.TOLLGATE_MAX_OPEN_QUESTIONS_PER_CONVERSATION, DEFAULT_OPEN_QUESTION_LIMITS.perConversation, 'TOLLGATE_MAX_OPEN_QUESTIONS_PER_CONVERSATION'),
-      perAgent: positive(env.TOLLGATE_MAX_OPEN_QUESTIONS_PER_AGENT, DEFAULT_OPEN_QUESTION_LIMITS.perAgent, 'TOLLGATE_MAX_OPEN_QUESTIONS_PER_AGENT'),
+      perConversation: positive(
+        env.TOLLGATE_MAX_OPEN_QUESTIONS_PER_CONVERSATION,
+        DEFAULT_OPEN_QUESTION_LIMITS.perConversation,
+        'TOLLGATE_MAX_OPEN_QUESTIONS_PER_CONVERSATION',
+      ),
+      perAgent: positive(
+        env.TOLLGATE_MAX_OPEN_QUESTIONS_PER_AGENT,
+        DEFAULT_OPEN_QUESTION_LIMITS.perAgent,
+        'TOLLGATE_MAX_OPEN_QUESTIONS_PER_AGENT',
+      ),
     },
     authFailuresPer10s: int(env.TOLLGATE_AUTH_FAILURE_LIMIT, 50, 'TOLLGATE_AUTH_FAILURE_LIMIT'),
-    streamMaxBufferBytes: Math.max(64 * 1024, int(env.TOLLGATE_STREAM_MAX_BUFFER_BYTES, 4 * 1024 * 1024, 'TOLLGATE_STREAM_MAX_BUFFER_BYTES')),
+    streamMaxBufferBytes: Math.max(
+      64 * 1024,
+      int(env.TOLLGATE_STREAM_MAX_BUFFER_BYTES, 4 * 1024 * 1024, 'TOLLGATE_STREAM_MAX_BUFFER_BYTES'),
+    ),
     signingKey: env.TOLLGATE_SIGNING_KEY || undefined,
     signingKeyFile: env.TOLLGATE_SIGNING_KEY_FILE || undefined,
     publicUrl: publicUrl(env.TOLLGATE_PUBLIC_URL),
@@ -176,7 +196,9 @@ function directUrl(env: NodeJS.ProcessEnv): string | undefined {
   const raw = (env.TOLLGATE_DATABASE_DIRECT_URL ?? '').trim();
   if (raw === '') return env.DATABASE_URL || undefined;
   if (!env.DATABASE_URL) {
-    throw new ConfigError('TOLLGATE_DATABASE_DIRECT_URL is set but DATABASE_URL is not; set DATABASE_URL (the pooler, or PostgreSQL) too, or unset both for the embedded database');
+    throw new ConfigError(
+      'TOLLGATE_DATABASE_DIRECT_URL is set but DATABASE_URL is not; set DATABASE_URL (the pooler, or PostgreSQL) too, or unset both for the embedded database',
+    );
   }
   let protocol: string;
   try {
@@ -185,7 +207,9 @@ function directUrl(env: NodeJS.ProcessEnv): string | undefined {
     protocol = '';
   }
   if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
-    throw new ConfigError('TOLLGATE_DATABASE_DIRECT_URL is not a URL such as postgres://user:password@db-host:5432/database (PostgreSQL itself, not the pooler)');
+    throw new ConfigError(
+      'TOLLGATE_DATABASE_DIRECT_URL is not a URL such as postgres://user:password@db-host:5432/database (PostgreSQL itself, not the pooler)',
+    );
   }
   return raw;
 }
@@ -204,8 +228,20 @@ function publicUrl(raw: string | undefined): string | undefined {
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname || url.username || url.password || url.search || url.hash || v.includes('?') || v.includes('#')) {
-    throw new ConfigError(`TOLLGATE_PUBLIC_URL must be the http(s) URL this service is reached at, such as https://tollgate.example.com, got "${raw}"`);
+  if (
+    !url ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    !url.hostname ||
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash ||
+    v.includes('?') ||
+    v.includes('#')
+  ) {
+    throw new ConfigError(
+      `TOLLGATE_PUBLIC_URL must be the http(s) URL this service is reached at, such as https://tollgate.example.com, got "${raw}"`,
+    );
   }
   return v.replace(/\/+$/, '');
 }
@@ -214,7 +250,10 @@ function publicUrl(raw: string | undefined): string | undefined {
 function receiptAudience(raw: string | undefined): string | undefined {
   const v = (raw ?? '').trim();
   if (v === '') return undefined;
-  if (v.length > 1024 || /[\u0000-\u001f\u007f]/.test(v)) throw new ConfigError('TOLLGATE_RECEIPT_AUDIENCE must be printable text of at most 1024 characters, such as https://tollgate.example.com');
+  if (v.length > 1024 || /[\u0000-\u001f\u007f]/.test(v))
+    throw new ConfigError(
+      'TOLLGATE_RECEIPT_AUDIENCE must be printable text of at most 1024 characters, such as https://tollgate.example.com',
+    );
   return v;
 }
 
@@ -234,11 +273,16 @@ function onOff(raw: string | undefined, fallback: boolean, name: string): boolea
 function grpcPort(raw: string | undefined, httpPort: number): number | undefined {
   const v = (raw ?? '').trim().toLowerCase();
   if (v === 'off' || v === 'false') return undefined;
-  if (v === '' && httpPort === 65535) throw new ConfigError('PORT is 65535, so TOLLGATE_GRPC_PORT (PORT + 1 by default) must be set: a port, or off');
+  if (v === '' && httpPort === 65535)
+    throw new ConfigError('PORT is 65535, so TOLLGATE_GRPC_PORT (PORT + 1 by default) must be set: a port, or off');
   if (v === '') return httpPort === 0 ? 0 : httpPort + 1;
   const n = Number(v);
-  if (!/^\d+$/.test(v) || n > 65535) throw new ConfigError(`TOLLGATE_GRPC_PORT must be a port (0 to 65535) or off, got "${raw}"`);
-  if (n !== 0 && n === httpPort) throw new ConfigError(`TOLLGATE_GRPC_PORT and PORT are both ${n}; gRPC needs a port of its own (or TOLLGATE_GRPC_PORT=off)`);
+  if (!/^\d+$/.test(v) || n > 65535)
+    throw new ConfigError(`TOLLGATE_GRPC_PORT must be a port (0 to 65535) or off, got "${raw}"`);
+  if (n !== 0 && n === httpPort)
+    throw new ConfigError(
+      `TOLLGATE_GRPC_PORT and PORT are both ${n}; gRPC needs a port of its own (or TOLLGATE_GRPC_PORT=off)`,
+    );
   return n;
 }
 
@@ -248,7 +292,8 @@ const SLACK_REQUIRED = ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CHANNE
 function slackConfig(env: NodeJS.ProcessEnv): SlackConfig | undefined {
   const missing = SLACK_REQUIRED.filter((k) => !env[k]);
   if (missing.length === SLACK_REQUIRED.length) return undefined;
-  if (missing.length > 0) throw new ConfigError(`Slack needs ${SLACK_REQUIRED.join(', ')}; missing: ${missing.join(', ')}`);
+  if (missing.length > 0)
+    throw new ConfigError(`Slack needs ${SLACK_REQUIRED.join(', ')}; missing: ${missing.join(', ')}`);
   const apiUrl = env.SLACK_API_URL || 'https://slack.com/api/';
   if (!/^https?:\/\//.test(apiUrl)) throw new ConfigError(`SLACK_API_URL must be an http(s) URL, got "${apiUrl}"`);
   return {
@@ -264,11 +309,18 @@ function slackConfig(env: NodeJS.ProcessEnv): SlackConfig | undefined {
 /** `U123:approver,U456:admin` (a user named twice gets both roles; `U789:approver+admin` works too). */
 export function parseSlackApprovers(raw: string): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const m = /^([A-Z0-9]+):([a-z_]+(?:\+[a-z_]+)*)$/i.exec(entry);
-    if (!m) throw new ConfigError(`TOLLGATE_SLACK_APPROVERS: "${entry}" is not <Slack user id>:<role>, e.g. U123:approver`);
+    if (!m)
+      throw new ConfigError(`TOLLGATE_SLACK_APPROVERS: "${entry}" is not <Slack user id>:<role>, e.g. U123:approver`);
     const roles = m[2].split('+');
-    if (roles.includes('agent')) throw new ConfigError(`TOLLGATE_SLACK_APPROVERS: "${entry}": Slack users are people; the agent role cannot decide`);
+    if (roles.includes('agent'))
+      throw new ConfigError(
+        `TOLLGATE_SLACK_APPROVERS: "${entry}": Slack users are people; the agent role cannot decide`,
+      );
     out[m[1]] = [...new Set([...(out[m[1]] ?? []), ...roles])];
   }
   return out;
@@ -279,19 +331,27 @@ export function cidrList(raw: string | undefined, name: string): string[] {
   const v = (raw ?? '').trim();
   if (v === '' || v === 'false') return [];
   if (v === 'true') return ['0.0.0.0/0', '::/0'];
-  return v.split(',').map((c) => c.trim()).filter(Boolean).map((c) => {
-    const m = /^([0-9a-fA-F.:]+)\/(\d{1,3})$/.exec(c);
-    const isV4 = !!m && isIP(m[1]) === 4;
-    if (!m || isIP(m[1]) === 0 || Number(m[2]) > (isV4 ? 32 : 128)) throw new ConfigError(`${name}: "${c}" is not a CIDR such as 10.0.0.0/8 (or set it to true)`);
-    return c;
-  });
+  return v
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean)
+    .map((c) => {
+      const m = /^([0-9a-fA-F.:]+)\/(\d{1,3})$/.exec(c);
+      const isV4 = !!m && isIP(m[1]) === 4;
+      if (!m || isIP(m[1]) === 0 || Number(m[2]) > (isV4 ? 32 : 128))
+        throw new ConfigError(`${name}: "${c}" is not a CIDR such as 10.0.0.0/8 (or set it to true)`);
+      return c;
+    });
 }
 
 function logLevel(env: NodeJS.ProcessEnv): LogLevelName {
   const name = env.TOLLGATE_LOG_LEVEL ? 'TOLLGATE_LOG_LEVEL' : 'LOG_LEVEL';
   const raw = (env[name] || 'info').trim();
   const level = LOG_LEVELS[raw.toLowerCase()];
-  if (!level) throw new ConfigError(`${name} must be one of error, warn, info (or log), debug, trace (or verbose), silent; got "${raw}"`);
+  if (!level)
+    throw new ConfigError(
+      `${name} must be one of error, warn, info (or log), debug, trace (or verbose), silent; got "${raw}"`,
+    );
   return level;
 }
 
@@ -299,14 +359,17 @@ function logFormat(raw: string | undefined): LogFormat | undefined {
   const v = (raw ?? '').trim().toLowerCase();
   if (v === '' || v === 'auto') return undefined;
   if (v === 'json' || v === 'pretty') return v;
-  throw new ConfigError(`TOLLGATE_LOG_FORMAT must be json or pretty (unset: pretty on a terminal, JSON otherwise), got "${raw}"`);
+  throw new ConfigError(
+    `TOLLGATE_LOG_FORMAT must be json or pretty (unset: pretty on a terminal, JSON otherwise), got "${raw}"`,
+  );
 }
 
 /** Seconds, or a number with s, m, h or d (`24h`). */
 function duration(raw: string | undefined, fallback: number, name: string): number {
   if (raw === undefined || raw === '') return fallback;
   const m = /^(\d{1,9})([smhd]?)$/.exec(raw.trim());
-  if (!m || Number(m[1]) === 0) throw new ConfigError(`${name} must be a duration such as 3600, 90m or 24h, got "${raw}"`);
+  if (!m || Number(m[1]) === 0)
+    throw new ConfigError(`${name} must be a duration such as 3600, 90m or 24h, got "${raw}"`);
   return Number(m[1]) * SPAN_UNIT_SECONDS[(m[2] || 's') as 's' | 'm' | 'h' | 'd'];
 }
 
@@ -320,7 +383,8 @@ function positive(raw: string | undefined, fallback: number, name: string): numb
 function int(raw: string | undefined, fallback: number, name: string): number {
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535 * 1000) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535 * 1000)
+    throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   return n;
 }
 

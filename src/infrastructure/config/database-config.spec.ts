@@ -9,7 +9,9 @@ describe('TOLLGATE_DATABASE_PREPARED_STATEMENTS', () => {
   });
 
   it('refuses anything else, naming the setting', () => {
-    expect(() => loadConfig({ TOLLGATE_DATABASE_PREPARED_STATEMENTS: 'maybe' })).toThrow(/^TOLLGATE_DATABASE_PREPARED_STATEMENTS must be on or off, got "maybe"$/);
+    expect(() => loadConfig({ TOLLGATE_DATABASE_PREPARED_STATEMENTS: 'maybe' })).toThrow(
+      /^TOLLGATE_DATABASE_PREPARED_STATEMENTS must be on or off, got "maybe"$/,
+    );
   });
 });
 
@@ -26,7 +28,10 @@ describe('TOLLGATE_DATABASE_DIRECT_URL', () => {
     const config = loadConfig({ DATABASE_URL: pooler, TOLLGATE_DATABASE_DIRECT_URL: direct });
     expect(config.databaseUrl).toBe(pooler);
     expect(config.databaseDirectUrl).toBe(direct);
-    expect(loadConfig({ DATABASE_URL: pooler, TOLLGATE_DATABASE_DIRECT_URL: 'postgresql://db-primary/tollgate' }).databaseDirectUrl).toBe('postgresql://db-primary/tollgate');
+    expect(
+      loadConfig({ DATABASE_URL: pooler, TOLLGATE_DATABASE_DIRECT_URL: 'postgresql://db-primary/tollgate' })
+        .databaseDirectUrl,
+    ).toBe('postgresql://db-primary/tollgate');
   });
 
   it('is unset in embedded mode', () => {
@@ -34,8 +39,14 @@ describe('TOLLGATE_DATABASE_DIRECT_URL', () => {
   });
 
   it('refuses a direct URL without DATABASE_URL, and one that is not a postgres URL, naming the setting', () => {
-    expect(() => loadConfig({ TOLLGATE_DATABASE_DIRECT_URL: direct })).toThrow(/^TOLLGATE_DATABASE_DIRECT_URL is set but DATABASE_URL is not/);
-    expect(() => loadConfig({ DATABASE_URL: pooler, TOLLGATE_DATABASE_DIRECT_URL: 'db-primary:5432' })).toThrow(/^TOLLGATE_DATABASE_DIRECT_URL is not a URL such as postgres:\/\//);
-    expect(() => loadConfig({ DATABASE_URL: pooler, TOLLGATE_DATABASE_DIRECT_URL: 'http://db-primary/' })).toThrow(/^TOLLGATE_DATABASE_DIRECT_URL is not a URL/);
+    expect(() => loadConfig({ TOLLGATE_DATABASE_DIRECT_URL: direct })).toThrow(
+      /^TOLLGATE_DATABASE_DIRECT_URL is set but DATABASE_URL is not/,
+    );
+    expect(() => loadConfig({ DATABASE_URL: pooler, TOLLGATE_DATABASE_DIRECT_URL: 'db-primary:5432' })).toThrow(
+      /^TOLLGATE_DATABASE_DIRECT_URL is not a URL such as postgres:\/\//,
+    );
+    expect(() => loadConfig({ DATABASE_URL: pooler, TOLLGATE_DATABASE_DIRECT_URL: 'http://db-primary/' })).toThrow(
+      /^TOLLGATE_DATABASE_DIRECT_URL is not a URL/,
+    );
   });
 });

@@ -10,8 +10,21 @@ describe('Slack configuration', () => {
   });
 
   it('reads the approvers, the tenant and the API URL', () => {
-    const c = loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_CHANNEL: 'C1', SLACK_API_URL: 'http://127.0.0.1:1/api', TOLLGATE_SLACK_APPROVERS: 'U1:approver, U2:admin,U1:auditor' });
-    expect(c.slack).toEqual({ botToken: 'xoxb-1', signingSecret: 's', channel: 'C1', apiUrl: 'http://127.0.0.1:1/api/', tenant: 'default', approvers: { U1: ['approver', 'auditor'], U2: ['admin'] } });
+    const c = loadConfig({
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      SLACK_SIGNING_SECRET: 's',
+      SLACK_CHANNEL: 'C1',
+      SLACK_API_URL: 'http://127.0.0.1:1/api',
+      TOLLGATE_SLACK_APPROVERS: 'U1:approver, U2:admin,U1:auditor',
+    });
+    expect(c.slack).toEqual({
+      botToken: 'xoxb-1',
+      signingSecret: 's',
+      channel: 'C1',
+      apiUrl: 'http://127.0.0.1:1/api/',
+      tenant: 'default',
+      approvers: { U1: ['approver', 'auditor'], U2: ['admin'] },
+    });
   });
 
   it('maps a user to several roles with +', () => {
@@ -25,8 +38,20 @@ describe('Slack configuration', () => {
 
 describe('webhook delivery configuration', () => {
   it('has defaults and reads overrides', () => {
-    expect(loadConfig({}).webhooks).toEqual({ retryBaseMs: 5000, maxAttempts: 10, timeoutMs: 10_000, allowPrivate: [] });
-    expect(loadConfig({ TOLLGATE_WEBHOOK_RETRY_BASE_MS: '100', TOLLGATE_WEBHOOK_MAX_ATTEMPTS: '3', TOLLGATE_WEBHOOK_TIMEOUT_MS: '500', TOLLGATE_WEBHOOK_ALLOW_PRIVATE: '10.0.0.0/8, fd00::/8' }).webhooks).toEqual({ retryBaseMs: 100, maxAttempts: 3, timeoutMs: 500, allowPrivate: ['10.0.0.0/8', 'fd00::/8'] });
+    expect(loadConfig({}).webhooks).toEqual({
+      retryBaseMs: 5000,
+      maxAttempts: 10,
+      timeoutMs: 10_000,
+      allowPrivate: [],
+    });
+    expect(
+      loadConfig({
+        TOLLGATE_WEBHOOK_RETRY_BASE_MS: '100',
+        TOLLGATE_WEBHOOK_MAX_ATTEMPTS: '3',
+        TOLLGATE_WEBHOOK_TIMEOUT_MS: '500',
+        TOLLGATE_WEBHOOK_ALLOW_PRIVATE: '10.0.0.0/8, fd00::/8',
+      }).webhooks,
+    ).toEqual({ retryBaseMs: 100, maxAttempts: 3, timeoutMs: 500, allowPrivate: ['10.0.0.0/8', 'fd00::/8'] });
   });
 });
 
@@ -44,11 +69,16 @@ describe('hardening settings', () => {
     expect(loadConfig({ TOLLGATE_JWT_MAX_TTL: '3600' }).auth.maxTtlSeconds).toBe(3600);
     expect(loadConfig({ TOLLGATE_JWT_MAX_TTL: '90m' }).auth.maxTtlSeconds).toBe(5400);
     expect(loadConfig({ TOLLGATE_JWT_MAX_TTL: '7d' }).auth.maxTtlSeconds).toBe(604_800);
-    for (const bad of ['0', '-1', '1w', '24 h', 'forever']) expect(() => loadConfig({ TOLLGATE_JWT_MAX_TTL: bad })).toThrow(ConfigError);
+    for (const bad of ['0', '-1', '1w', '24 h', 'forever'])
+      expect(() => loadConfig({ TOLLGATE_JWT_MAX_TTL: bad })).toThrow(ConfigError);
   });
 
   it('has bounded defaults for waits, failed authentication and stream buffers', () => {
     const c = loadConfig({});
-    expect({ tenant: c.maxWaitsPerTenant, failures: c.authFailuresPer10s, buffer: c.streamMaxBufferBytes }).toEqual({ tenant: 1000, failures: 50, buffer: 4 * 1024 * 1024 });
+    expect({ tenant: c.maxWaitsPerTenant, failures: c.authFailuresPer10s, buffer: c.streamMaxBufferBytes }).toEqual({
+      tenant: 1000,
+      failures: 50,
+      buffer: 4 * 1024 * 1024,
+    });
   });
 });

@@ -5,7 +5,9 @@ const errno = (code: string, extra: Record<string, unknown> = {}) => Object.assi
 
 describe('start-up failures an operator fixes with a setting', () => {
   it('names a database by host, port and name, never by its password', () => {
-    expect(describeDatabaseUrl('postgres://app:s3cret@db.internal:6543/tollgate', { user: true })).toBe('db.internal:6543/tollgate as app');
+    expect(describeDatabaseUrl('postgres://app:s3cret@db.internal:6543/tollgate', { user: true })).toBe(
+      'db.internal:6543/tollgate as app',
+    );
     expect(describeDatabaseUrl('postgresql://db.internal/tollgate')).toBe('db.internal:5432/tollgate');
     expect(describeDatabaseUrl('db.internal/tollgate')).toBeUndefined();
   });
@@ -22,13 +24,21 @@ describe('start-up failures an operator fixes with a setting', () => {
   });
 
   it('names TOLLGATE_DATABASE_DIRECT_URL when PostgreSQL itself, behind the pooler, is out of reach', () => {
-    const e = databaseProblem(errno('ECONNREFUSED'), 'postgres://app:s3cret@db-primary:5432/tollgate', 'TOLLGATE_DATABASE_DIRECT_URL');
-    expect(e?.message).toBe('cannot use the database db-primary:5432/tollgate as app: nothing accepts connections there; check TOLLGATE_DATABASE_DIRECT_URL and that PostgreSQL is running');
+    const e = databaseProblem(
+      errno('ECONNREFUSED'),
+      'postgres://app:s3cret@db-primary:5432/tollgate',
+      'TOLLGATE_DATABASE_DIRECT_URL',
+    );
+    expect(e?.message).toBe(
+      'cannot use the database db-primary:5432/tollgate as app: nothing accepts connections there; check TOLLGATE_DATABASE_DIRECT_URL and that PostgreSQL is running',
+    );
     expect(databaseProblem(e, 'postgres://app@pgbouncer:6432/tollgate')).toBe(e); // not re-read as DATABASE_URL's
   });
 
   it('reads only listen failures as port or host problems', () => {
-    expect(listenProblem(errno('EADDRINUSE', { syscall: 'listen' }), '0.0.0.0', 8080)?.message).toBe('port 8080 on 0.0.0.0 is in use; set PORT to a free port, or stop what holds it');
+    expect(listenProblem(errno('EADDRINUSE', { syscall: 'listen' }), '0.0.0.0', 8080)?.message).toBe(
+      'port 8080 on 0.0.0.0 is in use; set PORT to a free port, or stop what holds it',
+    );
     expect(listenProblem(errno('EADDRINUSE', { syscall: 'connect' }), '0.0.0.0', 8080)).toBeUndefined();
   });
 });

@@ -23,24 +23,37 @@ export function dataDirProblem(e: unknown, dataDir: string): ConfigError | undef
   const why = err?.code ? FS_REFUSALS[err.code] : undefined;
   if (!why) return undefined;
   const where = err.path && err.path !== dataDir ? ` (${err.path}: ${err.code})` : ` (${err.code})`;
-  return new ConfigError(`the data dir ${dataDir} ${why}${where}; set TOLLGATE_DATA_DIR to a directory this user can write, or fix its permissions`);
+  return new ConfigError(
+    `the data dir ${dataDir} ${why}${where}; set TOLLGATE_DATA_DIR to a directory this user can write, or fix its permissions`,
+  );
 }
 
 /** `o`: the listener's own setting (gRPC's TOLLGATE_GRPC_PORT, which may also be `off`); HTTP's PORT by default. */
-export function listenProblem(e: unknown, host: string, port: number, o: { setting?: string; what?: string; example?: number; orOff?: boolean } = {}): ConfigError | undefined {
+export function listenProblem(
+  e: unknown,
+  host: string,
+  port: number,
+  o: { setting?: string; what?: string; example?: number; orOff?: boolean } = {},
+): ConfigError | undefined {
   const err = e as Errno;
   if (err?.syscall !== 'listen' && err?.code !== 'ENOTFOUND') return undefined;
   const { setting = 'PORT', what = 'port', example = 8080 } = o;
   switch (err.code) {
     case 'EADDRINUSE':
-      return new ConfigError(`${what} ${port} on ${host} is in use; set ${setting} to a free port${o.orOff ? ' (or off)' : ''}, or stop what holds it`);
+      return new ConfigError(
+        `${what} ${port} on ${host} is in use; set ${setting} to a free port${o.orOff ? ' (or off)' : ''}, or stop what holds it`,
+      );
     case 'EACCES':
     case 'EPERM':
-      return new ConfigError(`this user may not listen on ${what} ${port}${port < 1024 ? ' (ports below 1024 need privileges)' : ''}; set ${setting}, e.g. ${setting}=${example}`);
+      return new ConfigError(
+        `this user may not listen on ${what} ${port}${port < 1024 ? ' (ports below 1024 need privileges)' : ''}; set ${setting}, e.g. ${setting}=${example}`,
+      );
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new ConfigError(`HOST ${host} is not an address of this machine; set HOST, e.g. 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`);
+      return new ConfigError(
+        `HOST ${host} is not an address of this machine; set HOST, e.g. 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`,
+      );
     default:
       return undefined;
   }
@@ -53,9 +66,15 @@ export function listenProblem(e: unknown, host: string, port: number, o: { setti
  */
 export function grpcListenProblem(e: unknown, host: string, port: number): ConfigError | undefined {
   const message = (e as Error)?.message ?? '';
-  const code = /listen (E[A-Z]+)/.exec(message)?.[1] ?? (/^Name resolution failed/.test(message) ? 'ENOTFOUND' : undefined);
+  const code =
+    /listen (E[A-Z]+)/.exec(message)?.[1] ?? (/^Name resolution failed/.test(message) ? 'ENOTFOUND' : undefined);
   if (!code) return undefined;
-  return listenProblem({ syscall: 'listen', code }, host, port, { setting: 'TOLLGATE_GRPC_PORT', what: 'gRPC port', example: 8081, orOff: true });
+  return listenProblem({ syscall: 'listen', code }, host, port, {
+    setting: 'TOLLGATE_GRPC_PORT',
+    what: 'gRPC port',
+    example: 8081,
+    orOff: true,
+  });
 }
 
 const PG_REFUSALS: Record<string, string> = {
@@ -64,7 +83,8 @@ const PG_REFUSALS: Record<string, string> = {
   '3D000': 'the database does not exist',
   '57P03': 'the database is starting up or in recovery',
   '53300': 'the server has no free connection slots',
-  '42501': 'this user lacks a privilege the start needs (migrations create tables: run `tollgate migrate` as the owner and set TOLLGATE_MIGRATE=false)',
+  '42501':
+    'this user lacks a privilege the start needs (migrations create tables: run `tollgate migrate` as the owner and set TOLLGATE_MIGRATE=false)',
 };
 
 const NET_REFUSALS: Record<string, string> = {
@@ -85,7 +105,10 @@ export function databaseProblem(e: unknown, url: string, setting = 'DATABASE_URL
   if (e instanceof ConfigError) return e;
   const err = e as Errno;
   const where = describeDatabaseUrl(url, { user: true });
-  if (where === undefined) return new ConfigError(`${setting} is not a URL such as postgres://user:password@host:5432/database; set it, or unset it for the embedded database`);
+  if (where === undefined)
+    return new ConfigError(
+      `${setting} is not a URL such as postgres://user:password@host:5432/database; set it, or unset it for the embedded database`,
+    );
   const code = err?.code ?? '';
   const why =
     PG_REFUSALS[code] ??

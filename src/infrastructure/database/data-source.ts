@@ -27,11 +27,24 @@ export function dataSourceOptions(target: DatabaseTarget): DataSourceOptions {
     logging: false,
   };
   if (target.url) {
-    return { ...common, url: target.url, poolSize: 10, extra: { connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000, onConnect: keepErrorsHandled } };
+    return {
+      ...common,
+      url: target.url,
+      poolSize: 10,
+      extra: { connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000, onConnect: keepErrorsHandled },
+    };
   }
   const e = target.embedded!;
   // PGlite serves one session at a time; a larger pool would only queue behind it.
-  return { ...common, host: e.host, port: e.port, username: 'postgres', database: 'postgres', poolSize: 1, extra: { max: 1, connectionTimeoutMillis: 30000, onConnect: keepErrorsHandled } };
+  return {
+    ...common,
+    host: e.host,
+    port: e.port,
+    username: 'postgres',
+    database: 'postgres',
+    poolSize: 1,
+    extra: { max: 1, connectionTimeoutMillis: 30000, onConnect: keepErrorsHandled },
+  };
 }
 
 /**

@@ -26,7 +26,9 @@ const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true });
   const release = takeLock(join(dataDir, 'pglite.lock'));
-  const db = await PGlite.create(join(dataDir, 'pgdata'), { startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS] });
+  const db = await PGlite.create(join(dataDir, 'pgdata'), {
+    startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS],
+  });
   // A private socket directory: short path (Unix socket limit) and nothing else can be listening there.
   const socketDir = mkdtempSync(join(tmpdir(), 'tollgate-pg-'));
   const server = new PGLiteSocketServer({ db, path: join(socketDir, '.s.PGSQL.5432'), maxConnections: 4 });
@@ -48,7 +50,9 @@ function takeLock(path: string): () => void {
   if (existsSync(path)) {
     const pid = Number(readFileSync(path, 'utf8'));
     if (pid && pid !== process.pid && isAlive(pid)) {
-      throw new ConfigError(`the data dir ${dirname(path)} is in use by process ${pid} (another tollgate?); stop it, or set TOLLGATE_DATA_DIR to another directory`);
+      throw new ConfigError(
+        `the data dir ${dirname(path)} is in use by process ${pid} (another tollgate?); stop it, or set TOLLGATE_DATA_DIR to another directory`,
+      );
     }
   }
   writeFileSync(path, String(process.pid));

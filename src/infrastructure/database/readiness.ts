@@ -12,7 +12,8 @@ export type Readiness = { ready: true } | { ready: false; reason: string };
 export async function databaseReadiness(dataSource: DataSource): Promise<Readiness> {
   try {
     await withTimeout(dataSource.query('SELECT 1'));
-    if (await withTimeout(dataSource.showMigrations())) return { ready: false, reason: 'migrations are pending: run `npm run migrate`' };
+    if (await withTimeout(dataSource.showMigrations()))
+      return { ready: false, reason: 'migrations are pending: run `npm run migrate`' };
     return { ready: true };
   } catch (e) {
     return { ready: false, reason: (e as Error).message };
@@ -21,5 +22,11 @@ export async function databaseReadiness(dataSource: DataSource): Promise<Readine
 
 function withTimeout<T>(p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<T>(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS)),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }

@@ -49,7 +49,8 @@ export function accessLog(logger: Logger): HttpLogger<LoggedRequest, LoggedRespo
     quietReqLogger: true,
     quietResLogger: true,
     customLogLevel: (req, res, err) => {
-      const level = err || res.statusCode >= 500 ? 'error' : QUIET_PATHS.test(req.path) && res.statusCode < 400 ? 'debug' : 'info';
+      const level =
+        err || res.statusCode >= 500 ? 'error' : QUIET_PATHS.test(req.path) && res.statusCode < 400 ? 'debug' : 'info';
       return logger.isLevelEnabled(level) ? level : 'silent'; // 'silent': the line is not even put together
     },
     customSuccessMessage: (req, res, ms) => summary(req, res, ms),

@@ -52,7 +52,10 @@ export const REDACTED_PATHS = [
   '*.password',
 ];
 
-export function resolveLogFormat(format: LogFormat | undefined, stdout: { isTTY?: boolean } = process.stdout): LogFormat {
+export function resolveLogFormat(
+  format: LogFormat | undefined,
+  stdout: { isTTY?: boolean } = process.stdout,
+): LogFormat {
   return format ?? (stdout.isTTY ? 'pretty' : 'json');
 }
 
@@ -73,7 +76,10 @@ export function createLogger(s: LogSettings): Logger {
     options.timestamp = pino.stdTimeFunctions.isoTime;
     options.formatters = { level: (label) => ({ level: label }) };
   }
-  return pino(options, s.destination ?? (format === 'pretty' ? prettyStream() : pino.destination({ dest: 1, sync: true })));
+  return pino(
+    options,
+    s.destination ?? (format === 'pretty' ? prettyStream() : pino.destination({ dest: 1, sync: true })),
+  );
 }
 
 /** Synchronous, so the lines of a failing start or a stop are all out before the process exits. */
@@ -119,7 +125,13 @@ export function nestLogger(logger: Logger): LoggerService {
 }
 
 /** Nest's start-up chatter (a line per module and per route): kept for `debug`, not shown at `info`. */
-const STARTUP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+const STARTUP_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
 
 /**
  * What Nest logs, through nestjs-pino's logger, minus the noise: route mapping and module loading go to

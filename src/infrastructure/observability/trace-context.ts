@@ -1,4 +1,14 @@
-import { Attributes, Context, isSpanContextValid, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  Attributes,
+  Context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncResource } from 'node:async_hooks';
 
 /**
@@ -30,7 +40,11 @@ export function activeTraceFields(): TraceFields {
  * Runs `fn` in a span of its own (a child of the active one, if any), ended when `fn` settles; a throw marks
  * the span failed and is rethrown. `fn` may mark a failure it handles itself with `failSpan`.
  */
-export function inSpan<T>(name: string, attributes: Record<string, string | number | boolean>, fn: (span: Span) => Promise<T>): Promise<T> {
+export function inSpan<T>(
+  name: string,
+  attributes: Record<string, string | number | boolean>,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
   return tracer.startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await fn(span);
@@ -48,7 +62,11 @@ export function inSpan<T>(name: string, attributes: Record<string, string | numb
  * (and `tracestate`) when it sent one. Run the call's work in the returned context so that its queries are the
  * span's children; the caller ends the span.
  */
-export function startServerSpan(name: string, attributes: Attributes, carrier: Record<string, string | undefined>): { span: Span; context: Context } {
+export function startServerSpan(
+  name: string,
+  attributes: Attributes,
+  carrier: Record<string, string | undefined>,
+): { span: Span; context: Context } {
   const parent = propagation.extract(ROOT_CONTEXT, carrier);
   const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return { span, context: trace.setSpan(parent, span) };

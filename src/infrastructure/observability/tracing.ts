@@ -25,7 +25,10 @@ export interface Tracing {
 
 export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
   if (/^(true|1)$/i.test(env.OTEL_SDK_DISABLED ?? '')) return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (exporters.length > 0) return !exporters.every((e) => e === 'none');
   return !!(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }
@@ -38,7 +41,9 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
   const sdk = new NodeSDK({
     // OTEL_SERVICE_NAME, when set, names the service; the option would override it.
     serviceName: env.OTEL_SERVICE_NAME ? undefined : 'tollgate',
-    resource: resources.defaultResource().merge(resources.resourceFromAttributes({ 'service.version': packageVersion() })),
+    resource: resources
+      .defaultResource()
+      .merge(resources.resourceFromAttributes({ 'service.version': packageVersion() })),
     instrumentations: instrumentations(),
     // Traces only: metrics are Prometheus at /metrics, logs are JSON on stdout.
     metricReaders: [],
@@ -53,9 +58,12 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
 
 function instrumentations(): NonNullable<NodeSDKConfiguration['instrumentations']> {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { ExpressInstrumentation, ExpressLayerType } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
-  const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  const { HttpInstrumentation } =
+    require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { ExpressInstrumentation, ExpressLayerType } =
+    require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  const { PgInstrumentation } =
+    require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   /* eslint-enable @typescript-eslint/no-require-imports */
   return [
     new HttpInstrumentation({

@@ -107,14 +107,19 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     );
     for (const { tenant_id, seq } of due) {
       if (this.stopped) return;
-      if (consumer.wantsNothingOf && (await consumer.wantsNothingOf(tenant_id))) await this.skipTo(consumer.name, tenant_id, Number(seq));
+      if (consumer.wantsNothingOf && (await consumer.wantsNothingOf(tenant_id)))
+        await this.skipTo(consumer.name, tenant_id, Number(seq));
       else await this.drain(consumer, tenant_id);
     }
   }
 
   /** One tenant's stream of one consumer, in a span of its own (its queries and the consumer's calls are children). */
   private drain(consumer: OutboxConsumer, tenantId: string): Promise<void> {
-    return inSpan(`outbox ${consumer.name}`, { 'tollgate.outbox.consumer': consumer.name, 'tollgate.tenant': tenantId }, (span) => this.drainStream(consumer, tenantId, span));
+    return inSpan(
+      `outbox ${consumer.name}`,
+      { 'tollgate.outbox.consumer': consumer.name, 'tollgate.tenant': tenantId },
+      (span) => this.drainStream(consumer, tenantId, span),
+    );
   }
 
   private async drainStream(consumer: OutboxConsumer, tenantId: string, span: Span): Promise<void> {
@@ -145,7 +150,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         // The lease is given back only if it is still ours (it may have run out and been taken over meanwhile).
         await this.dataSource.query(
           `UPDATE outbox_cursors SET last_seq = $3, attempts = 0, next_attempt_at = NULL, last_error = NULL${
-            last ? ', lease_owner = CASE WHEN lease_owner = $4 THEN NULL ELSE lease_owner END, lease_until = CASE WHEN lease_owner = $4 THEN NULL ELSE lease_until END' : ''
+            last
+              ? ', lease_owner = CASE WHEN lease_owner = $4 THEN NULL ELSE lease_owner END, lease_until = CASE WHEN lease_owner = $4 THEN NULL ELSE lease_until END'
+              : ''
           }
             WHERE tenant_id = $1 AND consumer = $2`,
           last ? [tenantId, consumer.name, lastSeq, this.config.instanceId] : [tenantId, consumer.name, lastSeq],
@@ -197,11 +204,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async release(consumer: string, tenantId: string): Promise<void> {
-    await this.dataSource.query(`UPDATE outbox_cursors SET lease_owner = NULL, lease_until = NULL WHERE tenant_id = $1 AND consumer = $2 AND lease_owner = $3`, [
-      tenantId,
-      consumer,
-      this.config.instanceId,
-    ]);
+    await this.dataSource.query(
+      `UPDATE outbox_cursors SET lease_owner = NULL, lease_until = NULL WHERE tenant_id = $1 AND consumer = $2 AND lease_owner = $3`,
+      [tenantId, consumer, this.config.instanceId],
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

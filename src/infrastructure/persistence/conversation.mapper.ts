@@ -12,7 +12,10 @@ export const ConversationMapper = {
       tenantId: row.tenantId,
       agentId: row.agentId,
       ...(row.agentOwner ? { agentOwner: row.agentOwner } : {}),
-      user: row.userId === null ? null : { id: row.userId, roles: row.userRoles ?? [], ...(row.userName ? { name: row.userName } : {}) },
+      user:
+        row.userId === null
+          ? null
+          : { id: row.userId, roles: row.userRoles ?? [], ...(row.userName ? { name: row.userName } : {}) },
       title: row.title ?? undefined,
       metadata: row.metadata ?? undefined,
       createdAt: row.createdAt,
@@ -91,12 +94,26 @@ export function toolCallState(r: ToolCallRow): ToolCallState {
     status: r.status as ToolCallStatus,
     policy: r.policy as unknown as ToolCallState['policy'],
     approval: r.approvers && r.expiresAt ? { approvers: r.approvers, expiresAt: r.expiresAt } : undefined,
-    followUp: r.followUp ? { escalated: r.followUp.escalated as number, reminded: r.followUp.reminded as number[], ...(r.nextStepAt ? { nextAt: r.nextStepAt } : {}) } : undefined,
-    approvals: r.approvals ? (r.approvals.map((a) => ({ ...a, at: new Date(a.at as string) })) as ToolCallState['approvals']) : undefined,
-    decision: r.decision ? ({ ...r.decision, at: new Date(r.decision.at as string) } as ToolCallState['decision']) : undefined,
-    execution: r.execution ? ({ ...r.execution, at: new Date(r.execution.at as string) } as ToolCallState['execution']) : undefined,
+    followUp: r.followUp
+      ? {
+          escalated: r.followUp.escalated as number,
+          reminded: r.followUp.reminded as number[],
+          ...(r.nextStepAt ? { nextAt: r.nextStepAt } : {}),
+        }
+      : undefined,
+    approvals: r.approvals
+      ? (r.approvals.map((a) => ({ ...a, at: new Date(a.at as string) })) as ToolCallState['approvals'])
+      : undefined,
+    decision: r.decision
+      ? ({ ...r.decision, at: new Date(r.decision.at as string) } as ToolCallState['decision'])
+      : undefined,
+    execution: r.execution
+      ? ({ ...r.execution, at: new Date(r.execution.at as string) } as ToolCallState['execution'])
+      : undefined,
     result: r.result ? ({ ...r.result, at: new Date(r.result.at as string) } as ToolCallState['result']) : undefined,
-    cancellation: r.cancellation ? ({ ...r.cancellation, at: new Date(r.cancellation.at as string) } as ToolCallState['cancellation']) : undefined,
+    cancellation: r.cancellation
+      ? ({ ...r.cancellation, at: new Date(r.cancellation.at as string) } as ToolCallState['cancellation'])
+      : undefined,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };

@@ -21,7 +21,10 @@ export class EventPartitionMaintenance implements OnApplicationBootstrap, OnAppl
   private warnedDefault = false;
   private readonly log = new Logger('EventPartitions');
 
-  constructor(private readonly dataSource: DataSource, @Inject(CLOCK) private readonly clock: Clock) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   onApplicationBootstrap(): void {
     void this.tick();
@@ -31,7 +34,9 @@ export class EventPartitionMaintenance implements OnApplicationBootstrap, OnAppl
   async tick(): Promise<void> {
     if (this.running) return;
     this.running = this.ensure(this.clock.now())
-      .catch((e) => this.log.warn(`making the next partitions of events failed (retried within the hour): ${(e as Error).message}`))
+      .catch((e) =>
+        this.log.warn(`making the next partitions of events failed (retried within the hour): ${(e as Error).message}`),
+      )
       .finally(() => (this.running = undefined));
     await this.running;
   }
@@ -44,7 +49,8 @@ export class EventPartitionMaintenance implements OnApplicationBootstrap, OnAppl
       const [r] = await m.query(`SELECT tollgate_events_ensure_partitions($1, $2) AS made`, [now, to]);
       return Number(r.made);
     });
-    if (made > 0) this.log.log(`made ${made} monthly partition(s) of events, up to ${to.toISOString().slice(0, 7)} (exclusive)`);
+    if (made > 0)
+      this.log.log(`made ${made} monthly partition(s) of events, up to ${to.toISOString().slice(0, 7)} (exclusive)`);
     // From the statistics views, which every role may read: a service role that does not own events has no
     // privilege on its partitions (it reads and writes through events). They lag by a second or so; this is a hint.
     const [{ stray }] = await this.dataSource.query(
@@ -52,7 +58,9 @@ export class EventPartitionMaintenance implements OnApplicationBootstrap, OnAppl
     );
     if (stray && !this.warnedDefault) {
       this.warnedDefault = true;
-      this.log.warn('events_default holds events whose month had no partition: queries cannot skip them and retention deletes them row by row (docs/OPERATIONS.md)');
+      this.log.warn(
+        'events_default holds events whose month had no partition: queries cannot skip them and retention deletes them row by row (docs/OPERATIONS.md)',
+      );
     }
     return made;
   }

@@ -48,7 +48,15 @@ describe('chainTemplate', () => {
         fc.nat(),
         fc.stringMatching(/^[0-9a-f]{64}$/),
         (optional, data, actor, seq, prev) => {
-          const e = { ...base(), conversationId: undefined, toolCallId: undefined, toolName: undefined, ...optional, actor, data: { data, seq: 7, prevHash: prev } };
+          const e = {
+            ...base(),
+            conversationId: undefined,
+            toolCallId: undefined,
+            toolName: undefined,
+            ...optional,
+            actor,
+            data: { data, seq: 7, prevHash: prev },
+          };
           const clean = JSON.parse(JSON.stringify(e));
           const t = chainTemplate(clean);
           expect(t.head + prev + t.mid + String(seq) + t.tail).toBe(canonicalize({ ...clean, seq, prevHash: prev }));

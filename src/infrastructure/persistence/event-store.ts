@@ -71,7 +71,11 @@ function withDigests(data: Record<string, unknown>): Record<string, unknown> {
  * and `seq`, which only the database knows once it holds the chain head:
  * `canonicalize(event) === head + prevHash + mid + String(seq) + tail`.
  */
-export function chainTemplate(event: Omit<ChainedEventJson, 'seq' | 'prevHash'>): { head: string; mid: string; tail: string } {
+export function chainTemplate(event: Omit<ChainedEventJson, 'seq' | 'prevHash'>): {
+  head: string;
+  mid: string;
+  tail: string;
+} {
   const PREV = '\u0000prev\u0000';
   const SEQ = '\u0000seq\u0000';
   const all: Record<string, unknown> = { ...event, prevHash: PREV, seq: SEQ };
@@ -79,7 +83,13 @@ export function chainTemplate(event: Omit<ChainedEventJson, 'seq' | 'prevHash'>)
   const members = Object.keys(all)
     .filter((k) => all[k] !== undefined)
     .sort()
-    .map((k) => (k === 'prevHash' ? `"prevHash":"${PREV}"` : k === 'seq' ? `"seq":${SEQ}` : `${JSON.stringify(k)}:${canonicalize(all[k])}`));
+    .map((k) =>
+      k === 'prevHash'
+        ? `"prevHash":"${PREV}"`
+        : k === 'seq'
+          ? `"seq":${SEQ}`
+          : `${JSON.stringify(k)}:${canonicalize(all[k])}`,
+    );
   const text = `{${members.join(',')}}`;
   const [head, rest] = text.split(`"prevHash":"${PREV}"`);
   const [mid, tail] = rest.split(`"seq":${SEQ}`);
@@ -122,10 +132,10 @@ export class EventStore {
     for (const e of events) byTenant.set(e.tenantId, [...(byTenant.get(e.tenantId) ?? []), e]);
     for (const [tenant, list] of byTenant) {
       const prepared = this.prepare(tenant, list);
-      const chained: ChainedRow[] = await manager.query(`SELECT out_seq, out_prev_hash, out_hash FROM tollgate_append_events($1, $2::jsonb)`, [
-        tenant,
-        JSON.stringify(prepared.records),
-      ]);
+      const chained: ChainedRow[] = await manager.query(
+        `SELECT out_seq, out_prev_hash, out_hash FROM tollgate_append_events($1, $2::jsonb)`,
+        [tenant, JSON.stringify(prepared.records)],
+      );
       // Other instances' long-polls learn of decisions and expiries on commit (never of a rollback).
       if (prepared.wakes.length > 0) await manager.query(WAKE_NOTIFY_SQL, [prepared.wakes]);
       stored.push(...this.finish(prepared, chained));
@@ -155,12 +165,21 @@ export class EventStore {
     });
     // Not sent on the auto-approve hot path: nobody waits on a call that was never pending. Only
     // PostgreSQL has other instances to wake; the embedded database has one process.
-    const wakes = this.config.databaseUrl ? [...new Set(events.filter(wakesWaiters).map((e) => wakePayload(tenant, e.toolCallId!)))] : [];
+    const wakes = this.config.databaseUrl
+      ? [...new Set(events.filter(wakesWaiters).map((e) => wakePayload(tenant, e.toolCallId!)))]
+      : [];
     return { tenant, events, records: rows, ids: rows.map((r) => r.id), wakes };
   }
 
   finish(prepared: PreparedAppend, chained: ChainedRow[]): StoredEvent[] {
-    if (chained.length !== prepared.events.length) throw new Error(`appended ${chained.length} of ${prepared.events.length} events`);
-    return prepared.events.map((e, i) => ({ ...e, seq: Number(chained[i].out_seq), id: prepared.ids[i], prevHash: chained[i].out_prev_hash, hash: chained[i].out_hash }));
+    if (chained.length !== prepared.events.length)
+      throw new Error(`appended ${chained.length} of ${prepared.events.length} events`);
+    return prepared.events.map((e, i) => ({
+      ...e,
+      seq: Number(chained[i].out_seq),
+      id: prepared.ids[i],
+      prevHash: chained[i].out_prev_hash,
+      hash: chained[i].out_hash,
+    }));
   }
 }

@@ -3,10 +3,20 @@ import { KeyedQueue } from './keyed-queue';
 
 /** A flush the test finishes by hand, recording what each call was given. */
 function manualFlush() {
-  const calls: Array<{ tenant: string; items: string[]; finish(outcomes?: Array<ItemOutcome<string>>): void; fail(e: unknown): void }> = [];
+  const calls: Array<{
+    tenant: string;
+    items: string[];
+    finish(outcomes?: Array<ItemOutcome<string>>): void;
+    fail(e: unknown): void;
+  }> = [];
   const flush = (tenant: string, items: string[]) =>
     new Promise<Array<ItemOutcome<string>>>((resolve, reject) => {
-      calls.push({ tenant, items, finish: (o) => resolve(o ?? items.map((i) => ({ ok: true, value: `${i}!` }))), fail: reject });
+      calls.push({
+        tenant,
+        items,
+        finish: (o) => resolve(o ?? items.map((i) => ({ ok: true, value: `${i}!` }))),
+        fail: reject,
+      });
     });
   return { calls, flush };
 }

@@ -52,7 +52,10 @@ export class TenantGroupCommit<I, R> {
           outcomes = batch.map(() => ({ ok: false, error: e }));
         }
         batch.forEach((b, i) => {
-          const o = outcomes[i] ?? { ok: false, error: new Error('group commit answered fewer items than it was given') };
+          const o = outcomes[i] ?? {
+            ok: false,
+            error: new Error('group commit answered fewer items than it was given'),
+          };
           if (o.ok) b.resolve(o.value);
           else b.reject(o.error);
         });

@@ -132,4 +132,13 @@ export class SigningKeyRow {
   @Column({ ...tz, name: 'created_at' }) createdAt: Date;
 }
 
-export const ORM_ENTITIES = [ConversationRow, ToolCallRow, ToolRow, PolicyVersionRow, GrantRow, HaltRow, EventRow, SigningKeyRow];
+export const ORM_ENTITIES = [
+  ConversationRow,
+  ToolCallRow,
+  ToolRow,
+  PolicyVersionRow,
+  GrantRow,
+  HaltRow,
+  EventRow,
+  SigningKeyRow,
+];

@@ -20,7 +20,11 @@ export class QuestionRow {
   @Column({ ...tz, name: 'created_at' }) createdAt: Date;
   @Column({ ...tz, name: 'expires_at' }) expiresAt: Date;
   @Column('text', { nullable: true }) answer: string | null;
-  @Column('jsonb', { name: 'answered_by', nullable: true }) answeredBy: { id: string; name?: string; via: string } | null;
+  @Column('jsonb', { name: 'answered_by', nullable: true }) answeredBy: {
+    id: string;
+    name?: string;
+    via: string;
+  } | null;
   @Column({ ...tz, name: 'answered_at', nullable: true }) answeredAt: Date | null;
   @Column({ ...tz, name: 'ended_at', nullable: true }) endedAt: Date | null;
   @Column('text', { name: 'end_reason', nullable: true }) endReason: string | null;

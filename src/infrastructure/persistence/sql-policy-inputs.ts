@@ -19,7 +19,13 @@ const GRANT = `json_build_object('tenantId', tenant_id, 'id', id, 'toolName', to
  * parameters). Only grants that apply at `now` (the app Clock, as for tool calls' expiry) are read: a revoked or
  * expired grant is never weighed, and nothing caches them, so a revocation holds from the next proposal on any instance.
  */
-const inputsJson = (tenant: string, agent: string, conversation: string, toolNames: string, now: string) => `json_build_object(
+const inputsJson = (
+  tenant: string,
+  agent: string,
+  conversation: string,
+  toolNames: string,
+  now: string,
+) => `json_build_object(
   'halt', (SELECT json_build_object('scope', scope, 'reason', reason) FROM halts
             WHERE tenant_id = ${tenant} AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = ${agent}) OR (scope = 'conversation' AND scope_id = ${conversation}))
             ORDER BY CASE scope WHEN 'tenant' THEN 0 WHEN 'agent' THEN 1 ELSE 2 END LIMIT 1),
@@ -51,15 +57,31 @@ export class SqlPolicyInputs implements PolicyInputsReader {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async forProposal(tenantId: string, { agentId, conversationId, toolNames }: { agentId: string; conversationId: string; toolNames: string[] }): Promise<PolicyInputs> {
-    const [r]: Array<{ inputs: InputsJson }> = await this.uow.prepared(`SELECT ${inputsJson('$1', '$2', '$3', '$4', '$5')} AS inputs`, [tenantId, agentId, conversationId, toolNames, this.clock.now()]);
+  async forProposal(
+    tenantId: string,
+    { agentId, conversationId, toolNames }: { agentId: string; conversationId: string; toolNames: string[] },
+  ): Promise<PolicyInputs> {
+    const [r]: Array<{ inputs: InputsJson }> = await this.uow.prepared(
+      `SELECT ${inputsJson('$1', '$2', '$3', '$4', '$5')} AS inputs`,
+      [tenantId, agentId, conversationId, toolNames, this.clock.now()],
+    );
     return this.inputsFrom(tenantId, r.inputs);
   }
 
-  async withConversation(tenantId: string, conversationId: string, opts: LoadOptions, toolNames: string[]): Promise<{ conversation: Conversation; inputs: PolicyInputs } | null> {
+  async withConversation(
+    tenantId: string,
+    conversationId: string,
+    opts: LoadOptions,
+    toolNames: string[],
+  ): Promise<{ conversation: Conversation; inputs: PolicyInputs } | null> {
     if (this.uow.inTransaction) {
       const conversation = await this.conversations.findById(tenantId, conversationId, opts);
-      return conversation && { conversation, inputs: await this.forProposal(tenantId, { agentId: conversation.agentId, conversationId, toolNames }) };
+      return (
+        conversation && {
+          conversation,
+          inputs: await this.forProposal(tenantId, { agentId: conversation.agentId, conversationId, toolNames }),
+        }
+      );
     }
     const read = await this.conversations.findByIdWith<InputsJson>(tenantId, conversationId, opts, {
       select: (param) => inputsJson('c.tenant_id', 'c.agent_id', 'c.id', param(0), param(1)),
@@ -78,7 +100,9 @@ export class SqlPolicyInputs implements PolicyInputsReader {
       halt: r.halt,
       policy: await this.policies.atVersion(tenantId, r.policyVersion),
       tools: r.tools.map((t) => toolFromRow(dated<ToolRow>(t, ['createdAt', 'updatedAt']))),
-      grants: r.grants.map((g) => grantFromRow(dated<GrantRow>(g, g.expiresAt ? ['createdAt', 'expiresAt'] : ['createdAt']))),
+      grants: r.grants.map((g) =>
+        grantFromRow(dated<GrantRow>(g, g.expiresAt ? ['createdAt', 'expiresAt'] : ['createdAt'])),
+      ),
     };
   }
 }

@@ -10,10 +10,29 @@ export class SqlWebhookRepository implements WebhookRepository {
 
   /** Locked inside a unit of work: of two concurrent deletes, the second finds nothing (one WebhookDeleted). */
   async find(tenantId: string, id: string): Promise<Webhook | null> {
-    const [r]: Array<{ url: string; events: string[]; description: string | null; created_by: { id: string; name?: string }; created_at: Date }> = await this.uow
+    const [r]: Array<{
+      url: string;
+      events: string[];
+      description: string | null;
+      created_by: { id: string; name?: string };
+      created_at: Date;
+    }> = await this.uow
       .manager()
-      .query(`SELECT url, events, description, created_by, created_at FROM webhooks WHERE tenant_id = $1 AND id = $2${this.uow.inTransaction ? ' FOR UPDATE' : ''}`, [tenantId, id]);
-    return r ? Webhook.rehydrate({ tenantId, id, url: r.url, events: r.events, description: r.description, createdBy: r.created_by, createdAt: r.created_at }) : null;
+      .query(
+        `SELECT url, events, description, created_by, created_at FROM webhooks WHERE tenant_id = $1 AND id = $2${this.uow.inTransaction ? ' FOR UPDATE' : ''}`,
+        [tenantId, id],
+      );
+    return r
+      ? Webhook.rehydrate({
+          tenantId,
+          id,
+          url: r.url,
+          events: r.events,
+          description: r.description,
+          createdBy: r.created_by,
+          createdAt: r.created_at,
+        })
+      : null;
   }
 
   async save(webhook: Webhook, secret?: string): Promise<void> {

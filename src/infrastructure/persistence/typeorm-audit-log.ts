@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AuditEvent, AuditFilter, AuditLog, DecisionStats, ExecutionWithoutApproval, VerifyResult } from '../../application/ports/audit-log.port';
+import {
+  AuditEvent,
+  AuditFilter,
+  AuditLog,
+  DecisionStats,
+  ExecutionWithoutApproval,
+  VerifyResult,
+} from '../../application/ports/audit-log.port';
 import { eventHash, eventJsonFromRow, GENESIS_HASH } from './event-store';
 import { EventRow } from './orm-entities';
 
@@ -79,9 +86,16 @@ function where(f: AuditFilter, range?: SeqRange | null): { sql: string; params: 
  * PostgreSQL scan only the months of the window; without them every month is scanned, each by its own index
  * in seq order, merged.
  */
-export function pageQuery(filter: AuditFilter, limit: number, range?: SeqRange | null): { sql: string; params: unknown[] } {
+export function pageQuery(
+  filter: AuditFilter,
+  limit: number,
+  range?: SeqRange | null,
+): { sql: string; params: unknown[] } {
   const w = where(filter, range);
-  return { sql: `SELECT ${COLUMNS} FROM events e WHERE ${w.sql} ORDER BY e.seq LIMIT $${w.params.push(limit)}`, params: w.params };
+  return {
+    sql: `SELECT ${COLUMNS} FROM events e WHERE ${w.sql} ORDER BY e.seq LIMIT $${w.params.push(limit)}`,
+    params: w.params,
+  };
 }
 
 /** The seq bounds of a time window (see `seqRange`); undefined without a window. Pruned to the window's months too. */
@@ -91,7 +105,10 @@ export function seqRangeQuery(f: AuditFilter): { sql: string; params: unknown[] 
   const c = ['tenant_id = $1'];
   if (f.from) c.push(`at >= $${params.push(f.from)}`);
   if (f.to) c.push(`at < $${params.push(f.to)}`);
-  return { sql: `SELECT min(seq) AS lo, max(seq) AS hi FROM (SELECT seq FROM events WHERE ${c.join(' AND ')} OFFSET 0) s`, params };
+  return {
+    sql: `SELECT min(seq) AS lo, max(seq) AS hi FROM (SELECT seq FROM events WHERE ${c.join(' AND ')} OFFSET 0) s`,
+    params,
+  };
 }
 
 function window(tenantId: string, from?: Date, to?: Date) {
@@ -152,7 +169,10 @@ export class TypeOrmAuditLog implements AuditLog {
     let checked = 0;
     const read = (from: number): Promise<EventRow[]> =>
       this.dataSource
-        .query(`SELECT ${COLUMNS} FROM events e WHERE e.tenant_id = $1 AND e.seq >= $2 AND e.seq <= $3 ORDER BY e.seq LIMIT $4`, [tenantId, from, head.seq, VERIFY_BATCH])
+        .query(
+          `SELECT ${COLUMNS} FROM events e WHERE e.tenant_id = $1 AND e.seq >= $2 AND e.seq <= $3 ORDER BY e.seq LIMIT $4`,
+          [tenantId, from, head.seq, VERIFY_BATCH],
+        )
         .then((raw: RawEvent[]) => raw.map(fromRaw));
     let next: Promise<EventRow[]> | null = expectedSeq <= head.seq ? read(expectedSeq) : null;
     while (next) {
@@ -164,9 +184,11 @@ export class TypeOrmAuditLog implements AuditLog {
         if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
         const { hash, ...event } = eventJsonFromRow(rows[i]);
         const bad = (problem: string): VerifyResult => ({ ok: false, checked, firstBadSeq: event.seq, problem });
-        if (event.seq !== expectedSeq) return { ok: false, checked, firstBadSeq: expectedSeq, problem: `event ${expectedSeq} is missing` };
+        if (event.seq !== expectedSeq)
+          return { ok: false, checked, firstBadSeq: expectedSeq, problem: `event ${expectedSeq} is missing` };
         if (event.prevHash !== prevHash) return bad('prevHash does not match the hash of the event before it');
-        if (eventHash(prevHash, event) !== hash) return bad('the event does not hash to its recorded hash: it was altered');
+        if (eventHash(prevHash, event) !== hash)
+          return bad('the event does not hash to its recorded hash: it was altered');
         prevHash = hash;
         expectedSeq += 1;
         checked += 1;
@@ -174,7 +196,12 @@ export class TypeOrmAuditLog implements AuditLog {
     }
     // The head row must agree with the last event, or events were removed from the end.
     if (head.seq !== expectedSeq - 1 || (checked > 0 && head.hash !== prevHash)) {
-      return { ok: false, checked, firstBadSeq: expectedSeq, problem: `the chain head says seq ${head.seq}, the table ends at ${expectedSeq - 1}` };
+      return {
+        ok: false,
+        checked,
+        firstBadSeq: expectedSeq,
+        problem: `the chain head says seq ${head.seq}, the table ends at ${expectedSeq - 1}`,
+      };
     }
     return { ok: true, checked };
   }
@@ -184,14 +211,23 @@ export class TypeOrmAuditLog implements AuditLog {
    * whose prevHash must be the one an AuditPurged event recorded for exactly the events before it.
    */
   private async chainStart(tenantId: string): Promise<{ expectedSeq: number; prevHash: string } | VerifyResult> {
-    const [first] = await this.dataSource.query(`SELECT seq, prev_hash FROM events WHERE tenant_id = $1 ORDER BY seq LIMIT 1`, [tenantId]);
+    const [first] = await this.dataSource.query(
+      `SELECT seq, prev_hash FROM events WHERE tenant_id = $1 ORDER BY seq LIMIT 1`,
+      [tenantId],
+    );
     if (!first || Number(first.seq) === 1) return { expectedSeq: 1, prevHash: GENESIS_HASH };
     const seq = Number(first.seq);
     const [anchor] = await this.dataSource.query(
       `SELECT seq FROM events WHERE tenant_id = $1 AND type = 'AuditPurged' AND (data->>'lastPurgedSeq')::bigint = $2 AND data->>'lastPurgedHash' = $3 LIMIT 1`,
       [tenantId, seq - 1, first.prev_hash],
     );
-    if (!anchor) return { ok: false, checked: 0, firstBadSeq: 1, problem: `events 1 to ${seq - 1} are missing and no retention purge accounts for them` };
+    if (!anchor)
+      return {
+        ok: false,
+        checked: 0,
+        firstBadSeq: 1,
+        problem: `events 1 to ${seq - 1} are missing and no retention purge accounts for them`,
+      };
     return { expectedSeq: seq, prevHash: first.prev_hash };
   }
 
@@ -234,7 +270,10 @@ export class TypeOrmAuditLog implements AuditLog {
   }
 
   async pendingApprovals(tenantId: string, now: Date): Promise<number> {
-    const [r] = await this.dataSource.query(`SELECT count(*) AS n FROM tool_calls WHERE tenant_id = $1 AND status = 'pending' AND expires_at > $2`, [tenantId, now]);
+    const [r] = await this.dataSource.query(
+      `SELECT count(*) AS n FROM tool_calls WHERE tenant_id = $1 AND status = 'pending' AND expires_at > $2`,
+      [tenantId, now],
+    );
     return Number(r.n);
   }
 
@@ -244,7 +283,13 @@ export class TypeOrmAuditLog implements AuditLog {
     if (from) c.push(`x.at >= $${params.push(from)}`);
     if (to) c.push(`x.at < $${params.push(to)}`);
     // A standing grant is a person's approval given in advance; anything else must have a ToolCallApproved.
-    const rows: Array<{ tool_call_id: string; tool_name: string; seq: string; level: string; destructive: boolean | null }> = await this.dataSource.query(
+    const rows: Array<{
+      tool_call_id: string;
+      tool_name: string;
+      seq: string;
+      level: string;
+      destructive: boolean | null;
+    }> = await this.dataSource.query(
       `SELECT x.tool_call_id, x.tool_name, x.seq, p.data->'policy'->>'level' AS level, (p.data->'toolFlags'->>'destructive')::boolean AS destructive
          FROM events x
          JOIN events p ON p.tenant_id = x.tenant_id AND p.tool_call_id = x.tool_call_id AND p.type = 'ToolCallProposed'
@@ -255,7 +300,13 @@ export class TypeOrmAuditLog implements AuditLog {
         ORDER BY x.seq`,
       params,
     );
-    return rows.map((r) => ({ toolCallId: r.tool_call_id, toolName: r.tool_name, seq: Number(r.seq), level: r.level, destructive: r.destructive === true }));
+    return rows.map((r) => ({
+      toolCallId: r.tool_call_id,
+      toolName: r.tool_name,
+      seq: Number(r.seq),
+      level: r.level,
+      destructive: r.destructive === true,
+    }));
   }
 
   async countByType(tenantId: string, types: string[], from?: Date, to?: Date): Promise<Record<string, number>> {

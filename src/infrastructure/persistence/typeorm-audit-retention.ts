@@ -33,17 +33,29 @@ export class TypeOrmAuditRetention implements AuditRetentionStore {
       [tenantId, before],
     );
     if (Number(range.n) === 0) return null;
-    const [last] = await m.query(`SELECT hash FROM events WHERE tenant_id = $1 AND seq = $2`, [tenantId, range.last_seq]);
+    const [last] = await m.query(`SELECT hash FROM events WHERE tenant_id = $1 AND seq = $2`, [
+      tenantId,
+      range.last_seq,
+    ]);
     // DELETE is revoked on events; the owner grants it to itself for this transaction only, and the
     // trigger still refuses any row younger than six months.
     await m.query(`GRANT DELETE ON events TO CURRENT_USER`);
     await m.query(`SELECT set_config('tollgate.retention_purge', 'on', true)`);
     await this.dropWholeMonths(m, tenantId, before, range.last_seq);
     // Every purged event is older than the cut-off: `at < $3` lets PostgreSQL skip the younger partitions.
-    await m.query(`DELETE FROM events WHERE tenant_id = $1 AND seq <= $2 AND at < $3`, [tenantId, range.last_seq, before]);
+    await m.query(`DELETE FROM events WHERE tenant_id = $1 AND seq <= $2 AND at < $3`, [
+      tenantId,
+      range.last_seq,
+      before,
+    ]);
     await m.query(`SELECT set_config('tollgate.retention_purge', 'off', true)`);
     await m.query(`REVOKE DELETE ON events FROM CURRENT_USER`);
-    return { count: Number(range.n), firstSeq: Number(range.first_seq), lastSeq: Number(range.last_seq), lastHash: last.hash };
+    return {
+      count: Number(range.n),
+      firstSeq: Number(range.first_seq),
+      lastSeq: Number(range.last_seq),
+      lastHash: last.hash,
+    };
   }
 
   /**

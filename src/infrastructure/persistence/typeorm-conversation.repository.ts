@@ -103,7 +103,20 @@ interface PendingSave {
 
 /** $1–$12 of a save: the root's fields and loaded version, then the new and changed calls. */
 function rootParams(tenant: string, r: RootRecord, inserts: unknown[], updates: unknown[]): unknown[] {
-  return [tenant, r.id, r.user_id, r.user_roles, r.user_name, r.title, r.metadata, r.pending_count, r.updated_at, r.version, JSON.stringify(inserts), JSON.stringify(updates)];
+  return [
+    tenant,
+    r.id,
+    r.user_id,
+    r.user_roles,
+    r.user_name,
+    r.title,
+    r.metadata,
+    r.pending_count,
+    r.updated_at,
+    r.version,
+    JSON.stringify(inserts),
+    JSON.stringify(updates),
+  ];
 }
 
 const OPEN_STATUSES: readonly OpenStatus[] = ['pending', 'approved', 'executed'];
@@ -119,9 +132,15 @@ const OPEN_STATUSES: readonly OpenStatus[] = ['pending', 'approved', 'executed']
  * CPU per proposal, measured. The statuses are written into the text (constants, checked here), so each
  * shape is its own prepared statement.
  */
-function callsInStatusesOrNamed(tenant: string, conversation: string, calls: CallSelection, first: number): { sql: string; params: unknown[] } {
+function callsInStatusesOrNamed(
+  tenant: string,
+  conversation: string,
+  calls: CallSelection,
+  first: number,
+): { sql: string; params: unknown[] } {
   const { statuses } = calls;
-  if (statuses.length === 0 || statuses.some((s) => !OPEN_STATUSES.includes(s))) throw new Error(`cannot load calls by status ${statuses.join(',')}`);
+  if (statuses.length === 0 || statuses.some((s) => !OPEN_STATUSES.includes(s)))
+    throw new Error(`cannot load calls by status ${statuses.join(',')}`);
   const inStatuses = `status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
   const mine = `tenant_id = ${tenant} AND conversation_id = ${conversation}`;
   const branches = [`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE ${mine} AND ${inStatuses}`];
@@ -134,7 +153,9 @@ function callsInStatusesOrNamed(tenant: string, conversation: string, calls: Cal
   }
   if (calls.externalIds?.length) {
     const ext = `$${first + params.push(calls.externalIds) - 1}::text[]`;
-    branches.push(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE ${mine} AND external_id = ANY(${ext}) AND NOT ${inStatuses}${ids ? ` AND id <> ALL(${ids})` : ''}`);
+    branches.push(
+      `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE ${mine} AND external_id = ANY(${ext}) AND NOT ${inStatuses}${ids ? ` AND id <> ALL(${ids})` : ''}`,
+    );
   }
   return { sql: branches.join('\n UNION ALL\n '), params };
 }
@@ -144,7 +165,13 @@ type CallSelection = Exclude<NonNullable<LoadOptions['calls']>, 'all'>;
 /** A tool call read through json_agg: the same keys as the row class, dates as text. */
 function callRowFromJson(j: Record<string, unknown>): ToolCallRow {
   const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
-  return { ...(j as unknown as ToolCallRow), createdAt: date(j.createdAt)!, updatedAt: date(j.updatedAt)!, expiresAt: date(j.expiresAt), nextStepAt: date(j.nextStepAt) };
+  return {
+    ...(j as unknown as ToolCallRow),
+    createdAt: date(j.createdAt)!,
+    updatedAt: date(j.updatedAt)!,
+    expiresAt: date(j.expiresAt),
+    nextStepAt: date(j.nextStepAt),
+  };
 }
 
 /** A tool call row as JSON for jsonb_to_recordset (snake_case keys, as CALL_RECORD names them). */
@@ -180,7 +207,9 @@ function callRecord(r: ToolCallRow): Record<string, unknown> {
 @Injectable()
 export class TypeOrmConversationRepository implements ConversationRepository {
   /** Optimistic saves of one tenant share a statement and a commit when they arrive together. */
-  private readonly commits = new TenantGroupCommit<PendingSave, ChainedRow[]>((tenant, saves) => this.flush(tenant, saves));
+  private readonly commits = new TenantGroupCommit<PendingSave, ChainedRow[]>((tenant, saves) =>
+    this.flush(tenant, saves),
+  );
   /** Statements that wrote several saves at once, and how many saves they wrote (tests and benchmarks read it). */
   readonly grouped = { statements: 0, saves: 0 };
 
@@ -208,13 +237,20 @@ export class TypeOrmConversationRepository implements ConversationRepository {
   }
 
   private loadByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions): Promise<Conversation | null> {
-    return this.load(`tenant_id = $1 AND id = (SELECT conversation_id FROM tool_calls WHERE tenant_id = $1 AND id = $2)`, [tenantId, toolCallId], opts);
+    return this.load(
+      `tenant_id = $1 AND id = (SELECT conversation_id FROM tool_calls WHERE tenant_id = $1 AND id = $2)`,
+      [tenantId, toolCallId],
+      opts,
+    );
   }
 
   private async load(where: string, params: [string, string], opts: LoadOptions): Promise<Conversation | null> {
     const lock = this.lockClause(opts);
     if (lock) {
-      const [row]: ConversationRow[] = await this.uow.prepared(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where}${lock}`, params);
+      const [row]: ConversationRow[] = await this.uow.prepared(
+        `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where}${lock}`,
+        params,
+      );
       return row ? this.withCalls(row, opts) : null;
     }
     return (await this.loadWith(where, params, opts))?.conversation ?? null;
@@ -233,17 +269,21 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
     const named = only && callsInStatusesOrNamed('c.tenant_id', 'c.id', only, params.length + 1);
     const own = named ? [...params, ...named.params] : params;
-    const [row]: Array<ConversationRow & { calls: Array<Record<string, unknown>>; extra?: X }> = await this.uow.prepared(
-      `SELECT ${CONVERSATION_COLUMNS},
+    const [row]: Array<ConversationRow & { calls: Array<Record<string, unknown>>; extra?: X }> =
+      await this.uow.prepared(
+        `SELECT ${CONVERSATION_COLUMNS},
               (SELECT coalesce(json_agg(t ORDER BY t."createdAt", t.id), '[]') FROM (
                  ${named ? named.sql : `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = c.tenant_id AND conversation_id = c.id`}) t) AS calls
               ${beside ? `, (${beside.select((i) => `$${own.length + 1 + i}`)}) AS extra` : ''}
          FROM conversations c WHERE ${where}`,
-      beside ? [...own, ...beside.params] : own,
-    );
+        beside ? [...own, ...beside.params] : own,
+      );
     if (!row) return null;
     const { calls, extra, ...root } = row;
-    return { conversation: ConversationMapper.toDomain(root, calls.map(callRowFromJson), { partial: !!only }), extra: extra as X };
+    return {
+      conversation: ConversationMapper.toDomain(root, calls.map(callRowFromJson), { partial: !!only }),
+      extra: extra as X,
+    };
   }
 
   /**
@@ -274,11 +314,15 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
     const named = only && callsInStatusesOrNamed('$1', '$2', only, 3);
     const calls: ToolCallRow[] = named
-      ? await this.uow.prepared(`SELECT * FROM (${named.sql}) t ORDER BY "createdAt", id`, [row.tenantId, row.id, ...named.params])
-      : await this.uow.prepared(`SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`, [
+      ? await this.uow.prepared(`SELECT * FROM (${named.sql}) t ORDER BY "createdAt", id`, [
           row.tenantId,
           row.id,
-        ]);
+          ...named.params,
+        ])
+      : await this.uow.prepared(
+          `SELECT ${CALL_COLUMNS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`,
+          [row.tenantId, row.id],
+        );
     return ConversationMapper.toDomain(row, calls, { partial: !!only });
   }
 
@@ -303,14 +347,25 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     if (!this.uow.inTransaction) {
       // A refusal or a repeat changed nothing: writing would only bump the version and make racers retry.
       if (c.version > 0 && events.length === 0 && added.length === 0 && changed.length === 0) return;
-      return this.saveAtomically(c, { tenant: c.tenantId, root, inserts, updates, prepared: this.eventStore.prepare(c.tenantId, events), created: c.version === 0 ? { at: c.createdAt, agentId: c.agentId, agentOwner: c.agentOwner ?? null } : undefined });
+      return this.saveAtomically(c, {
+        tenant: c.tenantId,
+        root,
+        inserts,
+        updates,
+        prepared: this.eventStore.prepare(c.tenantId, events),
+        created:
+          c.version === 0 ? { at: c.createdAt, agentId: c.agentId, agentOwner: c.agentOwner ?? null } : undefined,
+      });
     }
     // TypeORM's save() would not check the version: the update matches only the loaded version.
     const [res]: Array<{ conv: string }> = await this.uow.prepared(
       `WITH conv AS (${c.version === 0 ? rootInsert('$13', '$14', '$15') : ROOT_UPDATE}),
        ${CALL_WRITES}
        SELECT (SELECT count(*) FROM conv) AS conv`,
-      [...rootParams(c.tenantId, root, inserts, updates), ...(c.version === 0 ? [row.createdAt, row.agentId, row.agentOwner] : [])],
+      [
+        ...rootParams(c.tenantId, root, inserts, updates),
+        ...(c.version === 0 ? [row.createdAt, row.agentId, row.agentOwner] : []),
+      ],
     );
     // Nothing matched: the whole transaction rolls back, the calls written beside it with it.
     if (Number(res.conv) !== 1) throw new StaleAggregateError(`conversation ${c.id} changed since it was loaded`);
@@ -381,7 +436,11 @@ export class TypeOrmConversationRepository implements ConversationRepository {
     const chained = res.chained ?? [];
     let next = 0;
     return saves.map((save, i) => {
-      if (!written.has(i)) return { ok: false, error: new StaleAggregateError(`conversation ${save.root.id} changed since it was loaded`) };
+      if (!written.has(i))
+        return {
+          ok: false,
+          error: new StaleAggregateError(`conversation ${save.root.id} changed since it was loaded`),
+        };
       const mine = chained.slice(next, next + save.prepared.events.length);
       next += save.prepared.events.length;
       return { ok: true, value: mine };
@@ -391,7 +450,11 @@ export class TypeOrmConversationRepository implements ConversationRepository {
   async findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]> {
     const params: unknown[] = [tenantId];
     const scope =
-      target.scope === 'agent' ? `AND c.agent_id = $${params.push(target.id)}` : target.scope === 'conversation' ? `AND c.id = $${params.push(target.id)}` : '';
+      target.scope === 'agent'
+        ? `AND c.agent_id = $${params.push(target.id)}`
+        : target.scope === 'conversation'
+          ? `AND c.id = $${params.push(target.id)}`
+          : '';
     const rows: Array<{ id: string }> = await this.uow.manager().query(
       `SELECT c.id FROM conversations c
         WHERE c.tenant_id = $1 ${scope}
@@ -403,15 +466,13 @@ export class TypeOrmConversationRepository implements ConversationRepository {
   }
 
   async findWithDueExpiries(now: Date, limit: number) {
-    const rows: Array<{ tenant_id: string; conversation_id: string }> = await this.uow
-      .manager()
-      .query(
-        `SELECT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND expires_at <= $1
+    const rows: Array<{ tenant_id: string; conversation_id: string }> = await this.uow.manager().query(
+      `SELECT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND expires_at <= $1
          UNION
          SELECT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND next_step_at <= $1
          LIMIT $2`,
-        [now, limit],
-      );
+      [now, limit],
+    );
     return rows.map((r) => ({ tenantId: r.tenant_id, conversationId: r.conversation_id }));
   }
 }

@@ -18,12 +18,15 @@ export function grantFromRow(r: GrantRow): Grant {
     createdAt: r.createdAt,
     ...(r.args ? { args: r.args } : {}),
     ...(r.expiresAt ? { expiresAt: r.expiresAt } : {}),
-    ...(r.revokedAt && r.revokedBy ? { revocation: { at: r.revokedAt, by: r.revokedBy, ...(r.revokeReason ? { reason: r.revokeReason } : {}) } } : {}),
+    ...(r.revokedAt && r.revokedBy
+      ? { revocation: { at: r.revokedAt, by: r.revokedBy, ...(r.revokeReason ? { reason: r.revokeReason } : {}) } }
+      : {}),
   });
 }
 
 /** The SQL condition for "applies at $n": not revoked, and no lifetime or one not yet over. */
-export const GRANT_APPLIES = (alias: string, now: string) => `${alias}revoked_at IS NULL AND (${alias}expires_at IS NULL OR ${alias}expires_at > ${now})`;
+export const GRANT_APPLIES = (alias: string, now: string) =>
+  `${alias}revoked_at IS NULL AND (${alias}expires_at IS NULL OR ${alias}expires_at > ${now})`;
 
 const STATUS: Record<Exclude<GrantListFilter['status'], 'all'>, (now: string) => string> = {
   active: (now) => GRANT_APPLIES('g.', now),
@@ -40,7 +43,14 @@ function decodeCursor(cursor: string | undefined): [string, string] | null {
   if (!cursor) return null;
   try {
     const k = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && !Number.isNaN(Date.parse(k[0])) && typeof k[1] === 'string') return k as [string, string];
+    if (
+      Array.isArray(k) &&
+      k.length === 2 &&
+      typeof k[0] === 'string' &&
+      !Number.isNaN(Date.parse(k[0])) &&
+      typeof k[1] === 'string'
+    )
+      return k as [string, string];
   } catch {
     /* fall through */
   }
@@ -57,26 +67,43 @@ export class TypeOrmGrantRepository implements GrantRepository {
       .manager()
       .getRepository(GrantRow)
       .createQueryBuilder('g')
-      .where(`g.tenant_id = :tenantId AND g.tool_name IN (:...toolNames) AND ${GRANT_APPLIES('g.', ':now')}`, { tenantId, toolNames, now })
+      .where(`g.tenant_id = :tenantId AND g.tool_name IN (:...toolNames) AND ${GRANT_APPLIES('g.', ':now')}`, {
+        tenantId,
+        toolNames,
+        now,
+      })
       .getMany();
     return rows.map(grantFromRow);
   }
 
   async findById(tenantId: string, id: string, opts: { lock?: boolean } = {}): Promise<Grant | null> {
-    const qb = this.uow.manager().getRepository(GrantRow).createQueryBuilder('g').where('g.tenant_id = :tenantId AND g.id = :id', { tenantId, id });
+    const qb = this.uow
+      .manager()
+      .getRepository(GrantRow)
+      .createQueryBuilder('g')
+      .where('g.tenant_id = :tenantId AND g.id = :id', { tenantId, id });
     if (opts.lock) qb.setLock('pessimistic_write');
     const row = await qb.getOne();
     return row && grantFromRow(row);
   }
 
   async list(tenantId: string, f: GrantListFilter): Promise<{ grants: Grant[]; nextCursor: string | null }> {
-    const qb = this.uow.manager().getRepository(GrantRow).createQueryBuilder('g').where('g.tenant_id = :tenantId', { tenantId });
+    const qb = this.uow
+      .manager()
+      .getRepository(GrantRow)
+      .createQueryBuilder('g')
+      .where('g.tenant_id = :tenantId', { tenantId });
     if (f.toolName !== undefined) qb.andWhere('g.tool_name = :toolName', { toolName: f.toolName });
     if (f.scope !== undefined) qb.andWhere('g.scope = :scope', { scope: f.scope });
     if (f.status !== 'all') qb.andWhere(STATUS[f.status](':now'), { now: f.now });
     const after = decodeCursor(f.cursor);
-    if (after) qb.andWhere('(g.created_at, g.id) < (:afterAt::timestamptz, :afterId)', { afterAt: after[0], afterId: after[1] });
-    const rows = await qb.orderBy('g.created_at', 'DESC').addOrderBy('g.id', 'DESC').limit(f.limit + 1).getMany();
+    if (after)
+      qb.andWhere('(g.created_at, g.id) < (:afterAt::timestamptz, :afterId)', { afterAt: after[0], afterId: after[1] });
+    const rows = await qb
+      .orderBy('g.created_at', 'DESC')
+      .addOrderBy('g.id', 'DESC')
+      .limit(f.limit + 1)
+      .getMany();
     const more = rows.length > f.limit;
     const items = rows.slice(0, f.limit);
     return { grants: items.map(grantFromRow), nextCursor: more ? encodeCursor(items[items.length - 1]) : null };

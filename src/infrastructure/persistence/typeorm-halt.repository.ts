@@ -6,7 +6,14 @@ import { HaltRow, JsonObject } from './orm-entities';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
 function toDomain(r: HaltRow): Halt {
-  return Halt.rehydrate({ tenantId: r.tenantId, scope: r.scope, id: r.scopeId, reason: r.reason, by: r.createdBy as HaltState['by'], at: r.createdAt });
+  return Halt.rehydrate({
+    tenantId: r.tenantId,
+    scope: r.scope,
+    id: r.scopeId,
+    reason: r.reason,
+    by: r.createdBy as HaltState['by'],
+    at: r.createdAt,
+  });
 }
 
 @Injectable()
@@ -28,14 +35,21 @@ export class TypeOrmHaltRepository implements HaltRepository {
       .manager()
       .getRepository(HaltRow)
       .createQueryBuilder('h')
-      .where('h.tenant_id = :tenantId AND h.scope = :scope AND h.scope_id = :id', { tenantId, scope: target.scope, id: target.id });
+      .where('h.tenant_id = :tenantId AND h.scope = :scope AND h.scope_id = :id', {
+        tenantId,
+        scope: target.scope,
+        id: target.id,
+      });
     if (opts.lock && this.uow.inTransaction) qb.setLock('pessimistic_write');
     const row = await qb.getOne();
     return row ? toDomain(row) : null;
   }
 
   async list(tenantId: string): Promise<Halt[]> {
-    const rows = await this.uow.manager().getRepository(HaltRow).find({ where: { tenantId }, order: { createdAt: 'ASC' } });
+    const rows = await this.uow
+      .manager()
+      .getRepository(HaltRow)
+      .find({ where: { tenantId }, order: { createdAt: 'ASC' } });
     return rows.map(toDomain);
   }
 
@@ -48,7 +62,14 @@ export class TypeOrmHaltRepository implements HaltRepository {
       await repo.delete({ tenantId: s.tenantId, scope: s.scope, scopeId: s.id });
     } else if (halt.version === 0) {
       // The primary key makes a concurrent second halt of the same scope fail and retry into "already halted".
-      await repo.insert({ tenantId: s.tenantId, scope: s.scope, scopeId: s.id, reason: s.reason, createdBy: { ...s.by } as JsonObject, createdAt: s.at });
+      await repo.insert({
+        tenantId: s.tenantId,
+        scope: s.scope,
+        scopeId: s.id,
+        reason: s.reason,
+        createdBy: { ...s.by } as JsonObject,
+        createdAt: s.at,
+      });
       halt.version = 1;
     }
     this.uow.collect(events);

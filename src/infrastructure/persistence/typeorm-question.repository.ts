@@ -27,7 +27,9 @@ export function questionFromRow(r: QuestionRow): Question {
       createdAt: r.createdAt,
       expiresAt: r.expiresAt,
       status: r.status as QuestionStatus,
-      ...(r.answer !== null && r.answeredBy && r.answeredAt ? { answer: { text: r.answer, by: r.answeredBy, at: r.answeredAt } } : {}),
+      ...(r.answer !== null && r.answeredBy && r.answeredAt
+        ? { answer: { text: r.answer, by: r.answeredBy, at: r.answeredAt } }
+        : {}),
       ...(r.endedAt ? { endedAt: r.endedAt } : {}),
       ...(r.endReason !== null ? { endReason: r.endReason } : {}),
     },
@@ -44,7 +46,14 @@ function decodeCursor(cursor: string | undefined): [string, string] | null {
   if (!cursor) return null;
   try {
     const k = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && !Number.isNaN(Date.parse(k[0])) && typeof k[1] === 'string') return k as [string, string];
+    if (
+      Array.isArray(k) &&
+      k.length === 2 &&
+      typeof k[0] === 'string' &&
+      !Number.isNaN(Date.parse(k[0])) &&
+      typeof k[1] === 'string'
+    )
+      return k as [string, string];
   } catch {
     /* fall through */
   }
@@ -53,10 +62,21 @@ function decodeCursor(cursor: string | undefined): [string, string] | null {
 
 @Injectable()
 export class TypeOrmQuestionRepository implements QuestionRepository {
-  constructor(private readonly uow: TypeOrmUnitOfWork, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+  constructor(
+    private readonly uow: TypeOrmUnitOfWork,
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+  ) {}
 
-  async findById(tenantId: string, id: string, opts: { lock?: boolean | 'skip-locked' } = {}): Promise<Question | null> {
-    const qb = this.uow.manager().getRepository(QuestionRow).createQueryBuilder('q').where('q.tenant_id = :tenantId AND q.id = :id', { tenantId, id });
+  async findById(
+    tenantId: string,
+    id: string,
+    opts: { lock?: boolean | 'skip-locked' } = {},
+  ): Promise<Question | null> {
+    const qb = this.uow
+      .manager()
+      .getRepository(QuestionRow)
+      .createQueryBuilder('q')
+      .where('q.tenant_id = :tenantId AND q.id = :id', { tenantId, id });
     // A lock means something inside a transaction only; plain reads take none.
     if (opts.lock && this.uow.inTransaction) {
       qb.setLock('pessimistic_write');
@@ -66,11 +86,20 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
     return row && questionFromRow(row);
   }
 
-  async countOpen(tenantId: string, scope: { conversationId: string; agentId: string }, upTo: { conversation: number; agent: number }): Promise<{ conversation: number; agent: number }> {
+  async countOpen(
+    tenantId: string,
+    scope: { conversationId: string; agentId: string },
+    upTo: { conversation: number; agent: number },
+  ): Promise<{ conversation: number; agent: number }> {
     // Asks of one agent queue here until their transactions end, so each counts the ones before it (an advisory
     // lock: there is no agent row to lock). Each count stops at its limit, reading the partial indexes of pending
     // questions only.
-    await this.uow.manager().query(`SELECT pg_advisory_xact_lock(hashtextextended('tollgate.questions:' || $1 || '/' || $2, 0))`, [tenantId, scope.agentId]);
+    await this.uow
+      .manager()
+      .query(`SELECT pg_advisory_xact_lock(hashtextextended('tollgate.questions:' || $1 || '/' || $2, 0))`, [
+        tenantId,
+        scope.agentId,
+      ]);
     const [row] = await this.uow.manager().query(
       `SELECT (SELECT count(*) FROM (SELECT 1 FROM questions WHERE tenant_id = $1 AND conversation_id = $2 AND status = 'pending' LIMIT $4) c)::int AS conversation,
               (SELECT count(*) FROM (SELECT 1 FROM questions WHERE tenant_id = $1 AND agent_id = $3 AND status = 'pending' LIMIT $5) a)::int AS agent`,
@@ -119,11 +148,17 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
       question.version = 1;
     } else {
       // TypeORM's update does not check versions: the WHERE does, and 0 rows means another writer came first.
-      const res = await m.getRepository(QuestionRow).update({ tenantId: s.tenantId, id: s.id, version: question.version }, { ...changes, version: question.version + 1 });
+      const res = await m
+        .getRepository(QuestionRow)
+        .update(
+          { tenantId: s.tenantId, id: s.id, version: question.version },
+          { ...changes, version: question.version + 1 },
+        );
       if (res.affected === 0) throw new StaleAggregateError(`question ${s.id} changed since it was loaded`);
       question.version += 1;
       // Long-polls on other instances wake on commit (the notification is sent only if this commits).
-      if (this.config.databaseUrl) await m.query(`SELECT pg_notify('${WAKE_CHANNEL}', $1)`, [wakePayload(s.tenantId, s.id)]);
+      if (this.config.databaseUrl)
+        await m.query(`SELECT pg_notify('${WAKE_CHANNEL}', $1)`, [wakePayload(s.tenantId, s.id)]);
     }
     this.uow.collect(events);
   }
@@ -131,7 +166,10 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
   async findDue(now: Date, limit: number): Promise<Array<{ tenantId: string; id: string }>> {
     const rows: Array<{ tenant_id: string; id: string }> = await this.uow
       .manager()
-      .query(`SELECT tenant_id, id FROM questions WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`, [now, limit]);
+      .query(
+        `SELECT tenant_id, id FROM questions WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+        [now, limit],
+      );
     return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }));
   }
 
@@ -147,14 +185,21 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
   }
 
   async findPendingIn(tenantId: string, target: HaltTarget): Promise<string[]> {
-    const scope = target.scope === 'tenant' ? '' : target.scope === 'agent' ? 'AND agent_id = $2' : 'AND conversation_id = $2';
+    const scope =
+      target.scope === 'tenant' ? '' : target.scope === 'agent' ? 'AND agent_id = $2' : 'AND conversation_id = $2';
     const rows: Array<{ id: string }> = await this.uow
       .manager()
-      .query(`SELECT id FROM questions WHERE tenant_id = $1 AND status = 'pending' ${scope}`, target.scope === 'tenant' ? [tenantId] : [tenantId, target.id]);
+      .query(
+        `SELECT id FROM questions WHERE tenant_id = $1 AND status = 'pending' ${scope}`,
+        target.scope === 'tenant' ? [tenantId] : [tenantId, target.id],
+      );
     return rows.map((r) => r.id);
   }
 
-  async listAnswerable(p: Principal, f: QuestionListFilter): Promise<{ questions: Question[]; nextCursor: string | null }> {
+  async listAnswerable(
+    p: Principal,
+    f: QuestionListFilter,
+  ): Promise<{ questions: Question[]; nextCursor: string | null }> {
     if (isAgent(p)) return { questions: [], nextCursor: null };
     // `requester` names the conversation's user, never a role a token could claim.
     const roles = p.roles.filter((r) => r === 'approver' || r === 'admin');
@@ -163,11 +208,19 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
       .getRepository(QuestionRow)
       .createQueryBuilder('q')
       .where('q.tenant_id = :tenantId AND q.status = :status', { tenantId: p.tenant, status: f.status })
-      .andWhere(`(('requester' = ANY(q.ask_to) AND q.user_id = :me) OR q.ask_to && :roles::text[])`, { me: p.id, roles });
+      .andWhere(`(('requester' = ANY(q.ask_to) AND q.user_id = :me) OR q.ask_to && :roles::text[])`, {
+        me: p.id,
+        roles,
+      });
     if (f.status === 'pending') qb.andWhere('q.expires_at > :now', { now: f.now });
     const after = decodeCursor(f.cursor);
-    if (after) qb.andWhere('(q.created_at, q.id) < (:afterAt::timestamptz, :afterId)', { afterAt: after[0], afterId: after[1] });
-    const rows = await qb.orderBy('q.created_at', 'DESC').addOrderBy('q.id', 'DESC').limit(f.limit + 1).getMany();
+    if (after)
+      qb.andWhere('(q.created_at, q.id) < (:afterAt::timestamptz, :afterId)', { afterAt: after[0], afterId: after[1] });
+    const rows = await qb
+      .orderBy('q.created_at', 'DESC')
+      .addOrderBy('q.id', 'DESC')
+      .limit(f.limit + 1)
+      .getMany();
     const more = rows.length > f.limit;
     const items = rows.slice(0, f.limit);
     return { questions: items.map(questionFromRow), nextCursor: more ? encodeCursor(items[items.length - 1]) : null };

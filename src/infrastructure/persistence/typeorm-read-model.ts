@@ -39,7 +39,10 @@ const HALTED = `EXISTS (SELECT 1 FROM halts h WHERE h.tenant_id = c.tenant_id AN
 export class TypeOrmReadModel implements ReadModel {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
-  async listConversations(p: Principal, f: ListFilter & { status?: 'active' | 'blocked' | 'halted' }): Promise<Page<ConversationView>> {
+  async listConversations(
+    p: Principal,
+    f: ListFilter & { status?: 'active' | 'blocked' | 'halted' },
+  ): Promise<Page<ConversationView>> {
     const where = ['c.tenant_id = $1'];
     const params: unknown[] = [p.tenant];
     // Agents see their own; requesters theirs; approvers, admins and auditors the tenant's.
@@ -50,27 +53,42 @@ export class TypeOrmReadModel implements ReadModel {
     if (f.status === 'active') where.push(`c.pending_count = 0 AND NOT ${HALTED}`);
     const after = decodeCursor(f.cursor);
     if (after) where.push(`(c.created_at, c.id) > ($${params.push(after[0])}::timestamptz, $${params.push(after[1])})`);
-    const rows: any[] = await this.uow.manager().query(
-      `SELECT c.*, ${HALTED} AS halted FROM conversations c WHERE ${where.join(' AND ')} ORDER BY c.created_at, c.id LIMIT $${params.push(f.limit + 1)}`,
-      params,
+    const rows: any[] = await this.uow
+      .manager()
+      .query(
+        `SELECT c.*, ${HALTED} AS halted FROM conversations c WHERE ${where.join(' AND ')} ORDER BY c.created_at, c.id LIMIT $${params.push(f.limit + 1)}`,
+        params,
+      );
+    return page(
+      rows,
+      f.limit,
+      (r) => [new Date(r.created_at).toISOString(), r.id],
+      (r) => ({
+        id: r.id,
+        agentId: r.agent_id,
+        user:
+          r.user_id === null
+            ? null
+            : { id: r.user_id, roles: r.user_roles ?? [], ...(r.user_name ? { name: r.user_name } : {}) },
+        title: r.title,
+        metadata: r.metadata ?? {},
+        status: r.halted ? 'halted' : r.pending_count > 0 ? 'blocked' : 'active',
+        pendingCount: r.pending_count,
+        createdAt: new Date(r.created_at).toISOString(),
+        updatedAt: new Date(r.updated_at).toISOString(),
+      }),
     );
-    return page(rows, f.limit, (r) => [new Date(r.created_at).toISOString(), r.id], (r) => ({
-      id: r.id,
-      agentId: r.agent_id,
-      user: r.user_id === null ? null : { id: r.user_id, roles: r.user_roles ?? [], ...(r.user_name ? { name: r.user_name } : {}) },
-      title: r.title,
-      metadata: r.metadata ?? {},
-      status: r.halted ? 'halted' : r.pending_count > 0 ? 'blocked' : 'active',
-      pendingCount: r.pending_count,
-      createdAt: new Date(r.created_at).toISOString(),
-      updatedAt: new Date(r.updated_at).toISOString(),
-    }));
   }
 
   async listApprovals(p: Principal, f: ListFilter & { status: string }): Promise<Page<ApprovalView>> {
     const params: unknown[] = [p.tenant, f.status, [...p.roles], p.id];
     // The calls this person may decide: a role among the approvers, or `requester` and it is their conversation.
-    const where = [`t.tenant_id = $1`, `t.status = $2`, `t.approvers IS NOT NULL`, `(t.approvers && $3::text[] OR ('requester' = ANY(t.approvers) AND c.user_id = $4))`];
+    const where = [
+      `t.tenant_id = $1`,
+      `t.status = $2`,
+      `t.approvers IS NOT NULL`,
+      `(t.approvers && $3::text[] OR ('requester' = ANY(t.approvers) AND c.user_id = $4))`,
+    ];
     const after = decodeCursor(f.cursor);
     if (after) where.push(`(t.created_at, t.id) > ($${params.push(after[0])}::timestamptz, $${params.push(after[1])})`);
     const rows: any[] = await this.uow.manager().query(
@@ -91,27 +109,50 @@ export class TypeOrmReadModel implements ReadModel {
     const convIds = [...new Set(calls.map((c) => c.conversationId))];
     const convs: any[] = await this.uow
       .manager()
-      .query(`SELECT id, agent_id, user_id, user_roles, user_name, title FROM conversations WHERE tenant_id = $1 AND id = ANY($2::text[])`, [p.tenant, convIds]);
+      .query(
+        `SELECT id, agent_id, user_id, user_roles, user_name, title FROM conversations WHERE tenant_id = $1 AND id = ANY($2::text[])`,
+        [p.tenant, convIds],
+      );
     const byId = new Map(convs.map((c) => [c.id, c]));
-    return page(calls, f.limit, (r) => [r.createdAt.toISOString(), r.id], (r) => {
-      const c = byId.get(r.conversationId);
-      return {
-        ...toolCallView(toolCallState(r)),
-        conversation: {
-          id: c.id,
-          agentId: c.agent_id,
-          user: c.user_id === null ? null : { id: c.user_id, roles: c.user_roles ?? [], ...(c.user_name ? { name: c.user_name } : {}) },
-          title: c.title,
-        },
-      };
-    });
+    return page(
+      calls,
+      f.limit,
+      (r) => [r.createdAt.toISOString(), r.id],
+      (r) => {
+        const c = byId.get(r.conversationId);
+        return {
+          ...toolCallView(toolCallState(r)),
+          conversation: {
+            id: c.id,
+            agentId: c.agent_id,
+            user:
+              c.user_id === null
+                ? null
+                : { id: c.user_id, roles: c.user_roles ?? [], ...(c.user_name ? { name: c.user_name } : {}) },
+            title: c.title,
+          },
+        };
+      },
+    );
   }
 
   async listTools(tenantId: string, f: ListFilter) {
-    const qb = this.uow.manager().getRepository(ToolRow).createQueryBuilder('t').where('t.tenant_id = :tenantId', { tenantId });
+    const qb = this.uow
+      .manager()
+      .getRepository(ToolRow)
+      .createQueryBuilder('t')
+      .where('t.tenant_id = :tenantId', { tenantId });
     const after = decodeCursor(f.cursor);
     if (after) qb.andWhere('t.name > :name', { name: after[1] });
-    const rows = await qb.orderBy('t.name', 'ASC').limit(f.limit + 1).getMany();
-    return page(rows, f.limit, (r) => ['', r.name], (r) => toolView(toolFromRow(r)));
+    const rows = await qb
+      .orderBy('t.name', 'ASC')
+      .limit(f.limit + 1)
+      .getMany();
+    return page(
+      rows,
+      f.limit,
+      (r) => ['', r.name],
+      (r) => toolView(toolFromRow(r)),
+    );
   }
 }

@@ -29,7 +29,8 @@ export class TypeOrmRecordedToolCalls implements RecordedToolCalls {
     // One branch per status, each a backward walk of tool_calls_by_status (tenant_id, status, created_at, id) that
     // stops after `limit` rows: the newest calls without reading the tenant's whole history.
     const branches = TOOL_CALL_STATUSES.map(
-      (_, i) => `(SELECT * FROM tool_calls WHERE tenant_id = $1 AND status = $${i + 4} AND created_at >= $2 ORDER BY created_at DESC, id DESC LIMIT $3)`,
+      (_, i) =>
+        `(SELECT * FROM tool_calls WHERE tenant_id = $1 AND status = $${i + 4} AND created_at >= $2 ORDER BY created_at DESC, id DESC LIMIT $3)`,
     ).join(' UNION ALL ');
     const rows: Row[] = await this.uow.manager().query(
       `SELECT tc.id, tc.conversation_id, tc.tool_name, tc.arguments, tc.annotations, tc.confidence, tc.estimated_cost, tc.policy, tc.created_at,

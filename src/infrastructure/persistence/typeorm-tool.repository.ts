@@ -25,7 +25,11 @@ export class TypeOrmToolRepository implements ToolRepository {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
   async find(tenantId: string, name: string, opts: LoadOptions = {}): Promise<Tool | null> {
-    const qb = this.uow.manager().getRepository(ToolRow).createQueryBuilder('t').where('t.tenant_id = :tenantId AND t.name = :name', { tenantId, name });
+    const qb = this.uow
+      .manager()
+      .getRepository(ToolRow)
+      .createQueryBuilder('t')
+      .where('t.tenant_id = :tenantId AND t.name = :name', { tenantId, name });
     if (opts.lock && this.uow.inTransaction) qb.setLock('pessimistic_write');
     const row = await qb.getOne();
     return row ? toolFromRow(row) : null;
@@ -33,12 +37,18 @@ export class TypeOrmToolRepository implements ToolRepository {
 
   async findMany(tenantId: string, names: string[]): Promise<Tool[]> {
     if (names.length === 0) return [];
-    const rows = await this.uow.manager().getRepository(ToolRow).find({ where: { tenantId, name: In(names) } });
+    const rows = await this.uow
+      .manager()
+      .getRepository(ToolRow)
+      .find({ where: { tenantId, name: In(names) } });
     return rows.map(toolFromRow);
   }
 
   async findAll(tenantId: string): Promise<Tool[]> {
-    const rows = await this.uow.manager().getRepository(ToolRow).find({ where: { tenantId }, order: { name: 'ASC' } });
+    const rows = await this.uow
+      .manager()
+      .getRepository(ToolRow)
+      .find({ where: { tenantId }, order: { name: 'ASC' } });
     return rows.map(toolFromRow);
   }
 
@@ -59,7 +69,10 @@ export class TypeOrmToolRepository implements ToolRepository {
     if (tool.version === 0) {
       await repo.insert({ tenantId: s.tenantId, name: s.name, createdAt: s.createdAt, version: 1, ...row });
     } else {
-      const res = await repo.update({ tenantId: s.tenantId, name: s.name, version: tool.version }, { ...row, version: tool.version + 1 });
+      const res = await repo.update(
+        { tenantId: s.tenantId, name: s.name, version: tool.version },
+        { ...row, version: tool.version + 1 },
+      );
       if (res.affected !== 1) throw new StaleAggregateError(`tool ${s.name} changed since it was loaded`);
     }
     tool.version += 1;

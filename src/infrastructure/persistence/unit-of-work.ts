@@ -81,7 +81,9 @@ export class TypeOrmUnitOfWork implements UnitOfWork {
     if (!this.config.databaseUrl || !this.config.preparedStatements) return this.manager().query(text, params);
     const scope = this.als.getStore();
     const runner = scope && !scope.optimistic ? scope.manager.queryRunner : undefined;
-    const client: PgQueryable = runner ? await runner.connect() : (this.dataSource.driver as unknown as { master: PgQueryable }).master;
+    const client: PgQueryable = runner
+      ? await runner.connect()
+      : (this.dataSource.driver as unknown as { master: PgQueryable }).master;
     try {
       const res = await client.query({ name: statementName(text), text, values: params });
       return res.rows as T[];
@@ -93,7 +95,8 @@ export class TypeOrmUnitOfWork implements UnitOfWork {
   collect(events: DomainEvent[]): void {
     const scope = this.als.getStore();
     if (!scope) throw new Error('Aggregates are saved inside a unit of work only');
-    if (scope.optimistic && events.length > 0) throw new Error('An optimistic unit of work appends events only with its one atomic write');
+    if (scope.optimistic && events.length > 0)
+      throw new Error('An optimistic unit of work appends events only with its one atomic write');
     scope.events.push(...events);
   }
 
@@ -120,7 +123,13 @@ export class TypeOrmUnitOfWork implements UnitOfWork {
       try {
         // Optimistic once: a command that lost a race retries under row locks, so it waits its turn
         // instead of racing again (many writers of one conversation always make progress).
-        const scope: Scope = { manager: this.dataSource.manager, events: [], stored: [], optimistic: !!opts.optimistic && attempt === 1, writes: 0 };
+        const scope: Scope = {
+          manager: this.dataSource.manager,
+          events: [],
+          stored: [],
+          optimistic: !!opts.optimistic && attempt === 1,
+          writes: 0,
+        };
         let result: T;
         if (scope.optimistic) {
           result = await this.als.run(scope, work);
@@ -162,6 +171,7 @@ function statementName(text: string): string {
 
 function isRetryable(e: unknown): boolean {
   if (e instanceof StaleAggregateError) return true;
-  const code = (e as { code?: string; driverError?: { code?: string } })?.driverError?.code ?? (e as { code?: string })?.code;
+  const code =
+    (e as { code?: string; driverError?: { code?: string } })?.driverError?.code ?? (e as { code?: string })?.code;
   return !!code && RETRYABLE_PG_CODES.has(code);
 }

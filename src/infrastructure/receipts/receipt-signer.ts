@@ -1,12 +1,32 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import canonicalize from 'canonicalize';
-import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
-import { createHash, createPrivateKey, createPublicKey, JsonWebKey as NodeJsonWebKey, KeyObject, randomUUID } from 'node:crypto';
+import {
+  calculateJwkThumbprint,
+  compactVerify,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  JWK,
+  SignJWT,
+} from 'jose';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  JsonWebKey as NodeJsonWebKey,
+  KeyObject,
+  randomUUID,
+} from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { ReceiptClaims, ReceiptSigner } from '../../application/ports';
-import { CHECKPOINT_TYP, CheckpointSignatures, OpenedCheckpoint } from '../../application/ports/checkpoint-signatures.port';
+import {
+  CHECKPOINT_TYP,
+  CheckpointSignatures,
+  OpenedCheckpoint,
+} from '../../application/ports/checkpoint-signatures.port';
 import { ConfigError, TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { JsonObject, SigningKeyRow } from '../persistence/orm-entities';
 
@@ -41,7 +61,9 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
   ) {}
 
   digest(value: unknown): string {
-    return createHash('sha256').update(canonicalize(value) ?? 'null').digest('hex');
+    return createHash('sha256')
+      .update(canonicalize(value) ?? 'null')
+      .digest('hex');
   }
 
   async sign(claims: ReceiptClaims): Promise<string> {
@@ -65,7 +87,10 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
     const configured = this.config.receiptAudience ?? this.config.publicUrl;
     if (configured) return configured;
     const address: unknown = this.http?.httpAdapter?.getHttpServer()?.address();
-    const port = address && typeof address === 'object' && 'port' in address ? (address as { port: number }).port : this.config.port;
+    const port =
+      address && typeof address === 'object' && 'port' in address
+        ? (address as { port: number }).port
+        : this.config.port;
     return `http://${this.config.host.includes(':') ? `[${this.config.host}]` : this.config.host}:${port}`;
   }
 
@@ -94,21 +119,25 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
    * it against keys pinned outside the database as well.
    */
   async open(jws: string): Promise<OpenedCheckpoint> {
-    if (jws.length > 4096 || !COMPACT_JWS.test(jws)) return { status: 'malformed', reason: 'is not a compact JWS (header.payload.signature)' };
+    if (jws.length > 4096 || !COMPACT_JWS.test(jws))
+      return { status: 'malformed', reason: 'is not a compact JWS (header.payload.signature)' };
     let header: ReturnType<typeof decodeProtectedHeader>;
     try {
       header = decodeProtectedHeader(jws);
     } catch {
       return { status: 'malformed', reason: 'has no readable JWS header' };
     }
-    if (header.typ !== CHECKPOINT_TYP) return { status: 'malformed', reason: `is not an audit checkpoint (typ ${JSON.stringify(header.typ ?? null)})` };
-    if (header.alg !== ALG || typeof header.kid !== 'string') return { status: 'unverified', kid: typeof header.kid === 'string' ? header.kid : undefined };
+    if (header.typ !== CHECKPOINT_TYP)
+      return { status: 'malformed', reason: `is not an audit checkpoint (typ ${JSON.stringify(header.typ ?? null)})` };
+    if (header.alg !== ALG || typeof header.kid !== 'string')
+      return { status: 'unverified', kid: typeof header.kid === 'string' ? header.kid : undefined };
     const jwk = await this.verificationKey(header.kid);
     if (!jwk) return { status: 'unverified', kid: header.kid };
     try {
       const { payload } = await compactVerify(jws, await importJWK(jwk, ALG), { algorithms: [ALG] });
       const claims: unknown = JSON.parse(new TextDecoder().decode(payload));
-      if (!claims || typeof claims !== 'object' || Array.isArray(claims)) return { status: 'malformed', reason: 'carries no JSON object' };
+      if (!claims || typeof claims !== 'object' || Array.isArray(claims))
+        return { status: 'malformed', reason: 'carries no JSON object' };
       return { status: 'verified', kid: header.kid, payload: claims as Record<string, unknown> };
     } catch {
       return { status: 'unverified', kid: header.kid };
@@ -118,7 +147,9 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
   private async verificationKey(kid: string): Promise<JWK | undefined> {
     const active = await this.signingKey();
     if (active.kid === kid) return active.publicJwk;
-    const row = await this.dataSource.getRepository(SigningKeyRow).findOne({ where: { kid }, select: { kid: true, alg: true, publicJwk: true } });
+    const row = await this.dataSource
+      .getRepository(SigningKeyRow)
+      .findOne({ where: { kid }, select: { kid: true, alg: true, publicJwk: true } });
     return row && row.alg === ALG ? (row.publicJwk as JWK) : undefined;
   }
 
@@ -143,7 +174,13 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
       await repo
         .createQueryBuilder()
         .insert()
-        .values({ kid, alg: ALG, privateJwk: (await exportJWK(privateKey)) as JsonObject, publicJwk: (await exportJWK(publicKey)) as JsonObject, createdAt: new Date() })
+        .values({
+          kid,
+          alg: ALG,
+          privateJwk: (await exportJWK(privateKey)) as JsonObject,
+          publicJwk: (await exportJWK(publicKey)) as JsonObject,
+          createdAt: new Date(),
+        })
         .orIgnore()
         .execute();
       // Two instances may race to create one: everyone uses the oldest.
@@ -159,8 +196,11 @@ function publicKey(kid: string, jwk: JWK): Record<string, unknown> {
 
 /** The key of TOLLGATE_SIGNING_KEY or TOLLGATE_SIGNING_KEY_FILE; anything but an Ed25519 private key is a ConfigError. */
 export async function configuredKey(config: Pick<TollgateConfig, 'signingKey' | 'signingKeyFile'>): Promise<ActiveKey> {
-  if (config.signingKey && config.signingKeyFile) throw new ConfigError('Set either TOLLGATE_SIGNING_KEY or TOLLGATE_SIGNING_KEY_FILE, not both');
-  const source = config.signingKeyFile ? `TOLLGATE_SIGNING_KEY_FILE (${config.signingKeyFile})` : 'TOLLGATE_SIGNING_KEY';
+  if (config.signingKey && config.signingKeyFile)
+    throw new ConfigError('Set either TOLLGATE_SIGNING_KEY or TOLLGATE_SIGNING_KEY_FILE, not both');
+  const source = config.signingKeyFile
+    ? `TOLLGATE_SIGNING_KEY_FILE (${config.signingKeyFile})`
+    : 'TOLLGATE_SIGNING_KEY';
   let text = config.signingKey ?? '';
   if (config.signingKeyFile) {
     try {
@@ -174,13 +214,19 @@ export async function configuredKey(config: Pick<TollgateConfig, 'signingKey' | 
   if (text.startsWith('-----BEGIN') && !text.includes('\n')) text = text.replace(/\\n/g, '\n');
   let key: KeyObject;
   try {
-    key = text.startsWith('{') ? createPrivateKey({ key: JSON.parse(text) as NodeJsonWebKey, format: 'jwk' }) : createPrivateKey(text);
+    key = text.startsWith('{')
+      ? createPrivateKey({ key: JSON.parse(text) as NodeJsonWebKey, format: 'jwk' })
+      : createPrivateKey(text);
   } catch {
     // The parser's message is not repeated: it could quote part of the key.
-    throw new ConfigError(`${source} is not a private key: give an Ed25519 key as PKCS#8 PEM (openssl genpkey -algorithm ed25519) or as a private JWK`);
+    throw new ConfigError(
+      `${source} is not a private key: give an Ed25519 key as PKCS#8 PEM (openssl genpkey -algorithm ed25519) or as a private JWK`,
+    );
   }
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new ConfigError(`${source} is not an Ed25519 key (it is ${key.asymmetricKeyType ?? 'unknown'}): receipts and checkpoints are signed with Ed25519 (EdDSA) only (openssl genpkey -algorithm ed25519)`);
+    throw new ConfigError(
+      `${source} is not an Ed25519 key (it is ${key.asymmetricKeyType ?? 'unknown'}): receipts and checkpoints are signed with Ed25519 (EdDSA) only (openssl genpkey -algorithm ed25519)`,
+    );
   }
   const publicJwk = createPublicKey(key).export({ format: 'jwk' }) as JWK;
   const privateJwk = key.export({ format: 'jwk' }) as JWK;

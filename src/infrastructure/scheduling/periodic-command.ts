@@ -22,7 +22,8 @@ export abstract class PeriodicCommand implements OnApplicationBootstrap, OnAppli
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.sweepIntervalMs > 0) this.timer = setInterval(() => void this.tick(), this.config.sweepIntervalMs).unref();
+    if (this.config.sweepIntervalMs > 0)
+      this.timer = setInterval(() => void this.tick(), this.config.sweepIntervalMs).unref();
   }
 
   async tick(): Promise<void> {

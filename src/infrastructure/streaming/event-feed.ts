@@ -109,7 +109,11 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
   /** A tenant's tail serves every stream of it; the commit that kicked a read does not own it. */
   private readonly background = detachedScope('tollgate.event-feed');
 
-  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, private readonly dataSource: DataSource, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+  constructor(
+    @Inject(AUDIT_LOG) private readonly audit: AuditLog,
+    private readonly dataSource: DataSource,
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+  ) {}
 
   /** The seq of the tenant's newest event: where a stream without Last-Event-ID starts. */
   async head(tenantId: string): Promise<number> {
@@ -118,11 +122,24 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
 
   /** Writes the events after `afterSeq` that `principal` may read to `out`, as SSE frames, until closed. */
   subscribe(principal: Principal, afterSeq: number, out: Writable): FeedSubscription {
-    const sub: Subscriber = { principal, out, lastSeq: afterSeq, live: false, busy: false, closed: false, rows: FIRST_PAGE_ROWS };
+    const sub: Subscriber = {
+      principal,
+      out,
+      lastSeq: afterSeq,
+      live: false,
+      busy: false,
+      closed: false,
+      rows: FIRST_PAGE_ROWS,
+    };
     const tenantId = principal.tenant;
     let tail = this.tails.get(tenantId);
     if (!tail) {
-      tail = { subscribers: new Set(), again: false, rows: FIRST_PAGE_ROWS, timer: setInterval(() => this.kick(tenantId), this.config.streamPollMs).unref() };
+      tail = {
+        subscribers: new Set(),
+        again: false,
+        rows: FIRST_PAGE_ROWS,
+        timer: setInterval(() => this.kick(tenantId), this.config.streamPollMs).unref(),
+      };
       this.tails.set(tenantId, tail);
     }
     tail.subscribers.add(sub);
@@ -210,7 +227,9 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     for (const e of events) {
       if (sub.closed || sub.out.destroyed) return true;
       if (e.seq <= sub.lastSeq) continue;
-      if (mayRead(sub.principal, e, e.conversationId ? this.parties.get(partyKey(e.tenant, e.conversationId)) : undefined)) {
+      if (
+        mayRead(sub.principal, e, e.conversationId ? this.parties.get(partyKey(e.tenant, e.conversationId)) : undefined)
+      ) {
         if (sub.out.writableLength >= this.config.streamMaxBufferBytes) return false;
         sub.out.write(this.frame(e));
       }
@@ -234,7 +253,10 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     sub.onDrain = resume;
     sub.out.once('drain', resume);
     const watch = (held: number) => {
-      sub.stall = setTimeout(() => (sub.out.writableLength < held ? watch(sub.out.writableLength) : this.drop(sub)), STALL_MS);
+      sub.stall = setTimeout(
+        () => (sub.out.writableLength < held ? watch(sub.out.writableLength) : this.drop(sub)),
+        STALL_MS,
+      );
       sub.stall.unref();
     };
     watch(sub.out.writableLength);
@@ -295,7 +317,13 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
 
   /** Who started each conversation in the batch and for whom (cached: neither ever changes). */
   private async learnParties(tenantId: string, events: AuditEvent[]): Promise<void> {
-    const unknown = [...new Set(events.flatMap((e) => (e.conversationId && !this.parties.has(partyKey(tenantId, e.conversationId)) ? [e.conversationId] : [])))];
+    const unknown = [
+      ...new Set(
+        events.flatMap((e) =>
+          e.conversationId && !this.parties.has(partyKey(tenantId, e.conversationId)) ? [e.conversationId] : [],
+        ),
+      ),
+    ];
     if (unknown.length === 0) return;
     const rows: Array<{ id: string; agent_id: string; user_id: string | null }> = await this.dataSource.query(
       `SELECT id, agent_id, user_id FROM conversations WHERE tenant_id = $1 AND id = ANY($2::text[])`,

@@ -64,10 +64,11 @@ export class InProcessWaiters implements ToolCallWaiters, BeforeApplicationShutd
 
   /** After a lost notification channel: everyone re-reads. */
   wakeAll(): void {
-    for (const set of this.byCall.values()) for (const e of set) {
-      e.woken = true;
-      e.resolve?.();
-    }
+    for (const set of this.byCall.values())
+      for (const e of set) {
+        e.woken = true;
+        e.resolve?.();
+      }
   }
 
   get size(): number {

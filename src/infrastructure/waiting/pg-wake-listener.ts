@@ -34,7 +34,10 @@ export class PgWakeListener implements OnApplicationBootstrap, OnApplicationShut
   /** Connected and listening (for tests and health). */
   listening = false;
 
-  constructor(@Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig, private readonly waiters: InProcessWaiters) {}
+  constructor(
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    private readonly waiters: InProcessWaiters,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.databaseUrl) return;
@@ -42,7 +45,10 @@ export class PgWakeListener implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.config.databaseDirectUrl ?? this.config.databaseUrl, application_name: `tollgate-listen-${this.config.instanceId}`.slice(0, 63) });
+    const client = new Client({
+      connectionString: this.config.databaseDirectUrl ?? this.config.databaseUrl,
+      application_name: `tollgate-listen-${this.config.instanceId}`.slice(0, 63),
+    });
     client.on('notification', (n: Notification) => this.onNotification(n));
     client.on('error', (e) => this.lost(client, e));
     client.on('end', () => this.lost(client));

@@ -16,7 +16,11 @@ export class WaiterRecheck implements OnApplicationBootstrap, OnApplicationShutd
   private running?: Promise<void>;
   private readonly log = new Logger('WaiterRecheck');
 
-  constructor(private readonly waiters: InProcessWaiters, private readonly dataSource: DataSource, @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig) {}
+  constructor(
+    private readonly waiters: InProcessWaiters,
+    private readonly dataSource: DataSource,
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+  ) {}
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => {
@@ -28,7 +32,8 @@ export class WaiterRecheck implements OnApplicationBootstrap, OnApplicationShutd
 
   async tick(): Promise<void> {
     const byTenant = new Map<string, string[]>();
-    for (const { tenantId, toolCallId } of this.waiters.waitedOn()) byTenant.set(tenantId, [...(byTenant.get(tenantId) ?? []), toolCallId]);
+    for (const { tenantId, toolCallId } of this.waiters.waitedOn())
+      byTenant.set(tenantId, [...(byTenant.get(tenantId) ?? []), toolCallId]);
     for (const [tenantId, ids] of byTenant) {
       for (let i = 0; i < ids.length; i += CHUNK) {
         const rows: Array<{ id: string }> = await this.dataSource.query(

@@ -1,6 +1,19 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, createApi, errorText, publicApi } from '../api';
-import { Departure, departureFromDecision, departureFromEvent, depart, emptyInbox, InboxState, notifiedFromEvent, pendingItems, prune, told, titleOf, withSnapshot } from '../inbox';
+import {
+  Departure,
+  departureFromDecision,
+  departureFromEvent,
+  depart,
+  emptyInbox,
+  InboxState,
+  notifiedFromEvent,
+  pendingItems,
+  prune,
+  told,
+  titleOf,
+  withSnapshot,
+} from '../inbox';
 import { canReadAudit, clearSession, displayName, loadSession, saveSession, Session } from '../session';
 import { openStream, Stream, StreamState, StreamStatus } from '../sse';
 import type { Approval, AuditEvent, DecisionBody, TenantStatus, Tool, UiConfig } from '../types';
@@ -46,7 +59,11 @@ export function App() {
   return <Workspace key={session.token} session={session} onSignOut={signOut} />;
 }
 
-const STREAM_WORDS: Record<StreamState, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…' };
+const STREAM_WORDS: Record<StreamState, string> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+};
 const LEAVING = new Set(['ToolCallApproved', 'ToolCallRejected', 'ToolCallExpired', 'ToolCallCancelled']);
 
 function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: string): void }) {
@@ -105,7 +122,10 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   const [grantsVersion, setGrantsVersion] = useState(0);
   const [questionsVersion, setQuestionsVersion] = useState(0);
 
-  const announce = useCallback((text: string) => setAnnouncement((prev) => (prev === text ? `${text}\u200b` : text)), []);
+  const announce = useCallback(
+    (text: string) => setAnnouncement((prev) => (prev === text ? `${text}\u200b` : text)),
+    [],
+  );
 
   // ---- loading: one snapshot at a time; a request made meanwhile runs once more after it ----
   const loading = useRef({ running: false, again: false, first: true });
@@ -133,7 +153,11 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
           if (!l.first && arrived.length > 0) {
             const at = Date.now();
             setArrivedAt((m) => new Map([...m, ...arrived.map((a) => [a.id, at] as const)].slice(-200)));
-            announce(arrived.length === 1 ? `New request: ${titleOf(arrived[0])} from ${arrived[0].conversation.agentId}` : `${arrived.length} new requests`);
+            announce(
+              arrived.length === 1
+                ? `New request: ${titleOf(arrived[0])} from ${arrived[0].conversation.agentId}`
+                : `${arrived.length} new requests`,
+            );
             notifier.arrived(arrived);
           }
           l.first = false;
@@ -144,7 +168,12 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
           if (resyncing && epoch === drops.current) setStale(false);
         } catch (e) {
           if (resyncing) resync.current = true;
-          if (!(e instanceof ApiError && e.status === 401)) setLoadError(e instanceof ApiError && e.status === 403 ? 'Agent tokens cannot use the inbox.' : `Could not load the inbox: ${errorText(e)}`);
+          if (!(e instanceof ApiError && e.status === 401))
+            setLoadError(
+              e instanceof ApiError && e.status === 403
+                ? 'Agent tokens cannot use the inbox.'
+                : `Could not load the inbox: ${errorText(e)}`,
+            );
         }
       } while (l.again);
     } finally {
@@ -158,7 +187,10 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   }, [refresh]);
 
   const loadTools = useCallback(() => {
-    api.tools().then((list) => setTools(new Map(list.map((t) => [t.name, t]))), () => undefined);
+    api.tools().then(
+      (list) => setTools(new Map(list.map((t) => [t.name, t]))),
+      () => undefined,
+    );
   }, [api]);
   const loadStatus = useCallback(() => {
     api.status().then(setStatus, () => setStatus(null));
@@ -189,7 +221,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
     loadTools();
     loadStatus();
     const onEvent = (e: AuditEvent) => {
-      if (e.type === 'ApprovalRequested' || e.type === 'ToolCallApprovalRecorded') scheduleRefresh(); // a quorum's progress: "1 of 2"
+      if (e.type === 'ApprovalRequested' || e.type === 'ToolCallApprovalRecorded')
+        scheduleRefresh(); // a quorum's progress: "1 of 2"
       else if (e.type === 'ToolCallProposed' && e.toolCallId) {
         const flags = e.data.toolFlags as { destructive?: boolean } | undefined;
         if (flags) flagsSeen.current.set(e.toolCallId, !!flags.destructive);
@@ -226,7 +259,10 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         }
         setStream(st);
       },
-      onRefused: (code) => (code === 401 ? onSignOut('Your token was refused: it has expired or is no longer valid. Sign in again.') : setLoadError('This token may not read the live stream.')),
+      onRefused: (code) =>
+        code === 401
+          ? onSignOut('Your token was refused: it has expired or is no longer valid. Sign in again.')
+          : setLoadError('This token may not read the live stream.'),
       onEvent,
     });
     streamRef.current = s;
@@ -245,7 +281,9 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   useTabBadge(pending.length);
 
   // The selection follows the list: when the selected call leaves, the one that takes its place is selected.
-  const selectedId = pending.some((p) => p.id === selected) ? selected : (pending[Math.min(lastIndex.current, pending.length - 1)]?.id ?? null);
+  const selectedId = pending.some((p) => p.id === selected)
+    ? selected
+    : (pending[Math.min(lastIndex.current, pending.length - 1)]?.id ?? null);
   const idx = pending.findIndex((p) => p.id === selectedId);
   if (idx >= 0) lastIndex.current = idx;
   // Keys can come faster than renders: the handler reads the list and the selection from refs. `chosen` is the row
@@ -268,7 +306,11 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
 
   const isDestructive = useCallback(
     // The call's own record first; the registry, the live event and the reason text for calls made before it had one.
-    (c: Approval) => !!c.policy.toolFlags?.destructive || !!tools.get(c.toolName)?.destructive || !!flagsSeen.current.get(c.id) || /\bdestructive\b/.test(c.policy.reason),
+    (c: Approval) =>
+      !!c.policy.toolFlags?.destructive ||
+      !!tools.get(c.toolName)?.destructive ||
+      !!flagsSeen.current.get(c.id) ||
+      /\bdestructive\b/.test(c.policy.reason),
     [tools],
   );
 
@@ -365,7 +407,12 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         <a class="brand" href="#/">
           Tollgate
         </a>
-        <span class={`live ${stream.state}`} role="status" data-testid="stream-state" title="Live updates from the server">
+        <span
+          class={`live ${stream.state}`}
+          role="status"
+          data-testid="stream-state"
+          title="Live updates from the server"
+        >
           <span class="dot" aria-hidden="true" /> {STREAM_WORDS[stream.state]}
         </span>
         <span class="spacer" />
@@ -385,7 +432,10 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         )}
         <NotifyToggle notifier={notifier} />
         <span class="who">
-          <strong>{displayName(session)}</strong> <span class="muted">{roles.join(', ') || 'no role'} · {session.tenant}</span>
+          <strong>{displayName(session)}</strong>{' '}
+          <span class="muted">
+            {roles.join(', ') || 'no role'} · {session.tenant}
+          </span>
         </span>
         <button type="button" class="link" onClick={() => onSignOut()}>
           Sign out
@@ -407,7 +457,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       )}
       {halts.length > 0 && (
         <p class="halt" role="alert">
-          <strong>Halted.</strong> {halts.map((h) => `${h.scope}${h.id ? ` ${h.id}` : ''}: ${h.reason}`).join(' · ')} — pending calls in scope were cancelled and nothing in scope runs until an admin resumes.
+          <strong>Halted.</strong> {halts.map((h) => `${h.scope}${h.id ? ` ${h.id}` : ''}: ${h.reason}`).join(' · ')} —
+          pending calls in scope were cancelled and nothing in scope runs until an admin resumes.
         </p>
       )}
       {session.exp && session.exp * 1000 - now < 10 * 60_000 && (
@@ -417,13 +468,29 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       )}
       <main id="main" tabIndex={-1}>
         {showGrants && route.view !== 'conversation' ? (
-          <Grants api={api} roles={session.roles} now={now} version={grantsVersion} onClose={() => setShowGrants(false)} />
+          <Grants
+            api={api}
+            roles={session.roles}
+            now={now}
+            version={grantsVersion}
+            onClose={() => setShowGrants(false)}
+          />
         ) : route.view === 'conversation' ? (
           <Timeline api={api} id={route.id} me={me} withAudit={canReadAudit(session)} now={now} version={convVersion} />
         ) : (
           <>
             <Questions api={api} now={now} version={questionsVersion} />
-            <Inbox inbox={inbox} loaded={loaded} error={loadError} note={listNote} selected={selectedId} now={now} arrivedAt={arrivedAt} isDestructive={isDestructive} onSelect={setSelected} />
+            <Inbox
+              inbox={inbox}
+              loaded={loaded}
+              error={loadError}
+              note={listNote}
+              selected={selectedId}
+              now={now}
+              arrivedAt={arrivedAt}
+              isDestructive={isDestructive}
+              onSelect={setSelected}
+            />
           </>
         )}
       </main>
@@ -443,8 +510,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         />
       )}
       <footer class="keys-legend" aria-label="Keyboard shortcuts">
-        <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↑</kbd>/<kbd>↓</kbd> move · <kbd>Enter</kbd> open · <kbd>a</kbd> approve · <kbd>r</kbd> reject · <kbd>e</kbd> edit · <kbd>t</kbd> timeline ·{' '}
-        <kbd>Esc</kbd> close · <kbd>?</kbd> help
+        <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↑</kbd>/<kbd>↓</kbd> move · <kbd>Enter</kbd> open · <kbd>a</kbd> approve ·{' '}
+        <kbd>r</kbd> reject · <kbd>e</kbd> edit · <kbd>t</kbd> timeline · <kbd>Esc</kbd> close · <kbd>?</kbd> help
       </footer>
       {help && <Help onClose={() => setHelp(false)} />}
       <div class="sr-only" aria-live="polite" aria-atomic="true" data-testid="announcer">
@@ -455,7 +522,18 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
 }
 
 /** The card of a call in the list, or of any call the person may see (a link from a timeline or a chat message). */
-function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof createApi>; me: string; admin: boolean; now: number; intent?: Intent; isDestructive(c: Approval): boolean; onDecide(c: Approval, b: DecisionBody): Promise<void>; onClose(): void }) {
+function CardFor(props: {
+  id: string;
+  inbox: InboxState;
+  api: ReturnType<typeof createApi>;
+  me: string;
+  admin: boolean;
+  now: number;
+  intent?: Intent;
+  isDestructive(c: Approval): boolean;
+  onDecide(c: Approval, b: DecisionBody): Promise<void>;
+  onClose(): void;
+}) {
   const { id, inbox, api } = props;
   const listed = inbox.items.find((i) => i.id === id);
   const [fetched, setFetched] = useState<Approval | null>(null);
@@ -466,8 +544,16 @@ function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof 
     (async () => {
       const call = await api.toolCall(id);
       const conv = await api.conversation(call.conversationId);
-      if (!stale) setFetched({ ...call, conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title } });
-    })().catch((e: unknown) => !stale && setError(e instanceof ApiError && e.status === 404 ? 'No such request, or not one you may see.' : errorText(e)));
+      if (!stale)
+        setFetched({
+          ...call,
+          conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title },
+        });
+    })().catch(
+      (e: unknown) =>
+        !stale &&
+        setError(e instanceof ApiError && e.status === 404 ? 'No such request, or not one you may see.' : errorText(e)),
+    );
     return () => {
       stale = true;
     };
@@ -477,7 +563,10 @@ function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof 
   if (!call) {
     return (
       <div class="loading-card" role="status">
-        {error ?? 'Loading…'} <button type="button" onClick={props.onClose}>Close</button>
+        {error ?? 'Loading…'}{' '}
+        <button type="button" onClick={props.onClose}>
+          Close
+        </button>
       </div>
     );
   }
@@ -499,15 +588,25 @@ function CardFor(props: { id: string; inbox: InboxState; api: ReturnType<typeof 
 }
 
 /** The other pending calls of the card's conversation (its step), to decide them all at once. */
-function stepOf(call: Approval, inbox: InboxState, api: ReturnType<typeof createApi>): { size: number; decide(d: 'approve' | 'reject'): Promise<string> } | undefined {
+function stepOf(
+  call: Approval,
+  inbox: InboxState,
+  api: ReturnType<typeof createApi>,
+): { size: number; decide(d: 'approve' | 'reject'): Promise<string> } | undefined {
   const size = inbox.items.filter((i) => i.conversationId === call.conversationId && !inbox.gone.has(i.id)).length;
   if (size < 2) return undefined;
   return {
     size,
     async decide(d) {
-      const r = await api.decideStep(call.conversationId, d, d === 'reject' ? 'rejected with the rest of the step in the web inbox' : undefined);
+      const r = await api.decideStep(
+        call.conversationId,
+        d,
+        d === 'reject' ? 'rejected with the rest of the step in the web inbox' : undefined,
+      );
       const done = `${r.toolCalls.length} ${d === 'approve' ? 'approved' : 'rejected'}`;
-      return r.refused.length ? `${done}; not decided: ${r.refused.map((x) => `${x.id} (${x.detail})`).join('; ')}` : `${done}.`;
+      return r.refused.length
+        ? `${done}; not decided: ${r.refused.map((x) => `${x.id} (${x.detail})`).join('; ')}`
+        : `${done}.`;
     },
   };
 }
@@ -521,21 +620,37 @@ function Help({ onClose }: { onClose(): void }) {
     <dialog ref={ref} class="help" aria-labelledby="help-h" onClose={onClose}>
       <h2 id="help-h">Keyboard shortcuts</h2>
       <dl>
-        <dt><kbd>j</kbd> <kbd>k</kbd> <kbd>↓</kbd> <kbd>↑</kbd></dt>
+        <dt>
+          <kbd>j</kbd> <kbd>k</kbd> <kbd>↓</kbd> <kbd>↑</kbd>
+        </dt>
         <dd>move through the requests</dd>
-        <dt><kbd>Enter</kbd></dt>
+        <dt>
+          <kbd>Enter</kbd>
+        </dt>
         <dd>open the selected request</dd>
-        <dt><kbd>a</kbd></dt>
+        <dt>
+          <kbd>a</kbd>
+        </dt>
         <dd>approve the selected or open request (destructive and manual ones: press twice, with the card open)</dd>
-        <dt><kbd>r</kbd></dt>
+        <dt>
+          <kbd>r</kbd>
+        </dt>
         <dd>reject it, with a reason</dd>
-        <dt><kbd>e</kbd></dt>
+        <dt>
+          <kbd>e</kbd>
+        </dt>
         <dd>edit its arguments, then approve</dd>
-        <dt><kbd>t</kbd></dt>
+        <dt>
+          <kbd>t</kbd>
+        </dt>
         <dd>open its conversation's timeline</dd>
-        <dt><kbd>{MOD_KEY}</kbd>+<kbd>Enter</kbd></dt>
+        <dt>
+          <kbd>{MOD_KEY}</kbd>+<kbd>Enter</kbd>
+        </dt>
         <dd>send the reason, or approve the edited arguments</dd>
-        <dt><kbd>Esc</kbd></dt>
+        <dt>
+          <kbd>Esc</kbd>
+        </dt>
         <dd>close, or go back</dd>
       </dl>
       <form method="dialog">
@@ -546,4 +661,3 @@ function Help({ onClose }: { onClose(): void }) {
     </dialog>
   );
 }
-

@@ -1,6 +1,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api';
-import { ago, capitalise, clock, decisionSentence, LEVEL_WORDS, parseArguments, pretty, ruleText, timeLeft } from '../format';
+import {
+  ago,
+  capitalise,
+  clock,
+  decisionSentence,
+  LEVEL_WORDS,
+  parseArguments,
+  pretty,
+  ruleText,
+  timeLeft,
+} from '../format';
 import type { Departure } from '../inbox';
 import { titleOf } from '../inbox';
 import type { Approval, DecisionBody } from '../types';
@@ -30,7 +40,8 @@ interface Props {
 export type Intent = 'approve' | 'reject' | 'edit';
 
 /** Destructive tools and manual-level calls take a second press to approve, from the card or the list alike. */
-export const asksTwice = (call: Approval, destructive: boolean): boolean => destructive || call.policy.level === 'manual';
+export const asksTwice = (call: Approval, destructive: boolean): boolean =>
+  destructive || call.policy.level === 'manual';
 
 type Mode = 'choose' | 'reject' | 'edit' | 'always';
 /** The field each form starts on. */
@@ -39,7 +50,19 @@ type Armed = 'approve' | 'always' | 'edit' | null;
 type Scope = 'conversation' | 'agent' | 'tenant';
 
 /** One request, in a modal dialog: everything needed to judge it, and the four ways to decide. */
-export function Card({ call, departure, decidable, destructive, now, me, admin, intent, onDecide, onClose, step }: Props) {
+export function Card({
+  call,
+  departure,
+  decidable,
+  destructive,
+  now,
+  me,
+  admin,
+  intent,
+  onDecide,
+  onClose,
+  step,
+}: Props) {
   const dialog = useRef<HTMLDialogElement>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
@@ -62,7 +85,8 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
   // Kept here, not in StepActions: the step's calls leave pending as the answer arrives, and the actions with them.
   const [stepNote, setStepNote] = useState<string>();
   // The server refuses these people (403 self_approval); the card says so before they try.
-  const selfBarred = call.approval?.selfApproval === false && user?.id === me ? 'You are the end user of this conversation' : undefined;
+  const selfBarred =
+    call.approval?.selfApproval === false && user?.id === me ? 'You are the end user of this conversation' : undefined;
 
   return (
     <dialog
@@ -101,12 +125,14 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
 
       {pending && selfBarred && (
         <p class="notice" role="status" data-testid="self-approval">
-          {selfBarred}: separation of duties keeps you from approving it. Another approver must; you may still reject it.
+          {selfBarred}: separation of duties keeps you from approving it. Another approver must; you may still reject
+          it.
         </p>
       )}
       {pending && quorum && quorum.approvedBy.some((a) => a.id === me) && (
         <p class="notice" role="status" data-testid="quorum-mine">
-          You approved this call; it waits for {quorum.needed - quorum.approvedBy.length} more approval{quorum.needed - quorum.approvedBy.length === 1 ? '' : 's'}.
+          You approved this call; it waits for {quorum.needed - quorum.approvedBy.length} more approval
+          {quorum.needed - quorum.approvedBy.length === 1 ? '' : 's'}.
         </p>
       )}
       {departure && (
@@ -122,7 +148,8 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
 
       {destructive && pending && (
         <p class="warning">
-          <strong>Destructive.</strong> This tool can change or delete things that cannot be restored. Approving asks for a second click.
+          <strong>Destructive.</strong> This tool can change or delete things that cannot be restored. Approving asks
+          for a second click.
         </p>
       )}
       {call.display?.summary && (
@@ -189,7 +216,8 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
         <div>
           <dt>Policy</dt>
           <dd>
-            {LEVEL_WORDS[level] ?? level} <span class="muted">({ruleText(call.policy.rule, call.policy.policyVersion)})</span>
+            {LEVEL_WORDS[level] ?? level}{' '}
+            <span class="muted">({ruleText(call.policy.rule, call.policy.policyVersion)})</span>
             {!/^Rule \d+ \(/.test(call.policy.reason) && (
               <>
                 <br />
@@ -203,7 +231,9 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
             <dt>Who may decide</dt>
             <dd>
               {call.approval.approvers.map((a) => (a === 'requester' ? 'the end user' : a)).join(', ')}
-              {call.approval.selfApproval === false && <span class="muted"> (not the end user or the agent's owner: separation of duties)</span>}
+              {call.approval.selfApproval === false && (
+                <span class="muted"> (not the end user or the agent's owner: separation of duties)</span>
+              )}
             </dd>
           </div>
         )}
@@ -221,7 +251,8 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
           <div>
             <dt>Time left</dt>
             <dd>
-              <span data-testid="time-left">{timeLeft(call.approval.expiresAt, now)}</span> <span class="muted">(expires at {clock(call.approval.expiresAt, now)}; then it never runs)</span>
+              <span data-testid="time-left">{timeLeft(call.approval.expiresAt, now)}</span>{' '}
+              <span class="muted">(expires at {clock(call.approval.expiresAt, now)}; then it never runs)</span>
             </dd>
           </div>
         )}
@@ -238,8 +269,12 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
         </>
       )}
 
-      {pending && decidable && <Decide call={call} secondClick={secondClick} admin={admin} intent={intent} onDecide={onDecide} />}
-      {pending && decidable && step && step.size > 1 && <StepActions size={step.size} decide={step.decide} onNote={setStepNote} />}
+      {pending && decidable && (
+        <Decide call={call} secondClick={secondClick} admin={admin} intent={intent} onDecide={onDecide} />
+      )}
+      {pending && decidable && step && step.size > 1 && (
+        <StepActions size={step.size} decide={step.decide} onNote={setStepNote} />
+      )}
       {stepNote && (
         <p class="notice" role="status" data-testid="step-note">
           {stepNote}
@@ -251,7 +286,15 @@ export function Card({ call, departure, decidable, destructive, now, me, admin, 
 }
 
 /** The whole step at once: asks twice (it decides calls not in view), then says what was decided and what was not. */
-function StepActions({ size, decide, onNote }: { size: number; decide(decision: 'approve' | 'reject'): Promise<string>; onNote(note: string): void }) {
+function StepActions({
+  size,
+  decide,
+  onNote,
+}: {
+  size: number;
+  decide(decision: 'approve' | 'reject'): Promise<string>;
+  onNote(note: string): void;
+}) {
   const [armed, setArmed] = useState<'approve' | 'reject' | null>(null);
   const [busy, setBusy] = useState(false);
   const setNote = onNote;
@@ -272,12 +315,24 @@ function StepActions({ size, decide, onNote }: { size: number; decide(decision: 
   }
   return (
     <section class="step-actions" aria-label="The whole step" data-testid="step-actions">
-      <p class="muted">This step holds {size} pending calls. Decide them all at once (each is still recorded on its own):</p>
+      <p class="muted">
+        This step holds {size} pending calls. Decide them all at once (each is still recorded on its own):
+      </p>
       <div class="actions">
-        <button type="button" class={armed === 'approve' ? 'approve armed' : ''} disabled={busy} onClick={() => void press('approve')}>
+        <button
+          type="button"
+          class={armed === 'approve' ? 'approve armed' : ''}
+          disabled={busy}
+          onClick={() => void press('approve')}
+        >
           {armed === 'approve' ? `Confirm: approve all ${size}` : `Approve all ${size}`}
         </button>
-        <button type="button" class={armed === 'reject' ? 'reject armed' : 'reject'} disabled={busy} onClick={() => void press('reject')}>
+        <button
+          type="button"
+          class={armed === 'reject' ? 'reject armed' : 'reject'}
+          disabled={busy}
+          onClick={() => void press('reject')}
+        >
           {armed === 'reject' ? `Confirm: reject all ${size}` : `Reject all ${size}`}
         </button>
       </div>
@@ -285,7 +340,19 @@ function StepActions({ size, decide, onNote }: { size: number; decide(decision: 
   );
 }
 
-function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval; secondClick: boolean; admin: boolean; intent?: Intent; onDecide: Props['onDecide'] }) {
+function Decide({
+  call,
+  secondClick,
+  admin,
+  intent,
+  onDecide,
+}: {
+  call: Approval;
+  secondClick: boolean;
+  admin: boolean;
+  intent?: Intent;
+  onDecide: Props['onDecide'];
+}) {
   const [mode, setMode] = useState<Mode>(intent === 'reject' || intent === 'edit' ? intent : 'choose');
   const [armed, setArmed] = useState<Armed>(intent === 'approve' && secondClick ? 'approve' : null);
   const [busy, setBusy] = useState(false);
@@ -371,7 +438,14 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
         <>
           {confirmHint('approve')}
           <div class="actions">
-            <button ref={approveRef} type="button" class={armed === 'approve' ? 'approve armed' : 'approve'} disabled={busy} onClick={approve} aria-keyshortcuts="a">
+            <button
+              ref={approveRef}
+              type="button"
+              class={armed === 'approve' ? 'approve armed' : 'approve'}
+              disabled={busy}
+              onClick={approve}
+              aria-keyshortcuts="a"
+            >
               {armed === 'approve' ? 'Confirm approve' : 'Approve'} <kbd>a</kbd>
             </button>
             {!manual && (
@@ -398,7 +472,16 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
           }}
         >
           <label for="reject-reason">Why reject? The agent is told this reason.</label>
-          <textarea id="reject-reason" rows={3} value={reason} onInput={(e) => setReason(e.currentTarget.value)} onKeyDown={submitOnModEnter} required maxLength={4000} aria-keyshortcuts="Control+Enter Meta+Enter" />
+          <textarea
+            id="reject-reason"
+            rows={3}
+            value={reason}
+            onInput={(e) => setReason(e.currentTarget.value)}
+            onKeyDown={submitOnModEnter}
+            required
+            maxLength={4000}
+            aria-keyshortcuts="Control+Enter Meta+Enter"
+          />
           <div class="actions">
             <button type="submit" class="reject" disabled={busy || reason.trim() === ''}>
               Reject <kbd aria-hidden="true">{MOD_KEY}+Enter</kbd>
@@ -433,13 +516,19 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
             aria-invalid={!parsed.ok}
             aria-describedby="edit-status"
           />
-          <p id="edit-status" class={parsed.ok ? 'hint' : 'error'} role={parsed.ok ? undefined : 'alert'} data-testid="json-status">
+          <p
+            id="edit-status"
+            class={parsed.ok ? 'hint' : 'error'}
+            role={parsed.ok ? undefined : 'alert'}
+            data-testid="json-status"
+          >
             {parsed.ok ? (text === original ? 'Unchanged.' : 'Valid JSON.') : parsed.error}
           </p>
           {confirmHint('edit')}
           <div class="actions">
             <button type="submit" class={armed === 'edit' ? 'approve armed' : 'approve'} disabled={busy || !parsed.ok}>
-              {armed === 'edit' ? 'Confirm approve with these arguments' : 'Approve with these arguments'} <kbd aria-hidden="true">{MOD_KEY}+Enter</kbd>
+              {armed === 'edit' ? 'Confirm approve with these arguments' : 'Approve with these arguments'}{' '}
+              <kbd aria-hidden="true">{MOD_KEY}+Enter</kbd>
             </button>
             <button type="button" onClick={() => setText(original)} disabled={text === original}>
               Reset
@@ -455,7 +544,10 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            void send({ decision: 'always_allow', scope, ...(lifetime !== null ? { expiresIn: lifetime } : {}) }, 'always');
+            void send(
+              { decision: 'always_allow', scope, ...(lifetime !== null ? { expiresIn: lifetime } : {}) },
+              'always',
+            );
           }}
         >
           <fieldset>
@@ -471,10 +563,18 @@ function Decide({ call, secondClick, admin, intent, onDecide }: { call: Approval
             )
               .filter(([value]) => admin || value === 'conversation')
               .map(([value, label]) => (
-              <label class="check" key={value}>
-                <input type="radio" id={`scope-${value}`} name="scope" value={value} checked={scope === value} onChange={() => setScope(value)} /> {label}
-              </label>
-            ))}
+                <label class="check" key={value}>
+                  <input
+                    type="radio"
+                    id={`scope-${value}`}
+                    name="scope"
+                    value={value}
+                    checked={scope === value}
+                    onChange={() => setScope(value)}
+                  />{' '}
+                  {label}
+                </label>
+              ))}
           </fieldset>
           <GrantExpiry value={lifetime} onChange={setLifetime} />
           {confirmHint('always')}

@@ -14,10 +14,15 @@ export function GrantExpiry({ value, onChange }: { value: number | null; onChang
   return (
     <p class="expiry">
       <label for="grant-expiry">Ends</label>{' '}
-      <select id="grant-expiry" data-testid="grant-expiry" value={value === null ? 'never' : String(value)} onChange={(e) => {
-        const v = (e.target as HTMLSelectElement).value;
-        onChange(v === 'never' ? null : Number(v));
-      }}>
+      <select
+        id="grant-expiry"
+        data-testid="grant-expiry"
+        value={value === null ? 'never' : String(value)}
+        onChange={(e) => {
+          const v = (e.target as HTMLSelectElement).value;
+          onChange(v === 'never' ? null : Number(v));
+        }}
+      >
         {GRANT_LIFETIMES.map(([seconds, label]) => (
           <option key={label} value={seconds === null ? 'never' : String(seconds)}>
             {seconds === null ? label : `after ${label}`}

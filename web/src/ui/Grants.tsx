@@ -15,7 +15,11 @@ export function mayListGrants(roles: readonly string[]): boolean {
 }
 
 function where(g: Grant): string {
-  return g.scope === 'conversation' ? `conversation ${g.conversationId}` : g.scope === 'agent' ? `agent ${g.agentId}` : 'the whole tenant';
+  return g.scope === 'conversation'
+    ? `conversation ${g.conversationId}`
+    : g.scope === 'agent'
+      ? `agent ${g.agentId}`
+      : 'the whole tenant';
 }
 
 interface Props {
@@ -47,7 +51,13 @@ export function Grants({ api, roles, now, version, onClose }: Props) {
         setGrants(list);
         setError(undefined);
       },
-      (e: unknown) => !stale && setError(e instanceof ApiError && e.status === 403 ? 'Your roles may not see the grants.' : `Could not load the grants: ${errorText(e)}`),
+      (e: unknown) =>
+        !stale &&
+        setError(
+          e instanceof ApiError && e.status === 403
+            ? 'Your roles may not see the grants.'
+            : `Could not load the grants: ${errorText(e)}`,
+        ),
     );
     return () => {
       stale = true;
@@ -78,7 +88,8 @@ export function Grants({ api, roles, now, version, onClose }: Props) {
       <div class="inbox-head">
         <h1 id="grants-h">Standing grants</h1>
         <p class="muted">
-          What runs without asking: each grant came from an “always allow” and turns a request that would wait for a person into one that runs at once.{' '}
+          What runs without asking: each grant came from an “always allow” and turns a request that would wait for a
+          person into one that runs at once.{' '}
           <button type="button" class="link" onClick={onClose}>
             Back to the inbox
           </button>
@@ -129,12 +140,28 @@ export function Grants({ api, roles, now, version, onClose }: Props) {
                     {g.createdBy.name ?? g.createdBy.id} <span class="muted">via {channelName(g.createdBy.via)}</span>
                   </td>
                   <td>
-                    <time dateTime={g.createdAt} title={g.createdAt}>{ago(g.createdAt, now)}</time>
+                    <time dateTime={g.createdAt} title={g.createdAt}>
+                      {ago(g.createdAt, now)}
+                    </time>
                   </td>
-                  <td>{g.expiresAt ? <time dateTime={g.expiresAt} title={g.expiresAt}>{timeLeft(g.expiresAt, now)}</time> : 'when revoked'}</td>
+                  <td>
+                    {g.expiresAt ? (
+                      <time dateTime={g.expiresAt} title={g.expiresAt}>
+                        {timeLeft(g.expiresAt, now)}
+                      </time>
+                    ) : (
+                      'when revoked'
+                    )}
+                  </td>
                   <td>
                     {mayRevoke(roles, g) && (
-                      <button type="button" class={armed === g.id ? 'reject armed' : 'reject'} disabled={busy === g.id} onClick={() => void revoke(g)} aria-label={`${armed === g.id ? 'Confirm revoke' : 'Revoke'} ${g.pattern}`}>
+                      <button
+                        type="button"
+                        class={armed === g.id ? 'reject armed' : 'reject'}
+                        disabled={busy === g.id}
+                        onClick={() => void revoke(g)}
+                        aria-label={`${armed === g.id ? 'Confirm revoke' : 'Revoke'} ${g.pattern}`}
+                      >
                         {armed === g.id ? 'Confirm revoke' : 'Revoke'}
                       </button>
                     )}

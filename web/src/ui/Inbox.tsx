@@ -32,9 +32,14 @@ export function Inbox({ inbox, loaded, error, note, selected, now, arrivedAt, is
     <section class="inbox" aria-labelledby="inbox-h">
       <div class="inbox-head">
         <h1 id="inbox-h">
-          Waiting for you <span class="count" data-testid="pending-count">{pending.length}</span>
+          Waiting for you{' '}
+          <span class="count" data-testid="pending-count">
+            {pending.length}
+          </span>
         </h1>
-        <p class="muted">Requests from AI agents that your roles may decide, oldest first. New ones appear here by themselves.</p>
+        <p class="muted">
+          Requests from AI agents that your roles may decide, oldest first. New ones appear here by themselves.
+        </p>
       </div>
       {error && (
         <p class="error" role="alert">
@@ -77,7 +82,8 @@ export function Inbox({ inbox, loaded, error, note, selected, now, arrivedAt, is
           <ul data-testid="recent">
             {inbox.recent.map((d) => (
               <li key={`${d.outcome === 'notified' ? 'fyi' : 'left'}-${d.id}`} data-outcome={d.outcome}>
-                <a href={hrefFor({ view: 'call', id: d.id })}>{d.title}</a> <span class={`outcome ${d.outcome}`}>{d.note}</span>{' '}
+                <a href={hrefFor({ view: 'call', id: d.id })}>{d.title}</a>{' '}
+                <span class={`outcome ${d.outcome}`}>{d.note}</span>{' '}
                 <time class="muted">{clock(new Date(d.at).toISOString(), now)}</time>
               </li>
             ))}
@@ -88,11 +94,35 @@ export function Inbox({ inbox, loaded, error, note, selected, now, arrivedAt, is
   );
 }
 
-function Row({ call, departure, selected, fresh, destructive, now, onSelect }: { call: Approval; departure?: Departure; selected: boolean; fresh: boolean; destructive: boolean; now: number; onSelect(id: string): void }) {
+function Row({
+  call,
+  departure,
+  selected,
+  fresh,
+  destructive,
+  now,
+  onSelect,
+}: {
+  call: Approval;
+  departure?: Departure;
+  selected: boolean;
+  fresh: boolean;
+  destructive: boolean;
+  now: number;
+  onSelect(id: string): void;
+}) {
   const conv = call.conversation;
   const user = conv.user ? (conv.user.name ?? conv.user.id) : null;
   const left = call.approval ? Date.parse(call.approval.expiresAt) - now : Infinity;
-  const classes = ['row', selected && 'selected', fresh && 'fresh', departure && `left ${departure.outcome}`, !departure && left < 60_000 && 'urgent'].filter(Boolean).join(' ');
+  const classes = [
+    'row',
+    selected && 'selected',
+    fresh && 'fresh',
+    departure && `left ${departure.outcome}`,
+    !departure && left < 60_000 && 'urgent',
+  ]
+    .filter(Boolean)
+    .join(' ');
   return (
     <li class={classes} data-call-id={call.id}>
       <a

@@ -41,7 +41,11 @@ export function Questions({ api, now, version }: Props) {
       await api.answer(q.id, text.trim());
       setNote(`Answered “${clip(q.text)}”: ${text.trim()}`);
     } catch (e) {
-      setNote(e instanceof ApiError && e.code === 'already_answered' ? `Someone answered “${clip(q.text)}” first.` : `Could not answer: ${errorText(e)}`);
+      setNote(
+        e instanceof ApiError && e.code === 'already_answered'
+          ? `Someone answered “${clip(q.text)}” first.`
+          : `Could not answer: ${errorText(e)}`,
+      );
     } finally {
       setBusy(null);
       setReload((n) => n + 1);

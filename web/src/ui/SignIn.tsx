@@ -20,14 +20,21 @@ const ROLES = [
 async function check(raw: string): Promise<Session> {
   const s = sessionFromToken(raw);
   if (!s) throw new Error('That is not a token: paste the whole JWT (three parts separated by dots).');
-  if (s.roles.includes('agent')) throw new Error('That is an agent token. The inbox is for people: agent tokens can never decide.');
+  if (s.roles.includes('agent'))
+    throw new Error('That is an agent token. The inbox is for people: agent tokens can never decide.');
   try {
-    await createApi(s.token, () => undefined).status().catch((e: unknown) => {
-      if (e instanceof ApiError && e.status === 403) return null; // a person without approver/admin/auditor roles: the token is still good
-      throw e;
-    });
+    await createApi(s.token, () => undefined)
+      .status()
+      .catch((e: unknown) => {
+        if (e instanceof ApiError && e.status === 403) return null; // a person without approver/admin/auditor roles: the token is still good
+        throw e;
+      });
   } catch (e) {
-    throw new Error(e instanceof ApiError && e.status === 401 ? `The server refused that token: ${e.problem.detail ?? 'invalid'}` : `Could not reach Tollgate: ${errorText(e)}`);
+    throw new Error(
+      e instanceof ApiError && e.status === 401
+        ? `The server refused that token: ${e.problem.detail ?? 'invalid'}`
+        : `Could not reach Tollgate: ${errorText(e)}`,
+    );
   }
   return s;
 }
@@ -62,10 +69,19 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
     setBusy(true);
     setDevError(undefined);
     try {
-      const { token: minted } = await publicApi.devToken({ sub: sub.trim(), name: name.trim() || undefined, roles, tenant: tenant.trim() || undefined });
+      const { token: minted } = await publicApi.devToken({
+        sub: sub.trim(),
+        name: name.trim() || undefined,
+        roles,
+        tenant: tenant.trim() || undefined,
+      });
       onSignedIn(await check(minted), remember);
     } catch (err) {
-      setDevError(err instanceof ApiError ? (err.problem.errors?.map((f) => `${f.path}: ${f.message}`).join('; ') ?? errorText(err)) : (err as Error).message);
+      setDevError(
+        err instanceof ApiError
+          ? (err.problem.errors?.map((f) => `${f.path}: ${f.message}`).join('; ') ?? errorText(err))
+          : (err as Error).message,
+      );
     } finally {
       setBusy(false);
     }
@@ -90,12 +106,26 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
       <form class="panel" onSubmit={withToken} aria-labelledby="token-h">
         <h2 id="token-h">With a token</h2>
         <label for="token">Bearer token</label>
-        <textarea id="token" name="token" rows={3} spellcheck={false} autocomplete="off" placeholder="eyJhbGciOi…" value={token} onInput={(e) => setToken(e.currentTarget.value)} onKeyDown={submitOnModEnter} aria-keyshortcuts="Control+Enter Meta+Enter" aria-describedby="token-hint token-error" required />
+        <textarea
+          id="token"
+          name="token"
+          rows={3}
+          spellcheck={false}
+          autocomplete="off"
+          placeholder="eyJhbGciOi…"
+          value={token}
+          onInput={(e) => setToken(e.currentTarget.value)}
+          onKeyDown={submitOnModEnter}
+          aria-keyshortcuts="Control+Enter Meta+Enter"
+          aria-describedby="token-hint token-error"
+          required
+        />
         <p id="token-hint" class="hint">
           Ask your admin for one. For local use: <code>npx tollgate token --sub you --role approver</code>
         </p>
         <label class="check">
-          <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Keep me signed in on this device
+          <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Keep me
+          signed in on this device
         </label>
         {error && (
           <p id="token-error" class="error" role="alert">
@@ -110,22 +140,46 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
       {config?.devSignIn && (
         <form class="panel dev" onSubmit={dev} aria-labelledby="dev-h" data-testid="dev-sign-in">
           <h2 id="dev-h">Dev sign-in</h2>
-          <p class="hint">Embedded dev mode: this server made its own signing secret, so it can give you a token for any name. It is never offered when real authentication is configured.</p>
+          <p class="hint">
+            Embedded dev mode: this server made its own signing secret, so it can give you a token for any name. It is
+            never offered when real authentication is configured.
+          </p>
           <div class="grid2">
             <div>
               <label for="dev-sub">User id</label>
-              <input id="dev-sub" value={sub} onInput={(e) => setSub(e.currentTarget.value)} placeholder="ann" required pattern="[A-Za-z0-9_.:@\-]{1,128}" autocomplete="username" />
+              <input
+                id="dev-sub"
+                value={sub}
+                onInput={(e) => setSub(e.currentTarget.value)}
+                placeholder="ann"
+                required
+                pattern="[A-Za-z0-9_.:@\-]{1,128}"
+                autocomplete="username"
+              />
             </div>
             <div>
               <label for="dev-name">Display name (optional)</label>
-              <input id="dev-name" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="Ann" autocomplete="name" />
+              <input
+                id="dev-name"
+                value={name}
+                onInput={(e) => setName(e.currentTarget.value)}
+                placeholder="Ann"
+                autocomplete="name"
+              />
             </div>
           </div>
           <fieldset>
             <legend>Roles</legend>
             {ROLES.map((r) => (
               <label class="check" key={r.role}>
-                <input type="checkbox" name="role" value={r.role} checked={roles.includes(r.role)} onChange={() => toggle(r.role)} /> <strong>{r.role}</strong> <span class="muted">— {r.hint}</span>
+                <input
+                  type="checkbox"
+                  name="role"
+                  value={r.role}
+                  checked={roles.includes(r.role)}
+                  onChange={() => toggle(r.role)}
+                />{' '}
+                <strong>{r.role}</strong> <span class="muted">— {r.hint}</span>
               </label>
             ))}
           </fieldset>

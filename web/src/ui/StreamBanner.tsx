@@ -15,13 +15,19 @@ interface Props {
  */
 export function StreamBanner({ stream, syncedAt, now, onRetry }: Props) {
   const waiting = stream.state === 'reconnecting' && stream.retryAt !== undefined && stream.retryAt > now;
-  const next = stream.state === 'live' ? 'Connected again — bringing the list up to date…' : waiting ? `Reconnecting in ${duration(stream.retryAt! - now)}…` : 'Reconnecting…';
+  const next =
+    stream.state === 'live'
+      ? 'Connected again — bringing the list up to date…'
+      : waiting
+        ? `Reconnecting in ${duration(stream.retryAt! - now)}…`
+        : 'Reconnecting…';
   return (
     <div class="stale" data-testid="stream-banner">
       {/* The sentence stays put during an outage, so the live region speaks once; the countdown is outside it. */}
       <p role="status">
         <strong>Live updates are disconnected.</strong> The requests below may be out of date
-        {syncedAt !== undefined ? ` (last synced at ${clock(new Date(syncedAt).toISOString(), now)})` : ''}: a request may have been decided, or a new one may be waiting.
+        {syncedAt !== undefined ? ` (last synced at ${clock(new Date(syncedAt).toISOString(), now)})` : ''}: a request
+        may have been decided, or a new one may be waiting.
       </p>
       <p class="stale-next">
         <span>{next}</span>

@@ -28,13 +28,26 @@ export function Timeline({ api, id, me, withAudit, now, version }: Props) {
 
   useEffect(() => {
     let stale = false;
-    const t = setTimeout(() => {
-      api.conversation(id).then(
-        (c) => !stale && (setConv(c), setError(undefined)),
-        (e: unknown) => !stale && setError(e instanceof ApiError && e.status === 404 ? 'No such conversation, or not one you may see.' : errorText(e)),
-      );
-      if (withAudit) api.auditEvents(id).then((ev) => !stale && setEvents(ev), () => undefined);
-    }, version === 0 ? 0 : 200);
+    const t = setTimeout(
+      () => {
+        api.conversation(id).then(
+          (c) => !stale && (setConv(c), setError(undefined)),
+          (e: unknown) =>
+            !stale &&
+            setError(
+              e instanceof ApiError && e.status === 404
+                ? 'No such conversation, or not one you may see.'
+                : errorText(e),
+            ),
+        );
+        if (withAudit)
+          api.auditEvents(id).then(
+            (ev) => !stale && setEvents(ev),
+            () => undefined,
+          );
+      },
+      version === 0 ? 0 : 200,
+    );
     return () => {
       stale = true;
       clearTimeout(t);
@@ -45,7 +58,9 @@ export function Timeline({ api, id, me, withAudit, now, version }: Props) {
     document.getElementById('timeline-h')?.focus();
   }, [id]);
 
-  const calls = conv ? [...(conv.toolCalls ?? [])].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt)) : [];
+  const calls = conv
+    ? [...(conv.toolCalls ?? [])].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt))
+    : [];
   return (
     <section class="timeline" aria-labelledby="timeline-h">
       <p>
@@ -62,7 +77,8 @@ export function Timeline({ api, id, me, withAudit, now, version }: Props) {
       {conv && (
         <p class="muted">
           <code>{conv.id}</code> · agent <code>{conv.agentId}</code>
-          {conv.user && ` · for ${conv.user.name ?? conv.user.id}`} · started {clock(conv.createdAt, now)} · {conv.status}
+          {conv.user && ` · for ${conv.user.name ?? conv.user.id}`} · started {clock(conv.createdAt, now)} ·{' '}
+          {conv.status}
           {conv.pendingCount > 0 && ` · ${conv.pendingCount} pending`}
         </p>
       )}
@@ -143,7 +159,8 @@ function Step({ call, me, now }: { call: ToolCall; me: string; now: number }) {
         )}
         {call.cancellation && (
           <p>
-            Cancelled {decidedBy(call.cancellation.by, me)} at {clock(call.cancellation.at, now)}: {call.cancellation.reason}
+            Cancelled {decidedBy(call.cancellation.by, me)} at {clock(call.cancellation.at, now)}:{' '}
+            {call.cancellation.reason}
           </p>
         )}
         {call.execution && <p class="muted">Run claimed at {clock(call.execution.at, now)}</p>}

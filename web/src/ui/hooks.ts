@@ -19,7 +19,8 @@ export function parseRoute(hash: string): Route {
   return m[1] === 'calls' ? { view: 'call', id } : { view: 'conversation', id };
 }
 
-export const hrefFor = (r: Route): string => (r.view === 'inbox' ? '#/' : `#/${r.view === 'call' ? 'calls' : 'conversations'}/${encodeURIComponent(r.id)}`);
+export const hrefFor = (r: Route): string =>
+  r.view === 'inbox' ? '#/' : `#/${r.view === 'call' ? 'calls' : 'conversations'}/${encodeURIComponent(r.id)}`;
 
 /** Hash routes (`#/`, `#/calls/{id}`, `#/conversations/{id}`): deep links work and the server serves one page. */
 export function useRoute(): [Route, (r: Route) => void] {

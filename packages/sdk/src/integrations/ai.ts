@@ -9,7 +9,14 @@
 import type { Tool, ToolExecutionOptions } from 'ai';
 import type { RunContext } from '../conversation.js';
 import type { JsonObject } from '../types.js';
-import { conversationOf, guardOptions, refusalOrThrow, toolCallIdOf, type ConversationSource, type GateOptions } from './shared.js';
+import {
+  conversationOf,
+  guardOptions,
+  refusalOrThrow,
+  toolCallIdOf,
+  type ConversationSource,
+  type GateOptions,
+} from './shared.js';
 
 export interface WithApprovalOptions<INPUT> extends GateOptions<INPUT> {
   /** The tool's name in Tollgate (the key of the tool in `tools`): what policies match and people see. */
@@ -25,19 +32,27 @@ export type ApprovedExecutionOptions = ToolExecutionOptions & { tollgate: RunCon
  * Returns the tool with its `execute` gated. The Tollgate tool-call id is derived from the AI SDK's
  * `toolCallId`, so a repeated step does not propose twice; the run's abort signal ends the wait.
  */
-export function withApproval<INPUT extends JsonObject, OUTPUT>(tool: Tool<INPUT, OUTPUT>, options: WithApprovalOptions<INPUT>): Tool<INPUT, OUTPUT | string> {
+export function withApproval<INPUT extends JsonObject, OUTPUT>(
+  tool: Tool<INPUT, OUTPUT>,
+  options: WithApprovalOptions<INPUT>,
+): Tool<INPUT, OUTPUT | string> {
   const execute = tool.execute;
-  if (typeof execute !== 'function') throw new TypeError(`withApproval: the tool ${options.toolName} has no execute to gate`);
+  if (typeof execute !== 'function')
+    throw new TypeError(`withApproval: the tool ${options.toolName} has no execute to gate`);
   const gated = async (input: INPUT, callOptions: ToolExecutionOptions): Promise<OUTPUT | string> => {
     const conversation = await conversationOf(options.conversation, { input, options: callOptions });
     const run = conversation.guard<INPUT, OUTPUT>(
       options.toolName,
-      async (approved, tollgate) => lastValue(execute(approved, { ...callOptions, tollgate } as ApprovedExecutionOptions)),
+      async (approved, tollgate) =>
+        lastValue(execute(approved, { ...callOptions, tollgate } as ApprovedExecutionOptions)),
       guardOptions(options),
     );
     const id = toolCallIdOf(callOptions.toolCallId);
     try {
-      return await run(input, { ...(id !== undefined ? { id } : {}), ...(callOptions.abortSignal ? { signal: callOptions.abortSignal } : {}) });
+      return await run(input, {
+        ...(id !== undefined ? { id } : {}),
+        ...(callOptions.abortSignal ? { signal: callOptions.abortSignal } : {}),
+      });
     } catch (e) {
       return refusalOrThrow(e, options.onRefusal) as string;
     }

@@ -21,7 +21,14 @@ import type { ApprovalOutcome, ApprovalRequest, ToolCallHandle, TollgateConversa
 import { ToolCallRejectedError } from '../errors.js';
 import type { Tollgate } from '../tollgate.js';
 import type { JsonObject } from '../types.js';
-import { conversationOf, guardOptions, refusalOrThrow, toolCallIdOf, type ConversationSource, type GateOptions } from './shared.js';
+import {
+  conversationOf,
+  guardOptions,
+  refusalOrThrow,
+  toolCallIdOf,
+  type ConversationSource,
+  type GateOptions,
+} from './shared.js';
 
 /** The value a Tollgate interrupt carries (`state.tasks[i].interrupts[j].value`): what the graph waits for. */
 export interface TollgateInterrupt {
@@ -42,10 +49,20 @@ export function isTollgateInterrupt(value: unknown): value is TollgateInterrupt 
  * graph. Must run inside a graph node (or a tool a ToolNode runs) with a checkpointer. Resumed, answers the
  * outcome as Tollgate has it, and the handle to claim and run an approved call.
  */
-export async function requestApproval(conversation: TollgateConversation, call: ApprovalRequest, o: { signal?: AbortSignal } = {}): Promise<{ outcome: ApprovalOutcome; handle: ToolCallHandle }> {
+export async function requestApproval(
+  conversation: TollgateConversation,
+  call: ApprovalRequest,
+  o: { signal?: AbortSignal } = {},
+): Promise<{ outcome: ApprovalOutcome; handle: ToolCallHandle }> {
   const handle = await conversation.propose(call, o);
   if (handle.toolCall.status === 'pending') {
-    const value: TollgateInterrupt = { kind: 'tollgate-approval', toolCallId: handle.id, conversationId: conversation.id, toolName: handle.toolCall.toolName, arguments: handle.toolCall.arguments };
+    const value: TollgateInterrupt = {
+      kind: 'tollgate-approval',
+      toolCallId: handle.id,
+      conversationId: conversation.id,
+      toolName: handle.toolCall.toolName,
+      arguments: handle.toolCall.arguments,
+    };
     interrupt(value); // the first time this throws (the graph pauses); resumed, it returns and Tollgate is asked
   }
   return { outcome: await handle.wait(o), handle };
@@ -64,7 +81,8 @@ export interface WithApprovalOptions extends GateOptions<JsonObject> {
  */
 export function withApproval(tool: StructuredToolInterface, options: WithApprovalOptions): StructuredToolInterface {
   const toolName = options.toolName ?? tool.name;
-  const pick = <T>(v: T | ((a: JsonObject) => T | undefined) | undefined, a: JsonObject) => (typeof v === 'function' ? (v as (a: JsonObject) => T | undefined)(a) : v);
+  const pick = <T>(v: T | ((a: JsonObject) => T | undefined) | undefined, a: JsonObject) =>
+    typeof v === 'function' ? (v as (a: JsonObject) => T | undefined)(a) : v;
   const gated = async (input: JsonObject, config: ToolRunnableConfig): Promise<unknown> => {
     const conversation = await conversationOf(options.conversation, { input, config });
     const id = toolCallIdOf(config.toolCall?.id);
@@ -87,13 +105,19 @@ export function withApproval(tool: StructuredToolInterface, options: WithApprova
       return refusalOrThrow(e, options.onRefusal);
     }
   };
-  return makeTool(gated as never, { name: tool.name, description: tool.description, schema: tool.schema as never }) as unknown as StructuredToolInterface;
+  return makeTool(gated as never, {
+    name: tool.name,
+    description: tool.description,
+    schema: tool.schema as never,
+  }) as unknown as StructuredToolInterface;
 }
 
 /** A compiled graph, as far as resuming it goes. */
 interface Resumable {
   invoke(input: unknown, config?: RunnableConfig): Promise<unknown>;
-  getState(config: RunnableConfig): Promise<{ tasks: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }> }>;
+  getState(
+    config: RunnableConfig,
+  ): Promise<{ tasks: ReadonlyArray<{ interrupts?: ReadonlyArray<{ id?: string; value?: unknown }> }> }>;
 }
 
 /**
@@ -101,7 +125,11 @@ interface Resumable {
  * Answers the graph's last result, or undefined when it was not interrupted on Tollgate. Calls a ToolNode runs in
  * parallel interrupt one per round, so this may resume several times.
  */
-export async function resumeWhenDecided(graph: Resumable, config: RunnableConfig, o: { tollgate: Tollgate; signal?: AbortSignal }): Promise<unknown> {
+export async function resumeWhenDecided(
+  graph: Resumable,
+  config: RunnableConfig,
+  o: { tollgate: Tollgate; signal?: AbortSignal },
+): Promise<unknown> {
   let result: unknown;
   for (;;) {
     const state = await graph.getState(config);
@@ -109,7 +137,10 @@ export async function resumeWhenDecided(graph: Resumable, config: RunnableConfig
     if (waiting.length === 0) return result;
     const resume: Record<string, unknown> = {};
     for (const i of waiting) {
-      const call = await o.tollgate.waitForDecision((i.value as TollgateInterrupt).toolCallId, o.signal ? { signal: o.signal } : {});
+      const call = await o.tollgate.waitForDecision(
+        (i.value as TollgateInterrupt).toolCallId,
+        o.signal ? { signal: o.signal } : {},
+      );
       resume[i.id ?? ''] = { toolCallId: call.id, status: call.status }; // informative only: the node asks Tollgate
     }
     result = await graph.invoke(new Command({ resume }), { ...config, ...(o.signal ? { signal: o.signal } : {}) });

@@ -5,7 +5,21 @@
  * is reported with its path, all at once. Pure: no I/O, the environment is passed in.
  */
 import type { ConversationUserInput } from '../types.js';
-import { type Env, expand, flag, integer, isHostName, isHttpUrl, isObject, optionalObject, optionalString, optionalStringList, originOf, stringMap, unknownKeys } from './mcp/config-fields.js';
+import {
+  type Env,
+  expand,
+  flag,
+  integer,
+  isHostName,
+  isHttpUrl,
+  isObject,
+  optionalObject,
+  optionalString,
+  optionalStringList,
+  originOf,
+  stringMap,
+  unknownKeys,
+} from './mcp/config-fields.js';
 
 /** What every upstream may say, whatever its transport. */
 interface UpstreamCommon {
@@ -99,7 +113,13 @@ export interface GatewayConfig {
 export const MAX_CONFIG_BYTES = 256 * 1024;
 export const MAX_UPSTREAMS = 32;
 export const DEFAULT_TOLLGATE_URL = 'http://127.0.0.1:8080';
-export const DEFAULT_LIMITS: GatewayLimits = { pendingCallsPerSession: 8, sessions: 100, sessionsPerUser: 5, failedAuthPerMinute: 30, toolTimeoutSeconds: 300 };
+export const DEFAULT_LIMITS: GatewayLimits = {
+  pendingCallsPerSession: 8,
+  sessions: 100,
+  sessionsPerUser: 5,
+  failedAuthPerMinute: 30,
+  toolTimeoutSeconds: 300,
+};
 const UPSTREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export class GatewayConfigError extends Error {
@@ -116,15 +136,22 @@ export class GatewayConfigError extends Error {
 export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
   const faults: string[] = [];
   const doc = expand(raw, '', env, faults, 0);
-  if (!isObject(doc)) throw new GatewayConfigError(['the config must be a YAML or JSON object with an `mcpServers` block']);
-  unknownKeys(doc, ['tollgate', 'user', 'mcpServers', 'http', 'elicitation', 'progressIntervalSeconds', 'limits', 'askHuman'], '', faults);
+  if (!isObject(doc))
+    throw new GatewayConfigError(['the config must be a YAML or JSON object with an `mcpServers` block']);
+  unknownKeys(
+    doc,
+    ['tollgate', 'user', 'mcpServers', 'http', 'elicitation', 'progressIntervalSeconds', 'limits', 'askHuman'],
+    '',
+    faults,
+  );
 
   const tg = optionalObject(doc.tollgate, 'tollgate', faults) ?? {};
   unknownKeys(tg, ['url', 'token'], 'tollgate', faults);
   const url = optionalString(tg.url, 'tollgate.url', faults) ?? env.TOLLGATE_URL ?? DEFAULT_TOLLGATE_URL;
   if (!isHttpUrl(url)) faults.push(`tollgate.url: must be an http(s) URL, got ${JSON.stringify(url)}`);
   const token = optionalString(tg.token, 'tollgate.token', faults) ?? env.TOLLGATE_TOKEN ?? '';
-  if (!token.trim() && !faults.some((f) => f.startsWith('tollgate.token:'))) faults.push('tollgate.token: no token: set TOLLGATE_TOKEN (an agent token) or tollgate.token in the config');
+  if (!token.trim() && !faults.some((f) => f.startsWith('tollgate.token:')))
+    faults.push('tollgate.token: no token: set TOLLGATE_TOKEN (an agent token) or tollgate.token in the config');
 
   let user: GatewayConfig['user'];
   const u = optionalObject(doc.user, 'user', faults);
@@ -136,28 +163,45 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
     const name = optionalString(u.name, 'user.name', faults);
     const roles = optionalStringList(u.roles, 'user.roles', faults, 64);
     const userToken = optionalString(u.token, 'user.token', faults) ?? env.TOLLGATE_USER_TOKEN;
-    if (id) user = { id, ...(name ? { name } : {}), ...(roles ? { roles } : {}), ...(userToken?.trim() ? { token: userToken.trim() } : {}) };
+    if (id)
+      user = {
+        id,
+        ...(name ? { name } : {}),
+        ...(roles ? { roles } : {}),
+        ...(userToken?.trim() ? { token: userToken.trim() } : {}),
+      };
   }
 
   const upstreams: UpstreamConfig[] = [];
   const servers = optionalObject(doc.mcpServers, 'mcpServers', faults);
-  if (!servers || Object.keys(servers).length === 0) faults.push('mcpServers: required: at least one upstream MCP server');
-  else if (Object.keys(servers).length > MAX_UPSTREAMS) faults.push(`mcpServers: at most ${MAX_UPSTREAMS} upstream servers`);
-  else for (const [name, value] of Object.entries(servers)) {
-    const upstream = parseUpstream(name, value, faults);
-    if (upstream) upstreams.push(upstream);
-  }
+  if (!servers || Object.keys(servers).length === 0)
+    faults.push('mcpServers: required: at least one upstream MCP server');
+  else if (Object.keys(servers).length > MAX_UPSTREAMS)
+    faults.push(`mcpServers: at most ${MAX_UPSTREAMS} upstream servers`);
+  else
+    for (const [name, value] of Object.entries(servers)) {
+      const upstream = parseUpstream(name, value, faults);
+      if (upstream) upstreams.push(upstream);
+    }
 
   const http = parseHttp(doc.http, faults);
 
   const elicitation = doc.elicitation === undefined ? true : doc.elicitation;
   if (typeof elicitation !== 'boolean') faults.push('elicitation: must be true or false');
-  const progressIntervalSeconds = doc.progressIntervalSeconds === undefined ? 10 : integer(doc.progressIntervalSeconds, 'progressIntervalSeconds', faults, 1, 3600);
+  const progressIntervalSeconds =
+    doc.progressIntervalSeconds === undefined
+      ? 10
+      : integer(doc.progressIntervalSeconds, 'progressIntervalSeconds', faults, 1, 3600);
 
   const l = optionalObject(doc.limits, 'limits', faults) ?? {};
   unknownKeys(l, Object.keys(LIMIT_BOUNDS), 'limits', faults);
   const limits = Object.fromEntries(
-    Object.entries(LIMIT_BOUNDS).map(([k, [min, max]]) => [k, l[k] === undefined ? DEFAULT_LIMITS[k as keyof GatewayLimits] : integer(l[k], `limits.${k}`, faults, min, max) ?? 0]),
+    Object.entries(LIMIT_BOUNDS).map(([k, [min, max]]) => [
+      k,
+      l[k] === undefined
+        ? DEFAULT_LIMITS[k as keyof GatewayLimits]
+        : (integer(l[k], `limits.${k}`, faults, min, max) ?? 0),
+    ]),
   ) as unknown as GatewayLimits;
 
   const askHuman = parseAskHuman(doc.askHuman, faults);
@@ -190,16 +234,29 @@ function parseHttp(v: unknown, faults: string[]): HttpListenConfig | undefined {
   unknownKeys(h, ['host', 'port', 'allowedHosts', 'allowedOrigins'], 'http', faults);
   const host = optionalString(h.host, 'http.host', faults) ?? '127.0.0.1';
   const port = integer(h.port, 'http.port', faults, 0, 65535);
-  const allowedHosts = optionalStringList(h.allowedHosts, 'http.allowedHosts', faults, 64)?.map((x) => x.trim().toLowerCase());
+  const allowedHosts = optionalStringList(h.allowedHosts, 'http.allowedHosts', faults, 64)?.map((x) =>
+    x.trim().toLowerCase(),
+  );
   allowedHosts?.forEach((x, i) => {
-    if (!isHostName(x)) faults.push(`http.allowedHosts[${i}]: a host name without scheme or port (example.com, 127.0.0.1, [::1]), got ${JSON.stringify(x)}`);
+    if (!isHostName(x))
+      faults.push(
+        `http.allowedHosts[${i}]: a host name without scheme or port (example.com, 127.0.0.1, [::1]), got ${JSON.stringify(x)}`,
+      );
   });
   const allowedOrigins = optionalStringList(h.allowedOrigins, 'http.allowedOrigins', faults, 64)?.map((x, i) => {
     const origin = originOf(x);
-    if (!origin) faults.push(`http.allowedOrigins[${i}]: an origin such as https://app.example.com (scheme, host, optional port), got ${JSON.stringify(x)}`);
+    if (!origin)
+      faults.push(
+        `http.allowedOrigins[${i}]: an origin such as https://app.example.com (scheme, host, optional port), got ${JSON.stringify(x)}`,
+      );
     return origin ?? x;
   });
-  return { host, ...(port !== undefined ? { port } : {}), ...(allowedHosts ? { allowedHosts } : {}), ...(allowedOrigins ? { allowedOrigins } : {}) };
+  return {
+    host,
+    ...(port !== undefined ? { port } : {}),
+    ...(allowedHosts ? { allowedHosts } : {}),
+    ...(allowedOrigins ? { allowedOrigins } : {}),
+  };
 }
 
 /** `askHuman`: true, false, or `{ timeoutSeconds }` (which enables it too). */
@@ -217,15 +274,24 @@ function parseAskHuman(v: unknown, faults: string[]): AskHumanConfig | undefined
 
 function parseUpstream(name: string, value: unknown, faults: string[]): UpstreamConfig | undefined {
   const at = `mcpServers.${name}`;
-  if (!UPSTREAM_NAME.test(name)) faults.push(`${at}: the name must match ${UPSTREAM_NAME} (namespace: true prefixes the names of its tools with it)`);
+  if (!UPSTREAM_NAME.test(name))
+    faults.push(
+      `${at}: the name must match ${UPSTREAM_NAME} (namespace: true prefixes the names of its tools with it)`,
+    );
   if (!isObject(value)) {
     faults.push(`${at}: must be an object with either command (stdio) or url (Streamable HTTP)`);
     return undefined;
   }
-  unknownKeys(value, ['type', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'namespace', 'trustAnnotations'], at, faults);
+  unknownKeys(
+    value,
+    ['type', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'namespace', 'trustAnnotations'],
+    at,
+    faults,
+  );
   const common = { name, ...flag(value, 'namespace', at, faults), ...flag(value, 'trustAnnotations', at, faults) };
   const type = optionalString(value.type, `${at}.type`, faults);
-  if (type !== undefined && !['stdio', 'http', 'streamable-http', 'streamableHttp'].includes(type)) faults.push(`${at}.type: must be stdio or http (Streamable HTTP), got ${JSON.stringify(type)}`);
+  if (type !== undefined && !['stdio', 'http', 'streamable-http', 'streamableHttp'].includes(type))
+    faults.push(`${at}.type: must be stdio or http (Streamable HTTP), got ${JSON.stringify(type)}`);
   const hasCommand = value.command !== undefined;
   const hasUrl = value.url !== undefined;
   if (hasCommand === hasUrl) {
@@ -240,12 +306,16 @@ function parseUpstream(name: string, value: unknown, faults: string[]): Upstream
     const args = optionalStringList(value.args, `${at}.args`, faults, 256);
     const env = stringMap(value.env, `${at}.env`, faults);
     const cwd = optionalString(value.cwd, `${at}.cwd`, faults);
-    return command ? { ...common, command, ...(args ? { args } : {}), ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) } : undefined;
+    return command
+      ? { ...common, command, ...(args ? { args } : {}), ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) }
+      : undefined;
   }
   if (type === 'stdio') faults.push(`${at}.type: stdio needs command, not url`);
-  for (const k of ['args', 'env', 'cwd']) if (value[k] !== undefined) faults.push(`${at}.${k}: only for command (stdio) servers`);
+  for (const k of ['args', 'env', 'cwd'])
+    if (value[k] !== undefined) faults.push(`${at}.${k}: only for command (stdio) servers`);
   const url = optionalString(value.url, `${at}.url`, faults);
-  if (url !== undefined && !isHttpUrl(url)) faults.push(`${at}.url: must be an http(s) URL, got ${JSON.stringify(url)}`);
+  if (url !== undefined && !isHttpUrl(url))
+    faults.push(`${at}.url: must be an http(s) URL, got ${JSON.stringify(url)}`);
   const headers = stringMap(value.headers, `${at}.headers`, faults);
   return url ? { ...common, url, ...(headers ? { headers } : {}) } : undefined;
 }

@@ -14,7 +14,14 @@ import { outcomeOf, type TollgateConversation } from '../conversation.js';
 import { ToolCallRejectedError } from '../errors.js';
 import { toolCallKey } from '../ids.js';
 import type { JsonObject } from '../types.js';
-import { conversationOf, guardOptions, refusalOrThrow, toolCallIdOf, type ConversationSource, type GateOptions } from './shared.js';
+import {
+  conversationOf,
+  guardOptions,
+  refusalOrThrow,
+  toolCallIdOf,
+  type ConversationSource,
+  type GateOptions,
+} from './shared.js';
 
 /** The details the runner passes to a tool's invocation: the model's call (`callId`) and the run's signal. */
 export type ToolCallDetails = Parameters<FunctionTool['invoke']>[2];
@@ -38,16 +45,30 @@ export interface WithApprovalOptions<Context = unknown> extends GateOptions<Json
  * model's `callId`, so a replayed turn does not propose twice), and once approved the tool is invoked with the
  * arguments to run — parsed and validated by the tool as usual. The run's abort signal ends the wait.
  */
-export function withApproval<T extends FunctionTool<any, any, any>>(tool: T, options: WithApprovalOptions<T extends FunctionTool<infer C, any, any> ? C : unknown>): T {
+export function withApproval<T extends FunctionTool<any, any, any>>(
+  tool: T,
+  options: WithApprovalOptions<T extends FunctionTool<infer C, any, any> ? C : unknown>,
+): T {
   const invoke = tool.invoke.bind(tool);
   const toolName = options.toolName ?? tool.name;
   const gated = async (runContext: RunContext<any>, input: string, details?: ToolCallDetails): Promise<unknown> => {
     const args = parseArguments(input, toolName);
-    const conversation = await conversationOf(options.conversation, { input: args, runContext, ...(details ? { details } : {}) });
-    const run = conversation.guard<JsonObject, unknown>(toolName, (approved) => invoke(runContext, JSON.stringify(approved), details), guardOptions(options));
+    const conversation = await conversationOf(options.conversation, {
+      input: args,
+      runContext,
+      ...(details ? { details } : {}),
+    });
+    const run = conversation.guard<JsonObject, unknown>(
+      toolName,
+      (approved) => invoke(runContext, JSON.stringify(approved), details),
+      guardOptions(options),
+    );
     const id = toolCallIdOf(details?.toolCall?.callId);
     try {
-      return await run(args, { ...(id !== undefined ? { id } : {}), ...(details?.signal ? { signal: details.signal } : {}) });
+      return await run(args, {
+        ...(id !== undefined ? { id } : {}),
+        ...(details?.signal ? { signal: details.signal } : {}),
+      });
     } catch (e) {
       return refusalOrThrow(e, options.onRefusal);
     }
@@ -59,7 +80,8 @@ export function withApproval<T extends FunctionTool<any, any, any>>(tool: T, opt
     const args = typeof input === 'string' ? parseArguments(input, toolName) : (input as JsonObject);
     const conversation = await conversationOf(options.conversation, { input: args, runContext });
     const { display, reason, annotations } = guardOptions(options);
-    const pick = <V>(v: V | ((a: JsonObject) => V | undefined) | undefined) => (typeof v === 'function' ? (v as (a: JsonObject) => V | undefined)(args) : v);
+    const pick = <V>(v: V | ((a: JsonObject) => V | undefined) | undefined) =>
+      typeof v === 'function' ? (v as (a: JsonObject) => V | undefined)(args) : v;
     const d = pick(display);
     const r = pick(reason);
     const handle = await conversation.propose({
@@ -111,6 +133,7 @@ function parseArguments(input: string, toolName: string): JsonObject {
   } catch {
     throw new TypeError(`${toolName}: the model's arguments are not JSON`);
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`${toolName}: the model's arguments are not a JSON object`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new TypeError(`${toolName}: the model's arguments are not a JSON object`);
   return value as JsonObject;
 }

@@ -4,7 +4,8 @@ import { ToolCallRejectedError } from '../errors.js';
 import type { Display, JsonObject } from '../types.js';
 
 /** A conversation, or a function of the call that finds (or starts) one. */
-export type ConversationSource<C> = TollgateConversation | ((context: C) => TollgateConversation | Promise<TollgateConversation>);
+export type ConversationSource<C> =
+  TollgateConversation | ((context: C) => TollgateConversation | Promise<TollgateConversation>);
 
 export async function conversationOf<C>(source: ConversationSource<C>, context: C): Promise<TollgateConversation> {
   return typeof source === 'function' ? source(context) : source;

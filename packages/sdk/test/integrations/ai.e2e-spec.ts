@@ -7,7 +7,16 @@ import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { withApproval } from '../../src/integrations/ai.js';
-import { conversations, describeExample, pendingIn, type Setup, setUp, startTestServer, type TestServer, until } from '../support.js';
+import {
+  conversations,
+  describeExample,
+  pendingIn,
+  type Setup,
+  setUp,
+  startTestServer,
+  type TestServer,
+  until,
+} from '../support.js';
 
 let server: TestServer;
 let s: Setup;
@@ -21,15 +30,28 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
 
 /** Asks for one tool call, then answers "done"; every prompt it was given is kept in doGenerateCalls. */
 function model(toolName: string, input: object, toolCallId = 'call_1') {
   return new MockLanguageModelV3({
     doGenerate: async ({ prompt }) =>
       prompt[prompt.length - 1].role === 'tool'
-        ? { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] }
-        : { content: [{ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [] },
+        ? {
+            content: [{ type: 'text', text: 'done' }],
+            finishReason: { unified: 'stop', raw: 'stop' },
+            usage,
+            warnings: [],
+          }
+        : {
+            content: [{ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input) }],
+            finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+            usage,
+            warnings: [],
+          },
   });
 }
 
@@ -64,24 +86,45 @@ describe('withApproval (Vercel AI SDK)', () => {
       model: m,
       prompt: 'delete src_2',
       stopWhen: stepCountIs(3),
-      tools: { delete_source: withApproval(deleteTool(runs), { toolName: 'delete_source', conversation: conv, display: (a) => ({ title: `Delete ${a.id}` }), reason: 'asked' }) },
+      tools: {
+        delete_source: withApproval(deleteTool(runs), {
+          toolName: 'delete_source',
+          conversation: conv,
+          display: (a) => ({ title: `Delete ${a.id}` }),
+          reason: 'asked',
+        }),
+      },
     });
     const [pending] = await pendingIn(s.ann, conv.id);
-    expect(pending).toMatchObject({ externalId: 'call_1', toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete src_2' }, reason: 'asked' });
+    expect(pending).toMatchObject({
+      externalId: 'call_1',
+      toolName: 'delete_source',
+      arguments: { id: 'src_2' },
+      display: { title: 'Delete src_2' },
+      reason: 'asked',
+    });
     expect(runs).toEqual([]);
     await s.ann.inbox().approve(pending.id);
 
     expect((await running).text).toBe('done');
     expect(runs).toEqual([{ id: 'src_2' }]);
     expect(toolResultSeen(m)).toEqual({ type: 'json', value: { deleted: 'src_2' } });
-    expect(await s.ann.getToolCall(pending.id)).toMatchObject({ status: 'completed', result: { outcome: 'succeeded', output: { deleted: 'src_2' } } });
+    expect(await s.ann.getToolCall(pending.id)).toMatchObject({
+      status: 'completed',
+      result: { outcome: 'succeeded', output: { deleted: 'src_2' } },
+    });
   });
 
   it('runs with the arguments the approver edited', async () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
     const m = model('delete_source', { id: 'src_2' });
-    const running = generateText({ model: m, prompt: 'delete src_2', stopWhen: stepCountIs(3), tools: { delete_source: withApproval(deleteTool(runs), { toolName: 'delete_source', conversation: conv }) } });
+    const running = generateText({
+      model: m,
+      prompt: 'delete src_2',
+      stopWhen: stepCountIs(3),
+      tools: { delete_source: withApproval(deleteTool(runs), { toolName: 'delete_source', conversation: conv }) },
+    });
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_2_archive' } });
     await running;
@@ -93,27 +136,47 @@ describe('withApproval (Vercel AI SDK)', () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
     const m = model('delete_source', { id: 'src_2' });
-    const running = generateText({ model: m, prompt: 'delete src_2', stopWhen: stepCountIs(3), tools: { delete_source: withApproval(deleteTool(runs), { toolName: 'delete_source', conversation: conv }) } });
+    const running = generateText({
+      model: m,
+      prompt: 'delete src_2',
+      stopWhen: stepCountIs(3),
+      tools: { delete_source: withApproval(deleteTool(runs), { toolName: 'delete_source', conversation: conv }) },
+    });
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().reject(pending.id, { reason: 'that is production data' });
     await running;
     expect(runs).toEqual([]);
-    expect(toolResultSeen(m)).toEqual({ type: 'text', value: 'delete_source was rejected by Ann via cli: that is production data' });
+    expect(toolResultSeen(m)).toEqual({
+      type: 'text',
+      value: 'delete_source was rejected by Ann via cli: that is production data',
+    });
   });
 
   it('tells the model when the policy denies the call, with onRefusal shaping the text', async () => {
     const conv = await conversation();
     const ran: string[] = [];
-    const shell = tool({ inputSchema: z.object({ cmd: z.string() }), execute: async ({ cmd }: { cmd: string }) => (ran.push(cmd), 'ok') });
+    const shell = tool({
+      inputSchema: z.object({ cmd: z.string() }),
+      execute: async ({ cmd }: { cmd: string }) => (ran.push(cmd), 'ok'),
+    });
     const m = model('shell', { cmd: 'rm -rf /srv' });
     await generateText({
       model: m,
       prompt: 'clean up',
       stopWhen: stepCountIs(3),
-      tools: { shell: withApproval(shell, { toolName: 'shell', conversation: () => conv, onRefusal: (e) => `Not allowed (${e.status}): ${e.message}` }) },
+      tools: {
+        shell: withApproval(shell, {
+          toolName: 'shell',
+          conversation: () => conv,
+          onRefusal: (e) => `Not allowed (${e.status}): ${e.message}`,
+        }),
+      },
     });
     expect(ran).toEqual([]);
-    expect(toolResultSeen(m)).toEqual({ type: 'text', value: expect.stringMatching(/^Not allowed \(denied\): shell was denied by the policy: .+/) });
+    expect(toolResultSeen(m)).toEqual({
+      type: 'text',
+      value: expect.stringMatching(/^Not allowed \(denied\): shell was denied by the policy: .+/),
+    });
   });
 
   it('proposes once for a step that is run again with the same toolCallId, and an abort ends only the wait', async () => {
@@ -121,7 +184,13 @@ describe('withApproval (Vercel AI SDK)', () => {
     const runs: Array<{ id: string }> = [];
     const gated = withApproval(deleteTool(runs), { toolName: 'delete_source', conversation: conv });
     const abort = new AbortController();
-    const first = generateText({ model: model('delete_source', { id: 'src_9' }, 'call_retry'), prompt: 'delete src_9', abortSignal: abort.signal, stopWhen: stepCountIs(3), tools: { delete_source: gated } });
+    const first = generateText({
+      model: model('delete_source', { id: 'src_9' }, 'call_retry'),
+      prompt: 'delete src_9',
+      abortSignal: abort.signal,
+      stopWhen: stepCountIs(3),
+      tools: { delete_source: gated },
+    });
     await pendingIn(s.ann, conv.id);
     abort.abort();
     await expect(first).rejects.toThrow();
@@ -133,8 +202,21 @@ describe('withApproval (Vercel AI SDK)', () => {
           stream: simulateReadableStream<LanguageModelV3StreamPart>({
             chunks:
               prompt[prompt.length - 1].role === 'tool'
-                ? [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'done' }, { type: 'text-end', id: 't' }, { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage }]
-                : [{ type: 'tool-call', toolCallId: 'call_retry', toolName: 'delete_source', input: JSON.stringify({ id: 'src_9' }) }, { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage }],
+                ? [
+                    { type: 'text-start', id: 't' },
+                    { type: 'text-delta', id: 't', delta: 'done' },
+                    { type: 'text-end', id: 't' },
+                    { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage },
+                  ]
+                : [
+                    {
+                      type: 'tool-call',
+                      toolCallId: 'call_retry',
+                      toolName: 'delete_source',
+                      input: JSON.stringify({ id: 'src_9' }),
+                    },
+                    { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage },
+                  ],
           }),
         }),
       }),

@@ -40,7 +40,11 @@ describe.each(['ai-sdk', 'openai-agents', 'langgraph'])('node examples/%s/agent.
     const run = runExample(dir);
     try {
       let conversationId = '';
-      await until(async () => !!(conversationId = /in conversation ([\w.:-]+)/.exec(run.out())?.[1] ?? ''), 20_000, `${dir} to print its conversation`);
+      await until(
+        async () => !!(conversationId = /in conversation ([\w.:-]+)/.exec(run.out())?.[1] ?? ''),
+        20_000,
+        `${dir} to print its conversation`,
+      );
       const [pending] = await pendingIn(s.ann, conversationId);
       expect(pending).toMatchObject({ toolName: 'delete_source', arguments: { id: 'src_2' } });
       await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_3' } });

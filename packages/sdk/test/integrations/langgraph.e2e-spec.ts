@@ -10,7 +10,15 @@ import { fakeModel } from '@langchain/core/testing';
 import { tool, type StructuredToolInterface } from '@langchain/core/tools';
 import { z } from 'zod';
 import { isTollgateInterrupt, resumeWhenDecided, withApproval } from '../../src/integrations/langgraph.js';
-import { conversations, describeExample, pendingIn, type Setup, setUp, startTestServer, type TestServer } from '../support.js';
+import {
+  conversations,
+  describeExample,
+  pendingIn,
+  type Setup,
+  setUp,
+  startTestServer,
+  type TestServer,
+} from '../support.js';
 
 let server: TestServer;
 let s: Setup;
@@ -27,7 +35,10 @@ afterAll(async () => {
 const conversation = conversations(() => s, 'conv-lg');
 
 /** A graph of one agent node and a ToolNode; the model asks for `calls`, then answers with what the tools said. */
-function agentGraph(tools: StructuredToolInterface[], calls: Array<{ name: string; args: Record<string, unknown>; id: string }>) {
+function agentGraph(
+  tools: StructuredToolInterface[],
+  calls: Array<{ name: string; args: Record<string, unknown>; id: string }>,
+) {
   const seen: BaseMessage[][] = [];
   const model = fakeModel()
     .respondWithTools(calls)
@@ -62,12 +73,22 @@ describe('withApproval + resumeWhenDecided (LangGraph.js)', () => {
   it('pauses on an interrupt while pending, then runs once approved; the model sees the output; one Tollgate call', async () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
-    const { graph, toolResultsSeen } = agentGraph([withApproval(deleteTool(runs), { conversation: conv, display: (a) => ({ title: `Delete ${a.id}` }) })], [{ name: 'delete_source', args: { id: 'src_2' }, id: 'call_1' }]);
+    const { graph, toolResultsSeen } = agentGraph(
+      [withApproval(deleteTool(runs), { conversation: conv, display: (a) => ({ title: `Delete ${a.id}` }) })],
+      [{ name: 'delete_source', args: { id: 'src_2' }, id: 'call_1' }],
+    );
     const config = { configurable: { thread_id: conv.id } };
 
     const first = await graph.invoke({ messages: [{ role: 'user', content: 'delete src_2' }] }, config);
     const interrupts = (first as { __interrupt__?: Array<{ value: unknown }> }).__interrupt__ ?? [];
-    expect(interrupts.map((i) => i.value)).toEqual([expect.objectContaining({ kind: 'tollgate-approval', conversationId: conv.id, toolName: 'delete_source', arguments: { id: 'src_2' } })]);
+    expect(interrupts.map((i) => i.value)).toEqual([
+      expect.objectContaining({
+        kind: 'tollgate-approval',
+        conversationId: conv.id,
+        toolName: 'delete_source',
+        arguments: { id: 'src_2' },
+      }),
+    ]);
     expect(isTollgateInterrupt(interrupts[0].value)).toBe(true);
     expect((await graph.getState(config)).next).toEqual(['tools']);
     expect(runs).toEqual([]);
@@ -81,13 +102,18 @@ describe('withApproval + resumeWhenDecided (LangGraph.js)', () => {
     expect(runs).toEqual([{ id: 'src_2' }]);
     expect(toolResultsSeen()).toEqual(['deleted src_2']);
     // The node ran again on resume and proposed again: still one call, completed.
-    expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([['call_1', 'completed']]);
+    expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([
+      ['call_1', 'completed'],
+    ]);
   });
 
   it('runs with the arguments the approver edited', async () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
-    const { graph, toolResultsSeen } = agentGraph([withApproval(deleteTool(runs), { conversation: conv })], [{ name: 'delete_source', args: { id: 'src_2' }, id: 'call_1' }]);
+    const { graph, toolResultsSeen } = agentGraph(
+      [withApproval(deleteTool(runs), { conversation: conv })],
+      [{ name: 'delete_source', args: { id: 'src_2' }, id: 'call_1' }],
+    );
     const config = { configurable: { thread_id: conv.id } };
     await graph.invoke({ messages: [{ role: 'user', content: 'delete src_2' }] }, config);
     const [pending] = await pendingIn(s.ann, conv.id);
@@ -100,7 +126,10 @@ describe('withApproval + resumeWhenDecided (LangGraph.js)', () => {
   it('tells the model who rejected the call, how and why; the tool does not run', async () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
-    const { graph, toolResultsSeen } = agentGraph([withApproval(deleteTool(runs), { conversation: () => conv })], [{ name: 'delete_source', args: { id: 'src_2' }, id: 'call_1' }]);
+    const { graph, toolResultsSeen } = agentGraph(
+      [withApproval(deleteTool(runs), { conversation: () => conv })],
+      [{ name: 'delete_source', args: { id: 'src_2' }, id: 'call_1' }],
+    );
     const config = { configurable: { thread_id: conv.id } };
     await graph.invoke({ messages: [{ role: 'user', content: 'delete src_2' }] }, config);
     const [pending] = await pendingIn(s.ann, conv.id);
@@ -113,9 +142,19 @@ describe('withApproval + resumeWhenDecided (LangGraph.js)', () => {
   it('does not interrupt when the policy denies the call, and tells the model', async () => {
     const conv = await conversation();
     const ran: string[] = [];
-    const shell = tool(async ({ cmd }: { cmd: string }) => (ran.push(cmd), 'ok'), { name: 'shell', description: 'Run a command', schema: z.object({ cmd: z.string() }) });
-    const { graph, toolResultsSeen } = agentGraph([withApproval(shell, { conversation: conv })], [{ name: 'shell', args: { cmd: 'rm -rf /srv' }, id: 'call_1' }]);
-    const result = await graph.invoke({ messages: [{ role: 'user', content: 'clean up' }] }, { configurable: { thread_id: conv.id } });
+    const shell = tool(async ({ cmd }: { cmd: string }) => (ran.push(cmd), 'ok'), {
+      name: 'shell',
+      description: 'Run a command',
+      schema: z.object({ cmd: z.string() }),
+    });
+    const { graph, toolResultsSeen } = agentGraph(
+      [withApproval(shell, { conversation: conv })],
+      [{ name: 'shell', args: { cmd: 'rm -rf /srv' }, id: 'call_1' }],
+    );
+    const result = await graph.invoke(
+      { messages: [{ role: 'user', content: 'clean up' }] },
+      { configurable: { thread_id: conv.id } },
+    );
     expect((result as { __interrupt__?: unknown }).__interrupt__).toBeUndefined();
     expect(ran).toEqual([]);
     expect(toolResultsSeen()).toEqual([expect.stringMatching(/^shell was denied by the policy: .+/)]);

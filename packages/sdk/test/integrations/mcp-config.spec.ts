@@ -16,22 +16,47 @@ describe('the MCP gateway config', () => {
       {
         user: { id: 'ann', name: 'Ann', roles: ['admin'] },
         mcpServers: {
-          files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { LOG: '${LOG_LEVEL}' } },
-          github: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' } },
+          files: {
+            command: 'npx',
+            args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'],
+            env: { LOG: '${LOG_LEVEL}' },
+          },
+          github: {
+            type: 'http',
+            url: 'https://mcp.example.com/mcp',
+            headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' },
+          },
         },
       },
-      { TOLLGATE_URL: 'http://tollgate.internal:8080/', TOLLGATE_TOKEN: 'agent-jwt', TOLLGATE_USER_TOKEN: 'ann-jwt', LOG_LEVEL: 'debug', GITHUB_TOKEN: 'gh-secret' },
+      {
+        TOLLGATE_URL: 'http://tollgate.internal:8080/',
+        TOLLGATE_TOKEN: 'agent-jwt',
+        TOLLGATE_USER_TOKEN: 'ann-jwt',
+        LOG_LEVEL: 'debug',
+        GITHUB_TOKEN: 'gh-secret',
+      },
     );
     expect(config).toEqual({
       tollgate: { url: 'http://tollgate.internal:8080', token: 'agent-jwt' },
       user: { id: 'ann', name: 'Ann', roles: ['admin'], token: 'ann-jwt' },
       upstreams: [
-        { name: 'files', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { LOG: 'debug' } },
+        {
+          name: 'files',
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'],
+          env: { LOG: 'debug' },
+        },
         { name: 'github', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer gh-secret' } },
       ],
       elicitation: true,
       progressIntervalSeconds: 10,
-      limits: { pendingCallsPerSession: 8, sessions: 100, sessionsPerUser: 5, failedAuthPerMinute: 30, toolTimeoutSeconds: 300 },
+      limits: {
+        pendingCallsPerSession: 8,
+        sessions: 100,
+        sessionsPerUser: 5,
+        failedAuthPerMinute: 30,
+        toolTimeoutSeconds: 300,
+      },
     });
   });
 
@@ -39,7 +64,11 @@ describe('the MCP gateway config', () => {
     expect(
       faultsOf({
         tollgate: { url: 'tollgate.internal', token: '${MISSING}' },
-        mcpServers: { 'my files': { command: 'x' }, both: { command: 'node', url: 'http://x' }, web: { url: 'http://x', args: ['a'] } },
+        mcpServers: {
+          'my files': { command: 'x' },
+          both: { command: 'node', url: 'http://x' },
+          web: { url: 'http://x', args: ['a'] },
+        },
         http: { port: 70000 },
         limits: { sessions: 0 },
         colour: 'blue',
@@ -57,30 +86,51 @@ describe('the MCP gateway config', () => {
   });
 
   it('refuses a config without upstreams, without an agent token, or that is not an object', () => {
-    expect(faultsOf({ mcpServers: {} })).toEqual(['tollgate.token: no token: set TOLLGATE_TOKEN (an agent token) or tollgate.token in the config', 'mcpServers: required: at least one upstream MCP server']);
+    expect(faultsOf({ mcpServers: {} })).toEqual([
+      'tollgate.token: no token: set TOLLGATE_TOKEN (an agent token) or tollgate.token in the config',
+      'mcpServers: required: at least one upstream MCP server',
+    ]);
     expect(faultsOf('mcpServers: x')).toEqual(['the config must be a YAML or JSON object with an `mcpServers` block']);
     const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`s${i}`, { url: 'http://x' }]));
-    expect(faultsOf({ mcpServers: many }, { TOLLGATE_TOKEN: 't' })).toEqual(['mcpServers: at most 32 upstream servers']);
+    expect(faultsOf({ mcpServers: many }, { TOLLGATE_TOKEN: 't' })).toEqual([
+      'mcpServers: at most 32 upstream servers',
+    ]);
   });
 
-  it('takes namespace and trustAnnotations per server, and the HTTP listener\'s allowed hosts and origins', () => {
+  it("takes namespace and trustAnnotations per server, and the HTTP listener's allowed hosts and origins", () => {
     const config = parseGatewayConfig(
       {
-        mcpServers: { files: { command: 'node', namespace: true, trustAnnotations: true }, web: { url: 'http://x', trustAnnotations: false } },
+        mcpServers: {
+          files: { command: 'node', namespace: true, trustAnnotations: true },
+          web: { url: 'http://x', trustAnnotations: false },
+        },
         http: { allowedHosts: ['Gateway.example.com', '[::1]'], allowedOrigins: ['https://app.example.com'] },
         limits: { sessionsPerUser: 2, failedAuthPerMinute: 0 },
       },
       { TOLLGATE_TOKEN: 't' },
     );
-    expect(config.upstreams).toEqual([{ name: 'files', command: 'node', namespace: true, trustAnnotations: true }, { name: 'web', url: 'http://x' }]);
-    expect(config.http).toEqual({ host: '127.0.0.1', allowedHosts: ['gateway.example.com', '[::1]'], allowedOrigins: ['https://app.example.com'] });
+    expect(config.upstreams).toEqual([
+      { name: 'files', command: 'node', namespace: true, trustAnnotations: true },
+      { name: 'web', url: 'http://x' },
+    ]);
+    expect(config.http).toEqual({
+      host: '127.0.0.1',
+      allowedHosts: ['gateway.example.com', '[::1]'],
+      allowedOrigins: ['https://app.example.com'],
+    });
     expect(config.limits).toMatchObject({ sessionsPerUser: 2, failedAuthPerMinute: 0 });
     expect(
-      faultsOf({
-        mcpServers: { files: { command: 'node', namespace: 'yes', trustAnnotations: 1 } },
-        http: { allowedHosts: ['gateway.example.com:8090', 'https://x'], allowedOrigins: ['app.example.com', 'https://app.example.com/path'] },
-        limits: { sessionsPerUser: 0 },
-      }, { TOLLGATE_TOKEN: 't' }),
+      faultsOf(
+        {
+          mcpServers: { files: { command: 'node', namespace: 'yes', trustAnnotations: 1 } },
+          http: {
+            allowedHosts: ['gateway.example.com:8090', 'https://x'],
+            allowedOrigins: ['app.example.com', 'https://app.example.com/path'],
+          },
+          limits: { sessionsPerUser: 0 },
+        },
+        { TOLLGATE_TOKEN: 't' },
+      ),
     ).toEqual([
       'mcpServers.files.namespace: must be true or false',
       'mcpServers.files.trustAnnotations: must be true or false',
@@ -93,7 +143,10 @@ describe('the MCP gateway config', () => {
   });
 
   it('expands variables inside strings only, so a value can never add fields', () => {
-    const config = parseGatewayConfig({ mcpServers: { s: { command: '${CMD}', args: ['${ARG}'] } } }, { TOLLGATE_TOKEN: 't', CMD: 'node', ARG: '{"url": "http://evil"}' });
+    const config = parseGatewayConfig(
+      { mcpServers: { s: { command: '${CMD}', args: ['${ARG}'] } } },
+      { TOLLGATE_TOKEN: 't', CMD: 'node', ARG: '{"url": "http://evil"}' },
+    );
     expect(config.upstreams).toEqual([{ name: 's', command: 'node', args: ['{"url": "http://evil"}'] }]);
   });
 });

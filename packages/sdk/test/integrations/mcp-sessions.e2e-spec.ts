@@ -24,7 +24,11 @@ beforeAll(async () => {
 
 /** A gateway of its own for each test: no session of one test takes another's place. */
 beforeEach(async () => {
-  gateway = await TollgateMcpGateway.start({ tollgate: new Tollgate({ url: server.url, token: agentToken }), upstreams: [{ name: 'files', url: files.url }], limits: { sessions: 3, sessionsPerUser: 2 } });
+  gateway = await TollgateMcpGateway.start({
+    tollgate: new Tollgate({ url: server.url, token: agentToken }),
+    upstreams: [{ name: 'files', url: files.url }],
+    limits: { sessions: 3, sessionsPerUser: 2 },
+  });
 });
 afterEach(() => gateway.close());
 afterAll(async () => {
@@ -32,11 +36,29 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 /** A Streamable HTTP POST with this person's token, as a server would hand it to `handleHttp`. */
-async function post(token: string, body: unknown = initialize, headers: Record<string, string> = {}): Promise<{ status: number; session: string | null; body: any }> {
-  const request = new Request('http://localhost/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, ...headers }, body: JSON.stringify(body) });
+async function post(
+  token: string,
+  body: unknown = initialize,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; session: string | null; body: any }> {
+  const request = new Request('http://localhost/mcp', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
   const response = await gateway.handleHttp(request, { clientAddress: '127.0.0.1' });
   const text = await response.text(); // an initialize's SSE stream ends with its answer
   let parsed: unknown = text;
@@ -50,12 +72,20 @@ async function post(token: string, body: unknown = initialize, headers: Record<s
 
 /** The sessions of these that still answer `tools/list`: the others were refused, or closed to make room. */
 async function alive(token: string, sessions: string[]): Promise<string[]> {
-  const answers = await Promise.all(sessions.map((id) => post(token, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' })));
+  const answers = await Promise.all(
+    sessions.map((id) =>
+      post(
+        token,
+        { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
+        { 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
+      ),
+    ),
+  );
   return sessions.filter((_, i) => answers[i].status === 200);
 }
 
 describe('MCP sessions over HTTP', () => {
-  it("hold both limits when one person sends twenty initializes at once: at most their share opens, and others still get in", async () => {
+  it('hold both limits when one person sends twenty initializes at once: at most their share opens, and others still get in', async () => {
     const flo = await server.token('flo', ['approver'], { name: 'Flo' });
     const first = await post(flo); // Tollgate has vouched for Flo's token: the flood below is not slowed by asking it
     expect(first.status).toBe(200);
@@ -78,12 +108,19 @@ describe('MCP sessions over HTTP', () => {
   it('give the place of an initialize that fails back: failed starts count against no limit', async () => {
     const gus = await server.token('gus', ['approver'], { name: 'Gus' });
     // An initialize the transport refuses (it must accept SSE too): no session, and no place kept for one.
-    const refused = await Promise.all(Array.from({ length: 5 }, () => post(gus, initialize, { accept: 'application/json' })));
+    const refused = await Promise.all(
+      Array.from({ length: 5 }, () => post(gus, initialize, { accept: 'application/json' })),
+    );
     expect(refused.map((a) => a.status)).toEqual(Array(5).fill(406));
 
     const again = await Promise.all([post(gus), post(gus)]);
     expect(again.map((a) => a.status)).toEqual([200, 200]);
-    expect(await alive(gus, again.map((a) => a.session!))).toHaveLength(2);
+    expect(
+      await alive(
+        gus,
+        again.map((a) => a.session!),
+      ),
+    ).toHaveLength(2);
     expect((await post(annToken)).status).toBe(200);
   });
 });

@@ -2,10 +2,28 @@
  * `@tollgate/sdk/openai-agents` through a real Tollgate, with a fake `Model`: the model asks for a tool, Tollgate
  * holds it for a person, and the model's next request shows what it was told.
  */
-import { Agent, run, RunState, setTracingDisabled, tool, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents';
+import {
+  Agent,
+  run,
+  RunState,
+  setTracingDisabled,
+  tool,
+  Usage,
+  type Model,
+  type ModelRequest,
+  type ModelResponse,
+} from '@openai/agents';
 import { z } from 'zod';
 import { decideInterruptions, withApproval } from '../../src/integrations/openai-agents.js';
-import { conversations, describeExample, pendingIn, type Setup, setUp, startTestServer, type TestServer } from '../support.js';
+import {
+  conversations,
+  describeExample,
+  pendingIn,
+  type Setup,
+  setUp,
+  startTestServer,
+  type TestServer,
+} from '../support.js';
 
 setTracingDisabled(true);
 
@@ -32,8 +50,23 @@ class FakeModel implements Model {
     return {
       usage: new Usage(),
       output: answered
-        ? [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done' }] }]
-        : [{ type: 'function_call', callId: this.call.callId ?? 'call_1', name: this.call.name, arguments: JSON.stringify(this.call.arguments), status: 'completed' }],
+        ? [
+            {
+              type: 'message',
+              role: 'assistant',
+              status: 'completed',
+              content: [{ type: 'output_text', text: 'done' }],
+            },
+          ]
+        : [
+            {
+              type: 'function_call',
+              callId: this.call.callId ?? 'call_1',
+              name: this.call.name,
+              arguments: JSON.stringify(this.call.arguments),
+              status: 'completed',
+            },
+          ],
     };
   }
   async *getStreamedResponse(): AsyncIterable<never> {
@@ -68,24 +101,39 @@ describe('withApproval (OpenAI Agents SDK)', () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
     const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
-    const agent = new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv, display: (a) => ({ title: `Delete ${a.id}` }) })] });
+    const agent = new Agent({
+      name: 'ops',
+      model: m,
+      tools: [withApproval(deleteTool(runs), { conversation: conv, display: (a) => ({ title: `Delete ${a.id}` }) })],
+    });
     const running = run(agent, 'delete src_2');
     const [pending] = await pendingIn(s.ann, conv.id);
-    expect(pending).toMatchObject({ externalId: 'call_1', toolName: 'delete_source', arguments: { id: 'src_2' }, display: { title: 'Delete src_2' } });
+    expect(pending).toMatchObject({
+      externalId: 'call_1',
+      toolName: 'delete_source',
+      arguments: { id: 'src_2' },
+      display: { title: 'Delete src_2' },
+    });
     expect(runs).toEqual([]);
     await s.ann.inbox().approve(pending.id);
 
     expect((await running).finalOutput).toBe('done');
     expect(runs).toEqual([{ id: 'src_2' }]);
     expect(outputSeen(m)).toEqual({ type: 'text', text: 'deleted src_2' });
-    expect(await s.ann.getToolCall(pending.id)).toMatchObject({ status: 'completed', result: { outcome: 'succeeded', output: 'deleted src_2' } });
+    expect(await s.ann.getToolCall(pending.id)).toMatchObject({
+      status: 'completed',
+      result: { outcome: 'succeeded', output: 'deleted src_2' },
+    });
   });
 
   it('runs with the arguments the approver edited, validated by the tool', async () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
     const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
-    const running = run(new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv })] }), 'delete src_2');
+    const running = run(
+      new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv })] }),
+      'delete src_2',
+    );
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_2_archive' } });
     await running;
@@ -97,18 +145,29 @@ describe('withApproval (OpenAI Agents SDK)', () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
     const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
-    const running = run(new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: () => conv })] }), 'delete src_2');
+    const running = run(
+      new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: () => conv })] }),
+      'delete src_2',
+    );
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().reject(pending.id, { reason: 'that is production data' });
     await running;
     expect(runs).toEqual([]);
-    expect(outputSeen(m)).toEqual({ type: 'text', text: 'delete_source was rejected by Ann via cli: that is production data' });
+    expect(outputSeen(m)).toEqual({
+      type: 'text',
+      text: 'delete_source was rejected by Ann via cli: that is production data',
+    });
   });
 
   it('tells the model when the policy denies the call', async () => {
     const conv = await conversation();
     const ran: string[] = [];
-    const shell = tool({ name: 'shell', description: 'Run a command', parameters: z.object({ cmd: z.string() }), execute: async ({ cmd }) => (ran.push(cmd), 'ok') });
+    const shell = tool({
+      name: 'shell',
+      description: 'Run a command',
+      parameters: z.object({ cmd: z.string() }),
+      execute: async ({ cmd }) => (ran.push(cmd), 'ok'),
+    });
     const m = new FakeModel({ name: 'shell', arguments: { cmd: 'rm -rf /srv' } });
     await run(new Agent({ name: 'ops', model: m, tools: [withApproval(shell, { conversation: conv })] }), 'clean up');
     expect(ran).toEqual([]);
@@ -120,17 +179,34 @@ describe('withApproval (OpenAI Agents SDK)', () => {
     const runs: Array<{ id: string }> = [];
     const gated = withApproval(deleteTool(runs), { conversation: conv });
     const abort = new AbortController();
-    const first = run(new Agent({ name: 'ops', model: new FakeModel({ name: 'delete_source', arguments: { id: 'src_9' }, callId: 'call_retry' }), tools: [gated] }), 'delete src_9', { signal: abort.signal });
+    const first = run(
+      new Agent({
+        name: 'ops',
+        model: new FakeModel({ name: 'delete_source', arguments: { id: 'src_9' }, callId: 'call_retry' }),
+        tools: [gated],
+      }),
+      'delete src_9',
+      { signal: abort.signal },
+    );
     await pendingIn(s.ann, conv.id);
     abort.abort();
     await first.catch(() => undefined); // an aborted run may end either way; what matters is Tollgate's side below
 
-    const again = run(new Agent({ name: 'ops', model: new FakeModel({ name: 'delete_source', arguments: { id: 'src_9' }, callId: 'call_retry' }), tools: [gated] }), 'delete src_9');
+    const again = run(
+      new Agent({
+        name: 'ops',
+        model: new FakeModel({ name: 'delete_source', arguments: { id: 'src_9' }, callId: 'call_retry' }),
+        tools: [gated],
+      }),
+      'delete src_9',
+    );
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().approve(pending.id);
     expect((await again).finalOutput).toBe('done');
     expect(runs).toEqual([{ id: 'src_9' }]);
-    expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([['call_retry', 'completed']]);
+    expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([
+      ['call_retry', 'completed'],
+    ]);
   });
 });
 
@@ -139,7 +215,17 @@ describe('withApproval({ interrupt: true }) + decideInterruptions: the RunState 
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
     const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
-    const agent = new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv, interrupt: true, display: (a) => ({ title: `Delete ${a.id}` }) })] });
+    const agent = new Agent({
+      name: 'ops',
+      model: m,
+      tools: [
+        withApproval(deleteTool(runs), {
+          conversation: conv,
+          interrupt: true,
+          display: (a) => ({ title: `Delete ${a.id}` }),
+        }),
+      ],
+    });
     const first = await run(agent, 'delete src_2');
     expect(first.interruptions.map((i) => [i.name, i.arguments])).toEqual([['delete_source', '{"id":"src_2"}']]);
     const [pending] = await pendingIn(s.ann, conv.id); // proposed before the run ended: people see it now
@@ -154,29 +240,46 @@ describe('withApproval({ interrupt: true }) + decideInterruptions: the RunState 
     expect(second.finalOutput).toBe('done');
     expect(runs).toEqual([{ id: 'src_2_archive' }]);
     expect(outputSeen(m)).toEqual({ type: 'text', text: 'deleted src_2_archive' });
-    expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([['call_1', 'completed']]);
+    expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([
+      ['call_1', 'completed'],
+    ]);
   });
 
   it('rejects the interruption with the refusal as the message the model reads', async () => {
     const conv = await conversation();
     const runs: Array<{ id: string }> = [];
     const m = new FakeModel({ name: 'delete_source', arguments: { id: 'src_2' } });
-    const agent = new Agent({ name: 'ops', model: m, tools: [withApproval(deleteTool(runs), { conversation: conv, interrupt: true })] });
+    const agent = new Agent({
+      name: 'ops',
+      model: m,
+      tools: [withApproval(deleteTool(runs), { conversation: conv, interrupt: true })],
+    });
     const first = await run(agent, 'delete src_2');
     const [pending] = await pendingIn(s.ann, conv.id);
     await s.ann.inbox().reject(pending.id, { reason: 'that is production data' });
     const second = await run(agent, await decideInterruptions(first, { conversation: conv }));
     expect(second.finalOutput).toBe('done');
     expect(runs).toEqual([]);
-    expect(outputSeen(m)).toEqual({ type: 'text', text: 'delete_source was rejected by Ann via cli: that is production data' });
+    expect(outputSeen(m)).toEqual({
+      type: 'text',
+      text: 'delete_source was rejected by Ann via cli: that is production data',
+    });
   });
 
   it('does not interrupt a call the policy decides at once', async () => {
     const conv = await conversation();
     const ran: string[] = [];
-    const shell = tool({ name: 'shell', description: 'Run a command', parameters: z.object({ cmd: z.string() }), execute: async ({ cmd }) => (ran.push(cmd), 'ok') });
+    const shell = tool({
+      name: 'shell',
+      description: 'Run a command',
+      parameters: z.object({ cmd: z.string() }),
+      execute: async ({ cmd }) => (ran.push(cmd), 'ok'),
+    });
     const m = new FakeModel({ name: 'shell', arguments: { cmd: 'rm -rf /srv' } });
-    const result = await run(new Agent({ name: 'ops', model: m, tools: [withApproval(shell, { conversation: conv, interrupt: true })] }), 'clean up');
+    const result = await run(
+      new Agent({ name: 'ops', model: m, tools: [withApproval(shell, { conversation: conv, interrupt: true })] }),
+      'clean up',
+    );
     expect(result.interruptions).toEqual([]);
     expect(ran).toEqual([]);
     expect(outputSeen(m)).toEqual({ type: 'text', text: expect.stringMatching(/^shell was denied by the policy: .+/) });

@@ -1,4 +1,12 @@
-import { Tollgate, TollgateError, type Approval, type DecisionRequest, type Problem, type RequestOptions, type ToolCall } from '@tollgate/sdk';
+import {
+  Tollgate,
+  TollgateError,
+  type Approval,
+  type DecisionRequest,
+  type Problem,
+  type RequestOptions,
+  type ToolCall,
+} from '@tollgate/sdk';
 
 /**
  * The CLI's way to the server: HTTP only, through the SDK, as any other client (CONTRACT §2–§10). Decisions,
@@ -12,15 +20,24 @@ export const EXIT = { ok: 0, refused: 1, usage: 2, unavailable: 3 } as const;
 
 /** A failure that ends the command with an exit code and one line on stderr. */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(message);
   }
 }
 
 /** The server answered with a 4xx RFC 9457 problem: the request was refused (exit 1), or a 5xx (exit 3). */
 export class ProblemError extends CliError {
-  constructor(readonly status: number, readonly problem: Problem) {
-    super(`${problem.code ?? `http_${status}`}: ${problem.detail ?? problem.title ?? `HTTP ${status}`}`, status >= 500 ? EXIT.unavailable : EXIT.refused);
+  constructor(
+    readonly status: number,
+    readonly problem: Problem,
+  ) {
+    super(
+      `${problem.code ?? `http_${status}`}: ${problem.detail ?? problem.title ?? `HTTP ${status}`}`,
+      status >= 500 ? EXIT.unavailable : EXIT.refused,
+    );
   }
 }
 
@@ -48,7 +65,10 @@ export function connection(o: ClientOptions, env: NodeJS.ProcessEnv = process.en
   }
   const token = (o.token ?? env.TOLLGATE_TOKEN ?? '').trim();
   if (!token) {
-    throw new CliError('No token: set TOLLGATE_TOKEN or pass --token (for development: export TOLLGATE_TOKEN=$(tollgate token --sub you --role approver))', EXIT.usage);
+    throw new CliError(
+      'No token: set TOLLGATE_TOKEN or pass --token (for development: export TOLLGATE_TOKEN=$(tollgate token --sub you --role approver))',
+      EXIT.usage,
+    );
   }
   return { url: url.toString().replace(/\/+$/, ''), token };
 }
@@ -62,7 +82,13 @@ export class ApiClient {
   readonly tollgate: Tollgate;
 
   constructor(readonly conn: Connection) {
-    this.tollgate = new Tollgate({ url: conn.url, token: conn.token, channel: 'cli', headers: { 'user-agent': 'tollgate-cli' }, retry: { maxAttempts: 1 } });
+    this.tollgate = new Tollgate({
+      url: conn.url,
+      token: conn.token,
+      channel: 'cli',
+      headers: { 'user-agent': 'tollgate-cli' },
+      retry: { maxAttempts: 1 },
+    });
   }
 
   /** Runs SDK calls; a refusal becomes a ProblemError (exit 1, or 3 for a 5xx), no answer a CliError (exit 3). */

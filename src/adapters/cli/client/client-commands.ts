@@ -2,8 +2,25 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { allPages, type AuditEvent, type GrantScope, type HaltRequest, type Policy, type Tool, type VerifyResult } from '@tollgate/sdk';
-import { ApiClient, CliError, ClientOptions, connection, EXIT, ProblemError, type Approval, type ToolCall } from './api-client';
+import {
+  allPages,
+  type AuditEvent,
+  type GrantScope,
+  type HaltRequest,
+  type Policy,
+  type Tool,
+  type VerifyResult,
+} from '@tollgate/sdk';
+import {
+  ApiClient,
+  CliError,
+  ClientOptions,
+  connection,
+  EXIT,
+  ProblemError,
+  type Approval,
+  type ToolCall,
+} from './api-client';
 import { oneLine, parseWhen, printJson, table } from './format';
 import { unifiedDiff } from './line-diff';
 import { PolicyDocument } from '../../../domain/policy/policy-document';
@@ -32,7 +49,8 @@ function jsonArg(name: string) {
     } catch (e) {
       throw new InvalidArgumentError(`${name} must be a JSON object (or @file): ${(e as Error).message}`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError(`${name} must be a JSON object`);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new InvalidArgumentError(`${name} must be a JSON object`);
     return parsed as Record<string, unknown>;
   };
 }
@@ -53,7 +71,8 @@ function when(v: string): string {
 function decidedLine(call: ToolCall): string {
   const q = call.approval?.quorum;
   // An approval towards a quorum leaves the call pending: say how far it has got.
-  if (call.status === 'pending' && q) return `${call.id} ${call.toolName}: pending, ${q.approvedBy.length} of ${q.needed} approvals (${q.approvedBy.map((a) => a.name ?? a.id).join(', ')})`;
+  if (call.status === 'pending' && q)
+    return `${call.id} ${call.toolName}: pending, ${q.approvedBy.length} of ${q.needed} approvals (${q.approvedBy.map((a) => a.name ?? a.id).join(', ')})`;
   const d = call.decision;
   const by = d ? ` by ${d.by.name ?? d.by.id} via ${d.by.via}` : '';
   return `${call.id} ${call.toolName}: ${call.status}${by}${d?.reason ? ` (${d.reason})` : ''}${d?.editedArguments ? ' with edited arguments' : ''}`;
@@ -64,7 +83,9 @@ export function addClientCommands(program: Command): void {
   withConnection(
     program
       .command('inbox')
-      .description('Live, interactive list of the calls you may decide: ↑/↓ move, enter details, a approve, r reject, e edit arguments, q quit'),
+      .description(
+        'Live, interactive list of the calls you may decide: ↑/↓ move, enter details, a approve, r reject, e edit arguments, q quit',
+      ),
   ).action(async (o: ClientOptions) => {
     await runInbox(api(o));
   });
@@ -75,23 +96,53 @@ export function addClientCommands(program: Command): void {
       .description('Approve a pending tool call')
       .argument('<id>', 'tool call id')
       .option('--reason <text>', 'why (recorded in the audit trail)')
-      .option('--arguments <json>', 'approve with these arguments instead (a JSON object, or @file)', jsonArg('--arguments'))
-      .addOption(new Option('--always [scope]', 'always allow this tool from now on, in a scope').choices(['conversation', 'agent', 'tenant']))
-      .option('--expires-in <duration>', 'with --always: the grant ends after this (90s, 30m, 8h, 7d; at most 90d)', grantLifetime)
+      .option(
+        '--arguments <json>',
+        'approve with these arguments instead (a JSON object, or @file)',
+        jsonArg('--arguments'),
+      )
+      .addOption(
+        new Option('--always [scope]', 'always allow this tool from now on, in a scope').choices([
+          'conversation',
+          'agent',
+          'tenant',
+        ]),
+      )
+      .option(
+        '--expires-in <duration>',
+        'with --always: the grant ends after this (90s, 30m, 8h, 7d; at most 90d)',
+        grantLifetime,
+      )
       .option('--json', 'print the tool call as JSON'),
-  ).action(async (id: string, o: ClientOptions & { reason?: string; arguments?: Record<string, unknown>; always?: string | true; expiresIn?: number; json?: boolean }) => {
-    output.json = !!o.json;
-    if (o.always && o.arguments) throw new CliError('--arguments cannot be combined with --always', EXIT.usage);
-    if (o.expiresIn !== undefined && !o.always) throw new CliError('--expires-in needs --always', EXIT.usage);
-    const call = await api(o).decide(
-      id,
-      o.always
-        ? { decision: 'always_allow', reason: o.reason, ...(typeof o.always === 'string' ? { scope: o.always as GrantScope } : {}), ...(o.expiresIn ? { expiresIn: o.expiresIn } : {}) }
-        : { decision: 'approve', reason: o.reason, arguments: o.arguments },
-    );
-    if (o.json) printJson(call);
-    else console.log(decidedLine(call));
-  });
+  ).action(
+    async (
+      id: string,
+      o: ClientOptions & {
+        reason?: string;
+        arguments?: Record<string, unknown>;
+        always?: string | true;
+        expiresIn?: number;
+        json?: boolean;
+      },
+    ) => {
+      output.json = !!o.json;
+      if (o.always && o.arguments) throw new CliError('--arguments cannot be combined with --always', EXIT.usage);
+      if (o.expiresIn !== undefined && !o.always) throw new CliError('--expires-in needs --always', EXIT.usage);
+      const call = await api(o).decide(
+        id,
+        o.always
+          ? {
+              decision: 'always_allow',
+              reason: o.reason,
+              ...(typeof o.always === 'string' ? { scope: o.always as GrantScope } : {}),
+              ...(o.expiresIn ? { expiresIn: o.expiresIn } : {}),
+            }
+          : { decision: 'approve', reason: o.reason, arguments: o.arguments },
+      );
+      if (o.json) printJson(call);
+      else console.log(decidedLine(call));
+    },
+  );
 
   withConnection(
     program
@@ -117,7 +168,19 @@ export function addClientCommands(program: Command): void {
     const items = await api(o).approvals();
     if (o.json) return printJson({ items });
     if (!items.length) return console.log('Nothing waiting for you.');
-    console.log(table(['ID', 'TOOL', 'LEVEL', 'CONVERSATION', 'AGENT', 'ARGUMENTS'], items.map((a: Approval) => [a.id, a.toolName, a.policy.level, a.conversation.title ?? a.conversationId, a.conversation.agentId, oneLine(a.arguments, 60)])));
+    console.log(
+      table(
+        ['ID', 'TOOL', 'LEVEL', 'CONVERSATION', 'AGENT', 'ARGUMENTS'],
+        items.map((a: Approval) => [
+          a.id,
+          a.toolName,
+          a.policy.level,
+          a.conversation.title ?? a.conversationId,
+          a.conversation.agentId,
+          oneLine(a.arguments, 60),
+        ]),
+      ),
+    );
   });
 
   const audit = withConnection(
@@ -134,33 +197,68 @@ export function addClientCommands(program: Command): void {
       .option('--limit <n>', 'at most this many events', positiveInt, 100)
       .option('--cursor <cursor>', 'continue after a previous nextCursor')
       .option('--json', 'print {events, nextCursor} as JSON'),
-  ).action(async (o: ClientOptions & { tool?: string; type?: string; actor?: string; conversation?: string; call?: string; since?: string; until?: string; limit: number; cursor?: string; json?: boolean }) => {
-    output.json = !!o.json;
-    const client = api(o);
-    const events: AuditEvent[] = [];
-    let cursor = o.cursor;
-    let next: string | null = null;
-    do {
-      const q = { toolName: o.tool, type: o.type, actor: o.actor, conversationId: o.conversation, toolCallId: o.call, from: o.since, to: o.until, cursor, limit: Math.min(1000, o.limit - events.length) };
-      const page = await client.call((t) => t.listAuditEvents(q));
-      events.push(...page.events);
-      next = page.nextCursor;
-      cursor = next ?? undefined;
-    } while (next && events.length < o.limit);
-    if (o.json) return printJson({ events, nextCursor: next });
-    if (!events.length) return console.log('No events.');
-    console.log(
-      table(
-        ['SEQ', 'AT', 'TYPE', 'TOOL', 'CALL', 'ACTOR', 'DETAIL'],
-        events.map((e) => [String(e.seq), e.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), e.type, e.toolName ?? '', e.toolCallId ?? '', actorOf(e), detailOf(e)]),
-        [0, 0, 0, 32, 40, 32, 60],
-      ),
-    );
-    if (next) console.log(`… more: --cursor ${next}`);
-  });
+  ).action(
+    async (
+      o: ClientOptions & {
+        tool?: string;
+        type?: string;
+        actor?: string;
+        conversation?: string;
+        call?: string;
+        since?: string;
+        until?: string;
+        limit: number;
+        cursor?: string;
+        json?: boolean;
+      },
+    ) => {
+      output.json = !!o.json;
+      const client = api(o);
+      const events: AuditEvent[] = [];
+      let cursor = o.cursor;
+      let next: string | null = null;
+      do {
+        const q = {
+          toolName: o.tool,
+          type: o.type,
+          actor: o.actor,
+          conversationId: o.conversation,
+          toolCallId: o.call,
+          from: o.since,
+          to: o.until,
+          cursor,
+          limit: Math.min(1000, o.limit - events.length),
+        };
+        const page = await client.call((t) => t.listAuditEvents(q));
+        events.push(...page.events);
+        next = page.nextCursor;
+        cursor = next ?? undefined;
+      } while (next && events.length < o.limit);
+      if (o.json) return printJson({ events, nextCursor: next });
+      if (!events.length) return console.log('No events.');
+      console.log(
+        table(
+          ['SEQ', 'AT', 'TYPE', 'TOOL', 'CALL', 'ACTOR', 'DETAIL'],
+          events.map((e) => [
+            String(e.seq),
+            e.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+            e.type,
+            e.toolName ?? '',
+            e.toolCallId ?? '',
+            actorOf(e),
+            detailOf(e),
+          ]),
+          [0, 0, 0, 32, 40, 32, 60],
+        ),
+      );
+      if (next) console.log(`… more: --cursor ${next}`);
+    },
+  );
   addAuditIntegrityCommands(audit);
 
-  const policy = program.command('policy').description("The tenant's policy: get it, apply a new version from a file, list, diff and roll back versions");
+  const policy = program
+    .command('policy')
+    .description("The tenant's policy: get it, apply a new version from a file, list, diff and roll back versions");
   withConnection(
     policy
       .command('get')
@@ -173,7 +271,9 @@ export function addClientCommands(program: Command): void {
     const p = await api(o).call((t) => t.getPolicy());
     if (o.json) return printJson(p);
     const by = p.updatedBy ? ` by ${p.updatedBy}` : '';
-    process.stdout.write(`# policy version ${p.version}${p.updatedAt ? `, ${p.updatedAt}${by}` : ' (built-in defaults)'}\n${toYaml({ defaults: p.defaults, rules: p.rules })}`);
+    process.stdout.write(
+      `# policy version ${p.version}${p.updatedAt ? `, ${p.updatedAt}${by}` : ' (built-in defaults)'}\n${toYaml({ defaults: p.defaults, rules: p.rules })}`,
+    );
   });
   withConnection(
     policy
@@ -190,7 +290,9 @@ export function addClientCommands(program: Command): void {
       throw new CliError(`cannot read ${file}: ${(e as Error).message}`, EXIT.usage);
     }
     const isJson = /\.json$/i.test(file) || /^\s*[{[]/.test(text);
-    const p = await api(o).put<Policy>('/v1/policy', { raw: { text, contentType: isJson ? 'application/json' : 'application/yaml' } });
+    const p = await api(o).put<Policy>('/v1/policy', {
+      raw: { text, contentType: isJson ? 'application/json' : 'application/yaml' },
+    });
     if (o.json) return printJson(p);
     console.log(`Policy version ${p.version} applied (${p.rules.length} rule${p.rules.length === 1 ? '' : 's'})`);
   });
@@ -206,8 +308,17 @@ export function addClientCommands(program: Command): void {
     const items = await api(o).call((t) => allPages((cursor) => t.listTools({ limit: 1000, cursor }), Infinity));
     if (o.json) return printJson({ items });
     if (!items.length) return console.log('No tools registered.');
-    const flags = (t: Tool) => [t.isReadOnly && 'read-only', t.requiresApproval && 'requires-approval', t.destructive && 'destructive'].filter(Boolean).join(',') || '-';
-    console.log(table(['NAME', 'FLAGS', 'REGISTERED BY', 'DESCRIPTION'], items.map((t) => [t.name, flags(t), t.registeredBy?.id ?? '', t.description ?? '']), [0, 0, 0, 70]));
+    const flags = (t: Tool) =>
+      [t.isReadOnly && 'read-only', t.requiresApproval && 'requires-approval', t.destructive && 'destructive']
+        .filter(Boolean)
+        .join(',') || '-';
+    console.log(
+      table(
+        ['NAME', 'FLAGS', 'REGISTERED BY', 'DESCRIPTION'],
+        items.map((t) => [t.name, flags(t), t.registeredBy?.id ?? '', t.description ?? '']),
+        [0, 0, 0, 70],
+      ),
+    );
   });
 
   const scope = (cmd: Command) =>
@@ -216,10 +327,23 @@ export function addClientCommands(program: Command): void {
       .option('--conversation <id>', 'a conversation instead of the whole tenant')
       .option('--json', 'print the answer as JSON');
   const target = (o: { agent?: string; conversation?: string }): Omit<HaltRequest, 'reason'> => {
-    if (o.agent && o.conversation) throw new CliError('choose one of --agent and --conversation (neither: the whole tenant)', EXIT.usage);
-    return o.agent ? { scope: 'agent', id: o.agent } : o.conversation ? { scope: 'conversation', id: o.conversation } : { scope: 'tenant' };
+    if (o.agent && o.conversation)
+      throw new CliError('choose one of --agent and --conversation (neither: the whole tenant)', EXIT.usage);
+    return o.agent
+      ? { scope: 'agent', id: o.agent }
+      : o.conversation
+        ? { scope: 'conversation', id: o.conversation }
+        : { scope: 'tenant' };
   };
-  withConnection(scope(program.command('halt').description('Kill switch (admin): cancel pending and unclaimed calls and refuse new ones, in the tenant or one agent or conversation')))
+  withConnection(
+    scope(
+      program
+        .command('halt')
+        .description(
+          'Kill switch (admin): cancel pending and unclaimed calls and refuse new ones, in the tenant or one agent or conversation',
+        ),
+    ),
+  )
     .requiredOption('--reason <text>', 'why (required, recorded)')
     .action(async (o: ClientOptions & { agent?: string; conversation?: string; reason: string; json?: boolean }) => {
       output.json = !!o.json;
@@ -227,9 +351,15 @@ export function addClientCommands(program: Command): void {
       const r = await api(o).call((tg) => tg.halt({ ...t, reason: o.reason }));
       if (o.json) return printJson(r);
       const what = t.scope === 'tenant' ? 'the tenant' : `${t.scope} ${t.id}`;
-      console.log(r.changed ? `Halted ${what}; ${r.cancelledToolCallIds?.length ?? 0} call(s) cancelled` : `${what} was already halted`);
+      console.log(
+        r.changed
+          ? `Halted ${what}; ${r.cancelledToolCallIds?.length ?? 0} call(s) cancelled`
+          : `${what} was already halted`,
+      );
     });
-  withConnection(scope(program.command('resume').description('Lift a halt (admin), with the same scope it was set with')))
+  withConnection(
+    scope(program.command('resume').description('Lift a halt (admin), with the same scope it was set with')),
+  )
     .option('--reason <text>', 'why')
     .action(async (o: ClientOptions & { agent?: string; conversation?: string; reason?: string; json?: boolean }) => {
       output.json = !!o.json;
@@ -252,7 +382,9 @@ function addAuditIntegrityCommands(audit: Command): void {
   withConnection(
     audit
       .command('checkpoint')
-      .description('Print a signed checkpoint of the audit chain (a compact JWS) to keep outside the database: tollgate audit checkpoint > cp.jws')
+      .description(
+        'Print a signed checkpoint of the audit chain (a compact JWS) to keep outside the database: tollgate audit checkpoint > cp.jws',
+      )
       .option('--json', 'print {jws, tenant, seq, hash, at}'),
   ).action(async (_o: unknown, cmd: Command) => {
     const o = cmd.optsWithGlobals<ClientOptions & { json?: boolean }>();
@@ -266,20 +398,31 @@ function addAuditIntegrityCommands(audit: Command): void {
     audit
       .command('verify')
       .description('Recompute the audit hash chain (auditor, admin); exits 1 when it does not verify')
-      .option('--checkpoint <file>', 'also check the chain against a checkpoint saved earlier (tollgate audit checkpoint > file)')
-      .option('--jwks <file>', 'check the checkpoint\'s signature against these pinned keys (a saved /.well-known/jwks.json) before asking the server')
+      .option(
+        '--checkpoint <file>',
+        'also check the chain against a checkpoint saved earlier (tollgate audit checkpoint > file)',
+      )
+      .option(
+        '--jwks <file>',
+        "check the checkpoint's signature against these pinned keys (a saved /.well-known/jwks.json) before asking the server",
+      )
       .option('--json', 'print the answer as JSON'),
   ).action(async (_o: unknown, cmd: Command) => {
     const o = cmd.optsWithGlobals<ClientOptions & { checkpoint?: string; jwks?: string; json?: boolean }>();
     output.json = !!o.json;
-    if (o.jwks && !o.checkpoint) throw new CliError('--jwks checks a checkpoint: give --checkpoint FILE too', EXIT.usage);
+    if (o.jwks && !o.checkpoint)
+      throw new CliError('--jwks checks a checkpoint: give --checkpoint FILE too', EXIT.usage);
     const jws = o.checkpoint ? readCheckpoint(o.checkpoint) : undefined;
     const client = api(o);
     if (jws && o.jwks) await checkPinned(jws, o.jwks);
     const r = await client.call((t) => t.verifyAuditTrail({ checkpoint: jws }));
     if (o.json) printJson(r);
     else console.log(verifyLine(r, !!jws));
-    if (!r.ok) throw new CliError(`the audit trail does not verify${r.firstBadSeq !== undefined ? ` (first bad seq ${r.firstBadSeq})` : ''}: ${r.problem ?? 'see above'}`, EXIT.refused);
+    if (!r.ok)
+      throw new CliError(
+        `the audit trail does not verify${r.firstBadSeq !== undefined ? ` (first bad seq ${r.firstBadSeq})` : ''}: ${r.problem ?? 'see above'}`,
+        EXIT.refused,
+      );
   });
 }
 
@@ -299,7 +442,10 @@ function readCheckpoint(file: string): string {
     }
   }
   if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(text)) {
-    throw new CliError(`${file} does not hold a checkpoint (the compact JWS that \`tollgate audit checkpoint\` prints)`, EXIT.usage);
+    throw new CliError(
+      `${file} does not hold a checkpoint (the compact JWS that \`tollgate audit checkpoint\` prints)`,
+      EXIT.usage,
+    );
   }
   return text;
 }
@@ -322,7 +468,11 @@ async function checkPinned(jws: string, file: string): Promise<void> {
   } catch {
     typ = undefined;
   }
-  if (typ !== 'tollgate-checkpoint+jwt') throw new CliError('the checkpoint file holds no audit checkpoint (a JWS of typ tollgate-checkpoint+jwt)', EXIT.usage);
+  if (typ !== 'tollgate-checkpoint+jwt')
+    throw new CliError(
+      'the checkpoint file holds no audit checkpoint (a JWS of typ tollgate-checkpoint+jwt)',
+      EXIT.usage,
+    );
   try {
     await compactVerify(jws, createLocalJWKSet(jwks), { algorithms: ['EdDSA'] });
   } catch {
@@ -332,10 +482,14 @@ async function checkPinned(jws: string, file: string): Promise<void> {
 
 function verifyLine(r: VerifyResult, withCheckpoint: boolean): string {
   const cp = r.checkpoint;
-  if (!r.ok) return `FAILED${r.firstBadSeq !== undefined ? ` at seq ${r.firstBadSeq}` : ''}: ${r.problem ?? 'the chain does not verify'} (${r.checked} event(s) checked)`;
-  const against = !withCheckpoint || !cp ? '' : cp.purged
-    ? `; the checkpoint of ${cp.at} (seq ${cp.seq}) is older than the retained events, which a retention purge accounts for`
-    : `; it still holds the checkpoint of ${cp.at} (seq ${cp.seq}, hash ${cp.hash.slice(0, 12)}…)`;
+  if (!r.ok)
+    return `FAILED${r.firstBadSeq !== undefined ? ` at seq ${r.firstBadSeq}` : ''}: ${r.problem ?? 'the chain does not verify'} (${r.checked} event(s) checked)`;
+  const against =
+    !withCheckpoint || !cp
+      ? ''
+      : cp.purged
+        ? `; the checkpoint of ${cp.at} (seq ${cp.seq}) is older than the retained events, which a retention purge accounts for`
+        : `; it still holds the checkpoint of ${cp.at} (seq ${cp.seq}, hash ${cp.hash.slice(0, 12)}…)`;
   return `ok: ${r.checked} event(s) verify${against}`;
 }
 
@@ -382,10 +536,21 @@ function addPolicyLifecycleCommands(policy: Command): void {
   ).action(async (o: ClientOptions & { json?: boolean }) => {
     output.json = !!o.json;
     const client = api(o);
-    const items = await allPages((cursor) => client.get<{ items: PolicyVersionSummary[]; nextCursor: string | null }>(`/v1/policy/versions?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`), Infinity);
+    const items = await allPages(
+      (cursor) =>
+        client.get<{ items: PolicyVersionSummary[]; nextCursor: string | null }>(
+          `/v1/policy/versions?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        ),
+      Infinity,
+    );
     if (o.json) return printJson({ items });
     if (!items.length) return console.log('No policy versions: the built-in defaults are in force.');
-    console.log(table(['VERSION', 'CREATED', 'BY', 'RULES'], items.map((v, i) => [`${v.version}${i === 0 ? ' (in force)' : ''}`, v.createdAt, v.createdBy, String(v.rules)])));
+    console.log(
+      table(
+        ['VERSION', 'CREATED', 'BY', 'RULES'],
+        items.map((v, i) => [`${v.version}${i === 0 ? ' (in force)' : ''}`, v.createdAt, v.createdBy, String(v.rules)]),
+      ),
+    );
   });
 
   withConnection(
@@ -397,34 +562,58 @@ function addPolicyLifecycleCommands(policy: Command): void {
       .option('--json', 'print the new policy as JSON'),
   ).action(async (n: number, o: ClientOptions & { reason?: string; json?: boolean }) => {
     output.json = !!o.json;
-    const p = await api(o).post<Policy>('/v1/policy/rollback', { version: n, ...(o.reason ? { reason: o.reason } : {}) });
+    const p = await api(o).post<Policy>('/v1/policy/rollback', {
+      version: n,
+      ...(o.reason ? { reason: o.reason } : {}),
+    });
     if (o.json) return printJson(p);
-    console.log(`Policy version ${p.version} applied: the document of version ${n} (${p.rules.length} rule${p.rules.length === 1 ? '' : 's'})`);
+    console.log(
+      `Policy version ${p.version} applied: the document of version ${n} (${p.rules.length} rule${p.rules.length === 1 ? '' : 's'})`,
+    );
   });
 
   withConnection(
     policy
       .command('diff')
-      .description('Compare FILE (YAML or JSON; - for stdin) with the policy in force or version N; exit 0 when equal, 1 when different')
+      .description(
+        'Compare FILE (YAML or JSON; - for stdin) with the policy in force or version N; exit 0 when equal, 1 when different',
+      )
       .argument('<file>', 'candidate policy document')
       .option('--against <n>', 'compare with this version instead of the one in force', positiveInt)
       .option('--simulate', 'also judge the recorded calls by the candidate and print what would change')
       .option('--days <n>', 'with --simulate: the calls of the last N days (default 7)', positiveInt)
       .option('--json', 'print {equal, against, diff, simulation?} as JSON'),
-  ).action(async (file: string, o: ClientOptions & { against?: number; simulate?: boolean; days?: number; json?: boolean }) => {
-    output.json = !!o.json;
-    if (o.days !== undefined && !o.simulate) throw new CliError('--days needs --simulate', EXIT.usage);
-    const candidate = readCandidate(file);
-    const client = api(o);
-    const base = o.against === undefined ? await client.call((t) => t.getPolicy()) : await client.get<PolicyVersionDoc>(`/v1/policy/versions/${o.against}`);
-    const from = `version ${base.version}${o.against === undefined ? ' (in force)' : ''}`;
-    const diff = unifiedDiff(toYaml({ defaults: base.defaults, rules: base.rules }), toYaml(candidate), { from, to: file === '-' ? 'stdin' : file });
-    const simulation = o.simulate ? await client.post<PolicySimulation>('/v1/policy/simulate', { document: candidate, ...(o.days ? { days: o.days } : {}) }) : undefined;
-    process.exitCode = diff ? EXIT.refused : EXIT.ok;
-    if (o.json) return printJson({ equal: !diff, against: base.version, diff, ...(simulation ? { simulation } : {}) });
-    process.stdout.write(diff || `${file === '-' ? 'stdin' : file} matches ${from}\n`);
-    if (simulation) console.log(simulationSummary(simulation));
-  });
+  ).action(
+    async (
+      file: string,
+      o: ClientOptions & { against?: number; simulate?: boolean; days?: number; json?: boolean },
+    ) => {
+      output.json = !!o.json;
+      if (o.days !== undefined && !o.simulate) throw new CliError('--days needs --simulate', EXIT.usage);
+      const candidate = readCandidate(file);
+      const client = api(o);
+      const base =
+        o.against === undefined
+          ? await client.call((t) => t.getPolicy())
+          : await client.get<PolicyVersionDoc>(`/v1/policy/versions/${o.against}`);
+      const from = `version ${base.version}${o.against === undefined ? ' (in force)' : ''}`;
+      const diff = unifiedDiff(toYaml({ defaults: base.defaults, rules: base.rules }), toYaml(candidate), {
+        from,
+        to: file === '-' ? 'stdin' : file,
+      });
+      const simulation = o.simulate
+        ? await client.post<PolicySimulation>('/v1/policy/simulate', {
+            document: candidate,
+            ...(o.days ? { days: o.days } : {}),
+          })
+        : undefined;
+      process.exitCode = diff ? EXIT.refused : EXIT.ok;
+      if (o.json)
+        return printJson({ equal: !diff, against: base.version, diff, ...(simulation ? { simulation } : {}) });
+      process.stdout.write(diff || `${file === '-' ? 'stdin' : file} matches ${from}\n`);
+      if (simulation) console.log(simulationSummary(simulation));
+    },
+  );
 }
 
 /** The candidate, normalised as the server stores documents (defaults filled in), so only real differences show. */
@@ -439,7 +628,10 @@ function readCandidate(file: string): ReturnType<PolicyDocument['toJSON']> {
   try {
     raw = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 50 });
   } catch (e) {
-    throw new CliError(`${file} is not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`, EXIT.usage);
+    throw new CliError(
+      `${file} is not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`,
+      EXIT.usage,
+    );
   }
   try {
     return PolicyDocument.parse(raw).toJSON();

@@ -23,7 +23,8 @@ export function followEvents(api: ApiClient, h: StreamHandlers): { close(): void
     maxDelayMs: 5000,
     onState: (s) => {
       if (s.state === 'live') h.onOpen(s.opened > 1);
-      else if (s.state === 'reconnecting' && s.retryAt !== undefined) h.onDown(reasonOf(s.error), Math.max(0, s.retryAt - Date.now()));
+      else if (s.state === 'reconnecting' && s.retryAt !== undefined)
+        h.onDown(reasonOf(s.error), Math.max(0, s.retryAt - Date.now()));
     },
   });
   void (async () => {

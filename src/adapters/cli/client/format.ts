@@ -9,7 +9,11 @@ export function table(headers: string[], rows: string[][], maxWidths: number[] =
   };
   const cells = rows.map((r) => r.map(clip));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(headers), ...cells.map(line)].join('\n');
 }
 
@@ -32,11 +36,12 @@ export function parseWhen(raw: string, now = Date.now()): string {
   const span = spanSeconds(raw);
   if (span !== undefined) return new Date(now - span * 1000).toISOString();
   const t = Date.parse(raw);
-  if (Number.isNaN(t)) throw new Error(`"${raw}" is neither a date (2024-05-01, 2024-05-01T10:00:00Z) nor a span such as 30m, 8h, 7d`);
+  if (Number.isNaN(t))
+    throw new Error(`"${raw}" is neither a date (2024-05-01, 2024-05-01T10:00:00Z) nor a span such as 30m, 8h, 7d`);
   return new Date(t).toISOString();
 }
 
 export function oneLine(v: unknown, max = 80): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }

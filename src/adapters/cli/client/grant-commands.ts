@@ -11,7 +11,11 @@ function withConnection(cmd: Command): Command {
 }
 
 function where(g: Grant): string {
-  return g.scope === 'conversation' ? `conversation ${g.conversationId}` : g.scope === 'agent' ? `agent ${g.agentId}` : 'tenant';
+  return g.scope === 'conversation'
+    ? `conversation ${g.conversationId}`
+    : g.scope === 'agent'
+      ? `agent ${g.agentId}`
+      : 'tenant';
 }
 
 function revokedLine(g: Grant): string {
@@ -27,32 +31,62 @@ export function addGrantCommands(program: Command): void {
   const grants = withConnection(
     program
       .command('grants')
-      .description("List the tenant's standing grants, newest first (approver, admin, auditor); `grants revoke <id>` revokes one")
+      .description(
+        "List the tenant's standing grants, newest first (approver, admin, auditor); `grants revoke <id>` revokes one",
+      )
       .option('--all', 'revoked and expired grants too')
-      .addOption(new Option('--status <status>', 'only grants in this status').choices(['active', 'revoked', 'expired', 'all']).conflicts('all'))
+      .addOption(
+        new Option('--status <status>', 'only grants in this status')
+          .choices(['active', 'revoked', 'expired', 'all'])
+          .conflicts('all'),
+      )
       .option('--tool <name>', "only this tool's grants")
-      .addOption(new Option('--scope <scope>', 'only grants of this scope').choices(['conversation', 'agent', 'tenant']))
+      .addOption(
+        new Option('--scope <scope>', 'only grants of this scope').choices(['conversation', 'agent', 'tenant']),
+      )
       .option('--json', 'print them as JSON'),
-  ).action(async (o: ClientOptions & { all?: boolean; status?: GrantStatus | 'all'; tool?: string; scope?: GrantScope; json?: boolean }) => {
-    output.json = !!o.json;
-    const api = new ApiClient(connection(o));
-    const status = o.all ? 'all' : (o.status ?? 'active');
-    const items = await api.call((t) => t.grants.all({ status, ...(o.tool ? { tool: o.tool } : {}), ...(o.scope ? { scope: o.scope } : {}) }));
-    if (o.json) return printJson({ items });
-    if (!items.length) return console.log(status === 'active' ? 'No active grants.' : 'No grants.');
-    console.log(
-      table(
-        ['ID', 'COVERS', 'SCOPE', 'STATUS', 'BY', 'CREATED', 'EXPIRES'],
-        items.map((g) => [g.id, g.pattern, where(g), g.status, g.createdBy.name ?? g.createdBy.id, g.createdAt, g.expiresAt ?? 'never']),
-        [0, 48, 40],
-      ),
-    );
-  });
+  ).action(
+    async (
+      o: ClientOptions & {
+        all?: boolean;
+        status?: GrantStatus | 'all';
+        tool?: string;
+        scope?: GrantScope;
+        json?: boolean;
+      },
+    ) => {
+      output.json = !!o.json;
+      const api = new ApiClient(connection(o));
+      const status = o.all ? 'all' : (o.status ?? 'active');
+      const items = await api.call((t) =>
+        t.grants.all({ status, ...(o.tool ? { tool: o.tool } : {}), ...(o.scope ? { scope: o.scope } : {}) }),
+      );
+      if (o.json) return printJson({ items });
+      if (!items.length) return console.log(status === 'active' ? 'No active grants.' : 'No grants.');
+      console.log(
+        table(
+          ['ID', 'COVERS', 'SCOPE', 'STATUS', 'BY', 'CREATED', 'EXPIRES'],
+          items.map((g) => [
+            g.id,
+            g.pattern,
+            where(g),
+            g.status,
+            g.createdBy.name ?? g.createdBy.id,
+            g.createdAt,
+            g.expiresAt ?? 'never',
+          ]),
+          [0, 48, 40],
+        ),
+      );
+    },
+  );
 
   withConnection(
     grants
       .command('revoke')
-      .description('Revoke a standing grant: it stops applying at once (admins any grant; approvers a conversation grant)')
+      .description(
+        'Revoke a standing grant: it stops applying at once (admins any grant; approvers a conversation grant)',
+      )
       .argument('<id>', 'grant id')
       .option('--reason <text>', 'why (recorded in the audit trail)')
       .option('--json', 'print the grant as JSON'),

@@ -37,9 +37,15 @@ interface Io {
  * `tollgate inbox`: the pending calls the caller may decide, kept live from the event stream, decided with
  * single keys. No TUI framework: raw-mode stdin, the alternate screen and a full redraw on each change.
  */
-export async function runInbox(api: ApiClient, io: Io = { input: process.stdin, output: process.stdout }): Promise<void> {
+export async function runInbox(
+  api: ApiClient,
+  io: Io = { input: process.stdin, output: process.stdout },
+): Promise<void> {
   if (!io.input.isTTY || !io.output.isTTY) {
-    throw new CliError('inbox is interactive and needs a terminal; in scripts use `tollgate pending --json`, `tollgate approve|reject <id>`', EXIT.usage);
+    throw new CliError(
+      'inbox is interactive and needs a terminal; in scripts use `tollgate pending --json`, `tollgate approve|reject <id>`',
+      EXIT.usage,
+    );
   }
   // Fail early, as the other commands do, when the server is unreachable or the token is refused.
   const first = await api.approvals();
@@ -67,7 +73,11 @@ class Inbox {
   private suspended = false;
   private readonly who: string;
 
-  constructor(private readonly api: ApiClient, private readonly io: Io, first: Approval[]) {
+  constructor(
+    private readonly api: ApiClient,
+    private readonly io: Io,
+    first: Approval[],
+  ) {
     this.items = first;
     this.who = whoAmI(api.conn.token);
   }
@@ -108,7 +118,9 @@ class Inbox {
     const item = this.items.find((i) => i.id === id);
     if (!item) return;
     this.remove(id);
-    this.note(`${e.type === 'ToolCallApproved' ? green('✓') : e.type === 'ToolCallRejected' ? red('✗') : yellow('•')} ${item.toolName} ${dim(id)} ${describeEnding(e)}`);
+    this.note(
+      `${e.type === 'ToolCallApproved' ? green('✓') : e.type === 'ToolCallRejected' ? red('✗') : yellow('•')} ${item.toolName} ${dim(id)} ${describeEnding(e)}`,
+    );
   }
 
   private scheduleRefresh(ms: number): void {
@@ -126,7 +138,9 @@ class Inbox {
         const fresh = (await this.api.approvals()).filter((a) => !this.ended.has(a.id));
         const before = new Set(this.items.map((i) => i.id));
         const current = this.items[this.selected]?.id;
-        for (const a of fresh) if (!before.has(a.id)) this.note(`${yellow('+')} new: ${a.toolName} ${dim(a.id)} from ${a.conversation.agentId}`);
+        for (const a of fresh)
+          if (!before.has(a.id))
+            this.note(`${yellow('+')} new: ${a.toolName} ${dim(a.id)} from ${a.conversation.agentId}`);
         this.items = fresh;
         const at = this.items.findIndex((i) => i.id === current);
         this.selected = at >= 0 ? at : Math.min(this.selected, Math.max(0, this.items.length - 1));
@@ -252,19 +266,33 @@ class Inbox {
   /** A destructive tool or a manual-level call wants a second key before it is approved. */
   private needsConfirm(a: Approval): string | undefined {
     if (a.policy.level === 'manual') return 'manual approval';
-    if (a.policy.toolFlags?.destructive || this.destructiveTools.has(a.toolName) || /\bdestructive\b/.test(a.policy.reason)) return 'destructive';
+    if (
+      a.policy.toolFlags?.destructive ||
+      this.destructiveTools.has(a.toolName) ||
+      /\bdestructive\b/.test(a.policy.reason)
+    )
+      return 'destructive';
     return undefined;
   }
 
   private approve(a: Approval): void {
     const why = this.needsConfirm(a);
     if (!why) return void this.decide(a, { decision: 'approve' });
-    this.prompt = { kind: 'key', label: `Approve ${bold(a.toolName)} (${why})? ${bold('y')} to confirm, any other key cancels`, yes: () => void this.decide(a, { decision: 'approve' }) };
+    this.prompt = {
+      kind: 'key',
+      label: `Approve ${bold(a.toolName)} (${why})? ${bold('y')} to confirm, any other key cancels`,
+      yes: () => void this.decide(a, { decision: 'approve' }),
+    };
     this.render();
   }
 
   private reject(a: Approval): void {
-    this.prompt = { kind: 'text', label: `Reject ${bold(a.toolName)} — reason (enter to send, esc cancels): `, buffer: '', submit: (reason) => void this.decide(a, { decision: 'reject', ...(reason ? { reason } : {}) }) };
+    this.prompt = {
+      kind: 'text',
+      label: `Reject ${bold(a.toolName)} — reason (enter to send, esc cancels): `,
+      buffer: '',
+      submit: (reason) => void this.decide(a, { decision: 'reject', ...(reason ? { reason } : {}) }),
+    };
     this.render();
   }
 
@@ -274,7 +302,8 @@ class Inbox {
       this.note(yellow('• a manual call is approved one at a time: no standing grant (press a to approve it)'));
       return this.render();
     }
-    const grant = (scope: 'conversation' | 'agent' | 'tenant') => () => void this.decide(a, { decision: 'always_allow', scope });
+    const grant = (scope: 'conversation' | 'agent' | 'tenant') => () =>
+      void this.decide(a, { decision: 'always_allow', scope });
     this.prompt = {
       kind: 'choice',
       label: `Always allow ${bold(a.toolName)} from now on in: ${bold('c')} this conversation · ${bold('g')} this agent · ${bold('t')} the tenant (agent, tenant: admins) — any other key cancels`,
@@ -294,7 +323,8 @@ class Inbox {
     this.suspend();
     try {
       const r = spawnSync(`${editor} ${shellQuote(file)}`, { shell: true, stdio: 'inherit' });
-      if (r.error || r.status !== 0) throw new Error(r.error?.message ?? `${editor} exited with ${r.status ?? r.signal}`);
+      if (r.error || r.status !== 0)
+        throw new Error(r.error?.message ?? `${editor} exited with ${r.status ?? r.signal}`);
       text = readFileSync(file, 'utf8');
     } catch (e) {
       this.resume();
@@ -308,7 +338,8 @@ class Inbox {
     let edited: unknown;
     try {
       edited = JSON.parse(text);
-      if (!edited || typeof edited !== 'object' || Array.isArray(edited)) throw new Error('the arguments must be a JSON object');
+      if (!edited || typeof edited !== 'object' || Array.isArray(edited))
+        throw new Error('the arguments must be a JSON object');
     } catch (e) {
       this.drafts.set(a.id, text);
       this.note(red(`✗ not valid: ${(e as Error).message} — press e to fix it`));
@@ -328,7 +359,15 @@ class Inbox {
     this.render();
   }
 
-  private async decide(a: Approval, body: { decision: 'approve' | 'reject' | 'always_allow'; reason?: string; arguments?: Record<string, unknown>; scope?: 'conversation' | 'agent' | 'tenant' }): Promise<void> {
+  private async decide(
+    a: Approval,
+    body: {
+      decision: 'approve' | 'reject' | 'always_allow';
+      reason?: string;
+      arguments?: Record<string, unknown>;
+      scope?: 'conversation' | 'agent' | 'tenant';
+    },
+  ): Promise<void> {
     const verb = body.decision === 'reject' ? 'rejecting' : 'approving';
     this.note(dim(`${verb} ${a.toolName} ${a.id}…`));
     this.render();
@@ -344,13 +383,17 @@ class Inbox {
       this.ended.add(a.id);
       this.remove(a.id);
       const mark = call.status === 'approved' ? green('✓') : red('✗');
-      this.note(`${mark} ${a.toolName} ${dim(a.id)} ${call.status} by you via cli${body.arguments ? ' with edited arguments' : ''}${body.reason ? ` (${body.reason})` : ''}`);
+      this.note(
+        `${mark} ${a.toolName} ${dim(a.id)} ${call.status} by you via cli${body.arguments ? ' with edited arguments' : ''}${body.reason ? ` (${body.reason})` : ''}`,
+      );
     } catch (e) {
       if (e instanceof ProblemError && e.problem.code === 'already_decided') {
         const d = e.problem.decision;
         this.ended.add(a.id);
         this.remove(a.id);
-        this.note(`${yellow('•')} ${a.toolName} ${dim(a.id)} was already ${d ? `${d.outcome} by ${d.by.name ?? d.by.id} via ${d.by.via}` : 'decided'}`);
+        this.note(
+          `${yellow('•')} ${a.toolName} ${dim(a.id)} was already ${d ? `${d.outcome} by ${d.by.name ?? d.by.id} via ${d.by.via}` : 'decided'}`,
+        );
       } else {
         this.note(red(`✗ ${(e as Error).message}`));
       }
@@ -406,8 +449,13 @@ class Inbox {
     const fit = (s: string) => truncate(s, width);
     const header = `${bold('Tollgate inbox')} · ${this.who} @ ${this.api.conn.url} · ${this.items.length} pending · ${this.conn === 'live' ? green('● live') : yellow(this.conn)}`;
     const lines: string[] = [header, ''];
-    const footer: string[] = ['', dim('↑/↓ move · enter details · a approve · A always allow · r reject · e edit arguments · g refresh · q quit'), ...this.notices];
-    if (this.prompt) footer.push(this.prompt.kind === 'text' ? `${this.prompt.label}${this.prompt.buffer}█` : this.prompt.label);
+    const footer: string[] = [
+      '',
+      dim('↑/↓ move · enter details · a approve · A always allow · r reject · e edit arguments · g refresh · q quit'),
+      ...this.notices,
+    ];
+    if (this.prompt)
+      footer.push(this.prompt.kind === 'text' ? `${this.prompt.label}${this.prompt.buffer}█` : this.prompt.label);
     const room = Math.max(3, height - lines.length - footer.length);
     const item = this.items[this.selected];
     if (this.view === 'details' && item) {
@@ -415,8 +463,15 @@ class Inbox {
     } else if (!this.items.length) {
       lines.push(dim('Nothing waiting for you. New requests appear here as they arrive.'));
     } else {
-      lines.push(dim(`  ${'TOOL'.padEnd(18)} ${'LEVEL'.padEnd(7)} ${'EXPIRES'.padEnd(13)} ${'CONVERSATION'.padEnd(24)} ${'USER'.padEnd(12)} ${'AGENT'.padEnd(14)} ARGUMENTS`));
-      const start = Math.min(Math.max(0, this.selected - Math.floor((room - 1) / 2)), Math.max(0, this.items.length - (room - 1)));
+      lines.push(
+        dim(
+          `  ${'TOOL'.padEnd(18)} ${'LEVEL'.padEnd(7)} ${'EXPIRES'.padEnd(13)} ${'CONVERSATION'.padEnd(24)} ${'USER'.padEnd(12)} ${'AGENT'.padEnd(14)} ARGUMENTS`,
+        ),
+      );
+      const start = Math.min(
+        Math.max(0, this.selected - Math.floor((room - 1) / 2)),
+        Math.max(0, this.items.length - (room - 1)),
+      );
       for (const [n, a] of this.items.slice(start, start + room - 1).entries()) {
         const i = start + n;
         const who = a.conversation.user ? (a.conversation.user.name ?? a.conversation.user.id) : '-';
@@ -438,13 +493,23 @@ function details(a: Approval, confirm: string | undefined): string[] {
     `Approvers     ${a.approval?.approvers.join(', ') ?? '-'}      Expires ${a.approval?.expiresAt ?? '-'} (${timeLeft(a.approval?.expiresAt)})`,
   ];
   const quorum = a.approval?.quorum;
-  if (quorum) out.push(`Approvals     ${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (from ${quorum.of.join(', ')})` : ''}${quorum.approvedBy.length ? `: ${quorum.approvedBy.map((x) => x.name ?? x.id).join(', ')}` : ''}`);
+  if (quorum)
+    out.push(
+      `Approvals     ${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (from ${quorum.of.join(', ')})` : ''}${quorum.approvedBy.length ? `: ${quorum.approvedBy.map((x) => x.name ?? x.id).join(', ')}` : ''}`,
+    );
   if (a.approval?.selfApproval === false) out.push(`Separation    the end user and the agent's owner may not approve`);
   if (a.reason) out.push(`Agent's reason ${a.reason}`);
-  if (a.confidence !== undefined || a.estimatedCost !== undefined) out.push(`Confidence    ${a.confidence ?? '-'}      Estimated cost ${a.estimatedCost ?? '-'}`);
-  if (a.display?.title || a.display?.summary) out.push(`Display       ${[a.display.title, a.display.summary].filter(Boolean).join(' — ')}`);
+  if (a.confidence !== undefined || a.estimatedCost !== undefined)
+    out.push(`Confidence    ${a.confidence ?? '-'}      Estimated cost ${a.estimatedCost ?? '-'}`);
+  if (a.display?.title || a.display?.summary)
+    out.push(`Display       ${[a.display.title, a.display.summary].filter(Boolean).join(' — ')}`);
   for (const f of a.display?.fields ?? []) out.push(`  ${f.label}: ${f.value}`);
-  out.push('Arguments', ...JSON.stringify(a.arguments, null, 2).split('\n').map((l) => `  ${l}`));
+  out.push(
+    'Arguments',
+    ...JSON.stringify(a.arguments, null, 2)
+      .split('\n')
+      .map((l) => `  ${l}`),
+  );
   out.push('', dim('a approve · A always allow · r reject · e edit arguments · enter/esc back'));
   return out;
 }
@@ -452,7 +517,7 @@ function details(a: Approval, confirm: string | undefined): string[] {
 /** One key per element: escape sequences (arrows) stay whole, everything else is one character. */
 export function splitKeys(s: string): string[] {
   const keys: string[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     if (s[i] === ESC && (s[i + 1] === '[' || s[i + 1] === 'O') && i + 2 < s.length) {
       let j = i + 2;
       while (j < s.length && !/[A-Za-z~]/.test(s[j])) j++;
@@ -472,7 +537,7 @@ export function splitKeys(s: string): string[] {
 function truncate(s: string, width: number): string {
   let visible = 0;
   let out = '';
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     if (s[i] === ESC) {
       const m = /^\x1b\[[0-9;?]*[A-Za-z]/.exec(s.slice(i));
       if (m) {
@@ -499,7 +564,11 @@ function shellQuote(s: string): string {
 /** Who the token says we are, for the header only (the server checks the token; we just read it). */
 function whoAmI(token: string): string {
   try {
-    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { sub?: string; name?: string; tenant?: string };
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as {
+      sub?: string;
+      name?: string;
+      tenant?: string;
+    };
     return `${claims.name ?? claims.sub ?? '?'}${claims.tenant && claims.tenant !== 'default' ? ` (${claims.tenant})` : ''}`;
   } catch {
     return 'you';

@@ -10,7 +10,22 @@ describe('unifiedDiff', () => {
   it('prints a changed line with three lines of context, as diff -u does', () => {
     const a = ['1', '2', '3', '4', '5', '6', '7', '8', '9'].join('\n') + '\n';
     const b = a.replace('5\n', 'five\n');
-    expect(unifiedDiff(a, b, labels)).toBe(['--- version 3 (in force)', '+++ policy.yaml', '@@ -2,7 +2,7 @@', ' 2', ' 3', ' 4', '-5', '+five', ' 6', ' 7', ' 8', ''].join('\n'));
+    expect(unifiedDiff(a, b, labels)).toBe(
+      [
+        '--- version 3 (in force)',
+        '+++ policy.yaml',
+        '@@ -2,7 +2,7 @@',
+        ' 2',
+        ' 3',
+        ' 4',
+        '-5',
+        '+five',
+        ' 6',
+        ' 7',
+        ' 8',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('keeps distant changes in separate hunks, and shows added and removed lines at the ends', () => {

@@ -56,12 +56,15 @@ function lineOps(a: string[], b: string[]): Op[] {
 function middle(a: string[], b: string[]): Op[] {
   const n = a.length;
   const m = b.length;
-  if (n * m > MAX_TABLE_CELLS) return [...a.map((line): Op => ({ kind: '-', line })), ...b.map((line): Op => ({ kind: '+', line }))];
+  if (n * m > MAX_TABLE_CELLS)
+    return [...a.map((line): Op => ({ kind: '-', line })), ...b.map((line): Op => ({ kind: '+', line }))];
   // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
   const w = m + 1;
   const lcs = new Uint32Array((n + 1) * w);
   for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) lcs[i * w + j] = a[i] === b[j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
+    for (let j = m - 1; j >= 0; j--)
+      lcs[i * w + j] =
+        a[i] === b[j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
   }
   const ops: Op[] = [];
   let i = 0;

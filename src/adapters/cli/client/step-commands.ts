@@ -13,7 +13,8 @@ function withConnection(cmd: Command): Command {
 function extension(v: string): number {
   const m = /^(\d+)\s*(s|m|h)?$/.exec(v.trim());
   const seconds = m ? Number(m[1]) * { s: 1, m: 60, h: 3600 }[(m[2] ?? 's') as 's' | 'm' | 'h'] : NaN;
-  if (!(seconds >= 1 && seconds <= 86_400)) throw new InvalidArgumentError('use seconds or a number and a unit (90s, 30m, 8h), at most a day');
+  if (!(seconds >= 1 && seconds <= 86_400))
+    throw new InvalidArgumentError('use seconds or a number and a unit (90s, 30m, 8h), at most a day');
   return seconds;
 }
 
@@ -28,21 +29,30 @@ export function addStepCommands(program: Command): void {
     withConnection(
       step
         .command(decision)
-        .description(`${decision === 'approve' ? 'Approve' : 'Reject'} every pending call of the conversation (each recorded on its own); calls you may not decide are listed and left`)
+        .description(
+          `${decision === 'approve' ? 'Approve' : 'Reject'} every pending call of the conversation (each recorded on its own); calls you may not decide are listed and left`,
+        )
         .argument('<conversation>', 'conversation id')
-        .option('--reason <text>', decision === 'reject' ? 'why (shown to the agent and recorded)' : 'why (recorded in the audit trail)')
+        .option(
+          '--reason <text>',
+          decision === 'reject' ? 'why (shown to the agent and recorded)' : 'why (recorded in the audit trail)',
+        )
         .option('--only <ids...>', 'only these pending calls')
         .option('--json', 'print the answer as JSON'),
     ).action(async (conversation: string, _o: unknown, cmd: Command) => {
       const o = cmd.optsWithGlobals<ClientOptions & { reason?: string; only?: string[]; json?: boolean }>();
       output.json = !!o.json;
       const api = new ApiClient(connection(o));
-      const r = await api.call((t) => t.inbox().decideStep(conversation, { decision, reason: o.reason, ...(o.only ? { toolCallIds: o.only } : {}) }));
+      const r = await api.call((t) =>
+        t.inbox().decideStep(conversation, { decision, reason: o.reason, ...(o.only ? { toolCallIds: o.only } : {}) }),
+      );
       if (o.json) printJson(r);
       else {
         for (const c of r.toolCalls) {
           const q = c.approval?.quorum;
-          console.log(`${c.id} ${c.toolName}: ${c.status}${c.status === 'pending' && q ? `, ${q.approvedBy.length} of ${q.needed} approvals` : ''}`);
+          console.log(
+            `${c.id} ${c.toolName}: ${c.status}${c.status === 'pending' && q ? `, ${q.approvedBy.length} of ${q.needed} approvals` : ''}`,
+          );
         }
         for (const x of r.refused) console.error(`${x.id}: ${x.code}: ${x.detail}`);
         if (!r.toolCalls.length && !r.refused.length) console.log('No pending calls.');

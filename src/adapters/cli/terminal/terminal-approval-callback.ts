@@ -1,9 +1,15 @@
 import { createInterface, Interface } from 'node:readline/promises';
-import type { ApprovalCallback, ApprovalOutcome, ApprovalRequest } from '../../../application/ports/approval-callback.port';
+import type {
+  ApprovalCallback,
+  ApprovalOutcome,
+  ApprovalRequest,
+} from '../../../application/ports/approval-callback.port';
 import type { ToolCallView } from '../../../application/views/views';
 
 /** What the terminal may decide: what the web offers, but edits (the arguments are shown, not edited, here). */
-export type TerminalDecision = { decision: 'approve' | 'reject'; reason?: string } | { decision: 'always_allow'; scope: 'conversation' | 'agent' | 'tenant' };
+export type TerminalDecision =
+  | { decision: 'approve' | 'reject'; reason?: string }
+  | { decision: 'always_allow'; scope: 'conversation' | 'agent' | 'tenant' };
 
 /** What the terminal needs from the application: a way to decide (the same DecideToolCallCommand as every channel). */
 export interface TerminalDecisions {
@@ -34,10 +40,15 @@ export class TerminalApprovalCallback implements ApprovalCallback {
   private closed = false;
 
   /** `tenant`: the only tenant whose requests this terminal answers (its decider acts there). */
-  constructor(private readonly decisions: TerminalDecisions, private readonly io: Io = { input: process.stdin, output: process.stdout }, private readonly tenant?: string) {}
+  constructor(
+    private readonly decisions: TerminalDecisions,
+    private readonly io: Io = { input: process.stdin, output: process.stdout },
+    private readonly tenant?: string,
+  ) {}
 
   async ask(request: ApprovalRequest): Promise<void> {
-    if (this.closed || this.seen.has(request.id) || (this.tenant !== undefined && request.tenantId !== this.tenant)) return;
+    if (this.closed || this.seen.has(request.id) || (this.tenant !== undefined && request.tenantId !== this.tenant))
+      return;
     this.seen.add(request.id);
     this.queue.push(request);
     if (this.current) this.write(`  (${this.queue.length} more waiting: ${request.toolName} ${request.id} queued)\n`);
@@ -100,7 +111,14 @@ export class TerminalApprovalCallback implements ApprovalCallback {
   private async converse(r: ApprovalRequest, signal: AbortSignal): Promise<void> {
     this.write(summary(r, this.queue.length));
     for (;;) {
-      const answer = (await this.question(`  Approve? [y]es / [n]o / ${r.policy.level === 'manual' ? '' : '[a]lways / '}[d]etails: `, signal)).trim().toLowerCase();
+      const answer = (
+        await this.question(
+          `  Approve? [y]es / [n]o / ${r.policy.level === 'manual' ? '' : '[a]lways / '}[d]etails: `,
+          signal,
+        )
+      )
+        .trim()
+        .toLowerCase();
       if (answer === 'd' || answer === 'details') {
         this.write(fullDetails(r));
         continue;
@@ -108,8 +126,22 @@ export class TerminalApprovalCallback implements ApprovalCallback {
       if (answer === 'y' || answer === 'yes') return this.decide(r, { decision: 'approve' });
       if ((answer === 'a' || answer === 'always') && r.policy.level !== 'manual') {
         // As the web's "Always allow": approve, and let the tool run without asking from now on in a scope.
-        const scope = (await this.question('  Always allow in [c]onversation / a[g]ent / [t]enant (empty: conversation): ', signal)).trim().toLowerCase();
-        const chosen = ({ '': 'conversation', c: 'conversation', conversation: 'conversation', g: 'agent', agent: 'agent', t: 'tenant', tenant: 'tenant' } as const)[scope as 'c'];
+        const scope = (
+          await this.question('  Always allow in [c]onversation / a[g]ent / [t]enant (empty: conversation): ', signal)
+        )
+          .trim()
+          .toLowerCase();
+        const chosen = (
+          {
+            '': 'conversation',
+            c: 'conversation',
+            conversation: 'conversation',
+            g: 'agent',
+            agent: 'agent',
+            t: 'tenant',
+            tenant: 'tenant',
+          } as const
+        )[scope as 'c'];
         if (!chosen) {
           this.write('  Please answer c, g or t.\n');
           continue;
@@ -128,7 +160,12 @@ export class TerminalApprovalCallback implements ApprovalCallback {
     this.answered.add(r.id);
     try {
       const call = await this.decisions.decide(r.id, input);
-      const why = 'reason' in input && input.reason ? ` (${input.reason})` : input.decision === 'always_allow' ? ` (always allowed in scope ${input.scope})` : '';
+      const why =
+        'reason' in input && input.reason
+          ? ` (${input.reason})`
+          : input.decision === 'always_allow'
+            ? ` (always allowed in scope ${input.scope})`
+            : '';
       this.write(`  → ${call.toolName} ${call.id} ${call.status}${why}\n`);
     } catch (e) {
       const err = e as Error & { code?: string };
@@ -170,16 +207,23 @@ function summary(r: ApprovalRequest, queued: number): string {
   ];
   if (r.reason) lines.push(`  why: ${r.reason}`);
   const display = r.display as { title?: string; summary?: string } | undefined;
-  if (display?.summary || display?.title) lines.push(`  ${[display.title, display.summary].filter(Boolean).join(' — ')}`);
+  if (display?.summary || display?.title)
+    lines.push(`  ${[display.title, display.summary].filter(Boolean).join(' — ')}`);
   const args = JSON.stringify(r.arguments);
   lines.push(`  arguments: ${args.length > 200 ? `${args.slice(0, 199)}… (d shows all)` : args}`);
   if (r.approval) lines.push(`  expires ${r.approval.expiresAt}`);
   const quorum = r.approval?.quorum;
-  if (quorum) lines.push(`  approvals: ${quorum.approvedBy.length} of ${quorum.needed}${quorum.approvedBy.length ? ` (${quorum.approvedBy.map((x) => x.name ?? x.id).join(', ')})` : ''}`);
+  if (quorum)
+    lines.push(
+      `  approvals: ${quorum.approvedBy.length} of ${quorum.needed}${quorum.approvedBy.length ? ` (${quorum.approvedBy.map((x) => x.name ?? x.id).join(', ')})` : ''}`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
 function fullDetails(r: ApprovalRequest): string {
   const { tenantId: _tenant, ...view } = r;
-  return `${JSON.stringify(view, null, 2).split('\n').map((l) => `  ${l}`).join('\n')}\n`;
+  return `${JSON.stringify(view, null, 2)
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n')}\n`;
 }

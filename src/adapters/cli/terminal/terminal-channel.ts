@@ -28,21 +28,33 @@ export class TerminalChannel implements TerminalDecisions {
   private attached!: () => void;
   private readonly ready = new Promise<void>((resolve) => (this.attached = resolve));
 
-  constructor(readonly decider: Decider, io?: Io) {
+  constructor(
+    readonly decider: Decider,
+    io?: Io,
+  ) {
     this.callback = new TerminalApprovalCallback(this, io, decider.tenant);
     const conversations: Pick<ConversationRepository, 'findByToolCallId'> = {
       findByToolCallId: async (...args) => (await this.started()).conversations.findByToolCallId(...args),
     };
-    this.consumer = new ApprovalChannelBridge(this.callback, conversations, { now: () => this.app?.clock.now() ?? new Date() });
+    this.consumer = new ApprovalChannelBridge(this.callback, conversations, {
+      now: () => this.app?.clock.now() ?? new Date(),
+    });
   }
 
   /** Once the app is up: take its buses, and ask what is already pending (the outbox brings only what is new to this channel). */
   async attach(app: INestApplicationContext): Promise<void> {
-    this.app = { commands: app.get(CommandBus), queries: app.get(QueryBus), conversations: app.get(CONVERSATIONS), clock: app.get(CLOCK) };
+    this.app = {
+      commands: app.get(CommandBus),
+      queries: app.get(QueryBus),
+      conversations: app.get(CONVERSATIONS),
+      clock: app.get(CLOCK),
+    };
     this.attached();
     let cursor: string | undefined;
     do {
-      const page: Page<ApprovalView> = await this.app.queries.execute(new ListApprovalsQuery(this.decider, { status: 'pending', cursor, limit: 1000 }));
+      const page: Page<ApprovalView> = await this.app.queries.execute(
+        new ListApprovalsQuery(this.decider, { status: 'pending', cursor, limit: 1000 }),
+      );
       for (const a of page.items) await this.callback.ask({ ...a, tenantId: this.decider.tenant });
       cursor = page.nextCursor ?? undefined;
     } while (cursor);

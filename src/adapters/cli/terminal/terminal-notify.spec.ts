@@ -19,7 +19,12 @@ function terminal(tenant?: string) {
   const output = new PassThrough();
   let written = '';
   output.on('data', (c: Buffer) => (written += c.toString('utf8')));
-  const decisions = { isPending: async () => false, decide: async () => { throw new Error('nothing to decide'); } };
+  const decisions = {
+    isPending: async () => false,
+    decide: async () => {
+      throw new Error('nothing to decide');
+    },
+  };
   const t = new TerminalApprovalCallback(decisions, { input: new PassThrough(), output }, tenant);
   return { t, written: () => written };
 }
@@ -29,7 +34,9 @@ describe('the terminal and notify calls', () => {
     const { t, written } = terminal('default');
     await t.notify(request('default', 3));
     await t.notify(request('default', null));
-    expect(written()).toBe('  (ran at once, FYI: send_email tc_1 by policy rule 3)\n  (ran at once, FYI: send_email tc_1 by policy defaults)\n');
+    expect(written()).toBe(
+      '  (ran at once, FYI: send_email tc_1 by policy rule 3)\n  (ran at once, FYI: send_email tc_1 by policy defaults)\n',
+    );
     t.close();
   });
 

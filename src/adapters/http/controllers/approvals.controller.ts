@@ -21,9 +21,16 @@ export class ApprovalsController {
   @ApiOperation({
     operationId: 'listApprovals',
     summary: 'List the calls the caller may decide',
-    description: 'People only (no agent token): the calls held for a person that the caller may decide, by role or as the end user, oldest first, each with its conversation.',
+    description:
+      'People only (no agent token): the calls held for a person that the caller may decide, by role or as the end user, oldest first, each with its conversation.',
   })
-  @ApiQuery({ name: 'status', required: false, enum: TOOL_CALL_STATUSES, enumName: 'ToolCallStatus', description: 'pending (default), or the held calls that reached another status' })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    enum: TOOL_CALL_STATUSES,
+    enumName: 'ToolCallStatus',
+    description: 'pending (default), or the held calls that reached another status',
+  })
   @ApiListQuery()
   @ApiOkResponse({ type: ApprovalPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')

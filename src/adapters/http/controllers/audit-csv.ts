@@ -1,8 +1,25 @@
 import { AuditEvent } from '../../../application/ports/audit-log.port';
 
 const COLUMNS = [
-  'seq', 'id', 'type', 'at', 'recordedAt', 'tenant', 'instanceId', 'correlationId', 'conversationId', 'toolCallId', 'toolName',
-  'actorId', 'actorKind', 'actorName', 'actorVia', 'actor', 'data', 'prevHash', 'hash',
+  'seq',
+  'id',
+  'type',
+  'at',
+  'recordedAt',
+  'tenant',
+  'instanceId',
+  'correlationId',
+  'conversationId',
+  'toolCallId',
+  'toolName',
+  'actorId',
+  'actorKind',
+  'actorName',
+  'actorVia',
+  'actor',
+  'data',
+  'prevHash',
+  'hash',
 ] as const;
 
 export const CSV_HEADER = COLUMNS.join(',') + '\r\n';
@@ -19,9 +36,25 @@ function cell(v: unknown): string {
 export function toCsvRow(e: AuditEvent): string {
   const a = e.actor as { id?: unknown; kind?: unknown; name?: unknown; via?: unknown };
   const values: Record<(typeof COLUMNS)[number], unknown> = {
-    seq: e.seq, id: e.id, type: e.type, at: e.at, recordedAt: e.recordedAt, tenant: e.tenant, instanceId: e.instanceId,
-    correlationId: e.correlationId, conversationId: e.conversationId, toolCallId: e.toolCallId, toolName: e.toolName,
-    actorId: a.id, actorKind: a.kind, actorName: a.name, actorVia: a.via, actor: e.actor, data: e.data, prevHash: e.prevHash, hash: e.hash,
+    seq: e.seq,
+    id: e.id,
+    type: e.type,
+    at: e.at,
+    recordedAt: e.recordedAt,
+    tenant: e.tenant,
+    instanceId: e.instanceId,
+    correlationId: e.correlationId,
+    conversationId: e.conversationId,
+    toolCallId: e.toolCallId,
+    toolName: e.toolName,
+    actorId: a.id,
+    actorKind: a.kind,
+    actorName: a.name,
+    actorVia: a.via,
+    actor: e.actor,
+    data: e.data,
+    prevHash: e.prevHash,
+    hash: e.hash,
   };
   return COLUMNS.map((c) => cell(values[c])).join(',') + '\r\n';
 }

@@ -1,12 +1,26 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { PurgeAuditTrailCommand } from '../../../application/commands/purge-audit-trail/purge-audit-trail.command';
 import { ApiAuditFilters, ApiWindowQuery } from '../dto/api-params';
 import { PurgeAuditRequest } from '../dto/audit.dto';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import {
-  AuditCheckpointView, AuditEventPageView, AuditGapsView, AuditMetricsView, AuditPurgeResultView, VerifyResultView,
+  AuditCheckpointView,
+  AuditEventPageView,
+  AuditGapsView,
+  AuditMetricsView,
+  AuditPurgeResultView,
+  VerifyResultView,
 } from '../dto/views.dto';
 import { parseBody } from '../validation';
 import type { Request, Response } from 'express';
@@ -14,7 +28,12 @@ import { once } from 'node:events';
 import { AuditEvent, AuditFilter } from '../../../application/ports/audit-log.port';
 import { decodeAuditCursor } from '../../../application/queries/audit/audit.handlers';
 import {
-  AuditCheckpointQuery, AuditGapsQuery, AuditMetricsQuery, ExportAuditEventsQuery, ListAuditEventsQuery, VerifyAuditTrailQuery,
+  AuditCheckpointQuery,
+  AuditGapsQuery,
+  AuditMetricsQuery,
+  ExportAuditEventsQuery,
+  ListAuditEventsQuery,
+  VerifyAuditTrailQuery,
 } from '../../../application/queries/audit/audit.queries';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
@@ -25,7 +44,8 @@ import { toCsvRow, CSV_HEADER } from './audit-csv';
 
 function text(name: string, raw: unknown): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || raw.length > 256) throw new ValidationError([{ path: name, message: 'must be given once, at most 256 characters' }]);
+  if (typeof raw !== 'string' || raw.length > 256)
+    throw new ValidationError([{ path: name, message: 'must be given once, at most 256 characters' }]);
   return raw;
 }
 
@@ -33,16 +53,21 @@ function date(name: string, raw: unknown): Date | undefined {
   const s = text(name, raw);
   if (s === undefined) return undefined;
   const d = new Date(s);
-  if (Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(s)) throw new ValidationError([{ path: name, message: 'must be an ISO 8601 date or date-time' }]);
+  if (Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(s))
+    throw new ValidationError([{ path: name, message: 'must be an ISO 8601 date or date-time' }]);
   return d;
 }
 
 /** `type=A,B` or `type=A&type=B`; each one of the documented event types. */
 function types(raw: unknown): string[] | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const list = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => String(v).split(',')).map((t) => t.trim()).filter(Boolean);
+  const list = (Array.isArray(raw) ? raw : [raw])
+    .flatMap((v) => String(v).split(','))
+    .map((t) => t.trim())
+    .filter(Boolean);
   const unknown = list.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length > 0) throw new ValidationError([{ path: 'type', message: `unknown event type(s): ${unknown.join(', ')}` }]);
+  if (unknown.length > 0)
+    throw new ValidationError([{ path: 'type', message: `unknown event type(s): ${unknown.join(', ')}` }]);
   return list;
 }
 
@@ -73,7 +98,9 @@ export function auditFilter(tenantId: string, q: Record<string, unknown>): Audit
 function checkpointParam(raw: unknown): string | undefined {
   if (raw === undefined) return undefined;
   if (typeof raw !== 'string' || raw.trim() === '' || raw.length > 4096) {
-    throw new ValidationError([{ path: 'checkpoint', message: 'must be given once: the compact JWS of GET /v1/audit/checkpoint' }]);
+    throw new ValidationError([
+      { path: 'checkpoint', message: 'must be given once: the compact JWS of GET /v1/audit/checkpoint' },
+    ]);
   }
   return raw.trim();
 }
@@ -89,17 +116,31 @@ function windowOf(q: Record<string, unknown>): { from?: Date; to?: Date } {
 @Controller('v1/audit')
 @Roles('auditor', 'admin')
 export class AuditController {
-  constructor(private readonly queries: QueryBus, private readonly commands: CommandBus) {}
+  constructor(
+    private readonly queries: QueryBus,
+    private readonly commands: CommandBus,
+  ) {}
 
   @Get('events')
-  @ApiOperation({ operationId: 'listAuditEvents', summary: 'List audit events', description: 'Auditors and admins. In seq order, filtered; a page of at most `limit`.' })
+  @ApiOperation({
+    operationId: 'listAuditEvents',
+    summary: 'List audit events',
+    description: 'Auditors and admins. In seq order, filtered; a page of at most `limit`.',
+  })
   @ApiAuditFilters(EVENT_TYPES)
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }, description: 'Events per page' })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+    description: 'Events per page',
+  })
   @ApiOkResponse({ type: AuditEventPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   events(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
     const filter = auditFilter(p.tenant, q);
-    return this.queries.execute(new ListAuditEventsQuery(filter, intParam('limit', q.limit, 1, MAX_LIMIT, DEFAULT_LIMIT)));
+    return this.queries.execute(
+      new ListAuditEventsQuery(filter, intParam('limit', q.limit, 1, MAX_LIMIT, DEFAULT_LIMIT)),
+    );
   }
 
   /** Streamed in batches with backpressure: a 10-million-row export never sits in memory. */
@@ -107,9 +148,15 @@ export class AuditController {
   @ApiOperation({
     operationId: 'exportAuditEvents',
     summary: 'Export audit events as a file',
-    description: 'Auditors and admins. The whole selection, streamed: NDJSON (one event per line, as listed) or CSV (`actor` and `data` as JSON columns; cells a spreadsheet would run as formulas start with a quote).',
+    description:
+      'Auditors and admins. The whole selection, streamed: NDJSON (one event per line, as listed) or CSV (`actor` and `data` as JSON columns; cells a spreadsheet would run as formulas start with a quote).',
   })
-  @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['ndjson', 'csv'], default: 'ndjson' }, description: 'The file format' })
+  @ApiQuery({
+    name: 'format',
+    required: false,
+    schema: { type: 'string', enum: ['ndjson', 'csv'], default: 'ndjson' },
+    description: 'The file format',
+  })
   @ApiAuditFilters(EVENT_TYPES)
   @ApiOkResponse({
     description: 'The events, as an attachment',
@@ -119,7 +166,11 @@ export class AuditController {
     },
   })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
-  async export(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>, @Res() res: Response): Promise<void> {
+  async export(
+    @CurrentPrincipal() p: Principal,
+    @Query() q: Record<string, unknown>,
+    @Res() res: Response,
+  ): Promise<void> {
     const format = enumParam('format', q.format, ['ndjson', 'csv'] as const) ?? 'ndjson';
     const filter = auditFilter(p.tenant, q);
     const batches: AsyncIterable<AuditEvent[]> = await this.queries.execute(new ExportAuditEventsQuery(filter));
@@ -149,9 +200,15 @@ export class AuditController {
   @ApiOperation({
     operationId: 'verifyAuditTrail',
     summary: 'Verify the hash chain',
-    description: "Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash.",
+    description:
+      "Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash.",
   })
-  @ApiQuery({ name: 'checkpoint', required: false, type: 'string', description: 'A compact JWS answered earlier by GET /v1/audit/checkpoint, kept outside the database' })
+  @ApiQuery({
+    name: 'checkpoint',
+    required: false,
+    type: 'string',
+    description: 'A compact JWS answered earlier by GET /v1/audit/checkpoint, kept outside the database',
+  })
   @ApiOkResponse({ type: VerifyResultView, description: 'ok: false names the first bad seq and what is wrong there' })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   verify(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
@@ -164,7 +221,8 @@ export class AuditController {
   @ApiOperation({
     operationId: 'getAuditCheckpoint',
     summary: "Sign the chain's head",
-    description: 'Auditors and admins. A compact JWS over {tenant, seq, hash, at} with the receipt key: keep it outside the database, and verify against it later.',
+    description:
+      'Auditors and admins. A compact JWS over {tenant, seq, hash, at} with the receipt key: keep it outside the database, and verify against it later.',
   })
   @ApiOkResponse({
     description: 'The JWS (application/jose); with Accept: application/json, the JWS and its claims',
@@ -187,9 +245,18 @@ export class AuditController {
   @ApiOperation({
     operationId: 'purgeAuditTrail',
     summary: 'Purge audit events older than a date',
-    description: 'Admins only. Removes the oldest events before `before`, which must be at least six months ago, and records an AuditPurged event that verify continues from.',
+    description:
+      'Admins only. Removes the oldest events before `before`, which must be at least six months ago, and records an AuditPurged event that verify continues from.',
   })
-  @ApiBody({ type: PurgeAuditRequest, examples: { retention: { summary: 'Keep two years', value: { before: '2024-01-01T00:00:00Z', reason: 'retention: two years' } } } })
+  @ApiBody({
+    type: PurgeAuditRequest,
+    examples: {
+      retention: {
+        summary: 'Keep two years',
+        value: { before: '2024-01-01T00:00:00Z', reason: 'retention: two years' },
+      },
+    },
+  })
   @ApiOkResponse({ type: AuditPurgeResultView })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   purge(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
@@ -199,7 +266,11 @@ export class AuditController {
   }
 
   @Get('metrics')
-  @ApiOperation({ operationId: 'getAuditMetrics', summary: 'Decision counts and approval latency', description: 'Auditors and admins, over the window; pendingApprovals is now, whatever the window.' })
+  @ApiOperation({
+    operationId: 'getAuditMetrics',
+    summary: 'Decision counts and approval latency',
+    description: 'Auditors and admins, over the window; pendingApprovals is now, whatever the window.',
+  })
   @ApiWindowQuery()
   @ApiOkResponse({ type: AuditMetricsView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
@@ -208,7 +279,12 @@ export class AuditController {
   }
 
   @Get('gaps')
-  @ApiOperation({ operationId: 'getAuditGaps', summary: 'Where human oversight failed or could fail', description: 'Auditors and admins. HITL-EXEC and HITL-02 from the events in the window, HITL-01 from the current policy and registry.' })
+  @ApiOperation({
+    operationId: 'getAuditGaps',
+    summary: 'Where human oversight failed or could fail',
+    description:
+      'Auditors and admins. HITL-EXEC and HITL-02 from the events in the window, HITL-01 from the current policy and registry.',
+  })
   @ApiWindowQuery()
   @ApiOkResponse({ type: AuditGapsView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')

@@ -1,6 +1,14 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ProposeToolCallsCommand } from '../../../application/commands/propose-tool-calls/propose-tool-calls.command';
 import { DecideStepCommand } from '../../../application/commands/decide-step/decide-step.command';
@@ -22,19 +30,28 @@ import { parseBody } from '../validation';
 @ApiBearerAuth()
 @Controller('v1/conversations')
 export class ConversationsController {
-  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Post()
   @Roles('agent')
   @ApiOperation({
     operationId: 'startConversation',
     summary: 'Start a conversation',
-    description: "Agents. Every field is optional; the server makes an id when none is given. The same id again from the same agent answers 200 with the conversation as it is; from another agent, 409 idempotency_mismatch.",
+    description:
+      'Agents. Every field is optional; the server makes an id when none is given. The same id again from the same agent answers 200 with the conversation as it is; from another agent, 409 idempotency_mismatch.',
   })
   @ApiBody({
     type: StartConversationRequest,
     required: false,
-    examples: { withUser: { summary: 'For an end user', value: { id: 'conv-1', user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: 'Tidy the knowledge base' } } },
+    examples: {
+      withUser: {
+        summary: 'For an end user',
+        value: { id: 'conv-1', user: { id: 'ann', roles: ['admin'], name: 'Ann' }, title: 'Tidy the knowledge base' },
+      },
+    },
   })
   @ApiCreatedResponse({ type: ConversationView, description: 'Started' })
   @ApiOkResponse({ type: ConversationView, description: 'It existed (the same id from the same agent)' })
@@ -50,9 +67,16 @@ export class ConversationsController {
   @ApiOperation({
     operationId: 'listConversations',
     summary: 'List conversations',
-    description: "Oldest first, without their calls. Agents see their own; approvers, admins and auditors the tenant's; anyone else those where they are the end user.",
+    description:
+      "Oldest first, without their calls. Agents see their own; approvers, admins and auditors the tenant's; anyone else those where they are the end user.",
   })
-  @ApiQuery({ name: 'status', required: false, enum: ['active', 'blocked', 'halted'], enumName: 'ConversationStatus', description: 'Only the conversations in this status' })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    enum: ['active', 'blocked', 'halted'],
+    enumName: 'ConversationStatus',
+    description: 'Only the conversations in this status',
+  })
   @ApiListQuery()
   @ApiOkResponse({ type: ConversationPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed')
@@ -62,7 +86,11 @@ export class ConversationsController {
   }
 
   @Get(':id')
-  @ApiOperation({ operationId: 'getConversation', summary: 'Get a conversation with all its calls', description: "Its agent, its end user, and the tenant's approvers, admins and auditors; anyone else gets 404." })
+  @ApiOperation({
+    operationId: 'getConversation',
+    summary: 'Get a conversation with all its calls',
+    description: "Its agent, its end user, and the tenant's approvers, admins and auditors; anyone else gets 404.",
+  })
   @ApiIdParam('id', "The conversation's id", 'conv-1')
   @ApiOkResponse({ type: ConversationView })
   @ApiProblems(...BEARER_PROBLEMS, 'not_found')
@@ -87,8 +115,16 @@ export class ConversationsController {
           toolCalls: [
             { id: 'call_1', toolName: 'get_source', arguments: { id: 'src_2' } },
             {
-              id: 'call_2', toolName: 'delete_source', arguments: { id: 'src_2' }, reason: 'the user asked to delete it', confidence: 0.9,
-              display: { title: 'Delete source', summary: 'Delete Handbook (src_2): 1,204 objects.', fields: [{ label: 'Objects', value: '1,204' }] },
+              id: 'call_2',
+              toolName: 'delete_source',
+              arguments: { id: 'src_2' },
+              reason: 'the user asked to delete it',
+              confidence: 0.9,
+              display: {
+                title: 'Delete source',
+                summary: 'Delete Handbook (src_2): 1,204 objects.',
+                fields: [{ label: 'Objects', value: '1,204' }],
+              },
             },
           ],
         },
@@ -97,15 +133,29 @@ export class ConversationsController {
   })
   @ApiCreatedResponse({ type: ProposalView, description: 'Proposed' })
   @ApiOkResponse({ type: ProposalView, description: 'Every call repeats an earlier one: those calls, as they stand' })
-  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found', 'conversation_blocked', 'idempotency_mismatch', 'halted')
-  async propose(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+  @ApiProblems(
+    ...BEARER_PROBLEMS,
+    ...BODY_PROBLEMS,
+    'forbidden',
+    'not_found',
+    'conversation_blocked',
+    'idempotency_mismatch',
+    'halted',
+  )
+  async propose(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     let dto: ProposeToolCallsRequest;
     try {
       dto = parseBody(ProposeToolCallsRequest, body);
     } catch (e) {
       // A bad body is a 400 only for its conversation's agent: 404 and 403 come first (CONTRACT §11).
       const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
-      if (!access.isOwningAgent) throw new ForbiddenError('Only the agent that started this conversation may propose tool calls in it');
+      if (!access.isOwningAgent)
+        throw new ForbiddenError('Only the agent that started this conversation may propose tool calls in it');
       throw e;
     }
     // The command checks visibility (404) and ownership (403) in its own transaction.
@@ -125,14 +175,29 @@ export class ConversationsController {
   })
   @ApiIdParam('id', "The conversation's id", 'conv-1')
   @ApiChannelHeader()
-  @ApiBody({ type: StepDecisionRequest, examples: { all: { summary: 'Reject the whole step', value: { decision: 'reject', reason: 'wrong customer' } } } })
+  @ApiBody({
+    type: StepDecisionRequest,
+    examples: { all: { summary: 'Reject the whole step', value: { decision: 'reject', reason: 'wrong customer' } } },
+  })
   @ApiOkResponse({ type: StepDecisionView })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found')
-  async decideStep(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
+  async decideStep(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('x-tollgate-channel') channel?: string,
+  ) {
     // 404 (not visible), then 403 (an agent), then 400 (the body), as on every route.
     const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
     if (access.isAgent) throw new ForbiddenError('Agent tokens cannot decide tool calls: approval comes from people');
     const dto = parseBody(StepDecisionRequest, body);
-    return this.commands.execute(new DecideStepCommand({ ...p, via: channelHeader(channel) }, id, { decision: dto.decision, reason: dto.reason }, dto.toolCallIds));
+    return this.commands.execute(
+      new DecideStepCommand(
+        { ...p, via: channelHeader(channel) },
+        id,
+        { decision: dto.decision, reason: dto.reason },
+        dto.toolCallIds,
+      ),
+    );
   }
 }

@@ -12,7 +12,8 @@ const HEARTBEAT_MS = 15_000;
 
 function seqFrom(name: string, raw: unknown): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) throw new ValidationError([{ path: name, message: 'must be the id of an event (its seq)' }]);
+  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw))
+    throw new ValidationError([{ path: name, message: 'must be the id of an event (its seq)' }]);
   return Number(raw);
 }
 
@@ -26,7 +27,10 @@ function seqFrom(name: string, raw: unknown): number | undefined {
 @ApiBearerAuth()
 @Controller('v1/events')
 export class EventStreamController {
-  constructor(private readonly feed: EventFeed, private readonly slots: WaitSlots) {}
+  constructor(
+    private readonly feed: EventFeed,
+    private readonly slots: WaitSlots,
+  ) {}
 
   @Get('stream')
   @ApiOperation({
@@ -35,14 +39,34 @@ export class EventStreamController {
     description:
       "Every audit event of the caller's tenant that its roles may read, as it happens: agents those of their own conversations. Frames are `id: <seq>`, `event: <type>`, `data: <the AuditEvent as JSON>`; `retry: 3000` first, a `: keep-alive` comment every 15 s while idle. Resume after an event with Last-Event-ID (or lastEventId). Counts against the open-wait bounds (429).",
   })
-  @ApiHeader({ name: 'last-event-id', required: false, description: 'Last-Event-ID: the seq of the last event received; the stream resumes after it', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } })
-  @ApiQuery({ name: 'lastEventId', required: false, description: 'The same as Last-Event-ID, for a first connect that cannot set headers', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } })
+  @ApiHeader({
+    name: 'last-event-id',
+    required: false,
+    description: 'Last-Event-ID: the seq of the last event received; the stream resumes after it',
+    schema: { type: 'string', pattern: '^[0-9]{1,15}$' },
+  })
+  @ApiQuery({
+    name: 'lastEventId',
+    required: false,
+    description: 'The same as Last-Event-ID, for a first connect that cannot set headers',
+    schema: { type: 'string', pattern: '^[0-9]{1,15}$' },
+  })
   @ApiOkResponse({
     description: 'An endless stream of events',
-    content: { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' }, example: 'id: 42\nevent: ToolCallApproved\ndata: {"seq":42,"type":"ToolCallApproved"}\n\n' } },
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string', description: 'Server-Sent Events' },
+        example: 'id: 42\nevent: ToolCallApproved\ndata: {"seq":42,"type":"ToolCallApproved"}\n\n',
+      },
+    },
   })
   @ApiProblems(...BEARER_PROBLEMS, 'waits_limited', 'validation_failed')
-  async stream(@CurrentPrincipal() p: Principal, @Headers('last-event-id') header: string | undefined, @Query('lastEventId') query: unknown, @Res() res: Response): Promise<void> {
+  async stream(
+    @CurrentPrincipal() p: Principal,
+    @Headers('last-event-id') header: string | undefined,
+    @Query('lastEventId') query: unknown,
+    @Res() res: Response,
+  ): Promise<void> {
     const resumeAfter = seqFrom('Last-Event-ID', header) ?? seqFrom('lastEventId', query);
     const release = this.slots.acquire(p); // 429 past the per-token or per-tenant bound on open streams and long-polls
     let subscription: FeedSubscription | undefined;

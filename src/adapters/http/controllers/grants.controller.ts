@@ -19,7 +19,10 @@ const STATUS_FILTERS = [...GRANT_STATUSES, 'all'] as const;
 @ApiBearerAuth()
 @Controller('v1/grants')
 export class GrantsController {
-  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Get()
   @Roles('approver', 'admin', 'auditor')
@@ -31,15 +34,26 @@ export class GrantsController {
   })
   @ApiListQuery()
   @ApiQuery({ name: 'tool', required: false, type: 'string', description: "Only this tool's grants" })
-  @ApiQuery({ name: 'scope', required: false, schema: { type: 'string', enum: [...GRANT_SCOPES] }, description: 'Only grants of this scope' })
-  @ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: [...STATUS_FILTERS], default: 'active' }, description: 'active (the default), revoked, expired or all' })
+  @ApiQuery({
+    name: 'scope',
+    required: false,
+    schema: { type: 'string', enum: [...GRANT_SCOPES] },
+    description: 'Only grants of this scope',
+  })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    schema: { type: 'string', enum: [...STATUS_FILTERS], default: 'active' },
+    description: 'active (the default), revoked, expired or all',
+  })
   @ApiOkResponse({ type: GrantPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
     const { cursor, limit } = listParams(query);
     const scope = enumParam('scope', query.scope, GRANT_SCOPES);
     const status = enumParam('status', query.status, STATUS_FILTERS) ?? 'active';
-    if (query.tool !== undefined && (typeof query.tool !== 'string' || query.tool === '')) throw new ValidationError([{ path: 'tool', message: 'must be given once, as a tool name' }]);
+    if (query.tool !== undefined && (typeof query.tool !== 'string' || query.tool === ''))
+      throw new ValidationError([{ path: 'tool', message: 'must be given once, as a tool name' }]);
     const toolName = query.tool as string | undefined;
     return this.queries.execute(new ListGrantsQuery(p, { cursor, limit, scope, status, toolName }));
   }
@@ -51,20 +65,39 @@ export class GrantsController {
     operationId: 'revokeGrant',
     summary: 'Revoke a standing grant',
     description:
-      'Admins may revoke any grant; approvers a conversation grant (the kind they may make). It stops applying at once: the next proposal, on any instance, is weighed without it. Recorded in the audit trail as GrantRevoked, with who, the channel and the reason (in the body or `?reason=`). Revoking a revoked grant answers it as it stands and records nothing. Another tenant\'s grant is not found.',
+      "Admins may revoke any grant; approvers a conversation grant (the kind they may make). It stops applying at once: the next proposal, on any instance, is weighed without it. Recorded in the audit trail as GrantRevoked, with who, the channel and the reason (in the body or `?reason=`). Revoking a revoked grant answers it as it stands and records nothing. Another tenant's grant is not found.",
   })
   @ApiIdParam('id', "The grant's id", 'grant_0f3a')
   @ApiQuery({ name: 'reason', required: false, type: 'string', description: 'Why; the same as `reason` in the body' })
   @ApiChannelHeader()
-  @ApiBody({ type: RevokeGrantRequest, required: false, examples: { reason: { summary: 'With a reason', value: { reason: 'made by mistake: far too wide' } } } })
+  @ApiBody({
+    type: RevokeGrantRequest,
+    required: false,
+    examples: { reason: { summary: 'With a reason', value: { reason: 'made by mistake: far too wide' } } },
+  })
   @ApiOkResponse({ type: GrantView, description: 'The grant, revoked' })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found')
-  revoke(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('reason') queryReason: unknown, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
-    const dto = body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0) ? {} : parseBody(RevokeGrantRequest, body);
-    if (queryReason !== undefined && (typeof queryReason !== 'string' || queryReason.length > 1000 || queryReason.includes('\u0000'))) {
-      throw new ValidationError([{ path: 'reason', message: 'must be given once, at most 1000 characters, without NUL' }]);
+  revoke(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Query('reason') queryReason: unknown,
+    @Body() body: unknown,
+    @Headers('x-tollgate-channel') channel?: string,
+  ) {
+    const dto =
+      body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0)
+        ? {}
+        : parseBody(RevokeGrantRequest, body);
+    if (
+      queryReason !== undefined &&
+      (typeof queryReason !== 'string' || queryReason.length > 1000 || queryReason.includes('\u0000'))
+    ) {
+      throw new ValidationError([
+        { path: 'reason', message: 'must be given once, at most 1000 characters, without NUL' },
+      ]);
     }
-    if (queryReason !== undefined && dto.reason !== undefined && queryReason !== dto.reason) throw new ValidationError([{ path: 'reason', message: 'give it in the body or the query, not both' }]);
+    if (queryReason !== undefined && dto.reason !== undefined && queryReason !== dto.reason)
+      throw new ValidationError([{ path: 'reason', message: 'give it in the body or the query, not both' }]);
     const reason = (dto.reason ?? (queryReason as string | undefined)) || undefined;
     return this.commands.execute(new RevokeGrantCommand(p, id, reason, channelHeader(channel)));
   }

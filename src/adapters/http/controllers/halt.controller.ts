@@ -17,7 +17,10 @@ import { parseBody } from '../validation';
 @ApiBearerAuth()
 @Controller('v1')
 export class HaltController {
-  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Post('halt')
   @HttpCode(200)
@@ -25,10 +28,17 @@ export class HaltController {
   @ApiOperation({
     operationId: 'halt',
     summary: 'Halt the tenant, an agent or a conversation',
-    description: 'Admins. Pending and approved-but-unclaimed calls in scope are cancelled; new proposals and claims in scope answer 503 halted until resumed. Halting what is halted changes nothing (changed: false).',
+    description:
+      'Admins. Pending and approved-but-unclaimed calls in scope are cancelled; new proposals and claims in scope answer 503 halted until resumed. Halting what is halted changes nothing (changed: false).',
   })
   @ApiChannelHeader()
-  @ApiBody({ type: HaltRequest, examples: { tenant: { summary: 'The whole tenant', value: { scope: 'tenant', reason: 'incident drill' } }, agent: { summary: 'One agent', value: { scope: 'agent', id: 'support-bot', reason: 'looping' } } } })
+  @ApiBody({
+    type: HaltRequest,
+    examples: {
+      tenant: { summary: 'The whole tenant', value: { scope: 'tenant', reason: 'incident drill' } },
+      agent: { summary: 'One agent', value: { scope: 'agent', id: 'support-bot', reason: 'looping' } },
+    },
+  })
   @ApiOkResponse({ type: HaltResultView })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found')
   halt(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
@@ -39,19 +49,30 @@ export class HaltController {
   @Post('resume')
   @HttpCode(200)
   @Roles('admin')
-  @ApiOperation({ operationId: 'resume', summary: 'Lift a halt', description: 'Admins; the same scope and id as the halt. Resuming what is not halted changes nothing (changed: false).' })
+  @ApiOperation({
+    operationId: 'resume',
+    summary: 'Lift a halt',
+    description:
+      'Admins; the same scope and id as the halt. Resuming what is not halted changes nothing (changed: false).',
+  })
   @ApiChannelHeader()
   @ApiBody({ type: ResumeRequest, examples: { tenant: { summary: 'The whole tenant', value: { scope: 'tenant' } } } })
   @ApiOkResponse({ type: ResumeResultView })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   resume(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
     const dto = parseBody(ResumeRequest, body);
-    return this.commands.execute(new ResumeCommand(p, haltTarget(dto.scope, dto.id), dto.reason, channelHeader(channel)));
+    return this.commands.execute(
+      new ResumeCommand(p, haltTarget(dto.scope, dto.id), dto.reason, channelHeader(channel)),
+    );
   }
 
   @Get('status')
   @Roles('admin', 'approver', 'auditor')
-  @ApiOperation({ operationId: 'getStatus', summary: 'The halts in force', description: 'Admins, approvers and auditors. `halted` means the whole tenant.' })
+  @ApiOperation({
+    operationId: 'getStatus',
+    summary: 'The halts in force',
+    description: 'Admins, approvers and auditors. `halted` means the whole tenant.',
+  })
   @ApiOkResponse({ type: StatusView })
   @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
   status(@CurrentPrincipal() p: Principal) {

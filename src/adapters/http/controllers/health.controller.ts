@@ -11,11 +11,20 @@ import { HealthCheckView } from '../dto/views.dto';
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
-  constructor(private readonly health: HealthCheckService, private readonly indicators: HealthIndicatorService, private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    private readonly dataSource: DataSource,
+  ) {}
 
   @Get('live')
   @Public()
-  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness probe', description: 'No token, never rate-limited: 200 while the process serves.', security: [] })
+  @ApiOperation({
+    operationId: 'getLiveness',
+    summary: 'Liveness probe',
+    description: 'No token, never rate-limited: 200 while the process serves.',
+    security: [],
+  })
   @ApiOkResponse({ type: HealthCheckView, example: { status: 'ok', info: {}, error: {}, details: {} } })
   live() {
     return this.health.check([]);
@@ -23,12 +32,26 @@ export class HealthController {
 
   @Get('ready')
   @Public()
-  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness probe', description: 'No token, never rate-limited: 200 when the database answers and every migration is applied, else 503 saying which.', security: [] })
-  @ApiOkResponse({ type: HealthCheckView, example: { status: 'ok', info: { database: { status: 'up' } }, error: {}, details: { database: { status: 'up' } } } })
+  @ApiOperation({
+    operationId: 'getReadiness',
+    summary: 'Readiness probe',
+    description:
+      'No token, never rate-limited: 200 when the database answers and every migration is applied, else 503 saying which.',
+    security: [],
+  })
+  @ApiOkResponse({
+    type: HealthCheckView,
+    example: { status: 'ok', info: { database: { status: 'up' } }, error: {}, details: { database: { status: 'up' } } },
+  })
   @ApiServiceUnavailableResponse({
     type: HealthCheckView,
     description: 'Not ready: the database is away, or migrations are pending',
-    example: { status: 'error', info: {}, error: { database: { status: 'down', message: 'migrations are pending: run `npm run migrate`' } }, details: { database: { status: 'down', message: 'migrations are pending: run `npm run migrate`' } } },
+    example: {
+      status: 'error',
+      info: {},
+      error: { database: { status: 'down', message: 'migrations are pending: run `npm run migrate`' } },
+      details: { database: { status: 'down', message: 'migrations are pending: run `npm run migrate`' } },
+    },
   })
   async ready(@Res({ passthrough: true }) res: Response) {
     try {

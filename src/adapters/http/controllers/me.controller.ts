@@ -19,7 +19,8 @@ export class MeController {
   @ApiOperation({
     operationId: 'getMe',
     summary: 'Who the caller is',
-    description: "Any valid token, agent or person. The caller's id, tenant, kind, name, email and roles as Tollgate counts them (an agent token is `agent` only).",
+    description:
+      "Any valid token, agent or person. The caller's id, tenant, kind, name, email and roles as Tollgate counts them (an agent token is `agent` only).",
   })
   @ApiOkResponse({ type: MeView })
   @ApiProblems(...BEARER_PROBLEMS)

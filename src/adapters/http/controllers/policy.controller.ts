@@ -1,17 +1,36 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { parse as parseYaml } from 'yaml';
 import { PutPolicyCommand } from '../../../application/commands/put-policy/put-policy.command';
 import { RollBackPolicyCommand } from '../../../application/commands/roll-back-policy/roll-back-policy.command';
 import { GetPolicyQuery } from '../../../application/queries/get-policy/get-policy.query';
-import { GetPolicyVersionQuery, ListPolicyVersionsQuery } from '../../../application/queries/policy-versions/policy-versions.queries';
+import {
+  GetPolicyVersionQuery,
+  ListPolicyVersionsQuery,
+} from '../../../application/queries/policy-versions/policy-versions.queries';
 import { SimulatePolicyQuery } from '../../../application/queries/simulate-policy/simulate-policy.query';
 import { Actor, Principal, isAgent } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
 import { ApiListQuery } from '../dto/api-params';
-import { MAX_SIMULATED_CALLS, PolicySimulationDto, PolicyVersionDto, PolicyVersionPageDto, RollbackPolicyRequest, SimulatePolicyRequest } from '../dto/policy-lifecycle.dto';
+import {
+  MAX_SIMULATED_CALLS,
+  PolicySimulationDto,
+  PolicyVersionDto,
+  PolicyVersionPageDto,
+  RollbackPolicyRequest,
+  SimulatePolicyRequest,
+} from '../dto/policy-lifecycle.dto';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS, ProblemView } from '../dto/problem.dto';
 import { toolFlagsOf } from '../dto/tool-call.dto';
 import { PolicyView } from '../dto/views.dto';
@@ -39,12 +58,19 @@ const YAML_EXAMPLE = `rules:
 @ApiBearerAuth()
 @Controller('v1/policy')
 export class PolicyController {
-  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   /** Readable by every role of the tenant (CONTRACT §11); a token with no known role reads no policy. */
   @Get()
   @Roles(...TENANT_ROLES)
-  @ApiOperation({ operationId: 'getPolicy', summary: 'Get the policy in force', description: 'Any of the four roles. Version 0 (the built-in defaults, no rules) before the first PUT.' })
+  @ApiOperation({
+    operationId: 'getPolicy',
+    summary: 'Get the policy in force',
+    description: 'Any of the four roles. Version 0 (the built-in defaults, no rules) before the first PUT.',
+  })
   @ApiOkResponse({ type: PolicyView })
   @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
   get(@CurrentPrincipal() p: Principal) {
@@ -62,7 +88,10 @@ export class PolicyController {
       description: `A policy document (JSON Schema: ${POLICY_SCHEMA_PATH})`,
       content: {
         'application/json': { schema: { $ref: `#/components/schemas/${POLICY_DOCUMENT_COMPONENT}` } },
-        'application/yaml': { schema: { type: 'string', description: `The same document in YAML (JSON Schema: ${POLICY_SCHEMA_PATH})` }, example: YAML_EXAMPLE },
+        'application/yaml': {
+          schema: { type: 'string', description: `The same document in YAML (JSON Schema: ${POLICY_SCHEMA_PATH})` },
+          example: YAML_EXAMPLE,
+        },
       },
     },
   })
@@ -70,13 +99,19 @@ export class PolicyController {
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   async put(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
     const document = typeof body === 'string' ? parseYamlBody(body) : body;
-    const { policy } = await this.commands.execute(new PutPolicyCommand(p.tenant, actorOf(p), document, { source: 'api' }));
+    const { policy } = await this.commands.execute(
+      new PutPolicyCommand(p.tenant, actorOf(p), document, { source: 'api' }),
+    );
     return policy;
   }
 
   @Get('versions')
   @Roles(...TENANT_ROLES)
-  @ApiOperation({ operationId: 'listPolicyVersions', summary: 'List the policy versions', description: 'Any of the four roles, as GET /v1/policy. Newest first, without their documents.' })
+  @ApiOperation({
+    operationId: 'listPolicyVersions',
+    summary: 'List the policy versions',
+    description: 'Any of the four roles, as GET /v1/policy. Newest first, without their documents.',
+  })
   @ApiListQuery()
   @ApiOkResponse({ type: PolicyVersionPageDto })
   @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'validation_failed')
@@ -86,7 +121,11 @@ export class PolicyController {
 
   @Get('versions/:version')
   @Roles(...TENANT_ROLES)
-  @ApiOperation({ operationId: 'getPolicyVersion', summary: 'Get one policy version with its document', description: 'Any of the four roles. Version 0 (the built-in defaults) is not stored: 404.' })
+  @ApiOperation({
+    operationId: 'getPolicyVersion',
+    summary: 'Get one policy version with its document',
+    description: 'Any of the four roles. Version 0 (the built-in defaults) is not stored: 404.',
+  })
   @ApiParam({ name: 'version', description: 'The version number', schema: { type: 'integer', minimum: 1 }, example: 2 })
   @ApiOkResponse({ type: PolicyVersionDto })
   @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'not_found', 'validation_failed')
@@ -113,7 +152,16 @@ export class PolicyController {
     content: {
       [PROBLEM_CONTENT_TYPE]: {
         schema: { $ref: getSchemaPath(ProblemView) },
-        examples: { already_in_force: { summary: 'Nothing to roll back', value: problem(409, 'already_in_force', 'Policy version 3 is the version in force: there is nothing to roll back') } },
+        examples: {
+          already_in_force: {
+            summary: 'Nothing to roll back',
+            value: problem(
+              409,
+              'already_in_force',
+              'Policy version 3 is the version in force: there is nothing to roll back',
+            ),
+          },
+        },
       },
     },
   })
@@ -140,12 +188,22 @@ export class PolicyController {
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   simulate(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
     // The document is checked by the domain, as PUT checks it: only its presence and kind are checked here.
-    const raw = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+    const raw =
+      body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
     const document = raw?.document;
-    const dto = parseBody(SimulatePolicyRequest, raw && document !== null && typeof document === 'object' && !Array.isArray(document) ? { ...raw, document: {} } : body);
+    const dto = parseBody(
+      SimulatePolicyRequest,
+      raw && document !== null && typeof document === 'object' && !Array.isArray(document)
+        ? { ...raw, document: {} }
+        : body,
+    );
     const faults = [
-      ...(dto.calls && (dto.since !== undefined || dto.days !== undefined || dto.limit !== undefined) ? [{ path: 'calls', message: 'cannot be combined with since, days or limit' }] : []),
-      ...(dto.since !== undefined && dto.days !== undefined ? [{ path: 'days', message: 'cannot be combined with since' }] : []),
+      ...(dto.calls && (dto.since !== undefined || dto.days !== undefined || dto.limit !== undefined)
+        ? [{ path: 'calls', message: 'cannot be combined with since, days or limit' }]
+        : []),
+      ...(dto.since !== undefined && dto.days !== undefined
+        ? [{ path: 'days', message: 'cannot be combined with since' }]
+        : []),
     ];
     const since = dto.since === undefined ? undefined : parseSince(dto.since);
     if (since === null) faults.push({ path: 'since', message: 'must be an ISO 8601 date or date-time' });
@@ -161,7 +219,11 @@ export class PolicyController {
             conversationId: c.conversationId,
           })),
         }
-      : { since: since ?? undefined, days: dto.days ?? DEFAULT_SIMULATION_DAYS, limit: dto.limit ?? MAX_SIMULATED_CALLS };
+      : {
+          since: since ?? undefined,
+          days: dto.days ?? DEFAULT_SIMULATION_DAYS,
+          limit: dto.limit ?? MAX_SIMULATED_CALLS,
+        };
     return this.queries.execute(new SimulatePolicyQuery(p.tenant, document, over));
   }
 }

@@ -1,10 +1,22 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AnswerQuestionCommand, AskQuestionCommand } from '../../../application/commands/questions/question.commands';
 import { Access, ConversationAccessQuery } from '../../../application/queries/access/access.query';
-import { GetQuestionQuery, ListQuestionsQuery, QuestionAccessQuery } from '../../../application/queries/questions/question.queries';
+import {
+  GetQuestionQuery,
+  ListQuestionsQuery,
+  QuestionAccessQuery,
+} from '../../../application/queries/questions/question.queries';
 import { QuestionView as AppQuestionView } from '../../../application/views/question.view';
 import { QUESTION_STATUSES } from '../../../domain/question/question.aggregate';
 import { Principal, isAgent } from '../../../domain/shared/actor';
@@ -21,7 +33,11 @@ import { parseBody } from '../validation';
 @ApiBearerAuth()
 @Controller('v1')
 export class QuestionsController {
-  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus, private readonly waitSlots: WaitSlots) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly waitSlots: WaitSlots,
+  ) {}
 
   @Post('conversations/:id/questions')
   @ApiOperation({
@@ -34,25 +50,61 @@ export class QuestionsController {
   @ApiBody({
     type: AskQuestionRequest,
     examples: {
-      choices: { summary: 'Pick one of two', value: { id: 'ask_1', text: 'Proceed with the EU or the US region?', choices: ['EU', 'US'], timeoutSeconds: 600 } },
-      freeText: { summary: 'Free text, to the end user only', value: { text: 'Which account should I bill?', askTo: ['requester'] } },
+      choices: {
+        summary: 'Pick one of two',
+        value: {
+          id: 'ask_1',
+          text: 'Proceed with the EU or the US region?',
+          choices: ['EU', 'US'],
+          timeoutSeconds: 600,
+        },
+      },
+      freeText: {
+        summary: 'Free text, to the end user only',
+        value: { text: 'Which account should I bill?', askTo: ['requester'] },
+      },
     },
   })
   @ApiCreatedResponse({ type: QuestionView, description: 'Asked' })
   @ApiOkResponse({ type: QuestionView, description: 'The same id and content again: the question as it stands' })
-  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found', 'idempotency_mismatch', 'too_many_open_questions', 'halted')
-  async ask(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+  @ApiProblems(
+    ...BEARER_PROBLEMS,
+    ...BODY_PROBLEMS,
+    'forbidden',
+    'not_found',
+    'idempotency_mismatch',
+    'too_many_open_questions',
+    'halted',
+  )
+  async ask(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     let dto: AskQuestionRequest;
     try {
       dto = parseBody(AskQuestionRequest, body);
     } catch (e) {
       // A bad body is a 400 only for the conversation's agent: 404 and 403 come first.
       const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
-      if (!access.isOwningAgent) throw new ForbiddenError('Only the agent that started this conversation may ask questions in it');
+      if (!access.isOwningAgent)
+        throw new ForbiddenError('Only the agent that started this conversation may ask questions in it');
       throw e;
     }
     const { replay, question } = await this.commands.execute(
-      new AskQuestionCommand(p, id, { text: dto.text, choices: dto.choices, allowFreeText: dto.allowFreeText, timeoutSeconds: dto.timeoutSeconds, askTo: dto.askTo }, dto.id),
+      new AskQuestionCommand(
+        p,
+        id,
+        {
+          text: dto.text,
+          choices: dto.choices,
+          allowFreeText: dto.allowFreeText,
+          timeoutSeconds: dto.timeoutSeconds,
+          askTo: dto.askTo,
+        },
+        dto.id,
+      ),
     );
     res.status(replay ? 200 : 201);
     return question as AppQuestionView;
@@ -62,9 +114,16 @@ export class QuestionsController {
   @ApiOperation({
     operationId: 'listQuestions',
     summary: 'List the questions the caller may answer',
-    description: 'People only (no agent token): the questions put to the caller, as the end user or by role, newest first.',
+    description:
+      'People only (no agent token): the questions put to the caller, as the end user or by role, newest first.',
   })
-  @ApiQuery({ name: 'status', required: false, enum: QUESTION_STATUSES, enumName: 'QuestionStatus', description: 'pending (default), or those that reached another status' })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    enum: QUESTION_STATUSES,
+    enumName: 'QuestionStatus',
+    description: 'pending (default), or those that reached another status',
+  })
   @ApiListQuery()
   @ApiOkResponse({ type: QuestionPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
@@ -82,10 +141,20 @@ export class QuestionsController {
       "The conversation's agent and end user, and the tenant's approvers, admins and auditors. With wait=N, a pending question is answered as soon as it leaves pending (on any instance) or after N seconds, still pending. Open waits are bounded per token and per tenant (429).",
   })
   @ApiIdParam('id', "The question's id", 'q_3f9a0c')
-  @ApiQuery({ name: 'wait', required: false, schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 }, description: 'Seconds to wait while the question is pending' })
+  @ApiQuery({
+    name: 'wait',
+    required: false,
+    schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 },
+    description: 'Seconds to wait while the question is pending',
+  })
   @ApiOkResponse({ type: QuestionView })
   @ApiProblems(...BEARER_PROBLEMS, 'waits_limited', 'validation_failed', 'not_found')
-  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('wait') wait: unknown, @Res({ passthrough: true }) res: Response) {
+  async get(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Query('wait') wait: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     let seconds: number;
     try {
       seconds = intParam('wait', wait, 0, 60, 0);
@@ -94,7 +163,9 @@ export class QuestionsController {
       throw e;
     }
     if (seconds === 0) return this.queries.execute(new GetQuestionQuery(p, id, 0));
-    return withWaitSlot(this.waitSlots, p, res, (signal) => this.queries.execute(new GetQuestionQuery(p, id, seconds, signal)));
+    return withWaitSlot(this.waitSlots, p, res, (signal) =>
+      this.queries.execute(new GetQuestionQuery(p, id, seconds, signal)),
+    );
   }
 
   @Post('questions/:id/answer')
@@ -110,15 +181,27 @@ export class QuestionsController {
   @ApiBody({ type: AnswerQuestionRequest, examples: { choice: { summary: 'Pick a choice', value: { answer: 'EU' } } } })
   @ApiOkResponse({ type: QuestionView, description: 'The question, answered' })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found', 'already_answered')
-  async answer(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
+  async answer(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('x-tollgate-channel') channel?: string,
+  ) {
     let dto: AnswerQuestionRequest;
     let via: ReturnType<typeof channelHeader>;
     try {
       dto = parseBody(AnswerQuestionRequest, body);
       via = channelHeader(channel);
     } catch (e) {
-      const access: { isAgent: boolean; mayAnswer: boolean } = await this.queries.execute(new QuestionAccessQuery(p, id));
-      if (!access.mayAnswer) throw new ForbiddenError(access.isAgent ? 'Agent tokens cannot answer questions: answers come from people' : 'Your roles may not answer this question');
+      const access: { isAgent: boolean; mayAnswer: boolean } = await this.queries.execute(
+        new QuestionAccessQuery(p, id),
+      );
+      if (!access.mayAnswer)
+        throw new ForbiddenError(
+          access.isAgent
+            ? 'Agent tokens cannot answer questions: answers come from people'
+            : 'Your roles may not answer this question',
+        );
       throw e;
     }
     // The command checks visibility (404), the right to answer (403) and the answer (400) again, in its transaction.

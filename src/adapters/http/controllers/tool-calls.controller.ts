@@ -27,7 +27,11 @@ const MAX_OUTPUT_BYTES = 64 * 1024;
 @ApiBearerAuth()
 @Controller('v1/tool-calls')
 export class ToolCallsController {
-  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus, private readonly waitSlots: WaitSlots) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly waitSlots: WaitSlots,
+  ) {}
 
   @Get(':id')
   @ApiOperation({
@@ -37,10 +41,20 @@ export class ToolCallsController {
       "The conversation's agent and end user, and the tenant's approvers, admins and auditors. With wait=N, a pending call is answered as soon as it leaves pending (decided on any instance) or after N seconds, still pending. Open waits are bounded per token and per tenant (429).",
   })
   @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
-  @ApiQuery({ name: 'wait', required: false, schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 }, description: 'Seconds to wait while the call is pending' })
+  @ApiQuery({
+    name: 'wait',
+    required: false,
+    schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 },
+    description: 'Seconds to wait while the call is pending',
+  })
   @ApiOkResponse({ type: ToolCallView })
   @ApiProblems(...BEARER_PROBLEMS, 'waits_limited', 'validation_failed', 'not_found')
-  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('wait') wait: unknown, @Res({ passthrough: true }) res: Response) {
+  async get(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Query('wait') wait: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     let seconds: number;
     try {
       seconds = intParam('wait', wait, 0, 60, 0);
@@ -50,7 +64,9 @@ export class ToolCallsController {
     }
     // The query checks visibility itself: no separate access read on the hot path of every long-poll.
     if (seconds === 0) return this.queries.execute(new GetToolCallQuery(p, id, 0));
-    return withWaitSlot(this.waitSlots, p, res, (signal) => this.queries.execute(new GetToolCallQuery(p, id, seconds, signal)));
+    return withWaitSlot(this.waitSlots, p, res, (signal) =>
+      this.queries.execute(new GetToolCallQuery(p, id, seconds, signal)),
+    );
   }
 
   @Post(':id/decision')
@@ -66,28 +82,60 @@ export class ToolCallsController {
   @ApiBody({
     type: DecisionRequest,
     examples: {
-      approve: { summary: 'Approve with edited arguments', value: { decision: 'approve', reason: 'confirmed with the owner', arguments: { id: 'src_2', dryRun: true } } },
+      approve: {
+        summary: 'Approve with edited arguments',
+        value: { decision: 'approve', reason: 'confirmed with the owner', arguments: { id: 'src_2', dryRun: true } },
+      },
       reject: { summary: 'Reject with a reason for the agent', value: { decision: 'reject', reason: 'not today' } },
-      alwaysAllow: { summary: 'Approve and allow the tool from now on in this conversation', value: { decision: 'always_allow', scope: 'conversation' } },
-      alwaysAllowNarrow: { summary: 'Always allow `ls` commands in this conversation, for one day', value: { decision: 'always_allow', scope: 'conversation', args: { cmd: 'ls *' }, expiresIn: 86400 } },
+      alwaysAllow: {
+        summary: 'Approve and allow the tool from now on in this conversation',
+        value: { decision: 'always_allow', scope: 'conversation' },
+      },
+      alwaysAllowNarrow: {
+        summary: 'Always allow `ls` commands in this conversation, for one day',
+        value: { decision: 'always_allow', scope: 'conversation', args: { cmd: 'ls *' }, expiresIn: 86400 },
+      },
     },
   })
   @ApiOkResponse({ type: ToolCallView, description: 'The call as it now stands' })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'grant_forbidden', 'not_found', 'already_decided')
-  async decide(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
-    const { dto, via } = await this.validOrAccessFirst(p, id, () => {
-      const dto = parseBody(DecisionRequest, body);
-      const via = channelHeader(channel);
-      if (dto.arguments !== undefined && dto.decision !== 'approve') throw new ValidationError([{ path: 'arguments', message: 'is allowed with decision "approve" only' }]);
-      for (const k of ['scope', 'expiresIn', 'args'] as const) {
-        if (dto[k] !== undefined && dto.decision !== 'always_allow') throw new ValidationError([{ path: k, message: 'is allowed with decision "always_allow" only' }]);
-      }
-      const argsFaults = dto.args === undefined ? [] : grantArgsFaults(dto.args);
-      if (argsFaults.length > 0) throw new ValidationError(argsFaults);
-      return { dto, via };
-    }, (a) => a.mayDecide, (a) => (a.isAgent ? 'Agent tokens cannot decide tool calls: approval comes from people' : 'Your roles may not decide this tool call'));
+  async decide(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('x-tollgate-channel') channel?: string,
+  ) {
+    const { dto, via } = await this.validOrAccessFirst(
+      p,
+      id,
+      () => {
+        const dto = parseBody(DecisionRequest, body);
+        const via = channelHeader(channel);
+        if (dto.arguments !== undefined && dto.decision !== 'approve')
+          throw new ValidationError([{ path: 'arguments', message: 'is allowed with decision "approve" only' }]);
+        for (const k of ['scope', 'expiresIn', 'args'] as const) {
+          if (dto[k] !== undefined && dto.decision !== 'always_allow')
+            throw new ValidationError([{ path: k, message: 'is allowed with decision "always_allow" only' }]);
+        }
+        const argsFaults = dto.args === undefined ? [] : grantArgsFaults(dto.args);
+        if (argsFaults.length > 0) throw new ValidationError(argsFaults);
+        return { dto, via };
+      },
+      (a) => a.mayDecide,
+      (a) =>
+        a.isAgent
+          ? 'Agent tokens cannot decide tool calls: approval comes from people'
+          : 'Your roles may not decide this tool call',
+    );
     // The command checks visibility (404) and the right to decide (403) again, in its transaction.
-    return this.commands.execute(new DecideToolCallCommand({ ...p, via }, id, { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope }, { expiresIn: dto.expiresIn, args: dto.args }));
+    return this.commands.execute(
+      new DecideToolCallCommand(
+        { ...p, via },
+        id,
+        { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope },
+        { expiresIn: dto.expiresIn, args: dto.args },
+      ),
+    );
   }
 
   @Post(':id/deadline')
@@ -100,17 +148,38 @@ export class ToolCallsController {
   })
   @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
   @ApiChannelHeader()
-  @ApiBody({ type: DeadlineRequest, examples: { hour: { summary: 'One more hour', value: { extendBy: 3600, reason: 'the owner is in a meeting' } } } })
+  @ApiBody({
+    type: DeadlineRequest,
+    examples: { hour: { summary: 'One more hour', value: { extendBy: 3600, reason: 'the owner is in a meeting' } } },
+  })
   @ApiOkResponse({ type: ToolCallView, description: 'The call with its new deadline' })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found', 'already_decided')
-  async extendDeadline(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
+  async extendDeadline(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('x-tollgate-channel') channel?: string,
+  ) {
     const admin = (a: Access) => !a.isAgent && hasAnyRole(p, ['admin']);
-    const { dto, via } = await this.validOrAccessFirst(p, id, () => {
-      const dto = parseBody(DeadlineRequest, body);
-      if ((dto.expiresAt === undefined) === (dto.extendBy === undefined)) throw new ValidationError([{ path: '', message: 'give exactly one of expiresAt and extendBy' }]);
-      return { dto, via: channelHeader(channel) };
-    }, admin, () => 'Only an admin may extend the deadline of a tool call');
-    return this.commands.execute(new ExtendDeadlineCommand({ ...p, via }, id, { expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : undefined, extendBySeconds: dto.extendBy, reason: dto.reason }));
+    const { dto, via } = await this.validOrAccessFirst(
+      p,
+      id,
+      () => {
+        const dto = parseBody(DeadlineRequest, body);
+        if ((dto.expiresAt === undefined) === (dto.extendBy === undefined))
+          throw new ValidationError([{ path: '', message: 'give exactly one of expiresAt and extendBy' }]);
+        return { dto, via: channelHeader(channel) };
+      },
+      admin,
+      () => 'Only an admin may extend the deadline of a tool call',
+    );
+    return this.commands.execute(
+      new ExtendDeadlineCommand({ ...p, via }, id, {
+        expiresAt: dto.expiresAt ? new Date(dto.expiresAt) : undefined,
+        extendBySeconds: dto.extendBy,
+        reason: dto.reason,
+      }),
+    );
   }
 
   @Post(':id/execution')
@@ -118,7 +187,8 @@ export class ToolCallsController {
   @ApiOperation({
     operationId: 'claimExecution',
     summary: 'Claim the run of an approved call',
-    description: "The conversation's agent, no body: approved becomes executed, exactly once. Answers the arguments to run (edited or not) and a signed receipt for the tool's backend.",
+    description:
+      "The conversation's agent, no body: approved becomes executed, exactly once. Answers the arguments to run (edited or not) and a signed receipt for the tool's backend.",
   })
   @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
   @ApiOkResponse({ type: ExecutionClaimView })
@@ -133,21 +203,41 @@ export class ToolCallsController {
   @ApiOperation({
     operationId: 'reportResult',
     summary: 'Report the result of a claimed call',
-    description: "The conversation's agent, after the claim; output at most 64 KiB serialised. Accepted during a halt: the run happened and must be recorded.",
+    description:
+      "The conversation's agent, after the claim; output at most 64 KiB serialised. Accepted during a halt: the run happened and must be recorded.",
   })
   @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
-  @ApiBody({ type: ResultRequest, examples: { succeeded: { summary: 'It ran', value: { outcome: 'succeeded', output: { deleted: 1204 } } } } })
+  @ApiBody({
+    type: ResultRequest,
+    examples: { succeeded: { summary: 'It ran', value: { outcome: 'succeeded', output: { deleted: 1204 } } } },
+  })
   @ApiOkResponse({ type: ToolCallView, description: 'The call, now completed' })
-  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'output_too_large', 'forbidden', 'not_found', 'not_executed', 'already_completed')
+  @ApiProblems(
+    ...BEARER_PROBLEMS,
+    ...BODY_PROBLEMS,
+    'output_too_large',
+    'forbidden',
+    'not_found',
+    'not_executed',
+    'already_completed',
+  )
   async result(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown) {
-    const dto = await this.validOrAccessFirst(p, id, () => {
-      const dto = parseBody(ResultRequest, body);
-      if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
-        throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
-      }
-      return dto;
-    }, (a) => a.isOwningAgent, () => "Only the conversation's agent may claim or report this tool call");
-    return this.commands.execute(new ReportResultCommand(p, id, { outcome: dto.outcome, output: dto.output, error: dto.error }));
+    const dto = await this.validOrAccessFirst(
+      p,
+      id,
+      () => {
+        const dto = parseBody(ResultRequest, body);
+        if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
+          throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
+        }
+        return dto;
+      },
+      (a) => a.isOwningAgent,
+      () => "Only the conversation's agent may claim or report this tool call",
+    );
+    return this.commands.execute(
+      new ReportResultCommand(p, id, { outcome: dto.outcome, output: dto.output, error: dto.error }),
+    );
   }
 
   private access(p: Principal, id: string): Promise<Access> {
@@ -158,7 +248,13 @@ export class ToolCallsController {
    * Checks the request; only when it is bad does it first read who may see and do what, so a 404 or 403
    * still wins over the 400/413 (CONTRACT §11) without an extra read on every good request.
    */
-  private async validOrAccessFirst<T>(p: Principal, id: string, check: () => T, allowed: (a: Access) => boolean, refusal: (a: Access) => string): Promise<T> {
+  private async validOrAccessFirst<T>(
+    p: Principal,
+    id: string,
+    check: () => T,
+    allowed: (a: Access) => boolean,
+    refusal: (a: Access) => string,
+  ): Promise<T> {
     try {
       return check();
     } catch (e) {

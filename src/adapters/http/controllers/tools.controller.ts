@@ -20,24 +20,48 @@ import { parseBody } from '../validation';
 @ApiBearerAuth()
 @Controller('v1/tools')
 export class ToolsController {
-  constructor(private readonly commands: CommandBus, private readonly queries: QueryBus) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
 
   @Put(':name')
   @Roles('agent', 'admin')
   @ApiOperation({
     operationId: 'registerTool',
     summary: 'Register or update a tool',
-    description: 'Agents and admins. Flags left out are false. An agent cannot change a tool an admin registered (403).',
+    description:
+      'Agents and admins. Flags left out are false. An agent cannot change a tool an admin registered (403).',
   })
   @ApiIdParam('name', 'The tool name', 'delete_source')
-  @ApiBody({ type: RegisterToolRequest, required: false, examples: { destructive: { summary: 'A destructive tool', value: { description: 'Delete a knowledge source', destructive: true } } } })
+  @ApiBody({
+    type: RegisterToolRequest,
+    required: false,
+    examples: {
+      destructive: {
+        summary: 'A destructive tool',
+        value: { description: 'Delete a knowledge source', destructive: true },
+      },
+    },
+  })
   @ApiCreatedResponse({ type: ToolView, description: 'Registered' })
   @ApiOkResponse({ type: ToolView, description: 'It existed: updated, or unchanged' })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
-  async register(@CurrentPrincipal() p: Principal, @Param('name') name: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    if (!TOOL_NAME_PATTERN.test(name)) throw new ValidationError([{ path: 'name', message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }]);
+  async register(
+    @CurrentPrincipal() p: Principal,
+    @Param('name') name: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    if (!TOOL_NAME_PATTERN.test(name))
+      throw new ValidationError([{ path: 'name', message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }]);
     const dto = parseBody(RegisterToolRequest, body ?? {});
-    const def = { description: dto.description, isReadOnly: dto.isReadOnly ?? false, requiresApproval: dto.requiresApproval ?? false, destructive: dto.destructive ?? false };
+    const def = {
+      description: dto.description,
+      isReadOnly: dto.isReadOnly ?? false,
+      requiresApproval: dto.requiresApproval ?? false,
+      destructive: dto.destructive ?? false,
+    };
     const { tool, created } = await this.commands.execute(new RegisterToolCommand(p, name, def));
     res.status(created ? 201 : 200);
     return tool;
@@ -45,7 +69,11 @@ export class ToolsController {
 
   @Get()
   @Roles(...TENANT_ROLES)
-  @ApiOperation({ operationId: 'listTools', summary: "List the tenant's tools", description: 'In name order. Any of the four roles.' })
+  @ApiOperation({
+    operationId: 'listTools',
+    summary: "List the tenant's tools",
+    description: 'In name order. Any of the four roles.',
+  })
   @ApiListQuery()
   @ApiOkResponse({ type: ToolPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')

@@ -1,7 +1,20 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { CreateWebhookCommand, DeleteWebhookCommand, WebhookNotFoundError } from '../../../application/commands/webhooks/webhook.commands';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import {
+  CreateWebhookCommand,
+  DeleteWebhookCommand,
+  WebhookNotFoundError,
+} from '../../../application/commands/webhooks/webhook.commands';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import type { WebhookState } from '../../../domain/webhook/webhook.aggregate';
@@ -41,27 +54,49 @@ export class WebhooksController {
   @ApiOperation({
     operationId: 'createWebhook',
     summary: 'Subscribe a URL to events',
-    description: 'Admins. Each event of the listed types is POSTed as {type, timestamp, data}, signed per Standard Webhooks and retried with backoff. The secret is shown in this answer only.',
+    description:
+      'Admins. Each event of the listed types is POSTed as {type, timestamp, data}, signed per Standard Webhooks and retried with backoff. The secret is shown in this answer only.',
   })
-  @ApiBody({ type: CreateWebhookRequest, examples: { decisions: { summary: 'Decisions only', value: { url: 'https://hooks.example.org/tollgate', events: ['ToolCallApproved', 'ToolCallRejected'], description: 'decisions to the ticketing system' } } } })
+  @ApiBody({
+    type: CreateWebhookRequest,
+    examples: {
+      decisions: {
+        summary: 'Decisions only',
+        value: {
+          url: 'https://hooks.example.org/tollgate',
+          events: ['ToolCallApproved', 'ToolCallRejected'],
+          description: 'decisions to the ticketing system',
+        },
+      },
+    },
+  })
   @ApiCreatedResponse({ type: CreatedWebhookView })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
   async create(@CurrentPrincipal() p: Principal, @Body() body: unknown): Promise<Webhook & { secret: string }> {
     const dto = parseBody(CreateWebhookRequest, body);
-    if (dto.secret !== undefined && !webhookKey(dto.secret)) throw new ValidationError([{ path: 'secret', message: 'must be whsec_ followed by the base64 of 24 to 64 bytes' }]);
+    if (dto.secret !== undefined && !webhookKey(dto.secret))
+      throw new ValidationError([
+        { path: 'secret', message: 'must be whsec_ followed by the base64 of 24 to 64 bytes' },
+      ]);
     // Refused here so the admin hears of it at once; each delivery attempt checks again (DNS may change).
     const destination = await this.egress.check(dto.url);
     if (!destination.ok) throw new ValidationError([{ path: 'url', message: destination.detail }]);
     const secret = dto.secret ?? newWebhookSecret();
     // Made through a command, so the trail records who sent the tenant's events where (WebhookCreated).
-    const created: WebhookState = await this.commands.execute(new CreateWebhookCommand(p, { url: dto.url, events: dto.events, description: dto.description ?? null, secret }));
+    const created: WebhookState = await this.commands.execute(
+      new CreateWebhookCommand(p, { url: dto.url, events: dto.events, description: dto.description ?? null, secret }),
+    );
     const { tenantId: _t, createdAt, ...rest } = created;
     return { ...rest, createdAt: createdAt.toISOString(), secret };
   }
 
   @Get()
   @Roles('admin')
-  @ApiOperation({ operationId: 'listWebhooks', summary: 'List webhooks', description: 'Admins. Without their secrets.' })
+  @ApiOperation({
+    operationId: 'listWebhooks',
+    summary: 'List webhooks',
+    description: 'Admins. Without their secrets.',
+  })
   @ApiListQuery()
   @ApiOkResponse({ type: WebhookPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
@@ -81,7 +116,11 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ operationId: 'deleteWebhook', summary: 'Delete a webhook', description: 'Admins. Deliveries not yet made are dropped.' })
+  @ApiOperation({
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook',
+    description: 'Admins. Deliveries not yet made are dropped.',
+  })
   @ApiParam({ name: 'id', description: "The webhook's id", type: 'string' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiProblems(...BEARER_PROBLEMS, 'not_found', 'forbidden')
@@ -92,7 +131,11 @@ export class WebhooksController {
 
   /** Delivery attempts, newest event first: status, each attempt's answer or error, and the next try. */
   @Get(':id/deliveries')
-  @ApiOperation({ operationId: 'listWebhookDeliveries', summary: "List a webhook's deliveries", description: 'Admins. Newest event first: status, each attempt (answer or error) and the next try.' })
+  @ApiOperation({
+    operationId: 'listWebhookDeliveries',
+    summary: "List a webhook's deliveries",
+    description: 'Admins. Newest event first: status, each attempt (answer or error) and the next try.',
+  })
   @ApiParam({ name: 'id', description: "The webhook's id", type: 'string' })
   @ApiListQuery()
   @ApiOkResponse({ type: WebhookDeliveryPageView })

@@ -19,7 +19,8 @@ export class WellKnownController {
   @ApiOperation({
     operationId: 'getJwks',
     summary: 'Public keys of receipts and checkpoints',
-    description: 'No token. The Ed25519 keys (JWKS) that verify execution receipts and audit checkpoints; cacheable for 5 minutes.',
+    description:
+      'No token. The Ed25519 keys (JWKS) that verify execution receipts and audit checkpoints; cacheable for 5 minutes.',
     security: [],
   })
   @ApiOkResponse({ type: JwksView })
@@ -37,10 +38,14 @@ export class WellKnownController {
   @ApiOperation({
     operationId: 'getPolicySchema',
     summary: 'JSON Schema of the policy document',
-    description: 'No token. JSON Schema (draft 2020-12) of what PUT /v1/policy takes. Point an editor at it: `# yaml-language-server: $schema=<server>/schemas/policy.json` as the first line of a policy.yaml.',
+    description:
+      'No token. JSON Schema (draft 2020-12) of what PUT /v1/policy takes. Point an editor at it: `# yaml-language-server: $schema=<server>/schemas/policy.json` as the first line of a policy.yaml.',
     security: [],
   })
-  @ApiOkResponse({ description: 'The JSON Schema', content: { [SCHEMA_CONTENT_TYPE]: { schema: { type: 'object', additionalProperties: true } } } })
+  @ApiOkResponse({
+    description: 'The JSON Schema',
+    content: { [SCHEMA_CONTENT_TYPE]: { schema: { type: 'object', additionalProperties: true } } },
+  })
   @ApiProblems('rate_limited')
   policySchema() {
     return POLICY_JSON_SCHEMA;

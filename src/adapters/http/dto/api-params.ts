@@ -12,8 +12,18 @@ import { ID_PATTERN } from './conversation.dto';
 /** `cursor` and `limit` of every list. */
 export const ApiListQuery = () =>
   applyDecorators(
-    ApiQuery({ name: 'cursor', required: false, type: 'string', description: 'The `nextCursor` of the previous page; opaque' }),
-    ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT }, description: 'Items per page' }),
+    ApiQuery({
+      name: 'cursor',
+      required: false,
+      type: 'string',
+      description: 'The `nextCursor` of the previous page; opaque',
+    }),
+    ApiQuery({
+      name: 'limit',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+      description: 'Items per page',
+    }),
   );
 
 /** A path parameter holding an id or tool name of `[A-Za-z0-9_.:-]{1,128}`. */
@@ -32,17 +42,44 @@ export const ApiChannelHeader = () =>
 /** `from` and `to`: the window on events' `at`. */
 export const ApiWindowQuery = () =>
   applyDecorators(
-    ApiQuery({ name: 'from', required: false, type: 'string', description: 'ISO 8601 date or date-time; inclusive', example: '2026-01-01' }),
-    ApiQuery({ name: 'to', required: false, type: 'string', description: 'ISO 8601 date or date-time; exclusive', example: '2026-02-01T00:00:00Z' }),
+    ApiQuery({
+      name: 'from',
+      required: false,
+      type: 'string',
+      description: 'ISO 8601 date or date-time; inclusive',
+      example: '2026-01-01',
+    }),
+    ApiQuery({
+      name: 'to',
+      required: false,
+      type: 'string',
+      description: 'ISO 8601 date or date-time; exclusive',
+      example: '2026-02-01T00:00:00Z',
+    }),
   );
 
 /** The filters of the audit trail's list and export; all must hold. */
 export const ApiAuditFilters = (eventTypes: readonly string[]) =>
   applyDecorators(
-    ApiQuery({ name: 'conversationId', required: false, type: 'string', description: "Only this conversation's events" }),
+    ApiQuery({
+      name: 'conversationId',
+      required: false,
+      type: 'string',
+      description: "Only this conversation's events",
+    }),
     ApiQuery({ name: 'toolCallId', required: false, type: 'string', description: "Only this tool call's events" }),
-    ApiQuery({ name: 'toolName', required: false, type: 'string', description: "Only the events of this tool's calls" }),
-    ApiQuery({ name: 'actor', required: false, type: 'string', description: "The actor's id: a `sub`, `policy` or `system`" }),
+    ApiQuery({
+      name: 'toolName',
+      required: false,
+      type: 'string',
+      description: "Only the events of this tool's calls",
+    }),
+    ApiQuery({
+      name: 'actor',
+      required: false,
+      type: 'string',
+      description: "The actor's id: a `sub`, `policy` or `system`",
+    }),
     ApiQuery({
       name: 'type',
       required: false,
@@ -52,5 +89,10 @@ export const ApiAuditFilters = (eventTypes: readonly string[]) =>
       explode: true,
     }),
     ApiWindowQuery(),
-    ApiQuery({ name: 'cursor', required: false, type: 'string', description: 'The `nextCursor` of the previous page; opaque' }),
+    ApiQuery({
+      name: 'cursor',
+      required: false,
+      type: 'string',
+      description: 'The `nextCursor` of the previous page; opaque',
+    }),
   );

@@ -12,38 +12,63 @@ export class GrantActorView {
   @ApiProperty({ enum: CHANNELS, enumName: 'Channel' }) via: string;
 }
 
-@ApiSchema({ name: 'Grant', description: 'A standing grant: an always_allow that turns confirm into automatic for its tool in its scope' })
+@ApiSchema({
+  name: 'Grant',
+  description: 'A standing grant: an always_allow that turns confirm into automatic for its tool in its scope',
+})
 export class GrantView {
   @ApiProperty({ example: 'grant_0f3a' }) id: string;
   @ApiProperty({ example: 'shell' }) toolName: string;
   @ApiProperty({ enum: ['conversation', 'agent', 'tenant'] }) scope: 'conversation' | 'agent' | 'tenant';
-  @ApiProperty({ type: 'string', nullable: true, description: 'scope conversation only' }) conversationId: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'scope conversation only' }) conversationId:
+    string | null;
   @ApiProperty({ type: 'string', nullable: true, description: 'scope agent only' }) agentId: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, nullable: true, example: { cmd: 'ls *' }, description: 'Argument name → glob; null: any arguments' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    nullable: true,
+    example: { cmd: 'ls *' },
+    description: 'Argument name → glob; null: any arguments',
+  })
   args: Record<string, string> | null;
-  @ApiProperty({ example: 'shell(cmd=ls *)', description: 'What the grant covers, written as a policy pattern' }) pattern: string;
+  @ApiProperty({ example: 'shell(cmd=ls *)', description: 'What the grant covers, written as a policy pattern' })
+  pattern: string;
   @ApiProperty({ enum: ['active', 'revoked', 'expired'] }) status: 'active' | 'revoked' | 'expired';
   @ApiProperty({ type: () => GrantActorView }) createdBy: GrantActorView;
   @ApiProperty(DATE_TIME) createdAt: string;
-  @ApiProperty({ ...DATE_TIME, type: 'string', nullable: true, description: 'After this the grant no longer applies; null: until revoked' }) expiresAt: string | null;
+  @ApiProperty({
+    ...DATE_TIME,
+    type: 'string',
+    nullable: true,
+    description: 'After this the grant no longer applies; null: until revoked',
+  })
+  expiresAt: string | null;
   @ApiProperty({ ...DATE_TIME, type: 'string', nullable: true }) revokedAt: string | null;
   @ApiProperty({ type: () => GrantActorView, nullable: true }) revokedBy: GrantActorView | null;
   @ApiProperty({ type: 'string', nullable: true }) revokeReason: string | null;
-  @ApiProperty({ example: 'tc_7de0c1', description: 'The tool call whose always_allow made the grant' }) sourceToolCallId: string;
+  @ApiProperty({ example: 'tc_7de0c1', description: 'The tool call whose always_allow made the grant' })
+  sourceToolCallId: string;
 }
 
 @ApiSchema({ name: 'GrantPage' })
 export class GrantPageView {
   @ApiProperty({ type: () => [GrantView] }) items: GrantView[];
-  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' }) nextCursor: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' })
+  nextCursor: string | null;
 }
 
 @ApiSchema({ name: 'RevokeGrantRequest' })
 export class RevokeGrantRequest {
-  @ApiPropertyOptional({ maxLength: 1000, description: 'Why; recorded in the audit trail (GrantRevoked)' }) @IsOptional() @IsString() @MaxLength(1000) reason?: string;
+  @ApiPropertyOptional({ maxLength: 1000, description: 'Why; recorded in the audit trail (GrantRevoked)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  reason?: string;
 }
 
 /* Compile-time guard: the class here and the application's view name the same members. */
-type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never] ? true : false;
+type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never]
+  ? true
+  : false;
 type Holds<T extends true> = T;
 export type GrantViewGuard = Holds<SameMembers<GrantView, AppGrantView>>;

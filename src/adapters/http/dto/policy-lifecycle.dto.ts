@@ -1,10 +1,30 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import type { PolicyDefaults, PolicyRule } from '../../../domain/policy/policy-document';
 import { SUPERVISION_LEVELS, SupervisionLevel } from '../../../domain/policy/supervision-level';
-import type { PolicyVersionSummaryView, policyVersionView } from '../../../application/queries/policy-versions/policy-versions.handlers';
-import type { SimulatedCallView as AppSimulatedCallView, SimulationView } from '../../../application/queries/simulate-policy/simulate-policy.handler';
+import type {
+  PolicyVersionSummaryView,
+  policyVersionView,
+} from '../../../application/queries/policy-versions/policy-versions.handlers';
+import type {
+  SimulatedCallView as AppSimulatedCallView,
+  SimulationView,
+} from '../../../application/queries/simulate-policy/simulate-policy.handler';
 import { ID_PATTERN } from './conversation.dto';
 import { AnnotationsDto } from './tool-call.dto';
 import { POLICY_DOCUMENT_COMPONENT } from '../policy-schema';
@@ -24,7 +44,8 @@ export class PolicyVersionSummaryDto {
 @ApiSchema({ name: 'PolicyVersionPage' })
 export class PolicyVersionPageDto {
   @ApiProperty({ type: () => [PolicyVersionSummaryDto] }) items: PolicyVersionSummaryDto[];
-  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' }) nextCursor: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' })
+  nextCursor: string | null;
 }
 
 @ApiSchema({ name: 'PolicyVersion', description: 'One stored version with its whole document' })
@@ -38,34 +59,114 @@ export class PolicyVersionDto {
 
 export class RollbackPolicyRequest {
   @ApiProperty({ type: 'integer', minimum: 1, description: 'The earlier version whose document becomes a new version' })
-  @IsInt({ message: 'must be a whole number' }) @Min(1) @Max(2_147_483_647) version: number;
-  @ApiPropertyOptional({ maxLength: 4000, description: 'Why (recorded on the PolicyUpdated event)' }) @IsOptional() @IsString() @MaxLength(4000) reason?: string;
+  @IsInt({ message: 'must be a whole number' })
+  @Min(1)
+  @Max(2_147_483_647)
+  version: number;
+  @ApiPropertyOptional({ maxLength: 4000, description: 'Why (recorded on the PolicyUpdated event)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  reason?: string;
 }
 
 @ApiSchema({ name: 'SimulatedCallRequest', description: 'A call to judge as if it were proposed now' })
 export class SimulatedCallRequestDto {
-  @ApiProperty({ pattern: ID_PATTERN.source }) @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) toolName: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Any JSON object' }) @IsObject({ message: 'must be a JSON object' }) arguments: Record<string, unknown>;
-  @ApiPropertyOptional({ type: AnnotationsDto, description: "The tool's flags, counted only for a tool that is not registered" }) @IsOptional() @IsObject() @ValidateNested() @Type(() => AnnotationsDto) annotations?: AnnotationsDto;
-  @ApiPropertyOptional({ minimum: 0, maximum: 1 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(1) confidence?: number;
-  @ApiPropertyOptional({ minimum: 0 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) estimatedCost?: number;
-  @ApiPropertyOptional({ pattern: ID_PATTERN.source, description: "Judge it in this conversation: its agent, its user's roles" })
-  @IsOptional() @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) conversationId?: string;
+  @ApiProperty({ pattern: ID_PATTERN.source })
+  @IsString()
+  @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' })
+  toolName: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Any JSON object' })
+  @IsObject({ message: 'must be a JSON object' })
+  arguments: Record<string, unknown>;
+  @ApiPropertyOptional({
+    type: AnnotationsDto,
+    description: "The tool's flags, counted only for a tool that is not registered",
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AnnotationsDto)
+  annotations?: AnnotationsDto;
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(1)
+  confidence?: number;
+  @ApiPropertyOptional({ minimum: 0 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  estimatedCost?: number;
+  @ApiPropertyOptional({
+    pattern: ID_PATTERN.source,
+    description: "Judge it in this conversation: its agent, its user's roles",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' })
+  conversationId?: string;
 }
 
 export class SimulatePolicyRequest {
-  @ApiProperty({ allOf: [{ $ref: `#/components/schemas/${POLICY_DOCUMENT_COMPONENT}` }], description: 'The candidate policy document, as PUT /v1/policy takes it in JSON' })
-  @IsObject({ message: 'must be a policy document (a JSON object)' }) document: Record<string, unknown>;
-  @ApiPropertyOptional({ type: [SimulatedCallRequestDto], minItems: 1, maxItems: MAX_SIMULATED_CALLS, description: 'Judge these calls; leave out to judge the calls recorded since `since` (or the last `days`)' })
-  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_SIMULATED_CALLS) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => SimulatedCallRequestDto) calls?: SimulatedCallRequestDto[];
-  @ApiPropertyOptional({ description: 'Recorded calls proposed at or after this ISO 8601 date or date-time', example: '2026-01-01' }) @IsOptional() @IsString() @MaxLength(64) since?: string;
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 366, description: 'Recorded calls of the last N days (default 7 when neither `since` nor `calls` is given)' })
-  @IsOptional() @IsInt({ message: 'must be a whole number' }) @Min(1) @Max(366) days?: number;
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_SIMULATED_CALLS, default: MAX_SIMULATED_CALLS, description: 'At most this many recorded calls, the newest' })
-  @IsOptional() @IsInt({ message: 'must be a whole number' }) @Min(1) @Max(MAX_SIMULATED_CALLS) limit?: number;
+  @ApiProperty({
+    allOf: [{ $ref: `#/components/schemas/${POLICY_DOCUMENT_COMPONENT}` }],
+    description: 'The candidate policy document, as PUT /v1/policy takes it in JSON',
+  })
+  @IsObject({ message: 'must be a policy document (a JSON object)' })
+  document: Record<string, unknown>;
+  @ApiPropertyOptional({
+    type: [SimulatedCallRequestDto],
+    minItems: 1,
+    maxItems: MAX_SIMULATED_CALLS,
+    description: 'Judge these calls; leave out to judge the calls recorded since `since` (or the last `days`)',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_SIMULATED_CALLS)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => SimulatedCallRequestDto)
+  calls?: SimulatedCallRequestDto[];
+  @ApiPropertyOptional({
+    description: 'Recorded calls proposed at or after this ISO 8601 date or date-time',
+    example: '2026-01-01',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  since?: string;
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 366,
+    description: 'Recorded calls of the last N days (default 7 when neither `since` nor `calls` is given)',
+  })
+  @IsOptional()
+  @IsInt({ message: 'must be a whole number' })
+  @Min(1)
+  @Max(366)
+  days?: number;
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_SIMULATED_CALLS,
+    default: MAX_SIMULATED_CALLS,
+    description: 'At most this many recorded calls, the newest',
+  })
+  @IsOptional()
+  @IsInt({ message: 'must be a whole number' })
+  @Min(1)
+  @Max(MAX_SIMULATED_CALLS)
+  limit?: number;
 }
 
-@ApiSchema({ name: 'SimulationThen', description: 'What the call got when proposed (recorded), or what the policy in force gives it now (current)' })
+@ApiSchema({
+  name: 'SimulationThen',
+  description: 'What the call got when proposed (recorded), or what the policy in force gives it now (current)',
+})
 export class SimulationThenDto {
   @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) level: SupervisionLevel;
   @ApiProperty({ type: 'integer', nullable: true }) rule: number | null;
@@ -104,21 +205,34 @@ export class SimulationTransitionDto {
 export class SimulationSummaryDto {
   @ApiProperty({ type: 'integer' }) total: number;
   @ApiProperty({ type: 'integer' }) changed: number;
-  @ApiProperty({ type: () => [SimulationTransitionDto], description: 'Counts by then → now level' }) transitions: SimulationTransitionDto[];
+  @ApiProperty({ type: () => [SimulationTransitionDto], description: 'Counts by then → now level' })
+  transitions: SimulationTransitionDto[];
 }
 
-@ApiSchema({ name: 'PolicySimulation', description: 'What a candidate document would do; nothing was changed or recorded' })
+@ApiSchema({
+  name: 'PolicySimulation',
+  description: 'What a candidate document would do; nothing was changed or recorded',
+})
 export class PolicySimulationDto {
   @ApiProperty({ type: 'integer', description: 'The version in force' }) policyVersion: number;
-  @ApiProperty({ enum: ['calls', 'recorded'], description: 'Whether the given calls or the recorded ones were judged' }) over: 'calls' | 'recorded';
-  @ApiProperty({ ...DATE_TIME, nullable: true, description: 'Recorded calls: the start of the window' }) since: string | null;
-  @ApiProperty({ description: 'More calls were recorded in the window than `limit`: the newest were judged' }) truncated: boolean;
-  @ApiProperty({ type: () => [SimulatedCallDto], description: 'Newest first for recorded calls; in request order for given ones' }) results: SimulatedCallDto[];
+  @ApiProperty({ enum: ['calls', 'recorded'], description: 'Whether the given calls or the recorded ones were judged' })
+  over: 'calls' | 'recorded';
+  @ApiProperty({ ...DATE_TIME, nullable: true, description: 'Recorded calls: the start of the window' }) since:
+    string | null;
+  @ApiProperty({ description: 'More calls were recorded in the window than `limit`: the newest were judged' })
+  truncated: boolean;
+  @ApiProperty({
+    type: () => [SimulatedCallDto],
+    description: 'Newest first for recorded calls; in request order for given ones',
+  })
+  results: SimulatedCallDto[];
   @ApiProperty({ type: () => SimulationSummaryDto }) summary: SimulationSummaryDto;
 }
 
 /* Compile-time guards: each class names the same members as the view it documents. */
-type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never] ? true : false;
+type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never]
+  ? true
+  : false;
 type Holds<T extends true> = T;
 export type PolicyLifecycleViewGuards = [
   Holds<SameMembers<PolicyVersionSummaryDto, PolicyVersionSummaryView>>,

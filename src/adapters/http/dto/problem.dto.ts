@@ -1,5 +1,12 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiResponse,
+  ApiSchema,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { TOOL_CALL_STATUSES } from '../../../domain/conversation/tool-call-status';
 import { HALT_SCOPES } from '../../../domain/halt/halt.aggregate';
 import { GRANT_LIMITS } from '../../../domain/policy/grant-limit';
@@ -8,7 +15,11 @@ import { DecisionView } from './views.dto';
 
 @ApiSchema({ name: 'ValidationFault' })
 export class ValidationFaultView {
-  @ApiProperty({ description: 'Where the fault is: a body path (`toolCalls[0].toolName`), a query parameter or a header name; empty for the whole body', example: 'toolCalls[0].toolName' })
+  @ApiProperty({
+    description:
+      'Where the fault is: a body path (`toolCalls[0].toolName`), a query parameter or a header name; empty for the whole body',
+    example: 'toolCalls[0].toolName',
+  })
   path: string;
 
   @ApiProperty({ example: 'must match ^[A-Za-z0-9_.:-]{1,128}$' })
@@ -33,7 +44,11 @@ export class ProblemView {
   @ApiProperty({ description: 'What went wrong, for people; it may change', example: 'Tool call tc_0 not found' })
   detail: string;
 
-  @ApiProperty({ description: 'Stable and machine-readable: validation_failed, unauthenticated, forbidden, not_found, conversation_blocked, already_decided, … (docs/API.md#errors)', example: 'not_found' })
+  @ApiProperty({
+    description:
+      'Stable and machine-readable: validation_failed, unauthenticated, forbidden, not_found, conversation_blocked, already_decided, … (docs/API.md#errors)',
+    example: 'not_found',
+  })
   code: string;
 
   @ApiPropertyOptional({ type: [ValidationFaultView], description: 'validation_failed: one entry per fault' })
@@ -45,25 +60,49 @@ export class ProblemView {
   @ApiPropertyOptional({ type: () => DecisionView, description: 'already_decided: the standing decision' })
   decision?: DecisionView;
 
-  @ApiPropertyOptional({ enum: TOOL_CALL_STATUSES, enumName: 'ToolCallStatus', description: 'already_decided, not_approved, already_executed, not_executed: the status of the call now' })
+  @ApiPropertyOptional({
+    enum: TOOL_CALL_STATUSES,
+    enumName: 'ToolCallStatus',
+    description: 'already_decided, not_approved, already_executed, not_executed: the status of the call now',
+  })
   toolCallStatus?: string;
 
-  @ApiPropertyOptional({ enum: ['pending', 'answered', 'expired', 'cancelled'], description: 'already_answered: the status of the question now' })
+  @ApiPropertyOptional({
+    enum: ['pending', 'answered', 'expired', 'cancelled'],
+    description: 'already_answered: the status of the question now',
+  })
   questionStatus?: string;
 
   @ApiPropertyOptional({ type: 'integer', description: 'too_many_open_questions: the limit reached' })
   limit?: number;
 
-  @ApiPropertyOptional({ enum: ['conversation', 'agent', 'tenant'], enumName: 'GrantScope', description: 'forbidden (a standing grant): the scope asked for' })
+  @ApiPropertyOptional({
+    enum: ['conversation', 'agent', 'tenant'],
+    enumName: 'GrantScope',
+    description: 'forbidden (a standing grant): the scope asked for',
+  })
   requestedScope?: string;
 
-  @ApiPropertyOptional({ enum: GRANT_LIMITS, enumName: 'GrantLimit', description: 'forbidden (a standing grant): the widest scope the caller and the policy allow' })
+  @ApiPropertyOptional({
+    enum: GRANT_LIMITS,
+    enumName: 'GrantLimit',
+    description: 'forbidden (a standing grant): the widest scope the caller and the policy allow',
+  })
   allowedScope?: string;
 
-  @ApiPropertyOptional({ enum: HALT_SCOPES, enumName: 'HaltScope', description: 'halted: the scope of the halt in force; too_many_open_questions: which limit, `conversation` or `agent`' })
+  @ApiPropertyOptional({
+    enum: HALT_SCOPES,
+    enumName: 'HaltScope',
+    description:
+      'halted: the scope of the halt in force; too_many_open_questions: which limit, `conversation` or `agent`',
+  })
   scope?: string;
 
-  @ApiPropertyOptional({ type: 'integer', description: 'rate_limited (failed authentications, open waits) and unavailable: seconds to wait, also sent as Retry-After' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    description:
+      'rate_limited (failed authentications, open waits) and unavailable: seconds to wait, also sent as Retry-After',
+  })
   retryAfter?: number;
 }
 
@@ -82,7 +121,11 @@ const EXAMPLES = {
     detail: 'toolCalls[0].toolName: must match ^[A-Za-z0-9_.:-]{1,128}$',
     extra: { errors: [{ path: 'toolCalls[0].toolName', message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }] },
   },
-  unauthenticated: { status: 401, summary: 'No bearer token, or one that does not verify', detail: 'Send Authorization: Bearer <JWT>' },
+  unauthenticated: {
+    status: 401,
+    summary: 'No bearer token, or one that does not verify',
+    detail: 'Send Authorization: Bearer <JWT>',
+  },
   forbidden: { status: 403, summary: 'The role is lacking', detail: 'This needs one of the roles: admin' },
   grant_forbidden: {
     status: 403,
@@ -90,42 +133,110 @@ const EXAMPLES = {
     detail: 'Only an admin may make a standing grant in scope tenant; you may grant at most scope conversation',
     extra: { requestedScope: 'tenant', allowedScope: 'conversation' },
   },
-  not_found: { status: 404, summary: 'No such resource, or one the caller may not see', detail: 'Tool call tc_0 not found' },
+  not_found: {
+    status: 404,
+    summary: 'No such resource, or one the caller may not see',
+    detail: 'Tool call tc_0 not found',
+  },
   conversation_blocked: {
     status: 409,
     summary: 'A call from an earlier step still waits for a person',
     detail: 'The conversation is waiting for 1 pending approval(s): tc_1',
     extra: { pendingToolCallIds: ['tc_1'] },
   },
-  idempotency_mismatch: { status: 409, summary: 'An id reused with different content', detail: 'Tool call id call_1 was already proposed in this conversation with different content' },
+  idempotency_mismatch: {
+    status: 409,
+    summary: 'An id reused with different content',
+    detail: 'Tool call id call_1 was already proposed in this conversation with different content',
+  },
   already_decided: {
     status: 409,
     summary: 'The call is no longer pending',
     detail: 'Tool call tc_1 is already rejected',
-    extra: { decision: { outcome: 'rejected', by: { id: 'ann', name: 'Ann', via: 'web' }, at: '2026-01-05T10:00:00.000Z', reason: 'not today' }, toolCallStatus: 'rejected' },
+    extra: {
+      decision: {
+        outcome: 'rejected',
+        by: { id: 'ann', name: 'Ann', via: 'web' },
+        at: '2026-01-05T10:00:00.000Z',
+        reason: 'not today',
+      },
+      toolCallStatus: 'rejected',
+    },
   },
   too_many_open_questions: {
     status: 409,
     summary: 'The agent has as many open questions as it may',
-    detail: 'The agent already has 20 open questions in this conversation: wait for an answer (or their expiry) before asking more',
+    detail:
+      'The agent already has 20 open questions in this conversation: wait for an answer (or their expiry) before asking more',
     extra: { limit: 20, scope: 'conversation' },
   },
-  already_answered: { status: 409, summary: 'The question is no longer pending', detail: 'Question q_1 was already answered', extra: { questionStatus: 'answered' } },
-  not_approved: { status: 409, summary: 'The call is not approved', detail: 'Tool call tc_1 is pending, not approved: it must not run', extra: { toolCallStatus: 'pending' } },
-  already_executed: { status: 409, summary: 'The call was claimed before', detail: 'Tool call tc_1 was already claimed for execution', extra: { toolCallStatus: 'executed' } },
-  not_executed: { status: 409, summary: 'A result before the claim', detail: 'Tool call tc_1 is approved: claim the execution before reporting a result', extra: { toolCallStatus: 'approved' } },
+  already_answered: {
+    status: 409,
+    summary: 'The question is no longer pending',
+    detail: 'Question q_1 was already answered',
+    extra: { questionStatus: 'answered' },
+  },
+  not_approved: {
+    status: 409,
+    summary: 'The call is not approved',
+    detail: 'Tool call tc_1 is pending, not approved: it must not run',
+    extra: { toolCallStatus: 'pending' },
+  },
+  already_executed: {
+    status: 409,
+    summary: 'The call was claimed before',
+    detail: 'Tool call tc_1 was already claimed for execution',
+    extra: { toolCallStatus: 'executed' },
+  },
+  not_executed: {
+    status: 409,
+    summary: 'A result before the claim',
+    detail: 'Tool call tc_1 is approved: claim the execution before reporting a result',
+    extra: { toolCallStatus: 'approved' },
+  },
   already_completed: { status: 409, summary: 'A second result', detail: 'Tool call tc_1 already has a result' },
   payload_too_large: { status: 413, summary: 'A body over 1 MiB', detail: 'request entity too large' },
-  output_too_large: { status: 413, summary: 'A result output over 64 KiB', detail: 'output is larger than 64 KiB once serialised' },
-  unsupported_media_type: { status: 415, summary: 'A body that is not JSON', detail: 'Send JSON (application/json), or YAML (application/yaml) for a policy' },
-  rate_limited: { status: 429, summary: 'Too many requests for this token or address', detail: 'Too many requests for this token: slow down and retry after the Retry-After seconds' },
-  waits_limited: { status: 429, summary: 'Too many open long-polls and streams', detail: 'This token already holds 100 open waits; wait for one to answer first', extra: { retryAfter: 1 } },
-  halted: { status: 503, summary: 'A halt covers the conversation', detail: 'Halted (tenant): incident drill', extra: { scope: 'tenant' } },
-  unavailable: { status: 503, summary: 'The database cannot be reached', detail: 'The database is unavailable; nothing was recorded. Retry later.', extra: { retryAfter: 2 } },
+  output_too_large: {
+    status: 413,
+    summary: 'A result output over 64 KiB',
+    detail: 'output is larger than 64 KiB once serialised',
+  },
+  unsupported_media_type: {
+    status: 415,
+    summary: 'A body that is not JSON',
+    detail: 'Send JSON (application/json), or YAML (application/yaml) for a policy',
+  },
+  rate_limited: {
+    status: 429,
+    summary: 'Too many requests for this token or address',
+    detail: 'Too many requests for this token: slow down and retry after the Retry-After seconds',
+  },
+  waits_limited: {
+    status: 429,
+    summary: 'Too many open long-polls and streams',
+    detail: 'This token already holds 100 open waits; wait for one to answer first',
+    extra: { retryAfter: 1 },
+  },
+  halted: {
+    status: 503,
+    summary: 'A halt covers the conversation',
+    detail: 'Halted (tenant): incident drill',
+    extra: { scope: 'tenant' },
+  },
+  unavailable: {
+    status: 503,
+    summary: 'The database cannot be reached',
+    detail: 'The database is unavailable; nothing was recorded. Retry later.',
+    extra: { retryAfter: 2 },
+  },
 } satisfies Record<string, ExampleSpec>;
 
 /** A code of EXAMPLES whose problem `code` differs from its key (two examples of one code). */
-const CODE_OF: Partial<Record<ProblemExample, string>> = { grant_forbidden: 'forbidden', output_too_large: 'payload_too_large', waits_limited: 'rate_limited' };
+const CODE_OF: Partial<Record<ProblemExample, string>> = {
+  grant_forbidden: 'forbidden',
+  output_too_large: 'payload_too_large',
+  waits_limited: 'rate_limited',
+};
 
 export type ProblemExample = keyof typeof EXAMPLES;
 
@@ -133,7 +244,12 @@ export type ProblemExample = keyof typeof EXAMPLES;
 const HEADERS: Record<number, Record<string, { description: string; schema: Record<string, unknown> }>> = {
   401: { 'WWW-Authenticate': { description: 'Bearer', schema: { type: 'string' } } },
   429: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } },
-  503: { 'Retry-After': { description: 'Seconds to wait before retrying (when the database is away)', schema: { type: 'integer' } } },
+  503: {
+    'Retry-After': {
+      description: 'Seconds to wait before retrying (when the database is away)',
+      schema: { type: 'integer' },
+    },
+  },
 };
 
 /** The example as the server would answer it (same type, title and member order). */
@@ -159,7 +275,9 @@ export function ApiProblems(...keys: ProblemExample[]) {
         content: {
           [PROBLEM_CONTENT_TYPE]: {
             schema: { $ref: getSchemaPath(ProblemView) },
-            examples: Object.fromEntries(ks.map((k) => [k, { summary: EXAMPLES[k].summary, value: problemExample(k) }])),
+            examples: Object.fromEntries(
+              ks.map((k) => [k, { summary: EXAMPLES[k].summary, value: problemExample(k) }]),
+            ),
           },
         },
       }),

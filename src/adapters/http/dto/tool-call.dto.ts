@@ -1,7 +1,22 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested,
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
 } from 'class-validator';
 import type { ProposedCall } from '../../../domain/conversation/conversation.aggregate';
 import { ValidationError, type ValidationFault } from '../../../domain/shared/domain-error';
@@ -20,22 +35,43 @@ export class AnnotationsDto {
   @ApiPropertyOptional() @IsOptional() @IsBoolean() requiresApproval?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() destructive?: boolean;
   @ApiPropertyOptional({ description: "MCP's name for isReadOnly" }) @IsOptional() @IsBoolean() readOnlyHint?: boolean;
-  @ApiPropertyOptional({ description: "MCP's name for destructive" }) @IsOptional() @IsBoolean() destructiveHint?: boolean;
-  @ApiPropertyOptional({ description: 'MCP hint; accepted, not read by the policy' }) @IsOptional() @IsBoolean() idempotentHint?: boolean;
-  @ApiPropertyOptional({ description: 'MCP hint; accepted, not read by the policy' }) @IsOptional() @IsBoolean() openWorldHint?: boolean;
-  @ApiPropertyOptional({ maxLength: 200, description: 'MCP annotation; accepted, not read by the policy' }) @IsOptional() @IsString() @MaxLength(200) title?: string;
+  @ApiPropertyOptional({ description: "MCP's name for destructive" })
+  @IsOptional()
+  @IsBoolean()
+  destructiveHint?: boolean;
+  @ApiPropertyOptional({ description: 'MCP hint; accepted, not read by the policy' })
+  @IsOptional()
+  @IsBoolean()
+  idempotentHint?: boolean;
+  @ApiPropertyOptional({ description: 'MCP hint; accepted, not read by the policy' })
+  @IsOptional()
+  @IsBoolean()
+  openWorldHint?: boolean;
+  @ApiPropertyOptional({ maxLength: 200, description: 'MCP annotation; accepted, not read by the policy' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  title?: string;
 }
 
 /** The three flags the policy reads, from either vocabulary; the two names of one flag must agree. */
-export function toolFlagsOf(a: AnnotationsDto, path: string): { isReadOnly?: boolean; requiresApproval?: boolean; destructive?: boolean } {
+export function toolFlagsOf(
+  a: AnnotationsDto,
+  path: string,
+): { isReadOnly?: boolean; requiresApproval?: boolean; destructive?: boolean } {
   const faults: ValidationFault[] = [];
   const either = (ours: keyof AnnotationsDto, mcp: keyof AnnotationsDto): boolean | undefined => {
     const x = a[ours] as boolean | undefined;
     const y = a[mcp] as boolean | undefined;
-    if (x !== undefined && y !== undefined && x !== y) faults.push({ path: `${path}.${mcp}`, message: `contradicts ${ours}` });
+    if (x !== undefined && y !== undefined && x !== y)
+      faults.push({ path: `${path}.${mcp}`, message: `contradicts ${ours}` });
     return x ?? y;
   };
-  const flags = { isReadOnly: either('isReadOnly', 'readOnlyHint'), requiresApproval: a.requiresApproval, destructive: either('destructive', 'destructiveHint') };
+  const flags = {
+    isReadOnly: either('isReadOnly', 'readOnlyHint'),
+    requiresApproval: a.requiresApproval,
+    destructive: either('destructive', 'destructiveHint'),
+  };
   if (faults.length) throw new ValidationError(faults);
   return Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
 }
@@ -64,67 +100,171 @@ export class DisplayFieldDto {
 export class DisplayDto {
   @ApiPropertyOptional({ maxLength: 500 }) @IsOptional() @IsString() @MaxLength(500) title?: string;
   @ApiPropertyOptional({ maxLength: 4000 }) @IsOptional() @IsString() @MaxLength(4000) summary?: string;
-  @ApiPropertyOptional({ type: [DisplayFieldDto], maxItems: 50 }) @IsOptional() @IsArray() @ArrayMaxSize(50) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => DisplayFieldDto) fields?: DisplayFieldDto[];
+  @ApiPropertyOptional({ type: [DisplayFieldDto], maxItems: 50 })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => DisplayFieldDto)
+  fields?: DisplayFieldDto[];
 }
 
 @ApiSchema({ name: 'ProposedToolCall' })
 export class ProposedToolCallDto {
-  @ApiPropertyOptional({ pattern: ID_PATTERN.source, description: "The framework's tool-call id; makes the proposal idempotent" })
-  @IsOptional() @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) id?: string;
-  @ApiProperty({ pattern: ID_PATTERN.source }) @IsString() @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }) toolName: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Any JSON object, kept exactly as sent' }) @IsObject({ message: 'must be a JSON object' }) arguments: Record<string, unknown>;
-  @ApiPropertyOptional({ type: AnnotationsDto, description: 'The tool\'s flags, counted only for a tool that is not registered' }) @IsOptional() @IsObject() @ValidateNested() @Type(() => AnnotationsDto) annotations?: AnnotationsDto;
-  @ApiPropertyOptional({ maxLength: 4000, description: 'Why the agent wants it, shown to people' }) @IsOptional() @IsString() @MaxLength(4000) reason?: string;
-  @ApiPropertyOptional({ minimum: 0, maximum: 1 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) @Max(1) confidence?: number;
-  @ApiPropertyOptional({ minimum: 0 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) estimatedCost?: number;
-  @ApiPropertyOptional({ type: DisplayDto, description: 'What people are shown' }) @IsOptional() @IsObject() @ValidateNested() @Type(() => DisplayDto) display?: DisplayDto;
+  @ApiPropertyOptional({
+    pattern: ID_PATTERN.source,
+    description: "The framework's tool-call id; makes the proposal idempotent",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' })
+  id?: string;
+  @ApiProperty({ pattern: ID_PATTERN.source })
+  @IsString()
+  @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' })
+  toolName: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Any JSON object, kept exactly as sent' })
+  @IsObject({ message: 'must be a JSON object' })
+  arguments: Record<string, unknown>;
+  @ApiPropertyOptional({
+    type: AnnotationsDto,
+    description: "The tool's flags, counted only for a tool that is not registered",
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AnnotationsDto)
+  annotations?: AnnotationsDto;
+  @ApiPropertyOptional({ maxLength: 4000, description: 'Why the agent wants it, shown to people' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  reason?: string;
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(1)
+  confidence?: number;
+  @ApiPropertyOptional({ minimum: 0 })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  estimatedCost?: number;
+  @ApiPropertyOptional({ type: DisplayDto, description: 'What people are shown' })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => DisplayDto)
+  display?: DisplayDto;
 }
 
 export class ProposeToolCallsRequest {
   @ApiProperty({ type: [ProposedToolCallDto], minItems: 1, maxItems: 64 })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(64) @IsObject({ each: true }) @ValidateNested({ each: true }) @Type(() => ProposedToolCallDto) toolCalls: ProposedToolCallDto[];
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(64)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => ProposedToolCallDto)
+  toolCalls: ProposedToolCallDto[];
 }
 
 export class DecisionRequest {
-  @ApiProperty({ enum: ['approve', 'reject', 'always_allow'] }) @IsIn(['approve', 'reject', 'always_allow']) decision: 'approve' | 'reject' | 'always_allow';
-  @ApiPropertyOptional({ maxLength: 4000, description: "A rejection's reason is what the agent reads" }) @IsOptional() @IsString() @MaxLength(4000) reason?: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'approve only: the arguments to run instead' })
-  @IsOptional() @IsObject({ message: 'must be a JSON object' }) arguments?: Record<string, unknown>;
-  @ApiPropertyOptional({ enum: ['conversation', 'agent', 'tenant'], description: 'always_allow only: where the standing grant applies (default conversation)' }) @IsOptional() @IsIn(['conversation', 'agent', 'tenant']) scope?: 'conversation' | 'agent' | 'tenant';
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_GRANT_SECONDS, example: 86400, description: 'always_allow only: seconds the standing grant lives (at most 90 days); without it, until revoked' })
-  @IsOptional() @IsInt({ message: 'must be a whole number of seconds' }) @Min(1) @Max(MAX_GRANT_SECONDS) expiresIn?: number;
+  @ApiProperty({ enum: ['approve', 'reject', 'always_allow'] }) @IsIn(['approve', 'reject', 'always_allow']) decision:
+    'approve' | 'reject' | 'always_allow';
+  @ApiPropertyOptional({ maxLength: 4000, description: "A rejection's reason is what the agent reads" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  reason?: string;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'approve only: the arguments to run instead',
+  })
+  @IsOptional()
+  @IsObject({ message: 'must be a JSON object' })
+  arguments?: Record<string, unknown>;
+  @ApiPropertyOptional({
+    enum: ['conversation', 'agent', 'tenant'],
+    description: 'always_allow only: where the standing grant applies (default conversation)',
+  })
+  @IsOptional()
+  @IsIn(['conversation', 'agent', 'tenant'])
+  scope?: 'conversation' | 'agent' | 'tenant';
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_GRANT_SECONDS,
+    example: 86400,
+    description: 'always_allow only: seconds the standing grant lives (at most 90 days); without it, until revoked',
+  })
+  @IsOptional()
+  @IsInt({ message: 'must be a whole number of seconds' })
+  @Min(1)
+  @Max(MAX_GRANT_SECONDS)
+  expiresIn?: number;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string' },
     maxProperties: MAX_GRANT_ARGS,
     example: { cmd: 'ls *' },
-    description: "always_allow only: argument name → glob (as in a policy rule's tool(arg=glob)); the grant covers only calls whose arguments all match",
+    description:
+      "always_allow only: argument name → glob (as in a policy rule's tool(arg=glob)); the grant covers only calls whose arguments all match",
   })
-  @IsOptional() @IsObject({ message: 'must be a JSON object' }) args?: Record<string, string>;
+  @IsOptional()
+  @IsObject({ message: 'must be a JSON object' })
+  args?: Record<string, string>;
 }
 
 /** POST /v1/tool-calls/{id}/deadline: a later deadline (admins), as a time or as seconds added. */
 export class DeadlineRequest {
-  @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'The new deadline: later than the current one, at most a day from now' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'date-time',
+    description: 'The new deadline: later than the current one, at most a day from now',
+  })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
   expiresAt?: string;
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 86400, description: 'Seconds added to the current deadline (instead of expiresAt)' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 86400,
+    description: 'Seconds added to the current deadline (instead of expiresAt)',
+  })
   @IsOptional()
   @IsInt({ message: 'must be a whole number of seconds' })
   @Min(1)
   @Max(86400)
   extendBy?: number;
-  @ApiPropertyOptional({ maxLength: 4000, description: 'Why (recorded)' }) @IsOptional() @IsString() @MaxLength(4000) reason?: string;
+  @ApiPropertyOptional({ maxLength: 4000, description: 'Why (recorded)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  reason?: string;
 }
 
 /** POST /v1/conversations/{id}/decisions: one decision for every pending call of the step (or the named ones). */
 export class StepDecisionRequest {
-  @ApiProperty({ enum: ['approve', 'reject'], description: 'always_allow and edited arguments are per call: decide those one by one' })
+  @ApiProperty({
+    enum: ['approve', 'reject'],
+    description: 'always_allow and edited arguments are per call: decide those one by one',
+  })
   @IsIn(['approve', 'reject'])
   decision: 'approve' | 'reject';
-  @ApiPropertyOptional({ maxLength: 4000, description: 'Recorded on every call it decides' }) @IsOptional() @IsString() @MaxLength(4000) reason?: string;
-  @ApiPropertyOptional({ type: [String], maxItems: 64, description: 'Only these pending calls of the conversation (default: all of them)' })
+  @ApiPropertyOptional({ maxLength: 4000, description: 'Recorded on every call it decides' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  reason?: string;
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 64,
+    description: 'Only these pending calls of the conversation (default: all of them)',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -136,7 +276,8 @@ export class StepDecisionRequest {
 
 export class ResultRequest {
   @ApiProperty({ enum: ['succeeded', 'failed'] }) @IsIn(['succeeded', 'failed']) outcome: 'succeeded' | 'failed';
-  @ApiPropertyOptional({ ...ANY_JSON, description: 'Any JSON, at most 64 KiB serialised' }) @IsOptional() output?: unknown;
+  @ApiPropertyOptional({ ...ANY_JSON, description: 'Any JSON, at most 64 KiB serialised' })
+  @IsOptional()
+  output?: unknown;
   @ApiPropertyOptional({ maxLength: 16000 }) @IsOptional() @IsString() @MaxLength(16000) error?: string;
 }
-

@@ -40,10 +40,16 @@ export class ActorRefView {
 @ApiSchema({ name: 'ToolCallPolicy', description: 'Why the policy judged the call as it did' })
 export class ToolCallPolicyView {
   @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) level: SupervisionLevel;
-  @ApiProperty({ type: 'integer', nullable: true, description: 'Index of the deciding rule; null when no rule decided' }) rule: number | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'Index of the deciding rule; null when no rule decided',
+  })
+  rule: number | null;
   @ApiProperty({ type: 'integer', description: '0 before the tenant has a policy' }) policyVersion: number;
   @ApiProperty({ example: 'Rule 2 (delete_source): confirm' }) reason: string;
-  @ApiPropertyOptional({ type: () => ToolFlagsView, description: 'The flags the policy saw, when the tool had any' }) toolFlags?: ToolFlagsView;
+  @ApiPropertyOptional({ type: () => ToolFlagsView, description: 'The flags the policy saw, when the tool had any' })
+  toolFlags?: ToolFlagsView;
 }
 
 @ApiSchema({ name: 'QuorumApprover', description: 'One approval counted towards a quorum' })
@@ -54,19 +60,37 @@ export class QuorumApproverView {
   @ApiProperty(DATE_TIME) at: string;
 }
 
-@ApiSchema({ name: 'ToolCallQuorum', description: 'A call that needs several distinct approvals: "1 of 2" is approvedBy.length of needed' })
+@ApiSchema({
+  name: 'ToolCallQuorum',
+  description: 'A call that needs several distinct approvals: "1 of 2" is approvedBy.length of needed',
+})
 export class ToolCallQuorumView {
   @ApiProperty({ type: 'integer', minimum: 2, example: 2 }) needed: number;
-  @ApiPropertyOptional({ type: [String], description: 'Only approvals by people holding one of these roles count', example: ['finance'] }) of?: string[];
-  @ApiProperty({ type: () => [QuorumApproverView], description: 'Approvals so far, in order' }) approvedBy: QuorumApproverView[];
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'Only approvals by people holding one of these roles count',
+    example: ['finance'],
+  })
+  of?: string[];
+  @ApiProperty({ type: () => [QuorumApproverView], description: 'Approvals so far, in order' })
+  approvedBy: QuorumApproverView[];
 }
 
 @ApiSchema({ name: 'ToolCallApproval', description: 'Who may decide a held call, and until when' })
 export class ToolCallApprovalView {
   @ApiProperty({ type: [String], example: ['requester', 'admin'] }) approvers: string[];
   @ApiProperty(DATE_TIME) expiresAt: string;
-  @ApiPropertyOptional({ enum: [false], description: "Separation of duties: the conversation's user and the agent's owner may not approve (403 self_approval)" }) selfApproval?: false;
-  @ApiPropertyOptional({ type: () => ToolCallQuorumView, description: 'When more than one distinct approval is needed' }) quorum?: ToolCallQuorumView;
+  @ApiPropertyOptional({
+    enum: [false],
+    description:
+      "Separation of duties: the conversation's user and the agent's owner may not approve (403 self_approval)",
+  })
+  selfApproval?: false;
+  @ApiPropertyOptional({
+    type: () => ToolCallQuorumView,
+    description: 'When more than one distinct approval is needed',
+  })
+  quorum?: ToolCallQuorumView;
 }
 
 @ApiSchema({ name: 'ToolCallDecision' })
@@ -75,7 +99,11 @@ export class DecisionView {
   @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
   @ApiProperty(DATE_TIME) at: string;
   @ApiPropertyOptional() reason?: string;
-  @ApiPropertyOptional({ ...FREE_JSON_OBJECT, description: 'The arguments an approver ran instead of the proposed ones' }) editedArguments?: Record<string, unknown>;
+  @ApiPropertyOptional({
+    ...FREE_JSON_OBJECT,
+    description: 'The arguments an approver ran instead of the proposed ones',
+  })
+  editedArguments?: Record<string, unknown>;
 }
 
 @ApiSchema({ name: 'ToolCallExecution', description: 'The claim of the run' })
@@ -102,18 +130,26 @@ export class CancellationView {
 @ApiSchema({ name: 'ToolCall', description: 'A proposed tool call; members appear once they apply' })
 export class ToolCallView {
   @ApiProperty({ description: "The server's id, unique across conversations", example: 'tc_7de0c1' }) id: string;
-  @ApiPropertyOptional({ description: "The framework's own tool-call id, as proposed", example: 'call_2' }) externalId?: string;
+  @ApiPropertyOptional({ description: "The framework's own tool-call id, as proposed", example: 'call_2' })
+  externalId?: string;
   @ApiProperty({ example: 'conv-1' }) conversationId: string;
   @ApiProperty({ example: 'delete_source' }) toolName: string;
-  @ApiProperty({ ...FREE_JSON_OBJECT, description: 'As proposed (an edit is in decision.editedArguments)', example: { id: 'src_2' } }) arguments: Record<string, unknown>;
+  @ApiProperty({
+    ...FREE_JSON_OBJECT,
+    description: 'As proposed (an edit is in decision.editedArguments)',
+    example: { id: 'src_2' },
+  })
+  arguments: Record<string, unknown>;
   @ApiPropertyOptional() reason?: string;
   @ApiPropertyOptional({ minimum: 0, maximum: 1 }) confidence?: number;
   @ApiPropertyOptional({ minimum: 0 }) estimatedCost?: number;
   @ApiPropertyOptional({ type: () => DisplayDto }) display?: DisplayDto;
   @ApiProperty({ enum: TOOL_CALL_STATUSES, enumName: 'ToolCallStatus' }) status: ToolCallStatus;
   @ApiProperty({ type: () => ToolCallPolicyView }) policy: ToolCallPolicyView;
-  @ApiPropertyOptional({ type: () => ToolCallApprovalView, description: 'On calls held for a person' }) approval?: ToolCallApprovalView;
-  @ApiPropertyOptional({ type: () => DecisionView, description: 'Once decided, by a person or the policy' }) decision?: DecisionView;
+  @ApiPropertyOptional({ type: () => ToolCallApprovalView, description: 'On calls held for a person' })
+  approval?: ToolCallApprovalView;
+  @ApiPropertyOptional({ type: () => DecisionView, description: 'Once decided, by a person or the policy' })
+  decision?: DecisionView;
   @ApiPropertyOptional({ type: () => ExecutionView }) execution?: ExecutionView;
   @ApiPropertyOptional({ type: () => ResultView }) result?: ResultView;
   @ApiPropertyOptional({ type: () => CancellationView }) cancellation?: CancellationView;
@@ -131,42 +167,70 @@ export class ConversationUserView {
 @ApiSchema({ name: 'Conversation' })
 export class ConversationView {
   @ApiProperty({ example: 'conv-1' }) id: string;
-  @ApiProperty({ description: "The `sub` of the agent that started it", example: 'support-bot' }) agentId: string;
+  @ApiProperty({ description: 'The `sub` of the agent that started it', example: 'support-bot' }) agentId: string;
   @ApiProperty({ type: () => ConversationUserView, nullable: true }) user: ConversationUserView | null;
   @ApiProperty({ type: 'string', nullable: true }) title: string | null;
   @ApiProperty(FREE_JSON_OBJECT) metadata: Record<string, unknown>;
-  @ApiProperty({ enum: ['active', 'blocked', 'halted'], enumName: 'ConversationStatus', description: 'blocked: a call waits for a person; halted: a halt covers it' })
+  @ApiProperty({
+    enum: ['active', 'blocked', 'halted'],
+    enumName: 'ConversationStatus',
+    description: 'blocked: a call waits for a person; halted: a halt covers it',
+  })
   status: 'active' | 'blocked' | 'halted';
   @ApiProperty({ type: 'integer' }) pendingCount: number;
-  @ApiPropertyOptional({ type: () => [ToolCallView], description: 'Every call, oldest first; left out of lists and of a proposal\'s answer' }) toolCalls?: ToolCallView[];
+  @ApiPropertyOptional({
+    type: () => [ToolCallView],
+    description: "Every call, oldest first; left out of lists and of a proposal's answer",
+  })
+  toolCalls?: ToolCallView[];
   @ApiProperty(DATE_TIME) createdAt: string;
   @ApiProperty(DATE_TIME) updatedAt: string;
 }
 
 @ApiSchema({ name: 'Proposal', description: "A step's calls, each already approved, rejected or pending" })
 export class ProposalView {
-  @ApiProperty({ type: () => ConversationView, description: 'Without its call history' }) conversation: ConversationView;
+  @ApiProperty({ type: () => ConversationView, description: 'Without its call history' })
+  conversation: ConversationView;
   @ApiProperty({ type: () => [ToolCallView] }) toolCalls: ToolCallView[];
 }
 
 @ApiSchema({ name: 'StepDecisionRefusal', description: 'A call of the step this decision did not change, and why' })
 export class StepDecisionRefusalView {
   @ApiProperty() id: string;
-  @ApiProperty({ example: 'self_approval', description: 'The problem code deciding this call alone would have answered' }) code: string;
+  @ApiProperty({
+    example: 'self_approval',
+    description: 'The problem code deciding this call alone would have answered',
+  })
+  code: string;
   @ApiProperty() detail: string;
 }
 
-@ApiSchema({ name: 'StepDecision', description: 'Each call of the step decided on its own: those decided, and those refused' })
+@ApiSchema({
+  name: 'StepDecision',
+  description: 'Each call of the step decided on its own: those decided, and those refused',
+})
 export class StepDecisionView {
-  @ApiProperty({ type: () => [ToolCallView], description: 'The calls decided, as they now stand (a quorum may keep one pending)' }) toolCalls: ToolCallView[];
+  @ApiProperty({
+    type: () => [ToolCallView],
+    description: 'The calls decided, as they now stand (a quorum may keep one pending)',
+  })
+  toolCalls: ToolCallView[];
   @ApiProperty({ type: () => [StepDecisionRefusalView] }) refused: StepDecisionRefusalView[];
 }
 
 @ApiSchema({ name: 'ExecutionClaim' })
 export class ExecutionClaimView {
   @ApiProperty({ type: () => ToolCallView, description: 'Now executed' }) toolCall: ToolCallView;
-  @ApiProperty({ ...FREE_JSON_OBJECT, description: 'The arguments to run: the edited ones when an approver edited them' }) arguments: Record<string, unknown>;
-  @ApiProperty({ description: 'A compact JWS (EdDSA) for the tool\'s backend: claims tcid, conv, tool, args (SHA-256 of the JCS arguments), approvedBy, iat, exp, jti', example: 'eyJhbGciOiJFZERTQSIs…' })
+  @ApiProperty({
+    ...FREE_JSON_OBJECT,
+    description: 'The arguments to run: the edited ones when an approver edited them',
+  })
+  arguments: Record<string, unknown>;
+  @ApiProperty({
+    description:
+      "A compact JWS (EdDSA) for the tool's backend: claims tcid, conv, tool, args (SHA-256 of the JCS arguments), approvedBy, iat, exp, jti",
+    example: 'eyJhbGciOiJFZERTQSIs…',
+  })
   receipt: string;
 }
 
@@ -186,7 +250,8 @@ export class ApprovalView extends ToolCallView {
 @ApiSchema({ name: 'ToolRegistrant' })
 export class ToolRegistrantView {
   @ApiProperty() id: string;
-  @ApiProperty({ enum: ['admin', 'agent'], description: 'An agent cannot change a tool an admin registered' }) kind: 'admin' | 'agent';
+  @ApiProperty({ enum: ['admin', 'agent'], description: 'An agent cannot change a tool an admin registered' }) kind:
+    'admin' | 'agent';
 }
 
 @ApiSchema({ name: 'Tool' })
@@ -204,11 +269,16 @@ export class ToolView {
 /** The policy's own schemas (PolicyDefaultsInForce, PolicyRule) come from policy-schema.ts, added by openapi.ts. */
 @ApiSchema({ name: 'Policy', description: "The tenant's policy in force" })
 export class PolicyView {
-  @ApiProperty({ type: 'integer', description: 'Rises by one per accepted document; 0: no policy yet, the built-in defaults' }) version: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Rises by one per accepted document; 0: no policy yet, the built-in defaults',
+  })
+  version: number;
   @ApiProperty({ allOf: [{ $ref: '#/components/schemas/PolicyDefaultsInForce' }] }) defaults: PolicyDefaults;
   @ApiProperty({ type: 'array', items: { $ref: '#/components/schemas/PolicyRule' } }) rules: PolicyRule[];
   @ApiProperty({ ...DATE_TIME, nullable: true }) updatedAt: string | null;
-  @ApiProperty({ type: 'string', nullable: true, description: 'Who put this version (a `sub`, or policy-file)' }) updatedBy: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'Who put this version (a `sub`, or policy-file)' })
+  updatedBy: string | null;
 }
 
 @ApiSchema({ name: 'Actor', description: 'Who acted, as the audit trail records them' })
@@ -223,7 +293,12 @@ export class ActorView {
 @ApiSchema({ name: 'Halt', description: 'A halt in force' })
 export class HaltView {
   @ApiProperty({ enum: HALT_SCOPES, enumName: 'HaltScope' }) scope: HaltScope;
-  @ApiProperty({ type: 'string', nullable: true, description: "The agent's sub or the conversation's id; null for the tenant" }) id: string | null;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: "The agent's sub or the conversation's id; null for the tenant",
+  })
+  id: string | null;
   @ApiProperty() reason: string;
   @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
   @ApiProperty(DATE_TIME) at: string;
@@ -233,7 +308,8 @@ export class HaltView {
 export class HaltResultView extends HaltView {
   @ApiProperty({ enum: [true] }) halted: true;
   @ApiProperty({ description: 'false: it was halted already, and nothing changed' }) changed: boolean;
-  @ApiProperty({ type: [String], description: 'The pending and approved-but-unclaimed calls this halt cancelled' }) cancelledToolCallIds: string[];
+  @ApiProperty({ type: [String], description: 'The pending and approved-but-unclaimed calls this halt cancelled' })
+  cancelledToolCallIds: string[];
 }
 
 @ApiSchema({ name: 'ResumeResult' })
@@ -247,12 +323,34 @@ export class ResumeResultView {
 @ApiSchema({ name: 'Me', description: 'Who the caller is, as their token establishes them' })
 export class MeView {
   @ApiProperty({ description: "The token's `sub`", example: 'ann' }) id: string;
-  @ApiProperty({ description: 'The tenant the token acts in: every other answer is confined to it', example: 'acme' }) tenant: string;
-  @ApiProperty({ enum: ['person', 'agent'], enumName: 'PrincipalKind', description: 'An agent token (role `agent`) is an agent whatever else it claims' }) kind: 'person' | 'agent';
+  @ApiProperty({ description: 'The tenant the token acts in: every other answer is confined to it', example: 'acme' })
+  tenant: string;
+  @ApiProperty({
+    enum: ['person', 'agent'],
+    enumName: 'PrincipalKind',
+    description: 'An agent token (role `agent`) is an agent whatever else it claims',
+  })
+  kind: 'person' | 'agent';
   @ApiProperty({ type: 'string', nullable: true, example: 'Ann' }) name: string | null;
-  @ApiProperty({ type: 'string', nullable: true, description: "The token's `email` claim, when it carries a well-formed one", example: 'ann@example.com' }) email: string | null;
-  @ApiProperty({ type: [String], description: 'The roles as they count here: `["agent"]` for an agent token', example: ['admin'] }) roles: string[];
-  @ApiProperty({ type: 'string', nullable: true, description: "An agent's owner (its token's `owner` claim); null for people" }) owner: string | null;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: "The token's `email` claim, when it carries a well-formed one",
+    example: 'ann@example.com',
+  })
+  email: string | null;
+  @ApiProperty({
+    type: [String],
+    description: 'The roles as they count here: `["agent"]` for an agent token',
+    example: ['admin'],
+  })
+  roles: string[];
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: "An agent's owner (its token's `owner` claim); null for people",
+  })
+  owner: string | null;
 }
 
 @ApiSchema({ name: 'Status', description: 'The halts in force in the tenant' })
@@ -262,7 +360,10 @@ export class StatusView {
   @ApiProperty({ type: () => [HaltView] }) halts: HaltView[];
 }
 
-@ApiSchema({ name: 'AuditEvent', description: 'An event exactly as stored and hashed: hash = sha256hex(prevHash + JCS(event without hash))' })
+@ApiSchema({
+  name: 'AuditEvent',
+  description: 'An event exactly as stored and hashed: hash = sha256hex(prevHash + JCS(event without hash))',
+})
 export class AuditEventView {
   @ApiProperty({ type: 'integer', description: 'Rises by one per event within a tenant' }) seq: number;
   @ApiProperty() id: string;
@@ -276,7 +377,10 @@ export class AuditEventView {
   @ApiPropertyOptional() toolCallId?: string;
   @ApiPropertyOptional() toolName?: string;
   @ApiProperty({ type: () => ActorView }) actor: Record<string, unknown>;
-  @ApiProperty({ ...FREE_JSON_OBJECT, description: "The event's own data, by type (docs/API.md#audit)" }) data: Record<string, unknown>;
+  @ApiProperty({ ...FREE_JSON_OBJECT, description: "The event's own data, by type (docs/API.md#audit)" }) data: Record<
+    string,
+    unknown
+  >;
   @ApiProperty({ description: '64 hex digits; 64 zeros for the first event' }) prevHash: string;
   @ApiProperty({ description: '64 hex digits' }) hash: string;
 }
@@ -284,7 +388,8 @@ export class AuditEventView {
 @ApiSchema({ name: 'AuditEventPage' })
 export class AuditEventPageView {
   @ApiProperty({ type: () => [AuditEventView] }) events: AuditEventView[];
-  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' }) nextCursor: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' })
+  nextCursor: string | null;
 }
 
 @ApiSchema({ name: 'VerifiedCheckpoint', description: 'The checkpoint verify held the chain against' })
@@ -294,7 +399,11 @@ export class VerifiedCheckpointView {
   @ApiProperty() hash: string;
   @ApiProperty(DATE_TIME) at: string;
   @ApiProperty({ description: 'The key that signed it' }) kid: string;
-  @ApiPropertyOptional({ enum: [true], description: "A retention purge removed the checkpoint's event; the purge recorded its hash" }) purged?: true;
+  @ApiPropertyOptional({
+    enum: [true],
+    description: "A retention purge removed the checkpoint's event; the purge recorded its hash",
+  })
+  purged?: true;
 }
 
 @ApiSchema({ name: 'VerifyResult' })
@@ -315,7 +424,10 @@ export class AuditCheckpointView {
   @ApiProperty(DATE_TIME) at: string;
 }
 
-@ApiSchema({ name: 'AuditMetrics', description: "Approved and rejected count people's decisions; autoApproved and denied the policy's" })
+@ApiSchema({
+  name: 'AuditMetrics',
+  description: "Approved and rejected count people's decisions; autoApproved and denied the policy's",
+})
 export class AuditMetricsView {
   @ApiProperty({ type: 'integer', description: 'Now, whatever the window' }) pendingApprovals: number;
   @ApiProperty({ type: 'integer' }) approvedCount: number;
@@ -324,13 +436,18 @@ export class AuditMetricsView {
   @ApiProperty({ type: 'integer' }) cancelledCount: number;
   @ApiProperty({ type: 'integer' }) autoApprovedCount: number;
   @ApiProperty({ type: 'integer' }) deniedCount: number;
-  @ApiProperty({ type: 'number', nullable: true, description: 'null without decisions' }) avgApprovalLatencyMs: number | null;
+  @ApiProperty({ type: 'number', nullable: true, description: 'null without decisions' }) avgApprovalLatencyMs:
+    number | null;
   @ApiProperty({ type: 'number', nullable: true }) p95ApprovalLatencyMs: number | null;
 }
 
 @ApiSchema({ name: 'GapFinding' })
 export class GapFindingView {
-  @ApiProperty({ enum: ['HITL-EXEC', 'HITL-01', 'HITL-02'], description: 'HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested' })
+  @ApiProperty({
+    enum: ['HITL-EXEC', 'HITL-01', 'HITL-02'],
+    description:
+      'HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested',
+  })
   code: GapFinding['code'];
   @ApiProperty({ enum: ['critical', 'high'] }) severity: GapFinding['severity'];
   @ApiPropertyOptional() toolName?: string;
@@ -375,8 +492,12 @@ export class CreatedWebhookView extends WebhookView {
 @ApiSchema({ name: 'WebhookAttempt' })
 export class WebhookAttemptView {
   @ApiProperty(DATE_TIME) at: string;
-  @ApiPropertyOptional({ type: 'integer', description: "The receiver's HTTP status; absent when no answer came" }) status?: number;
-  @ApiPropertyOptional({ description: '`HTTP <status>`, or destination_not_allowed, dns_failed, connect_failed, timeout' }) error?: string;
+  @ApiPropertyOptional({ type: 'integer', description: "The receiver's HTTP status; absent when no answer came" })
+  status?: number;
+  @ApiPropertyOptional({
+    description: '`HTTP <status>`, or destination_not_allowed, dns_failed, connect_failed, timeout',
+  })
+  error?: string;
   @ApiProperty({ type: 'integer' }) durationMs: number;
 }
 
@@ -407,12 +528,30 @@ export class JwksView {
   @ApiProperty({ type: () => [JwkView] }) keys: JwkView[];
 }
 
-@ApiSchema({ name: 'HealthCheck', description: '@nestjs/terminus: each check by name, with status up or down (and why)' })
+@ApiSchema({
+  name: 'HealthCheck',
+  description: '@nestjs/terminus: each check by name, with status up or down (and why)',
+})
 export class HealthCheckView {
   @ApiProperty({ enum: ['ok', 'error', 'shutting_down'] }) status: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, description: 'The checks that are up' }) info?: Record<string, unknown>;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, description: 'The checks that are down' }) error?: Record<string, unknown>;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'object', additionalProperties: true }, example: { database: { status: 'up' } } }) details: Record<string, unknown>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: true },
+    description: 'The checks that are up',
+  })
+  info?: Record<string, unknown>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: true },
+    description: 'The checks that are down',
+  })
+  error?: Record<string, unknown>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: true },
+    example: { database: { status: 'up' } },
+  })
+  details: Record<string, unknown>;
 }
 
 /** A page of a list: pass `nextCursor` as `cursor` for the next one. */
@@ -420,7 +559,12 @@ function pageOf<T>(name: string, item: () => new () => T) {
   @ApiSchema({ name })
   class PageView {
     @ApiProperty({ type: () => [item()] }) items: T[];
-    @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' }) nextCursor: string | null;
+    @ApiProperty({
+      type: 'string',
+      nullable: true,
+      description: 'Pass as `cursor` for the next page; null on the last',
+    })
+    nextCursor: string | null;
   }
   return PageView;
 }
@@ -432,7 +576,9 @@ export const WebhookPageView = pageOf('WebhookPage', () => WebhookView);
 export const WebhookDeliveryPageView = pageOf('WebhookDeliveryPage', () => WebhookDeliveryView);
 
 /* Compile-time guards: each view and its class here name the same members (nested shapes included). */
-type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never] ? true : false;
+type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never]
+  ? true
+  : false;
 type Holds<T extends true> = T;
 type Call = app.ToolCallView;
 export type ViewGuards = [

@@ -1,5 +1,8 @@
 import { Principal } from '../../../domain/shared/actor';
 
 export class ClaimExecutionCommand {
-  constructor(readonly principal: Principal, readonly toolCallId: string) {}
+  constructor(
+    readonly principal: Principal,
+    readonly toolCallId: string,
+  ) {}
 }

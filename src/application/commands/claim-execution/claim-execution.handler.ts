@@ -1,7 +1,19 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { mustBeOwningAgent, visibleCall } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, HALTS, HaltRepository, RECEIPTS, ReceiptSigner, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import {
+  CLOCK,
+  Clock,
+  CONVERSATIONS,
+  ConversationRepository,
+  PENDING,
+  HALTS,
+  HaltRepository,
+  RECEIPTS,
+  ReceiptSigner,
+  UNIT_OF_WORK,
+  UnitOfWork,
+} from '../../ports';
 import { toolCallView } from '../../views/views';
 import { ClaimExecutionCommand } from './claim-execution.command';
 
@@ -16,14 +28,24 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
   ) {}
 
   async execute({ principal: p, toolCallId }: ClaimExecutionCommand) {
-    const result = await this.uow.run(async () => {
-      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId, { lock: true, calls: { statuses: PENDING, ids: [toolCallId] } }), p, toolCallId);
-      mustBeOwningAgent(conv, p);
-      const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
-      const outcome = conv.claim(toolCallId, p, this.clock.now(), halt);
-      await this.conversations.save(conv);
-      return outcome;
-    }, { optimistic: true, exclusive: `tool-call\u0000${p.tenant}\u0000${toolCallId}` });
+    const result = await this.uow.run(
+      async () => {
+        const conv = visibleCall(
+          await this.conversations.findByToolCallId(p.tenant, toolCallId, {
+            lock: true,
+            calls: { statuses: PENDING, ids: [toolCallId] },
+          }),
+          p,
+          toolCallId,
+        );
+        mustBeOwningAgent(conv, p);
+        const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
+        const outcome = conv.claim(toolCallId, p, this.clock.now(), halt);
+        await this.conversations.save(conv);
+        return outcome;
+      },
+      { optimistic: true, exclusive: `tool-call\u0000${p.tenant}\u0000${toolCallId}` },
+    );
     if (result.kind === 'refused') throw result.error;
     const call = result.call;
     const args = call.argumentsToRun;

@@ -31,16 +31,26 @@ export class DecideStepHandler implements ICommandHandler<DecideStepCommand> {
     return this.uow.run(
       async () => {
         const conv = visibleConversation(
-          await this.conversations.findById(decider.tenant, conversationId, { lock: true, calls: { statuses: PENDING, ids: toolCallIds ?? [] } }),
+          await this.conversations.findById(decider.tenant, conversationId, {
+            lock: true,
+            calls: { statuses: PENDING, ids: toolCallIds ?? [] },
+          }),
           decider,
           conversationId,
         );
         const at = this.clock.now();
         const pending = conv.pendingCalls();
         // Oldest first, then by id: the order the conversation's calls are listed in.
-        const named = toolCallIds ?? pending.sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime() || (x.id < y.id ? -1 : 1)).map((c) => c.id);
+        const named =
+          toolCallIds ??
+          pending
+            .sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime() || (x.id < y.id ? -1 : 1))
+            .map((c) => c.id);
         const unknown = named.filter((id) => !conv.findCall(id));
-        if (unknown.length > 0) throw new ValidationError(unknown.map((id) => ({ path: 'toolCallIds', message: `${id} is not a call of this conversation` })));
+        if (unknown.length > 0)
+          throw new ValidationError(
+            unknown.map((id) => ({ path: 'toolCallIds', message: `${id} is not a call of this conversation` })),
+          );
         const out: StepDecisionView = { toolCalls: [], refused: [] };
         for (const id of named) {
           try {

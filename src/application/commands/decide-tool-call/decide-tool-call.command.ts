@@ -9,5 +9,10 @@ export interface GrantOptions {
 }
 
 export class DecideToolCallCommand {
-  constructor(readonly decider: Decider, readonly toolCallId: string, readonly input: DecisionInput, readonly grant: GrantOptions = {}) {}
+  constructor(
+    readonly decider: Decider,
+    readonly toolCallId: string,
+    readonly input: DecisionInput,
+    readonly grant: GrantOptions = {},
+  ) {}
 }

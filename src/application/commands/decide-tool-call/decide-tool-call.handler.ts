@@ -4,7 +4,19 @@ import { expiresInFault, Grant, grantArgsFaults } from '../../../domain/grant/gr
 import { ValidationError, ValidationFault } from '../../../domain/shared/domain-error';
 import { personActor } from '../../../domain/shared/actor';
 import { visibleCall } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, GRANTS, GrantRepository, PENDING, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import {
+  CLOCK,
+  Clock,
+  CONVERSATIONS,
+  ConversationRepository,
+  GRANTS,
+  GrantRepository,
+  PENDING,
+  IDS,
+  IdGenerator,
+  UNIT_OF_WORK,
+  UnitOfWork,
+} from '../../ports';
 import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
 
@@ -20,20 +32,44 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
 
   async execute({ decider, toolCallId, input, grant: options }: DecideToolCallCommand) {
     mustBeValidGrantOptions(input.decision, options);
-    const result = await this.uow.run(async () => {
-      const conv = visibleCall(await this.conversations.findByToolCallId(decider.tenant, toolCallId, { lock: true, calls: { statuses: PENDING, ids: [toolCallId] } }), decider, toolCallId);
-      const at = this.clock.now();
-      const outcome = conv.decide(toolCallId, input, decider, at);
-      // The approval is recorded before the grant it gives rise to; a refused grant request is recorded too.
-      await this.conversations.save(conv);
-      if (outcome.kind === 'decided' && outcome.grant) {
-        const by = personActor(decider, decider.via);
-        const grant = Grant.create({ id: this.ids.next('grant'), tenantId: decider.tenant, toolName: outcome.grant.toolName, scope: outcome.grant.scope, conversationId: conv.id, agentId: conv.agentId, by, toolCallId, at, ...options });
-        await this.grants.save(grant);
-      }
-      return outcome;
-      // An always_allow also writes a grant: that needs a transaction. Any other decision changes one conversation.
-    }, { optimistic: input.decision !== 'always_allow', exclusive: `tool-call\u0000${decider.tenant}\u0000${toolCallId}` });
+    const result = await this.uow.run(
+      async () => {
+        const conv = visibleCall(
+          await this.conversations.findByToolCallId(decider.tenant, toolCallId, {
+            lock: true,
+            calls: { statuses: PENDING, ids: [toolCallId] },
+          }),
+          decider,
+          toolCallId,
+        );
+        const at = this.clock.now();
+        const outcome = conv.decide(toolCallId, input, decider, at);
+        // The approval is recorded before the grant it gives rise to; a refused grant request is recorded too.
+        await this.conversations.save(conv);
+        if (outcome.kind === 'decided' && outcome.grant) {
+          const by = personActor(decider, decider.via);
+          const grant = Grant.create({
+            id: this.ids.next('grant'),
+            tenantId: decider.tenant,
+            toolName: outcome.grant.toolName,
+            scope: outcome.grant.scope,
+            conversationId: conv.id,
+            agentId: conv.agentId,
+            by,
+            toolCallId,
+            at,
+            ...options,
+          });
+          await this.grants.save(grant);
+        }
+        return outcome;
+        // An always_allow also writes a grant: that needs a transaction. Any other decision changes one conversation.
+      },
+      {
+        optimistic: input.decision !== 'always_allow',
+        exclusive: `tool-call\u0000${decider.tenant}\u0000${toolCallId}`,
+      },
+    );
     // A refusal may still have changed state (the call expired on the way): it is saved, then reported.
     if (result.kind === 'refused') throw result.error;
     return toolCallView(result.call.snapshot());
@@ -44,7 +80,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
 function mustBeValidGrantOptions(decision: string, o: DecideToolCallCommand['grant']): void {
   const faults: ValidationFault[] = [];
   for (const k of ['expiresIn', 'args'] as const) {
-    if (o[k] !== undefined && decision !== 'always_allow') faults.push({ path: k, message: 'is allowed with decision "always_allow" only' });
+    if (o[k] !== undefined && decision !== 'always_allow')
+      faults.push({ path: k, message: 'is allowed with decision "always_allow" only' });
   }
   if (faults.length === 0 && o.expiresIn !== undefined) {
     const fault = expiresInFault(o.expiresIn);

@@ -20,7 +20,10 @@ export class ExpireToolCallsHandler implements ICommandHandler<ExpireToolCallsCo
     for (const { tenantId, conversationId } of due) {
       expired += await this.uow.run(async () => {
         // Several instances sweep at once: one takes a conversation, the others skip it rather than queue.
-        const conv = await this.conversations.findById(tenantId, conversationId, { lock: target ? true : 'skip-locked', calls: { statuses: PENDING } });
+        const conv = await this.conversations.findById(tenantId, conversationId, {
+          lock: target ? true : 'skip-locked',
+          calls: { statuses: PENDING },
+        });
         const now = this.clock.now();
         const calls = conv ? conv.expireDue(now) : [];
         // Escalations and reminders due ride the same sweep, under the same lock: never taken twice.

@@ -16,7 +16,14 @@ export class ExtendDeadlineHandler implements ICommandHandler<ExtendDeadlineComm
   async execute({ by, toolCallId, change }: ExtendDeadlineCommand) {
     const result = await this.uow.run(
       async () => {
-        const conv = visibleCall(await this.conversations.findByToolCallId(by.tenant, toolCallId, { lock: true, calls: { statuses: PENDING, ids: [toolCallId] } }), by, toolCallId);
+        const conv = visibleCall(
+          await this.conversations.findByToolCallId(by.tenant, toolCallId, {
+            lock: true,
+            calls: { statuses: PENDING, ids: [toolCallId] },
+          }),
+          by,
+          toolCallId,
+        );
         const at = this.clock.now();
         const current = conv.findCall(toolCallId)!.approval?.expiresAt ?? at;
         const to = change.expiresAt ?? new Date(current.getTime() + (change.extendBySeconds ?? 0) * 1000);

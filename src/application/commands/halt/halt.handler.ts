@@ -3,7 +3,17 @@ import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Halt, HaltTarget } from '../../../domain/halt/halt.aggregate';
 import { Actor, personActor } from '../../../domain/shared/actor';
 import { visibleConversation } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, HALTS, HaltRepository, UNCLAIMED, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import {
+  CLOCK,
+  Clock,
+  CONVERSATIONS,
+  ConversationRepository,
+  HALTS,
+  HaltRepository,
+  UNCLAIMED,
+  UNIT_OF_WORK,
+  UnitOfWork,
+} from '../../ports';
 import { haltView } from '../../views/views';
 import { HaltCommand, ResumeCommand } from './halt.command';
 
@@ -19,7 +29,8 @@ export class HaltHandler implements ICommandHandler<HaltCommand> {
   async execute({ principal: p, target, reason, via }: HaltCommand) {
     const by = personActor(p, via);
     const { halt, changed, cancelled } = await this.uow.run(async () => {
-      if (target.scope === 'conversation') visibleConversation(await this.conversations.findById(p.tenant, target.id), p, target.id);
+      if (target.scope === 'conversation')
+        visibleConversation(await this.conversations.findById(p.tenant, target.id), p, target.id);
       const existing = await this.halts.find(p.tenant, target, { lock: true });
       if (existing) return { halt: existing, changed: false, cancelled: [] as string[] }; // halting what is halted changes nothing
       const halt = Halt.pull({ tenantId: p.tenant, target, reason, by, at: this.clock.now() });
@@ -35,7 +46,10 @@ export class HaltHandler implements ICommandHandler<HaltCommand> {
   private async cancelOpen(tenantId: string, target: HaltTarget, reason: string, by: Actor): Promise<string[]> {
     const ids: string[] = [];
     for (const conversationId of await this.conversations.findWithOpenCalls(tenantId, target)) {
-      const conv = await this.conversations.findById(tenantId, conversationId, { lock: true, calls: { statuses: UNCLAIMED } });
+      const conv = await this.conversations.findById(tenantId, conversationId, {
+        lock: true,
+        calls: { statuses: UNCLAIMED },
+      });
       if (!conv) continue;
       const cancelled = conv.cancelOpen(reason, by, this.clock.now());
       if (cancelled.length > 0) await this.conversations.save(conv);
@@ -47,7 +61,11 @@ export class HaltHandler implements ICommandHandler<HaltCommand> {
 
 @CommandHandler(ResumeCommand)
 export class ResumeHandler implements ICommandHandler<ResumeCommand> {
-  constructor(@Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork, @Inject(HALTS) private readonly halts: HaltRepository, @Inject(CLOCK) private readonly clock: Clock) {}
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(HALTS) private readonly halts: HaltRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   execute({ principal: p, target, reason, via }: ResumeCommand) {
     return this.uow.run(async () => {

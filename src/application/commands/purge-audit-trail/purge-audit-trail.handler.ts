@@ -8,7 +8,11 @@ import { PurgeAuditTrailCommand } from './purge-audit-trail.command';
 
 @CommandHandler(PurgeAuditTrailCommand)
 export class PurgeAuditTrailHandler implements ICommandHandler<PurgeAuditTrailCommand> {
-  constructor(@Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork, @Inject(AUDIT_RETENTION) private readonly retention: AuditRetentionStore, @Inject(CLOCK) private readonly clock: Clock) {}
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(AUDIT_RETENTION) private readonly retention: AuditRetentionStore,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   execute({ principal: p, before, reason }: PurgeAuditTrailCommand) {
     const at = this.clock.now();
@@ -18,7 +22,12 @@ export class PurgeAuditTrailHandler implements ICommandHandler<PurgeAuditTrailCo
       if (!range) return { before: before.toISOString(), purgedCount: 0 };
       const by = personActor(p, 'api');
       await this.retention.save(AuditPurge.record({ tenantId: p.tenant, before, range, by, reason, at }));
-      return { before: before.toISOString(), purgedCount: range.count, firstPurgedSeq: range.firstSeq, lastPurgedSeq: range.lastSeq };
+      return {
+        before: before.toISOString(),
+        purgedCount: range.count,
+        firstPurgedSeq: range.firstSeq,
+        lastPurgedSeq: range.lastSeq,
+      };
     });
   }
 }

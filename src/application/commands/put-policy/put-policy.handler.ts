@@ -7,7 +7,11 @@ import { PutPolicyCommand } from './put-policy.command';
 
 @CommandHandler(PutPolicyCommand)
 export class PutPolicyHandler implements ICommandHandler<PutPolicyCommand> {
-  constructor(@Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork, @Inject(POLICIES) private readonly policies: PolicyRepository, @Inject(CLOCK) private readonly clock: Clock) {}
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(POLICIES) private readonly policies: PolicyRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   async execute({ tenantId, by, document, opts }: PutPolicyCommand) {
     const parsed = PolicyDocument.parse(document); // invalid → 400 naming the path; the old version stays

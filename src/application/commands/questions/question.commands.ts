@@ -4,12 +4,22 @@ import type { Actor, Channel, Principal } from '../../../domain/shared/actor';
 
 /** The conversation's agent asks a person a question. `externalId`: the agent's idempotency key. */
 export class AskQuestionCommand {
-  constructor(readonly principal: Principal, readonly conversationId: string, readonly question: QuestionInput, readonly externalId?: string) {}
+  constructor(
+    readonly principal: Principal,
+    readonly conversationId: string,
+    readonly question: QuestionInput,
+    readonly externalId?: string,
+  ) {}
 }
 
 /** A person answers; `via` is the channel they answered from. */
 export class AnswerQuestionCommand {
-  constructor(readonly principal: Principal, readonly questionId: string, readonly answer: string, readonly via: Channel = 'api') {}
+  constructor(
+    readonly principal: Principal,
+    readonly questionId: string,
+    readonly answer: string,
+    readonly via: Channel = 'api',
+  ) {}
 }
 
 /** Expires pending questions past their `expiresAt`: from the sweeper for all tenants, or one question on read. */
@@ -19,5 +29,10 @@ export class ExpireQuestionsCommand {
 
 /** A halt cancels the pending questions in its scope, as it cancels pending tool calls. */
 export class CancelQuestionsCommand {
-  constructor(readonly tenantId: string, readonly target: HaltTarget, readonly reason: string, readonly by: Actor) {}
+  constructor(
+    readonly tenantId: string,
+    readonly target: HaltTarget,
+    readonly reason: string,
+    readonly by: Actor,
+  ) {}
 }

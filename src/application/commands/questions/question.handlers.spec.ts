@@ -8,10 +8,27 @@ import { Halt } from '../../../domain/halt/halt.aggregate';
 import type { HaltTarget } from '../../../domain/halt/halt.aggregate';
 import { Question, QuestionState } from '../../../domain/question/question.aggregate';
 import type { Actor, Principal } from '../../../domain/shared/actor';
-import { DuplicateKeyError, inMemoryPorts, InMemoryPorts, InMemoryUnitOfWork, NotInUnitOfWorkError, StaleAggregateError } from '../../../../test/support/in-memory-ports';
+import {
+  DuplicateKeyError,
+  inMemoryPorts,
+  InMemoryPorts,
+  InMemoryUnitOfWork,
+  NotInUnitOfWorkError,
+  StaleAggregateError,
+} from '../../../../test/support/in-memory-ports';
 import type { QuestionListFilter, QuestionRepository } from '../../ports/question.port';
-import { AnswerQuestionCommand, AskQuestionCommand, CancelQuestionsCommand, ExpireQuestionsCommand } from './question.commands';
-import { AnswerQuestionHandler, AskQuestionHandler, CancelQuestionsHandler, ExpireQuestionsHandler } from './question.handlers';
+import {
+  AnswerQuestionCommand,
+  AskQuestionCommand,
+  CancelQuestionsCommand,
+  ExpireQuestionsCommand,
+} from './question.commands';
+import {
+  AnswerQuestionHandler,
+  AskQuestionHandler,
+  CancelQuestionsHandler,
+  ExpireQuestionsHandler,
+} from './question.handlers';
 
 /** As TypeOrmQuestionRepository: snapshots, version-checked updates, a unique agent id per conversation, events to the unit of work. */
 class InMemoryQuestionRepository implements QuestionRepository {
@@ -30,7 +47,11 @@ class InMemoryQuestionRepository implements QuestionRepository {
   }
 
   async findByExternalId(tenantId: string, conversationId: string, externalId: string) {
-    return this.load([...this.rows.values()].find((r) => r.s.tenantId === tenantId && r.s.conversationId === conversationId && r.s.externalId === externalId));
+    return this.load(
+      [...this.rows.values()].find(
+        (r) => r.s.tenantId === tenantId && r.s.conversationId === conversationId && r.s.externalId === externalId,
+      ),
+    );
   }
 
   async save(q: Question): Promise<void> {
@@ -40,7 +61,11 @@ class InMemoryQuestionRepository implements QuestionRepository {
     const s = q.snapshot();
     const k = `${s.tenantId} ${s.id}`;
     if (events.some((e) => e.type === 'QuestionAsked')) {
-      if (this.rows.has(k) || (s.externalId !== undefined && (await this.findByExternalId(s.tenantId, s.conversationId, s.externalId)))) throw new DuplicateKeyError(k);
+      if (
+        this.rows.has(k) ||
+        (s.externalId !== undefined && (await this.findByExternalId(s.tenantId, s.conversationId, s.externalId)))
+      )
+        throw new DuplicateKeyError(k);
       q.version = 1;
     } else {
       if (this.rows.get(k)?.version !== q.version) throw new StaleAggregateError(k);
@@ -50,16 +75,26 @@ class InMemoryQuestionRepository implements QuestionRepository {
     this.uow.collect(events);
   }
 
-  async countOpen(tenantId: string, scope: { conversationId: string; agentId: string }, upTo: { conversation: number; agent: number }) {
+  async countOpen(
+    tenantId: string,
+    scope: { conversationId: string; agentId: string },
+    upTo: { conversation: number; agent: number },
+  ) {
     const pending = [...this.rows.values()].filter((r) => r.s.tenantId === tenantId && r.s.status === 'pending');
     return {
-      conversation: Math.min(upTo.conversation, pending.filter((r) => r.s.conversationId === scope.conversationId).length),
+      conversation: Math.min(
+        upTo.conversation,
+        pending.filter((r) => r.s.conversationId === scope.conversationId).length,
+      ),
       agent: Math.min(upTo.agent, pending.filter((r) => r.s.agentId === scope.agentId).length),
     };
   }
 
   async findDue(now: Date, limit: number) {
-    return [...this.rows.values()].filter((r) => r.s.status === 'pending' && r.s.expiresAt <= now).slice(0, limit).map((r) => ({ tenantId: r.s.tenantId, id: r.s.id }));
+    return [...this.rows.values()]
+      .filter((r) => r.s.status === 'pending' && r.s.expiresAt <= now)
+      .slice(0, limit)
+      .map((r) => ({ tenantId: r.s.tenantId, id: r.s.id }));
   }
 
   async findPendingUnderHalt() {
@@ -68,7 +103,12 @@ class InMemoryQuestionRepository implements QuestionRepository {
 
   async findPendingIn(tenantId: string, t: HaltTarget) {
     return [...this.rows.values()]
-      .filter((r) => r.s.tenantId === tenantId && r.s.status === 'pending' && (t.scope === 'tenant' || (t.scope === 'agent' ? r.s.agentId : r.s.conversationId) === t.id))
+      .filter(
+        (r) =>
+          r.s.tenantId === tenantId &&
+          r.s.status === 'pending' &&
+          (t.scope === 'tenant' || (t.scope === 'agent' ? r.s.agentId : r.s.conversationId) === t.id),
+      )
       .map((r) => r.s.id);
   }
 
@@ -99,11 +139,24 @@ let cancel: CancelQuestionsHandler;
 beforeEach(async () => {
   ports = inMemoryPorts();
   questions = new InMemoryQuestionRepository(ports.uow);
-  ask = new AskQuestionHandler(ports.uow, ports.conversations, questions, ports.halts, ports.ids, ports.clock, { perConversation: 3, perAgent: 4 });
+  ask = new AskQuestionHandler(ports.uow, ports.conversations, questions, ports.halts, ports.ids, ports.clock, {
+    perConversation: 3,
+    perAgent: 4,
+  });
   answer = new AnswerQuestionHandler(ports.uow, questions, ports.clock);
   expire = new ExpireQuestionsHandler(ports.uow, questions, ports.clock);
   cancel = new CancelQuestionsHandler(ports.uow, questions, ports.clock);
-  await ports.uow.run(() => ports.conversations.save(Conversation.start({ id: 'c1', tenantId: T, agentId: 'bot', user: { id: 'ann', roles: [] }, at: ports.clock.now() })));
+  await ports.uow.run(() =>
+    ports.conversations.save(
+      Conversation.start({
+        id: 'c1',
+        tenantId: T,
+        agentId: 'bot',
+        user: { id: 'ann', roles: [] },
+        at: ports.clock.now(),
+      }),
+    ),
+  );
 });
 
 async function code(p: Promise<unknown>): Promise<string | undefined> {
@@ -117,30 +170,70 @@ async function code(p: Promise<unknown>): Promise<string | undefined> {
 
 describe('AskQuestionHandler', () => {
   it('asks once per agent id: the same content again is a replay, other content an idempotency_mismatch', async () => {
-    const first = await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'EU or US?', choices: ['EU', 'US'] }, 'ask_1'));
+    const first = await ask.execute(
+      new AskQuestionCommand(bot, 'c1', { text: 'EU or US?', choices: ['EU', 'US'] }, 'ask_1'),
+    );
     expect(first).toMatchObject({ replay: false, question: { id: 'q_1', status: 'pending', externalId: 'ask_1' } });
-    expect(await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'EU or US?', choices: ['EU', 'US'] }, 'ask_1'))).toMatchObject({ replay: true, question: { id: 'q_1' } });
-    expect(await code(ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'EU or APAC?', choices: ['EU', 'APAC'] }, 'ask_1')))).toBe('idempotency_mismatch');
+    expect(
+      await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'EU or US?', choices: ['EU', 'US'] }, 'ask_1')),
+    ).toMatchObject({ replay: true, question: { id: 'q_1' } });
+    expect(
+      await code(
+        ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'EU or APAC?', choices: ['EU', 'APAC'] }, 'ask_1')),
+      ),
+    ).toBe('idempotency_mismatch');
     expect(ports.uow.types()).toEqual(['ConversationStarted', 'QuestionAsked']);
   });
 
   it('refuses a question past the open limits (409 too_many_open_questions), counting only pending ones, and still answers a replay', async () => {
-    for (let i = 0; i < 3; i++) await ask.execute(new AskQuestionCommand(bot, 'c1', { text: `question ${i}?` }, `ask_${i}`));
-    expect(await code(ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'one more?' })))).toBe('too_many_open_questions');
-    expect(await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'question 0?' }, 'ask_0'))).toMatchObject({ replay: true });
+    for (let i = 0; i < 3; i++)
+      await ask.execute(new AskQuestionCommand(bot, 'c1', { text: `question ${i}?` }, `ask_${i}`));
+    expect(await code(ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'one more?' })))).toBe(
+      'too_many_open_questions',
+    );
+    expect(await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'question 0?' }, 'ask_0'))).toMatchObject({
+      replay: true,
+    });
     await answer.execute(new AnswerQuestionCommand(ann, 'q_1', 'yes'));
-    expect(await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'one more?' }))).toMatchObject({ replay: false, question: { status: 'pending' } });
+    expect(await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'one more?' }))).toMatchObject({
+      replay: false,
+      question: { status: 'pending' },
+    });
     // The agent's fourth open question anywhere is its last: a new conversation does not reset the count.
-    await ports.uow.run(() => ports.conversations.save(Conversation.start({ id: 'c2', tenantId: T, agentId: 'bot', user: { id: 'ann', roles: [] }, at: ports.clock.now() })));
-    expect(await ask.execute(new AskQuestionCommand(bot, 'c2', { text: 'elsewhere?' }))).toMatchObject({ replay: false });
-    expect(await code(ask.execute(new AskQuestionCommand(bot, 'c2', { text: 'and again?' })))).toBe('too_many_open_questions');
+    await ports.uow.run(() =>
+      ports.conversations.save(
+        Conversation.start({
+          id: 'c2',
+          tenantId: T,
+          agentId: 'bot',
+          user: { id: 'ann', roles: [] },
+          at: ports.clock.now(),
+        }),
+      ),
+    );
+    expect(await ask.execute(new AskQuestionCommand(bot, 'c2', { text: 'elsewhere?' }))).toMatchObject({
+      replay: false,
+    });
+    expect(await code(ask.execute(new AskQuestionCommand(bot, 'c2', { text: 'and again?' })))).toBe(
+      'too_many_open_questions',
+    );
   });
 
   it('checks in order: another agent 404, a person 403, a bad question 400, a halt 503', async () => {
     expect(await code(ask.execute(new AskQuestionCommand(otherBot, 'c1', { text: '' })))).toBe('not_found');
     expect(await code(ask.execute(new AskQuestionCommand(bob, 'c1', { text: '' })))).toBe('forbidden');
     expect(await code(ask.execute(new AskQuestionCommand(bot, 'c1', { text: '' })))).toBe('validation_failed');
-    await ports.uow.run(() => ports.halts.save(Halt.pull({ tenantId: T, target: { scope: 'agent', id: 'bot' }, reason: 'drill', by: rootActor, at: ports.clock.now() })));
+    await ports.uow.run(() =>
+      ports.halts.save(
+        Halt.pull({
+          tenantId: T,
+          target: { scope: 'agent', id: 'bot' },
+          reason: 'drill',
+          by: rootActor,
+          at: ports.clock.now(),
+        }),
+      ),
+    );
     expect(await code(ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'hello?' })))).toBe('halted');
   });
 });
@@ -154,14 +247,21 @@ describe('AnswerQuestionHandler', () => {
       answer.execute(new AnswerQuestionCommand(root, question.id, 'no')),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-    expect(results.slice(1).map((r) => ((r as PromiseRejectedResult).reason as DomainError).code)).toEqual(['already_answered', 'already_answered']);
+    expect(results.slice(1).map((r) => ((r as PromiseRejectedResult).reason as DomainError).code)).toEqual([
+      'already_answered',
+      'already_answered',
+    ]);
     expect(ports.uow.types().filter((t) => t === 'QuestionAnswered')).toHaveLength(1);
   });
 
   it('hides a question from people who may not read its conversation, and refuses agents', async () => {
     const { question } = await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'Who?' }));
-    expect(await code(answer.execute(new AnswerQuestionCommand({ id: 'carl', tenant: T, roles: [] }, question.id, 'me')))).toBe('not_found');
-    expect(await code(answer.execute(new AnswerQuestionCommand({ ...root, tenant: 'other' }, question.id, 'me')))).toBe('not_found');
+    expect(
+      await code(answer.execute(new AnswerQuestionCommand({ id: 'carl', tenant: T, roles: [] }, question.id, 'me'))),
+    ).toBe('not_found');
+    expect(await code(answer.execute(new AnswerQuestionCommand({ ...root, tenant: 'other' }, question.id, 'me')))).toBe(
+      'not_found',
+    );
     expect(await code(answer.execute(new AnswerQuestionCommand(bot, question.id, 'me')))).toBe('forbidden');
   });
 
@@ -176,13 +276,18 @@ describe('AnswerQuestionHandler', () => {
 
 describe('ExpireQuestionsHandler and CancelQuestionsHandler', () => {
   it('expire only due questions, and cancel only pending ones in the halt scope', async () => {
-    await ports.uow.run(() => ports.conversations.save(Conversation.start({ id: 'c2', tenantId: T, agentId: 'bot', at: ports.clock.now() })));
+    await ports.uow.run(() =>
+      ports.conversations.save(Conversation.start({ id: 'c2', tenantId: T, agentId: 'bot', at: ports.clock.now() })),
+    );
     const short = (await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'a', timeoutSeconds: 1 }))).question;
     const long = (await ask.execute(new AskQuestionCommand(bot, 'c1', { text: 'b', timeoutSeconds: 600 }))).question;
-    const elsewhere = (await ask.execute(new AskQuestionCommand(bot, 'c2', { text: 'c', timeoutSeconds: 600 }))).question;
+    const elsewhere = (await ask.execute(new AskQuestionCommand(bot, 'c2', { text: 'c', timeoutSeconds: 600 })))
+      .question;
     ports.clock.advance(1000);
     expect(await expire.execute(new ExpireQuestionsCommand())).toBe(1);
-    expect(await cancel.execute(new CancelQuestionsCommand(T, { scope: 'conversation', id: 'c1' }, 'drill', rootActor))).toEqual([long.id]);
+    expect(
+      await cancel.execute(new CancelQuestionsCommand(T, { scope: 'conversation', id: 'c1' }, 'drill', rootActor)),
+    ).toEqual([long.id]);
     expect([short, long, elsewhere].map((q) => questions.status(T, q.id))).toEqual(['expired', 'cancelled', 'pending']);
   });
 });

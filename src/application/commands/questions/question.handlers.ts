@@ -5,16 +5,36 @@ import { Question, QuestionNotFoundError, questionFaults } from '../../../domain
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { SYSTEM_ACTOR } from '../../../domain/shared/actor';
 import { mustBeOwningAgent, visibleConversation } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, HALTS, HaltRepository, IDS, IdGenerator, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import {
+  CLOCK,
+  Clock,
+  CONVERSATIONS,
+  ConversationRepository,
+  HALTS,
+  HaltRepository,
+  IDS,
+  IdGenerator,
+  PENDING,
+  UNIT_OF_WORK,
+  UnitOfWork,
+} from '../../ports';
 import { OPEN_QUESTION_LIMITS, QUESTIONS, QuestionRepository } from '../../ports/question.port';
 import { checkOpenQuestionLimit, type OpenQuestionLimits } from '../../../domain/question/rules/open-question-limit';
 import { QuestionView, questionView } from '../../views/question.view';
-import { AnswerQuestionCommand, AskQuestionCommand, CancelQuestionsCommand, ExpireQuestionsCommand } from './question.commands';
+import {
+  AnswerQuestionCommand,
+  AskQuestionCommand,
+  CancelQuestionsCommand,
+  ExpireQuestionsCommand,
+} from './question.commands';
 
 const BATCH = 100;
 
 @CommandHandler(AskQuestionCommand)
-export class AskQuestionHandler implements ICommandHandler<AskQuestionCommand, { replay: boolean; question: QuestionView }> {
+export class AskQuestionHandler implements ICommandHandler<
+  AskQuestionCommand,
+  { replay: boolean; question: QuestionView }
+> {
   constructor(
     @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
     @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
@@ -27,18 +47,27 @@ export class AskQuestionHandler implements ICommandHandler<AskQuestionCommand, {
 
   async execute({ principal: p, conversationId, question, externalId }: AskQuestionCommand) {
     const result = await this.uow.run(async () => {
-      const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId, { calls: { statuses: PENDING } }), p, conversationId);
+      const conv = visibleConversation(
+        await this.conversations.findById(p.tenant, conversationId, { calls: { statuses: PENDING } }),
+        p,
+        conversationId,
+      );
       mustBeOwningAgent(conv, p);
       const faults = questionFaults(question); // 400 after 404 and 403, before any idempotency check
       if (faults.length > 0) throw new ValidationError(faults);
       if (!conv.user && question.askTo?.every((a) => a === 'requester')) {
-        throw new ValidationError([{ path: 'askTo', message: 'names only the requester, but this conversation has no end user' }]);
+        throw new ValidationError([
+          { path: 'askTo', message: 'names only the requester, but this conversation has no end user' },
+        ]);
       }
       if (externalId !== undefined) {
         const earlier = await this.questions.findByExternalId(p.tenant, conversationId, externalId);
         if (earlier) {
           // The same id and content again answers the same question (an agent's retry), halted or not.
-          if (!earlier.asksTheSame(question)) throw new IdempotencyMismatchError(`Question id ${externalId} was already asked in this conversation with different content`);
+          if (!earlier.asksTheSame(question))
+            throw new IdempotencyMismatchError(
+              `Question id ${externalId} was already asked in this conversation with different content`,
+            );
           return { replay: true, question: earlier, agentId: conv.agentId };
         }
       }
@@ -46,7 +75,10 @@ export class AskQuestionHandler implements ICommandHandler<AskQuestionCommand, {
       if (halt) throw new HaltedError(halt.scope, halt.reason);
       // The agent's asks are counted one at a time from here (countOpen queues them), across its conversations.
       const upTo = { conversation: this.limits.perConversation, agent: this.limits.perAgent };
-      checkOpenQuestionLimit(await this.questions.countOpen(p.tenant, { conversationId: conv.id, agentId: conv.agentId }, upTo), this.limits);
+      checkOpenQuestionLimit(
+        await this.questions.countOpen(p.tenant, { conversationId: conv.id, agentId: conv.agentId }, upTo),
+        this.limits,
+      );
       const q = Question.ask({
         id: this.ids.next('q'),
         tenantId: p.tenant,
@@ -114,7 +146,9 @@ export class ExpireQuestionsHandler implements ICommandHandler<ExpireQuestionsCo
    */
   async execute({ target }: ExpireQuestionsCommand): Promise<number> {
     if (!target) await this.cancelHalted();
-    const due = target ? [{ tenantId: target.tenantId, id: target.questionId }] : await this.questions.findDue(this.clock.now(), BATCH);
+    const due = target
+      ? [{ tenantId: target.tenantId, id: target.questionId }]
+      : await this.questions.findDue(this.clock.now(), BATCH);
     let expired = 0;
     for (const { tenantId, id } of due) {
       expired += await this.uow.run(async () => {

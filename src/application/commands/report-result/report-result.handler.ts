@@ -14,13 +14,23 @@ export class ReportResultHandler implements ICommandHandler<ReportResultCommand>
   ) {}
 
   execute({ principal: p, toolCallId, result }: ReportResultCommand) {
-    return this.uow.run(async () => {
-      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId, { lock: true, calls: { statuses: PENDING, ids: [toolCallId] } }), p, toolCallId);
-      mustBeOwningAgent(conv, p);
-      // Accepted during a halt too: the run happened and must be recorded.
-      const call = conv.complete(toolCallId, result, p, this.clock.now());
-      await this.conversations.save(conv);
-      return toolCallView(call.snapshot());
-    }, { optimistic: true, exclusive: `tool-call\u0000${p.tenant}\u0000${toolCallId}` });
+    return this.uow.run(
+      async () => {
+        const conv = visibleCall(
+          await this.conversations.findByToolCallId(p.tenant, toolCallId, {
+            lock: true,
+            calls: { statuses: PENDING, ids: [toolCallId] },
+          }),
+          p,
+          toolCallId,
+        );
+        mustBeOwningAgent(conv, p);
+        // Accepted during a halt too: the run happened and must be recorded.
+        const call = conv.complete(toolCallId, result, p, this.clock.now());
+        await this.conversations.save(conv);
+        return toolCallView(call.snapshot());
+      },
+      { optimistic: true, exclusive: `tool-call\u0000${p.tenant}\u0000${toolCallId}` },
+    );
   }
 }

@@ -23,7 +23,12 @@ export class RollBackPolicyHandler implements ICommandHandler<RollBackPolicyComm
       const target = await this.history.get(tenantId, version);
       if (!target) throw new PolicyVersionNotFoundError(version);
       // Checked as a new document would be (400 naming the path): what comes back into force meets today's rules.
-      policy.rollBack({ version, document: PolicyDocument.parse(target.document.toJSON()) }, by, this.clock.now(), reason);
+      policy.rollBack(
+        { version, document: PolicyDocument.parse(target.document.toJSON()) },
+        by,
+        this.clock.now(),
+        reason,
+      );
       await this.policies.save(policy);
       return policyView(policy);
     });

@@ -2,7 +2,16 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Conversation } from '../../../domain/conversation/conversation.aggregate';
 import { IdempotencyMismatchError } from '../../../domain/conversation/conversation.errors';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import {
+  CLOCK,
+  Clock,
+  CONVERSATIONS,
+  ConversationRepository,
+  IDS,
+  IdGenerator,
+  UNIT_OF_WORK,
+  UnitOfWork,
+} from '../../ports';
 import { conversationView } from '../../views/views';
 import { StartConversationCommand } from './start-conversation.command';
 
@@ -29,7 +38,9 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
         agentName: p.name,
         ...(p.owner ? { agentOwner: p.owner } : {}),
         agentVia: p.via,
-        user: input.user ? { id: input.user.id, roles: input.user.roles ?? [], ...(input.user.name ? { name: input.user.name } : {}) } : null,
+        user: input.user
+          ? { id: input.user.id, roles: input.user.roles ?? [], ...(input.user.name ? { name: input.user.name } : {}) }
+          : null,
         title: input.title,
         metadata: input.metadata,
         at: this.clock.now(),

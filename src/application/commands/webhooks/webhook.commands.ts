@@ -13,7 +13,10 @@ export class CreateWebhookCommand {
 }
 
 export class DeleteWebhookCommand {
-  constructor(readonly principal: Principal, readonly id: string) {}
+  constructor(
+    readonly principal: Principal,
+    readonly id: string,
+  ) {}
 }
 
 export class WebhookNotFoundError extends DomainError {
@@ -33,7 +36,15 @@ export class CreateWebhookHandler implements ICommandHandler<CreateWebhookComman
   ) {}
 
   execute({ principal: p, input }: CreateWebhookCommand) {
-    const webhook = Webhook.create({ tenantId: p.tenant, id: this.ids.next('wh'), url: input.url, events: input.events, description: input.description, by: personActor(p, 'api'), at: this.clock.now() });
+    const webhook = Webhook.create({
+      tenantId: p.tenant,
+      id: this.ids.next('wh'),
+      url: input.url,
+      events: input.events,
+      description: input.description,
+      by: personActor(p, 'api'),
+      at: this.clock.now(),
+    });
     return this.uow.run(async () => {
       await this.webhooks.save(webhook, input.secret);
       return webhook.snapshot();

@@ -6,7 +6,14 @@ import { CLOCK, Clock, POLICIES, PolicyRepository, RECEIPTS, ReceiptSigner, TOOL
 import { AUDIT_LOG, AuditEvent, AuditLog, VerifyResult } from '../../ports/audit-log.port';
 import { CHECKPOINT_SIGNATURES, CHECKPOINT_TYP, CheckpointSignatures } from '../../ports/checkpoint-signatures.port';
 import { ValidationError } from '../../../domain/shared/domain-error';
-import { AuditCheckpointQuery, AuditGapsQuery, AuditMetricsQuery, ExportAuditEventsQuery, ListAuditEventsQuery, VerifyAuditTrailQuery } from './audit.queries';
+import {
+  AuditCheckpointQuery,
+  AuditGapsQuery,
+  AuditMetricsQuery,
+  ExportAuditEventsQuery,
+  ListAuditEventsQuery,
+  VerifyAuditTrailQuery,
+} from './audit.queries';
 
 const EXPORT_BATCH = 1000;
 
@@ -45,7 +52,12 @@ interface CheckpointClaims {
  * can report the last result to its operators.
  */
 export class AuditTrailVerified {
-  constructor(readonly tenantId: string, readonly ok: boolean, readonly checked: number, readonly at: Date) {}
+  constructor(
+    readonly tenantId: string,
+    readonly ok: boolean,
+    readonly checked: number,
+    readonly at: Date,
+  ) {}
 }
 
 /**
@@ -81,23 +93,36 @@ export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQu
       };
     }
     const cp = checkpointClaims(opened.payload);
-    if (cp.tenant !== tenantId) throw new ValidationError([{ path: 'checkpoint', message: "is a checkpoint of another tenant's audit trail" }]);
+    if (cp.tenant !== tenantId)
+      throw new ValidationError([{ path: 'checkpoint', message: "is a checkpoint of another tenant's audit trail" }]);
     const head = await this.audit.head(tenantId); // before verify: the chain verify checks reaches at least this far
     const chain = await this.audit.verify(tenantId);
     const against = { ...cp, kid: opened.kid };
     if (!chain.ok) return { ...chain, checkpoint: against };
     const found = await this.compare(tenantId, cp, head.seq);
     if (found === 'purged') return { ...chain, checkpoint: { ...against, purged: true } };
-    return found ? { ok: false, checked: chain.checked, ...found, checkpoint: against } : { ...chain, checkpoint: against };
+    return found
+      ? { ok: false, checked: chain.checked, ...found, checkpoint: against }
+      : { ...chain, checkpoint: against };
   }
 
   /** What is wrong between the checkpoint and the chain (null: nothing), or 'purged' when a retention purge removed its event. */
-  private async compare(tenantId: string, cp: CheckpointClaims, headSeq: number): Promise<{ firstBadSeq: number; problem: string } | 'purged' | null> {
+  private async compare(
+    tenantId: string,
+    cp: CheckpointClaims,
+    headSeq: number,
+  ): Promise<{ firstBadSeq: number; problem: string } | 'purged' | null> {
     if (headSeq < cp.seq) {
-      return { firstBadSeq: headSeq + 1, problem: `the checkpoint of ${cp.at} vouches for events up to seq ${cp.seq}, but the chain now ends at seq ${headSeq}: events were removed from its end` };
+      return {
+        firstBadSeq: headSeq + 1,
+        problem: `the checkpoint of ${cp.at} vouches for events up to seq ${cp.seq}, but the chain now ends at seq ${headSeq}: events were removed from its end`,
+      };
     }
     if (cp.seq === 0) return null;
-    const differs = { firstBadSeq: cp.seq, problem: `event ${cp.seq} no longer has the hash the checkpoint of ${cp.at} recorded: the chain up to it was rewritten` };
+    const differs = {
+      firstBadSeq: cp.seq,
+      problem: `event ${cp.seq} no longer has the hash the checkpoint of ${cp.at} recorded: the chain up to it was rewritten`,
+    };
     const [event] = await this.audit.list({ tenantId, afterSeq: cp.seq - 1 }, 1);
     if (event?.seq === cp.seq) return event.hash === cp.hash ? null : differs;
     // Not in the table: a retention purge may have removed it. Its AuditPurged event recorded the last purged hash.
@@ -106,12 +131,21 @@ export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQu
     if (anchor) return anchor.data.lastPurgedHash === cp.hash ? 'purged' : differs;
     const [first] = await this.audit.list({ tenantId }, 1);
     if (first && first.seq > cp.seq && purges.length > 0) return 'purged'; // verify has checked that a purge accounts for the events before `first`
-    return { firstBadSeq: cp.seq, problem: `event ${cp.seq}, which the checkpoint of ${cp.at} vouches for, is missing` };
+    return {
+      firstBadSeq: cp.seq,
+      problem: `event ${cp.seq}, which the checkpoint of ${cp.at} vouches for, is missing`,
+    };
   }
 }
 
 function checkpointClaims(p: Record<string, unknown>): CheckpointClaims {
-  const ok = typeof p.tenant === 'string' && Number.isSafeInteger(p.seq) && (p.seq as number) >= 0 && typeof p.hash === 'string' && /^[0-9a-f]{64}$/.test(p.hash) && typeof p.at === 'string';
+  const ok =
+    typeof p.tenant === 'string' &&
+    Number.isSafeInteger(p.seq) &&
+    (p.seq as number) >= 0 &&
+    typeof p.hash === 'string' &&
+    /^[0-9a-f]{64}$/.test(p.hash) &&
+    typeof p.at === 'string';
   if (!ok) throw new ValidationError([{ path: 'checkpoint', message: 'does not carry {tenant, seq, hash, at}' }]);
   return { tenant: p.tenant as string, seq: p.seq as number, hash: p.hash as string, at: p.at as string };
 }
@@ -119,7 +153,11 @@ function checkpointClaims(p: Record<string, unknown>): CheckpointClaims {
 /** The chain's head, signed with the receipt keys: kept outside the database, it proves later that nothing before it changed. */
 @QueryHandler(AuditCheckpointQuery)
 export class AuditCheckpointHandler implements IQueryHandler<AuditCheckpointQuery> {
-  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, @Inject(RECEIPTS) private readonly signer: ReceiptSigner, @Inject(CLOCK) private readonly clock: Clock) {}
+  constructor(
+    @Inject(AUDIT_LOG) private readonly audit: AuditLog,
+    @Inject(RECEIPTS) private readonly signer: ReceiptSigner,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   async execute({ tenantId }: AuditCheckpointQuery) {
     const head = await this.audit.head(tenantId);
@@ -130,7 +168,10 @@ export class AuditCheckpointHandler implements IQueryHandler<AuditCheckpointQuer
 
 @QueryHandler(AuditMetricsQuery)
 export class AuditMetricsHandler implements IQueryHandler<AuditMetricsQuery> {
-  constructor(@Inject(AUDIT_LOG) private readonly audit: AuditLog, @Inject(CLOCK) private readonly clock: Clock) {}
+  constructor(
+    @Inject(AUDIT_LOG) private readonly audit: AuditLog,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   async execute({ tenantId, window }: AuditMetricsQuery) {
     const stats = await this.audit.decisionStats(tenantId, window.from, window.to);
@@ -175,12 +216,23 @@ export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
     const tools = await this.tools.findAll(tenantId);
     // Judge each tool as the policy would judge a call of it, by a user holding every role a rule may require.
     const roles = [...new Set(policy.document.rules.flatMap((r) => (r.requireRole ? [r.requireRole] : [])))];
-    const levelOf = (toolName: string, flags: { isReadOnly: boolean; requiresApproval: boolean; destructive: boolean }, registeredBy: 'admin' | 'agent') =>
+    const levelOf = (
+      toolName: string,
+      flags: { isReadOnly: boolean; requiresApproval: boolean; destructive: boolean },
+      registeredBy: 'admin' | 'agent',
+    ) =>
       ApprovalPolicy.evaluate(
         { toolName, arguments: {} },
-        { policy: policy.document, policyVersion: policy.policyVersion, tool: { flags, registeredBy }, grants: [], conversation: { id: '', agentId: '', user: { id: '', roles } } },
+        {
+          policy: policy.document,
+          policyVersion: policy.policyVersion,
+          tool: { flags, registeredBy },
+          grants: [],
+          conversation: { id: '', agentId: '', user: { id: '', roles } },
+        },
       );
-    let asksPeople = policy.document.rules.some((r) => needsPerson(r.level)) || needsPerson(policy.document.defaults.unknownTools);
+    let asksPeople =
+      policy.document.rules.some((r) => needsPerson(r.level)) || needsPerson(policy.document.defaults.unknownTools);
     for (const tool of tools) {
       const s = tool.snapshot();
       const verdict = levelOf(s.name, s, s.registeredBy.kind);
@@ -196,7 +248,12 @@ export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
     }
 
     if (asksPeople) {
-      const counts = await this.audit.countByType(tenantId, ['ToolCallProposed', 'ApprovalRequested'], window.from, window.to);
+      const counts = await this.audit.countByType(
+        tenantId,
+        ['ToolCallProposed', 'ApprovalRequested'],
+        window.from,
+        window.to,
+      );
       if (counts.ToolCallProposed > 0 && counts.ApprovalRequested === 0) {
         findings.push({
           code: 'HITL-02',

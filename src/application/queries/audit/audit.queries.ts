@@ -4,7 +4,10 @@ type Window = { from?: Date; to?: Date };
 
 /** A page of the tenant's audit trail in seq order; the cursor is the last seq seen. */
 export class ListAuditEventsQuery {
-  constructor(readonly filter: AuditFilter, readonly limit: number) {}
+  constructor(
+    readonly filter: AuditFilter,
+    readonly limit: number,
+  ) {}
 }
 
 /** The same selection as a stream of batches, for NDJSON and CSV exports. */
@@ -14,7 +17,10 @@ export class ExportAuditEventsQuery {
 
 /** Recomputes the chain; with a checkpoint (a compact JWS from AuditCheckpointQuery), also checks the chain still reaches it. */
 export class VerifyAuditTrailQuery {
-  constructor(readonly tenantId: string, readonly checkpoint?: string) {}
+  constructor(
+    readonly tenantId: string,
+    readonly checkpoint?: string,
+  ) {}
 }
 
 export class AuditCheckpointQuery {
@@ -22,9 +28,15 @@ export class AuditCheckpointQuery {
 }
 
 export class AuditMetricsQuery {
-  constructor(readonly tenantId: string, readonly window: Window) {}
+  constructor(
+    readonly tenantId: string,
+    readonly window: Window,
+  ) {}
 }
 
 export class AuditGapsQuery {
-  constructor(readonly tenantId: string, readonly window: Window) {}
+  constructor(
+    readonly tenantId: string,
+    readonly window: Window,
+  ) {}
 }

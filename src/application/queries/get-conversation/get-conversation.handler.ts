@@ -7,7 +7,10 @@ import { GetConversationQuery } from './get-conversation.query';
 
 @QueryHandler(GetConversationQuery)
 export class GetConversationHandler implements IQueryHandler<GetConversationQuery, ConversationView> {
-  constructor(@Inject(CONVERSATIONS) private readonly conversations: ConversationRepository, @Inject(HALTS) private readonly halts: HaltRepository) {}
+  constructor(
+    @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
+    @Inject(HALTS) private readonly halts: HaltRepository,
+  ) {}
 
   async execute({ principal: p, conversationId }: GetConversationQuery): Promise<ConversationView> {
     const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId), p, conversationId);

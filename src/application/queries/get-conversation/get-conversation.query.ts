@@ -1,5 +1,8 @@
 import { Principal } from '../../../domain/shared/actor';
 
 export class GetConversationQuery {
-  constructor(readonly principal: Principal, readonly conversationId: string) {}
+  constructor(
+    readonly principal: Principal,
+    readonly conversationId: string,
+  ) {}
 }

@@ -33,7 +33,10 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
     }
   }
 
-  private async read(p: GetToolCallQuery['principal'], toolCallId: string): Promise<{ view: ToolCallView; pending: boolean; expiresAt?: number }> {
+  private async read(
+    p: GetToolCallQuery['principal'],
+    toolCallId: string,
+  ): Promise<{ view: ToolCallView; pending: boolean; expiresAt?: number }> {
     for (;;) {
       const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId), p, toolCallId);
       const call = conv.findCall(toolCallId)!;
@@ -42,7 +45,11 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
         await this.commands.execute(new ExpireToolCallsCommand({ tenantId: p.tenant, conversationId: conv.id }));
         continue;
       }
-      return { view: toolCallView(call.snapshot()), pending: call.status === 'pending', expiresAt: call.approval?.expiresAt.getTime() };
+      return {
+        view: toolCallView(call.snapshot()),
+        pending: call.status === 'pending',
+        expiresAt: call.approval?.expiresAt.getTime(),
+      };
     }
   }
 }

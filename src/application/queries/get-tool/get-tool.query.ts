@@ -1,3 +1,6 @@
 export class GetToolQuery {
-  constructor(readonly tenantId: string, readonly name: string) {}
+  constructor(
+    readonly tenantId: string,
+    readonly name: string,
+  ) {}
 }

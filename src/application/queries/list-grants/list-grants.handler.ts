@@ -16,7 +16,8 @@ export class ListGrantsHandler implements IQueryHandler<ListGrantsQuery> {
   ) {}
 
   async execute({ principal: p, filter }: ListGrantsQuery): Promise<Page<GrantView>> {
-    if (!mayListGrants(p)) throw new DomainError('forbidden', 'forbidden', 'Listing grants needs one of the roles approver, admin, auditor');
+    if (!mayListGrants(p))
+      throw new DomainError('forbidden', 'forbidden', 'Listing grants needs one of the roles approver, admin, auditor');
     const now = this.clock.now();
     const { grants, nextCursor } = await this.grants.list(p.tenant, { ...filter, now });
     return { items: grants.map((g) => grantView(g, now)), nextCursor };

@@ -5,6 +5,12 @@ import type { Principal } from '../../../domain/shared/actor';
 export class ListGrantsQuery {
   constructor(
     readonly principal: Principal,
-    readonly filter: { cursor?: string; limit: number; toolName?: string; scope?: GrantScope; status: GrantStatus | 'all' },
+    readonly filter: {
+      cursor?: string;
+      limit: number;
+      toolName?: string;
+      scope?: GrantScope;
+      status: GrantStatus | 'all';
+    },
   ) {}
 }

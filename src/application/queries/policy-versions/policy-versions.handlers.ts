@@ -15,7 +15,13 @@ export interface PolicyVersionSummaryView {
 
 export function policyVersionView(v: PolicyVersionRecord) {
   const doc = v.document.toJSON();
-  return { version: v.version, defaults: doc.defaults, rules: doc.rules, createdAt: v.createdAt.toISOString(), createdBy: v.createdBy };
+  return {
+    version: v.version,
+    defaults: doc.defaults,
+    rules: doc.rules,
+    createdAt: v.createdAt.toISOString(),
+    createdBy: v.createdBy,
+  };
 }
 
 @QueryHandler(ListPolicyVersionsQuery)
@@ -25,8 +31,16 @@ export class ListPolicyVersionsHandler implements IQueryHandler<ListPolicyVersio
   async execute({ tenantId, page }: ListPolicyVersionsQuery): Promise<Page<PolicyVersionSummaryView>> {
     const before = page.cursor === undefined ? undefined : decodeVersionCursor(page.cursor);
     const rows = await this.history.list(tenantId, { before, limit: page.limit + 1 });
-    const items = rows.slice(0, page.limit).map((r) => ({ version: r.version, createdAt: r.createdAt.toISOString(), createdBy: r.createdBy, rules: r.rules }));
-    return { items, nextCursor: rows.length > page.limit ? encodeVersionCursor(items[items.length - 1].version) : null };
+    const items = rows.slice(0, page.limit).map((r) => ({
+      version: r.version,
+      createdAt: r.createdAt.toISOString(),
+      createdBy: r.createdBy,
+      rules: r.rules,
+    }));
+    return {
+      items,
+      nextCursor: rows.length > page.limit ? encodeVersionCursor(items[items.length - 1].version) : null,
+    };
   }
 }
 

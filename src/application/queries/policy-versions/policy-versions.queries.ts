@@ -1,7 +1,13 @@
 export class ListPolicyVersionsQuery {
-  constructor(readonly tenantId: string, readonly page: { cursor?: string; limit: number }) {}
+  constructor(
+    readonly tenantId: string,
+    readonly page: { cursor?: string; limit: number },
+  ) {}
 }
 
 export class GetPolicyVersionQuery {
-  constructor(readonly tenantId: string, readonly version: number) {}
+  constructor(
+    readonly tenantId: string,
+    readonly version: number,
+  ) {}
 }

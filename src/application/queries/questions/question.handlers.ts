@@ -60,7 +60,10 @@ export class GetQuestionHandler implements IQueryHandler<GetQuestionQuery, Quest
 
 @QueryHandler(ListQuestionsQuery)
 export class ListQuestionsHandler implements IQueryHandler<ListQuestionsQuery, Page<QuestionView>> {
-  constructor(@Inject(QUESTIONS) private readonly questions: QuestionRepository, @Inject(CLOCK) private readonly clock: Clock) {}
+  constructor(
+    @Inject(QUESTIONS) private readonly questions: QuestionRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   async execute({ principal: p, filter }: ListQuestionsQuery): Promise<Page<QuestionView>> {
     const { questions, nextCursor } = await this.questions.listAnswerable(p, { ...filter, now: this.clock.now() });
@@ -69,7 +72,10 @@ export class ListQuestionsHandler implements IQueryHandler<ListQuestionsQuery, P
 }
 
 @QueryHandler(QuestionAccessQuery)
-export class QuestionAccessHandler implements IQueryHandler<QuestionAccessQuery, { isAgent: boolean; mayAnswer: boolean }> {
+export class QuestionAccessHandler implements IQueryHandler<
+  QuestionAccessQuery,
+  { isAgent: boolean; mayAnswer: boolean }
+> {
   constructor(@Inject(QUESTIONS) private readonly questions: QuestionRepository) {}
 
   async execute({ principal: p, questionId }: QuestionAccessQuery) {

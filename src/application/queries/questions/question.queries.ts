@@ -3,15 +3,26 @@ import type { Principal } from '../../../domain/shared/actor';
 
 /** A question, or a wait of up to `waitSeconds` for its answer. `signal` ends the wait when the client has gone. */
 export class GetQuestionQuery {
-  constructor(readonly principal: Principal, readonly questionId: string, readonly waitSeconds = 0, readonly signal?: AbortSignal) {}
+  constructor(
+    readonly principal: Principal,
+    readonly questionId: string,
+    readonly waitSeconds = 0,
+    readonly signal?: AbortSignal,
+  ) {}
 }
 
 /** The questions the caller may answer, newest first. */
 export class ListQuestionsQuery {
-  constructor(readonly principal: Principal, readonly filter: { status: QuestionStatus; cursor?: string; limit: number }) {}
+  constructor(
+    readonly principal: Principal,
+    readonly filter: { status: QuestionStatus; cursor?: string; limit: number },
+  ) {}
 }
 
 /** Whether the caller may answer a question (404 when they may not even see it). */
 export class QuestionAccessQuery {
-  constructor(readonly principal: Principal, readonly questionId: string) {}
+  constructor(
+    readonly principal: Principal,
+    readonly questionId: string,
+  ) {}
 }

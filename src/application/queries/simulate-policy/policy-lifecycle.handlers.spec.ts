@@ -12,7 +12,13 @@ import { PutPolicyHandler } from '../../commands/put-policy/put-policy.handler';
 import { StartConversationCommand } from '../../commands/start-conversation/start-conversation.command';
 import { StartConversationHandler } from '../../commands/start-conversation/start-conversation.handler';
 import { RepositoryPolicyInputs } from '../../policy-inputs/repository-policy-inputs';
-import { PolicyHistory, PolicyVersionRecord, PolicyVersionSummary, RecordedToolCall, RecordedToolCalls } from '../../ports/policy-history.port';
+import {
+  PolicyHistory,
+  PolicyVersionRecord,
+  PolicyVersionSummary,
+  RecordedToolCall,
+  RecordedToolCalls,
+} from '../../ports/policy-history.port';
 import { SimulatePolicyHandler } from './simulate-policy.handler';
 import { SimulatePolicyQuery } from './simulate-policy.query';
 
@@ -31,7 +37,12 @@ class EventHistory implements PolicyHistory {
       .filter((e) => e.type === 'PolicyUpdated' && e.tenantId === tenantId)
       .map((e) => {
         const d = e.data as { version: number; document: PolicyDocumentJson };
-        return { version: d.version, createdAt: e.at, createdBy: e.actor.id, document: PolicyDocument.restore(d.document) };
+        return {
+          version: d.version,
+          createdAt: e.at,
+          createdBy: e.actor.id,
+          document: PolicyDocument.restore(d.document),
+        };
       });
   }
   async list(tenantId: string, page: { before?: number; limit: number }): Promise<PolicyVersionSummary[]> {
@@ -39,7 +50,12 @@ class EventHistory implements PolicyHistory {
       .filter((v) => v.version < (page.before ?? Infinity))
       .reverse()
       .slice(0, page.limit)
-      .map((v) => ({ version: v.version, createdAt: v.createdAt, createdBy: v.createdBy, rules: v.document.rules.length }));
+      .map((v) => ({
+        version: v.version,
+        createdAt: v.createdAt,
+        createdBy: v.createdBy,
+        rules: v.document.rules.length,
+      }));
   }
   async get(tenantId: string, version: number): Promise<PolicyVersionRecord | null> {
     return this.versions(tenantId).find((v) => v.version === version) ?? null;
@@ -50,14 +66,26 @@ class EventHistory implements PolicyHistory {
 class EventRecordedCalls implements RecordedToolCalls {
   constructor(private readonly ports: InMemoryPorts) {}
   async proposedSince(tenantId: string, since: Date, limit: number): Promise<RecordedToolCall[]> {
-    const proposed = this.ports.uow.events.filter((e) => e.type === 'ToolCallProposed' && e.tenantId === tenantId && e.at >= since).reverse().slice(0, limit);
+    const proposed = this.ports.uow.events
+      .filter((e) => e.type === 'ToolCallProposed' && e.tenantId === tenantId && e.at >= since)
+      .reverse()
+      .slice(0, limit);
     return Promise.all(
       proposed.map(async (e) => {
         const conv = (await this.ports.conversations.findById(tenantId, e.conversationId!))!;
-        const d = e.data as { arguments: Record<string, unknown>; policy: { level: SupervisionLevel; rule: number | null; policyVersion: number; reason: string } };
+        const d = e.data as {
+          arguments: Record<string, unknown>;
+          policy: { level: SupervisionLevel; rule: number | null; policyVersion: number; reason: string };
+        };
         return {
-          id: e.toolCallId!, conversationId: conv.id, agentId: conv.agentId, user: conv.user && { id: conv.user.id, roles: [...(conv.user.roles ?? [])] },
-          toolName: e.toolName!, arguments: d.arguments, createdAt: e.at, policy: d.policy,
+          id: e.toolCallId!,
+          conversationId: conv.id,
+          agentId: conv.agentId,
+          user: conv.user && { id: conv.user.id, roles: [...(conv.user.roles ?? [])] },
+          toolName: e.toolName!,
+          arguments: d.arguments,
+          createdAt: e.at,
+          policy: d.policy,
         };
       }),
     );
@@ -70,17 +98,35 @@ function setup() {
   const history = new EventHistory(ports);
   const put = new PutPolicyHandler(uow, policies, clock);
   const rollBack = new RollBackPolicyHandler(uow, policies, history, clock);
-  const simulate = new SimulatePolicyHandler(policies, tools, grants, conversations, new EventRecordedCalls(ports), clock);
+  const simulate = new SimulatePolicyHandler(
+    policies,
+    tools,
+    grants,
+    conversations,
+    new EventRecordedCalls(ports),
+    clock,
+  );
   const start = new StartConversationHandler(uow, conversations, clock, ids);
-  const propose = new ProposeToolCallsHandler(uow, conversations, new RepositoryPolicyInputs(policies, tools, grants, halts, conversations), clock, ids);
+  const propose = new ProposeToolCallsHandler(
+    uow,
+    conversations,
+    new RepositoryPolicyInputs(policies, tools, grants, halts, conversations),
+    clock,
+    ids,
+  );
   return {
     ...ports,
     put: (doc: unknown) => put.execute(new PutPolicyCommand(TENANT, root, doc)),
-    rollBack: (version: number, reason?: string) => rollBack.execute(new RollBackPolicyCommand(TENANT, root, version, reason)),
-    simulate: (doc: unknown, over: SimulatePolicyQuery['over']) => simulate.execute(new SimulatePolicyQuery(TENANT, doc, over)),
+    rollBack: (version: number, reason?: string) =>
+      rollBack.execute(new RollBackPolicyCommand(TENANT, root, version, reason)),
+    simulate: (doc: unknown, over: SimulatePolicyQuery['over']) =>
+      simulate.execute(new SimulatePolicyQuery(TENANT, doc, over)),
     async propose(toolName: string) {
-      const { conversation } = await start.execute(new StartConversationCommand(agent, { user: { id: 'rita', roles: ['admin'] } }));
-      return (await propose.execute(new ProposeToolCallsCommand(agent, conversation.id, [{ toolName, arguments: {} }]))).toolCalls[0];
+      const { conversation } = await start.execute(
+        new StartConversationCommand(agent, { user: { id: 'rita', roles: ['admin'] } }),
+      );
+      return (await propose.execute(new ProposeToolCallsCommand(agent, conversation.id, [{ toolName, arguments: {} }])))
+        .toolCalls[0];
     },
   };
 }
@@ -93,7 +139,18 @@ describe('RollBackPolicyHandler', () => {
     const mark = t.uow.mark();
     const p = await t.rollBack(1, 'too lax');
     expect(p).toMatchObject({ version: 3, rules: STRICT.rules, updatedBy: 'root' });
-    expect(t.uow.since(mark)).toEqual([expect.objectContaining({ type: 'PolicyUpdated', data: expect.objectContaining({ version: 3, previousVersion: 2, source: 'rollback', rolledBackFrom: 1, reason: 'too lax' }) })]);
+    expect(t.uow.since(mark)).toEqual([
+      expect.objectContaining({
+        type: 'PolicyUpdated',
+        data: expect.objectContaining({
+          version: 3,
+          previousVersion: 2,
+          source: 'rollback',
+          rolledBackFrom: 1,
+          reason: 'too lax',
+        }),
+      }),
+    ]);
     expect(t.policies.versions(TENANT)).toBe(3);
   });
 
@@ -116,7 +173,12 @@ describe('SimulatePolicyHandler', () => {
     const second = await t.propose('get_b');
     const mark = t.uow.mark();
     const r = await t.simulate(STRICT, { days: 1, limit: 10 });
-    expect(r).toMatchObject({ policyVersion: 1, over: 'recorded', since: new Date(T0.getTime() + 1_000 - 86_400_000).toISOString(), truncated: false });
+    expect(r).toMatchObject({
+      policyVersion: 1,
+      over: 'recorded',
+      since: new Date(T0.getTime() + 1_000 - 86_400_000).toISOString(),
+      truncated: false,
+    });
     expect(r.results.map((x) => [x.toolCallId, x.then.level, x.now.level, x.changed])).toEqual([
       [second.id, 'automatic', 'confirm', true], // an unknown tool under the candidate: defaults.unknownTools
       [first.id, 'automatic', 'deny', true],
@@ -128,11 +190,15 @@ describe('SimulatePolicyHandler', () => {
 
   it('refuses an invalid candidate with validation_failed naming the path, and a conversation that does not exist', async () => {
     const t = setup();
-    await expect(t.simulate({ rules: [{ match: 'x', level: 'sometimes' }] }, { calls: [{ toolName: 'x', arguments: {} }] })).rejects.toMatchObject({
+    await expect(
+      t.simulate({ rules: [{ match: 'x', level: 'sometimes' }] }, { calls: [{ toolName: 'x', arguments: {} }] }),
+    ).rejects.toMatchObject({
       code: 'validation_failed',
       faults: [{ path: 'rules[0].level', message: expect.any(String) }],
     });
-    await expect(t.simulate(LAX, { calls: [{ toolName: 'x', arguments: {}, conversationId: 'nope' }] })).rejects.toMatchObject({
+    await expect(
+      t.simulate(LAX, { calls: [{ toolName: 'x', arguments: {}, conversationId: 'nope' }] }),
+    ).rejects.toMatchObject({
       code: 'validation_failed',
       faults: [{ path: 'calls[0].conversationId', message: 'no conversation nope' }],
     });

@@ -2,9 +2,26 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import type { Conversation } from '../../../domain/conversation/conversation.aggregate';
 import { PolicyDocument } from '../../../domain/policy/policy-document';
-import { SimulationCall, SimulationResult, SimulationSummary, simulatePolicy } from '../../../domain/policy/policy-simulation';
+import {
+  SimulationCall,
+  SimulationResult,
+  SimulationSummary,
+  simulatePolicy,
+} from '../../../domain/policy/policy-simulation';
 import { ValidationError, ValidationFault } from '../../../domain/shared/domain-error';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, GRANTS, GrantRepository, PENDING, POLICIES, PolicyRepository, TOOLS, ToolRepository } from '../../ports';
+import {
+  CLOCK,
+  Clock,
+  CONVERSATIONS,
+  ConversationRepository,
+  GRANTS,
+  GrantRepository,
+  PENDING,
+  POLICIES,
+  PolicyRepository,
+  TOOLS,
+  ToolRepository,
+} from '../../ports';
 import { RECORDED_CALLS, RecordedToolCalls } from '../../ports/policy-history.port';
 import { HypotheticalCall, SimulatePolicyQuery } from './simulate-policy.query';
 
@@ -49,7 +66,11 @@ export class SimulatePolicyHandler implements IQueryHandler<SimulatePolicyQuery>
   async execute({ tenantId, document, over }: SimulatePolicyQuery): Promise<SimulationView> {
     const candidate = PolicyDocument.parse(document); // invalid → the same 400 as PUT
     const current = await this.policies.current(tenantId);
-    let calls: Array<SimulationCall & { view: Pick<SimulatedCallView, 'toolCallId' | 'proposedAt' | 'index' | 'conversationId' | 'toolName'> }>;
+    let calls: Array<
+      SimulationCall & {
+        view: Pick<SimulatedCallView, 'toolCallId' | 'proposedAt' | 'index' | 'conversationId' | 'toolName'>;
+      }
+    >;
     let truncated = false;
     let since: Date | undefined;
     if ('calls' in over) {
@@ -57,8 +78,16 @@ export class SimulatePolicyHandler implements IQueryHandler<SimulatePolicyQuery>
       calls = over.calls.map((c, index) => {
         const conv = c.conversationId === undefined ? undefined : conversations.get(c.conversationId);
         return {
-          call: { toolName: c.toolName, arguments: c.arguments, annotations: c.annotations, confidence: c.confidence, estimatedCost: c.estimatedCost },
-          conversation: conv ? { id: conv.id, agentId: conv.agentId, user: conv.user ?? undefined } : { id: '', agentId: '' },
+          call: {
+            toolName: c.toolName,
+            arguments: c.arguments,
+            annotations: c.annotations,
+            confidence: c.confidence,
+            estimatedCost: c.estimatedCost,
+          },
+          conversation: conv
+            ? { id: conv.id, agentId: conv.agentId, user: conv.user ?? undefined }
+            : { id: '', agentId: '' },
           view: { index, conversationId: c.conversationId ?? null, toolName: c.toolName },
         };
       });
@@ -67,10 +96,21 @@ export class SimulatePolicyHandler implements IQueryHandler<SimulatePolicyQuery>
       const rows = await this.recorded.proposedSince(tenantId, since, over.limit + 1);
       truncated = rows.length > over.limit;
       calls = rows.slice(0, over.limit).map((r) => ({
-        call: { toolName: r.toolName, arguments: r.arguments, annotations: r.annotations, confidence: r.confidence, estimatedCost: r.estimatedCost },
+        call: {
+          toolName: r.toolName,
+          arguments: r.arguments,
+          annotations: r.annotations,
+          confidence: r.confidence,
+          estimatedCost: r.estimatedCost,
+        },
         conversation: { id: r.conversationId, agentId: r.agentId, user: r.user ?? undefined },
         recorded: r.policy,
-        view: { toolCallId: r.id, proposedAt: r.createdAt.toISOString(), conversationId: r.conversationId, toolName: r.toolName },
+        view: {
+          toolCallId: r.id,
+          proposedAt: r.createdAt.toISOString(),
+          conversationId: r.conversationId,
+          toolName: r.toolName,
+        },
       }));
     }
     const names = [...new Set(calls.map((c) => c.call.toolName))];

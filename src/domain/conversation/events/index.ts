@@ -47,7 +47,9 @@ export class ToolCallAutoApproved extends BaseEvent<
  * A `notify` call ran at once and these people are told: the deciding rule's `approvers` (else the defaults'),
  * `requester` being the conversation's user (null without one), on these channels.
  */
-export class ToolCallNotified extends BaseEvent<PolicyRef & { approvers: string[]; requester: string | null; channels: Array<'slack' | 'webhook' | 'inbox'> }> {
+export class ToolCallNotified extends BaseEvent<
+  PolicyRef & { approvers: string[]; requester: string | null; channels: Array<'slack' | 'webhook' | 'inbox'> }
+> {
   readonly type = 'ToolCallNotified' as const;
 }
 
@@ -96,18 +98,30 @@ export class ToolCallApprovalRecorded extends BaseEvent<
 
 /** A held call has waited `afterSeconds`: more people may decide it (`added`), and `notify` channels are told. */
 export class ToolCallEscalated extends BaseEvent<
-  PolicyRef & { step: number; of: number; afterSeconds: number; added: string[]; approvers: string[]; notify: string[]; expiresAt: string }
+  PolicyRef & {
+    step: number;
+    of: number;
+    afterSeconds: number;
+    added: string[];
+    approvers: string[];
+    notify: string[];
+    expiresAt: string;
+  }
 > {
   readonly type = 'ToolCallEscalated' as const;
 }
 
 /** A held call's deadline is near: the channels remind the people who may decide it. */
-export class ToolCallReminded extends BaseEvent<PolicyRef & { remindBefore: number; secondsLeft: number; expiresAt: string; approvers: string[] }> {
+export class ToolCallReminded extends BaseEvent<
+  PolicyRef & { remindBefore: number; secondsLeft: number; expiresAt: string; approvers: string[] }
+> {
   readonly type = 'ToolCallReminded' as const;
 }
 
 /** An admin gave a held call more time. */
-export class ToolCallDeadlineExtended extends BaseEvent<PolicyRef & { from: string; to: string; by: string; via: string; reason?: string }> {
+export class ToolCallDeadlineExtended extends BaseEvent<
+  PolicyRef & { from: string; to: string; by: string; via: string; reason?: string }
+> {
   readonly type = 'ToolCallDeadlineExtended' as const;
 }
 
@@ -123,11 +137,15 @@ export class ToolCallRejected extends BaseEvent<
   readonly type = 'ToolCallRejected' as const;
 }
 
-export class ToolCallExpired extends BaseEvent<PolicyRef & { outcome: 'expired'; reason: string; expiresAt: string; waitedMs: number; latencyMs: number }> {
+export class ToolCallExpired extends BaseEvent<
+  PolicyRef & { outcome: 'expired'; reason: string; expiresAt: string; waitedMs: number; latencyMs: number }
+> {
   readonly type = 'ToolCallExpired' as const;
 }
 
-export class ToolCallCancelled extends BaseEvent<PolicyRef & { outcome: 'cancelled'; reason: string; previousStatus: string }> {
+export class ToolCallCancelled extends BaseEvent<
+  PolicyRef & { outcome: 'cancelled'; reason: string; previousStatus: string }
+> {
   readonly type = 'ToolCallCancelled' as const;
 }
 
@@ -137,7 +155,11 @@ export class ToolCallExecuted extends BaseEvent<
   readonly type = 'ToolCallExecuted' as const;
 }
 
-export class ToolCallCompleted extends BaseEvent<{ outcome: 'succeeded' | 'failed'; error?: string; durationMs: number }> {
+export class ToolCallCompleted extends BaseEvent<{
+  outcome: 'succeeded' | 'failed';
+  error?: string;
+  durationMs: number;
+}> {
   readonly type = 'ToolCallCompleted' as const;
 }
 

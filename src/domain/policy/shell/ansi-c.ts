@@ -13,7 +13,9 @@ export function ansiC(src: string, start: number): { text: string; end: number }
       text += c;
       continue;
     }
-    const m = /^\\(?:x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|([0-7]{1,3})|c(.)|([\s\S]))/.exec(src.slice(pos, pos + 10));
+    const m = /^\\(?:x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8})|([0-7]{1,3})|c(.)|([\s\S]))/.exec(
+      src.slice(pos, pos + 10),
+    );
     if (!m) throw new Unparsable("an unclosed $'");
     const [all, hex, u4, u8, octal, control, simple] = m;
     const code = hex ?? u4 ?? u8;
@@ -26,7 +28,21 @@ export function ansiC(src: string, start: number): { text: string; end: number }
   throw new Unparsable("an unclosed $'");
 }
 
-const ANSI_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+const ANSI_ESCAPES: Record<string, string> = {
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
 
 function safeCodePoint(code: number): string {
   return code <= 0x10ffff ? String.fromCodePoint(code) : '';

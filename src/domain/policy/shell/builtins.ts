@@ -18,8 +18,10 @@ const DECLARES = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
  */
 const variableName = (w: Word | undefined, builtin: string, sets = true) => {
   if (w === undefined) return;
-  if (w.expands || w.text.includes('[')) throw new Unparsable(`${builtin} of a variable name known only at run time or with a subscript (${w.text})`);
-  if (sets && changesWhatRuns(w.text)) throw new Unparsable(`${builtin} of a variable that changes what runs (${w.text})`);
+  if (w.expands || w.text.includes('['))
+    throw new Unparsable(`${builtin} of a variable name known only at run time or with a subscript (${w.text})`);
+  if (sets && changesWhatRuns(w.text))
+    throw new Unparsable(`${builtin} of a variable that changes what runs (${w.text})`);
 };
 
 /** Throws when the simple command `name args…` would evaluate a value as code. */
@@ -30,7 +32,9 @@ export function checkBuiltin(name: string, args: readonly Word[]): void {
       return;
     case '[[':
       args.forEach((a, i) => {
-        if (ARITHMETIC_TESTS.has(a.text)) for (const operand of [args[i - 1], args[i + 1]]) if (operand) requireConstantArithmetic(operand.text, `[[ ${a.text} ]]`);
+        if (ARITHMETIC_TESTS.has(a.text))
+          for (const operand of [args[i - 1], args[i + 1]])
+            if (operand) requireConstantArithmetic(operand.text, `[[ ${a.text} ]]`);
         if (a.text === '-v') variableName(args[i + 1], '[[ -v ]]', false);
       });
       return;
@@ -41,7 +45,8 @@ export function checkBuiltin(name: string, args: readonly Word[]): void {
     case 'printf':
       args.forEach((a, i) => {
         if (a.text === '-v') variableName(args[i + 1], 'printf -v');
-        else if (a.text.startsWith('-v') && a.text.length > 2) variableName({ ...a, text: a.text.slice(2) }, 'printf -v');
+        else if (a.text.startsWith('-v') && a.text.length > 2)
+          variableName({ ...a, text: a.text.slice(2) }, 'printf -v');
       });
       return;
     case 'read':
@@ -64,7 +69,10 @@ export function checkBuiltin(name: string, args: readonly Word[]): void {
       return;
   }
   if (!DECLARES.has(name)) return;
-  const options = args.filter((a) => /^[-+][A-Za-z]+$/.test(a.text)).map((a) => a.text).join('');
+  const options = args
+    .filter((a) => /^[-+][A-Za-z]+$/.test(a.text))
+    .map((a) => a.text)
+    .join('');
   // `-i` makes every later assignment arithmetic; `-n` makes the value a name that is expanded later.
   const integer = options.includes('i');
   const nameref = options.includes('n');
@@ -74,8 +82,10 @@ export function checkBuiltin(name: string, args: readonly Word[]): void {
     if (ASSIGNMENT.test(a.text)) {
       checkAssignment(a.text);
       const value = a.text.slice(a.text.indexOf('=') + 1);
-      if (integer && (a.expands || !isConstantArithmetic(value))) throw new Unparsable(`${name} -i of a value bash evaluates as arithmetic (${a.text})`);
-      if (nameref && (a.expands || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value) || changesWhatRuns(value))) throw new Unparsable(`${name} -n of a name that is not a plain one (${a.text})`);
+      if (integer && (a.expands || !isConstantArithmetic(value)))
+        throw new Unparsable(`${name} -i of a value bash evaluates as arithmetic (${a.text})`);
+      if (nameref && (a.expands || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value) || changesWhatRuns(value)))
+        throw new Unparsable(`${name} -n of a name that is not a plain one (${a.text})`);
     } else if (a.expands) {
       // `export "$x"` with x='PATH=/tmp/evil' sets PATH.
       throw new Unparsable(`${name} of a name known only at run time (${a.text})`);

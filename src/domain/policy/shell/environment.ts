@@ -29,10 +29,15 @@ export function assignment(word: Word, parts: Parts): void {
 /** Throws for an assignment whose name changes what runs, whose subscript is an expression, or whose value holds code. */
 export function checkAssignment(text: string): void {
   const m = ASSIGNMENT.exec(text);
-  if (EXPORTED_FUNCTION.test(text)) throw new Unparsable(`an assignment that changes what runs (${text.slice(0, text.indexOf('='))})`);
+  if (EXPORTED_FUNCTION.test(text))
+    throw new Unparsable(`an assignment that changes what runs (${text.slice(0, text.indexOf('='))})`);
   if (!m) return;
   const [head, name, subscript] = m;
   if (changesWhatRuns(name)) throw new Unparsable(`an assignment that changes what runs (${name})`);
-  if (subscript !== undefined && !isLiteralSubscript(subscript)) throw new Unparsable(`an assignment to a subscript over a variable (${name}[${subscript}])`);
-  if (CODE_IN_VALUE.test(text.slice(head.length))) throw new Unparsable(`an assignment whose value holds $( ), backticks, \${ or [ (${name}), which a later expansion may run`);
+  if (subscript !== undefined && !isLiteralSubscript(subscript))
+    throw new Unparsable(`an assignment to a subscript over a variable (${name}[${subscript}])`);
+  if (CODE_IN_VALUE.test(text.slice(head.length)))
+    throw new Unparsable(
+      `an assignment whose value holds $( ), backticks, \${ or [ (${name}), which a later expansion may run`,
+    );
 }

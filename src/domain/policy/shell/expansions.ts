@@ -19,11 +19,13 @@ export function isConstantArithmetic(expression: string): boolean {
 
 /** Throws unless `expression` is constant arithmetic; `where` names the expansion in the reason. */
 export function requireConstantArithmetic(expression: string, where: string): void {
-  if (!isConstantArithmetic(expression)) throw new Unparsable(`${where} evaluates a variable's value as arithmetic, which may run a command`);
+  if (!isConstantArithmetic(expression))
+    throw new Unparsable(`${where} evaluates a variable's value as arithmetic, which may run a command`);
 }
 
 /** A subscript that is no expression: `@`, `*`, or a constant. */
-export const isLiteralSubscript = (subscript: string) => subscript === '@' || subscript === '*' || isConstantArithmetic(subscript);
+export const isLiteralSubscript = (subscript: string) =>
+  subscript === '@' || subscript === '*' || isConstantArithmetic(subscript);
 
 const NAME = /[A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!-]/y;
 
@@ -45,17 +47,24 @@ export function checkParameterHead(src: string, start: number): number {
     const end = closingBracket(src, pos);
     if (end === -1) throw new Unparsable('an unclosed subscript in ${');
     subscript = src.slice(pos + 1, end);
-    if (!isLiteralSubscript(subscript)) throw new Unparsable(`\${${shorten(src.slice(start, end + 1))}} has a subscript over a variable, which may run a command`);
+    if (!isLiteralSubscript(subscript))
+      throw new Unparsable(
+        `\${${shorten(src.slice(start, end + 1))}} has a subscript over a variable, which may run a command`,
+      );
     pos = end + 1;
   }
   if (prefix === '!') {
     // `${!prefix*}`, `${!prefix@}` and `${!a[@]}` list names or keys; any other `${!…}` reads the value of a name it finds.
-    const lists = ((src[pos] === '*' || src[pos] === '@') && src[pos + 1] === '}') || ((subscript === '@' || subscript === '*') && src[pos] === '}');
+    const lists =
+      ((src[pos] === '*' || src[pos] === '@') && src[pos + 1] === '}') ||
+      ((subscript === '@' || subscript === '*') && src[pos] === '}');
     if (!lists && name !== '!') throw new Unparsable('${!…} expands a name found at run time, which may run a command');
   }
   // `${PATH:=…}` and `${PATH=…}` assign when the variable is unset or empty.
-  if ((src[pos] === '=' || (src[pos] === ':' && src[pos + 1] === '=')) && changesWhatRuns(name)) throw new Unparsable(`\${${name}:=…} assigns a variable that changes what runs`);
-  if (src[pos] === '@' && src[pos + 1] === 'P') throw new Unparsable('${…@P} expands a value as a prompt, which runs its $( )');
+  if ((src[pos] === '=' || (src[pos] === ':' && src[pos + 1] === '=')) && changesWhatRuns(name))
+    throw new Unparsable(`\${${name}:=…} assigns a variable that changes what runs`);
+  if (src[pos] === '@' && src[pos + 1] === 'P')
+    throw new Unparsable('${…@P} expands a value as a prompt, which runs its $( )');
   if (src[pos] === ':' && !'-=?+'.includes(src[pos + 1] ?? '')) {
     // `${x:offset:length}`: both are arithmetic. They end at the closing brace, outside any nesting.
     const end = closingBrace(src, pos);

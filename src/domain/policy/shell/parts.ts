@@ -34,12 +34,14 @@ export class Parts {
   /** Readings kept beside the first where a command is uncertain (a wrapper's options): bounded, as each may branch again. */
   private otherReadings = 0;
   readAnotherWay(what: string): void {
-    if (++this.otherReadings > SHELL_LIMITS.maxOtherReadings) throw new Unparsable(`${what} cannot be read with confidence`);
+    if (++this.otherReadings > SHELL_LIMITS.maxOtherReadings)
+      throw new Unparsable(`${what} cannot be read with confidence`);
   }
   add(text: string): void {
     // `""` runs nothing (no command has an empty name).
     if (text === '' || this.seen.has(text)) return;
-    if (this.seen.size >= SHELL_LIMITS.maxParts) throw new Unparsable(`it runs more than ${SHELL_LIMITS.maxParts} commands`);
+    if (this.seen.size >= SHELL_LIMITS.maxParts)
+      throw new Unparsable(`it runs more than ${SHELL_LIMITS.maxParts} commands`);
     this.seen.add(text);
   }
   list(): string[] {

@@ -23,7 +23,8 @@ const DESCRIPTOR_ELEMENT = /^\{[A-Za-z_][A-Za-z0-9_]*\[/;
 const EXPANDS_AFTER_DOLLAR = /[A-Za-z_0-9@*#?$!({[-]/;
 
 const plain = (text: string): Word => ({ text, quotedFrom: Infinity });
-const atCommandStart = (words: readonly Word[]) => words.every((w) => w.quotedFrom === Infinity && KEYWORDS.has(w.text));
+const atCommandStart = (words: readonly Word[]) =>
+  words.every((w) => w.quotedFrom === Infinity && KEYWORDS.has(w.text));
 
 export class Reader {
   private pos = 0;
@@ -98,7 +99,12 @@ export class Reader {
         conditionWord(c);
       } else if (c === ';' || c === '|' || (c === '&' && next !== '>')) {
         endCommand();
-        this.pos += (c === '&' && next === '&') || (c === '|' && (next === '|' || next === '&')) || (c === ';' && (next === ';' || next === '&')) ? 2 : 1;
+        this.pos +=
+          (c === '&' && next === '&') ||
+          (c === '|' && (next === '|' || next === '&')) ||
+          (c === ';' && (next === ';' || next === '&'))
+            ? 2
+            : 1;
       } else if (c === '(') {
         const start = word === undefined && atCommandStart(words);
         // `((…))` at a command's start is arithmetic when it closes as `))`; otherwise nested subshells.
@@ -128,7 +134,13 @@ export class Reader {
         this.expanded = true;
       } else if (c === '<' || c === '>' || c === '&') {
         if (word && word.quotedFrom > 0 && c !== '&') this.descriptorPrefix(word);
-        if (word && word.quotedFrom === Infinity && c !== '&' && (DESCRIPTOR_NUMBER.test(word.text) || DESCRIPTOR_VARIABLE.test(word.text))) word = undefined;
+        if (
+          word &&
+          word.quotedFrom === Infinity &&
+          c !== '&' &&
+          (DESCRIPTOR_NUMBER.test(word.text) || DESCRIPTOR_VARIABLE.test(word.text))
+        )
+          word = undefined;
         endWord();
         const op = REDIRECT_OP.exec(src.slice(this.pos, this.pos + 3))![0];
         if (op === '<<' || op === '<<-') throw new Unparsable('a here-document');
@@ -189,7 +201,9 @@ export class Reader {
   private descriptorPrefix(word: Word): void {
     const element = DESCRIPTOR_ELEMENT.exec(word.text);
     if (element && word.quotedFrom >= element[0].length && word.text.endsWith('}')) {
-      throw new Unparsable(`a redirection that assigns its descriptor to an array element, whose subscript bash evaluates (${word.text.slice(0, 40)})`);
+      throw new Unparsable(
+        `a redirection that assigns its descriptor to an array element, whose subscript bash evaluates (${word.text.slice(0, 40)})`,
+      );
     }
     const name = word.quotedFrom === Infinity ? DESCRIPTOR_VARIABLE.exec(word.text)?.[1] : undefined;
     if (name !== undefined) assignment(plain(`${name}=`), this.parts);
@@ -255,7 +269,8 @@ export class Reader {
     let depth = 0;
     for (let i = open; i < src.length; i++) {
       const c = src[i];
-      if (c === '`' || (c === '$' && src[i + 1] === '(' && src[i + 2] !== '(')) throw new Unparsable(`a command inside ${where}`);
+      if (c === '`' || (c === '$' && src[i + 1] === '(' && src[i + 2] !== '('))
+        throw new Unparsable(`a command inside ${where}`);
       if (c === '(') depth++;
       else if (c === ')') {
         depth--;

@@ -25,7 +25,8 @@ export function redirection(op: string, target: Word, parts: Parts): void {
   if (HARMLESS.test(path)) return;
   if (!WRITES.has(op) && !NETWORK.test(path)) return;
   // `/tmp/link/..` is wherever the link points: a `..` segment defeats a rule's glob on the path as written.
-  if (path.split('/').includes('..')) throw new Unparsable(`a redirection to a path with a ".." segment (${shorten(path)})`);
+  if (path.split('/').includes('..'))
+    throw new Unparsable(`a redirection to a path with a ".." segment (${shorten(path)})`);
   parts.add(redirectPart(path));
 }
 

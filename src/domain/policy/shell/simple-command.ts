@@ -12,7 +12,21 @@ import { unwrap } from './wrappers';
 export type ReadLine = (line: string, depth: number) => void;
 
 /** Reserved words that open or close a compound command: what follows them is the command that runs. */
-export const KEYWORDS = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', 'esac']);
+export const KEYWORDS = new Set([
+  '!',
+  '{',
+  '}',
+  'if',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'do',
+  'done',
+  'while',
+  'until',
+  'esac',
+]);
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish']);
 
 /**
@@ -32,7 +46,8 @@ export function collect(all: Word[], depth: number, parts: Parts, readLine: Read
   if (i >= all.length) return;
   const words = i === 0 ? all : all.slice(i);
   const name = words[0].text;
-  if (name.startsWith(REDIRECT_PREFIX)) throw new Unparsable(`a command named like a redirection part (${name.slice(0, 40)})`);
+  if (name.startsWith(REDIRECT_PREFIX))
+    throw new Unparsable(`a command named like a redirection part (${name.slice(0, 40)})`);
   requireNoBraceExpansion(words[0]);
   parts.add(words.map((w) => w.text).join(' '));
   const base = name.includes('/') ? name.slice(name.lastIndexOf('/') + 1) : name;
@@ -79,8 +94,7 @@ function commandLines(name: string, args: Word[]): string[] {
     case 'alias':
       return args.filter((w) => /^[^-=][^=]*=/.test(w.text)).map((w) => w.text.slice(w.text.indexOf('=') + 1));
     case 'mapfile':
-    case 'readarray':
-    {
+    case 'readarray': {
       const c = args.findIndex((w) => w.text === '-C');
       return c === -1 ? [] : one(args[c + 1]?.text);
     }

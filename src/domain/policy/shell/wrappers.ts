@@ -25,8 +25,38 @@ export const WRAPPERS: Readonly<Record<string, Options>> = {
   sudo: {
     short: 'aCcDgpRrTtUu',
     either: 'h',
-    long: ['--auth-type', '--close-from', '--chdir', '--group', '--host', '--prompt', '--chroot', '--role', '--type', '--command-timeout', '--other-user', '--user', '--login-class'],
-    flags: ['--askpass', '--background', '--bell', '--preserve-env', '--edit', '--set-home', '--login', '--remove-timestamp', '--reset-timestamp', '--non-interactive', '--preserve-groups', '--stdin', '--shell', '--list', '--validate'],
+    long: [
+      '--auth-type',
+      '--close-from',
+      '--chdir',
+      '--group',
+      '--host',
+      '--prompt',
+      '--chroot',
+      '--role',
+      '--type',
+      '--command-timeout',
+      '--other-user',
+      '--user',
+      '--login-class',
+    ],
+    flags: [
+      '--askpass',
+      '--background',
+      '--bell',
+      '--preserve-env',
+      '--edit',
+      '--set-home',
+      '--login',
+      '--remove-timestamp',
+      '--reset-timestamp',
+      '--non-interactive',
+      '--preserve-groups',
+      '--stdin',
+      '--shell',
+      '--list',
+      '--validate',
+    ],
   },
   doas: { short: 'aCu' },
   nohup: { short: '' },
@@ -39,14 +69,37 @@ export const WRAPPERS: Readonly<Record<string, Options>> = {
   env: {
     short: 'aCSu',
     long: ['--argv0', '--chdir', '--split-string', '--unset'],
-    flags: ['--ignore-environment', '--null', '--default-signal', '--ignore-signal', '--block-signal', '--list-signal-handling', '--debug'],
+    flags: [
+      '--ignore-environment',
+      '--null',
+      '--default-signal',
+      '--ignore-signal',
+      '--block-signal',
+      '--list-signal-handling',
+      '--debug',
+    ],
   },
-  timeout: { short: 'ks', long: ['--kill-after', '--signal'], flags: ['--foreground', '--preserve-status', '--verbose'] },
+  timeout: {
+    short: 'ks',
+    long: ['--kill-after', '--signal'],
+    flags: ['--foreground', '--preserve-status', '--verbose'],
+  },
   xargs: {
     short: 'adEILnPs',
     attached: 'eil',
     long: ['--arg-file', '--delimiter', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'],
-    flags: ['--null', '--no-run-if-empty', '--interactive', '--verbose', '--exit', '--open-tty', '--show-limits', '--eof', '--replace', '--max-lines'],
+    flags: [
+      '--null',
+      '--no-run-if-empty',
+      '--interactive',
+      '--verbose',
+      '--exit',
+      '--open-tty',
+      '--show-limits',
+      '--eof',
+      '--replace',
+      '--max-lines',
+    ],
   },
   stdbuf: { short: 'eio', long: ['--input', '--output', '--error'] },
   coproc: { short: '' },
@@ -68,7 +121,8 @@ export function unwrap(name: string, args: readonly Word[], parts: Parts): Word[
   if (!options) return [];
   if (name === 'coproc' && args.length > 1 && args[1].quotedFrom === Infinity && COMPOUND.has(args[1].text)) {
     // `coproc NAME { …; }` assigns the coprocess's descriptors to the array NAME.
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(args[0].text) || args[0].quotedFrom !== Infinity) throw new Unparsable(`a coproc named at run time (${args[0].text.slice(0, 40)})`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(args[0].text) || args[0].quotedFrom !== Infinity)
+      throw new Unparsable(`a coproc named at run time (${args[0].text.slice(0, 40)})`);
     assignment({ text: `${args[0].text}=`, quotedFrom: Infinity }, parts);
     return [args.slice(1)];
   }

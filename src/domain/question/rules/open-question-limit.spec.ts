@@ -18,7 +18,14 @@ describe('the open question limit', () => {
   });
 
   it("refuses at the conversation's limit first, then at the agent's, with the limit and its scope", () => {
-    expect(refusal({ conversation: 3, agent: 3 })).toMatchObject({ code: 'too_many_open_questions', kind: 'conflict', details: { limit: 3, scope: 'conversation' } });
-    expect(refusal({ conversation: 1, agent: 5 })).toMatchObject({ code: 'too_many_open_questions', details: { limit: 5, scope: 'agent' } });
+    expect(refusal({ conversation: 3, agent: 3 })).toMatchObject({
+      code: 'too_many_open_questions',
+      kind: 'conflict',
+      details: { limit: 3, scope: 'conversation' },
+    });
+    expect(refusal({ conversation: 1, agent: 5 })).toMatchObject({
+      code: 'too_many_open_questions',
+      details: { limit: 5, scope: 'agent' },
+    });
   });
 });

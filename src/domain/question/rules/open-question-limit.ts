@@ -14,12 +14,21 @@ export const DEFAULT_OPEN_QUESTION_LIMITS: OpenQuestionLimits = Object.freeze({ 
 export class TooManyOpenQuestionsError extends DomainError {
   constructor(scope: 'conversation' | 'agent', limit: number) {
     const where = scope === 'conversation' ? 'in this conversation' : 'across its conversations';
-    super('too_many_open_questions', 'conflict', `The agent already has ${limit} open questions ${where}: wait for an answer (or their expiry) before asking more`, { limit, scope });
+    super(
+      'too_many_open_questions',
+      'conflict',
+      `The agent already has ${limit} open questions ${where}: wait for an answer (or their expiry) before asking more`,
+      { limit, scope },
+    );
   }
 }
 
 /** Refuses one more question when the agent's open ones (counted before it) are at a limit. */
-export function checkOpenQuestionLimit(open: { conversation: number; agent: number }, limits: OpenQuestionLimits): void {
-  if (open.conversation >= limits.perConversation) throw new TooManyOpenQuestionsError('conversation', limits.perConversation);
+export function checkOpenQuestionLimit(
+  open: { conversation: number; agent: number },
+  limits: OpenQuestionLimits,
+): void {
+  if (open.conversation >= limits.perConversation)
+    throw new TooManyOpenQuestionsError('conversation', limits.perConversation);
   if (open.agent >= limits.perAgent) throw new TooManyOpenQuestionsError('agent', limits.perAgent);
 }

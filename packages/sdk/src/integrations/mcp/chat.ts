@@ -40,8 +40,20 @@ export const ASK_HUMAN: McpTool = {
   inputSchema: {
     type: 'object',
     properties: {
-      question: { type: 'string', minLength: 1, maxLength: MAX_QUESTION, description: 'The question, as the person will read it' },
-      choices: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, minItems: 2, maxItems: 20, uniqueItems: true, description: 'Optional: 2 to 20 distinct answers to pick from' },
+      question: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_QUESTION,
+        description: 'The question, as the person will read it',
+      },
+      choices: {
+        type: 'array',
+        items: { type: 'string', minLength: 1, maxLength: 200 },
+        minItems: 2,
+        maxItems: 20,
+        uniqueItems: true,
+        description: 'Optional: 2 to 20 distinct answers to pick from',
+      },
     },
     required: ['question'],
   },
@@ -53,7 +65,13 @@ export const ASK_HUMAN: McpTool = {
  * be asked, and a person's token is at hand. The answer is decided with that token, `via: "mcp"`; the first
  * decision wins, so one made in the inbox meanwhile stands (409 already_decided).
  */
-export async function askInChat(deps: ChatDeps, session: Session, call: ToolCall, ctx: CallContext, signal: AbortSignal): Promise<void> {
+export async function askInChat(
+  deps: ChatDeps,
+  session: Session,
+  call: ToolCall,
+  ctx: CallContext,
+  signal: AbortSignal,
+): Promise<void> {
   if (!deps.elicitation || !session.userToken) return;
   // Separation of duties: a requester who may not approve is not asked (they can still reject in the inbox).
   if (!call.approval?.approvers.includes('requester') || call.approval.selfApproval === false) return;
@@ -61,35 +79,54 @@ export async function askInChat(deps: ChatDeps, session: Session, call: ToolCall
   const expiresAt = Date.parse(call.approval.expiresAt);
   const timeout = Number.isNaN(expiresAt) ? undefined : Math.max(1000, expiresAt - Date.now());
   const args = JSON.stringify(call.arguments);
-  const answer = await session.server.elicitInput(
-    {
-      mode: 'form',
-      message: `Allow ${call.toolName} with ${args.length > 1000 ? `${args.slice(0, 1000)}…` : args}? (${call.policy.reason})`,
-      requestedSchema: {
-        type: 'object',
-        properties: {
-          approve: { type: 'boolean', title: 'Approve', description: `Run ${call.toolName} now` },
-          reason: { type: 'string', title: 'Reason', description: 'Optional: why (recorded in the audit trail)', maxLength: 4000 },
+  const answer = await session.server
+    .elicitInput(
+      {
+        mode: 'form',
+        message: `Allow ${call.toolName} with ${args.length > 1000 ? `${args.slice(0, 1000)}…` : args}? (${call.policy.reason})`,
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            approve: { type: 'boolean', title: 'Approve', description: `Run ${call.toolName} now` },
+            reason: {
+              type: 'string',
+              title: 'Reason',
+              description: 'Optional: why (recorded in the audit trail)',
+              maxLength: 4000,
+            },
+          },
+          required: ['approve'],
         },
-        required: ['approve'],
       },
-    },
-    { relatedRequestId: ctx.requestId, signal, ...(timeout ? { timeout } : {}) },
-  ).catch((e) => {
-    if (signal.aborted) return undefined;
-    throw e;
-  });
+      { relatedRequestId: ctx.requestId, signal, ...(timeout ? { timeout } : {}) },
+    )
+    .catch((e) => {
+      if (signal.aborted) return undefined;
+      throw e;
+    });
   if (!answer || answer.action === 'cancel' || signal.aborted) return; // dismissed: the inbox decides
   const content = answer.content ?? {};
-  const reason = typeof content.reason === 'string' && content.reason.trim() ? content.reason.trim().slice(0, 4000) : undefined;
+  const reason =
+    typeof content.reason === 'string' && content.reason.trim() ? content.reason.trim().slice(0, 4000) : undefined;
   const approve = answer.action === 'accept' && content.approve === true;
-  const person = new Tollgate({ url: deps.tollgate.url, token: session.userToken, channel: 'mcp', headers: { 'user-agent': 'tollgate-mcp-gateway' } });
+  const person = new Tollgate({
+    url: deps.tollgate.url,
+    token: session.userToken,
+    channel: 'mcp',
+    headers: { 'user-agent': 'tollgate-mcp-gateway' },
+  });
   try {
-    await person.inbox().decide(call.id, { decision: approve ? 'approve' : 'reject', ...(reason ? { reason } : approve ? {} : { reason: 'declined in the chat' }) });
+    await person.inbox().decide(call.id, {
+      decision: approve ? 'approve' : 'reject',
+      ...(reason ? { reason } : approve ? {} : { reason: 'declined in the chat' }),
+    });
   } catch (e) {
     if (e instanceof TollgateError && e.code === 'already_decided') return; // someone decided first: theirs stands
     if (e instanceof TollgateError && e.code === 'forbidden') {
-      deps.log('warn', `tool call ${call.id}: the session's person may not decide it (${e.detail}); it waits for the inbox`);
+      deps.log(
+        'warn',
+        `tool call ${call.id}: the session's person may not decide it (${e.detail}); it waits for the inbox`,
+      );
       return;
     }
     throw e;
@@ -100,7 +137,12 @@ export async function askInChat(deps: ChatDeps, session: Session, call: ToolCall
  * Asks in the session's conversation and waits for the outcome (progress meanwhile; an elicitation when the user
  * may answer): the answer is the result's text; an expired or cancelled question an `isError` result.
  */
-export async function ask(deps: AskDeps, session: Session, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+export async function ask(
+  deps: AskDeps,
+  session: Session,
+  args: Record<string, unknown>,
+  ctx: CallContext,
+): Promise<CallToolResult> {
   const input = askInput(args);
   if (typeof input === 'string') return refusalResult(`${ASK_HUMAN_TOOL}: ${input}`);
   const tollgate = deps.tollgate;
@@ -110,18 +152,26 @@ export async function ask(deps: AskDeps, session: Session, args: Record<string, 
     // The key is made once, before the first attempt: a retried ask never asks twice.
     question = await tollgate.questions.ask(
       conversation.id,
-      { text: input.question, ...(input.choices ? { choices: input.choices } : {}), ...(deps.askHuman.timeoutSeconds ? { timeoutSeconds: deps.askHuman.timeoutSeconds } : {}), id: newId('ask') },
+      {
+        text: input.question,
+        ...(input.choices ? { choices: input.choices } : {}),
+        ...(deps.askHuman.timeoutSeconds ? { timeoutSeconds: deps.askHuman.timeoutSeconds } : {}),
+        id: newId('ask'),
+      },
       { signal: ctx.signal },
     );
   } catch (e) {
-    if (e instanceof TollgateError && e.code === 'validation_failed') return refusalResult(`${ASK_HUMAN_TOOL}: Tollgate refused the question: ${e.detail}`);
+    if (e instanceof TollgateError && e.code === 'validation_failed')
+      return refusalResult(`${ASK_HUMAN_TOOL}: Tollgate refused the question: ${e.detail}`);
     return deps.failure(ASK_HUMAN_TOOL, e, 'could not be asked');
   }
   const stop = new AbortController();
   const waiting = `Waiting for a person to answer in Tollgate: ${clip(question.text, 200)}`;
   ctx.progress(waiting);
   const timer = setInterval(() => ctx.progress(waiting), deps.progressIntervalMs);
-  const asking = askQuestionInChat(deps, session, question, ctx, stop.signal).catch((e) => deps.log('warn', `question ${question.id}: asking in the chat failed: ${messageOf(e)}`));
+  const asking = askQuestionInChat(deps, session, question, ctx, stop.signal).catch((e) =>
+    deps.log('warn', `question ${question.id}: asking in the chat failed: ${messageOf(e)}`),
+  );
   try {
     question = await tollgate.questions.wait(question, { signal: ctx.signal });
   } catch (e) {
@@ -132,11 +182,16 @@ export async function ask(deps: AskDeps, session: Session, args: Record<string, 
     stop.abort(); // answered elsewhere (the inbox), expired or cancelled: the question in the chat is withdrawn
     await asking;
   }
-  if (question.status === 'answered' && question.answer) return { content: [{ type: 'text', text: question.answer.text }] };
+  if (question.status === 'answered' && question.answer)
+    return { content: [{ type: 'text', text: question.answer.text }] };
   if (question.status === 'expired') {
-    return refusalResult(`Nobody answered the question in time (it expired after ${question.timeoutSeconds} s): "${clip(question.text, 200)}". Go on without the answer, or tell the user.`);
+    return refusalResult(
+      `Nobody answered the question in time (it expired after ${question.timeoutSeconds} s): "${clip(question.text, 200)}". Go on without the answer, or tell the user.`,
+    );
   }
-  return refusalResult(`The question was cancelled in Tollgate${question.reason ? ` (${question.reason})` : ''} and will not be answered: "${clip(question.text, 200)}".`);
+  return refusalResult(
+    `The question was cancelled in Tollgate${question.reason ? ` (${question.reason})` : ''} and will not be answered: "${clip(question.text, 200)}".`,
+  );
 }
 
 /**
@@ -144,7 +199,13 @@ export async function ask(deps: AskDeps, session: Session, args: Record<string, 
  * can be asked and a person's token is at hand. The answer is posted with that token, `via: "mcp"`; the first
  * answer wins, so one given in the inbox meanwhile stands (409 already_answered).
  */
-export async function askQuestionInChat(deps: ChatDeps, session: Session, question: Question, ctx: CallContext, signal: AbortSignal): Promise<void> {
+export async function askQuestionInChat(
+  deps: ChatDeps,
+  session: Session,
+  question: Question,
+  ctx: CallContext,
+  signal: AbortSignal,
+): Promise<void> {
   if (!deps.elicitation || !session.userToken) return;
   if (!question.askTo.includes('requester')) return;
   if (!session.server.getClientCapabilities()?.elicitation) return;
@@ -155,7 +216,11 @@ export async function askQuestionInChat(deps: ChatDeps, session: Session, questi
     : { type: 'string' as const, title: 'Answer', minLength: 1, maxLength: MAX_QUESTION };
   const reply = await session.server
     .elicitInput(
-      { mode: 'form', message: question.text, requestedSchema: { type: 'object', properties: { answer: answerField }, required: ['answer'] } },
+      {
+        mode: 'form',
+        message: question.text,
+        requestedSchema: { type: 'object', properties: { answer: answerField }, required: ['answer'] },
+      },
       { relatedRequestId: ctx.requestId, signal, ...(timeout ? { timeout } : {}) },
     )
     .catch((e) => {
@@ -165,13 +230,21 @@ export async function askQuestionInChat(deps: ChatDeps, session: Session, questi
   if (!reply || reply.action !== 'accept' || signal.aborted) return; // declined or dismissed: the inbox answers
   const answer = typeof reply.content?.answer === 'string' ? reply.content.answer.trim() : '';
   if (!answer) return;
-  const person = new Tollgate({ url: deps.tollgate.url, token: session.userToken, channel: 'mcp', headers: { 'user-agent': 'tollgate-mcp-gateway' } });
+  const person = new Tollgate({
+    url: deps.tollgate.url,
+    token: session.userToken,
+    channel: 'mcp',
+    headers: { 'user-agent': 'tollgate-mcp-gateway' },
+  });
   try {
     await person.answer(question.id, answer, { channel: 'mcp' });
   } catch (e) {
     if (e instanceof TollgateError && e.code === 'already_answered') return; // someone answered first: theirs stands
     if (e instanceof TollgateError && (e.code === 'forbidden' || e.code === 'validation_failed')) {
-      deps.log('warn', `question ${question.id}: the answer in the chat was refused (${e.code}: ${e.detail}); it waits for the inbox`);
+      deps.log(
+        'warn',
+        `question ${question.id}: the answer in the chat was refused (${e.code}: ${e.detail}); it waits for the inbox`,
+      );
       return;
     }
     throw e;
@@ -184,6 +257,7 @@ function askInput(args: Record<string, unknown>): { question: string; choices?: 
   if (!question) return 'question is required: the text to ask';
   if (question.length > MAX_QUESTION) return `question: at most ${MAX_QUESTION} characters`;
   if (args.choices === undefined || args.choices === null) return { question };
-  if (!Array.isArray(args.choices) || args.choices.some((c) => typeof c !== 'string')) return 'choices: must be a list of strings';
+  if (!Array.isArray(args.choices) || args.choices.some((c) => typeof c !== 'string'))
+    return 'choices: must be a list of strings';
   return { question, choices: args.choices as string[] };
 }

@@ -18,7 +18,8 @@ export function isHostName(s: string): boolean {
 export function originOf(s: string): string | undefined {
   try {
     const u = new URL(s);
-    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== s.replace(/\/$/, '').toLowerCase()) return undefined;
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== s.replace(/\/$/, '').toLowerCase())
+      return undefined;
     return u.origin;
   } catch {
     return undefined;
@@ -42,7 +43,10 @@ export function expand(value: unknown, path: string, env: Env, faults: string[],
     });
   }
   if (Array.isArray(value)) return value.map((v, i) => expand(v, `${path}[${i}]`, env, faults, depth + 1));
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, path ? `${path}.${k}` : k, env, faults, depth + 1)]));
+  if (isObject(value))
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, expand(v, path ? `${path}.${k}` : k, env, faults, depth + 1)]),
+    );
   return value;
 }
 
@@ -69,7 +73,8 @@ export function isHttpUrl(s: string): boolean {
 }
 
 export function unknownKeys(o: Record<string, unknown>, allowed: string[], at: string, faults: string[]): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) faults.push(`${at ? `${at}.` : ''}${k}: unknown field (allowed: ${allowed.join(', ')})`);
+  for (const k of Object.keys(o))
+    if (!allowed.includes(k)) faults.push(`${at ? `${at}.` : ''}${k}: unknown field (allowed: ${allowed.join(', ')})`);
 }
 
 export function optionalObject(v: unknown, at: string, faults: string[]): Record<string, unknown> | undefined {

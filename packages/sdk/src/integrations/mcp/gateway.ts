@@ -12,7 +12,14 @@
  * serves Streamable HTTP with Web-standard Request/Response, so it mounts in any server. `tollgate mcp` is the CLI.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { TollgateConversation, ToolCallHandle } from '../../conversation.js';
 import { TollgateError, ToolCallRejectedError } from '../../errors.js';
 import { Tollgate } from '../../tollgate.js';
@@ -22,7 +29,20 @@ import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps } from './chat.
 import { BearerAuth, originFault, type HttpGuardOptions } from './http-auth.js';
 import { HttpSessions } from './http-sessions.js';
 import { checkIdentities } from './identity.js';
-import { type CallContext, clip, type Log, messageOf, problem, progressOf, quoted, refusalResult, type Session, type SessionIdentity, textOf, VERSION } from './shared.js';
+import {
+  type CallContext,
+  clip,
+  type Log,
+  messageOf,
+  problem,
+  progressOf,
+  quoted,
+  refusalResult,
+  type Session,
+  type SessionIdentity,
+  textOf,
+  VERSION,
+} from './shared.js';
 import { describedBy, displayTitle, type GatewayTool, nameTools, unmatchedRules } from './tools.js';
 import { connectUpstream, listUpstreamTools, type Upstream } from './upstreams.js';
 
@@ -95,8 +115,10 @@ export class TollgateMcpGateway {
    * token, and an Error if an upstream cannot be reached or two tools would share a name.
    */
   static async start(options: McpGatewayOptions): Promise<TollgateMcpGateway> {
-    if (!(options?.tollgate instanceof Tollgate)) throw new TypeError('TollgateMcpGateway.start({ tollgate }) needs a Tollgate client with an agent token');
-    if (!options.upstreams?.length) throw new TypeError('TollgateMcpGateway.start({ upstreams }) needs at least one upstream MCP server');
+    if (!(options?.tollgate instanceof Tollgate))
+      throw new TypeError('TollgateMcpGateway.start({ tollgate }) needs a Tollgate client with an agent token');
+    if (!options.upstreams?.length)
+      throw new TypeError('TollgateMcpGateway.start({ upstreams }) needs at least one upstream MCP server');
     const gateway = new TollgateMcpGateway(options);
     try {
       gateway.tenant = await checkIdentities(options.tollgate, options.user);
@@ -120,7 +142,13 @@ export class TollgateMcpGateway {
    * `await gateway.server().connect(new StdioServerTransport())`. Without an identity, the configured user.
    */
   server(identity: SessionIdentity = {}): Server {
-    const session: Session = { ...this.defaultIdentity(), ...identity, pending: 0, lastSeen: Date.now(), server: undefined as unknown as Server };
+    const session: Session = {
+      ...this.defaultIdentity(),
+      ...identity,
+      pending: 0,
+      lastSeen: Date.now(),
+      server: undefined as unknown as Server,
+    };
     session.server = this.buildServer(session);
     return session.server;
   }
@@ -146,19 +174,33 @@ export class TollgateMcpGateway {
       session.lastSeen = Date.now();
       return session.transport!.handleRequest(request);
     }
-    if (request.method !== 'POST') return problem(400, 'validation_failed', 'No mcp-session-id: start a session with an initialize request');
+    if (request.method !== 'POST')
+      return problem(400, 'validation_failed', 'No mcp-session-id: start a session with an initialize request');
     let body: unknown;
     try {
       body = await request.json();
     } catch {
       return problem(400, 'validation_failed', 'The body is not JSON');
     }
-    if (!isInitializeRequest(body)) return problem(400, 'validation_failed', 'No mcp-session-id: start a session with an initialize request');
-    return this.sessions.start(who.sub, () => {
-      const session: Session = { user: who.user, userToken: token, sub: who.sub, pending: 0, lastSeen: Date.now(), server: undefined as unknown as Server };
-      session.server = this.buildServer(session);
-      return session;
-    }, request, body);
+    if (!isInitializeRequest(body))
+      return problem(400, 'validation_failed', 'No mcp-session-id: start a session with an initialize request');
+    return this.sessions.start(
+      who.sub,
+      () => {
+        const session: Session = {
+          user: who.user,
+          userToken: token,
+          sub: who.sub,
+          pending: 0,
+          lastSeen: Date.now(),
+          server: undefined as unknown as Server,
+        };
+        session.server = this.buildServer(session);
+        return session;
+      },
+      request,
+      body,
+    );
   }
 
   /** Closes the sessions and the upstreams (stdio servers are stopped). */
@@ -179,7 +221,12 @@ export class TollgateMcpGateway {
     const configs = new Map([...this.upstreams].map(([name, u]) => [name, u.config]));
     const tools = nameTools(listed, configs, this.askHuman ? [ASK_HUMAN_TOOL] : []);
     this.exposed = new Map(tools.map((t) => [t.name, t]));
-    for (const t of tools) if (t.name !== t.upstreamName && !configs.get(t.upstream)!.namespace) this.log('info', `tool ${JSON.stringify(t.upstreamName)} of upstream ${t.upstream} is called ${t.name} (Tollgate's tool names are [A-Za-z0-9_.:-])`);
+    for (const t of tools)
+      if (t.name !== t.upstreamName && !configs.get(t.upstream)!.namespace)
+        this.log(
+          'info',
+          `tool ${JSON.stringify(t.upstreamName)} of upstream ${t.upstream} is called ${t.name} (Tollgate's tool names are [A-Za-z0-9_.:-])`,
+        );
     await Promise.all(tools.map((t) => this.register(t)));
   }
 
@@ -200,7 +247,11 @@ export class TollgateMcpGateway {
   private async register(tool: GatewayTool): Promise<void> {
     try {
       const description = describedBy(tool);
-      await this.options.tollgate.registerTool(tool.name, { ...(description ? { description } : {}), isReadOnly: tool.flags.isReadOnly, destructive: tool.flags.destructive });
+      await this.options.tollgate.registerTool(tool.name, {
+        ...(description ? { description } : {}),
+        isReadOnly: tool.flags.isReadOnly,
+        destructive: tool.flags.destructive,
+      });
       this.registered.add(tool.name);
     } catch (e) {
       if (e instanceof TollgateError && e.code === 'forbidden') {
@@ -209,7 +260,10 @@ export class TollgateMcpGateway {
         return;
       }
       // Not fatal: the proposal carries the flags as annotations, which count for an unregistered tool.
-      this.log('warn', `tool ${tool.name}: could not register it with Tollgate (${messageOf(e)}); will try again on its first call`);
+      this.log(
+        'warn',
+        `tool ${tool.name}: could not register it with Tollgate (${messageOf(e)}); will try again on its first call`,
+      );
     }
   }
 
@@ -220,18 +274,26 @@ export class TollgateMcpGateway {
       capabilities: { tools: {} },
       instructions: `Tool calls go through Tollgate: some run at once, some wait for a person to approve them. A refused call answers with who refused and why; tell the user.${this.askHuman ? ` When you need an answer only a person has, call ${ASK_HUMAN_TOOL}.` : ''}`,
     });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...this.tools.map((t) => ({ ...t.tool, name: t.name })), ...(this.askHuman ? [ASK_HUMAN] : [])] }));
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [...this.tools.map((t) => ({ ...t.tool, name: t.name })), ...(this.askHuman ? [ASK_HUMAN] : [])],
+    }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const builtIn = this.askHuman && request.params.name === ASK_HUMAN_TOOL;
       const tool = builtIn ? undefined : this.exposed.get(request.params.name);
       if (!builtIn && !tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       const max = this.limits.pendingCallsPerSession;
       if (session.pending >= max) {
-        return refusalResult(builtIn
-          ? `${ASK_HUMAN_TOOL} did not ask: ${max} calls of this session already wait for a person; try again once they are answered`
-          : `${tool!.name} did not run: ${max} calls of this session already wait for a decision; try again once they are decided`);
+        return refusalResult(
+          builtIn
+            ? `${ASK_HUMAN_TOOL} did not ask: ${max} calls of this session already wait for a person; try again once they are answered`
+            : `${tool!.name} did not run: ${max} calls of this session already wait for a decision; try again once they are decided`,
+        );
       }
-      const ctx: CallContext = { signal: extra.signal, requestId: extra.requestId, progress: progressOf(extra._meta?.progressToken, (n) => extra.sendNotification(n)) };
+      const ctx: CallContext = {
+        signal: extra.signal,
+        requestId: extra.requestId,
+        progress: progressOf(extra._meta?.progressToken, (n) => extra.sendNotification(n)),
+      };
       session.pending += 1;
       try {
         if (builtIn) return await ask(this.deps, session, request.params.arguments ?? {}, ctx);
@@ -266,13 +328,15 @@ export class TollgateMcpGateway {
       if (handle.toolCall.status === 'pending') await this.waitForDecision(session, handle, ctx);
       return await handle.run(
         async (approved) => {
-          const result = (await this.upstreams.get(tool.upstream)!.client.callTool({ name: tool.upstreamName, arguments: approved }, undefined, {
-            signal: ctx.signal,
-            timeout: this.limits.toolTimeoutSeconds * 1000,
-            resetTimeoutOnProgress: true,
-            // The upstream's own progress goes on to the client, in the same sequence as the waiting's.
-            onprogress: (p) => ctx.progress(p.message ?? `${tool.name} is running`),
-          })) as CallToolResult;
+          const result = (await this.upstreams
+            .get(tool.upstream)!
+            .client.callTool({ name: tool.upstreamName, arguments: approved }, undefined, {
+              signal: ctx.signal,
+              timeout: this.limits.toolTimeoutSeconds * 1000,
+              resetTimeoutOnProgress: true,
+              // The upstream's own progress goes on to the client, in the same sequence as the waiting's.
+              onprogress: (p) => ctx.progress(p.message ?? `${tool.name} is running`),
+            })) as CallToolResult;
           if (result.isError) throw new UpstreamToolError(result);
           return result;
         },
@@ -293,7 +357,9 @@ export class TollgateMcpGateway {
     const waiting = `${call.toolName} waits for approval in Tollgate (${call.policy.reason}; approvers: ${call.approval?.approvers.join(', ') ?? 'people'})`;
     ctx.progress(waiting);
     const timer = setInterval(() => ctx.progress(waiting), this.deps.progressIntervalMs);
-    const asking = askInChat(this.deps, session, call, ctx, stop.signal).catch((e) => this.log('warn', `tool call ${call.id}: asking in the chat failed: ${messageOf(e)}`));
+    const asking = askInChat(this.deps, session, call, ctx, stop.signal).catch((e) =>
+      this.log('warn', `tool call ${call.id}: asking in the chat failed: ${messageOf(e)}`),
+    );
     try {
       await handle.wait({ signal: ctx.signal });
     } finally {
@@ -317,7 +383,14 @@ export class TollgateMcpGateway {
           id: `mcp-${crypto.randomUUID()}`,
           ...(session.user ? { user: session.user } : {}),
           title: `MCP session${this.clientSays(session)}`,
-          metadata: { mcp: { client: client ? { name: clip(String(client.name), 200), version: clip(String(client.version), 100) } : null, upstreams: [...this.upstreams.keys()] } },
+          metadata: {
+            mcp: {
+              client: client
+                ? { name: clip(String(client.name), 200), version: clip(String(client.version), 100) }
+                : null,
+              upstreams: [...this.upstreams.keys()],
+            },
+          },
         })
         .catch((e) => {
           session.conversation = undefined; // the next call tries again
@@ -329,7 +402,8 @@ export class TollgateMcpGateway {
 
   private failure(name: string, e: unknown, what: string): CallToolResult {
     if (!(e instanceof TollgateError)) throw e;
-    if (e.code === 'halted') return refusalResult(`${name} was refused: Tollgate is halted (${e.detail}). The call did not run.`);
+    if (e.code === 'halted')
+      return refusalResult(`${name} was refused: Tollgate is halted (${e.detail}). The call did not run.`);
     this.log('error', `tool ${name}: ${what}: ${e.code}: ${e.detail}${e.requestId ? ` (request ${e.requestId})` : ''}`);
     // Fail closed: without Tollgate's approval, nothing runs.
     return refusalResult(`${name} ${what} in Tollgate (${e.code}: ${e.detail}). The call did not run.`);

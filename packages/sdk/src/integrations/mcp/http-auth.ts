@@ -43,13 +43,23 @@ export function originFault(request: Request, o: HttpGuardOptions): Response | u
     } catch {
       hostname = undefined;
     }
-    if (!hostname || !o.allowedHosts.includes(hostname)) return problem(403, 'forbidden', `This gateway does not serve the host ${JSON.stringify(host.slice(0, 255))} (http.allowedHosts)`);
+    if (!hostname || !o.allowedHosts.includes(hostname))
+      return problem(
+        403,
+        'forbidden',
+        `This gateway does not serve the host ${JSON.stringify(host.slice(0, 255))} (http.allowedHosts)`,
+      );
   }
   const origin = request.headers.get('origin');
   if (origin === null) return undefined;
   const normalised = originOf(origin);
   const own = normalised !== undefined && new URL(normalised).host === host;
-  if (!own && !(normalised && o.allowedOrigins?.includes(normalised))) return problem(403, 'forbidden', `Requests from the origin ${JSON.stringify(origin.slice(0, 255))} are not allowed (http.allowedOrigins)`);
+  if (!own && !(normalised && o.allowedOrigins?.includes(normalised)))
+    return problem(
+      403,
+      'forbidden',
+      `Requests from the origin ${JSON.stringify(origin.slice(0, 255))} are not allowed (http.allowedOrigins)`,
+    );
   return undefined;
 }
 
@@ -70,7 +80,12 @@ export class BearerAuth {
    * even from an address past its failure limit: a forger sharing the address cannot lock its people out.
    */
   async verify(token: string | undefined, address: string | undefined): Promise<Person | Response> {
-    if (!token) return problem(401, 'unauthenticated', 'A bearer token is required: your Tollgate token (the same one the inbox uses)');
+    if (!token)
+      return problem(
+        401,
+        'unauthenticated',
+        'A bearer token is required: your Tollgate token (the same one the inbox uses)',
+      );
     const cached = this.verified.get(token);
     if (cached && cached.until > Date.now()) return cached;
     const key = clientKey(address);
@@ -78,25 +93,47 @@ export class BearerAuth {
     if (limited) return limited;
     // Refused here, it costs Tollgate nothing and is not counted: the limit guards what reaches Tollgate.
     const claims = localClaims(token);
-    if (typeof claims === 'string') return problem(401, 'unauthenticated', `The bearer token is not a valid Tollgate token: ${claims}`);
+    if (typeof claims === 'string')
+      return problem(401, 'unauthenticated', `The bearer token is not a valid Tollgate token: ${claims}`);
     let me: Me;
     try {
       // One attempt: a client whose request failed tries again itself, and a 429 must not hold the request.
-      me = await new Tollgate({ url: this.tollgateUrl, token, retry: { maxAttempts: 1 }, headers: { 'user-agent': 'tollgate-mcp-gateway' } }).me();
+      me = await new Tollgate({
+        url: this.tollgateUrl,
+        token,
+        retry: { maxAttempts: 1 },
+        headers: { 'user-agent': 'tollgate-mcp-gateway' },
+      }).me();
     } catch (e) {
-      if (e instanceof TollgateError && e.status === 401) return this.failed(key, problem(401, e.code, `Tollgate refused the token: ${e.detail}`));
+      if (e instanceof TollgateError && e.status === 401)
+        return this.failed(key, problem(401, e.code, `Tollgate refused the token: ${e.detail}`));
       if (e instanceof TollgateError && e.status === 429) {
         this.failed(key, undefined); // not verified: counts as this client's, whose tokens Tollgate is refusing
-        return problem(503, 'unavailable', 'Tollgate is not checking tokens from the gateway for now; try again shortly', { retryAfter: 10 });
+        return problem(
+          503,
+          'unavailable',
+          'Tollgate is not checking tokens from the gateway for now; try again shortly',
+          { retryAfter: 10 },
+        );
       }
       this.log('error', `checking a bearer token with Tollgate failed: ${messageOf(e)}`);
       return problem(503, 'unavailable', 'Tollgate could not check the token; try again');
     }
-    if (me.kind === 'agent') return problem(403, 'forbidden', "An agent token cannot open an MCP session: use a person's Tollgate token");
+    if (me.kind === 'agent')
+      return problem(403, 'forbidden', "An agent token cannot open an MCP session: use a person's Tollgate token");
     // Roles never cross tenants: another tenant's admin is nobody here, not an admin.
-    if (me.tenant !== this.tenant()) return problem(403, 'forbidden', "The token is of another tenant than this gateway's: use a token of its own tenant");
+    if (me.tenant !== this.tenant())
+      return problem(
+        403,
+        'forbidden',
+        "The token is of another tenant than this gateway's: use a token of its own tenant",
+      );
     const user: ConversationUserInput = { id: me.id, ...(me.name ? { name: me.name } : {}), roles: me.roles };
-    const entry = { sub: me.id, user, until: Math.min(Date.now() + AUTH_CACHE_MS, claims.exp ? claims.exp * 1000 : Infinity) };
+    const entry = {
+      sub: me.id,
+      user,
+      until: Math.min(Date.now() + AUTH_CACHE_MS, claims.exp ? claims.exp * 1000 : Infinity),
+    };
     if (this.verified.size >= MAX_AUTH_CACHE) this.verified.clear();
     this.verified.set(token, entry);
     return entry;
@@ -109,7 +146,12 @@ export class BearerAuth {
     const w = this.failures.get(key);
     if (!w || now - w.start >= WINDOW_MS || w.count < this.failedAuthPerMinute) return undefined;
     const retryAfter = Math.max(1, Math.ceil((w.start + WINDOW_MS - now) / 1000));
-    return problem(429, 'rate_limited', `Too many refused tokens from this address: retry after ${retryAfter} s with a valid token`, { retryAfter });
+    return problem(
+      429,
+      'rate_limited',
+      `Too many refused tokens from this address: retry after ${retryAfter} s with a valid token`,
+      { retryAfter },
+    );
   }
 
   private failed<T extends Response | undefined>(key: string, answer: T): T {
@@ -142,7 +184,11 @@ function localClaims(token: string): { exp?: number } | string {
   }
   if (typeof header.alg !== 'string' || header.alg.toLowerCase() === 'none') return 'unsigned';
   if (typeof payload.sub !== 'string' || !payload.sub) return 'no subject';
-  if (payload.exp !== undefined && (typeof payload.exp !== 'number' || payload.exp + CLOCK_TOLERANCE_S < Date.now() / 1000)) return 'expired';
+  if (
+    payload.exp !== undefined &&
+    (typeof payload.exp !== 'number' || payload.exp + CLOCK_TOLERANCE_S < Date.now() / 1000)
+  )
+    return 'expired';
   return typeof payload.exp === 'number' ? { exp: payload.exp } : {};
 }
 
@@ -159,5 +205,8 @@ export function clientKey(address: string | undefined): string {
   const left = head ? head.split(':') : [];
   const right = tail === undefined ? [] : tail ? tail.split(':') : [];
   const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

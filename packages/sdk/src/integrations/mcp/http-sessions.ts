@@ -78,12 +78,27 @@ export class HttpSessions {
       const idle = theirs.filter(([, s]) => s.pending === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen)[0];
       if (!idle) {
         return starting
-          ? problem(429, 'rate_limited', `You have ${this.limits.sessionsPerUser} MCP sessions open or starting, none idle; try again once they have started`, { retryAfter: 1 })
-          : problem(429, 'rate_limited', `You have ${this.limits.sessionsPerUser} MCP sessions open, all waiting for people; close one or try later`, { retryAfter: 60 });
+          ? problem(
+              429,
+              'rate_limited',
+              `You have ${this.limits.sessionsPerUser} MCP sessions open or starting, none idle; try again once they have started`,
+              { retryAfter: 1 },
+            )
+          : problem(
+              429,
+              'rate_limited',
+              `You have ${this.limits.sessionsPerUser} MCP sessions open, all waiting for people; close one or try later`,
+              { retryAfter: 60 },
+            );
       }
       this.close(...idle);
     }
-    if (this.open.size + this.starting.size >= this.limits.sessions) return problem(503, 'unavailable', `Too many MCP sessions open (${this.limits.sessions}); close one or try later`);
+    if (this.open.size + this.starting.size >= this.limits.sessions)
+      return problem(
+        503,
+        'unavailable',
+        `Too many MCP sessions open (${this.limits.sessions}); close one or try later`,
+      );
     return undefined;
   }
 

@@ -13,14 +13,35 @@ export class GatewayIdentityError extends Error {
 }
 
 /** The gateway's tenant, once its token and the user's check out. */
-export async function checkIdentities(tollgate: Tollgate, user?: ConversationUserInput & { token?: string }): Promise<string> {
+export async function checkIdentities(
+  tollgate: Tollgate,
+  user?: ConversationUserInput & { token?: string },
+): Promise<string> {
   const gateway = await whoIs(tollgate, "the gateway's token (tollgate.token, TOLLGATE_TOKEN)");
-  if (gateway.kind !== 'agent') throw new GatewayIdentityError(`the gateway's token is ${gateway.id}'s, a person's: give it an agent token (tollgate token --sub mcp-gateway --role agent)`);
+  if (gateway.kind !== 'agent')
+    throw new GatewayIdentityError(
+      `the gateway's token is ${gateway.id}'s, a person's: give it an agent token (tollgate token --sub mcp-gateway --role agent)`,
+    );
   if (user?.token) {
-    const person = await whoIs(new Tollgate({ url: tollgate.url, token: user.token, retry: { maxAttempts: 3 }, headers: { 'user-agent': 'tollgate-mcp-gateway' } }), 'user.token (TOLLGATE_USER_TOKEN)');
-    if (person.kind === 'agent') throw new GatewayIdentityError(`user.token is the agent ${person.id}'s: give ${user.id}'s own token, or none`);
-    if (person.id !== user.id) throw new GatewayIdentityError(`user.token is ${person.id}'s, not ${user.id}'s (user.id): give ${user.id}'s own token, or none`);
-    if (person.tenant !== gateway.tenant) throw new GatewayIdentityError(`user.token is of the tenant ${person.tenant}, the gateway's token of ${gateway.tenant}: both must be of one tenant`);
+    const person = await whoIs(
+      new Tollgate({
+        url: tollgate.url,
+        token: user.token,
+        retry: { maxAttempts: 3 },
+        headers: { 'user-agent': 'tollgate-mcp-gateway' },
+      }),
+      'user.token (TOLLGATE_USER_TOKEN)',
+    );
+    if (person.kind === 'agent')
+      throw new GatewayIdentityError(`user.token is the agent ${person.id}'s: give ${user.id}'s own token, or none`);
+    if (person.id !== user.id)
+      throw new GatewayIdentityError(
+        `user.token is ${person.id}'s, not ${user.id}'s (user.id): give ${user.id}'s own token, or none`,
+      );
+    if (person.tenant !== gateway.tenant)
+      throw new GatewayIdentityError(
+        `user.token is of the tenant ${person.tenant}, the gateway's token of ${gateway.tenant}: both must be of one tenant`,
+      );
   }
   return gateway.tenant;
 }
@@ -29,7 +50,8 @@ async function whoIs(tollgate: Tollgate, what: string): Promise<Me> {
   try {
     return await tollgate.me();
   } catch (e) {
-    if (e instanceof TollgateError && (e.status === 401 || e.status === 403)) throw new GatewayIdentityError(`Tollgate refused ${what} (${e.code}: ${e.detail})`);
+    if (e instanceof TollgateError && (e.status === 401 || e.status === 403))
+      throw new GatewayIdentityError(`Tollgate refused ${what} (${e.code}: ${e.detail})`);
     throw e;
   }
 }

@@ -33,15 +33,23 @@ export interface CallContext {
 
 export type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 
-type ProgressNotification = { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message: string } };
+type ProgressNotification = {
+  method: 'notifications/progress';
+  params: { progressToken: string | number; progress: number; message: string };
+};
 
 /** Progress must rise with each notification of a request: one counter per call. */
-export function progressOf(token: string | number | undefined, send: (n: ProgressNotification) => Promise<void>): (message: string) => void {
+export function progressOf(
+  token: string | number | undefined,
+  send: (n: ProgressNotification) => Promise<void>,
+): (message: string) => void {
   let progress = 0;
   return (message) => {
     if (token === undefined) return;
     progress += 1;
-    send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => undefined);
+    send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(
+      () => undefined,
+    );
   };
 }
 
@@ -55,7 +63,15 @@ export function clip(s: string, max: number): string {
  * characters, quoted, so it reads as a quotation and never as Tollgate's own words.
  */
 export function quoted(text: string, max: number): string {
-  return JSON.stringify(clip(text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, ' ').replace(/\s+/g, ' ').trim(), max));
+  return JSON.stringify(
+    clip(
+      text
+        .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+      max,
+    ),
+  );
 }
 
 export function refusalResult(text: string): CallToolResult {
@@ -70,14 +86,28 @@ export function textOf(result: CallToolResult): string {
     .slice(0, 16_000);
 }
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  429: 'Too Many Requests',
+  503: 'Service Unavailable',
+};
 
 /** An RFC 9457 problem with Tollgate's stable `code`, as Tollgate itself answers. */
 export function problem(status: number, code: string, detail: string, extra: { retryAfter?: number } = {}): Response {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json' };
   if (status === 401) headers['www-authenticate'] = 'Bearer';
   if (extra.retryAfter !== undefined) headers['retry-after'] = String(extra.retryAfter);
-  const body = { type: `urn:tollgate:problem:${code}`, title: TITLES[status] ?? 'Error', status, detail, code, ...extra };
+  const body = {
+    type: `urn:tollgate:problem:${code}`,
+    title: TITLES[status] ?? 'Error',
+    status,
+    detail,
+    code,
+    ...extra,
+  };
   return new Response(JSON.stringify(body), { status, headers });
 }
 

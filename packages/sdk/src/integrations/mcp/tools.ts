@@ -26,7 +26,11 @@ const TOLLGATE_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
  * namespaced. Collisions are checked on the final names, so `read file` cannot pass as another server's `read_file`;
  * a collision stops the start with both tools named (a GatewayConfigError), never a silent rename.
  */
-export function nameTools(listed: Array<{ upstream: string; tool: McpTool }>, configs: Map<string, UpstreamConfig>, reserved: string[]): GatewayTool[] {
+export function nameTools(
+  listed: Array<{ upstream: string; tool: McpTool }>,
+  configs: Map<string, UpstreamConfig>,
+  reserved: string[],
+): GatewayTool[] {
   const byName = new Map<string, GatewayTool>();
   for (const { upstream, tool } of listed) {
     const config = configs.get(upstream)!;
@@ -38,8 +42,17 @@ export function nameTools(listed: Array<{ upstream: string; tool: McpTool }>, co
           `set namespace: true on ${other.upstream === upstream ? 'it' : 'one of them'} (mcpServers.<name>.namespace), or remove one`,
       ]);
     }
-    if (reserved.includes(name)) throw new GatewayConfigError([`upstream ${upstream}: its tool ${JSON.stringify(tool.name)} would be called ${name}, the gateway's built-in tool; set namespace: true on ${upstream}, or turn askHuman off`]);
-    byName.set(name, { name, upstream, upstreamName: tool.name, tool, flags: flagsOf(tool, config.trustAnnotations === true) });
+    if (reserved.includes(name))
+      throw new GatewayConfigError([
+        `upstream ${upstream}: its tool ${JSON.stringify(tool.name)} would be called ${name}, the gateway's built-in tool; set namespace: true on ${upstream}, or turn askHuman off`,
+      ]);
+    byName.set(name, {
+      name,
+      upstream,
+      upstreamName: tool.name,
+      tool,
+      flags: flagsOf(tool, config.trustAnnotations === true),
+    });
   }
   return [...byName.values()];
 }
@@ -84,7 +97,9 @@ export function unmatchedRules(rules: PolicyRule[], tools: GatewayTool[]): strin
     const glob = toolGlob(rule.match);
     for (const tool of tools) {
       if (glob.test(tool.upstreamName) && !glob.test(tool.name)) {
-        warnings.push(`policy rule ${JSON.stringify(rule.match)} (${rule.level}) matches ${JSON.stringify(tool.upstreamName)} of upstream ${tool.upstream}, but Tollgate sees that tool as ${tool.name}: the rule does not apply to it`);
+        warnings.push(
+          `policy rule ${JSON.stringify(rule.match)} (${rule.level}) matches ${JSON.stringify(tool.upstreamName)} of upstream ${tool.upstream}, but Tollgate sees that tool as ${tool.name}: the rule does not apply to it`,
+        );
       }
     }
   }
@@ -95,5 +110,8 @@ export function unmatchedRules(rules: PolicyRule[], tools: GatewayTool[]): strin
 function toolGlob(match: string): RegExp {
   const open = match.indexOf('(');
   const glob = (open === -1 ? match : match.slice(0, open)).trim();
-  return new RegExp(`^${[...glob].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('')}$`, 's');
+  return new RegExp(
+    `^${[...glob].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('')}$`,
+    's',
+  );
 }

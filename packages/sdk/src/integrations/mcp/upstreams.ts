@@ -20,20 +20,34 @@ export async function connectUpstream(config: UpstreamConfig): Promise<Upstream>
   if ('command' in config) {
     // Loaded only for stdio upstreams: the HTTP-only gateway runs where there are no child processes.
     const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    transport = new StdioClientTransport({ command: config.command, args: config.args ?? [], env: { ...getDefaultEnvironment(), ...config.env }, ...(config.cwd ? { cwd: config.cwd } : {}), stderr: 'inherit' });
+    transport = new StdioClientTransport({
+      command: config.command,
+      args: config.args ?? [],
+      env: { ...getDefaultEnvironment(), ...config.env },
+      ...(config.cwd ? { cwd: config.cwd } : {}),
+      stderr: 'inherit',
+    });
   } else {
-    transport = new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : {}) as Transport;
+    transport = new StreamableHTTPClientTransport(
+      new URL(config.url),
+      config.headers ? { requestInit: { headers: config.headers } } : {},
+    ) as Transport;
   }
   try {
     await client.connect(transport);
   } catch (e) {
-    throw new Error(`upstream ${config.name}: could not connect (${'command' in config ? `command ${config.command}` : config.url}): ${messageOf(e)}`, { cause: e });
+    throw new Error(
+      `upstream ${config.name}: could not connect (${'command' in config ? `command ${config.command}` : config.url}): ${messageOf(e)}`,
+      { cause: e },
+    );
   }
   return { config, client };
 }
 
 /** Every tool of every upstream, page by page, at most MAX_TOOLS a server. */
-export async function listUpstreamTools(upstreams: Iterable<[string, Upstream]>): Promise<Array<{ upstream: string; tool: McpTool }>> {
+export async function listUpstreamTools(
+  upstreams: Iterable<[string, Upstream]>,
+): Promise<Array<{ upstream: string; tool: McpTool }>> {
   const listed: Array<{ upstream: string; tool: McpTool }> = [];
   for (const [name, { client }] of upstreams) {
     let cursor: string | undefined;
