@@ -95,7 +95,7 @@ import {
 import { JwtVerifier } from './infrastructure/auth/jwt-verifier';
 import { TOLLGATE_CONFIG, TollgateConfig } from './infrastructure/config/config';
 import { EventStore } from './infrastructure/persistence/event-store';
-import { TypeOrmConversationRepository } from './infrastructure/persistence/typeorm-conversation.repository';
+import { SqlConversationRepository } from './infrastructure/persistence/sql-conversation.repository';
 import { TypeOrmGrantRepository } from './infrastructure/persistence/typeorm-grant.repository';
 import { TypeOrmHaltRepository } from './infrastructure/persistence/typeorm-halt.repository';
 import { SqlPolicyInputs } from './infrastructure/persistence/sql-policy-inputs';
@@ -213,7 +213,7 @@ export class AppModule implements NestModule {
         EventStore,
         TypeOrmUnitOfWork,
         { provide: UNIT_OF_WORK, useExisting: TypeOrmUnitOfWork },
-        { provide: CONVERSATIONS, useClass: TypeOrmConversationRepository },
+        { provide: CONVERSATIONS, useClass: SqlConversationRepository },
         { provide: TOOLS, useClass: TypeOrmToolRepository },
         TypeOrmPolicyRepository,
         { provide: POLICIES, useExisting: TypeOrmPolicyRepository },

@@ -8,7 +8,7 @@
 import { CONVERSATIONS, UNIT_OF_WORK, UnitOfWork } from '../../src/application/ports';
 import { Conversation, ConversationUser } from '../../src/domain/conversation/conversation.aggregate';
 import type { PolicyVerdict } from '../../src/domain/policy/approval-policy';
-import { TypeOrmConversationRepository } from '../../src/infrastructure/persistence/typeorm-conversation.repository';
+import { SqlConversationRepository } from '../../src/infrastructure/persistence/sql-conversation.repository';
 import { eventsOf as eventsOfTenant, expectIntactChain } from '../support/audit';
 import { startTestServer, TestServer } from '../support/server';
 
@@ -25,7 +25,7 @@ const automatic: PolicyVerdict = {
 
 let server: TestServer;
 let uow: UnitOfWork;
-let repo: TypeOrmConversationRepository;
+let repo: SqlConversationRepository;
 const grouping = !!process.env.DATABASE_URL;
 
 beforeAll(async () => {

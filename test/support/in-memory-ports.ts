@@ -203,7 +203,7 @@ const key = (...parts: string[]) => parts.join('\u0000');
 // ---------------------------------------------------------------- conversations
 
 /**
- * Stores ConversationState snapshots. `save` does what TypeOrmConversationRepository does: insert at
+ * Stores ConversationState snapshots. `save` does what SqlConversationRepository does: insert at
  * version 0, else update only if the stored version is the loaded one; insert the calls the aggregate
  * reports as added, update the ones it reports as changed (a call changed without being reported is
  * not written, as in the database); bump the version; hand the events to the unit of work.

@@ -3,7 +3,7 @@ import { CLOCK, Clock, CONVERSATIONS, LoadOptions, PolicyInputs, PolicyInputsRea
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { GrantRow, ToolRow } from './orm-entities';
 import { GRANT_APPLIES, grantFromRow } from './typeorm-grant.repository';
-import { TypeOrmConversationRepository } from './typeorm-conversation.repository';
+import { SqlConversationRepository } from './sql-conversation.repository';
 import { TypeOrmPolicyRepository } from './typeorm-policy.repository';
 import { toolFromRow } from './typeorm-tool.repository';
 import { TypeOrmUnitOfWork } from './unit-of-work';
@@ -53,7 +53,7 @@ export class SqlPolicyInputs implements PolicyInputsReader {
     private readonly uow: TypeOrmUnitOfWork,
     private readonly policies: TypeOrmPolicyRepository,
     // The one repository instance (its group commit is per instance), bound to the port.
-    @Inject(CONVERSATIONS) private readonly conversations: TypeOrmConversationRepository,
+    @Inject(CONVERSATIONS) private readonly conversations: SqlConversationRepository,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 

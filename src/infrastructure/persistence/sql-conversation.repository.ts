@@ -205,7 +205,7 @@ function callRecord(r: ToolCallRow): Record<string, unknown> {
 }
 
 @Injectable()
-export class TypeOrmConversationRepository implements ConversationRepository {
+export class SqlConversationRepository implements ConversationRepository {
   /** Optimistic saves of one tenant share a statement and a commit when they arrive together. */
   private readonly commits = new TenantGroupCommit<PendingSave, ChainedRow[]>((tenant, saves) =>
     this.flush(tenant, saves),
