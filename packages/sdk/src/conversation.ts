@@ -3,7 +3,7 @@ import { abortReason } from './http.js';
 import { ID_PATTERN, newId, toolCallKey } from './ids.js';
 import { Questions, type AskOptions, type QuestionOutcome } from './questions.js';
 import { anySignal, anySignalOfAll, throwIfAborted } from './signals.js';
-import type { Tollgate } from './tollgate.js';
+import type { TollgateClient } from './client.js';
 import type {
   Conversation,
   Display,
@@ -101,7 +101,7 @@ export class TollgateConversation {
   private flushing = false;
 
   constructor(
-    readonly tollgate: Tollgate,
+    readonly tollgate: TollgateClient,
     private view: Conversation,
   ) {}
 
@@ -299,7 +299,7 @@ interface Queued {
 /** One proposed call: wait for its decision, claim it, run it, report. */
 export class ToolCallHandle {
   constructor(
-    private readonly tollgate: Tollgate,
+    private readonly tollgate: TollgateClient,
     private call: ToolCall,
   ) {}
 

@@ -6,10 +6,18 @@
  * so bundlers of the SDK (the web inbox) never pull it, nor gRPC, in.
  */
 import { TollgateError } from './errors.js';
-import { abortReason, sleep } from './http.js';
+import { abortReason, sleep, type Transport } from './http.js';
 import { throwIfAborted } from './signals.js';
-import type { Tollgate } from './tollgate.js';
 import type { ToolCall } from './types.js';
+
+/**
+ * What the watch needs of the SDK's client (a `TollgateClient`): its token and backoff, and a REST read of the
+ * call. Named here, not imported, so that the client's lazy import of this module is no import cycle.
+ */
+export interface WatchingClient {
+  readonly transport: Pick<Transport, 'token' | 'backoff'>;
+  getToolCall(id: string, o: { signal?: AbortSignal }): Promise<ToolCall>;
+}
 
 /* The few parts of @grpc/grpc-js used here (typed locally: the SDK builds without Node's types). */
 interface Metadata {
@@ -27,7 +35,7 @@ interface ClientStream {
   on(event: 'end', fn: () => void): void;
   cancel(): void;
 }
-interface TollgateClient {
+interface WatchStub {
   WatchToolCall(req: { id: string }, metadata: Metadata): ClientStream;
   close(): void;
 }
@@ -35,7 +43,7 @@ interface GrpcJs {
   Metadata: new () => Metadata;
   credentials: { createInsecure(): unknown };
   loadPackageDefinition(def: unknown): {
-    tollgate: { v1: { Tollgate: new (addr: string, creds: unknown) => TollgateClient } };
+    tollgate: { v1: { Tollgate: new (addr: string, creds: unknown) => WatchStub } };
   };
 }
 interface ProtoLoader {
@@ -62,9 +70,9 @@ const HTTP_OF: Record<number, number> = { 3: 400, 5: 404, 7: 403, 8: 429, 9: 409
 /** A computed specifier: bundlers leave it alone (and this module never runs in a browser). */
 const load = <T>(name: string): Promise<T> => import(/* @vite-ignore */ name) as Promise<T>;
 
-const clients = new WeakMap<Tollgate, Promise<{ grpc: GrpcJs; client: TollgateClient }>>();
+const clients = new WeakMap<WatchingClient, Promise<{ grpc: GrpcJs; client: WatchStub }>>();
 
-function clientOf(tollgate: Tollgate, address: string): Promise<{ grpc: GrpcJs; client: TollgateClient }> {
+function clientOf(tollgate: WatchingClient, address: string): Promise<{ grpc: GrpcJs; client: WatchStub }> {
   let c = clients.get(tollgate);
   if (!c) {
     c = (async () => {
@@ -92,7 +100,7 @@ function clientOf(tollgate: Tollgate, address: string): Promise<{ grpc: GrpcJs; 
 }
 
 /** Closes the gRPC channel of this client, if one was opened. */
-export async function closeGrpc(tollgate: Tollgate): Promise<void> {
+export async function closeGrpc(tollgate: WatchingClient): Promise<void> {
   const c = clients.get(tollgate);
   clients.delete(tollgate);
   if (c) (await c.catch(() => undefined))?.client.close();
@@ -102,7 +110,7 @@ type WatchEnd = { kind: 'done' } | { kind: 'retry'; delayMs?: number } | { kind:
 
 /** One WatchToolCall: resolves when the stream ends (the call left pending, or was never pending) or fails. */
 async function watchOnce(
-  tollgate: Tollgate,
+  tollgate: WatchingClient,
   address: string,
   id: string,
   signal: AbortSignal | undefined,
@@ -234,7 +242,7 @@ function first(metadata: Metadata | undefined, key: string): string | undefined 
  * after the delay asked for; NOT_FOUND, PERMISSION_DENIED and UNAUTHENTICATED end the wait with a TollgateError.
  */
 export async function waitOverGrpc(
-  tollgate: Tollgate,
+  tollgate: WatchingClient,
   address: string,
   call: ToolCall,
   signal?: AbortSignal,

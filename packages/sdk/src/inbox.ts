@@ -1,5 +1,5 @@
 import { EventStream, type WatchOptions } from './sse.js';
-import { allPages, type DecisionChannel, type Tollgate } from './tollgate.js';
+import { allPages, type DecisionChannel, type TollgateClient } from './client.js';
 import type {
   Approval,
   ApprovalPage,
@@ -38,7 +38,7 @@ export interface DecideOptions {
  * events. Needs a person's token (no `agent` role).
  */
 export class Inbox {
-  constructor(private readonly tollgate: Tollgate) {}
+  constructor(private readonly tollgate: TollgateClient) {}
 
   /** One page of the calls the caller may decide, oldest first (`status` pending by default). */
   list(

@@ -2,16 +2,15 @@
  * @tollgate/sdk: gate an agent's tool calls behind Tollgate (propose → wait → claim → run → report), decide
  * them from approver programs, and check receipts in tool backends.
  */
+export { Tollgate, Grants, type GrantQuery } from './tollgate.js';
 export {
-  Tollgate,
-  Grants,
+  TollgateClient,
   allPages,
   type TollgateOptions,
   type DecisionChannel,
   type AuditQuery,
-  type GrantQuery,
   type WaitOptions,
-} from './tollgate.js';
+} from './client.js';
 export {
   TollgateConversation,
   ToolCallHandle,

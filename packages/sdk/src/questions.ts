@@ -6,7 +6,7 @@ import { TollgateError } from './errors.js';
 import { sleep } from './http.js';
 import { ID_PATTERN, newId, toolCallKey } from './ids.js';
 import { throwIfAborted } from './signals.js';
-import type { DecisionChannel, Tollgate, WaitOptions } from './tollgate.js';
+import type { DecisionChannel, TollgateClient, WaitOptions } from './client.js';
 import type { ActorRef, Page } from './types.js';
 
 export type QuestionStatus = 'pending' | 'answered' | 'expired' | 'cancelled';
@@ -77,7 +77,7 @@ const enc = encodeURIComponent;
 
 /** The questions API: `tollgate.questions`. */
 export class Questions {
-  constructor(private readonly tollgate: Tollgate) {}
+  constructor(private readonly tollgate: TollgateClient) {}
 
   /** Asks in a conversation (the conversation's agent); answers the question, pending (operationId askQuestion). */
   ask(conversationId: string, body: AskQuestionRequest, o: WaitOptions = {}): Promise<Question> {

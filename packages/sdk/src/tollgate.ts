@@ -1,121 +1,26 @@
-import { TollgateError } from './errors.js';
-import {
-  sleep,
-  Transport,
-  type FetchLike,
-  type Query,
-  type RequestOptions,
-  type RetryInfo,
-  type RetryOptions,
-  type TokenSource,
-} from './http.js';
 import { ID_PATTERN, newId } from './ids.js';
 import { Inbox } from './inbox.js';
 import { TollgateConversation } from './conversation.js';
 import { Questions, type Question } from './questions.js';
-import { throwIfAborted } from './signals.js';
-import type {
-  AuditCheckpoint,
-  AuditEventPage,
-  Conversation,
-  ConversationPage,
-  ConversationStatus,
-  ExecutionClaim,
-  Grant,
-  GrantPage,
-  GrantScope,
-  GrantStatus,
-  HaltRequest,
-  HaltResult,
-  Jwks,
-  Page,
-  Policy,
-  PolicyDocument,
-  RegisterToolRequest,
-  ResultRequest,
-  ResumeRequest,
-  ResumeResult,
-  StartConversationRequest,
-  Me,
-  Status,
-  Tool,
-  ToolCall,
-  ToolPage,
-  VerifyResult,
-} from './types.js';
+import { allPages, TollgateClient, type DecisionChannel, type WaitOptions } from './client.js';
+import type { Query } from './http.js';
+import type { Grant, GrantPage, GrantScope, GrantStatus, StartConversationRequest } from './types.js';
 
-/** Where a person's decision (or halt) is recorded as coming from: `decision.by.via`. */
-export type DecisionChannel = 'web' | 'cli' | 'api' | 'mcp';
-
-export interface TollgateOptions {
-  /** The server, e.g. `http://127.0.0.1:8080` (a path prefix is kept). Empty in a page served by Tollgate: same origin. */
-  url: string;
-  /** The bearer token, or a function returning a fresh one (called before each request, and again after a 401). */
-  token?: TokenSource;
-  /** Default: the global fetch. */
-  fetch?: FetchLike;
-  /** Retries of transient failures: network errors, 429, 502–504, 503 unavailable. */
-  retry?: RetryOptions;
-  /** Told before each retry (logging, metrics). */
-  onRetry?: (info: RetryInfo) => void;
-  /** Sent with every request, e.g. `{ 'user-agent': 'my-agent/1.0' }`. */
-  headers?: Record<string, string>;
-  /** Per attempt of an ordinary request. Default 30,000 ms. */
-  timeoutMs?: number;
-  /** `X-Tollgate-Channel` of decisions, halts and resumes (recorded as `via`). Default: none (the server says `api`). */
-  channel?: DecisionChannel;
-  /**
-   * The gRPC address (`host:port`, plaintext) to wait for decisions on with `WatchToolCall` instead of the REST
-   * long-poll. Node only; needs the optional peer dependencies @grpc/grpc-js and @grpc/proto-loader.
-   */
-  grpc?: string;
-  /** The longest single long-poll while waiting for a decision, 1–60 s. Default 30. */
-  pollSeconds?: number;
-  /**
-   * A guarded function ran but its result could not be reported (after retries). The run is already on record
-   * (claimed, with its arguments); only the outcome is missing. Default: a console warning.
-   */
-  onReportError?: (error: unknown, toolCall: ToolCall) => void;
-}
-
-export interface WaitOptions {
-  signal?: AbortSignal;
-}
+// Still importable from here, as before the client's operations moved to client.ts.
+export {
+  allPages,
+  TollgateClient,
+  type AuditQuery,
+  type DecisionChannel,
+  type TollgateOptions,
+  type WaitOptions,
+} from './client.js';
 
 /**
  * The Tollgate client: agents start conversations and guard tool calls with it, approvers read and decide
  * their inbox, and any program reaches the rest of the API. Methods are named after the API's operationIds.
  */
-export class Tollgate {
-  /** @internal */
-  readonly transport: Transport;
-  /** @internal */
-  readonly options: TollgateOptions;
-
-  constructor(options: TollgateOptions) {
-    if (typeof options?.url !== 'string') throw new TypeError('new Tollgate({ url }) needs the server URL');
-    this.options = options;
-    this.transport = new Transport({
-      url: options.url,
-      token: options.token,
-      fetch: options.fetch,
-      retry: options.retry,
-      headers: options.headers,
-      timeoutMs: options.timeoutMs,
-      onRetry: options.onRetry,
-    });
-  }
-
-  /** The server's base URL, without a trailing slash. */
-  get url(): string {
-    return this.transport.baseUrl;
-  }
-
-  /** Any route: JSON in, JSON (or text) out, problems as TollgateError, transient failures retried. */
-  request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    return this.transport.request<T>(method, path, options);
-  }
-
+export class Tollgate extends TollgateClient {
   /**
    * Starts a conversation, or takes up the one with this id (the same id from the same agent answers it as it
    * is). Without an id one is made here, before the first attempt, so a retried start never makes two.
@@ -130,142 +35,6 @@ export class Tollgate {
       throw new TypeError(`conversation id ${JSON.stringify(body.id)} must match ${ID_PATTERN}`);
     const view = await this.startConversation(body, options);
     return new TollgateConversation(this, view);
-  }
-
-  /* ── agents ─────────────────────────────────────────────────────────────────────────────────────────── */
-
-  startConversation(body: StartConversationRequest, o: WaitOptions = {}): Promise<Conversation> {
-    return this.request<Conversation>('POST', '/v1/conversations', { body, signal: o.signal });
-  }
-
-  getConversation(id: string, o: WaitOptions = {}): Promise<Conversation> {
-    return this.request<Conversation>('GET', `/v1/conversations/${enc(id)}`, { signal: o.signal });
-  }
-
-  listConversations(
-    q: { status?: ConversationStatus; cursor?: string; limit?: number } = {},
-    o: WaitOptions = {},
-  ): Promise<ConversationPage> {
-    return this.request<ConversationPage>('GET', '/v1/conversations', { query: q, signal: o.signal });
-  }
-
-  /** The call as it stands; with `wait` (0–60 s) a pending call is answered as soon as it leaves pending. */
-  getToolCall(id: string, o: { wait?: number; signal?: AbortSignal } = {}): Promise<ToolCall> {
-    const wait = o.wait === undefined ? undefined : Math.max(0, Math.min(60, Math.ceil(o.wait)));
-    return this.request<ToolCall>('GET', `/v1/tool-calls/${enc(id)}`, {
-      query: { wait },
-      signal: o.signal,
-      // A long-poll answers after up to `wait` seconds: give it that long, and then some.
-      ...(wait ? { timeoutMs: wait * 1000 + 15_000 } : {}),
-    });
-  }
-
-  /** Lets go of what this client holds open: the gRPC channel its `grpc` waits opened (HTTP keeps nothing open). */
-  async close(): Promise<void> {
-    if (!this.options.grpc) return;
-    const { closeGrpc } = (await import(/* @vite-ignore */ GRPC_WATCH)) as typeof import('./grpc-watch.js');
-    await closeGrpc(this);
-  }
-
-  /**
-   * Long-polls until the call leaves `pending`: decided, expired or cancelled. It survives network errors and
-   * server restarts (it keeps asking, with backoff, while the call may still be decided) and honours the signal.
-   * With the `grpc` option it waits on the gRPC `WatchToolCall` stream instead (src/grpc-watch.ts).
-   */
-  async waitForDecision(idOrCall: string | ToolCall, o: WaitOptions = {}): Promise<ToolCall> {
-    let call = typeof idOrCall === 'string' ? await this.getToolCall(idOrCall, o) : idOrCall;
-    if (this.options.grpc && call.status === 'pending') {
-      // A computed specifier: bundlers (the web inbox) leave the Node-only gRPC module out.
-      const { waitOverGrpc } = (await import(/* @vite-ignore */ GRPC_WATCH)) as typeof import('./grpc-watch.js');
-      return waitOverGrpc(this, this.options.grpc, call, o.signal);
-    }
-    const poll = Math.max(1, Math.min(60, this.options.pollSeconds ?? 30));
-    let failures = 0;
-    while (call.status === 'pending') {
-      throwIfAborted(o.signal);
-      const expiresAt = call.approval ? Date.parse(call.approval.expiresAt) : NaN;
-      const left = Number.isNaN(expiresAt) ? poll : Math.ceil((expiresAt - Date.now()) / 1000);
-      // At least a second: past the expiry the server expires the call on read, whatever the clocks say.
-      const wait = Math.max(1, Math.min(poll, left));
-      try {
-        call = await this.getToolCall(call.id, { wait, signal: o.signal });
-        failures = 0;
-      } catch (e) {
-        throwIfAborted(o.signal);
-        // The transport gave up on a transient failure (a long outage): keep at it while the call may still
-        // be decided, i.e. until a minute past its expiry by our clock. Anything else is the caller's to see.
-        const transient = e instanceof TollgateError && (e.status === 0 || e.status === 429 || e.status >= 502);
-        if (!transient || (!Number.isNaN(expiresAt) && Date.now() > expiresAt + 60_000)) throw e;
-        failures += 1;
-        await sleep(this.transport.backoff(failures + 3), o.signal);
-      }
-    }
-    return call;
-  }
-
-  /**
-   * Claims the run of an approved call, exactly once: the arguments to run (edited ones when an approver edited
-   * them) and the signed receipt. Retried only when the server surely did not act on it: a claim whose answer
-   * was lost cannot be repeated (the next answers `409 already_executed`).
-   */
-  claimExecution(id: string, o: WaitOptions = {}): Promise<ExecutionClaim> {
-    return this.request<ExecutionClaim>('POST', `/v1/tool-calls/${enc(id)}/execution`, {
-      signal: o.signal,
-      idempotent: false,
-    });
-  }
-
-  /**
-   * Reports the run's outcome (the call becomes `completed`). A retry whose first attempt did land answers
-   * `409 already_completed`; that is taken as done.
-   */
-  async reportResult(id: string, result: ResultRequest, o: WaitOptions = {}): Promise<ToolCall> {
-    let attempts = 0;
-    for (;;) {
-      attempts += 1;
-      try {
-        return await this.request<ToolCall>('POST', `/v1/tool-calls/${enc(id)}/result`, {
-          body: result,
-          signal: o.signal,
-          maxAttempts: 1,
-        });
-      } catch (e) {
-        if (e instanceof TollgateError && e.code === 'already_completed' && attempts > 1)
-          return this.getToolCall(id, o);
-        const transient =
-          e instanceof TollgateError &&
-          (e.status === 0 || e.status === 429 || e.status === 502 || e.status === 504 || e.code === 'unavailable');
-        const max = this.options.retry?.maxAttempts ?? 8;
-        if (!transient || attempts >= max) throw e;
-        const retryAfter =
-          e instanceof TollgateError && typeof e.problem.retryAfter === 'number'
-            ? e.problem.retryAfter * 1000
-            : undefined;
-        const delayMs = retryAfter ?? this.transport.backoff(attempts);
-        this.options.onRetry?.({
-          method: 'POST',
-          path: `/v1/tool-calls/${enc(id)}/result`,
-          attempt: attempts,
-          delayMs,
-          status: (e as TollgateError).status,
-          code: (e as TollgateError).code,
-          retryAfter: retryAfter !== undefined,
-        });
-        await sleep(delayMs, o.signal);
-      }
-    }
-  }
-
-  registerTool(name: string, body: RegisterToolRequest = {}, o: WaitOptions = {}): Promise<Tool> {
-    return this.request<Tool>('PUT', `/v1/tools/${enc(name)}`, { body, signal: o.signal });
-  }
-
-  getTool(name: string, o: WaitOptions = {}): Promise<Tool> {
-    return this.request<Tool>('GET', `/v1/tools/${enc(name)}`, { signal: o.signal });
-  }
-
-  listTools(q: { cursor?: string; limit?: number } = {}, o: WaitOptions = {}): Promise<ToolPage> {
-    return this.request<ToolPage>('GET', '/v1/tools', { query: q, signal: o.signal });
   }
 
   /* ── people ─────────────────────────────────────────────────────────────────────────────────────────── */
@@ -292,72 +61,6 @@ export class Tollgate {
   /** Answers a question (people only); the first answer wins (operationId answerQuestion). */
   answer(questionId: string, answer: string, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<Question> {
     return this.questions.answer(questionId, answer, o);
-  }
-
-  getPolicy(o: WaitOptions = {}): Promise<Policy> {
-    return this.request<Policy>('GET', '/v1/policy', { signal: o.signal });
-  }
-
-  /** A new policy version (admin): a document, or its YAML (or JSON) text. */
-  putPolicy(document: PolicyDocument | string, o: WaitOptions = {}): Promise<Policy> {
-    const raw =
-      typeof document === 'string'
-        ? { text: document, contentType: /^\s*[{[]/.test(document) ? 'application/json' : 'application/yaml' }
-        : undefined;
-    return this.request<Policy>(
-      'PUT',
-      '/v1/policy',
-      raw ? { raw, signal: o.signal } : { body: document, signal: o.signal },
-    );
-  }
-
-  /** Who this client's token is: its id, tenant, kind and roles as Tollgate counts them (any token). */
-  me(o: WaitOptions = {}): Promise<Me> {
-    return this.request<Me>('GET', '/v1/me', { signal: o.signal });
-  }
-
-  getStatus(o: WaitOptions = {}): Promise<Status> {
-    return this.request<Status>('GET', '/v1/status', { signal: o.signal });
-  }
-
-  /** The kill switch (admin). */
-  halt(body: HaltRequest, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<HaltResult> {
-    return this.request<HaltResult>('POST', '/v1/halt', {
-      body,
-      signal: o.signal,
-      headers: this.channelHeader(o.channel),
-    });
-  }
-
-  resume(body: ResumeRequest, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<ResumeResult> {
-    return this.request<ResumeResult>('POST', '/v1/resume', {
-      body,
-      signal: o.signal,
-      headers: this.channelHeader(o.channel),
-    });
-  }
-
-  listAuditEvents(q: AuditQuery = {}, o: WaitOptions = {}): Promise<AuditEventPage> {
-    return this.request<AuditEventPage>('GET', '/v1/audit/events', { query: q as Query, signal: o.signal });
-  }
-
-  verifyAuditTrail(q: { checkpoint?: string } = {}, o: WaitOptions = {}): Promise<VerifyResult> {
-    return this.request<VerifyResult>('GET', '/v1/audit/verify', { query: q, signal: o.signal });
-  }
-
-  getAuditCheckpoint(o: WaitOptions = {}): Promise<AuditCheckpoint> {
-    return this.request<AuditCheckpoint>('GET', '/v1/audit/checkpoint', { signal: o.signal });
-  }
-
-  /** The public keys of receipts and checkpoints (no token needed). */
-  getJwks(o: WaitOptions = {}): Promise<Jwks> {
-    return this.request<Jwks>('GET', '/.well-known/jwks.json', { signal: o.signal });
-  }
-
-  /** @internal */
-  channelHeader(channel?: DecisionChannel): Record<string, string> {
-    const c = channel ?? this.options.channel;
-    return c ? { 'x-tollgate-channel': c } : {};
   }
 }
 
@@ -399,32 +102,4 @@ export class Grants {
   }
 }
 
-export interface AuditQuery {
-  conversationId?: string;
-  toolCallId?: string;
-  toolName?: string;
-  actor?: string;
-  /** One type or several, comma-separated. */
-  type?: string;
-  /** ISO 8601 date or time, inclusive. */
-  from?: string;
-  /** ISO 8601 date or time, exclusive. */
-  to?: string;
-  cursor?: string;
-  limit?: number;
-}
-
-/** Every item of a paged list, following `nextCursor` (at most `max` items). */
-export async function allPages<T>(page: (cursor: string | undefined) => Promise<Page<T>>, max = 10_000): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const p = await page(cursor);
-    items.push(...p.items);
-    cursor = p.nextCursor ?? undefined;
-  } while (cursor && items.length < max);
-  return items;
-}
-
 const enc = encodeURIComponent;
-const GRPC_WATCH = ['.', 'grpc-watch.js'].join('/');
