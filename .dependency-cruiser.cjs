@@ -1,6 +1,9 @@
 /**
- * Architecture rules (DEVELOPERS.md): dependencies point inward.
+ * Architecture rules (docs/ARCHITECTURE.md): dependencies point inward.
  * domain ← application ← adapters / infrastructure; the domain is pure TypeScript.
+ * The SDK (packages/sdk/src) stands alone: it never reaches the server, its core is browser-safe (the web inbox
+ * bundles it), and its framework integrations stay out of that core. No cycles anywhere.
+ * Run over both trees by `npm run lint:arch` (part of `npm test`).
  */
 module.exports = {
   forbidden: [
@@ -23,13 +26,42 @@ module.exports = {
       comment: 'The application layer may use Nest DI/CQRS decorators, nothing heavier (no ORM, no HTTP).',
       severity: 'error',
       from: { path: '^src/application' },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'core'], pathNot: '^node_modules/@nestjs/(common|cqrs)' },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'core'],
+        pathNot: '^node_modules/@nestjs/(common|cqrs)',
+      },
     },
     {
       name: 'infrastructure-does-not-reach-adapters',
       severity: 'error',
       from: { path: '^src/infrastructure' },
       to: { path: '^src/adapters' },
+    },
+    {
+      name: 'sdk-stands-alone',
+      comment: 'The published SDK ships without the server: it knows the API only from its OpenAPI document.',
+      severity: 'error',
+      from: { path: '^packages/sdk/src' },
+      to: { path: '^(src|test|web)/' },
+    },
+    {
+      name: 'sdk-core-is-browser-safe',
+      comment:
+        "The SDK's core (all but integrations/) runs in browsers: no Node modules, no package but jose. The gRPC " +
+        'watch loads its Node-only packages by a computed specifier, out of bundles and of this check.',
+      severity: 'error',
+      from: { path: '^packages/sdk/src/[^/]+\\.ts$' },
+      to: {
+        dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        pathNot: '^node_modules/jose/',
+      },
+    },
+    {
+      name: 'sdk-core-does-not-reach-integrations',
+      comment: 'Each framework integration is its own entry point (@tollgate/sdk/ai…); the core never pulls one in.',
+      severity: 'error',
+      from: { path: '^packages/sdk/src/[^/]+\\.ts$' },
+      to: { path: '^packages/sdk/src/integrations/' },
     },
     {
       name: 'no-circular',
