@@ -31,6 +31,7 @@ import { Conversation, ConversationState, HaltInForce } from '../../src/domain/c
 import type { ToolCallState } from '../../src/domain/conversation/tool-call.entity';
 import { Grant, GrantState } from '../../src/domain/grant/grant.aggregate';
 import { Halt, HaltState, HaltTarget } from '../../src/domain/halt/halt.aggregate';
+import { haltThatApplies } from '../../src/domain/halt/rules/halt-that-applies';
 import { PolicyDocument, PolicyDocumentJson } from '../../src/domain/policy/policy-document';
 import { TenantPolicy } from '../../src/domain/policy/tenant-policy.aggregate';
 import type { DomainEvent } from '../../src/domain/shared/domain-event';
@@ -480,8 +481,6 @@ export class InMemoryGrantRepository implements GrantRepository {
 
 // ---------------------------------------------------------------- halts
 
-const SCOPE_ORDER = { tenant: 0, agent: 1, conversation: 2 } as const;
-
 export class InMemoryHaltRepository implements HaltRepository {
   private readonly table = new Table<HaltState>();
 
@@ -490,15 +489,8 @@ export class InMemoryHaltRepository implements HaltRepository {
   }
 
   async covering(tenantId: string, agentId: string, conversationId: string): Promise<HaltInForce | null> {
-    const found = [...this.table.rows.values()]
-      .filter(
-        (h) =>
-          h.tenantId === tenantId &&
-          ((h.scope === 'tenant' && h.id === '') ||
-            (h.scope === 'agent' && h.id === agentId) ||
-            (h.scope === 'conversation' && h.id === conversationId)),
-      )
-      .sort((a, b) => SCOPE_ORDER[a.scope] - SCOPE_ORDER[b.scope])[0];
+    const mine = [...this.table.rows.values()].filter((h) => h.tenantId === tenantId);
+    const found = haltThatApplies(mine, { agentId, conversationId });
     return found ? { scope: found.scope, reason: found.reason } : null;
   }
 

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CLOCK, Clock, CONVERSATIONS, LoadOptions, PolicyInputs, PolicyInputsReader } from '../../application/ports';
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
+import { HaltScope } from '../../domain/halt/halt.aggregate';
+import { HaltedPlace, haltThatApplies } from '../../domain/halt/rules/halt-that-applies';
 import { GrantRow, ToolRow } from './orm-entities';
 import { GRANT_APPLIES, grantFromRow } from './typeorm-grant.repository';
 import { SqlConversationRepository } from './sql-conversation.repository';
@@ -26,16 +28,16 @@ const inputsJson = (
   toolNames: string,
   now: string,
 ) => `json_build_object(
-  'halt', (SELECT json_build_object('scope', scope, 'reason', reason) FROM halts
-            WHERE tenant_id = ${tenant} AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = ${agent}) OR (scope = 'conversation' AND scope_id = ${conversation}))
-            ORDER BY CASE scope WHEN 'tenant' THEN 0 WHEN 'agent' THEN 1 ELSE 2 END LIMIT 1),
+  'halts', (SELECT coalesce(json_agg(json_build_object('scope', scope, 'id', scope_id, 'reason', reason)), '[]') FROM halts
+            WHERE tenant_id = ${tenant} AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = ${agent}) OR (scope = 'conversation' AND scope_id = ${conversation}))),
   'policyVersion', (SELECT version FROM policy_versions WHERE tenant_id = ${tenant} ORDER BY version DESC LIMIT 1),
   'tools', (SELECT coalesce(json_agg(${TOOL}), '[]') FROM tools WHERE tenant_id = ${tenant} AND name = ANY(${toolNames}::text[])),
   'grants', (SELECT coalesce(json_agg(${GRANT}), '[]') FROM grants WHERE tenant_id = ${tenant} AND tool_name = ANY(${toolNames}::text[])
               AND ${GRANT_APPLIES('', `${now}::timestamptz`)}))`;
 
 interface InputsJson {
-  halt: { scope: string; reason: string } | null;
+  /** The halts that may cover the proposal (narrowed, not chosen: see `haltThatApplies`). */
+  halts: Array<{ scope: HaltScope; id: string; reason: string }>;
   policyVersion: number | null;
   tools: Array<Record<string, unknown>>;
   grants: Array<Record<string, unknown>>;
@@ -65,7 +67,7 @@ export class SqlPolicyInputs implements PolicyInputsReader {
       `SELECT ${inputsJson('$1', '$2', '$3', '$4', '$5')} AS inputs`,
       [tenantId, agentId, conversationId, toolNames, this.clock.now()],
     );
-    return this.inputsFrom(tenantId, r.inputs);
+    return this.inputsFrom(tenantId, { agentId, conversationId }, r.inputs);
   }
 
   async withConversation(
@@ -87,17 +89,23 @@ export class SqlPolicyInputs implements PolicyInputsReader {
       select: (param) => inputsJson('c.tenant_id', 'c.agent_id', 'c.id', param(0), param(1)),
       params: [toolNames, this.clock.now()],
     });
-    return read && { conversation: read.conversation, inputs: await this.inputsFrom(tenantId, read.extra) };
+    return (
+      read && {
+        conversation: read.conversation,
+        inputs: await this.inputsFrom(tenantId, { agentId: read.conversation.agentId, conversationId }, read.extra),
+      }
+    );
   }
 
-  private async inputsFrom(tenantId: string, r: InputsJson): Promise<PolicyInputs> {
+  private async inputsFrom(tenantId: string, place: HaltedPlace, r: InputsJson): Promise<PolicyInputs> {
     const dated = <T>(o: Record<string, unknown>, keys: string[]): T => {
       const out = { ...o };
       for (const k of keys) out[k] = new Date(o[k] as string);
       return out as T;
     };
+    const halt = haltThatApplies(r.halts, place);
     return {
-      halt: r.halt,
+      halt: halt && { scope: halt.scope, reason: halt.reason },
       policy: await this.policies.atVersion(tenantId, r.policyVersion),
       tools: r.tools.map((t) => toolFromRow(dated<ToolRow>(t, ['createdAt', 'updatedAt']))),
       grants: r.grants.map((g) =>

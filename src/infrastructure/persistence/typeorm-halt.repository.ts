@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HaltInForce } from '../../domain/conversation/conversation.aggregate';
-import { Halt, HaltState, HaltTarget } from '../../domain/halt/halt.aggregate';
+import { Halt, HaltScope, HaltState, HaltTarget } from '../../domain/halt/halt.aggregate';
+import { haltThatApplies } from '../../domain/halt/rules/halt-that-applies';
 import { HaltRepository, LoadOptions } from '../../application/ports';
 import { HaltRow, JsonObject } from './orm-entities';
 import { TypeOrmUnitOfWork } from './unit-of-work';
@@ -21,13 +22,14 @@ export class TypeOrmHaltRepository implements HaltRepository {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
   async covering(tenantId: string, agentId: string, conversationId: string): Promise<HaltInForce | null> {
-    const rows: Array<{ scope: string; reason: string }> = await this.uow.manager().query(
-      `SELECT scope, reason FROM halts
-        WHERE tenant_id = $1 AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = $2) OR (scope = 'conversation' AND scope_id = $3))
-        ORDER BY CASE scope WHEN 'tenant' THEN 0 WHEN 'agent' THEN 1 ELSE 2 END LIMIT 1`,
+    // The SQL only narrows to the halts that may cover the call; the domain picks the one that applies.
+    const rows: Array<{ scope: HaltScope; id: string; reason: string }> = await this.uow.manager().query(
+      `SELECT scope, scope_id AS id, reason FROM halts
+        WHERE tenant_id = $1 AND ((scope = 'tenant' AND scope_id = '') OR (scope = 'agent' AND scope_id = $2) OR (scope = 'conversation' AND scope_id = $3))`,
       [tenantId, agentId, conversationId],
     );
-    return rows[0] ? { scope: rows[0].scope, reason: rows[0].reason } : null;
+    const halt = haltThatApplies(rows, { agentId, conversationId });
+    return halt ? { scope: halt.scope, reason: halt.reason } : null;
   }
 
   async find(tenantId: string, target: HaltTarget, opts: LoadOptions = {}): Promise<Halt | null> {
