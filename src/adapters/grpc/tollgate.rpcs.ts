@@ -12,15 +12,8 @@ import { GetToolCallQuery } from '../../application/queries/get-tool-call/get-to
 import { ListApprovalsQuery } from '../../application/queries/list/list.queries';
 import { AnswerQuestionCommand, AskQuestionCommand } from '../../application/commands/questions/question.commands';
 import { GetQuestionQuery, QuestionAccessQuery } from '../../application/queries/questions/question.queries';
-import type { QuestionView } from '../../application/views/question.view';
 import { AnswerQuestionRequest, AskQuestionRequest } from '../http/dto/question.dto';
-import {
-  meView,
-  type ApprovalView,
-  type ConversationView,
-  type Page,
-  type ToolCallView,
-} from '../../application/views/views';
+import { meView } from '../../application/views/views';
 import { TOOL_CALL_STATUSES } from '../../domain/conversation/tool-call-status';
 import { Channel, Principal, isAgent } from '../../domain/shared/actor';
 import { DomainError, ValidationError } from '../../domain/shared/domain-error';
@@ -40,13 +33,11 @@ import {
   proposalBody,
   ProposedToolCallMsg,
   questionMessage,
-  StatusViewLike,
   meMessage,
   structField,
   tenantStatusMessage,
   toolCallMessage,
   toolMessage,
-  ToolViewLike,
   valueField,
 } from './messages';
 import { PbStruct, PbValue, toStruct } from './protobuf-json';
@@ -112,7 +103,7 @@ export class TollgateRpcs {
       dto = parseBody(ProposeToolCallsRequest, proposalBody(req.toolCalls));
     } catch (e) {
       // A bad request is INVALID_ARGUMENT only for its conversation's agent: NOT_FOUND and PERMISSION_DENIED come first.
-      const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
+      const access = await this.queries.execute(new ConversationAccessQuery(p, id));
       if (!access.isOwningAgent)
         throw new ForbiddenError('Only the agent that started this conversation may propose tool calls in it');
       throw e;
@@ -120,8 +111,8 @@ export class TollgateRpcs {
     const calls = proposedCalls(dto);
     const { replay, conversation, toolCalls } = await this.commands.execute(new ProposeToolCallsCommand(p, id, calls));
     return {
-      conversation: conversationMessage(conversation as ConversationView),
-      toolCalls: (toolCalls as ToolCallView[]).map(toolCallMessage),
+      conversation: conversationMessage(conversation),
+      toolCalls: toolCalls.map(toolCallMessage),
       replay,
     };
   }
@@ -139,12 +130,10 @@ export class TollgateRpcs {
     const id = req.id ?? '';
     const release = this.waitSlots.acquire(c.principal); // RESOURCE_EXHAUSTED past the per-token or per-tenant bound
     try {
-      let last: ToolCallView = await this.queries.execute(new GetToolCallQuery(c.principal, id, 0));
+      let last = await this.queries.execute(new GetToolCallQuery(c.principal, id, 0));
       send(toolCallMessage(last));
       while (last.status === 'pending' && !c.signal.aborted) {
-        const now: ToolCallView = await this.queries.execute(
-          new GetToolCallQuery(c.principal, id, WATCH_SLICE_S, c.signal),
-        );
+        const now = await this.queries.execute(new GetToolCallQuery(c.principal, id, WATCH_SLICE_S, c.signal));
         if (c.signal.aborted && !c.closing()) return; // the client went away
         if (JSON.stringify(now) !== JSON.stringify(last)) send(toolCallMessage(now));
         last = now;
@@ -256,7 +245,7 @@ export class TollgateRpcs {
     const p = c.principal;
     if (isAgent(p)) throw new ForbiddenError('The approvals inbox is for people; agent tokens cannot decide');
     const status = enumParam('status', enumValue('TOOL_CALL_STATUS', req.status), TOOL_CALL_STATUSES) ?? 'pending';
-    const page: Page<ApprovalView> = await this.queries.execute(
+    const page = await this.queries.execute(
       new ListApprovalsQuery(p, {
         ...listParams({ cursor: req.cursor, limit: req.limit ? String(req.limit) : undefined }),
         status,
@@ -294,7 +283,7 @@ export class TollgateRpcs {
       destructive: dto.destructive ?? false,
     };
     const { tool, created } = await this.commands.execute(new RegisterToolCommand(c.principal, name, def));
-    return { tool: toolMessage(tool as ToolViewLike), created };
+    return { tool: toolMessage(tool), created };
   }
 
   async getMe(c: RpcCall) {
@@ -302,7 +291,7 @@ export class TollgateRpcs {
   }
 
   async getStatus(c: RpcCall) {
-    return tenantStatusMessage((await this.queries.execute(new GetStatusQuery(c.principal.tenant))) as StatusViewLike);
+    return tenantStatusMessage(await this.queries.execute(new GetStatusQuery(c.principal.tenant)));
   }
 
   async askQuestion(
@@ -333,7 +322,7 @@ export class TollgateRpcs {
         }),
       );
     } catch (e) {
-      const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
+      const access = await this.queries.execute(new ConversationAccessQuery(p, id));
       if (!access.isOwningAgent)
         throw new ForbiddenError('Only the agent that started this conversation may ask questions in it');
       throw e;
@@ -352,7 +341,7 @@ export class TollgateRpcs {
         dto.id,
       ),
     );
-    return questionMessage(question as QuestionView);
+    return questionMessage(question);
   }
 
   async getQuestion(c: RpcCall, req: { id?: string }) {
@@ -364,7 +353,7 @@ export class TollgateRpcs {
     const id = req.id ?? '';
     const release = this.waitSlots.acquire(c.principal);
     try {
-      let last: QuestionView = await this.queries.execute(new GetQuestionQuery(c.principal, id, 0));
+      let last = await this.queries.execute(new GetQuestionQuery(c.principal, id, 0));
       send(questionMessage(last));
       while (last.status === 'pending' && !c.signal.aborted) {
         last = await this.queries.execute(new GetQuestionQuery(c.principal, id, WATCH_SLICE_S, c.signal));
@@ -389,9 +378,7 @@ export class TollgateRpcs {
       dto = parseBody(AnswerQuestionRequest, present({ answer: req.answer }));
       via = enumParam('x-tollgate-channel', c.channel?.trim().toLowerCase() || undefined, GRPC_CHANNELS) ?? 'grpc';
     } catch (e) {
-      const access: { isAgent: boolean; mayAnswer: boolean } = await this.queries.execute(
-        new QuestionAccessQuery(p, id),
-      );
+      const access = await this.queries.execute(new QuestionAccessQuery(p, id));
       if (!access.mayAnswer)
         throw new ForbiddenError(
           access.isAgent
@@ -414,7 +401,7 @@ export class TollgateRpcs {
     try {
       return check();
     } catch (e) {
-      const access: Access = await this.queries.execute(new ToolCallAccessQuery(p, id));
+      const access = await this.queries.execute(new ToolCallAccessQuery(p, id));
       if (!allowed(access)) throw new ForbiddenError(refusal(access));
       throw e;
     }

@@ -6,7 +6,7 @@ import { CLOCK, Clock, CONVERSATIONS, ConversationRepository } from '../../../ap
 import type { OutboxConsumer } from '../../../application/ports/outbox.port';
 import { GetToolCallQuery } from '../../../application/queries/get-tool-call/get-tool-call.query';
 import { ListApprovalsQuery } from '../../../application/queries/list/list.queries';
-import type { ApprovalView, Page, ToolCallView } from '../../../application/views/views';
+import type { ToolCallView } from '../../../application/views/views';
 import type { Decider } from '../../../domain/conversation/conversation.aggregate';
 import { TerminalApprovalCallback, TerminalDecision, TerminalDecisions } from './terminal-approval-callback';
 
@@ -52,7 +52,7 @@ export class TerminalChannel implements TerminalDecisions {
     this.attached();
     let cursor: string | undefined;
     do {
-      const page: Page<ApprovalView> = await this.app.queries.execute(
+      const page = await this.app.queries.execute(
         new ListApprovalsQuery(this.decider, { status: 'pending', cursor, limit: 1000 }),
       );
       for (const a of page.items) await this.callback.ask({ ...a, tenantId: this.decider.tenant });
@@ -62,7 +62,7 @@ export class TerminalChannel implements TerminalDecisions {
 
   async isPending(toolCallId: string): Promise<boolean> {
     const { queries } = await this.started();
-    const call: ToolCallView = await queries.execute(new GetToolCallQuery(this.decider, toolCallId));
+    const call = await queries.execute(new GetToolCallQuery(this.decider, toolCallId));
     return call.status === 'pending';
   }
 

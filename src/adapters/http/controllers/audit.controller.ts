@@ -173,7 +173,7 @@ export class AuditController {
   ): Promise<void> {
     const format = enumParam('format', q.format, ['ndjson', 'csv'] as const) ?? 'ndjson';
     const filter = auditFilter(p.tenant, q);
-    const batches: AsyncIterable<AuditEvent[]> = await this.queries.execute(new ExportAuditEventsQuery(filter));
+    const batches = await this.queries.execute(new ExportAuditEventsQuery(filter));
     const iterator = batches[Symbol.asyncIterator]();
     const first = await iterator.next(); // a failure here still answers as a problem
     res.status(200);

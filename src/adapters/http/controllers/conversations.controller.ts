@@ -13,7 +13,7 @@ import type { Response } from 'express';
 import { ProposeToolCallsCommand } from '../../../application/commands/propose-tool-calls/propose-tool-calls.command';
 import { DecideStepCommand } from '../../../application/commands/decide-step/decide-step.command';
 import { StartConversationCommand } from '../../../application/commands/start-conversation/start-conversation.command';
-import { Access, ConversationAccessQuery } from '../../../application/queries/access/access.query';
+import { ConversationAccessQuery } from '../../../application/queries/access/access.query';
 import { GetConversationQuery } from '../../../application/queries/get-conversation/get-conversation.query';
 import { ListConversationsQuery } from '../../../application/queries/list/list.queries';
 import { Principal } from '../../../domain/shared/actor';
@@ -153,7 +153,7 @@ export class ConversationsController {
       dto = parseBody(ProposeToolCallsRequest, body);
     } catch (e) {
       // A bad body is a 400 only for its conversation's agent: 404 and 403 come first (CONTRACT §11).
-      const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
+      const access = await this.queries.execute(new ConversationAccessQuery(p, id));
       if (!access.isOwningAgent)
         throw new ForbiddenError('Only the agent that started this conversation may propose tool calls in it');
       throw e;
@@ -188,7 +188,7 @@ export class ConversationsController {
     @Headers('x-tollgate-channel') channel?: string,
   ) {
     // 404 (not visible), then 403 (an agent), then 400 (the body), as on every route.
-    const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
+    const access = await this.queries.execute(new ConversationAccessQuery(p, id));
     if (access.isAgent) throw new ForbiddenError('Agent tokens cannot decide tool calls: approval comes from people');
     const dto = parseBody(StepDecisionRequest, body);
     return this.commands.execute(

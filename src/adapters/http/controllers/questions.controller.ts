@@ -11,7 +11,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AnswerQuestionCommand, AskQuestionCommand } from '../../../application/commands/questions/question.commands';
-import { Access, ConversationAccessQuery } from '../../../application/queries/access/access.query';
+import { ConversationAccessQuery } from '../../../application/queries/access/access.query';
 import {
   GetQuestionQuery,
   ListQuestionsQuery,
@@ -87,7 +87,7 @@ export class QuestionsController {
       dto = parseBody(AskQuestionRequest, body);
     } catch (e) {
       // A bad body is a 400 only for the conversation's agent: 404 and 403 come first.
-      const access: Access = await this.queries.execute(new ConversationAccessQuery(p, id));
+      const access = await this.queries.execute(new ConversationAccessQuery(p, id));
       if (!access.isOwningAgent)
         throw new ForbiddenError('Only the agent that started this conversation may ask questions in it');
       throw e;
@@ -193,9 +193,7 @@ export class QuestionsController {
       dto = parseBody(AnswerQuestionRequest, body);
       via = channelHeader(channel);
     } catch (e) {
-      const access: { isAgent: boolean; mayAnswer: boolean } = await this.queries.execute(
-        new QuestionAccessQuery(p, id),
-      );
+      const access = await this.queries.execute(new QuestionAccessQuery(p, id));
       if (!access.mayAnswer)
         throw new ForbiddenError(
           access.isAgent

@@ -17,7 +17,6 @@ import {
 } from '../../../application/commands/webhooks/webhook.commands';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
-import type { WebhookState } from '../../../domain/webhook/webhook.aggregate';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../../infrastructure/config/config';
 import { EgressGuard } from '../../webhooks/egress-guard';
 import { newWebhookSecret, webhookKey } from '../../webhooks/webhook-signature';
@@ -83,7 +82,7 @@ export class WebhooksController {
     if (!destination.ok) throw new ValidationError([{ path: 'url', message: destination.detail }]);
     const secret = dto.secret ?? newWebhookSecret();
     // Made through a command, so the trail records who sent the tenant's events where (WebhookCreated).
-    const created: WebhookState = await this.commands.execute(
+    const created = await this.commands.execute(
       new CreateWebhookCommand(p, { url: dto.url, events: dto.events, description: dto.description ?? null, secret }),
     );
     const { tenantId: _t, createdAt, ...rest } = created;

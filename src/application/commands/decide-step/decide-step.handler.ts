@@ -5,13 +5,9 @@ import { DomainError } from '../../../domain/shared/domain-error';
 import { visibleConversation } from '../../access';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { toolCallView, ToolCallView } from '../../views/views';
-import { DecideStepCommand } from './decide-step.command';
+import { DecideStepCommand, StepDecisionView } from './decide-step.command';
 
-/** What a step decision did: the calls it decided (as they now stand) and those it could not, with why. */
-export interface StepDecisionView {
-  toolCalls: ToolCallView[];
-  refused: Array<{ id: string; code: string; detail: string }>;
-}
+export type { StepDecisionView } from './decide-step.command';
 
 /**
  * Decides the pending calls of one conversation in one unit of work, each through `Conversation.decide`, so each

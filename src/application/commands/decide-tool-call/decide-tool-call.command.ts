@@ -1,4 +1,6 @@
 import { Decider, DecisionInput } from '../../../domain/conversation/conversation.aggregate';
+import { Command } from '@nestjs/cqrs';
+import type { ToolCallView } from '../../views/views';
 
 /** always_allow only: what limits the standing grant it makes. */
 export interface GrantOptions {
@@ -8,11 +10,13 @@ export interface GrantOptions {
   args?: Record<string, string>;
 }
 
-export class DecideToolCallCommand {
+export class DecideToolCallCommand extends Command<ToolCallView> {
   constructor(
     readonly decider: Decider,
     readonly toolCallId: string,
     readonly input: DecisionInput,
     readonly grant: GrantOptions = {},
-  ) {}
+  ) {
+    super();
+  }
 }

@@ -1,4 +1,8 @@
+import { Command } from '@nestjs/cqrs';
 /** Expires pending calls past their `expiresAt`: from the sweeper for all tenants, or for one conversation on read. */
-export class ExpireToolCallsCommand {
-  constructor(readonly target?: { tenantId: string; conversationId: string }) {}
+/** Answers how many calls expired. */
+export class ExpireToolCallsCommand extends Command<number> {
+  constructor(readonly target?: { tenantId: string; conversationId: string }) {
+    super();
+  }
 }

@@ -1,6 +1,8 @@
 import { Principal } from '../../../domain/shared/actor';
+import { Command } from '@nestjs/cqrs';
+import type { ConversationView } from '../../views/views';
 
-export class StartConversationCommand {
+export class StartConversationCommand extends Command<{ conversation: ConversationView; created: boolean }> {
   constructor(
     readonly principal: Principal,
     readonly input: {
@@ -9,5 +11,7 @@ export class StartConversationCommand {
       title?: string;
       metadata?: Record<string, unknown>;
     },
-  ) {}
+  ) {
+    super();
+  }
 }

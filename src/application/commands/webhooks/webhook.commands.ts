@@ -1,22 +1,26 @@
 import { Inject } from '@nestjs/common';
-import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { personActor, Principal } from '../../../domain/shared/actor';
 import { DomainError } from '../../../domain/shared/domain-error';
-import { Webhook } from '../../../domain/webhook/webhook.aggregate';
+import { Webhook, WebhookState } from '../../../domain/webhook/webhook.aggregate';
 import { CLOCK, Clock, IDS, IdGenerator, UNIT_OF_WORK, UnitOfWork, WEBHOOKS, WebhookRepository } from '../../ports';
 
-export class CreateWebhookCommand {
+export class CreateWebhookCommand extends Command<Readonly<WebhookState>> {
   constructor(
     readonly principal: Principal,
     readonly input: { url: string; events: string[]; description: string | null; secret: string },
-  ) {}
+  ) {
+    super();
+  }
 }
 
-export class DeleteWebhookCommand {
+export class DeleteWebhookCommand extends Command<void> {
   constructor(
     readonly principal: Principal,
     readonly id: string,
-  ) {}
+  ) {
+    super();
+  }
 }
 
 export class WebhookNotFoundError extends DomainError {

@@ -3,17 +3,24 @@ import { EventBus, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { ApprovalPolicy } from '../../../domain/policy/approval-policy';
 import { needsPerson } from '../../../domain/policy/supervision-level';
 import { CLOCK, Clock, POLICIES, PolicyRepository, RECEIPTS, ReceiptSigner, TOOLS, ToolRepository } from '../../ports';
-import { AUDIT_LOG, AuditEvent, AuditLog, VerifyResult } from '../../ports/audit-log.port';
+import { AUDIT_LOG, AuditEvent, AuditLog } from '../../ports/audit-log.port';
 import { CHECKPOINT_SIGNATURES, CHECKPOINT_TYP, CheckpointSignatures } from '../../ports/checkpoint-signatures.port';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import {
+  AuditCheckpoint,
   AuditCheckpointQuery,
+  AuditMetrics,
+  CheckpointClaims,
+  GapFinding,
+  VerifyAnswer,
   AuditGapsQuery,
   AuditMetricsQuery,
   ExportAuditEventsQuery,
   ListAuditEventsQuery,
   VerifyAuditTrailQuery,
 } from './audit.queries';
+
+export type { GapFinding, VerifyAnswer } from './audit.queries';
 
 const EXPORT_BATCH = 1000;
 
@@ -35,16 +42,6 @@ export class ExportAuditEventsHandler implements IQueryHandler<ExportAuditEvents
   async execute({ filter }: ExportAuditEventsQuery): Promise<AsyncIterable<AuditEvent[]>> {
     return this.audit.scan(filter, EXPORT_BATCH);
   }
-}
-
-/** What verify answers; with a checkpoint, also the checkpoint it was held against. */
-export type VerifyAnswer = VerifyResult & { checkpoint?: CheckpointClaims & { kid: string; purged?: true } };
-
-interface CheckpointClaims {
-  tenant: string;
-  seq: number;
-  hash: string;
-  at: string;
 }
 
 /**
@@ -159,7 +156,7 @@ export class AuditCheckpointHandler implements IQueryHandler<AuditCheckpointQuer
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async execute({ tenantId }: AuditCheckpointQuery) {
+  async execute({ tenantId }: AuditCheckpointQuery): Promise<AuditCheckpoint> {
     const head = await this.audit.head(tenantId);
     const payload = { tenant: tenantId, seq: head.seq, hash: head.hash, at: this.clock.now().toISOString() };
     return { jws: await this.signer.signPayload(payload, CHECKPOINT_TYP), ...payload };
@@ -173,19 +170,11 @@ export class AuditMetricsHandler implements IQueryHandler<AuditMetricsQuery> {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async execute({ tenantId, window }: AuditMetricsQuery) {
+  async execute({ tenantId, window }: AuditMetricsQuery): Promise<AuditMetrics> {
     const stats = await this.audit.decisionStats(tenantId, window.from, window.to);
     // The pending count is "now", whatever the window (CONTRACT §11).
     return { pendingApprovals: await this.audit.pendingApprovals(tenantId, this.clock.now()), ...stats };
   }
-}
-
-export interface GapFinding {
-  code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02';
-  severity: 'critical' | 'high';
-  toolName?: string;
-  toolCallId?: string;
-  detail: string;
 }
 
 /**

@@ -1,42 +1,83 @@
-import { AuditFilter } from '../../ports/audit-log.port';
+import { Query } from '@nestjs/cqrs';
+import { AuditEvent, AuditFilter, DecisionStats, VerifyResult } from '../../ports/audit-log.port';
 
 type Window = { from?: Date; to?: Date };
 
+/** What verify answers; with a checkpoint, also the checkpoint it was held against. */
+export type VerifyAnswer = VerifyResult & { checkpoint?: CheckpointClaims & { kid: string; purged?: true } };
+
+export interface CheckpointClaims {
+  tenant: string;
+  seq: number;
+  hash: string;
+  at: string;
+}
+
+/** The chain's head, signed: `jws` holds the other fields. */
+export interface AuditCheckpoint extends CheckpointClaims {
+  jws: string;
+}
+
+/** Decision counts in the window; `pendingApprovals` is now, whatever the window. */
+export interface AuditMetrics extends DecisionStats {
+  pendingApprovals: number;
+}
+
+export interface GapFinding {
+  code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02';
+  severity: 'critical' | 'high';
+  toolName?: string;
+  toolCallId?: string;
+  detail: string;
+}
+
 /** A page of the tenant's audit trail in seq order; the cursor is the last seq seen. */
-export class ListAuditEventsQuery {
+export class ListAuditEventsQuery extends Query<{ events: AuditEvent[]; nextCursor: string | null }> {
   constructor(
     readonly filter: AuditFilter,
     readonly limit: number,
-  ) {}
+  ) {
+    super();
+  }
 }
 
 /** The same selection as a stream of batches, for NDJSON and CSV exports. */
-export class ExportAuditEventsQuery {
-  constructor(readonly filter: AuditFilter) {}
+export class ExportAuditEventsQuery extends Query<AsyncIterable<AuditEvent[]>> {
+  constructor(readonly filter: AuditFilter) {
+    super();
+  }
 }
 
 /** Recomputes the chain; with a checkpoint (a compact JWS from AuditCheckpointQuery), also checks the chain still reaches it. */
-export class VerifyAuditTrailQuery {
+export class VerifyAuditTrailQuery extends Query<VerifyAnswer> {
   constructor(
     readonly tenantId: string,
     readonly checkpoint?: string,
-  ) {}
+  ) {
+    super();
+  }
 }
 
-export class AuditCheckpointQuery {
-  constructor(readonly tenantId: string) {}
+export class AuditCheckpointQuery extends Query<AuditCheckpoint> {
+  constructor(readonly tenantId: string) {
+    super();
+  }
 }
 
-export class AuditMetricsQuery {
+export class AuditMetricsQuery extends Query<AuditMetrics> {
   constructor(
     readonly tenantId: string,
     readonly window: Window,
-  ) {}
+  ) {
+    super();
+  }
 }
 
-export class AuditGapsQuery {
+export class AuditGapsQuery extends Query<{ findings: GapFinding[] }> {
   constructor(
     readonly tenantId: string,
     readonly window: Window,
-  ) {}
+  ) {
+    super();
+  }
 }

@@ -1,8 +1,11 @@
+import { Query } from '@nestjs/cqrs';
+import type { Page } from '../../views/views';
+import type { GrantView } from './grant.view';
 import type { GrantStatus } from '../../../domain/grant/grant.aggregate';
 import type { GrantScope } from '../../../domain/policy/approval-policy';
 import type { Principal } from '../../../domain/shared/actor';
 
-export class ListGrantsQuery {
+export class ListGrantsQuery extends Query<Page<GrantView>> {
   constructor(
     readonly principal: Principal,
     readonly filter: {
@@ -12,5 +15,7 @@ export class ListGrantsQuery {
       scope?: GrantScope;
       status: GrantStatus | 'all';
     },
-  ) {}
+  ) {
+    super();
+  }
 }

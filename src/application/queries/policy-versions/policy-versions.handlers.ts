@@ -4,25 +4,14 @@ import { PolicyVersionNotFoundError } from '../../../domain/policy/tenant-policy
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { POLICY_HISTORY, PolicyHistory, PolicyVersionRecord } from '../../ports/policy-history.port';
 import { Page } from '../../views/views';
-import { GetPolicyVersionQuery, ListPolicyVersionsQuery } from './policy-versions.queries';
+import {
+  GetPolicyVersionQuery,
+  ListPolicyVersionsQuery,
+  policyVersionView,
+  PolicyVersionSummaryView,
+} from './policy-versions.queries';
 
-export interface PolicyVersionSummaryView {
-  version: number;
-  createdAt: string;
-  createdBy: string;
-  rules: number;
-}
-
-export function policyVersionView(v: PolicyVersionRecord) {
-  const doc = v.document.toJSON();
-  return {
-    version: v.version,
-    defaults: doc.defaults,
-    rules: doc.rules,
-    createdAt: v.createdAt.toISOString(),
-    createdBy: v.createdBy,
-  };
-}
+export { policyVersionView, type PolicyVersionSummaryView } from './policy-versions.queries';
 
 @QueryHandler(ListPolicyVersionsQuery)
 export class ListPolicyVersionsHandler implements IQueryHandler<ListPolicyVersionsQuery> {

@@ -2,12 +2,7 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import type { Conversation } from '../../../domain/conversation/conversation.aggregate';
 import { PolicyDocument } from '../../../domain/policy/policy-document';
-import {
-  SimulationCall,
-  SimulationResult,
-  SimulationSummary,
-  simulatePolicy,
-} from '../../../domain/policy/policy-simulation';
+import { SimulationCall, simulatePolicy } from '../../../domain/policy/policy-simulation';
 import { ValidationError, ValidationFault } from '../../../domain/shared/domain-error';
 import {
   CLOCK,
@@ -23,30 +18,11 @@ import {
   ToolRepository,
 } from '../../ports';
 import { RECORDED_CALLS, RecordedToolCalls } from '../../ports/policy-history.port';
-import { HypotheticalCall, SimulatePolicyQuery } from './simulate-policy.query';
+import { HypotheticalCall, SimulatedCallView, SimulatePolicyQuery, SimulationView } from './simulate-policy.query';
 
 const DAY_MS = 86_400_000;
 
-export interface SimulatedCallView extends SimulationResult {
-  /** Recorded calls: the call's id and when it was proposed. */
-  toolCallId?: string;
-  proposedAt?: string;
-  /** Given calls: their index in the request. */
-  index?: number;
-  conversationId: string | null;
-  toolName: string;
-}
-
-export interface SimulationView {
-  /** The version in force, whose document `then` is judged by for given calls. */
-  policyVersion: number;
-  over: 'calls' | 'recorded';
-  since: string | null;
-  /** More calls were recorded since `since` than were judged (the newest `limit` were). */
-  truncated: boolean;
-  results: SimulatedCallView[];
-  summary: SimulationSummary;
-}
+export type { SimulatedCallView, SimulationView } from './simulate-policy.query';
 
 /**
  * Judges calls by a candidate document beside what they got. Plain reads only: no unit of work, no events,
