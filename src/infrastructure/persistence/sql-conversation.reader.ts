@@ -1,0 +1,208 @@
+import { Conversation } from '../../domain/conversation/conversation.aggregate';
+import { HaltTarget } from '../../domain/halt/halt.aggregate';
+import { LoadOptions, OpenStatus } from '../../application/ports';
+import { ConversationMapper } from './conversation.mapper';
+import { CONVERSATION_COLUMNS, TOOL_CALL_COLUMNS } from './conversation-columns';
+import { ConversationRow, ToolCallRow } from './orm-entities';
+import { TypeOrmUnitOfWork } from './unit-of-work';
+
+const ROOT = CONVERSATION_COLUMNS.select;
+const CALLS = TOOL_CALL_COLUMNS.select;
+
+const OPEN_STATUSES: readonly OpenStatus[] = ['pending', 'approved', 'executed'];
+
+type CallSelection = Exclude<NonNullable<LoadOptions['calls']>, 'all'>;
+
+/** SQL over the conversation's row `c` to read beside it, as one JSON value (`param(i)`: its i-th parameter). */
+export interface Beside {
+  select: (param: (i: number) => string) => string;
+  params: unknown[];
+}
+
+/**
+ * The calls of conversation (`tenant`, `conversation`: SQL expressions) in the given statuses, and any named by id
+ * or external id, as branches of a UNION ALL that each have an index of their own: the statuses the partial
+ * indexes `tool_calls_pending_by_conversation` and `tool_calls_open`, ids the primary key (behind an OFFSET 0
+ * fence, so the conversation's other calls are never walked for them), external ids `tool_calls_external_id`.
+ * A branch is there only when the command names such calls; its array is the next parameter after `first`.
+ * One WHERE with ORs planned well with the first values it saw, but the generic plan PostgreSQL cached for it
+ * later walked every call of the tenant (`tool_calls_by_status`) once the table had grown: 4× the PostgreSQL
+ * CPU per proposal, measured. The statuses are written into the text (constants, checked here), so each
+ * shape is its own prepared statement.
+ */
+function callsInStatusesOrNamed(
+  tenant: string,
+  conversation: string,
+  calls: CallSelection,
+  first: number,
+): { sql: string; params: unknown[] } {
+  const { statuses } = calls;
+  if (statuses.length === 0 || statuses.some((s) => !OPEN_STATUSES.includes(s)))
+    throw new Error(`cannot load calls by status ${statuses.join(',')}`);
+  const inStatuses = `status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
+  const mine = `tenant_id = ${tenant} AND conversation_id = ${conversation}`;
+  const branches = [`SELECT ${CALLS} FROM tool_calls WHERE ${mine} AND ${inStatuses}`];
+  const params: unknown[] = [];
+  let ids: string | undefined;
+  if (calls.ids?.length) {
+    ids = `$${first + params.push(calls.ids) - 1}::text[]`;
+    branches.push(`SELECT * FROM (SELECT ${CALLS} FROM tool_calls WHERE tenant_id = ${tenant} AND id = ANY(${ids}) OFFSET 0) named
+                    WHERE "conversationId" = ${conversation} AND NOT ${inStatuses.replace('status', 'named.status')}`);
+  }
+  if (calls.externalIds?.length) {
+    const ext = `$${first + params.push(calls.externalIds) - 1}::text[]`;
+    branches.push(
+      `SELECT ${CALLS} FROM tool_calls WHERE ${mine} AND external_id = ANY(${ext}) AND NOT ${inStatuses}${ids ? ` AND id <> ALL(${ids})` : ''}`,
+    );
+  }
+  return { sql: branches.join('\n UNION ALL\n '), params };
+}
+
+/**
+ * Every read of the conversation aggregate: a conversation with the calls a command or a view needs, in one
+ * statement (one snapshot) without a lock, in two under one (see `withCalls`); and the sweepers' and halts' scans.
+ * Columns are aliased to the row classes' property names (conversation-columns.ts), so one mapper serves both.
+ */
+export class SqlConversationReader {
+  /** Plain reads of the same call in flight share one load: a decision wakes every long-poll on it at once. */
+  private readonly inFlight = new Map<string, Promise<Conversation | null>>();
+
+  constructor(private readonly uow: TypeOrmUnitOfWork) {}
+
+  findById(tenantId: string, id: string, opts: LoadOptions): Promise<Conversation | null> {
+    return this.load(`tenant_id = $1 AND id = $2`, [tenantId, id], opts);
+  }
+
+  findByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions): Promise<Conversation | null> {
+    if (opts.lock || this.uow.inUnitOfWork) return this.loadByToolCallId(tenantId, toolCallId, opts);
+    const key = `${tenantId}\u0000${toolCallId}`;
+    let read = this.inFlight.get(key);
+    if (!read) {
+      read = this.loadByToolCallId(tenantId, toolCallId, opts).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, read);
+    }
+    return read;
+  }
+
+  /**
+   * `findById` without a lock, and beside it, in the same statement and snapshot, what `beside` selects over the
+   * conversation's row `c`. The propose command reads its policy inputs this way: one round trip fewer on the hot path.
+   */
+  findByIdWith<X>(
+    tenantId: string,
+    id: string,
+    opts: LoadOptions,
+    beside: Beside,
+  ): Promise<{ conversation: Conversation; extra: X } | null> {
+    return this.loadWith<X>(`tenant_id = $1 AND id = $2`, [tenantId, id], opts, beside);
+  }
+
+  async findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]> {
+    const params: unknown[] = [tenantId];
+    const scope =
+      target.scope === 'agent'
+        ? `AND c.agent_id = $${params.push(target.id)}`
+        : target.scope === 'conversation'
+          ? `AND c.id = $${params.push(target.id)}`
+          : '';
+    const rows: Array<{ id: string }> = await this.uow.manager().query(
+      `SELECT c.id FROM conversations c
+        WHERE c.tenant_id = $1 ${scope}
+          AND EXISTS (SELECT 1 FROM tool_calls t WHERE t.tenant_id = c.tenant_id AND t.conversation_id = c.id AND t.status IN ('pending', 'approved'))
+        ORDER BY c.id`,
+      params,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async findWithDueExpiries(now: Date, limit: number) {
+    const rows: Array<{ tenant_id: string; conversation_id: string }> = await this.uow.manager().query(
+      `SELECT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND expires_at <= $1
+         UNION
+         SELECT tenant_id, conversation_id FROM tool_calls WHERE status = 'pending' AND next_step_at <= $1
+         LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id, conversationId: r.conversation_id }));
+  }
+
+  private loadByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions): Promise<Conversation | null> {
+    return this.load(
+      `tenant_id = $1 AND id = (SELECT conversation_id FROM tool_calls WHERE tenant_id = $1 AND id = $2)`,
+      [tenantId, toolCallId],
+      opts,
+    );
+  }
+
+  private async load(where: string, params: [string, string], opts: LoadOptions): Promise<Conversation | null> {
+    const lock = this.lockClause(opts);
+    if (lock) {
+      const [row]: ConversationRow[] = await this.uow.prepared(
+        `SELECT ${ROOT} FROM conversations WHERE ${where}${lock}`,
+        params,
+      );
+      return row ? this.withCalls(row, opts) : null;
+    }
+    return (await this.loadWith(where, params, opts))?.conversation ?? null;
+  }
+
+  /**
+   * Without a lock, one statement (one snapshot) reads the root and its calls together, and `beside` (SQL
+   * expressions over the row `c`, as columns `extra`; its parameters after the load's own) with them.
+   */
+  private async loadWith<X>(
+    where: string,
+    params: [string, string],
+    opts: LoadOptions,
+    beside?: Beside,
+  ): Promise<{ conversation: Conversation; extra: X } | null> {
+    const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
+    const named = only && callsInStatusesOrNamed('c.tenant_id', 'c.id', only, params.length + 1);
+    const own = named ? [...params, ...named.params] : params;
+    const [row]: Array<ConversationRow & { calls: Array<Record<string, unknown>>; extra?: X }> =
+      await this.uow.prepared(
+        `SELECT ${ROOT},
+              (SELECT coalesce(json_agg(t ORDER BY t."createdAt", t.id), '[]') FROM (
+                 ${named ? named.sql : `SELECT ${CALLS} FROM tool_calls WHERE tenant_id = c.tenant_id AND conversation_id = c.id`}) t) AS calls
+              ${beside ? `, (${beside.select((i) => `$${own.length + 1 + i}`)}) AS extra` : ''}
+         FROM conversations c WHERE ${where}`,
+        beside ? [...own, ...beside.params] : own,
+      );
+    if (!row) return null;
+    const { calls, extra, ...root } = row;
+    return {
+      conversation: ConversationMapper.toDomain(
+        root,
+        calls.map((j) => TOOL_CALL_COLUMNS.fromJson(j)),
+        { partial: !!only },
+      ),
+      extra: extra as X,
+    };
+  }
+
+  private lockClause(opts: LoadOptions): string {
+    // Commands lock the root row: concurrent decisions and claims on one conversation queue here.
+    if (!opts.lock || !this.uow.inTransaction) return '';
+    return opts.lock === 'skip-locked' ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE';
+  }
+
+  /**
+   * The calls are read in a statement of their own, after the root row is locked: a statement that waited
+   * for the lock would otherwise see the newest root row beside calls from its older snapshot.
+   */
+  private async withCalls(row: ConversationRow, opts: LoadOptions): Promise<Conversation> {
+    const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
+    const named = only && callsInStatusesOrNamed('$1', '$2', only, 3);
+    const calls: ToolCallRow[] = named
+      ? await this.uow.prepared(`SELECT * FROM (${named.sql}) t ORDER BY "createdAt", id`, [
+          row.tenantId,
+          row.id,
+          ...named.params,
+        ])
+      : await this.uow.prepared(
+          `SELECT ${CALLS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`,
+          [row.tenantId, row.id],
+        );
+    return ConversationMapper.toDomain(row, calls, { partial: !!only });
+  }
+}
