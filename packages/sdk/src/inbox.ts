@@ -6,15 +6,13 @@ import type {
   DecisionRequest,
   GrantScope,
   JsonObject,
+  StepDecision,
   ToolCall,
   ToolCallStatus,
 } from './types.js';
 
-/** What a step decision did: the calls decided (as they now stand) and those left as they were, with why. */
-export interface StepDecision {
-  toolCalls: ToolCall[];
-  refused: Array<{ id: string; code: string; detail: string }>;
-}
+// The API's shape, named in types.ts from the generated schema; exported here too, as before.
+export type { StepDecision } from './types.js';
 
 export interface DecideOptions {
   decision: DecisionRequest['decision'];

@@ -7,46 +7,17 @@ import { sleep } from './http.js';
 import { ID_PATTERN, newId, toolCallKey } from './ids.js';
 import { throwIfAborted } from './signals.js';
 import type { DecisionChannel, TollgateClient, WaitOptions } from './client.js';
-import type { ActorRef, Page } from './types.js';
+import type {
+  ActorRef,
+  AskQuestionRequest,
+  Question,
+  QuestionAudience,
+  QuestionPage,
+  QuestionStatus,
+} from './types.js';
 
-export type QuestionStatus = 'pending' | 'answered' | 'expired' | 'cancelled';
-/** Who may answer: the conversation's end user (`requester`), approvers, admins. */
-export type QuestionAudience = 'requester' | 'approver' | 'admin';
-
-/** A question as the server answers it (schema `Question`). */
-export interface Question {
-  id: string;
-  conversationId: string;
-  /** The agent's own id for it, as asked. */
-  externalId?: string;
-  text: string;
-  choices?: string[];
-  /** True for a free-text question, or when an answer outside `choices` is taken. */
-  allowFreeText: boolean;
-  askTo: QuestionAudience[];
-  status: QuestionStatus;
-  timeoutSeconds: number;
-  createdAt: string;
-  expiresAt: string;
-  /** The first answer (it wins). */
-  answer?: { text: string; by: ActorRef; at: string };
-  /** When it expired or was cancelled. */
-  endedAt?: string;
-  /** Why it was cancelled (a halt's reason). */
-  reason?: string;
-}
-
-export type QuestionPage = Page<Question>;
-
-/** The body of `askQuestion`. */
-export interface AskQuestionRequest {
-  text: string;
-  choices?: string[];
-  allowFreeText?: boolean;
-  timeoutSeconds?: number;
-  askTo?: QuestionAudience[];
-  id?: string;
-}
+// The API's shapes, named in types.ts from the generated schemas; exported here too, as before.
+export type { AskQuestionRequest, Question, QuestionAudience, QuestionPage, QuestionStatus } from './types.js';
 
 export interface AskOptions {
   /** 2 to 20 distinct answers to pick from; without them the answer is free text. */
