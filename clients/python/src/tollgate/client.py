@@ -10,16 +10,14 @@ import time
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
+from ._api import JsonObject
 from ._http import DEFAULT_MAX_RESPONSE_BYTES, RetryInfo, RetryPolicy, TokenSource, Transport
 from ._ids import ID_PATTERN, new_id
+from .conversation import Conversation
 from .errors import ApprovalTimeout, TollgateError
 
 if TYPE_CHECKING:
     import urllib.request
-
-    from .conversation import Conversation
-
-JsonObject = dict[str, Any]
 DecisionChannel = Literal["web", "cli", "api"]
 
 
@@ -79,8 +77,6 @@ class Tollgate:
     ) -> Conversation:
         """Starts a conversation, or takes up the one with this id (the same id from the same agent answers it as
         it is). Without an id one is made here, before the first attempt, so a retried start never makes two."""
-        from .conversation import Conversation
-
         cid = id if id is not None else new_id("conv")
         if not ID_PATTERN.fullmatch(cid):
             raise ValueError(f"conversation id {cid!r} must match {ID_PATTERN.pattern}")

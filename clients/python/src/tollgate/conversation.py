@@ -10,15 +10,12 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Mapping, Sequence, TypeVar, Union, cast
+from typing import Any, Awaitable, Callable, Literal, Mapping, Sequence, TypeVar, Union, cast
 
+from ._api import ClientApi, JsonObject
 from ._ids import new_id, tool_call_key
 from .errors import ApprovalTimeout, ToolCallRejected, TollgateError
 
-if TYPE_CHECKING:
-    from .client import Tollgate
-
-JsonObject = dict[str, Any]
 ApprovalStatus = Literal["approved", "rejected", "expired", "cancelled", "denied"]
 OnBlocked = Literal["wait", "raise"]
 OfArgs = Union[Any, Callable[[JsonObject], Any]]
@@ -86,7 +83,7 @@ def outcome_of(call: Mapping[str, Any]) -> ApprovalOutcome:
 class ToolCallHandle:
     """One proposed call: wait for its decision, claim it, run it, report."""
 
-    def __init__(self, tollgate: Tollgate, tool_call: Mapping[str, Any]) -> None:
+    def __init__(self, tollgate: ClientApi, tool_call: Mapping[str, Any]) -> None:
         self.tollgate = tollgate
         self.tool_call: JsonObject = dict(tool_call)
 
@@ -193,7 +190,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Conversation:
     """A conversation of an agent (``tollgate.conversation(...)``)."""
 
-    def __init__(self, tollgate: Tollgate, view: Mapping[str, Any]) -> None:
+    def __init__(self, tollgate: ClientApi, view: Mapping[str, Any]) -> None:
         self.tollgate = tollgate
         self.view: JsonObject = dict(view)
 

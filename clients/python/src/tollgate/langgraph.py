@@ -30,6 +30,7 @@ from langgraph.config import get_config
 from langgraph.types import Command, interrupt
 from pydantic import PrivateAttr
 
+from ._api import JsonObject
 from .client import Tollgate
 from .conversation import ApprovalOutcome, Conversation, ToolCallHandle, outcome_of
 from .errors import ToolCallRejected
@@ -52,7 +53,6 @@ __all__ = [
     "with_approval",
 ]
 
-JsonObject = dict[str, Any]
 
 
 class PendingCall(TypedDict):
