@@ -30,7 +30,7 @@ const { mintToken } = require(join(DIST, 'infrastructure/auth/jwt-verifier.js'))
 const { eventHash, digestJson, sha256Hex, GENESIS_HASH } = require(
   join(DIST, 'infrastructure/persistence/event-store.js'),
 );
-const { pageQuery, seqRangeQuery } = require(join(DIST, 'infrastructure/persistence/typeorm-audit-log.js'));
+const { pageQuery, seqRangeQuery } = require(join(DIST, 'infrastructure/persistence/sql-audit-log.js'));
 const canonicalizeModule = require('canonicalize');
 const canonicalize = canonicalizeModule.default ?? canonicalizeModule;
 
@@ -40,7 +40,7 @@ const TENANT_B = 'globex';
 const DAY = 86_400_000;
 const START = Date.UTC(2025, 2, 1); // fixed, so every run loads the same data
 const SPAN = 182 * DAY;
-/** The service's selection, column for column (typeorm-audit-log.ts). */
+/** The service's selection, column for column (sql-audit-log.ts). */
 const COLUMNS = `e.tenant_id, e.seq, e.id, e.type, e.at, e.recorded_at, e.instance_id, e.correlation_id, e.conversation_id,
   e.tool_call_id, e.tool_name, e.actor, e.data, e.prev_hash, e.hash`;
 const EXPORT_BATCH = 1000; // the service's EXPORT_BATCH
@@ -793,7 +793,7 @@ function stats(samples) {
   return { n: s.length, min: s[0], median, p95: at(0.95), max: s[s.length - 1] };
 }
 
-/** The service's WHERE for an audit filter (typeorm-audit-log.ts `where`), for the baseline and EXPLAIN. */
+/** The service's WHERE for an audit filter (sql-audit-log.ts `where`), for the baseline and EXPLAIN. */
 function selection(tenant, f, limit) {
   const params = [tenant];
   const c = ['e.tenant_id = $1'];
@@ -1315,7 +1315,7 @@ async function main() {
       ),
     );
 
-    // What the service itself sends for a time window (typeorm-audit-log.ts): the seq bounds, then the page.
+    // What the service itself sends for a time window (sql-audit-log.ts): the seq bounds, then the page.
     if (layout.partitions.size > 0) {
       const rows = [];
       for (const q of queries.filter((x) => x.f.from || x.f.to)) {

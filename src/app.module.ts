@@ -6,7 +6,7 @@ import { LoggerModule } from 'nestjs-pino';
 import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './adapters/http/auth';
-import { AuthFailureLimiter } from './adapters/http/auth-failures';
+import { AuthFailureLimiter } from './adapters/api/auth-failures';
 import { AuditController } from './adapters/http/controllers/audit.controller';
 import { ApprovalsController } from './adapters/http/controllers/approvals.controller';
 import { ConversationsController } from './adapters/http/controllers/conversations.controller';
@@ -21,7 +21,7 @@ import { ListGrantsHandler } from './application/queries/list-grants/list-grants
 import { WellKnownController } from './adapters/http/controllers/well-known.controller';
 import { MeController } from './adapters/http/controllers/me.controller';
 import { ProblemFilter } from './adapters/http/problem.filter';
-import { throttlerOptions, TokenRateLimit, TokenThrottlerGuard, WaitSlots } from './adapters/http/rate-limit';
+import { throttlerOptions, TokenThrottlerGuard } from './adapters/http/rate-limit';
 import { GrpcServer } from './adapters/grpc/grpc-server';
 import { TollgateRpcs } from './adapters/grpc/tollgate.rpcs';
 import { ThrottlerModule } from '@nestjs/throttler';
@@ -50,7 +50,7 @@ import {
 } from './application/queries/policy-versions/policy-versions.handlers';
 import { SimulatePolicyHandler } from './application/queries/simulate-policy/simulate-policy.handler';
 import { POLICY_HISTORY, RECORDED_CALLS } from './application/ports/policy-history.port';
-import { TypeOrmRecordedToolCalls } from './infrastructure/persistence/typeorm-recorded-tool-calls';
+import { SqlRecordedToolCalls } from './infrastructure/persistence/sql-recorded-tool-calls';
 import { RegisterToolHandler } from './application/commands/register-tool/register-tool.handler';
 import { ReportResultHandler } from './application/commands/report-result/report-result.handler';
 import { StartConversationHandler } from './application/commands/start-conversation/start-conversation.handler';
@@ -102,8 +102,8 @@ import { SqlPolicyInputs } from './infrastructure/persistence/sql-policy-inputs'
 import { SqlWebhookRepository } from './infrastructure/persistence/sql-webhook.repository';
 import { CreateWebhookHandler, DeleteWebhookHandler } from './application/commands/webhooks/webhook.commands';
 import { TypeOrmPolicyRepository } from './infrastructure/persistence/typeorm-policy.repository';
-import { TypeOrmAuditLog } from './infrastructure/persistence/typeorm-audit-log';
-import { TypeOrmAuditRetention } from './infrastructure/persistence/typeorm-audit-retention';
+import { SqlAuditLog } from './infrastructure/persistence/sql-audit-log';
+import { SqlAuditRetention } from './infrastructure/persistence/sql-audit-retention';
 import { TypeOrmReadModel } from './infrastructure/persistence/typeorm-read-model';
 import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool.repository';
 import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
@@ -119,6 +119,7 @@ import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { PgWakeListener } from './infrastructure/waiting/pg-wake-listener';
 import { WaiterRecheck } from './infrastructure/waiting/waiter-recheck';
 import { QUESTION_CONTROLLERS, QUESTION_PROVIDERS } from './questions.composition';
+import { TokenRateLimit, WaitSlots } from './adapters/api/limits';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler,
@@ -218,14 +219,14 @@ export class AppModule implements NestModule {
         TypeOrmPolicyRepository,
         { provide: POLICIES, useExisting: TypeOrmPolicyRepository },
         { provide: POLICY_HISTORY, useExisting: TypeOrmPolicyRepository },
-        { provide: RECORDED_CALLS, useClass: TypeOrmRecordedToolCalls },
+        { provide: RECORDED_CALLS, useClass: SqlRecordedToolCalls },
         { provide: POLICY_INPUTS, useClass: SqlPolicyInputs },
         { provide: WEBHOOKS, useClass: SqlWebhookRepository },
         { provide: GRANTS, useClass: TypeOrmGrantRepository },
         { provide: HALTS, useClass: TypeOrmHaltRepository },
         { provide: READ_MODEL, useClass: TypeOrmReadModel },
-        { provide: AUDIT_LOG, useClass: TypeOrmAuditLog },
-        { provide: AUDIT_RETENTION, useClass: TypeOrmAuditRetention },
+        { provide: AUDIT_LOG, useClass: SqlAuditLog },
+        { provide: AUDIT_RETENTION, useClass: SqlAuditRetention },
         { provide: RECEIPTS, useClass: JoseReceiptSigner },
         { provide: CHECKPOINT_SIGNATURES, useExisting: RECEIPTS },
         { provide: CLOCK, useClass: SystemClock },

@@ -11,7 +11,7 @@ import { mintToken } from '../../src/infrastructure/auth/jwt-verifier';
 import { RunningServer, startServer } from '../../src/server';
 import { EventsPartitioned1764700000000 } from '../../migrations/1764700000000-events-partitioned';
 import { EventPartitionMaintenance } from '../../src/infrastructure/persistence/event-partitions';
-import { pageQuery, seqRangeQuery } from '../../src/infrastructure/persistence/typeorm-audit-log';
+import { pageQuery, seqRangeQuery } from '../../src/infrastructure/persistence/sql-audit-log';
 import { client } from '../support/http';
 import { startTestServer, TEST_SECRET, TestServer } from '../support/server';
 

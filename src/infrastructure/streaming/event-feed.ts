@@ -9,7 +9,7 @@ import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { detachedScope } from '../observability/trace-context';
 import { eventJsonFromRow } from '../persistence/event-store';
-import { COLUMNS, fromRaw, RawEvent } from '../persistence/typeorm-audit-log';
+import { COLUMNS, fromRaw, RawEvent } from '../persistence/sql-audit-log';
 
 /** Most events one page holds; fewer when they are big (see PAGE_BYTES). */
 const MAX_PAGE_ROWS = 500;

@@ -18,7 +18,7 @@ const DROP_LOCK_TIMEOUT = '2s';
  * every tenant has purged a month, whole months go.
  */
 @Injectable()
-export class TypeOrmAuditRetention implements AuditRetentionStore {
+export class SqlAuditRetention implements AuditRetentionStore {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
   async purgeBefore(tenantId: string, before: Date): Promise<PurgedRange | null> {

@@ -120,7 +120,7 @@ function window(tenantId: string, from?: Date, to?: Date) {
 }
 
 @Injectable()
-export class TypeOrmAuditLog implements AuditLog {
+export class SqlAuditLog implements AuditLog {
   constructor(private readonly dataSource: DataSource) {}
 
   async list(filter: AuditFilter, limit: number, range?: SeqRange | null): Promise<AuditEvent[]> {

@@ -22,7 +22,7 @@ interface Row {
 
 /** Recorded calls with their conversation's agent and user, for policy simulation: one read, no locks. */
 @Injectable()
-export class TypeOrmRecordedToolCalls implements RecordedToolCalls {
+export class SqlRecordedToolCalls implements RecordedToolCalls {
   constructor(private readonly uow: TypeOrmUnitOfWork) {}
 
   async proposedSince(tenantId: string, since: Date, limit: number): Promise<RecordedToolCall[]> {
