@@ -1,4 +1,4 @@
-import { ConversationRow, ToolCallRow } from './orm-entities';
+import type { ConversationRow, ToolCallRow } from './orm-entities';
 import { SqlColumns } from './sql-columns';
 
 /*

@@ -2,7 +2,7 @@ import { ConversationState } from '../../domain/conversation/conversation.aggreg
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { ToolCallState } from '../../domain/conversation/tool-call.entity';
 import { ToolCallStatus } from '../../domain/conversation/tool-call-status';
-import { ConversationRow, ToolCallRow } from './orm-entities';
+import type { ConversationRow, ToolCallRow } from './orm-entities';
 
 /** Explicit mapping between rows and domain state; jsonb holds dates as ISO strings. */
 export const ConversationMapper = {
@@ -27,8 +27,7 @@ export const ConversationMapper = {
   },
 
   toRow(c: Conversation): ConversationRow {
-    const row = new ConversationRow();
-    Object.assign(row, {
+    return {
       tenantId: c.tenantId,
       id: c.id,
       agentId: c.agentId,
@@ -42,13 +41,11 @@ export const ConversationMapper = {
       createdAt: c.createdAt,
       updatedAt: c.updatedAt,
       version: c.version,
-    });
-    return row;
+    };
   },
 
   toCallRow(tenantId: string, s: Readonly<ToolCallState>): ToolCallRow {
-    const row = new ToolCallRow();
-    Object.assign(row, {
+    return {
       tenantId,
       id: s.id,
       conversationId: s.conversationId,
@@ -73,8 +70,7 @@ export const ConversationMapper = {
       cancellation: s.cancellation ?? null,
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,
-    });
-    return row;
+    };
   },
 };
 

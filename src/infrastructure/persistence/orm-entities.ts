@@ -7,49 +7,51 @@ export type JsonObject = { [key: string]: any };
 
 const tz = { type: 'timestamptz' as const };
 
-@Entity('conversations')
-export class ConversationRow {
-  @PrimaryColumn('text', { name: 'tenant_id' }) tenantId: string;
-  @PrimaryColumn('text') id: string;
-  @Column('text', { name: 'agent_id' }) agentId: string;
-  @Column('text', { name: 'agent_owner', nullable: true }) agentOwner: string | null;
-  @Column('text', { name: 'user_id', nullable: true }) userId: string | null;
-  @Column('text', { name: 'user_roles', array: true, nullable: true }) userRoles: string[] | null;
-  @Column('text', { name: 'user_name', nullable: true }) userName: string | null;
-  @Column('text', { nullable: true }) title: string | null;
-  @Column('jsonb', { nullable: true }) metadata: JsonObject | null;
-  @Column('integer', { name: 'pending_count' }) pendingCount: number;
-  @Column({ ...tz, name: 'created_at' }) createdAt: Date;
-  @Column({ ...tz, name: 'updated_at' }) updatedAt: Date;
-  @Column('integer') version: number;
+/*
+ * The conversation aggregate's rows, keyed by property. They are read and written in hand-written SQL only (see
+ * sql-conversation.repository.ts), not through TypeORM: their columns and SQL types are in conversation-columns.ts.
+ */
+export interface ConversationRow {
+  tenantId: string;
+  id: string;
+  agentId: string;
+  agentOwner: string | null;
+  userId: string | null;
+  userRoles: string[] | null;
+  userName: string | null;
+  title: string | null;
+  metadata: JsonObject | null;
+  pendingCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+  version: number;
 }
 
-@Entity('tool_calls')
-export class ToolCallRow {
-  @PrimaryColumn('text', { name: 'tenant_id' }) tenantId: string;
-  @PrimaryColumn('text') id: string;
-  @Column('text', { name: 'conversation_id' }) conversationId: string;
-  @Column('text', { name: 'external_id', nullable: true }) externalId: string | null;
-  @Column('text', { name: 'tool_name' }) toolName: string;
-  @Column('jsonb') arguments: JsonObject;
-  @Column('jsonb', { nullable: true }) annotations: JsonObject | null;
-  @Column('text', { nullable: true }) reason: string | null;
-  @Column('double precision', { nullable: true }) confidence: number | null;
-  @Column('double precision', { name: 'estimated_cost', nullable: true }) estimatedCost: number | null;
-  @Column('jsonb', { nullable: true }) display: JsonObject | null;
-  @Column('text') status: string;
-  @Column('jsonb') policy: JsonObject;
-  @Column('text', { array: true, nullable: true }) approvers: string[] | null;
-  @Column({ ...tz, name: 'expires_at', nullable: true }) expiresAt: Date | null;
-  @Column('jsonb', { nullable: true }) approvals: JsonObject[] | null;
-  @Column('jsonb', { name: 'follow_up', nullable: true }) followUp: JsonObject | null;
-  @Column({ ...tz, name: 'next_step_at', nullable: true }) nextStepAt: Date | null;
-  @Column('jsonb', { nullable: true }) decision: JsonObject | null;
-  @Column('jsonb', { nullable: true }) execution: JsonObject | null;
-  @Column('jsonb', { nullable: true }) result: JsonObject | null;
-  @Column('jsonb', { nullable: true }) cancellation: JsonObject | null;
-  @Column({ ...tz, name: 'created_at' }) createdAt: Date;
-  @Column({ ...tz, name: 'updated_at' }) updatedAt: Date;
+export interface ToolCallRow {
+  tenantId: string;
+  id: string;
+  conversationId: string;
+  externalId: string | null;
+  toolName: string;
+  arguments: JsonObject;
+  annotations: JsonObject | null;
+  reason: string | null;
+  confidence: number | null;
+  estimatedCost: number | null;
+  display: JsonObject | null;
+  status: string;
+  policy: JsonObject;
+  approvers: string[] | null;
+  expiresAt: Date | null;
+  approvals: JsonObject[] | null;
+  followUp: JsonObject | null;
+  nextStepAt: Date | null;
+  decision: JsonObject | null;
+  execution: JsonObject | null;
+  result: JsonObject | null;
+  cancellation: JsonObject | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 @Entity('tools')
@@ -132,13 +134,4 @@ export class SigningKeyRow {
   @Column({ ...tz, name: 'created_at' }) createdAt: Date;
 }
 
-export const ORM_ENTITIES = [
-  ConversationRow,
-  ToolCallRow,
-  ToolRow,
-  PolicyVersionRow,
-  GrantRow,
-  HaltRow,
-  EventRow,
-  SigningKeyRow,
-];
+export const ORM_ENTITIES = [ToolRow, PolicyVersionRow, GrantRow, HaltRow, EventRow, SigningKeyRow];

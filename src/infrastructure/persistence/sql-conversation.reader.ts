@@ -3,7 +3,7 @@ import { HaltTarget } from '../../domain/halt/halt.aggregate';
 import { LoadOptions, OpenStatus } from '../../application/ports';
 import { ConversationMapper } from './conversation.mapper';
 import { CONVERSATION_COLUMNS, TOOL_CALL_COLUMNS } from './conversation-columns';
-import { ConversationRow, ToolCallRow } from './orm-entities';
+import type { ConversationRow, ToolCallRow } from './orm-entities';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
 const ROOT = CONVERSATION_COLUMNS.select;

@@ -3,7 +3,7 @@ import { ConversationMapper } from './conversation.mapper';
 import { CONVERSATION_COLUMNS, TOOL_CALL_COLUMNS } from './conversation-columns';
 import { ChainedRow, EventStore, PreparedAppend } from './event-store';
 import { ItemOutcome, TenantGroupCommit } from './group-commit';
-import { ConversationRow } from './orm-entities';
+import type { ConversationRow } from './orm-entities';
 import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
 import { WAKE_CHANNEL } from '../waiting/pg-wake-listener';
 

@@ -4,7 +4,9 @@ import { ApprovalView, ConversationView, Page, toolCallView, toolView } from '..
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { ValidationError } from '../../domain/shared/domain-error';
 import { toolCallState } from './conversation.mapper';
-import { ToolCallRow, ToolRow } from './orm-entities';
+import { TOOL_CALL_COLUMNS } from './conversation-columns';
+import type { ToolCallRow } from './orm-entities';
+import { ToolRow } from './orm-entities';
 import { toolFromRow } from './typeorm-tool.repository';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
@@ -98,14 +100,12 @@ export class TypeOrmReadModel implements ReadModel {
     );
     const ids = rows.map((r) => r.id);
     if (ids.length === 0) return { items: [], nextCursor: null };
-    const calls = await this.uow
+    const calls: ToolCallRow[] = await this.uow
       .manager()
-      .getRepository(ToolCallRow)
-      .createQueryBuilder('t')
-      .where('t.tenant_id = :tenant AND t.id IN (:...ids)', { tenant: p.tenant, ids })
-      .orderBy('t.created_at', 'ASC')
-      .addOrderBy('t.id', 'ASC')
-      .getMany();
+      .query(
+        `SELECT ${TOOL_CALL_COLUMNS.select} FROM tool_calls WHERE tenant_id = $1 AND id = ANY($2::text[]) ORDER BY created_at, id`,
+        [p.tenant, ids],
+      );
     const convIds = [...new Set(calls.map((c) => c.conversationId))];
     const convs: any[] = await this.uow
       .manager()
