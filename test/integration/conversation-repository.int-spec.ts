@@ -23,6 +23,7 @@ import type { Actor, Principal } from '../../src/domain/shared/actor';
 import { DomainError } from '../../src/domain/shared/domain-error';
 import { ConversationBlockedError } from '../../src/domain/conversation/conversation.errors';
 import { StaleAggregateError } from '../../src/infrastructure/persistence/unit-of-work';
+import { CONVERSATION_COLUMNS, TOOL_CALL_COLUMNS } from '../../src/infrastructure/persistence/conversation-columns';
 import { startTestServer, TestServer } from '../support/server';
 
 // ---------------------------------------------------------------- fixtures
@@ -703,5 +704,25 @@ describe('events written by saves', () => {
       expect(events.map((e) => e.prev_hash)).toEqual([GENESIS, ...events.slice(0, -1).map((e) => e.hash)]);
       expect(events.map(recomputedHash)).toEqual(events.map((e) => e.hash));
     }
+  });
+});
+
+// ---------------------------------------------------------------- the column tables
+
+describe('the column tables the repository derives its SQL from', () => {
+  /** `column type` as the database has them, in the table's order, with types spelled as a recordset declares them. */
+  async function columnsOf(table: string): Promise<string[]> {
+    const rows = await sql<{ name: string; type: string }>(
+      `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+        WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+      [table],
+    );
+    return rows.map((r) => `${r.name} ${r.type.replace('timestamp with time zone', 'timestamptz')}`);
+  }
+  const listed = (recordset: string) => recordset.split(', ');
+
+  it('name every column of conversations and tool_calls, with its type, and nothing else', async () => {
+    expect([...listed(CONVERSATION_COLUMNS.recordset)].sort()).toEqual([...(await columnsOf('conversations'))].sort());
+    expect([...listed(TOOL_CALL_COLUMNS.recordset)].sort()).toEqual([...(await columnsOf('tool_calls'))].sort());
   });
 });
