@@ -1,6 +1,6 @@
 /** Response shapes of CONTRACT §6, built from domain state. Dates become ISO strings here. */
 import type { Conversation, ConversationUser } from '../../domain/conversation/conversation.aggregate';
-import { publicDecision } from '../../domain/conversation/conversation.aggregate';
+import { publicDecision } from './decision.view';
 import type { ToolCallState } from '../../domain/conversation/tool-call.entity';
 import type { Tool } from '../../domain/tool/tool.aggregate';
 import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';

@@ -11,8 +11,8 @@ import {
   DecisionResult,
   HaltInForce,
   ProposedCall,
-  publicDecision,
 } from './conversation.aggregate';
+import { standingDecision } from './rules/first-decision-wins';
 import { ToolCall } from './tool-call.entity';
 
 // ---------------------------------------------------------------- fixtures
@@ -570,7 +570,7 @@ describe('deciding a pending call', () => {
     expect(err.code).toBe('already_decided');
     expect(err.details).toMatchObject({
       toolCallStatus: 'approved',
-      decision: { outcome: 'approved', by: { id: 'alice', via: 'web' }, at: at(2).toISOString() },
+      decision: { outcome: 'approved', by: { id: 'alice', via: 'web' }, at: at(2) },
     });
     expect((err.details.decision as Record<string, unknown>).kind).toBeUndefined();
     expect(c.status).toBe('approved');
@@ -864,7 +864,7 @@ describe('repeating a decision', () => {
   it('the grant scope stays out of the decision shown to clients', () => {
     const { conv, call: c } = withOne('confirm_delete');
     conv.decide(c.id, { decision: 'always_allow', scope: 'agent' }, carol, at(2));
-    expect(publicDecision(c.decision)).not.toHaveProperty('grantScope');
+    expect(standingDecision(c.decision)).not.toHaveProperty('grantScope');
   });
 });
 

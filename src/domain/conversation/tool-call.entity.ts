@@ -1,4 +1,4 @@
-import { Channel } from '../shared/actor';
+import type { Channel, Principal } from '../shared/actor';
 import type { SupervisionLevel } from '../policy/supervision-level';
 import type { GrantLimit, GrantScope, ToolFlags } from '../policy/approval-policy';
 import type { EscalationStep, PolicyQuorum } from '../policy/policy-document';
@@ -60,6 +60,20 @@ export interface ActorRef {
 }
 
 export type DecisionKind = 'approve' | 'reject' | 'always_allow';
+
+/** A person's decision on a held call, as the commands bring it. */
+export interface DecisionInput {
+  decision: DecisionKind;
+  reason?: string;
+  arguments?: Record<string, unknown>;
+  /** always_allow only: where the standing grant applies (default `conversation`). */
+  scope?: GrantScope;
+}
+
+/** Who decides, and through which channel. */
+export interface Decider extends Principal {
+  via: ActorRef['via'];
+}
 export type DecisionOutcome = 'approved' | 'rejected' | 'expired' | 'cancelled';
 
 export interface DecisionRecord {

@@ -34,6 +34,11 @@ export function personActor(p: Pick<Principal, 'id' | 'name' | 'roles'>, via: Ch
   return { id: p.id, kind: 'person', via, name: p.name, roles: p.roles };
 }
 
+/** An agent acting through a channel (default `api`), as the audit trail records it. */
+export function agentActor(id: string, name?: string, via: Channel = 'api'): Actor {
+  return { id, kind: 'agent', via, roles: ['agent'], ...(name ? { name } : {}) };
+}
+
 /** Agent tokens can never decide, whatever their other roles: approval comes from people. */
 export function isAgent(p: Principal): boolean {
   return p.roles.includes('agent');

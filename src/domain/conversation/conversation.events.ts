@@ -1,6 +1,6 @@
 /* One class per transition of a conversation or its tool calls; names are past tense. */
-import { BaseEvent } from '../../shared/event-base';
-import type { ToolFlags } from '../../policy/approval-policy';
+import { BaseEvent } from '../shared/event-base';
+import type { ToolFlags } from '../policy/approval-policy';
 
 /** Which policy decided: recorded on every decision so an audit can name the version and rule. */
 interface PolicyRef {
@@ -194,4 +194,14 @@ export class GrantRefused extends BaseEvent<
   }
 > {
   readonly type = 'GrantRefused' as const;
+}
+
+/** Which policy version and rule decided a call: carried by every decision event. */
+export function policyRef(p: { level: string; rule: number | null; policyVersion: number }): PolicyRef {
+  return { level: p.level, rule: p.rule, policyVersion: p.policyVersion };
+}
+
+/** The policy's reference and its reason, as the events of the policy's own decisions carry them. */
+export function policyRefWithReason(p: { level: string; rule: number | null; policyVersion: number; reason: string }) {
+  return { ...policyRef(p), reason: p.reason };
 }

@@ -1,0 +1,298 @@
+import { Actor, personActor, SYSTEM_ACTOR } from '../shared/actor';
+import type { DomainError } from '../shared/domain-error';
+import type { DomainEvent } from '../shared/domain-event';
+import type { EventEnvelope } from '../shared/event-base';
+import type { GrantScope } from '../policy/approval-policy';
+import { GrantNotAllowedError, SelfApprovalError } from './conversation.errors';
+import {
+  DecisionRefused,
+  GrantRefused,
+  policyRef,
+  ToolCallApprovalRecorded,
+  ToolCallApproved,
+  ToolCallDeadlineExtended,
+  ToolCallEscalated,
+  ToolCallExpired,
+  ToolCallRejected,
+  ToolCallReminded,
+} from './conversation.events';
+import { AlreadyDecidedError } from './conversation.errors';
+import type { ActorRef, Decider, DecisionInput, ToolCall } from './tool-call.entity';
+import { checkMayExtendDeadline, checkNewDeadline } from './rules/deadline-extension';
+import { decisionOnSettledCall, standingDecision } from './rules/first-decision-wins';
+import { followUpDue, withNextStep } from './rules/follow-up';
+import { quorumArguments, quorumStep } from './rules/quorum';
+import { InterestedParties, selfApprovalRefusal } from './rules/separation-of-duties';
+import { standingGrantRefusal } from './rules/standing-grant-limit';
+import { checkMayDecide } from './rules/who-may-decide';
+
+/** What a successful always_allow asks the caller to create in the same unit of work. */
+export interface GrantRequest {
+  toolName: string;
+  scope: GrantScope;
+}
+
+export type DecisionResult =
+  | { kind: 'decided'; call: ToolCall; grant?: GrantRequest }
+  | { kind: 'unchanged'; call: ToolCall }
+  /** A refusal that still changed state (the call expired on the way): save first, then report. */
+  | { kind: 'refused'; call: ToolCall; error: DomainError };
+
+/** What a held call's course needs from its conversation: who the call is for, and where its events go. */
+export interface CallCourse {
+  /** The conversation's user and the agent's owner. */
+  parties: InterestedParties;
+  /** The envelope of an event on this call by `actor` at `at`. */
+  envelope(actor: Actor, at: Date): EventEnvelope;
+  record(event: DomainEvent): void;
+  /** The call changed: it is saved with the conversation. */
+  changed(at: Date): void;
+}
+
+/*
+ * The course of a held call (`confirm` or `manual`) while it waits for people: their decisions, a quorum's
+ * approvals, expiry, escalation and reminders, a longer deadline. Each step checks the named rules in rules/
+ * and records one event per transition through its conversation (the aggregate root: only it calls these).
+ */
+
+/**
+ * A person's decision, as a sequence of named rules. The first decision wins; the same request again by the same
+ * person changes nothing. Thrown, with nothing recorded: an agent, a person outside the call's approvers
+ * (who-may-decide), a quorum approval from outside its roles (quorum). Returned as `refused`, recorded first where
+ * the refusal must be on record: a standing grant wider than allowed (standing-grant-limit; the call stays as it
+ * was), self-approval (separation-of-duties); not recorded: a call already decided (first-decision-wins), a
+ * quorum approval of other arguments.
+ */
+export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at: Date, c: CallCourse): DecisionResult {
+  checkMayDecide(by, call, c.parties.userId);
+  const env = c.envelope(personActor(by, by.via), at);
+  const scope = input.decision === 'always_allow' ? (input.scope ?? 'conversation') : undefined;
+  const tooWide = scope && standingGrantRefusal(call.policy, scope, by);
+  if (tooWide) {
+    c.record(
+      new GrantRefused(env, {
+        decision: 'always_allow',
+        ...tooWide,
+        refusedBy: by.id,
+        via: by.via,
+        ...policyRef(call.policy),
+      }),
+    );
+    return {
+      kind: 'refused',
+      call,
+      error: new GrantNotAllowedError(tooWide.reason, tooWide.requestedScope, tooWide.allowedScope),
+    };
+  }
+  if (call.isExpiredAt(at)) expireCall(call, at, c);
+  if (call.status !== 'pending') {
+    const settled = decisionOnSettledCall(call, input, by.id, scope);
+    return settled === 'unchanged' ? { kind: 'unchanged', call } : { kind: 'refused', call, error: settled };
+  }
+  const self = selfApprovalRefusal(input.decision, call.policy, by.id, c.parties);
+  if (self) {
+    c.record(
+      new DecisionRefused(env, {
+        decision: input.decision as 'approve' | 'always_allow', // a rejection is never refused as self-approval
+        code: 'self_approval',
+        refusedBy: by.id,
+        via: by.via,
+        reason: self,
+        ...policyRef(call.policy),
+      }),
+    );
+    return { kind: 'refused', call, error: new SelfApprovalError(self) };
+  }
+  const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
+  const latencyMs = at.getTime() - call.createdAt.getTime();
+  if (input.decision === 'reject') {
+    call.moveTo('rejected', at, {
+      decision: { outcome: 'rejected', by: ref, at, kind: 'reject', reason: input.reason },
+    });
+    c.record(
+      new ToolCallRejected(env, {
+        outcome: 'rejected',
+        rejectedBy: by.id,
+        via: by.via,
+        latencyMs,
+        reason: input.reason,
+        ...policyRef(call.policy),
+      }),
+    );
+    c.changed(at);
+    return { kind: 'decided', call };
+  }
+  const kind = input.decision as 'approve' | 'always_allow';
+  const quorum = call.policy.quorum;
+  const step = quorum && quorumStep(call, input, by);
+  if (step && step.kind !== 'complete') {
+    if (step.kind !== 'counted') return step.kind === 'unchanged' ? { kind: 'unchanged', call } : { ...step, call };
+    recordApproval(call, ref, at, input, step.editedArguments);
+    c.record(
+      new ToolCallApprovalRecorded(env, {
+        approvedBy: by.id,
+        via: by.via,
+        decision: kind,
+        count: step.count,
+        needed: step.needed,
+        reason: input.reason,
+        editedArguments: input.arguments,
+        ...policyRef(call.policy),
+      }),
+    );
+    c.changed(at);
+    return { kind: 'decided', call };
+  }
+
+  // A manual call is approved but never turned into a standing grant; nor is a quorum's (one person's
+  // standing approval may not stand in for several).
+  const grant = scope && call.policy.level !== 'manual' && !quorum ? { toolName: call.toolName, scope } : undefined;
+  const editedArguments = quorum ? quorumArguments(call, input) : input.arguments;
+  if (quorum) recordApproval(call, ref, at, input, editedArguments);
+  call.moveTo('approved', at, {
+    decision: {
+      outcome: 'approved',
+      by: ref,
+      at,
+      kind,
+      reason: input.reason,
+      editedArguments,
+      ...(scope ? { grantScope: scope } : {}),
+    },
+  });
+  c.record(
+    new ToolCallApproved(env, {
+      outcome: 'approved',
+      approvedBy: by.id,
+      via: by.via,
+      latencyMs,
+      decision: kind,
+      reason: input.reason,
+      editedArguments,
+      ...(quorum ? { approvals: call.approvals.map((a) => a.by.id) } : {}),
+      ...policyRef(call.policy),
+    }),
+  );
+  c.changed(at);
+  return { kind: 'decided', call, grant };
+}
+
+/** One quorum member's approval, kept on the call while it waits for the others (or with the last one). */
+function recordApproval(
+  call: ToolCall,
+  by: ActorRef,
+  at: Date,
+  input: DecisionInput,
+  editedArguments: Record<string, unknown> | undefined,
+): void {
+  call.recordApproval(
+    {
+      by,
+      at,
+      kind: input.decision as 'approve' | 'always_allow',
+      ...(input.reason !== undefined ? { reason: input.reason } : {}),
+      ...(editedArguments ? { editedArguments } : {}),
+    },
+    at,
+  );
+}
+
+/** The call's time is up: it expires, and no one may decide it any more. */
+export function expireCall(call: ToolCall, at: Date, c: CallCourse): void {
+  const expiresAt = call.approval!.expiresAt;
+  call.moveTo('expired', at, {
+    decision: { outcome: 'expired', by: { id: SYSTEM_ACTOR.id, via: SYSTEM_ACTOR.via }, at },
+  });
+  const waitedMs = at.getTime() - call.createdAt.getTime();
+  c.record(
+    new ToolCallExpired(c.envelope(SYSTEM_ACTOR, at), {
+      outcome: 'expired',
+      reason: `No decision before ${expiresAt.toISOString()}`,
+      expiresAt: expiresAt.toISOString(),
+      waitedMs,
+      latencyMs: waitedMs,
+      ...policyRef(call.policy),
+    }),
+  );
+  c.changed(at);
+}
+
+/**
+ * The escalation steps and reminder due by `at` (rules/follow-up), recorded: an escalation widens who may decide
+ * and names the channels to tell; of several reminders due at once, only the latest. True when the call moved on.
+ */
+export function followUpCall(call: ToolCall, at: Date, c: CallCourse): boolean {
+  const s = call.snapshot();
+  const due = followUpDue(s, at);
+  if (!due) return false;
+  const env = c.envelope(SYSTEM_ACTOR, at);
+  const expiresAt = s.approval!.expiresAt;
+  for (const e of due.escalations) {
+    c.record(
+      new ToolCallEscalated(env, {
+        step: e.step,
+        of: e.of,
+        afterSeconds: e.rule.after,
+        added: e.added,
+        approvers: e.approvers,
+        notify: e.rule.notify ?? [],
+        expiresAt: expiresAt.toISOString(),
+        ...policyRef(s.policy),
+      }),
+    );
+  }
+  if (due.remindBefore !== undefined) {
+    c.record(
+      new ToolCallReminded(env, {
+        remindBefore: due.remindBefore,
+        secondsLeft: Math.max(0, Math.round((expiresAt.getTime() - at.getTime()) / 1000)),
+        expiresAt: expiresAt.toISOString(),
+        approvers: due.approvers,
+        ...policyRef(s.policy),
+      }),
+    );
+  }
+  call.setFollowUp(withNextStep(call, due.followUp), { approvers: due.approvers, expiresAt });
+  c.changed(at);
+  return true;
+}
+
+/**
+ * An admin gives a pending call more time: its deadline moves to `expiresAt` (later than now and the current
+ * deadline, at most a day from now), its reminders start over for the new deadline, and it is recorded.
+ */
+export function extendDeadline(
+  call: ToolCall,
+  expiresAt: Date,
+  reason: string | undefined,
+  by: Decider,
+  at: Date,
+  c: CallCourse,
+): DecisionResult {
+  checkMayExtendDeadline(by);
+  if (call.isExpiredAt(at)) expireCall(call, at, c);
+  if (call.status !== 'pending' || !call.approval)
+    return {
+      kind: 'refused',
+      call,
+      error: new AlreadyDecidedError(call.id, standingDecision(call.decision), call.status),
+    };
+  const from = call.approval.expiresAt;
+  checkNewDeadline(from, expiresAt, at);
+  const approval = { approvers: call.approval.approvers, expiresAt };
+  const f = call.snapshot().followUp;
+  call.setFollowUp(undefined, approval);
+  if (f) call.setFollowUp(withNextStep(call, { escalated: f.escalated, reminded: [] }), approval);
+  c.record(
+    new ToolCallDeadlineExtended(c.envelope(personActor(by, by.via), at), {
+      from: from.toISOString(),
+      to: expiresAt.toISOString(),
+      by: by.id,
+      via: by.via,
+      ...(reason ? { reason } : {}),
+      ...policyRef(call.policy),
+    }),
+  );
+  c.changed(at);
+  return { kind: 'decided', call };
+}

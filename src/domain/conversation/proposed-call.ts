@@ -1,0 +1,145 @@
+import { Actor, POLICY_ACTOR } from '../shared/actor';
+import type { PolicyVerdict, ToolFlags } from '../policy/approval-policy';
+import {
+  ApprovalRequested,
+  policyRef,
+  policyRefWithReason,
+  ToolCallAutoApproved,
+  ToolCallNotified,
+  ToolCallProposed,
+  ToolCallRejected,
+} from './conversation.events';
+import type { CallCourse } from './held-call';
+import { PolicyRecord, ToolCall, ToolCallDisplay } from './tool-call.entity';
+import { withNextStep } from './rules/follow-up';
+
+/** One call of a step, as the agent proposes it. */
+export interface ProposedCall {
+  externalId?: string;
+  toolName: string;
+  arguments: Record<string, unknown>;
+  annotations?: ToolFlags;
+  reason?: string;
+  confidence?: number;
+  estimatedCost?: number;
+  display?: ToolCallDisplay;
+}
+
+/**
+ * A new call and what the policy's verdict does to it at once, recorded: approved (`automatic`, `notify`: people
+ * are told), rejected (`deny`), or held for people (`confirm`, `manual`) until its deadline.
+ */
+export function proposeCall(
+  p: ProposedCall,
+  verdict: PolicyVerdict,
+  call: { id: string; conversationId: string; at: Date; agent: Actor; requester: string | null },
+  courseOf: (call: ToolCall) => CallCourse,
+): ToolCall {
+  const { at } = call;
+  const policy = policyRecord(verdict);
+  const created = ToolCall.create({
+    id: call.id,
+    externalId: p.externalId,
+    conversationId: call.conversationId,
+    toolName: p.toolName,
+    arguments: p.arguments,
+    annotations: p.annotations,
+    reason: p.reason,
+    confidence: p.confidence,
+    estimatedCost: p.estimatedCost,
+    display: p.display,
+    status: 'pending',
+    policy,
+    createdAt: at,
+    updatedAt: at,
+  });
+  const c = courseOf(created);
+  c.record(
+    new ToolCallProposed(c.envelope(call.agent, at), {
+      externalId: p.externalId,
+      arguments: p.arguments,
+      reason: p.reason,
+      confidence: p.confidence,
+      estimatedCost: p.estimatedCost,
+      ...(verdict.toolFlags ? { toolFlags: verdict.toolFlags } : {}),
+      policy: policyRefWithReason(policy),
+    }),
+  );
+
+  const byPolicy = { id: POLICY_ACTOR.id, via: POLICY_ACTOR.via };
+  const env = c.envelope(POLICY_ACTOR, at);
+  switch (verdict.level) {
+    case 'automatic':
+    case 'notify':
+      created.moveTo('approved', at, { decision: { outcome: 'approved', by: byPolicy, at, reason: verdict.reason } });
+      c.record(
+        new ToolCallAutoApproved(env, {
+          outcome: 'approved',
+          via: 'policy',
+          latencyMs: 0,
+          ...policyRefWithReason(policy),
+          grantId: verdict.grantId,
+        }),
+      );
+      // The record that people were told: the channels deliver it (at least once) from the outbox.
+      if (verdict.level === 'notify') {
+        c.record(
+          new ToolCallNotified(env, {
+            ...policyRef(policy),
+            approvers: [...verdict.approvers],
+            requester: call.requester,
+            channels: ['slack', 'webhook', 'inbox'],
+          }),
+        );
+      }
+      break;
+    case 'deny':
+      created.moveTo('rejected', at, { decision: { outcome: 'rejected', by: byPolicy, at, reason: verdict.reason } });
+      c.record(
+        new ToolCallRejected(env, {
+          outcome: 'rejected',
+          rejectedBy: 'policy',
+          via: 'policy',
+          latencyMs: 0,
+          reason: verdict.reason,
+          ...policyRef(policy),
+        }),
+      );
+      break;
+    case 'confirm':
+    case 'manual': {
+      const expiresAt = new Date(at.getTime() + verdict.timeoutSeconds * 1000);
+      created.awaitApproval([...verdict.approvers], expiresAt);
+      if (policy.escalate || policy.remindBefore)
+        created.setFollowUp(withNextStep(created, { escalated: 0, reminded: [] }));
+      c.record(
+        new ApprovalRequested(env, {
+          ...policyRefWithReason(policy),
+          approvers: [...verdict.approvers],
+          expiresAt: expiresAt.toISOString(),
+        }),
+      );
+      break;
+    }
+  }
+  return created;
+}
+
+/** What a verdict leaves on the call: the policy's reference, and for a held call the rules of its course. */
+function policyRecord(verdict: PolicyVerdict): PolicyRecord {
+  const held = verdict.level === 'confirm' || verdict.level === 'manual';
+  return {
+    level: verdict.level,
+    rule: verdict.rule,
+    policyVersion: verdict.policyVersion,
+    reason: verdict.reason,
+    grantId: verdict.grantId,
+    toolFlags: verdict.toolFlags,
+    // Kept for the decision only when the policy narrows it (absent: no narrowing, as on calls stored before).
+    ...(held && verdict.grants !== 'tenant' ? { grants: verdict.grants } : {}),
+    ...(held && verdict.selfApproval === false ? { selfApproval: false as const } : {}),
+    ...(held && verdict.quorum ? { quorum: verdict.quorum } : {}),
+    ...(held && verdict.escalate ? { escalate: verdict.escalate } : {}),
+    ...(held && verdict.remindBefore ? { remindBefore: verdict.remindBefore } : {}),
+  };
+}

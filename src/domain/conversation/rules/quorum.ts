@@ -1,0 +1,54 @@
+import { hasAnyRole, Principal } from '../../shared/actor';
+import { DomainError } from '../../shared/domain-error';
+import { jsonEqual } from '../../shared/json';
+import { AlreadyDecidedError, NotAllowedToDecideError, QuorumArgumentsMismatchError } from '../conversation.errors';
+import type { DecisionInput, ToolCall } from '../tool-call.entity';
+import { sameApproval } from './first-decision-wins';
+
+/** Where one approval leaves a call that needs a quorum. */
+export type QuorumStep =
+  | { kind: 'unchanged' }
+  | { kind: 'refused'; error: DomainError }
+  /** Counted; the call stays pending. `count` approvals so far (this one included) of `needed`. */
+  | { kind: 'counted'; count: number; needed: number; editedArguments?: Record<string, unknown> }
+  /** This approval completes the quorum: the call is approved. */
+  | { kind: 'complete' };
+
+/**
+ * An approval of a call whose rule asks for a quorum (`policy.quorum`): it counts only from the quorum's
+ * roles (others may still reject: thrown, nothing to record) and once a person; it must approve the same
+ * arguments as the first approval did. The call is approved when the quorum's count is reached.
+ */
+export function quorumStep(call: ToolCall, input: DecisionInput, by: Principal): QuorumStep {
+  const quorum = call.policy.quorum!;
+  if (quorum.of && !hasAnyRole(by, quorum.of)) {
+    throw new NotAllowedToDecideError(
+      `Approvals of this call count only from: ${quorum.of.join(', ')} (a quorum of ${quorum.count}); you may reject it`,
+    );
+  }
+  const earlier = call.approvals;
+  const mine = earlier.find((a) => a.by.id === by.id);
+  if (mine) {
+    if (sameApproval(mine, input)) return { kind: 'unchanged' };
+    const recorded = { outcome: 'approval_recorded', by: mine.by, at: mine.at };
+    return { kind: 'refused', error: new AlreadyDecidedError(call.id, recorded, call.status) };
+  }
+  const fixed = earlier[0];
+  if (fixed && input.arguments !== undefined && !jsonEqual(input.arguments, fixed.editedArguments ?? call.arguments)) {
+    return { kind: 'refused', error: new QuorumArgumentsMismatchError(call.id) };
+  }
+  const count = earlier.length + 1;
+  if (count >= quorum.count) return { kind: 'complete' };
+  // Kept with this approval: the first approval's edit (none: the call's own arguments), else this one's.
+  return {
+    kind: 'counted',
+    count,
+    needed: quorum.count,
+    editedArguments: fixed ? fixed.editedArguments : input.arguments,
+  };
+}
+
+/** The arguments the approval that completes a quorum approves: the first approval's edit, else this one's. */
+export function quorumArguments(call: ToolCall, input: DecisionInput): Record<string, unknown> | undefined {
+  return call.approvals[0]?.editedArguments ?? input.arguments;
+}

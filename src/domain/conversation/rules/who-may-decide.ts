@@ -1,0 +1,37 @@
+import { hasAnyRole, isAgent, Principal } from '../../shared/actor';
+import { NotAllowedToDecideError } from '../conversation.errors';
+import type { ToolCall } from '../tool-call.entity';
+
+/** Listed in a stored policy's approvers, these still never decide (new policies cannot list them). */
+const NEVER_DECIDE: readonly string[] = ['requester', 'auditor', 'agent'];
+
+/**
+ * Roles meet the call's approvers, or the caller is the requester and `requester` is listed. Never an agent.
+ * A call the policy settled at once has no approvers: any person may try, and learns it is already decided.
+ */
+export function mayDecide(p: Principal, call: ToolCall, requesterId: string | undefined): boolean {
+  if (isAgent(p)) return false;
+  if (!call.approval) return true;
+  const approvers = call.approval.approvers;
+  // `requester` names the conversation's user, never a role a token could claim. Auditors change nothing,
+  // even where a policy stored before that was checked lists them.
+  if (
+    hasAnyRole(
+      p,
+      approvers.filter((a) => !NEVER_DECIDE.includes(a)),
+    )
+  )
+    return true;
+  return approvers.includes('requester') && requesterId !== undefined && requesterId === p.id;
+}
+
+/** Throws when `by` may not decide the call at all: a broken precondition, nothing to record. */
+export function checkMayDecide(by: Principal, call: ToolCall, requesterId: string | undefined): void {
+  if (isAgent(by))
+    throw new NotAllowedToDecideError('Agent tokens cannot decide tool calls: approval comes from people');
+  if (!mayDecide(by, call, requesterId)) {
+    throw new NotAllowedToDecideError(
+      `Deciding this call needs one of: ${(call.approval?.approvers ?? []).join(', ')}`,
+    );
+  }
+}
