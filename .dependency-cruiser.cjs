@@ -38,6 +38,14 @@ module.exports = {
       to: { path: '^src/adapters' },
     },
     {
+      name: 'grpc-does-not-reach-http',
+      comment:
+        'REST and gRPC are siblings: what both need (request modules, problems, limits, validation) is in src/adapters/api.',
+      severity: 'error',
+      from: { path: '^src/adapters/grpc' },
+      to: { path: '^src/adapters/http' },
+    },
+    {
       name: 'sdk-stands-alone',
       comment: 'The published SDK ships without the server: it knows the API only from its OpenAPI document.',
       severity: 'error',

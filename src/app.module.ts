@@ -6,7 +6,7 @@ import { LoggerModule } from 'nestjs-pino';
 import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './adapters/http/auth';
-import { AuthFailureLimiter } from './adapters/http/auth-failures';
+import { AuthFailureLimiter } from './adapters/api/auth-failures';
 import { AuditController } from './adapters/http/controllers/audit.controller';
 import { ApprovalsController } from './adapters/http/controllers/approvals.controller';
 import { ConversationsController } from './adapters/http/controllers/conversations.controller';
@@ -21,7 +21,7 @@ import { ListGrantsHandler } from './application/queries/list-grants/list-grants
 import { WellKnownController } from './adapters/http/controllers/well-known.controller';
 import { MeController } from './adapters/http/controllers/me.controller';
 import { ProblemFilter } from './adapters/http/problem.filter';
-import { throttlerOptions, TokenRateLimit, TokenThrottlerGuard, WaitSlots } from './adapters/http/rate-limit';
+import { throttlerOptions, TokenThrottlerGuard } from './adapters/http/rate-limit';
 import { GrpcServer } from './adapters/grpc/grpc-server';
 import { TollgateRpcs } from './adapters/grpc/tollgate.rpcs';
 import { ThrottlerModule } from '@nestjs/throttler';
@@ -119,6 +119,7 @@ import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { PgWakeListener } from './infrastructure/waiting/pg-wake-listener';
 import { WaiterRecheck } from './infrastructure/waiting/waiter-recheck';
 import { QUESTION_CONTROLLERS, QUESTION_PROVIDERS } from './questions.composition';
+import { TokenRateLimit, WaitSlots } from './adapters/api/limits';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler,

@@ -5,13 +5,13 @@ import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { GrpcServer } from '../../src/adapters/grpc/grpc-server';
 import { TollgateRpcs } from '../../src/adapters/grpc/tollgate.rpcs';
-import { AuthFailureLimiter } from '../../src/adapters/http/auth-failures';
-import { TokenRateLimit } from '../../src/adapters/http/rate-limit';
+import { AuthFailureLimiter } from '../../src/adapters/api/auth-failures';
 import { TollgateMetrics } from '../../src/adapters/metrics/metrics';
 import { JwtVerifier } from '../../src/infrastructure/auth/jwt-verifier';
 import { TollgateGrpc } from '../support/grpc';
 import { startTestServer, TestServer } from '../support/server';
 import { eventually } from '../support/wait';
+import { TokenRateLimit } from '../../src/adapters/api/limits';
 
 /**
  * The gRPC port against a peer that does not play fair: oversized metadata, more streams than a connection may

@@ -1,6 +1,5 @@
 import { Metadata, status as GrpcStatus, StatusObject } from '@grpc/grpc-js';
-import { Problem } from '../http/problem';
-import { toProblem } from '../http/problem.filter';
+import { Problem, toProblem } from '../api/problem';
 
 /**
  * Errors over gRPC: the same problem REST would answer (toProblem: DomainErrors, database outages, bugs), told

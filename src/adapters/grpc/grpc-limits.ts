@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { DomainError } from '../../domain/shared/domain-error';
-import { clientKey } from '../http/auth-failures';
+import { clientKey } from '../api/auth-failures';
 
 /**
  * What one peer may make the gRPC port hold. grpc-js holds a call's metadata (and, unless told otherwise, waits

@@ -3,7 +3,7 @@ import type { MethodDefinition, ServiceDefinition } from '@grpc/proto-loader';
 import { constants as h2 } from 'node:http2';
 import type { ServerHttp2Stream } from 'node:http2';
 import { DomainError } from '../../domain/shared/domain-error';
-import { ID_PATTERN } from '../http/dto/conversation.dto';
+import { ID_PATTERN } from '../api/request-params';
 
 // What GrpcServer does to a request before, or instead of, its handler.
 

@@ -12,9 +12,7 @@ import { grpcListenProblem } from '../../infrastructure/config/startup-errors';
 import { correlationIdFrom, RequestContexts } from '../../infrastructure/context/request-context';
 import { logRpc } from '../../infrastructure/observability/access-log';
 import { startServerSpan } from '../../infrastructure/observability/trace-context';
-import { ForbiddenError, UnauthenticatedError } from '../http/auth';
-import { AuthFailureLimiter } from '../http/auth-failures';
-import { TokenRateLimit } from '../http/rate-limit';
+import { AuthFailureLimiter } from '../api/auth-failures';
 import { TollgateMetrics } from '../metrics/metrics';
 import { grpcError, TOLLGATE_CODE } from './grpc-errors';
 import { GrpcHealth, HEALTH_PROTO } from './grpc-health';
@@ -31,6 +29,8 @@ import { loadForReflection, loadTollgateProto, protoDir, TOLLGATE_PROTO, TOLLGAT
 import { addReflection } from './reflection';
 import { closeConnection, decodingSafely, notFoundUnlessId, resetUnlessHalfClosed, UNDECODABLE } from './grpc-requests';
 import { RpcCall, TollgateRpcs } from './tollgate.rpcs';
+import { ForbiddenError, UnauthenticatedError } from '../api/errors';
+import { TokenRateLimit } from '../api/limits';
 
 type Msg = Record<string, unknown>;
 

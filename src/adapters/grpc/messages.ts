@@ -1,5 +1,13 @@
 import type { QuestionView } from '../../application/views/question.view';
-import type { ApprovalView, ConversationView, MeView, Page, ToolCallView } from '../../application/views/views';
+import type { StatusView } from '../../application/queries/get-status/get-status.query';
+import type {
+  ApprovalView,
+  ConversationView,
+  MeView,
+  Page,
+  ToolCallView,
+  toolView,
+} from '../../application/views/views';
 import { fromStruct, fromValue, PbStruct, PbTimestamp, PbValue, toStruct, toTimestamp, toValue } from './protobuf-json';
 
 /**
@@ -128,18 +136,7 @@ export function approvalPageMessage(page: Page<ApprovalView>): Msg {
   });
 }
 
-export interface ToolViewLike {
-  name: string;
-  description: string | null;
-  isReadOnly: boolean;
-  requiresApproval: boolean;
-  destructive: boolean;
-  registeredBy: { id: string; kind: string };
-  createdAt: string;
-  updatedAt: string;
-}
-
-export function toolMessage(t: ToolViewLike): Msg {
+export function toolMessage(t: ReturnType<typeof toolView>): Msg {
   return present({
     ...t,
     registeredBy: { id: t.registeredBy.id, kind: enumName('REGISTRANT_KIND', t.registeredBy.kind) },
@@ -148,13 +145,7 @@ export function toolMessage(t: ToolViewLike): Msg {
   });
 }
 
-export interface StatusViewLike {
-  tenant: string;
-  halted: boolean;
-  halts: Array<{ scope: string; id: string | null; reason: string; by: unknown; at: string }>;
-}
-
-export function tenantStatusMessage(s: StatusViewLike): Msg {
+export function tenantStatusMessage(s: StatusView): Msg {
   return {
     tenant: s.tenant,
     halted: s.halted,

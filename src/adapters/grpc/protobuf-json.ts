@@ -1,5 +1,5 @@
 import { ValidationError } from '../../domain/shared/domain-error';
-import { MAX_DEPTH } from '../http/validation';
+import { MAX_DEPTH } from '../api/validation';
 
 /**
  * JSON ⇄ the well-known types as @grpc/proto-loader carries them: it maps no well-known type to JSON, so a

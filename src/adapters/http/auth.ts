@@ -4,7 +4,8 @@ import type { Request } from 'express';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
 import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
-import { AuthFailureLimiter } from './auth-failures';
+import { AuthFailureLimiter } from '../api/auth-failures';
+import { ForbiddenError, UnauthenticatedError } from '../api/errors';
 
 export const PUBLIC = 'tollgate:public';
 export const ROLES = 'tollgate:roles';
@@ -16,18 +17,6 @@ export const TENANT_ROLES = ['agent', 'approver', 'admin', 'auditor'] as const;
 
 /** The caller needs one of these roles (403 otherwise). Routes on a resource check after lookup instead. */
 export const Roles = (...roles: string[]) => SetMetadata(ROLES, roles);
-
-export class UnauthenticatedError extends DomainError {
-  constructor(detail: string) {
-    super('unauthenticated', 'unauthenticated', detail);
-  }
-}
-
-export class ForbiddenError extends DomainError {
-  constructor(detail: string) {
-    super('forbidden', 'forbidden', detail);
-  }
-}
 
 type AuthedRequest = Request & { principal?: Principal };
 

@@ -3,8 +3,8 @@ import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@n
 import { packageVersion } from '../../infrastructure/package-info';
 import { ProblemView } from './dto/problem.dto';
 import { JSON_VALUE } from './dto/json-value';
-import { problem, PROBLEM_CONTENT_TYPE } from './problem';
 import { POLICY_SCHEMA_PATH, policyOpenApiComponents } from './policy-schema';
+import { PROBLEM_CONTENT_TYPE, problem } from '../api/problem';
 
 const DESCRIPTION = [
   "Approval service for AI-agent tool calls: an agent proposes tool calls, the tenant's policy lets each through, holds it for a person or denies it, people decide, and the agent claims the approved run once and reports its result.",

@@ -3,9 +3,10 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
 import { DomainError, ValidationError } from '../../domain/shared/domain-error';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { Public, UnauthenticatedError } from '../http/auth';
+import { Public } from '../http/auth';
 import { verifySlackSignature } from './slack-signature';
 import { SlackAck, SlackInteraction, SlackInteractions } from './slack-interactions';
+import { UnauthenticatedError } from '../api/errors';
 
 export const SLACK_INTERACTIONS_PATH = '/v1/slack/interactions';
 const MAX_BODY = 1024 * 1024;

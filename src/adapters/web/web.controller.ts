@@ -3,10 +3,11 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { DomainError } from '../../domain/shared/domain-error';
 import { DEFAULT_MAX_TTL_S, mintToken } from '../../infrastructure/auth/jwt-verifier';
-import { ForbiddenError, Public } from '../http/auth';
-import { parseBody } from '../http/validation';
+import { Public } from '../http/auth';
+import { parseBody } from '../api/validation';
 import { DevTokenRequest } from './dev-token.request';
 import { WebAsset, WebAssets } from './web-assets';
+import { ForbiddenError } from '../api/errors';
 
 export const WEB_OPTIONS = Symbol('WebOptions');
 

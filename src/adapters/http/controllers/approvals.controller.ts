@@ -1,14 +1,13 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ListApprovalsQuery } from '../../../application/queries/list/list.queries';
 import { TOOL_CALL_STATUSES } from '../../../domain/conversation/tool-call-status';
-import { Principal, isAgent } from '../../../domain/shared/actor';
-import { CurrentPrincipal, ForbiddenError } from '../auth';
+import { Principal } from '../../../domain/shared/actor';
+import { listApprovals } from '../../api/list-approvals.request';
+import { CurrentPrincipal } from '../auth';
 import { ApiListQuery } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS } from '../dto/problem.dto';
 import { ApprovalPageView } from '../dto/views.dto';
-import { enumParam, listParams } from '../request-params';
 
 @ApiTags('approvals')
 @ApiBearerAuth()
@@ -35,8 +34,6 @@ export class ApprovalsController {
   @ApiOkResponse({ type: ApprovalPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
-    if (isAgent(p)) throw new ForbiddenError('The approvals inbox is for people; agent tokens cannot decide');
-    const status = enumParam('status', query.status, TOOL_CALL_STATUSES) ?? 'pending';
-    return this.queries.execute(new ListApprovalsQuery(p, { ...listParams(query), status }));
+    return this.queries.execute(listApprovals(p, query));
   }
 }

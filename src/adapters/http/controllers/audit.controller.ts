@@ -22,7 +22,7 @@ import {
   AuditPurgeResultView,
   VerifyResultView,
 } from '../dto/views.dto';
-import { parseBody } from '../validation';
+import { parseBody } from '../../api/validation';
 import type { Request, Response } from 'express';
 import { once } from 'node:events';
 import { AuditEvent, AuditFilter } from '../../../application/ports/audit-log.port';
@@ -39,7 +39,7 @@ import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { EVENT_TYPES } from '../../../domain/shared/domain-event';
 import { CurrentPrincipal, Roles } from '../auth';
-import { enumParam, intParam, MAX_LIMIT, DEFAULT_LIMIT } from '../request-params';
+import { enumParam, intParam, MAX_LIMIT, DEFAULT_LIMIT } from '../../api/request-params';
 import { toCsvRow, CSV_HEADER } from './audit-csv';
 
 function text(name: string, raw: unknown): string | undefined {

@@ -10,21 +10,22 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ProposeToolCallsCommand } from '../../../application/commands/propose-tool-calls/propose-tool-calls.command';
 import { DecideStepCommand } from '../../../application/commands/decide-step/decide-step.command';
-import { StartConversationCommand } from '../../../application/commands/start-conversation/start-conversation.command';
 import { ConversationAccessQuery } from '../../../application/queries/access/access.query';
 import { GetConversationQuery } from '../../../application/queries/get-conversation/get-conversation.query';
 import { ListConversationsQuery } from '../../../application/queries/list/list.queries';
 import { Principal } from '../../../domain/shared/actor';
-import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
+import { proposeToolCalls } from '../../api/propose-tool-calls.request';
+import { startConversation } from '../../api/start-conversation.request';
+import { CurrentPrincipal, Roles } from '../auth';
 import { StartConversationRequest } from '../dto/conversation.dto';
 import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { ProposeToolCallsRequest, proposedCalls, StepDecisionRequest } from '../dto/tool-call.dto';
+import { ProposeToolCallsRequest, StepDecisionRequest } from '../dto/tool-call.dto';
 import { ConversationPageView, ConversationView, ProposalView, StepDecisionView } from '../dto/views.dto';
-import { channelHeader, enumParam, listParams } from '../request-params';
-import { parseBody } from '../validation';
+import { channelHeader, enumParam, listParams } from '../../api/request-params';
+import { parseBody } from '../../api/validation';
+import { ForbiddenError } from '../../api/errors';
 
 @ApiTags('conversations')
 @ApiBearerAuth()
@@ -57,8 +58,7 @@ export class ConversationsController {
   @ApiOkResponse({ type: ConversationView, description: 'It existed (the same id from the same agent)' })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'idempotency_mismatch')
   async start(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    const dto = parseBody(StartConversationRequest, body ?? {});
-    const { conversation, created } = await this.commands.execute(new StartConversationCommand(p, dto));
+    const { conversation, created } = await this.commands.execute(startConversation(p, body));
     res.status(created ? 201 : 200);
     return conversation;
   }
@@ -148,19 +148,8 @@ export class ConversationsController {
     @Body() body: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
-    let dto: ProposeToolCallsRequest;
-    try {
-      dto = parseBody(ProposeToolCallsRequest, body);
-    } catch (e) {
-      // A bad body is a 400 only for its conversation's agent: 404 and 403 come first (CONTRACT §11).
-      const access = await this.queries.execute(new ConversationAccessQuery(p, id));
-      if (!access.isOwningAgent)
-        throw new ForbiddenError('Only the agent that started this conversation may propose tool calls in it');
-      throw e;
-    }
-    // The command checks visibility (404) and ownership (403) in its own transaction.
-    const calls = proposedCalls(dto);
-    const { replay, conversation, toolCalls } = await this.commands.execute(new ProposeToolCallsCommand(p, id, calls));
+    const command = await proposeToolCalls(this.queries, p, id, () => body);
+    const { replay, conversation, toolCalls } = await this.commands.execute(command);
     res.status(replay ? 200 : 201);
     return { conversation, toolCalls };
   }

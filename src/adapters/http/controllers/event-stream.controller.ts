@@ -6,7 +6,7 @@ import { ValidationError } from '../../../domain/shared/domain-error';
 import { EventFeed, FeedSubscription } from '../../../infrastructure/streaming/event-feed';
 import { CurrentPrincipal } from '../auth';
 import { ApiProblems, BEARER_PROBLEMS } from '../dto/problem.dto';
-import { WaitSlots } from '../rate-limit';
+import { WaitSlots } from '../../api/limits';
 
 const HEARTBEAT_MS = 15_000;
 

@@ -10,8 +10,8 @@ import { CurrentPrincipal, Roles } from '../auth';
 import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../dto/api-params';
 import { GrantPageView, GrantView, RevokeGrantRequest } from '../dto/grant.dto';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { channelHeader, enumParam, listParams } from '../request-params';
-import { parseBody } from '../validation';
+import { channelHeader, enumParam, listParams } from '../../api/request-params';
+import { parseBody } from '../../api/validation';
 
 const STATUS_FILTERS = [...GRANT_STATUSES, 'all'] as const;
 

@@ -10,8 +10,8 @@ import { ApiChannelHeader } from '../dto/api-params';
 import { HaltRequest, ResumeRequest } from '../dto/halt.dto';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import { HaltResultView, ResumeResultView, StatusView } from '../dto/views.dto';
-import { channelHeader } from '../request-params';
-import { parseBody } from '../validation';
+import { channelHeader } from '../../api/request-params';
+import { parseBody } from '../../api/validation';
 
 @ApiTags('halt')
 @ApiBearerAuth()

@@ -35,9 +35,9 @@ import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS, ProblemView } from '../dto
 import { toolFlagsOf } from '../dto/tool-call.dto';
 import { PolicyView } from '../dto/views.dto';
 import { POLICY_DOCUMENT_COMPONENT, POLICY_SCHEMA_PATH } from '../policy-schema';
-import { problem, PROBLEM_CONTENT_TYPE } from '../problem';
-import { listParams } from '../request-params';
-import { parseBody } from '../validation';
+import { listParams } from '../../api/request-params';
+import { parseBody } from '../../api/validation';
+import { PROBLEM_CONTENT_TYPE, problem } from '../../api/problem';
 
 /** Recorded calls a simulation judges when the request names no window. */
 const DEFAULT_SIMULATION_DAYS = 7;

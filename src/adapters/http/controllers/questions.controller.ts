@@ -10,23 +10,21 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AnswerQuestionCommand, AskQuestionCommand } from '../../../application/commands/questions/question.commands';
-import { ConversationAccessQuery } from '../../../application/queries/access/access.query';
-import {
-  GetQuestionQuery,
-  ListQuestionsQuery,
-  QuestionAccessQuery,
-} from '../../../application/queries/questions/question.queries';
+import { GetQuestionQuery, ListQuestionsQuery } from '../../../application/queries/questions/question.queries';
 import { QuestionView as AppQuestionView } from '../../../application/views/question.view';
 import { QUESTION_STATUSES } from '../../../domain/question/question.aggregate';
 import { Principal, isAgent } from '../../../domain/shared/actor';
-import { CurrentPrincipal, ForbiddenError } from '../auth';
+import { CurrentPrincipal } from '../auth';
 import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import { AnswerQuestionRequest, AskQuestionRequest, QuestionPageView, QuestionView } from '../dto/question.dto';
-import { WaitSlots, withWaitSlot } from '../rate-limit';
-import { channelHeader, enumParam, intParam, listParams } from '../request-params';
-import { parseBody } from '../validation';
+import { answerQuestion } from '../../api/answer-question.request';
+import { askQuestion } from '../../api/ask-question.request';
+import { ForbiddenError } from '../../api/errors';
+import { WaitSlots } from '../../api/limits';
+import { waitSeconds, withWaitSlot } from '../../api/long-poll';
+import { questionAccess } from '../../api/precedence';
+import { channelHeader, enumParam, listParams } from '../../api/request-params';
 
 /** Questions from agents to people ("ask a human"). Checks run in the contract's order: 401 → 404 → 403 → 400 → 409/503. */
 @ApiTags('questions')
@@ -82,30 +80,7 @@ export class QuestionsController {
     @Body() body: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
-    let dto: AskQuestionRequest;
-    try {
-      dto = parseBody(AskQuestionRequest, body);
-    } catch (e) {
-      // A bad body is a 400 only for the conversation's agent: 404 and 403 come first.
-      const access = await this.queries.execute(new ConversationAccessQuery(p, id));
-      if (!access.isOwningAgent)
-        throw new ForbiddenError('Only the agent that started this conversation may ask questions in it');
-      throw e;
-    }
-    const { replay, question } = await this.commands.execute(
-      new AskQuestionCommand(
-        p,
-        id,
-        {
-          text: dto.text,
-          choices: dto.choices,
-          allowFreeText: dto.allowFreeText,
-          timeoutSeconds: dto.timeoutSeconds,
-          askTo: dto.askTo,
-        },
-        dto.id,
-      ),
-    );
+    const { replay, question } = await this.commands.execute(await askQuestion(this.queries, p, id, () => body));
     res.status(replay ? 200 : 201);
     return question as AppQuestionView;
   }
@@ -155,13 +130,7 @@ export class QuestionsController {
     @Query('wait') wait: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
-    let seconds: number;
-    try {
-      seconds = intParam('wait', wait, 0, 60, 0);
-    } catch (e) {
-      await this.queries.execute(new QuestionAccessQuery(p, id)); // a question the caller cannot see is a 404 first
-      throw e;
-    }
+    const seconds = await waitSeconds(wait, questionAccess(this.queries, p, id));
     if (seconds === 0) return this.queries.execute(new GetQuestionQuery(p, id, 0));
     return withWaitSlot(this.waitSlots, p, res, (signal) =>
       this.queries.execute(new GetQuestionQuery(p, id, seconds, signal)),
@@ -187,22 +156,7 @@ export class QuestionsController {
     @Body() body: unknown,
     @Headers('x-tollgate-channel') channel?: string,
   ) {
-    let dto: AnswerQuestionRequest;
-    let via: ReturnType<typeof channelHeader>;
-    try {
-      dto = parseBody(AnswerQuestionRequest, body);
-      via = channelHeader(channel);
-    } catch (e) {
-      const access = await this.queries.execute(new QuestionAccessQuery(p, id));
-      if (!access.mayAnswer)
-        throw new ForbiddenError(
-          access.isAgent
-            ? 'Agent tokens cannot answer questions: answers come from people'
-            : 'Your roles may not answer this question',
-        );
-      throw e;
-    }
-    // The command checks visibility (404), the right to answer (403) and the answer (400) again, in its transaction.
-    return this.commands.execute(new AnswerQuestionCommand(p, id, dto.answer, via));
+    const command = await answerQuestion(this.queries, p, id, () => ({ body, via: () => channelHeader(channel) }));
+    return this.commands.execute(command);
   }
 }

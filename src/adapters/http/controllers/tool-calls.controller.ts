@@ -3,26 +3,25 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ClaimExecutionCommand } from '../../../application/commands/claim-execution/claim-execution.command';
-import { DecideToolCallCommand } from '../../../application/commands/decide-tool-call/decide-tool-call.command';
 import { ExtendDeadlineCommand } from '../../../application/commands/extend-deadline/extend-deadline.command';
-import { ReportResultCommand } from '../../../application/commands/report-result/report-result.command';
-import { Access, ToolCallAccessQuery } from '../../../application/queries/access/access.query';
+import { Access } from '../../../application/queries/access/access.query';
 import { GetToolCallQuery } from '../../../application/queries/get-tool-call/get-tool-call.query';
-import { grantArgsFaults } from '../../../domain/grant/grant.aggregate';
 import { hasAnyRole, Principal } from '../../../domain/shared/actor';
-import { DomainError, ValidationError } from '../../../domain/shared/domain-error';
-import { CurrentPrincipal, ForbiddenError } from '../auth';
+import { ValidationError } from '../../../domain/shared/domain-error';
+import { decideToolCall } from '../../api/decide-tool-call.request';
+import { WaitSlots } from '../../api/limits';
+import { waitSeconds, withWaitSlot } from '../../api/long-poll';
+import { accessBeforeFaults, toolCallAccess } from '../../api/precedence';
+import { reportResult } from '../../api/report-result.request';
+import { channelHeader } from '../../api/request-params';
+import { parseBody } from '../../api/validation';
+import { CurrentPrincipal } from '../auth';
 import { ApiChannelHeader, ApiIdParam } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import { DeadlineRequest, DecisionRequest, ResultRequest } from '../dto/tool-call.dto';
 import { ExecutionClaimView, ToolCallView } from '../dto/views.dto';
-import { channelHeader, intParam } from '../request-params';
-import { parseBody } from '../validation';
-import { WaitSlots, withWaitSlot } from '../rate-limit';
 
-const MAX_OUTPUT_BYTES = 64 * 1024;
-
-/** Checks run in the contract's order: 401 (guard) → 404 → 403 → 400 → 409/503. */
+/** Checks run in the contract's order: 401 (guard) → 404 → 403 → 400 → 409/503 (adapters/api/precedence.ts). */
 @ApiTags('tool calls')
 @ApiBearerAuth()
 @Controller('v1/tool-calls')
@@ -55,13 +54,7 @@ export class ToolCallsController {
     @Query('wait') wait: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
-    let seconds: number;
-    try {
-      seconds = intParam('wait', wait, 0, 60, 0);
-    } catch (e) {
-      await this.access(p, id); // a call the caller cannot see is a 404 before a bad `wait` is a 400
-      throw e;
-    }
+    const seconds = await waitSeconds(wait, toolCallAccess(this.queries, p, id));
     // The query checks visibility itself: no separate access read on the hot path of every long-poll.
     if (seconds === 0) return this.queries.execute(new GetToolCallQuery(p, id, 0));
     return withWaitSlot(this.waitSlots, p, res, (signal) =>
@@ -105,37 +98,8 @@ export class ToolCallsController {
     @Body() body: unknown,
     @Headers('x-tollgate-channel') channel?: string,
   ) {
-    const { dto, via } = await this.validOrAccessFirst(
-      p,
-      id,
-      () => {
-        const dto = parseBody(DecisionRequest, body);
-        const via = channelHeader(channel);
-        if (dto.arguments !== undefined && dto.decision !== 'approve')
-          throw new ValidationError([{ path: 'arguments', message: 'is allowed with decision "approve" only' }]);
-        for (const k of ['scope', 'expiresIn', 'args'] as const) {
-          if (dto[k] !== undefined && dto.decision !== 'always_allow')
-            throw new ValidationError([{ path: k, message: 'is allowed with decision "always_allow" only' }]);
-        }
-        const argsFaults = dto.args === undefined ? [] : grantArgsFaults(dto.args);
-        if (argsFaults.length > 0) throw new ValidationError(argsFaults);
-        return { dto, via };
-      },
-      (a) => a.mayDecide,
-      (a) =>
-        a.isAgent
-          ? 'Agent tokens cannot decide tool calls: approval comes from people'
-          : 'Your roles may not decide this tool call',
-    );
-    // The command checks visibility (404) and the right to decide (403) again, in its transaction.
-    return this.commands.execute(
-      new DecideToolCallCommand(
-        { ...p, via },
-        id,
-        { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope },
-        { expiresIn: dto.expiresIn, args: dto.args },
-      ),
-    );
+    const command = await decideToolCall(this.queries, p, id, () => ({ body, via: () => channelHeader(channel) }));
+    return this.commands.execute(command);
   }
 
   @Post(':id/deadline')
@@ -161,15 +125,14 @@ export class ToolCallsController {
     @Headers('x-tollgate-channel') channel?: string,
   ) {
     const admin = (a: Access) => !a.isAgent && hasAnyRole(p, ['admin']);
-    const { dto, via } = await this.validOrAccessFirst(
-      p,
-      id,
+    const { dto, via } = await accessBeforeFaults(
       () => {
         const dto = parseBody(DeadlineRequest, body);
         if ((dto.expiresAt === undefined) === (dto.extendBy === undefined))
           throw new ValidationError([{ path: '', message: 'give exactly one of expiresAt and extendBy' }]);
         return { dto, via: channelHeader(channel) };
       },
+      toolCallAccess(this.queries, p, id),
       admin,
       () => 'Only an admin may extend the deadline of a tool call',
     );
@@ -222,45 +185,6 @@ export class ToolCallsController {
     'already_completed',
   )
   async result(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown) {
-    const dto = await this.validOrAccessFirst(
-      p,
-      id,
-      () => {
-        const dto = parseBody(ResultRequest, body);
-        if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
-          throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
-        }
-        return dto;
-      },
-      (a) => a.isOwningAgent,
-      () => "Only the conversation's agent may claim or report this tool call",
-    );
-    return this.commands.execute(
-      new ReportResultCommand(p, id, { outcome: dto.outcome, output: dto.output, error: dto.error }),
-    );
-  }
-
-  private access(p: Principal, id: string): Promise<Access> {
-    return this.queries.execute(new ToolCallAccessQuery(p, id));
-  }
-
-  /**
-   * Checks the request; only when it is bad does it first read who may see and do what, so a 404 or 403
-   * still wins over the 400/413 (CONTRACT §11) without an extra read on every good request.
-   */
-  private async validOrAccessFirst<T>(
-    p: Principal,
-    id: string,
-    check: () => T,
-    allowed: (a: Access) => boolean,
-    refusal: (a: Access) => string,
-  ): Promise<T> {
-    try {
-      return check();
-    } catch (e) {
-      const access = await this.access(p, id);
-      if (!allowed(access)) throw new ForbiddenError(refusal(access));
-      throw e;
-    }
+    return this.commands.execute(await reportResult(this.queries, p, id, () => body));
   }
 }

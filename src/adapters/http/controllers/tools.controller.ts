@@ -2,19 +2,16 @@ import { Body, Controller, Get, Param, Put, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { RegisterToolCommand } from '../../../application/commands/register-tool/register-tool.command';
 import { GetToolQuery } from '../../../application/queries/get-tool/get-tool.query';
 import { ListToolsQuery } from '../../../application/queries/list/list.queries';
 import { Principal } from '../../../domain/shared/actor';
-import { ValidationError } from '../../../domain/shared/domain-error';
-import { TOOL_NAME_PATTERN } from '../../../domain/tool/tool.aggregate';
+import { registerTool } from '../../api/register-tool.request';
 import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
 import { ApiIdParam, ApiListQuery } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import { RegisterToolRequest } from '../dto/tool.dto';
 import { ToolPageView, ToolView } from '../dto/views.dto';
-import { listParams } from '../request-params';
-import { parseBody } from '../validation';
+import { listParams } from '../../api/request-params';
 
 @ApiTags('tools')
 @ApiBearerAuth()
@@ -53,16 +50,7 @@ export class ToolsController {
     @Body() body: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
-    if (!TOOL_NAME_PATTERN.test(name))
-      throw new ValidationError([{ path: 'name', message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' }]);
-    const dto = parseBody(RegisterToolRequest, body ?? {});
-    const def = {
-      description: dto.description,
-      isReadOnly: dto.isReadOnly ?? false,
-      requiresApproval: dto.requiresApproval ?? false,
-      destructive: dto.destructive ?? false,
-    };
-    const { tool, created } = await this.commands.execute(new RegisterToolCommand(p, name, def));
+    const { tool, created } = await this.commands.execute(registerTool(p, name, () => body));
     res.status(created ? 201 : 200);
     return tool;
   }

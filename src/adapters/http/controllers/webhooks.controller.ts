@@ -21,13 +21,14 @@ import { TOLLGATE_CONFIG, TollgateConfig } from '../../../infrastructure/config/
 import { EgressGuard } from '../../webhooks/egress-guard';
 import { newWebhookSecret, webhookKey } from '../../webhooks/webhook-signature';
 import { Webhook, WebhookStore } from '../../webhooks/webhook.store';
-import { CurrentPrincipal, ForbiddenError, Roles } from '../auth';
+import { CurrentPrincipal, Roles } from '../auth';
 import { ApiListQuery } from '../dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
 import { CreatedWebhookView, WebhookDeliveryPageView, WebhookPageView, WebhookView } from '../dto/views.dto';
 import { CreateWebhookRequest } from '../dto/webhook.dto';
-import { listParams } from '../request-params';
-import { parseBody } from '../validation';
+import { listParams } from '../../api/request-params';
+import { parseBody } from '../../api/validation';
+import { ForbiddenError } from '../../api/errors';
 
 /**
  * Outgoing webhooks (admin): subscribe a URL to audit event types; deliveries are signed per Standard

@@ -10,8 +10,8 @@ import {
 import { TOOL_CALL_STATUSES } from '../../../domain/conversation/tool-call-status';
 import { HALT_SCOPES } from '../../../domain/halt/halt.aggregate';
 import { GRANT_LIMITS } from '../../../domain/policy/grant-limit';
-import { problem, PROBLEM_CONTENT_TYPE } from '../problem';
 import { DecisionView } from './views.dto';
+import { PROBLEM_CONTENT_TYPE, problem } from '../../api/problem';
 
 @ApiSchema({ name: 'ValidationFault' })
 export class ValidationFaultView {

@@ -4,7 +4,7 @@ import { ValidationError } from '../../../domain/shared/domain-error';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { visibleConversation } from '../../access';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
-import { toolCallView, ToolCallView } from '../../views/views';
+import { toolCallView } from '../../views/views';
 import { DecideStepCommand, StepDecisionView } from './decide-step.command';
 
 export type { StepDecisionView } from './decide-step.command';

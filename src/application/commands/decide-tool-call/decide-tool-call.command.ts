@@ -1,5 +1,7 @@
-import { Decider, DecisionInput } from '../../../domain/conversation/conversation.aggregate';
 import { Command } from '@nestjs/cqrs';
+import { Decider, DecisionInput } from '../../../domain/conversation/conversation.aggregate';
+import { expiresInFault, grantArgsFaults } from '../../../domain/grant/grant.aggregate';
+import { ValidationError, ValidationFault } from '../../../domain/shared/domain-error';
 import type { ToolCallView } from '../../views/views';
 
 /** always_allow only: what limits the standing grant it makes. */
@@ -19,4 +21,28 @@ export class DecideToolCallCommand extends Command<ToolCallView> {
   ) {
     super();
   }
+
+  /**
+   * Throws ValidationError unless the fields fit the decision: edited `arguments` with approve only; `scope`,
+   * `expiresIn` and `args` with always_allow only (the first misplaced field is named); a lifetime of 1 s to
+   * 90 days; argument globs a grant can hold. The handler runs it for every way in (REST, gRPC, Slack, the
+   * terminal); the REST and gRPC request modules run it earlier, after the 404 and 403 (adapters/api).
+   */
+  static mustFit(input: DecisionInput, grant: GrantOptions): void {
+    const faults = fieldFaults(input, grant);
+    if (faults.length > 0) throw new ValidationError(faults);
+  }
+}
+
+function fieldFaults(input: DecisionInput, grant: GrantOptions): ValidationFault[] {
+  if (input.arguments !== undefined && input.decision !== 'approve')
+    return [{ path: 'arguments', message: 'is allowed with decision "approve" only' }];
+  const given = { scope: input.scope, expiresIn: grant.expiresIn, args: grant.args };
+  for (const k of ['scope', 'expiresIn', 'args'] as const) {
+    if (given[k] !== undefined && input.decision !== 'always_allow')
+      return [{ path: k, message: 'is allowed with decision "always_allow" only' }];
+  }
+  const lifetime = grant.expiresIn === undefined ? undefined : expiresInFault(grant.expiresIn);
+  if (lifetime) return [{ path: 'expiresIn', message: lifetime }];
+  return grant.args === undefined ? [] : grantArgsFaults(grant.args);
 }

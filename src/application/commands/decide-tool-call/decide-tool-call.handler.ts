@@ -1,7 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { expiresInFault, Grant, grantArgsFaults } from '../../../domain/grant/grant.aggregate';
-import { ValidationError, ValidationFault } from '../../../domain/shared/domain-error';
+import { Grant } from '../../../domain/grant/grant.aggregate';
 import { personActor } from '../../../domain/shared/actor';
 import { visibleCall } from '../../access';
 import {
@@ -31,7 +30,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
   ) {}
 
   async execute({ decider, toolCallId, input, grant: options }: DecideToolCallCommand) {
-    mustBeValidGrantOptions(input.decision, options);
+    DecideToolCallCommand.mustFit(input, options);
     const result = await this.uow.run(
       async () => {
         const conv = visibleCall(
@@ -74,19 +73,4 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     if (result.kind === 'refused') throw result.error;
     return toolCallView(result.call.snapshot());
   }
-}
-
-/** Every way in (REST, gRPC, Slack, CLI) gets the same checks of an always_allow's grant options. */
-function mustBeValidGrantOptions(decision: string, o: DecideToolCallCommand['grant']): void {
-  const faults: ValidationFault[] = [];
-  for (const k of ['expiresIn', 'args'] as const) {
-    if (o[k] !== undefined && decision !== 'always_allow')
-      faults.push({ path: k, message: 'is allowed with decision "always_allow" only' });
-  }
-  if (faults.length === 0 && o.expiresIn !== undefined) {
-    const fault = expiresInFault(o.expiresIn);
-    if (fault) faults.push({ path: 'expiresIn', message: fault });
-  }
-  if (faults.length === 0 && o.args !== undefined) faults.push(...grantArgsFaults(o.args));
-  if (faults.length > 0) throw new ValidationError(faults);
 }

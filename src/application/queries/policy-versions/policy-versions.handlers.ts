@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
 import { PolicyVersionNotFoundError } from '../../../domain/policy/tenant-policy.aggregate';
 import { ValidationError } from '../../../domain/shared/domain-error';
-import { POLICY_HISTORY, PolicyHistory, PolicyVersionRecord } from '../../ports/policy-history.port';
+import { POLICY_HISTORY, PolicyHistory } from '../../ports/policy-history.port';
 import { Page } from '../../views/views';
 import {
   GetPolicyVersionQuery,

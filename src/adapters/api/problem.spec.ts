@@ -1,5 +1,5 @@
 import { QueryFailedError } from 'typeorm';
-import { isDatabaseUnavailable, toProblem } from './problem.filter';
+import { isDatabaseUnavailable, toProblem } from './problem';
 
 /** A PostgreSQL error as pg raises it, wrapped by TypeORM as a query failure. */
 function pgError(code: string, message = 'refused'): QueryFailedError {

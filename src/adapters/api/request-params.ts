@@ -1,6 +1,11 @@
 import { Channel } from '../../domain/shared/actor';
 import { ValidationError } from '../../domain/shared/domain-error';
 
+// Query parameters, headers and metadata read the same way by every transport.
+
+/** What an id in a path may be: 1 to 128 characters of [A-Za-z0-9_.:-]. */
+export { ID_PATTERN } from '../http/dto/conversation.dto';
+
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
 
@@ -35,6 +40,8 @@ export function enumParam<T extends string>(name: string, raw: unknown, values: 
 }
 
 const REST_CHANNELS = ['web', 'cli', 'api', 'mcp'] as const satisfies readonly Channel[];
+/** What a person may name in `x-tollgate-channel` over gRPC: where they decided. Slack and the policy are never a caller's to claim. */
+const GRPC_CHANNELS = ['grpc', 'cli', 'web', 'mcp'] as const satisfies readonly Channel[];
 
 /** `decision.by.via` for REST comes from X-Tollgate-Channel (web, cli, api, mcp; default api). */
 export function channelHeader(raw: string | string[] | undefined): Channel {
@@ -45,4 +52,9 @@ export function channelHeader(raw: string | string[] | undefined): Channel {
     throw new ValidationError([{ path: 'X-Tollgate-Channel', message: `must be one of: ${REST_CHANNELS.join(', ')}` }]);
   }
   return c as Channel;
+}
+
+/** `decision.by.via` for gRPC comes from the `x-tollgate-channel` metadata (grpc, cli, web, mcp; default grpc). */
+export function channelMetadata(raw: string | undefined): Channel {
+  return enumParam('x-tollgate-channel', raw?.trim().toLowerCase() || undefined, GRPC_CHANNELS) ?? 'grpc';
 }

@@ -1,0 +1,25 @@
+import type { QueryBus } from '@nestjs/cqrs';
+import { ProposeToolCallsCommand } from '../../application/commands/propose-tool-calls/propose-tool-calls.command';
+import type { Principal } from '../../domain/shared/actor';
+import { ProposeToolCallsRequest, proposedCalls } from '../http/dto/tool-call.dto';
+import { accessBeforeFaults, conversationAccess } from './precedence';
+import { parseBody } from './validation';
+
+/**
+ * POST /v1/conversations/{id}/tool-calls, Tollgate.ProposeToolCalls. A bad body is a 400 only for the
+ * conversation's agent; the command checks visibility (404) and ownership (403) in its own transaction.
+ */
+export async function proposeToolCalls(
+  queries: QueryBus,
+  p: Principal,
+  conversationId: string,
+  body: () => unknown,
+): Promise<ProposeToolCallsCommand> {
+  const dto = await accessBeforeFaults(
+    () => parseBody(ProposeToolCallsRequest, body()),
+    conversationAccess(queries, p, conversationId),
+    (a) => a.isOwningAgent,
+    () => 'Only the agent that started this conversation may propose tool calls in it',
+  );
+  return new ProposeToolCallsCommand(p, conversationId, proposedCalls(dto));
+}

@@ -1,0 +1,31 @@
+import type { QueryBus } from '@nestjs/cqrs';
+import { ReportResultCommand } from '../../application/commands/report-result/report-result.command';
+import type { Principal } from '../../domain/shared/actor';
+import { DomainError } from '../../domain/shared/domain-error';
+import { ResultRequest } from '../http/dto/tool-call.dto';
+import { accessBeforeFaults, toolCallAccess } from './precedence';
+import { parseBody } from './validation';
+
+const MAX_OUTPUT_BYTES = 64 * 1024;
+
+/** POST /v1/tool-calls/{id}/result, Tollgate.ReportResult: the conversation's agent; output at most 64 KiB. */
+export async function reportResult(
+  queries: QueryBus,
+  p: Principal,
+  toolCallId: string,
+  body: () => unknown,
+): Promise<ReportResultCommand> {
+  const dto = await accessBeforeFaults(
+    () => {
+      const dto = parseBody(ResultRequest, body());
+      if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
+        throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
+      }
+      return dto;
+    },
+    toolCallAccess(queries, p, toolCallId),
+    (a) => a.isOwningAgent,
+    () => "Only the conversation's agent may claim or report this tool call",
+  );
+  return new ReportResultCommand(p, toolCallId, { outcome: dto.outcome, output: dto.output, error: dto.error });
+}
