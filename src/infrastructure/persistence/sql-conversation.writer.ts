@@ -40,7 +40,7 @@ const ROOT_UPDATE = `UPDATE conversations SET ${ROOT_SAVED.map((c, i) => `${c.co
 const INSERTS = ROOT_SAVED.length + 4;
 const UPDATES = INSERTS + 1;
 const AFTER_CALLS = UPDATES + 1;
-const params = (from: number, n: number) => Array.from({ length: n }, (_, i) => `$${from + i}`);
+const placeholders = (from: number, n: number) => Array.from({ length: n }, (_, i) => `$${from + i}`);
 
 /** Several saves' roots (the group commit): each record carries its save's number, `item`. */
 const ROOTS_UPDATE = `UPDATE conversations c SET ${ROOT_SAVED.map((c) => `${c.column} = r.${c.column}`).join(', ')}, version = r.version + 1
@@ -66,12 +66,14 @@ type SaveKind = 'in-transaction' | 'alone';
 
 /** A single save: `created` for a new conversation (inserted, with its fixed columns at the last parameters). */
 function singleSave(kind: SaveKind, created: boolean): string {
-  const root = created ? rootInsert(params(AFTER_CALLS + (kind === 'alone' ? 2 : 0), ROOT_FIXED.length)) : ROOT_UPDATE;
+  // Alone, the events and the wake-ups take the two parameters after the calls, before a new root's fixed columns.
+  const fixedFrom = AFTER_CALLS + (kind === 'alone' ? 2 : 0);
+  const root = created ? rootInsert(placeholders(fixedFrom, ROOT_FIXED.length)) : ROOT_UPDATE;
   const head = `WITH conv AS (${root}),${callWrites(`$${INSERTS}`, `$${UPDATES}`, false)}`;
   if (kind === 'in-transaction')
     return `${head}
        SELECT (SELECT count(*) FROM conv) AS conv`;
-  const [events, wakes] = params(AFTER_CALLS, 2);
+  const [events, wakes] = placeholders(AFTER_CALLS, 2);
   return `${head}
        SELECT tollgate_expect((SELECT count(*) FROM conv) = 1, 'conversation ' || $2 || ' changed since it was loaded') AS ok,
               (SELECT json_agg(a ORDER BY a.out_seq) FROM tollgate_append_events($1, ${events}::jsonb) a) AS chained,
