@@ -1,11 +1,19 @@
-/** Response shapes of CONTRACT §6, built from domain state. Dates become ISO strings here. */
+/**
+ * The API's response shapes, built from domain state: dates become ISO strings here. Each is typed member for
+ * member; the Swagger classes of src/adapters/http/dto implement them, and the SDK's types are generated from
+ * those classes' OpenAPI schemas.
+ */
 import type { Conversation, ConversationUser } from '../../domain/conversation/conversation.aggregate';
-import { publicDecision } from './decision.view';
-import type { ToolCallState } from '../../domain/conversation/tool-call.entity';
+import type { ActorRef, ToolCallDisplay, ToolCallState } from '../../domain/conversation/tool-call.entity';
+import type { ToolCallStatus } from '../../domain/conversation/tool-call-status';
+import type { ToolFlags } from '../../domain/policy/approval-policy';
+import type { PolicyDefaults, PolicyRule } from '../../domain/policy/policy-document';
+import type { SupervisionLevel } from '../../domain/policy/supervision-level';
 import type { Tool } from '../../domain/tool/tool.aggregate';
 import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
-import type { Halt } from '../../domain/halt/halt.aggregate';
+import type { Halt, HaltScope, HaltState } from '../../domain/halt/halt.aggregate';
 import { isAgent, type Principal } from '../../domain/shared/actor';
+import { publicDecision, type DecisionView } from './decision.view';
 
 export interface ToolCallView {
   id: string;
@@ -16,23 +24,29 @@ export interface ToolCallView {
   reason?: string;
   confidence?: number;
   estimatedCost?: number;
-  display?: unknown;
-  status: string;
-  /** `toolFlags`: the tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
-  policy: {
-    level: string;
-    rule: number | null;
-    policyVersion: number;
-    reason: string;
-    toolFlags?: { isReadOnly?: boolean; requiresApproval?: boolean; destructive?: boolean };
-  };
+  display?: ToolCallDisplay;
+  status: ToolCallStatus;
+  policy: ToolCallPolicyView;
   approval?: ToolCallApprovalState;
-  decision?: Record<string, unknown>;
-  execution?: { at: string; by: unknown };
-  result?: { outcome: string; output?: unknown; error?: string; at: string };
-  cancellation?: { by: unknown; at: string; reason: string };
+  decision?: DecisionView;
+  /** The claim of the run. */
+  execution?: { at: string; by: ActorRef };
+  /** `output`: any JSON the agent reported. */
+  result?: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string; at: string };
+  /** Why a halt cancelled the call. */
+  cancellation?: { by: ActorRef; at: string; reason: string };
   createdAt: string;
   updatedAt: string;
+}
+
+/** Why the policy judged the call as it did. */
+export interface ToolCallPolicyView {
+  level: SupervisionLevel;
+  rule: number | null;
+  policyVersion: number;
+  reason: string;
+  /** The tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
+  toolFlags?: ToolFlags;
 }
 
 /** Who may decide a held call and until when; with a quorum, how many have approved so far ("1 of 2"). */
@@ -41,7 +55,23 @@ export interface ToolCallApprovalState {
   expiresAt: string;
   /** False: the conversation's user and the agent's owner may not approve (separation of duties). */
   selfApproval?: false;
-  quorum?: { needed: number; of?: string[]; approvedBy: Array<{ id: string; name?: string; via: string; at: string }> };
+  quorum?: ToolCallQuorumView;
+}
+
+/** A call that needs several distinct approvals: "1 of 2" is `approvedBy.length` of `needed`. */
+export interface ToolCallQuorumView {
+  needed: number;
+  /** Only approvals by people holding one of these roles count. */
+  of?: string[];
+  approvedBy: QuorumApproverView[];
+}
+
+/** One approval counted towards a quorum. */
+export interface QuorumApproverView {
+  id: string;
+  name?: string;
+  via: string;
+  at: string;
 }
 
 export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
@@ -118,7 +148,25 @@ export function conversationView(c: Conversation, halted = false, withCalls = tr
   };
 }
 
-export function toolView(t: Tool) {
+/** A tool of the registry. */
+export interface ToolView {
+  name: string;
+  description: string | null;
+  isReadOnly: boolean;
+  requiresApproval: boolean;
+  destructive: boolean;
+  registeredBy: ToolRegistrantView;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Who registered a tool: an agent cannot change a tool an admin registered. */
+export interface ToolRegistrantView {
+  id: string;
+  kind: 'admin' | 'agent';
+}
+
+export function toolView(t: Tool): ToolView {
   const s = t.snapshot();
   return {
     name: s.name,
@@ -132,7 +180,16 @@ export function toolView(t: Tool) {
   };
 }
 
-export function policyView(p: TenantPolicy) {
+/** The tenant's policy in force: version 0 is no policy yet, the built-in defaults. */
+export interface PolicyView {
+  version: number;
+  defaults: PolicyDefaults;
+  rules: PolicyRule[];
+  updatedAt: string | null;
+  updatedBy: string | null;
+}
+
+export function policyView(p: TenantPolicy): PolicyView {
   const doc = p.document.toJSON();
   return {
     version: p.policyVersion,
@@ -150,10 +207,27 @@ export interface Page<T> {
 
 /** An inbox entry: the call plus enough of its conversation to judge it. */
 export interface ApprovalView extends ToolCallView {
-  conversation: { id: string; agentId: string; user: ConversationUser | null; title: string | null };
+  conversation: ApprovalConversationView;
 }
 
-export function haltView(h: Halt) {
+/** Enough of a call's conversation to judge the call. */
+export interface ApprovalConversationView {
+  id: string;
+  agentId: string;
+  user: ConversationUser | null;
+  title: string | null;
+}
+
+/** A halt in force; `id` is null for the tenant. */
+export interface HaltView {
+  scope: HaltScope;
+  id: string | null;
+  reason: string;
+  by: HaltState['by'];
+  at: string;
+}
+
+export function haltView(h: Halt): HaltView {
   const s = h.snapshot();
   return { scope: s.scope, id: s.id || null, reason: s.reason, by: s.by, at: s.at.toISOString() };
 }

@@ -2,11 +2,12 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { GrantView as AppGrantView } from '../../../application/queries/list-grants/grant.view';
 import { CHANNELS } from '../../../domain/shared/actor';
+import type { Holds, SameMembers } from './view-guard';
 
 const DATE_TIME = { type: 'string', format: 'date-time', example: '2026-01-05T10:00:00.000Z' } as const;
 
 @ApiSchema({ name: 'GrantActor', description: 'Who made or revoked a grant, and through which channel' })
-export class GrantActorView {
+export class GrantActorView implements NonNullable<AppGrantView['createdBy']> {
   @ApiProperty({ example: 'ann' }) id: string;
   @ApiPropertyOptional({ example: 'Ann' }) name?: string;
   @ApiProperty({ enum: CHANNELS, enumName: 'Channel' }) via: string;
@@ -16,7 +17,7 @@ export class GrantActorView {
   name: 'Grant',
   description: 'A standing grant: an always_allow that turns confirm into automatic for its tool in its scope',
 })
-export class GrantView {
+export class GrantView implements AppGrantView {
   @ApiProperty({ example: 'grant_0f3a' }) id: string;
   @ApiProperty({ example: 'shell' }) toolName: string;
   @ApiProperty({ enum: ['conversation', 'agent', 'tenant'] }) scope: 'conversation' | 'agent' | 'tenant';
@@ -67,8 +68,4 @@ export class RevokeGrantRequest {
 }
 
 /* Compile-time guard: the class here and the application's view name the same members. */
-type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never]
-  ? true
-  : false;
-type Holds<T extends true> = T;
 export type GrantViewGuard = Holds<SameMembers<GrantView, AppGrantView>>;

@@ -28,6 +28,7 @@ import type {
 import { ID_PATTERN } from './conversation.dto';
 import { AnnotationsDto } from './tool-call.dto';
 import { POLICY_DOCUMENT_COMPONENT } from '../policy-schema';
+import type { Holds, SameMembers } from './view-guard';
 
 const DATE_TIME = { type: 'string', format: 'date-time', example: '2026-01-05T10:00:00.000Z' } as const;
 /** The most calls one simulation judges (given or recorded). */
@@ -230,10 +231,6 @@ export class PolicySimulationDto {
 }
 
 /* Compile-time guards: each class names the same members as the view it documents. */
-type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never]
-  ? true
-  : false;
-type Holds<T extends true> = T;
 export type PolicyLifecycleViewGuards = [
   Holds<SameMembers<PolicyVersionSummaryDto, PolicyVersionSummaryView>>,
   Holds<SameMembers<PolicyVersionDto, ReturnType<typeof policyVersionView>>>,

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsArray, IsBoolean, IsInt, IsOptional, IsString, Matches } from 'class-validator';
 import type { QuestionView as AppQuestionView } from '../../../application/views/question.view';
+import type { Page } from '../../../application/views/views';
 import {
   MAX_ANSWER_TEXT,
   MAX_CHOICE_LENGTH,
@@ -10,9 +11,12 @@ import {
   MIN_CHOICES,
   QUESTION_AUDIENCES,
   QUESTION_STATUSES,
+  type QuestionAudience,
+  type QuestionStatus,
 } from '../../../domain/question/question.aggregate';
 import { ID_PATTERN } from './conversation.dto';
 import { ActorRefView } from './views.dto';
+import type { Holds, SameMembers } from './view-guard';
 
 /*
  * Shapes only here: the rules (lengths, distinct choices, ranges) are the domain's `questionFaults`, so REST and
@@ -89,14 +93,14 @@ export class AnswerQuestionRequest {
 }
 
 @ApiSchema({ name: 'QuestionAnswer', description: 'The answer that won, who gave it, where and when' })
-export class QuestionAnswerView {
+export class QuestionAnswerView implements NonNullable<AppQuestionView['answer']> {
   @ApiProperty({ example: 'EU' }) text: string;
   @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
   @ApiProperty({ type: 'string', format: 'date-time' }) at: string;
 }
 
 @ApiSchema({ name: 'Question', description: 'A question an agent asked a person in a conversation' })
-export class QuestionView {
+export class QuestionView implements AppQuestionView {
   @ApiProperty({ example: 'q_3f9a0c' }) id: string;
   @ApiProperty({ example: 'conv-1' }) conversationId: string;
   @ApiPropertyOptional({ description: "The agent's own id for it, as asked", example: 'ask_1' }) externalId?: string;
@@ -104,8 +108,9 @@ export class QuestionView {
   @ApiPropertyOptional({ type: [String] }) choices?: string[];
   @ApiProperty({ description: 'True for a free-text question, or when an answer outside the choices is taken' })
   allowFreeText: boolean;
-  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...QUESTION_AUDIENCES] } }) askTo: string[];
-  @ApiProperty({ enum: QUESTION_STATUSES, enumName: 'QuestionStatus' }) status: string;
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...QUESTION_AUDIENCES] } })
+  askTo: QuestionAudience[];
+  @ApiProperty({ enum: QUESTION_STATUSES, enumName: 'QuestionStatus' }) status: QuestionStatus;
   @ApiProperty({ type: 'integer' }) timeoutSeconds: number;
   @ApiProperty({ type: 'string', format: 'date-time' }) createdAt: string;
   @ApiProperty({ type: 'string', format: 'date-time' }) expiresAt: string;
@@ -117,17 +122,13 @@ export class QuestionView {
 }
 
 @ApiSchema({ name: 'QuestionPage' })
-export class QuestionPageView {
+export class QuestionPageView implements Page<AppQuestionView> {
   @ApiProperty({ type: () => [QuestionView] }) items: QuestionView[];
   @ApiProperty({ type: 'string', nullable: true, description: 'Pass as `cursor` for the next page; null on the last' })
   nextCursor: string | null;
 }
 
 /* Compile-time guard: the class names the same members as the application's view. */
-type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never]
-  ? true
-  : false;
-type Holds<T extends true> = T;
 export type QuestionViewGuards = [
   Holds<SameMembers<QuestionView, AppQuestionView>>,
   Holds<SameMembers<QuestionAnswerView, NonNullable<AppQuestionView['answer']>>>,

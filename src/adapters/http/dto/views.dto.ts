@@ -1,9 +1,13 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { AuditEvent } from '../../../application/ports/audit-log.port';
 import type { GapFinding, VerifyAnswer } from '../../../application/queries/audit/audit.handlers';
+import type { DecisionView as AppDecisionView } from '../../../application/views/decision.view';
 import type * as app from '../../../application/views/views';
 import type { ConversationUser } from '../../../domain/conversation/conversation.aggregate';
-import type { DecisionRecord } from '../../../domain/conversation/tool-call.entity';
+import type { HaltResult, ResumeResult } from '../../../application/commands/halt/halt.command';
+import type { StatusView as AppStatusView } from '../../../application/queries/get-status/get-status.query';
+import type { ActorRef, DecisionOutcome } from '../../../domain/conversation/tool-call.entity';
+import type { ToolFlags } from '../../../domain/policy/approval-policy';
 import type { PolicyDefaults, PolicyRule } from '../../../domain/policy/policy-document';
 import { TOOL_CALL_STATUSES, ToolCallStatus } from '../../../domain/conversation/tool-call-status';
 import { HALT_SCOPES, HaltScope } from '../../../domain/halt/halt.aggregate';
@@ -13,32 +17,36 @@ import { EVENT_TYPES } from '../../../domain/shared/domain-event';
 import type { Webhook, WebhookAttempt, WebhookDelivery } from '../../webhooks/webhook.store';
 import { ANY_JSON } from './json-value';
 import { DisplayDto } from './tool-call.dto';
+import type { Holds, SameMembers } from './view-guard';
 
 /*
  * Response shapes as the OpenAPI document describes them, one class per view of src/application/views (which
- * stays free of swagger). The type checks at the end of this file fail to compile when a view gains or loses a
- * member that its class here does not; test/e2e/openapi.e2e-spec.ts validates real answers against them.
+ * stays free of swagger). Each class implements its view, and the list at the end of this file names both, so a
+ * member a view gains or loses that its class here does not fails the typecheck (view-guard.ts);
+ * test/e2e/openapi.e2e-spec.ts validates real answers against them, and the SDK's types are generated from them.
  */
+
+type Call = app.ToolCallView;
 
 const DATE_TIME = { type: 'string', format: 'date-time', example: '2026-01-05T10:00:00.000Z' } as const;
 const FREE_JSON_OBJECT = { type: 'object', additionalProperties: true } as const;
 
 @ApiSchema({ name: 'ToolFlags', description: "A tool's flags: from the registry, else the proposal's annotations" })
-export class ToolFlagsView {
+export class ToolFlagsView implements ToolFlags {
   @ApiPropertyOptional() isReadOnly?: boolean;
   @ApiPropertyOptional() requiresApproval?: boolean;
   @ApiPropertyOptional() destructive?: boolean;
 }
 
 @ApiSchema({ name: 'ActorRef', description: 'Who did something, and through which channel' })
-export class ActorRefView {
+export class ActorRefView implements ActorRef {
   @ApiProperty({ description: "A person's or agent's `sub`, or `policy` / `system`", example: 'ann' }) id: string;
   @ApiPropertyOptional({ example: 'Ann' }) name?: string;
   @ApiProperty({ enum: CHANNELS, enumName: 'Channel' }) via: Channel;
 }
 
 @ApiSchema({ name: 'ToolCallPolicy', description: 'Why the policy judged the call as it did' })
-export class ToolCallPolicyView {
+export class ToolCallPolicyView implements app.ToolCallPolicyView {
   @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) level: SupervisionLevel;
   @ApiProperty({
     type: 'integer',
@@ -53,7 +61,7 @@ export class ToolCallPolicyView {
 }
 
 @ApiSchema({ name: 'QuorumApprover', description: 'One approval counted towards a quorum' })
-export class QuorumApproverView {
+export class QuorumApproverView implements app.QuorumApproverView {
   @ApiProperty() id: string;
   @ApiPropertyOptional() name?: string;
   @ApiProperty({ example: 'web' }) via: string;
@@ -64,7 +72,7 @@ export class QuorumApproverView {
   name: 'ToolCallQuorum',
   description: 'A call that needs several distinct approvals: "1 of 2" is approvedBy.length of needed',
 })
-export class ToolCallQuorumView {
+export class ToolCallQuorumView implements app.ToolCallQuorumView {
   @ApiProperty({ type: 'integer', minimum: 2, example: 2 }) needed: number;
   @ApiPropertyOptional({
     type: [String],
@@ -77,7 +85,7 @@ export class ToolCallQuorumView {
 }
 
 @ApiSchema({ name: 'ToolCallApproval', description: 'Who may decide a held call, and until when' })
-export class ToolCallApprovalView {
+export class ToolCallApprovalView implements app.ToolCallApprovalState {
   @ApiProperty({ type: [String], example: ['requester', 'admin'] }) approvers: string[];
   @ApiProperty(DATE_TIME) expiresAt: string;
   @ApiPropertyOptional({
@@ -94,8 +102,9 @@ export class ToolCallApprovalView {
 }
 
 @ApiSchema({ name: 'ToolCallDecision' })
-export class DecisionView {
-  @ApiProperty({ enum: ['approved', 'rejected', 'expired', 'cancelled'], enumName: 'DecisionOutcome' }) outcome: string;
+export class DecisionView implements AppDecisionView {
+  @ApiProperty({ enum: ['approved', 'rejected', 'expired', 'cancelled'], enumName: 'DecisionOutcome' })
+  outcome: DecisionOutcome;
   @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
   @ApiProperty(DATE_TIME) at: string;
   @ApiPropertyOptional() reason?: string;
@@ -107,13 +116,13 @@ export class DecisionView {
 }
 
 @ApiSchema({ name: 'ToolCallExecution', description: 'The claim of the run' })
-export class ExecutionView {
+export class ExecutionView implements NonNullable<Call['execution']> {
   @ApiProperty(DATE_TIME) at: string;
   @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
 }
 
 @ApiSchema({ name: 'ToolCallResult' })
-export class ResultView {
+export class ResultView implements NonNullable<Call['result']> {
   @ApiProperty({ enum: ['succeeded', 'failed'] }) outcome: 'succeeded' | 'failed';
   @ApiPropertyOptional({ ...ANY_JSON, description: 'Any JSON the agent reported' }) output?: unknown;
   @ApiPropertyOptional() error?: string;
@@ -121,14 +130,14 @@ export class ResultView {
 }
 
 @ApiSchema({ name: 'ToolCallCancellation', description: 'Why a halt cancelled the call' })
-export class CancellationView {
+export class CancellationView implements NonNullable<Call['cancellation']> {
   @ApiProperty({ type: () => ActorRefView }) by: ActorRefView;
   @ApiProperty(DATE_TIME) at: string;
   @ApiProperty() reason: string;
 }
 
 @ApiSchema({ name: 'ToolCall', description: 'A proposed tool call; members appear once they apply' })
-export class ToolCallView {
+export class ToolCallView implements Call {
   @ApiProperty({ description: "The server's id, unique across conversations", example: 'tc_7de0c1' }) id: string;
   @ApiPropertyOptional({ description: "The framework's own tool-call id, as proposed", example: 'call_2' })
   externalId?: string;
@@ -158,14 +167,14 @@ export class ToolCallView {
 }
 
 @ApiSchema({ name: 'ConversationUser', description: "The conversation's end user, as the agent named them" })
-export class ConversationUserView {
+export class ConversationUserView implements ConversationUser {
   @ApiProperty({ example: 'ann' }) id: string;
   @ApiProperty({ type: [String], example: ['admin'] }) roles: string[];
   @ApiPropertyOptional({ example: 'Ann' }) name?: string;
 }
 
 @ApiSchema({ name: 'Conversation' })
-export class ConversationView {
+export class ConversationView implements app.ConversationView {
   @ApiProperty({ example: 'conv-1' }) id: string;
   @ApiProperty({ description: 'The `sub` of the agent that started it', example: 'support-bot' }) agentId: string;
   @ApiProperty({ type: () => ConversationUserView, nullable: true }) user: ConversationUserView | null;
@@ -235,7 +244,7 @@ export class ExecutionClaimView {
 }
 
 @ApiSchema({ name: 'ApprovalConversation' })
-export class ApprovalConversationView {
+export class ApprovalConversationView implements app.ApprovalConversationView {
   @ApiProperty() id: string;
   @ApiProperty() agentId: string;
   @ApiProperty({ type: () => ConversationUserView, nullable: true }) user: ConversationUserView | null;
@@ -243,19 +252,19 @@ export class ApprovalConversationView {
 }
 
 @ApiSchema({ name: 'Approval', description: 'An inbox entry: the call and enough of its conversation to judge it' })
-export class ApprovalView extends ToolCallView {
+export class ApprovalView extends ToolCallView implements app.ApprovalView {
   @ApiProperty({ type: () => ApprovalConversationView }) conversation: ApprovalConversationView;
 }
 
 @ApiSchema({ name: 'ToolRegistrant' })
-export class ToolRegistrantView {
+export class ToolRegistrantView implements app.ToolRegistrantView {
   @ApiProperty() id: string;
   @ApiProperty({ enum: ['admin', 'agent'], description: 'An agent cannot change a tool an admin registered' }) kind:
     'admin' | 'agent';
 }
 
 @ApiSchema({ name: 'Tool' })
-export class ToolView {
+export class ToolView implements app.ToolView {
   @ApiProperty({ example: 'delete_source' }) name: string;
   @ApiProperty({ type: 'string', nullable: true }) description: string | null;
   @ApiProperty() isReadOnly: boolean;
@@ -268,7 +277,7 @@ export class ToolView {
 
 /** The policy's own schemas (PolicyDefaultsInForce, PolicyRule) come from policy-schema.ts, added by openapi.ts. */
 @ApiSchema({ name: 'Policy', description: "The tenant's policy in force" })
-export class PolicyView {
+export class PolicyView implements app.PolicyView {
   @ApiProperty({
     type: 'integer',
     description: 'Rises by one per accepted document; 0: no policy yet, the built-in defaults',
@@ -291,7 +300,7 @@ export class ActorView {
 }
 
 @ApiSchema({ name: 'Halt', description: 'A halt in force' })
-export class HaltView {
+export class HaltView implements app.HaltView {
   @ApiProperty({ enum: HALT_SCOPES, enumName: 'HaltScope' }) scope: HaltScope;
   @ApiProperty({
     type: 'string',
@@ -305,7 +314,7 @@ export class HaltView {
 }
 
 @ApiSchema({ name: 'HaltResult' })
-export class HaltResultView extends HaltView {
+export class HaltResultView extends HaltView implements HaltResult {
   @ApiProperty({ enum: [true] }) halted: true;
   @ApiProperty({ description: 'false: it was halted already, and nothing changed' }) changed: boolean;
   @ApiProperty({ type: [String], description: 'The pending and approved-but-unclaimed calls this halt cancelled' })
@@ -313,7 +322,7 @@ export class HaltResultView extends HaltView {
 }
 
 @ApiSchema({ name: 'ResumeResult' })
-export class ResumeResultView {
+export class ResumeResultView implements ResumeResult {
   @ApiProperty({ enum: HALT_SCOPES, enumName: 'HaltScope' }) scope: HaltScope;
   @ApiProperty({ type: 'string', nullable: true }) id: string | null;
   @ApiProperty({ enum: [false] }) halted: false;
@@ -321,7 +330,7 @@ export class ResumeResultView {
 }
 
 @ApiSchema({ name: 'Me', description: 'Who the caller is, as their token establishes them' })
-export class MeView {
+export class MeView implements app.MeView {
   @ApiProperty({ description: "The token's `sub`", example: 'ann' }) id: string;
   @ApiProperty({ description: 'The tenant the token acts in: every other answer is confined to it', example: 'acme' })
   tenant: string;
@@ -354,7 +363,7 @@ export class MeView {
 }
 
 @ApiSchema({ name: 'Status', description: 'The halts in force in the tenant' })
-export class StatusView {
+export class StatusView implements AppStatusView {
   @ApiProperty() tenant: string;
   @ApiProperty({ description: 'A halt covers the whole tenant' }) halted: boolean;
   @ApiProperty({ type: () => [HaltView] }) halts: HaltView[];
@@ -364,7 +373,7 @@ export class StatusView {
   name: 'AuditEvent',
   description: 'An event exactly as stored and hashed: hash = sha256hex(prevHash + JCS(event without hash))',
 })
-export class AuditEventView {
+export class AuditEventView implements AuditEvent {
   @ApiProperty({ type: 'integer', description: 'Rises by one per event within a tenant' }) seq: number;
   @ApiProperty() id: string;
   @ApiProperty({ enum: EVENT_TYPES, enumName: 'EventType' }) type: string;
@@ -393,7 +402,7 @@ export class AuditEventPageView {
 }
 
 @ApiSchema({ name: 'VerifiedCheckpoint', description: 'The checkpoint verify held the chain against' })
-export class VerifiedCheckpointView {
+export class VerifiedCheckpointView implements NonNullable<VerifyAnswer['checkpoint']> {
   @ApiProperty() tenant: string;
   @ApiProperty({ type: 'integer' }) seq: number;
   @ApiProperty() hash: string;
@@ -407,7 +416,7 @@ export class VerifiedCheckpointView {
 }
 
 @ApiSchema({ name: 'VerifyResult' })
-export class VerifyResultView {
+export class VerifyResultView implements VerifyAnswer {
   @ApiProperty({ description: 'The chain is intact (and reaches the checkpoint, when one was given)' }) ok: boolean;
   @ApiProperty({ type: 'integer', description: 'Events recomputed' }) checked: number;
   @ApiPropertyOptional({ type: 'integer' }) firstBadSeq?: number;
@@ -442,7 +451,7 @@ export class AuditMetricsView {
 }
 
 @ApiSchema({ name: 'GapFinding' })
-export class GapFindingView {
+export class GapFindingView implements GapFinding {
   @ApiProperty({
     enum: ['HITL-EXEC', 'HITL-01', 'HITL-02'],
     description:
@@ -469,13 +478,13 @@ export class AuditPurgeResultView {
 }
 
 @ApiSchema({ name: 'WebhookCreator' })
-export class WebhookCreatorView {
+export class WebhookCreatorView implements NonNullable<Webhook['createdBy']> {
   @ApiProperty() id: string;
   @ApiPropertyOptional() name?: string;
 }
 
 @ApiSchema({ name: 'Webhook' })
-export class WebhookView {
+export class WebhookView implements Webhook {
   @ApiProperty() id: string;
   @ApiProperty() url: string;
   @ApiProperty({ type: 'array', items: { type: 'string', enum: [...EVENT_TYPES, '*'] } }) events: string[];
@@ -490,7 +499,7 @@ export class CreatedWebhookView extends WebhookView {
 }
 
 @ApiSchema({ name: 'WebhookAttempt' })
-export class WebhookAttemptView {
+export class WebhookAttemptView implements WebhookAttempt {
   @ApiProperty(DATE_TIME) at: string;
   @ApiPropertyOptional({ type: 'integer', description: "The receiver's HTTP status; absent when no answer came" })
   status?: number;
@@ -502,7 +511,7 @@ export class WebhookAttemptView {
 }
 
 @ApiSchema({ name: 'WebhookDelivery' })
-export class WebhookDeliveryView {
+export class WebhookDeliveryView implements WebhookDelivery {
   @ApiProperty({ description: "The webhook-id header: the event's id" }) id: string;
   @ApiProperty({ enum: EVENT_TYPES, enumName: 'EventType' }) eventType: string;
   @ApiProperty({ type: 'integer' }) eventSeq: number;
@@ -575,33 +584,36 @@ export const ApprovalPageView = pageOf('ApprovalPage', () => ApprovalView);
 export const WebhookPageView = pageOf('WebhookPage', () => WebhookView);
 export const WebhookDeliveryPageView = pageOf('WebhookDeliveryPage', () => WebhookDeliveryView);
 
-/* Compile-time guards: each view and its class here name the same members (nested shapes included). */
-type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<keyof Dto, keyof View>] extends [never, never]
-  ? true
-  : false;
-type Holds<T extends true> = T;
-type Call = app.ToolCallView;
+/* Each class and its view name the same members (view-guard.ts says why `implements` alone is not enough). */
 export type ViewGuards = [
+  Holds<SameMembers<ToolFlagsView, ToolFlags>>,
+  Holds<SameMembers<ActorRefView, ActorRef>>,
   Holds<SameMembers<ToolCallView, Call>>,
-  Holds<SameMembers<ToolCallPolicyView, Call['policy']>>,
-  Holds<SameMembers<ToolCallApprovalView, NonNullable<Call['approval']>>>,
-  Holds<SameMembers<DecisionView, Omit<DecisionRecord, 'kind' | 'grantScope'>>>,
+  Holds<SameMembers<ToolCallPolicyView, app.ToolCallPolicyView>>,
+  Holds<SameMembers<ToolCallApprovalView, app.ToolCallApprovalState>>,
+  Holds<SameMembers<ToolCallQuorumView, app.ToolCallQuorumView>>,
+  Holds<SameMembers<QuorumApproverView, app.QuorumApproverView>>,
+  Holds<SameMembers<DecisionView, AppDecisionView>>,
   Holds<SameMembers<ExecutionView, NonNullable<Call['execution']>>>,
   Holds<SameMembers<ResultView, NonNullable<Call['result']>>>,
   Holds<SameMembers<CancellationView, NonNullable<Call['cancellation']>>>,
   Holds<SameMembers<ConversationView, app.ConversationView>>,
   Holds<SameMembers<ConversationUserView, ConversationUser>>,
   Holds<SameMembers<ApprovalView, app.ApprovalView>>,
-  Holds<SameMembers<ApprovalConversationView, app.ApprovalView['conversation']>>,
-  Holds<SameMembers<ToolView, ReturnType<typeof app.toolView>>>,
-  Holds<SameMembers<PolicyView, ReturnType<typeof app.policyView>>>,
-  Holds<SameMembers<HaltView, ReturnType<typeof app.haltView>>>,
+  Holds<SameMembers<ApprovalConversationView, app.ApprovalConversationView>>,
+  Holds<SameMembers<ToolView, app.ToolView>>,
+  Holds<SameMembers<ToolRegistrantView, app.ToolRegistrantView>>,
+  Holds<SameMembers<PolicyView, app.PolicyView>>,
+  Holds<SameMembers<HaltView, app.HaltView>>,
+  Holds<SameMembers<HaltResultView, HaltResult>>,
+  Holds<SameMembers<ResumeResultView, ResumeResult>>,
+  Holds<SameMembers<StatusView, AppStatusView>>,
   Holds<SameMembers<MeView, app.MeView>>,
-  Holds<SameMembers<ActorRefView, ReturnType<typeof app.haltView>['by']>>,
   Holds<SameMembers<AuditEventView, AuditEvent>>,
   Holds<SameMembers<VerifyResultView, VerifyAnswer>>,
   Holds<SameMembers<VerifiedCheckpointView, NonNullable<VerifyAnswer['checkpoint']>>>,
   Holds<SameMembers<GapFindingView, GapFinding>>,
+  Holds<SameMembers<WebhookCreatorView, Webhook['createdBy']>>,
   Holds<SameMembers<WebhookView, Webhook>>,
   Holds<SameMembers<WebhookAttemptView, WebhookAttempt>>,
   Holds<SameMembers<WebhookDeliveryView, WebhookDelivery>>,
