@@ -45,6 +45,7 @@ function verdict(grants: Grant[], call: Partial<ProposedCallFacts>, now: Date) {
       policyVersion: 1,
       grants: grants.filter((g) => g.statusAt(now) === 'active').map((g) => g.facts()),
       conversation: CONVERSATION,
+      now,
     },
   );
 }
@@ -263,10 +264,38 @@ describe('a revoked or expired grant never covers (property)', () => {
             policyVersion: 1,
             grants: [g.facts()],
             conversation: CONVERSATION,
+            now: T0,
           },
         );
         expect(v.level).toBe('confirm');
       }),
+    );
+  });
+
+  it('an expired grant handed to the policy anyway does not cover: the policy judges expiry itself, at `now`', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom<GrantScope>('conversation', 'agent', 'tenant'),
+        fc.integer({ min: 1, max: 3600 }),
+        fc.integer({ min: -5, max: 5 }),
+        (scope, expiresIn, offset) => {
+          const g = make({ scope, expiresIn });
+          const now = new Date(T0.getTime() + (expiresIn + offset) * 1000);
+          const v = ApprovalPolicy.evaluate(
+            { toolName: 'run_cmd', arguments: {} },
+            {
+              policy: PolicyDocument.parse({ rules: [{ match: '*', level: 'confirm' }] }),
+              policyVersion: 1,
+              grants: [g.facts()],
+              conversation: CONVERSATION,
+              now,
+            },
+          );
+          // Up to the instant it expires the grant covers; from then on (as statusAt says) it does not.
+          expect(v.level).toBe(offset < 0 ? 'automatic' : 'confirm');
+          expect(g.statusAt(now)).toBe(offset < 0 ? 'active' : 'expired');
+        },
+      ),
     );
   });
 });

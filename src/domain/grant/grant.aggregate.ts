@@ -284,7 +284,7 @@ export class Grant extends AggregateRoot {
     return true;
   }
 
-  /** The grant as the policy sees it; callers pass only grants active now (`statusAt`). */
+  /** The grant as the policy sees it (which ignores it once revoked or expired). */
   facts(): GrantFacts {
     if (this.s.args && !this.matcher) this.matcher = argsPattern(this.s.toolName, this.s.args);
     return {
@@ -295,6 +295,7 @@ export class Grant extends AggregateRoot {
       agentId: this.s.agentId,
       ...(this.matcher ? { arguments: this.matcher } : {}),
       ...(this.s.revocation ? { revoked: true } : {}),
+      ...(this.s.expiresAt ? { expiresAt: this.s.expiresAt } : {}),
     };
   }
 }

@@ -4,6 +4,9 @@ import { PolicyDocument, PolicyRule } from './policy-document';
 import { SUPERVISION_LEVELS, strictness } from './supervision-level';
 import { ToolPattern } from './tool-pattern';
 
+/** The instant calls are judged at: no grant here expires. */
+const NOW = new Date('2025-03-01T12:00:00.000Z');
+
 type Rule = Partial<PolicyRule> & Pick<PolicyRule, 'match' | 'level'>;
 
 function judge(
@@ -23,6 +26,7 @@ function judge(
       policyVersion: 1,
       grants: opts.grants ?? [],
       conversation: { id: 'conv_1', agentId: 'agent_1' },
+      now: NOW,
     },
   );
 }
@@ -270,6 +274,7 @@ describe('hidden execution under an allow rule (Bash(command=ls *): automatic, B
         policyVersion: 1,
         grants: opts.grants ?? [],
         conversation: { id: 'conv_1', agentId: 'agent_1' },
+        now: NOW,
       },
     );
 
@@ -308,6 +313,7 @@ describe('hidden execution under an allow rule (Bash(command=ls *): automatic, B
           policyVersion: 1,
           grants: [],
           conversation: { id: 'c', agentId: 'a' },
+          now: NOW,
         },
       );
     expect(judgeWith('ls -la > /tmp/listing.txt')).toMatchObject({ level: 'automatic' });
@@ -329,6 +335,7 @@ describe('hidden execution under an allow rule (Bash(command=ls *): automatic, B
           policyVersion: 1,
           grants: [],
           conversation: { id: 'c', agentId: 'a' },
+          now: NOW,
         },
       );
     expect(judgeWith('[[ 1 ]]&&rm -rf x')).toMatchObject({ level: 'deny', rule: 1 });
@@ -354,6 +361,7 @@ describe('hidden execution under an allow rule (Bash(command=ls *): automatic, B
           policyVersion: 1,
           grants: [grant],
           conversation: { id: 'c', agentId: 'a' },
+          now: NOW,
         },
       );
     expect(noRules('ls -la /tmp')).toMatchObject({ level: 'automatic', grantId: 'grant_ls' });
@@ -372,7 +380,13 @@ describe('hidden execution under an allow rule (Bash(command=ls *): automatic, B
     const judgeAny = (command: string) =>
       ApprovalPolicy.evaluate(
         { toolName: 'Bash', arguments: { command } },
-        { policy: PolicyDocument.parse({}), policyVersion: 1, grants: [any], conversation: { id: 'c', agentId: 'a' } },
+        {
+          policy: PolicyDocument.parse({}),
+          policyVersion: 1,
+          grants: [any],
+          conversation: { id: 'c', agentId: 'a' },
+          now: NOW,
+        },
       );
     expect(judgeAny('ls -la')).toMatchObject({ grantId: 'grant_any' });
     expect(judgeAny('> ~/.ssh/authorized_keys')).toMatchObject({ level: 'confirm' });

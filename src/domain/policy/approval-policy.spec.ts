@@ -11,6 +11,9 @@ import { PolicyDocument, PolicyRule } from './policy-document';
 import { SUPERVISION_LEVELS, SupervisionLevel, strictness } from './supervision-level';
 import { ToolPattern } from './tool-pattern';
 
+/** The instant calls are judged at: no grant here expires. */
+const NOW = new Date('2025-03-01T12:00:00.000Z');
+
 type Rule = Partial<PolicyRule> & Pick<PolicyRule, 'match' | 'level'>;
 
 interface Case {
@@ -41,6 +44,7 @@ function evaluate({
       tool,
       grants,
       conversation: { ...CONVERSATION, ...(roles && { user: { id: 'user_1', roles } }) },
+      now: NOW,
     },
   );
 }
@@ -412,6 +416,7 @@ function run(call: ProposedCallFacts, s: Setup, changes: Partial<Setup> = {}): P
     tool,
     grants,
     conversation: { ...CONVERSATION, user },
+    now: NOW,
   });
 }
 

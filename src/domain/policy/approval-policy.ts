@@ -15,7 +15,8 @@ export type { GrantLimit, GrantScope } from './grant-limit';
 
 /**
  * A standing grant as the policy sees it: it covers every call of `toolName` within its scope whose
- * arguments match `arguments` (when set). Expired grants are left out where the inputs are read.
+ * arguments match `arguments` (when set), until `expiresAt`. Readers leave revoked and expired grants out
+ * (SQL narrows the candidates); the policy still ignores them itself.
  */
 export interface GrantFacts {
   id: string;
@@ -27,6 +28,8 @@ export interface GrantFacts {
   arguments?: { matchesArguments(args: Record<string, unknown>): boolean };
   /** A revoked grant never covers, even if a reader failed to leave it out. */
   revoked?: boolean;
+  /** From this instant on the grant covers nothing (absent: it does not expire). */
+  expiresAt?: Date;
 }
 
 /** What the policy may look at in one proposed call. */
@@ -45,6 +48,8 @@ export interface PolicyContext {
   tool?: { flags: ToolFlags; registeredBy: 'admin' | 'agent' };
   grants: readonly GrantFacts[];
   conversation: { id: string; agentId: string; user?: { id: string; roles: readonly string[] } };
+  /** The instant the call is judged at (the app Clock): a grant expired by then covers nothing. */
+  now: Date;
 }
 
 /** Why a call got its level; recorded on the call as `policy`. */
@@ -94,7 +99,7 @@ export const ApprovalPolicy = {
     const quorum = rule?.quorum;
     // A grant is one person's standing approval: it may not stand in for a quorum of several.
     if (level === 'confirm' && !quorum && decision.grantable()) {
-      const grant = ctx.grants.find((g) => covers(g, call, ctx.conversation));
+      const grant = ctx.grants.find((g) => covers(g, call, ctx.conversation, ctx.now));
       if (grant) {
         level = 'automatic';
         grantId = grant.id;
@@ -429,8 +434,14 @@ function byTool(call: ProposedCallFacts, ctx: PolicyContext): Outcome {
   };
 }
 
-function covers(grant: GrantFacts, call: ProposedCallFacts, conversation: PolicyContext['conversation']): boolean {
+function covers(
+  grant: GrantFacts,
+  call: ProposedCallFacts,
+  conversation: PolicyContext['conversation'],
+  now: Date,
+): boolean {
   if (grant.toolName !== call.toolName || grant.revoked) return false;
+  if (grant.expiresAt !== undefined && grant.expiresAt.getTime() <= now.getTime()) return false;
   if (grant.arguments && !grant.arguments.matchesArguments(call.arguments)) return false;
   switch (grant.scope) {
     case 'tenant':

@@ -3,6 +3,9 @@ import { ValidationError } from '../shared/domain-error';
 import { ApprovalPolicy, GrantFacts, PolicyVerdict } from './approval-policy';
 import { MAX_QUORUM, PolicyDocument } from './policy-document';
 
+/** The instant calls are judged at: no grant here expires. */
+const NOW = new Date('2025-03-01T12:00:00.000Z');
+
 // `selfApproval` and `quorum` in the policy document, and what the policy's verdict carries for them.
 
 function verdict(doc: unknown, grants: GrantFacts[] = []): PolicyVerdict {
@@ -13,6 +16,7 @@ function verdict(doc: unknown, grants: GrantFacts[] = []): PolicyVerdict {
       policyVersion: 4,
       grants,
       conversation: { id: 'conv_1', agentId: 'agent_1', user: { id: 'u', roles: [] } },
+      now: NOW,
     },
   );
 }

@@ -10,6 +10,7 @@ import {
 } from './policy-simulation';
 import { SUPERVISION_LEVELS } from './supervision-level';
 
+const NOW = new Date('2025-03-01T12:00:00.000Z');
 const conversation: PolicyContext['conversation'] = { id: 'c1', agentId: 'bot', user: { id: 'ann', roles: ['admin'] } };
 const current = PolicyDocument.parse({
   rules: [
@@ -24,6 +25,7 @@ function inputs(candidate: unknown, extra: Partial<SimulationInputs> = {}): Simu
     candidate: PolicyDocument.parse(candidate),
     tools: new Map(),
     grants: [],
+    now: NOW,
     ...extra,
   };
 }
@@ -110,6 +112,7 @@ describe('simulatePolicy', () => {
             candidate,
             tools: new Map(),
             grants: [],
+            now: NOW,
           });
           expect(summary.total).toBe(calls.length);
           expect(summary.transitions.reduce((n, t) => n + t.count, 0)).toBe(calls.length);
@@ -120,7 +123,13 @@ describe('simulatePolicy', () => {
           expect(order).toEqual([...order].sort((a, b) => a - b));
           calls.forEach((c, i) =>
             expect(results[i].now.level).toBe(
-              ApprovalPolicy.evaluate(c.call, { policy: candidate, policyVersion: 4, grants: [], conversation }).level,
+              ApprovalPolicy.evaluate(c.call, {
+                policy: candidate,
+                policyVersion: 4,
+                grants: [],
+                conversation,
+                now: NOW,
+              }).level,
             ),
           );
         },

@@ -30,6 +30,8 @@ export interface SimulationInputs {
   candidate: PolicyDocument;
   tools: ReadonlyMap<string, { flags: ToolFlags; registeredBy: 'admin' | 'agent' }>;
   grants: readonly GrantFacts[];
+  /** The instant both judge at: a grant expired by then covers nothing. */
+  now: Date;
 }
 
 export interface SimulationResult {
@@ -73,6 +75,7 @@ export function simulatePolicy(
       tool: inputs.tools.get(c.call.toolName),
       grants: inputs.grants,
       conversation: c.conversation,
+      now: inputs.now,
     });
     return { level: v.level, rule: v.rule, reason: v.reason, policyVersion: v.policyVersion };
   };

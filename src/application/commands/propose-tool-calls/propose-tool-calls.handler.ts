@@ -55,6 +55,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
             tool: tool && { flags: tool, registeredBy: tool.registeredBy.kind },
             grants: grantFacts,
             conversation: { id: conv.id, agentId: conv.agentId, user: conv.user ?? undefined },
+            now: this.clock.now(),
           });
         };
         const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), this.clock.now(), halt, p.name, p.via);

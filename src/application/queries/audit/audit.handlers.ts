@@ -218,6 +218,7 @@ export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
           tool: { flags, registeredBy },
           grants: [],
           conversation: { id: '', agentId: '', user: { id: '', roles } },
+          now: new Date(), // no grant is weighed here: the instant changes nothing
         },
       );
     let asksPeople =

@@ -97,6 +97,7 @@ export class SimulatePolicyHandler implements IQueryHandler<SimulatePolicyQuery>
       candidate,
       tools: new Map(tools.map((t) => [t.name, { flags: t, registeredBy: t.registeredBy.kind }])),
       grants,
+      now: this.clock.now(),
     });
     return {
       policyVersion: current.policyVersion,
