@@ -11,7 +11,7 @@ const swcTs = {
   sourceMaps: 'inline',
 };
 
-module.exports = {
+const base = {
   testEnvironment: 'node',
   roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/packages'],
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
@@ -31,8 +31,29 @@ module.exports = {
     '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|@tokenizer|uint8array-extras|jose)/)',
   ],
   testTimeout: 30000,
-  // One test file at a time, in a worker that is replaced once it holds more than this after a file: the files
-  // start servers, embedded databases and gRPC clients, and a single in-band process kept growing past 4 GB over
-  // the whole suite, slowing every later file (and timing out their hooks) with garbage collection.
+};
+
+/**
+ * Every other file is isolated: its own database (test/support/database.ts: a new PostgreSQL database, or a copy of
+ * an embedded data dir), servers on port 0 or on ports reserved across processes (test/support/process.ts), its
+ * own temp dirs. These are not, and run alone after the rest (`npm run test:serial`):
+ * - postgres-restart stops and starts the PostgreSQL every other file's database lives on.
+ */
+const SERIAL = ['test/e2e/postgres-restart.e2e-spec.ts'];
+
+module.exports = {
+  // `npm test` runs `--selectProjects parallel` in two workers, then `--selectProjects serial` in one. A plain
+  // `jest <paths>` runs whatever files match, from either set.
+  projects: [
+    {
+      ...base,
+      displayName: 'parallel',
+      testPathIgnorePatterns: ['/node_modules/', ...SERIAL.map((f) => `<rootDir>/${f}`)],
+    },
+    { ...base, displayName: 'serial', testMatch: SERIAL.map((f) => `<rootDir>/${f}`) },
+  ],
+  testTimeout: 30000,
+  // A worker is replaced once it holds more than this after a file: a safety net, not the normal case (each file's
+  // servers, databases and clients are closed by its own hooks).
   workerIdleMemoryLimit: '1GB',
 };

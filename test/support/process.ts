@@ -1,12 +1,36 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The `tollgate` bin (built by `npm install` / `npm test`). */
 export const BIN = join(__dirname, '..', '..', 'bin', 'tollgate.js');
 
-/** Ports this process has handed out: the kernel may give a just-closed port again to the next `listen(0)`. */
-const handedOut = new Set<number>();
+/**
+ * Ports handed out, across the test workers that run beside each other: the kernel may give a just-closed port
+ * again to the next `listen(0)`, in this process or another. One file per port, made with O_EXCL; a reservation
+ * lapses after ten minutes (runs that ended, or were killed, leave theirs behind).
+ */
+const RESERVATIONS = join(tmpdir(), 'tollgate-test-ports');
+const LAPSE_MS = 10 * 60_000;
+
+function reserve(port: number): boolean {
+  mkdirSync(RESERVATIONS, { recursive: true });
+  const file = join(RESERVATIONS, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(file).mtimeMs < LAPSE_MS) return false;
+      writeFileSync(file, String(process.pid)); // lapsed: ours now
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
 
 export async function freePort(): Promise<number> {
   for (;;) {
@@ -18,10 +42,7 @@ export async function freePort(): Promise<number> {
       });
       s.on('error', reject);
     });
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
+    if (reserve(port)) return port;
   }
 }
 

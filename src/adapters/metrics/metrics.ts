@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Injectable, NestMiddleware } from '@nestjs/common';
+import { Controller, Get, Header, Injectable, NestMiddleware, OnApplicationShutdown } from '@nestjs/common';
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
@@ -33,7 +33,7 @@ interface WebhookBacklog {
  * work; each is one bounded query, and none is labelled by tenant but the pending approvals (as before).
  */
 @Injectable()
-export class TollgateMetrics implements OutboxObserver {
+export class TollgateMetrics implements OutboxObserver, OnApplicationShutdown {
   readonly registry = new Registry();
   readonly httpRequests = new Counter({
     name: 'tollgate_http_requests_total',
@@ -117,6 +117,16 @@ export class TollgateMetrics implements OutboxObserver {
 
   /** The outbox's consumers, as the relay names them (it tells us: asking for them here would make a cycle). */
   private outboxConsumers: string[] = [];
+
+  /**
+   * The default metrics' GC histogram is fed by a PerformanceObserver that prom-client never disconnects, and
+   * through this registry it held every metric, their `collect` closures and so the whole app, for as long as the
+   * process lived: each app started and closed in one process (a test file's servers) stayed in memory. Emptying
+   * the registry lets the app go; only the small observer remains.
+   */
+  onApplicationShutdown(): void {
+    this.registry.clear();
+  }
 
   constructor(
     private readonly dataSource: DataSource,
