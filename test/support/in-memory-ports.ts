@@ -13,6 +13,7 @@ import canonicalize from 'canonicalize';
 import type {
   Clock,
   ConversationRepository,
+  ConversationWithCalls,
   GrantListFilter,
   GrantRepository,
   HaltRepository,
@@ -219,6 +220,11 @@ export class InMemoryConversationRepository implements ConversationRepository {
   async findById(tenantId: string, id: string, _opts?: LoadOptions): Promise<Conversation | null> {
     const state = this.table.rows.get(key(tenantId, id));
     return state ? Conversation.rehydrate(clone(state)) : null;
+  }
+
+  async findWithCalls(tenantId: string, id: string): Promise<ConversationWithCalls | null> {
+    const state = this.table.rows.get(key(tenantId, id));
+    return state ? { conversation: Conversation.rehydrate(clone(state)), toolCalls: clone(state.toolCalls) } : null;
   }
 
   async findByToolCallId(tenantId: string, toolCallId: string, opts?: LoadOptions): Promise<Conversation | null> {

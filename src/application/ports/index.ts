@@ -9,6 +9,7 @@ import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
 import type { Tool } from '../../domain/tool/tool.aggregate';
 import type { Webhook } from '../../domain/webhook/webhook.aggregate';
 import type { HaltInForce } from '../../domain/conversation/conversation.aggregate';
+import type { ToolCallState } from '../../domain/conversation/tool-call.entity';
 import type { StoredEvent } from './stored-event';
 import type { Principal } from '../../domain/shared/actor';
 import type { ApprovalView, ConversationView, Page, toolView } from '../views/views';
@@ -37,7 +38,8 @@ export interface LoadOptions {
    * Which tool calls come with a conversation: all of them (the default, for reads that show it), or only
    * those in the given statuses plus those named (by id or external id). A command needs no more — pending
    * calls decide blocking and expiry, approved ones halts — so its cost does not grow with the conversation's
-   * history (nor with approved calls an agent never claimed). Such an aggregate refuses to list its calls.
+   * history (nor with approved calls an agent never claimed). The aggregate lists no calls either way: reads
+   * that show them use `findWithCalls`.
    */
   calls?: 'all' | { statuses: readonly OpenStatus[]; ids?: string[]; externalIds?: string[] };
 }
@@ -48,9 +50,17 @@ export const PENDING: readonly OpenStatus[] = ['pending'];
 /** What a halt cancels: pending calls and approved ones not yet claimed. */
 export const UNCLAIMED: readonly OpenStatus[] = ['pending', 'approved'];
 
+/** A conversation as reads show it: the aggregate (which lists no calls) and, beside it, all its calls. */
+export interface ConversationWithCalls {
+  conversation: Conversation;
+  toolCalls: ToolCallState[];
+}
+
 export interface ConversationRepository {
   findById(tenantId: string, id: string, opts?: LoadOptions): Promise<Conversation | null>;
   findByToolCallId(tenantId: string, toolCallId: string, opts?: LoadOptions): Promise<Conversation | null>;
+  /** The conversation and every call it holds, oldest first, read together (one snapshot): what reads show. */
+  findWithCalls(tenantId: string, id: string): Promise<ConversationWithCalls | null>;
   /** Inserts or updates (version-checked) the conversation and its changed calls, and appends its events. */
   save(conversation: Conversation): Promise<void>;
   /** Ids of the tenant's conversations in the target's scope that hold pending or approved-but-unclaimed calls. */

@@ -133,7 +133,12 @@ export interface ConversationView {
   updatedAt: string;
 }
 
-export function conversationView(c: Conversation, halted = false, withCalls = true): ConversationView {
+/** `calls`: all of the conversation's calls, oldest first (ConversationRepository.findWithCalls); none: no list. */
+export function conversationView(
+  c: Conversation,
+  halted = false,
+  calls?: readonly Readonly<ToolCallState>[],
+): ConversationView {
   return {
     id: c.id,
     agentId: c.agentId,
@@ -142,7 +147,7 @@ export function conversationView(c: Conversation, halted = false, withCalls = tr
     metadata: c.metadata ?? {},
     status: halted ? 'halted' : c.status,
     pendingCount: c.pendingCount,
-    ...(withCalls ? { toolCalls: c.toolCalls.map((t) => toolCallView(t.snapshot())) } : {}),
+    ...(calls ? { toolCalls: calls.map(toolCallView) } : {}),
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
   };

@@ -59,6 +59,7 @@ export interface HaltInForce {
  * themselves are named, one a file, in `rules/`.
  */
 export class Conversation extends AggregateRoot {
+  /** The calls it was loaded with (see `rehydrate`) and those proposed since: enough for every rule. */
   private readonly calls: ToolCall[];
   private readonly added = new Set<string>();
   private readonly changed = new Set<string>();
@@ -67,8 +68,6 @@ export class Conversation extends AggregateRoot {
     private readonly s: Omit<ConversationState, 'toolCalls' | 'version'>,
     version: number,
     calls: ToolCall[],
-    /** Only some calls were loaded (those a command's rules look at): enough for the rules, not for listing them. */
-    private readonly partial = false,
   ) {
     super(s.tenantId, version);
     this.calls = calls;
@@ -113,16 +112,16 @@ export class Conversation extends AggregateRoot {
   }
 
   /**
-   * `partial`: `toolCalls` holds the calls the command's rules look at — every pending call (blocking, expiry),
-   * every approved one for a halt, and those found by id or external id — not the whole history.
+   * `state.toolCalls` holds the calls it was loaded with: those its commands look at (every pending one for
+   * blocking and expiry, approved ones for a halt, those named by id or external id), or all of them. The
+   * aggregate lists none: reads that show a conversation's calls get them beside it (ConversationRepository).
    */
-  static rehydrate(state: ConversationState, opts: { partial?: boolean } = {}): Conversation {
+  static rehydrate(state: ConversationState): Conversation {
     const { toolCalls, version, ...rest } = state;
     return new Conversation(
       rest,
       version,
       toolCalls.map((t) => ToolCall.rehydrate(t)),
-      !!opts.partial,
     );
   }
 
@@ -150,15 +149,7 @@ export class Conversation extends AggregateRoot {
   get updatedAt(): Date {
     return this.s.updatedAt;
   }
-  get toolCalls(): readonly ToolCall[] {
-    if (this.partial)
-      throw new Error('This conversation was loaded with some of its calls only: load it whole to list its calls');
-    return this.calls;
-  }
-  get isPartial(): boolean {
-    return this.partial;
-  }
-  /** The calls waiting for a person: one step's (a new proposal waits for them). Loaded even when partial. */
+  /** The calls waiting for a person: one step's (a new proposal waits for them). Every load holds them. */
   pendingCalls(): ToolCall[] {
     return this.calls.filter((c) => c.status === 'pending');
   }

@@ -6,7 +6,7 @@ import type { ConversationRow, ToolCallRow } from './orm-entities';
 
 /** Explicit mapping between rows and domain state; jsonb holds dates as ISO strings. */
 export const ConversationMapper = {
-  toDomain(row: ConversationRow, calls: ToolCallRow[], opts: { partial?: boolean } = {}): Conversation {
+  toDomain(row: ConversationRow, calls: ToolCallRow[]): Conversation {
     const state: ConversationState = {
       id: row.id,
       tenantId: row.tenantId,
@@ -23,7 +23,7 @@ export const ConversationMapper = {
       version: row.version,
       toolCalls: calls.map(toolCallState),
     };
-    return Conversation.rehydrate(state, opts);
+    return Conversation.rehydrate(state);
   },
 
   toRow(c: Conversation): ConversationRow {

@@ -1,7 +1,7 @@
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { HaltTarget } from '../../domain/halt/halt.aggregate';
-import { LoadOptions, OpenStatus } from '../../application/ports';
-import { ConversationMapper } from './conversation.mapper';
+import { ConversationWithCalls, LoadOptions, OpenStatus } from '../../application/ports';
+import { ConversationMapper, toolCallState } from './conversation.mapper';
 import { CONVERSATION_COLUMNS, TOOL_CALL_COLUMNS } from './conversation-columns';
 import type { ConversationRow, ToolCallRow } from './orm-entities';
 import { TypeOrmUnitOfWork } from './unit-of-work';
@@ -97,6 +97,12 @@ export class SqlConversationReader {
     return this.loadWith<X>(`tenant_id = $1 AND id = $2`, [tenantId, id], opts, beside);
   }
 
+  /** The conversation and every call it holds, in one statement (one snapshot): what reads list. */
+  async findWithCalls(tenantId: string, id: string): Promise<ConversationWithCalls | null> {
+    const read = await this.loadWith(`tenant_id = $1 AND id = $2`, [tenantId, id], {});
+    return read && { conversation: read.conversation, toolCalls: read.rows.map(toolCallState) };
+  }
+
   async findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]> {
     const params: unknown[] = [tenantId];
     const scope =
@@ -155,7 +161,7 @@ export class SqlConversationReader {
     params: [string, string],
     opts: LoadOptions,
     beside?: Beside,
-  ): Promise<{ conversation: Conversation; extra: X } | null> {
+  ): Promise<{ conversation: Conversation; rows: ToolCallRow[]; extra: X } | null> {
     const only = opts.calls && opts.calls !== 'all' ? opts.calls : undefined;
     const named = only && callsInStatusesOrNamed('c.tenant_id', 'c.id', only, params.length + 1);
     const own = named ? [...params, ...named.params] : params;
@@ -170,14 +176,8 @@ export class SqlConversationReader {
       );
     if (!row) return null;
     const { calls, extra, ...root } = row;
-    return {
-      conversation: ConversationMapper.toDomain(
-        root,
-        calls.map((j) => TOOL_CALL_COLUMNS.fromJson(j)),
-        { partial: !!only },
-      ),
-      extra: extra as X,
-    };
+    const rows = calls.map((j) => TOOL_CALL_COLUMNS.fromJson(j));
+    return { conversation: ConversationMapper.toDomain(root, rows), rows, extra: extra as X };
   }
 
   private lockClause(opts: LoadOptions): string {
@@ -203,6 +203,6 @@ export class SqlConversationReader {
           `SELECT ${CALLS} FROM tool_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`,
           [row.tenantId, row.id],
         );
-    return ConversationMapper.toDomain(row, calls, { partial: !!only });
+    return ConversationMapper.toDomain(row, calls);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { HaltTarget } from '../../domain/halt/halt.aggregate';
-import { ConversationRepository, LoadOptions } from '../../application/ports';
+import { ConversationRepository, ConversationWithCalls, LoadOptions } from '../../application/ports';
 import { EventStore } from './event-store';
 import { Beside, SqlConversationReader } from './sql-conversation.reader';
 import { SqlConversationWriter } from './sql-conversation.writer';
@@ -36,6 +36,10 @@ export class SqlConversationRepository implements ConversationRepository {
 
   findByToolCallId(tenantId: string, toolCallId: string, opts: LoadOptions = {}): Promise<Conversation | null> {
     return this.reader.findByToolCallId(tenantId, toolCallId, opts);
+  }
+
+  findWithCalls(tenantId: string, id: string): Promise<ConversationWithCalls | null> {
+    return this.reader.findWithCalls(tenantId, id);
   }
 
   /** `findById` without a lock, with what `beside` selects in the same statement (see the reader). */

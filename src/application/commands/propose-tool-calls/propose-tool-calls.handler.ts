@@ -63,7 +63,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
         // The conversation without its call list: GET it for the whole history.
         return {
           replay: result.replay,
-          conversation: conversationView(conv, !!halt, false),
+          conversation: conversationView(conv, !!halt),
           toolCalls: result.calls.map((c) => toolCallView(c.snapshot())),
         };
       },

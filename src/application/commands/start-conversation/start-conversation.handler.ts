@@ -26,10 +26,11 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
 
   execute({ principal: p, input }: StartConversationCommand) {
     return this.uow.run(async () => {
-      const existing = input.id ? await this.conversations.findById(p.tenant, input.id) : null;
+      const existing = input.id ? await this.conversations.findWithCalls(p.tenant, input.id) : null;
       if (existing) {
-        if (!existing.isSameStart(p.id)) throw new IdempotencyMismatchError(`Conversation id ${input.id} is taken`);
-        return { conversation: conversationView(existing), created: false };
+        const { conversation, toolCalls } = existing;
+        if (!conversation.isSameStart(p.id)) throw new IdempotencyMismatchError(`Conversation id ${input.id} is taken`);
+        return { conversation: conversationView(conversation, false, toolCalls), created: false };
       }
       const conversation = Conversation.start({
         id: input.id ?? this.ids.next('conv'),
@@ -46,7 +47,7 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
         at: this.clock.now(),
       });
       await this.conversations.save(conversation);
-      return { conversation: conversationView(conversation), created: true };
+      return { conversation: conversationView(conversation, false, []), created: true };
     });
   }
 }

@@ -13,8 +13,9 @@ export class GetConversationHandler implements IQueryHandler<GetConversationQuer
   ) {}
 
   async execute({ principal: p, conversationId }: GetConversationQuery): Promise<ConversationView> {
-    const conv = visibleConversation(await this.conversations.findById(p.tenant, conversationId), p, conversationId);
+    const read = await this.conversations.findWithCalls(p.tenant, conversationId);
+    const conv = visibleConversation(read?.conversation ?? null, p, conversationId);
     const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
-    return conversationView(conv, !!halt);
+    return conversationView(conv, !!halt, read!.toolCalls);
   }
 }
