@@ -2,6 +2,7 @@ import { Controller, Get, Header, Injectable, NestMiddleware, OnApplicationShutd
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { EventsCommitted } from '../../application/ports/stored-event';
@@ -118,13 +119,16 @@ export class TollgateMetrics implements OutboxObserver, OnApplicationShutdown {
   /** The outbox's consumers, as the relay names them (it tells us: asking for them here would make a cycle). */
   private outboxConsumers: string[] = [];
 
+  /** What collectDefaultMetrics started and never stops: its GC histogram's PerformanceObserver. */
+  private readonly observers: PerformanceObserver[] = [];
+
   /**
-   * The default metrics' GC histogram is fed by a PerformanceObserver that prom-client never disconnects, and
-   * through this registry it held every metric, their `collect` closures and so the whole app, for as long as the
-   * process lived: each app started and closed in one process (a test file's servers) stayed in memory. Emptying
-   * the registry lets the app go; only the small observer remains.
+   * prom-client's GC histogram is fed by a PerformanceObserver it never disconnects. Node keeps every observer
+   * (and so its callback, this registry, the gauges' `collect` closures and the whole app) for as long as the
+   * process lives: each app started and closed in one process (a test file's servers) stayed in memory.
    */
   onApplicationShutdown(): void {
+    for (const o of this.observers.splice(0)) o.disconnect();
     this.registry.clear();
   }
 
@@ -133,7 +137,19 @@ export class TollgateMetrics implements OutboxObserver, OnApplicationShutdown {
     waiters: InProcessWaiters,
     feed: EventFeed,
   ) {
-    collectDefaultMetrics({ register: this.registry });
+    // The observers made while the default metrics start are noted (synchronously, the patch undone at once) so
+    // that shutdown can disconnect them: prom-client gives no handle on them.
+    const observe = PerformanceObserver.prototype.observe;
+    const observers = this.observers;
+    PerformanceObserver.prototype.observe = function (this: PerformanceObserver, ...args) {
+      observers.push(this);
+      return observe.apply(this, args);
+    };
+    try {
+      collectDefaultMetrics({ register: this.registry });
+    } finally {
+      PerformanceObserver.prototype.observe = observe;
+    }
     const registers = [this.registry];
     const metrics = this;
     new Gauge({
