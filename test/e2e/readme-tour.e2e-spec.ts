@@ -34,6 +34,9 @@ describe('the README tour', () => {
       TOLLGATE_URL: undefined,
       TOLLGATE_TOKEN: undefined,
       DATABASE_URL: undefined,
+      // `npx tollgate` installs this checkout into npm's npx cache as a file: dependency, and that install runs its
+      // `prepare` script, a whole `npm run build`, again (about 20 s of CPU): the build npm test made already serves.
+      npm_config_ignore_scripts: 'true',
     };
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
       execFile(

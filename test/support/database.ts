@@ -40,6 +40,16 @@ export async function freshDatabase(opts: { empty?: boolean } = {}): Promise<Tes
   };
 }
 
+/**
+ * Makes `dataDir` an embedded data dir with every migration applied (a copy of the template), whatever DATABASE_URL
+ * says: for a `tollgate serve` child whose test is about what happens after the database is up, so it does not pay
+ * for migrating a new one.
+ */
+export async function migratedDataDir(dataDir: string): Promise<string> {
+  cpSync(await migratedTemplate(), join(dataDir, 'pgdata'), { recursive: true });
+  return dataDir;
+}
+
 async function admin(url: string, sql: string): Promise<void> {
   const c = new Client({ connectionString: url });
   await c.connect();
@@ -55,7 +65,7 @@ async function admin(url: string, sql: string): Promise<void> {
  * kept in the temp dir: named by a hash of them, so a changed migration makes a new one. Built aside and renamed
  * into place, so a half-made template is never used.
  */
-async function migratedTemplate(): Promise<string> {
+export async function migratedTemplate(): Promise<string> {
   const root = join(__dirname, '..', '..');
   const hash = createHash('sha256');
   const migrations = join(root, 'migrations');
