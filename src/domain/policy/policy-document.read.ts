@@ -1,0 +1,153 @@
+/* Reading a policy document's defaults and rules, each field by its reader (policy-fields.read.ts). */
+import type { ToolPattern } from './tool-pattern';
+import {
+  fault,
+  ReadContext,
+  Reader,
+  readApprovers,
+  readBoolean,
+  readEscalation,
+  readGrantLimit,
+  readLevel,
+  readNonEmptyString,
+  readObject,
+  readPattern,
+  readQuorum,
+  readReminders,
+  readShellTools,
+  readTimeout,
+  readWhen,
+} from './policy-fields.read';
+import { BUILT_IN_DEFAULTS, MAX_RULES, PolicyDefaults, PolicyRule } from './policy-shape';
+
+export function readDefaults(raw: unknown, { faults, strict }: ReadContext): PolicyDefaults {
+  const o =
+    raw === undefined
+      ? {}
+      : readObject(
+          raw,
+          'defaults',
+          ['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags', 'grants', 'selfApproval', 'shellTools'],
+          faults,
+        );
+  const field = <T>(name: keyof PolicyDefaults, read: Reader<T>) =>
+    o?.[name] === undefined ? undefined : read(o[name], `defaults.${name}`, faults, strict);
+  return {
+    unknownTools: field('unknownTools', readLevel) ?? BUILT_IN_DEFAULTS.unknownTools,
+    timeoutSeconds: field('timeoutSeconds', readTimeout) ?? BUILT_IN_DEFAULTS.timeoutSeconds,
+    approvers: field('approvers', readApprovers) ?? [...BUILT_IN_DEFAULTS.approvers],
+    trustAgentFlags: field('trustAgentFlags', readBoolean) ?? BUILT_IN_DEFAULTS.trustAgentFlags,
+    grants: field('grants', readGrantLimit) ?? BUILT_IN_DEFAULTS.grants,
+    selfApproval: field('selfApproval', readBoolean) ?? BUILT_IN_DEFAULTS.selfApproval,
+    ...(o?.shellTools !== undefined && { shellTools: field('shellTools', readShellTools) }),
+  };
+}
+
+export function readRules(raw: unknown, ctx: ReadContext): { rule: PolicyRule; pattern: ToolPattern }[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) return fault(ctx.faults, 'rules', 'must be an array') ?? [];
+  if (raw.length > MAX_RULES) return fault(ctx.faults, 'rules', `must hold at most ${MAX_RULES} rules`) ?? [];
+  return raw.flatMap((item, i) => {
+    const read = readRule(item, `rules[${i}]`, ctx);
+    return read ? [read] : [];
+  });
+}
+
+function readRule(
+  raw: unknown,
+  path: string,
+  { faults, strict }: ReadContext,
+): { rule: PolicyRule; pattern: ToolPattern } | undefined {
+  const o = readObject(
+    raw,
+    path,
+    [
+      'match',
+      'level',
+      'when',
+      'requireRole',
+      'approvers',
+      'timeoutSeconds',
+      'grants',
+      'selfApproval',
+      'quorum',
+      'escalate',
+      'remindBefore',
+      'shell',
+      'reason',
+    ],
+    faults,
+  );
+  if (!o) return undefined;
+  const required = <T>(name: string, read: Reader<T>) =>
+    o[name] === undefined
+      ? fault(faults, `${path}.${name}`, 'is required')
+      : read(o[name], `${path}.${name}`, faults, strict);
+  const optional = <T>(name: string, read: Reader<T>) =>
+    o[name] === undefined ? undefined : read(o[name], `${path}.${name}`, faults, strict);
+
+  const pattern = required('match', readPattern);
+  const level = required('level', readLevel);
+  const when = optional('when', readWhen);
+  const requireRole = optional('requireRole', readNonEmptyString);
+  const approvers = optional('approvers', readApprovers);
+  const timeoutSeconds = optional('timeoutSeconds', readTimeout);
+  const grants = optional('grants', readGrantLimit);
+  const selfApproval = optional('selfApproval', readBoolean);
+  const quorum = optional('quorum', readQuorum);
+  const escalate = optional('escalate', readEscalation);
+  const remindBefore = optional('remindBefore', readReminders);
+  const shell = optional('shell', readBoolean);
+  const reason = optional('reason', readNonEmptyString);
+  if (!pattern || !level) return undefined;
+  if (strict && shell === true && pattern.argumentNames.length === 0) {
+    return fault(
+      faults,
+      `${path}.shell`,
+      `applies to a match that names the command argument, as in ${pattern.toString()}(cmd=rm *)`,
+    );
+  }
+  if (strict && quorum && quorum.count > 1 && level !== 'confirm' && level !== 'manual') {
+    return fault(faults, `${path}.quorum`, `applies to calls a person decides (confirm, manual), not to ${level}`);
+  }
+  for (const [name, given] of [
+    ['escalate', escalate],
+    ['remindBefore', remindBefore],
+  ] as const) {
+    if (strict && given && level !== 'confirm' && level !== 'manual')
+      return fault(faults, `${path}.${name}`, `applies to calls a person decides (confirm, manual), not to ${level}`);
+  }
+  // A step at or after the deadline would never happen: the call has expired by then.
+  const deadline = timeoutSeconds ?? undefined;
+  if (strict && deadline !== undefined) {
+    const late = (escalate ?? []).findIndex((s) => s.after >= deadline);
+    if (late >= 0)
+      return fault(
+        faults,
+        `${path}.escalate[${late}].after`,
+        `must be less than the rule's timeoutSeconds (${deadline})`,
+      );
+    const early = (remindBefore ?? []).findIndex((b) => b >= deadline);
+    if (early >= 0)
+      return fault(
+        faults,
+        `${path}.remindBefore[${early}]`,
+        `must be less than the rule's timeoutSeconds (${deadline})`,
+      );
+  }
+  // Build in a fixed key order and leave out what was left out, so equal documents serialise alike.
+  const rule: PolicyRule = { match: pattern.toString(), level };
+  if (when) rule.when = when;
+  if (requireRole !== undefined) rule.requireRole = requireRole;
+  if (approvers) rule.approvers = approvers;
+  if (timeoutSeconds !== undefined) rule.timeoutSeconds = timeoutSeconds;
+  if (grants !== undefined) rule.grants = grants;
+  if (selfApproval !== undefined) rule.selfApproval = selfApproval;
+  // `quorum: 1` is the default written out: left out, so it serialises as the document without it.
+  if (quorum !== undefined && (quorum.count > 1 || quorum.of)) rule.quorum = quorum;
+  if (escalate !== undefined) rule.escalate = escalate;
+  if (remindBefore !== undefined) rule.remindBefore = remindBefore;
+  if (shell !== undefined) rule.shell = shell;
+  if (reason !== undefined) rule.reason = reason;
+  return { rule, pattern };
+}

@@ -1,0 +1,247 @@
+/* Readers of a policy document's fields: each checks one value, records its fault by path, and answers undefined then. */
+import { ValidationFault } from '../shared/domain-error';
+import { GRANT_LIMITS, GrantLimit } from './grant-limit';
+import { SUPERVISION_LEVELS, SupervisionLevel, isSupervisionLevel } from './supervision-level';
+import { ToolPattern } from './tool-pattern';
+import {
+  APPROVER_NAMES,
+  EscalationStep,
+  MAX_ESCALATION_STEPS,
+  MAX_QUORUM,
+  MAX_SHELL_TOOLS,
+  MAX_TIMEOUT_SECONDS,
+  NOTIFY_CHANNELS,
+  PolicyQuorum,
+  PolicyRuleWhen,
+} from './policy-shape';
+
+export type Faults = ValidationFault[];
+/** Where faults go, and whether the checks for new documents apply (see `PolicyDocument.restore`). */
+export interface ReadContext {
+  faults: Faults;
+  strict: boolean;
+}
+/** Reads one value; on a fault records it and answers undefined. */
+export type Reader<T> = (value: unknown, path: string, faults: Faults, strict: boolean) => T | undefined;
+
+/**
+ * A new pattern is bounded (length, wildcards) before it is compiled, then tried on its own example once,
+ * so a pattern that could not be matched is refused here rather than failing proposals later.
+ */
+export const readPattern: Reader<ToolPattern> = (v, path, faults, strict) => {
+  if (typeof v !== 'string') return fault(faults, path, 'must be a string');
+  const tooBig = strict ? ToolPattern.boundsFault(v) : undefined;
+  if (tooBig) return fault(faults, path, tooBig);
+  try {
+    const pattern = ToolPattern.parse(v);
+    if (strict) pattern.selfCheck();
+    return pattern;
+  } catch (e) {
+    return fault(faults, path, e instanceof Error ? e.message : String(e));
+  }
+};
+
+/** Globs on tool names (no argument lists); an empty list turns shell matching off but for rules with `shell: true`. */
+export const readShellTools: Reader<string[]> = (v, path, faults, strict) => {
+  if (!Array.isArray(v)) return fault(faults, path, 'must be an array of tool-name globs');
+  if (v.length > MAX_SHELL_TOOLS) return fault(faults, path, `may list at most ${MAX_SHELL_TOOLS} globs`);
+  const globs = v.map((g, i) => readToolGlob(g, `${path}[${i}]`, faults, strict));
+  return globs.every((g) => g !== undefined) ? [...new Set(globs as string[])] : undefined;
+};
+
+export const readToolGlob: Reader<string> = (v, path, faults, strict) => {
+  const glob = readNonEmptyString(v, path, faults, strict);
+  if (glob === undefined) return undefined;
+  if (/[()]/.test(glob)) return fault(faults, path, 'must be a glob on a tool name, without an argument list');
+  const tooBig = strict ? ToolPattern.boundsFault(glob) : undefined;
+  if (tooBig) return fault(faults, path, tooBig);
+  try {
+    ToolPattern.parse(glob);
+    return glob;
+  } catch (e) {
+    return fault(faults, path, e instanceof Error ? e.message : String(e));
+  }
+};
+
+export const readGrantLimit: Reader<GrantLimit> = (v, path, faults) =>
+  (GRANT_LIMITS as readonly unknown[]).includes(v)
+    ? (v as GrantLimit)
+    : fault(faults, path, `must be one of ${GRANT_LIMITS.join(', ')}`);
+
+export const readApprovers: Reader<string[]> = (v, path, faults, strict) => {
+  const roles = readRoles(v, path, faults, strict);
+  if (!roles || !strict) return roles;
+  let ok = true;
+  roles.forEach((role, i) => {
+    if ((APPROVER_NAMES as readonly string[]).includes(role)) return;
+    ok = false;
+    const why =
+      role === 'auditor'
+        ? 'auditors change nothing: they cannot decide tool calls'
+        : role === 'agent'
+          ? 'agents cannot decide tool calls: approval comes from people'
+          : `is not a role that may decide; use ${APPROVER_NAMES.join(', ')}`;
+    fault(faults, `${path}[${i}]`, `"${role}": ${why}`);
+  });
+  return ok ? roles : undefined;
+};
+
+export const readWhen: Reader<PolicyRuleWhen> = (v, path, faults) => {
+  const o = readObject(v, path, ['confidenceBelow', 'estimatedCostAbove'], faults);
+  if (!o) return undefined;
+  const when: PolicyRuleWhen = {};
+  if (o.confidenceBelow !== undefined) {
+    const x = readNumber(o.confidenceBelow, `${path}.confidenceBelow`, faults, 0, 1, 'must be a number from 0 to 1');
+    if (x !== undefined) when.confidenceBelow = x;
+  }
+  if (o.estimatedCostAbove !== undefined) {
+    const y = readNumber(
+      o.estimatedCostAbove,
+      `${path}.estimatedCostAbove`,
+      faults,
+      0,
+      Number.MAX_VALUE,
+      'must be a number of at least 0',
+    );
+    if (y !== undefined) when.estimatedCostAbove = y;
+  }
+  return when;
+};
+
+/** Seconds: an integer, or a string with a unit (`90s`, `2m`, `1h`), as people write them in YAML. */
+export function readSeconds(v: unknown, path: string, faults: Faults): number | undefined {
+  const units: Record<string, number> = { s: 1, m: 60, h: 3600 };
+  const m = typeof v === 'string' ? /^(\d{1,5})\s*([smh])$/.exec(v.trim()) : null;
+  const n = typeof v === 'number' ? v : m ? Number(m[1]) * units[m[2]] : NaN;
+  return Number.isInteger(n) && n >= 1 && n <= MAX_TIMEOUT_SECONDS
+    ? n
+    : fault(
+        faults,
+        path,
+        `must be whole seconds from 1 to ${MAX_TIMEOUT_SECONDS} (a number, or a string such as "90s", "2m", "1h")`,
+      );
+}
+
+/** `escalate: [{after: 120, approvers: [admin], notify: [slack]}, …]`: later steps come later; normalised to seconds. */
+export const readEscalation: Reader<EscalationStep[]> = (v, path, faults, strict) => {
+  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_ESCALATION_STEPS)
+    return fault(faults, path, `must be a list of 1 to ${MAX_ESCALATION_STEPS} steps`);
+  const steps: EscalationStep[] = [];
+  v.forEach((raw, i) => {
+    const at = `${path}[${i}]`;
+    const o = readObject(raw, at, ['after', 'approvers', 'notify'], faults);
+    if (!o) return;
+    const after =
+      o.after === undefined ? fault(faults, `${at}.after`, 'is required') : readSeconds(o.after, `${at}.after`, faults);
+    const approvers =
+      o.approvers === undefined ? undefined : readApprovers(o.approvers, `${at}.approvers`, faults, strict);
+    let notify: EscalationStep['notify'];
+    if (o.notify !== undefined) {
+      const ok =
+        Array.isArray(o.notify) &&
+        o.notify.length > 0 &&
+        o.notify.every((c) => (NOTIFY_CHANNELS as readonly unknown[]).includes(c));
+      if (!ok) fault(faults, `${at}.notify`, `must be a non-empty list of ${NOTIFY_CHANNELS.join(', ')}`);
+      else notify = [...new Set(o.notify as NonNullable<EscalationStep['notify']>)];
+    }
+    if (after === undefined) return;
+    if (steps.length > 0 && after <= steps[steps.length - 1].after)
+      fault(faults, `${at}.after`, 'must be later than the step before');
+    if (!approvers && !notify)
+      fault(faults, at, 'names no approvers and no channel to notify: the step would do nothing');
+    steps.push({ after, ...(approvers ? { approvers } : {}), ...(notify ? { notify } : {}) });
+  });
+  return steps.length === v.length ? steps : undefined;
+};
+
+/** `remindBefore: [300, 60]` (or "5m"): distinct, normalised to seconds, latest reminder last. */
+export const readReminders: Reader<number[]> = (v, path, faults) => {
+  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_ESCALATION_STEPS)
+    return fault(faults, path, `must be a list of 1 to ${MAX_ESCALATION_STEPS} durations`);
+  const out = v.map((x, i) => readSeconds(x, `${path}[${i}]`, faults));
+  if (out.some((x) => x === undefined)) return undefined;
+  const sorted = [...new Set(out as number[])].sort((a, b) => b - a);
+  return sorted.length === out.length ? sorted : fault(faults, path, 'must not repeat a duration');
+};
+
+/** `quorum: 2`, or `quorum: {count: 2, of: [finance]}`; normalised to the object form. */
+export const readQuorum: Reader<PolicyQuorum> = (v, path, faults, strict) => {
+  const countOf = (x: unknown, at: string) =>
+    Number.isInteger(x) && (x as number) >= 1 && (x as number) <= MAX_QUORUM
+      ? (x as number)
+      : fault(faults, at, `must be an integer from 1 to ${MAX_QUORUM}`);
+  if (typeof v === 'number') {
+    const count = countOf(v, path);
+    return count === undefined ? undefined : { count };
+  }
+  const o = readObject(v, path, ['count', 'of'], faults);
+  if (!o) return undefined;
+  const count =
+    o.count === undefined ? fault(faults, `${path}.count`, 'is required') : countOf(o.count, `${path}.count`);
+  const of = o.of === undefined ? undefined : readRoles(o.of, `${path}.of`, faults, strict);
+  if (count === undefined || (o.of !== undefined && of === undefined)) return undefined;
+  if (of && strict && of.some((r) => r === 'agent' || r === 'auditor'))
+    return fault(faults, `${path}.of`, 'agents and auditors never decide: they cannot count towards a quorum');
+  return of ? { count, of: [...new Set(of)] } : { count };
+};
+
+export const readLevel: Reader<SupervisionLevel> = (v, path, faults) =>
+  isSupervisionLevel(v) ? v : fault(faults, path, `must be one of ${SUPERVISION_LEVELS.join(', ')}`);
+
+export const readTimeout: Reader<number> = (v, path, faults) =>
+  Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_TIMEOUT_SECONDS
+    ? (v as number)
+    : fault(faults, path, `must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`);
+
+export const readBoolean: Reader<boolean> = (v, path, faults) =>
+  typeof v === 'boolean' ? v : fault(faults, path, 'must be true or false');
+
+export const readNonEmptyString: Reader<string> = (v, path, faults) =>
+  typeof v === 'string' && v !== '' ? v : fault(faults, path, 'must be a non-empty string');
+
+export const readRoles: Reader<string[]> = (v, path, faults, strict) => {
+  if (!Array.isArray(v) || v.length === 0) return fault(faults, path, 'must be a non-empty array of role names');
+  const roles = v.map((role, i) => readNonEmptyString(role, `${path}[${i}]`, faults, strict));
+  return roles.every((r) => r !== undefined) ? (roles as string[]) : undefined;
+};
+
+export function readNumber(
+  v: unknown,
+  path: string,
+  faults: Faults,
+  min: number,
+  max: number,
+  message: string,
+): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : fault(faults, path, message);
+}
+
+/** A plain object whose keys are all `allowed`; every other key is a fault at its own path. */
+export function readObject(
+  v: unknown,
+  path: string,
+  allowed: readonly string[],
+  faults: Faults,
+): Record<string, unknown> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return fault(faults, path, path ? 'must be an object' : 'the policy document must be an object');
+  const o = v as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!allowed.includes(key) && o[key] !== undefined)
+      faults.push({ path: path ? `${path}.${key}` : key, message: 'unknown field' });
+  }
+  return o;
+}
+
+export function fault(faults: Faults, path: string, message: string): undefined {
+  faults.push({ path, message });
+  return undefined;
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    Object.values(value).forEach(deepFreeze);
+    Object.freeze(value);
+  }
+  return value;
+}

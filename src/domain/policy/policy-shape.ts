@@ -1,0 +1,121 @@
+/* The shape of a tenant's policy document (CONTRACT §5) and its bounds; policy-document.ts reads and holds one. */
+import type { GrantLimit } from './grant-limit';
+import type { SupervisionLevel } from './supervision-level';
+
+export interface PolicyDefaults {
+  /** Level for a tool neither registered, annotated nor matched by a rule. */
+  unknownTools: SupervisionLevel;
+  timeoutSeconds: number;
+  /** Roles that may decide; `requester` is the conversation's user. */
+  approvers: string[];
+  /** When false, agent-registered flags and annotations never make a call laxer than `unknownTools`. */
+  trustAgentFlags: boolean;
+  /** The widest scope of a standing grant an `always_allow` may make; a rule's own `grants` wins. */
+  grants: GrantLimit;
+  /**
+   * False: the conversation's user and the agent's owner may not decide its calls (separation of duties);
+   * a rule's own `selfApproval` wins.
+   */
+  selfApproval: boolean;
+  /**
+   * Globs on the names of tools whose string arguments are shell command lines: a rule naming such an argument
+   * is matched against the whole command and each simple command in it (see `shell-command.ts`). Left out:
+   * DEFAULT_SHELL_TOOLS (and left out of the normalised document, so documents without it stay as they were).
+   */
+  shellTools?: string[];
+}
+
+/**
+ * The tool names agent frameworks and MCP servers commonly give a shell: exact names, no wildcards, because a
+ * tool wrongly taken for a shell gets its string arguments split (and unparsable ones held at the strictest level).
+ */
+export const DEFAULT_SHELL_TOOLS: readonly string[] = Object.freeze([
+  'shell',
+  'sh',
+  'bash',
+  'Bash',
+  'zsh',
+  'terminal',
+  'run_command',
+  'run_shell_command',
+  'run_terminal_cmd',
+  'execute_command',
+  'exec_command',
+]);
+/** The most globs `defaults.shellTools` may list. */
+export const MAX_SHELL_TOOLS = 100;
+
+/** How many distinct people must approve a held call, and (optionally) which roles count towards it. */
+export interface PolicyQuorum {
+  count: number;
+  /** Only approvals by people holding one of these roles count (and only they may approve). */
+  of?: string[];
+}
+
+/** All given conditions must hold; each never matches a call without its field. */
+export interface PolicyRuleWhen {
+  confidenceBelow?: number;
+  estimatedCostAbove?: number;
+}
+
+export interface PolicyRule {
+  match: string;
+  level: SupervisionLevel;
+  when?: PolicyRuleWhen;
+  requireRole?: string;
+  approvers?: string[];
+  timeoutSeconds?: number;
+  /** The widest scope of a standing grant an `always_allow` on the calls this rule decides may make. */
+  grants?: GrantLimit;
+  /** False: the conversation's user and the agent's owner may not decide the calls this rule holds. */
+  selfApproval?: boolean;
+  /** Distinct approvals a held call needs (absent: one); the first rejection still rejects. */
+  quorum?: PolicyQuorum;
+  /** While a held call waits: after each step's seconds, more people may decide it and channels are told. */
+  escalate?: EscalationStep[];
+  /** Seconds before a held call expires at which the channels remind people of it (each once). */
+  remindBefore?: number[];
+  /**
+   * True: the string arguments this rule names are shell command lines, whatever `defaults.shellTools` says;
+   * false: matched as written even on a shell tool. Absent: shell when the tool is one of `defaults.shellTools`.
+   */
+  shell?: boolean;
+  reason?: string;
+}
+
+export interface PolicyDocumentJson {
+  defaults: PolicyDefaults;
+  rules: PolicyRule[];
+}
+
+export const MAX_RULES = 1000;
+export const MAX_TIMEOUT_SECONDS = 86_400;
+/** A quorum larger than this is a typo, not a control: no call should wait on more people. */
+export const MAX_QUORUM = 10;
+/** Escalation steps and reminders a rule may list: a handful is a process, more is noise. */
+export const MAX_ESCALATION_STEPS = 5;
+export const NOTIFY_CHANNELS = ['slack', 'webhook', 'inbox'] as const;
+
+/** One step of an escalation: `after` seconds of waiting, these roles may decide too, and these channels are told. */
+export interface EscalationStep {
+  after: number;
+  approvers?: string[];
+  notify?: Array<(typeof NOTIFY_CHANNELS)[number]>;
+}
+
+/** What a document's defaults are when it leaves them out (and a tenant's policy before its first PUT). */
+export const BUILT_IN_DEFAULTS: PolicyDefaults = {
+  unknownTools: 'confirm',
+  timeoutSeconds: 300,
+  approvers: ['approver', 'admin'],
+  trustAgentFlags: true,
+  grants: 'tenant',
+  selfApproval: true,
+};
+
+/**
+ * Who may be listed in `approvers`: the roles that may decide (CONTRACT §2), and `requester`, the conversation's
+ * user. Auditors change nothing and agents never decide, so a policy naming either (or a typo, which would make
+ * calls no one can decide) is refused.
+ */
+export const APPROVER_NAMES = ['approver', 'admin', 'requester'] as const;
