@@ -1,7 +1,8 @@
 /**
  * Which halt a proposal or a claim meets, against a real database: the SQL only narrows the tenant's halts to those
  * that may cover the conversation, and the domain's `haltThatApplies` picks the widest. Every read that brings
- * halts (the halt repository's `covering`, the policy inputs alone and beside the conversation) answers the same.
+ * halts (the halt repository's `covering`, the policy inputs alone and beside the conversation, the sweep of
+ * questions left pending under a halt) answers the same.
  */
 import {
   CONVERSATIONS,
@@ -13,7 +14,9 @@ import {
   UNIT_OF_WORK,
   UnitOfWork,
 } from '../../src/application/ports';
+import { QUESTIONS, QuestionRepository } from '../../src/application/ports/question.port';
 import { Conversation } from '../../src/domain/conversation/conversation.aggregate';
+import { Question } from '../../src/domain/question/question.aggregate';
 import { startTestServer, TestServer } from '../support/server';
 
 const TENANT = 't-halt-choice';
@@ -25,15 +28,33 @@ let server: TestServer;
 let halts: HaltRepository;
 let inputs: PolicyInputsReader;
 let uow: UnitOfWork;
+let questions: QuestionRepository;
+const QUESTION = 'q-under-halts';
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // No sweeper: it would cancel the pending question the test reads under the halts.
+  server = await startTestServer({ sweepIntervalMs: 0 });
   halts = server.app.get(HALTS);
   inputs = server.app.get(POLICY_INPUTS);
   uow = server.app.get(UNIT_OF_WORK);
+  questions = server.app.get(QUESTIONS);
   const conversations: ConversationRepository = server.app.get(CONVERSATIONS);
   await uow.run(() =>
     conversations.save(Conversation.start({ id: CONVERSATION, tenantId: TENANT, agentId: AGENT, at: new Date() })),
+  );
+  await uow.run(() =>
+    questions.save(
+      Question.ask({
+        id: QUESTION,
+        tenantId: TENANT,
+        conversationId: CONVERSATION,
+        agentId: AGENT,
+        userId: 'ann',
+        question: { text: 'Which customer?' },
+        by: { id: AGENT, kind: 'agent', via: 'api' },
+        at: new Date(),
+      }),
+    ),
   );
 });
 
@@ -83,6 +104,8 @@ describe('the halt that applies to a conversation', () => {
         forProposal: (await inputs.forProposal(TENANT, place)).halt,
         withConversation: (await inputs.withConversation(TENANT, CONVERSATION, {}, place.toolNames))?.inputs.halt,
         // Inside a unit of work the inputs are read after the conversation, in a statement of their own.
+        // The sweep's one entry for the question, cancelled with the reason of the halt that applies.
+        questionSweep: await questions.findPendingUnderHalt(100),
         inUnitOfWork: await uow.run(
           async () =>
             (await inputs.withConversation(TENANT, CONVERSATION, { lock: true }, place.toolNames))?.inputs.halt,
@@ -93,6 +116,7 @@ describe('the halt that applies to a conversation', () => {
         covering: want,
         forProposal: want,
         withConversation: want,
+        questionSweep: want ? [{ tenantId: TENANT, id: QUESTION, reason: want.reason }] : [],
         inUnitOfWork: want,
       });
     }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { QuestionListFilter, QuestionRepository } from '../../application/ports/question.port';
-import type { HaltTarget } from '../../domain/halt/halt.aggregate';
+import type { HaltScope, HaltTarget } from '../../domain/halt/halt.aggregate';
+import { haltThatApplies } from '../../domain/halt/rules/halt-that-applies';
 import { Question, QuestionAudience, QuestionStatus } from '../../domain/question/question.aggregate';
 import { isAgent, Principal } from '../../domain/shared/actor';
 import { ValidationError } from '../../domain/shared/domain-error';
@@ -8,6 +9,9 @@ import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { WAKE_CHANNEL, wakePayload } from '../waiting/pg-wake-listener';
 import { QuestionRow } from './question.orm-entity';
 import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
+
+/** A halt joined to a question: it may cover it (see `haltThatApplies`). */
+type HaltCandidate = { scope: HaltScope; halt_id: string; reason: string };
 
 export function questionFromRow(r: QuestionRow): Question {
   return Question.rehydrate(
@@ -174,14 +178,29 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
   }
 
   async findPendingUnderHalt(limit: number): Promise<Array<{ tenantId: string; id: string; reason: string }>> {
-    const rows: Array<{ tenant_id: string; id: string; reason: string }> = await this.uow.manager().query(
-      `SELECT q.tenant_id, q.id, h.reason FROM questions q
-         JOIN halts h ON h.tenant_id = q.tenant_id
-          AND ((h.scope = 'tenant' AND h.scope_id = '') OR (h.scope = 'agent' AND h.scope_id = q.agent_id) OR (h.scope = 'conversation' AND h.scope_id = q.conversation_id))
-        WHERE q.status = 'pending' LIMIT $1`,
-      [limit],
-    );
-    return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id, reason: r.reason }));
+    // The SQL narrows to pending questions and the halts that may cover them; the domain picks the halt whose
+    // reason a question is cancelled with (one question under several halts comes once).
+    const rows: Array<{ tenant_id: string; id: string; agent_id: string; conversation_id: string } & HaltCandidate> =
+      await this.uow.manager().query(
+        `SELECT q.tenant_id, q.id, q.agent_id, q.conversation_id, h.scope, h.scope_id AS halt_id, h.reason FROM questions q
+           JOIN halts h ON h.tenant_id = q.tenant_id
+            AND ((h.scope = 'tenant' AND h.scope_id = '') OR (h.scope = 'agent' AND h.scope_id = q.agent_id) OR (h.scope = 'conversation' AND h.scope_id = q.conversation_id))
+          WHERE q.status = 'pending' LIMIT $1`,
+        [limit],
+      );
+    const byQuestion = new Map<string, typeof rows>();
+    for (const r of rows) {
+      const key = `${r.tenant_id}\u0000${r.id}`;
+      byQuestion.set(key, [...(byQuestion.get(key) ?? []), r]);
+    }
+    return [...byQuestion.values()].map((candidates) => {
+      const q = candidates[0];
+      const halt = haltThatApplies(
+        candidates.map((c) => ({ scope: c.scope, id: c.halt_id, reason: c.reason })),
+        { agentId: q.agent_id, conversationId: q.conversation_id },
+      );
+      return { tenantId: q.tenant_id, id: q.id, reason: halt!.reason };
+    });
   }
 
   async findPendingIn(tenantId: string, target: HaltTarget): Promise<string[]> {
