@@ -3,10 +3,12 @@ import { allPages, type DecisionChannel, type TollgateClient } from './client.js
 import type {
   Approval,
   ApprovalPage,
+  DeadlineRequest,
   DecisionRequest,
   GrantScope,
   JsonObject,
   StepDecision,
+  StepDecisionRequest,
   ToolCall,
   ToolCallStatus,
 } from './types.js';
@@ -76,15 +78,9 @@ export class Inbox {
    */
   decideStep(
     conversationId: string,
-    d: {
-      decision: 'approve' | 'reject';
-      reason?: string;
-      toolCallIds?: string[];
-      channel?: DecisionChannel;
-      signal?: AbortSignal;
-    },
+    d: StepDecisionRequest & { channel?: DecisionChannel; signal?: AbortSignal },
   ): Promise<StepDecision> {
-    const body = {
+    const body: StepDecisionRequest = {
       decision: d.decision,
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
       ...(d.toolCallIds ? { toolCallIds: d.toolCallIds } : {}),
@@ -103,9 +99,9 @@ export class Inbox {
   /** Admins: more time for a pending call, `extendBy` seconds or a new `expiresAt` (at most a day from now). */
   extendDeadline(
     id: string,
-    d: { extendBy?: number; expiresAt?: string; reason?: string; channel?: DecisionChannel; signal?: AbortSignal },
+    d: DeadlineRequest & { channel?: DecisionChannel; signal?: AbortSignal },
   ): Promise<ToolCall> {
-    const body = {
+    const body: DeadlineRequest = {
       ...(d.extendBy !== undefined ? { extendBy: d.extendBy } : {}),
       ...(d.expiresAt !== undefined ? { expiresAt: d.expiresAt } : {}),
       ...(d.reason !== undefined ? { reason: d.reason } : {}),

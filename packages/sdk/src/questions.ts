@@ -9,6 +9,7 @@ import { throwIfAborted } from './signals.js';
 import type { DecisionChannel, TollgateClient, WaitOptions } from './client.js';
 import type {
   ActorRef,
+  AnswerQuestionRequest,
   AskQuestionRequest,
   Question,
   QuestionAudience,
@@ -85,7 +86,7 @@ export class Questions {
    */
   answer(id: string, answer: string, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<Question> {
     return this.tollgate.request<Question>('POST', `/v1/questions/${enc(id)}/answer`, {
-      body: { answer },
+      body: { answer } satisfies AnswerQuestionRequest,
       signal: o.signal,
       headers: this.tollgate.channelHeader(o.channel),
     });

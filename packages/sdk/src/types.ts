@@ -72,12 +72,16 @@ export type ProposeToolCallsRequest = S['ProposeToolCallsRequest'];
 /** A step's calls, each already approved, rejected or pending. */
 export type Proposal = S['Proposal'];
 export type DecisionRequest = S['DecisionRequest'];
+/** One decision for every pending call of a step (POST /v1/conversations/{id}/decisions). */
+export type StepDecisionRequest = S['StepDecisionRequest'];
 /** What a step decision did: the calls decided (as they now stand) and those left as they were, with why. */
 export type StepDecision = S['StepDecision'];
 export type StepDecisionRefusal = S['StepDecisionRefusal'];
 /** The answer to a claim: the call (now executed), the arguments to run, and the receipt vouching for them. */
 export type ExecutionClaim = S['ExecutionClaim'];
 export type ResultRequest = S['ResultRequest'];
+/** More time for a pending call: `extendBy` seconds or a new `expiresAt`. */
+export type DeadlineRequest = S['DeadlineRequest'];
 
 /* ── conversations and the inbox ──────────────────────────────────────────────────────────────────────── */
 
@@ -103,6 +107,7 @@ export type QuestionStatus = S['QuestionStatus'];
 export type QuestionAudience = S['Question']['askTo'][number];
 /** The body of `askQuestion`. */
 export type AskQuestionRequest = S['AskQuestionRequest'];
+export type AnswerQuestionRequest = S['AnswerQuestionRequest'];
 
 /* ── standing grants ──────────────────────────────────────────────────────────────────────────────────── */
 
