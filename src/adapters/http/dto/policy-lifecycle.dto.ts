@@ -30,12 +30,15 @@ import { AnnotationsDto } from './tool-call.dto';
 import { POLICY_DOCUMENT_COMPONENT } from '../policy-schema';
 import type { Holds, SameMembers } from './view-guard';
 
+type PolicyVersion = ReturnType<typeof policyVersionView>;
+type Transition = SimulationView['summary']['transitions'][number];
+
 const DATE_TIME = { type: 'string', format: 'date-time', example: '2026-01-05T10:00:00.000Z' } as const;
 /** The most calls one simulation judges (given or recorded). */
 export const MAX_SIMULATED_CALLS = 1000;
 
 @ApiSchema({ name: 'PolicyVersionSummary', description: 'One stored version of the policy, without its document' })
-export class PolicyVersionSummaryDto {
+export class PolicyVersionSummaryDto implements PolicyVersionSummaryView {
   @ApiProperty({ type: 'integer', minimum: 1 }) version: number;
   @ApiProperty(DATE_TIME) createdAt: string;
   @ApiProperty({ description: 'Who made it: a `sub`, or policy-file' }) createdBy: string;
@@ -50,7 +53,7 @@ export class PolicyVersionPageDto {
 }
 
 @ApiSchema({ name: 'PolicyVersion', description: 'One stored version with its whole document' })
-export class PolicyVersionDto {
+export class PolicyVersionDto implements PolicyVersion {
   @ApiProperty({ type: 'integer', minimum: 1 }) version: number;
   @ApiProperty({ allOf: [{ $ref: '#/components/schemas/PolicyDefaultsInForce' }] }) defaults: PolicyDefaults;
   @ApiProperty({ type: 'array', items: { $ref: '#/components/schemas/PolicyRule' } }) rules: PolicyRule[];
@@ -168,7 +171,7 @@ export class SimulatePolicyRequest {
   name: 'SimulationThen',
   description: 'What the call got when proposed (recorded), or what the policy in force gives it now (current)',
 })
-export class SimulationThenDto {
+export class SimulationThenDto implements NonNullable<AppSimulatedCallView['then']> {
   @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) level: SupervisionLevel;
   @ApiProperty({ type: 'integer', nullable: true }) rule: number | null;
   @ApiProperty({ type: 'integer' }) policyVersion: number;
@@ -177,14 +180,14 @@ export class SimulationThenDto {
 }
 
 @ApiSchema({ name: 'SimulationNow', description: 'What the candidate document gives the call' })
-export class SimulationNowDto {
+export class SimulationNowDto implements NonNullable<AppSimulatedCallView['now']> {
   @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) level: SupervisionLevel;
   @ApiProperty({ type: 'integer', nullable: true }) rule: number | null;
   @ApiProperty() reason: string;
 }
 
 @ApiSchema({ name: 'SimulatedCall' })
-export class SimulatedCallDto {
+export class SimulatedCallDto implements AppSimulatedCallView {
   @ApiPropertyOptional({ description: 'Recorded calls: the tool call' }) toolCallId?: string;
   @ApiPropertyOptional({ ...DATE_TIME, description: 'Recorded calls: when it was proposed' }) proposedAt?: string;
   @ApiPropertyOptional({ type: 'integer', description: "Given calls: the call's index in `calls`" }) index?: number;
@@ -196,14 +199,14 @@ export class SimulatedCallDto {
 }
 
 @ApiSchema({ name: 'SimulationTransition' })
-export class SimulationTransitionDto {
+export class SimulationTransitionDto implements Transition {
   @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) then: SupervisionLevel;
   @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) now: SupervisionLevel;
   @ApiProperty({ type: 'integer' }) count: number;
 }
 
 @ApiSchema({ name: 'SimulationSummary' })
-export class SimulationSummaryDto {
+export class SimulationSummaryDto implements NonNullable<SimulationView['summary']> {
   @ApiProperty({ type: 'integer' }) total: number;
   @ApiProperty({ type: 'integer' }) changed: number;
   @ApiProperty({ type: () => [SimulationTransitionDto], description: 'Counts by then → now level' })
@@ -214,7 +217,7 @@ export class SimulationSummaryDto {
   name: 'PolicySimulation',
   description: 'What a candidate document would do; nothing was changed or recorded',
 })
-export class PolicySimulationDto {
+export class PolicySimulationDto implements SimulationView {
   @ApiProperty({ type: 'integer', description: 'The version in force' }) policyVersion: number;
   @ApiProperty({ enum: ['calls', 'recorded'], description: 'Whether the given calls or the recorded ones were judged' })
   over: 'calls' | 'recorded';
@@ -230,13 +233,14 @@ export class PolicySimulationDto {
   @ApiProperty({ type: () => SimulationSummaryDto }) summary: SimulationSummaryDto;
 }
 
-/* Compile-time guards: each class names the same members as the view it documents. */
+/* Each class and its view name the same members (view-guard.ts says why `implements` alone is not enough). */
 export type PolicyLifecycleViewGuards = [
   Holds<SameMembers<PolicyVersionSummaryDto, PolicyVersionSummaryView>>,
-  Holds<SameMembers<PolicyVersionDto, ReturnType<typeof policyVersionView>>>,
+  Holds<SameMembers<PolicyVersionDto, PolicyVersion>>,
   Holds<SameMembers<PolicySimulationDto, SimulationView>>,
   Holds<SameMembers<SimulatedCallDto, AppSimulatedCallView>>,
   Holds<SameMembers<SimulationThenDto, AppSimulatedCallView['then']>>,
   Holds<SameMembers<SimulationNowDto, AppSimulatedCallView['now']>>,
   Holds<SameMembers<SimulationSummaryDto, SimulationView['summary']>>,
+  Holds<SameMembers<SimulationTransitionDto, Transition>>,
 ];
