@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { Actor, Principal } from '../shared/actor';
 import { DomainError, ValidationError } from '../shared/domain-error';
-import { AlreadyAnsweredError, Question, QuestionInput, questionFaults } from './question.aggregate';
+import { Question, QuestionInput, questionFaults } from './question.aggregate';
+import { AlreadyAnsweredError } from './question.errors';
 
 const T0 = new Date('2026-01-05T10:00:00.000Z');
 const AGENT: Actor = { id: 'bot', kind: 'agent', via: 'api' };

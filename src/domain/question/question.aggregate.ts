@@ -1,16 +1,13 @@
 import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor, Principal, SYSTEM_ACTOR, hasAnyRole, isAgent } from '../shared/actor';
 import { DomainError, ValidationError, ValidationFault } from '../shared/domain-error';
-import { BaseEvent } from '../shared/event-base';
 import { mayReadConversation } from '../conversation/conversation.aggregate';
 
-export const QUESTION_STATUSES = ['pending', 'answered', 'expired', 'cancelled'] as const;
-export type QuestionStatus = (typeof QUESTION_STATUSES)[number];
+import { AlreadyAnsweredError } from './question.errors';
+import { QuestionAnswered, QuestionAsked, QuestionCancelled, QuestionExpired } from './question.events';
+import { DEFAULT_ASK_TO, QUESTION_AUDIENCES, QuestionAudience, QuestionStatus } from './question-status';
 
-/** Who may answer: the conversation's end user (`requester`) and the roles, as a policy's `approvers` name them. */
-export const QUESTION_AUDIENCES = ['requester', 'approver', 'admin'] as const;
-export type QuestionAudience = (typeof QUESTION_AUDIENCES)[number];
-export const DEFAULT_ASK_TO: readonly QuestionAudience[] = QUESTION_AUDIENCES;
+export * from './question-status';
 
 export const MAX_QUESTION_TEXT = 4000;
 export const MAX_ANSWER_TEXT = 4000;
@@ -20,13 +17,13 @@ export const MAX_CHOICE_LENGTH = 200;
 export const MAX_QUESTION_SECONDS = 86_400;
 export const DEFAULT_QUESTION_SECONDS = 300;
 
-/** One transition table: a question is answered, expires or is cancelled once, and then stays so. */
 const NEXT: Record<QuestionStatus, readonly QuestionStatus[]> = {
   pending: ['answered', 'expired', 'cancelled'],
   answered: [],
   expired: [],
   cancelled: [],
 };
+/** One transition table: a question is answered, expires or is cancelled once, and then stays so. */
 
 export interface QuestionAnswer {
   text: string;
@@ -66,57 +63,6 @@ export interface QuestionInput {
   allowFreeText?: boolean;
   timeoutSeconds?: number;
   askTo?: string[];
-}
-
-export class QuestionAsked extends BaseEvent<{
-  questionId: string;
-  text: string;
-  choices?: string[];
-  allowFreeText: boolean;
-  askTo: QuestionAudience[];
-  timeoutSeconds: number;
-  expiresAt: string;
-  externalId?: string;
-}> {
-  readonly type = 'QuestionAsked' as const;
-}
-
-export class QuestionAnswered extends BaseEvent<{
-  questionId: string;
-  by: string;
-  via: string;
-  answer: string;
-  latencyMs: number;
-}> {
-  readonly type = 'QuestionAnswered' as const;
-}
-
-export class QuestionExpired extends BaseEvent<{ questionId: string; expiresAt: string }> {
-  readonly type = 'QuestionExpired' as const;
-}
-
-export class QuestionCancelled extends BaseEvent<{ questionId: string; reason: string }> {
-  readonly type = 'QuestionCancelled' as const;
-}
-
-export class QuestionNotFoundError extends DomainError {
-  constructor(id: string) {
-    super('not_found', 'not_found', `Question ${id} not found`);
-  }
-}
-
-/** A later answer than the first (or one after expiry or cancellation). */
-export class AlreadyAnsweredError extends DomainError {
-  constructor(id: string, status: QuestionStatus) {
-    super(
-      'already_answered',
-      'conflict',
-      status === 'answered'
-        ? `Question ${id} was already answered`
-        : `Question ${id} is ${status}: it can no longer be answered`,
-      { questionStatus: status },
-    );
-  }
 }
 
 /** What is wrong with a question as asked, each fault naming its field; empty when it may be asked. */
@@ -167,7 +113,6 @@ export function questionFaults(q: QuestionInput): ValidationFault[] {
   return faults;
 }
 
-/** The answer's fault against the question's choices, or undefined. */
 function answerFault(s: Pick<QuestionState, 'choices' | 'allowFreeText'>, answer: string): ValidationFault | undefined {
   if (typeof answer !== 'string' || answer.trim() === '')
     return { path: 'answer', message: 'must be a non-empty string' };
@@ -180,8 +125,8 @@ function answerFault(s: Pick<QuestionState, 'choices' | 'allowFreeText'>, answer
     };
   return undefined;
 }
+/** The answer's fault against the question's choices, or undefined. */
 
-/** The answer as recorded: what the agent asked, normalised so a replay compares equal. */
 function normalised(q: QuestionInput): {
   text: string;
   choices?: string[];
@@ -197,6 +142,7 @@ function normalised(q: QuestionInput): {
     timeoutSeconds: q.timeoutSeconds ?? DEFAULT_QUESTION_SECONDS,
   };
 }
+/** The answer as recorded: what the agent asked, normalised so a replay compares equal. */
 
 export type AnswerResult = { kind: 'answered' } | { kind: 'unchanged' } | { kind: 'refused'; error: DomainError };
 

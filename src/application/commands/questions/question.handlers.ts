@@ -1,7 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { HaltedError, IdempotencyMismatchError } from '../../../domain/conversation/conversation.errors';
-import { Question, QuestionNotFoundError, questionFaults } from '../../../domain/question/question.aggregate';
+import { Question, questionFaults } from '../../../domain/question/question.aggregate';
+import { QuestionNotFoundError } from '../../../domain/question/question.errors';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { SYSTEM_ACTOR } from '../../../domain/shared/actor';
 import { mustBeOwningAgent, visibleConversation } from '../../access';

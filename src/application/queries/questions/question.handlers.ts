@@ -1,6 +1,7 @@
 import { Inject, Optional } from '@nestjs/common';
 import { CommandBus, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { Question, QuestionNotFoundError } from '../../../domain/question/question.aggregate';
+import { Question } from '../../../domain/question/question.aggregate';
+import { QuestionNotFoundError } from '../../../domain/question/question.errors';
 import { isAgent, Principal } from '../../../domain/shared/actor';
 import { ExpireQuestionsCommand } from '../../commands/questions/question.commands';
 import { CLOCK, Clock, WAITERS, ToolCallWaiters } from '../../ports';
