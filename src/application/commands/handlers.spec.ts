@@ -19,7 +19,7 @@ import {
 } from '../../domain/conversation/conversation.aggregate';
 import type { GrantScope } from '../../domain/policy/approval-policy';
 import type { Actor, Principal } from '../../domain/shared/actor';
-import type { ToolDefinition } from '../../domain/tool/tool.aggregate';
+import type { ToolDefinition } from '../../domain/tool/tool-definition';
 import { WakeWaitersHandler } from '../events/wake-waiters.handler';
 import { EventsCommitted } from '../ports/stored-event';
 import { GetConversationHandler } from '../queries/get-conversation/get-conversation.handler';

@@ -1,9 +1,9 @@
 import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor, Principal } from '../shared/actor';
-import { BaseEvent } from '../shared/event-base';
-import { DomainError, ValidationFault } from '../shared/domain-error';
+import type { ValidationFault } from '../shared/domain-error';
 import type { GrantFacts, GrantLimit, GrantScope } from '../policy/approval-policy';
 import { ToolPattern } from '../policy/tool-pattern';
+import { GrantCreated, GrantRevoked } from './grant.events';
 
 export const GRANT_SCOPES: readonly GrantScope[] = ['conversation', 'agent', 'tenant'];
 export const GRANT_STATUSES = ['active', 'revoked', 'expired'] as const;
@@ -14,10 +14,10 @@ export const MAX_GRANT_SECONDS = 90 * 24 * 3600;
 /** At most this many argument globs on one grant, each at most MAX_GRANT_GLOB_LENGTH characters. */
 export const MAX_GRANT_ARGS = 16;
 export const MAX_GRANT_GLOB_LENGTH = 512;
-/** Argument names as policy patterns accept them (`tool(name=glob)`). */
 const ARG_NAME = /^[\w$.-]{1,128}$/;
-/** A comma followed by `name=` would start another argument in the pattern text: refused rather than misread. */
 const ARG_SEPARATOR = /,\s*[\w$.-]+\s*=/;
+/** Argument names as policy patterns accept them (`tool(name=glob)`). */
+/** A comma followed by `name=` would start another argument in the pattern text: refused rather than misread. */
 
 export interface GrantRevocation {
   at: Date;
@@ -104,13 +104,13 @@ export function grantArgsFaults(args: unknown, path = 'args'): ValidationFault[]
   return faults;
 }
 
-/** The args as a policy pattern `tool(a=glob, b=glob)`, compiled by the policy's own glob language. */
 function argsPattern(toolName: string, args: Record<string, string>): ToolPattern {
   const inner = Object.entries(args)
     .map(([name, glob]) => `${name}=${glob}`)
     .join(', ');
   return ToolPattern.parse(`${toolName}(${inner})`);
 }
+/** The args as a policy pattern `tool(a=glob, b=glob)`, compiled by the policy's own glob language. */
 
 /** The readable form of a grant's coverage, as in a policy rule: `shell(cmd=ls *)`, or the tool name alone. */
 export function grantPatternText(toolName: string, args: Record<string, string> | undefined): string {
@@ -118,45 +118,6 @@ export function grantPatternText(toolName: string, args: Record<string, string> 
   return `${toolName}(${Object.entries(args)
     .map(([n, g]) => `${n}=${g}`)
     .join(', ')})`;
-}
-
-export class GrantCreated extends BaseEvent<{
-  grantId: string;
-  scope: GrantScope;
-  scopeId: string | null;
-  createdBy: string;
-  via: string;
-  args?: Record<string, string>;
-  expiresAt?: string;
-}> {
-  readonly type = 'GrantCreated' as const;
-}
-
-export class GrantRevoked extends BaseEvent<{
-  grantId: string;
-  scope: GrantScope;
-  scopeId: string | null;
-  revokedBy: string;
-  via: string;
-  reason?: string;
-}> {
-  readonly type = 'GrantRevoked' as const;
-}
-
-export class GrantNotFoundError extends DomainError {
-  constructor(id: string) {
-    super('not_found', 'not_found', `No grant ${id}`);
-  }
-}
-
-export class GrantRevokeForbiddenError extends DomainError {
-  constructor(scope: GrantScope) {
-    super(
-      'forbidden',
-      'forbidden',
-      `Only an admin may revoke a grant in scope ${scope}; an approver may revoke a conversation grant`,
-    );
-  }
 }
 
 /** A standing permission born of an `always_allow` decision: it turns `confirm` into `automatic`. */

@@ -1,6 +1,8 @@
 import { Actor } from '../shared/actor';
 import { PolicyDocument } from './policy-document';
-import { PolicyUpdated, PolicyVersionInForceError, TenantPolicy } from './tenant-policy.aggregate';
+import { TenantPolicy } from './tenant-policy.aggregate';
+import { PolicyVersionInForceError } from './tenant-policy.errors';
+import { PolicyUpdated } from './tenant-policy.events';
 
 const ann: Actor = { id: 'ann', kind: 'person', via: 'api' };
 const at = new Date('2026-01-05T10:00:00Z');

@@ -1,37 +1,8 @@
 import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor } from '../shared/actor';
-import { DomainError } from '../shared/domain-error';
-import { BaseEvent } from '../shared/event-base';
-import { PolicyDocument, PolicyDocumentJson } from './policy-document';
-
-/** `rolledBackFrom` (and the admin's `reason`) only on a rollback: the version whose document this one repeats. */
-export class PolicyUpdated extends BaseEvent<{
-  version: number;
-  previousVersion: number;
-  document: PolicyDocumentJson;
-  source: string;
-  rolledBackFrom?: number;
-  reason?: string;
-}> {
-  readonly type = 'PolicyUpdated' as const;
-}
-
-export class PolicyVersionNotFoundError extends DomainError {
-  constructor(version: number) {
-    super('not_found', 'not_found', `Policy version ${version} not found`);
-  }
-}
-
-/** A rollback to the version in force would change nothing but the version number. */
-export class PolicyVersionInForceError extends DomainError {
-  constructor(target: number, current: number) {
-    const detail =
-      target === current
-        ? `Policy version ${target} is the version in force`
-        : `Policy version ${target} has the same document as version ${current}, the version in force`;
-    super('already_in_force', 'conflict', `${detail}: there is nothing to roll back`);
-  }
-}
+import { PolicyDocument } from './policy-document';
+import { PolicyUpdated } from './tenant-policy.events';
+import { PolicyVersionInForceError } from './tenant-policy.errors';
 
 export interface TenantPolicyState {
   tenantId: string;

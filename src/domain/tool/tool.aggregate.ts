@@ -1,16 +1,12 @@
 import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor } from '../shared/actor';
-import { DomainError } from '../shared/domain-error';
-import { BaseEvent } from '../shared/event-base';
+import type { ToolDefinition } from './tool-definition';
+import { ToolRegistered } from './tool.events';
+import { AdminToolProtectedError } from './tool.errors';
+
+export type { ToolDefinition } from './tool-definition';
 
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
-
-export interface ToolDefinition {
-  description?: string;
-  isReadOnly: boolean;
-  requiresApproval: boolean;
-  destructive: boolean;
-}
 
 export interface ToolState extends ToolDefinition {
   tenantId: string;
@@ -19,18 +15,6 @@ export interface ToolState extends ToolDefinition {
   createdAt: Date;
   updatedAt: Date;
   version: number;
-}
-
-export class ToolRegistered extends BaseEvent<
-  ToolDefinition & { registeredBy: string; kind: 'admin' | 'agent'; created: boolean }
-> {
-  readonly type = 'ToolRegistered' as const;
-}
-
-export class AdminToolProtectedError extends DomainError {
-  constructor(name: string) {
-    super('forbidden', 'forbidden', `Tool ${name} was registered by an admin; an agent cannot change it`);
-  }
 }
 
 /** A tool in a tenant's registry. Its flags feed the ApprovalPolicy. */

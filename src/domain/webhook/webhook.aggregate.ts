@@ -1,6 +1,6 @@
 import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor } from '../shared/actor';
-import { BaseEvent } from '../shared/event-base';
+import { WebhookCreated, WebhookDeleted } from './webhook.events';
 
 /** A subscription of a URL to audit event types. The signing secret is not part of it: it never enters an event. */
 export interface WebhookState {
@@ -11,19 +11,6 @@ export interface WebhookState {
   description: string | null;
   createdBy: { id: string; name?: string };
   createdAt: Date;
-}
-
-export class WebhookCreated extends BaseEvent<{
-  webhookId: string;
-  url: string;
-  events: string[];
-  description: string | null;
-}> {
-  readonly type = 'WebhookCreated' as const;
-}
-
-export class WebhookDeleted extends BaseEvent<{ webhookId: string; url: string; events: string[] }> {
-  readonly type = 'WebhookDeleted' as const;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Principal } from '../../../domain/shared/actor';
-import { ToolDefinition } from '../../../domain/tool/tool.aggregate';
+import { ToolDefinition } from '../../../domain/tool/tool-definition';
 import { Command } from '@nestjs/cqrs';
 import type { toolView } from '../../views/views';
 

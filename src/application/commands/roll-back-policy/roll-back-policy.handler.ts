@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { PolicyDocument } from '../../../domain/policy/policy-document';
-import { PolicyVersionNotFoundError } from '../../../domain/policy/tenant-policy.aggregate';
+import { PolicyVersionNotFoundError } from '../../../domain/policy/tenant-policy.errors';
 import { CLOCK, Clock, POLICIES, PolicyRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { POLICY_HISTORY, PolicyHistory } from '../../ports/policy-history.port';
 import { policyView } from '../../views/views';

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { PolicyVersionNotFoundError } from '../../../domain/policy/tenant-policy.aggregate';
+import { PolicyVersionNotFoundError } from '../../../domain/policy/tenant-policy.errors';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { POLICY_HISTORY, PolicyHistory } from '../../ports/policy-history.port';
 import { Page } from '../../views/views';
