@@ -1,4 +1,4 @@
-import type { AuditPurge, PurgedRange } from '../../domain/audit/retention';
+import type { AuditPurge, PurgedRange } from '../../domain/audit/audit-purge.aggregate';
 /** The audit trail as auditors read it (CONTRACT §9). Implemented over the events table. */
 export const AUDIT_LOG = Symbol('AuditLog');
 

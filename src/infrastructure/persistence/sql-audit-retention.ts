@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { AuditPurge, PurgedRange } from '../../domain/audit/retention';
+import { AuditPurge, PurgedRange } from '../../domain/audit/audit-purge.aggregate';
 import { AuditRetentionStore } from '../../application/ports/audit-log.port';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { AuditPurge } from '../../../domain/audit/retention';
+import { AuditPurge } from '../../../domain/audit/audit-purge.aggregate';
 import { personActor } from '../../../domain/shared/actor';
 import { CLOCK, Clock, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { AUDIT_RETENTION, AuditRetentionStore } from '../../ports/audit-log.port';

@@ -1,27 +1,8 @@
 import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor } from '../shared/actor';
 import { ValidationError } from '../shared/domain-error';
-import { BaseEvent } from '../shared/event-base';
-
-/** EU AI Act Art. 19: logs are kept at least six months. Nothing younger is ever purged. */
-export const RETENTION_MONTHS = 6;
-
-export function oldestPurgeableBefore(now: Date): Date {
-  const d = new Date(now.getTime());
-  d.setUTCMonth(d.getUTCMonth() - RETENTION_MONTHS);
-  return d;
-}
-
-export class AuditPurged extends BaseEvent<{
-  before: string;
-  purgedCount: number;
-  firstPurgedSeq: number;
-  lastPurgedSeq: number;
-  lastPurgedHash: string;
-  reason: string;
-}> {
-  readonly type = 'AuditPurged' as const;
-}
+import { AuditPurged } from './audit-purge.events';
+import { oldestPurgeableBefore, RETENTION_MONTHS } from './rules/retention-period';
 
 export interface PurgedRange {
   count: number;
