@@ -14,6 +14,7 @@ import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
 import type { Halt, HaltScope, HaltState } from '../../domain/halt/halt.aggregate';
 import { isAgent, type Principal } from '../../domain/shared/actor';
 import { publicDecision, type DecisionView } from './decision.view';
+import type { Holds, SameMembers } from './view-guard';
 
 export interface ToolCallView {
   id: string;
@@ -73,6 +74,14 @@ export interface QuorumApproverView {
   via: string;
   at: string;
 }
+
+/**
+ * The members of a call's domain state the API leaves out: the proposal's own flags (what the policy made of them
+ * is `policy.toolFlags`), the quorum's records (shown as `approval.quorum.approvedBy`) and the follow-up schedule.
+ * A member added to ToolCallState fails the typecheck below until ToolCallView shows it or it is named here.
+ */
+type KeptOutOfView = 'annotations' | 'approvals' | 'followUp';
+export type ToolCallStatePlaced = Holds<SameMembers<ToolCallView, Omit<ToolCallState, KeptOutOfView>>>;
 
 export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
   const v: ToolCallView = {

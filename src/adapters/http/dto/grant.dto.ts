@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { GrantView as AppGrantView } from '../../../application/queries/list-grants/grant.view';
 import { CHANNELS } from '../../../domain/shared/actor';
-import type { Holds, SameMembers } from './view-guard';
+import type { Holds, SameMembers } from '../../../application/views/view-guard';
 
 const DATE_TIME = { type: 'string', format: 'date-time', example: '2026-01-05T10:00:00.000Z' } as const;
 

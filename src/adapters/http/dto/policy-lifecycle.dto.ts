@@ -28,7 +28,7 @@ import type {
 import { ID_PATTERN } from './conversation.dto';
 import { AnnotationsDto } from './tool-call.dto';
 import { POLICY_DOCUMENT_COMPONENT } from '../policy-schema';
-import type { Holds, SameMembers } from './view-guard';
+import type { Holds, SameMembers } from '../../../application/views/view-guard';
 
 type PolicyVersion = ReturnType<typeof policyVersionView>;
 type Transition = SimulationView['summary']['transitions'][number];
@@ -233,7 +233,7 @@ export class PolicySimulationDto implements SimulationView {
   @ApiProperty({ type: () => SimulationSummaryDto }) summary: SimulationSummaryDto;
 }
 
-/* Each class and its view name the same members (view-guard.ts says why `implements` alone is not enough). */
+/* Each class and its view name the same members (application/views/view-guard.ts says why). */
 export type PolicyLifecycleViewGuards = [
   Holds<SameMembers<PolicyVersionSummaryDto, PolicyVersionSummaryView>>,
   Holds<SameMembers<PolicyVersionDto, PolicyVersion>>,

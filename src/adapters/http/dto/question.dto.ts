@@ -16,7 +16,7 @@ import {
 } from '../../../domain/question/question.aggregate';
 import { ID_PATTERN } from './conversation.dto';
 import { ActorRefView } from './views.dto';
-import type { Holds, SameMembers } from './view-guard';
+import type { Holds, SameMembers } from '../../../application/views/view-guard';
 
 /*
  * Shapes only here: the rules (lengths, distinct choices, ranges) are the domain's `questionFaults`, so REST and

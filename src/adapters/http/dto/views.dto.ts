@@ -17,12 +17,12 @@ import { EVENT_TYPES } from '../../../domain/shared/domain-event';
 import type { Webhook, WebhookAttempt, WebhookDelivery } from '../../webhooks/webhook.store';
 import { ANY_JSON } from './json-value';
 import { DisplayDto } from './tool-call.dto';
-import type { Holds, SameMembers } from './view-guard';
+import type { Holds, SameMembers } from '../../../application/views/view-guard';
 
 /*
  * Response shapes as the OpenAPI document describes them, one class per view of src/application/views (which
  * stays free of swagger). Each class implements its view, and the list at the end of this file names both, so a
- * member a view gains or loses that its class here does not fails the typecheck (view-guard.ts);
+ * member a view gains or loses that its class here does not fails the typecheck (application/views/view-guard.ts);
  * test/e2e/openapi.e2e-spec.ts validates real answers against them, and the SDK's types are generated from them.
  */
 
@@ -584,7 +584,7 @@ export const ApprovalPageView = pageOf('ApprovalPage', () => ApprovalView);
 export const WebhookPageView = pageOf('WebhookPage', () => WebhookView);
 export const WebhookDeliveryPageView = pageOf('WebhookDeliveryPage', () => WebhookDeliveryView);
 
-/* Each class and its view name the same members (view-guard.ts says why `implements` alone is not enough). */
+/* Each class and its view name the same members (application/views/view-guard.ts says why). */
 export type ViewGuards = [
   Holds<SameMembers<ToolFlagsView, ToolFlags>>,
   Holds<SameMembers<ActorRefView, ActorRef>>,
