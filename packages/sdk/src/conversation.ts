@@ -96,12 +96,13 @@ const MAX_ERROR_CHARS = 16_000;
  * is approved. Single proposals made in the same turn of the event loop (parallel guarded calls of one model
  * step) go to the server as one step, so people see and decide them together.
  */
-export class TollgateConversation {
+export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   private queue: Queued[] = [];
   private flushing = false;
 
   constructor(
-    readonly tollgate: TollgateClient,
+    /** The client that started it: a `Tollgate` when `tollgate.conversation()` made it. */
+    readonly tollgate: C,
     private view: Conversation,
   ) {}
 

@@ -28,7 +28,7 @@ export class Tollgate extends TollgateClient {
   async conversation(
     input: StartConversationRequest | string = {},
     options: WaitOptions = {},
-  ): Promise<TollgateConversation> {
+  ): Promise<TollgateConversation<this>> {
     const body: StartConversationRequest = typeof input === 'string' ? { id: input } : { ...input };
     body.id ??= newId('conv');
     if (!ID_PATTERN.test(body.id))

@@ -8,6 +8,7 @@ import {
   ToolCallRejectedError,
   verifyReceipt,
   type RunContext,
+  type Tollgate,
   type TollgateConversation,
 } from '@tollgate/sdk';
 import { pendingIn, setUp, startTestServer, type Setup, type TestServer } from './support.js';
@@ -344,5 +345,16 @@ describe('parallel calls', () => {
     const calls = (await conv.refresh()).toolCalls!;
     expect(calls.map((c) => c.externalId)).toEqual(['call_abc', expect.stringMatching(/^x_[0-9a-f]{64}$/)]);
     expect(tool.runs).toHaveLength(2);
+  });
+});
+
+describe('the conversation’s client', () => {
+  it('is the Tollgate that started it, typed as one: its helpers are reachable through conv.tollgate', async () => {
+    const agent = s.agent();
+    const conv = await agent.conversation({ id: 'conv-guard-client', user: { id: 'ann', roles: ['admin'] } });
+    // Typed, not only at run time: a conversation typed with the bare TollgateClient would not compile here.
+    const client: Tollgate = conv.tollgate;
+    expect(client).toBe(agent);
+    expect(conv.tollgate.inbox()).toBeDefined();
   });
 });
