@@ -47,11 +47,13 @@ function actorRef(a: unknown): Msg | undefined {
   return present({ id: r.id, name: r.name, via: enumName('CHANNEL', r.via) });
 }
 
+/** Every member of a view, mapped: a member added to the view but not to its message fails the typecheck. */
+type EveryMember<V> = { [K in keyof Required<V>]: unknown };
+
 export function toolCallMessage(v: ToolCallView): Msg {
-  const d = v.decision as
-    { outcome: string; by: unknown; at: string; reason?: string; editedArguments?: Json } | undefined;
+  const d = v.decision;
   const r = v.result;
-  return present({
+  const message: EveryMember<ToolCallView> = {
     id: v.id,
     externalId: v.externalId,
     conversationId: v.conversationId,
@@ -108,11 +110,12 @@ export function toolCallMessage(v: ToolCallView): Msg {
     },
     createdAt: ts(v.createdAt),
     updatedAt: ts(v.updatedAt),
-  });
+  };
+  return present(message);
 }
 
 export function conversationMessage(c: ConversationView): Msg {
-  return present({
+  return present<EveryMember<ConversationView>>({
     id: c.id,
     agentId: c.agentId,
     user: c.user,
@@ -146,17 +149,18 @@ export function toolMessage(t: ReturnType<typeof toolView>): Msg {
 }
 
 export function tenantStatusMessage(s: StatusView): Msg {
-  return {
+  const message: EveryMember<StatusView> = {
     tenant: s.tenant,
     halted: s.halted,
     halts: s.halts.map((h) =>
       present({ scope: enumName('HALT_SCOPE', h.scope), id: h.id, reason: h.reason, by: actorRef(h.by), at: ts(h.at) }),
     ),
   };
+  return message;
 }
 
 export function meMessage(m: MeView): Msg {
-  return present({
+  return present<EveryMember<MeView>>({
     id: m.id,
     tenant: m.tenant,
     kind: enumName('PRINCIPAL_KIND', m.kind),
@@ -230,7 +234,7 @@ export function proposalBody(calls: ProposedToolCallMsg[] | undefined): Json {
 }
 
 export function questionMessage(q: QuestionView): Msg {
-  return present({
+  return present<EveryMember<QuestionView>>({
     id: q.id,
     conversationId: q.conversationId,
     externalId: q.externalId,
