@@ -213,8 +213,8 @@ export class Conversation extends AggregateRoot {
       const repeated = repeats.get(i);
       if (repeated) return repeated;
       const verdict = evaluate(p);
-      const call = { id: newId(), conversationId: this.s.id, at, agent, requester };
-      const proposed = proposeCall(p, verdict, call, (c) => this.course(c));
+      const origin = { id: newId(), conversationId: this.s.id, at, agent, requester };
+      const proposed = proposeCall(p, verdict, origin, (c) => this.course(c));
       this.calls.push(proposed);
       this.added.add(proposed.id);
       return proposed;

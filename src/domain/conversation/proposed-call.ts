@@ -29,18 +29,19 @@ export interface ProposedCall {
  * A new call and what the policy's verdict does to it at once, recorded: approved (`automatic`, `notify`: people
  * are told), rejected (`deny`), or held for people (`confirm`, `manual`) until its deadline.
  */
+/** `origin`: the new call's id, its conversation, when and by which agent, and the conversation's user. */
 export function proposeCall(
   p: ProposedCall,
   verdict: PolicyVerdict,
-  call: { id: string; conversationId: string; at: Date; agent: Actor; requester: string | null },
+  origin: { id: string; conversationId: string; at: Date; agent: Actor; requester: string | null },
   courseOf: (call: ToolCall) => CallCourse,
 ): ToolCall {
-  const { at } = call;
+  const { at } = origin;
   const policy = policyRecord(verdict);
-  const created = ToolCall.create({
-    id: call.id,
+  const call = ToolCall.create({
+    id: origin.id,
     externalId: p.externalId,
-    conversationId: call.conversationId,
+    conversationId: origin.conversationId,
     toolName: p.toolName,
     arguments: p.arguments,
     annotations: p.annotations,
@@ -53,9 +54,9 @@ export function proposeCall(
     createdAt: at,
     updatedAt: at,
   });
-  const c = courseOf(created);
+  const c = courseOf(call);
   c.record(
-    new ToolCallProposed(c.envelope(call.agent, at), {
+    new ToolCallProposed(c.envelope(origin.agent, at), {
       externalId: p.externalId,
       arguments: p.arguments,
       reason: p.reason,
@@ -71,7 +72,7 @@ export function proposeCall(
   switch (verdict.level) {
     case 'automatic':
     case 'notify':
-      created.moveTo('approved', at, { decision: { outcome: 'approved', by: byPolicy, at, reason: verdict.reason } });
+      call.moveTo('approved', at, { decision: { outcome: 'approved', by: byPolicy, at, reason: verdict.reason } });
       c.record(
         new ToolCallAutoApproved(env, {
           outcome: 'approved',
@@ -87,14 +88,14 @@ export function proposeCall(
           new ToolCallNotified(env, {
             ...policyRef(policy),
             approvers: [...verdict.approvers],
-            requester: call.requester,
+            requester: origin.requester,
             channels: ['slack', 'webhook', 'inbox'],
           }),
         );
       }
       break;
     case 'deny':
-      created.moveTo('rejected', at, { decision: { outcome: 'rejected', by: byPolicy, at, reason: verdict.reason } });
+      call.moveTo('rejected', at, { decision: { outcome: 'rejected', by: byPolicy, at, reason: verdict.reason } });
       c.record(
         new ToolCallRejected(env, {
           outcome: 'rejected',
@@ -109,9 +110,8 @@ export function proposeCall(
     case 'confirm':
     case 'manual': {
       const expiresAt = new Date(at.getTime() + verdict.timeoutSeconds * 1000);
-      created.awaitApproval([...verdict.approvers], expiresAt);
-      if (policy.escalate || policy.remindBefore)
-        created.setFollowUp(withNextStep(created, { escalated: 0, reminded: [] }));
+      call.awaitApproval([...verdict.approvers], expiresAt);
+      if (policy.escalate || policy.remindBefore) call.setFollowUp(withNextStep(call, { escalated: 0, reminded: [] }));
       c.record(
         new ApprovalRequested(env, {
           ...policyRefWithReason(policy),
@@ -122,7 +122,7 @@ export function proposeCall(
       break;
     }
   }
-  return created;
+  return call;
 }
 
 /** What a verdict leaves on the call: the policy's reference, and for a held call the rules of its course. */
