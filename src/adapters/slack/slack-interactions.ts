@@ -5,7 +5,7 @@ import { DecideToolCallCommand } from '../../application/commands/decide-tool-ca
 import type { Decider } from '../../domain/conversation/conversation.aggregate';
 import { DomainError } from '../../domain/shared/domain-error';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { widestGrantFor } from '../../domain/grant/grant.aggregate';
+import { widestGrantFor } from '../../domain/grant/rules/grant-authority';
 import type { GrantScope } from '../../domain/policy/grant-limit';
 import {
   ALWAYS_ALLOW_ACTION,

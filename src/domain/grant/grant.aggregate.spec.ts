@@ -2,14 +2,8 @@ import fc from 'fast-check';
 import { ApprovalPolicy, GrantScope, ProposedCallFacts } from '../policy/approval-policy';
 import { PolicyDocument } from '../policy/policy-document';
 import { Actor } from '../shared/actor';
-import {
-  expiresInFault,
-  Grant,
-  grantArgsFaults,
-  mayListGrants,
-  mayRevokeGrant,
-  MAX_GRANT_SECONDS,
-} from './grant.aggregate';
+import { expiresInFault, Grant, grantArgsFaults, MAX_GRANT_SECONDS } from './grant.aggregate';
+import { mayListGrants, mayRevokeGrant } from './rules/grant-authority';
 
 const T0 = new Date('2026-03-01T10:00:00.000Z');
 const ANN: Actor = { id: 'ann', kind: 'person', via: 'web', name: 'Ann', roles: ['admin'] };

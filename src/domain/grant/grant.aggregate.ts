@@ -1,7 +1,7 @@
 import { AggregateRoot } from '../shared/aggregate-root';
-import { Actor, Principal } from '../shared/actor';
+import { Actor } from '../shared/actor';
 import type { ValidationFault } from '../shared/domain-error';
-import type { GrantFacts, GrantLimit, GrantScope } from '../policy/approval-policy';
+import type { GrantFacts, GrantScope } from '../policy/approval-policy';
 import { ToolPattern } from '../policy/tool-pattern';
 import { GrantCreated, GrantRevoked } from './grant.events';
 
@@ -40,31 +40,6 @@ export interface GrantState {
   /** After this instant the grant no longer applies. */
   expiresAt?: Date;
   revocation?: GrantRevocation;
-}
-
-/**
- * The widest standing grant a person's roles allow: a grant beyond one conversation lets calls of other
- * agents and other users through, so only an admin may make one. An approver or the requester may make
- * a grant for the conversation they decide in. (Agents never decide at all.)
- */
-export function widestGrantFor(p: Pick<Principal, 'roles'>): GrantLimit {
-  return p.roles.includes('admin') ? 'tenant' : 'conversation';
-}
-
-/**
- * Who may revoke a grant: whoever may make one like it. Admins may revoke any grant; an approver a
- * conversation grant only. Revoking only ever narrows what runs unattended, but an approver revoking a
- * tenant-wide grant would overrule an admin's decision, so that stays with admins.
- */
-export function mayRevokeGrant(p: Pick<Principal, 'roles'>, scope: GrantScope): boolean {
-  if (p.roles.includes('agent')) return false;
-  if (p.roles.includes('admin')) return true;
-  return scope === 'conversation' && p.roles.includes('approver');
-}
-
-/** Who may list the tenant's grants: the people who decide or audit. Agents and plain requesters may not. */
-export function mayListGrants(p: Pick<Principal, 'roles'>): boolean {
-  return !p.roles.includes('agent') && ['approver', 'admin', 'auditor'].some((r) => p.roles.includes(r));
 }
 
 /** What is wrong with a requested lifetime in seconds, or undefined. */

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { mayRevokeGrant } from '../../../domain/grant/grant.aggregate';
+import { mayRevokeGrant } from '../../../domain/grant/rules/grant-authority';
 import { GrantNotFoundError, GrantRevokeForbiddenError } from '../../../domain/grant/grant.errors';
 import { personActor } from '../../../domain/shared/actor';
 import { CLOCK, Clock, GRANTS, GrantRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { mayListGrants } from '../../../domain/grant/grant.aggregate';
+import { mayListGrants } from '../../../domain/grant/rules/grant-authority';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { CLOCK, Clock, GRANTS, GrantRepository } from '../../ports';
 import { Page } from '../../views/views';

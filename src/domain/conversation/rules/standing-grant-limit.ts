@@ -1,5 +1,5 @@
 import type { Principal } from '../../shared/actor';
-import { widestGrantFor } from '../../grant/grant.aggregate';
+import { widestGrantFor } from '../../grant/rules/grant-authority';
 import { GrantScope, grantWithin, narrowerGrantLimit } from '../../policy/grant-limit';
 import type { PolicyRecord } from '../tool-call.entity';
 
