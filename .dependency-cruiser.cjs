@@ -46,6 +46,14 @@ module.exports = {
       to: { path: '^src/adapters/http' },
     },
     {
+      name: 'request-layer-serves-both-transports',
+      comment:
+        'src/adapters/api (request modules, the API schemas in dto/, problems) is shared by REST and gRPC, so it imports neither.',
+      severity: 'error',
+      from: { path: '^src/adapters/api' },
+      to: { path: '^src/adapters/(http|grpc)' },
+    },
+    {
       name: 'sdk-stands-alone',
       comment: 'The published SDK ships without the server: it knows the API only from its OpenAPI document.',
       severity: 'error',

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as ts from 'typescript';
-import { policyOpenApiComponents } from '../../src/adapters/http/policy-schema';
+import { policyOpenApiComponents } from '../../src/adapters/api/policy-schema';
 
 import { startTestServer, TestServer } from '../support/server';
 import { until } from '../support/wait';

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { parse as parseYaml } from 'yaml';
-import { POLICY_JSON_SCHEMA } from '../../src/adapters/http/policy-schema';
+import { POLICY_JSON_SCHEMA } from '../../src/adapters/api/policy-schema';
 import { PolicyDocument } from '../../src/domain/policy/policy-document';
 import { ValidationError } from '../../src/domain/shared/domain-error';
 import { client } from '../support/http';
@@ -16,7 +16,7 @@ import { startTestServer, TestServer } from '../support/server';
 const ROOT = join(__dirname, '..', '..');
 const validate = new Ajv2020({ allErrors: true }).compile(POLICY_JSON_SCHEMA);
 
-/** The server's parser accepts it (src/adapters/http/policy-schema.spec.ts compares the two fault by fault). */
+/** The server's parser accepts it (src/adapters/api/policy-schema.spec.ts compares the two fault by fault). */
 function parses(doc: unknown): boolean {
   try {
     return !!PolicyDocument.parse(doc);

@@ -1,7 +1,7 @@
 import type { QueryBus } from '@nestjs/cqrs';
 import { AnswerQuestionCommand } from '../../application/commands/questions/question.commands';
 import type { Channel, Principal } from '../../domain/shared/actor';
-import { AnswerQuestionRequest } from '../http/dto/question.dto';
+import { AnswerQuestionRequest } from './dto/question.dto';
 import { accessBeforeFaults, questionAccess } from './precedence';
 import { parseBody } from './validation';
 

@@ -1,7 +1,7 @@
 import type { QueryBus } from '@nestjs/cqrs';
 import { AskQuestionCommand } from '../../application/commands/questions/question.commands';
 import type { Principal } from '../../domain/shared/actor';
-import { AskQuestionRequest } from '../http/dto/question.dto';
+import { AskQuestionRequest } from './dto/question.dto';
 import { accessBeforeFaults, conversationAccess } from './precedence';
 import { parseBody } from './validation';
 

@@ -1,7 +1,7 @@
 import type { QueryBus } from '@nestjs/cqrs';
 import { DecideToolCallCommand } from '../../application/commands/decide-tool-call/decide-tool-call.command';
 import type { Channel, Principal } from '../../domain/shared/actor';
-import { DecisionRequest } from '../http/dto/tool-call.dto';
+import { DecisionRequest } from './dto/tool-call.dto';
 import { accessBeforeFaults, toolCallAccess } from './precedence';
 import { parseBody } from './validation';
 

@@ -1,7 +1,7 @@
 import type { QueryBus } from '@nestjs/cqrs';
 import { ProposeToolCallsCommand } from '../../application/commands/propose-tool-calls/propose-tool-calls.command';
 import type { Principal } from '../../domain/shared/actor';
-import { ProposeToolCallsRequest, proposedCalls } from '../http/dto/tool-call.dto';
+import { ProposeToolCallsRequest, proposedCalls } from './dto/tool-call.dto';
 import { accessBeforeFaults, conversationAccess } from './precedence';
 import { parseBody } from './validation';
 

@@ -2,7 +2,7 @@ import { RegisterToolCommand } from '../../application/commands/register-tool/re
 import type { Principal } from '../../domain/shared/actor';
 import { ValidationError } from '../../domain/shared/domain-error';
 import { TOOL_NAME_PATTERN } from '../../domain/tool/tool.aggregate';
-import { RegisterToolRequest } from '../http/dto/tool.dto';
+import { RegisterToolRequest } from './dto/tool.dto';
 import { parseBody } from './validation';
 
 /** PUT /v1/tools/{name}, Tollgate.RegisterTool: the name, then the body; a flag not given is false. */

@@ -2,7 +2,7 @@ import type { QueryBus } from '@nestjs/cqrs';
 import { ReportResultCommand } from '../../application/commands/report-result/report-result.command';
 import type { Principal } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
-import { ResultRequest } from '../http/dto/tool-call.dto';
+import { ResultRequest } from './dto/tool-call.dto';
 import { accessBeforeFaults, toolCallAccess } from './precedence';
 import { parseBody } from './validation';
 

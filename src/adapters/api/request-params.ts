@@ -4,7 +4,7 @@ import { ValidationError } from '../../domain/shared/domain-error';
 // Query parameters, headers and metadata read the same way by every transport.
 
 /** What an id in a path may be: 1 to 128 characters of [A-Za-z0-9_.:-]. */
-export { ID_PATTERN } from '../http/dto/conversation.dto';
+export { ID_PATTERN } from './dto/conversation.dto';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;

@@ -1,6 +1,6 @@
 import { StartConversationCommand } from '../../application/commands/start-conversation/start-conversation.command';
 import type { Principal } from '../../domain/shared/actor';
-import { StartConversationRequest } from '../http/dto/conversation.dto';
+import { StartConversationRequest } from './dto/conversation.dto';
 import { parseBody } from './validation';
 
 /** POST /v1/conversations, Tollgate.StartConversation: any agent may start one, so the body is the only check. */

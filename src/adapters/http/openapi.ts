@@ -1,9 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { packageVersion } from '../../infrastructure/package-info';
-import { ProblemView } from './dto/problem.dto';
-import { JSON_VALUE } from './dto/json-value';
-import { POLICY_SCHEMA_PATH, policyOpenApiComponents } from './policy-schema';
+import { ProblemView } from '../api/dto/problem.dto';
+import { JSON_VALUE } from '../api/dto/json-value';
+import { POLICY_SCHEMA_PATH, policyOpenApiComponents } from '../api/policy-schema';
 import { PROBLEM_CONTENT_TYPE, problem } from '../api/problem';
 
 const DESCRIPTION = [

@@ -1,6 +1,6 @@
 /*
  * Compile-time checks that keep a shape written in two places in step (pure types: usable from any layer).
- * Each Swagger class (src/adapters/http/dto) `implements` the application view it documents, so a member the view
+ * Each Swagger class (src/adapters/api/dto) `implements` the application view it documents, so a member the view
  * requires that the class lacks, or types apart, fails the typecheck. `implements` still lets a class leave out an
  * optional member, or add one of its own: each file also lists its classes beside their views with
  * `Holds<SameMembers<Class, View>>`, so a member named on one side only fails the typecheck too.

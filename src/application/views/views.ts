@@ -1,6 +1,6 @@
 /**
  * The API's response shapes, built from domain state: dates become ISO strings here. Each is typed member for
- * member; the Swagger classes of src/adapters/http/dto implement them, and the SDK's types are generated from
+ * member; the Swagger classes of src/adapters/api/dto implement them, and the SDK's types are generated from
  * those classes' OpenAPI schemas.
  */
 import type { Conversation, ConversationUser } from '../../domain/conversation/conversation.aggregate';

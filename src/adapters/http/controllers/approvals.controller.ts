@@ -5,9 +5,9 @@ import { TOOL_CALL_STATUSES } from '../../../domain/conversation/tool-call-statu
 import { Principal } from '../../../domain/shared/actor';
 import { listApprovals } from '../../api/list-approvals.request';
 import { CurrentPrincipal } from '../auth';
-import { ApiListQuery } from '../dto/api-params';
-import { ApiProblems, BEARER_PROBLEMS } from '../dto/problem.dto';
-import { ApprovalPageView } from '../dto/views.dto';
+import { ApiListQuery } from '../../api/dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS } from '../../api/dto/problem.dto';
+import { ApprovalPageView } from '../../api/dto/views.dto';
 
 @ApiTags('approvals')
 @ApiBearerAuth()

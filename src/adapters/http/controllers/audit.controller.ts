@@ -11,9 +11,9 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { PurgeAuditTrailCommand } from '../../../application/commands/purge-audit-trail/purge-audit-trail.command';
-import { ApiAuditFilters, ApiWindowQuery } from '../dto/api-params';
-import { PurgeAuditRequest } from '../dto/audit.dto';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
+import { ApiAuditFilters, ApiWindowQuery } from '../../api/dto/api-params';
+import { PurgeAuditRequest } from '../../api/dto/audit.dto';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
 import {
   AuditCheckpointView,
   AuditEventPageView,
@@ -21,7 +21,7 @@ import {
   AuditMetricsView,
   AuditPurgeResultView,
   VerifyResultView,
-} from '../dto/views.dto';
+} from '../../api/dto/views.dto';
 import { parseBody } from '../../api/validation';
 import type { Request, Response } from 'express';
 import { once } from 'node:events';

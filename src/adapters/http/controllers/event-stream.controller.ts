@@ -5,7 +5,7 @@ import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { EventFeed, FeedSubscription } from '../../../infrastructure/streaming/event-feed';
 import { CurrentPrincipal } from '../auth';
-import { ApiProblems, BEARER_PROBLEMS } from '../dto/problem.dto';
+import { ApiProblems, BEARER_PROBLEMS } from '../../api/dto/problem.dto';
 import { WaitSlots } from '../../api/limits';
 
 const HEARTBEAT_MS = 15_000;

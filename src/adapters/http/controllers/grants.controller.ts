@@ -7,9 +7,9 @@ import { GRANT_SCOPES, GRANT_STATUSES } from '../../../domain/grant/grant.aggreg
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { CurrentPrincipal, Roles } from '../auth';
-import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../dto/api-params';
-import { GrantPageView, GrantView, RevokeGrantRequest } from '../dto/grant.dto';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
+import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../../api/dto/api-params';
+import { GrantPageView, GrantView, RevokeGrantRequest } from '../../api/dto/grant.dto';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
 import { channelHeader, enumParam, listParams } from '../../api/request-params';
 import { parseBody } from '../../api/validation';
 

@@ -6,10 +6,10 @@ import { GetStatusQuery } from '../../../application/queries/get-status/get-stat
 import { haltTarget } from '../../../domain/halt/halt.aggregate';
 import { Principal } from '../../../domain/shared/actor';
 import { CurrentPrincipal, Roles } from '../auth';
-import { ApiChannelHeader } from '../dto/api-params';
-import { HaltRequest, ResumeRequest } from '../dto/halt.dto';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { HaltResultView, ResumeResultView, StatusView } from '../dto/views.dto';
+import { ApiChannelHeader } from '../../api/dto/api-params';
+import { HaltRequest, ResumeRequest } from '../../api/dto/halt.dto';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
+import { HaltResultView, ResumeResultView, StatusView } from '../../api/dto/views.dto';
 import { channelHeader } from '../../api/request-params';
 import { parseBody } from '../../api/validation';
 

@@ -5,7 +5,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { databaseReadiness } from '../../../infrastructure/database/readiness';
 import { Public } from '../auth';
-import { HealthCheckView } from '../dto/views.dto';
+import { HealthCheckView } from '../../api/dto/views.dto';
 
 /** Liveness says the process serves; readiness that the database answers and every migration is applied. */
 @ApiTags('health')

@@ -3,8 +3,8 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { meView } from '../../../application/views/views';
 import { Principal } from '../../../domain/shared/actor';
 import { CurrentPrincipal } from '../auth';
-import { ApiProblems, BEARER_PROBLEMS } from '../dto/problem.dto';
-import { MeView } from '../dto/views.dto';
+import { ApiProblems, BEARER_PROBLEMS } from '../../api/dto/problem.dto';
+import { MeView } from '../../api/dto/views.dto';
 
 /**
  * Who a token is, for programs that act on someone's behalf: the MCP gateway checks that a person's token is of

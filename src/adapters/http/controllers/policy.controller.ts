@@ -22,7 +22,7 @@ import { SimulatePolicyQuery } from '../../../application/queries/simulate-polic
 import { Actor, Principal, isAgent } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
-import { ApiListQuery } from '../dto/api-params';
+import { ApiListQuery } from '../../api/dto/api-params';
 import {
   MAX_SIMULATED_CALLS,
   PolicySimulationDto,
@@ -30,11 +30,11 @@ import {
   PolicyVersionPageDto,
   RollbackPolicyRequest,
   SimulatePolicyRequest,
-} from '../dto/policy-lifecycle.dto';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS, ProblemView } from '../dto/problem.dto';
-import { toolFlagsOf } from '../dto/tool-call.dto';
-import { PolicyView } from '../dto/views.dto';
-import { POLICY_DOCUMENT_COMPONENT, POLICY_SCHEMA_PATH } from '../policy-schema';
+} from '../../api/dto/policy-lifecycle.dto';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS, ProblemView } from '../../api/dto/problem.dto';
+import { toolFlagsOf } from '../../api/dto/tool-call.dto';
+import { PolicyView } from '../../api/dto/views.dto';
+import { POLICY_DOCUMENT_COMPONENT, POLICY_SCHEMA_PATH } from '../../api/policy-schema';
 import { listParams } from '../../api/request-params';
 import { parseBody } from '../../api/validation';
 import { PROBLEM_CONTENT_TYPE, problem } from '../../api/problem';

@@ -15,9 +15,9 @@ import { QuestionView as AppQuestionView } from '../../../application/views/ques
 import { QUESTION_STATUSES } from '../../../domain/question/question.aggregate';
 import { Principal, isAgent } from '../../../domain/shared/actor';
 import { CurrentPrincipal } from '../auth';
-import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../dto/api-params';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { AnswerQuestionRequest, AskQuestionRequest, QuestionPageView, QuestionView } from '../dto/question.dto';
+import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../../api/dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
+import { AnswerQuestionRequest, AskQuestionRequest, QuestionPageView, QuestionView } from '../../api/dto/question.dto';
 import { answerQuestion } from '../../api/answer-question.request';
 import { askQuestion } from '../../api/ask-question.request';
 import { ForbiddenError } from '../../api/errors';

@@ -16,10 +16,10 @@ import { reportResult } from '../../api/report-result.request';
 import { channelHeader } from '../../api/request-params';
 import { parseBody } from '../../api/validation';
 import { CurrentPrincipal } from '../auth';
-import { ApiChannelHeader, ApiIdParam } from '../dto/api-params';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { DeadlineRequest, DecisionRequest, ResultRequest } from '../dto/tool-call.dto';
-import { ExecutionClaimView, ToolCallView } from '../dto/views.dto';
+import { ApiChannelHeader, ApiIdParam } from '../../api/dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
+import { DeadlineRequest, DecisionRequest, ResultRequest } from '../../api/dto/tool-call.dto';
+import { ExecutionClaimView, ToolCallView } from '../../api/dto/views.dto';
 
 /** Checks run in the contract's order: 401 (guard) → 404 → 403 → 400 → 409/503 (adapters/api/precedence.ts). */
 @ApiTags('tool calls')

@@ -7,10 +7,10 @@ import { ListToolsQuery } from '../../../application/queries/list/list.queries';
 import { Principal } from '../../../domain/shared/actor';
 import { registerTool } from '../../api/register-tool.request';
 import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
-import { ApiIdParam, ApiListQuery } from '../dto/api-params';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../dto/problem.dto';
-import { RegisterToolRequest } from '../dto/tool.dto';
-import { ToolPageView, ToolView } from '../dto/views.dto';
+import { ApiIdParam, ApiListQuery } from '../../api/dto/api-params';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
+import { RegisterToolRequest } from '../../api/dto/tool.dto';
+import { ToolPageView, ToolView } from '../../api/dto/views.dto';
 import { listParams } from '../../api/request-params';
 
 @ApiTags('tools')

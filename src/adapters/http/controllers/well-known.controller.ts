@@ -2,9 +2,9 @@ import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RECEIPTS, ReceiptSigner } from '../../../application/ports';
 import { Public } from '../auth';
-import { ApiProblems } from '../dto/problem.dto';
-import { JwksView } from '../dto/views.dto';
-import { POLICY_JSON_SCHEMA, POLICY_SCHEMA_PATH, SCHEMA_CONTENT_TYPE } from '../policy-schema';
+import { ApiProblems } from '../../api/dto/problem.dto';
+import { JwksView } from '../../api/dto/views.dto';
+import { POLICY_JSON_SCHEMA, POLICY_SCHEMA_PATH, SCHEMA_CONTENT_TYPE } from '../../api/policy-schema';
 
 /** Documents anyone may fetch, to check what Tollgate signs and to write what it reads. */
 @Controller()

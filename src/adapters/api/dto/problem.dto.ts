@@ -11,7 +11,7 @@ import { TOOL_CALL_STATUSES } from '../../../domain/conversation/tool-call-statu
 import { HALT_SCOPES } from '../../../domain/halt/halt.aggregate';
 import { GRANT_LIMITS } from '../../../domain/policy/grant-limit';
 import { DecisionView } from './views.dto';
-import { PROBLEM_CONTENT_TYPE, problem } from '../../api/problem';
+import { PROBLEM_CONTENT_TYPE, problem } from '../problem';
 
 @ApiSchema({ name: 'ValidationFault' })
 export class ValidationFaultView {

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiHeader, ApiParam, ApiQuery } from '@nestjs/swagger';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../api/request-params';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../request-params';
 import { ID_PATTERN } from './conversation.dto';
 
 /*
