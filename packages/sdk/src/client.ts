@@ -9,7 +9,7 @@ import {
   type RetryOptions,
   type TokenSource,
 } from './http.js';
-import { throwIfAborted } from './signals.js';
+import { untilSettled } from './long-poll.js';
 import type {
   AuditCheckpoint,
   AuditEventPage,
@@ -156,28 +156,14 @@ export class TollgateClient {
       const { waitOverGrpc } = (await import(/* @vite-ignore */ GRPC_WATCH)) as typeof import('./grpc-watch.js');
       return waitOverGrpc(this, this.options.grpc, call, o.signal);
     }
-    const poll = Math.max(1, Math.min(60, this.options.pollSeconds ?? 30));
-    let failures = 0;
-    while (call.status === 'pending') {
-      throwIfAborted(o.signal);
-      const expiresAt = call.approval ? Date.parse(call.approval.expiresAt) : NaN;
-      const left = Number.isNaN(expiresAt) ? poll : Math.ceil((expiresAt - Date.now()) / 1000);
-      // At least a second: past the expiry the server expires the call on read, whatever the clocks say.
-      const wait = Math.max(1, Math.min(poll, left));
-      try {
-        call = await this.getToolCall(call.id, { wait, signal: o.signal });
-        failures = 0;
-      } catch (e) {
-        throwIfAborted(o.signal);
-        // The transport gave up on a transient failure (a long outage): keep at it while the call may still
-        // be decided, i.e. until a minute past its expiry by our clock. Anything else is the caller's to see.
-        const transient = e instanceof TollgateError && (e.status === 0 || e.status === 429 || e.status >= 502);
-        if (!transient || (!Number.isNaN(expiresAt) && Date.now() > expiresAt + 60_000)) throw e;
-        failures += 1;
-        await sleep(this.transport.backoff(failures + 3), o.signal);
-      }
-    }
-    return call;
+    return untilSettled(call, {
+      pending: (c) => c.status === 'pending',
+      expiresAt: (c) => (c.approval ? Date.parse(c.approval.expiresAt) : NaN),
+      read: (c, wait) => this.getToolCall(c.id, { wait, signal: o.signal }),
+      pollSeconds: this.options.pollSeconds,
+      backoff: (attempt) => this.transport.backoff(attempt),
+      signal: o.signal,
+    });
   }
 
   /**

@@ -3,9 +3,8 @@
  * inbox people use for approvals; people list and answer them.
  */
 import { TollgateError } from './errors.js';
-import { sleep } from './http.js';
 import { ID_PATTERN, newId, toolCallKey } from './ids.js';
-import { throwIfAborted } from './signals.js';
+import { untilSettled } from './long-poll.js';
 import type { DecisionChannel, TollgateClient, WaitOptions } from './client.js';
 import type {
   ActorRef,
@@ -98,26 +97,14 @@ export class Questions {
    */
   async wait(idOrQuestion: string | Question, o: WaitOptions = {}): Promise<Question> {
     let q = typeof idOrQuestion === 'string' ? await this.get(idOrQuestion, o) : idOrQuestion;
-    const poll = Math.max(1, Math.min(60, this.tollgate.options.pollSeconds ?? 30));
-    let failures = 0;
-    while (q.status === 'pending') {
-      throwIfAborted(o.signal);
-      const expiresAt = Date.parse(q.expiresAt);
-      const left = Number.isNaN(expiresAt) ? poll : Math.ceil((expiresAt - Date.now()) / 1000);
-      // At least a second: past the expiry the server expires the question on read, whatever the clocks say.
-      const wait = Math.max(1, Math.min(poll, left));
-      try {
-        q = await this.get(q.id, { wait, signal: o.signal });
-        failures = 0;
-      } catch (e) {
-        throwIfAborted(o.signal);
-        const transient = e instanceof TollgateError && (e.status === 0 || e.status === 429 || e.status >= 502);
-        if (!transient || (!Number.isNaN(expiresAt) && Date.now() > expiresAt + 60_000)) throw e;
-        failures += 1;
-        await sleep(this.tollgate.transport.backoff(failures + 3), o.signal);
-      }
-    }
-    return q;
+    return untilSettled(q, {
+      pending: (x) => x.status === 'pending',
+      expiresAt: (x) => Date.parse(x.expiresAt),
+      read: (x, wait) => this.get(x.id, { wait, signal: o.signal }),
+      pollSeconds: this.tollgate.options.pollSeconds,
+      backoff: (attempt) => this.tollgate.transport.backoff(attempt),
+      signal: o.signal,
+    });
   }
 
   /** Asks in a conversation and waits for the outcome (`conv.ask`). */

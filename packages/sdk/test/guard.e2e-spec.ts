@@ -11,18 +11,14 @@ import {
   type Tollgate,
   type TollgateConversation,
 } from '@tollgate/sdk';
-import { pendingIn, setUp, startTestServer, type Setup, type TestServer } from './support.js';
+import { pendingIn, withServer, type Setup, type TestServer } from './support.js';
 
 let server: TestServer;
 let s: Setup;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  s = await setUp(server);
-});
-
-afterAll(async () => {
-  await server?.stop();
+withServer((started, setup) => {
+  server = started;
+  s = setup;
 });
 
 let n = 0;

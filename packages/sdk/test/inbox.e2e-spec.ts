@@ -3,18 +3,14 @@
  * channel), and watches the live event stream, resuming with Last-Event-ID after a drop so nothing is missed.
  */
 import { Tollgate, TollgateError, type AuditEvent, type StreamState } from '@tollgate/sdk';
-import { setUp, startTestServer, tapFetch, until, type Setup, type TestServer } from './support.js';
+import { withServer, tapFetch, until, type Setup, type TestServer } from './support.js';
 
 let server: TestServer;
 let s: Setup;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  s = await setUp(server);
-});
-
-afterAll(async () => {
-  await server?.stop();
+withServer((started, setup) => {
+  server = started;
+  s = setup;
 });
 
 const user = { id: 'ann', roles: ['admin'] };

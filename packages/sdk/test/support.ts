@@ -25,6 +25,18 @@ export const POLICY = {
 /** Fast retries, so outages in tests cost little time (the delays themselves are not asserted). */
 export const FAST_RETRY = { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 50 };
 
+/** Starts a server and its setup before the file's tests, and stops it after them. */
+export function withServer(ready: (server: TestServer, setup: Setup) => void): void {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startTestServer();
+    ready(server, await setUp(server));
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+}
+
 export interface Setup {
   server: TestServer;
   agentToken: string;

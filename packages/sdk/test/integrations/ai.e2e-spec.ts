@@ -12,8 +12,7 @@ import {
   describeExample,
   pendingIn,
   type Setup,
-  setUp,
-  startTestServer,
+  withServer,
   type TestServer,
   until,
 } from '../support.js';
@@ -21,13 +20,9 @@ import {
 let server: TestServer;
 let s: Setup;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  s = await setUp(server);
-});
-
-afterAll(async () => {
-  await server?.stop();
+withServer((started, setup) => {
+  server = started;
+  s = setup;
 });
 
 const usage = {

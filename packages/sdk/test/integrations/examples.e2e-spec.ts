@@ -5,18 +5,14 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { pendingIn, setUp, startTestServer, until, type Setup, type TestServer } from '../support.js';
+import { pendingIn, withServer, until, type Setup, type TestServer } from '../support.js';
 
 let server: TestServer;
 let s: Setup;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  s = await setUp(server);
-});
-
-afterAll(async () => {
-  await server?.stop();
+withServer((started, setup) => {
+  server = started;
+  s = setup;
 });
 
 const root = join(__dirname, '../../../..');

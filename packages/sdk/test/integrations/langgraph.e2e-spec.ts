@@ -10,26 +10,14 @@ import { fakeModel } from '@langchain/core/testing';
 import { tool, type StructuredToolInterface } from '@langchain/core/tools';
 import { z } from 'zod';
 import { isTollgateInterrupt, resumeWhenDecided, withApproval } from '../../src/integrations/langgraph.js';
-import {
-  conversations,
-  describeExample,
-  pendingIn,
-  type Setup,
-  setUp,
-  startTestServer,
-  type TestServer,
-} from '../support.js';
+import { conversations, describeExample, pendingIn, type Setup, withServer, type TestServer } from '../support.js';
 
 let server: TestServer;
 let s: Setup;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  s = await setUp(server);
-});
-
-afterAll(async () => {
-  await server?.stop();
+withServer((started, setup) => {
+  server = started;
+  s = setup;
 });
 
 const conversation = conversations(() => s, 'conv-lg');

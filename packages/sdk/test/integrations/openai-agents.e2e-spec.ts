@@ -15,28 +15,16 @@ import {
 } from '@openai/agents';
 import { z } from 'zod';
 import { decideInterruptions, withApproval } from '../../src/integrations/openai-agents.js';
-import {
-  conversations,
-  describeExample,
-  pendingIn,
-  type Setup,
-  setUp,
-  startTestServer,
-  type TestServer,
-} from '../support.js';
+import { conversations, describeExample, pendingIn, type Setup, withServer, type TestServer } from '../support.js';
 
 setTracingDisabled(true);
 
 let server: TestServer;
 let s: Setup;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  s = await setUp(server);
-});
-
-afterAll(async () => {
-  await server?.stop();
+withServer((started, setup) => {
+  server = started;
+  s = setup;
 });
 
 /** Asks for one tool call, then answers "done"; keeps every request. */
