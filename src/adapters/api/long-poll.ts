@@ -13,6 +13,9 @@ export async function waitSeconds(raw: unknown, access: () => Promise<unknown>):
   }
 }
 
+/** What a long-poll needs of the HTTP response: to hear the client go away. */
+type ClosingResponse = { once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown };
+
 /**
  * A long-poll's read (REST `?wait=N`), holding one of the caller's wait slots (429 past the per-token or
  * per-tenant bound) for as long as it waits. A client that goes away (`res` closes) frees its slot and its waiter
@@ -21,7 +24,7 @@ export async function waitSeconds(raw: unknown, access: () => Promise<unknown>):
 export async function withWaitSlot<T>(
   slots: WaitSlots,
   p: Principal,
-  res: { once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown },
+  res: ClosingResponse,
   read: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const release = slots.acquire(p);
@@ -37,6 +40,19 @@ export async function withWaitSlot<T>(
     res.off('close', leave);
     release();
   }
+}
+
+/**
+ * A REST read that may long-poll: `?wait` checked (a 404 from `access` first), answered at once without a wait,
+ * else holding a wait slot while it waits.
+ */
+export async function readOrWait<T>(
+  wait: { raw: unknown; access: () => Promise<unknown>; slots: WaitSlots; principal: Principal; res: ClosingResponse },
+  read: (seconds: number, signal?: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const seconds = await waitSeconds(wait.raw, wait.access);
+  if (seconds === 0) return read(0);
+  return withWaitSlot(wait.slots, wait.principal, wait.res, (signal) => read(seconds, signal));
 }
 
 /** How long one read of a watch waits before it reads again (it is woken sooner by any change). */

@@ -26,6 +26,15 @@ export const ApiListQuery = () =>
     }),
   );
 
+/** `?wait=N` of a read that may long-poll while `what` is pending. */
+export const ApiWaitQuery = (what: string) =>
+  ApiQuery({
+    name: 'wait',
+    required: false,
+    schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 },
+    description: `Seconds to wait while ${what} is pending`,
+  });
+
 /** A path parameter holding an id or tool name of `[A-Za-z0-9_.:-]{1,128}`. */
 export const ApiIdParam = (name: string, description: string, example: string) =>
   ApiParam({ name, description, schema: { type: 'string', pattern: ID_PATTERN.source }, example });

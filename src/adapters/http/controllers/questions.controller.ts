@@ -15,14 +15,14 @@ import { QuestionView as AppQuestionView } from '../../../application/views/ques
 import { QUESTION_STATUSES } from '../../../domain/question/question.aggregate';
 import { Principal, isAgent } from '../../../domain/shared/actor';
 import { CurrentPrincipal } from '../auth';
-import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../../api/dto/api-params';
+import { ApiChannelHeader, ApiIdParam, ApiListQuery, ApiWaitQuery } from '../../api/dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
 import { AnswerQuestionRequest, AskQuestionRequest, QuestionPageView, QuestionView } from '../../api/dto/question.dto';
 import { answerQuestion } from '../../api/answer-question.request';
 import { askQuestion } from '../../api/ask-question.request';
 import { ForbiddenError } from '../../api/errors';
 import { WaitSlots } from '../../api/limits';
-import { waitSeconds, withWaitSlot } from '../../api/long-poll';
+import { readOrWait } from '../../api/long-poll';
 import { questionAccess } from '../../api/precedence';
 import { channelHeader, enumParam, listParams } from '../../api/request-params';
 
@@ -116,12 +116,7 @@ export class QuestionsController {
       "The conversation's agent and end user, and the tenant's approvers, admins and auditors. With wait=N, a pending question is answered as soon as it leaves pending (on any instance) or after N seconds, still pending. Open waits are bounded per token and per tenant (429).",
   })
   @ApiIdParam('id', "The question's id", 'q_3f9a0c')
-  @ApiQuery({
-    name: 'wait',
-    required: false,
-    schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 },
-    description: 'Seconds to wait while the question is pending',
-  })
+  @ApiWaitQuery('the question')
   @ApiOkResponse({ type: QuestionView })
   @ApiProblems(...BEARER_PROBLEMS, 'waits_limited', 'validation_failed', 'not_found')
   async get(
@@ -130,10 +125,9 @@ export class QuestionsController {
     @Query('wait') wait: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
-    const seconds = await waitSeconds(wait, questionAccess(this.queries, p, id));
-    if (seconds === 0) return this.queries.execute(new GetQuestionQuery(p, id, 0));
-    return withWaitSlot(this.waitSlots, p, res, (signal) =>
-      this.queries.execute(new GetQuestionQuery(p, id, seconds, signal)),
+    return readOrWait(
+      { raw: wait, access: questionAccess(this.queries, p, id), slots: this.waitSlots, principal: p, res },
+      (seconds, signal) => this.queries.execute(new GetQuestionQuery(p, id, seconds, signal)),
     );
   }
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ClaimExecutionCommand } from '../../../application/commands/claim-execution/claim-execution.command';
 import { ExtendDeadlineCommand } from '../../../application/commands/extend-deadline/extend-deadline.command';
@@ -10,13 +10,13 @@ import { hasAnyRole, Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { decideToolCall } from '../../api/decide-tool-call.request';
 import { WaitSlots } from '../../api/limits';
-import { waitSeconds, withWaitSlot } from '../../api/long-poll';
+import { readOrWait } from '../../api/long-poll';
 import { accessBeforeFaults, toolCallAccess } from '../../api/precedence';
 import { reportResult } from '../../api/report-result.request';
 import { channelHeader } from '../../api/request-params';
 import { parseBody } from '../../api/validation';
 import { CurrentPrincipal } from '../auth';
-import { ApiChannelHeader, ApiIdParam } from '../../api/dto/api-params';
+import { ApiChannelHeader, ApiIdParam, ApiWaitQuery } from '../../api/dto/api-params';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
 import { DeadlineRequest, DecisionRequest, ResultRequest } from '../../api/dto/tool-call.dto';
 import { ExecutionClaimView, ToolCallView } from '../../api/dto/views.dto';
@@ -40,12 +40,7 @@ export class ToolCallsController {
       "The conversation's agent and end user, and the tenant's approvers, admins and auditors. With wait=N, a pending call is answered as soon as it leaves pending (decided on any instance) or after N seconds, still pending. Open waits are bounded per token and per tenant (429).",
   })
   @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
-  @ApiQuery({
-    name: 'wait',
-    required: false,
-    schema: { type: 'integer', minimum: 0, maximum: 60, default: 0 },
-    description: 'Seconds to wait while the call is pending',
-  })
+  @ApiWaitQuery('the call')
   @ApiOkResponse({ type: ToolCallView })
   @ApiProblems(...BEARER_PROBLEMS, 'waits_limited', 'validation_failed', 'not_found')
   async get(
@@ -54,11 +49,10 @@ export class ToolCallsController {
     @Query('wait') wait: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
-    const seconds = await waitSeconds(wait, toolCallAccess(this.queries, p, id));
     // The query checks visibility itself: no separate access read on the hot path of every long-poll.
-    if (seconds === 0) return this.queries.execute(new GetToolCallQuery(p, id, 0));
-    return withWaitSlot(this.waitSlots, p, res, (signal) =>
-      this.queries.execute(new GetToolCallQuery(p, id, seconds, signal)),
+    return readOrWait(
+      { raw: wait, access: toolCallAccess(this.queries, p, id), slots: this.waitSlots, principal: p, res },
+      (seconds, signal) => this.queries.execute(new GetToolCallQuery(p, id, seconds, signal)),
     );
   }
 
