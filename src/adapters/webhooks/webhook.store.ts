@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ValidationError } from '../../domain/shared/domain-error';
+import { decodeCursor, encodeCursor } from '../../infrastructure/persistence/keyset-cursor';
 
 export interface Webhook {
   id: string;
@@ -65,18 +66,6 @@ function webhookFromRow(r: any): Webhook {
   };
 }
 
-function listCursor(after: string | undefined): [string, string] | null {
-  if (!after) return null;
-  try {
-    const k = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
-    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && typeof k[1] === 'string')
-      return k as [string, string];
-  } catch {
-    /* fall through */
-  }
-  throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
-}
-
 function cursor(after: string | undefined): number | null {
   if (!after) return null;
   const n = Number(Buffer.from(after, 'base64url').toString('utf8'));
@@ -104,7 +93,7 @@ export class WebhookStore {
     limit: number,
     after?: string,
   ): Promise<{ items: Webhook[]; nextCursor: string | null }> {
-    const key = listCursor(after);
+    const key = decodeCursor(after);
     const rows = await this.dataSource.query(
       `SELECT id, url, events, description, created_by, created_at, created_at::text AS ckey FROM webhooks
         WHERE tenant_id = $1 ${key ? 'AND (created_at, id) > ($3::timestamptz, $4)' : ''} ORDER BY created_at, id LIMIT $2`,
@@ -114,8 +103,7 @@ export class WebhookStore {
     const last = items[items.length - 1];
     return {
       items,
-      nextCursor:
-        rows.length > limit ? Buffer.from(JSON.stringify([rows[limit - 1].ckey, last.id])).toString('base64url') : null,
+      nextCursor: rows.length > limit ? encodeCursor([rows[limit - 1].ckey, last.id]) : null,
     };
   }
 

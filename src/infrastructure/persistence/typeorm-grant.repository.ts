@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Grant } from '../../domain/grant/grant.aggregate';
 import { GrantListFilter, GrantRepository } from '../../application/ports';
-import { ValidationError } from '../../domain/shared/domain-error';
 import { GrantRow } from './orm-entities';
+import { decodeCursor, encodeCursor } from './keyset-cursor';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
 export function grantFromRow(r: GrantRow): Grant {
@@ -34,28 +34,8 @@ const STATUS: Record<Exclude<GrantListFilter['status'], 'all'>, (now: string) =>
   expired: (now) => `g.revoked_at IS NULL AND g.expires_at <= ${now}`,
 };
 
-/** Keyset cursors on (created_at, id): stable under inserts. Opaque to clients. */
-function encodeCursor(r: GrantRow): string {
-  return Buffer.from(JSON.stringify([r.createdAt.toISOString(), r.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string | undefined): [string, string] | null {
-  if (!cursor) return null;
-  try {
-    const k = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(k) &&
-      k.length === 2 &&
-      typeof k[0] === 'string' &&
-      !Number.isNaN(Date.parse(k[0])) &&
-      typeof k[1] === 'string'
-    )
-      return k as [string, string];
-  } catch {
-    /* fall through */
-  }
-  throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
-}
+/** Keyset cursors on (created_at, id): stable under inserts. */
+const cursorOf = (r: GrantRow) => encodeCursor([r.createdAt.toISOString(), r.id]);
 
 @Injectable()
 export class TypeOrmGrantRepository implements GrantRepository {
@@ -96,7 +76,7 @@ export class TypeOrmGrantRepository implements GrantRepository {
     if (f.toolName !== undefined) qb.andWhere('g.tool_name = :toolName', { toolName: f.toolName });
     if (f.scope !== undefined) qb.andWhere('g.scope = :scope', { scope: f.scope });
     if (f.status !== 'all') qb.andWhere(STATUS[f.status](':now'), { now: f.now });
-    const after = decodeCursor(f.cursor);
+    const after = decodeCursor(f.cursor, { dated: true });
     if (after)
       qb.andWhere('(g.created_at, g.id) < (:afterAt::timestamptz, :afterId)', { afterAt: after[0], afterId: after[1] });
     const rows = await qb
@@ -106,7 +86,7 @@ export class TypeOrmGrantRepository implements GrantRepository {
       .getMany();
     const more = rows.length > f.limit;
     const items = rows.slice(0, f.limit);
-    return { grants: items.map(grantFromRow), nextCursor: more ? encodeCursor(items[items.length - 1]) : null };
+    return { grants: items.map(grantFromRow), nextCursor: more ? cursorOf(items[items.length - 1]) : null };
   }
 
   async save(grant: Grant): Promise<void> {

@@ -4,10 +4,10 @@ import type { HaltScope, HaltTarget } from '../../domain/halt/halt.aggregate';
 import { haltThatApplies } from '../../domain/halt/rules/halt-that-applies';
 import { Question, QuestionAudience, QuestionStatus } from '../../domain/question/question.aggregate';
 import { isAgent, Principal } from '../../domain/shared/actor';
-import { ValidationError } from '../../domain/shared/domain-error';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { WAKE_CHANNEL, wakePayload } from '../waiting/pg-wake-listener';
 import { QuestionRow } from './question.orm-entity';
+import { decodeCursor, encodeCursor } from './keyset-cursor';
 import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
 
 /** A halt joined to a question: it may cover it (see `haltThatApplies`). */
@@ -41,28 +41,8 @@ export function questionFromRow(r: QuestionRow): Question {
   );
 }
 
-/** Keyset cursors on (created_at, id): stable under inserts. Opaque to clients. */
-function encodeCursor(r: QuestionRow): string {
-  return Buffer.from(JSON.stringify([r.createdAt.toISOString(), r.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string | undefined): [string, string] | null {
-  if (!cursor) return null;
-  try {
-    const k = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(k) &&
-      k.length === 2 &&
-      typeof k[0] === 'string' &&
-      !Number.isNaN(Date.parse(k[0])) &&
-      typeof k[1] === 'string'
-    )
-      return k as [string, string];
-  } catch {
-    /* fall through */
-  }
-  throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
-}
+/** Keyset cursors on (created_at, id): stable under inserts. */
+const cursorOf = (r: QuestionRow) => encodeCursor([r.createdAt.toISOString(), r.id]);
 
 @Injectable()
 export class TypeOrmQuestionRepository implements QuestionRepository {
@@ -232,7 +212,7 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
         roles,
       });
     if (f.status === 'pending') qb.andWhere('q.expires_at > :now', { now: f.now });
-    const after = decodeCursor(f.cursor);
+    const after = decodeCursor(f.cursor, { dated: true });
     if (after)
       qb.andWhere('(q.created_at, q.id) < (:afterAt::timestamptz, :afterId)', { afterAt: after[0], afterId: after[1] });
     const rows = await qb
@@ -242,6 +222,6 @@ export class TypeOrmQuestionRepository implements QuestionRepository {
       .getMany();
     const more = rows.length > f.limit;
     const items = rows.slice(0, f.limit);
-    return { questions: items.map(questionFromRow), nextCursor: more ? encodeCursor(items[items.length - 1]) : null };
+    return { questions: items.map(questionFromRow), nextCursor: more ? cursorOf(items[items.length - 1]) : null };
   }
 }

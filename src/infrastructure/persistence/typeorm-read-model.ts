@@ -2,31 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { ListFilter, ReadModel } from '../../application/ports';
 import { ApprovalView, ConversationView, Page, toolCallView, toolView } from '../../application/views/views';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
-import { ValidationError } from '../../domain/shared/domain-error';
 import { toolCallState } from './conversation.mapper';
 import { TOOL_CALL_COLUMNS } from './conversation-columns';
 import type { ToolCallRow } from './orm-entities';
 import { ToolRow } from './orm-entities';
 import { toolFromRow } from './typeorm-tool.repository';
+import { decodeCursor, encodeCursor, type CursorKey } from './keyset-cursor';
 import { TypeOrmUnitOfWork } from './unit-of-work';
 
-type Key = [string, string];
-
-/** Keyset cursors: stable under inserts, cheap at any depth. Opaque to clients. */
-function encodeCursor(key: Key): string {
-  return Buffer.from(JSON.stringify(key)).toString('base64url');
-}
-
-function decodeCursor(cursor: string | undefined): Key | null {
-  if (!cursor) return null;
-  try {
-    const k = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string' && typeof k[1] === 'string') return k as Key;
-  } catch {
-    /* fall through */
-  }
-  throw new ValidationError([{ path: 'cursor', message: 'is not a cursor this server issued' }]);
-}
+type Key = CursorKey;
 
 function page<R, V>(rows: R[], limit: number, key: (r: R) => Key, view: (r: R) => V): Page<V> {
   const more = rows.length > limit;

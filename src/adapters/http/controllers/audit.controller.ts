@@ -25,7 +25,7 @@ import {
 import { parseBody } from '../../api/validation';
 import type { Request, Response } from 'express';
 import { once } from 'node:events';
-import { AuditEvent, AuditFilter } from '../../../application/ports/audit-log.port';
+import { AuditFilter } from '../../../application/ports/audit-log.port';
 import { decodeAuditCursor } from '../../../application/queries/audit/audit.handlers';
 import {
   AuditCheckpointQuery,
