@@ -6,7 +6,7 @@ import type {
   ApprovalRequest,
 } from '../../application/ports/approval-callback.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { notifyMessage, outcomeMessage, requestMessage } from './slack-blocks';
+import { notifyMessage, outcomeMessage, requestMessage, type SlackBlock } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
 import { SlackMessageStore } from './slack-messages.store';
 
@@ -31,9 +31,20 @@ export class SlackApprovalCallback implements ApprovalCallback {
   }
 
   async ask(r: ApprovalRequest): Promise<void> {
-    if (r.tenantId !== this.tenant) return;
-    if (await this.messages.find(r.tenantId, r.id)) return; // redelivered: posted already
-    const message = requestMessage(r);
+    await this.post(r, requestMessage(r), 'chat.postMessage');
+  }
+
+  /**
+   * Posts a request's message once (a redelivery finds it posted) and remembers where, so later outcomes update
+   * it. A refusal no retry can cure is logged and passed over, so the stream moves on. False when nothing was posted.
+   */
+  private async post(
+    r: ApprovalRequest,
+    message: { text: string; blocks: SlackBlock[] },
+    what: string,
+  ): Promise<boolean> {
+    if (r.tenantId !== this.tenant) return false;
+    if (await this.messages.find(r.tenantId, r.id)) return false; // redelivered: posted already
     let posted: { channel?: string; ts?: string };
     try {
       posted = await this.slack.chat.postMessage({
@@ -45,8 +56,8 @@ export class SlackApprovalCallback implements ApprovalCallback {
       });
     } catch (e) {
       if (isCurable(e)) throw e;
-      this.log.error(`chat.postMessage for ${r.id} refused (${slackPlatformError(e)}); not retried`);
-      return;
+      this.log.error(`${what} for ${r.id} refused (${slackPlatformError(e)}); not retried`);
+      return false;
     }
     if (!posted.channel || !posted.ts) throw new Error('chat.postMessage answered without channel and ts');
     await this.messages.save(r.tenantId, r.id, {
@@ -54,6 +65,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
       ts: posted.ts,
       conversation: r.conversation,
     });
+    return true;
   }
 
   /** An approval towards a quorum: the same message, buttons kept, now saying "1 of 2". */
@@ -95,30 +107,8 @@ export class SlackApprovalCallback implements ApprovalCallback {
    * request's (with its outcome already set), so a redelivery posts it once and an outcome never touches it.
    */
   async notify(r: ApprovalRequest, told: { approvers: string[] }): Promise<void> {
-    if (r.tenantId !== this.tenant) return;
-    if (await this.messages.find(r.tenantId, r.id)) return; // redelivered: posted already
-    const message = notifyMessage(r, told.approvers);
-    let posted: { channel?: string; ts?: string };
-    try {
-      posted = await this.slack.chat.postMessage({
-        channel: this.config.slack!.channel,
-        text: message.text,
-        blocks: message.blocks,
-        unfurl_links: false,
-        unfurl_media: false,
-      });
-    } catch (e) {
-      if (isCurable(e)) throw e;
-      this.log.error(`chat.postMessage (notify) for ${r.id} refused (${slackPlatformError(e)}); not retried`);
-      return;
-    }
-    if (!posted.channel || !posted.ts) throw new Error('chat.postMessage answered without channel and ts');
-    await this.messages.save(r.tenantId, r.id, {
-      channelId: posted.channel,
-      ts: posted.ts,
-      conversation: r.conversation,
-    });
-    await this.messages.markOutcome(r.tenantId, r.id, 'approved');
+    if (await this.post(r, notifyMessage(r, told.approvers), 'chat.postMessage (notify)'))
+      await this.messages.markOutcome(r.tenantId, r.id, 'approved');
   }
 
   async tell(o: ApprovalOutcome): Promise<void> {
