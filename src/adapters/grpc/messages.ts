@@ -1,4 +1,5 @@
 import type { QuestionView } from '../../application/views/question.view';
+import type { ProposedToolCallDto } from '../api/dto/tool-call.dto';
 import type { StatusView } from '../../application/queries/get-status/get-status.query';
 import type {
   ApprovalView,
@@ -213,7 +214,7 @@ function annotationsBody(a: Msg): Json {
 export function proposalBody(calls: ProposedToolCallMsg[] | undefined): Json {
   return {
     toolCalls: (calls ?? []).map((c, i) =>
-      present({
+      present<EveryMember<ProposedToolCallDto>>({
         id: c.id,
         toolName: c.toolName ?? '',
         arguments: structField(c.arguments, `toolCalls[${i}].arguments`),

@@ -14,5 +14,11 @@ export type SameMembers<Dto, View> = [Exclude<keyof View, keyof Dto>, Exclude<ke
   ? true
   : false;
 
+/**
+ * Every member of `T` named, an optional one perhaps as undefined: a mapping written as one object literal of this
+ * type fails the typecheck when `T` gains a member the mapping does not name (and stays assignable to `T`).
+ */
+export type EveryMember<T> = { [K in keyof Required<T>]: {} extends Pick<T, K> ? T[K] | undefined : T[K] };
+
 /** Compiles only for `true`. */
 export type Holds<T extends true> = T;

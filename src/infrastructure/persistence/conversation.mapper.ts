@@ -2,6 +2,7 @@ import { ConversationState } from '../../domain/conversation/conversation.aggreg
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { ToolCallState } from '../../domain/conversation/tool-call.entity';
 import { ToolCallStatus } from '../../domain/conversation/tool-call-status';
+import type { EveryMember } from '../../application/views/view-guard';
 import type { ConversationRow, ToolCallRow } from './orm-entities';
 
 /** Explicit mapping between rows and domain state; jsonb holds dates as ISO strings. */
@@ -76,7 +77,7 @@ export const ConversationMapper = {
 
 export function toolCallState(r: ToolCallRow): ToolCallState {
   const opt = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
-  return {
+  const state: EveryMember<ToolCallState> = {
     id: r.id,
     externalId: opt(r.externalId),
     conversationId: r.conversationId,
@@ -113,4 +114,5 @@ export function toolCallState(r: ToolCallRow): ToolCallState {
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
+  return state;
 }

@@ -18,6 +18,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import type { EveryMember } from '../../../application/views/view-guard';
 import type { ProposedCall } from '../../../domain/conversation/conversation.aggregate';
 import { ValidationError, type ValidationFault } from '../../../domain/shared/domain-error';
 import { MAX_GRANT_ARGS, MAX_GRANT_SECONDS } from '../../../domain/grant/grant.aggregate';
@@ -78,7 +79,7 @@ export function toolFlagsOf(
 
 /** A validated proposal body as the propose command takes it (REST and gRPC alike). */
 export function proposedCalls(dto: ProposeToolCallsRequest): ProposedCall[] {
-  return dto.toolCalls.map((c, i) => ({
+  return dto.toolCalls.map((c, i): EveryMember<ProposedCall> => ({
     externalId: c.id,
     toolName: c.toolName,
     arguments: c.arguments,
