@@ -56,10 +56,14 @@ export class InitialSchema1763800000000 implements MigrationInterface {
         FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id)
       )`);
     await q.query(`CREATE INDEX tool_calls_by_conversation ON tool_calls (tenant_id, conversation_id, created_at, id)`);
-    await q.query(`CREATE UNIQUE INDEX tool_calls_external_id ON tool_calls (tenant_id, conversation_id, external_id) WHERE external_id IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX tool_calls_external_id ON tool_calls (tenant_id, conversation_id, external_id) WHERE external_id IS NOT NULL`,
+    );
     // The inbox (oldest first) and the expiry sweeper only ever look at pending calls: keep those indexes small.
     await q.query(`CREATE INDEX tool_calls_pending ON tool_calls (tenant_id, created_at, id) WHERE status = 'pending'`);
-    await q.query(`CREATE INDEX tool_calls_pending_expiry ON tool_calls (tenant_id, expires_at) WHERE status = 'pending'`);
+    await q.query(
+      `CREATE INDEX tool_calls_pending_expiry ON tool_calls (tenant_id, expires_at) WHERE status = 'pending'`,
+    );
     await q.query(`CREATE INDEX tool_calls_by_status ON tool_calls (tenant_id, status, created_at, id)`);
 
     await q.query(`
@@ -142,8 +146,12 @@ export class InitialSchema1763800000000 implements MigrationInterface {
         PRIMARY KEY (tenant_id, seq)
       )`);
     await q.query(`CREATE UNIQUE INDEX events_by_id ON events (tenant_id, id)`);
-    await q.query(`CREATE INDEX events_by_conversation ON events (tenant_id, conversation_id, seq) WHERE conversation_id IS NOT NULL`);
-    await q.query(`CREATE INDEX events_by_tool_call ON events (tenant_id, tool_call_id, seq) WHERE tool_call_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX events_by_conversation ON events (tenant_id, conversation_id, seq) WHERE conversation_id IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX events_by_tool_call ON events (tenant_id, tool_call_id, seq) WHERE tool_call_id IS NOT NULL`,
+    );
     await q.query(`CREATE INDEX events_by_type ON events (tenant_id, type, seq)`);
     await q.query(`CREATE INDEX events_by_time ON events (tenant_id, at)`);
 
@@ -154,8 +162,12 @@ export class InitialSchema1763800000000 implements MigrationInterface {
         RAISE EXCEPTION 'the audit trail is append-only: % on events is refused', TG_OP
           USING ERRCODE = 'insufficient_privilege';
       END $$`);
-    await q.query(`CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events FOR EACH ROW EXECUTE FUNCTION tollgate_events_append_only()`);
-    await q.query(`CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events FOR EACH STATEMENT EXECUTE FUNCTION tollgate_events_append_only()`);
+    await q.query(
+      `CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events FOR EACH ROW EXECUTE FUNCTION tollgate_events_append_only()`,
+    );
+    await q.query(
+      `CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events FOR EACH STATEMENT EXECUTE FUNCTION tollgate_events_append_only()`,
+    );
     // ALWAYS: the triggers fire even with session_replication_role = replica, which a superuser could set.
     await q.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_update_delete`);
     await q.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_truncate`);
@@ -171,7 +183,17 @@ export class InitialSchema1763800000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['signing_keys', 'events', 'audit_heads', 'halts', 'grants', 'policy_versions', 'tools', 'tool_calls', 'conversations']) {
+    for (const t of [
+      'signing_keys',
+      'events',
+      'audit_heads',
+      'halts',
+      'grants',
+      'policy_versions',
+      'tools',
+      'tool_calls',
+      'conversations',
+    ]) {
       await q.query(`DROP TABLE IF EXISTS ${t}`);
     }
     await q.query(`DROP FUNCTION IF EXISTS tollgate_events_append_only()`);

@@ -14,7 +14,9 @@ export class HotPath1764300000000 implements MigrationInterface {
   name = 'HotPath1764300000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX tool_calls_open ON tool_calls (tenant_id, conversation_id) WHERE status IN ('pending', 'approved', 'executed')`);
+    await q.query(
+      `CREATE INDEX tool_calls_open ON tool_calls (tenant_id, conversation_id) WHERE status IN ('pending', 'approved', 'executed')`,
+    );
     await q.query(`
       CREATE FUNCTION tollgate_append_events(p_tenant text, p_events jsonb)
       RETURNS TABLE (out_seq bigint, out_prev_hash text, out_hash text)

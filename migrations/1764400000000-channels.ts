@@ -56,7 +56,9 @@ export class Channels1764400000000 implements MigrationInterface {
         FOREIGN KEY (tenant_id, webhook_id) REFERENCES webhooks (tenant_id, id) ON DELETE CASCADE
       )`);
     await q.query(`CREATE INDEX webhook_deliveries_by_seq ON webhook_deliveries (tenant_id, webhook_id, event_seq)`);
-    await q.query(`CREATE INDEX webhook_deliveries_due ON webhook_deliveries (tenant_id, next_attempt_at) WHERE status = 'pending'`);
+    await q.query(
+      `CREATE INDEX webhook_deliveries_due ON webhook_deliveries (tenant_id, next_attempt_at) WHERE status = 'pending'`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -12,21 +12,27 @@ export class ChainHeadLock1764500000000 implements MigrationInterface {
   name = 'ChainHeadLock1764500000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX tool_calls_pending_by_conversation ON tool_calls (tenant_id, conversation_id) WHERE status = 'pending'`);
-    await q.query(appendFunction(`
+    await q.query(
+      `CREATE INDEX tool_calls_pending_by_conversation ON tool_calls (tenant_id, conversation_id) WHERE status = 'pending'`,
+    );
+    await q.query(
+      appendFunction(`
         SELECT h.seq, h.hash INTO v_seq, v_hash FROM audit_heads h WHERE h.tenant_id = p_tenant FOR UPDATE;
         IF NOT FOUND THEN
           INSERT INTO audit_heads (tenant_id, seq, hash) VALUES (p_tenant, 0, repeat('0', 64)) ON CONFLICT (tenant_id) DO NOTHING;
           SELECT h.seq, h.hash INTO v_seq, v_hash FROM audit_heads h WHERE h.tenant_id = p_tenant FOR UPDATE;
-        END IF;`));
+        END IF;`),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX IF EXISTS tool_calls_pending_by_conversation`);
-    await q.query(appendFunction(`
+    await q.query(
+      appendFunction(`
         INSERT INTO audit_heads AS h (tenant_id, seq, hash) VALUES (p_tenant, 0, repeat('0', 64))
           ON CONFLICT (tenant_id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id
-          RETURNING h.seq, h.hash INTO v_seq, v_hash;`));
+          RETURNING h.seq, h.hash INTO v_seq, v_hash;`),
+    );
   }
 }
 

@@ -52,8 +52,12 @@ export class AuditHeadsForwardOnly1764615000000 implements MigrationInterface {
         END IF;
         RAISE EXCEPTION 'the chain head only moves forward: % on audit_heads is refused', TG_OP USING ERRCODE = 'insufficient_privilege';
       END $$`);
-    await q.query(`CREATE TRIGGER audit_heads_forward_only BEFORE INSERT OR UPDATE OR DELETE ON audit_heads FOR EACH ROW EXECUTE FUNCTION tollgate_audit_heads_forward_only()`);
-    await q.query(`CREATE TRIGGER audit_heads_no_truncate BEFORE TRUNCATE ON audit_heads FOR EACH STATEMENT EXECUTE FUNCTION tollgate_audit_heads_forward_only()`);
+    await q.query(
+      `CREATE TRIGGER audit_heads_forward_only BEFORE INSERT OR UPDATE OR DELETE ON audit_heads FOR EACH ROW EXECUTE FUNCTION tollgate_audit_heads_forward_only()`,
+    );
+    await q.query(
+      `CREATE TRIGGER audit_heads_no_truncate BEFORE TRUNCATE ON audit_heads FOR EACH STATEMENT EXECUTE FUNCTION tollgate_audit_heads_forward_only()`,
+    );
     await q.query(`ALTER TABLE audit_heads ENABLE ALWAYS TRIGGER audit_heads_forward_only`);
     await q.query(`ALTER TABLE audit_heads ENABLE ALWAYS TRIGGER audit_heads_no_truncate`);
     // INSERT and UPDATE stay granted: tollgate_append_events runs as its caller and moves the head.

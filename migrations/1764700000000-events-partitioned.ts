@@ -45,9 +45,12 @@ export class EventsPartitioned1764700000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     // Every index of the old table is rebuilt below by name; one this migration does not know would be lost.
-    const indexes: Array<{ name: string }> = await q.query(`SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'events'::regclass`);
+    const indexes: Array<{ name: string }> = await q.query(
+      `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'events'::regclass`,
+    );
     const unknown = indexes.map((i) => i.name).filter((n) => !(n in INDEXES) && n !== 'events_pkey');
-    if (unknown.length > 0) throw new Error(`events has indexes this migration would not rebuild: ${unknown.join(', ')}`);
+    if (unknown.length > 0)
+      throw new Error(`events has indexes this migration would not rebuild: ${unknown.join(', ')}`);
 
     await q.query(`ALTER TABLE events RENAME TO events_unpartitioned`);
     await q.query(`ALTER TABLE events_unpartitioned DROP CONSTRAINT events_pkey`);
@@ -55,8 +58,12 @@ export class EventsPartitioned1764700000000 implements MigrationInterface {
 
     // LIKE keeps the columns in their order (correlation_id last), NOT NULLs and defaults.
     await q.query(`CREATE TABLE events (LIKE events_unpartitioned INCLUDING DEFAULTS) PARTITION BY RANGE (at)`);
-    await q.query(`CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events FOR EACH ROW EXECUTE FUNCTION tollgate_events_append_only()`);
-    await q.query(`CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events FOR EACH STATEMENT EXECUTE FUNCTION tollgate_events_append_only()`);
+    await q.query(
+      `CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events FOR EACH ROW EXECUTE FUNCTION tollgate_events_append_only()`,
+    );
+    await q.query(
+      `CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events FOR EACH STATEMENT EXECUTE FUNCTION tollgate_events_append_only()`,
+    );
     await q.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_update_delete`);
     await q.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_truncate`);
     // The old table's grants, then the revocations of 1764100000000.
@@ -83,7 +90,9 @@ export class EventsPartitioned1764700000000 implements MigrationInterface {
     await q.query(DROP_FUNCTION);
     // Partitions are made by the table's owner whoever asks; search_path fixed, as a SECURITY DEFINER function needs.
     const [{ schema }] = await q.query(`SELECT quote_ident(current_schema()) AS schema`);
-    await q.query(`ALTER FUNCTION tollgate_events_ensure_partitions(timestamptz, timestamptz) SECURITY DEFINER SET search_path = ${schema}, pg_temp`);
+    await q.query(
+      `ALTER FUNCTION tollgate_events_ensure_partitions(timestamptz, timestamptz) SECURITY DEFINER SET search_path = ${schema}, pg_temp`,
+    );
     await q.query(`ALTER FUNCTION tollgate_events_guard_partition(text) SET search_path = ${schema}, pg_temp`);
 
     await q.query(`CREATE TABLE events_default PARTITION OF events DEFAULT`);
@@ -96,10 +105,13 @@ export class EventsPartitioned1764700000000 implements MigrationInterface {
 
     // The rows, then the indexes (built once per partition, faster than maintained row by row).
     await q.query(`INSERT INTO events SELECT * FROM events_unpartitioned`);
-    const [counts] = await q.query(`SELECT (SELECT count(*) FROM events_unpartitioned) AS before, (SELECT count(*) FROM events) AS after`);
+    const [counts] = await q.query(
+      `SELECT (SELECT count(*) FROM events_unpartitioned) AS before, (SELECT count(*) FROM events) AS after`,
+    );
     if (counts.before !== counts.after) throw new Error(`copied ${counts.after} of ${counts.before} events`);
     await q.query(`ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (tenant_id, seq, at)`);
-    for (const [name, definition] of Object.entries(INDEXES)) await q.query(`CREATE INDEX ${name} ON events ${definition}`);
+    for (const [name, definition] of Object.entries(INDEXES))
+      await q.query(`CREATE INDEX ${name} ON events ${definition}`);
     await q.query(`DROP TABLE events_unpartitioned`);
   }
 
@@ -113,14 +125,23 @@ export class EventsPartitioned1764700000000 implements MigrationInterface {
     for (const [name, definition] of Object.entries(INDEXES)) {
       await q.query(`CREATE ${name === 'events_by_id' ? 'UNIQUE ' : ''}INDEX ${name} ON events ${definition}`);
     }
-    await q.query(`CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events FOR EACH ROW EXECUTE FUNCTION tollgate_events_append_only()`);
-    await q.query(`CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events FOR EACH STATEMENT EXECUTE FUNCTION tollgate_events_append_only()`);
+    await q.query(
+      `CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events FOR EACH ROW EXECUTE FUNCTION tollgate_events_append_only()`,
+    );
+    await q.query(
+      `CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events FOR EACH STATEMENT EXECUTE FUNCTION tollgate_events_append_only()`,
+    );
     await q.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_update_delete`);
     await q.query(`ALTER TABLE events ENABLE ALWAYS TRIGGER events_no_truncate`);
     await q.query(`REVOKE UPDATE, DELETE, TRUNCATE ON events FROM PUBLIC`);
     await q.query(`REVOKE UPDATE, DELETE, TRUNCATE ON events FROM CURRENT_USER`);
     await q.query(`DROP TABLE events_partitioned`);
-    for (const f of ['tollgate_events_drop_partition(text)', 'tollgate_events_ensure_partitions(timestamptz, timestamptz)', 'tollgate_events_guard_partition(text)', 'tollgate_events_partitions()']) {
+    for (const f of [
+      'tollgate_events_drop_partition(text)',
+      'tollgate_events_ensure_partitions(timestamptz, timestamptz)',
+      'tollgate_events_guard_partition(text)',
+      'tollgate_events_partitions()',
+    ]) {
       await q.query(`DROP FUNCTION IF EXISTS ${f}`);
     }
   }

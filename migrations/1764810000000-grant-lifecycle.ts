@@ -25,6 +25,8 @@ export class GrantLifecycle1764810000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX grants_by_created`);
-    await q.query(`ALTER TABLE grants DROP COLUMN expires_at, DROP COLUMN revoked_at, DROP COLUMN revoked_by, DROP COLUMN revoke_reason, DROP COLUMN args`);
+    await q.query(
+      `ALTER TABLE grants DROP COLUMN expires_at, DROP COLUMN revoked_at, DROP COLUMN revoked_by, DROP COLUMN revoke_reason, DROP COLUMN args`,
+    );
   }
 }

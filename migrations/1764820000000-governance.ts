@@ -12,8 +12,12 @@ export class Governance1764820000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE conversations ADD COLUMN agent_owner text`);
-    await q.query(`ALTER TABLE tool_calls ADD COLUMN approvals jsonb, ADD COLUMN follow_up jsonb, ADD COLUMN next_step_at timestamptz`);
-    await q.query(`CREATE INDEX tool_calls_pending_next_step ON tool_calls (tenant_id, next_step_at) WHERE status = 'pending' AND next_step_at IS NOT NULL`);
+    await q.query(
+      `ALTER TABLE tool_calls ADD COLUMN approvals jsonb, ADD COLUMN follow_up jsonb, ADD COLUMN next_step_at timestamptz`,
+    );
+    await q.query(
+      `CREATE INDEX tool_calls_pending_next_step ON tool_calls (tenant_id, next_step_at) WHERE status = 'pending' AND next_step_at IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -36,11 +36,17 @@ export class Questions1764830000000 implements MigrationInterface {
         FOREIGN KEY (tenant_id, conversation_id) REFERENCES conversations (tenant_id, id)
       )`);
     // The agent's idempotency key, per conversation.
-    await q.query(`CREATE UNIQUE INDEX questions_by_external_id ON questions (tenant_id, conversation_id, external_id) WHERE external_id IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX questions_by_external_id ON questions (tenant_id, conversation_id, external_id) WHERE external_id IS NOT NULL`,
+    );
     // The inbox (newest first) and the sweeper and halts (pending only).
     await q.query(`CREATE INDEX questions_by_status_created ON questions (tenant_id, status, created_at, id)`);
-    await q.query(`CREATE INDEX questions_pending_expiry ON questions (tenant_id, expires_at) WHERE status = 'pending'`);
-    await q.query(`CREATE INDEX questions_pending_by_conversation ON questions (tenant_id, conversation_id) WHERE status = 'pending'`);
+    await q.query(
+      `CREATE INDEX questions_pending_expiry ON questions (tenant_id, expires_at) WHERE status = 'pending'`,
+    );
+    await q.query(
+      `CREATE INDEX questions_pending_by_conversation ON questions (tenant_id, conversation_id) WHERE status = 'pending'`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

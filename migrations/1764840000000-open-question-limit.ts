@@ -8,7 +8,9 @@ export class OpenQuestionLimit1764840000000 implements MigrationInterface {
   name = 'OpenQuestionLimit1764840000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX questions_pending_by_agent ON questions (tenant_id, agent_id) WHERE status = 'pending'`);
+    await q.query(
+      `CREATE INDEX questions_pending_by_agent ON questions (tenant_id, agent_id) WHERE status = 'pending'`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -14,4 +14,19 @@ import { Questions1764830000000 } from './1764830000000-questions';
 import { OpenQuestionLimit1764840000000 } from './1764840000000-open-question-limit';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
-export const MIGRATIONS = [InitialSchema1763800000000, AuditQueries1763900000000, AuditRetention1764000000000, EventsPrivileges1764100000000, Outbox1764200000000, HotPath1764300000000, Channels1764400000000, ChainHeadLock1764500000000, AuditHeadsForwardOnly1764615000000, EventsPartitioned1764700000000, GrantLifecycle1764810000000, Governance1764820000000, Questions1764830000000, OpenQuestionLimit1764840000000];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  AuditQueries1763900000000,
+  AuditRetention1764000000000,
+  EventsPrivileges1764100000000,
+  Outbox1764200000000,
+  HotPath1764300000000,
+  Channels1764400000000,
+  ChainHeadLock1764500000000,
+  AuditHeadsForwardOnly1764615000000,
+  EventsPartitioned1764700000000,
+  GrantLifecycle1764810000000,
+  Governance1764820000000,
+  Questions1764830000000,
+  OpenQuestionLimit1764840000000,
+];
