@@ -2,6 +2,7 @@ import { Conversation } from '../domain/conversation/conversation.aggregate';
 import { ConversationNotFoundError, ToolCallNotFoundError } from '../domain/conversation/conversation.errors';
 import { Principal, isAgent } from '../domain/shared/actor';
 import { DomainError } from '../domain/shared/domain-error';
+import { PENDING, type ConversationRepository } from './ports';
 
 /** Tenants are walls and ownership hides: what a caller may not see answers 404, never 403. */
 export function visibleConversation(c: Conversation | null, p: Principal, id: string): Conversation {
@@ -12,6 +13,27 @@ export function visibleConversation(c: Conversation | null, p: Principal, id: st
 export function visibleCall(c: Conversation | null, p: Principal, toolCallId: string): Conversation {
   if (!c || !c.isVisibleTo(p) || !c.findCall(toolCallId)) throw new ToolCallNotFoundError(toolCallId);
   return c;
+}
+
+/**
+ * The conversation of a call its own agent runs or reports (claim, result), with its open calls and this one,
+ * locked when the unit of work takes locks: 404 for a call the caller cannot see, 403 for another agent's.
+ */
+export async function ownCallToRun(
+  conversations: ConversationRepository,
+  p: Principal,
+  toolCallId: string,
+): Promise<Conversation> {
+  const conv = visibleCall(
+    await conversations.findByToolCallId(p.tenant, toolCallId, {
+      lock: true,
+      calls: { statuses: PENDING, ids: [toolCallId] },
+    }),
+    p,
+    toolCallId,
+  );
+  mustBeOwningAgent(conv, p);
+  return conv;
 }
 
 /** Only the agent that started the conversation proposes, claims and reports in it. */

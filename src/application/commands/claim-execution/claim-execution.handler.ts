@@ -1,12 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { mustBeOwningAgent, visibleCall } from '../../access';
+import { ownCallToRun } from '../../access';
 import {
   CLOCK,
   Clock,
   CONVERSATIONS,
   ConversationRepository,
-  PENDING,
   HALTS,
   HaltRepository,
   RECEIPTS,
@@ -30,15 +29,7 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
   async execute({ principal: p, toolCallId }: ClaimExecutionCommand) {
     const result = await this.uow.run(
       async () => {
-        const conv = visibleCall(
-          await this.conversations.findByToolCallId(p.tenant, toolCallId, {
-            lock: true,
-            calls: { statuses: PENDING, ids: [toolCallId] },
-          }),
-          p,
-          toolCallId,
-        );
-        mustBeOwningAgent(conv, p);
+        const conv = await ownCallToRun(this.conversations, p, toolCallId);
         const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
         const outcome = conv.claim(toolCallId, p, this.clock.now(), halt);
         await this.conversations.save(conv);

@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { mustBeOwningAgent, visibleCall } from '../../access';
-import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { ownCallToRun } from '../../access';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { toolCallView } from '../../views/views';
 import { ReportResultCommand } from './report-result.command';
 
@@ -16,15 +16,7 @@ export class ReportResultHandler implements ICommandHandler<ReportResultCommand>
   execute({ principal: p, toolCallId, result }: ReportResultCommand) {
     return this.uow.run(
       async () => {
-        const conv = visibleCall(
-          await this.conversations.findByToolCallId(p.tenant, toolCallId, {
-            lock: true,
-            calls: { statuses: PENDING, ids: [toolCallId] },
-          }),
-          p,
-          toolCallId,
-        );
-        mustBeOwningAgent(conv, p);
+        const conv = await ownCallToRun(this.conversations, p, toolCallId);
         // Accepted during a halt too: the run happened and must be recorded.
         const call = conv.complete(toolCallId, result, p, this.clock.now());
         await this.conversations.save(conv);
