@@ -4,24 +4,9 @@ import { DataSource } from 'typeorm';
 
 export const GENESIS = '0'.repeat(64);
 
-/** An events row as the table holds it. */
-export interface EventRecord {
-  tenant_id: string;
-  seq: string;
-  id: string;
-  type: string;
-  at: Date;
-  recorded_at: Date;
-  instance_id: string;
-  correlation_id: string | null;
-  conversation_id: string | null;
-  tool_call_id: string | null;
-  tool_name: string | null;
-  actor: Record<string, unknown>;
-  data: Record<string, unknown>;
-  prev_hash: string;
-  hash: string;
-}
+/** An events row as the table holds it (the audit log's own row type). */
+import type { RawEvent as EventRecord } from '../../src/infrastructure/persistence/sql-audit-log';
+export type { EventRecord };
 
 export function eventsOf(ds: DataSource, tenant: string): Promise<EventRecord[]> {
   return ds.query(
