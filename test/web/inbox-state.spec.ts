@@ -54,29 +54,61 @@ function event(
 
 describe('inbox state', () => {
   it('a snapshot lists pending calls oldest first and says which are new', () => {
-    const first = withSnapshot(emptyInbox, [approval('b', '2025-01-01T10:00:02.000Z'), approval('a')]);
+    const first = withSnapshot(emptyInbox, [approval('b', '2025-01-01T10:00:02.000Z'), approval('a')], 0);
     expect(first.state.items.map((i) => i.id)).toEqual(['a', 'b']);
     expect(first.arrived.map((i) => i.id).sort()).toEqual(['a', 'b']);
-    const second = withSnapshot(first.state, [
-      approval('a'),
-      approval('b', '2025-01-01T10:00:02.000Z'),
-      approval('c', '2025-01-01T10:00:03.000Z'),
-    ]);
+    const second = withSnapshot(
+      first.state,
+      [approval('a'), approval('b', '2025-01-01T10:00:02.000Z'), approval('c', '2025-01-01T10:00:03.000Z')],
+      0,
+    );
     expect(second.arrived.map((i) => i.id)).toEqual(['c']);
   });
 
   it('a call that left is never brought back by an older snapshot', () => {
-    let s = withSnapshot(emptyInbox, [approval('a'), approval('b')]).state;
+    let s = withSnapshot(emptyInbox, [approval('a'), approval('b')], 0).state;
     s = depart(s, { id: 'a', title: 'x', outcome: 'approved', note: 'approved by ann via Slack', at: 1000 }).state;
-    s = withSnapshot(s, [approval('a'), approval('b')]).state; // read before the decision committed
+    s = withSnapshot(s, [approval('a'), approval('b')], 0).state; // read before the decision committed
     expect(pendingItems(s).map((i) => i.id)).toEqual(['b']);
     expect(s.items.map((i) => i.id)).toEqual(['a', 'b']); // still shown, with its note, for a moment
     expect(prune(s, 1000 + LINGER_MS - 1).items).toHaveLength(2);
     expect(prune(s, 1000 + LINGER_MS).items.map((i) => i.id)).toEqual(['b']);
   });
 
+  it('a call a snapshot no longer lists lingers as gone, and takes the outcome its event brings later', () => {
+    // After a reconnect the snapshot can overtake the replayed event that says who decided.
+    let s = withSnapshot(emptyInbox, [approval('a'), approval('b')], 0).state;
+    s = withSnapshot(s, [approval('b')], 1000).state;
+    expect(pendingItems(s).map((i) => i.id)).toEqual(['b']);
+    expect(s.items.map((i) => i.id)).toEqual(['a', 'b']);
+    expect(s.gone.get('a')).toMatchObject({ outcome: 'gone', note: 'no longer waiting for you', at: 1000 });
+    expect(s.recent).toEqual([]); // not announced: the reason is not known yet
+
+    const late = depart(s, { id: 'a', title: 'x', outcome: 'approved', note: 'approved by Bob via the API', at: 1500 });
+    expect(late.listed).toBe(true);
+    expect(late.state.gone.get('a')?.note).toBe('approved by Bob via the API');
+    expect(late.state.recent.map((d) => d.note)).toEqual(['approved by Bob via the API']);
+    expect(prune(late.state, 1500 + LINGER_MS - 1).items).toHaveLength(2); // lingers from the event on
+    // Once named, the outcome stays: neither a repeat nor a vague departure replaces it.
+    expect(depart(late.state, { id: 'a', title: 'x', outcome: 'rejected', note: 'no', at: 1600 }).listed).toBe(false);
+    expect(depart(late.state, { id: 'a', title: 'x', outcome: 'gone', note: 'n', at: 1600 }).state).toBe(late.state);
+    expect(withSnapshot(late.state, [approval('b')], 2000).state.gone.get('a')?.outcome).toBe('approved');
+  });
+
+  it('a call only a snapshot saw leave comes back when a later snapshot lists it pending', () => {
+    let s = withSnapshot(emptyInbox, [approval('a'), approval('b')], 0).state;
+    s = withSnapshot(s, [approval('b')], 1000).state;
+    const back = withSnapshot(s, [approval('a'), approval('b')], 2000);
+    expect(pendingItems(back.state).map((i) => i.id)).toEqual(['a', 'b']);
+    expect(back.state.gone.has('a')).toBe(false);
+    expect(back.arrived).toEqual([]); // still listed, so not new
+    expect(
+      withSnapshot(prune(s, 1000 + LINGER_MS), [approval('a'), approval('b')], 9000).arrived.map((a) => a.id),
+    ).toEqual(['a']);
+  });
+
   it('a departure is listed in "recently decided" only when it was in this person\'s list, and only once', () => {
-    let s = withSnapshot(emptyInbox, [approval('a', undefined, { display: { title: 'Delete source' } })]).state;
+    let s = withSnapshot(emptyInbox, [approval('a', undefined, { display: { title: 'Delete source' } })], 0).state;
     const mine = depart(s, { id: 'a', title: 'delete_source', outcome: 'rejected', note: 'rejected by you', at: 1 });
     expect(mine.listed).toBe(true);
     expect(mine.state.recent.map((d) => d.title)).toEqual(['Delete source']);

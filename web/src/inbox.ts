@@ -40,24 +40,60 @@ export function titleOf(call: Pick<ToolCall, 'toolName' | 'display'>): string {
 const byAge = (a: Approval, b: Approval) =>
   Date.parse(a.createdAt) - Date.parse(b.createdAt) || a.id.localeCompare(b.id);
 
-/** Applies a fresh `GET /v1/approvals`: returns the new state and the calls that are new to the list. */
-export function withSnapshot(s: InboxState, snapshot: Approval[]): { state: InboxState; arrived: Approval[] } {
+/**
+ * Applies a fresh `GET /v1/approvals`: returns the new state and the calls that are new to the list.
+ *
+ * A listed call the snapshot no longer has left for a reason only its event tells; after a reconnect the
+ * snapshot can overtake the replayed events. Such a call lingers as `gone` ("no longer waiting for you") until
+ * its event names the outcome (see `depart`); a later snapshot that lists it pending again brings it back, since
+ * nothing but a snapshot said it had left.
+ */
+export function withSnapshot(
+  s: InboxState,
+  snapshot: Approval[],
+  now: number,
+): { state: InboxState; arrived: Approval[] } {
+  const pending = snapshot.filter((a) => a.status === 'pending');
+  let gone = s.gone;
+  for (const a of pending)
+    if (gone.get(a.id)?.outcome === 'gone') {
+      if (gone === s.gone) gone = new Map(gone);
+      (gone as Map<string, Departure>).delete(a.id);
+    }
   const known = new Set(s.items.map((i) => i.id));
-  const fresh = snapshot.filter((a) => a.status === 'pending' && !s.gone.has(a.id));
-  const lingering = s.items.filter((i) => s.gone.has(i.id) && !fresh.some((f) => f.id === i.id));
+  const fresh = pending.filter((a) => !gone.has(a.id));
+  const inSnapshot = new Set(fresh.map((f) => f.id));
+  const vanished = s.items.filter((i) => !gone.has(i.id) && !inSnapshot.has(i.id));
+  if (vanished.length > 0) {
+    if (gone === s.gone) gone = new Map(gone);
+    for (const i of vanished)
+      (gone as Map<string, Departure>).set(i.id, {
+        id: i.id,
+        title: titleOf(i),
+        outcome: 'gone',
+        note: note('gone', undefined, undefined, {}, ''),
+        at: now,
+      });
+  }
+  const lingering = s.items.filter((i) => gone.has(i.id) && !inSnapshot.has(i.id));
   return {
-    state: { ...s, items: [...fresh, ...lingering].sort(byAge) },
+    state: { ...s, gone, items: [...fresh, ...lingering].sort(byAge) },
     arrived: fresh.filter((a) => !known.has(a.id)),
   };
 }
 
-/** Marks a call as gone with its note; `listed` says whether it was in this person's list (worth announcing). */
+/**
+ * Marks a call as gone with its note; `listed` says whether it was in this person's list (worth announcing).
+ * A call a snapshot saw leave without a reason (`gone`) takes the outcome its event names when that arrives.
+ */
 export function depart(s: InboxState, d: Departure): { state: InboxState; listed: boolean } {
-  if (s.gone.has(d.id)) return { state: s, listed: false };
+  const before = s.gone.get(d.id);
+  if (before && (before.outcome !== 'gone' || d.outcome === 'gone')) return { state: s, listed: false };
   const gone = new Map(s.gone);
+  if (before) gone.delete(d.id); // re-inserted last: the newest departure is the last to be forgotten
   gone.set(d.id, d);
   if (gone.size > GONE_KEPT) gone.delete(gone.keys().next().value as string);
-  const listed = s.items.some((i) => i.id === d.id && !s.gone.has(i.id));
+  const listed = s.items.some((i) => i.id === d.id && (!s.gone.has(i.id) || before !== undefined));
   const title = s.items.find((i) => i.id === d.id);
   const entry = title ? { ...d, title: titleOf(title) } : d;
   return { state: { ...s, gone, recent: listed ? [entry, ...s.recent].slice(0, RECENT) : s.recent }, listed };

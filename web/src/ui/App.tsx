@@ -146,7 +146,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
           const snapshot = await api.pendingApprovals();
           let arrived: Approval[] = [];
           update((s) => {
-            const r = withSnapshot(s, snapshot);
+            const r = withSnapshot(s, snapshot, Date.now());
             arrived = r.arrived;
             return r.state;
           });
