@@ -12,6 +12,8 @@ import { GrantLifecycle1764810000000 } from './1764810000000-grant-lifecycle';
 import { Governance1764820000000 } from './1764820000000-governance';
 import { Questions1764830000000 } from './1764830000000-questions';
 import { OpenQuestionLimit1764840000000 } from './1764840000000-open-question-limit';
+import { Persons1764850000000 } from './1764850000000-persons';
+import { WebSessions1764860000000 } from './1764860000000-web-sessions';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -29,4 +31,6 @@ export const MIGRATIONS = [
   Governance1764820000000,
   Questions1764830000000,
   OpenQuestionLimit1764840000000,
+  Persons1764850000000,
+  WebSessions1764860000000,
 ];
