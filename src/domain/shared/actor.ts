@@ -10,6 +10,13 @@ export interface Actor {
   via: Channel;
   name?: string;
   roles?: readonly string[];
+  /** The channel's own id of the user a person acted as (a Slack user id), when the channel has one. */
+  channelUser?: string;
+  /**
+   * `client`: a client relayed the person's decision (an answer in an MCP chat), with no proof that a person saw
+   * the call. Absent: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API).
+   */
+  assurance?: 'client';
 }
 
 export const POLICY_ACTOR: Actor = { id: 'policy', kind: 'system', via: 'policy' };
@@ -27,11 +34,22 @@ export interface Principal {
   via?: Channel;
   /** An agent's owner (its token's `owner` claim): the person answerable for it. */
   owner?: string;
+  /** The channel's own user id this person acts as (a Slack user linked to them), when they came through one. */
+  channelUser?: string;
 }
 
 /** A person acting through a channel, as the audit trail records them. */
-export function personActor(p: Pick<Principal, 'id' | 'name' | 'roles'>, via: Channel): Actor {
-  return { id: p.id, kind: 'person', via, name: p.name, roles: p.roles };
+export function personActor(p: Pick<Principal, 'id' | 'name' | 'roles' | 'channelUser'>, via: Channel): Actor {
+  return {
+    id: p.id,
+    kind: 'person',
+    via,
+    name: p.name,
+    roles: p.roles,
+    ...(p.channelUser ? { channelUser: p.channelUser } : {}),
+    // An MCP client answers its chat form itself: what it relays is recorded as such, never as a person seen deciding.
+    ...(via === 'mcp' ? { assurance: 'client' as const } : {}),
+  };
 }
 
 /** An agent acting through a channel (default `api`), as the audit trail records it. */

@@ -5,10 +5,12 @@ import { resolve } from 'node:path';
 import { SPAN_UNIT_SECONDS } from './duration';
 import { DEFAULT_OPEN_QUESTION_LIMITS } from '../../domain/question/rules/open-question-limit';
 import { ConfigError } from './config-error';
+import { OidcConfig, oidcConfig } from './oidc-config';
 import { SlackConfig, slackConfig } from './slack-config';
 
 export { ConfigError } from './config-error';
 export { parseSlackApprovers, type SlackConfig } from './slack-config';
+export { parseRoleMap, type OidcConfig } from './oidc-config';
 
 export interface AuthConfig {
   /** HS256 shared secret (TOLLGATE_JWT_SECRET, or the dev secret made in the data dir). */
@@ -79,6 +81,8 @@ export interface TollgateConfig {
   logLevel: LogLevelName;
   /** `json` or `pretty`; unset: pretty on a terminal, JSON otherwise (TOLLGATE_LOG_FORMAT). */
   logFormat?: LogFormat;
+  /** Single sign-on with the organisation's OpenID provider; unset unless TOLLGATE_OIDC_ISSUER is set. */
+  oidc?: OidcConfig;
   /** The Slack approver; unset unless SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET and SLACK_CHANNEL are all set. */
   slack?: SlackConfig;
   /** Outgoing webhooks: how deliveries are retried and how long one may take. */
@@ -170,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     instanceId: env.TOLLGATE_INSTANCE_ID || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     logLevel: logLevel(env),
     logFormat: logFormat(env.TOLLGATE_LOG_FORMAT),
+    oidc: oidcConfig(env),
     slack: slackConfig(env),
     webhooks: {
       retryBaseMs: Math.max(1, int(env.TOLLGATE_WEBHOOK_RETRY_BASE_MS, 5000, 'TOLLGATE_WEBHOOK_RETRY_BASE_MS')),
