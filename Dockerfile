@@ -7,6 +7,9 @@
 FROM node:20-bookworm AS build
 WORKDIR /app
 COPY . .
+# No install-time analytics in a self-hosted build (swagger-ui-dist pulls in @scarf/scarf; package.json denies
+# its script and turns it off, and this covers a build with another npm).
+ENV SCARF_ANALYTICS=false
 # Not `npm ci`: it refuses a lockfile without every platform's binaries; `npm install` honours the lockfile.
 RUN npm install --no-audit --no-fund
 RUN npm prune --omit=dev --no-audit --no-fund
