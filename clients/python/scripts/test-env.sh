@@ -16,8 +16,8 @@ export PIP_RETRIES="${PIP_RETRIES:-0}"
 # mirror among them) lack it: then a type-only stand-in of the names langchain-core imports is installed.
 if ! "$venv/bin/python" -c 'import langchain_protocol' 2>/dev/null; then
   if ! "${pip[@]}" 'langchain-protocol>=0.0.17' 2>/dev/null; then
-    echo "test-env: langchain-protocol is not in the package index; installing the type-only stand-in from tests/compat" >&2
-    "${pip[@]}" "$here/tests/compat/langchain-protocol"
+    echo "test-env: langchain-protocol is not in the package index; installing the type-only stand-in from compat/" >&2
+    "${pip[@]}" "$here/compat/langchain-protocol"
   fi
 fi
 "${pip[@]}" "$here[test]"
