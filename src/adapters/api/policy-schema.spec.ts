@@ -73,6 +73,15 @@ describe('the policy JSON Schema', () => {
     ],
     ['no shell tools', { defaults: { shellTools: [] } }],
     [
+      'chat approval allowed and refused',
+      {
+        rules: [
+          { match: 'a', level: 'confirm', allowChatApproval: true, selfApproval: true, quorum: 1 },
+          { match: 'b', level: 'manual', allowChatApproval: false, selfApproval: false, quorum: 2 },
+        ],
+      },
+    ],
+    [
       'a glob holding commas and = after the first argument',
       { rules: [{ match: 'f(q=a,b=c, d=e=f)', level: 'deny' }] },
     ],
@@ -129,6 +138,16 @@ describe('the policy JSON Schema', () => {
     ['an unknown condition', { rules: [{ match: '*', level: 'confirm', when: { costAbove: 1 } }] }],
     ['an empty requireRole', { rules: [{ match: '*', level: 'confirm', requireRole: '' }] }],
     ['an empty reason', { rules: [{ match: '*', level: 'confirm', reason: '' }] }],
+    ['allowChatApproval as text', { rules: [{ match: '*', level: 'confirm', allowChatApproval: 'yes' }] }],
+    ['allowChatApproval: true on a manual rule', { rules: [{ match: '*', level: 'manual', allowChatApproval: true }] }],
+    [
+      'allowChatApproval: true with selfApproval: false',
+      { rules: [{ match: '*', level: 'confirm', selfApproval: false, allowChatApproval: true }] },
+    ],
+    [
+      'allowChatApproval: true with a quorum',
+      { rules: [{ match: '*', level: 'confirm', quorum: { count: 1, of: ['admin'] }, allowChatApproval: true }] },
+    ],
   ])('refuses what the parser refuses: %s', (_, doc) => {
     expect(parserFaults(doc)).not.toBeNull();
     expect(validate(doc)).toBe(false);
@@ -190,6 +209,8 @@ describe('the policy JSON Schema', () => {
       timeoutSeconds: timeout,
       grants,
       shell: mostly(fc.boolean(), fc.constant('yes')),
+      selfApproval: mostly(fc.boolean(), fc.constant('no')),
+      allowChatApproval: mostly(fc.boolean(), fc.constant('yes')),
       reason: text,
     }).map((r) => ({ match: 'x', level: 'deny', ...r })),
     fc.constantFrom(null, 'rule', [], {}),

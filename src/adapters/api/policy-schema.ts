@@ -158,9 +158,26 @@ const defs: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     required: ['match', 'level'],
-    // `shell: true` needs a match that names an argument.
-    if: { required: ['shell'], properties: { shell: { const: true } } },
-    then: { properties: { match: { type: 'string', pattern: String.raw`\(` } } },
+    allOf: [
+      // `shell: true` needs a match that names an argument.
+      {
+        if: { required: ['shell'], properties: { shell: { const: true } } },
+        then: { properties: { match: { type: 'string', pattern: String.raw`\(` } } },
+      },
+      // `allowChatApproval: true` cannot reach past the exclusions: confirm only, no separation of duties, no quorum.
+      {
+        if: { required: ['allowChatApproval'], properties: { allowChatApproval: { const: true } } },
+        then: {
+          properties: {
+            level: { const: 'confirm' },
+            selfApproval: { const: true },
+            quorum: {
+              anyOf: [{ const: 1 }, { type: 'object', properties: { count: { const: 1 }, of: false } }],
+            },
+          },
+        },
+      },
+    ],
     properties: {
       match: {
         description: `A glob on the tool name (get_*), or Tool(name=glob, …) to match arguments too (shell(cmd=rm *)). * is any run of characters, ? one; case-sensitive and anchored. At most ${MAX_PATTERN_LENGTH} characters and ${MAX_PATTERN_WILDCARDS} wildcards; each argument named once.`,
@@ -180,6 +197,11 @@ const defs: Record<string, Schema> = {
       grants: { $ref: '#/$defs/grants' },
       selfApproval: { $ref: '#/$defs/selfApproval' },
       quorum: { $ref: '#/$defs/quorum' },
+      allowChatApproval: {
+        type: 'boolean',
+        description:
+          'Whether an approval answered inside an MCP client (the chat form, recorded via mcp with assurance client: the client relayed it, no proof a person saw the call) may decide the calls this rule holds. Left out: yes for confirm calls of tools not flagged destructive, without selfApproval: false and without a quorum; no otherwise. false: never (403 chat_approval_not_allowed; the call waits in the inbox, and a rejection from the chat is still taken). true cannot override the exclusions: it is refused beside selfApproval: false, a quorum or a level other than confirm, and a destructive tool stays excluded.',
+      },
       escalate: { $ref: '#/$defs/escalate' },
       remindBefore: { $ref: '#/$defs/remindBefore' },
       shell: {

@@ -94,6 +94,25 @@ export class SelfApprovalError extends DomainError {
   }
 }
 
+/**
+ * An MCP chat client relayed an approval the call's rule does not take from a chat: a person decides it in the
+ * inbox. `card` is the call's place in the web inbox, relative to the service's address.
+ */
+export class ChatApprovalNotAllowedError extends DomainError {
+  constructor(toolCallId: string, reason: string) {
+    const card = cardPath(toolCallId);
+    super('chat_approval_not_allowed', 'forbidden', `${reason}; decide it in the Tollgate inbox: ${card}`, {
+      toolCallId,
+      card,
+    });
+  }
+}
+
+/** A call's card in the web inbox (its hash route), relative to the address people reach the service at. */
+export function cardPath(toolCallId: string): string {
+  return `/#/calls/${encodeURIComponent(toolCallId)}`;
+}
+
 /** A quorum's approvals must approve the same arguments: the first approval fixed them. */
 export class QuorumArgumentsMismatchError extends DomainError {
   constructor(id: string) {

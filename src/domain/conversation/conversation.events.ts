@@ -168,13 +168,14 @@ export class ToolCallCompleted extends BaseEvent<{
  * the policy's `grants` may narrow it further). Nothing else changed: the call stays as it was.
  */
 /**
- * A person allowed to decide was refused by separation of duties (`selfApproval: false`): they are the
- * conversation's user or the agent's owner. Nothing else changed: the call stays pending.
+ * A person allowed to decide was refused: by separation of duties (`self_approval`, `selfApproval: false`: they are
+ * the conversation's user or the agent's owner), or because their approval came relayed by an MCP chat client the
+ * call's rule does not take it from (`chat_approval_not_allowed`). Nothing else changed: the call stays pending.
  */
 export class DecisionRefused extends BaseEvent<
   PolicyRef & {
     decision: 'approve' | 'always_allow';
-    code: 'self_approval';
+    code: 'self_approval' | 'chat_approval_not_allowed';
     refusedBy: string;
     via: string;
     reason: string;

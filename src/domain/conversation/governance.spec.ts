@@ -319,3 +319,46 @@ describe('escalation and reminders', () => {
     );
   });
 });
+
+describe('chat approvals: what an MCP client relays (via mcp)', () => {
+  const ritaInChat = person('rita', ['approver'], 'mcp');
+
+  it('refuses an approval relayed by a chat client on a call whose verdict says chatApproval: false, recorded', () => {
+    const { conv, call } = held({ chatApproval: false });
+    const r = conv.decide(call.id, approve, ritaInChat, at(2));
+    expect(refusedCode(r)).toBe('chat_approval_not_allowed');
+    expect(r.kind === 'refused' && r.error.kind).toBe('forbidden');
+    // The refusal tells where a person decides it: the call's card in the web inbox.
+    expect(r.kind === 'refused' && r.error.message).toContain(`/#/calls/${call.id}`);
+    expect(r.kind === 'refused' && r.error.details).toMatchObject({
+      toolCallId: call.id,
+      card: `/#/calls/${call.id}`,
+    });
+    expect(call.status).toBe('pending');
+    const events = conv.pullEvents();
+    expect(events.map((e) => e.type)).toEqual(['DecisionRefused']);
+    expect(events[0].data).toMatchObject({ code: 'chat_approval_not_allowed', refusedBy: 'rita', via: 'mcp' });
+  });
+
+  it('refuses it on a destructive tool even for a call held before the verdict recorded chatApproval', () => {
+    const { conv, call } = held({ toolFlags: { isReadOnly: false, requiresApproval: false, destructive: true } });
+    expect(refusedCode(conv.decide(call.id, { decision: 'always_allow' }, ritaInChat, at(2)))).toBe(
+      'chat_approval_not_allowed',
+    );
+  });
+
+  it('takes a rejection from the chat, and the same approval from the inbox', () => {
+    const a = held({ chatApproval: false });
+    expect(a.conv.decide(a.call.id, { decision: 'reject' }, ritaInChat, at(2)).kind).toBe('decided');
+    const b = held({ chatApproval: false });
+    expect(b.conv.decide(b.call.id, approve, rita, at(2)).kind).toBe('decided');
+    expect(b.call.status).toBe('approved');
+  });
+
+  it('lets a chat client approve a call the verdict allows it, recorded as via mcp', () => {
+    const { conv, call } = held();
+    expect(conv.decide(call.id, approve, ritaInChat, at(2)).kind).toBe('decided');
+    expect(call.decision?.by).toMatchObject({ id: 'rita', via: 'mcp' });
+    expect(conv.pullEvents()[0].actor).toMatchObject({ id: 'rita', via: 'mcp', assurance: 'client' });
+  });
+});

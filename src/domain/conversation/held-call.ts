@@ -3,7 +3,7 @@ import type { DomainError } from '../shared/domain-error';
 import type { DomainEvent } from '../shared/domain-event';
 import type { EventEnvelope } from '../shared/event-base';
 import type { GrantScope } from '../policy/approval-policy';
-import { GrantNotAllowedError, SelfApprovalError } from './conversation.errors';
+import { ChatApprovalNotAllowedError, GrantNotAllowedError, SelfApprovalError } from './conversation.errors';
 import {
   DecisionRefused,
   GrantRefused,
@@ -18,6 +18,7 @@ import {
 } from './conversation.events';
 import { AlreadyDecidedError } from './conversation.errors';
 import type { ActorRef, Decider, DecisionInput, ToolCall } from './tool-call.entity';
+import { chatApprovalRefusal } from './rules/chat-approval';
 import { checkMayExtendDeadline, checkNewDeadline } from './rules/deadline-extension';
 import { decisionOnSettledCall, standingDecision } from './rules/first-decision-wins';
 import { followUpDue, withNextStep } from './rules/follow-up';
@@ -60,7 +61,7 @@ export interface CallCourse {
  * person changes nothing. Thrown, with nothing recorded: an agent, a person outside the call's approvers
  * (who-may-decide), a quorum approval from outside its roles (quorum). Returned as `refused`, recorded first where
  * the refusal must be on record: a standing grant wider than allowed (standing-grant-limit; the call stays as it
- * was), self-approval (separation-of-duties); not recorded: a call already decided (first-decision-wins), a
+ * was), self-approval (separation-of-duties), a chat client's approval the rule does not take (chat-approval); not recorded: a call already decided (first-decision-wins), a
  * quorum approval of other arguments.
  */
 export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at: Date, c: CallCourse): DecisionResult {
@@ -102,6 +103,20 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
       }),
     );
     return { kind: 'refused', call, error: new SelfApprovalError(self) };
+  }
+  const chat = chatApprovalRefusal(input.decision, call.policy, by.via);
+  if (chat) {
+    c.record(
+      new DecisionRefused(env, {
+        decision: input.decision as 'approve' | 'always_allow', // a rejection is always taken from a chat
+        code: 'chat_approval_not_allowed',
+        refusedBy: by.id,
+        via: by.via,
+        reason: chat,
+        ...policyRef(call.policy),
+      }),
+    );
+    return { kind: 'refused', call, error: new ChatApprovalNotAllowedError(call.id, chat) };
   }
   const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
   const latencyMs = at.getTime() - call.createdAt.getTime();

@@ -139,6 +139,7 @@ function policyRecord(verdict: PolicyVerdict): PolicyRecord {
     ...(held && verdict.grants !== 'tenant' ? { grants: verdict.grants } : {}),
     ...(held && verdict.selfApproval === false ? { selfApproval: false as const } : {}),
     ...(held && verdict.quorum ? { quorum: verdict.quorum } : {}),
+    ...(held && verdict.chatApproval === false ? { chatApproval: false as const } : {}),
     ...(held && verdict.escalate ? { escalate: verdict.escalate } : {}),
     ...(held && verdict.remindBefore ? { remindBefore: verdict.remindBefore } : {}),
   };

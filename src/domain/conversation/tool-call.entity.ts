@@ -29,6 +29,8 @@ export interface PolicyRecord {
   selfApproval?: false;
   /** Distinct approvals the call needs, when more than one. */
   quorum?: PolicyQuorum;
+  /** An approval relayed by an MCP chat client (`via: mcp`) may not decide the call (absent: it may, rules/chat-approval). */
+  chatApproval?: false;
   /** The deciding rule's escalation steps, kept with the call: a later policy does not change a call's course. */
   escalate?: EscalationStep[];
   remindBefore?: number[];

@@ -279,6 +279,32 @@ describe('evaluating a proposed call, in the order of the contract', () => {
       { rules: [{ match: '*', level: 'notify' }], grants: [grant('tenant')] },
       { level: 'notify', grantId: undefined },
     ],
+    [
+      'a grant never covers a call whose rule has selfApproval: false, and the reason says so',
+      { rules: [{ match: '*', level: 'confirm', selfApproval: false }], grants: [grant('tenant')] },
+      {
+        level: 'confirm',
+        rule: 0,
+        grantId: undefined,
+        selfApproval: false,
+        reason:
+          'Rule 0 (*): confirm; standing grant grant_1 not applied: separation of duties (selfApproval: false) needs a person to approve each call',
+      },
+    ],
+    [
+      'a grant never covers a call held by the tool flags when defaults.selfApproval is false',
+      { tool: admin({ requiresApproval: true }), defaults: { selfApproval: false }, grants: [grant('tenant')] },
+      { level: 'confirm', grantId: undefined, reason: expect.stringContaining('not applied: separation of duties') },
+    ],
+    [
+      'a rule with selfApproval: true is covered even where the defaults say false',
+      {
+        rules: [{ match: '*', level: 'confirm', selfApproval: true }],
+        defaults: { selfApproval: false },
+        grants: [grant('tenant')],
+      },
+      { level: 'automatic', grantId: 'grant_1' },
+    ],
     // 6. requireRole
     [
       'a user without the required role is denied',
@@ -321,6 +347,39 @@ describe('evaluating a proposed call, in the order of the contract', () => {
     const { grantId, ...rest } = expected;
     expect(verdict).toMatchObject(rest);
     if ('grantId' in expected) expect(verdict.grantId).toBe(grantId);
+  });
+});
+
+describe('whether a chat client may approve (chatApproval)', () => {
+  it.each<[string, Case, boolean]>([
+    ['a confirm call of a tool without flags', { rules: [{ match: '*', level: 'confirm' }] }, true],
+    ['a confirm call held by requiresApproval', { tool: admin({ requiresApproval: true }) }, true],
+    ['a destructive tool', { tool: admin({ destructive: true }) }, false],
+    [
+      'a destructive tool, even with allowChatApproval: true',
+      { rules: [{ match: '*', level: 'confirm', allowChatApproval: true }], tool: admin({ destructive: true }) },
+      false,
+    ],
+    ['a destructive annotation', { call: { annotations: { destructive: true } } }, false],
+    ['selfApproval: false', { rules: [{ match: '*', level: 'confirm', selfApproval: false }] }, false],
+    [
+      'defaults.selfApproval false',
+      { rules: [{ match: '*', level: 'confirm' }], defaults: { selfApproval: false } },
+      false,
+    ],
+    ['a quorum', { rules: [{ match: '*', level: 'confirm', quorum: { count: 2 } }] }, false],
+    ['a manual call', { rules: [{ match: '*', level: 'manual' }] }, false],
+    ['allowChatApproval: false', { rules: [{ match: '*', level: 'confirm', allowChatApproval: false }] }, false],
+  ])('%s: %s', (_name, c, allowed) => {
+    const verdict = evaluate(c);
+    if (allowed) expect(verdict).not.toHaveProperty('chatApproval');
+    else expect(verdict.chatApproval).toBe(false);
+  });
+
+  it('is not said of a call no person decides', () => {
+    expect(evaluate({ rules: [{ match: '*', level: 'automatic', allowChatApproval: false }] })).not.toHaveProperty(
+      'chatApproval',
+    );
   });
 });
 
@@ -452,11 +511,19 @@ describe('evaluation order, for any policy, tool, grants and user', () => {
         const without = run(call, s, { grants: [] });
         const withGrants = run(call, s);
         if (withGrants.grantId === undefined) {
-          expect(withGrants).toEqual(without);
+          // Only separation of duties may name a grant it did not apply.
+          if (withGrants.reason !== without.reason) {
+            expect(withGrants.selfApproval).toBe(false);
+            expect(withGrants.reason).toMatch(/; standing grant \S+ not applied: separation of duties/);
+          }
+          expect({ ...withGrants, reason: without.reason }).toEqual(without);
         } else {
           expect(without.level).toBe('confirm');
+          expect(without.selfApproval).toBeUndefined();
+          // An automatic call has no chat approval to allow or refuse.
+          const { chatApproval: _held, ...rest } = without;
           expect(withGrants).toEqual({
-            ...without,
+            ...rest,
             level: 'automatic',
             grantId: withGrants.grantId,
             reason: withGrants.reason,

@@ -60,6 +60,8 @@ export interface PolicyVerdict {
   selfApproval?: false;
   /** For `confirm`/`manual`: more than one distinct approval needed. */
   quorum?: PolicyQuorum;
+  /** For `confirm`/`manual`: false when an approval relayed by an MCP chat client may not decide (absent: it may). */
+  chatApproval?: false;
   /** For `confirm`/`manual`: who else may decide, and who is told, as the call waits. */
   escalate?: EscalationStep[];
   /** For `confirm`/`manual`: seconds before expiry at which people are reminded. */
@@ -85,10 +87,14 @@ export const ApprovalPolicy = {
 
     // The document keeps a quorum only when it asks for more than one approval or names roles (`quorum: 1` is dropped).
     const quorum = rule?.quorum;
-    // A grant is one person's standing approval: it may not stand in for a quorum of several.
+    const selfApproval = rule?.selfApproval ?? defaults.selfApproval;
+    // A grant is one person's standing approval: it may not stand in for a quorum of several, nor for another
+    // approver where separation of duties asks for one (its maker may be the requester or the agent's owner).
     if (level === 'confirm' && !quorum && decision.grantable()) {
       const grant = ctx.grants.find((g) => covers(g, call, ctx.conversation, ctx.now));
-      if (grant) {
+      if (grant && selfApproval === false) {
+        reason = `${reason}; standing grant ${grant.id} not applied: separation of duties (selfApproval: false) needs a person to approve each call`;
+      } else if (grant) {
         level = 'automatic';
         grantId = grant.id;
         reason = `Allowed by standing grant ${grant.id} (scope ${grant.scope})`;
@@ -105,6 +111,8 @@ export const ApprovalPolicy = {
       reason = `Permission denied: ${rule.requireRole} role required`;
     }
 
+    const chat =
+      level === 'confirm' || level === 'manual' ? chatApprovalOf(level, rule, flagsSeen, selfApproval) : true;
     return {
       level,
       rule: index,
@@ -114,8 +122,9 @@ export const ApprovalPolicy = {
       approvers: rule?.approvers ?? defaults.approvers,
       timeoutSeconds: rule?.timeoutSeconds ?? defaults.timeoutSeconds,
       grants: rule?.grants ?? defaults.grants,
-      ...((rule?.selfApproval ?? defaults.selfApproval) === false && { selfApproval: false as const }),
+      ...(selfApproval === false && { selfApproval: false as const }),
       ...(quorum && { quorum: { count: quorum.count, ...(quorum.of && { of: [...quorum.of] }) } }),
+      ...(!chat && { chatApproval: false as const }),
       ...(rule?.escalate && { escalate: rule.escalate.map((s) => ({ ...s })) }),
       ...(rule?.remindBefore && { remindBefore: [...rule.remindBefore] }),
       ...(flagsSeen && {
@@ -128,6 +137,21 @@ export const ApprovalPolicy = {
     };
   },
 };
+
+/**
+ * Whether an MCP chat client's relayed answer may approve a held call: only a `confirm` call of a tool not flagged
+ * destructive, without separation of duties or a quorum, and whose rule does not say `allowChatApproval: false`.
+ * The rule's `true` never reaches past these exclusions: the client, not a person seen by Tollgate, answered.
+ */
+function chatApprovalOf(
+  level: SupervisionLevel,
+  rule: Readonly<PolicyRule> | undefined,
+  flags: ToolFlags | undefined,
+  selfApproval: boolean,
+): boolean {
+  if (level !== 'confirm' || flags?.destructive || selfApproval === false || rule?.quorum) return false;
+  return rule?.allowChatApproval !== false;
+}
 
 function byRule(rule: Readonly<PolicyRule>, index: number): Outcome {
   const fallback =

@@ -71,6 +71,7 @@ function readRule(
       'grants',
       'selfApproval',
       'quorum',
+      'allowChatApproval',
       'escalate',
       'remindBefore',
       'shell',
@@ -95,11 +96,25 @@ function readRule(
   const grants = optional('grants', readGrantLimit);
   const selfApproval = optional('selfApproval', readBoolean);
   const quorum = optional('quorum', readQuorum);
+  const allowChatApproval = optional('allowChatApproval', readBoolean);
   const escalate = optional('escalate', readEscalation);
   const remindBefore = optional('remindBefore', readReminders);
   const shell = optional('shell', readBoolean);
   const reason = optional('reason', readNonEmptyString);
-  if (!pattern || !level) return undefined;
+  // A chat client's answer is no proof a person saw the call: true may not reach past the exclusions.
+  const chatTooWide =
+    allowChatApproval !== true || level === undefined
+      ? undefined
+      : level !== 'confirm'
+        ? `applies to confirm rules only, not to ${level}`
+        : selfApproval === false
+          ? 'cannot be true with selfApproval: false: the chat client may be the requester itself'
+          : quorum && (quorum.count > 1 || quorum.of)
+            ? 'cannot be true with a quorum: each approval must be a person deciding in Tollgate'
+            : undefined;
+  // Named even when the match is faulty too, so every fault of the rule is told at once.
+  if (strict && chatTooWide) fault(faults, `${path}.allowChatApproval`, chatTooWide);
+  if (!pattern || !level || (strict && chatTooWide)) return undefined;
   if (strict && shell === true && pattern.argumentNames.length === 0) {
     return fault(
       faults,
@@ -145,6 +160,7 @@ function readRule(
   if (selfApproval !== undefined) rule.selfApproval = selfApproval;
   // `quorum: 1` is the default written out: left out, so it serialises as the document without it.
   if (quorum !== undefined && (quorum.count > 1 || quorum.of)) rule.quorum = quorum;
+  if (allowChatApproval !== undefined) rule.allowChatApproval = allowChatApproval;
   if (escalate !== undefined) rule.escalate = escalate;
   if (remindBefore !== undefined) rule.remindBefore = remindBefore;
   if (shell !== undefined) rule.shell = shell;

@@ -71,6 +71,13 @@ export interface PolicyRule {
   selfApproval?: boolean;
   /** Distinct approvals a held call needs (absent: one); the first rejection still rejects. */
   quorum?: PolicyQuorum;
+  /**
+   * Whether a decision relayed by an MCP client (the chat's approval form, `via: mcp`) may approve the calls this
+   * rule holds. Absent: yes for `confirm` calls of tools not flagged destructive, without `selfApproval: false` and
+   * without a quorum; false: never. True cannot widen that (a parsed document refuses it beside a quorum,
+   * `selfApproval: false` or another level than `confirm`; a destructive tool stays excluded when judged).
+   */
+  allowChatApproval?: boolean;
   /** While a held call waits: after each step's seconds, more people may decide it and channels are told. */
   escalate?: EscalationStep[];
   /** Seconds before a held call expires at which the channels remind people of it (each once). */
