@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { mintToken } from '../../src/infrastructure/auth/jwt-verifier';
 import { startTestServer, TEST_SECRET, TestServer } from '../support/server';
 
 /**
@@ -70,4 +71,47 @@ describe('the README tour', () => {
     // The tour keeps its answers in a temporary directory, not in the checkout.
     expect(existsSync(join(ROOT, 'proposal.json')) || existsSync(join(ROOT, 'waited.json'))).toBe(false);
   }, 180_000);
+  it("lets the role every sign-in hint suggests decide the tour's held call", async () => {
+    // The start banner, the sign-in page, its dev sign-in form and the README's inbox section all suggest one role.
+    const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
+    const hinted = [
+      ...read('src/adapters/cli/server-commands.ts').matchAll(/tollgate token --sub \w+ (?:--name \w+ )?--role (\w+)/g),
+      ...read('web/src/ui/SignIn.tsx').matchAll(/tollgate token --sub \w+ --role (\w+)/g),
+      ...read('README.md').matchAll(/\*\*Sign in\*\*[^`]*`npx tollgate token --sub \w+ --name \w+ --role (\w+)`/g),
+    ].map((m) => m[1]);
+    const formDefault = /useState<string\[\]>\(\[([^\]]*)\]\)/.exec(read('web/src/ui/SignIn.tsx'))?.[1];
+    expect(hinted.length).toBeGreaterThanOrEqual(3);
+    expect(new Set([...hinted, formDefault?.replace(/'/g, '')])).toEqual(new Set(['approver']));
+
+    // The tour's policy, as written, then its held call: a person with that role sees it and may approve it.
+    const policy = /PUT \$TG\/v1\/policy[^\n]*--data-binary '([^']*)'/.exec(tourScript(read('README.md')))![1];
+    const tenant = 'hints';
+    const token = (sub: string, roles: string[]) => mintToken(TEST_SECRET, { sub, roles, tenant });
+    const call = async (method: string, path: string, who: string, body?: unknown, type = 'application/json') => {
+      const r = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${who}`, 'content-type': type },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return { status: r.status, body: (await r.json()) as any };
+    };
+    const [ann, agent, alice] = await Promise.all([
+      token('ann', ['admin']),
+      token('support-bot', ['agent']),
+      token('alice', ['approver']),
+    ]);
+    expect((await call('PUT', '/v1/policy', ann, policy, 'application/yaml')).status).toBe(200);
+    await call('PUT', '/v1/tools/delete_source', agent, {
+      description: 'Delete a knowledge source',
+      destructive: true,
+    });
+    const conv = await call('POST', '/v1/conversations', agent, { user: { id: 'ann', roles: ['admin'] } });
+    const proposed = await call('POST', `/v1/conversations/${conv.body.id}/tool-calls`, agent, {
+      toolCalls: [{ toolName: 'delete_source', arguments: { id: 'src_2' } }],
+    });
+    const id = proposed.body.toolCalls[0].id;
+    expect(proposed.body.toolCalls[0].status).toBe('pending');
+    expect((await call('GET', '/v1/approvals', alice)).body.items.map((c: { id: string }) => c.id)).toEqual([id]);
+    expect((await call('POST', `/v1/tool-calls/${id}/decision`, alice, { decision: 'approve' })).status).toBe(200);
+  });
 });
