@@ -5,6 +5,7 @@ import { addClientCommands, reportError } from './client/client-commands';
 import { addGrantCommands } from './client/grant-commands';
 import { addStepCommands } from './client/step-commands';
 import { addQuestionCommands } from './client/question-commands';
+import { addLoginCommands } from './login/login-commands';
 
 /**
  * `tollgate` — the server, its operator commands, and the client commands that talk to a running server.
@@ -83,6 +84,7 @@ export function buildCli(): Command {
   addGrantCommands(program);
   addStepCommands(program);
   addQuestionCommands(program);
+  addLoginCommands(program);
   return program;
 }
 

@@ -7,6 +7,8 @@ import {
   type RequestOptions,
   type ToolCall,
 } from '@tollgate/sdk';
+import { CredentialsError, readLogins } from '../login/credentials';
+import { LoginExpiredError, StoredLogin } from '../login/session';
 
 /**
  * The CLI's way to the server: HTTP only, through the SDK, as any other client (CONTRACT §2–§10). Decisions,
@@ -48,29 +50,53 @@ export interface ClientOptions {
 
 export interface Connection {
   url: string;
+  /** The token as known when the command starts (a stored login's may be refreshed on the way). */
   token: string;
+  /** Set when the token comes from `tollgate login`: it refreshes itself. */
+  login?: StoredLogin;
 }
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
-/** `--url/--token` win over `TOLLGATE_URL`/`TOLLGATE_TOKEN`; no token is a usage error (exit 2). */
+/**
+ * `--url/--token` win over `TOLLGATE_URL`/`TOLLGATE_TOKEN`; with no token, the login `tollgate login` stored for
+ * that URL (with no URL given either, the only stored login); none of them is a usage error (exit 2).
+ */
 export function connection(o: ClientOptions, env: NodeJS.ProcessEnv = process.env): Connection {
-  const raw = (o.url ?? env.TOLLGATE_URL ?? DEFAULT_URL).trim();
-  let url: URL;
-  try {
-    url = new URL(raw);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-  } catch {
-    throw new CliError(`TOLLGATE_URL / --url must be an http(s) URL, got "${raw}"`, EXIT.usage);
-  }
+  const given = o.url ?? env.TOLLGATE_URL;
+  const url = serverUrl(given ?? DEFAULT_URL);
   const token = (o.token ?? env.TOLLGATE_TOKEN ?? '').trim();
-  if (!token) {
-    throw new CliError(
-      'No token: set TOLLGATE_TOKEN or pass --token (for development: export TOLLGATE_TOKEN=$(tollgate token --sub you --role approver))',
-      EXIT.usage,
-    );
+  if (token) return { url, token };
+  const login = storedLogin(url, given === undefined);
+  if (login) return { url: login.url, token: login.current, login };
+  throw new CliError(
+    `No token: run tollgate login --url ${url}, set TOLLGATE_TOKEN or pass --token (for development: export TOLLGATE_TOKEN=$(tollgate token --sub you --role approver))`,
+    EXIT.usage,
+  );
+}
+
+/** An http(s) URL without a trailing slash, as logins are stored under; anything else is a usage error. */
+export function serverUrl(raw: string): string {
+  const trimmed = raw.trim();
+  try {
+    const url = new URL(trimmed);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+    return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+  } catch {
+    throw new CliError(`TOLLGATE_URL / --url must be an http(s) URL, got "${trimmed}"`, EXIT.usage);
   }
-  return { url: url.toString().replace(/\/+$/, ''), token };
+}
+
+function storedLogin(url: string, anyIfOnlyOne: boolean): StoredLogin | undefined {
+  try {
+    const found = StoredLogin.find(url);
+    if (found || !anyIfOnlyOne) return found;
+    const all = readLogins();
+    return all.length === 1 ? StoredLogin.find(all[0].url) : undefined;
+  } catch (e) {
+    if (e instanceof CredentialsError) throw new CliError(e.message, EXIT.usage);
+    throw e;
+  }
 }
 
 /**
@@ -82,12 +108,15 @@ export class ApiClient {
   readonly tollgate: Tollgate;
 
   constructor(readonly conn: Connection) {
+    const login = conn.login;
     this.tollgate = new Tollgate({
       url: conn.url,
-      token: conn.token,
+      // A stored login's token is asked for before each request, and again after a 401 (the SDK does that once).
+      token: login ? () => loginToken(login) : conn.token,
       channel: 'cli',
       headers: { 'user-agent': 'tollgate-cli' },
       retry: { maxAttempts: 1 },
+      ...(login ? { fetch: noticing401(login) } : {}),
     });
   }
 
@@ -121,6 +150,27 @@ export class ApiClient {
   approvals(): Promise<Approval[]> {
     return this.call((t) => t.inbox().all());
   }
+}
+
+async function loginToken(login: StoredLogin): Promise<string> {
+  try {
+    return await login.token();
+  } catch (e) {
+    if (e instanceof LoginExpiredError) throw new CliError(e.message, EXIT.usage);
+    throw e;
+  }
+}
+
+/** A 401 to the stored login's token marks it stale, so the SDK's second ask gets a refreshed one. */
+function noticing401(login: StoredLogin) {
+  return async (input: string, init: RequestInit): Promise<Response> => {
+    const res = await globalThis.fetch(input, init);
+    if (res.status === 401) {
+      const sent = new Headers(init.headers).get('authorization')?.replace(/^Bearer /, '');
+      if (sent) login.rejected(sent);
+    }
+    return res;
+  };
 }
 
 /** An SDK failure as the CLI reports it. */

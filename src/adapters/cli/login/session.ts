@@ -1,0 +1,116 @@
+import { credentialsPath, findLogin, saveLogin, type StoredLoginEntry } from './credentials';
+import { discover, ProviderError, refresh, toEntry } from './provider';
+
+/** A stored login that can no longer give a token: the person has to sign in again. */
+export class LoginExpiredError extends Error {}
+
+/**
+ * The bearer token a login sends. Tollgate verifies provider tokens itself against the provider's JWKS, with no
+ * call to the provider per request, so it needs a signed JWT: the access token when the provider issues JWT
+ * access tokens (Okta, Entra ID, Keycloak, Auth0 with an API audience), else the ID token (providers whose access
+ * tokens are opaque, such as Google, cannot be verified any other way). Both are refreshed alike.
+ */
+export function bearerOf(e: Pick<StoredLoginEntry, 'access_token' | 'id_token'>): string {
+  return isJwt(e.access_token) || !e.id_token ? e.access_token : e.id_token;
+}
+
+function isJwt(token: string): boolean {
+  return /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
+}
+
+/** A JWT's `exp`, unverified: only to know when to refresh, never to trust anything. */
+function jwtExp(token: string): number | undefined {
+  if (!isJwt(token)) return undefined;
+  try {
+    const exp = (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { exp?: unknown }).exp;
+    return typeof exp === 'number' ? exp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** When the bearer expires: its own `exp` when it is a JWT, else the token response's `expires_in`. */
+export function expiryOf(e: StoredLoginEntry): number | undefined {
+  return jwtExp(bearerOf(e)) ?? e.expires_at;
+}
+
+/**
+ * Refresh this long before expiry: a minute, or a quarter of the token's life for short-lived tokens, so a
+ * command that starts just before expiry does not send a token that expires on the way.
+ */
+function margin(e: StoredLoginEntry, expiry: number): number {
+  return Math.min(60, Math.max(1, Math.floor((expiry - e.obtained_at) / 4)));
+}
+
+/**
+ * The token of a stored login for one server: refreshed shortly before expiry, and once when the server answers
+ * 401 (`rejected`), with the new tokens written back. One refresh at a time per process.
+ */
+export class StoredLogin {
+  private stale = false;
+  private refreshing?: Promise<void>;
+
+  constructor(
+    private entry: StoredLoginEntry,
+    private readonly path = credentialsPath(),
+  ) {}
+
+  static find(url: string, path = credentialsPath()): StoredLogin | undefined {
+    const entry = findLogin(url, path);
+    return entry ? new StoredLogin(entry, path) : undefined;
+  }
+
+  get url(): string {
+    return this.entry.url;
+  }
+
+  /** The token as stored now (for display: who the inbox says you are). */
+  get current(): string {
+    return bearerOf(this.entry);
+  }
+
+  /** The server refused `token`: the next `token()` refreshes (once; the SDK asks again after a 401 only once). */
+  rejected(token: string): void {
+    if (token === this.current) this.stale = true;
+  }
+
+  async token(now = () => Math.floor(Date.now() / 1000)): Promise<string> {
+    const expiry = expiryOf(this.entry);
+    const due = expiry !== undefined && now() >= expiry - margin(this.entry, expiry);
+    if (this.stale || due) {
+      this.refreshing ??= this.refresh(now).finally(() => (this.refreshing = undefined));
+      await this.refreshing;
+    }
+    return this.current;
+  }
+
+  private async refresh(now: () => number): Promise<void> {
+    const sent = this.entry.access_token;
+    // Another tollgate command may have refreshed already (with rotating refresh tokens, ours is then spent).
+    const onDisk = findLogin(this.entry.url, this.path);
+    if (onDisk && onDisk.access_token !== sent && !this.stale) {
+      const expiry = expiryOf(onDisk);
+      if (expiry === undefined || now() < expiry - margin(onDisk, expiry)) {
+        this.entry = onDisk;
+        return;
+      }
+    }
+    const latest = onDisk ?? this.entry;
+    if (!latest.refresh_token)
+      throw new LoginExpiredError(
+        `your login at ${this.entry.url} has expired and the provider gave no refresh token: run tollgate login again`,
+      );
+    try {
+      const config = await discover(latest.issuer, latest.clientId);
+      const tokens = await refresh(config, latest.refresh_token);
+      this.entry = toEntry(latest, tokens, now());
+    } catch (e) {
+      const why = e instanceof ProviderError ? e.message : String(e);
+      throw new LoginExpiredError(
+        `your login at ${this.entry.url} could not be refreshed (${why}): run tollgate login again`,
+      );
+    }
+    this.stale = false;
+    saveLogin(this.entry, this.path);
+  }
+}
