@@ -68,7 +68,7 @@ describe('web inbox with authentication configured', () => {
   it('offers no dev sign-in and answers 404 to its endpoint', async () => {
     const config = await http.get('/ui/config');
     expect(config.status).toBe(200);
-    expect(config.body).toEqual({ devSignIn: false });
+    expect(config.body).toEqual({ devSignIn: false, sso: null });
     const minted = await http.post('/ui/dev-token', undefined, { sub: 'mallory', roles: ['admin'] });
     expect(minted.status).toBe(404);
     expect(minted.body.code).toBe('not_found');
@@ -76,6 +76,21 @@ describe('web inbox with authentication configured', () => {
 
   it('leaves the API as it was: /v1 still needs a token', async () => {
     expect((await http.get('/v1/approvals')).status).toBe(401);
+  });
+
+  it('has no single sign-on without TOLLGATE_OIDC_ISSUER: /auth/config says so, the other /auth routes are 404', async () => {
+    const config = await http.get('/auth/config');
+    expect({ status: config.status, body: config.body }).toEqual({ status: 200, body: { oidc: null } });
+    for (const path of ['/auth/login', '/auth/callback?code=x&state=y']) {
+      const res = await http.get(path);
+      expect({ path, status: res.status, code: res.body?.code }).toEqual({ path, status: 404, code: 'not_found' });
+    }
+    expect((await http.post('/auth/logout', undefined)).status).toBe(404);
+    // A cookie is never read: no session can exist.
+    const res = await fetch(`${server.url}/v1/me`, {
+      headers: { cookie: 'tollgate_session=default.' + 'a'.repeat(43) },
+    });
+    expect(res.status).toBe(401);
   });
 });
 
@@ -90,7 +105,7 @@ describe('web inbox in embedded dev mode', () => {
   afterAll(() => server?.stop());
 
   it('offers the dev sign-in and mints a working token for the chosen name and roles', async () => {
-    expect((await http.get('/ui/config')).body).toEqual({ devSignIn: true });
+    expect((await http.get('/ui/config')).body).toEqual({ devSignIn: true, sso: null });
     const minted = await http.post('/ui/dev-token', undefined, {
       sub: 'ann',
       name: 'Ann',
@@ -173,7 +188,7 @@ describe('web inbox in embedded dev mode', () => {
       });
       expect(res.type).toMatch(/^application\/problem\+json/);
       expect(res.body.token).toBeUndefined();
-      expect((await devToken(headers, '/ui/config')).body).toEqual({ devSignIn: false });
+      expect((await devToken(headers, '/ui/config')).body).toEqual({ devSignIn: false, sso: null });
     }
   });
 

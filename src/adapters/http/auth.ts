@@ -4,6 +4,8 @@ import type { Request } from 'express';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
 import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
+import { WebSessions } from '../../infrastructure/auth/web-sessions';
+import { readCookie, SESSION_COOKIE } from '../sso/cookies';
 import { AuthFailureLimiter } from '../api/auth-failures';
 import { ForbiddenError, UnauthenticatedError } from '../api/errors';
 
@@ -20,9 +22,16 @@ export const Roles = (...roles: string[]) => SetMetadata(ROLES, roles);
 
 type AuthedRequest = Request & { principal?: Principal };
 
+/** The web sessions of single sign-on, or null when it is not configured (then no cookie is ever read). */
+export const WEB_SESSIONS = Symbol('WebSessions');
+/** Methods that change state: made with a session cookie, they must carry the session's X-CSRF-Token. */
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /**
  * Establishes the principal of every non-public route (REST and the event stream alike) and checks `@Roles`.
- * The principal's roles come from JwtVerifier, which keeps an agent token an agent whatever else it claims.
+ * The principal's roles come from JwtVerifier, which keeps an agent token an agent whatever else it claims, or,
+ * without a bearer token, from the single sign-on session the cookie names (people only: no session is ever made
+ * for an agent). A bearer token wins over a cookie: a program's header says who it means to be.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -31,6 +40,7 @@ export class AuthGuard implements CanActivate {
     @Inject(JwtVerifier) private readonly verifier: JwtVerifier,
     /** Shared with gRPC: an address has one budget of failures, whichever way it knocks. */
     @Inject(AuthFailureLimiter) private readonly failures: AuthFailureLimiter,
+    @Inject(WEB_SESSIONS) private readonly sessions: WebSessions | null,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
@@ -42,7 +52,9 @@ export class AuthGuard implements CanActivate {
     const m = typeof header === 'string' ? /^Bearer\s+([A-Za-z0-9_\-.=]+)$/i.exec(header.trim()) : null;
     // A token verified before passes whatever the address's failures: only failures are counted against it.
     const known = m ? this.verifier.remembered(m[1]) : undefined;
+    const cookie = !header && this.sessions ? readCookie(req, SESSION_COOKIE) : undefined;
     if (known) req.principal = known;
+    else if (cookie !== undefined) req.principal = await this.fromSession(req, cookie, address);
     else {
       this.failures.check(address); // before a new token is verified: a flood of bad tokens costs no crypto
       if (!m) {
@@ -65,6 +77,23 @@ export class AuthGuard implements CanActivate {
       throw new ForbiddenError(`${agent}This needs one of the roles: ${roles.join(', ')}`);
     }
     return true;
+  }
+
+  /** The session cookie's principal; the session's CSRF token is required on anything that changes state. */
+  private async fromSession(req: AuthedRequest, cookie: string, address: string | undefined): Promise<Principal> {
+    this.failures.check(address);
+    const session = await this.sessions!.find(cookie);
+    if (!session) {
+      this.failures.recordFailure(address);
+      throw unauthenticated('Your session has ended (signed out, expired or idle too long): sign in again');
+    }
+    if (STATE_CHANGING.has(req.method) && !this.sessions!.csrfMatches(session, req.headers['x-csrf-token']))
+      throw new DomainError(
+        'csrf_failed',
+        'forbidden',
+        "A request made with the session cookie that changes anything must carry the session's X-CSRF-Token header",
+      );
+    return { ...session.principal, roles: [...session.principal.roles] };
   }
 }
 

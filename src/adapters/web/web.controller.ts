@@ -20,6 +20,8 @@ export interface WebOptions {
   issuer?: string;
   audience?: string;
   maxTtlSeconds?: number;
+  /** Single sign-on: the page offers "Sign in with <provider>" (GET /auth/login); null without it. */
+  sso: { provider: string } | null;
 }
 
 const DEV_TOKEN_TTL_S = 8 * 3600;
@@ -131,7 +133,7 @@ export class WebController {
   @Public()
   @Header('Cache-Control', 'no-store')
   config(@Req() req: Request) {
-    return { devSignIn: this.devSignInFor(req) && isLocalRequest(req) };
+    return { devSignIn: this.devSignInFor(req) && isLocalRequest(req), sso: this.options.sso };
   }
 
   /** Embedded dev mode only, from this machine only; 404 whenever real authentication is configured. */

@@ -32,6 +32,28 @@ export function checkSecretStrength(secret: string): void {
  * and so does a configured secret too short to resist guessing.
  */
 export function resolveAuth(config: TollgateConfig): TollgateConfig {
+  return withProvider(resolveTokens(config));
+}
+
+/** With single sign-on, the provider's bearer tokens are people's tokens, mapped as web sign-in maps them. */
+function withProvider(config: TollgateConfig): TollgateConfig {
+  const o = config.oidc;
+  if (!o) return config;
+  const audiences = [...new Set([o.clientId, o.cliClientId, ...(config.auth.audience ? [config.auth.audience] : [])])];
+  return {
+    ...config,
+    auth: {
+      ...config.auth,
+      provider: {
+        issuer: o.issuer,
+        audiences,
+        mapping: { rolesClaim: o.rolesClaim, roleMap: o.roleMap, tenant: o.tenant },
+      },
+    },
+  };
+}
+
+function resolveTokens(config: TollgateConfig): TollgateConfig {
   const a = config.auth;
   if (a.secret && a.jwksUrl) throw new ConfigError('Set either TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL, not both');
   if (a.secret !== undefined && !a.devSecret) checkSecretStrength(a.secret);

@@ -1,10 +1,16 @@
-import { createRemoteJWKSet, jwtVerify, JWTPayload, SignJWT } from 'jose';
+import { createRemoteJWKSet, decodeJwt, jwtVerify, JWTPayload, SignJWT } from 'jose';
 import { Principal } from '../../domain/shared/actor';
+import { DomainError } from '../../domain/shared/domain-error';
 import { AuthConfig } from '../config/config';
+import { mapClaims } from './claims-mapping';
 
 export class InvalidTokenError extends Error {}
 
 const ASYMMETRIC = ['RS256', 'ES256', 'EdDSA'];
+/** What identity providers sign with (Entra ID and Okta RS256, Google RS256, Keycloak RS256 or PS256/ES384 on request). */
+const PROVIDER_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'EdDSA'];
+/** How long the provider's discovery document may take (its jwks_uri is read from it once). */
+const DISCOVERY_TIMEOUT_MS = 10_000;
 export const CLOCK_TOLERANCE_S = 30;
 /** The longest lifetime a token may claim when TOLLGATE_JWT_MAX_TTL is not set. */
 export const DEFAULT_MAX_TTL_S = 24 * 3600;
@@ -22,6 +28,8 @@ export class JwtVerifier {
   private readonly key?: Uint8Array;
   private readonly jwks?: ReturnType<typeof createRemoteJWKSet>;
   private readonly maxTtl: number;
+  /** The single sign-on provider's keys, from its discovery document's jwks_uri (read on first use). */
+  private providerKeys?: Promise<ReturnType<typeof createRemoteJWKSet>>;
   /**
    * Tokens already verified, by their exact text: an agent sends the same token on every call, and verifying
    * it again each time cost CPU on the hot path. An entry lives until the token's `exp` (or CACHE_MAX_AGE_S);
@@ -66,6 +74,8 @@ export class JwtVerifier {
   }
 
   private async verifyAfresh(token: string): Promise<{ principal: Principal; exp: number }> {
+    const provider = this.cfg.provider;
+    if (provider && issuerOf(token) === provider.issuer) return this.verifyProviderToken(token, provider);
     let payload: JWTPayload;
     try {
       const opts = {
@@ -82,6 +92,82 @@ export class JwtVerifier {
     }
     checkLifetime(payload, this.maxTtl, Math.floor(Date.now() / 1000));
     return { principal: toPrincipal(payload), exp: payload.exp! };
+  }
+
+  /**
+   * A token the single sign-on provider issued: its keys, its issuer, one of our client ids as audience, then the
+   * same claims mapping as web sign-in. It is a person's token: `agent` in it means nothing (never mapped), and a
+   * person with no mapped role is known but holds no role (403 on every tenant-wide route).
+   */
+  private async verifyProviderToken(
+    token: string,
+    provider: NonNullable<AuthConfig['provider']>,
+  ): Promise<{ principal: Principal; exp: number }> {
+    const keys = await this.providerJwks(provider.issuer);
+    let payload: JWTPayload;
+    try {
+      payload = (
+        await jwtVerify(token, keys, {
+          clockTolerance: CLOCK_TOLERANCE_S,
+          requiredClaims: ['exp', 'sub'],
+          issuer: provider.issuer,
+          audience: provider.audiences,
+          algorithms: PROVIDER_ALGORITHMS,
+        })
+      ).payload;
+    } catch (e) {
+      throw new InvalidTokenError(e instanceof Error ? e.message : 'invalid token');
+    }
+    checkLifetime(payload, this.maxTtl, Math.floor(Date.now() / 1000));
+    const mapped = mapClaims(payload as Record<string, unknown>, provider.mapping);
+    if (mapped.ok) return { principal: mapped.principal, exp: payload.exp! };
+    if (mapped.code === 'bad_claims') throw new InvalidTokenError(mapped.detail);
+    return { principal: mapped.person, exp: payload.exp! };
+  }
+
+  /** TOLLGATE_JWKS_URL when it serves the same issuer, else the provider's own jwks_uri (discovered once). */
+  private providerJwks(issuer: string): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    if (this.jwks && this.cfg.issuer === issuer) return Promise.resolve(this.jwks);
+    this.providerKeys ??= discoverJwksUri(issuer).then(
+      (uri) => createRemoteJWKSet(new URL(uri)),
+      (e: unknown) => {
+        this.providerKeys = undefined; // the next request tries again
+        throw e;
+      },
+    );
+    return this.providerKeys;
+  }
+}
+
+/** The provider's jwks_uri from `<issuer>/.well-known/openid-configuration`; unreachable: 503, never a 401. */
+async function discoverJwksUri(issuer: string): Promise<string> {
+  const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS), redirect: 'error' });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
+    if (doc.issuer !== issuer) throw new Error(`its issuer is ${String(doc.issuer)}, not ${issuer}`);
+    if (typeof doc.jwks_uri !== 'string') throw new Error('it names no jwks_uri');
+    const jwks = new URL(doc.jwks_uri);
+    if (jwks.protocol !== 'https:' && new URL(issuer).protocol === 'https:')
+      throw new Error('its jwks_uri is not https');
+    return jwks.href;
+  } catch (e) {
+    throw new DomainError(
+      'identity_provider_unavailable',
+      'unavailable',
+      `Cannot read the identity provider's keys (${url}): ${(e as Error).message}`,
+    );
+  }
+}
+
+/** The unverified `iss`, only to choose which keys verify the token; undefined when it is not a JWT. */
+function issuerOf(token: string): string | undefined {
+  try {
+    const iss = decodeJwt(token).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -22,6 +22,17 @@ export interface AuthConfig {
   devSecret: boolean;
   /** Longest lifetime a token may claim (exp − iat), in seconds (TOLLGATE_JWT_MAX_TTL, default 24 h). */
   maxTtlSeconds?: number;
+  /**
+   * The single sign-on provider, set by resolveAuth when TOLLGATE_OIDC_ISSUER is: bearer tokens it issued (`iss`)
+   * are verified with its keys (its discovery document's jwks_uri) and mapped to a person by the same claims
+   * mapping as web sign-in.
+   */
+  provider?: {
+    issuer: string;
+    /** The web and CLI client ids, and TOLLGATE_JWT_AUDIENCE when set. */
+    audiences: string[];
+    mapping: Pick<OidcConfig, 'rolesClaim' | 'roleMap' | 'tenant'>;
+  };
 }
 
 export interface TollgateConfig {
@@ -124,8 +135,18 @@ const LOG_LEVELS: Record<string, LogLevelName> = {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig {
   const port = int(env.PORT, 8080, 'PORT');
   const grpc = grpcPort(env.TOLLGATE_GRPC_PORT, port);
+  const host = env.HOST || '127.0.0.1';
+  const oidc = oidcConfig(env);
+  const publicAt = publicUrl(env.TOLLGATE_PUBLIC_URL);
+  // The redirect URI is <public URL>/auth/callback. Listening on loopback it is the listening address, which only
+  // this machine's browser reaches; anywhere else no address the server can see is known to be the one people use
+  // (a Host header is the caller's word), so the operator says it.
+  if (oidc && !publicAt && !isLoopbackHost(host))
+    throw new ConfigError(
+      `TOLLGATE_OIDC_ISSUER needs TOLLGATE_PUBLIC_URL when listening on ${host}: the redirect URI registered with the provider is <TOLLGATE_PUBLIC_URL>/auth/callback`,
+    );
   return {
-    host: env.HOST || '127.0.0.1',
+    host,
     port,
     databaseUrl: env.DATABASE_URL || undefined,
     databaseDirectUrl: directUrl(env),
@@ -168,13 +189,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     ),
     signingKey: env.TOLLGATE_SIGNING_KEY || undefined,
     signingKeyFile: env.TOLLGATE_SIGNING_KEY_FILE || undefined,
-    publicUrl: publicUrl(env.TOLLGATE_PUBLIC_URL),
+    publicUrl: publicAt,
     receiptAudience: receiptAudience(env.TOLLGATE_RECEIPT_AUDIENCE),
     longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),
     instanceId: env.TOLLGATE_INSTANCE_ID || `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     logLevel: logLevel(env),
     logFormat: logFormat(env.TOLLGATE_LOG_FORMAT),
-    oidc: oidcConfig(env),
+    oidc,
     slack: slackConfig(env),
     webhooks: {
       retryBaseMs: Math.max(1, int(env.TOLLGATE_WEBHOOK_RETRY_BASE_MS, 5000, 'TOLLGATE_WEBHOOK_RETRY_BASE_MS')),
@@ -183,6 +204,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
       allowPrivate: cidrList(env.TOLLGATE_WEBHOOK_ALLOW_PRIVATE, 'TOLLGATE_WEBHOOK_ALLOW_PRIVATE'),
     },
   };
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** TOLLGATE_DATABASE_DIRECT_URL, or DATABASE_URL when unset; only beside DATABASE_URL (embedded mode has no pooler). */

@@ -5,6 +5,8 @@ import { ConfigError } from './config-error';
 export interface OidcConfig {
   /** The provider's issuer URL; its discovery document is read from `<issuer>/.well-known/openid-configuration`. */
   issuer: string;
+  /** What the sign-in page calls the provider: "Sign in with <providerName>" (TOLLGATE_OIDC_NAME; default: its host). */
+  providerName: string;
   /** The web inbox's confidential client (authorization code flow with PKCE). */
   clientId: string;
   clientSecret: string;
@@ -54,8 +56,10 @@ export function oidcConfig(env: NodeJS.ProcessEnv): OidcConfig | undefined {
   if (fixed && !TENANT.test(fixed)) throw new ConfigError(`TOLLGATE_OIDC_TENANT must match ${TENANT.source}`);
   const scopes = (env.TOLLGATE_OIDC_SCOPES?.trim() || 'openid profile email').split(/[\s,]+/).filter(Boolean);
   if (!scopes.includes('openid')) throw new ConfigError('TOLLGATE_OIDC_SCOPES must include openid');
+  const providerName = (env.TOLLGATE_OIDC_NAME?.trim() || url.hostname).slice(0, 64);
   return {
     issuer,
+    providerName,
     clientId,
     clientSecret,
     cliClientId: env.TOLLGATE_OIDC_CLI_CLIENT_ID?.trim() || clientId,

@@ -1,0 +1,38 @@
+import type { Request, Response } from 'express';
+
+export const SESSION_COOKIE = 'tollgate_session';
+export const LOGIN_COOKIE = 'tollgate_login';
+
+/** One cookie's value from the Cookie header (no parser is installed for the whole app). */
+export function readCookie(req: Pick<Request, 'headers'>, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (typeof header !== 'string' || header.length > 8192) return undefined;
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+export interface CookieOptions {
+  path: string;
+  maxAgeSeconds: number;
+  secure: boolean;
+}
+
+/** HttpOnly and SameSite=Lax always (Lax: the provider's redirect back is a top-level GET that must carry it). */
+export function setCookie(res: Response, name: string, value: string, o: CookieOptions): void {
+  const parts = [
+    `${name}=${value}`,
+    `Path=${o.path}`,
+    `Max-Age=${o.maxAgeSeconds}`,
+    'HttpOnly',
+    'SameSite=Lax',
+    ...(o.secure ? ['Secure'] : []),
+  ];
+  res.append('Set-Cookie', parts.join('; '));
+}
+
+export function clearCookie(res: Response, name: string, o: Omit<CookieOptions, 'maxAgeSeconds'>): void {
+  setCookie(res, name, '', { ...o, maxAgeSeconds: 0 });
+}

@@ -1,0 +1,19 @@
+/**
+ * openid-client as an ES module. It ships ES modules only; Node loads it with `import()`, and the import is made
+ * through a Function so that no compiler turns it into a `require` (Jest's CommonJS transform would, and fail).
+ */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import type * as OpenIdClient from 'openid-client';
+
+export type { OpenIdClient };
+
+const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<unknown>;
+let loaded: Promise<typeof OpenIdClient> | undefined;
+
+export function openIdClient(): Promise<typeof OpenIdClient> {
+  loaded ??= importEsm(pathToFileURL(createRequire(__filename).resolve('openid-client')).href) as Promise<
+    typeof OpenIdClient
+  >;
+  return loaded;
+}

@@ -1,0 +1,42 @@
+import type { Response } from 'express';
+
+/** Nothing runs, nothing loads: these pages are words and one link. */
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const escape = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/**
+ * A plain page for a browser that came back from the identity provider and cannot be let in: what happened, the
+ * stable code (for the operator's logs and the docs), and a way to try again. Never the inbox, never a session.
+ */
+export function sendPage(
+  res: Response,
+  status: number,
+  page: { title: string; detail: string; code: string; retry?: boolean },
+): void {
+  res.status(status);
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Security-Policy', PAGE_CSP);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.end(`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(page.title)} · Tollgate</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1c1c1c}code{background:#f2f2f2;padding:0 .25em}</style>
+</head>
+<body>
+<main>
+<h1>${escape(page.title)}</h1>
+<p>${escape(page.detail)}</p>
+<p>Code: <code data-testid="problem-code">${escape(page.code)}</code></p>
+${page.retry === false ? '' : '<p><a href="/">Back to the sign-in page</a></p>'}
+</main>
+</body>
+</html>
+`);
+}

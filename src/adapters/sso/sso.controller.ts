@@ -1,0 +1,228 @@
+import { Controller, Get, Header, HttpCode, Inject, Logger, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { DomainError } from '../../domain/shared/domain-error';
+import { mapClaims } from '../../infrastructure/auth/claims-mapping';
+import { WebSessions } from '../../infrastructure/auth/web-sessions';
+import type { OidcConfig } from '../../infrastructure/config/config';
+import { Public, WEB_SESSIONS } from '../http/auth';
+import { clearCookie, LOGIN_COOKIE, readCookie, SESSION_COOKIE, setCookie } from './cookies';
+import { LOGIN_TTL_S, LoginSealer } from './login-cookie';
+import { sendPage } from './pages';
+import { CallbackError, RelyingParty } from './relying-party';
+
+export const SSO_OPTIONS = Symbol('SsoOptions');
+
+export interface SsoOptions {
+  oidc?: OidcConfig;
+  /** TOLLGATE_PUBLIC_URL; unset: the loopback address the server listens on (config refuses anything else). */
+  publicUrl?: string;
+  host: string;
+}
+
+const CALLBACK_PATH = '/auth/callback';
+const MAX_RETURN_TO = 2048;
+
+/**
+ * Single sign-on for the web inbox (OpenID Connect, authorization code flow with PKCE) and the public description
+ * of it the CLI reads. Without TOLLGATE_OIDC_ISSUER only `/auth/config` answers (`{"oidc": null}`).
+ */
+@ApiExcludeController()
+@Controller('auth')
+export class SsoController {
+  private readonly logger = new Logger('SingleSignOn');
+  private readonly rp?: RelyingParty;
+  private readonly sealer?: LoginSealer;
+
+  constructor(
+    @Inject(SSO_OPTIONS) private readonly options: SsoOptions,
+    @Inject(WEB_SESSIONS) private readonly sessions: WebSessions | null,
+  ) {
+    if (options.oidc) {
+      this.rp = new RelyingParty(options.oidc);
+      this.sealer = new LoginSealer(options.oidc.clientSecret);
+    }
+  }
+
+  /** What `tollgate login --url` needs to sign in with the provider (its public client): no secret in it. */
+  @Get('config')
+  @Public()
+  @Header('Cache-Control', 'no-store')
+  config() {
+    const o = this.options.oidc;
+    return { oidc: o ? { issuer: o.issuer, clientId: o.cliClientId, scopes: o.scopes } : null };
+  }
+
+  /** Starts a sign-in: a fresh state, nonce and PKCE verifier sealed in a cookie, then off to the provider. */
+  @Get('login')
+  @Public()
+  async login(@Req() req: Request, @Res() res: Response, @Query('return_to') returnTo?: unknown): Promise<void> {
+    const { rp, sealer } = this.enabled();
+    const back = sameOriginPath(returnTo);
+    if (back === undefined)
+      throw new DomainError(
+        'invalid_return_to',
+        'invalid',
+        `return_to must be a path on this server (starting with a single /, at most ${MAX_RETURN_TO} characters)`,
+      );
+    let started: Awaited<ReturnType<RelyingParty['loginUrl']>>;
+    try {
+      started = await rp.loginUrl(this.base(req) + CALLBACK_PATH, back);
+    } catch (e) {
+      if (!(e instanceof CallbackError)) throw e;
+      this.logger.warn(e.message);
+      return sendPage(res, 503, {
+        title: 'The identity provider cannot be reached',
+        detail: e.message,
+        code: e.code,
+      });
+    }
+    setCookie(res, LOGIN_COOKIE, sealer.seal(started.transaction), {
+      path: CALLBACK_PATH,
+      maxAgeSeconds: LOGIN_TTL_S,
+      secure: this.secure(),
+    });
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(303, started.url);
+  }
+
+  /**
+   * The provider's answer. The login cookie is cleared whatever happens (one transaction, one callback); then the
+   * answer is checked against it (state, PKCE, nonce), the claims mapped, and a session made for a person with a
+   * role. Anything else is a plain page with a stable code, and no session.
+   */
+  @Get('callback')
+  @Public()
+  async callback(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const { rp, sealer } = this.enabled();
+    const secure = this.secure();
+    clearCookie(res, LOGIN_COOKIE, { path: CALLBACK_PATH, secure });
+    const sealed = readCookie(req, LOGIN_COOKIE);
+    const transaction = sealed ? sealer.open(sealed) : undefined;
+    if (!transaction) {
+      return this.refuse(res, 400, {
+        title: 'This sign-in cannot be finished',
+        detail: sealed
+          ? 'The sign-in this browser began was not recognised: it was changed, or it is more than 10 minutes old. Sign in again.'
+          : 'This browser has no sign-in under way (it was finished already, or began elsewhere). Sign in again.',
+        code: sealed ? 'login_invalid' : 'login_missing',
+      });
+    }
+    const url = new URL(req.originalUrl, this.base(req));
+    let signedIn: Awaited<ReturnType<RelyingParty['finish']>>;
+    try {
+      signedIn = await rp.finish(url, transaction);
+    } catch (e) {
+      if (!(e instanceof CallbackError)) throw e;
+      return this.refuse(res, e.code === 'provider_unavailable' ? 503 : 400, {
+        title: 'Sign-in refused',
+        detail: e.message,
+        code: e.code,
+      });
+    }
+    const mapped = mapClaims(signedIn.claims, this.options.oidc!);
+    if (!mapped.ok) {
+      return this.refuse(res, mapped.code === 'no_role' ? 403 : 400, {
+        title: mapped.code === 'no_role' ? 'No access' : 'Sign-in refused',
+        detail:
+          mapped.code === 'no_role'
+            ? `You signed in, but your account has no role in Tollgate (approver, admin or auditor). Ask an administrator to add you to a group mapped to one. ${mapped.detail}.`
+            : mapped.detail,
+        code: mapped.code === 'no_role' ? 'no_access' : 'bad_claims',
+        retry: mapped.code !== 'no_role',
+      });
+    }
+    const session = await this.sessions!.create(mapped.principal, signedIn.idToken);
+    setCookie(res, SESSION_COOKIE, session.cookie, {
+      path: '/',
+      maxAgeSeconds: this.options.oidc!.sessionTtlSeconds,
+      secure,
+    });
+    this.logger.log(`${mapped.principal.id} signed in (tenant ${mapped.principal.tenant})`);
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(303, transaction.returnTo);
+  }
+
+  /**
+   * Who the session cookie signs in, and its CSRF token for the page's state-changing requests. 401 without a
+   * live session (the page then shows the sign-in).
+   */
+  @Get('session')
+  @Public()
+  @Header('Cache-Control', 'no-store')
+  async session(@Req() req: Request) {
+    const cookie = this.sessions ? readCookie(req, SESSION_COOKIE) : undefined;
+    const session = cookie !== undefined ? await this.sessions!.find(cookie) : undefined;
+    if (!session || cookie === undefined)
+      throw new DomainError('unauthenticated', 'unauthenticated', 'No single sign-on session: sign in');
+    const p = session.principal;
+    return {
+      sub: p.id,
+      tenant: p.tenant,
+      roles: p.roles,
+      ...(p.name ? { name: p.name } : {}),
+      ...(p.email ? { email: p.email } : {}),
+      csrfToken: this.sessions!.csrfToken(cookie),
+      expiresAt: session.expiresAt.toISOString(),
+    };
+  }
+
+  /**
+   * Ends the session here (row deleted, cookie cleared) and answers where the browser goes next: the provider's
+   * end_session_endpoint (RP-initiated logout) when it has one, else the inbox. Needs the CSRF token, as every
+   * state change made with the cookie.
+   */
+  @Post('logout')
+  @Public()
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    const { rp } = this.enabled();
+    const cookie = readCookie(req, SESSION_COOKIE);
+    const session = cookie !== undefined ? await this.sessions!.find(cookie) : undefined;
+    if (session && !this.sessions!.csrfMatches(session, req.headers['x-csrf-token']))
+      throw new DomainError('csrf_failed', 'forbidden', "Signing out needs the session's X-CSRF-Token header");
+    await this.sessions!.end(cookie);
+    clearCookie(res, SESSION_COOKIE, { path: '/', secure: this.secure() });
+    const home = `${this.base(req)}/`;
+    const provider = session ? await rp.logoutUrl(session.idToken, home) : undefined;
+    return { redirectTo: provider ?? '/' };
+  }
+
+  private refuse(res: Response, status: number, page: Parameters<typeof sendPage>[2]): void {
+    this.logger.warn(`sign-in refused: ${page.code}: ${page.detail}`);
+    sendPage(res, status, page);
+  }
+
+  private enabled(): { rp: RelyingParty; sealer: LoginSealer } {
+    if (!this.rp || !this.sealer)
+      throw new DomainError('not_found', 'not_found', 'Single sign-on is not configured (TOLLGATE_OIDC_ISSUER)');
+    return { rp: this.rp, sealer: this.sealer };
+  }
+
+  /** Where people reach this service: the redirect URI's base. */
+  private base(req: Request): string {
+    if (this.options.publicUrl) return this.options.publicUrl;
+    const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
+    return `http://${host}:${req.socket.localPort}`;
+  }
+
+  private secure(): boolean {
+    return !!this.options.publicUrl?.startsWith('https:');
+  }
+}
+
+/** A path on this server, or undefined: never another origin (`//evil`, `/\evil`, `https:`), never control characters. */
+export function sameOriginPath(raw: unknown): string | undefined {
+  if (raw === undefined || raw === '') return '/';
+  if (typeof raw !== 'string' || raw.length > MAX_RETURN_TO || !raw.startsWith('/') || /[\x00-\x1f\x7f\\]/.test(raw))
+    return undefined;
+  if (raw.startsWith('//')) return undefined;
+  try {
+    const u = new URL(raw, 'http://tollgate.invalid');
+    if (u.origin !== 'http://tollgate.invalid') return undefined;
+    return u.pathname + u.search + u.hash;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,69 @@
+import { claimAt, groupsOf, mapClaims, rolesFor } from './claims-mapping';
+
+const MAP = { 'payments-leads': ['approver'], secops: ['admin', 'approver'], audit: ['auditor'] };
+
+describe('provider claims → a Tollgate person', () => {
+  it('reads groups from an array, or from one string separated by spaces or commas', () => {
+    expect(groupsOf(['a', 'b'])).toEqual(['a', 'b']);
+    expect(groupsOf('a b,c ,  d')).toEqual(['a', 'b', 'c', 'd']);
+    expect(groupsOf(['a', 7, null, '', 'b'])).toEqual(['a', 'b']);
+    expect(groupsOf(undefined)).toEqual([]);
+    expect(groupsOf({ a: 1 })).toEqual([]);
+    expect(groupsOf(Array.from({ length: 5000 }, (_, i) => `g${i}`))).toHaveLength(1000);
+    expect(groupsOf(['x'.repeat(513), 'ok'])).toEqual(['ok']);
+  });
+
+  it('maps groups through the role map, each role once, in a fixed order', () => {
+    expect(rolesFor(['secops', 'payments-leads', 'nobody'], MAP)).toEqual(['approver', 'admin']);
+    expect(rolesFor(['audit'], MAP)).toEqual(['auditor']);
+    expect(rolesFor(['approver', 'admin'], MAP)).toEqual([]); // with a map, names are not roles by themselves
+  });
+
+  it('with an empty map takes the values as roles, but only approver, admin and auditor (never agent)', () => {
+    expect(rolesFor(['admin', 'agent', 'root', 'auditor'], {})).toEqual(['admin', 'auditor']);
+    expect(rolesFor(['agent'], {})).toEqual([]);
+  });
+
+  it('reads a claim by a dotted path when no claim has the whole name (Keycloak realm_access.roles)', () => {
+    const claims = { realm_access: { roles: ['secops'] }, 'https://example.com/groups': ['audit'] };
+    expect(claimAt(claims, 'realm_access.roles')).toEqual(['secops']);
+    expect(claimAt(claims, 'https://example.com/groups')).toEqual(['audit']);
+    expect(claimAt(claims, 'realm_access.nope.deeper')).toBeUndefined();
+  });
+
+  it('takes the tenant from its claim or the fixed tenant, and refuses a claim that names no tenant', () => {
+    const base = { rolesClaim: 'groups', roleMap: MAP };
+    const ann = { sub: 'ann', groups: ['secops'], org: 'acme', name: 'Ann', email: 'ann@acme.example' };
+    expect(mapClaims(ann, { ...base, tenant: { claim: 'org' } })).toEqual({
+      ok: true,
+      principal: { id: 'ann', tenant: 'acme', roles: ['approver', 'admin'], name: 'Ann', email: 'ann@acme.example' },
+    });
+    expect(mapClaims(ann, { ...base, tenant: { fixed: 'one' } })).toMatchObject({
+      ok: true,
+      principal: { tenant: 'one' },
+    });
+    for (const org of [undefined, '', 'a/b', 'x'.repeat(129), 7])
+      expect(mapClaims({ ...ann, org }, { ...base, tenant: { claim: 'org' } })).toMatchObject({
+        ok: false,
+        code: 'bad_claims',
+      });
+  });
+
+  it('says who a person with no mapped role is, with no roles, and refuses claims with no usable sub', () => {
+    const mapping = { rolesClaim: 'groups', roleMap: MAP, tenant: { fixed: 'default' } };
+    expect(mapClaims({ sub: 'ivan', groups: ['interns'] }, mapping)).toEqual({
+      ok: false,
+      code: 'no_role',
+      detail: 'None of the groups in the claim groups maps to a Tollgate role',
+      person: { id: 'ivan', tenant: 'default', roles: [] },
+    });
+    for (const sub of [undefined, '', 'x'.repeat(257), 42])
+      expect(mapClaims({ sub, groups: ['secops'] }, mapping)).toMatchObject({ ok: false, code: 'bad_claims' });
+  });
+
+  it('leaves out a malformed email or an overlong name rather than refusing the person', () => {
+    const mapping = { rolesClaim: 'groups', roleMap: MAP, tenant: { fixed: 'default' } };
+    const r = mapClaims({ sub: 'ann', groups: ['audit'], email: 'not an email', name: 'n'.repeat(300) }, mapping);
+    expect(r).toEqual({ ok: true, principal: { id: 'ann', tenant: 'default', roles: ['auditor'] } });
+  });
+});
