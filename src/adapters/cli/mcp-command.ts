@@ -59,6 +59,7 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
       upstreams: config.upstreams,
       ...(config.user ? { user: config.user } : {}),
       elicitation: config.elicitation,
+      ...(config.tollgate.inboxUrl ? { inboxUrl: config.tollgate.inboxUrl } : {}),
       ...(config.askHuman ? { askHuman: config.askHuman } : {}),
       progressIntervalMs: config.progressIntervalSeconds * 1000,
       limits: config.limits,

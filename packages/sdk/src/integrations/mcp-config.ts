@@ -93,6 +93,8 @@ export interface GatewayConfig {
     url: string;
     /** The gateway's agent token. Default: TOLLGATE_TOKEN. */
     token: string;
+    /** Where people open the web inbox (a call's card is linked from the chat). Default: TOLLGATE_INBOX_URL, else `url`. */
+    inboxUrl?: string;
   };
   /** Over stdio: the end user the conversations are for (over HTTP, the bearer token's person). */
   user?: ConversationUserInput & {
@@ -146,7 +148,10 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
   );
 
   const tg = optionalObject(doc.tollgate, 'tollgate', faults) ?? {};
-  unknownKeys(tg, ['url', 'token'], 'tollgate', faults);
+  unknownKeys(tg, ['url', 'token', 'inboxUrl'], 'tollgate', faults);
+  const inboxUrl = optionalString(tg.inboxUrl, 'tollgate.inboxUrl', faults) ?? env.TOLLGATE_INBOX_URL;
+  if (inboxUrl !== undefined && !isHttpUrl(inboxUrl))
+    faults.push(`tollgate.inboxUrl: must be an http(s) URL, got ${JSON.stringify(inboxUrl)}`);
   const url = optionalString(tg.url, 'tollgate.url', faults) ?? env.TOLLGATE_URL ?? DEFAULT_TOLLGATE_URL;
   if (!isHttpUrl(url)) faults.push(`tollgate.url: must be an http(s) URL, got ${JSON.stringify(url)}`);
   const token = optionalString(tg.token, 'tollgate.token', faults) ?? env.TOLLGATE_TOKEN ?? '';
@@ -208,7 +213,11 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
 
   if (faults.length) throw new GatewayConfigError(faults);
   return {
-    tollgate: { url: url.replace(/\/+$/, ''), token: token.trim() },
+    tollgate: {
+      url: url.replace(/\/+$/, ''),
+      token: token.trim(),
+      ...(inboxUrl ? { inboxUrl: inboxUrl.replace(/\/+$/, '') } : {}),
+    },
     ...(user ? { user } : {}),
     upstreams,
     ...(http ? { http } : {}),

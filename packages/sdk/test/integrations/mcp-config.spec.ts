@@ -60,6 +60,19 @@ describe('the MCP gateway config', () => {
     });
   });
 
+  it("takes the web inbox's address for the links to a call's card (config, else TOLLGATE_INBOX_URL), refusing one not http(s)", () => {
+    const servers = { mcpServers: { files: { command: 'x' } } };
+    const env = { TOLLGATE_TOKEN: 't', TOLLGATE_INBOX_URL: 'https://inbox.example.com/' };
+    expect(parseGatewayConfig(servers, env).tollgate.inboxUrl).toBe('https://inbox.example.com');
+    expect(
+      parseGatewayConfig({ ...servers, tollgate: { inboxUrl: 'https://tollgate.example.com' } }, env).tollgate.inboxUrl,
+    ).toBe('https://tollgate.example.com');
+    expect(parseGatewayConfig(servers, { TOLLGATE_TOKEN: 't' }).tollgate).not.toHaveProperty('inboxUrl');
+    expect(faultsOf({ ...servers, tollgate: { inboxUrl: 'inbox' } }, { TOLLGATE_TOKEN: 't' })).toEqual([
+      'tollgate.inboxUrl: must be an http(s) URL, got "inbox"',
+    ]);
+  });
+
   it('names every fault with its path at once', () => {
     expect(
       faultsOf({

@@ -2,7 +2,7 @@
  * Asking people in the chat (MCP elicitation) and the built-in `ask_human` tool: a held call the session's person
  * may decide, or a question they may answer, is asked in the client too; the first decision or answer wins.
  */
-import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ElicitRequestFormParams, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { TollgateConversation } from '../../conversation.js';
 import { TollgateError } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -19,6 +19,8 @@ const MAX_QUESTION = 4000;
 /** What asking in the chat needs of the gateway. */
 export interface ChatDeps {
   tollgate: Tollgate;
+  /** Where people open the web inbox (links to a call's card); absent: the Tollgate URL. */
+  inboxUrl?: string;
   elicitation: boolean;
   log: Log;
 }
@@ -60,10 +62,35 @@ export const ASK_HUMAN: McpTool = {
   annotations: { title: 'Ask a person', readOnlyHint: true, openWorldHint: false },
 };
 
+/** The most characters of arguments a chat form shows; longer ones are never approved from the chat. */
+export const MAX_CHAT_ARGUMENTS = 2000;
+
+/** A call's card in the web inbox, where a person sees all of it (`#/calls/<id>`, the inbox's own route). */
+export function cardUrl(inboxUrl: string, toolCallId: string): string {
+  return `${inboxUrl.replace(/\/+$/, '')}/#/calls/${encodeURIComponent(toolCallId)}`;
+}
+
 /**
- * MCP elicitation: a yes/no with an optional reason, when the policy lets the requester decide, the client can
- * be asked, and a person's token is at hand. The answer is decided with that token, `via: "mcp"`; the first
- * decision wins, so one made in the inbox meanwhile stands (409 already_decided).
+ * Why the chat may not approve a held call, from what its view says, or undefined. Tollgate refuses such an
+ * approval itself (403 chat_approval_not_allowed); the gateway does not offer it: a client may accept any form
+ * unseen, so only calls a chat answer is good enough for are approved there.
+ */
+export function chatMayNotApprove(call: ToolCall): string | undefined {
+  const approval = call.approval as (ToolCall['approval'] & { chatApproval?: boolean }) | undefined;
+  if (call.policy.level !== 'confirm') return `it is held ${call.policy.level}`;
+  if (call.policy.toolFlags?.destructive) return 'the tool is destructive';
+  if (approval?.selfApproval === false) return 'separation of duties: another person must approve it';
+  if (approval?.quorum) return `it needs ${approval.quorum.needed} approvals`;
+  if (approval?.chatApproval === false) return 'its rule does not take approvals from a chat';
+  return undefined;
+}
+
+/**
+ * MCP elicitation, when the requester is among the call's approvers, the client can be asked, and a person's token
+ * is at hand. Where a chat answer may approve the call and its arguments are shown whole, a yes/no with an optional
+ * reason; otherwise the form says why not, links to the call's card in the inbox, and offers only to reject it
+ * (or leave it for the inbox, the default). A decline rejects, on either form. The answer is decided with that token, `via: "mcp"`; the first decision
+ * wins, so one made in the inbox meanwhile stands (409 already_decided).
  */
 export async function askInChat(
   deps: ChatDeps,
@@ -71,35 +98,62 @@ export async function askInChat(
   call: ToolCall,
   ctx: CallContext,
   signal: AbortSignal,
+  /** Why the chat may not approve, when Tollgate said so to an approval asked for before (the form is asked again). */
+  refused?: string,
 ): Promise<void> {
   if (!deps.elicitation || !session.userToken) return;
-  // Separation of duties: a requester who may not approve is not asked (they can still reject in the inbox).
-  if (!call.approval?.approvers.includes('requester') || call.approval.selfApproval === false) return;
+  if (!call.approval?.approvers.includes('requester')) return;
   if (!session.server.getClientCapabilities()?.elicitation) return;
   const expiresAt = Date.parse(call.approval.expiresAt);
   const timeout = Number.isNaN(expiresAt) ? undefined : Math.max(1000, expiresAt - Date.now());
   const args = JSON.stringify(call.arguments);
-  const answer = await session.server
-    .elicitInput(
-      {
+  const card = cardUrl(deps.inboxUrl ?? deps.tollgate.url, call.id);
+  const shown = args.length <= MAX_CHAT_ARGUMENTS ? args : `arguments too long to show here: ${args.length} characters`;
+  const notHere =
+    refused ??
+    chatMayNotApprove(call) ??
+    (args.length > MAX_CHAT_ARGUMENTS ? 'its arguments do not fit here' : undefined);
+  const reasonField = {
+    type: 'string' as const,
+    title: 'Reason',
+    description: 'Optional: why (recorded in the audit trail)',
+    maxLength: 4000,
+  };
+  const form: ElicitRequestFormParams = notHere
+    ? {
         mode: 'form',
-        message: `Allow ${call.toolName} with ${args.length > 1000 ? `${args.slice(0, 1000)}…` : args}? (${call.policy.reason})`,
+        message: `${call.toolName} waits for a person's approval in the Tollgate inbox: ${card} (it cannot be approved in this chat: ${notHere}). With ${shown} (${call.policy.reason}). You may reject it here.`,
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            decision: {
+              type: 'string',
+              title: 'Decision',
+              oneOf: [
+                { const: 'wait', title: 'Leave it for the inbox' },
+                { const: 'reject', title: 'Reject it' },
+              ],
+              default: 'wait',
+            },
+            reason: reasonField,
+          },
+          required: ['decision'],
+        },
+      }
+    : {
+        mode: 'form',
+        message: `Allow ${call.toolName} with ${args}? (${call.policy.reason})`,
         requestedSchema: {
           type: 'object',
           properties: {
             approve: { type: 'boolean', title: 'Approve', description: `Run ${call.toolName} now` },
-            reason: {
-              type: 'string',
-              title: 'Reason',
-              description: 'Optional: why (recorded in the audit trail)',
-              maxLength: 4000,
-            },
+            reason: reasonField,
           },
           required: ['approve'],
         },
-      },
-      { relatedRequestId: ctx.requestId, signal, ...(timeout ? { timeout } : {}) },
-    )
+      };
+  const answer = await session.server
+    .elicitInput(form, { relatedRequestId: ctx.requestId, signal, ...(timeout ? { timeout } : {}) })
     .catch((e) => {
       if (signal.aborted) return undefined;
       throw e;
@@ -108,7 +162,9 @@ export async function askInChat(
   const content = answer.content ?? {};
   const reason =
     typeof content.reason === 'string' && content.reason.trim() ? content.reason.trim().slice(0, 4000) : undefined;
-  const approve = answer.action === 'accept' && content.approve === true;
+  // Where the chat may not approve, a decline rejects as on the yes/no form; "leave it for the inbox" does nothing.
+  if (notHere && answer.action === 'accept' && content.decision !== 'reject') return;
+  const approve = !notHere && answer.action === 'accept' && content.approve === true;
   const person = new Tollgate({
     url: deps.tollgate.url,
     token: session.userToken,
@@ -122,10 +178,13 @@ export async function askInChat(
     });
   } catch (e) {
     if (e instanceof TollgateError && e.code === 'already_decided') return; // someone decided first: theirs stands
-    if (e instanceof TollgateError && e.code === 'forbidden') {
+    // The rule takes no approval from a chat (the call's view did not say so): asked again, with Reject only.
+    if (e instanceof TollgateError && e.code === 'chat_approval_not_allowed' && !refused && !signal.aborted)
+      return askInChat(deps, session, call, ctx, signal, /\(([^()]+)\); decide it in/.exec(e.detail)?.[1] ?? e.detail);
+    if (e instanceof TollgateError && (e.code === 'forbidden' || e.code === 'chat_approval_not_allowed')) {
       deps.log(
         'warn',
-        `tool call ${call.id}: the session's person may not decide it (${e.detail}); it waits for the inbox`,
+        `tool call ${call.id}: the session's person may not decide it in the chat (${e.detail}); it waits for the inbox: ${card}`,
       );
       return;
     }

@@ -25,7 +25,7 @@ import { TollgateError, ToolCallRejectedError } from '../../errors.js';
 import { Tollgate } from '../../tollgate.js';
 import type { ConversationUserInput, JsonObject } from '../../types.js';
 import { DEFAULT_LIMITS, type AskHumanConfig, type GatewayLimits, type UpstreamConfig } from '../mcp-config.js';
-import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps } from './chat.js';
+import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps, cardUrl } from './chat.js';
 import { BearerAuth, originFault, type HttpGuardOptions } from './http-auth.js';
 import { HttpSessions } from './http-sessions.js';
 import { checkIdentities } from './identity.js';
@@ -58,6 +58,8 @@ export interface McpGatewayOptions {
   user?: ConversationUserInput & { token?: string };
   /** Ask in the chat (MCP elicitation) when the policy lets the requester decide. Default true. */
   elicitation?: boolean;
+  /** Where people open Tollgate's web inbox: links to a call's card. Default: the Tollgate client's URL. */
+  inboxUrl?: string;
   /**
    * List the built-in `ask_human` tool: the model asks a person a question (free text, or one of `choices`) in the
    * session's conversation and gets the answer as the result. `true` or `{ timeoutSeconds }`. Default off.
@@ -100,6 +102,7 @@ export class TollgateMcpGateway {
     this.auth = new BearerAuth(options.tollgate.url, () => this.tenant, this.limits.failedAuthPerMinute, log);
     this.deps = {
       tollgate: options.tollgate,
+      ...(options.inboxUrl ? { inboxUrl: options.inboxUrl } : {}),
       elicitation: options.elicitation !== false,
       log,
       askHuman: this.askHuman ?? {},
@@ -354,7 +357,8 @@ export class TollgateMcpGateway {
   private async waitForDecision(session: Session, handle: ToolCallHandle, ctx: CallContext): Promise<void> {
     const call = handle.toolCall;
     const stop = new AbortController();
-    const waiting = `${call.toolName} waits for approval in Tollgate (${call.policy.reason}; approvers: ${call.approval?.approvers.join(', ') ?? 'people'})`;
+    const card = cardUrl(this.deps.inboxUrl ?? this.deps.tollgate.url, call.id);
+    const waiting = `${call.toolName} waits for approval in Tollgate (${call.policy.reason}; approvers: ${call.approval?.approvers.join(', ') ?? 'people'}): ${card}`;
     ctx.progress(waiting);
     const timer = setInterval(() => ctx.progress(waiting), this.deps.progressIntervalMs);
     const asking = askInChat(this.deps, session, call, ctx, stop.signal).catch((e) =>
