@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ElicitRequestSchema, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
-import { Tollgate } from '@tollgate/sdk';
+import { Tollgate } from '../../packages/sdk/src/index.js';
 import { TollgateMcpGateway } from '../../packages/sdk/src/integrations/mcp.js';
 import { client as http } from '../support/http';
 import { stdioUpstream, type StdioUpstream } from '../support/mcp-upstream';
