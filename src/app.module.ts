@@ -1,5 +1,5 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { TerminusModule } from '@nestjs/terminus';
 import { LoggerModule } from 'nestjs-pino';
@@ -120,6 +120,13 @@ import { PgWakeListener } from './infrastructure/waiting/pg-wake-listener';
 import { WaiterRecheck } from './infrastructure/waiting/waiter-recheck';
 import { QUESTION_CONTROLLERS, QUESTION_PROVIDERS } from './questions.composition';
 import { TokenRateLimit, WaitSlots } from './adapters/api/limits';
+import { PERSONS } from './application/ports/person.port';
+import { SqlPersons } from './infrastructure/persistence/sql-persons';
+import { PersonSightings } from './application/persons/person-sightings';
+import { ChannelPeople } from './application/persons/channel-people';
+import { RefuseUnlinkedDecisionHandler } from './application/persons/refuse-unlinked-decision';
+import { PersonSightingsInterceptor } from './adapters/http/persons.interceptor';
+import { SlackPeople } from './adapters/slack/slack-people';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler,
@@ -139,6 +146,7 @@ const COMMAND_HANDLERS = [
   DeleteWebhookHandler,
   RevokeGrantHandler,
   RollBackPolicyHandler,
+  RefuseUnlinkedDecisionHandler,
 ];
 const QUERY_HANDLERS = [
   GetConversationHandler,
@@ -257,6 +265,12 @@ export class AppModule implements NestModule {
         ...QUERY_HANDLERS,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: TokenThrottlerGuard },
+        // After the guards: the person behind each authenticated request is kept on record (persons).
+        { provide: APP_INTERCEPTOR, useClass: PersonSightingsInterceptor },
+        { provide: PERSONS, useClass: SqlPersons },
+        PersonSightings,
+        ChannelPeople,
+        ...(config.slack ? [SlackPeople] : []),
         { provide: WaitSlots, useFactory: () => new WaitSlots(config.maxWaitsPerToken, config.maxWaitsPerTenant) },
         TokenRateLimit,
         TollgateRpcs,

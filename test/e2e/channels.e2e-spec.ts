@@ -38,12 +38,14 @@ beforeAll(async () => {
       channel: SLACK_CHANNEL_ID,
       apiUrl: slack.url,
       tenant: 'default',
-      approvers: { [APPROVER.id]: ['approver'] },
+      people: { [APPROVER.id]: 'ann' },
     },
   });
   http = client(server.url);
   agent = await server.token('support-bot', ['agent']);
   person = await server.token('carol', ['approver'], { name: 'Carol' });
+  // The Slack user acts as the person ann, with the roles of her own sign-in.
+  expect((await http.get('/v1/me', await server.token('ann', ['approver'], { name: 'Ann' }))).status).toBe(200);
   const admin = await server.token('root', ['admin']);
   const created = await http.post('/v1/webhooks', admin, {
     url: hooks.url,
@@ -102,7 +104,7 @@ it('shows one request in Slack, at the webhook and in the inbox; a Slack click r
     5000,
   );
   expect(approved.at).toBeGreaterThanOrEqual(clicked);
-  expect(approved.json.data.data).toMatchObject({ via: 'slack', approvedBy: `slack:${APPROVER.id}` });
+  expect(approved.json.data.data).toMatchObject({ via: 'slack', approvedBy: 'ann' });
   const viaApi = await http.get(`/v1/tool-calls/${call.id}`, person);
   expect(viaApi.body).toMatchObject({ status: 'approved', decision: { by: { via: 'slack' } } });
   expect((await http.get('/v1/approvals', person)).body.items.map((c: any) => c.id)).not.toContain(call.id);

@@ -39,12 +39,14 @@ describe('Slack, a webhook and tollgate inbox at once', () => {
         channel: SLACK_CHANNEL_ID,
         apiUrl: slack.url,
         tenant: 'default',
-        approvers: { [SLACK_USER.id]: ['approver'] },
+        people: { [SLACK_USER.id]: 'bea' },
       },
     });
     http = client(server.url);
     agent = await server.token('support-bot', ['agent']);
     const ann = await server.token('ann', ['admin'], { name: 'Ann' });
+    // The Slack user acts as the person bea, with the roles of her own sign-in.
+    expect((await http.get('/v1/me', await server.token('bea', ['approver'], { name: 'Bea' }))).status).toBe(200);
     expect(
       (
         await http.post('/v1/webhooks', ann, {

@@ -55,7 +55,7 @@ beforeAll(async () => {
     channel: '#approvals',
     apiUrl: slack.url,
     tenant: 'default',
-    approvers: { [RITA_SLACK.id]: ['approver'] },
+    people: { [RITA_SLACK.id]: 'rita' },
   };
   a = await startTestServer({ instanceId: 'a', outboxPollMs: 100, slack: slackConfig }, { db });
   // Two instances share the database only on PostgreSQL; on the embedded database B is A.
@@ -63,13 +63,15 @@ beforeAll(async () => {
   apiA = client(a.url);
   apiB = client(b.url);
   agent = await a.token('pay-bot', ['agent'], { owner: 'owen' });
-  rita = await a.token('slack:U0RITA', ['approver'], { name: 'Rita' });
+  rita = await a.token('rita', ['approver'], { name: 'Rita' });
   owen = await a.token('owen', ['admin'], { name: 'Owen' });
   alice = await a.token('alice', ['approver'], { name: 'Alice' });
   bob = await a.token('bob', ['approver'], { name: 'Bob' });
   carol = await a.token('carol', ['admin'], { name: 'Carol' });
   root = await a.token('root', ['admin']);
   expect((await apiA.put('/v1/policy', root, POLICY)).status).toBe(200);
+  // Rita's Slack user acts as the person rita, with the roles of her own sign-in.
+  expect((await apiA.get('/v1/me', rita)).status).toBe(200);
 });
 
 afterAll(async () => {
@@ -80,12 +82,12 @@ afterAll(async () => {
 });
 
 let n = 0;
-/** A pending call of `tool` in a fresh conversation whose user is Rita (her Slack identity). */
+/** A pending call of `tool` in a fresh conversation whose user is Rita (the person her Slack user is linked to). */
 async function pending(tool: string, args: Record<string, unknown> = { amount: 900 }): Promise<any> {
   const conv = `gov-${++n}`;
-  expect(
-    (await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'slack:U0RITA', name: 'Rita' } })).status,
-  ).toBe(201);
+  expect((await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'rita', name: 'Rita' } })).status).toBe(
+    201,
+  );
   const r = await apiA.post(`/v1/conversations/${conv}/tool-calls`, agent, {
     toolCalls: [{ toolName: tool, arguments: args }],
   });
@@ -117,8 +119,8 @@ describe('separation of duties', () => {
     const audit = await apiA.get(`/v1/audit/events?toolCallId=${call.id}`, root);
     const refusal = audit.body.events.find((e: any) => e.type === 'DecisionRefused');
     expect(refusal).toMatchObject({
-      actor: { id: 'slack:U0RITA' },
-      data: { code: 'self_approval', refusedBy: 'slack:U0RITA', decision: 'approve' },
+      actor: { id: 'rita' },
+      data: { code: 'self_approval', refusedBy: 'rita', decision: 'approve' },
     });
 
     const ok = await decide(apiB, call.id, alice);
@@ -311,9 +313,9 @@ describe('deciding a whole step at once', () => {
   /** A step of three held calls in a fresh conversation: two plain, one under separation of duties. */
   async function step(): Promise<{ conv: string; ids: string[] }> {
     const conv = `gov-step-${++n}`;
-    expect(
-      (await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'slack:U0RITA', name: 'Rita' } })).status,
-    ).toBe(201);
+    expect((await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'rita', name: 'Rita' } })).status).toBe(
+      201,
+    );
     const r = await apiA.post(`/v1/conversations/${conv}/tool-calls`, agent, {
       toolCalls: [
         { toolName: 'send_email', arguments: { to: 'a@example.com' } },
@@ -491,7 +493,7 @@ describe('escalation, reminders and deadlines', () => {
 describe('the CLI: a whole step, and more time', () => {
   it('tollgate step approve decides what it may and exits 1 listing the refused; tollgate extend gives more time', async () => {
     const conv = `gov-cli-step-${++n}`;
-    expect((await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'slack:U0RITA' } })).status).toBe(201);
+    expect((await apiA.post('/v1/conversations', agent, { id: conv, user: { id: 'rita' } })).status).toBe(201);
     const r = await apiA.post(`/v1/conversations/${conv}/tool-calls`, agent, {
       toolCalls: [
         { toolName: 'send_email', arguments: { to: 'x@example.com' } },
@@ -550,7 +552,7 @@ describe('questions in Slack', () => {
     const answered = (await apiA.get(`/v1/questions/${q.id}?wait=10`, agent)).body;
     expect(answered).toMatchObject({
       status: 'answered',
-      answer: { text: 'US', by: { id: 'slack:U0RITA', via: 'slack' } },
+      answer: { text: 'US', by: { id: 'rita', via: 'slack' } },
     });
     await eventually(
       () =>

@@ -27,7 +27,7 @@ beforeAll(async () => {
       channel: '#approvals',
       apiUrl: slack.url,
       tenant: 'default',
-      approvers: {},
+      people: {},
     },
   });
   http = client(server.url);

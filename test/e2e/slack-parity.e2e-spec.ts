@@ -29,10 +29,13 @@ beforeAll(async () => {
       channel: '#approvals',
       apiUrl: slack.url,
       tenant: 'default',
-      approvers: { [APPROVER.id]: ['approver'], [ADMIN.id]: ['admin'] },
+      people: { [APPROVER.id]: 'ann', [ADMIN.id]: 'bob' },
     },
   });
   http = client(server.url);
+  // The linked persons' roles in Slack are those of their own sign-in.
+  expect((await http.get('/v1/me', await server.token('ann', ['approver']))).status).toBe(200);
+  expect((await http.get('/v1/me', await server.token('bob', ['admin']))).status).toBe(200);
   agent = await server.token('support-bot', ['agent']);
   admin = await server.token('root', ['admin'], { name: 'Root' });
   const policy = await http.put('/v1/policy', admin, {
@@ -158,7 +161,7 @@ describe('Always allow from Slack', () => {
     });
     expect(decided.decision).toMatchObject({
       outcome: 'approved',
-      by: { id: 'slack:U0ADMIN', via: 'slack' },
+      by: { id: 'bob', via: 'slack' },
       reason: 'deploys are routine today',
     });
     const [grant] = await grantsFrom(call.id);
@@ -166,7 +169,7 @@ describe('Always allow from Slack', () => {
       scope: 'agent',
       agentId: 'support-bot',
       pattern: 'deploy_site',
-      createdBy: { id: 'slack:U0ADMIN', via: 'slack' },
+      createdBy: { id: 'bob', via: 'slack' },
     });
     const lifetime = Date.parse(grant.expiresAt) - Date.parse(grant.createdAt);
     expect(lifetime).toBe(3600 * 1000);
@@ -190,7 +193,7 @@ describe('Always allow from Slack', () => {
       const g = await grantsFrom(call.id);
       return g.length ? g : undefined;
     });
-    expect(grant).toMatchObject({ scope: 'conversation', expiresAt: null, createdBy: { id: 'slack:U0APPROVER' } });
+    expect(grant).toMatchObject({ scope: 'conversation', expiresAt: null, createdBy: { id: 'ann' } });
   });
 
   it('refuses a scope wider than an approver may grant, shows why in the modal, and leaves the call pending', async () => {
@@ -207,7 +210,7 @@ describe('Always allow from Slack', () => {
     const refused = await http.get(`/v1/audit/events?toolCallId=${call.id}&type=GrantRefused`, admin);
     expect(refused.body.events[0].data).toMatchObject({
       requestedScope: 'tenant',
-      refusedBy: 'slack:U0APPROVER',
+      refusedBy: 'ann',
       via: 'slack',
     });
   });

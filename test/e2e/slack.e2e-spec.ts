@@ -1,6 +1,6 @@
 /**
  * The Slack approver (issue 6, CONTRACT §10–11): a Block Kit message per request, clicks accepted only when
- * signed by Slack within five minutes, Slack users mapped to roles, a reason asked for on reject, and the
+ * signed by Slack within five minutes, Slack users linked to Tollgate persons (who decide with their own roles), a reason asked for on reject, and the
  * message updated whichever channel ended the request. Slack's Web API is a stand-in on 127.0.0.1.
  */
 import { slackSignature } from '../../src/adapters/slack/slack-signature';
@@ -19,8 +19,9 @@ import { eventually, until } from '../support/wait';
 
 const SIGNING_SECRET = 'slack-signing-secret-for-tests-0123456789';
 const BOT_TOKEN = 'xoxb-test-bot-token';
-const APPROVER = { id: 'U0APPROVER', name: 'ann' };
-const ADMIN = { id: 'U0ADMIN', name: 'bob' };
+/** Slack users linked to the persons `ann` (an approver) and `bob` (an admin) by TOLLGATE_SLACK_APPROVERS. */
+const APPROVER = { id: 'U0APPROVER', name: 'ann-on-slack' };
+const ADMIN = { id: 'U0ADMIN', name: 'bob-on-slack' };
 const STRANGER = { id: 'U0STRANGER', name: 'mallory' };
 
 let slack: SlackStandIn;
@@ -40,10 +41,13 @@ beforeAll(async () => {
       channel: '#approvals',
       apiUrl: slack.url,
       tenant: 'default',
-      approvers: { [APPROVER.id]: ['approver'], [ADMIN.id]: ['admin'] },
+      people: { [APPROVER.id]: 'ann', [ADMIN.id]: 'bob' },
     },
   });
   http = client(server.url);
+  // A person's record (and so their roles in Slack) comes from their own sign-in.
+  expect((await http.get('/v1/me', await server.token('ann', ['approver'], { name: 'Ann' }))).status).toBe(200);
+  expect((await http.get('/v1/me', await server.token('bob', ['admin'], { name: 'Bob' }))).status).toBe(200);
   agent = await server.token('support-bot', ['agent']);
   admin = await server.token('root', ['admin'], { name: 'Root' });
   const policy = await http.put('/v1/policy', admin, {
@@ -220,7 +224,7 @@ describe('Slack interactions are authenticated by signature', () => {
 });
 
 describe('deciding in Slack', () => {
-  it('tells a Slack user not in TOLLGATE_SLACK_APPROVERS, privately, that they may not decide', async () => {
+  it('tells a Slack user linked to no person, privately, that they may not decide and how to link', async () => {
     const call = await pendingCall();
     const ts = await tsOf(call.id);
     const res = await interact(buttonClick(STRANGER, 'tollgate_approve', call.id, { channel: SLACK_CHANNEL_ID, ts }));
@@ -229,7 +233,7 @@ describe('deciding in Slack', () => {
       slack.callsTo('chat.postEphemeral').find((c) => c.args.user === STRANGER.id),
     );
     expect(ephemeral.args).toMatchObject({ channel: SLACK_CHANNEL_ID });
-    expect(ephemeral.args.text).toMatch(/not a Tollgate approver/);
+    expect(ephemeral.args.text).toMatch(/not linked to a Tollgate person/);
     expect((await statusOf(call.id)).status).toBe('pending');
     // A stranger's Reject opens no modal either.
     const opened = slack.callsTo('views.open').length;
@@ -249,16 +253,17 @@ describe('deciding in Slack', () => {
     expect(waited.body.status).toBe('approved');
     expect(waited.body.decision).toMatchObject({
       outcome: 'approved',
-      by: { id: `slack:${APPROVER.id}`, name: APPROVER.name, via: 'slack' },
+      by: { id: 'ann', name: 'Ann', via: 'slack' },
     });
     const update = await eventually(() => slack.callsTo('chat.update').find((c) => c.args.ts === ts));
     expect(update.args.channel).toBe(SLACK_CHANNEL_ID);
     expect(update.args.blocks.some((b: any) => b.type === 'actions')).toBe(false);
     expect(blockText(update)).toContain('Approved');
-    expect(blockText(update)).toContain(`slack:${APPROVER.id}`);
+    expect(blockText(update)).toContain('Ann (ann)');
     // The audit trail records the channel.
     const events = await http.get(`/v1/audit/events?toolCallId=${call.id}&type=ToolCallApproved`, admin);
-    expect(events.body.events[0].data).toMatchObject({ via: 'slack', approvedBy: `slack:${APPROVER.id}` });
+    expect(events.body.events[0].data).toMatchObject({ via: 'slack', approvedBy: 'ann' });
+    expect(events.body.events[0].actor).toMatchObject({ id: 'ann', via: 'slack', channelUser: APPROVER.id });
   });
 
   it('opens a modal asking why on Reject, and rejects with the reason given', async () => {
@@ -289,7 +294,7 @@ describe('deciding in Slack', () => {
     expect(after.decision).toMatchObject({
       outcome: 'rejected',
       reason: 'wrong source: keep the handbook',
-      by: { id: `slack:${APPROVER.id}`, via: 'slack' },
+      by: { id: 'ann', via: 'slack' },
     });
     const update = await eventually(() => slack.callsTo('chat.update').find((c) => c.args.ts === ts));
     expect(blockText(update)).toContain('Rejected');

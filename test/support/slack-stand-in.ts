@@ -22,6 +22,11 @@ export interface SlackStandIn {
   /** The next `times` calls of `method` fail: with an HTTP status, or Slack's `{ok: false, error}`. */
   fail(method: string, times: number, how: { status: number } | { error: string }): void;
   callsTo(method: string): SlackCall[];
+  /**
+   * A member of the workspace, as `users.info` answers them (`users:read.email`): their email and whether Slack
+   * confirmed it (default true). A user not added answers `{ok: false, error: 'user_not_found'}`.
+   */
+  addUser(id: string, user: { email?: string; emailConfirmed?: boolean; name?: string; deleted?: boolean }): void;
   close(): Promise<void>;
 }
 
@@ -31,6 +36,7 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
   const calls: SlackCall[] = [];
   const failures: Array<{ method: string; left: number; how: { status: number } | { error: string } }> = [];
   let ts = 1_700_000_000;
+  const users = new Map<string, { email?: string; emailConfirmed?: boolean; name?: string; deleted?: boolean }>();
   const server: Server = createServer(async (req, res) => {
     const method = (req.url ?? '').replace(/^\/api\//, '').split('?')[0];
     const args = parseArgs(req, await readBody(req));
@@ -51,6 +57,21 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
     if (method === 'chat.update') return json(res, { ok: true, channel: args.channel, ts: args.ts, text: args.text });
     if (method === 'chat.postEphemeral') return json(res, { ok: true, message_ts: `${ts}.000200` });
     if (method === 'views.open') return json(res, { ok: true, view: { id: `V${ts}` } });
+    if (method === 'users.info') {
+      const u = users.get(String(args.user));
+      if (!u) return json(res, { ok: false, error: 'user_not_found' });
+      return json(res, {
+        ok: true,
+        user: {
+          id: args.user,
+          name: u.name ?? String(args.user).toLowerCase(),
+          deleted: u.deleted ?? false,
+          is_bot: false,
+          is_email_confirmed: u.emailConfirmed ?? true,
+          profile: u.email ? { email: u.email } : {},
+        },
+      });
+    }
     return json(res, { ok: true });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -60,6 +81,7 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
     calls,
     fail: (method, times, how) => void failures.push({ method, left: times, how }),
     callsTo: (method) => calls.filter((c) => c.method === method),
+    addUser: (id, user) => void users.set(id, user),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -276,6 +276,8 @@ export class GrpcServer implements BeforeApplicationShutdown {
       throw new ForbiddenError(`${agent}This needs one of the roles: ${roles.join(', ')}`);
     }
     await this.rateLimit.hit(principal, `${TOLLGATE_SERVICE}-${name}`);
+    // As REST's interceptor: the person behind the call is kept on record (written only when something changed).
+    await this.rpcs.seen(principal);
   }
 
   /** As REST's AuthGuard: a token known good at once; else the address's failure budget (no crypto for a flood), then the token. */

@@ -5,6 +5,7 @@ import { GetStatusQuery } from '../../application/queries/get-status/get-status.
 import { GetToolCallQuery } from '../../application/queries/get-tool-call/get-tool-call.query';
 import { GetQuestionQuery } from '../../application/queries/questions/question.queries';
 import { meView } from '../../application/views/views';
+import { PersonSightings } from '../../application/persons/person-sightings';
 import { Principal } from '../../domain/shared/actor';
 import { answerQuestion } from '../api/answer-question.request';
 import { askQuestion } from '../api/ask-question.request';
@@ -58,7 +59,13 @@ export class TollgateRpcs {
     private readonly commands: CommandBus,
     private readonly queries: QueryBus,
     private readonly waitSlots: WaitSlots,
+    private readonly sightings: PersonSightings,
   ) {}
+
+  /** The person behind an authenticated call is kept on record, as REST's interceptor does (agents are not). */
+  seen(principal: Principal): Promise<void> {
+    return this.sightings.seen(principal);
+  }
 
   async startConversation(
     c: RpcCall,

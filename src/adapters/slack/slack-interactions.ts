@@ -25,7 +25,9 @@ import {
   SCOPE_INPUT,
 } from './slack-blocks';
 import { SLACK_CLIENT } from './slack-client';
+import { SlackPeople } from './slack-people';
 import { SlackQuestions } from './slack-questions';
+import { RefuseUnlinkedDecisionCommand } from '../../application/persons/refuse-unlinked-decision';
 
 /** What Slack posts to the interactivity URL (the parts Tollgate reads). */
 export interface SlackInteraction {
@@ -52,10 +54,11 @@ export type SlackAck = undefined | { response_action: 'errors'; errors: Record<s
 const SUBMISSION_WAIT_MS = 2000;
 
 /**
- * Turns Slack clicks into the same DecideToolCallCommand every channel uses (via `slack`, as
- * `slack:<user id>` in TOLLGATE_SLACK_TENANT with the roles TOLLGATE_SLACK_APPROVERS gives). Slack is
- * answered at once; the decision is applied right after, and the outbox then updates the message.
- * Anyone not mapped, and any refusal (already decided, role lacking), gets an ephemeral message.
+ * Turns Slack clicks into the same DecideToolCallCommand every channel uses: via `slack`, as the Tollgate person
+ * the Slack user is linked to (SlackPeople), with that person's roles, in TOLLGATE_SLACK_TENANT. So separation of
+ * duties and quorums see one person whichever channel they decide in. Slack is answered at once; the decision is
+ * applied right after, and the outbox then updates the message. A Slack user linked to no person is refused
+ * (recorded as DecisionRefused, `unlinked_channel_user`) and told how to link; any refusal gets an ephemeral message.
  */
 @Injectable()
 export class SlackInteractions implements BeforeApplicationShutdown {
@@ -67,6 +70,7 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     @Inject(SLACK_CLIENT) private readonly slack: WebClient,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
     private readonly questions: SlackQuestions,
+    private readonly people: SlackPeople,
   ) {}
 
   async handle(p: SlackInteraction): Promise<SlackAck> {
@@ -91,13 +95,9 @@ export class SlackInteractions implements BeforeApplicationShutdown {
 
   private async onClick(p: SlackInteraction, actionId: string, toolCallId: string): Promise<void> {
     const where = { channel: p.channel?.id ?? p.container?.channel_id, ts: p.message?.ts ?? p.container?.message_ts };
-    const decider = this.decider(p);
-    if (!decider)
-      return this.refuse(
-        p,
-        where.channel,
-        'You are not a Tollgate approver. Ask an admin to add your Slack user to TOLLGATE_SLACK_APPROVERS.',
-      );
+    const decision = actionId === APPROVE_ACTION ? 'approve' : actionId === REJECT_ACTION ? 'reject' : 'always_allow';
+    const decider = await this.decider(p, toolCallId, decision);
+    if (typeof decider === 'string') return this.refuse(p, where.channel, decider);
     if (actionId === APPROVE_ACTION) {
       await this.decide(decider, toolCallId, { decision: 'approve' }).catch((e) =>
         this.refuse(p, where.channel, refusal(e)),
@@ -117,8 +117,9 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     const reason = p.view?.state?.values?.[REASON_BLOCK]?.[REASON_INPUT]?.value?.trim();
     if (!meta) return undefined;
     if (!reason) return { response_action: 'errors', errors: { [REASON_BLOCK]: 'Say why you reject it.' } };
-    const decider = this.decider(p);
-    if (!decider) return { response_action: 'errors', errors: { [REASON_BLOCK]: 'You are not a Tollgate approver.' } };
+    const decider = await this.decider(p, meta.toolCallId, 'reject');
+    if (typeof decider === 'string')
+      return { response_action: 'errors', errors: { [REASON_BLOCK]: decider.slice(0, 150) } };
     return this.submit(p, meta, REASON_BLOCK, this.decide(decider, meta.toolCallId, { decision: 'reject', reason }));
   }
 
@@ -134,8 +135,9 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     const lifetime = GRANT_LIFETIMES.find(([v]) => v === expiry);
     if (!lifetime) return { response_action: 'errors', errors: { [EXPIRY_BLOCK]: 'Choose how long the grant lasts.' } };
     const reason = values?.[REASON_BLOCK]?.[REASON_INPUT]?.value?.trim() || undefined;
-    const decider = this.decider(p);
-    if (!decider) return { response_action: 'errors', errors: { [SCOPE_BLOCK]: 'You are not a Tollgate approver.' } };
+    const decider = await this.decider(p, meta.toolCallId, 'always_allow');
+    if (typeof decider === 'string')
+      return { response_action: 'errors', errors: { [SCOPE_BLOCK]: decider.slice(0, 150) } };
     const input = { decision: 'always_allow' as const, scope: scope as GrantScope, ...(reason ? { reason } : {}) };
     const decided = this.commands.execute(
       new DecideToolCallCommand(
@@ -185,13 +187,31 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     return this.commands.execute(new DecideToolCallCommand(decider, toolCallId, input));
   }
 
-  /** The Slack user as a Tollgate principal, or null when TOLLGATE_SLACK_APPROVERS does not name them. */
-  private decider(p: SlackInteraction): Decider | null {
-    const id = p.user?.id;
-    const roles = id ? this.config.slack!.approvers[id] : undefined;
-    if (!id || !roles?.length) return null;
+  /**
+   * The Slack user as the person linked to them, or what to tell them. A user linked to no person is refused and
+   * the refusal recorded (DecisionRefused, `unlinked_channel_user`) against the call they clicked.
+   */
+  private async decider(
+    p: SlackInteraction,
+    toolCallId: string,
+    decision: 'approve' | 'reject' | 'always_allow',
+  ): Promise<Decider | string> {
+    const who = await this.people.whoIs(p.user);
+    if (!who) return 'Tollgate refused: Slack did not say who you are.';
+    if (who.kind === 'person') return who.principal;
     const name = p.user?.name ?? p.user?.username;
-    return { id: `slack:${id}`, tenant: this.config.slack!.tenant, roles, ...(name ? { name } : {}), via: 'slack' };
+    await this.commands.execute(
+      new RefuseUnlinkedDecisionCommand(
+        this.config.slack!.tenant,
+        toolCallId,
+        decision,
+        'slack',
+        p.user!.id!,
+        who.reason,
+        name,
+      ),
+    );
+    return who.tell;
   }
 
   private async refuse(p: SlackInteraction, channel: string | undefined, text: string): Promise<void> {

@@ -9,6 +9,8 @@ import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/con
 import { escapeMrkdwn, type SlackBlock } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
 import { SlackMessageStore } from './slack-messages.store';
+import { SlackPeople } from './slack-people';
+import type { Principal } from '../../domain/shared/actor';
 
 export const ANSWER_ACTION = 'tollgate_answer';
 export const ANSWER_TEXT_ACTION = 'tollgate_answer_text';
@@ -26,9 +28,9 @@ interface Meta {
 /**
  * Questions agents ask (`QuestionAsked`), in the Slack channel of TOLLGATE_SLACK_TENANT: one message per question,
  * its choices as buttons (and "Answer…" with a text box when free text is taken); the message is updated with the
- * answer, the expiry or the cancellation, whichever channel ended it. Clicks answer as `slack:<user id>` with the
- * roles TOLLGATE_SLACK_APPROVERS gives, through the same AnswerQuestionCommand as every channel: who may answer
- * (askTo), the first answer wins. Driven from the outbox under its own cursor (`slack-questions`).
+ * answer, the expiry or the cancellation, whichever channel ended it. Clicks answer as the Tollgate person the Slack
+ * user is linked to (SlackPeople), with that person's roles, through the same AnswerQuestionCommand as every
+ * channel: who may answer (askTo), the first answer wins. Driven from the outbox under its own cursor (`slack-questions`).
  */
 @Injectable()
 export class SlackQuestions implements OutboxConsumer {
@@ -40,6 +42,7 @@ export class SlackQuestions implements OutboxConsumer {
     @Inject(SLACK_CLIENT) private readonly slack: WebClient,
     private readonly messages: SlackMessageStore,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    private readonly people: SlackPeople,
   ) {}
 
   wants(e: AuditEvent): boolean {
@@ -157,25 +160,22 @@ export class SlackQuestions implements OutboxConsumer {
     };
   }): Promise<undefined | { response_action: 'errors'; errors: Record<string, string> }> {
     const channel = p.channel?.id ?? p.container?.channel_id;
-    const who = this.principal(p.user);
+    const found = await this.people.whoIs(p.user);
+    const who = found?.kind === 'person' ? found.principal : null;
+    const refused = found?.kind === 'refused' ? found.tell : 'Tollgate refused: Slack did not say who you are.';
     if (p.type === 'view_submission') {
       const meta = parse<Meta>(p.view?.private_metadata);
       const text = p.view?.state?.values?.[ANSWER_BLOCK]?.[ANSWER_INPUT]?.value?.trim();
       if (!meta?.questionId) return undefined;
       if (!text) return { response_action: 'errors', errors: { [ANSWER_BLOCK]: 'Write an answer.' } };
-      if (!who) return { response_action: 'errors', errors: { [ANSWER_BLOCK]: 'You are not a Tollgate approver.' } };
+      if (!who) return { response_action: 'errors', errors: { [ANSWER_BLOCK]: refused.slice(0, 150) } };
       const problem = await this.answer(who, meta.questionId, text);
       return problem ? { response_action: 'errors', errors: { [ANSWER_BLOCK]: problem.slice(0, 150) } } : undefined;
     }
     const action = p.actions?.find((a) => a.action_id?.startsWith(ANSWER_ACTION));
     const value = parse<{ q?: string; a?: string }>(action?.value);
     if (!action || !value?.q) return undefined;
-    if (!who)
-      return void (await this.tell(
-        p.user?.id,
-        channel,
-        'You are not a Tollgate approver. Ask an admin to add your Slack user to TOLLGATE_SLACK_APPROVERS.',
-      ));
+    if (!who) return void (await this.tell(p.user?.id, channel, refused));
     if (action.action_id === ANSWER_TEXT_ACTION) {
       if (!p.trigger_id) return undefined;
       await this.slack.views.open({
@@ -189,11 +189,7 @@ export class SlackQuestions implements OutboxConsumer {
     return undefined;
   }
 
-  private async answer(
-    who: { id: string; tenant: string; roles: string[]; name?: string },
-    questionId: string,
-    text: string,
-  ): Promise<string | undefined> {
+  private async answer(who: Principal, questionId: string, text: string): Promise<string | undefined> {
     try {
       await this.commands.execute(new AnswerQuestionCommand(who, questionId, text, 'slack'));
       return undefined;
@@ -201,15 +197,6 @@ export class SlackQuestions implements OutboxConsumer {
       if (e instanceof DomainError) return `Tollgate refused: ${e.message}`;
       throw e;
     }
-  }
-
-  private principal(
-    user: { id?: string; name?: string; username?: string } | undefined,
-  ): { id: string; tenant: string; roles: string[]; name?: string } | null {
-    const roles = user?.id ? this.config.slack!.approvers[user.id] : undefined;
-    if (!user?.id || !roles?.length) return null;
-    const name = user.name ?? user.username;
-    return { id: `slack:${user.id}`, tenant: this.config.slack!.tenant, roles, ...(name ? { name } : {}) };
   }
 
   private async tell(user: string | undefined, channel: string | undefined, text: string): Promise<void> {

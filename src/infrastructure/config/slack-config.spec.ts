@@ -9,13 +9,13 @@ describe('Slack configuration', () => {
     expect(() => loadConfig({ SLACK_BOT_TOKEN: 'xoxb-1' })).toThrow(/missing: SLACK_SIGNING_SECRET, SLACK_CHANNEL/);
   });
 
-  it('reads the approvers, the tenant and the API URL', () => {
+  it('reads the linked people, the tenant and the API URL', () => {
     const c = loadConfig({
       SLACK_BOT_TOKEN: 'xoxb-1',
       SLACK_SIGNING_SECRET: 's',
       SLACK_CHANNEL: 'C1',
       SLACK_API_URL: 'http://127.0.0.1:1/api',
-      TOLLGATE_SLACK_APPROVERS: 'U1:approver, U2:admin,U1:auditor',
+      TOLLGATE_SLACK_APPROVERS: 'U777=ann, U888=bob,U777=ann',
     });
     expect(c.slack).toEqual({
       botToken: 'xoxb-1',
@@ -23,17 +23,30 @@ describe('Slack configuration', () => {
       channel: 'C1',
       apiUrl: 'http://127.0.0.1:1/api/',
       tenant: 'default',
-      approvers: { U1: ['approver', 'auditor'], U2: ['admin'] },
+      people: { U777: 'ann', U888: 'bob' },
     });
   });
 
-  it('maps a user to several roles with +', () => {
-    expect(parseSlackApprovers('U9:approver+admin')).toEqual({ U9: ['approver', 'admin'] });
+  it('takes a person id as the token spells its sub', () => {
+    expect(parseSlackApprovers('U9=auth0|5f1c.ann@example.com')).toEqual({ U9: 'auth0|5f1c.ann@example.com' });
   });
 
-  it.each(['U1', 'U1:', 'u 1:approver', 'U1:agent'])('refuses "%s"', (raw) => {
-    expect(() => parseSlackApprovers(raw)).toThrow(ConfigError);
+  it('refuses the old <user>:<role> form, saying the new form and why', () => {
+    expect(() => parseSlackApprovers('U777:admin')).toThrow(ConfigError);
+    expect(() => parseSlackApprovers('U777:admin')).toThrow(/U777=ann/);
+    expect(() => parseSlackApprovers('U777:admin')).toThrow(/roles come from their person record/);
   });
+
+  it('refuses a Slack user linked to two people', () => {
+    expect(() => parseSlackApprovers('U1=ann,U1=bob')).toThrow(/one person/);
+  });
+
+  it.each(['U1', 'U1=', '=ann', 'u 1=ann', 'U1=a b', `U1=${'x'.repeat(256)}`, `${'U'.repeat(33)}=ann`])(
+    'refuses "%s"',
+    (raw) => {
+      expect(() => parseSlackApprovers(raw)).toThrow(ConfigError);
+    },
+  );
 });
 
 describe('webhook delivery configuration', () => {

@@ -10,8 +10,11 @@ export interface SlackConfig {
   apiUrl: string;
   /** The tenant whose requests Slack shows and in which Slack approvers act. */
   tenant: string;
-  /** Slack user id → Tollgate roles (TOLLGATE_SLACK_APPROVERS="U123:approver,U456:admin"). */
-  approvers: Record<string, string[]>;
+  /**
+   * Slack user id → the id of the Tollgate person it is (TOLLGATE_SLACK_APPROVERS="U777=ann,U888=bob"). A person's
+   * roles come from their person record, never from here; Slack users not named are linked by verified email.
+   */
+  people: Record<string, string>;
 }
 
 const SLACK_REQUIRED = ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CHANNEL'] as const;
@@ -30,26 +33,53 @@ export function slackConfig(env: NodeJS.ProcessEnv): SlackConfig | undefined {
     channel: env.SLACK_CHANNEL!,
     apiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`,
     tenant: env.TOLLGATE_SLACK_TENANT || 'default',
-    approvers: parseSlackApprovers(env.TOLLGATE_SLACK_APPROVERS ?? ''),
+    people: parseSlackApprovers(env.TOLLGATE_SLACK_APPROVERS ?? ''),
   };
 }
 
-/** `U123:approver,U456:admin` (a user named twice gets both roles; `U789:approver+admin` works too). */
-export function parseSlackApprovers(raw: string): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
-  for (const entry of raw
+/** Bounds: a Slack user id is short; a person id is a token's `sub` (OIDC allows up to 255 characters). */
+const SLACK_USER = /^[A-Z0-9]{1,32}$/;
+const MAX_PERSON_ID = 255;
+const MAX_ENTRIES = 10_000;
+
+/**
+ * `U777=ann,U888=bob`: each Slack user linked to one Tollgate person (the person id is their token's `sub`).
+ * The old `U777:admin` form gave a Slack user roles of its own, so a person could be two deciders at once (their
+ * token and their Slack user) and pass separation of duties and quorums alone; it is refused with the new form.
+ */
+export function parseSlackApprovers(raw: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const entries = raw
     .split(',')
     .map((e) => e.trim())
-    .filter(Boolean)) {
-    const m = /^([A-Z0-9]+):([a-z_]+(?:\+[a-z_]+)*)$/i.exec(entry);
-    if (!m)
-      throw new ConfigError(`TOLLGATE_SLACK_APPROVERS: "${entry}" is not <Slack user id>:<role>, e.g. U123:approver`);
-    const roles = m[2].split('+');
-    if (roles.includes('agent'))
+    .filter(Boolean);
+  if (entries.length > MAX_ENTRIES)
+    throw new ConfigError(`TOLLGATE_SLACK_APPROVERS: at most ${MAX_ENTRIES} Slack users, got ${entries.length}`);
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    if (eq < 0) {
+      const old = /^([A-Z0-9]+):/i.exec(entry);
       throw new ConfigError(
-        `TOLLGATE_SLACK_APPROVERS: "${entry}": Slack users are people; the agent role cannot decide`,
+        old
+          ? `TOLLGATE_SLACK_APPROVERS: "${entry}" is the old <Slack user>:<role> form. Slack users are now linked to ` +
+              `Tollgate persons, whose roles come from their person record (their sign-in), so one person is one ` +
+              `decider in every channel: write <Slack user id>=<person id>, e.g. ${old[1]}=ann`
+          : `TOLLGATE_SLACK_APPROVERS: "${entry}" is not <Slack user id>=<person id>, e.g. U777=ann`,
       );
-    out[m[1]] = [...new Set([...(out[m[1]] ?? []), ...roles])];
+    }
+    const user = entry.slice(0, eq).trim();
+    const person = entry.slice(eq + 1).trim();
+    if (!SLACK_USER.test(user))
+      throw new ConfigError(`TOLLGATE_SLACK_APPROVERS: "${user}" is not a Slack user id (like U0123ABC)`);
+    if (!person || person.length > MAX_PERSON_ID || /[\s,=]/.test(person))
+      throw new ConfigError(
+        `TOLLGATE_SLACK_APPROVERS: "${entry}": the person id must be 1-${MAX_PERSON_ID} characters without spaces`,
+      );
+    if (out[user] !== undefined && out[user] !== person)
+      throw new ConfigError(
+        `TOLLGATE_SLACK_APPROVERS: ${user} is linked to both "${out[user]}" and "${person}"; a Slack user is one person`,
+      );
+    out[user] = person;
   }
   return out;
 }

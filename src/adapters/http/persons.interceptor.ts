@@ -1,0 +1,20 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { from, Observable, switchMap } from 'rxjs';
+import { PersonSightings } from '../../application/persons/person-sightings';
+import type { Principal } from '../../domain/shared/actor';
+
+/**
+ * Records the person behind every authenticated HTTP request (REST, the web inbox, the CLI), after the guard
+ * established who they are; PersonSightings writes only when something changed or the record grew stale.
+ */
+@Injectable()
+export class PersonSightingsInterceptor implements NestInterceptor {
+  constructor(private readonly sightings: PersonSightings) {}
+
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (ctx.getType() !== 'http') return next.handle();
+    const principal = ctx.switchToHttp().getRequest<{ principal?: Principal }>().principal;
+    if (!principal) return next.handle();
+    return from(this.sightings.seen(principal)).pipe(switchMap(() => next.handle()));
+  }
+}

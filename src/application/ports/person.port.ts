@@ -1,0 +1,19 @@
+import type { ChannelIdentity, Person } from '../../domain/person/person';
+import type { DomainEvent } from '../../domain/shared/domain-event';
+import type { Channel } from '../../domain/shared/actor';
+
+export const PERSONS = Symbol('PersonRepository');
+
+/** The tenant's persons and the channel users linked to them (tables `persons`, `person_identities`). */
+export interface PersonRepository {
+  /** Makes the person, or updates their name, email and roles as seen now (`last_seen_at`). */
+  seen(p: Pick<Person, 'tenantId' | 'id' | 'name' | 'email' | 'roles'>, at: Date): Promise<void>;
+  find(tenantId: string, id: string): Promise<Person | null>;
+  /** The persons whose email is this one, compared case-insensitively (at most a few). */
+  withEmail(tenantId: string, email: string): Promise<Person[]>;
+  linkOf(tenantId: string, channel: Channel, channelUser: string): Promise<ChannelIdentity | null>;
+  /** Stores (or replaces) the link of a channel user to a person. */
+  link(identity: ChannelIdentity): Promise<void>;
+  /** Appends events about persons and their channels (a refused unlinked decision) to the audit trail. */
+  record(events: DomainEvent[]): Promise<void>;
+}
