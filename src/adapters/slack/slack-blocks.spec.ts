@@ -1,5 +1,12 @@
 import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
-import { APPROVE_ACTION, escapeMrkdwn, outcomeMessage, REJECT_ACTION, requestMessage } from './slack-blocks';
+import {
+  ALWAYS_ALLOW_ACTION,
+  APPROVE_ACTION,
+  escapeMrkdwn,
+  outcomeMessage,
+  REJECT_ACTION,
+  requestMessage,
+} from './slack-blocks';
 
 const request: ApprovalRequest = {
   tenantId: 'default',
@@ -38,6 +45,35 @@ describe('Slack messages', () => {
     const big = requestMessage({ ...request, arguments: { blob: 'x'.repeat(10_000) } });
     for (const b of big.blocks)
       if ((b as any).text?.text) expect((b as any).text.text.length).toBeLessThanOrEqual(3000);
+  });
+
+  it('never offer Approve beside arguments cut short: they say how long they are, link to the card, and keep Reject', () => {
+    // The review's reproduction: padding pushed `amount` past what Slack shows, and Approve stood beside it.
+    const args = { note: 'n'.repeat(2_960), amount: 950000 };
+    const { blocks } = requestMessage({ ...request, arguments: args }, { publicUrl: 'https://tollgate.example.com/' });
+    const text = JSON.stringify(blocks);
+    expect(text).not.toContain('950000');
+    expect(text).toContain(`Arguments too long to show here: ${JSON.stringify(args, null, 2).length} characters`);
+    expect(text).toContain('<https://tollgate.example.com/#/calls/tc_1|Open the full card in the Tollgate inbox>');
+    const buttons = blocks
+      .filter((b) => b.type === 'actions')
+      .flatMap((b: any) => b.elements.map((e: any) => e.action_id));
+    expect(buttons).toEqual([REJECT_ACTION]);
+    expect(buttons).not.toContain(APPROVE_ACTION);
+    expect(buttons).not.toContain(ALWAYS_ALLOW_ACTION);
+    // Without the public URL, the message names the call to open.
+    expect(JSON.stringify(requestMessage({ ...request, arguments: args }).blocks)).toContain(
+      'Open tool call `tc_1` in the Tollgate inbox',
+    );
+  });
+
+  it('show arguments that fit whole, with Approve', () => {
+    const args = { note: 'n'.repeat(2_800), amount: 950000 };
+    const { blocks } = requestMessage({ ...request, arguments: args });
+    expect(JSON.stringify(blocks)).toContain('950000');
+    expect(
+      blocks.filter((b) => b.type === 'actions').flatMap((b: any) => b.elements.map((e: any) => e.action_id)),
+    ).toEqual([APPROVE_ACTION, REJECT_ACTION, ALWAYS_ALLOW_ACTION]);
   });
 
   it('show the outcome without buttons', () => {

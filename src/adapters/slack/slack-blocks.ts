@@ -1,5 +1,6 @@
 import type { ApprovalOutcome, ApprovalRequest } from '../../application/ports/approval-callback.port';
 import type { ToolCallView } from '../../application/views/views';
+import { cardPath } from '../../domain/conversation/conversation.errors';
 import type { GrantScope } from '../../domain/policy/grant-limit';
 
 /** A Block Kit block, as loosely as Slack's own `Block` type (`type` plus anything). */
@@ -67,8 +68,32 @@ function displayOf(call: ToolCallView): Display {
   return d && typeof d === 'object' ? d : {};
 }
 
+/** How a message links to the call's card in the web inbox: the service's public URL, when it is known. */
+export interface MessageLinks {
+  /** TOLLGATE_PUBLIC_URL (or the URL people reach the inbox at); absent: the message names the call's id only. */
+  publicUrl?: string;
+}
+
+/** A call's card in the web inbox, where a person sees all of it. */
+export function cardUrl(publicUrl: string, toolCallId: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}${cardPath(toolCallId)}`;
+}
+
+/** The most characters of (escaped) arguments a message shows; Slack's sections hold 3,000. */
+const ARGUMENTS_MAX = SECTION_TEXT_MAX - 40;
+
+/** The arguments as the message would show them, or undefined when they do not fit whole. */
+function shownArguments(call: ToolCallView): string | undefined {
+  const args = escapeMrkdwn(JSON.stringify(call.arguments, null, 2)).replace(/```/g, '`\u200b``');
+  return args.length <= ARGUMENTS_MAX ? args : undefined;
+}
+
 /** The body of a request, shared by the message that asks and the one that shows the outcome. */
-function describe(call: ToolCallView, conversation?: ApprovalRequest['conversation']): SlackBlock[] {
+function describe(
+  call: ToolCallView,
+  conversation?: ApprovalRequest['conversation'],
+  links: MessageLinks = {},
+): SlackBlock[] {
   const display = displayOf(call);
   const blocks: SlackBlock[] = [
     {
@@ -109,8 +134,20 @@ function describe(call: ToolCallView, conversation?: ApprovalRequest['conversati
       type: 'section',
       fields: fields.map((f) => text(`*${escapeMrkdwn(f.label)}*\n${escapeMrkdwn(f.value)}`, FIELD_MAX)),
     });
-  const args = escapeMrkdwn(JSON.stringify(call.arguments, null, 2)).replace(/```/g, '`\u200b``');
-  blocks.push({ type: 'section', text: text(`*Arguments*\n\`\`\`${clip(args, SECTION_TEXT_MAX - 40)}\`\`\``) });
+  const args = shownArguments(call);
+  // Never a clipped view: what falls off would be the agent's choice. The message says so and links to all of it.
+  const where = links.publicUrl
+    ? `<${cardUrl(links.publicUrl, call.id)}|Open the full card in the Tollgate inbox>`
+    : `Open tool call \`${call.id}\` in the Tollgate inbox to see them`;
+  blocks.push({
+    type: 'section',
+    block_id: args === undefined ? 'tollgate_arguments_too_long' : 'tollgate_arguments',
+    text: text(
+      args === undefined
+        ? `*Arguments*\n:warning: Arguments too long to show here: ${JSON.stringify(call.arguments, null, 2).length} characters. ${where}; approve them there.`
+        : `*Arguments*\n\`\`\`${args}\`\`\``,
+    ),
+  });
   blocks.push({
     type: 'context',
     elements: [text(`Tool call \`${call.id}\` · conversation \`${escapeMrkdwn(call.conversationId)}\``)],
@@ -118,9 +155,28 @@ function describe(call: ToolCallView, conversation?: ApprovalRequest['conversati
   return blocks;
 }
 
-/** The message that asks: the request and Approve / Reject buttons (the value is the tool call's id). */
-export function requestMessage(r: ApprovalRequest): { text: string; blocks: SlackBlock[] } {
-  const blocks = describe(r, r.conversation);
+/**
+ * The message that asks: the request and Approve / Reject buttons (the value is the tool call's id). Arguments too
+ * long to show whole get Reject only: no one approves, nor always-allows, what they could not read.
+ */
+export function requestMessage(r: ApprovalRequest, links: MessageLinks = {}): { text: string; blocks: SlackBlock[] } {
+  const blocks = describe(r, r.conversation, links);
+  if (shownArguments(r) === undefined) {
+    blocks.push({
+      type: 'actions',
+      block_id: 'tollgate_decision',
+      elements: [
+        {
+          type: 'button',
+          action_id: REJECT_ACTION,
+          style: 'danger',
+          value: r.id,
+          text: { type: 'plain_text', text: 'Reject' },
+        },
+      ],
+    });
+    return { text: `Approval needed: ${r.toolName} (${r.id}), in the Tollgate inbox`, blocks };
+  }
   blocks.push({
     type: 'actions',
     block_id: 'tollgate_decision',
@@ -161,8 +217,12 @@ export function requestMessage(r: ApprovalRequest): { text: string; blocks: Slac
  * A `notify` call ran at once: an FYI with no buttons (nothing is left to decide), never updated later.
  * `approvers` are the roles told (and `requester`, the conversation's user).
  */
-export function notifyMessage(r: ApprovalRequest, approvers: string[]): { text: string; blocks: SlackBlock[] } {
-  const blocks = describe(r, r.conversation);
+export function notifyMessage(
+  r: ApprovalRequest,
+  approvers: string[],
+  links: MessageLinks = {},
+): { text: string; blocks: SlackBlock[] } {
+  const blocks = describe(r, r.conversation, links);
   blocks[0] = { type: 'header', text: { type: 'plain_text', text: clip(`Ran at once: ${titleOf(r)}`, 150) } };
   const rule = r.policy.rule === null ? 'by policy defaults' : `by policy rule ${r.policy.rule}`;
   const told = approvers.length ? ` · told: ${escapeMrkdwn(approvers.join(', '))}` : '';
@@ -192,8 +252,9 @@ const HEADLINES: Record<ApprovalOutcome['outcome'], string> = {
 export function outcomeMessage(
   o: ApprovalOutcome,
   conversation?: ApprovalRequest['conversation'],
+  links: MessageLinks = {},
 ): { text: string; blocks: SlackBlock[] } {
-  const blocks = describe(o.toolCall, conversation).filter((b) => b.type !== 'actions');
+  const blocks = describe(o.toolCall, conversation, links).filter((b) => b.type !== 'actions');
   const who =
     o.outcome === 'expired'
       ? ''
