@@ -8,8 +8,9 @@ import { startTestServer, TestServer } from '../support/server';
 import { DeviceProvider, openVerificationPage, startDeviceProvider } from '../support/device-provider';
 
 /**
- * `tollgate login` / `tollgate logout`: the built CLI signs in with a real OpenID provider (oidc-provider on
- * loopback) through the device authorization grant, and the real server takes the provider's tokens (JWKS).
+ * `tollgate login` / `tollgate logout`: the built CLI reads the server's GET /auth/config, signs in with a real
+ * OpenID provider (oidc-provider on loopback) through the device authorization grant, and the real server, set up
+ * for that provider (TOLLGATE_OIDC_*), takes its tokens.
  */
 describe('tollgate login (device flow, spawned CLI)', () => {
   let provider: DeviceProvider;
@@ -30,9 +31,7 @@ describe('tollgate login (device flow, spawned CLI)', () => {
         { id: 'bob', name: 'Bob', email: 'bob@example.test', roles: ['approver'] },
       ],
     });
-    server = await startTestServer({
-      auth: { jwksUrl: provider.jwksUrl, issuer: provider.issuer, audience: provider.audience, devSecret: false },
-    });
+    server = await startTestServer({ oidc: provider.oidcConfig() });
   });
   afterAll(async () => {
     await server?.stop();
@@ -65,18 +64,15 @@ describe('tollgate login (device flow, spawned CLI)', () => {
     });
   }
 
-  const viaProvider = ['--issuer', '', '--client-id', 'tollgate-cli'];
-  const asPerson = () => viaProvider.map((a) => (a === '' ? provider.issuer : a));
-
   async function signIn(who: string): Promise<void> {
     await provider.set({ signInAs: who });
-    const r = await login(asPerson(), (uri) => openVerificationPage(uri));
+    const r = await login([], (uri) => openVerificationPage(uri));
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
   }
 
   it('signs in with the device flow, keeps the login 0600 in the config dir, and later commands act as the person', async () => {
     await provider.set({ signInAs: 'ann' });
-    const r = await login(asPerson(), (uri) => openVerificationPage(uri));
+    const r = await login([], (uri) => openVerificationPage(uri));
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(r.stdout).toMatch(
       /To sign in to http:\/\/127\.0\.0\.1:\d+, open\n\n\s+http:\/\/127\.0\.0\.1:\d+\/device\?user_code=/,
@@ -181,14 +177,14 @@ describe('tollgate login (device flow, spawned CLI)', () => {
 
   it('reports a sign-in the person refused at the provider, and stores nothing', async () => {
     await provider.set({ signInAs: 'ann' });
-    const r = await login(asPerson(), (uri) => openVerificationPage(uri, { abort: true }));
+    const r = await login([], (uri) => openVerificationPage(uri, { abort: true }));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/the sign-in was denied at the provider; nothing was stored \(.*access_denied/);
     expect(existsSync(file())).toBe(false);
   });
 
   it('Ctrl-C while waiting cancels the login', async () => {
-    const r = await login(asPerson(), async (_uri, child) => child.kill('SIGINT'));
+    const r = await login([], async (_uri, child) => child.kill('SIGINT'));
     expect({ code: r.code, signal: r.signal }).toEqual({ code: 130, signal: null });
     expect(r.stderr).toMatch(/login cancelled; nothing was stored/);
     expect(existsSync(file())).toBe(false);
@@ -196,19 +192,26 @@ describe('tollgate login (device flow, spawned CLI)', () => {
 
   it('says plainly when the provider has no device flow', async () => {
     const plain = await startDeviceProvider({ deviceFlow: false });
+    const other = await startTestServer({ oidc: plain.oidcConfig() });
     try {
-      const r = await login(['--issuer', plain.issuer, '--client-id', 'tollgate-cli']);
+      const r = await login(['--url', other.url]);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/does not offer the device authorization grant \(RFC 8628\)/);
       expect(r.stderr).toMatch(/TOLLGATE_TOKEN/);
     } finally {
+      await other.stop();
       await plain.stop();
     }
   });
 
   it('says how to use a token instead when the server has no single sign-on', async () => {
-    const r = await login([]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/has no single sign-on configured; use a token instead: set TOLLGATE_TOKEN/);
+    const other = await startTestServer();
+    try {
+      const r = await login(['--url', other.url]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/has no single sign-on configured; use a token instead: set TOLLGATE_TOKEN/);
+    } finally {
+      await other.stop();
+    }
   });
 });

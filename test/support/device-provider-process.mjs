@@ -8,10 +8,9 @@ import Provider from 'oidc-provider';
 const o = JSON.parse(process.argv[2] ?? '{}');
 const CLIENT_ID = 'tollgate-cli';
 const RESOURCE = 'urn:tollgate';
-const AUDIENCE = 'tollgate';
 
 /** The test's account store and what the test reads back. */
-const state = { accounts: new Map(), signInAs: '', revoked: [], refreshes: 0, roleOverride: undefined };
+const state = { accounts: new Map(), signInAs: '', revoked: [], refreshes: 0 };
 
 const server = createServer();
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -47,7 +46,8 @@ const provider = new Provider(issuer, {
       useGrantedResource: () => true,
       getResourceServerInfo: () => ({
         scope: 'tollgate',
-        audience: AUDIENCE,
+        // The CLI's client id, as Keycloak and Entra ID put it: one of the audiences Tollgate accepts from its provider.
+        audience: CLIENT_ID,
         accessTokenTTL: o.accessTokenTtl ?? 3600,
         accessTokenFormat: 'jwt',
         jwt: { sign: { alg: 'RS256' } },
@@ -58,7 +58,7 @@ const provider = new Provider(issuer, {
   extraTokenClaims: (_ctx, token) => {
     const a = token.accountId ? state.accounts.get(token.accountId) : undefined;
     if (!a) return {};
-    return { roles: state.roleOverride ?? a.roles, name: a.name, email: a.email };
+    return { roles: a.roles, name: a.name, email: a.email };
   },
   issueRefreshToken: () => true,
   rotateRefreshToken: true,
@@ -97,7 +97,7 @@ async function signIn(req, res) {
   );
 }
 
-/** The test's controls: POST /__test/state with {accounts?, signInAs?, roleOverride?}; GET it back. */
+/** The test's controls: POST /__test/state with {accounts?, signInAs?}; GET it back. */
 async function control(req, res) {
   if (req.method === 'POST') {
     let body = '';
@@ -105,7 +105,6 @@ async function control(req, res) {
     const p = JSON.parse(body);
     if (p.accounts) for (const a of p.accounts) state.accounts.set(a.id, a);
     if ('signInAs' in p) state.signInAs = p.signInAs;
-    if ('roleOverride' in p) state.roleOverride = p.roleOverride ?? undefined;
   }
   res
     .writeHead(200, { 'content-type': 'application/json' })

@@ -1,11 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { oidcConfig, type OidcConfig } from '../../src/infrastructure/config/oidc-config';
 
 /**
  * A real OpenID provider (oidc-provider, certified) on loopback for the CLI's device flow, in its own process
  * (device-provider-process.mjs: oidc-provider is an ES module Jest's runtime cannot load): a public client `tollgate-cli`,
- * JWT access tokens for the resource `urn:tollgate` (audience `tollgate`) carrying the account's roles, rotating
+ * JWT access tokens for the resource `urn:tollgate` (audience: the CLI's client id) carrying the account's roles, rotating
  * refresh tokens, revocation. Its sign-in is the test's: the interaction signs in whoever `signInAs` names, from
  * the test's own accounts, and `openVerificationPage` plays the person's browser.
  */
@@ -35,10 +36,10 @@ export interface DeviceProvider {
   issuer: string;
   jwksUrl: string;
   clientId: string;
-  /** The audience of its access tokens. */
-  audience: string;
-  /** Adds accounts and/or names who signs in next; `roleOverride` replaces every account's roles in new tokens (null: stop). */
-  set(p: { accounts?: Account[]; signInAs?: string; roleOverride?: unknown }): Promise<ProviderState>;
+  /** Tollgate's single sign-on settings for this provider, as TOLLGATE_OIDC_* would give them (roles from `roles`). */
+  oidcConfig(): OidcConfig;
+  /** Adds accounts and/or names who signs in next. */
+  set(p: { accounts?: Account[]; signInAs?: string }): Promise<ProviderState>;
   state(): Promise<ProviderState>;
   stop(): Promise<void>;
 }
@@ -71,7 +72,14 @@ export async function startDeviceProvider(o: DeviceProviderOptions = {}): Promis
     issuer,
     jwksUrl: `${issuer}/jwks`,
     clientId: 'tollgate-cli',
-    audience: 'tollgate',
+    oidcConfig: () =>
+      oidcConfig({
+        TOLLGATE_OIDC_ISSUER: issuer,
+        // The web inbox's client is not registered here: these tests sign in with the CLI's only.
+        TOLLGATE_OIDC_CLIENT_ID: 'tollgate-web',
+        TOLLGATE_OIDC_CLIENT_SECRET: 'unused-web-client-secret-0123456789',
+        TOLLGATE_OIDC_CLI_CLIENT_ID: 'tollgate-cli',
+      })!,
     set: (p) => control(p),
     state: () => control(),
     stop: async () => {

@@ -36,13 +36,7 @@ export function addLoginCommands(program: Command): void {
       "Sign in with the server's identity provider (OAuth device flow): open the link shown, confirm the code, and the CLI keeps the login (refreshed) for later commands",
     )
     .option('--url <url>', 'Tollgate base URL (default: TOLLGATE_URL or http://127.0.0.1:8080)')
-    .option(
-      '--issuer <url>',
-      'the identity provider, when the server does not say (a server without GET /auth/config); needs --client-id',
-    )
-    .option('--client-id <id>', "the CLI's public client id at the provider (with --issuer)")
-    .option('--scope <scopes>', 'scopes to ask for with --issuer (default: "openid profile email")')
-    .action((o: LoginOptions) => login(o));
+    .action((o: { url?: string }) => login(o));
 
   program
     .command('logout')
@@ -51,16 +45,9 @@ export function addLoginCommands(program: Command): void {
     .action((o: { url?: string }) => logout(o));
 }
 
-interface LoginOptions {
-  url?: string;
-  issuer?: string;
-  clientId?: string;
-  scope?: string;
-}
-
-async function login(o: LoginOptions): Promise<void> {
+async function login(o: { url?: string }): Promise<void> {
   const url = serverUrl(o.url ?? process.env.TOLLGATE_URL ?? DEFAULT_URL);
-  const sso = o.issuer || o.clientId ? givenSso(o) : await ssoConfig(url);
+  const sso = await ssoConfig(url);
   const config = await orUnreachable(() => discover(sso.issuer, sso.clientId));
   if (!supportsDeviceFlow(config))
     throw new CliError(
@@ -177,20 +164,6 @@ async function ssoConfig(url: string): Promise<SsoConfig> {
     throw new CliError(`${url}/auth/config names ${(e as Error).message}`, EXIT.usage);
   }
   return oidc as SsoConfig;
-}
-
-/** The provider named on the command line, checked as GET /auth/config's answer is. */
-function givenSso(o: LoginOptions): SsoConfig {
-  if (!o.issuer || !o.clientId) throw new CliError('--issuer and --client-id go together', EXIT.usage);
-  const scopes = (o.scope ?? 'openid profile email').split(/[\s,]+/).filter(Boolean);
-  if (o.clientId.length > 2048 || scopes.length > 50 || !scopes.every((s) => SCOPE.test(s)))
-    throw new CliError('--client-id or --scope is not valid', EXIT.usage);
-  try {
-    checkIssuer(o.issuer);
-  } catch (e) {
-    throw new CliError(`--issuer: ${(e as Error).message}`, EXIT.usage);
-  }
-  return { issuer: o.issuer, clientId: o.clientId, scopes };
 }
 
 function noSso(url: string): CliError {
