@@ -110,10 +110,15 @@ export class TerminalApprovalCallback implements ApprovalCallback {
 
   private async converse(r: ApprovalRequest, signal: AbortSignal): Promise<void> {
     this.write(summary(r, this.queue.length));
+    // Arguments cut in the summary are approved only once the details have shown them whole.
+    const length = JSON.stringify(r.arguments).length;
+    let seenWhole = length <= SUMMARY_ARGUMENTS_MAX;
     for (;;) {
       const answer = (
         await this.question(
-          `  Approve? [y]es / [n]o / ${r.policy.level === 'manual' ? '' : '[a]lways / '}[d]etails: `,
+          seenWhole
+            ? `  Approve? [y]es / [n]o / ${r.policy.level === 'manual' ? '' : '[a]lways / '}[d]etails: `
+            : '  Reject? [n]o / [d]etails (to approve, see the arguments whole first): ',
           signal,
         )
       )
@@ -121,6 +126,14 @@ export class TerminalApprovalCallback implements ApprovalCallback {
         .toLowerCase();
       if (answer === 'd' || answer === 'details') {
         this.write(fullDetails(r));
+        seenWhole = true;
+        continue;
+      }
+      const approving = answer === 'y' || answer === 'yes' || answer === 'a' || answer === 'always';
+      if (approving && !seenWhole) {
+        this.write(
+          `  Arguments too long to show here: ${length} characters. Press d to see them all before approving.\n`,
+        );
         continue;
       }
       if (answer === 'y' || answer === 'yes') return this.decide(r, { decision: 'approve' });
@@ -196,6 +209,9 @@ function describe(o: ApprovalOutcome): string {
   return `${o.outcome} by ${who}${o.by.via && o.by.via !== 'system' ? ` via ${o.by.via}` : ''}${o.reason ? ` (${o.reason})` : ''}`;
 }
 
+/** The most characters of arguments the summary shows; longer ones are shown only in the details. */
+const SUMMARY_ARGUMENTS_MAX = 200;
+
 function summary(r: ApprovalRequest, queued: number): string {
   const user = r.conversation.user;
   const lines = [
@@ -210,7 +226,11 @@ function summary(r: ApprovalRequest, queued: number): string {
   if (display?.summary || display?.title)
     lines.push(`  ${[display.title, display.summary].filter(Boolean).join(' — ')}`);
   const args = JSON.stringify(r.arguments);
-  lines.push(`  arguments: ${args.length > 200 ? `${args.slice(0, 199)}… (d shows all)` : args}`);
+  lines.push(
+    args.length > SUMMARY_ARGUMENTS_MAX
+      ? `  arguments too long to show here: ${args.length} characters (d shows them all)`
+      : `  arguments: ${args}`,
+  );
   if (r.approval) lines.push(`  expires ${r.approval.expiresAt}`);
   const quorum = r.approval?.quorum;
   if (quorum)
