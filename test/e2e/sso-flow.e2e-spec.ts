@@ -83,7 +83,7 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
 
   it('signs a person in with the code flow (PKCE S256, state, nonce) into an HttpOnly, SameSite=Lax session', async () => {
     const jar = new CookieJar();
-    const start = await jar.fetch(`${server.url}/auth/login?return_to=${encodeURIComponent('/#/call/tc_1')}`);
+    const start = await jar.fetch(`${server.url}/auth/login?return_to=${encodeURIComponent('/#/calls/tc_1')}`);
     expect(start.status).toBe(303);
     const authorize = new URL(start.headers.get('location')!);
     expect(authorize.origin).toBe(idp.issuer);
@@ -103,7 +103,7 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     const callback = await throughProvider(jar, authorize.href, 'ann', server.url);
     const done = await jar.fetch(callback);
     expect(done.status).toBe(303);
-    expect(done.headers.get('location')).toBe('/#/call/tc_1');
+    expect(done.headers.get('location')).toBe('/#/calls/tc_1');
     const cookies = done.headers.getSetCookie();
     expect(cookies.find((c) => c.startsWith('tollgate_login='))).toMatch(/Max-Age=0/);
     const session = cookies.find((c) => c.startsWith('tollgate_session='))!;

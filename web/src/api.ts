@@ -22,12 +22,13 @@ export const publicApi = {
 export type Api = ReturnType<typeof createApi>;
 
 /**
- * The /v1 API as the signed-in person, through the SDK (same origin). Every request carries the bearer token;
- * decisions say they came through the web inbox (`X-Tollgate-Channel: web`). A 401 signs the page out. No
- * retries: the page shows a failure at once, and the live stream reconnects on its own.
+ * The /v1 API as the signed-in person, through the SDK (same origin). Every request carries the bearer token, or,
+ * signed in with single sign-on, the session cookie (same-origin requests send it by themselves) and the session's
+ * CSRF token; decisions say they came through the web inbox (`X-Tollgate-Channel: web`). A 401 signs the page out.
+ * No retries: the page shows a failure at once, and the live stream reconnects on its own.
  */
 export function createApi(
-  token: string,
+  credentials: { token: string; csrfToken?: string },
   onUnauthenticated: (p: Problem) => void,
   onServerTime: (skewMs: number) => void = () => undefined,
 ) {
@@ -38,7 +39,14 @@ export function createApi(
     if (date) onServerTime(Date.parse(date) + 500 - (sent + Date.now()) / 2); // the Date header has whole seconds
     return res;
   };
-  const tollgate = new Tollgate({ url: '', token, channel: 'web', fetch: timedFetch, retry: { maxAttempts: 1 } });
+  const tollgate = new Tollgate({
+    url: '',
+    ...(credentials.token ? { token: credentials.token } : {}),
+    ...(credentials.csrfToken !== undefined ? { headers: { 'X-CSRF-Token': credentials.csrfToken } } : {}),
+    channel: 'web',
+    fetch: (input, init) => timedFetch(input, { ...init, credentials: 'same-origin' }),
+    retry: { maxAttempts: 1 },
+  });
 
   async function call<T>(work: () => Promise<T>): Promise<T> {
     try {

@@ -1,6 +1,12 @@
-/** Who is signed in: the bearer token and the claims the page shows. The server checks the token; the page only reads it. */
+/**
+ * Who is signed in: the bearer token and the claims the page shows (the server checks the token; the page only
+ * reads it), or a single sign-on session the server holds, named by an HttpOnly cookie the page never sees.
+ */
 export interface Session {
+  /** A pasted or dev-minted token; empty for a single sign-on session. */
   token: string;
+  /** Single sign-on: the session's CSRF token, sent as X-CSRF-Token (the cookie itself goes by itself). */
+  csrfToken?: string;
   sub: string;
   name?: string;
   roles: string[];
@@ -63,6 +69,48 @@ export function clearSession(): void {
   sessionStorage.removeItem(KEY);
   localStorage.removeItem(KEY);
 }
+
+/** The single sign-on session of this browser (GET /auth/session), or null when there is none. */
+export async function loadSsoSession(): Promise<Session | null> {
+  let res: Response;
+  try {
+    res = await fetch('/auth/session', { headers: { accept: 'application/json' }, cache: 'no-store' });
+  } catch {
+    return null;
+  }
+  if (!res.ok) return null;
+  const body = (await res.json()) as {
+    sub: string;
+    name?: string;
+    roles: string[];
+    tenant: string;
+    csrfToken: string;
+    expiresAt: string;
+  };
+  return {
+    token: '',
+    csrfToken: body.csrfToken,
+    sub: body.sub,
+    name: body.name,
+    roles: body.roles,
+    tenant: body.tenant,
+    exp: Math.floor(Date.parse(body.expiresAt) / 1000),
+  };
+}
+
+/** Ends a single sign-on session here, then goes where the server says (the provider's logout, or back to the inbox). */
+export async function endSsoSession(s: Session): Promise<void> {
+  let to = '/';
+  try {
+    const res = await fetch('/auth/logout', { method: 'POST', headers: { 'X-CSRF-Token': s.csrfToken ?? '' } });
+    if (res.ok) to = ((await res.json()) as { redirectTo?: string }).redirectTo ?? '/';
+  } catch {
+    // Unreachable: the page still leaves; the session ends by itself at its idle timeout.
+  }
+  window.location.assign(to);
+}
+
+export const isSso = (s: Session): boolean => s.csrfToken !== undefined;
 
 export const displayName = (s: Session): string => s.name ?? s.sub;
 export const canReadAudit = (s: Session): boolean => s.roles.includes('auditor') || s.roles.includes('admin');

@@ -27,6 +27,8 @@ export type {
 /** GET /ui/config: what the sign-in page may offer. */
 export interface UiConfig {
   devSignIn: boolean;
+  /** Single sign-on: "Sign in with <provider>" (GET /auth/login); null without it. */
+  sso?: { provider: string } | null;
 }
 
 /** What the page sends as a decision. */

@@ -14,7 +14,17 @@ import {
   titleOf,
   withSnapshot,
 } from '../inbox';
-import { canReadAudit, clearSession, displayName, loadSession, saveSession, Session } from '../session';
+import {
+  canReadAudit,
+  clearSession,
+  displayName,
+  endSsoSession,
+  isSso,
+  loadSession,
+  loadSsoSession,
+  saveSession,
+  Session,
+} from '../session';
 import { openStream, Stream, StreamState, StreamStatus } from '../sse';
 import type { Approval, AuditEvent, DecisionBody, TenantStatus, Tool, UiConfig } from '../types';
 import { NotifyToggle, useNotifications, useTabBadge } from './attention';
@@ -30,19 +40,32 @@ import { Timeline } from './Timeline';
 export function App() {
   const [config, setConfig] = useState<UiConfig | null>(null);
   const [session, setSession] = useState<Session | null>(() => loadSession());
+  // A token kept in this tab wins; else the single sign-on session the cookie names, if any (asked once).
+  const [checking, setChecking] = useState(session === null);
   const [notice, setNotice] = useState<string>();
   useEffect(() => {
     publicApi.config().then(setConfig, () => setConfig({ devSignIn: false }));
+    if (session === null)
+      void loadSsoSession().then((s) => {
+        if (s) setSession(s);
+        setChecking(false);
+      });
   }, []);
-  const signOut = useCallback((why?: string) => {
-    clearSession();
-    setSession(null);
-    setNotice(why);
-  }, []);
+  const signOut = useCallback(
+    (why?: string) => {
+      // Signing out of a single sign-on session ends it on the server (and at the provider, where it offers that).
+      if (!why && session && isSso(session)) return void endSsoSession(session);
+      clearSession();
+      setSession(null);
+      setNotice(why);
+    },
+    [session],
+  );
   useEffect(() => {
     if (!session) document.title = 'Sign in · Tollgate';
   }, [session]);
 
+  if (!session && checking) return null;
   if (!session) {
     return (
       <SignIn
@@ -56,7 +79,7 @@ export function App() {
       />
     );
   }
-  return <Workspace key={session.token} session={session} onSignOut={signOut} />;
+  return <Workspace key={session.token || `sso:${session.sub}`} session={session} onSignOut={signOut} />;
 }
 
 const STREAM_WORDS: Record<StreamState, string> = {
@@ -69,16 +92,19 @@ const LEAVING = new Set(['ToolCallApproved', 'ToolCallRejected', 'ToolCallExpire
 function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: string): void }) {
   const me = session.sub;
   const skew = useRef(0);
+  const refusedWords = isSso(session)
+    ? 'Your session has ended (signed out elsewhere, expired or idle too long). Sign in again.'
+    : 'Your token was refused: it has expired or is no longer valid. Sign in again.';
   const api = useMemo(
     () =>
       createApi(
-        session.token,
-        () => onSignOut('Your token was refused: it has expired or is no longer valid. Sign in again.'),
+        session,
+        () => onSignOut(refusedWords),
         (s) => {
           if (Math.abs(s - skew.current) > 1500) skew.current = s; // the Date header has whole seconds: ignore jitter
         },
       ),
-    [session.token],
+    [session.token, session.csrfToken],
   );
   const now = useNow(1000) + skew.current;
   const [route, navigate] = useRoute();
@@ -260,9 +286,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         setStream(st);
       },
       onRefused: (code) =>
-        code === 401
-          ? onSignOut('Your token was refused: it has expired or is no longer valid. Sign in again.')
-          : setLoadError('This token may not read the live stream.'),
+        code === 401 ? onSignOut(refusedWords) : setLoadError('This token may not read the live stream.'),
       onEvent,
     });
     streamRef.current = s;

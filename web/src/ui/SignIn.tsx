@@ -23,7 +23,7 @@ async function check(raw: string): Promise<Session> {
   if (s.roles.includes('agent'))
     throw new Error('That is an agent token. The inbox is for people: agent tokens can never decide.');
   try {
-    await createApi(s.token, () => undefined)
+    await createApi({ token: s.token }, () => undefined)
       .status()
       .catch((e: unknown) => {
         if (e instanceof ApiError && e.status === 403) return null; // a person without approver/admin/auditor roles: the token is still good
@@ -37,6 +37,11 @@ async function check(raw: string): Promise<Session> {
     );
   }
   return s;
+}
+
+/** Where the provider sends the person back: the card or view they opened, on this server. */
+function returnTo(): string {
+  return window.location.pathname + window.location.search + window.location.hash;
 }
 
 export function SignIn({ config, notice, onSignedIn }: Props) {
@@ -87,6 +92,45 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
     }
   }
 
+  const sso = config?.sso ?? null;
+  // With single sign-on people use the provider; a token stays possible for the provider's own tokens (what
+  // `tollgate login` keeps) and for break-glass API tokens, folded away so it is not mistaken for the way in.
+  const tokenForm = (
+    <form class="panel" onSubmit={withToken} aria-labelledby="token-h">
+      <h2 id="token-h">With a token</h2>
+      <label for="token">Bearer token</label>
+      <textarea
+        id="token"
+        name="token"
+        rows={3}
+        spellcheck={false}
+        autocomplete="off"
+        placeholder="eyJhbGciOi…"
+        value={token}
+        onInput={(e) => setToken(e.currentTarget.value)}
+        onKeyDown={submitOnModEnter}
+        aria-keyshortcuts="Control+Enter Meta+Enter"
+        aria-describedby="token-hint token-error"
+        required
+      />
+      <p id="token-hint" class="hint">
+        Ask your admin for one. For local use: <code>npx tollgate token --sub you --role approver</code>
+      </p>
+      <label class="check">
+        <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Keep me
+        signed in on this device
+      </label>
+      {error && (
+        <p id="token-error" class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <button class="primary" type="submit" disabled={busy || token.trim() === ''}>
+        Sign in
+      </button>
+    </form>
+  );
+
   const toggle = (role: string) => setRoles((rs) => (rs.includes(role) ? rs.filter((r) => r !== role) : [...rs, role]));
 
   return (
@@ -103,39 +147,22 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
           {notice}
         </p>
       )}
-      <form class="panel" onSubmit={withToken} aria-labelledby="token-h">
-        <h2 id="token-h">With a token</h2>
-        <label for="token">Bearer token</label>
-        <textarea
-          id="token"
-          name="token"
-          rows={3}
-          spellcheck={false}
-          autocomplete="off"
-          placeholder="eyJhbGciOi…"
-          value={token}
-          onInput={(e) => setToken(e.currentTarget.value)}
-          onKeyDown={submitOnModEnter}
-          aria-keyshortcuts="Control+Enter Meta+Enter"
-          aria-describedby="token-hint token-error"
-          required
-        />
-        <p id="token-hint" class="hint">
-          Ask your admin for one. For local use: <code>npx tollgate token --sub you --role approver</code>
-        </p>
-        <label class="check">
-          <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Keep me
-          signed in on this device
-        </label>
-        {error && (
-          <p id="token-error" class="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button class="primary" type="submit" disabled={busy || token.trim() === ''}>
-          Sign in
-        </button>
-      </form>
+      {sso && (
+        <section class="panel" aria-labelledby="sso-h" data-testid="sso-sign-in">
+          <h2 id="sso-h">With your organisation's account</h2>
+          <a class="button primary" href={`/auth/login?return_to=${encodeURIComponent(returnTo())}`}>
+            Sign in with {sso.provider}
+          </a>
+        </section>
+      )}
+      {sso ? (
+        <details class="panel">
+          <summary>Use an API token instead</summary>
+          {tokenForm}
+        </details>
+      ) : (
+        tokenForm
+      )}
 
       {config?.devSignIn && (
         <form class="panel dev" onSubmit={dev} aria-labelledby="dev-h" data-testid="dev-sign-in">
