@@ -1,5 +1,6 @@
 import type { QuestionView } from '../../application/views/question.view';
 import type { ProposedToolCallDto } from '../api/dto/tool-call.dto';
+import type { ActorRefView } from '../api/dto/views.dto';
 import type { StatusView } from '../../application/queries/get-status/get-status.query';
 import type {
   ApprovalView,
@@ -44,8 +45,15 @@ function ts(iso: unknown): PbTimestamp | undefined {
 
 function actorRef(a: unknown): Msg | undefined {
   if (!a) return undefined;
-  const r = a as { id: string; name?: string; via: string };
-  return present({ id: r.id, name: r.name, via: enumName('CHANNEL', r.via) });
+  const r = a as ActorRefView;
+  const message: EveryMember<ActorRefView> = {
+    id: r.id,
+    name: r.name,
+    via: enumName('CHANNEL', r.via),
+    channelUser: r.channelUser,
+    assurance: r.assurance,
+  };
+  return present(message);
 }
 
 /** Every member of a view, mapped: a member added to the view but not to its message fails the typecheck. */

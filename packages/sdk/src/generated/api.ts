@@ -901,6 +901,11 @@ export interface components {
     DecisionOutcome: 'approved' | 'rejected' | 'expired' | 'cancelled';
     /** @enum {string} */
     Channel: 'policy' | 'web' | 'cli' | 'slack' | 'api' | 'grpc' | 'mcp' | 'system';
+    /**
+     * @description `client`: an MCP client relayed the decision from its chat; there is no proof that a person saw the call. Left out: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API)
+     * @enum {string}
+     */
+    Assurance: 'client';
     /** @description Who did something, and through which channel */
     ActorRef: {
       /**
@@ -911,6 +916,13 @@ export interface components {
       /** @example Ann */
       name?: string;
       via: components['schemas']['Channel'];
+      /**
+       * @description The channel's own id of the user a person acted as (a Slack user id), when they decided through such a channel
+       * @example U0123ABC
+       */
+      channelUser?: string;
+      /** @description `client`: an MCP client relayed the decision from its chat; there is no proof that a person saw the call. Left out: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API) */
+      assurance?: components['schemas']['Assurance'];
     };
     ToolCallDecision: {
       outcome: components['schemas']['DecisionOutcome'];
@@ -1831,6 +1843,13 @@ export interface components {
       via: components['schemas']['Channel'];
       name?: string;
       roles?: string[];
+      /**
+       * @description The channel's own id of the user a person acted as (a Slack user id), when they decided through such a channel
+       * @example U0123ABC
+       */
+      channelUser?: string;
+      /** @description `client`: an MCP client relayed the decision from its chat; there is no proof that a person saw the call. Left out: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API) */
+      assurance?: components['schemas']['Assurance'];
     };
     /** @description An event exactly as stored and hashed: hash = sha256hex(prevHash + JCS(event without hash)) */
     AuditEvent: {

@@ -1,12 +1,15 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { AuditEvent } from '../../../application/ports/audit-log.port';
 import type { GapFinding, VerifyAnswer } from '../../../application/queries/audit/audit.handlers';
-import type { DecisionView as AppDecisionView } from '../../../application/views/decision.view';
+import type {
+  ActorRefView as AppActorRefView,
+  DecisionView as AppDecisionView,
+} from '../../../application/views/decision.view';
 import type * as app from '../../../application/views/views';
 import type { ConversationUser } from '../../../domain/conversation/conversation.aggregate';
 import type { HaltResult, ResumeResult } from '../../../application/commands/halt/halt.command';
 import type { StatusView as AppStatusView } from '../../../application/queries/get-status/get-status.query';
-import type { ActorRef, DecisionOutcome } from '../../../domain/conversation/tool-call.entity';
+import type { DecisionOutcome } from '../../../domain/conversation/tool-call.entity';
 import type { ToolFlags } from '../../../domain/policy/approval-policy';
 import type { PolicyDefaults, PolicyRule } from '../../../domain/policy/policy-document';
 import { TOOL_CALL_STATUSES, ToolCallStatus } from '../../../domain/conversation/tool-call-status';
@@ -28,6 +31,12 @@ import type { Holds, SameMembers } from '../../../application/views/view-guard';
 
 type Call = app.ToolCallView;
 
+const CHANNEL_USER =
+  "The channel's own id of the user a person acted as (a Slack user id), when they decided through such a channel";
+const ASSURANCES = ['client'] as const;
+const ASSURANCE =
+  "`client`: an MCP client relayed the decision from its chat; there is no proof that a person saw the call. Left out: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API)";
+
 const DATE_TIME = { type: 'string', format: 'date-time', example: '2026-01-05T10:00:00.000Z' } as const;
 const FREE_JSON_OBJECT = { type: 'object', additionalProperties: true } as const;
 
@@ -39,10 +48,12 @@ export class ToolFlagsView implements ToolFlags {
 }
 
 @ApiSchema({ name: 'ActorRef', description: 'Who did something, and through which channel' })
-export class ActorRefView implements ActorRef {
+export class ActorRefView implements AppActorRefView {
   @ApiProperty({ description: "A person's or agent's `sub`, or `policy` / `system`", example: 'ann' }) id: string;
   @ApiPropertyOptional({ example: 'Ann' }) name?: string;
   @ApiProperty({ enum: CHANNELS, enumName: 'Channel' }) via: Channel;
+  @ApiPropertyOptional({ description: CHANNEL_USER, example: 'U0123ABC' }) channelUser?: string;
+  @ApiPropertyOptional({ enum: ASSURANCES, enumName: 'Assurance', description: ASSURANCE }) assurance?: 'client';
 }
 
 @ApiSchema({ name: 'ToolCallPolicy', description: 'Why the policy judged the call as it did' })
@@ -297,6 +308,8 @@ export class ActorView {
   @ApiProperty({ enum: CHANNELS, enumName: 'Channel' }) via: Channel;
   @ApiPropertyOptional() name?: string;
   @ApiPropertyOptional({ type: [String] }) roles?: string[];
+  @ApiPropertyOptional({ description: CHANNEL_USER, example: 'U0123ABC' }) channelUser?: string;
+  @ApiPropertyOptional({ enum: ASSURANCES, enumName: 'Assurance', description: ASSURANCE }) assurance?: 'client';
 }
 
 @ApiSchema({ name: 'Halt', description: 'A halt in force' })
@@ -587,7 +600,7 @@ export const WebhookDeliveryPageView = pageOf('WebhookDeliveryPage', () => Webho
 /* Each class and its view name the same members (application/views/view-guard.ts says why). */
 export type ViewGuards = [
   Holds<SameMembers<ToolFlagsView, ToolFlags>>,
-  Holds<SameMembers<ActorRefView, ActorRef>>,
+  Holds<SameMembers<ActorRefView, AppActorRefView>>,
   Holds<SameMembers<ToolCallView, Call>>,
   Holds<SameMembers<ToolCallPolicyView, app.ToolCallPolicyView>>,
   Holds<SameMembers<ToolCallApprovalView, app.ToolCallApprovalState>>,
