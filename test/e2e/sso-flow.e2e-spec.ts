@@ -72,7 +72,7 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     const res = await http.get('/auth/config');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      oidc: { issuer: idp.issuer, clientId: 'tollgate-cli', scopes: ['openid', 'profile', 'email'] },
+      oidc: { issuer: idp.issuer, clientId: 'tollgate-cli', scopes: ['openid', 'profile', 'email', 'groups'] },
     });
     expect(res.headers.get('cache-control')).toBe('no-store');
   });
@@ -91,7 +91,7 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
       client_id: 'tollgate-web',
       response_type: 'code',
       redirect_uri: `${server.url}/auth/callback`,
-      scope: 'openid profile email',
+      scope: 'openid profile email groups',
       code_challenge_method: 'S256',
     });
     for (const p of ['state', 'nonce', 'code_challenge']) expect(authorize.searchParams.get(p)).toMatch(/^.{22,}$/);
@@ -357,5 +357,74 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     // Agents keep their own tokens (HS256 here) and stay agents.
     const agent = await server.token('bot', ['agent'], { tenant: 'acme' });
     expect((await http.get('/v1/me', agent)).body).toMatchObject({ kind: 'agent', roles: ['agent'] });
+  });
+});
+
+describe('single sign-on with a provider that keeps groups in userinfo and has no end_session_endpoint', () => {
+  let idp: TestProvider;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    idp = await startOidcProvider(ACCOUNTS, { claimsInIdToken: false, endSession: false });
+    // What resolveAuth makes in embedded dev mode: minted tokens would be on offer, but OIDC turns them off.
+    server = await startTestServer({
+      oidc: idp.oidcConfig(),
+      auth: { secret: 'test-secret-that-is-long-enough-for-hs256-0123456789', devSecret: true },
+    });
+    await idp.registerTollgate(server.url);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await idp?.close();
+  });
+
+  it('turns the dev sign-in off whenever OIDC is configured, even in embedded dev mode', async () => {
+    const http = client(server.url);
+    expect((await http.get('/ui/config')).body).toEqual({ devSignIn: false, sso: { provider: 'Test IdP' } });
+    const minted = await http.post('/ui/dev-token', undefined, { sub: 'mallory', roles: ['admin'] });
+    expect({ status: minted.status, code: minted.body.code }).toEqual({ status: 404, code: 'not_found' });
+  });
+
+  it('reads the groups and tenant from userinfo when the ID token lacks them', async () => {
+    const jar = new CookieJar();
+    const callback = await throughProvider(jar, `${server.url}/auth/login`, 'ann', server.url);
+    expect((await jar.fetch(callback)).status).toBe(303);
+    expect(await (await jar.fetch(`${server.url}/v1/me`)).json()).toMatchObject({
+      id: 'ann',
+      tenant: 'acme',
+      roles: ['approver'],
+      name: 'Ann Lee',
+    });
+  });
+
+  it('signs out back to the inbox when the provider offers no RP-initiated logout', async () => {
+    const jar = new CookieJar();
+    const callback = await throughProvider(jar, `${server.url}/auth/login`, 'ann', server.url);
+    await jar.fetch(callback);
+    const { csrfToken } = await (await jar.fetch(`${server.url}/auth/session`)).json();
+    const out = await jar.fetch(`${server.url}/auth/logout`, {
+      method: 'POST',
+      headers: { 'x-csrf-token': csrfToken },
+    });
+    expect({ status: out.status, body: await out.json() }).toEqual({ status: 200, body: { redirectTo: '/' } });
+    expect((await jar.fetch(`${server.url}/v1/me`)).status).toBe(401);
+  });
+});
+
+describe('single sign-on with the provider out of reach', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    const idp = await startOidcProvider({});
+    const config = idp.oidcConfig();
+    await idp.close(); // its port is closed now: nothing answers there
+    server = await startTestServer({ oidc: config });
+  });
+  afterAll(() => server?.stop());
+
+  it('still starts, and answers a sign-in with a plain 503 page, never a 500', async () => {
+    const res = await fetch(`${server.url}/auth/login`, { redirect: 'manual' });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain('<code data-testid="problem-code">provider_unavailable</code>');
+    expect(res.headers.getSetCookie()).toEqual([]);
   });
 });

@@ -40,7 +40,14 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
-export async function startOidcProvider(accounts: Accounts): Promise<TestProvider> {
+export interface ProviderOptions {
+  /** Put groups and org in the ID token (default), or, as Okta and Google do by default, only in userinfo. */
+  claimsInIdToken?: boolean;
+  /** Offer an end_session_endpoint (RP-initiated logout; default yes). */
+  endSession?: boolean;
+}
+
+export async function startOidcProvider(accounts: Accounts, options: ProviderOptions = {}): Promise<TestProvider> {
   const { default: Provider } = await importEsm('oidc-provider');
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk: JWK = { ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
@@ -73,7 +80,7 @@ export async function startOidcProvider(accounts: Accounts): Promise<TestProvide
       clientId: WEB_CLIENT_ID,
       clientSecret: WEB_CLIENT_SECRET,
       cliClientId: CLI_CLIENT_ID,
-      scopes: ['openid', 'profile', 'email'],
+      scopes: ['openid', 'profile', 'email', 'groups'],
       rolesClaim: 'groups',
       roleMap: { 'payments-leads': ['approver'], secops: ['admin'], audit: ['auditor'] },
       tenant: { claim: 'org' },
@@ -103,14 +110,16 @@ export async function startOidcProvider(accounts: Accounts): Promise<TestProvide
         jwks: { keys: [jwk] },
         cookies: { keys: ['test-cookie-key-0123456789'] },
         pkce: { required: () => true },
-        // Custom claims (groups, org) go into the ID token, as Keycloak's and Okta's mappers put them.
-        conformIdTokenClaims: false,
-        claims: { openid: ['sub', 'groups', 'org'], profile: ['name'], email: ['email'] },
+        // Custom claims (groups, org) go into the ID token, as Keycloak's and Okta's mappers put them; conformant:
+        // only into userinfo, once an access token is issued.
+        conformIdTokenClaims: options.claimsInIdToken === false,
+        ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, DeviceCode: 600 },
+        claims: { openid: ['sub'], groups: ['groups', 'org'], profile: ['name'], email: ['email'] },
         features: {
           devInteractions: { enabled: false },
           deviceFlow: { enabled: true },
           rpInitiatedLogout: {
-            enabled: true,
+            enabled: options.endSession !== false,
             // No confirmation page: the browser goes straight back to Tollgate, as most providers do for an RP.
             logoutSource: async (ctx: any, form: string) => {
               state.logouts += 1;
@@ -126,7 +135,7 @@ export async function startOidcProvider(accounts: Accounts): Promise<TestProvide
             clientId: ctx.oidc.client.clientId,
             accountId: ctx.oidc.session.accountId,
           });
-          grant.addOIDCScope('openid profile email');
+          grant.addOIDCScope('openid profile email groups');
           grant.addOIDCClaims(['groups', 'org', 'name', 'email']);
           await grant.save();
           return grant;

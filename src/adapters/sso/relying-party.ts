@@ -1,3 +1,4 @@
+import { claimAt } from '../../infrastructure/auth/claims-mapping';
 import type { OidcConfig } from '../../infrastructure/config/config';
 import { openIdClient, OpenIdClient } from './openid-client';
 
@@ -58,8 +59,13 @@ export class RelyingParty {
     return { url: url.href, transaction };
   }
 
-  /** Checks the callback against its transaction (state, then the code with PKCE, then the ID token's nonce). */
-  async finish(callbackUrl: URL, t: LoginTransaction): Promise<SignedIn> {
+  /**
+   * Checks the callback against its transaction (state, then the code with PKCE, then the ID token's nonce). The
+   * claims are the ID token's; when it lacks one of `needed` (the groups, the tenant) and the provider has a
+   * userinfo endpoint, what userinfo says for the same `sub` fills the gaps (Okta and Google put groups there unless
+   * told otherwise).
+   */
+  async finish(callbackUrl: URL, t: LoginTransaction, needed: string[] = []): Promise<SignedIn> {
     const client = await openIdClient();
     const config = await this.configuration();
     const error = callbackUrl.searchParams.get('error');
@@ -87,9 +93,23 @@ export class RelyingParty {
     } catch (e) {
       throw classify(e, client);
     }
-    const claims = tokens.claims();
-    if (!claims) throw new CallbackError('login_failed', 'The identity provider sent no ID token');
-    return { claims: { ...claims }, idToken: tokens.id_token };
+    const idClaims = tokens.claims();
+    if (!idClaims) throw new CallbackError('login_failed', 'The identity provider sent no ID token');
+    const claims: Record<string, unknown> = { ...idClaims };
+    const missing = needed.filter((name) => claimAt(claims, name) === undefined);
+    if (missing.length > 0 && config.serverMetadata().userinfo_endpoint && tokens.access_token) {
+      let info: Record<string, unknown>;
+      try {
+        info = { ...(await client.fetchUserInfo(config, tokens.access_token, idClaims.sub)) };
+      } catch (e) {
+        throw new CallbackError(
+          'login_failed',
+          `The identity provider's userinfo (for ${missing.join(', ')}) could not be read: ${bounded((e as Error).message)}`,
+        );
+      }
+      for (const [k, v] of Object.entries(info)) if (!(k in claims)) claims[k] = v; // the signed ID token wins
+    }
+    return { claims, idToken: tokens.id_token };
   }
 
   /** RP-initiated logout: the provider's end_session_endpoint, or undefined when it offers none. */

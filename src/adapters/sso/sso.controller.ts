@@ -111,7 +111,8 @@ export class SsoController {
     const url = new URL(req.originalUrl, this.base(req));
     let signedIn: Awaited<ReturnType<RelyingParty['finish']>>;
     try {
-      signedIn = await rp.finish(url, transaction);
+      const o = this.options.oidc!;
+      signedIn = await rp.finish(url, transaction, [o.rolesClaim, ...('claim' in o.tenant ? [o.tenant.claim] : [])]);
     } catch (e) {
       if (!(e instanceof CallbackError)) throw e;
       return this.refuse(res, e.code === 'provider_unavailable' ? 503 : 400, {
