@@ -298,3 +298,39 @@ describe('linking by verified email', () => {
     expect((await http.get(`/v1/tool-calls/${call.id}`, root)).body.status).toBe('pending');
   });
 });
+
+describe('answering a question in Slack', () => {
+  async function question(): Promise<string> {
+    const conv = `persons-q-${++n}`;
+    expect((await http.post('/v1/conversations', agent, { id: conv })).status).toBe(201);
+    const asked = await http.post(`/v1/conversations/${conv}/questions`, agent, {
+      text: 'Which region?',
+      choices: ['EU', 'US'],
+    });
+    expect(asked.status).toBe(201);
+    return asked.body.id;
+  }
+  const answerClick = (user: { id: string; name?: string }, q: string) => {
+    const payload = {
+      ...buttonClick(user, 'tollgate_answer:1', q),
+      actions: [{ action_id: 'tollgate_answer:1', value: JSON.stringify({ q, a: 'US' }), type: 'button' }],
+    };
+    const { body, headers } = slackRequest(SIGNING_SECRET, payload);
+    return http.call('POST', '/v1/slack/interactions', { raw: body, headers });
+  };
+
+  it('answers as the linked person', async () => {
+    const q = await question();
+    expect((await answerClick(ANN_SLACK, q)).status).toBe(200);
+    const answered = (await http.get(`/v1/questions/${q}?wait=10`, agent)).body;
+    expect(answered).toMatchObject({ status: 'answered', answer: { text: 'US', by: { id: 'ann', via: 'slack' } } });
+  });
+
+  it('refuses an unlinked Slack user, telling them how to link', async () => {
+    const q = await question();
+    const before = ephemeralsTo(STRANGER.id);
+    expect((await answerClick(STRANGER, q)).status).toBe(200);
+    await toldTo(STRANGER.id, before, /not linked to a Tollgate person/);
+    expect((await http.get(`/v1/questions/${q}`, agent)).body.status).toBe('pending');
+  });
+});
