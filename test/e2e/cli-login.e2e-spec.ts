@@ -29,6 +29,7 @@ describe('tollgate login (device flow, spawned CLI)', () => {
       accounts: [
         { id: 'ann', name: 'Ann', email: 'ann@example.test', roles: ['admin'] },
         { id: 'bob', name: 'Bob', email: 'bob@example.test', roles: ['approver'] },
+        { id: 'ivy', name: 'Ivy', email: 'ivy@example.test', roles: ['intern'] },
       ],
     });
     server = await startTestServer({ oidc: provider.oidcConfig() });
@@ -64,10 +65,11 @@ describe('tollgate login (device flow, spawned CLI)', () => {
     });
   }
 
-  async function signIn(who: string): Promise<void> {
+  async function signIn(who: string): Promise<string> {
     await provider.set({ signInAs: who });
     const r = await login([], (uri) => openVerificationPage(uri));
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    return r.stdout;
   }
 
   it('signs in with the device flow, keeps the login 0600 in the config dir, and later commands act as the person', async () => {
@@ -175,6 +177,17 @@ describe('tollgate login (device flow, spawned CLI)', () => {
     expect((await runCli(['logout'], env())).stdout).toMatch(/not logged in/);
   });
 
+  it('tells a person the server gives no role that they can do nothing yet', async () => {
+    const out = await signIn('ivy');
+    expect(out).toMatch(
+      /as Ivy \(ivy; no roles\)\.\nYou hold no role at this server, so you can see and decide nothing yet/,
+    );
+    // Signed in all the same: the server knows the person, and refuses what needs a role.
+    const r = await runCli(['grants'], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^forbidden: /);
+  });
+
   it('reports a sign-in the person refused at the provider, and stores nothing', async () => {
     await provider.set({ signInAs: 'ann' });
     const r = await login([], (uri) => openVerificationPage(uri, { abort: true }));
@@ -188,6 +201,27 @@ describe('tollgate login (device flow, spawned CLI)', () => {
     expect({ code: r.code, signal: r.signal }).toEqual({ code: 130, signal: null });
     expect(r.stderr).toMatch(/login cancelled; nothing was stored/);
     expect(existsSync(file())).toBe(false);
+  });
+
+  it("sends the ID token where the provider's access tokens are opaque", async () => {
+    const google = await startDeviceProvider({ opaqueAccessTokens: true });
+    const other = await startTestServer({ oidc: google.oidcConfig() });
+    try {
+      await google.set({ accounts: [{ id: 'cat', name: 'Cat', email: 'cat@example.test', roles: ['admin'] }] });
+      await google.set({ signInAs: 'cat' });
+      const r = await login(['--url', other.url], (uri) => openVerificationPage(uri));
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(r.stdout).toMatch(/as Cat \(cat; admin\)\./);
+      const kept = stored();
+      expect(kept.access_token).not.toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+      expect(kept.id_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+      const halt = await runCli(['halt', '--reason', 'drill', '--json'], env({ TOLLGATE_URL: other.url }));
+      expect({ code: halt.code, stderr: halt.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(halt.stdout).by).toMatchObject({ id: 'cat', via: 'cli' });
+    } finally {
+      await other.stop();
+      await google.stop();
+    }
   });
 
   it('says plainly when the provider has no device flow', async () => {

@@ -31,17 +31,20 @@ const provider = new Provider(issuer, {
   jwks: { keys: [jwk] },
   cookies: { keys: ['device-provider-test-cookie-key'] },
   scopes: ['openid', 'offline_access', 'profile', 'email'],
-  claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
+  // With opaque access tokens the ID token is what Tollgate gets, so it carries the roles (and all the claims).
+  claims: { openid: o.opaqueAccessTokens ? ['sub', 'roles'] : ['sub'], profile: ['name'], email: ['email'] },
+  conformIdTokenClaims: !o.opaqueAccessTokens,
   findAccount: (_ctx, id) => {
     const a = state.accounts.get(id);
-    return a && { accountId: id, claims: () => ({ sub: id, name: a.name, email: a.email }) };
+    return a && { accountId: id, claims: () => ({ sub: id, name: a.name, email: a.email, roles: a.roles }) };
   },
   features: {
     devInteractions: { enabled: false },
     deviceFlow: { enabled: o.deviceFlow ?? true },
     revocation: { enabled: true },
+    // Without a resource, oidc-provider's access tokens are opaque (as Google's are).
     resourceIndicators: {
-      enabled: true,
+      enabled: !o.opaqueAccessTokens,
       defaultResource: () => RESOURCE,
       useGrantedResource: () => true,
       getResourceServerInfo: () => ({
@@ -87,7 +90,7 @@ async function signIn(req, res) {
   }
   const grant = new provider.Grant({ accountId, clientId: details.params.client_id });
   grant.addOIDCScope(String(details.params.scope ?? 'openid'));
-  grant.addResourceScope(RESOURCE, 'tollgate');
+  if (!o.opaqueAccessTokens) grant.addResourceScope(RESOURCE, 'tollgate');
   const grantId = await grant.save();
   await provider.interactionFinished(
     req,

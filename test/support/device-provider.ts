@@ -23,6 +23,8 @@ export interface DeviceProviderOptions {
   deviceFlow?: boolean;
   /** Access token lifetime, seconds. Default 3600. */
   accessTokenTtl?: number;
+  /** Opaque access tokens (no resource indicator), so the ID token carries the claims. Default false: JWTs. */
+  opaqueAccessTokens?: boolean;
 }
 
 export interface ProviderState {

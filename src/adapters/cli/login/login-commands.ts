@@ -100,6 +100,10 @@ async function login(o: { url?: string }): Promise<void> {
   const roles = me.roles.length > 0 ? me.roles.join(', ') : 'no roles';
   const tenant = me.tenant !== 'default' ? `, tenant ${me.tenant}` : '';
   out.write(`Signed in to ${url} as ${me.name ?? me.id} (${me.id}${tenant}; ${roles}).\n`);
+  if (me.roles.length === 0)
+    out.write(
+      'You hold no role at this server, so you can see and decide nothing yet: ask its administrator to map one of your groups to a role (TOLLGATE_OIDC_ROLE_MAP).\n',
+    );
   out.write(`Your login is kept in ${credentialsPath()}; tollgate logout forgets it.\n`);
 }
 
