@@ -1,8 +1,10 @@
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { mintToken } from '../../src/infrastructure/auth/jwt-verifier';
 import { client } from '../support/http';
-import { startTestServer, TestServer } from '../support/server';
+import { startOidcProvider, TestProvider } from '../support/oidc-provider';
+import { startTestServer, TEST_SECRET, TestServer } from '../support/server';
 
 /** Tokens from an identity provider: verified against its JWKS, issuer and audience, algorithms pinned. */
 describe('authentication with TOLLGATE_JWKS_URL', () => {
@@ -139,5 +141,54 @@ describe('authentication with TOLLGATE_JWKS_URL', () => {
     const r = await api.get('/v1/tools', none);
     expect(r.status).toBe(401);
     expect(r.body.code).toBe('unauthenticated');
+  });
+});
+
+/**
+ * TOLLGATE_JWKS_URL serving the single sign-on provider's own issuer: its tokens are people's tokens, mapped through
+ * TOLLGATE_OIDC_ROLE_MAP and the tenant claim as at web sign-in, and never agents.
+ */
+describe('TOLLGATE_JWKS_URL for the single sign-on provider', () => {
+  let idp: TestProvider;
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    idp = await startOidcProvider({});
+    server = await startTestServer({
+      auth: { jwksUrl: `${idp.issuer}/jwks`, issuer: idp.issuer, audience: 'tollgate-api', devSecret: false },
+      oidc: idp.oidcConfig(),
+    });
+    await idp.registerTollgate(server.url);
+    api = client(server.url);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await idp?.close();
+  });
+
+  it('maps the provider tokens: roles from the groups claim, tenant from its claim, agent never', async () => {
+    for (const audience of ['tollgate-api', 'tollgate-web', 'tollgate-cli']) {
+      const token = await idp.sign(
+        { sub: 'ann', groups: ['secops', 'agent'], org: 'acme', roles: ['agent'] },
+        { audience },
+      );
+      const me = await api.get('/v1/me', token);
+      expect({ audience, status: me.status, me: me.body }).toMatchObject({
+        audience,
+        status: 200,
+        me: { id: 'ann', tenant: 'acme', kind: 'person', roles: ['admin'] },
+      });
+    }
+    const other = await idp.sign({ sub: 'ann', groups: ['secops'], org: 'acme' }, { audience: 'someone-else' });
+    expect((await api.get('/v1/me', other)).status).toBe(401);
+  });
+
+  it('refuses an HS256 token naming the provider as issuer (its keys are asymmetric only)', async () => {
+    const hs = await mintToken(TEST_SECRET, { sub: 'mallory', roles: ['admin'], tenant: 'acme' }, '10m', {
+      issuer: idp.issuer,
+      audience: 'tollgate-web',
+    });
+    expect((await api.get('/v1/me', hs)).status).toBe(401);
   });
 });
