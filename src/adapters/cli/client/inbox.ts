@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cardPath } from '../../../domain/conversation/conversation.errors';
 import { ApiClient, CliError, EXIT, ProblemError, type Approval } from './api-client';
 import { describeEnding, ENDING_EVENTS, followEvents, type StreamEvent } from './event-stream';
 import { oneLine, timeLeft } from './format';
@@ -21,6 +22,8 @@ const color = (n: number, s: string) => `${CSI}${n}m${s}${CSI}39m`;
 const green = (s: string) => color(32, s);
 const red = (s: string) => color(31, s);
 const yellow = (s: string) => color(33, s);
+/** The most characters of a call's arguments a list row shows; longer ones are cut, and approved from the details. */
+const ROW_ARGUMENTS_MAX = 200;
 
 type Prompt =
   | { kind: 'text'; label: string; buffer: string; submit(text: string): void }
@@ -275,7 +278,45 @@ class Inbox {
     return undefined;
   }
 
+  /**
+   * Whether the screen shows `a`'s arguments whole right now: in its row of the list, or in its details. Nothing is
+   * approved on arguments cut to fit: what falls off would be the agent's choice.
+   */
+  private argumentsShownWhole(a: Approval): boolean {
+    const { width, room } = this.layout();
+    if (this.view === 'details') {
+      // The arguments end the details but for a blank line and the key help; each of their lines must fit as well.
+      const shown = details(a, this.needsConfirm(a)).length - 2;
+      const argLines = JSON.stringify(a.arguments, null, 2).split('\n');
+      return shown <= room && argLines.every((l) => visibleLength(`  ${l}`) <= width);
+    }
+    return JSON.stringify(a.arguments).length <= ROW_ARGUMENTS_MAX && visibleLength(this.row(a, false)) <= width;
+  }
+
+  /** Approve and Always allow wait for a view that shows the arguments whole: the details, else the editor or the card. */
+  private mayApprove(a: Approval): boolean {
+    if (this.argumentsShownWhole(a)) return true;
+    if (this.view === 'list') {
+      this.view = 'details';
+      if (this.argumentsShownWhole(a)) {
+        this.note(yellow('• the arguments did not fit the list: here they are whole; press the key again to decide'));
+        this.render();
+        return false;
+      }
+    }
+    // Two notes, each short enough for a line: the card's address must not be the part cut off.
+    this.note(
+      yellow(
+        `• arguments too long to show here: ${JSON.stringify(a.arguments).length} characters — e shows them whole in your editor (then y approves)`,
+      ),
+    );
+    this.note(yellow(`  or open the full card: ${this.api.conn.url}${cardPath(a.id)}`));
+    this.render();
+    return false;
+  }
+
   private approve(a: Approval): void {
+    if (!this.mayApprove(a)) return;
     const why = this.needsConfirm(a);
     if (!why) return void this.decide(a, { decision: 'approve' });
     this.prompt = {
@@ -298,6 +339,7 @@ class Inbox {
 
   /** Always allow: approve, and let this tool run without asking from now on, in a scope the key picks (as the web's form). */
   private alwaysAllow(a: Approval): void {
+    if (!this.mayApprove(a)) return;
     if (a.policy.level === 'manual') {
       this.note(yellow('• a manual call is approved one at a time: no standing grant (press a to approve it)'));
       return this.render();
@@ -347,7 +389,12 @@ class Inbox {
     }
     this.drafts.delete(a.id);
     if (JSON.stringify(edited) === JSON.stringify(a.arguments)) {
-      this.note(dim('arguments unchanged; nothing sent'));
+      // Read whole in the editor: they may be approved as they are (the way to approve arguments too long to show).
+      this.prompt = {
+        kind: 'key',
+        label: `Arguments unchanged. Approve ${bold(a.toolName)} with them as they are? ${bold('y')} to confirm, any other key cancels`,
+        yes: () => void this.decide(a, { decision: 'approve' }),
+      };
       return this.render();
     }
     const args = edited as Record<string, unknown>;
@@ -442,10 +489,23 @@ class Inbox {
     else this.done();
   }
 
-  private readonly render = (): void => {
-    if (this.suspended) return;
+  /** The screen's width, and the lines left between the header and the footer. */
+  private layout(): { width: number; room: number } {
     const width = Math.max(40, this.io.output.columns || 100);
     const height = Math.max(10, this.io.output.rows || 30);
+    // The header and a blank line; the footer's blank line, key help, notices and prompt.
+    return { width, room: Math.max(3, height - 2 - (2 + this.notices.length + (this.prompt ? 1 : 0))) };
+  }
+
+  /** A call's row in the list, as wide as it comes (the screen cuts it). */
+  private row(a: Approval, selected: boolean): string {
+    const who = a.conversation.user ? (a.conversation.user.name ?? a.conversation.user.id) : '-';
+    return `${selected ? '›' : ' '} ${a.toolName.padEnd(18)} ${a.policy.level.padEnd(7)} ${timeLeft(a.approval?.expiresAt).padEnd(13)} ${(a.conversation.title ?? a.conversationId).slice(0, 24).padEnd(24)} ${who.slice(0, 12).padEnd(12)} ${a.conversation.agentId.slice(0, 14).padEnd(14)} ${oneLine(a.arguments, ROW_ARGUMENTS_MAX)}`;
+  }
+
+  private readonly render = (): void => {
+    if (this.suspended) return;
+    const { width } = this.layout();
     const fit = (s: string) => truncate(s, width);
     const header = `${bold('Tollgate inbox')} · ${this.who} @ ${this.api.conn.url} · ${this.items.length} pending · ${this.conn === 'live' ? green('● live') : yellow(this.conn)}`;
     const lines: string[] = [header, ''];
@@ -456,7 +516,7 @@ class Inbox {
     ];
     if (this.prompt)
       footer.push(this.prompt.kind === 'text' ? `${this.prompt.label}${this.prompt.buffer}█` : this.prompt.label);
-    const room = Math.max(3, height - lines.length - footer.length);
+    const room = this.layout().room;
     const item = this.items[this.selected];
     if (this.view === 'details' && item) {
       lines.push(...details(item, this.needsConfirm(item)).slice(0, room));
@@ -474,8 +534,7 @@ class Inbox {
       );
       for (const [n, a] of this.items.slice(start, start + room - 1).entries()) {
         const i = start + n;
-        const who = a.conversation.user ? (a.conversation.user.name ?? a.conversation.user.id) : '-';
-        const row = `${i === this.selected ? '›' : ' '} ${a.toolName.padEnd(18)} ${a.policy.level.padEnd(7)} ${timeLeft(a.approval?.expiresAt).padEnd(13)} ${(a.conversation.title ?? a.conversationId).slice(0, 24).padEnd(24)} ${who.slice(0, 12).padEnd(12)} ${a.conversation.agentId.slice(0, 14).padEnd(14)} ${oneLine(a.arguments, 200)}`;
+        const row = this.row(a, i === this.selected);
         lines.push(i === this.selected ? inverse(truncate(row, width)) : row);
       }
     }
@@ -531,6 +590,11 @@ export function splitKeys(s: string): string[] {
     }
   }
   return keys;
+}
+
+/** The visible characters of a line with ANSI styling. */
+function visibleLength(s: string): number {
+  return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').length;
 }
 
 /** Cuts a line with ANSI styling to `width` visible characters. */
