@@ -234,6 +234,17 @@ describe('restoring a stored policy document', () => {
     expect(doc.rulesForTool('a'.repeat(3999))).toEqual([]);
   });
 
+  it('keeps allowChatApproval as written, and loads a stored true the checks for new documents would refuse', () => {
+    const rules = [
+      { match: 'a', level: 'confirm', allowChatApproval: false },
+      { match: 'b', level: 'confirm', allowChatApproval: true },
+    ];
+    expect(PolicyDocument.parse({ rules }).toJSON().rules).toEqual(rules);
+    const stored = { rules: [{ match: '*', level: 'manual', allowChatApproval: true }] };
+    expect(() => PolicyDocument.parse(stored)).toThrow(/allowChatApproval/);
+    expect(PolicyDocument.restore(stored).rules[0].allowChatApproval).toBe(true);
+  });
+
   it('still refuses a stored document that was never valid', () => {
     expect(() => PolicyDocument.restore({ rules: [{ match: '*', level: 'block' }] })).toThrow(/rules\[0\]\.level/);
   });
@@ -268,6 +279,30 @@ describe('parsing an invalid policy document', () => {
       /at most 1000/,
     ],
     ['a rule that is not an object', { rules: ['get_*'] }, 'rules[0]', /object/],
+    [
+      'allowChatApproval as text',
+      { rules: [{ match: '*', level: 'confirm', allowChatApproval: 'yes' }] },
+      'rules[0].allowChatApproval',
+      /true or false/,
+    ],
+    [
+      'allowChatApproval: true on a manual rule',
+      { rules: [{ match: '*', level: 'manual', allowChatApproval: true }] },
+      'rules[0].allowChatApproval',
+      /confirm rules only, not to manual/,
+    ],
+    [
+      'allowChatApproval: true beside selfApproval: false',
+      { rules: [{ match: '*', level: 'confirm', selfApproval: false, allowChatApproval: true }] },
+      'rules[0].allowChatApproval',
+      /cannot be true with selfApproval: false/,
+    ],
+    [
+      'allowChatApproval: true beside a quorum',
+      { rules: [{ match: '*', level: 'confirm', quorum: 2, allowChatApproval: true }] },
+      'rules[0].allowChatApproval',
+      /cannot be true with a quorum/,
+    ],
     ['a rule without match', { rules: [{ level: 'deny' }] }, 'rules[0].match', /required/],
     ['a rule without level', { rules: [{ match: '*' }] }, 'rules[0].level', /required/],
     ['a match that is not a string', { rules: [{ match: 5, level: 'deny' }] }, 'rules[0].match', /string/],
