@@ -144,7 +144,7 @@ function describe(
     block_id: args === undefined ? 'tollgate_arguments_too_long' : 'tollgate_arguments',
     text: text(
       args === undefined
-        ? `*Arguments*\n:warning: Arguments too long to show here: ${JSON.stringify(call.arguments, null, 2).length} characters. ${where}; approve them there.`
+        ? `*Arguments*\n:warning: Arguments too long to show here: ${JSON.stringify(call.arguments, null, 2).length} characters. ${where}.`
         : `*Arguments*\n\`\`\`${args}\`\`\``,
     ),
   });
