@@ -121,6 +121,21 @@ describe('tollgate login (device flow, spawned CLI)', () => {
     expect(statSync(file()).mode & 0o777).toBe(0o600);
   });
 
+  it("commands due for a refresh at once refresh once (the later ones take the first one's tokens)", async () => {
+    await signIn('bob');
+    const before = stored();
+    const { refreshes } = await provider.state();
+    while (Date.now() / 1000 < before.expires_at) await new Promise((r) => setTimeout(r, 250));
+
+    // With rotating refresh tokens, a second refresh with the spent token would be refused (and end the grant).
+    const runs = await Promise.all([1, 2, 3].map(() => runCli(['pending', '--json'], env())));
+    expect(runs.map((r) => ({ code: r.code, stderr: r.stderr }))).toEqual(
+      [1, 2, 3].map(() => ({ code: 0, stderr: '' })),
+    );
+    expect((await provider.state()).refreshes).toBe(refreshes + 1);
+    expect(existsSync(`${file()}.lock`)).toBe(false);
+  });
+
   it('refreshes once when the server refuses the stored token, and says to log in again when refresh fails', async () => {
     await signIn('bob');
     // A token the server no longer takes (its signature broken), though not yet expired.

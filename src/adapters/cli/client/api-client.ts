@@ -156,7 +156,7 @@ async function loginToken(login: StoredLogin): Promise<string> {
   try {
     return await login.token();
   } catch (e) {
-    if (e instanceof LoginExpiredError) throw new CliError(e.message, EXIT.usage);
+    if (e instanceof LoginExpiredError || e instanceof CredentialsError) throw new CliError(e.message, EXIT.usage);
     throw e;
   }
 }

@@ -120,6 +120,41 @@ export function removeLogin(url: string, path = credentialsPath()): boolean {
   return true;
 }
 
+const LOCK_STALE_MS = 30_000;
+const LOCK_WAIT_MS = 15_000;
+
+/**
+ * Runs `work` holding the credentials' lock (a file made with O_EXCL beside them): two tollgate commands refreshing
+ * at once would both spend the same refresh token, and with rotation (most providers) the second is refused, or
+ * ends the whole grant. A lock older than LOCK_STALE_MS is a command that died holding it, and is broken.
+ */
+export async function withCredentialsLock<T>(work: () => Promise<T>, path = credentialsPath()): Promise<T> {
+  const lock = `${path}.lock`;
+  const giveUp = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx', 0o600));
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new CredentialsError(`cannot lock ${path}: ${(e as Error).message}`);
+    }
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { force: true });
+    } catch {
+      /* released meanwhile */
+    }
+    if (Date.now() > giveUp)
+      throw new CredentialsError(`another tollgate command holds ${lock}; if none is running, remove it`);
+    await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+  }
+  try {
+    return await work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
 /** Written to a new file beside it (created 0600, so never readable by others even for an instant), then renamed over it. */
 function writeLogins(logins: StoredLoginEntry[], path: string): void {
   const dir = join(path, '..');

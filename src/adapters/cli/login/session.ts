@@ -1,4 +1,4 @@
-import { credentialsPath, findLogin, saveLogin, type StoredLoginEntry } from './credentials';
+import { credentialsPath, findLogin, saveLogin, withCredentialsLock, type StoredLoginEntry } from './credentials';
 import { discover, ProviderError, refresh, toEntry } from './provider';
 
 /** A stored login that can no longer give a token: the person has to sign in again. */
@@ -78,7 +78,9 @@ export class StoredLogin {
     const expiry = expiryOf(this.entry);
     const due = expiry !== undefined && now() >= expiry - margin(this.entry, expiry);
     if (this.stale || due) {
-      this.refreshing ??= this.refresh(now).finally(() => (this.refreshing = undefined));
+      this.refreshing ??= withCredentialsLock(() => this.refresh(now), this.path).finally(
+        () => (this.refreshing = undefined),
+      );
       await this.refreshing;
     }
     return this.current;
@@ -86,12 +88,14 @@ export class StoredLogin {
 
   private async refresh(now: () => number): Promise<void> {
     const sent = this.entry.access_token;
-    // Another tollgate command may have refreshed already (with rotating refresh tokens, ours is then spent).
+    // Another tollgate command may have refreshed already (with rotating refresh tokens, ours is then spent):
+    // its tokens are taken, unless they are the ones the server just refused.
     const onDisk = findLogin(this.entry.url, this.path);
-    if (onDisk && onDisk.access_token !== sent && !this.stale) {
+    if (onDisk && onDisk.access_token !== sent) {
       const expiry = expiryOf(onDisk);
       if (expiry === undefined || now() < expiry - margin(onDisk, expiry)) {
         this.entry = onDisk;
+        this.stale = false;
         return;
       }
     }
