@@ -5,7 +5,6 @@
  * sees a plain "no access" page; a link to a card survives the trip to the provider.
  */
 import type { Browser } from 'playwright-core';
-import { Client } from 'pg';
 import { describeBrowser, launchBrowser, openPage, waitLive } from '../support/browser';
 import { client } from '../support/http';
 import { startOidcProvider, TestProvider } from '../support/oidc-provider';
@@ -14,7 +13,6 @@ import { startTestServer, TestServer } from '../support/server';
 let browser: Browser;
 let idp: TestProvider;
 let server: TestServer;
-let db: Client;
 let http: ReturnType<typeof client>;
 
 beforeAll(async () => {
@@ -25,12 +23,9 @@ beforeAll(async () => {
   [browser, server] = await Promise.all([launchBrowser(), startTestServer({ oidc: idp.oidcConfig() })]);
   await idp.registerTollgate(server.url);
   http = client(server.url);
-  db = new Client({ connectionString: server.db.url });
-  await db.connect();
 }, 90_000);
 
 afterAll(async () => {
-  await db?.end();
   await browser?.close();
   await server?.stop();
   await idp?.close();
@@ -44,6 +39,12 @@ async function pendingCall(conv: string, title: string): Promise<{ id: string }>
   });
   expect(res.body.toolCalls[0].status).toBe('pending');
   return res.body.toolCalls[0];
+}
+
+async function sessionsOf(person: string): Promise<number> {
+  return Number(
+    (await server.dataSource.query('SELECT count(*) AS n FROM web_sessions WHERE person_id = $1', [person]))[0].n,
+  );
 }
 
 /** The provider's login page: one field, the account. */
@@ -103,8 +104,7 @@ describeBrowser('single sign-on in the web inbox', () => {
     await page.reload(); // the session outlives a reload: the cookie, not the tab, holds it
     await page.getByRole('heading', { name: /Waiting for you/ }).waitFor();
 
-    const rows = Number((await db.query(`SELECT count(*) AS n FROM web_sessions WHERE person_id = 'ann'`)).rows[0].n);
-    expect(rows).toBe(1);
+    expect(await sessionsOf('ann')).toBe(1);
     const logoutsBefore = idp.logouts;
     await page.getByRole('button', { name: 'Sign out' }).click();
     // Through the provider's end_session_endpoint and back to the sign-in page.
@@ -112,9 +112,7 @@ describeBrowser('single sign-on in the web inbox', () => {
     expect(new URL(page.url()).origin).toBe(server.url);
     expect(idp.logouts).toBe(logoutsBefore + 1);
     expect((await context.cookies(server.url)).some((c) => c.name === 'tollgate_session')).toBe(false);
-    expect(Number((await db.query(`SELECT count(*) AS n FROM web_sessions WHERE person_id = 'ann'`)).rows[0].n)).toBe(
-      0,
-    );
+    expect(await sessionsOf('ann')).toBe(0);
     // The console's "failed to load" lines are /auth/session's 401 before sign-in and the favicon Chromium asks for.
     expect({ errors: errors.filter((e) => !/^Failed to load resource/.test(e)), missing }).toEqual({
       errors: [],
@@ -133,9 +131,7 @@ describeBrowser('single sign-on in the web inbox', () => {
     await page.getByRole('heading', { name: 'No access' }).waitFor();
     expect(await page.getByTestId('problem-code').innerText()).toBe('no_access');
     expect((await context.cookies(server.url)).some((c) => c.name === 'tollgate_session')).toBe(false);
-    expect(Number((await db.query(`SELECT count(*) AS n FROM web_sessions WHERE person_id = 'ivan'`)).rows[0].n)).toBe(
-      0,
-    );
+    expect(await sessionsOf('ivan')).toBe(0);
     await context.close();
   });
 

@@ -4,7 +4,6 @@
  * lifetime and idle timeout; tenants from the claim; and the provider's bearer tokens mapped as sign-in maps them.
  * (The same in Chromium: test/browser/sso-sign-in.e2e-spec.ts.)
  */
-import { Client } from 'pg';
 import { CookieJar, startOidcProvider, TestProvider, throughProvider } from '../support/oidc-provider';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
@@ -20,18 +19,14 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
   let idp: TestProvider;
   let server: TestServer;
   let http: ReturnType<typeof client>;
-  let db: Client;
 
   beforeAll(async () => {
     idp = await startOidcProvider(ACCOUNTS);
     server = await startTestServer({ oidc: idp.oidcConfig() });
     await idp.registerTollgate(server.url);
     http = client(server.url);
-    db = new Client({ connectionString: server.db.url });
-    await db.connect();
   });
   afterAll(async () => {
-    await db?.end();
     await server?.stop();
     await idp?.close();
   });
@@ -53,7 +48,7 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
   }
 
   async function sessionRows(): Promise<number> {
-    return Number((await db.query('SELECT count(*) AS n FROM web_sessions')).rows[0].n);
+    return Number((await server.dataSource.query('SELECT count(*) AS n FROM web_sessions'))[0].n);
   }
 
   async function expectRefused(res: Response, status: number, code: string) {
@@ -124,7 +119,7 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     });
     // Only the secret's hash is stored.
     const secret = jar.get(server.url, 'tollgate_session')!.split('.')[1];
-    const row = (await db.query('SELECT * FROM web_sessions WHERE person_id = $1', ['ann'])).rows[0];
+    const [row] = await server.dataSource.query('SELECT * FROM web_sessions WHERE person_id = $1', ['ann']);
     expect(JSON.stringify(row)).not.toContain(secret);
   });
 
@@ -214,21 +209,23 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
       return createHash('sha256').update(jar.get(server.url, 'tollgate_session')!.split('.')[1]).digest('base64url');
     };
     expect((await lifetime.jar.fetch(`${server.url}/v1/me`)).status).toBe(200);
-    await db.query(`UPDATE web_sessions SET expires_at = now() - interval '1 second' WHERE id_hash = $1`, [
-      await hash(lifetime.jar),
-    ]);
-    await db.query(`UPDATE web_sessions SET last_seen_at = now() - interval '601 seconds' WHERE id_hash = $1`, [
-      await hash(idle.jar),
-    ]);
+    await server.dataSource.query(
+      `UPDATE web_sessions SET expires_at = now() - interval '1 second' WHERE id_hash = $1`,
+      [await hash(lifetime.jar)],
+    );
+    await server.dataSource.query(
+      `UPDATE web_sessions SET last_seen_at = now() - interval '601 seconds' WHERE id_hash = $1`,
+      [await hash(idle.jar)],
+    );
     for (const jar of [lifetime.jar, idle.jar]) {
       const res = await jar.fetch(`${server.url}/v1/approvals`);
       expect({ status: res.status, code: (await res.json()).code }).toEqual({ status: 401, code: 'unauthenticated' });
     }
     // Ended sessions are deleted as they are found.
-    const left = await db.query('SELECT 1 FROM web_sessions WHERE id_hash = ANY($1)', [
+    const left = await server.dataSource.query('SELECT 1 FROM web_sessions WHERE id_hash = ANY($1)', [
       [await hash(lifetime.jar), await hash(idle.jar)],
     ]);
-    expect(left.rowCount).toBe(0);
+    expect(left).toEqual([]);
   });
 
   it('refuses a person whose groups map to no role with a plain "no access" page, and makes no session', async () => {
