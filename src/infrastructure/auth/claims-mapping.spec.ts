@@ -54,7 +54,7 @@ describe('provider claims → a Tollgate person', () => {
     expect(mapClaims({ sub: 'ivan', groups: ['interns'] }, mapping)).toEqual({
       ok: false,
       code: 'no_role',
-      detail: 'None of the groups in the claim groups maps to a Tollgate role',
+      detail: 'None of the groups in the claim "groups" maps to a Tollgate role',
       person: { id: 'ivan', tenant: 'default', roles: [] },
     });
     for (const sub of [undefined, '', 'x'.repeat(257), 42])

@@ -78,7 +78,7 @@ export function mapClaims(claims: Record<string, unknown>, mapping: ClaimMapping
     return {
       ok: false,
       code: 'no_role',
-      detail: `None of the groups in the claim ${mapping.rolesClaim} maps to a Tollgate role`,
+      detail: `None of the groups in the claim "${mapping.rolesClaim}" maps to a Tollgate role`,
       person: principal,
     };
   return { ok: true, principal };

@@ -96,7 +96,7 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
   // With single sign-on people use the provider; a token stays possible for the provider's own tokens (what
   // `tollgate login` keeps) and for break-glass API tokens, folded away so it is not mistaken for the way in.
   const tokenForm = (
-    <form class="panel" onSubmit={withToken} aria-labelledby="token-h">
+    <form class={sso ? undefined : 'panel'} onSubmit={withToken} aria-labelledby="token-h">
       <h2 id="token-h">With a token</h2>
       <label for="token">Bearer token</label>
       <textarea
