@@ -2340,13 +2340,15 @@ export interface components {
       grants?: components['schemas']['PolicyGrants'];
       selfApproval?: components['schemas']['PolicySelfApproval'];
       quorum?: components['schemas']['PolicyQuorum'];
+      /** @description Whether an approval answered inside an MCP client (the chat form, recorded via mcp with assurance client: the client relayed it, no proof a person saw the call) may decide the calls this rule holds. Left out: yes for confirm calls of tools not flagged destructive, without selfApproval: false and without a quorum; no otherwise. false: never (403 chat_approval_not_allowed; the call waits in the inbox, and a rejection from the chat is still taken). true cannot override the exclusions: it is refused beside selfApproval: false, a quorum or a level other than confirm, and a destructive tool stays excluded. */
+      allowChatApproval?: boolean;
       escalate?: components['schemas']['PolicyEscalate'];
       remindBefore?: components['schemas']['PolicyRemindBefore'];
       /** @description true: the string arguments this rule's match names are shell command lines, matched against the whole command and each simple command in it, whatever defaults.shellTools says. false: matched as written. Left out: shell when the tool is one of defaults.shellTools. */
       shell?: boolean;
       /** @description Recorded as the policy's reason instead of the one the server would give. */
       reason?: string;
-    };
+    } & (unknown & unknown);
     /**
      * Tollgate policy document
      * @description A tenant's policy: defaults, and rules matched against each proposed tool call (docs/API.md#policy). Put it with PUT /v1/policy, as JSON or YAML.
