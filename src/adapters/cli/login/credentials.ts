@@ -130,6 +130,7 @@ const LOCK_WAIT_MS = 15_000;
  */
 export async function withCredentialsLock<T>(work: () => Promise<T>, path = credentialsPath()): Promise<T> {
   const lock = `${path}.lock`;
+  makeDir(join(path, '..'));
   const giveUp = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
@@ -155,12 +156,16 @@ export async function withCredentialsLock<T>(work: () => Promise<T>, path = cred
   }
 }
 
-/** Written to a new file beside it (created 0600, so never readable by others even for an instant), then renamed over it. */
-function writeLogins(logins: StoredLoginEntry[], path: string): void {
-  const dir = join(path, '..');
+function makeDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // mkdir's mode does not change a dir that already exists: one made looser by hand is tightened.
   if (process.platform !== 'win32' && (statSync(dir).mode & 0o077) !== 0) chmodSync(dir, 0o700);
+}
+
+/** Written to a new file beside it (created 0600, so never readable by others even for an instant), then renamed over it. */
+function writeLogins(logins: StoredLoginEntry[], path: string): void {
+  const dir = join(path, '..');
+  makeDir(dir);
   const tmp = join(dir, `.credentials-${randomBytes(6).toString('hex')}.tmp`);
   const doc: CredentialsDocument = { version: 1, logins };
   const fd = openSync(tmp, 'wx', 0o600);

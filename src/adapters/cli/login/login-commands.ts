@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
 import { Tollgate, TollgateError, type Me } from '@tollgate/sdk';
 import { ApiClient, CliError, cliError, DEFAULT_URL, EXIT, ProblemError, serverUrl } from '../client/api-client';
-import { credentialsPath, CredentialsError, readLogins, removeLogin, saveLogin } from './credentials';
+import {
+  credentialsPath,
+  CredentialsError,
+  readLogins,
+  removeLogin,
+  saveLogin,
+  withCredentialsLock,
+} from './credentials';
 import {
   awaitDeviceTokens,
   checkIssuer,
@@ -86,7 +93,7 @@ async function login(o: { url?: string }): Promise<void> {
   }
 
   const entry = toEntry({ url, issuer: sso.issuer, clientId: sso.clientId }, tokens);
-  store(() => saveLogin(entry));
+  await stored(() => saveLogin(entry));
   const api = new ApiClient({ url, token: '', login: new StoredLogin(entry) });
   let me: Me;
   try {
@@ -94,7 +101,7 @@ async function login(o: { url?: string }): Promise<void> {
   } catch (e) {
     // Signed in at the provider, but this server does not take the person (no mapped role, an agent, …):
     // a login that cannot be used is not kept.
-    if (e instanceof ProblemError && e.exitCode === EXIT.refused) store(() => removeLogin(url));
+    if (e instanceof ProblemError && e.exitCode === EXIT.refused) await stored(() => removeLogin(url));
     throw e;
   }
   const roles = me.roles.length > 0 ? me.roles.join(', ') : 'no roles';
@@ -132,7 +139,7 @@ async function logout(o: { url?: string }): Promise<void> {
   } catch (e) {
     revokeFailure = e instanceof ProviderError ? e.message : String(e);
   }
-  store(() => removeLogin(url));
+  await stored(() => removeLogin(url));
   process.stdout.write(`Logged out of ${url}${revoked ? '; the tokens were revoked at the provider' : ''}.\n`);
   if (revokeFailure) {
     // A warning, not a failure: what logout promises (no login left on this machine) is done.
@@ -188,6 +195,16 @@ async function orRefused<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (e) {
     if (e instanceof ProviderError) throw new CliError(e.message, EXIT.refused);
+    throw e;
+  }
+}
+
+/** A change to the credentials file, under its lock (a refresh by another command may be writing it). */
+async function stored<T>(work: () => T): Promise<T> {
+  try {
+    return await withCredentialsLock(async () => work());
+  } catch (e) {
+    if (e instanceof CredentialsError) throw new CliError(e.message, EXIT.usage);
     throw e;
   }
 }
