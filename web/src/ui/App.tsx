@@ -44,12 +44,21 @@ export function App() {
   const [checking, setChecking] = useState(session === null);
   const [notice, setNotice] = useState<string>();
   useEffect(() => {
-    publicApi.config().then(setConfig, () => setConfig({ devSignIn: false }));
-    if (session === null)
-      void loadSsoSession().then((s) => {
-        if (s) setSession(s);
+    publicApi.config().then(
+      (c) => {
+        setConfig(c);
+        // Only a server with single sign-on can have a session for this browser: no other asks /auth/session.
+        if (session !== null || !c.sso) return setChecking(false);
+        void loadSsoSession().then((s) => {
+          if (s) setSession(s);
+          setChecking(false);
+        });
+      },
+      () => {
+        setConfig({ devSignIn: false });
         setChecking(false);
-      });
+      },
+    );
   }, []);
   const signOut = useCallback(
     (why?: string) => {
