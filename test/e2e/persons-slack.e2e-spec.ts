@@ -324,6 +324,10 @@ describe('answering a question in Slack', () => {
     expect((await answerClick(ANN_SLACK, q)).status).toBe(200);
     const answered = (await http.get(`/v1/questions/${q}?wait=10`, agent)).body;
     expect(answered).toMatchObject({ status: 'answered', answer: { text: 'US', by: { id: 'ann', via: 'slack' } } });
+    const [event] = (
+      await http.get(`/v1/audit/events?conversationId=${answered.conversationId}&type=QuestionAnswered`, root)
+    ).body.events;
+    expect(event.actor).toMatchObject({ id: 'ann', kind: 'person', via: 'slack', channelUser: ANN_SLACK.id });
   });
 
   it('refuses an unlinked Slack user, telling them how to link', async () => {

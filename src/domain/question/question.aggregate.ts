@@ -1,5 +1,5 @@
 import { AggregateRoot } from '../shared/aggregate-root';
-import { Actor, Principal, SYSTEM_ACTOR, hasAnyRole, isAgent } from '../shared/actor';
+import { Actor, Principal, SYSTEM_ACTOR, hasAnyRole, isAgent, personActor } from '../shared/actor';
 import { DomainError, ValidationError, ValidationFault } from '../shared/domain-error';
 import { mayReadConversation } from '../conversation/conversation.aggregate';
 
@@ -284,7 +284,8 @@ export class Question extends AggregateRoot {
     }
     if (this.s.status !== 'pending')
       return { kind: 'refused', error: new AlreadyAnsweredError(this.s.id, this.s.status) };
-    const actor: Actor = { id: by.id, kind: 'person', via, ...(by.name ? { name: by.name } : {}), roles: by.roles };
+    // The trail's actor carries the channel's own user (a linked Slack user) and a relayed answer's assurance.
+    const actor = personActor(by, via);
     this.moveTo('answered');
     this.s = { ...this.s, answer: { text, by: { id: by.id, via, ...(by.name ? { name: by.name } : {}) }, at } };
     this.record(
