@@ -177,10 +177,13 @@ describe('chat approvals', () => {
     expect(forms).toHaveLength(1);
     expect(forms[0].message).toMatch(/^Allow files__move_file with \{"from":"\/chat\/c","to":"\/chat\/d"\}\?/);
     const approved = await api.get('/v1/audit/events?toolName=files__move_file&type=ToolCallApproved', annToken);
+    // Recorded for what it is: the client relayed it, with no proof a person saw the call.
     expect(approved.body.events.at(-1)).toMatchObject({
-      actor: { id: 'carol', via: 'mcp' },
+      actor: { id: 'carol', via: 'mcp', assurance: 'client' },
       data: { approvedBy: 'carol' },
     });
+    const decided = await api.get(`/v1/tool-calls/${approved.body.events.at(-1).toolCallId}`, annToken);
+    expect(decided.body.decision.by).toEqual({ id: 'carol', name: 'Carol', via: 'mcp', assurance: 'client' });
   });
 
   it('allowChatApproval: false: the chat may only reject, which it does when the person chooses to', async () => {

@@ -358,7 +358,7 @@ describe('chat approvals: what an MCP client relays (via mcp)', () => {
   it('lets a chat client approve a call the verdict allows it, recorded as via mcp', () => {
     const { conv, call } = held();
     expect(conv.decide(call.id, approve, ritaInChat, at(2)).kind).toBe('decided');
-    expect(call.decision?.by).toMatchObject({ id: 'rita', via: 'mcp' });
+    expect(call.decision?.by).toEqual({ id: 'rita', via: 'mcp', assurance: 'client' });
     expect(conv.pullEvents()[0].actor).toMatchObject({ id: 'rita', via: 'mcp', assurance: 'client' });
   });
 });

@@ -118,7 +118,15 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
     );
     return { kind: 'refused', call, error: new ChatApprovalNotAllowedError(call.id, chat) };
   }
-  const ref: ActorRef = { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) };
+  // The decision keeps who acted as the audit trail does: a Slack user they acted as, a chat client's relay.
+  const { channelUser, assurance } = env.actor;
+  const ref: ActorRef = {
+    id: by.id,
+    via: by.via,
+    ...(by.name ? { name: by.name } : {}),
+    ...(channelUser ? { channelUser } : {}),
+    ...(assurance ? { assurance } : {}),
+  };
   const latencyMs = at.getTime() - call.createdAt.getTime();
   if (input.decision === 'reject') {
     call.moveTo('rejected', at, {

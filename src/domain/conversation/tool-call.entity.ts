@@ -59,6 +59,10 @@ export interface ActorRef {
   id: string;
   name?: string;
   via: Channel;
+  /** The channel's own user a person acted as (a Slack user id), when the channel has one. */
+  channelUser?: string;
+  /** `client`: an MCP client relayed the decision, with no proof a person saw the call. */
+  assurance?: 'client';
 }
 
 export type DecisionKind = 'approve' | 'reject' | 'always_allow';
