@@ -425,3 +425,40 @@ describe('single sign-on with the provider out of reach', () => {
     expect(res.headers.getSetCookie()).toEqual([]);
   });
 });
+
+describe('single sign-on behind an https TOLLGATE_PUBLIC_URL', () => {
+  const PUBLIC = 'https://tollgate.example.test';
+  let idp: TestProvider;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    idp = await startOidcProvider(ACCOUNTS);
+    server = await startTestServer({ oidc: idp.oidcConfig(), publicUrl: PUBLIC });
+    await idp.registerTollgate(PUBLIC); // the provider knows Tollgate by its public address only
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await idp?.close();
+  });
+
+  it('sends the provider back to <public URL>/auth/callback and marks both cookies Secure', async () => {
+    const jar = new CookieJar();
+    const start = await jar.fetch(`${server.url}/auth/login`);
+    const authorize = new URL(start.headers.get('location')!);
+    expect(authorize.searchParams.get('redirect_uri')).toBe(`${PUBLIC}/auth/callback`);
+    expect(start.headers.getSetCookie().find((c) => c.startsWith('tollgate_login='))).toMatch(/; Secure$/);
+    // The browser would open the public address; a proxy there forwards to this server.
+    const callback = new URL(await throughProvider(jar, authorize.href, 'ann', PUBLIC));
+    const done = await jar.fetch(`${server.url}${callback.pathname}${callback.search}`);
+    expect(done.status).toBe(303);
+    expect(done.headers.getSetCookie().find((c) => c.startsWith('tollgate_session='))).toMatch(
+      /; HttpOnly; SameSite=Lax; Secure$/,
+    );
+    const { csrfToken } = await (await jar.fetch(`${server.url}/auth/session`)).json();
+    const out = await jar.fetch(`${server.url}/auth/logout`, {
+      method: 'POST',
+      headers: { 'x-csrf-token': csrfToken },
+    });
+    expect(new URL((await out.json()).redirectTo).searchParams.get('post_logout_redirect_uri')).toBe(`${PUBLIC}/`);
+  });
+});
