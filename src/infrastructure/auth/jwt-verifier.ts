@@ -97,7 +97,7 @@ export class JwtVerifier {
   /**
    * A token the single sign-on provider issued: its keys, its issuer, one of our client ids as audience, then the
    * same claims mapping as web sign-in. It is a person's token: `agent` in it means nothing (never mapped), and a
-   * person with no mapped role is known but holds no role (403 on every tenant-wide route).
+   * person with no mapped role is known but holds no role (sees and decides nothing).
    */
   private async verifyProviderToken(
     token: string,
