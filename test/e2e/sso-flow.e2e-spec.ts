@@ -441,7 +441,7 @@ describe('single sign-on behind an https TOLLGATE_PUBLIC_URL', () => {
     await idp?.close();
   });
 
-  it('sends the provider back to <public URL>/auth/callback and marks both cookies Secure', async () => {
+  it('sends the provider back to <public URL>/auth/callback, marks both cookies Secure, and names the session __Host-', async () => {
     const jar = new CookieJar();
     const start = await jar.fetch(`${server.url}/auth/login`);
     const authorize = new URL(start.headers.get('location')!);
@@ -451,9 +451,14 @@ describe('single sign-on behind an https TOLLGATE_PUBLIC_URL', () => {
     const callback = new URL(await throughProvider(jar, authorize.href, 'ann', PUBLIC));
     const done = await jar.fetch(`${server.url}${callback.pathname}${callback.search}`);
     expect(done.status).toBe(303);
-    expect(done.headers.getSetCookie().find((c) => c.startsWith('tollgate_session='))).toMatch(
-      /; HttpOnly; SameSite=Lax; Secure$/,
+    // Over https the name takes the __Host- prefix: only this host can set it, so no sibling plants a session.
+    expect(done.headers.getSetCookie().find((c) => c.includes('tollgate_session='))).toMatch(
+      /^__Host-tollgate_session=acme\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax; Secure$/,
     );
+    expect((await jar.fetch(`${server.url}/v1/me`)).status).toBe(200);
+    const plain = jar.get(server.url, '__Host-tollgate_session')!;
+    const unprefixed = await fetch(`${server.url}/v1/me`, { headers: { cookie: `tollgate_session=${plain}` } });
+    expect(unprefixed.status).toBe(401);
     const { csrfToken } = await (await jar.fetch(`${server.url}/auth/session`)).json();
     const out = await jar.fetch(`${server.url}/auth/logout`, {
       method: 'POST',

@@ -5,7 +5,7 @@ import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
 import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
 import { WebSessions } from '../../infrastructure/auth/web-sessions';
-import { readCookie, SESSION_COOKIE } from '../sso/cookies';
+import { readCookie } from '../sso/cookies';
 import { AuthFailureLimiter } from '../api/auth-failures';
 import { ForbiddenError, UnauthenticatedError } from '../api/errors';
 
@@ -52,7 +52,7 @@ export class AuthGuard implements CanActivate {
     const m = typeof header === 'string' ? /^Bearer\s+([A-Za-z0-9_\-.=]+)$/i.exec(header.trim()) : null;
     // A token verified before passes whatever the address's failures: only failures are counted against it.
     const known = m ? this.verifier.remembered(m[1]) : undefined;
-    const cookie = !header && this.sessions ? readCookie(req, SESSION_COOKIE) : undefined;
+    const cookie = !header && this.sessions ? readCookie(req, this.sessions.cookieName) : undefined;
     if (known) req.principal = known;
     else if (cookie !== undefined) req.principal = await this.fromSession(req, cookie, address);
     else {

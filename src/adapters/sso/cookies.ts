@@ -1,6 +1,12 @@
 import type { Request, Response } from 'express';
 
-export const SESSION_COOKIE = 'tollgate_session';
+/**
+ * The session cookie's name. Over https it takes the `__Host-` prefix: the browser then accepts it only when set by
+ * this very host, Secure, for `/`, so a sibling subdomain cannot plant a session of its own choosing.
+ */
+export function sessionCookie(secure: boolean): string {
+  return secure ? '__Host-tollgate_session' : 'tollgate_session';
+}
 export const LOGIN_COOKIE = 'tollgate_login';
 
 /** One cookie's value from the Cookie header (no parser is installed for the whole app). */

@@ -6,7 +6,7 @@ import { mapClaims } from '../../infrastructure/auth/claims-mapping';
 import { WebSessions } from '../../infrastructure/auth/web-sessions';
 import type { OidcConfig } from '../../infrastructure/config/config';
 import { Public, WEB_SESSIONS } from '../http/auth';
-import { clearCookie, LOGIN_COOKIE, readCookie, SESSION_COOKIE, setCookie } from './cookies';
+import { clearCookie, LOGIN_COOKIE, readCookie, setCookie } from './cookies';
 import { LOGIN_TTL_S, LoginSealer } from './login-cookie';
 import { sendPage } from './pages';
 import { CallbackError, RelyingParty } from './relying-party';
@@ -134,7 +134,7 @@ export class SsoController {
       });
     }
     const session = await this.sessions!.create(mapped.principal, signedIn.idToken);
-    setCookie(res, SESSION_COOKIE, session.cookie, {
+    setCookie(res, this.sessions!.cookieName, session.cookie, {
       path: '/',
       maxAgeSeconds: this.options.oidc!.sessionTtlSeconds,
       secure,
@@ -152,7 +152,7 @@ export class SsoController {
   @Public()
   @Header('Cache-Control', 'no-store')
   async session(@Req() req: Request) {
-    const cookie = this.sessions ? readCookie(req, SESSION_COOKIE) : undefined;
+    const cookie = this.sessions ? readCookie(req, this.sessions.cookieName) : undefined;
     const session = cookie !== undefined ? await this.sessions!.find(cookie) : undefined;
     if (!session || cookie === undefined)
       throw new DomainError('unauthenticated', 'unauthenticated', 'No single sign-on session: sign in');
@@ -179,12 +179,12 @@ export class SsoController {
   @Header('Cache-Control', 'no-store')
   async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const { rp } = this.enabled();
-    const cookie = readCookie(req, SESSION_COOKIE);
+    const cookie = readCookie(req, this.sessions!.cookieName);
     const session = cookie !== undefined ? await this.sessions!.find(cookie) : undefined;
     if (session && !this.sessions!.csrfMatches(session, req.headers['x-csrf-token']))
       throw new DomainError('csrf_failed', 'forbidden', "Signing out needs the session's X-CSRF-Token header");
     await this.sessions!.end(cookie);
-    clearCookie(res, SESSION_COOKIE, { path: '/', secure: this.secure() });
+    clearCookie(res, this.sessions!.cookieName, { path: '/', secure: this.secure() });
     const home = `${this.base(req)}/`;
     const provider = session ? await rp.logoutUrl(session.idToken, home) : undefined;
     return { redirectTo: provider ?? '/' };

@@ -10,6 +10,8 @@ const TOUCH_EVERY_S = 30;
 export interface SessionLimits {
   ttlSeconds: number;
   idleSeconds: number;
+  /** The cookie that carries a session (`__Host-` prefixed over https). */
+  cookieName: string;
 }
 
 export interface WebSession {
@@ -51,6 +53,10 @@ export class WebSessions {
     private readonly db: () => DataSource,
     private readonly limits: SessionLimits,
   ) {}
+
+  get cookieName(): string {
+    return this.limits.cookieName;
+  }
 
   async create(principal: Principal, idToken: string | undefined, now = new Date()): Promise<NewSession> {
     const secret = randomBytes(32).toString('base64url');
