@@ -6,7 +6,7 @@ import type {
   ApprovalRequest,
 } from '../../application/ports/approval-callback.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { notifyMessage, outcomeMessage, requestMessage, type SlackBlock } from './slack-blocks';
+import { type MessageLinks, notifyMessage, outcomeMessage, requestMessage, type SlackBlock } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
 import { SlackMessageStore } from './slack-messages.store';
 
@@ -26,12 +26,17 @@ export class SlackApprovalCallback implements ApprovalCallback {
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
   ) {}
 
+  /** Where a message links to a call's card (TOLLGATE_PUBLIC_URL); unset, messages name the call's id instead. */
+  private get links(): MessageLinks {
+    return { publicUrl: this.config.publicUrl };
+  }
+
   private get tenant(): string {
     return this.config.slack!.tenant;
   }
 
   async ask(r: ApprovalRequest): Promise<void> {
-    await this.post(r, requestMessage(r), 'chat.postMessage');
+    await this.post(r, requestMessage(r, this.links), 'chat.postMessage');
   }
 
   /**
@@ -73,7 +78,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
     if (r.tenantId !== this.tenant) return;
     const ref = await this.messages.find(r.tenantId, r.id);
     if (!ref || ref.outcome) return;
-    const message = requestMessage(r);
+    const message = requestMessage(r, this.links);
     try {
       await this.slack.chat.update({ channel: ref.channelId, ts: ref.ts, text: message.text, blocks: message.blocks });
     } catch (e) {
@@ -107,7 +112,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
    * request's (with its outcome already set), so a redelivery posts it once and an outcome never touches it.
    */
   async notify(r: ApprovalRequest, told: { approvers: string[] }): Promise<void> {
-    if (await this.post(r, notifyMessage(r, told.approvers), 'chat.postMessage (notify)'))
+    if (await this.post(r, notifyMessage(r, told.approvers, this.links), 'chat.postMessage (notify)'))
       await this.messages.markOutcome(r.tenantId, r.id, 'approved');
   }
 
@@ -115,7 +120,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
     if (o.tenantId !== this.tenant) return;
     const ref = await this.messages.find(o.tenantId, o.toolCall.id);
     if (!ref || ref.outcome === o.outcome) return; // never posted (see ask), or updated already
-    const message = outcomeMessage(o, ref.conversation ?? undefined);
+    const message = outcomeMessage(o, ref.conversation ?? undefined, this.links);
     try {
       await this.slack.chat.update({ channel: ref.channelId, ts: ref.ts, text: message.text, blocks: message.blocks });
     } catch (e) {
