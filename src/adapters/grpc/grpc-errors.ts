@@ -17,6 +17,7 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   unauthenticated: GrpcStatus.UNAUTHENTICATED,
   forbidden: GrpcStatus.PERMISSION_DENIED,
   self_approval: GrpcStatus.PERMISSION_DENIED,
+  chat_approval_not_allowed: GrpcStatus.PERMISSION_DENIED,
   not_found: GrpcStatus.NOT_FOUND,
   conversation_blocked: GrpcStatus.FAILED_PRECONDITION,
   idempotency_mismatch: GrpcStatus.FAILED_PRECONDITION,
