@@ -10,6 +10,7 @@ import {
   saveLogin,
   type StoredLoginEntry,
 } from './credentials';
+import { printable } from './provider';
 import { bearerOf, expiryOf } from './session';
 
 const entry = (url: string, extra: Partial<StoredLoginEntry> = {}): StoredLoginEntry => ({
@@ -98,5 +99,14 @@ describe('the token a login sends', () => {
     expect(expiryOf(entry('https://a.test', { access_token: jwt({ exp: 1_500 }) }))).toBe(1_500);
     expect(expiryOf(entry('https://a.test', { access_token: 'opaque', id_token: jwt({ exp: 1_800 }) }))).toBe(1_800);
     expect(expiryOf(entry('https://a.test', { access_token: 'opaque' }))).toBe(2_000);
+  });
+});
+
+describe("the provider's text on the terminal", () => {
+  it('loses control characters, so no escape sequence can rewrite what the person reads, and is bounded', () => {
+    expect(printable('https://idp.test/device\x1b[2K\x1b[1A\rhttps://evil.test\u009b31m')).toBe(
+      'https://idp.test/device[2K[1Ahttps://evil.test31m',
+    );
+    expect(printable('x'.repeat(100), 10)).toBe(`${'x'.repeat(9)}…`);
   });
 });

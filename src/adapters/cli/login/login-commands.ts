@@ -13,6 +13,7 @@ import {
   awaitDeviceTokens,
   checkIssuer,
   discover,
+  printable,
   ProviderError,
   revoke,
   scopesFor,
@@ -67,13 +68,12 @@ async function login(o: { url?: string }): Promise<void> {
   const onInterrupt = () => cancel.abort();
   process.once('SIGINT', onInterrupt);
   const out = process.stdout;
+  const code = printable(started.user_code, 64);
   if (started.verification_uri_complete) {
-    out.write(`To sign in to ${url}, open\n\n  ${started.verification_uri_complete}\n\n`);
-    out.write(`and check that it shows the code ${started.user_code}.\n`);
+    out.write(`To sign in to ${url}, open\n\n  ${printable(started.verification_uri_complete)}\n\n`);
+    out.write(`and check that it shows the code ${code}.\n`);
   } else {
-    out.write(
-      `To sign in to ${url}, open\n\n  ${started.verification_uri}\n\nand enter the code ${started.user_code}\n`,
-    );
+    out.write(`To sign in to ${url}, open\n\n  ${printable(started.verification_uri)}\n\nand enter the code ${code}\n`);
   }
   out.write('Waiting for you to confirm there (Ctrl-C cancels)…\n');
 
@@ -106,7 +106,9 @@ async function login(o: { url?: string }): Promise<void> {
   }
   const roles = me.roles.length > 0 ? me.roles.join(', ') : 'no roles';
   const tenant = me.tenant !== 'default' ? `, tenant ${me.tenant}` : '';
-  out.write(`Signed in to ${url} as ${me.name ?? me.id} (${me.id}${tenant}; ${roles}).\n`);
+  out.write(
+    `Signed in to ${url} as ${printable(me.name ?? me.id)} (${printable(me.id)}${printable(tenant)}; ${roles}).\n`,
+  );
   if (me.roles.length === 0)
     out.write(
       'You hold no role at this server, so you can see and decide nothing yet: ask its administrator to map one of your groups to a role (TOLLGATE_OIDC_ROLE_MAP).\n',

@@ -148,13 +148,22 @@ export function toEntry(
   };
 }
 
+/**
+ * Text from the provider (or names it gave the server), made safe for a terminal: no control characters, so no
+ * escape sequences that could rewrite what the person reads, and bounded.
+ */
+export function printable(s: string, max = 2048): string {
+  const clean = s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+}
+
 function providerError(what: string, e: unknown): ProviderError {
   const body = e as { error?: unknown; error_description?: unknown };
   if (typeof body?.error === 'string') {
-    const detail = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
-    return new ProviderError(`${what} (${body.error}${detail})`, body.error);
+    const detail = typeof body.error_description === 'string' ? `: ${printable(body.error_description, 500)}` : '';
+    return new ProviderError(`${what} (${printable(body.error, 100)}${detail})`, body.error);
   }
-  return new ProviderError(`${what}: ${describe(e)}`);
+  return new ProviderError(`${what}: ${printable(describe(e), 500)}`);
 }
 
 function describe(e: unknown): string {
