@@ -47,6 +47,13 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     return { jar, res, csrf };
   }
 
+  /** The one login cookie a jar holds (each sign-in's is named after its state). */
+  function loginName(jar: CookieJar): string {
+    const names = jar.names(server.url).filter((n) => n.startsWith('tollgate_login_'));
+    expect(names).toHaveLength(1);
+    return names[0];
+  }
+
   async function sessionRows(): Promise<number> {
     return Number((await server.dataSource.query('SELECT count(*) AS n FROM web_sessions'))[0].n);
   }
@@ -90,8 +97,10 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
       code_challenge_method: 'S256',
     });
     for (const p of ['state', 'nonce', 'code_challenge']) expect(authorize.searchParams.get(p)).toMatch(/^.{22,}$/);
-    const loginCookie = start.headers.getSetCookie().find((c) => c.startsWith('tollgate_login='))!;
-    expect(loginCookie).toMatch(/Path=\/auth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+    const loginCookie = start.headers.getSetCookie().find((c) => c.startsWith('tollgate_login_'))!;
+    expect(loginCookie).toMatch(
+      /^tollgate_login_[\w-]{16}=[\w-]+; Path=\/auth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/,
+    );
     // Sealed: the state, nonce and verifier are not readable in it.
     expect(loginCookie).not.toContain(authorize.searchParams.get('state')!);
 
@@ -100,7 +109,7 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     expect(done.status).toBe(303);
     expect(done.headers.get('location')).toBe('/#/calls/tc_1');
     const cookies = done.headers.getSetCookie();
-    expect(cookies.find((c) => c.startsWith('tollgate_login='))).toMatch(/Max-Age=0/);
+    expect(cookies.find((c) => c.startsWith(loginCookie.split('=')[0] + '='))).toMatch(/Max-Age=0/);
     const session = cookies.find((c) => c.startsWith('tollgate_session='))!;
     expect(session).toMatch(
       /^tollgate_session=acme\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax$/,
@@ -241,6 +250,20 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     await expectRefused(await jar.fetch(callback), 403, 'no_access');
   });
 
+  it('lets sign-ins begun in two tabs of one browser finish in either order', async () => {
+    const jar = new CookieJar();
+    const first = await throughProvider(jar, `${server.url}/auth/login?return_to=%2F%23first`, 'ann', server.url);
+    const second = await throughProvider(jar, `${server.url}/auth/login?return_to=%2F%23second`, 'ann', server.url);
+    const a = await jar.fetch(second);
+    const b = await jar.fetch(first);
+    expect([a.status, a.headers.get('location'), b.status, b.headers.get('location')]).toEqual([
+      303,
+      '/#second',
+      303,
+      '/#first',
+    ]);
+  });
+
   it('refuses a forged state', async () => {
     const { jar, callback } = await begin('ann');
     const forged = new URL(callback);
@@ -250,13 +273,14 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
 
   it('refuses a callback replayed without the sign-in it belongs to, and the same code twice', async () => {
     const { jar, callback } = await begin('ann');
-    const sealed = jar.get(server.url, 'tollgate_login')!;
+    const name = loginName(jar);
+    const sealed = jar.get(server.url, name)!;
     expect((await jar.fetch(callback)).status).toBe(303);
     // The same browser again: the login cookie went with the first answer.
     await expectRefused(await jar.fetch(callback), 400, 'login_missing');
     // An attacker holding both the URL and the login cookie: the provider takes each code once.
     const thief = new CookieJar();
-    thief.set(server.url, 'tollgate_login', sealed);
+    thief.set(server.url, name, sealed);
     await expectRefused(await thief.fetch(callback), 400, 'code_refused');
     // Another browser, with no sign-in under way.
     await expectRefused(await new CookieJar().fetch(callback), 400, 'login_missing');
@@ -280,9 +304,9 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     await expectRefused(await jar.fetch(callback), 400, 'code_refused');
 
     const other = await begin('ann');
-    const sealed = other.jar.get(server.url, 'tollgate_login')!;
+    const sealed = other.jar.get(server.url, loginName(other.jar))!;
     const flipped = sealed.slice(0, 20) + (sealed[20] === 'A' ? 'B' : 'A') + sealed.slice(21);
-    other.jar.set(server.url, 'tollgate_login', flipped);
+    other.jar.set(server.url, loginName(other.jar), flipped);
     await expectRefused(await other.jar.fetch(other.callback), 400, 'login_invalid');
   });
 
@@ -446,7 +470,7 @@ describe('single sign-on behind an https TOLLGATE_PUBLIC_URL', () => {
     const start = await jar.fetch(`${server.url}/auth/login`);
     const authorize = new URL(start.headers.get('location')!);
     expect(authorize.searchParams.get('redirect_uri')).toBe(`${PUBLIC}/auth/callback`);
-    expect(start.headers.getSetCookie().find((c) => c.startsWith('tollgate_login='))).toMatch(/; Secure$/);
+    expect(start.headers.getSetCookie().find((c) => c.startsWith('tollgate_login_'))).toMatch(/; Secure$/);
     // The browser would open the public address; a proxy there forwards to this server.
     const callback = new URL(await throughProvider(jar, authorize.href, 'ann', PUBLIC));
     const done = await jar.fetch(`${server.url}${callback.pathname}${callback.search}`);

@@ -131,6 +131,12 @@ export async function startOidcProvider(accounts: Accounts, options: ProviderOpt
           accounts[sub] ? { accountId: sub, claims: async () => ({ sub, ...accounts[sub] }) } : undefined,
         // Consent is given in advance for every client and scope: the tests are about Tollgate, not consent.
         loadExistingGrant: async (ctx: any) => {
+          // The session's grant for the client when it has one: a new one would drop the codes issued under the old.
+          const existing = ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
+          if (existing) {
+            const found = await ctx.oidc.provider.Grant.find(existing);
+            if (found) return found;
+          }
           const grant = new ctx.oidc.provider.Grant({
             clientId: ctx.oidc.client.clientId,
             accountId: ctx.oidc.session.accountId,
@@ -200,6 +206,10 @@ export class CookieJar {
   header(url: string): string {
     const jar = this.byHost.get(new URL(url).host);
     return jar ? [...jar].map(([k, v]) => `${k}=${v}`).join('; ') : '';
+  }
+
+  names(url: string): string[] {
+    return [...(this.byHost.get(new URL(url).host)?.keys() ?? [])];
   }
 
   get(url: string, name: string): string | undefined {

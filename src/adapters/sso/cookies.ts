@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 
 /**
@@ -7,7 +8,21 @@ import type { Request, Response } from 'express';
 export function sessionCookie(secure: boolean): string {
   return secure ? '__Host-tollgate_session' : 'tollgate_session';
 }
-export const LOGIN_COOKIE = 'tollgate_login';
+const LOGIN_PREFIX = 'tollgate_login_';
+
+/**
+ * The login cookie of one sign-in, named after its state: sign-ins begun in several tabs each keep their own, and a
+ * callback finds its own by the `state` it carries.
+ */
+export function loginCookie(state: string): string {
+  return LOGIN_PREFIX + createHash('sha256').update(state).digest('base64url').slice(0, 16);
+}
+
+/** Whether any sign-in is under way in this browser (some login cookie is present). */
+export function hasLoginCookie(req: Pick<Request, 'headers'>): boolean {
+  const header = req.headers.cookie;
+  return typeof header === 'string' && header.split(';').some((p) => p.trim().startsWith(LOGIN_PREFIX));
+}
 
 /** One cookie's value from the Cookie header (no parser is installed for the whole app). */
 export function readCookie(req: Pick<Request, 'headers'>, name: string): string | undefined {

@@ -8,8 +8,9 @@ const MAX_SEALED = 2048;
 /**
  * The login transaction (state, nonce, PKCE verifier, where to return) travels in a short-lived cookie sealed with
  * AES-256-GCM: the browser can neither read nor change it, and every instance can open it (the key is derived from
- * the client secret they share), so no table is needed. The callback clears it, whatever its outcome: one
- * transaction, one callback (and the provider takes each code once).
+ * the client secret they share), so no table is needed. Each sign-in has its own cookie, named after its state
+ * (several tabs may sign in at once). The callback clears it, whatever its outcome: one transaction, one callback
+ * (and the provider takes each code once).
  */
 export class LoginSealer {
   private readonly key: Buffer;

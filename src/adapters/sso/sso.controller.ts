@@ -6,7 +6,7 @@ import { mapClaims } from '../../infrastructure/auth/claims-mapping';
 import { WebSessions } from '../../infrastructure/auth/web-sessions';
 import type { OidcConfig } from '../../infrastructure/config/config';
 import { Public, WEB_SESSIONS } from '../http/auth';
-import { clearCookie, LOGIN_COOKIE, readCookie, setCookie } from './cookies';
+import { clearCookie, hasLoginCookie, loginCookie, readCookie, setCookie } from './cookies';
 import { LOGIN_TTL_S, LoginSealer } from './login-cookie';
 import { sendPage } from './pages';
 import { CallbackError, RelyingParty } from './relying-party';
@@ -77,7 +77,7 @@ export class SsoController {
         code: e.code,
       });
     }
-    setCookie(res, LOGIN_COOKIE, sealer.seal(started.transaction), {
+    setCookie(res, loginCookie(started.transaction.state), sealer.seal(started.transaction), {
       path: CALLBACK_PATH,
       maxAgeSeconds: LOGIN_TTL_S,
       secure: this.secure(),
@@ -87,19 +87,28 @@ export class SsoController {
   }
 
   /**
-   * The provider's answer. The login cookie is cleared whatever happens (one transaction, one callback); then the
-   * answer is checked against it (state, PKCE, nonce), the claims mapped, and a session made for a person with a
-   * role. Anything else is a plain page with a stable code, and no session.
+   * The provider's answer. The login cookie its state names is cleared whatever happens (one transaction, one
+   * callback); then the answer is checked against it (state, PKCE, nonce), the claims mapped, and a session made for
+   * a person with a role. Anything else is a plain page with a stable code, and no session.
    */
   @Get('callback')
   @Public()
   async callback(@Req() req: Request, @Res() res: Response): Promise<void> {
     const { rp, sealer } = this.enabled();
     const secure = this.secure();
-    clearCookie(res, LOGIN_COOKIE, { path: CALLBACK_PATH, secure });
-    const sealed = readCookie(req, LOGIN_COOKIE);
+    const url = new URL(req.originalUrl, this.base(req));
+    const state = url.searchParams.get('state');
+    const name = state && state.length <= 512 ? loginCookie(state) : undefined;
+    if (name) clearCookie(res, name, { path: CALLBACK_PATH, secure });
+    const sealed = name ? readCookie(req, name) : undefined;
     const transaction = sealed ? sealer.open(sealed) : undefined;
     if (!transaction) {
+      if (!sealed && hasLoginCookie(req))
+        return this.refuse(res, 400, {
+          title: 'Sign-in refused',
+          detail: 'This sign-in answer does not belong to any sign-in this browser began (its state is unknown here).',
+          code: 'state_mismatch',
+        });
       return this.refuse(res, 400, {
         title: 'This sign-in cannot be finished',
         detail: sealed
@@ -108,7 +117,6 @@ export class SsoController {
         code: sealed ? 'login_invalid' : 'login_missing',
       });
     }
-    const url = new URL(req.originalUrl, this.base(req));
     let signedIn: Awaited<ReturnType<RelyingParty['finish']>>;
     try {
       const o = this.options.oidc!;
