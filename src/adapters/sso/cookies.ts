@@ -27,7 +27,7 @@ export function hasLoginCookie(req: Pick<Request, 'headers'>): boolean {
 /** One cookie's value from the Cookie header (no parser is installed for the whole app). */
 export function readCookie(req: Pick<Request, 'headers'>, name: string): string | undefined {
   const header = req.headers.cookie;
-  if (typeof header !== 'string' || header.length > 8192) return undefined;
+  if (typeof header !== 'string' || header.length > 16_384) return undefined; // Node refuses larger headers anyway
   for (const part of header.split(';')) {
     const at = part.indexOf('=');
     if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
