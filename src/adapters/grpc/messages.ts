@@ -84,6 +84,7 @@ export function toolCallMessage(v: ToolCallView): Msg {
       approvers: v.approval.approvers,
       expiresAt: ts(v.approval.expiresAt),
       ...(v.approval.selfApproval === false ? { selfApproval: false } : {}),
+      ...(v.approval.chatApproval === false ? { chatApproval: false } : {}),
       ...(v.approval.quorum
         ? {
             quorum: {

@@ -56,6 +56,8 @@ export interface ToolCallApprovalState {
   expiresAt: string;
   /** False: the conversation's user and the agent's owner may not approve (separation of duties). */
   selfApproval?: false;
+  /** False: an approval relayed by an MCP chat client does not decide this call (403 chat_approval_not_allowed). */
+  chatApproval?: false;
   quorum?: ToolCallQuorumView;
 }
 
@@ -111,6 +113,7 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
       approvers: s.approval.approvers,
       expiresAt: s.approval.expiresAt.toISOString(),
       ...(s.policy.selfApproval === false ? { selfApproval: false as const } : {}),
+      ...(s.policy.chatApproval === false ? { chatApproval: false as const } : {}),
       ...(q
         ? {
             quorum: {

@@ -1321,6 +1321,11 @@ export interface components {
        * @enum {boolean}
        */
       selfApproval?: false;
+      /**
+       * @description An approval relayed by an MCP chat client does not decide this call (403 chat_approval_not_allowed): decide it in the inbox, Slack or the CLI
+       * @enum {boolean}
+       */
+      chatApproval?: false;
       /** @description When more than one distinct approval is needed */
       quorum?: components['schemas']['ToolCallQuorum'];
     };

@@ -106,6 +106,12 @@ export class ToolCallApprovalView implements app.ToolCallApprovalState {
   })
   selfApproval?: false;
   @ApiPropertyOptional({
+    enum: [false],
+    description:
+      'An approval relayed by an MCP chat client does not decide this call (403 chat_approval_not_allowed): decide it in the inbox, Slack or the CLI',
+  })
+  chatApproval?: false;
+  @ApiPropertyOptional({
     type: () => ToolCallQuorumView,
     description: 'When more than one distinct approval is needed',
   })

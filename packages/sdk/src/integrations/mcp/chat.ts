@@ -76,7 +76,7 @@ export function cardUrl(inboxUrl: string, toolCallId: string): string {
  * unseen, so only calls a chat answer is good enough for are approved there.
  */
 export function chatMayNotApprove(call: ToolCall): string | undefined {
-  const approval = call.approval as (ToolCall['approval'] & { chatApproval?: boolean }) | undefined;
+  const approval = call.approval;
   if (call.policy.level !== 'confirm') return `it is held ${call.policy.level}`;
   if (call.policy.toolFlags?.destructive) return 'the tool is destructive';
   if (approval?.selfApproval === false) return 'separation of duties: another person must approve it';
