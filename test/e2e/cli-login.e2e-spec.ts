@@ -239,6 +239,40 @@ describe('tollgate login (device flow, spawned CLI)', () => {
     }
   });
 
+  it('logout still forgets the login when the provider cannot be reached, and says so', async () => {
+    const gone = await startDeviceProvider();
+    const other = await startTestServer({ oidc: gone.oidcConfig() });
+    try {
+      await gone.set({ accounts: [{ id: 'dee', name: 'Dee', email: 'dee@example.test', roles: ['approver'] }] });
+      await gone.set({ signInAs: 'dee' });
+      const r = await login(['--url', other.url], (uri) => openVerificationPage(uri));
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      await gone.stop();
+      const out = await runCli(['logout', '--url', other.url], env());
+      expect(out.code).toBe(0);
+      expect(out.stdout).toMatch(/^Logged out of http:\/\/127\.0\.0\.1:\d+\.$/m);
+      expect(out.stderr).toMatch(/^tollgate: warning: could not revoke the tokens at the provider: /);
+      expect(existsSync(file())).toBe(false);
+    } finally {
+      await other.stop();
+      await gone.stop();
+    }
+  });
+
+  it('says the code expired when nobody confirmed it in time, and stores nothing', async () => {
+    const quick = await startDeviceProvider({ deviceCodeTtl: 2 });
+    const other = await startTestServer({ oidc: quick.oidcConfig() });
+    try {
+      const r = await login(['--url', other.url]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/the code expired before it was confirmed; run tollgate login again/);
+      expect(existsSync(file())).toBe(false);
+    } finally {
+      await other.stop();
+      await quick.stop();
+    }
+  });
+
   it('says plainly when the provider has no device flow', async () => {
     const plain = await startDeviceProvider({ deviceFlow: false });
     const other = await startTestServer({ oidc: plain.oidcConfig() });

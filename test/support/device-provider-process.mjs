@@ -66,7 +66,14 @@ const provider = new Provider(issuer, {
   issueRefreshToken: () => true,
   rotateRefreshToken: true,
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-  ttl: { DeviceCode: 600, Interaction: 600, Session: 3600, Grant: 3600, IdToken: 3600, RefreshToken: 3600 },
+  ttl: {
+    DeviceCode: o.deviceCodeTtl ?? 600,
+    Interaction: 600,
+    Session: 3600,
+    Grant: 3600,
+    IdToken: 3600,
+    RefreshToken: 3600,
+  },
 });
 provider.on('grant.success', (ctx) => {
   if (ctx.oidc?.params?.grant_type === 'refresh_token') state.refreshes++;

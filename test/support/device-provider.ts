@@ -23,6 +23,8 @@ export interface DeviceProviderOptions {
   deviceFlow?: boolean;
   /** Access token lifetime, seconds. Default 3600. */
   accessTokenTtl?: number;
+  /** How long a device code lives, seconds. Default 600. */
+  deviceCodeTtl?: number;
   /** Opaque access tokens (no resource indicator), so the ID token carries the claims. Default false: JWTs. */
   opaqueAccessTokens?: boolean;
 }
