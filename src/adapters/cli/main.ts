@@ -12,7 +12,7 @@ import { addLoginCommands } from './login/login-commands';
  * Exit codes: 0 ok, 1 the server refused the request (a 4xx problem) or the command failed (e.g. `audit verify`
  * found the trail altered), or the server crashed (with its stack), 2 bad usage or configuration (for `serve`
  * also a busy port, a data dir in use or not writable, a database it cannot reach: one line saying what to set),
- * 3 the server is unreachable or failed (5xx).
+ * 3 the server is unreachable or failed (5xx), 130 `login` cancelled with Ctrl-C.
  */
 export function buildCli(): Command {
   const program = new Command('tollgate')
