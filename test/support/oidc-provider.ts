@@ -7,12 +7,14 @@
  *   const server = await startTestServer({ oidc: idp.oidcConfig() });
  *   await idp.registerTollgate(server.url);
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import type { OidcConfig } from '../../src/infrastructure/config/config';
 
-const importEsm = new Function('s', 'return import(s)') as (s: string) => Promise<any>;
+// Unique text: V8 would reuse a Function compiled by an earlier test file, with that file's (torn down) import context.
+const importEsm = new Function('s', `return import(s) // ${randomUUID()}`) as (s: string) => Promise<any>;
 
 export const WEB_CLIENT_ID = 'tollgate-web';
 export const WEB_CLIENT_SECRET = 'tollgate-web-secret-for-the-tests-0123456789';
