@@ -8,6 +8,8 @@ import Provider from 'oidc-provider';
 const o = JSON.parse(process.argv[2] ?? '{}');
 const CLIENT_ID = 'tollgate-cli';
 const RESOURCE = 'urn:tollgate';
+/** Where the access token is not for Tollgate, the ID token is what Tollgate gets, so it carries the claims. */
+const idTokenClaims = Boolean(o.opaqueAccessTokens || o.accessTokenAudience);
 
 /** The test's account store and what the test reads back. */
 const state = { accounts: new Map(), signInAs: '', revoked: [], refreshes: 0 };
@@ -31,9 +33,8 @@ const provider = new Provider(issuer, {
   jwks: { keys: [jwk] },
   cookies: { keys: ['device-provider-test-cookie-key'] },
   scopes: ['openid', 'offline_access', 'profile', 'email'],
-  // With opaque access tokens the ID token is what Tollgate gets, so it carries the roles (and all the claims).
-  claims: { openid: o.opaqueAccessTokens ? ['sub', 'roles'] : ['sub'], profile: ['name'], email: ['email'] },
-  conformIdTokenClaims: !o.opaqueAccessTokens,
+  claims: { openid: idTokenClaims ? ['sub', 'roles'] : ['sub'], profile: ['name'], email: ['email'] },
+  conformIdTokenClaims: !idTokenClaims,
   findAccount: (_ctx, id) => {
     const a = state.accounts.get(id);
     return a && { accountId: id, claims: () => ({ sub: id, name: a.name, email: a.email, roles: a.roles }) };
@@ -49,8 +50,8 @@ const provider = new Provider(issuer, {
       useGrantedResource: () => true,
       getResourceServerInfo: () => ({
         scope: 'tollgate',
-        // The CLI's client id, as Keycloak and Entra ID put it: one of the audiences Tollgate accepts from its provider.
-        audience: CLIENT_ID,
+        // By default the CLI's client id, one of the audiences Tollgate accepts from its provider; or another API's.
+        audience: o.accessTokenAudience ?? CLIENT_ID,
         accessTokenTTL: o.accessTokenTtl ?? 3600,
         accessTokenFormat: 'jwt',
         jwt: { sign: { alg: 'RS256' } },

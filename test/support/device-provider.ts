@@ -25,6 +25,8 @@ export interface DeviceProviderOptions {
   accessTokenTtl?: number;
   /** How long a device code lives, seconds. Default 600. */
   deviceCodeTtl?: number;
+  /** The access tokens' audience (another API's, as Entra ID's for Graph); the ID token then carries the claims. */
+  accessTokenAudience?: string;
   /** Opaque access tokens (no resource indicator), so the ID token carries the claims. Default false: JWTs. */
   opaqueAccessTokens?: boolean;
 }

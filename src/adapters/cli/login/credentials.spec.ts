@@ -87,16 +87,22 @@ describe('the token a login sends', () => {
   const jwt = (claims: object) =>
     `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`;
 
-  it('is the access token when it is a JWT, else the ID token (opaque access tokens cannot be verified by Tollgate)', () => {
-    const at = jwt({ sub: 'ann', exp: 1_500 });
-    const idt = jwt({ sub: 'ann', exp: 1_800 });
-    expect(bearerOf({ access_token: at, id_token: idt })).toBe(at);
-    expect(bearerOf({ access_token: 'opaque-token', id_token: idt })).toBe(idt);
-    expect(bearerOf({ access_token: 'opaque-token' })).toBe('opaque-token');
+  it("is the access token when it is a JWT for the CLI's client, else the ID token", () => {
+    const idt = jwt({ sub: 'ann', aud: 'tollgate-cli', exp: 1_800 });
+    const forUs = jwt({ sub: 'ann', aud: ['tollgate-cli', 'other'], exp: 1_500 });
+    const c = { clientId: 'tollgate-cli', id_token: idt };
+    expect(bearerOf({ ...c, access_token: forUs })).toBe(forUs);
+    expect(bearerOf({ ...c, access_token: jwt({ sub: 'ann', aud: 'tollgate-cli' }) })).not.toBe(idt);
+    // Entra ID's access token for Microsoft Graph, Okta's for api://default: not Tollgate's to verify.
+    expect(bearerOf({ ...c, access_token: jwt({ sub: 'ann', aud: '00000003-0000-0000-c000-000000000000' }) })).toBe(
+      idt,
+    );
+    expect(bearerOf({ ...c, access_token: 'opaque-token' })).toBe(idt); // Google's
+    expect(bearerOf({ clientId: 'tollgate-cli', access_token: 'opaque-token' })).toBe('opaque-token');
   });
 
   it("expires at the sent token's exp, else at expires_in's", () => {
-    expect(expiryOf(entry('https://a.test', { access_token: jwt({ exp: 1_500 }) }))).toBe(1_500);
+    expect(expiryOf(entry('https://a.test', { access_token: jwt({ aud: 'tollgate-cli', exp: 1_500 }) }))).toBe(1_500);
     expect(expiryOf(entry('https://a.test', { access_token: 'opaque', id_token: jwt({ exp: 1_800 }) }))).toBe(1_800);
     expect(expiryOf(entry('https://a.test', { access_token: 'opaque' }))).toBe(2_000);
   });

@@ -5,25 +5,34 @@ import { discover, ProviderError, refresh, toEntry } from './provider';
 export class LoginExpiredError extends Error {}
 
 /**
- * The bearer token a login sends. Tollgate verifies provider tokens itself against the provider's JWKS, with no
- * call to the provider per request, so it needs a signed JWT: the access token when the provider issues JWT
- * access tokens (Okta, Entra ID, Keycloak, Auth0 with an API audience), else the ID token (providers whose access
- * tokens are opaque, such as Google, cannot be verified any other way). Both are refreshed alike.
+ * The bearer token a login sends. Tollgate verifies a provider's tokens itself, against the provider's keys and
+ * with its web and CLI client ids as the audiences it accepts, so it needs a signed JWT meant for this client:
+ * the access token when it is one whose `aud` names the CLI's client id (a provider set up to issue access tokens
+ * for Tollgate), else the ID token, whose audience is always the client. Access tokens are often for someone else
+ * (Entra ID's for Microsoft Graph, Okta's for `api://default`) or opaque (Google's), and Tollgate could not verify
+ * those. Both are refreshed alike.
  */
-export function bearerOf(e: Pick<StoredLoginEntry, 'access_token' | 'id_token'>): string {
-  return isJwt(e.access_token) || !e.id_token ? e.access_token : e.id_token;
+export function bearerOf(e: Pick<StoredLoginEntry, 'access_token' | 'id_token' | 'clientId'>): string {
+  if (!e.id_token || claimsOf(e.access_token)?.aud?.includes(e.clientId)) return e.access_token;
+  return e.id_token;
 }
 
 function isJwt(token: string): boolean {
   return /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
 }
 
-/** A JWT's `exp`, unverified: only to know when to refresh, never to trust anything. */
-function jwtExp(token: string): number | undefined {
+/** A JWT's `exp` and `aud`, unverified: only to choose a token and know when to refresh, never to trust anything. */
+function claimsOf(token: string): { exp?: number; aud?: string[] } | undefined {
   if (!isJwt(token)) return undefined;
   try {
-    const exp = (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { exp?: unknown }).exp;
-    return typeof exp === 'number' ? exp : undefined;
+    const p = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
+    const aud =
+      typeof p.aud === 'string'
+        ? [p.aud]
+        : Array.isArray(p.aud)
+          ? p.aud.filter((a) => typeof a === 'string')
+          : undefined;
+    return { exp: typeof p.exp === 'number' ? p.exp : undefined, aud };
   } catch {
     return undefined;
   }
@@ -31,7 +40,7 @@ function jwtExp(token: string): number | undefined {
 
 /** When the bearer expires: its own `exp` when it is a JWT, else the token response's `expires_in`. */
 export function expiryOf(e: StoredLoginEntry): number | undefined {
-  return jwtExp(bearerOf(e)) ?? e.expires_at;
+  return claimsOf(bearerOf(e))?.exp ?? e.expires_at;
 }
 
 /**
