@@ -66,4 +66,17 @@ describe('provider claims → a Tollgate person', () => {
     const r = mapClaims({ sub: 'ann', groups: ['audit'], email: 'not an email', name: 'n'.repeat(300) }, mapping);
     expect(r).toEqual({ ok: true, principal: { id: 'ann', tenant: 'default', roles: ['auditor'] } });
   });
+
+  it('leaves out an email the provider says it has not verified: it would link a Slack user to whoever typed it', () => {
+    const mapping = { rolesClaim: 'groups', roleMap: MAP, tenant: { fixed: 'default' } };
+    const claims = { sub: 'eve', groups: ['audit'], email: 'ann@acme.example' };
+    expect(mapClaims({ ...claims, email_verified: false }, mapping)).toMatchObject({ principal: { id: 'eve' } });
+    expect(mapClaims({ ...claims, email_verified: false }, mapping)).not.toHaveProperty('principal.email');
+    for (const verified of [true, undefined])
+      // providers that send no email_verified (Entra ID) vouch for the address
+      expect(mapClaims({ ...claims, email_verified: verified }, mapping)).toHaveProperty(
+        'principal.email',
+        'ann@acme.example',
+      );
+  });
 });

@@ -68,9 +68,13 @@ export function mapClaims(claims: Record<string, unknown>, mapping: ClaimMapping
   const groups = groupsOf(claimAt(claims, mapping.rolesClaim));
   const roles = rolesFor(groups, mapping.roleMap);
   const name = typeof claims.name === 'string' && claims.name.length <= 256 ? claims.name : undefined;
-  // Shown back and matched for linking, never trusted for access: a malformed one is left out.
+  // Shown back and matched for linking a Slack user (never for access): a malformed one is left out, and so is one
+  // the provider says it has not verified, or anyone could link a Slack user by typing its owner's address.
   const email =
-    typeof claims.email === 'string' && claims.email.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(claims.email)
+    typeof claims.email === 'string' &&
+    claims.email_verified !== false &&
+    claims.email.length <= 320 &&
+    /^[^\s@]+@[^\s@]+$/.test(claims.email)
       ? claims.email
       : undefined;
   const principal: Principal = { id: sub, tenant, roles, ...(name ? { name } : {}), ...(email ? { email } : {}) };

@@ -39,3 +39,24 @@ describe('JwtVerifier remembering verified tokens', () => {
     expect(verifier.cachedTokens).toBe(0);
   });
 });
+
+describe('JwtVerifier and the email claim', () => {
+  it('keeps a verified or unqualified email, and leaves out one the issuer says it has not verified', async () => {
+    const { SignJWT } = await import('jose');
+    const verifier = new JwtVerifier({ secret: SECRET, devSecret: false });
+    const token = (email_verified?: boolean) =>
+      new SignJWT({
+        roles: ['approver'],
+        email: 'ann@acme.example',
+        ...(email_verified === undefined ? {} : { email_verified }),
+      })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('eve')
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(SECRET));
+    expect((await verifier.verify(await token(false))).email).toBeUndefined();
+    expect((await verifier.verify(await token(true))).email).toBe('ann@acme.example');
+    expect((await verifier.verify(await token())).email).toBe('ann@acme.example');
+  });
+});
