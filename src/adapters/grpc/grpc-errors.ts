@@ -18,6 +18,8 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   forbidden: GrpcStatus.PERMISSION_DENIED,
   self_approval: GrpcStatus.PERMISSION_DENIED,
   chat_approval_not_allowed: GrpcStatus.PERMISSION_DENIED,
+  // Only a web session's cookie needs it, and gRPC takes no cookies: listed so every code has its status.
+  csrf_failed: GrpcStatus.PERMISSION_DENIED,
   not_found: GrpcStatus.NOT_FOUND,
   conversation_blocked: GrpcStatus.FAILED_PRECONDITION,
   idempotency_mismatch: GrpcStatus.FAILED_PRECONDITION,
@@ -36,6 +38,7 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   halted: GrpcStatus.FAILED_PRECONDITION,
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   unavailable: GrpcStatus.UNAVAILABLE,
+  identity_provider_unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
 };
 
