@@ -88,6 +88,9 @@ export function addClientCommands(program: Command): void {
       ),
   ).action(async (o: ClientOptions) => {
     await runInbox(api(o));
+    // q and Ctrl-C mean now: a refresh or tools request still in flight to a slow server would otherwise keep the
+    // process (and the person's terminal) for up to its 30 s timeout after the screen is gone.
+    process.exit(EXIT.ok);
   });
 
   withConnection(

@@ -285,8 +285,8 @@ class Inbox {
   private argumentsShownWhole(a: Approval): boolean {
     const { width, room } = this.layout();
     if (this.view === 'details') {
-      // The arguments end the details but for a blank line and the key help; each of their lines must fit as well.
-      const shown = details(a, this.needsConfirm(a)).length - 2;
+      // The arguments end the details (a blank line and the key help follow); each of their lines must fit as well.
+      const shown = details(a, this.needsConfirm(a)).length;
       const argLines = JSON.stringify(a.arguments, null, 2).split('\n');
       return shown <= room && argLines.every((l) => visibleLength(`  ${l}`) <= width);
     }
@@ -489,12 +489,23 @@ class Inbox {
     else this.done();
   }
 
-  /** The screen's width, and the lines left between the header and the footer. */
-  private layout(): { width: number; room: number } {
+  /**
+   * The screen's width, the footer (a blank line, the key help, notices and prompt, wrapped to the width), and the
+   * lines left between the header and the footer. A terminal that reports no size (0×0) counts as 100×30.
+   */
+  private layout(): { width: number; room: number; footer: string[] } {
     const width = Math.max(40, this.io.output.columns || 100);
     const height = Math.max(10, this.io.output.rows || 30);
-    // The header and a blank line; the footer's blank line, key help, notices and prompt.
-    return { width, room: Math.max(3, height - 2 - (2 + this.notices.length + (this.prompt ? 1 : 0))) };
+    const footer = ['', ...wrapItems(LIST_KEYS, width).map(dim), ...this.notices];
+    if (this.prompt)
+      footer.push(
+        ...wrapWords(
+          this.prompt.kind === 'text' ? `${this.prompt.label}${this.prompt.buffer}█` : this.prompt.label,
+          width,
+        ),
+      );
+    // The header and a blank line above; the footer below.
+    return { width, footer, room: Math.max(3, height - 2 - footer.length) };
   }
 
   /** A call's row in the list, as wide as it comes (the screen cuts it). */
@@ -505,21 +516,14 @@ class Inbox {
 
   private readonly render = (): void => {
     if (this.suspended) return;
-    const { width } = this.layout();
+    const { width, footer, room } = this.layout();
     const fit = (s: string) => truncate(s, width);
     const header = `${bold('Tollgate inbox')} · ${this.who} @ ${this.api.conn.url} · ${this.items.length} pending · ${this.conn === 'live' ? green('● live') : yellow(this.conn)}`;
     const lines: string[] = [header, ''];
-    const footer: string[] = [
-      '',
-      dim('↑/↓ move · enter details · a approve · A always allow · r reject · e edit arguments · g refresh · q quit'),
-      ...this.notices,
-    ];
-    if (this.prompt)
-      footer.push(this.prompt.kind === 'text' ? `${this.prompt.label}${this.prompt.buffer}█` : this.prompt.label);
-    const room = this.layout().room;
     const item = this.items[this.selected];
     if (this.view === 'details' && item) {
-      lines.push(...details(item, this.needsConfirm(item)).slice(0, room));
+      const help = wrapItems(DETAILS_KEYS, width).map(dim);
+      lines.push(...[...details(item, this.needsConfirm(item)), '', ...help].slice(0, room));
     } else if (!this.items.length) {
       lines.push(dim('Nothing waiting for you. New requests appear here as they arrive.'));
     } else {
@@ -569,8 +573,52 @@ function details(a: Approval, confirm: string | undefined): string[] {
       .split('\n')
       .map((l) => `  ${l}`),
   );
-  out.push('', dim('a approve · A always allow · r reject · e edit arguments · enter/esc back'));
   return out;
+}
+
+/** The keys, as the footer lists them (wrapped between keys to the screen's width, so "q quit" is never cut off). */
+const LIST_KEYS = [
+  '↑/↓ move',
+  'enter details',
+  'a approve',
+  'A always allow',
+  'r reject',
+  'e edit arguments',
+  'g refresh',
+  'q quit',
+];
+const DETAILS_KEYS = ['a approve', 'A always allow', 'r reject', 'e edit arguments', 'enter/esc back'];
+
+/** Plain items joined with " · ", in as many lines of at most `width` characters as they take. */
+export function wrapItems(items: string[], width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const item of items) {
+    if (line && line.length + 3 + item.length > width) {
+      lines.push(line);
+      line = item;
+    } else {
+      line = line ? `${line} · ${item}` : item;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/** A line with ANSI styling, broken between words into lines of at most `width` visible characters. */
+export function wrapWords(s: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of s.split(' ')) {
+    if (line && visibleLength(line) + 1 + visibleLength(word) > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  lines.push(line);
+  return lines;
 }
 
 /** One key per element: escape sequences (arrows) stay whole, everything else is one character. */
