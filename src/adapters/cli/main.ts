@@ -1,11 +1,13 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ConfigError } from '../../infrastructure/config/config';
+import { packageVersion } from '../../infrastructure/package-info';
 import { CliError, EXIT } from './client/api-client';
 import { addClientCommands, reportError } from './client/client-commands';
 import { addGrantCommands } from './client/grant-commands';
 import { addStepCommands } from './client/step-commands';
 import { addQuestionCommands } from './client/question-commands';
 import { addLoginCommands } from './login/login-commands';
+import type { TokenOptions } from './token-command';
 
 /**
  * `tollgate` — the server, its operator commands, and the client commands that talk to a running server.
@@ -18,6 +20,7 @@ export function buildCli(): Command {
   const program = new Command('tollgate')
     .description('Self-hosted approval service for AI-agent tool calls')
     .showHelpAfterError()
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
     .exitOverride(); // usage errors reach main(), which exits with 2
 
   program
@@ -64,9 +67,16 @@ export function buildCli(): Command {
       "an agent token's owner: the person answerable for it, who may not approve its calls where the policy says selfApproval: false",
     )
     .option('--ttl <ttl>', 'lifetime, e.g. 30m, 8h, 7d', ttlArg, '8h')
-    .action((o: { sub: string; role: string[]; tenant: string; name?: string; owner?: string; ttl: string }) =>
-      serverCommands().token(o),
-    );
+    .option(
+      '--data-dir <dir>',
+      "the server's data dir, holding its dev secret (default: TOLLGATE_DATA_DIR, else ./.tollgate, else the .tollgate beside this Tollgate)",
+    )
+    .action((o: TokenOptions) => tokenCommand().token(o));
+
+  program
+    .command('version')
+    .description('Print the version and exit')
+    .action(() => console.log(packageVersion()));
 
   program
     .command('mcp')
@@ -91,6 +101,11 @@ export function buildCli(): Command {
 /** Loaded on use: the client commands start without Nest, TypeORM and the database drivers. */
 function serverCommands(): typeof import('./server-commands') {
   return require('./server-commands') as typeof import('./server-commands');
+}
+
+/** Loaded on use, and light: a token needs the config, the dev secret and jose, not the server. */
+function tokenCommand(): typeof import('./token-command') {
+  return require('./token-command') as typeof import('./token-command');
 }
 
 /** Loaded on use: only `tollgate mcp` needs the MCP SDK. */

@@ -1,8 +1,5 @@
 import { userInfo } from 'node:os';
-import { DEFAULT_MAX_TTL_S, mintToken } from '../../infrastructure/auth/jwt-verifier';
-import { spanSeconds } from '../../infrastructure/config/duration';
-import { checkSecretStrength, readDevSecret } from '../../infrastructure/auth/dev-secret';
-import { ConfigError, loadConfig } from '../../infrastructure/config/config';
+import { loadConfig } from '../../infrastructure/config/config';
 import { openDataSource } from '../../infrastructure/database/data-source';
 import { startEmbeddedPostgres } from '../../infrastructure/database/embedded-postgres';
 import { describeDatabaseUrl } from '../../infrastructure/config/startup-errors';
@@ -141,41 +138,6 @@ export async function migrate(): Promise<void> {
     await ds.destroy();
     await embedded?.stop();
   }
-}
-
-export async function token(o: {
-  sub: string;
-  role: string[];
-  tenant: string;
-  name?: string;
-  owner?: string;
-  ttl: string;
-}): Promise<void> {
-  const config = loadConfig();
-  const secret = config.auth.secret ?? readDevSecret(config.dataDir);
-  if (!secret) {
-    throw new ConfigError(
-      config.auth.jwksUrl
-        ? 'Tokens come from your identity provider (TOLLGATE_JWKS_URL is set); this command signs only with a shared secret'
-        : `No secret: set TOLLGATE_JWT_SECRET, or start the server once (npm start) to make a dev secret in ${config.dataDir}`,
-    );
-  }
-  // Mint only what the server will accept: its secret rule, lifetime cap, and issuer and audience when configured.
-  if (config.auth.secret) checkSecretStrength(config.auth.secret);
-  const max = config.auth.maxTtlSeconds ?? DEFAULT_MAX_TTL_S;
-  const ttl = spanSeconds(o.ttl, { bare: true });
-  if (ttl !== undefined && ttl > max) {
-    throw new ConfigError(
-      `--ttl ${o.ttl} is longer than the ${max} s a token may live (TOLLGATE_JWT_MAX_TTL): the server would refuse it`,
-    );
-  }
-  const { issuer, audience } = config.auth;
-  console.log(
-    await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name, owner: o.owner }, o.ttl, {
-      issuer,
-      audience,
-    }),
-  );
 }
 
 function osUser(): string {
