@@ -125,8 +125,17 @@ describe('the mcp channel', () => {
       { decision: 'approve' },
       { 'X-Tollgate-Channel': 'mcp' },
     );
-    expect(decided.status).toBe(200);
-    expect(decided.body.decision.by).toEqual({ id: 'ann', name: 'Ann', via: 'mcp' });
+    // A destructive call is never approved from a chat: the chat relays, it does not prove a person saw the call.
+    expect(decided.status).toBe(403);
+    expect(decided.body).toMatchObject({ code: 'chat_approval_not_allowed', toolCallId: rest.id });
+    const rejected = await http.post(
+      `/v1/tool-calls/${rest.id}/decision`,
+      approver,
+      { decision: 'reject', reason: 'not from a chat' },
+      { 'X-Tollgate-Channel': 'mcp' },
+    );
+    expect(rejected.status).toBe(200);
+    expect(rejected.body.decision.by).toEqual({ id: 'ann', name: 'Ann', via: 'mcp', assurance: 'client' });
 
     const viaGrpc = (await proposeOne('mcp-via-grpc', 'delete_file', { destructiveHint: true })).body.toolCalls[0];
     const answer = await rpc.call(
