@@ -45,6 +45,10 @@ describe('return_to', () => {
   it('refuses anything that could leave it', () => {
     for (const bad of [
       '//evil.example',
+      '/.//evil.example/phish', // the URL parser resolves these to `//evil.example/phish`
+      '/..//evil.example/phish',
+      '/%2e//evil.example/phish',
+      '/a/..//evil.example',
       '/\\evil.example',
       'https://evil.example/',
       'evil.example',

@@ -230,7 +230,9 @@ export function sameOriginPath(raw: unknown): string | undefined {
   try {
     const u = new URL(raw, 'http://tollgate.invalid');
     if (u.origin !== 'http://tollgate.invalid') return undefined;
-    return u.pathname + u.search + u.hash;
+    const path = u.pathname + u.search + u.hash;
+    // Checked again after the URL parser resolved `/./` and `/../`: `/.//evil` comes out as `//evil`, another host.
+    return path.startsWith('//') ? undefined : path;
   } catch {
     return undefined;
   }
