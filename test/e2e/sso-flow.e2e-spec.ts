@@ -470,9 +470,26 @@ describe('single sign-on behind an https TOLLGATE_PUBLIC_URL', () => {
     const start = await jar.fetch(`${server.url}/auth/login`);
     const authorize = new URL(start.headers.get('location')!);
     expect(authorize.searchParams.get('redirect_uri')).toBe(`${PUBLIC}/auth/callback`);
-    expect(start.headers.getSetCookie().find((c) => c.startsWith('tollgate_login_'))).toMatch(/; Secure$/);
+    // The login cookie is __Host- too: a sibling subdomain cannot plant its own sign-in for the victim to finish.
+    expect(start.headers.getSetCookie().find((c) => c.includes('tollgate_login_'))).toMatch(
+      /^__Host-tollgate_login_[\w-]{16}=[\w-]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/,
+    );
     // The browser would open the public address; a proxy there forwards to this server.
     const callback = new URL(await throughProvider(jar, authorize.href, 'ann', PUBLIC));
+    const sealed = jar.get(
+      server.url,
+      jar.names(server.url).find((n) => n.startsWith('__Host-tollgate_login_'))!,
+    )!;
+    const planted = await fetch(`${server.url}${callback.pathname}${callback.search}`, {
+      headers: {
+        cookie: `${jar
+          .names(server.url)
+          .find((n) => n.startsWith('__Host-'))!
+          .slice(7)}=${sealed}`,
+      },
+      redirect: 'manual',
+    });
+    expect(planted.status).toBe(400); // the same sealed sign-in under a name a sibling could set finishes nothing
     const done = await jar.fetch(`${server.url}${callback.pathname}${callback.search}`);
     expect(done.status).toBe(303);
     // Over https the name takes the __Host- prefix: only this host can set it, so no sibling plants a session.

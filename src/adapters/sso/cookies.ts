@@ -12,16 +12,22 @@ const LOGIN_PREFIX = 'tollgate_login_';
 
 /**
  * The login cookie of one sign-in, named after its state: sign-ins begun in several tabs each keep their own, and a
- * callback finds its own by the `state` it carries.
+ * callback finds its own by the `state` it carries. Over https it is `__Host-` (and so for `/`), like the session's:
+ * a sibling subdomain could otherwise plant its own sign-in's cookie and have the victim finish it, signed in as
+ * the attacker (login CSRF).
  */
-export function loginCookie(state: string): string {
-  return LOGIN_PREFIX + createHash('sha256').update(state).digest('base64url').slice(0, 16);
+export function loginCookie(state: string, secure: boolean): { name: string; path: string } {
+  const name = LOGIN_PREFIX + createHash('sha256').update(state).digest('base64url').slice(0, 16);
+  return secure ? { name: `__Host-${name}`, path: '/' } : { name, path: '/auth/callback' };
 }
 
 /** Whether any sign-in is under way in this browser (some login cookie is present). */
 export function hasLoginCookie(req: Pick<Request, 'headers'>): boolean {
   const header = req.headers.cookie;
-  return typeof header === 'string' && header.split(';').some((p) => p.trim().startsWith(LOGIN_PREFIX));
+  return (
+    typeof header === 'string' &&
+    header.split(';').some((p) => p.trim().replace(/^__Host-/, '').startsWith(LOGIN_PREFIX))
+  );
 }
 
 /** One cookie's value from the Cookie header (no parser is installed for the whole app). */

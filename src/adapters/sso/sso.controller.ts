@@ -77,8 +77,9 @@ export class SsoController {
         code: e.code,
       });
     }
-    setCookie(res, loginCookie(started.transaction.state), sealer.seal(started.transaction), {
-      path: CALLBACK_PATH,
+    const login = loginCookie(started.transaction.state, this.secure());
+    setCookie(res, login.name, sealer.seal(started.transaction), {
+      path: login.path,
       maxAgeSeconds: LOGIN_TTL_S,
       secure: this.secure(),
     });
@@ -98,8 +99,9 @@ export class SsoController {
     const secure = this.secure();
     const url = new URL(req.originalUrl, this.base(req));
     const state = url.searchParams.get('state');
-    const name = state && state.length <= 512 ? loginCookie(state) : undefined;
-    if (name) clearCookie(res, name, { path: CALLBACK_PATH, secure });
+    const login = state && state.length <= 512 ? loginCookie(state, secure) : undefined;
+    const name = login?.name;
+    if (login) clearCookie(res, login.name, { path: login.path, secure });
     const sealed = name ? readCookie(req, name) : undefined;
     const transaction = sealed ? sealer.open(sealed) : undefined;
     if (!transaction) {
