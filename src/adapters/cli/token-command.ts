@@ -22,7 +22,8 @@ export interface TokenOptions {
 
 export async function token(o: TokenOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(o.dataDir ? { ...env, TOLLGATE_DATA_DIR: o.dataDir } : env);
-  const secret = config.auth.secret ?? findDevSecret(o.dataDir ? '--data-dir' : env.TOLLGATE_DATA_DIR, config);
+  const toldBy = o.dataDir ? '--data-dir' : env.TOLLGATE_DATA_DIR ? 'TOLLGATE_DATA_DIR' : undefined;
+  const secret = config.auth.secret ?? findDevSecret(toldBy, config);
   // Mint only what the server will accept: its secret rule, lifetime cap, and issuer and audience when configured.
   if (config.auth.secret) checkSecretStrength(config.auth.secret);
   const max = config.auth.maxTtlSeconds ?? DEFAULT_MAX_TTL_S;
@@ -57,7 +58,7 @@ function findDevSecret(toldBy: string | undefined, config: { dataDir: string; au
     const secret = readDevSecret(config.dataDir);
     if (secret) return secret;
     throw new ConfigError(
-      `No secret to sign with: TOLLGATE_JWT_SECRET is not set and there is no dev secret at ${devSecretPath(config.dataDir)} (the data dir ${toldBy === '--data-dir' ? 'from --data-dir' : 'from TOLLGATE_DATA_DIR'}). Check the path, ${fix}`,
+      `No secret to sign with: TOLLGATE_JWT_SECRET is not set and there is no dev secret at ${devSecretPath(config.dataDir)} (the data dir from ${toldBy}). It must be the server's data dir (its TOLLGATE_DATA_DIR; ./.tollgate where it was started), where it makes the secret on its first start; or set TOLLGATE_JWT_SECRET to the secret the server uses`,
     );
   }
   const here = config.dataDir;
