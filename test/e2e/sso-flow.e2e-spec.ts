@@ -202,6 +202,11 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
     expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe(`${server.url}/`);
     expect(endSession.searchParams.get('id_token_hint')).toMatch(/^ey/);
     expect(await sessionRows()).toBe(before - 1);
+    // The hint is the sign-in's ID token, now in the page's history and the provider's logs: no bearer token.
+    const hint = await fetch(`${server.url}/v1/me`, {
+      headers: { authorization: `Bearer ${endSession.searchParams.get('id_token_hint')}` },
+    });
+    expect(hint.status).toBe(401);
 
     const replay = await fetch(`${server.url}/v1/me`, { headers: { cookie: `tollgate_session=${cookie}` } });
     expect({ status: replay.status, code: (await replay.json()).code }).toEqual({
@@ -369,6 +374,9 @@ describe('single sign-on (OpenID Connect) over HTTP', () => {
 
     for (const [why, token] of [
       ['another audience', await idp.sign({ sub: 'eve', groups: ['secops'], org: 'acme' }, { audience: 'other-app' })],
+      // The web client's tokens belong to its sessions; a browser sign-in's ID token carries a nonce.
+      ['the web client', await idp.sign({ sub: 'eve', groups: ['secops'], org: 'acme' }, { audience: 'tollgate-web' })],
+      ['a nonce', await idp.sign({ sub: 'eve', groups: ['secops'], org: 'acme', nonce: 'n-0S6_WzA2Mj' })],
       ['no tenant claim', await idp.sign({ sub: 'eve', groups: ['secops'] })],
       ['a tenant that is no tenant', await idp.sign({ sub: 'eve', groups: ['secops'], org: 'a/b' })],
     ] as const) {

@@ -160,7 +160,7 @@ export async function startOidcProvider(accounts: Accounts, options: ProviderOpt
       return new SignJWT(claims)
         .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
         .setIssuer(opts.issuer ?? issuer)
-        .setAudience(opts.audience ?? WEB_CLIENT_ID)
+        .setAudience(opts.audience ?? CLI_CLIENT_ID)
         .setIssuedAt(now)
         .setExpirationTime(now + (opts.ttlSeconds ?? 600))
         .sign(privateKey);

@@ -39,7 +39,9 @@ export function resolveAuth(config: TollgateConfig): TollgateConfig {
 function withProvider(config: TollgateConfig): TollgateConfig {
   const o = config.oidc;
   if (!o) return config;
-  const audiences = [...new Set([o.clientId, o.cliClientId, ...(config.auth.audience ? [config.auth.audience] : [])])];
+  // The web client's tokens stay with its sessions: only the CLI's client (and TOLLGATE_JWT_AUDIENCE) may send them
+  // as bearer tokens. When both are one client, the nonce check in JwtVerifier keeps web ID tokens out.
+  const audiences = [...new Set([o.cliClientId, ...(config.auth.audience ? [config.auth.audience] : [])])];
   return {
     ...config,
     auth: {

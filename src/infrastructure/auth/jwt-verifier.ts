@@ -118,6 +118,10 @@ export class JwtVerifier {
     } catch (e) {
       throw new InvalidTokenError(e instanceof Error ? e.message : 'invalid token');
     }
+    // An ID token with a nonce was made for a browser sign-in (the web inbox always sends one): it was handed to the
+    // page's sign-out as id_token_hint and kept with the session, so it must not work as a bearer token as well.
+    if (payload.nonce !== undefined)
+      throw new InvalidTokenError('a web sign-in ID token (it carries a nonce) is not a bearer token');
     checkLifetime(payload, this.maxTtl, Math.floor(Date.now() / 1000));
     const mapped = mapClaims(payload as Record<string, unknown>, provider.mapping);
     if (mapped.ok) return { principal: mapped.principal, exp: payload.exp! };
