@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { client } from '../support/http';
-import { BIN } from '../support/process';
+import { BIN, exited, freePort, serverEnv } from '../support/process';
 import { startTestServer, TestServer } from '../support/server';
 
 const CHECKOUT = join(__dirname, '..', '..');
@@ -116,6 +116,50 @@ describe('tollgate token from anywhere', () => {
       expect(await acceptedAs(r.stdout)).toBe('dan');
     });
   });
+
+  it('a server started outside the checkout suggests a token command that works as printed, from another directory', async () => {
+    // Embedded mode, so the server makes its dev secret; started from a directory of its own with a data dir elsewhere.
+    const home = join(scratch, 'ops');
+    mkdirSync(home);
+    const dataDir = join(scratch, 'ops-data');
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      cwd: home,
+      env: serverEnv({ PORT: String(port), TOLLGATE_DATA_DIR: dataDir, TOLLGATE_GRPC_PORT: 'off' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    try {
+      const banner = await new Promise<{ signIn: string }>((resolve, reject) => {
+        const look = () => {
+          const line = out.split('\n').find((l) => l.includes('Tollgate listening on'));
+          if (line) return resolve(JSON.parse(line) as { signIn: string });
+          if (child.exitCode !== null) return reject(new Error(`the server exited:\n${out}`));
+          setTimeout(look, 100);
+        };
+        look();
+      });
+      // Not npx (outside the checkout it would fetch a registry package): this CLI by its path, and the data dir.
+      const suggested = /a token: (.+)$/.exec(banner.signIn)?.[1];
+      expect(suggested).toBe(`node ${BIN} token --sub alice --role approver --data-dir ${dataDir}`);
+      const minted = spawnSync('/bin/sh', ['-c', suggested!], {
+        cwd: project,
+        env: { PATH: process.env.PATH, HOME: scratch },
+        encoding: 'utf8',
+      });
+      expect(minted.status).toBe(0);
+      const me = await fetch(`http://127.0.0.1:${port}/v1/me`, {
+        headers: { authorization: `Bearer ${minted.stdout.trim()}` },
+      });
+      expect(me.status).toBe(200);
+      expect(((await me.json()) as { id: string }).id).toBe('alice');
+    } finally {
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+  }, 90_000);
 
   /** `node <bin> token …` in the user's project, with no Tollgate settings but those given. */
   function token(bin: string, args: string[], env: Record<string, string> = {}) {

@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os';
+import { basename, join, resolve } from 'node:path';
 import { loadConfig } from '../../infrastructure/config/config';
 import { openDataSource } from '../../infrastructure/database/data-source';
 import { startEmbeddedPostgres } from '../../infrastructure/database/embedded-postgres';
@@ -8,6 +9,7 @@ import type { Tracing } from '../../infrastructure/observability/tracing';
 import { packageVersion } from '../../infrastructure/package-info';
 import { RunningServer, startServer } from '../../server';
 import { TerminalChannel } from './terminal/terminal-channel';
+import { packageRoot } from './token-command';
 
 /**
  * The commands that run the server itself. Kept apart from main.ts and loaded only when used, so that
@@ -83,7 +85,7 @@ function banner(server: RunningServer, traced: boolean): Banner {
   const database = config.databaseUrl
     ? `PostgreSQL ${describeDatabaseUrl(config.databaseUrl) ?? '(DATABASE_URL)'}`
     : `embedded PostgreSQL in ${config.dataDir}`;
-  const token = 'npx tollgate token --sub alice --role approver';
+  const token = tokenHint(config.auth.devSecret ? config.dataDir : undefined);
   const signIn = config.auth.devSecret
     ? `the page's dev sign-in (from this machine), or a token: ${token}`
     : config.auth.secret
@@ -138,6 +140,28 @@ export async function migrate(): Promise<void> {
     await ds.destroy();
     await embedded?.stop();
   }
+}
+
+/**
+ * The token command to suggest, as it runs where the operator is: `npx tollgate` only in the checkout (elsewhere npx
+ * would fetch a registry package of that name), and the data dir when it is not one the command finds by itself.
+ */
+function tokenHint(devSecretDir: string | undefined): string {
+  const root = packageRoot();
+  const script = process.argv[1] ?? '';
+  const cli =
+    root && resolve(process.cwd()) === root
+      ? 'npx tollgate'
+      : basename(script) === 'tollgate'
+        ? 'tollgate'
+        : `node ${shellWord(script)}`;
+  const found = [resolve('.tollgate'), ...(root ? [join(root, '.tollgate')] : [])];
+  const dataDir = devSecretDir && !found.includes(devSecretDir) ? ` --data-dir ${shellWord(devSecretDir)}` : '';
+  return `${cli} token --sub alice --role approver${dataDir}`;
+}
+
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 function osUser(): string {

@@ -83,7 +83,7 @@ function findDevSecret(toldBy: string | undefined, config: { dataDir: string; au
 }
 
 /** This Tollgate's directory: upwards of this file (src/ in tests, dist/src/ built), the package.json named tollgate. */
-function packageRoot(): string | undefined {
+export function packageRoot(): string | undefined {
   for (let dir = __dirname; ; dir = dirname(dir)) {
     const file = join(dir, 'package.json');
     if (existsSync(file)) {
