@@ -24,6 +24,14 @@ const STRANGER = { id: 'U0STRANGER', name: 'mallory' };
 /** Linked by the settings to `ida`, whose roles change between sign-ins. */
 const IDA_SLACK = { id: 'U0IDA', name: 'ida' };
 const UNCONFIRMED = { id: 'U0UNCONF', name: 'eve' };
+/** Linked by the settings to `sam`, whose last sign-in is made older than TOLLGATE_PERSON_MAX_AGE. */
+const SAM_SLACK = { id: 'U0SAM', name: 'sam' };
+/** Linked by the settings to `zed`, who signs in only to tenant `acme` while Slack acts in `default`. */
+const ZED_SLACK = { id: 'U0ZED', name: 'zed' };
+/** Linked by the email `pat@example.com`, which later changes hands. */
+const PAT_SLACK = { id: 'U0PAT', name: 'pat' };
+/** Rita's Slack user: her email is also claimed by persons with no role. */
+const RITA_SLACK = { id: 'U0RITA', name: 'rita' };
 
 let slack: SlackStandIn;
 let server: TestServer;
@@ -44,7 +52,14 @@ beforeAll(async () => {
       channel: '#approvals',
       apiUrl: slack.url,
       tenant: 'default',
-      people: { [ANN_SLACK.id]: 'ann', [NINA_SLACK.id]: 'nina', [IDA_SLACK.id]: 'ida' },
+      people: {
+        [ANN_SLACK.id]: 'ann',
+        [NINA_SLACK.id]: 'nina',
+        [IDA_SLACK.id]: 'ida',
+        [SAM_SLACK.id]: 'sam',
+        [ZED_SLACK.id]: 'zed',
+      },
+      personMaxAgeSeconds: 7 * 86_400,
     },
   });
   http = client(server.url);
@@ -212,12 +227,70 @@ describe('deciding in Slack as the linked person', () => {
     const call = await pending('delete_source');
     const before = ephemeralsTo(NINA_SLACK.id);
     await click(NINA_SLACK, 'tollgate_approve', call.id);
-    await toldTo(NINA_SLACK.id, before, /has not signed in to Tollgate yet/);
+    await toldTo(
+      NINA_SLACK.id,
+      before,
+      /has not signed in to Tollgate in tenant `default` \(TOLLGATE_SLACK_TENANT\) yet/,
+    );
     const [refused] = await eventually(async () => {
       const e = await audit(call.id, 'DecisionRefused');
       return e.length ? e : undefined;
     });
-    expect(refused.data).toMatchObject({ code: 'unlinked_channel_user', channelUser: NINA_SLACK.id });
+    expect(refused.data).toMatchObject({ code: 'unlinked_channel_user', channelUser: NINA_SLACK.id, personId: 'nina' });
+  });
+
+  it('names the tenant it looked in when the person signed in to another one (single sign-on in `acme`)', async () => {
+    const zed = await server.token('zed', ['admin'], { tenant: 'acme', name: 'Zed' });
+    expect((await http.get('/v1/me', zed)).status).toBe(200);
+    const call = await pending('delete_source');
+    const before = ephemeralsTo(ZED_SLACK.id);
+    await click(ZED_SLACK, 'tollgate_approve', call.id);
+    const told = await toldTo(ZED_SLACK.id, before, /not signed in/);
+    expect(told.args.text).toContain(
+      'linked to "zed", who has not signed in to Tollgate in tenant `default` (TOLLGATE_SLACK_TENANT) yet',
+    );
+    expect((await http.get(`/v1/tool-calls/${call.id}`, root)).body.status).toBe('pending');
+  });
+});
+
+/** Makes a person's last sign-in older than TOLLGATE_PERSON_MAX_AGE (a week here), as if a week and a day passed. */
+async function ageSignIn(id: string): Promise<void> {
+  await server.dataSource.query(
+    `UPDATE persons SET last_seen_at = now() - interval '8 days' WHERE tenant_id = 'default' AND id = $1`,
+    [id],
+  );
+}
+
+describe('a linked person whose last sign-in is older than TOLLGATE_PERSON_MAX_AGE', () => {
+  it('is refused in Slack, told to sign in again, recorded as DecisionRefused stale_person; a new sign-in lets them decide', async () => {
+    const sam = await server.token('sam', ['admin'], { name: 'Sam' });
+    expect((await http.get('/v1/me', sam)).status).toBe(200);
+    await ageSignIn('sam');
+    const call = await pending('admins_only');
+    const before = ephemeralsTo(SAM_SLACK.id);
+    await click(SAM_SLACK, 'tollgate_approve', call.id);
+    const told = await toldTo(SAM_SLACK.id, before, /sign-in is older than 7 days/);
+    expect(told.args.text).toMatch(/Sign in again \(the web inbox, `tollgate login`, or any request with your token\)/);
+    const [refused] = await eventually(async () => {
+      const e = await audit(call.id, 'DecisionRefused');
+      return e.length ? e : undefined;
+    });
+    expect(refused).toMatchObject({
+      actor: { id: `slack:${SAM_SLACK.id}`, via: 'slack', channelUser: SAM_SLACK.id },
+      data: { decision: 'approve', code: 'stale_person', personId: 'sam', channelUser: SAM_SLACK.id },
+    });
+    expect((await http.get(`/v1/tool-calls/${call.id}`, root)).body.status).toBe('pending');
+    expectIntactChain(await eventsOf(server.dataSource, 'default'));
+
+    // Signing in again refreshes the record. (This instance remembers its last write of sam for 5 minutes; a
+    // changed claim is written at once, as any request a week later would be.)
+    expect((await http.get('/v1/me', await server.token('sam', ['admin'], { name: 'Sam S.' }))).status).toBe(200);
+    await click(SAM_SLACK, 'tollgate_approve', call.id);
+    const approved = await eventually(async () => {
+      const c = (await http.get(`/v1/tool-calls/${call.id}`, root)).body;
+      return c.status === 'approved' ? c : undefined;
+    });
+    expect(approved.decision.by).toMatchObject({ id: 'sam', via: 'slack' });
   });
 });
 
@@ -277,14 +350,74 @@ describe('linking by verified email', () => {
         [DORA_SLACK.id],
       ),
     ).toEqual([{ person_id: 'dora', linked_by: 'email' }]);
-    // The stored link answers the next click without asking Slack again.
+    // The stored link holds on the next click once Slack's email still matches: asked again, not stored again.
     const asked = slack.callsTo('users.info').filter((c) => c.args.user === DORA_SLACK.id).length;
     const next = await pending('delete_source');
     await click(DORA_SLACK, 'tollgate_reject', next.id);
     await until(() =>
       slack.callsTo('views.open').some((c) => JSON.parse(c.args.view.private_metadata).toolCallId === next.id),
     );
-    expect(slack.callsTo('users.info').filter((c) => c.args.user === DORA_SLACK.id).length).toBe(asked);
+    expect(slack.callsTo('users.info').filter((c) => c.args.user === DORA_SLACK.id).length).toBe(asked + 1);
+  });
+
+  it("re-checks an email link on each use: when the person's email changes it no longer holds, and it follows the address's new owner", async () => {
+    const pat = await server.token('pat', ['admin'], { name: 'Pat', email: 'pat@example.com' });
+    expect((await http.get('/v1/me', pat)).status).toBe(200);
+    slack.addUser(PAT_SLACK.id, { email: 'pat@example.com' });
+    const first = await pending('delete_source');
+    await click(PAT_SLACK, 'tollgate_approve', first.id);
+    await until(async () => (await http.get(`/v1/tool-calls/${first.id}`, root)).body.status === 'approved');
+
+    // pat's email changes at the provider; the Slack account still says pat@example.com.
+    const moved = await server.token('pat', ['admin'], { name: 'Pat', email: 'pat@elsewhere.example' });
+    expect((await http.get('/v1/me', moved)).status).toBe(200);
+    const second = await pending('delete_source');
+    const before = ephemeralsTo(PAT_SLACK.id);
+    await click(PAT_SLACK, 'tollgate_approve', second.id);
+    const told = await toldTo(PAT_SLACK.id, before, /not linked to a Tollgate person/);
+    expect(told.args.text).toContain('its link to "pat" by email no longer holds');
+    expect((await http.get(`/v1/tool-calls/${second.id}`, root)).body.status).toBe('pending');
+
+    // The address's real owner signs in: the Slack user now decides as them, and the link says so.
+    const quinn = await server.token('quinn', ['approver'], { name: 'Quinn', email: 'Pat@Example.com' });
+    expect((await http.get('/v1/me', quinn)).status).toBe(200);
+    await click(PAT_SLACK, 'tollgate_approve', second.id);
+    const approved = await eventually(async () => {
+      const c = (await http.get(`/v1/tool-calls/${second.id}`, root)).body;
+      return c.status === 'approved' ? c : undefined;
+    });
+    expect(approved.decision.by).toMatchObject({ id: 'quinn', via: 'slack' });
+    expect(
+      await server.dataSource.query(
+        `SELECT person_id, linked_by FROM person_identities WHERE channel = 'slack' AND channel_user = $1`,
+        [PAT_SLACK.id],
+      ),
+    ).toEqual([{ person_id: 'quinn', linked_by: 'email' }]);
+  });
+
+  it('leaves persons with no role out of the email match: they neither capture nor blur the link', async () => {
+    const rita = await server.token('rita', ['approver'], { name: 'Rita', email: 'rita@example.com' });
+    expect((await http.get('/v1/me', rita)).status).toBe(200);
+    // Two provider tokens mapping to no role claim rita's address (ids sorting before hers).
+    for (const id of ['aaa-squat-1', 'aaa-squat-2'])
+      expect((await http.get('/v1/me', await server.token(id, [], { email: 'RITA@example.com' }))).status).toBe(200);
+    expect(
+      await server.dataSource.query(
+        `SELECT id, roles FROM persons WHERE tenant_id = 'default' AND lower(email) = 'rita@example.com' ORDER BY id`,
+      ),
+    ).toEqual([
+      { id: 'aaa-squat-1', roles: [] },
+      { id: 'aaa-squat-2', roles: [] },
+      { id: 'rita', roles: ['approver'] },
+    ]);
+    slack.addUser(RITA_SLACK.id, { email: 'rita@example.com' });
+    const call = await pending('delete_source');
+    await click(RITA_SLACK, 'tollgate_approve', call.id);
+    const approved = await eventually(async () => {
+      const c = (await http.get(`/v1/tool-calls/${call.id}`, root)).body;
+      return c.status === 'approved' ? c : undefined;
+    });
+    expect(approved.decision.by).toMatchObject({ id: 'rita', via: 'slack' });
   });
 
   it('does not link by an email Slack has not confirmed', async () => {
@@ -328,6 +461,17 @@ describe('answering a question in Slack', () => {
       await http.get(`/v1/audit/events?conversationId=${answered.conversationId}&type=QuestionAnswered`, root)
     ).body.events;
     expect(event.actor).toMatchObject({ id: 'ann', kind: 'person', via: 'slack', channelUser: ANN_SLACK.id });
+  });
+
+  it('refuses a linked person whose sign-in is too old, telling them to sign in again', async () => {
+    const sam = await server.token('sam', ['admin'], { name: 'Sam Q.' });
+    expect((await http.get('/v1/me', sam)).status).toBe(200);
+    await ageSignIn('sam');
+    const q = await question();
+    const before = ephemeralsTo(SAM_SLACK.id);
+    expect((await answerClick(SAM_SLACK, q)).status).toBe(200);
+    await toldTo(SAM_SLACK.id, before, /sign-in is older than 7 days/);
+    expect((await http.get(`/v1/questions/${q}`, agent)).body.status).toBe('pending');
   });
 
   it('refuses an unlinked Slack user, telling them how to link', async () => {

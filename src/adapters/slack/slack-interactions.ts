@@ -57,8 +57,9 @@ const SUBMISSION_WAIT_MS = 2000;
  * Turns Slack clicks into the same DecideToolCallCommand every channel uses: via `slack`, as the Tollgate person
  * the Slack user is linked to (SlackPeople), with that person's roles, in TOLLGATE_SLACK_TENANT. So separation of
  * duties and quorums see one person whichever channel they decide in. Slack is answered at once; the decision is
- * applied right after, and the outbox then updates the message. A Slack user linked to no person is refused
- * (recorded as DecisionRefused, `unlinked_channel_user`) and told how to link; any refusal gets an ephemeral message.
+ * applied right after, and the outbox then updates the message. A Slack user linked to no person (or to one whose
+ * sign-in is older than TOLLGATE_PERSON_MAX_AGE) is refused, recorded as DecisionRefused (`unlinked_channel_user`,
+ * `stale_person`), and told what to do; any refusal gets an ephemeral message.
  */
 @Injectable()
 export class SlackInteractions implements BeforeApplicationShutdown {
@@ -188,8 +189,9 @@ export class SlackInteractions implements BeforeApplicationShutdown {
   }
 
   /**
-   * The Slack user as the person linked to them, or what to tell them. A user linked to no person is refused and
-   * the refusal recorded (DecisionRefused, `unlinked_channel_user`) against the call they clicked.
+   * The Slack user as the person linked to them, or what to tell them. A user linked to no person, or to one whose
+   * sign-in is too old, is refused and the refusal recorded (DecisionRefused, `unlinked_channel_user` or
+   * `stale_person`) against the call they clicked.
    */
   private async decider(
     p: SlackInteraction,
@@ -207,7 +209,7 @@ export class SlackInteractions implements BeforeApplicationShutdown {
         decision,
         'slack',
         p.user!.id!,
-        who.reason,
+        { code: who.code, reason: who.reason, ...(who.personId !== undefined ? { personId: who.personId } : {}) },
         name,
       ),
     );

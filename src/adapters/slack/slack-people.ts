@@ -1,22 +1,34 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { WebClient } from '@slack/web-api';
 import { ChannelPeople } from '../../application/persons/channel-people';
+import type { Unlinked } from '../../domain/person/rules/channel-link';
+import { spanText } from '../../domain/person/rules/channel-link';
 import type { Principal } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { DEFAULT_PERSON_MAX_AGE_SECONDS } from '../../infrastructure/config/slack-config';
 import { SLACK_CLIENT, slackPlatformError } from './slack-client';
 
 /** The Slack user as the Tollgate person they are (via `slack`, their Slack id kept), or what to tell them. */
 export type SlackPerson =
   | { kind: 'person'; principal: Principal & { via: 'slack'; channelUser: string } }
-  | { kind: 'refused'; reason: string; tell: string };
+  | {
+      kind: 'refused';
+      code: 'unlinked_channel_user' | 'stale_person';
+      reason: string;
+      tell: string;
+      /** The person the link names, when it names one. */
+      personId?: string;
+    };
 
 /**
  * Who a Slack user is in Tollgate: the person TOLLGATE_SLACK_APPROVERS links them to (`U777=ann`), else the one
- * person of TOLLGATE_SLACK_TENANT with their verified Slack email (`users.info`, scope `users:read.email`). The
- * person decides and answers with the roles of their record, so they are one person in every channel.
+ * person of TOLLGATE_SLACK_TENANT with a role and their verified Slack email (`users.info`, scope
+ * `users:read.email`, asked on every click so an email link holds only while the email does). The person decides
+ * and answers with the roles of their record, so they are one person in every channel, and only while their last
+ * sign-in is younger than TOLLGATE_PERSON_MAX_AGE.
  */
 @Injectable()
-export class SlackPeople {
+export class SlackPeople implements OnModuleInit {
   private readonly log = new Logger('Slack');
 
   constructor(
@@ -24,6 +36,11 @@ export class SlackPeople {
     @Inject(SLACK_CLIENT) private readonly slack: WebClient,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
   ) {}
+
+  onModuleInit(): void {
+    const warning = tenantMismatch(this.config);
+    if (warning) this.log.warn(warning);
+  }
 
   async whoIs(user: { id?: string } | undefined): Promise<SlackPerson | null> {
     const id = user?.id;
@@ -35,9 +52,16 @@ export class SlackPeople {
       channelUser: id,
       configured: Object.hasOwn(slack.people, id) ? slack.people[id] : undefined,
       verifiedEmail: () => this.verifiedEmail(id),
+      maxAgeSeconds: slack.personMaxAgeSeconds ?? DEFAULT_PERSON_MAX_AGE_SECONDS,
     });
     if (found.kind === 'person') return found;
-    return { kind: 'refused', reason: found.reason, tell: howToLink(id, found.kind, found.reason) };
+    return {
+      kind: 'refused',
+      code: found.kind === 'stale' ? 'stale_person' : 'unlinked_channel_user',
+      reason: found.reason,
+      tell: howToLink(id, slack.tenant, found),
+      ...('personId' in found ? { personId: found.personId } : {}),
+    };
   }
 
   /** The user's email when Slack says it is confirmed; none for bots, deleted users, or when Slack will not say. */
@@ -56,11 +80,40 @@ export class SlackPeople {
   }
 }
 
-function howToLink(id: string, kind: 'unlinked' | 'ambiguous' | 'unseen', reason: string): string {
+/**
+ * The start-up warning when single sign-on puts everyone in one tenant and Slack acts in another: every Slack user
+ * would be refused as linked to no one (or to a person who never signed in), though they sign in every day.
+ */
+export function tenantMismatch(config: Pick<TollgateConfig, 'oidc' | 'slack'>): string | undefined {
+  const sso = config.oidc?.tenant;
+  const slack = config.slack?.tenant;
+  if (!sso || !('fixed' in sso) || slack === undefined || sso.fixed === slack) return undefined;
+  return (
+    `Single sign-on puts people in tenant "${sso.fixed}" (TOLLGATE_OIDC_TENANT) but Slack acts in tenant "${slack}" ` +
+    `(TOLLGATE_SLACK_TENANT${slack === 'default' ? ', unset' : ''}): Slack users will be refused as linked to no one ` +
+    `who signed in there. Set TOLLGATE_SLACK_TENANT=${sso.fixed} if Slack approves for that tenant.`
+  );
+}
+
+/** What the Slack user is told; short enough that a modal's 150 characters carry what to do. */
+function howToLink(id: string, tenant: string, why: Unlinked): string {
+  const where = `in tenant \`${tenant}\` (TOLLGATE_SLACK_TENANT)`;
   const ask = `or ask a Tollgate admin to add \`${id}=<your Tollgate person id>\` to TOLLGATE_SLACK_APPROVERS`;
-  if (kind === 'unseen')
-    return `Tollgate refused: your Slack user is linked to a person who has not signed in to Tollgate yet. Sign in to Tollgate once (the web inbox or the CLI), then try again.`;
-  if (kind === 'ambiguous')
-    return `Tollgate refused: ${reason}, so it cannot tell which one you are. Ask a Tollgate admin to add \`${id}=<your Tollgate person id>\` to TOLLGATE_SLACK_APPROVERS.`;
-  return `Tollgate refused: your Slack user is not linked to a Tollgate person (${reason}). Sign in to Tollgate once with the same email as your Slack account, ${ask}.`;
+  switch (why.kind) {
+    case 'stale':
+      return (
+        `Tollgate refused: your Tollgate sign-in is older than ${spanText(why.maxAgeSeconds)}. Sign in again (the web ` +
+        `inbox, \`tollgate login\`, or any request with your token), then try again.`
+      );
+    case 'unseen':
+      return (
+        `Tollgate refused: your Slack user is linked to "${why.personId}", who has not signed in to Tollgate ${where} ` +
+        `yet. Sign in to Tollgate once (the web inbox or the CLI), then try again; if you sign in to another tenant, ` +
+        `Slack is not set up for it (ask a Tollgate admin).`
+      );
+    case 'ambiguous':
+      return `Tollgate refused: ${why.reason}, so it cannot tell which one you are. Ask a Tollgate admin to add \`${id}=<your Tollgate person id>\` to TOLLGATE_SLACK_APPROVERS.`;
+    case 'unlinked':
+      return `Tollgate refused: your Slack user is not linked to a Tollgate person ${where}: ${why.reason}. Sign in to Tollgate once with the same email as your Slack account, ${ask}.`;
+  }
 }

@@ -6,9 +6,10 @@ import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, UNIT_OF_W
 import { PERSONS, PersonRepository } from '../ports/person.port';
 
 /**
- * A channel user linked to no person (or to one never seen) clicked a decision: recorded as `DecisionRefused`
- * with the code `unlinked_channel_user`, so who tried to decide from where stays on record. Answers whether the
- * call was found (a click on a call not in the tenant records nothing).
+ * A channel user who does not act as a person clicked a decision: recorded as `DecisionRefused` with the code
+ * `unlinked_channel_user` (linked to no person, or to one never seen) or `stale_person` (linked to a person whose
+ * sign-in is too old), so who tried to decide from where stays on record. Answers whether the call was found (a
+ * click on a call not in the tenant records nothing).
  */
 export class RefuseUnlinkedDecisionCommand extends Command<boolean> {
   constructor(
@@ -17,7 +18,8 @@ export class RefuseUnlinkedDecisionCommand extends Command<boolean> {
     readonly decision: 'approve' | 'reject' | 'always_allow',
     readonly via: Channel,
     readonly channelUser: string,
-    readonly reason: string,
+    /** Why; `personId` is the person the channel user's link names, when it names one. */
+    readonly refusal: { code: 'unlinked_channel_user' | 'stale_person'; reason: string; personId?: string },
     readonly name?: string,
   ) {
     super();
@@ -40,7 +42,7 @@ export class RefuseUnlinkedDecisionHandler implements ICommandHandler<RefuseUnli
       });
       const call = conv?.findCall(c.toolCallId);
       if (!conv || !call) return false;
-      // Not a person of the tenant: the channel's own id is who they are on record.
+      // Not acting as a person of the tenant: the channel's own id is who they are on record.
       const refusedBy = `${c.via}:${c.channelUser}`;
       const actor = {
         id: refusedBy,
@@ -61,11 +63,12 @@ export class RefuseUnlinkedDecisionHandler implements ICommandHandler<RefuseUnli
           },
           {
             decision: c.decision,
-            code: 'unlinked_channel_user',
+            code: c.refusal.code,
             refusedBy,
             via: c.via,
             channelUser: c.channelUser,
-            reason: c.reason,
+            ...(c.refusal.personId !== undefined ? { personId: c.refusal.personId } : {}),
+            reason: c.refusal.reason,
             level: call.policy.level,
             rule: call.policy.rule,
             policyVersion: call.policy.policyVersion,

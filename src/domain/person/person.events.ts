@@ -1,15 +1,20 @@
 import { BaseEvent } from '../shared/event-base';
 
 /**
- * A decision clicked in a channel by a user linked to no person (or to one never seen): refused and recorded,
- * as separation of duties' refusals are (`DecisionRefused`, with its own code). Nothing else changed.
+ * A decision clicked in a channel by a user who does not act as a person, refused and recorded, as separation of
+ * duties' refusals are (`DecisionRefused`, with its own code). Nothing else changed.
+ * - `unlinked_channel_user`: linked to no person, or to one never seen in the tenant;
+ * - `stale_person`: linked to a person whose last sign-in is older than TOLLGATE_PERSON_MAX_AGE, so the roles on
+ *   record are no longer trusted (a code of its own: the link is fine, the person has to sign in again).
+ * `personId`: the person the link names, when it names one.
  */
 export class UnlinkedDecisionRefused extends BaseEvent<{
   decision: 'approve' | 'reject' | 'always_allow';
-  code: 'unlinked_channel_user';
+  code: 'unlinked_channel_user' | 'stale_person';
   refusedBy: string;
   via: string;
   channelUser: string;
+  personId?: string;
   reason: string;
   level: string;
   rule: number | null;

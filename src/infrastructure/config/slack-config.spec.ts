@@ -24,7 +24,17 @@ describe('Slack configuration', () => {
       apiUrl: 'http://127.0.0.1:1/api/',
       tenant: 'default',
       people: { U777: 'ann', U888: 'bob' },
+      personMaxAgeSeconds: 604_800,
     });
+  });
+
+  it('reads how old a sign-in may be to decide in Slack: seconds or a span, a week by default, bounded', () => {
+    const slack = { SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_CHANNEL: 'C1' };
+    expect(loadConfig({ ...slack, TOLLGATE_PERSON_MAX_AGE: '86400' }).slack?.personMaxAgeSeconds).toBe(86_400);
+    expect(loadConfig({ ...slack, TOLLGATE_PERSON_MAX_AGE: '12h' }).slack?.personMaxAgeSeconds).toBe(43_200);
+    expect(loadConfig({ ...slack, TOLLGATE_PERSON_MAX_AGE: '' }).slack?.personMaxAgeSeconds).toBe(604_800);
+    for (const bad of ['0', '599', '-1', '367d', 'forever', '7 days'])
+      expect(() => loadConfig({ ...slack, TOLLGATE_PERSON_MAX_AGE: bad })).toThrow(/TOLLGATE_PERSON_MAX_AGE/);
   });
 
   it('takes a person id as the token spells its sub', () => {
@@ -33,8 +43,12 @@ describe('Slack configuration', () => {
 
   it('refuses the old <user>:<role> form, saying the new form and why', () => {
     expect(() => parseSlackApprovers('U777:admin')).toThrow(ConfigError);
-    expect(() => parseSlackApprovers('U777:admin')).toThrow(/U777=ann/);
+    expect(() => parseSlackApprovers('U777:admin')).toThrow(/U777=<person id>/);
     expect(() => parseSlackApprovers('U777:admin')).toThrow(/roles come from their person record/);
+  });
+
+  it("suggests no one else's person id for an old entry beside a new one", () => {
+    expect(() => parseSlackApprovers('U123=ann,U456:admin')).toThrow(/e\.g\. U456=<person id>$/);
   });
 
   it('refuses a Slack user linked to two people', () => {

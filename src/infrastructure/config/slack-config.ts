@@ -1,5 +1,6 @@
 /** The Slack approver's settings (SLACK_*, TOLLGATE_SLACK_*), read by loadConfig. */
 import { ConfigError } from './config-error';
+import { spanSeconds } from './duration';
 
 export interface SlackConfig {
   botToken: string;
@@ -15,7 +16,22 @@ export interface SlackConfig {
    * roles come from their person record, never from here; Slack users not named are linked by verified email.
    */
   people: Record<string, string>;
+  /**
+   * How old a person's last sign-in may be for them to decide or answer in Slack (TOLLGATE_PERSON_MAX_AGE,
+   * seconds or a span such as `7d`). Slack never re-authenticates anyone: past this, the roles on record may be
+   * ones the identity provider has since taken away. Undefined (a hand-made config): DEFAULT_PERSON_MAX_AGE_SECONDS.
+   */
+  personMaxAgeSeconds?: number;
 }
+
+/** A week: people who use Tollgate sign in far more often, and a removed admin is out of Slack within it. */
+export const DEFAULT_PERSON_MAX_AGE_SECONDS = 7 * 86_400;
+/**
+ * Ten minutes at least: a person's `last_seen_at` is refreshed at most every 5 minutes (PersonSightings), so less
+ * would refuse people who are using Tollgate right now. A year at most: more keeps roles a provider took away.
+ */
+const MIN_PERSON_MAX_AGE_SECONDS = 600;
+const MAX_PERSON_MAX_AGE_SECONDS = 366 * 86_400;
 
 const SLACK_REQUIRED = ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CHANNEL'] as const;
 
@@ -34,7 +50,19 @@ export function slackConfig(env: NodeJS.ProcessEnv): SlackConfig | undefined {
     apiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`,
     tenant: env.TOLLGATE_SLACK_TENANT || 'default',
     people: parseSlackApprovers(env.TOLLGATE_SLACK_APPROVERS ?? ''),
+    personMaxAgeSeconds: personMaxAge(env.TOLLGATE_PERSON_MAX_AGE),
   };
+}
+
+/** TOLLGATE_PERSON_MAX_AGE: seconds, or a span (`12h`, `7d`, `2w`); between ten minutes and a year. */
+export function personMaxAge(raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_PERSON_MAX_AGE_SECONDS;
+  const s = spanSeconds(raw, { bare: true });
+  if (s === undefined || s < MIN_PERSON_MAX_AGE_SECONDS || s > MAX_PERSON_MAX_AGE_SECONDS)
+    throw new ConfigError(
+      `TOLLGATE_PERSON_MAX_AGE must be seconds or a span like 7d, from ${MIN_PERSON_MAX_AGE_SECONDS} (10 minutes) to ${MAX_PERSON_MAX_AGE_SECONDS} (366 days), got "${raw}"`,
+    );
+  return s;
 }
 
 /** Bounds: a Slack user id is short; a person id is a token's `sub` (OIDC allows up to 255 characters). */
@@ -63,7 +91,7 @@ export function parseSlackApprovers(raw: string): Record<string, string> {
         old
           ? `TOLLGATE_SLACK_APPROVERS: "${entry}" is the old <Slack user>:<role> form. Slack users are now linked to ` +
               `Tollgate persons, whose roles come from their person record (their sign-in), so one person is one ` +
-              `decider in every channel: write <Slack user id>=<person id>, e.g. ${old[1]}=ann`
+              `decider in every channel: write <Slack user id>=<person id>, e.g. ${old[1]}=<person id>`
           : `TOLLGATE_SLACK_APPROVERS: "${entry}" is not <Slack user id>=<person id>, e.g. U777=ann`,
       );
     }

@@ -41,13 +41,17 @@ export class SqlPersons implements PersonRepository {
     return r ? person(r) : null;
   }
 
+  /**
+   * Persons with no role are left out here, not after: with LIMIT, two role-less persons claiming an address would
+   * otherwise hide its one real owner (see linkByEmail).
+   */
   async withEmail(tenantId: string, email: string): Promise<Person[]> {
-    const rows: PersonRow[] = await this.uow
-      .manager()
-      .query(
-        `SELECT ${PERSON_COLUMNS} FROM persons WHERE tenant_id = $1 AND lower(email) = lower($2) AND email IS NOT NULL ORDER BY id LIMIT ${EMAIL_MATCHES}`,
-        [tenantId, email],
-      );
+    const rows: PersonRow[] = await this.uow.manager().query(
+      `SELECT ${PERSON_COLUMNS} FROM persons
+       WHERE tenant_id = $1 AND lower(email) = lower($2) AND email IS NOT NULL AND cardinality(roles) > 0
+       ORDER BY id LIMIT ${EMAIL_MATCHES}`,
+      [tenantId, email],
+    );
     return rows.map(person);
   }
 
