@@ -270,7 +270,10 @@ describe('a linked person whose last sign-in is older than TOLLGATE_PERSON_MAX_A
     const before = ephemeralsTo(SAM_SLACK.id);
     await click(SAM_SLACK, 'tollgate_approve', call.id);
     const told = await toldTo(SAM_SLACK.id, before, /sign-in is older than 7 days/);
-    expect(told.args.text).toMatch(/Sign in again \(the web inbox, `tollgate login`, or any request with your token\)/);
+    expect(told.args.text.length).toBeLessThanOrEqual(150); // what a modal shows of it
+    expect(told.args.text).toMatch(
+      /Sign in again \(web inbox, `tollgate login`, or any request with your token\), then retry\.$/,
+    );
     const [refused] = await eventually(async () => {
       const e = await audit(call.id, 'DecisionRefused');
       return e.length ? e : undefined;

@@ -102,8 +102,8 @@ function howToLink(id: string, tenant: string, why: Unlinked): string {
   switch (why.kind) {
     case 'stale':
       return (
-        `Tollgate refused: your Tollgate sign-in is older than ${spanText(why.maxAgeSeconds)}. Sign in again (the web ` +
-        `inbox, \`tollgate login\`, or any request with your token), then try again.`
+        `Tollgate refused: your Tollgate sign-in is older than ${spanText(why.maxAgeSeconds)}. Sign in again (web ` +
+        `inbox, \`tollgate login\`, or any request with your token), then retry.`
       );
     case 'unseen':
       return (
