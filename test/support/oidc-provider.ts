@@ -137,7 +137,8 @@ export async function startOidcProvider(accounts: Accounts, options: ProviderOpt
           const existing = ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
           if (existing) {
             const found = await ctx.oidc.provider.Grant.find(existing);
-            if (found) return found;
+            // Another account signing in on the same provider session (prompt=login) gets a grant of its own.
+            if (found && found.accountId === ctx.oidc.session.accountId) return found;
           }
           const grant = new ctx.oidc.provider.Grant({
             clientId: ctx.oidc.client.clientId,
@@ -264,10 +265,14 @@ export async function throughProvider(jar: CookieJar, start: string, account: st
     const form = /<form method="post" action="([^"]+)"/.exec(html);
     if (res.status !== 200 || !form)
       throw new Error(`Unexpected page at ${url} (${res.status}): ${html.slice(0, 300)}`);
+    // The login page asks for the account; any other form is one the provider submits by script (ending its session
+    // of another account before this one signs in): its hidden fields are posted as the browser would.
+    const hidden = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]]);
+    const fields = /name="login"/.test(html) ? [['login', account]] : hidden;
     const posted = await jar.fetch(new URL(form[1], url).href, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ login: account }).toString(),
+      body: new URLSearchParams(fields).toString(),
     });
     url = new URL(posted.headers.get('location')!, url).href;
   }

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 
-/** Nothing runs, nothing loads: these pages are words and one link. */
+/** Nothing runs, nothing loads: these pages are words and links. */
 const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
@@ -9,13 +9,24 @@ const escape = (s: string) =>
 
 /**
  * A plain page for a browser that came back from the identity provider and cannot be let in: what happened, the
- * stable code (for the operator's logs and the docs), and a way to try again. Never the inbox, never a session.
+ * stable code (for the operator's logs and the docs), and ways on (by default back to the sign-in page). Never the
+ * inbox, never a session.
  */
+export interface PageLink {
+  href: string;
+  text: string;
+  testId: string;
+}
+
+/** The inbox, which shows its sign-in to a browser without a session. */
+export const BACK_TO_SIGN_IN: PageLink = { href: '/', text: 'Back to the sign-in page', testId: 'back-to-sign-in' };
+
 export function sendPage(
   res: Response,
   status: number,
-  page: { title: string; detail: string; code: string; retry?: boolean },
+  page: { title: string; detail: string; code: string; links?: PageLink[] },
 ): void {
+  const links = page.links ?? [BACK_TO_SIGN_IN];
   res.status(status);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
@@ -34,7 +45,7 @@ export function sendPage(
 <h1>${escape(page.title)}</h1>
 <p>${escape(page.detail)}</p>
 <p>Code: <code data-testid="problem-code">${escape(page.code)}</code></p>
-${page.retry === false ? '' : '<p><a href="/">Back to the sign-in page</a></p>'}
+${links.map((l) => `<p><a href="${escape(l.href)}" data-testid="${escape(l.testId)}">${escape(l.text)}</a></p>`).join('\n')}
 </main>
 </body>
 </html>

@@ -38,7 +38,12 @@ export class RelyingParty {
 
   constructor(private readonly oidc: OidcConfig) {}
 
-  async loginUrl(redirectUri: string, returnTo: string): Promise<{ url: string; transaction: LoginTransaction }> {
+  /** `prompt: 'login'` makes the provider ask who signs in even when its own session would answer for them. */
+  async loginUrl(
+    redirectUri: string,
+    returnTo: string,
+    prompt?: 'login',
+  ): Promise<{ url: string; transaction: LoginTransaction }> {
     const client = await openIdClient();
     const config = await this.configuration();
     const transaction: LoginTransaction = {
@@ -55,6 +60,7 @@ export class RelyingParty {
       nonce: transaction.nonce,
       code_challenge: await client.calculatePKCECodeChallenge(transaction.codeVerifier),
       code_challenge_method: 'S256',
+      ...(prompt ? { prompt } : {}),
     });
     return { url: url.href, transaction };
   }

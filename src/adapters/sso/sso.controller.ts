@@ -8,7 +8,7 @@ import type { OidcConfig } from '../../infrastructure/config/config';
 import { Public, WEB_SESSIONS } from '../http/auth';
 import { clearCookie, hasLoginCookie, loginCookie, readCookie, setCookie } from './cookies';
 import { LOGIN_TTL_S, LoginSealer } from './login-cookie';
-import { sendPage } from './pages';
+import { BACK_TO_SIGN_IN, sendPage } from './pages';
 import { CallbackError, RelyingParty } from './relying-party';
 
 export const SSO_OPTIONS = Symbol('SsoOptions');
@@ -22,6 +22,14 @@ export interface SsoOptions {
 
 const CALLBACK_PATH = '/auth/callback';
 const MAX_RETURN_TO = 2048;
+/** Groups logged on a refused sign-in, each cut to MAX_LOGGED_CHARS: enough to tell why, never the whole claim. */
+const MAX_LOGGED_GROUPS = 20;
+const MAX_LOGGED_CHARS = 64;
+
+/** A value from the provider, as it goes into a log line: printable, bounded. */
+function forLog(s: string): string {
+  return s.replace(/[^\x20-\x7e]/g, '?').slice(0, MAX_LOGGED_CHARS);
+}
 
 /**
  * Single sign-on for the web inbox (OpenID Connect, authorization code flow with PKCE) and the public description
@@ -56,7 +64,12 @@ export class SsoController {
   /** Starts a sign-in: a fresh state, nonce and PKCE verifier sealed in a cookie, then off to the provider. */
   @Get('login')
   @Public()
-  async login(@Req() req: Request, @Res() res: Response, @Query('return_to') returnTo?: unknown): Promise<void> {
+  async login(
+    @Req() req: Request,
+    @Res() res: Response,
+    @Query('return_to') returnTo?: unknown,
+    @Query('prompt') prompt?: unknown,
+  ): Promise<void> {
     const { rp, sealer } = this.enabled();
     const back = sameOriginPath(returnTo);
     if (back === undefined)
@@ -65,9 +78,19 @@ export class SsoController {
         'invalid',
         `return_to must be a path on this server (starting with a single /, at most ${MAX_RETURN_TO} characters)`,
       );
+    if (prompt !== undefined && prompt !== 'login')
+      throw new DomainError('invalid_prompt', 'invalid', 'prompt may only be login (the provider asks who signs in)');
+    // Without TOLLGATE_PUBLIC_URL the callback is on the address the server listens on (127.0.0.1): a sign-in begun
+    // at another name of it (localhost) would set its login cookie where the callback never looks. Begun there
+    // instead. (Behind TOLLGATE_PUBLIC_URL a proxy may rename the host: nothing is redirected.)
+    const origin = this.options.publicUrl ? undefined : new URL(this.base(req));
+    if (origin && req.headers.host?.toLowerCase() !== origin.host) {
+      res.setHeader('Cache-Control', 'no-store');
+      return res.redirect(303, `${origin.origin}/auth/login${new URL(req.originalUrl, origin).search}`);
+    }
     let started: Awaited<ReturnType<RelyingParty['loginUrl']>>;
     try {
-      started = await rp.loginUrl(this.base(req) + CALLBACK_PATH, back);
+      started = await rp.loginUrl(this.base(req) + CALLBACK_PATH, back, prompt);
     } catch (e) {
       if (!(e instanceof CallbackError)) throw e;
       this.logger.warn(e.message);
@@ -132,16 +155,38 @@ export class SsoController {
       });
     }
     const mapped = mapClaims(signedIn.claims, this.options.oidc!);
+    if (!mapped.ok && mapped.code === 'bad_claims')
+      return this.refuse(res, 400, { title: 'Sign-in refused', detail: mapped.detail, code: 'bad_claims' });
     if (!mapped.ok) {
-      return this.refuse(res, mapped.code === 'no_role' ? 403 : 400, {
-        title: mapped.code === 'no_role' ? 'No access' : 'Sign-in refused',
-        detail:
-          mapped.code === 'no_role'
-            ? `You signed in, but your account has no role in Tollgate (approver, admin or auditor). Ask an administrator to add you to a group mapped to one. ${mapped.detail}.`
-            : mapped.detail,
-        code: mapped.code === 'no_role' ? 'no_access' : 'bad_claims',
-        retry: mapped.code !== 'no_role',
-      });
+      const claim = this.options.oidc!.rolesClaim;
+      const page = {
+        title: 'No access',
+        detail: mapped.claimMissing
+          ? `You signed in, but Tollgate cannot tell your role: ${mapped.detail}. Ask an administrator to fix the provider's settings.`
+          : `You signed in, but your account has no role in Tollgate (approver, admin or auditor). Ask an administrator to add you to a group mapped to one. ${mapped.detail}.`,
+        // Its own code: the fix is the provider's or Tollgate's settings, not the person's groups.
+        code: mapped.claimMissing ? 'no_roles_claim' : 'no_access',
+        links: [
+          {
+            href: await this.anotherAccountUrl(req, signedIn.idToken),
+            text: 'Sign in with another account',
+            testId: 'another-account',
+          },
+          BACK_TO_SIGN_IN,
+        ],
+      };
+      // What the provider sent, so an administrator can tell why without asking the person to try again.
+      const received = mapped.claimMissing
+        ? `no claim "${claim}" among ${JSON.stringify(Object.keys(signedIn.claims).slice(0, 40).map(forLog))}`
+        : `claim "${claim}": ${JSON.stringify(mapped.groups.slice(0, MAX_LOGGED_GROUPS).map(forLog))}${
+            mapped.groups.length > MAX_LOGGED_GROUPS ? ` and ${mapped.groups.length - MAX_LOGGED_GROUPS} more` : ''
+          }`;
+      return this.refuse(
+        res,
+        403,
+        page,
+        `sub ${JSON.stringify(forLog(mapped.person.id))} of tenant ${mapped.person.tenant}, ${received}`,
+      );
     }
     const session = await this.sessions!.create(mapped.principal, signedIn.idToken);
     setCookie(res, this.sessions!.cookieName, session.cookie, {
@@ -200,9 +245,18 @@ export class SsoController {
     return { redirectTo: provider ?? '/' };
   }
 
-  private refuse(res: Response, status: number, page: Parameters<typeof sendPage>[2]): void {
-    this.logger.warn(`sign-in refused: ${page.code}: ${page.detail}`);
+  private refuse(res: Response, status: number, page: Parameters<typeof sendPage>[2], why?: string): void {
+    this.logger.warn(`sign-in refused: ${page.code}: ${page.detail}${why ? ` (${why})` : ''}`);
     sendPage(res, status, page);
+  }
+
+  /**
+   * "Sign in with another account" from the no-access page: the provider's own session would otherwise sign the
+   * same account in again, silently. RP-initiated logout at the provider, back to the sign-in page, where it has an
+   * end_session_endpoint; else a sign-in with `prompt=login`, which makes the provider ask who signs in.
+   */
+  private async anotherAccountUrl(req: Request, idToken: string | undefined): Promise<string> {
+    return (await this.rp!.logoutUrl(idToken, `${this.base(req)}/`)) ?? '/auth/login?prompt=login';
   }
 
   private enabled(): { rp: RelyingParty; sealer: LoginSealer } {

@@ -136,12 +136,16 @@ export class WebController {
     return { devSignIn: this.devSignInFor(req) && isLocalRequest(req), sso: this.options.sso };
   }
 
-  /** Embedded dev mode only, from this machine only; 404 whenever real authentication is configured. */
+  /** Embedded dev mode only, from this machine only; 404 whenever real authentication or single sign-on is configured. */
   @Post('ui/dev-token')
   @Public()
   @HttpCode(201)
   @Header('Cache-Control', 'no-store')
   async devToken(@Req() req: Request, @Body() body: unknown) {
+    if (this.options.sso)
+      throw notFound(
+        `Dev sign-in is off because single sign-on (TOLLGATE_OIDC_ISSUER) is configured: sign in with ${this.options.sso.provider} (GET /auth/login)`,
+      );
     if (!this.devSignInFor(req) || !this.options.secret)
       throw notFound('Dev sign-in exists only in embedded dev mode (no TOLLGATE_JWT_SECRET or TOLLGATE_JWKS_URL)');
     if (!isLocalRequest(req))

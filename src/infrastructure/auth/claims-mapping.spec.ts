@@ -56,9 +56,26 @@ describe('provider claims → a Tollgate person', () => {
       code: 'no_role',
       detail: 'None of the groups in the claim "groups" maps to a Tollgate role',
       person: { id: 'ivan', tenant: 'default', roles: [] },
+      groups: ['interns'],
+      claimMissing: false,
     });
     for (const sub of [undefined, '', 'x'.repeat(257), 42])
       expect(mapClaims({ sub, groups: ['secops'] }, mapping)).toMatchObject({ ok: false, code: 'bad_claims' });
+  });
+
+  it('tells a roles claim that is absent (a provider or scope setting) from groups that map to nothing', () => {
+    const mapping = { rolesClaim: 'groups', roleMap: MAP, tenant: { fixed: 'default' } };
+    for (const claims of [{ sub: 'ivan' }, { sub: 'ivan', groups: null }])
+      expect(mapClaims(claims, mapping)).toMatchObject({
+        ok: false,
+        code: 'no_role',
+        claimMissing: true,
+        groups: [],
+        detail:
+          'The ID token and userinfo had no "groups" claim: make the provider put it in the ID token, and request its scope in TOLLGATE_OIDC_SCOPES',
+      });
+    // Present but empty is a person in no group, not a missing claim.
+    expect(mapClaims({ sub: 'ivan', groups: [] }, mapping)).toMatchObject({ claimMissing: false });
   });
 
   it('leaves out a malformed email or an overlong name rather than refusing the person', () => {

@@ -17,8 +17,12 @@ export type ClaimMapping = Pick<OidcConfig, 'rolesClaim' | 'roleMap' | 'tenant'>
 
 export type MappedPerson =
   | { ok: true; principal: Principal }
-  /** No group maps to a Tollgate role: who they are (no roles), for a bearer token that is known but may do nothing. */
-  | { ok: false; code: 'no_role'; detail: string; person: Principal }
+  /**
+   * No group maps to a Tollgate role: who they are (no roles), for a bearer token that is known but may do nothing.
+   * `groups` are the claim's values as received (bounded), for the operator's log; `claimMissing` says the claim
+   * itself was absent (a provider or scope misconfiguration, not a person outside the mapped groups).
+   */
+  | { ok: false; code: 'no_role'; detail: string; person: Principal; groups: string[]; claimMissing: boolean }
   /** The claims cannot name a person (sub, tenant). */
   | { ok: false; code: 'bad_claims'; detail: string };
 
@@ -65,7 +69,8 @@ export function mapClaims(claims: Record<string, unknown>, mapping: ClaimMapping
       };
     tenant = t;
   }
-  const groups = groupsOf(claimAt(claims, mapping.rolesClaim));
+  const claim = claimAt(claims, mapping.rolesClaim);
+  const groups = groupsOf(claim);
   const roles = rolesFor(groups, mapping.roleMap);
   const name = typeof claims.name === 'string' && claims.name.length <= 256 ? claims.name : undefined;
   // Shown back and matched for linking a Slack user (never for access): a malformed one is left out, and so is one
@@ -82,8 +87,13 @@ export function mapClaims(claims: Record<string, unknown>, mapping: ClaimMapping
     return {
       ok: false,
       code: 'no_role',
-      detail: `None of the groups in the claim "${mapping.rolesClaim}" maps to a Tollgate role`,
+      detail:
+        claim === undefined || claim === null
+          ? `The ID token and userinfo had no "${mapping.rolesClaim}" claim: make the provider put it in the ID token, and request its scope in TOLLGATE_OIDC_SCOPES`
+          : `None of the groups in the claim "${mapping.rolesClaim}" maps to a Tollgate role`,
       person: principal,
+      groups,
+      claimMissing: claim === undefined || claim === null,
     };
   return { ok: true, principal };
 }
