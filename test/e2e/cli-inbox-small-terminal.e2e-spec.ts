@@ -39,7 +39,7 @@ describe('tollgate inbox on small and sizeless terminals', () => {
     return cliEnv({ url: server.url, token: ann });
   }
 
-  it('at 80 columns the key help is wrapped, not cut: every key shows, down to "q quit"', async () => {
+  it('at 80 columns the key help and notices are wrapped, not cut: every key shows, down to "q quit"', async () => {
     const term = spawnTerminal(['inbox'], await oneCallWaiting('eighty'), { cols: 80, rows: 24 });
     open.push(term);
     await term.waitFor('● live');
@@ -48,6 +48,10 @@ describe('tollgate inbox on small and sizeless terminals', () => {
     for (const key of ['↑/↓ move', 'enter details', 'a approve', 'A always allow', 'r reject', 'e edit arguments'])
       expect(screen).toContain(key);
     expect(screen).toContain('g refresh');
+    // Notices wrap too: a row cut at 80 columns sends `a` to the details first, and says so to the end.
+    const m = term.mark();
+    term.write('a');
+    await term.waitFor(/press the\s+key again to decide/, m);
     term.write('q');
     expect((await term.exited()).exitCode).toBe(0);
   }, 60_000);

@@ -496,7 +496,7 @@ class Inbox {
   private layout(): { width: number; room: number; footer: string[] } {
     const width = Math.max(40, this.io.output.columns || 100);
     const height = Math.max(10, this.io.output.rows || 30);
-    const footer = ['', ...wrapItems(LIST_KEYS, width).map(dim), ...this.notices];
+    const footer = ['', ...wrapItems(LIST_KEYS, width).map(dim), ...this.notices.flatMap((n) => wrapWords(n, width))];
     if (this.prompt)
       footer.push(
         ...wrapWords(
@@ -605,19 +605,18 @@ export function wrapItems(items: string[], width: number): string[] {
   return lines;
 }
 
-/** A line with ANSI styling, broken between words into lines of at most `width` visible characters. */
+/** A line with ANSI styling, broken between words into lines of at most `width` visible characters where it can. */
 export function wrapWords(s: string, width: number): string[] {
   const lines: string[] = [];
-  let line = '';
+  let line: string | undefined;
   for (const word of s.split(' ')) {
-    if (line && visibleLength(line) + 1 + visibleLength(word) > width) {
+    if (line === undefined) line = word;
+    else if (visibleLength(line) > 0 && visibleLength(line) + 1 + visibleLength(word) > width) {
       lines.push(line);
       line = word;
-    } else {
-      line = line ? `${line} ${word}` : word;
-    }
+    } else line = `${line} ${word}`;
   }
-  lines.push(line);
+  lines.push(line ?? '');
   return lines;
 }
 
