@@ -1,9 +1,10 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { decodeJwt } from 'jose';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
-import { InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
+import { CLOCK_TOLERANCE_S, InvalidTokenError, JwtVerifier } from '../../infrastructure/auth/jwt-verifier';
 import { WebSessions } from '../../infrastructure/auth/web-sessions';
 import { readCookie } from '../sso/cookies';
 import { AuthFailureLimiter } from '../api/auth-failures';
@@ -20,7 +21,15 @@ export const TENANT_ROLES = ['agent', 'approver', 'admin', 'auditor'] as const;
 /** The caller needs one of these roles (403 otherwise). Routes on a resource check after lookup instead. */
 export const Roles = (...roles: string[]) => SetMetadata(ROLES, roles);
 
-type AuthedRequest = Request & { principal?: Principal };
+/**
+ * How a request proved who it is, for what stays open after the guard ran (the event stream): a bearer token ends
+ * at its `exp`; a session when it is signed out, expires or idles out.
+ */
+export type Credential =
+  | { kind: 'bearer'; /** When the token is no longer accepted. */ expiresAt?: Date }
+  | { kind: 'session'; cookie: string };
+
+type AuthedRequest = Request & { principal?: Principal; credential?: Credential };
 
 /** The web sessions of single sign-on, or null when it is not configured (then no cookie is ever read). */
 export const WEB_SESSIONS = Symbol('WebSessions');
@@ -53,9 +62,13 @@ export class AuthGuard implements CanActivate {
     // A token verified before passes whatever the address's failures: only failures are counted against it.
     const known = m ? this.verifier.remembered(m[1]) : undefined;
     const cookie = !header && this.sessions ? readCookie(req, this.sessions.cookieName) : undefined;
-    if (known) req.principal = known;
-    else if (cookie !== undefined) req.principal = await this.fromSession(req, cookie, address);
-    else {
+    if (known) {
+      req.principal = known;
+      req.credential = bearer(m![1]);
+    } else if (cookie !== undefined) {
+      req.principal = await this.fromSession(req, cookie, address);
+      req.credential = { kind: 'session', cookie };
+    } else {
       this.failures.check(address); // before a new token is verified: a flood of bad tokens costs no crypto
       if (!m) {
         this.failures.recordFailure(address);
@@ -63,6 +76,7 @@ export class AuthGuard implements CanActivate {
       }
       try {
         req.principal = await this.verifier.verify(m[1]);
+        req.credential = bearer(m[1]);
       } catch (e) {
         if (!(e instanceof InvalidTokenError)) throw e;
         this.failures.recordFailure(address);
@@ -97,6 +111,22 @@ export class AuthGuard implements CanActivate {
   }
 }
 
+/**
+ * When a verified token stops being accepted: its `exp` plus the clock tolerance the verifier grants (ended any
+ * sooner, a stream would only be reopened with the same token). jose checked `exp` is a number; it is read again.
+ */
+function bearer(token: string): Credential {
+  try {
+    const exp = decodeJwt(token).exp;
+    return {
+      kind: 'bearer',
+      ...(typeof exp === 'number' ? { expiresAt: new Date((exp + CLOCK_TOLERANCE_S) * 1000) } : {}),
+    };
+  } catch {
+    return { kind: 'bearer' };
+  }
+}
+
 function unauthenticated(detail: string): DomainError {
   return new UnauthenticatedError(detail);
 }
@@ -106,3 +136,9 @@ export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: Execution
   if (!p) throw new UnauthenticatedError('Not authenticated');
   return p;
 });
+
+/** How the request authenticated (see Credential); undefined on a public route. */
+export const CurrentCredential = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): Credential | undefined =>
+    ctx.switchToHttp().getRequest<AuthedRequest>().credential,
+);

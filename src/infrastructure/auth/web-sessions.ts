@@ -49,6 +49,9 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('base64url')
  * the table yields neither.
  */
 export class WebSessions {
+  /** Who waits for a session to end on this instance, by `keyOf` its cookie. */
+  private readonly endListeners = new Map<string, Set<() => void>>();
+
   constructor(
     private readonly db: () => DataSource,
     private readonly limits: SessionLimits,
@@ -124,6 +127,48 @@ export class WebSessions {
     };
   }
 
+  /**
+   * Whether the session a cookie names is still live, and until when at the latest (its lifetime, or its idle
+   * timeout counted from when it was last used), without resetting its idle clock: an open event stream is not
+   * the person doing anything. An ended one is deleted, as `find` does.
+   */
+  async liveUntil(cookie: string | undefined, now = new Date()): Promise<Date | undefined> {
+    const parsed = parse(cookie);
+    if (!parsed) return undefined;
+    const rows = (await this.db().query(
+      `SELECT last_seen_at, expires_at FROM web_sessions WHERE tenant_id = $1 AND id_hash = $2`,
+      [parsed.tenant, sha256(parsed.secret)],
+    )) as Pick<Row, 'last_seen_at' | 'expires_at'>[];
+    const row = rows[0];
+    if (!row) return undefined;
+    const until = Math.min(
+      new Date(row.expires_at).getTime(),
+      new Date(row.last_seen_at).getTime() + this.limits.idleSeconds * 1000,
+    );
+    if (until <= now.getTime()) {
+      await this.end(cookie);
+      return undefined;
+    }
+    return new Date(until);
+  }
+
+  /**
+   * Calls `listener` once when the session is ended here (signed out on this instance, or found expired): the
+   * event streams opened with it close at once. Sessions ended on another instance are found by `liveUntil`.
+   * Returns the unsubscribe.
+   */
+  onEnd(cookie: string, listener: () => void): () => void {
+    const key = keyOf(cookie);
+    if (key === undefined) return () => undefined;
+    let set = this.endListeners.get(key);
+    if (!set) this.endListeners.set(key, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.endListeners.get(key) === set) this.endListeners.delete(key);
+    };
+  }
+
   /** The session's CSRF token, from the cookie that holds it (for the page after a reload). */
   csrfToken(cookie: string): string | undefined {
     const parsed = parse(cookie);
@@ -145,11 +190,22 @@ export class WebSessions {
       parsed.tenant,
       sha256(parsed.secret),
     ]);
+    const key = keyOf(cookie);
+    const listeners = key !== undefined ? this.endListeners.get(key) : undefined;
+    if (!listeners) return;
+    this.endListeners.delete(key!);
+    for (const listener of listeners) listener();
   }
 }
 
 function csrfFor(secret: string): string {
   return createHmac('sha256', secret).update('tollgate csrf').digest('base64url');
+}
+
+/** A session's key in memory: its tenant and the secret's hash, never the secret itself. */
+function keyOf(cookie: string | undefined): string | undefined {
+  const parsed = parse(cookie);
+  return parsed ? `${parsed.tenant}.${sha256(parsed.secret)}` : undefined;
 }
 
 function parse(cookie: string | undefined): { tenant: string; secret: string } | undefined {
