@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN } from '../support/process';
@@ -90,10 +90,19 @@ process.on('exit', () => {
     for (const p of ['@nestjs/core', '@nestjs/swagger', 'protobufjs']) expect(r.packages).toContain(p);
   });
 
+  it('a copy that is not built yet names the directory to build, whatever the current one', async () => {
+    const unbuilt = join(scratch, 'unbuilt-tollgate');
+    mkdirSync(join(unbuilt, 'bin'), { recursive: true });
+    copyFileSync(BIN, join(unbuilt, 'bin', 'tollgate.js'));
+    const r = await cli(['--version'], {}, join(unbuilt, 'bin', 'tollgate.js'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`not built yet. Run \`npm run build\` in ${unbuilt}`);
+  });
+
   /** The built CLI, with only the environment given (and PATH, HOME), in a directory of no project. */
-  function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  function cli(args: string[], env: NodeJS.ProcessEnv = {}, bin = BIN) {
     return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], {
+      const child = spawn(process.execPath, [bin, ...args], {
         cwd: scratch,
         env: { PATH: process.env.PATH, HOME: scratch, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
