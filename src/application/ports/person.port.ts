@@ -9,7 +9,7 @@ export interface PersonRepository {
   /** Makes the person, or updates their name, email and roles as seen now (`last_seen_at`). */
   seen(p: Pick<Person, 'tenantId' | 'id' | 'name' | 'email' | 'roles'>, at: Date): Promise<void>;
   find(tenantId: string, id: string): Promise<Person | null>;
-  /** The persons whose email is this one, compared case-insensitively (at most a few). */
+  /** The persons with at least one role whose email is this one, compared case-insensitively (at most a few). */
   withEmail(tenantId: string, email: string): Promise<Person[]>;
   linkOf(tenantId: string, channel: Channel, channelUser: string): Promise<ChannelIdentity | null>;
   /** Stores (or replaces) the link of a channel user to a person. */
