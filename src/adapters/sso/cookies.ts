@@ -26,7 +26,12 @@ export function hasLoginCookie(req: Pick<Request, 'headers'>): boolean {
   const header = req.headers.cookie;
   return (
     typeof header === 'string' &&
-    header.split(';').some((p) => p.trim().replace(/^__Host-/, '').startsWith(LOGIN_PREFIX))
+    header.split(';').some((p) =>
+      p
+        .trim()
+        .replace(/^__Host-/, '')
+        .startsWith(LOGIN_PREFIX),
+    )
   );
 }
 
