@@ -122,10 +122,12 @@ export async function startOidcProvider(accounts: Accounts, options: ProviderOpt
           deviceFlow: { enabled: true },
           rpInitiatedLogout: {
             enabled: options.endSession !== false,
-            // No confirmation page: the browser goes straight back to Tollgate, as most providers do for an RP.
+            // No confirmation page: the browser goes straight back to Tollgate, as most providers do for an RP, and
+            // the provider's own session ends with it (`logout=yes`), as Keycloak's and Okta's do.
             logoutSource: async (ctx: any, form: string) => {
               state.logouts += 1;
-              ctx.body = `<!doctype html><html><body>${form}<script>document.forms[0].submit()</script></body></html>`;
+              const all = form.replace('</form>', '<input type="hidden" name="logout" value="yes"/></form>');
+              ctx.body = `<!doctype html><html><body>${all}<script>document.forms[0].submit()</script></body></html>`;
             },
           },
         },
