@@ -10,7 +10,7 @@ import {
   saveLogin,
   type StoredLoginEntry,
 } from './credentials';
-import { printable } from './provider';
+import { printable } from '../safe-text';
 import { bearerOf, expiryOf } from './session';
 
 const entry = (url: string, extra: Partial<StoredLoginEntry> = {}): StoredLoginEntry => ({

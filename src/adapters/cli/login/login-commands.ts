@@ -13,7 +13,6 @@ import {
   awaitDeviceTokens,
   checkIssuer,
   discover,
-  printable,
   ProviderError,
   revoke,
   scopesFor,
@@ -21,6 +20,7 @@ import {
   supportsDeviceFlow,
   toEntry,
 } from './provider';
+import { printable } from '../safe-text';
 import { StoredLogin } from './session';
 
 /** What GET /auth/config tells a client about the server's single sign-on. */

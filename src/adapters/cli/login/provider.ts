@@ -1,5 +1,6 @@
 import type { Configuration, DeviceAuthorizationResponse, TokenEndpointResponse } from 'openid-client';
 import type { StoredLoginEntry } from './credentials';
+import { printable } from '../safe-text';
 
 /**
  * The CLI's side of the organisation's identity provider, through openid-client: discovery, the device
@@ -146,15 +147,6 @@ export function toEntry(
     ...((tokens.id_token ?? base.id_token) ? { id_token: tokens.id_token ?? base.id_token } : {}),
     obtained_at: now,
   };
-}
-
-/**
- * Text from the provider (or names it gave the server), made safe for a terminal: no control characters, so no
- * escape sequences that could rewrite what the person reads, and bounded.
- */
-export function printable(s: string, max = 2048): string {
-  const clean = s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
-  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
 }
 
 function providerError(what: string, e: unknown): ProviderError {

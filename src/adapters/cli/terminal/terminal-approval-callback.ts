@@ -5,6 +5,7 @@ import type {
   ApprovalRequest,
 } from '../../../application/ports/approval-callback.port';
 import type { ToolCallView } from '../../../application/views/views';
+import { oneLineText as text, safeJson } from '../safe-text';
 
 /** What the terminal may decide: what the web offers, but edits (the arguments are shown, not edited, here). */
 export type TerminalDecision =
@@ -51,7 +52,8 @@ export class TerminalApprovalCallback implements ApprovalCallback {
       return;
     this.seen.add(request.id);
     this.queue.push(request);
-    if (this.current) this.write(`  (${this.queue.length} more waiting: ${request.toolName} ${request.id} queued)\n`);
+    if (this.current)
+      this.write(`  (${this.queue.length} more waiting: ${text(request.toolName)} ${request.id} queued)\n`);
     void this.pump();
   }
 
@@ -59,7 +61,7 @@ export class TerminalApprovalCallback implements ApprovalCallback {
   async notify(r: ApprovalRequest): Promise<void> {
     if (this.closed || (this.tenant !== undefined && r.tenantId !== this.tenant)) return;
     const rule = r.policy.rule === null ? 'policy defaults' : `policy rule ${r.policy.rule}`;
-    this.write(`  (ran at once, FYI: ${r.toolName} ${r.id} by ${rule})\n`);
+    this.write(`  (ran at once, FYI: ${text(r.toolName)} ${r.id} by ${rule})\n`);
   }
 
   async tell(outcome: ApprovalOutcome): Promise<void> {
@@ -75,7 +77,7 @@ export class TerminalApprovalCallback implements ApprovalCallback {
     const at = this.queue.findIndex((r) => r.id === id);
     if (at >= 0) {
       this.queue.splice(at, 1);
-      this.write(`  (queued ${outcome.toolCall.toolName} ${id} ${what})\n`);
+      this.write(`  (queued ${text(outcome.toolCall.toolName)} ${id} ${what})\n`);
     }
   }
 
@@ -97,8 +99,9 @@ export class TerminalApprovalCallback implements ApprovalCallback {
         try {
           await this.converse(request, this.current.abort.signal);
         } catch (e) {
-          if (this.current.endedBy) this.write(`\n  → ${request.toolName} ${request.id} was ${this.current.endedBy}\n`);
-          else if (!this.closed) this.write(`\n  ! ${(e as Error).message}\n`);
+          if (this.current.endedBy)
+            this.write(`\n  → ${text(request.toolName)} ${request.id} was ${this.current.endedBy}\n`);
+          else if (!this.closed) this.write(`\n  ! ${text((e as Error).message)}\n`);
         } finally {
           this.current = undefined;
         }
@@ -109,9 +112,9 @@ export class TerminalApprovalCallback implements ApprovalCallback {
   }
 
   private async converse(r: ApprovalRequest, signal: AbortSignal): Promise<void> {
-    this.write(summary(r, this.queue.length));
+    this.write(summary(r, this.queue.length, this.tty));
     // Arguments cut in the summary are approved only once the details have shown them whole.
-    const length = JSON.stringify(r.arguments).length;
+    const length = safeJson(r.arguments).length;
     let seenWhole = length <= SUMMARY_ARGUMENTS_MAX;
     for (;;) {
       const answer = (
@@ -125,7 +128,7 @@ export class TerminalApprovalCallback implements ApprovalCallback {
         .trim()
         .toLowerCase();
       if (answer === 'd' || answer === 'details') {
-        this.write(fullDetails(r));
+        this.write(fullDetails(r, this.tty));
         seenWhole = true;
         continue;
       }
@@ -175,14 +178,14 @@ export class TerminalApprovalCallback implements ApprovalCallback {
       const call = await this.decisions.decide(r.id, input);
       const why =
         'reason' in input && input.reason
-          ? ` (${input.reason})`
+          ? ` (${text(input.reason)})`
           : input.decision === 'always_allow'
             ? ` (always allowed in scope ${input.scope})`
             : '';
-      this.write(`  → ${call.toolName} ${call.id} ${call.status}${why}\n`);
+      this.write(`  → ${text(call.toolName)} ${call.id} ${call.status}${why}\n`);
     } catch (e) {
       const err = e as Error & { code?: string };
-      this.write(`  ! ${err.code ? `${err.code}: ` : ''}${err.message}\n`);
+      this.write(`  ! ${text(err.code ? `${err.code}: ${err.message}` : err.message)}\n`);
     }
   }
 
@@ -198,6 +201,11 @@ export class TerminalApprovalCallback implements ApprovalCallback {
     return rl;
   }
 
+  /** A terminal gets a style reset before the arguments (text on a pipe is left plain). */
+  private get tty(): boolean {
+    return !!(this.io.output as { isTTY?: boolean }).isTTY;
+  }
+
   private write(s: string): void {
     this.io.output.write(s);
   }
@@ -205,44 +213,54 @@ export class TerminalApprovalCallback implements ApprovalCallback {
 
 function describe(o: ApprovalOutcome): string {
   if (o.outcome === 'expired') return 'expired';
-  const who = o.by.name ?? o.by.id;
-  return `${o.outcome} by ${who}${o.by.via && o.by.via !== 'system' ? ` via ${o.by.via}` : ''}${o.reason ? ` (${o.reason})` : ''}`;
+  const who = text(o.by.name ?? o.by.id);
+  return `${o.outcome} by ${who}${o.by.via && o.by.via !== 'system' ? ` via ${text(o.by.via)}` : ''}${o.reason ? ` (${text(o.reason)})` : ''}`;
 }
 
 /** The most characters of arguments the summary shows; longer ones are shown only in the details. */
 const SUMMARY_ARGUMENTS_MAX = 200;
 
-function summary(r: ApprovalRequest, queued: number): string {
+/** Ends any style left on: what follows is the terminal's own text, whatever came before. */
+const RESET = '\x1b[0m';
+
+/** Every string in it came from the agent, its user or a policy: each goes through `text`, the arguments `safeJson`. */
+function summary(r: ApprovalRequest, queued: number, tty: boolean): string {
   const user = r.conversation.user;
   const lines = [
     '',
     `── Approval requested ${queued ? `(${queued} more waiting) ` : ''}${'─'.repeat(40)}`,
-    `  ${r.toolName}  ${r.id}`,
-    `  agent ${r.conversation.agentId}${user ? `, for ${user.name ?? user.id}` : ''}${r.conversation.title ? `, in "${r.conversation.title}"` : ''}`,
-    `  policy: ${r.policy.level} — ${r.policy.reason}`,
+    `  ${text(r.toolName)}  ${r.id}`,
+    `  agent ${text(r.conversation.agentId)}${user ? `, for ${text(user.name ?? user.id)}` : ''}${r.conversation.title ? `, in "${text(r.conversation.title)}"` : ''}`,
+    `  policy: ${r.policy.level} — ${text(r.policy.reason)}`,
   ];
-  if (r.reason) lines.push(`  why: ${r.reason}`);
+  if (r.reason) lines.push(`  why: ${text(r.reason)}`);
   const display = r.display as { title?: string; summary?: string } | undefined;
   if (display?.summary || display?.title)
-    lines.push(`  ${[display.title, display.summary].filter(Boolean).join(' — ')}`);
-  const args = JSON.stringify(r.arguments);
+    lines.push(
+      `  ${[display.title, display.summary]
+        .filter(Boolean)
+        .map((s) => text(s))
+        .join(' — ')}`,
+    );
+  // Whether they fit is decided on what is printed (the escapes safeJson adds count).
+  const args = safeJson(r.arguments);
   lines.push(
     args.length > SUMMARY_ARGUMENTS_MAX
-      ? `  arguments too long to show here: ${args.length} characters (d shows them all)`
-      : `  arguments: ${args}`,
+      ? `${tty ? RESET : ''}  arguments too long to show here: ${args.length} characters (d shows them all)`
+      : `${tty ? RESET : ''}  arguments: ${args}`,
   );
   if (r.approval) lines.push(`  expires ${r.approval.expiresAt}`);
   const quorum = r.approval?.quorum;
   if (quorum)
     lines.push(
-      `  approvals: ${quorum.approvedBy.length} of ${quorum.needed}${quorum.approvedBy.length ? ` (${quorum.approvedBy.map((x) => x.name ?? x.id).join(', ')})` : ''}`,
+      `  approvals: ${quorum.approvedBy.length} of ${quorum.needed}${quorum.approvedBy.length ? ` (${quorum.approvedBy.map((x) => text(x.name ?? x.id)).join(', ')})` : ''}`,
     );
   return `${lines.join('\n')}\n`;
 }
 
-function fullDetails(r: ApprovalRequest): string {
+function fullDetails(r: ApprovalRequest, tty: boolean): string {
   const { tenantId: _tenant, ...view } = r;
-  return `${JSON.stringify(view, null, 2)
+  return `${tty ? RESET : ''}${safeJson(view, 2)
     .split('\n')
     .map((l) => `  ${l}`)
     .join('\n')}\n`;
