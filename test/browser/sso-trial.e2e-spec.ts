@@ -2,10 +2,11 @@
  * Single sign-on as a new user meets it, in real headless Chromium against a real OpenID provider (oidc-provider) on
  * loopback: from the "no access" page, "Sign in with another account" signs the provider's session out and lets
  * another account in (before, signing in again silently landed on the same page); and an inbox opened at
- * http://localhost:PORT, while the provider sends the browser back to 127.0.0.1, signs in all the same.
+ * http://localhost:PORT, while the provider sends the browser back to 127.0.0.1, signs in all the same; an inbox left
+ * open learns at once that its session was signed out in another tab (its live stream ends with the session).
  */
 import type { Browser, Page } from 'playwright-core';
-import { describeBrowser, launchBrowser, openPage } from '../support/browser';
+import { describeBrowser, launchBrowser, openPage, waitLive } from '../support/browser';
 import { startOidcProvider, TestProvider } from '../support/oidc-provider';
 import { startTestServer, TestServer } from '../support/server';
 
@@ -66,6 +67,26 @@ describeBrowser('single sign-on for a new user', () => {
     await atProvider(page, 'ann');
     await page.getByRole('heading', { name: /Waiting for you/ }).waitFor();
     expect(new URL(page.url()).origin).toBe(server.url);
+    await context.close();
+  });
+
+  it('tells an inbox left open that its session was signed out in another tab, and asks it to sign in again', async () => {
+    const { page, context } = await openPage(browser);
+    await page.goto(`${server.url}/`);
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
+    await atProvider(page, 'ann');
+    await page.getByRole('heading', { name: /Waiting for you/ }).waitFor();
+    await waitLive(page);
+
+    const other = await context.newPage();
+    await other.goto(`${server.url}/`);
+    await other.getByRole('heading', { name: /Waiting for you/ }).waitFor();
+    await other.getByRole('button', { name: 'Sign out' }).click();
+    await other.getByTestId('sso-sign-in').waitFor();
+
+    // The first tab made no request of its own: its live stream ended with the session, and reconnecting was refused.
+    await page.getByTestId('sso-sign-in').waitFor();
+    expect(await page.getByRole('status').innerText()).toMatch(/Your session has ended/);
     await context.close();
   });
 });

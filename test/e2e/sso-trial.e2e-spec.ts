@@ -351,3 +351,41 @@ describe('single sign-on with a provider that has no end_session_endpoint, in em
     });
   });
 });
+
+// Two instances share a PostgreSQL database (embedded PGlite is one process's own).
+const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
+
+onPostgres('a session signed out on another instance', () => {
+  let idp: TestProvider;
+  let db: TestDatabase;
+  let a: TestServer;
+  let b: TestServer;
+
+  beforeAll(async () => {
+    idp = await startOidcProvider(ACCOUNTS);
+    db = await freshDatabase();
+    a = await startTestServer({ oidc: idp.oidcConfig(), instanceId: 'a' }, { db });
+    b = await startTestServer({ oidc: idp.oidcConfig(), instanceId: 'b' }, { db });
+    await idp.registerTollgate(a.url);
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await db?.drop();
+    await idp?.close();
+  });
+
+  it("ends this instance's stream of it by the next keep-alive", async () => {
+    const jar = new CookieJar();
+    const callback = await throughProvider(jar, `${a.url}/auth/login`, 'ann', a.url);
+    expect((await jar.fetch(callback)).status).toBe(303);
+    const { csrfToken } = await (await jar.fetch(`${a.url}/auth/session`)).json();
+    const cookie = `tollgate_session=${jar.get(a.url, 'tollgate_session')}`;
+    const stream = readStream(`${a.url}/v1/events/stream`, { cookie });
+    await stream.until(() => stream.status() === 200);
+    // The same browser's cookie, signed out through instance b (the load balancer sent it there).
+    const out = await fetch(`${b.url}/auth/logout`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrfToken } });
+    expect(out.status).toBe(200);
+    await stream.ended(30_000); // instance a looks at the session again at each keep-alive (every 15 s)
+  }, 45_000);
+});
