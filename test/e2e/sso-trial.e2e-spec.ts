@@ -294,6 +294,17 @@ describe('single sign-on: what a new user and an operator meet', () => {
       const direct = await getWithHost('/auth/login', `127.0.0.1:${port}`);
       expect(new URL(direct.location!).origin).toBe(idp.issuer);
     });
+
+    it('names the address sign-ins finish at when a callback finds no sign-in under way', async () => {
+      const res = await fetch(`${server.url}/auth/callback?code=c&state=s`);
+      const html = await res.text();
+      expect({ status: res.status, code: /data-testid="problem-code">([^<]+)</.exec(html)?.[1] }).toEqual({
+        status: 400,
+        code: 'login_missing',
+      });
+      expect(html).toContain(`no sign-in under way at ${server.url} `);
+      expect(html).toContain(`Sign in again from ${server.url}/.`);
+    });
   });
 });
 

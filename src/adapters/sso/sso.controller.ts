@@ -138,7 +138,8 @@ export class SsoController {
         title: 'This sign-in cannot be finished',
         detail: sealed
           ? 'The sign-in this browser began was not recognised: it was changed, or it is more than 10 minutes old. Sign in again.'
-          : 'This browser has no sign-in under way (it was finished already, or began elsewhere). Sign in again.',
+          : // A sign-in begun at another address of this service (its cookie is that address's) ends up here too.
+            `This browser has no sign-in under way at ${this.base(req)} (it was finished already, or began at another address of Tollgate). Sign in again from ${this.base(req)}/.`,
         code: sealed ? 'login_invalid' : 'login_missing',
       });
     }
