@@ -9,16 +9,10 @@ import { Credential, CurrentCredential, CurrentPrincipal, WEB_SESSIONS } from '.
 import { ApiProblems, BEARER_PROBLEMS } from '../../api/dto/problem.dto';
 import { WaitSlots } from '../../api/limits';
 
+/** How often an idle stream gets a keep-alive, and a session's stream looks whether its session still lives. */
 const HEARTBEAT_MS = 15_000;
 /** setTimeout's longest wait; a later deadline is looked at again then. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export const EVENT_STREAM_OPTIONS = Symbol('EventStreamOptions');
-
-export interface EventStreamOptions {
-  /** How often an idle stream gets a keep-alive and a session's stream looks whether its session still lives. */
-  heartbeatMs?: number;
-}
 
 function seqFrom(name: string, raw: unknown): number | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -41,16 +35,12 @@ function seqFrom(name: string, raw: unknown): number | undefined {
 @ApiBearerAuth()
 @Controller('v1/events')
 export class EventStreamController {
-  private readonly heartbeatMs: number;
-
   constructor(
     private readonly feed: EventFeed,
     private readonly slots: WaitSlots,
+    /** Single sign-on's sessions, null without it. */
     @Optional() @Inject(WEB_SESSIONS) private readonly sessions: WebSessions | null = null,
-    @Optional() @Inject(EVENT_STREAM_OPTIONS) options: EventStreamOptions = {},
-  ) {
-    this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
-  }
+  ) {}
 
   @Get('stream')
   @ApiOperation({
@@ -155,7 +145,7 @@ export class EventStreamController {
     heartbeat = setInterval(() => {
       if (res.writableLength === 0) res.write(': keep-alive\n\n');
       if (session) void recheck();
-    }, this.heartbeatMs);
+    }, HEARTBEAT_MS);
     subscription = this.feed.subscribe(p, after, res);
     void recheck();
   }
