@@ -1,5 +1,6 @@
 import { TollgateError, type AuditEvent } from '@tollgate/sdk';
 import { ApiClient, ProblemError } from './api-client';
+import { oneLineText as text } from '../safe-text';
 
 /** One audit event as the live stream carries it (CONTRACT §9, §11). */
 export type StreamEvent = AuditEvent;
@@ -58,10 +59,11 @@ export const ENDING_EVENTS: Record<string, string> = {
 
 /** "approved by Ann via slack", "expired", "cancelled by ann (incident drill)". */
 export function describeEnding(e: StreamEvent): string {
-  const outcome = ENDING_EVENTS[e.type] ?? e.type;
+  const outcome = ENDING_EVENTS[e.type] ?? text(e.type);
   if (e.type === 'ToolCallExpired') return 'expired';
-  const who = e.actor?.name ?? e.actor?.id;
-  const via = (e.data?.via as string | undefined) ?? e.actor?.via;
-  const reason = typeof e.data?.reason === 'string' && e.data.reason ? ` (${e.data.reason})` : '';
+  // Names and reasons are others' text, printed on a terminal: one line, no control characters.
+  const who = text(e.actor?.name ?? e.actor?.id);
+  const via = text((e.data?.via as string | undefined) ?? e.actor?.via);
+  const reason = typeof e.data?.reason === 'string' && e.data.reason ? ` (${text(e.data.reason)})` : '';
   return `${outcome}${who ? ` by ${who}` : ''}${via && via !== 'system' ? ` via ${via}` : ''}${reason}`;
 }

@@ -1,10 +1,11 @@
 /** Plain-text output for people; `--json` output for scripts is the API's JSON as is. */
 import { spanSeconds } from '../../../infrastructure/config/duration';
+import { oneLineText, safeJson } from '../safe-text';
 
 export function table(headers: string[], rows: string[][], maxWidths: number[] = []): string {
   const clip = (s: string, i: number) => {
     const max = maxWidths[i];
-    const one = s.replace(/\s+/g, ' ');
+    const one = oneLineText(s.replace(/\s+/g, ' '));
     return max && one.length > max ? `${one.slice(0, max - 1)}…` : one;
   };
   const cells = rows.map((r) => r.map(clip));
@@ -41,7 +42,8 @@ export function parseWhen(raw: string, now = Date.now()): string {
   return new Date(t).toISOString();
 }
 
+/** A value on one line for a terminal: a string cleaned of control characters, anything else as safe JSON. */
 export function oneLine(v: unknown, max = 80): string {
-  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
+  const s = typeof v === 'string' ? oneLineText(v) : safeJson(v);
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }

@@ -7,6 +7,7 @@ import { cardPath } from '../../../domain/conversation/conversation.errors';
 import { ApiClient, CliError, EXIT, ProblemError, type Approval } from './api-client';
 import { describeEnding, ENDING_EVENTS, followEvents, type StreamEvent } from './event-stream';
 import { oneLine, timeLeft } from './format';
+import { oneLineText as clean, safeJson } from '../safe-text';
 
 const ESC = '\x1b';
 const CSI = `${ESC}[`;
@@ -15,6 +16,7 @@ const ALT_OFF = `${CSI}?1049l`;
 const HIDE_CURSOR = `${CSI}?25l`;
 const SHOW_CURSOR = `${CSI}?25h`;
 const CLEAR = `${CSI}H${CSI}2J`;
+const RESET = `${CSI}0m`;
 const bold = (s: string) => `${CSI}1m${s}${CSI}22m`;
 const dim = (s: string) => `${CSI}2m${s}${CSI}22m`;
 const inverse = (s: string) => `${CSI}7m${s}${CSI}27m`;
@@ -102,7 +104,7 @@ class Inbox {
         },
         onEvent: (e) => this.onEvent(e),
         onDown: (reason, ms) => {
-          this.conn = `reconnecting in ${Math.round(ms / 1000)}s (${reason})`;
+          this.conn = `reconnecting in ${Math.round(ms / 1000)}s (${clean(reason)})`;
           this.render();
         },
         onFatal: (e) => this.quit(e),
@@ -122,7 +124,7 @@ class Inbox {
     if (!item) return;
     this.remove(id);
     this.note(
-      `${e.type === 'ToolCallApproved' ? green('✓') : e.type === 'ToolCallRejected' ? red('✗') : yellow('•')} ${item.toolName} ${dim(id)} ${describeEnding(e)}`,
+      `${e.type === 'ToolCallApproved' ? green('✓') : e.type === 'ToolCallRejected' ? red('✗') : yellow('•')} ${clean(item.toolName)} ${dim(id)} ${describeEnding(e)}`,
     );
   }
 
@@ -143,14 +145,14 @@ class Inbox {
         const current = this.items[this.selected]?.id;
         for (const a of fresh)
           if (!before.has(a.id))
-            this.note(`${yellow('+')} new: ${a.toolName} ${dim(a.id)} from ${a.conversation.agentId}`);
+            this.note(`${yellow('+')} new: ${clean(a.toolName)} ${dim(a.id)} from ${clean(a.conversation.agentId)}`);
         this.items = fresh;
         const at = this.items.findIndex((i) => i.id === current);
         this.selected = at >= 0 ? at : Math.min(this.selected, Math.max(0, this.items.length - 1));
         if (this.items.some((i) => !this.knownTools.has(i.toolName))) await this.loadTools();
       } catch (e) {
         if (e instanceof ProblemError && e.status < 500 && e.status !== 429) return this.quit(e);
-        this.note(red(`✗ could not refresh: ${(e as Error).message}`));
+        this.note(red(`✗ could not refresh: ${clean((e as Error).message)}`));
       }
       this.render();
     })();
@@ -287,10 +289,10 @@ class Inbox {
     if (this.view === 'details') {
       // The arguments end the details (a blank line and the key help follow); each of their lines must fit as well.
       const shown = details(a, this.needsConfirm(a)).length;
-      const argLines = JSON.stringify(a.arguments, null, 2).split('\n');
+      const argLines = safeJson(a.arguments, 2).split('\n');
       return shown <= room && argLines.every((l) => visibleLength(`  ${l}`) <= width);
     }
-    return JSON.stringify(a.arguments).length <= ROW_ARGUMENTS_MAX && visibleLength(this.row(a, false)) <= width;
+    return safeJson(a.arguments).length <= ROW_ARGUMENTS_MAX && visibleLength(this.row(a, false)) <= width;
   }
 
   /** Approve and Always allow wait for a view that shows the arguments whole: the details, else the editor or the card. */
@@ -307,7 +309,7 @@ class Inbox {
     // Two notes, each short enough for a line: the card's address must not be the part cut off.
     this.note(
       yellow(
-        `• arguments too long to show here: ${JSON.stringify(a.arguments).length} characters — e shows them whole in your editor (then y approves)`,
+        `• arguments too long to show here: ${safeJson(a.arguments).length} characters — e shows them whole in your editor (then y approves)`,
       ),
     );
     this.note(yellow(`  or open the full card: ${this.api.conn.url}${cardPath(a.id)}`));
@@ -321,7 +323,7 @@ class Inbox {
     if (!why) return void this.decide(a, { decision: 'approve' });
     this.prompt = {
       kind: 'key',
-      label: `Approve ${bold(a.toolName)} (${why})? ${bold('y')} to confirm, any other key cancels`,
+      label: `Approve ${bold(clean(a.toolName))} (${why})? ${bold('y')} to confirm, any other key cancels`,
       yes: () => void this.decide(a, { decision: 'approve' }),
     };
     this.render();
@@ -330,7 +332,7 @@ class Inbox {
   private reject(a: Approval): void {
     this.prompt = {
       kind: 'text',
-      label: `Reject ${bold(a.toolName)} — reason (enter to send, esc cancels): `,
+      label: `Reject ${bold(clean(a.toolName))} — reason (enter to send, esc cancels): `,
       buffer: '',
       submit: (reason) => void this.decide(a, { decision: 'reject', ...(reason ? { reason } : {}) }),
     };
@@ -348,7 +350,7 @@ class Inbox {
       void this.decide(a, { decision: 'always_allow', scope });
     this.prompt = {
       kind: 'choice',
-      label: `Always allow ${bold(a.toolName)} from now on in: ${bold('c')} this conversation · ${bold('g')} this agent · ${bold('t')} the tenant (agent, tenant: admins) — any other key cancels`,
+      label: `Always allow ${bold(clean(a.toolName))} from now on in: ${bold('c')} this conversation · ${bold('g')} this agent · ${bold('t')} the tenant (agent, tenant: admins) — any other key cancels`,
       choices: { c: grant('conversation'), g: grant('agent'), t: grant('tenant') },
     };
     this.render();
@@ -370,7 +372,7 @@ class Inbox {
       text = readFileSync(file, 'utf8');
     } catch (e) {
       this.resume();
-      this.note(red(`✗ editor: ${(e as Error).message}`));
+      this.note(red(`✗ editor: ${clean((e as Error).message)}`));
       return this.render();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -384,7 +386,7 @@ class Inbox {
         throw new Error('the arguments must be a JSON object');
     } catch (e) {
       this.drafts.set(a.id, text);
-      this.note(red(`✗ not valid: ${(e as Error).message} — press e to fix it`));
+      this.note(red(`✗ not valid: ${clean((e as Error).message)} — press e to fix it`));
       return this.render();
     }
     this.drafts.delete(a.id);
@@ -392,7 +394,7 @@ class Inbox {
       // Read whole in the editor: they may be approved as they are (the way to approve arguments too long to show).
       this.prompt = {
         kind: 'key',
-        label: `Arguments unchanged. Approve ${bold(a.toolName)} with them as they are? ${bold('y')} to confirm, any other key cancels`,
+        label: `Arguments unchanged. Approve ${bold(clean(a.toolName))} with them as they are? ${bold('y')} to confirm, any other key cancels`,
         yes: () => void this.decide(a, { decision: 'approve' }),
       };
       return this.render();
@@ -400,7 +402,7 @@ class Inbox {
     const args = edited as Record<string, unknown>;
     this.prompt = {
       kind: 'key',
-      label: `Approve ${bold(a.toolName)} with ${oneLine(args, 60)}? ${bold('y')} to confirm, any other key cancels`,
+      label: `Approve ${bold(clean(a.toolName))} with ${oneLine(args, 60)}? ${bold('y')} to confirm, any other key cancels`,
       yes: () => void this.decide(a, { decision: 'approve', arguments: args }),
     };
     this.render();
@@ -416,7 +418,7 @@ class Inbox {
     },
   ): Promise<void> {
     const verb = body.decision === 'reject' ? 'rejecting' : 'approving';
-    this.note(dim(`${verb} ${a.toolName} ${a.id}…`));
+    this.note(dim(`${verb} ${clean(a.toolName)} ${a.id}…`));
     this.render();
     try {
       const call = await this.api.decide(a.id, body);
@@ -424,14 +426,16 @@ class Inbox {
       if (call.status === 'pending' && q) {
         // An approval towards a quorum: the call stays in the list, now "1 of 2".
         this.items = this.items.map((i) => (i.id === call.id ? { ...i, ...call } : i));
-        this.note(`${green('✓')} ${a.toolName} ${dim(a.id)} approval recorded: ${q.approvedBy.length} of ${q.needed}`);
+        this.note(
+          `${green('✓')} ${clean(a.toolName)} ${dim(a.id)} approval recorded: ${q.approvedBy.length} of ${q.needed}`,
+        );
         return this.render();
       }
       this.ended.add(a.id);
       this.remove(a.id);
       const mark = call.status === 'approved' ? green('✓') : red('✗');
       this.note(
-        `${mark} ${a.toolName} ${dim(a.id)} ${call.status} by you via cli${body.arguments ? ' with edited arguments' : ''}${body.reason ? ` (${body.reason})` : ''}`,
+        `${mark} ${clean(a.toolName)} ${dim(a.id)} ${call.status} by you via cli${body.arguments ? ' with edited arguments' : ''}${body.reason ? ` (${clean(body.reason)})` : ''}`,
       );
     } catch (e) {
       if (e instanceof ProblemError && e.problem.code === 'already_decided') {
@@ -439,10 +443,10 @@ class Inbox {
         this.ended.add(a.id);
         this.remove(a.id);
         this.note(
-          `${yellow('•')} ${a.toolName} ${dim(a.id)} was already ${d ? `${d.outcome} by ${d.by.name ?? d.by.id} via ${d.by.via}` : 'decided'}`,
+          `${yellow('•')} ${clean(a.toolName)} ${dim(a.id)} was already ${d ? `${d.outcome} by ${clean(d.by.name ?? d.by.id)} via ${clean(d.by.via)}` : 'decided'}`,
         );
       } else {
-        this.note(red(`✗ ${(e as Error).message}`));
+        this.note(red(`✗ ${clean((e as Error).message)}`));
       }
     }
     this.render();
@@ -500,7 +504,7 @@ class Inbox {
     if (this.prompt)
       footer.push(
         ...wrapWords(
-          this.prompt.kind === 'text' ? `${this.prompt.label}${this.prompt.buffer}█` : this.prompt.label,
+          this.prompt.kind === 'text' ? `${this.prompt.label}${clean(this.prompt.buffer)}█` : this.prompt.label,
           width,
         ),
       );
@@ -510,15 +514,17 @@ class Inbox {
 
   /** A call's row in the list, as wide as it comes (the screen cuts it). */
   private row(a: Approval, selected: boolean): string {
-    const who = a.conversation.user ? (a.conversation.user.name ?? a.conversation.user.id) : '-';
-    return `${selected ? '›' : ' '} ${a.toolName.padEnd(18)} ${a.policy.level.padEnd(7)} ${timeLeft(a.approval?.expiresAt).padEnd(13)} ${(a.conversation.title ?? a.conversationId).slice(0, 24).padEnd(24)} ${who.slice(0, 12).padEnd(12)} ${a.conversation.agentId.slice(0, 14).padEnd(14)} ${oneLine(a.arguments, ROW_ARGUMENTS_MAX)}`;
+    // Agent text is cleaned before it is cut or padded, so the widths are those of what the screen shows.
+    const who = a.conversation.user ? clean(a.conversation.user.name ?? a.conversation.user.id) : '-';
+    const title = clean(a.conversation.title ?? a.conversationId);
+    return `${selected ? '›' : ' '} ${clean(a.toolName).padEnd(18)} ${a.policy.level.padEnd(7)} ${timeLeft(a.approval?.expiresAt).padEnd(13)} ${title.slice(0, 24).padEnd(24)} ${who.slice(0, 12).padEnd(12)} ${clean(a.conversation.agentId).slice(0, 14).padEnd(14)} ${oneLine(a.arguments, ROW_ARGUMENTS_MAX)}`;
   }
 
   private readonly render = (): void => {
     if (this.suspended) return;
     const { width, footer, room } = this.layout();
     const fit = (s: string) => truncate(s, width);
-    const header = `${bold('Tollgate inbox')} · ${this.who} @ ${this.api.conn.url} · ${this.items.length} pending · ${this.conn === 'live' ? green('● live') : yellow(this.conn)}`;
+    const header = `${bold('Tollgate inbox')} · ${clean(this.who)} @ ${this.api.conn.url} · ${this.items.length} pending · ${this.conn === 'live' ? green('● live') : yellow(this.conn)}`;
     const lines: string[] = [header, ''];
     const item = this.items[this.selected];
     if (this.view === 'details' && item) {
@@ -546,30 +552,37 @@ class Inbox {
   };
 }
 
+/** Every string from the call goes through `clean` (one line, no control characters), the arguments `safeJson`. */
 function details(a: Approval, confirm: string | undefined): string[] {
   const user = a.conversation.user;
   const out = [
-    `${bold(a.toolName)}  ${dim(a.id)}${a.externalId ? dim(` (agent's id ${a.externalId})`) : ''}`,
-    `Conversation  ${a.conversation.title ? `"${a.conversation.title}" ` : ''}${dim(a.conversationId)}`,
-    `User          ${user ? `${user.name ?? user.id} (${user.id})` : '-'}      Agent  ${a.conversation.agentId}`,
-    `Policy        ${a.policy.level}${confirm ? yellow(` · ${confirm}`) : ''} — ${a.policy.reason} (rule ${a.policy.rule ?? '-'}, version ${a.policy.policyVersion})`,
-    `Approvers     ${a.approval?.approvers.join(', ') ?? '-'}      Expires ${a.approval?.expiresAt ?? '-'} (${timeLeft(a.approval?.expiresAt)})`,
+    `${bold(clean(a.toolName))}  ${dim(a.id)}${a.externalId ? dim(` (agent's id ${clean(a.externalId)})`) : ''}`,
+    `Conversation  ${a.conversation.title ? `"${clean(a.conversation.title)}" ` : ''}${dim(clean(a.conversationId))}`,
+    `User          ${user ? `${clean(user.name ?? user.id)} (${clean(user.id)})` : '-'}      Agent  ${clean(a.conversation.agentId)}`,
+    `Policy        ${a.policy.level}${confirm ? yellow(` · ${confirm}`) : ''} — ${clean(a.policy.reason)} (rule ${a.policy.rule ?? '-'}, version ${a.policy.policyVersion})`,
+    `Approvers     ${a.approval?.approvers.map((x) => clean(x)).join(', ') ?? '-'}      Expires ${a.approval?.expiresAt ?? '-'} (${timeLeft(a.approval?.expiresAt)})`,
   ];
   const quorum = a.approval?.quorum;
   if (quorum)
     out.push(
-      `Approvals     ${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (from ${quorum.of.join(', ')})` : ''}${quorum.approvedBy.length ? `: ${quorum.approvedBy.map((x) => x.name ?? x.id).join(', ')}` : ''}`,
+      `Approvals     ${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (from ${quorum.of.map((x) => clean(x)).join(', ')})` : ''}${quorum.approvedBy.length ? `: ${quorum.approvedBy.map((x) => clean(x.name ?? x.id)).join(', ')}` : ''}`,
     );
   if (a.approval?.selfApproval === false) out.push(`Separation    the end user and the agent's owner may not approve`);
-  if (a.reason) out.push(`Agent's reason ${a.reason}`);
+  if (a.reason) out.push(`Agent's reason ${clean(a.reason)}`);
   if (a.confidence !== undefined || a.estimatedCost !== undefined)
     out.push(`Confidence    ${a.confidence ?? '-'}      Estimated cost ${a.estimatedCost ?? '-'}`);
   if (a.display?.title || a.display?.summary)
-    out.push(`Display       ${[a.display.title, a.display.summary].filter(Boolean).join(' — ')}`);
-  for (const f of a.display?.fields ?? []) out.push(`  ${f.label}: ${f.value}`);
+    out.push(
+      `Display       ${[a.display.title, a.display.summary]
+        .map((x) => clean(x))
+        .filter(Boolean)
+        .join(' — ')}`,
+    );
+  for (const f of a.display?.fields ?? []) out.push(`  ${clean(f.label)}: ${clean(f.value)}`);
   out.push(
-    'Arguments',
-    ...JSON.stringify(a.arguments, null, 2)
+    // Whatever style the lines above left on ends here: the arguments are shown as they are.
+    `${RESET}Arguments`,
+    ...safeJson(a.arguments, 2)
       .split('\n')
       .map((l) => `  ${l}`),
   );
@@ -639,7 +652,7 @@ export function splitKeys(s: string): string[] {
   return keys;
 }
 
-/** The visible characters of a line with ANSI styling. */
+/** The visible characters of a line with the inbox's own ANSI styling (agent text reaches it cleaned of escapes). */
 function visibleLength(s: string): number {
   return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').length;
 }
