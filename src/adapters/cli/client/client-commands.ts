@@ -27,6 +27,7 @@ import { PolicyDocument } from '../../../domain/policy/policy-document';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { runInbox } from './inbox';
 import { grantLifetime } from './duration';
+import { oneLineText as clean } from '../safe-text';
 
 /** Set by a command run with `--json`: its refusals are printed as the problem JSON on stdout too. */
 export const output = { json: false };
@@ -68,7 +69,12 @@ function when(v: string): string {
   }
 }
 
+/** One line, the names and reasons in it others' text: cleaned of control characters for the terminal. */
 function decidedLine(call: ToolCall): string {
+  return clean(decidedText(call));
+}
+
+function decidedText(call: ToolCall): string {
   const q = call.approval?.quorum;
   // An approval towards a quorum leaves the call pending: say how far it has got.
   if (call.status === 'pending' && q)
@@ -655,8 +661,9 @@ function simulationSummary(s: PolicySimulation): string {
 export function reportError(e: CliError): void {
   if (e instanceof ProblemError) {
     if (output.json) printJson(e.problem);
-    process.stderr.write(`${e.message}\n`);
+    // A problem's detail may quote what an agent sent.
+    process.stderr.write(`${clean(e.message)}\n`);
   } else {
-    process.stderr.write(`tollgate: ${e.message}\n`);
+    process.stderr.write(`tollgate: ${clean(e.message)}\n`);
   }
 }

@@ -3,6 +3,7 @@ import { type Grant, type GrantScope, type GrantStatus } from '@tollgate/sdk';
 import { ApiClient, ClientOptions, connection } from './api-client';
 import { output } from './client-commands';
 import { printJson, table } from './format';
+import { oneLineText as clean } from '../safe-text';
 
 function withConnection(cmd: Command): Command {
   return cmd
@@ -20,7 +21,7 @@ function where(g: Grant): string {
 
 function revokedLine(g: Grant): string {
   const by = g.revokedBy ? ` by ${g.revokedBy.name ?? g.revokedBy.id} via ${g.revokedBy.via}` : '';
-  return `${g.id} ${g.pattern} (${where(g)}): ${g.status}${by}${g.revokeReason ? ` (${g.revokeReason})` : ''}`;
+  return clean(`${g.id} ${g.pattern} (${where(g)}): ${g.status}${by}${g.revokeReason ? ` (${g.revokeReason})` : ''}`);
 }
 
 /**

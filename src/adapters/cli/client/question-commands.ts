@@ -3,6 +3,7 @@ import { allPages, type Question, type QuestionStatus } from '@tollgate/sdk';
 import { ApiClient, ClientOptions, connection } from './api-client';
 import { output } from './client-commands';
 import { printJson, table } from './format';
+import { safeJson } from '../safe-text';
 
 const STATUSES: QuestionStatus[] = ['pending', 'answered', 'expired', 'cancelled'];
 /** Conversations looked up for their titles at most, per listing: a long list shows the rest by id. */
@@ -105,6 +106,6 @@ export function addQuestionCommands(program: Command): void {
     const api = new ApiClient(connection(o));
     const q = await api.call((t) => t.answer(id, words.join(' ')));
     if (o.json) printJson(q);
-    else console.log(`${q.id} answered: ${JSON.stringify(q.answer?.text ?? words.join(' '))}`);
+    else console.log(`${q.id} answered: ${safeJson(q.answer?.text ?? words.join(' '))}`);
   });
 }

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ApiClient, ClientOptions, connection, EXIT } from './api-client';
 import { output } from './client-commands';
 import { printJson } from './format';
+import { oneLineText as clean } from '../safe-text';
 
 function withConnection(cmd: Command): Command {
   return cmd
@@ -51,10 +52,12 @@ export function addStepCommands(program: Command): void {
         for (const c of r.toolCalls) {
           const q = c.approval?.quorum;
           console.log(
-            `${c.id} ${c.toolName}: ${c.status}${c.status === 'pending' && q ? `, ${q.approvedBy.length} of ${q.needed} approvals` : ''}`,
+            clean(
+              `${c.id} ${c.toolName}: ${c.status}${c.status === 'pending' && q ? `, ${q.approvedBy.length} of ${q.needed} approvals` : ''}`,
+            ),
           );
         }
-        for (const x of r.refused) console.error(`${x.id}: ${x.code}: ${x.detail}`);
+        for (const x of r.refused) console.error(clean(`${x.id}: ${x.code}: ${x.detail}`));
         if (!r.toolCalls.length && !r.refused.length) console.log('No pending calls.');
       }
       if (r.refused.length) process.exitCode = EXIT.refused;
@@ -74,6 +77,6 @@ export function addStepCommands(program: Command): void {
     const api = new ApiClient(connection(o));
     const call = await api.call((t) => t.inbox().extendDeadline(id, { extendBy: o.by, reason: o.reason }));
     if (o.json) printJson(call);
-    else console.log(`${call.id} ${call.toolName}: ${call.status}, now expires ${call.approval?.expiresAt}`);
+    else console.log(clean(`${call.id} ${call.toolName}: ${call.status}, now expires ${call.approval?.expiresAt}`));
   });
 }
