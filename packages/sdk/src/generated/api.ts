@@ -705,7 +705,7 @@ export interface paths {
     };
     /**
      * Live events (Server-Sent Events)
-     * @description Every audit event of the caller's tenant that its roles may read, as it happens: agents those of their own conversations. Frames are `id: <seq>`, `event: <type>`, `data: <the AuditEvent as JSON>`; `retry: 3000` first, a `: keep-alive` comment every 15 s while idle. Resume after an event with Last-Event-ID (or lastEventId). Counts against the open-wait bounds (429).
+     * @description Every audit event of the caller's tenant that its roles may read, as it happens: agents those of their own conversations. Frames are `id: <seq>`, `event: <type>`, `data: <the AuditEvent as JSON>`; `retry: 3000` first, a `: keep-alive` comment every 15 s while idle. Resume after an event with Last-Event-ID (or lastEventId). Counts against the open-wait bounds (429). The stream ends when the caller's token is no longer accepted or its session is signed out, expires or idles out; reconnecting then gets 401.
      */
     get: operations['streamEvents'];
     put?: never;

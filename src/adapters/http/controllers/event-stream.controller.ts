@@ -47,7 +47,7 @@ export class EventStreamController {
     operationId: 'streamEvents',
     summary: 'Live events (Server-Sent Events)',
     description:
-      "Every audit event of the caller's tenant that its roles may read, as it happens: agents those of their own conversations. Frames are `id: <seq>`, `event: <type>`, `data: <the AuditEvent as JSON>`; `retry: 3000` first, a `: keep-alive` comment every 15 s while idle. Resume after an event with Last-Event-ID (or lastEventId). Counts against the open-wait bounds (429).",
+      "Every audit event of the caller's tenant that its roles may read, as it happens: agents those of their own conversations. Frames are `id: <seq>`, `event: <type>`, `data: <the AuditEvent as JSON>`; `retry: 3000` first, a `: keep-alive` comment every 15 s while idle. Resume after an event with Last-Event-ID (or lastEventId). Counts against the open-wait bounds (429). The stream ends when the caller's token is no longer accepted or its session is signed out, expires or idles out; reconnecting then gets 401.",
   })
   @ApiHeader({
     name: 'last-event-id',
