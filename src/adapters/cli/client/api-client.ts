@@ -87,6 +87,29 @@ export function serverUrl(raw: string): string {
   }
 }
 
+/** Loopback: 127.0.0.0/8, ::1, localhost (the WHATWG URL parser has already normalised 127.1, 0x7f.1, …). */
+export function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Plain http anywhere but this machine: whoever is on the path reads the token sent with each request. */
+export function isInsecure(url: string): boolean {
+  return new URL(url).protocol === 'http:' && !isLoopback(url);
+}
+
+/**
+ * A login's token (an ID token the organisation's provider signed) goes over https only, or to this machine: over
+ * plain http anyone on the path could take it and act as the person at the server until it expires.
+ */
+export function refuseInsecureLogin(url: string): void {
+  if (isInsecure(url))
+    throw new CliError(
+      `refusing to use a login over plain http with ${url}: the token would travel in clear; use the server's https:// URL (http is allowed only on this machine: localhost, 127.0.0.1, ::1)`,
+      EXIT.usage,
+    );
+}
+
 function storedLogin(url: string, anyIfOnlyOne: boolean): StoredLogin | undefined {
   try {
     const found = StoredLogin.find(url);
@@ -109,6 +132,7 @@ export class ApiClient {
 
   constructor(readonly conn: Connection) {
     const login = conn.login;
+    if (login) refuseInsecureLogin(conn.url);
     this.tollgate = new Tollgate({
       url: conn.url,
       // A stored login's token is asked for before each request, and again after a 401 (the SDK does that once).

@@ -1,6 +1,15 @@
 import type { Command } from 'commander';
 import { Tollgate, TollgateError, type Me } from '@tollgate/sdk';
-import { ApiClient, CliError, cliError, DEFAULT_URL, EXIT, ProblemError, serverUrl } from '../client/api-client';
+import {
+  ApiClient,
+  CliError,
+  cliError,
+  DEFAULT_URL,
+  EXIT,
+  ProblemError,
+  refuseInsecureLogin,
+  serverUrl,
+} from '../client/api-client';
 import {
   credentialsPath,
   CredentialsError,
@@ -55,6 +64,8 @@ export function addLoginCommands(program: Command): void {
 
 async function login(o: { url?: string }): Promise<void> {
   const url = serverUrl(o.url ?? process.env.TOLLGATE_URL ?? DEFAULT_URL);
+  // Before anything is asked of the server: its answer names the provider the person would sign in with.
+  refuseInsecureLogin(url);
   const sso = await ssoConfig(url);
   const config = await orUnreachable(() => discover(sso.issuer, sso.clientId));
   if (!supportsDeviceFlow(config))
