@@ -114,7 +114,9 @@ export function SignIn({ config, notice, onSignedIn }: Props) {
         required
       />
       <p id="token-hint" class="hint">
-        Ask your admin for one. For local use: <code>npx tollgate token --sub you --role approver</code>
+        Ask your admin for one. For local use, in the Tollgate checkout:{' '}
+        <code>npx tollgate token --sub you --role approver</code> (elsewhere:{' '}
+        <code>node /path/to/tollgate/bin/tollgate.js token …</code>)
       </p>
       <label class="check">
         <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> Keep me
