@@ -75,7 +75,7 @@ describe('the README tour', () => {
     // The start banner, the sign-in page, its dev sign-in form and the README's inbox section all suggest one role.
     const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
     const hinted = [
-      ...read('src/adapters/cli/server-commands.ts').matchAll(/tollgate token --sub \w+ (?:--name \w+ )?--role (\w+)/g),
+      ...read('src/adapters/cli/server-commands.ts').matchAll(/\btoken --sub \w+ (?:--name \w+ )?--role (\w+)/g),
       ...read('web/src/ui/SignIn.tsx').matchAll(/tollgate token --sub \w+ --role (\w+)/g),
       ...read('README.md').matchAll(/\*\*Sign in\*\*[^`]*`npx tollgate token --sub \w+ --name \w+ --role (\w+)`/g),
     ].map((m) => m[1]);
