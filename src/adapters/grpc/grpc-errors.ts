@@ -14,6 +14,9 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   payload_too_large: GrpcStatus.INVALID_ARGUMENT,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   headers_too_large: GrpcStatus.INVALID_ARGUMENT,
+  // The single sign-on routes' own (HTTP only): listed so every code of the table has its status.
+  invalid_return_to: GrpcStatus.INVALID_ARGUMENT,
+  invalid_prompt: GrpcStatus.INVALID_ARGUMENT,
   unauthenticated: GrpcStatus.UNAUTHENTICATED,
   forbidden: GrpcStatus.PERMISSION_DENIED,
   self_approval: GrpcStatus.PERMISSION_DENIED,
