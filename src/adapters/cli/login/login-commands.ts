@@ -52,7 +52,10 @@ export function addLoginCommands(program: Command): void {
     .description(
       "Sign in with the server's identity provider (OAuth device flow): open the link shown, confirm the code, and the CLI keeps the login (refreshed) for later commands",
     )
-    .option('--url <url>', 'Tollgate base URL (default: TOLLGATE_URL or http://127.0.0.1:8080)')
+    .option(
+      '--url <url>',
+      'Tollgate base URL, https:// (plain http only on this machine) (default: TOLLGATE_URL or http://127.0.0.1:8080)',
+    )
     .action((o: { url?: string }) => login(o));
 
   program
