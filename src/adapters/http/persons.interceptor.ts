@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { from, Observable, switchMap } from 'rxjs';
 import { PersonSightings } from '../../application/persons/person-sightings';
-import type { Principal } from '../../domain/shared/actor';
+import { isAgent, type Principal } from '../../domain/shared/actor';
 
 /**
  * Records the person behind every authenticated HTTP request (REST, the web inbox, the CLI), after the guard
@@ -14,7 +14,8 @@ export class PersonSightingsInterceptor implements NestInterceptor {
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (ctx.getType() !== 'http') return next.handle();
     const principal = ctx.switchToHttp().getRequest<{ principal?: Principal }>().principal;
-    if (!principal) return next.handle();
+    // Agents are not persons: their requests (the hot path) pass straight through.
+    if (!principal || isAgent(principal)) return next.handle();
     return from(this.sightings.seen(principal)).pipe(switchMap(() => next.handle()));
   }
 }
