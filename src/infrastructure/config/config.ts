@@ -5,10 +5,12 @@ import { resolve } from 'node:path';
 import { SPAN_UNIT_SECONDS } from './duration';
 import { DEFAULT_OPEN_QUESTION_LIMITS } from '../../domain/question/rules/open-question-limit';
 import { ConfigError } from './config-error';
+import { isLoopbackHost } from './loopback';
 import { OidcConfig, oidcConfig } from './oidc-config';
 import { SlackConfig, slackConfig } from './slack-config';
 
 export { ConfigError } from './config-error';
+export { isLoopbackHost } from './loopback';
 export { parseSlackApprovers, type SlackConfig } from './slack-config';
 export { parseRoleMap, type OidcConfig } from './oidc-config';
 
@@ -204,10 +206,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
       allowPrivate: cidrList(env.TOLLGATE_WEBHOOK_ALLOW_PRIVATE, 'TOLLGATE_WEBHOOK_ALLOW_PRIVATE'),
     },
   };
-}
-
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** TOLLGATE_DATABASE_DIRECT_URL, or DATABASE_URL when unset; only beside DATABASE_URL (embedded mode has no pooler). */

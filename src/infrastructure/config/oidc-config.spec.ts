@@ -67,6 +67,7 @@ describe('single sign-on settings (TOLLGATE_OIDC_*)', () => {
   it('refuses what cannot work, saying what to set', () => {
     for (const [env, message] of [
       [{ ...BASE, TOLLGATE_OIDC_ISSUER: 'http://idp.example.com' }, 'must be https'],
+      [{ ...BASE, TOLLGATE_OIDC_ISSUER: 'http://127.evil.example' }, 'must be https'], // a domain, not 127.0.0.0/8
       [{ ...BASE, TOLLGATE_OIDC_ISSUER: 'not a url' }, 'must be a URL'],
       [{ ...BASE, TOLLGATE_OIDC_CLIENT_ID: '' }, 'needs TOLLGATE_OIDC_CLIENT_ID'],
       [{ ...BASE, TOLLGATE_OIDC_CLIENT_SECRET: '' }, 'needs TOLLGATE_OIDC_CLIENT_SECRET'],

@@ -1,6 +1,7 @@
 /** Single sign-on settings (TOLLGATE_OIDC_*), read by loadConfig. Unset issuer: no single sign-on. */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config-error';
+import { isLoopbackHost } from './loopback';
 
 export interface OidcConfig {
   /** The provider's issuer URL; its discovery document is read from `<issuer>/.well-known/openid-configuration`. */
@@ -45,7 +46,7 @@ export function oidcConfig(env: NodeJS.ProcessEnv): OidcConfig | undefined {
   } catch {
     throw new ConfigError(`TOLLGATE_OIDC_ISSUER must be a URL, got "${issuer}"`);
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname)))
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
     throw new ConfigError('TOLLGATE_OIDC_ISSUER must be https (http only on loopback, for development)');
   const clientId = env.TOLLGATE_OIDC_CLIENT_ID?.trim();
   if (!clientId) throw new ConfigError('TOLLGATE_OIDC_ISSUER needs TOLLGATE_OIDC_CLIENT_ID');
@@ -123,8 +124,4 @@ function seconds(raw: string | undefined, fallback: number, name: string): numbe
   if (!Number.isInteger(n) || n < 60 || n > 30 * 86400)
     throw new ConfigError(`${name} must be a whole number of seconds from 60 to 2592000, got "${raw}"`);
   return n;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
 }

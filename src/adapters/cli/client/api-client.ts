@@ -9,6 +9,7 @@ import {
 } from '@tollgate/sdk';
 import { CredentialsError, readLogins } from '../login/credentials';
 import { LoginExpiredError, StoredLogin } from '../login/session';
+import { isLoopbackHost } from '../../../infrastructure/config/loopback';
 
 /**
  * The CLI's way to the server: HTTP only, through the SDK, as any other client (CONTRACT §2–§10). Decisions,
@@ -87,10 +88,9 @@ export function serverUrl(raw: string): string {
   }
 }
 
-/** Loopback: 127.0.0.0/8, ::1, localhost (the WHATWG URL parser has already normalised 127.1, 0x7f.1, …). */
+/** Loopback: 127.0.0.0/8, ::1, localhost. */
 export function isLoopback(url: string): boolean {
-  const host = new URL(url).hostname.toLowerCase();
-  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return isLoopbackHost(new URL(url).hostname);
 }
 
 /** Plain http anywhere but this machine: whoever is on the path reads the token sent with each request. */

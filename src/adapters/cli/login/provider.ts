@@ -1,6 +1,7 @@
 import type { Configuration, DeviceAuthorizationResponse, TokenEndpointResponse } from 'openid-client';
 import type { StoredLoginEntry } from './credentials';
 import { printable } from '../safe-text';
+import { isLoopbackHost } from '../../../infrastructure/config/loopback';
 
 /**
  * The CLI's side of the organisation's identity provider, through openid-client: discovery, the device
@@ -31,13 +32,9 @@ export function checkIssuer(issuer: string): URL {
   } catch {
     throw new ProviderError(`the issuer "${issuer}" is not a URL`);
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname)))
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
     throw new ProviderError(`the issuer ${issuer} is not https (http only on loopback)`);
   return url;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || /^127\./.test(host);
 }
 
 export async function discover(issuer: string, clientId: string): Promise<Configuration> {
