@@ -14,6 +14,13 @@ describe('the sealed login transaction', () => {
     expect(sealer.open(sealed, now + 1000)).toEqual(T);
   });
 
+  it('opens one carrying the longest return_to the login route takes', () => {
+    const long = { ...T, returnTo: '/' + 'a'.repeat(2047) };
+    const sealed = sealer.seal(long, now);
+    expect(sealed.length).toBeLessThan(4096 - '__Host-tollgate_login_0123456789abcdef='.length);
+    expect(sealer.open(sealed, now)).toEqual(long);
+  });
+
   it('refuses it once older than the sign-in may take', () => {
     const sealed = sealer.seal(T, now);
     expect(sealer.open(sealed, now + (LOGIN_TTL_S - 1) * 1000)).toEqual(T);
