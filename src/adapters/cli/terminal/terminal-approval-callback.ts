@@ -121,7 +121,7 @@ export class TerminalApprovalCallback implements ApprovalCallback {
         await this.question(
           seenWhole
             ? `  Approve? [y]es / [n]o / ${r.policy.level === 'manual' ? '' : '[a]lways / '}[d]etails: `
-            : '  Reject? [n]o / [d]etails (to approve, see the arguments whole first): ',
+            : '  [n] reject / [d]etails (to approve, see the arguments whole first): ',
           signal,
         )
       )
@@ -168,7 +168,7 @@ export class TerminalApprovalCallback implements ApprovalCallback {
         const reason = (await this.question('  Reason (optional): ', signal)).trim();
         return this.decide(r, { decision: 'reject', ...(reason ? { reason } : {}) });
       }
-      this.write('  Please answer y, n, a or d.\n');
+      this.write(seenWhole ? '  Please answer y, n, a or d.\n' : '  Please answer n or d.\n');
     }
   }
 

@@ -50,7 +50,7 @@ describe('the terminal and arguments too long to show', () => {
   it('never takes y or a on a summary that cut the arguments: it says how long they are and wants d first', async () => {
     const { t, type, written, waitFor, decided } = terminal();
     await t.ask(request(args));
-    await waitFor('Reject? [n]o / [d]etails');
+    await waitFor('[n] reject / [d]etails');
     expect(written()).toContain(`arguments too long to show here: ${JSON.stringify(args).length} characters`);
     expect(written()).not.toContain('950000');
     expect(written()).not.toContain('Approve?');
@@ -72,7 +72,7 @@ describe('the terminal and arguments too long to show', () => {
   it('still takes a rejection without the details', async () => {
     const { t, type, waitFor, decided } = terminal();
     await t.ask(request(args));
-    await waitFor('Reject? [n]o');
+    await waitFor('[n] reject');
     type('n\n');
     await waitFor('Reason (optional):');
     type('\n');
