@@ -9,6 +9,17 @@ import type { OidcConfig } from '../config/config';
 /** The roles a person may hold; `agent` is never one of them. */
 export const PERSON_ROLES = ['approver', 'admin', 'auditor'] as const;
 const TENANT = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/**
+ * The `email` claim, shown back and matched for linking a Slack user (never for access): a malformed one is left out,
+ * and so is one the issuer says it has not verified, or anyone could link a Slack user by typing its owner's address.
+ */
+export function verifiedEmail(claims: Record<string, unknown>): string | undefined {
+  const e = claims.email;
+  return typeof e === 'string' && claims.email_verified !== false && e.length <= 320 && /^[^\s@]+@[^\s@]+$/.test(e)
+    ? e
+    : undefined;
+}
 /** Bounds on what a provider may hand us: more groups than this is a misconfigured claim, not a person. */
 const MAX_GROUPS = 1000;
 const MAX_GROUP_LENGTH = 512;
@@ -73,15 +84,7 @@ export function mapClaims(claims: Record<string, unknown>, mapping: ClaimMapping
   const groups = groupsOf(claim);
   const roles = rolesFor(groups, mapping.roleMap);
   const name = typeof claims.name === 'string' && claims.name.length <= 256 ? claims.name : undefined;
-  // Shown back and matched for linking a Slack user (never for access): a malformed one is left out, and so is one
-  // the provider says it has not verified, or anyone could link a Slack user by typing its owner's address.
-  const email =
-    typeof claims.email === 'string' &&
-    claims.email_verified !== false &&
-    claims.email.length <= 320 &&
-    /^[^\s@]+@[^\s@]+$/.test(claims.email)
-      ? claims.email
-      : undefined;
+  const email = verifiedEmail(claims);
   const principal: Principal = { id: sub, tenant, roles, ...(name ? { name } : {}), ...(email ? { email } : {}) };
   if (roles.length === 0)
     return {

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify, JWTPayload, SignJWT } from 'j
 import { Principal } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
 import { AuthConfig } from '../config/config';
-import { mapClaims } from './claims-mapping';
+import { mapClaims, verifiedEmail } from './claims-mapping';
 
 export class InvalidTokenError extends Error {}
 
@@ -206,15 +206,7 @@ function toPrincipal(p: JWTPayload): Principal {
   if (typeof tenant !== 'string' || !/^[A-Za-z0-9_.:-]{1,128}$/.test(tenant))
     throw new InvalidTokenError('tenant must match ^[A-Za-z0-9_.:-]{1,128}$');
   const name = typeof p.name === 'string' ? p.name : undefined;
-  // Shown back by GET /v1/me and matched for linking a Slack user (never for access): a malformed one, or one the
-  // issuer says it has not verified, is left out rather than refusing the token.
-  const email =
-    typeof p.email === 'string' &&
-    p.email_verified !== false &&
-    p.email.length <= 320 &&
-    /^[^\s@]+@[^\s@]+$/.test(p.email)
-      ? p.email
-      : undefined;
+  const email = verifiedEmail(p); // left out rather than refusing the token
   const held = roles.includes('agent') ? ['agent'] : [...new Set(roles as string[])];
   // An agent's `owner` is the person answerable for it: separation of duties keeps them from approving its calls.
   const owner = held[0] === 'agent' && p.owner !== undefined ? p.owner : undefined;

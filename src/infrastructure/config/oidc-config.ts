@@ -30,6 +30,7 @@ export interface OidcConfig {
   sessionIdleSeconds: number;
 }
 
+/** A person's roles (as claims-mapping's PERSON_ROLES; not imported: claims-mapping reads this file's type). */
 const ROLES = ['approver', 'admin', 'auditor'];
 const TENANT = /^[A-Za-z0-9_.:-]{1,128}$/;
 
