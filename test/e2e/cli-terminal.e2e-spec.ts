@@ -91,11 +91,15 @@ describe('tollgate serve --approve-in-terminal', () => {
     const waited = api.get(`/v1/tool-calls/${id}?wait=20`, agent);
     term.write('a\r');
     await term.waitFor('Always allow in [c]onversation / a[g]ent / [t]enant', m);
+    // Each prompt is awaited after the answer before it, never matched by an earlier one: a line typed before its
+    // question is asked is read by no one.
+    const wrong = term.mark();
     term.write('x\r');
-    await term.waitFor('Please answer c, g or t.', m);
-    await term.waitFor('Approve? [y]es', m);
+    await term.waitFor('Please answer c, g or t.', wrong);
+    await term.waitFor('Approve? [y]es', wrong);
+    const again = term.mark();
     term.write('a\r');
-    await term.waitFor('Always allow in', m);
+    await term.waitFor('Always allow in', again);
     term.write('c\r');
     expect((await waited).body.status).toBe('approved');
     await term.waitFor(`archive_ticket ${id} approved (always allowed in scope conversation)`, m);
