@@ -14,6 +14,7 @@ import { Questions1764830000000 } from './1764830000000-questions';
 import { OpenQuestionLimit1764840000000 } from './1764840000000-open-question-limit';
 import { Persons1764850000000 } from './1764850000000-persons';
 import { WebSessions1764860000000 } from './1764860000000-web-sessions';
+import { Passkeys1764870000000 } from './1764870000000-passkeys';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   OpenQuestionLimit1764840000000,
   Persons1764850000000,
   WebSessions1764860000000,
+  Passkeys1764870000000,
 ];

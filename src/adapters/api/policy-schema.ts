@@ -202,6 +202,17 @@ const defs: Record<string, Schema> = {
         description:
           'Whether an approval answered inside an MCP client (the chat form, recorded via mcp with assurance client: the client relayed it, no proof a person saw the call) may decide the calls this rule holds. Left out: yes for confirm calls of tools not flagged destructive, without selfApproval: false and without a quorum; no otherwise. false: never (403 chat_approval_not_allowed; the call waits in the inbox, and a rejection from the chat is still taken). true cannot override the exclusions: it is refused beside selfApproval: false, a quorum or a level other than confirm, and a destructive tool stays excluded.',
       },
+      stepUp: {
+        type: 'string',
+        enum: ['passkey'],
+        description:
+          'passkey: a person approves the calls this rule holds (confirm, manual) only with a fresh passkey assertion, user verification required, whose challenge is derived from the call id and the digest of the exact arguments approved (edited ones included). Without one the approval gets 403 step_up_required; one made for another call or other arguments, 403 step_up_mismatch. No standing grant covers these calls, no chat client approves them, and Slack, the CLI and chat link to the card in the inbox, where the passkey signs. A rejection needs no passkey.',
+      },
+      requireVerifiedUser: {
+        type: 'boolean',
+        description:
+          "true: the calls this rule matches are denied unless the conversation's end user was verified by Tollgate from their own identity provider token (user.token when the conversation started), not merely asserted by the agent.",
+      },
       escalate: { $ref: '#/$defs/escalate' },
       remindBefore: { $ref: '#/$defs/remindBefore' },
       shell: {

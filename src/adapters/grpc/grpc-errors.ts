@@ -21,6 +21,8 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   forbidden: GrpcStatus.PERMISSION_DENIED,
   self_approval: GrpcStatus.PERMISSION_DENIED,
   chat_approval_not_allowed: GrpcStatus.PERMISSION_DENIED,
+  step_up_required: GrpcStatus.PERMISSION_DENIED,
+  step_up_mismatch: GrpcStatus.PERMISSION_DENIED,
   // Only a web session's cookie needs it, and gRPC takes no cookies: listed so every code has its status.
   csrf_failed: GrpcStatus.PERMISSION_DENIED,
   not_found: GrpcStatus.NOT_FOUND,

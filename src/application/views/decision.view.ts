@@ -1,4 +1,5 @@
 import type { ActorRef, DecisionOutcome, DecisionRecord } from '../../domain/conversation/tool-call.entity';
+import type { StepUpProof } from '../../domain/conversation/rules/step-up';
 import type { Actor } from '../../domain/shared/actor';
 
 /**
@@ -15,10 +16,26 @@ export type DecisionView = {
   at: string;
   reason?: string;
   editedArguments?: Record<string, unknown>;
+  /** The passkey the approval was made with, when its rule asks for one (the whole assertion is in the audit trail). */
+  stepUp?: StepUpView;
 };
+
+/** A step-up as the API shows it: which passkey signed, of which authenticator model, with user verification. */
+export interface StepUpView {
+  method: 'passkey';
+  credentialId: string;
+  aaguid: string;
+  userVerified: true;
+}
+
+export function stepUpView(p: StepUpProof): StepUpView {
+  return { method: p.method, credentialId: p.credentialId, aaguid: p.aaguid, userVerified: p.userVerified };
+}
 
 /** The standing decision as the contract shows it: the bookkeeping (`kind`, `grantScope`) kept out, `at` as ISO text. */
 export function publicDecision(d: DecisionRecord | undefined): DecisionView | undefined {
   const shown = standingDecision(d);
-  return shown && { ...shown, at: shown.at.toISOString() };
+  if (!shown) return undefined;
+  const { stepUp, ...rest } = shown;
+  return { ...rest, at: shown.at.toISOString(), ...(stepUp ? { stepUp: stepUpView(stepUp) } : {}) };
 }

@@ -58,6 +58,8 @@ export interface ToolCallApprovalState {
   selfApproval?: false;
   /** False: an approval relayed by an MCP chat client does not decide this call (403 chat_approval_not_allowed). */
   chatApproval?: false;
+  /** `passkey`: an approval needs a passkey assertion for this call and its arguments (POST /v1/tool-calls/{id}/step-up). */
+  stepUp?: 'passkey';
   quorum?: ToolCallQuorumView;
 }
 
@@ -114,6 +116,7 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
       expiresAt: s.approval.expiresAt.toISOString(),
       ...(s.policy.selfApproval === false ? { selfApproval: false as const } : {}),
       ...(s.policy.chatApproval === false ? { chatApproval: false as const } : {}),
+      ...(s.policy.stepUp ? { stepUp: s.policy.stepUp } : {}),
       ...(q
         ? {
             quorum: {

@@ -108,6 +108,18 @@ export class ChatApprovalNotAllowedError extends DomainError {
   }
 }
 
+/**
+ * The call's rule asks for a passkey (`stepUp: passkey`), and the approval brought no assertion that proves a
+ * present person approved it (`step_up_required`), or one made for another call or other arguments
+ * (`step_up_mismatch`). Either way the call stays pending; `card` is where a passkey can sign for it.
+ */
+export class StepUpError extends DomainError {
+  constructor(toolCallId: string, code: 'step_up_required' | 'step_up_mismatch', reason: string) {
+    const card = cardPath(toolCallId);
+    super(code, 'forbidden', reason, { toolCallId, card, stepUp: 'passkey' });
+  }
+}
+
 /** A call's card in the web inbox (its hash route), relative to the address people reach the service at. */
 export function cardPath(toolCallId: string): string {
   return `/#/calls/${encodeURIComponent(toolCallId)}`;

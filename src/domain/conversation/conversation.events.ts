@@ -1,6 +1,7 @@
 /* One class per transition of a conversation or its tool calls; names are past tense. */
 import { BaseEvent } from '../shared/event-base';
 import type { ToolFlags } from '../policy/approval-policy';
+import type { StepUpProof } from './step-up-proof';
 
 /** Which policy decided: recorded on every decision so an audit can name the version and rule. */
 interface PolicyRef {
@@ -75,6 +76,8 @@ export class ToolCallApproved extends BaseEvent<
     editedArguments?: Record<string, unknown>;
     /** For a quorum: who approved, in order (the last one is `approvedBy`). */
     approvals?: string[];
+    /** The passkey assertion this approval was made with, when the rule asks for one. */
+    stepUp?: StepUpProof;
   }
 > {
   readonly type = 'ToolCallApproved' as const;
@@ -91,6 +94,7 @@ export class ToolCallApprovalRecorded extends BaseEvent<
     needed: number;
     reason?: string;
     editedArguments?: Record<string, unknown>;
+    stepUp?: StepUpProof;
   }
 > {
   readonly type = 'ToolCallApprovalRecorded' as const;
@@ -170,12 +174,14 @@ export class ToolCallCompleted extends BaseEvent<{
 /**
  * A person allowed to decide was refused: by separation of duties (`self_approval`, `selfApproval: false`: they are
  * the conversation's user or the agent's owner), or because their approval came relayed by an MCP chat client the
- * call's rule does not take it from (`chat_approval_not_allowed`). Nothing else changed: the call stays pending.
+ * call's rule does not take it from (`chat_approval_not_allowed`), or because the rule asks for a passkey and the
+ * approval brought none that proves anything (`step_up_required`) or one made for another call or other arguments
+ * (`step_up_mismatch`). Nothing else changed: the call stays pending.
  */
 export class DecisionRefused extends BaseEvent<
   PolicyRef & {
     decision: 'approve' | 'always_allow';
-    code: 'self_approval' | 'chat_approval_not_allowed';
+    code: 'self_approval' | 'chat_approval_not_allowed' | 'step_up_required' | 'step_up_mismatch';
     refusedBy: string;
     via: string;
     reason: string;

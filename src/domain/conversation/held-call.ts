@@ -3,7 +3,12 @@ import type { DomainError } from '../shared/domain-error';
 import type { DomainEvent } from '../shared/domain-event';
 import type { EventEnvelope } from '../shared/event-base';
 import type { GrantScope } from '../policy/approval-policy';
-import { ChatApprovalNotAllowedError, GrantNotAllowedError, SelfApprovalError } from './conversation.errors';
+import {
+  ChatApprovalNotAllowedError,
+  GrantNotAllowedError,
+  SelfApprovalError,
+  StepUpError,
+} from './conversation.errors';
 import {
   DecisionRefused,
   GrantRefused,
@@ -25,6 +30,7 @@ import { followUpDue, withNextStep } from './rules/follow-up';
 import { quorumArguments, quorumStep } from './rules/quorum';
 import { InterestedParties, selfApprovalRefusal } from './rules/separation-of-duties';
 import { standingGrantRefusal } from './rules/standing-grant-limit';
+import { StepUpProof, stepUpRefusal } from './rules/step-up';
 import { checkMayDecide } from './rules/who-may-decide';
 
 /** What a successful always_allow asks the caller to create in the same unit of work. */
@@ -118,6 +124,21 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
     );
     return { kind: 'refused', call, error: new ChatApprovalNotAllowedError(call.id, chat) };
   }
+  const stepUp = stepUpRefusal(input.decision, call.policy, input.stepUp, call.id, approvingArguments(call, input));
+  if (stepUp) {
+    c.record(
+      new DecisionRefused(env, {
+        decision: input.decision as 'approve' | 'always_allow', // a rejection never needs a passkey
+        code: stepUp.code,
+        refusedBy: by.id,
+        via: by.via,
+        reason: stepUp.reason,
+        ...policyRef(call.policy),
+      }),
+    );
+    return { kind: 'refused', call, error: new StepUpError(call.id, stepUp.code, stepUp.reason) };
+  }
+  const proof = input.stepUp?.outcome === 'verified' && call.policy.stepUp ? input.stepUp.proof : undefined;
   // The decision keeps who acted as the audit trail does: a Slack user they acted as, a chat client's relay.
   const { channelUser, assurance } = env.actor;
   const ref: ActorRef = {
@@ -150,7 +171,7 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
   const step = quorum && quorumStep(call, input, by);
   if (step && step.kind !== 'complete') {
     if (step.kind !== 'counted') return step.kind === 'unchanged' ? { kind: 'unchanged', call } : { ...step, call };
-    recordApproval(call, ref, at, input, step.editedArguments);
+    recordApproval(call, ref, at, input, step.editedArguments, proof);
     c.record(
       new ToolCallApprovalRecorded(env, {
         approvedBy: by.id,
@@ -160,6 +181,7 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
         needed: step.needed,
         reason: input.reason,
         editedArguments: input.arguments,
+        ...(proof ? { stepUp: proof } : {}),
         ...policyRef(call.policy),
       }),
     );
@@ -168,10 +190,13 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
   }
 
   // A manual call is approved but never turned into a standing grant; nor is a quorum's (one person's
-  // standing approval may not stand in for several).
-  const grant = scope && call.policy.level !== 'manual' && !quorum ? { toolName: call.toolName, scope } : undefined;
+  // standing approval may not stand in for several), nor one that needs a passkey (each call needs its own).
+  const grant =
+    scope && call.policy.level !== 'manual' && !quorum && !call.policy.stepUp
+      ? { toolName: call.toolName, scope }
+      : undefined;
   const editedArguments = quorum ? quorumArguments(call, input) : input.arguments;
-  if (quorum) recordApproval(call, ref, at, input, editedArguments);
+  if (quorum) recordApproval(call, ref, at, input, editedArguments, proof);
   call.moveTo('approved', at, {
     decision: {
       outcome: 'approved',
@@ -181,6 +206,7 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
       reason: input.reason,
       editedArguments,
       ...(scope ? { grantScope: scope } : {}),
+      ...(proof ? { stepUp: proof } : {}),
     },
   });
   c.record(
@@ -193,11 +219,20 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
       reason: input.reason,
       editedArguments,
       ...(quorum ? { approvals: call.approvals.map((a) => a.by.id) } : {}),
+      ...(proof ? { stepUp: proof } : {}),
       ...policyRef(call.policy),
     }),
   );
   c.changed(at);
   return { kind: 'decided', call, grant };
+}
+
+/**
+ * The arguments an approval by `input` would approve: its edit, else a quorum's first approval's edit, else the
+ * call's own. A passkey's challenge is derived from their digest (rules/step-up).
+ */
+export function approvingArguments(call: ToolCall, input: Pick<DecisionInput, 'arguments'>): Record<string, unknown> {
+  return input.arguments ?? call.approvals[0]?.editedArguments ?? call.arguments;
 }
 
 /** One quorum member's approval, kept on the call while it waits for the others (or with the last one). */
@@ -207,6 +242,7 @@ function recordApproval(
   at: Date,
   input: DecisionInput,
   editedArguments: Record<string, unknown> | undefined,
+  stepUp: StepUpProof | undefined,
 ): void {
   call.recordApproval(
     {
@@ -215,6 +251,7 @@ function recordApproval(
       kind: input.decision as 'approve' | 'always_allow',
       ...(input.reason !== undefined ? { reason: input.reason } : {}),
       ...(editedArguments ? { editedArguments } : {}),
+      ...(stepUp ? { stepUp } : {}),
     },
     at,
   );

@@ -140,6 +140,7 @@ function policyRecord(verdict: PolicyVerdict): PolicyRecord {
     ...(held && verdict.selfApproval === false ? { selfApproval: false as const } : {}),
     ...(held && verdict.quorum ? { quorum: verdict.quorum } : {}),
     ...(held && verdict.chatApproval === false ? { chatApproval: false as const } : {}),
+    ...(held && verdict.stepUp ? { stepUp: verdict.stepUp } : {}),
     ...(held && verdict.escalate ? { escalate: verdict.escalate } : {}),
     ...(held && verdict.remindBefore ? { remindBefore: verdict.remindBefore } : {}),
   };

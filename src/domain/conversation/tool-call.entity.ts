@@ -1,4 +1,5 @@
 import type { Channel, Principal } from '../shared/actor';
+import type { StepUpEvidence, StepUpProof } from './step-up-proof';
 import type { SupervisionLevel } from '../policy/supervision-level';
 import type { GrantLimit, GrantScope, ToolFlags } from '../policy/approval-policy';
 import type { EscalationStep, PolicyQuorum } from '../policy/policy-document';
@@ -31,6 +32,8 @@ export interface PolicyRecord {
   quorum?: PolicyQuorum;
   /** An approval relayed by an MCP chat client (`via: mcp`) may not decide the call (absent: it may, rules/chat-approval). */
   chatApproval?: false;
+  /** `passkey`: an approval needs a fresh passkey assertion made for this call and its exact arguments (rules/step-up). */
+  stepUp?: 'passkey';
   /** The deciding rule's escalation steps, kept with the call: a later policy does not change a call's course. */
   escalate?: EscalationStep[];
   remindBefore?: number[];
@@ -53,6 +56,8 @@ export interface ApprovalRecord {
   kind: 'approve' | 'always_allow';
   reason?: string;
   editedArguments?: Record<string, unknown>;
+  /** The passkey assertion this approval was made with, when its rule asks for one. */
+  stepUp?: StepUpProof;
 }
 
 export interface ActorRef {
@@ -74,6 +79,8 @@ export interface DecisionInput {
   arguments?: Record<string, unknown>;
   /** always_allow only: where the standing grant applies (default `conversation`). */
   scope?: GrantScope;
+  /** A passkey assertion, as the application verified it, for a call whose rule asks for one (rules/step-up). */
+  stepUp?: StepUpEvidence;
 }
 
 /** Who decides, and through which channel. */
@@ -92,6 +99,8 @@ export interface DecisionRecord {
   editedArguments?: Record<string, unknown>;
   /** always_allow: the scope asked for (a manual call makes no grant); compared when the same person asks again. */
   grantScope?: GrantScope;
+  /** The passkey assertion the approval was made with, when its rule asks for one (a quorum's: on each approval). */
+  stepUp?: StepUpProof;
 }
 
 export interface ToolCallState {

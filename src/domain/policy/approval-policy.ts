@@ -2,6 +2,7 @@ import type { ProposedCallFacts, ToolFlags } from './call-facts';
 import { decidingRule } from './deciding-rule';
 import type { GrantLimit, GrantScope } from './grant-limit';
 import type { EscalationStep, PolicyDocument, PolicyQuorum, PolicyRule } from './policy-document';
+import type { StepUpMethod } from './policy-shape';
 import { SupervisionLevel, strictness } from './supervision-level';
 
 // What the policy sees of a call has a file of its own (deciding-rule.ts needs it too); many import it from here.
@@ -35,7 +36,12 @@ export interface PolicyContext {
   /** The tool as registered in the tenant's registry, if it is. */
   tool?: { flags: ToolFlags; registeredBy: 'admin' | 'agent' };
   grants: readonly GrantFacts[];
-  conversation: { id: string; agentId: string; user?: { id: string; roles: readonly string[] } };
+  conversation: {
+    id: string;
+    agentId: string;
+    /** `verified`: Tollgate verified the user from their own identity provider token (absent: the agent asserted them). */
+    user?: { id: string; roles: readonly string[]; verified?: boolean };
+  };
   /** The instant the call is judged at (the app Clock): a grant expired by then covers nothing. */
   now: Date;
 }
@@ -62,6 +68,8 @@ export interface PolicyVerdict {
   quorum?: PolicyQuorum;
   /** For `confirm`/`manual`: false when an approval relayed by an MCP chat client may not decide (absent: it may). */
   chatApproval?: false;
+  /** For `confirm`/`manual`: an approval needs a fresh passkey assertion for the call and its arguments. */
+  stepUp?: StepUpMethod;
   /** For `confirm`/`manual`: who else may decide, and who is told, as the call waits. */
   escalate?: EscalationStep[];
   /** For `confirm`/`manual`: seconds before expiry at which people are reminded. */
@@ -88,12 +96,16 @@ export const ApprovalPolicy = {
     // The document keeps a quorum only when it asks for more than one approval or names roles (`quorum: 1` is dropped).
     const quorum = rule?.quorum;
     const selfApproval = rule?.selfApproval ?? defaults.selfApproval;
+    const stepUp = rule?.stepUp;
     // A grant is one person's standing approval: it may not stand in for a quorum of several, nor for another
-    // approver where separation of duties asks for one (its maker may be the requester or the agent's owner).
+    // approver where separation of duties asks for one (its maker may be the requester or the agent's owner), nor
+    // for a passkey's proof that a person approved this very call.
     if (level === 'confirm' && !quorum && decision.grantable()) {
       const grant = ctx.grants.find((g) => covers(g, call, ctx.conversation, ctx.now));
       if (grant && selfApproval === false) {
         reason = `${reason}; standing grant ${grant.id} not applied: separation of duties (selfApproval: false) needs a person to approve each call`;
+      } else if (grant && stepUp) {
+        reason = `${reason}; standing grant ${grant.id} not applied: the rule asks for a passkey (stepUp: ${stepUp}) on each approval`;
       } else if (grant) {
         level = 'automatic';
         grantId = grant.id;
@@ -110,9 +122,16 @@ export const ApprovalPolicy = {
       grantId = undefined;
       reason = `Permission denied: ${rule.requireRole} role required`;
     }
+    if (rule?.requireVerifiedUser && level !== 'deny' && !ctx.conversation.user?.verified) {
+      level = 'deny';
+      grantId = undefined;
+      reason = ctx.conversation.user
+        ? `Permission denied: rule ${index} requires a verified user (the conversation's user was asserted by the agent, not verified from their own token)`
+        : `Permission denied: rule ${index} requires a verified user (the conversation has none)`;
+    }
+    const held = level === 'confirm' || level === 'manual';
 
-    const chat =
-      level === 'confirm' || level === 'manual' ? chatApprovalOf(level, rule, flagsSeen, selfApproval) : true;
+    const chat = held ? chatApprovalOf(level, rule, flagsSeen, selfApproval) : true;
     return {
       level,
       rule: index,
@@ -125,6 +144,7 @@ export const ApprovalPolicy = {
       ...(selfApproval === false && { selfApproval: false as const }),
       ...(quorum && { quorum: { count: quorum.count, ...(quorum.of && { of: [...quorum.of] }) } }),
       ...(!chat && { chatApproval: false as const }),
+      ...(held && stepUp && { stepUp }),
       ...(rule?.escalate && { escalate: rule.escalate.map((s) => ({ ...s })) }),
       ...(rule?.remindBefore && { remindBefore: [...rule.remindBefore] }),
       ...(flagsSeen && {
@@ -140,7 +160,8 @@ export const ApprovalPolicy = {
 
 /**
  * Whether an MCP chat client's relayed answer may approve a held call: only a `confirm` call of a tool not flagged
- * destructive, without separation of duties or a quorum, and whose rule does not say `allowChatApproval: false`.
+ * destructive, without separation of duties, a quorum or a passkey step-up, and whose rule does not say
+ * `allowChatApproval: false`.
  * The rule's `true` never reaches past these exclusions: the client, not a person seen by Tollgate, answered.
  */
 function chatApprovalOf(
@@ -149,7 +170,7 @@ function chatApprovalOf(
   flags: ToolFlags | undefined,
   selfApproval: boolean,
 ): boolean {
-  if (level !== 'confirm' || flags?.destructive || selfApproval === false || rule?.quorum) return false;
+  if (level !== 'confirm' || flags?.destructive || selfApproval === false || rule?.quorum || rule?.stepUp) return false;
   return rule?.allowChatApproval !== false;
 }
 

@@ -15,6 +15,7 @@ import {
   readQuorum,
   readReminders,
   readShellTools,
+  readStepUp,
   readTimeout,
   readWhen,
 } from './policy-fields.read';
@@ -72,6 +73,8 @@ function readRule(
       'selfApproval',
       'quorum',
       'allowChatApproval',
+      'stepUp',
+      'requireVerifiedUser',
       'escalate',
       'remindBefore',
       'shell',
@@ -97,6 +100,8 @@ function readRule(
   const selfApproval = optional('selfApproval', readBoolean);
   const quorum = optional('quorum', readQuorum);
   const allowChatApproval = optional('allowChatApproval', readBoolean);
+  const stepUp = optional('stepUp', readStepUp);
+  const requireVerifiedUser = optional('requireVerifiedUser', readBoolean);
   const escalate = optional('escalate', readEscalation);
   const remindBefore = optional('remindBefore', readReminders);
   const shell = optional('shell', readBoolean);
@@ -109,9 +114,11 @@ function readRule(
         ? `applies to confirm rules only, not to ${level}`
         : selfApproval === false
           ? 'cannot be true with selfApproval: false: the chat client may be the requester itself'
-          : quorum && (quorum.count > 1 || quorum.of)
-            ? 'cannot be true with a quorum: each approval must be a person deciding in Tollgate'
-            : undefined;
+          : stepUp
+            ? "cannot be true with stepUp: a chat client cannot sign with the person's passkey"
+            : quorum && (quorum.count > 1 || quorum.of)
+              ? 'cannot be true with a quorum: each approval must be a person deciding in Tollgate'
+              : undefined;
   // Named even when the match is faulty too, so every fault of the rule is told at once.
   if (strict && chatTooWide) fault(faults, `${path}.allowChatApproval`, chatTooWide);
   if (!pattern || !level || (strict && chatTooWide)) return undefined;
@@ -121,6 +128,9 @@ function readRule(
       `${path}.shell`,
       `applies to a match that names the command argument, as in ${pattern.toString()}(cmd=rm *)`,
     );
+  }
+  if (strict && stepUp && level !== 'confirm' && level !== 'manual') {
+    return fault(faults, `${path}.stepUp`, `applies to calls a person decides (confirm, manual), not to ${level}`);
   }
   if (strict && quorum && quorum.count > 1 && level !== 'confirm' && level !== 'manual') {
     return fault(faults, `${path}.quorum`, `applies to calls a person decides (confirm, manual), not to ${level}`);
@@ -161,6 +171,8 @@ function readRule(
   // `quorum: 1` is the default written out: left out, so it serialises as the document without it.
   if (quorum !== undefined && (quorum.count > 1 || quorum.of)) rule.quorum = quorum;
   if (allowChatApproval !== undefined) rule.allowChatApproval = allowChatApproval;
+  if (stepUp !== undefined) rule.stepUp = stepUp;
+  if (requireVerifiedUser !== undefined) rule.requireVerifiedUser = requireVerifiedUser;
   if (escalate !== undefined) rule.escalate = escalate;
   if (remindBefore !== undefined) rule.remindBefore = remindBefore;
   if (shell !== undefined) rule.shell = shell;

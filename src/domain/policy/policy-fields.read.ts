@@ -13,6 +13,8 @@ import {
   NOTIFY_CHANNELS,
   PolicyQuorum,
   PolicyRuleWhen,
+  STEP_UP_METHODS,
+  StepUpMethod,
 } from './policy-shape';
 
 export type Faults = ValidationFault[];
@@ -192,6 +194,11 @@ export const readTimeout: Reader<number> = (v, path, faults) =>
   Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_TIMEOUT_SECONDS
     ? (v as number)
     : fault(faults, path, `must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`);
+
+export const readStepUp: Reader<StepUpMethod> = (v, path, faults) =>
+  (STEP_UP_METHODS as readonly unknown[]).includes(v)
+    ? (v as StepUpMethod)
+    : fault(faults, path, `must be one of ${STEP_UP_METHODS.join(', ')}`);
 
 export const readBoolean: Reader<boolean> = (v, path, faults) =>
   typeof v === 'boolean' ? v : fault(faults, path, 'must be true or false');

@@ -78,6 +78,16 @@ export interface PolicyRule {
    * `selfApproval: false` or another level than `confirm`; a destructive tool stays excluded when judged).
    */
   allowChatApproval?: boolean;
+  /**
+   * `passkey`: a person approves the calls this rule holds only with a fresh passkey assertion (user verification
+   * required) made for the call and its exact arguments; no standing grant covers them and no chat approves them.
+   */
+  stepUp?: StepUpMethod;
+  /**
+   * True: the calls this rule matches are denied unless the conversation's end user was verified by Tollgate from
+   * their own identity provider token (`user.token`), not merely asserted by the agent.
+   */
+  requireVerifiedUser?: boolean;
   /** While a held call waits: after each step's seconds, more people may decide it and channels are told. */
   escalate?: EscalationStep[];
   /** Seconds before a held call expires at which the channels remind people of it (each once). */
@@ -89,6 +99,10 @@ export interface PolicyRule {
   shell?: boolean;
   reason?: string;
 }
+
+/** The proofs of presence a rule may ask of an approval. */
+export const STEP_UP_METHODS = ['passkey'] as const;
+export type StepUpMethod = (typeof STEP_UP_METHODS)[number];
 
 export interface PolicyDocumentJson {
   defaults: PolicyDefaults;

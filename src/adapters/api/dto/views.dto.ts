@@ -4,6 +4,7 @@ import type { GapFinding, VerifyAnswer } from '../../../application/queries/audi
 import type {
   ActorRefView as AppActorRefView,
   DecisionView as AppDecisionView,
+  StepUpView as AppStepUpView,
 } from '../../../application/views/decision.view';
 import type * as app from '../../../application/views/views';
 import type { ConversationUser } from '../../../domain/conversation/conversation.aggregate';
@@ -112,6 +113,13 @@ export class ToolCallApprovalView implements app.ToolCallApprovalState {
   })
   chatApproval?: false;
   @ApiPropertyOptional({
+    enum: ['passkey'],
+    enumName: 'StepUpMethod',
+    description:
+      'passkey: an approval needs a fresh passkey assertion made for this call and the exact arguments approved (POST /v1/tool-calls/{id}/step-up gives its options); without one, 403 step_up_required. Channels that cannot sign (Slack, the CLI, chat) link to the card in the inbox',
+  })
+  stepUp?: 'passkey';
+  @ApiPropertyOptional({
     type: () => ToolCallQuorumView,
     description: 'When more than one distinct approval is needed',
   })
@@ -130,6 +138,28 @@ export class DecisionView implements AppDecisionView {
     description: 'The arguments an approver ran instead of the proposed ones',
   })
   editedArguments?: Record<string, unknown>;
+  @ApiPropertyOptional({
+    type: () => StepUpView,
+    description: "The passkey the approval was made with, when the call's rule asks for one (stepUp: passkey)",
+  })
+  stepUp?: StepUpView;
+}
+
+@ApiSchema({
+  name: 'StepUp',
+  description:
+    'A proof of presence: the passkey that signed the approval. The whole assertion, with the challenge it answered, is in the decision event of the audit trail',
+})
+export class StepUpView implements AppStepUpView {
+  @ApiProperty({ enum: ['passkey'], enumName: 'StepUpMethod' }) method: 'passkey';
+  @ApiProperty({ description: "The passkey's credential id (base64url)", example: 'hV3x0Q2lWq8' }) credentialId: string;
+  @ApiProperty({
+    description: "The authenticator model's AAGUID (all zeros when it does not say)",
+    example: '00000000-0000-0000-0000-000000000000',
+  })
+  aaguid: string;
+  @ApiProperty({ enum: [true], description: 'The authenticator verified the user (PIN, biometrics)' })
+  userVerified: true;
 }
 
 @ApiSchema({ name: 'ToolCallExecution', description: 'The claim of the run' })
@@ -613,6 +643,7 @@ export type ViewGuards = [
   Holds<SameMembers<ToolCallQuorumView, app.ToolCallQuorumView>>,
   Holds<SameMembers<QuorumApproverView, app.QuorumApproverView>>,
   Holds<SameMembers<DecisionView, AppDecisionView>>,
+  Holds<SameMembers<StepUpView, AppStepUpView>>,
   Holds<SameMembers<ExecutionView, NonNullable<Call['execution']>>>,
   Holds<SameMembers<ResultView, NonNullable<Call['result']>>>,
   Holds<SameMembers<CancellationView, NonNullable<Call['cancellation']>>>,

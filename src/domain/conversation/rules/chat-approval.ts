@@ -10,7 +10,7 @@ import type { DecisionKind, PolicyRecord } from '../tool-call.entity';
  */
 export function chatApprovalRefusal(
   decision: DecisionKind,
-  policy: Pick<PolicyRecord, 'level' | 'chatApproval' | 'toolFlags' | 'selfApproval' | 'quorum'>,
+  policy: Pick<PolicyRecord, 'level' | 'chatApproval' | 'toolFlags' | 'selfApproval' | 'quorum' | 'stepUp'>,
   via: Channel,
 ): string | undefined {
   if (via !== 'mcp' || decision === 'reject') return undefined;
@@ -20,10 +20,12 @@ export function chatApprovalRefusal(
       ? 'its rule has selfApproval: false'
       : policy.quorum
         ? 'it needs a quorum'
-        : policy.level !== 'confirm'
-          ? `it is held ${policy.level}`
-          : policy.chatApproval === false
-            ? 'its rule says allowChatApproval: false'
-            : undefined;
+        : policy.stepUp
+          ? 'it needs a passkey'
+          : policy.level !== 'confirm'
+            ? `it is held ${policy.level}`
+            : policy.chatApproval === false
+              ? 'its rule says allowChatApproval: false'
+              : undefined;
   return why && `A chat client's approval may not decide this call (${why})`;
 }

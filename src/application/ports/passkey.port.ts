@@ -1,0 +1,67 @@
+import type { StepUpEvidence } from '../../domain/conversation/rules/step-up';
+import type { Principal } from '../../domain/shared/actor';
+
+export const PASSKEYS = Symbol('Passkeys');
+
+/**
+ * WebAuthn's JSON shapes (PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON, …) pass through the
+ * application unread: the adapter checks their size and the infrastructure, with @simplewebauthn/server, their
+ * content. Typed loosely here so the application does not depend on that library.
+ */
+export type WebAuthnJson = Record<string, unknown>;
+
+/** A registered passkey as its owner sees it (never its public key). */
+export interface PasskeySummary {
+  id: string;
+  name: string;
+  aaguid: string;
+  /** Synced between devices by its provider (a multi-device credential), as the authenticator said at registration. */
+  backedUp: boolean;
+  createdAt: Date;
+  lastUsedAt?: Date;
+}
+
+/** Options for `navigator.credentials.get()` that answer a challenge Tollgate issued and will check once. */
+export interface AssertionOptions {
+  publicKey: WebAuthnJson;
+}
+
+/**
+ * People's passkeys (tables `passkeys`, `passkey_challenges`): registering them, and the assertions that prove a
+ * present person approved one call with its exact arguments (`stepUp: passkey`). Every challenge is single-use,
+ * issued to one person and short-lived; the relying party is TOLLGATE_PUBLIC_URL (or localhost on loopback).
+ */
+export interface Passkeys {
+  /**
+   * Options to register a new passkey. When the person has passkeys already, also options for an assertion with
+   * one of them: adding another needs it (a stolen session must not add the thief's passkey).
+   */
+  registrationOptions(p: Principal, at: Date): Promise<{ publicKey: WebAuthnJson; assertion?: AssertionOptions }>;
+  register(
+    p: Principal,
+    input: { response: WebAuthnJson; name?: string; assertion?: WebAuthnJson },
+    at: Date,
+  ): Promise<PasskeySummary>;
+  list(p: Principal): Promise<PasskeySummary[]>;
+  /** Options for the assertion that removing one of one's passkeys needs. */
+  manageOptions(p: Principal, at: Date): Promise<AssertionOptions>;
+  remove(p: Principal, credentialId: string, assertion: WebAuthnJson | undefined, at: Date): Promise<void>;
+  /**
+   * Options for a step-up on `toolCallId`, approving `args`: the challenge is derived from the call id and the
+   * digest (SHA-256 of the RFC 8785 form) of the arguments, with a random nonce.
+   */
+  stepUpOptions(
+    p: Principal,
+    toolCallId: string,
+    args: Record<string, unknown>,
+    at: Date,
+  ): Promise<AssertionOptions & { argumentsDigest: string }>;
+  /** Checks an assertion for a decision on `toolCallId` approving `args`, and uses up its challenge. Never throws for a bad assertion: says so. */
+  verifyStepUp(
+    p: Principal,
+    response: WebAuthnJson,
+    toolCallId: string,
+    args: Record<string, unknown>,
+    at: Date,
+  ): Promise<StepUpEvidence>;
+}
