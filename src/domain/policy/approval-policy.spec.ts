@@ -579,3 +579,64 @@ describe('evaluation order, for any policy, tool, grants and user', () => {
     );
   });
 });
+
+describe('ApprovalPolicy: passkey step-up and verified users', () => {
+  const judge = (rules: Rule[], opts: { grants?: GrantFacts[]; user?: { verified?: boolean } | null } = {}) =>
+    ApprovalPolicy.evaluate(
+      { toolName: 'delete_source', arguments: {} },
+      {
+        policy: PolicyDocument.parse({ rules }),
+        policyVersion: 7,
+        grants: opts.grants ?? [],
+        conversation: {
+          ...CONVERSATION,
+          ...(opts.user !== null && { user: { id: 'user_1', roles: ['developer'], ...opts.user } }),
+        },
+        now: NOW,
+      },
+    );
+
+  it('a held call of a stepUp rule carries stepUp, and no chat client may approve it', () => {
+    for (const level of ['confirm', 'manual'] as const) {
+      const v = judge([{ match: '*', level, stepUp: 'passkey' }]);
+      expect(v).toMatchObject({ level, stepUp: 'passkey', chatApproval: false });
+    }
+  });
+
+  it('a standing grant never covers a stepUp call, and the reason says so', () => {
+    const v = judge([{ match: '*', level: 'confirm', stepUp: 'passkey' }], { grants: [grant('tenant')] });
+    expect(v).toMatchObject({ level: 'confirm', stepUp: 'passkey' });
+    expect(v.grantId).toBeUndefined();
+    expect(v.reason).toBe(
+      'Rule 0 (*): confirm; standing grant grant_1 not applied: the rule asks for a passkey (stepUp: passkey) on each approval',
+    );
+  });
+
+  it('a call the rule does not hold carries no stepUp', () => {
+    const v = judge([{ match: '*', level: 'confirm', stepUp: 'passkey', requireRole: 'admin' }]);
+    expect(v.level).toBe('deny');
+    expect(v.stepUp).toBeUndefined();
+  });
+
+  it('requireVerifiedUser denies an asserted user and a conversation without one, and lets a verified one through', () => {
+    const rules: Rule[] = [{ match: '*', level: 'confirm', requireVerifiedUser: true }];
+    expect(judge(rules, { user: {} })).toMatchObject({
+      level: 'deny',
+      reason: expect.stringContaining('requires a verified user'),
+    });
+    expect(judge(rules, { user: null })).toMatchObject({
+      level: 'deny',
+      reason: expect.stringContaining('the conversation has none'),
+    });
+    expect(judge(rules, { user: { verified: true } })).toMatchObject({ level: 'confirm', rule: 0 });
+  });
+
+  it('requireVerifiedUser outranks a standing grant: the call is denied, not allowed', () => {
+    const v = judge([{ match: '*', level: 'confirm', requireVerifiedUser: true }], {
+      grants: [grant('tenant')],
+      user: {},
+    });
+    expect(v).toMatchObject({ level: 'deny' });
+    expect(v.grantId).toBeUndefined();
+  });
+});

@@ -245,6 +245,38 @@ describe('restoring a stored policy document', () => {
     expect(PolicyDocument.restore(stored).rules[0].allowChatApproval).toBe(true);
   });
 
+  it('keeps stepUp and requireVerifiedUser as written, and refuses what would make them mean nothing', () => {
+    const rules = [
+      { match: 'wire_money', level: 'confirm', stepUp: 'passkey' },
+      { match: 'close_account', level: 'manual', stepUp: 'passkey', requireVerifiedUser: true },
+      { match: 'read_*', level: 'automatic', requireVerifiedUser: true },
+    ];
+    expect(PolicyDocument.parse({ rules }).toJSON().rules).toEqual(rules);
+    const faultOf = (rule: Record<string, unknown>) => {
+      try {
+        PolicyDocument.parse({ rules: [rule] });
+      } catch (e) {
+        return (e as ValidationError).faults;
+      }
+      return [];
+    };
+    expect(faultOf({ match: '*', level: 'confirm', stepUp: 'totp' })).toEqual([
+      { path: 'rules[0].stepUp', message: 'must be one of passkey' },
+    ]);
+    expect(faultOf({ match: '*', level: 'automatic', stepUp: 'passkey' })).toEqual([
+      { path: 'rules[0].stepUp', message: 'applies to calls a person decides (confirm, manual), not to automatic' },
+    ]);
+    expect(faultOf({ match: '*', level: 'confirm', stepUp: 'passkey', allowChatApproval: true })).toEqual([
+      {
+        path: 'rules[0].allowChatApproval',
+        message: "cannot be true with stepUp: a chat client cannot sign with the person's passkey",
+      },
+    ]);
+    expect(faultOf({ match: '*', level: 'confirm', requireVerifiedUser: 'yes' })).toEqual([
+      { path: 'rules[0].requireVerifiedUser', message: 'must be true or false' },
+    ]);
+  });
+
   it('still refuses a stored document that was never valid', () => {
     expect(() => PolicyDocument.restore({ rules: [{ match: '*', level: 'block' }] })).toThrow(/rules\[0\]\.level/);
   });

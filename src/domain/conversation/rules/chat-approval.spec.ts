@@ -14,6 +14,7 @@ describe('chat approval', () => {
     ['a quorum', { ...confirm, quorum: { count: 2 } }, 'quorum'],
     ['a manual call', { level: 'manual' }, 'held manual'],
     ['allowChatApproval: false', { ...confirm, chatApproval: false }, 'allowChatApproval: false'],
+    ['a passkey step-up', { ...confirm, stepUp: 'passkey' }, 'needs a passkey'],
   ])('refuses an approval or always_allow relayed by a chat client on %s, saying why', (_, policy, why) => {
     expect(chatApprovalRefusal('approve', policy, 'mcp')).toContain(why);
     expect(chatApprovalRefusal('always_allow', policy, 'mcp')).toContain(why);
