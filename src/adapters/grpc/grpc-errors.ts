@@ -17,6 +17,10 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   // The single sign-on routes' own (HTTP only): listed so every code of the table has its status.
   invalid_return_to: GrpcStatus.INVALID_ARGUMENT,
   invalid_prompt: GrpcStatus.INVALID_ARGUMENT,
+  // start conversation's user.token (the end user's own identity provider token)
+  invalid_user_token: GrpcStatus.INVALID_ARGUMENT,
+  user_token_is_credential: GrpcStatus.INVALID_ARGUMENT,
+  user_token_not_configured: GrpcStatus.INVALID_ARGUMENT,
   unauthenticated: GrpcStatus.UNAUTHENTICATED,
   forbidden: GrpcStatus.PERMISSION_DENIED,
   self_approval: GrpcStatus.PERMISSION_DENIED,
