@@ -155,13 +155,28 @@ function describe(
   return blocks;
 }
 
+/** The call's rule asks for a passkey on each approval (`stepUp: passkey`): Slack cannot sign for it. */
+export function needsPasskey(call: Pick<ToolCallView, 'approval'>): boolean {
+  return call.approval?.stepUp === 'passkey';
+}
+
+/** The line that sends a person to the card where their passkey signs for the call. */
+export function passkeyLine(toolCallId: string, links: MessageLinks = {}): string {
+  return links.publicUrl
+    ? `:closed_lock_with_key: *Needs a passkey*: approve in Tollgate, <${cardUrl(links.publicUrl, toolCallId)}|open the card in the Tollgate inbox>`
+    : `:closed_lock_with_key: *Needs a passkey*: approve in Tollgate, open tool call \`${toolCallId}\` in the Tollgate inbox`;
+}
+
 /**
  * The message that asks: the request and Approve / Reject buttons (the value is the tool call's id). Arguments too
- * long to show whole get Reject only: no one approves, nor always-allows, what they could not read.
+ * long to show whole get Reject only: no one approves, nor always-allows, what they could not read. Nor does a call
+ * whose rule asks for a passkey (Slack cannot sign for it): it says so and links to the card; Reject needs none.
  */
 export function requestMessage(r: ApprovalRequest, links: MessageLinks = {}): { text: string; blocks: SlackBlock[] } {
   const blocks = describe(r, r.conversation, links);
-  if (shownArguments(r) === undefined) {
+  const passkey = needsPasskey(r);
+  if (passkey) blocks.push({ type: 'section', block_id: 'tollgate_passkey', text: text(passkeyLine(r.id, links)) });
+  if (passkey || shownArguments(r) === undefined) {
     blocks.push({
       type: 'actions',
       block_id: 'tollgate_decision',
@@ -175,7 +190,8 @@ export function requestMessage(r: ApprovalRequest, links: MessageLinks = {}): { 
         },
       ],
     });
-    return { text: `Approval needed: ${r.toolName} (${r.id}), in the Tollgate inbox`, blocks };
+    const why = passkey ? ' (needs a passkey)' : '';
+    return { text: `Approval needed: ${r.toolName} (${r.id}), in the Tollgate inbox${why}`, blocks };
   }
   blocks.push({
     type: 'actions',

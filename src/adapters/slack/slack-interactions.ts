@@ -21,6 +21,9 @@ import {
   REJECT_ACTION,
   REJECT_MODAL,
   rejectModal,
+  escapeMrkdwn,
+  type MessageLinks,
+  passkeyLine,
   SCOPE_BLOCK,
   SCOPE_INPUT,
 } from './slack-blocks';
@@ -101,7 +104,7 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     if (typeof decider === 'string') return this.refuse(p, where.channel, decider);
     if (actionId === APPROVE_ACTION) {
       await this.decide(decider, toolCallId, { decision: 'approve' }).catch((e) =>
-        this.refuse(p, where.channel, refusal(e)),
+        this.refuse(p, where.channel, refusal(e, this.links).text),
       );
       return;
     }
@@ -163,7 +166,7 @@ export class SlackInteractions implements BeforeApplicationShutdown {
   ): Promise<SlackAck> {
     const decided = decision.then(
       () => undefined,
-      (e: unknown) => refusal(e),
+      (e: unknown) => refusal(e, this.links),
     );
     const waited = await Promise.race([
       decided,
@@ -173,11 +176,19 @@ export class SlackInteractions implements BeforeApplicationShutdown {
       // Still running: close the modal now and say so in the channel should it be refused.
       this.later(async () => {
         const problem = await decided;
-        if (problem) await this.refuse(p, meta.channel, problem);
+        if (problem) await this.refuse(p, meta.channel, problem.text);
       });
       return undefined;
     }
-    return waited ? { response_action: 'errors', errors: { [block]: waited.slice(0, 150) } } : undefined;
+    if (!waited) return undefined;
+    // A modal's error is plain text and short: the link to the card goes to the channel beside it.
+    if (waited.link) await this.refuse(p, meta.channel, waited.text);
+    return { response_action: 'errors', errors: { [block]: (waited.modal ?? waited.text).slice(0, 150) } };
+  }
+
+  /** Where refusals link to a call's card (TOLLGATE_PUBLIC_URL). */
+  private get links(): MessageLinks {
+    return { publicUrl: this.config.publicUrl };
   }
 
   private decide(
@@ -241,9 +252,20 @@ function grantableBy(decider: Decider): GrantScope[] {
   return GRANT_SCOPES.slice(0, upTo + 1).map(([s]) => s);
 }
 
-function refusal(e: unknown): string {
-  if (e instanceof DomainError) return `Tollgate refused: ${e.message}`;
-  throw e;
+/**
+ * What to tell the person of a refusal: `text` for a message; a refusal that points to the call's card (a passkey
+ * it needs, or a chat approval it does not take) links to it, and `modal` says it briefly in plain text.
+ */
+function refusal(e: unknown, links: MessageLinks): { text: string; link?: true; modal?: string } {
+  if (!(e instanceof DomainError)) throw e;
+  const text = `Tollgate refused: ${escapeMrkdwn(e.message)}`;
+  const id = e.details.toolCallId;
+  if (e.details.stepUp !== 'passkey' || typeof id !== 'string') return { text };
+  return {
+    text: `${text}\n${passkeyLine(id, links)}`,
+    link: true,
+    modal: 'Needs a passkey: approve it in the Tollgate inbox (the link is in the channel)',
+  };
 }
 
 function parseMeta(raw: string | undefined): { toolCallId: string; channel?: string; ts?: string } | null {
