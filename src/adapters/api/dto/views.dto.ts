@@ -126,6 +126,23 @@ export class ToolCallApprovalView implements app.ToolCallApprovalState {
   quorum?: ToolCallQuorumView;
 }
 
+@ApiSchema({
+  name: 'StepUp',
+  description:
+    'A proof of presence: the passkey that signed the approval. The whole assertion, with the challenge it answered, is in the decision event of the audit trail',
+})
+export class StepUpView implements AppStepUpView {
+  @ApiProperty({ enum: ['passkey'], enumName: 'StepUpMethod' }) method: 'passkey';
+  @ApiProperty({ description: "The passkey's credential id (base64url)", example: 'hV3x0Q2lWq8' }) credentialId: string;
+  @ApiProperty({
+    description: "The authenticator model's AAGUID (all zeros when it does not say)",
+    example: '00000000-0000-0000-0000-000000000000',
+  })
+  aaguid: string;
+  @ApiProperty({ enum: [true], description: 'The authenticator verified the user (PIN, biometrics)' })
+  userVerified: true;
+}
+
 @ApiSchema({ name: 'ToolCallDecision' })
 export class DecisionView implements AppDecisionView {
   @ApiProperty({ enum: ['approved', 'rejected', 'expired', 'cancelled'], enumName: 'DecisionOutcome' })
@@ -143,23 +160,6 @@ export class DecisionView implements AppDecisionView {
     description: "The passkey the approval was made with, when the call's rule asks for one (stepUp: passkey)",
   })
   stepUp?: StepUpView;
-}
-
-@ApiSchema({
-  name: 'StepUp',
-  description:
-    'A proof of presence: the passkey that signed the approval. The whole assertion, with the challenge it answered, is in the decision event of the audit trail',
-})
-export class StepUpView implements AppStepUpView {
-  @ApiProperty({ enum: ['passkey'], enumName: 'StepUpMethod' }) method: 'passkey';
-  @ApiProperty({ description: "The passkey's credential id (base64url)", example: 'hV3x0Q2lWq8' }) credentialId: string;
-  @ApiProperty({
-    description: "The authenticator model's AAGUID (all zeros when it does not say)",
-    example: '00000000-0000-0000-0000-000000000000',
-  })
-  aaguid: string;
-  @ApiProperty({ enum: [true], description: 'The authenticator verified the user (PIN, biometrics)' })
-  userVerified: true;
 }
 
 @ApiSchema({ name: 'ToolCallExecution', description: 'The claim of the run' })
