@@ -2,6 +2,19 @@ import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 
 /**
+ * Whether people reach this service over https (TOLLGATE_PUBLIC_URL says so): then every cookie it sets is
+ * `Secure` and `__Host-`. Decided here once, for the session's cookie and the sign-in's alike.
+ */
+export function servedOverHttps(publicUrl: string | undefined): boolean {
+  return !!publicUrl?.startsWith('https:');
+}
+
+/** Provider-supplied text as it may be logged or shown: printable ASCII, at most `max` characters. */
+export function printable(s: string, max: number): string {
+  return s.replace(/[^\x20-\x7e]/g, '?').slice(0, max);
+}
+
+/**
  * The session cookie's name. Over https it takes the `__Host-` prefix: the browser then accepts it only when set by
  * this very host, Secure, for `/`, so a sibling subdomain cannot plant a session of its own choosing.
  */

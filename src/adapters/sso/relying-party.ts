@@ -1,6 +1,7 @@
 import { claimAt } from '../../infrastructure/auth/claims-mapping';
 import type { OidcConfig } from '../../infrastructure/config/config';
 import { openIdClient, OpenIdClient } from './openid-client';
+import { printable } from './cookies';
 
 /** What one sign-in must find again at the callback, and nowhere else (sealed in the login cookie). */
 export interface LoginTransaction {
@@ -183,5 +184,5 @@ function classify(e: unknown, client: typeof OpenIdClient): CallbackError {
 
 /** A provider's words shown back, bounded (they come from the callback URL, which anyone can write). */
 function bounded(s: string): string {
-  return s.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+  return printable(s, 200);
 }

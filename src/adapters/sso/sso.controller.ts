@@ -6,7 +6,7 @@ import { mapClaims } from '../../infrastructure/auth/claims-mapping';
 import { WebSessions } from '../../infrastructure/auth/web-sessions';
 import type { OidcConfig } from '../../infrastructure/config/config';
 import { Public, WEB_SESSIONS } from '../http/auth';
-import { clearCookie, hasLoginCookie, loginCookie, readCookie, setCookie } from './cookies';
+import { clearCookie, hasLoginCookie, loginCookie, printable, readCookie, servedOverHttps, setCookie } from './cookies';
 import { LOGIN_TTL_S, LoginSealer } from './login-cookie';
 import { BACK_TO_SIGN_IN, sendPage } from './pages';
 import { CallbackError, RelyingParty } from './relying-party';
@@ -25,11 +25,6 @@ const MAX_RETURN_TO = 2048;
 /** Groups logged on a refused sign-in, each cut to MAX_LOGGED_CHARS: enough to tell why, never the whole claim. */
 const MAX_LOGGED_GROUPS = 20;
 const MAX_LOGGED_CHARS = 64;
-
-/** A value from the provider, as it goes into a log line: printable, bounded. */
-function forLog(s: string): string {
-  return s.replace(/[^\x20-\x7e]/g, '?').slice(0, MAX_LOGGED_CHARS);
-}
 
 /**
  * Single sign-on for the web inbox (OpenID Connect, authorization code flow with PKCE) and the public description
@@ -178,15 +173,19 @@ export class SsoController {
       };
       // What the provider sent, so an administrator can tell why without asking the person to try again.
       const received = mapped.claimMissing
-        ? `no claim "${claim}" among ${JSON.stringify(Object.keys(signedIn.claims).slice(0, 40).map(forLog))}`
-        : `claim "${claim}": ${JSON.stringify(mapped.groups.slice(0, MAX_LOGGED_GROUPS).map(forLog))}${
+        ? `no claim "${claim}" among ${JSON.stringify(
+            Object.keys(signedIn.claims)
+              .slice(0, 40)
+              .map((s) => printable(s, MAX_LOGGED_CHARS)),
+          )}`
+        : `claim "${claim}": ${JSON.stringify(mapped.groups.slice(0, MAX_LOGGED_GROUPS).map((s) => printable(s, MAX_LOGGED_CHARS)))}${
             mapped.groups.length > MAX_LOGGED_GROUPS ? ` and ${mapped.groups.length - MAX_LOGGED_GROUPS} more` : ''
           }`;
       return this.refuse(
         res,
         403,
         page,
-        `sub ${JSON.stringify(forLog(mapped.person.id))} of tenant ${mapped.person.tenant}, ${received}`,
+        `sub ${JSON.stringify(printable(mapped.person.id, MAX_LOGGED_CHARS))} of tenant ${mapped.person.tenant}, ${received}`,
       );
     }
     const session = await this.sessions!.create(mapped.principal, signedIn.idToken);
@@ -274,7 +273,7 @@ export class SsoController {
   }
 
   private secure(): boolean {
-    return !!this.options.publicUrl?.startsWith('https:');
+    return servedOverHttps(this.options.publicUrl);
   }
 }
 

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { WebSessions } from '../../infrastructure/auth/web-sessions';
 import { TollgateConfig } from '../../infrastructure/config/config';
 import { WEB_SESSIONS } from '../http/auth';
-import { sessionCookie } from '../sso/cookies';
+import { servedOverHttps, sessionCookie } from '../sso/cookies';
 import { SSO_OPTIONS, SsoController, SsoOptions } from '../sso/sso.controller';
 import { WebAssets } from './web-assets';
 import { WEB_OPTIONS, WebController, WebOptions } from './web.controller';
@@ -42,7 +42,7 @@ export class WebModule {
               ? new WebSessions(() => ref.get(DataSource, { strict: false }), {
                   ttlSeconds: oidc.sessionTtlSeconds,
                   idleSeconds: oidc.sessionIdleSeconds,
-                  cookieName: sessionCookie(!!config.publicUrl?.startsWith('https:')),
+                  cookieName: sessionCookie(servedOverHttps(config.publicUrl)),
                 })
               : null,
           inject: [ModuleRef],
