@@ -1,4 +1,20 @@
-import { allPages, Tollgate, TollgateError, type AuditEvent, type FetchLike, type Problem } from '@tollgate/sdk';
+import {
+  allPages,
+  Tollgate,
+  TollgateError,
+  type AuditEvent,
+  type FetchLike,
+  type Problem,
+  type ToolCall,
+} from '@tollgate/sdk';
+import type {
+  AuthenticationResponseJSON,
+  Passkey,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationOptions,
+  RegistrationResponseJSON,
+  StepUpOptions,
+} from './passkeys';
 import type { DecisionBody, UiConfig } from './types';
 
 /** A refused request, carrying the API's RFC 9457 problem (the SDK's error). */
@@ -66,7 +82,39 @@ export function createApi(
     toolCall: (callId: string) => call(() => tollgate.getToolCall(callId)),
     conversation: (convId: string) => call(() => tollgate.getConversation(convId)),
     status: () => call(() => tollgate.getStatus()),
-    decide: (callId: string, body: DecisionBody) => call(() => tollgate.inbox().decide(callId, body)),
+    decide: (callId: string, body: DecisionBody) =>
+      call(() =>
+        // The SDK's decide sends the fields it knows; a passkey's assertion goes as it is, through its transport.
+        'stepUp' in body && body.stepUp
+          ? tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(callId)}/decision`, {
+              body,
+              headers: { 'x-tollgate-channel': 'web' },
+            })
+          : tollgate.inbox().decide(callId, body),
+      ),
+    /** A challenge for approving this call with these arguments (absent: the call's own) with a passkey. */
+    stepUp: (callId: string, body: { arguments?: Record<string, unknown> }) =>
+      call(() =>
+        tollgate.request<StepUpOptions>('POST', `/v1/tool-calls/${encodeURIComponent(callId)}/step-up`, { body }),
+      ),
+    /** The signed-in person's passkeys. */
+    passkeys: () =>
+      call(async () => (await tollgate.request<{ passkeys: Passkey[] }>('GET', '/v1/me/passkeys')).passkeys),
+    passkeyOptions: () => call(() => tollgate.request<RegistrationOptions>('POST', '/v1/me/passkeys/options')),
+    addPasskey: (body: { response: RegistrationResponseJSON; name?: string; assertion?: AuthenticationResponseJSON }) =>
+      call(() => tollgate.request<Passkey>('POST', '/v1/me/passkeys', { body })),
+    /** A challenge for removing a passkey: one of the person's passkeys must sign it. */
+    passkeyAssertionOptions: () =>
+      call(() =>
+        tollgate.request<{ publicKey: PublicKeyCredentialRequestOptionsJSON }>(
+          'POST',
+          '/v1/me/passkeys/assertion-options',
+        ),
+      ),
+    removePasskey: (id: string, assertion: AuthenticationResponseJSON) =>
+      call(() =>
+        tollgate.request<void>('DELETE', `/v1/me/passkeys/${encodeURIComponent(id)}`, { body: { assertion } }),
+      ),
     /** The tenant's standing grants that apply now, newest first (approvers, admins, auditors). */
     grants: () => call(() => tollgate.grants.all({ status: 'active' })),
     /** Revokes a grant (recorded with `via: "web"`); answers it revoked. */

@@ -1,3 +1,5 @@
+import type { AuthenticationResponseJSON } from '@simplewebauthn/browser';
+
 /**
  * The API's shapes are the SDK's (packages/sdk/src/types.ts, checked against the OpenAPI document); the names
  * the inbox reads them by are kept here, with the two shapes that are the page's own.
@@ -31,8 +33,19 @@ export interface UiConfig {
   sso?: { provider: string } | null;
 }
 
+/** A passkey's assertion for an approval whose rule asks for one (the browser's JSON, sent as it is). */
+export interface StepUpEvidence {
+  passkey: AuthenticationResponseJSON;
+}
+
 /** What the page sends as a decision. */
 export type DecisionBody =
-  | { decision: 'approve'; reason?: string; arguments?: Record<string, unknown> }
-  | { decision: 'always_allow'; reason?: string; scope: 'conversation' | 'agent' | 'tenant'; expiresIn?: number }
+  | { decision: 'approve'; reason?: string; arguments?: Record<string, unknown>; stepUp?: StepUpEvidence }
+  | {
+      decision: 'always_allow';
+      reason?: string;
+      scope: 'conversation' | 'agent' | 'tenant';
+      expiresIn?: number;
+      stepUp?: StepUpEvidence;
+    }
   | { decision: 'reject'; reason: string };

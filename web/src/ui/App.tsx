@@ -25,14 +25,16 @@ import {
   saveSession,
   Session,
 } from '../session';
+import { needsPasskey } from '../passkeys';
 import { openStream, Stream, StreamState, StreamStatus } from '../sse';
 import type { Approval, AuditEvent, DecisionBody, TenantStatus, Tool, UiConfig } from '../types';
 import { NotifyToggle, useNotifications, useTabBadge } from './attention';
 import { asksTwice, Card, Intent } from './Card';
 import { Questions } from './Questions';
-import { hasModifier, isTyping, MOD_KEY, Route, useKeydown, useNow, useRoute } from './hooks';
+import { hasModifier, hrefFor, isTyping, MOD_KEY, Route, useKeydown, useNow, useRoute } from './hooks';
 import { Grants, mayListGrants } from './Grants';
 import { Inbox, ListNote } from './Inbox';
+import { Passkeys } from './Passkeys';
 import { SignIn } from './SignIn';
 import { StreamBanner } from './StreamBanner';
 import { Timeline } from './Timeline';
@@ -374,7 +376,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
 
   /** `a` on the list: the card's approve, without opening the card unless the call asks twice (then it opens armed). */
   async function approveFromList(call: Approval) {
-    if (asksTwice(call, isDestructive(call))) return openCard(call.id, 'approve');
+    // A call that asks twice opens armed; one that asks for a passkey opens, where its Approve runs the prompt.
+    if (asksTwice(call, isDestructive(call)) || needsPasskey(call)) return openCard(call.id, 'approve');
     if (mine.current.has(call.id)) return; // already on its way
     try {
       await decide(call, { decision: 'approve' });
@@ -391,7 +394,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       return;
     }
     if (help) return; // the help dialog is modal: it closes itself on Esc
-    if (route.view === 'conversation') {
+    if (route.view === 'conversation' || route.view === 'passkeys') {
       if (e.key === 'Escape') navigate({ view: 'inbox' });
       return;
     }
@@ -430,6 +433,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
     }
   });
   const roles = session.roles.filter((r) => r !== 'agent');
+  // Passkeys are people's: an agent's token has none (the API answers it 403).
+  const person = !session.roles.includes('agent');
   const halts = status?.halts ?? [];
   return (
     <div class="app">
@@ -456,12 +461,23 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
             aria-pressed={showGrants}
             data-testid="grants-toggle"
             onClick={() => {
-              if (route.view === 'conversation') navigate({ view: 'inbox' });
+              if (route.view === 'conversation' || route.view === 'passkeys') navigate({ view: 'inbox' });
               setShowGrants((v) => !v);
             }}
           >
             Grants
           </button>
+        )}
+        {person && (
+          <a
+            class={route.view === 'passkeys' ? 'toggle on' : 'toggle'}
+            href={hrefFor({ view: 'passkeys' })}
+            aria-current={route.view === 'passkeys' ? 'page' : undefined}
+            data-testid="passkeys-link"
+            onClick={() => setShowGrants(false)}
+          >
+            Passkeys
+          </a>
         )}
         <NotifyToggle notifier={notifier} />
         <span class="who">
@@ -500,7 +516,9 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         </p>
       )}
       <main id="main" tabIndex={-1}>
-        {showGrants && route.view !== 'conversation' ? (
+        {route.view === 'passkeys' && person ? (
+          <Passkeys api={api} now={now} onClose={() => navigate({ view: 'inbox' })} />
+        ) : showGrants && route.view !== 'conversation' ? (
           <Grants
             api={api}
             roles={session.roles}
@@ -614,6 +632,7 @@ function CardFor(props: {
       admin={props.admin}
       intent={props.intent}
       onDecide={props.onDecide}
+      onStepUp={(c, body) => api.stepUp(c.id, body)}
       onClose={props.onClose}
       step={listed ? stepOf(call, inbox, api) : undefined}
     />

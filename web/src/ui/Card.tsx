@@ -1,3 +1,4 @@
+import { startAuthentication } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorText } from '../api';
 import {
@@ -13,9 +14,11 @@ import {
 } from '../format';
 import type { Departure } from '../inbox';
 import { titleOf } from '../inbox';
+import { isCancelled, needsPasskey, stepUpOf, stepUpRequest, type StepUpOptions } from '../passkeys';
 import type { Approval, DecisionBody } from '../types';
 import { hasModifier, hrefFor, isTyping, MOD_KEY, submitOnModEnter, useKeydown } from './hooks';
 import { DEFAULT_GRANT_LIFETIME, GrantExpiry } from './GrantExpiry';
+import { IpAddressNotice, passkeyFailure } from './Passkeys';
 
 interface Props {
   call: Approval;
@@ -32,6 +35,8 @@ interface Props {
    * (of a call that asks twice) arrives armed, so the next `a` confirms with the whole card in view. */
   intent?: Intent;
   onDecide(call: Approval, body: DecisionBody): Promise<void>;
+  /** A challenge for approving the call with a passkey, bound to the arguments the person approves. */
+  onStepUp(call: Approval, body: { arguments?: Record<string, unknown> }): Promise<StepUpOptions>;
   onClose(): void;
   /** The conversation's step holds more pending calls than this one: decide them all at once (answers a summary). */
   step?: { size: number; decide(decision: 'approve' | 'reject'): Promise<string> };
@@ -60,6 +65,7 @@ export function Card({
   admin,
   intent,
   onDecide,
+  onStepUp,
   onClose,
   step,
 }: Props) {
@@ -141,8 +147,9 @@ export function Card({
         </p>
       )}
       {!departure && !pending && call.decision && (
-        <p class="notice" role="status">
+        <p class="notice" role="status" data-testid="card-decision">
           {capitalise(decisionSentence(call.decision, me))} <span class="muted">({clock(call.decision.at, now)})</span>
+          {stepUpOf(call.decision) && <span data-testid="approved-with-passkey"> · approved with a passkey</span>}
         </p>
       )}
 
@@ -270,7 +277,14 @@ export function Card({
       )}
 
       {pending && decidable && (
-        <Decide call={call} secondClick={secondClick} admin={admin} intent={intent} onDecide={onDecide} />
+        <Decide
+          call={call}
+          secondClick={secondClick}
+          admin={admin}
+          intent={intent}
+          onDecide={onDecide}
+          onStepUp={onStepUp}
+        />
       )}
       {pending && decidable && step && step.size > 1 && (
         <StepActions size={step.size} decide={step.decide} onNote={setStepNote} />
@@ -346,12 +360,14 @@ function Decide({
   admin,
   intent,
   onDecide,
+  onStepUp,
 }: {
   call: Approval;
   secondClick: boolean;
   admin: boolean;
   intent?: Intent;
   onDecide: Props['onDecide'];
+  onStepUp: Props['onStepUp'];
 }) {
   const [mode, setMode] = useState<Mode>(intent === 'reject' || intent === 'edit' ? intent : 'choose');
   const [armed, setArmed] = useState<Armed>(intent === 'approve' && secondClick ? 'approve' : null);
@@ -365,6 +381,10 @@ function Decide({
   const parsed = parseArguments(text);
   const approveRef = useRef<HTMLButtonElement>(null);
   const manual = call.policy.level === 'manual';
+  const passkey = needsPasskey(call);
+  // The person has no passkey to sign with (409 no_passkey): the card sends them to the Passkeys panel.
+  const [noPasskey, setNoPasskey] = useState(false);
+  const [signing, setSigning] = useState(false);
 
   async function send(body: DecisionBody, needsArm: Armed) {
     if (needsArm && secondClick && armed !== needsArm) {
@@ -374,11 +394,24 @@ function Decide({
     setBusy(true);
     setError(undefined);
     try {
-      await onDecide(call, body);
+      // An approval of a call whose rule asks for a passkey carries an assertion made for this call and exactly
+      // these arguments; a rejection never needs one.
+      if (passkey && body.decision !== 'reject') {
+        const options = await onStepUp(call, stepUpRequest(body));
+        setSigning(true);
+        const assertion = await startAuthentication({ optionsJSON: options.publicKey });
+        setSigning(false);
+        await onDecide(call, { ...body, stepUp: { passkey: assertion } });
+      } else await onDecide(call, body);
     } catch (e) {
-      setError(e instanceof ApiError && e.status !== 0 ? e.detail : `Could not send the decision: ${errorText(e)}`);
+      if (e instanceof ApiError && e.problem.code === 'no_passkey') setNoPasskey(true);
+      else if (isCancelled(e)) setError('Cancelled: nothing was decided.');
+      else if (e instanceof ApiError)
+        setError(e.status !== 0 ? e.detail : `Could not send the decision: ${errorText(e)}`);
+      else setError(`The passkey did not sign: ${passkeyFailure(e)}`);
       setArmed(null);
     } finally {
+      setSigning(false);
       setBusy(false);
     }
   }
@@ -434,6 +467,23 @@ function Decide({
 
   return (
     <section class="decide" aria-label="Decide">
+      {passkey && (
+        <div class="step-up" data-testid="needs-passkey">
+          <p class="notice" role="status">
+            <strong>Needs your passkey.</strong>{' '}
+            {signing
+              ? 'Confirm with your passkey in the browser’s prompt…'
+              : 'Approving asks your device to confirm it is you and sign this request with its arguments. Rejecting does not.'}
+          </p>
+          <IpAddressNotice />
+          {noPasskey && (
+            <p class="warning" role="alert" data-testid="no-passkey">
+              You have no passkey yet, and this request needs one to be approved.{' '}
+              <a href={hrefFor({ view: 'passkeys' })}>Add a passkey in Passkeys</a>, then come back to approve it.
+            </p>
+          )}
+        </div>
+      )}
       {mode === 'choose' && (
         <>
           {confirmHint('approve')}

@@ -5,6 +5,7 @@ import { capitalise, clock, decidedBy, decisionSentence, duration, timeLeft } fr
 import { titleOf } from '../inbox';
 import type { AuditEvent, Conversation, ToolCall } from '../types';
 import { hrefFor } from './hooks';
+import { stepUpOf } from '../passkeys';
 
 interface Props {
   api: Api;
@@ -149,6 +150,7 @@ function Step({ call, me, now }: { call: ToolCall; me: string; now: number }) {
             {capitalise(decisionSentence(d, me))} at {clock(d.at, now)}
             {d.by.via !== 'policy' && ` · waited ${duration(waited)}`}
             {d.editedArguments && ' · arguments edited'}
+            {stepUpOf(d) && ' · approved with a passkey'}
           </p>
         ) : (
           call.status === 'pending' && (

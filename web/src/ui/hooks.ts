@@ -10,9 +10,11 @@ export function useNow(ms = 1000): number {
   return now;
 }
 
-export type Route = { view: 'inbox' } | { view: 'call'; id: string } | { view: 'conversation'; id: string };
+export type Route =
+  { view: 'inbox' } | { view: 'call'; id: string } | { view: 'conversation'; id: string } | { view: 'passkeys' };
 
 export function parseRoute(hash: string): Route {
+  if (hash === '#/passkeys') return { view: 'passkeys' };
   const m = /^#\/(calls|conversations)\/([^/?#]+)$/.exec(hash);
   if (!m) return { view: 'inbox' };
   const id = decodeURIComponent(m[2]);
@@ -20,9 +22,16 @@ export function parseRoute(hash: string): Route {
 }
 
 export const hrefFor = (r: Route): string =>
-  r.view === 'inbox' ? '#/' : `#/${r.view === 'call' ? 'calls' : 'conversations'}/${encodeURIComponent(r.id)}`;
+  r.view === 'inbox'
+    ? '#/'
+    : r.view === 'passkeys'
+      ? '#/passkeys'
+      : `#/${r.view === 'call' ? 'calls' : 'conversations'}/${encodeURIComponent(r.id)}`;
 
-/** Hash routes (`#/`, `#/calls/{id}`, `#/conversations/{id}`): deep links work and the server serves one page. */
+/**
+ * Hash routes (`#/`, `#/calls/{id}`, `#/conversations/{id}`, `#/passkeys`): deep links work and the server serves
+ * one page.
+ */
 export function useRoute(): [Route, (r: Route) => void] {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
   useEffect(() => {

@@ -1,0 +1,104 @@
+/**
+ * Passkeys in the inbox: the shapes of the /v1/me/passkeys routes and the step-up route, and the pure rules the
+ * panel and the card share (whether this page can use passkeys at all, what a failed prompt means to a person).
+ */
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+} from '@simplewebauthn/browser';
+import type { Approval } from './types';
+
+export type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+};
+
+/** GET /v1/me/passkeys: one of the person's passkeys. */
+export interface Passkey {
+  id: string;
+  name: string;
+  aaguid: string;
+  /** Synced by its provider (a password manager, iCloud Keychain, Google): it survives a lost device. */
+  backedUp: boolean;
+  createdAt: string;
+  lastUsedAt?: string;
+}
+
+/** POST /v1/me/passkeys/options: `assertion` is there when the person has a passkey already (it must sign first). */
+export interface RegistrationOptions {
+  publicKey: PublicKeyCredentialCreationOptionsJSON;
+  assertion?: { publicKey: PublicKeyCredentialRequestOptionsJSON };
+}
+
+/** POST /v1/tool-calls/{id}/step-up: a challenge bound to the call and the arguments the person will approve. */
+export interface StepUpOptions {
+  publicKey: PublicKeyCredentialRequestOptionsJSON;
+  toolCallId: string;
+  argumentsDigest: string;
+}
+
+/** What a decision made with a passkey shows (the call's `decision.stepUp`). */
+export interface StepUpView {
+  method: 'passkey';
+  credentialId: string;
+  aaguid: string;
+  userVerified: true;
+}
+
+/** The call's rule asks for a passkey to approve it (`approval.stepUp`; the SDK's types do not name it yet). */
+export function needsPasskey(call: Pick<Approval, 'approval'>): boolean {
+  return (call.approval as { stepUp?: string } | undefined)?.stepUp === 'passkey';
+}
+
+/** The passkey a decision was made with, if it was. */
+export function stepUpOf(decision: object | undefined): StepUpView | undefined {
+  const s = (decision as { stepUp?: StepUpView } | undefined)?.stepUp;
+  return s?.method === 'passkey' ? s : undefined;
+}
+
+/**
+ * True when the page was reached by an IP address: WebAuthn refuses IP-address origins (a relying party is a
+ * domain), so no passkey can be made or used here. `hostname` as `location.hostname` gives it (IPv6 in brackets).
+ */
+export function isIpAddressHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(h)) return h.split('.').every((o) => Number(o) <= 255);
+  return h.includes(':') && /^[0-9a-f:.]+(%.+)?$/i.test(h);
+}
+
+/** The same page by the name `localhost` (same port and path), where this machine's passkeys work. */
+export function localhostHref(loc: Pick<Location, 'protocol' | 'port' | 'pathname' | 'search' | 'hash'>): string {
+  return `${loc.protocol}//localhost${loc.port ? `:${loc.port}` : ''}${loc.pathname}${loc.search}${loc.hash}`;
+}
+
+/**
+ * The browser's prompt was dismissed, timed out or refused (NotAllowedError, which WebAuthn uses for all three so a
+ * page cannot tell which): nothing was signed, nothing changed. The person sees "Cancelled", not an error.
+ */
+export function isCancelled(e: unknown): boolean {
+  return (
+    (e as { name?: unknown } | null)?.name === 'NotAllowedError' || (e as { name?: unknown })?.name === 'AbortError'
+  );
+}
+
+/** A WebAuthn failure in words: the browser's own message, except for the cases people meet. */
+export function webAuthnErrorText(e: unknown): string {
+  const name = (e as { name?: unknown } | null)?.name;
+  if (isCancelled(e)) return 'Cancelled.';
+  if (name === 'InvalidStateError') return 'This authenticator already holds one of your passkeys: use another one.';
+  if (name === 'SecurityError')
+    return 'The browser refused passkeys on this address (they need https, or the name localhost on this machine).';
+  if (name === 'NotSupportedError') return 'This browser or authenticator cannot make such a passkey.';
+  return (e as Error)?.message || String(e);
+}
+
+/** The body of POST /v1/tool-calls/{id}/step-up: the edited arguments the person will approve, if they edited them. */
+export function stepUpRequest(body: { decision: string; arguments?: Record<string, unknown> }): {
+  arguments?: Record<string, unknown>;
+} {
+  return body.decision === 'approve' && body.arguments !== undefined ? { arguments: body.arguments } : {};
+}
