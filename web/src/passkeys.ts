@@ -85,10 +85,16 @@ export function isCancelled(e: unknown): boolean {
   );
 }
 
+/**
+ * What a cancelled prompt says. Browsers report a failed fingerprint or PIN the same way as a dismissed prompt, so
+ * the words name both.
+ */
+export const CANCELLED = 'Cancelled (or your device could not confirm it is you): nothing changed.';
+
 /** A WebAuthn failure in words: the browser's own message, except for the cases people meet. */
 export function webAuthnErrorText(e: unknown): string {
   const name = (e as { name?: unknown } | null)?.name;
-  if (isCancelled(e)) return 'Cancelled.';
+  if (isCancelled(e)) return CANCELLED;
   if (name === 'InvalidStateError') return 'This authenticator already holds one of your passkeys: use another one.';
   if (name === 'SecurityError')
     return 'The browser refused passkeys on this address (they need https, or the name localhost on this machine).';

@@ -14,7 +14,7 @@ import {
 } from '../format';
 import type { Departure } from '../inbox';
 import { titleOf } from '../inbox';
-import { isCancelled, needsPasskey, stepUpOf, stepUpRequest, type StepUpOptions } from '../passkeys';
+import { CANCELLED, isCancelled, needsPasskey, stepUpOf, stepUpRequest, type StepUpOptions } from '../passkeys';
 import type { Approval, DecisionBody } from '../types';
 import { hasModifier, hrefFor, isTyping, MOD_KEY, submitOnModEnter, useKeydown } from './hooks';
 import { DEFAULT_GRANT_LIFETIME, GrantExpiry } from './GrantExpiry';
@@ -405,7 +405,7 @@ function Decide({
       } else await onDecide(call, body);
     } catch (e) {
       if (e instanceof ApiError && e.problem.code === 'no_passkey') setNoPasskey(true);
-      else if (isCancelled(e)) setError('Cancelled: nothing was decided.');
+      else if (isCancelled(e)) setError(CANCELLED);
       else if (e instanceof ApiError)
         setError(e.status !== 0 ? e.detail : `Could not send the decision: ${errorText(e)}`);
       else setError(`The passkey did not sign: ${passkeyFailure(e)}`);

@@ -2,7 +2,7 @@ import { startAuthentication, startRegistration } from '@simplewebauthn/browser'
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText, type Api } from '../api';
 import { ago } from '../format';
-import { isCancelled, isIpAddressHost, localhostHref, webAuthnErrorText, type Passkey } from '../passkeys';
+import { CANCELLED, isCancelled, isIpAddressHost, localhostHref, webAuthnErrorText, type Passkey } from '../passkeys';
 
 /** A failed request or prompt in words: the server's `detail`, "Cancelled." for a dismissed prompt. */
 export function passkeyFailure(e: unknown): string {
@@ -91,7 +91,7 @@ export function Passkeys({ api, now, onClose }: Props) {
       setNote({ text: `Added “${made.name}”. Calls that ask for a passkey can now be approved with it.` });
       setReload((n) => n + 1);
     } catch (err) {
-      setNote(isCancelled(err) ? { text: 'Cancelled.' } : { text: passkeyFailure(err), error: true });
+      setNote(isCancelled(err) ? { text: CANCELLED } : { text: passkeyFailure(err), error: true });
     } finally {
       setBusy(null);
     }
@@ -108,7 +108,7 @@ export function Passkeys({ api, now, onClose }: Props) {
       setNote({ text: `Removed “${p.name}”.` });
       setReload((n) => n + 1);
     } catch (err) {
-      setNote(isCancelled(err) ? { text: 'Cancelled.' } : { text: passkeyFailure(err), error: true });
+      setNote(isCancelled(err) ? { text: CANCELLED } : { text: passkeyFailure(err), error: true });
     } finally {
       setBusy(null);
     }
