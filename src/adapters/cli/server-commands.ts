@@ -69,7 +69,7 @@ export async function serve(o: ServeOptions = {}, tracing?: Tracing): Promise<vo
     announce(server, [
       `Approving in this terminal as ${terminal.decider.id} (tenant ${terminal.decider.tenant}): calls the policy holds for a person are asked here, one at a time.`,
     ]);
-    await terminal.attach(server.app);
+    await terminal.attach(server.app, server.config.publicUrl ?? server.url);
   }
 }
 

@@ -10,6 +10,7 @@ import {
 import { CredentialsError, readLogins } from '../login/credentials';
 import { LoginExpiredError, StoredLogin } from '../login/session';
 import { isLoopbackHost } from '../../../infrastructure/config/loopback';
+import { problemCardUrl } from './passkey-link';
 
 /**
  * The CLI's way to the server: HTTP only, through the SDK, as any other client (CONTRACT §2–§10). Decisions,
@@ -31,16 +32,26 @@ export class CliError extends Error {
   }
 }
 
-/** The server answered with a 4xx RFC 9457 problem: the request was refused (exit 1), or a 5xx (exit 3). */
+/**
+ * The server answered with a 4xx RFC 9457 problem: the request was refused (exit 1), or a 5xx (exit 3). A problem
+ * that points to a call's card (`card`: a passkey it needs, a chat approval it does not take) ends with the card's
+ * address at `base`, the server the CLI talks to.
+ */
 export class ProblemError extends CliError {
+  /** The card's address, when the problem points to one. */
+  readonly card?: string;
+
   constructor(
     readonly status: number,
     readonly problem: Problem,
+    base?: string,
   ) {
+    const card = base ? problemCardUrl(base, problem) : undefined;
     super(
-      `${problem.code ?? `http_${status}`}: ${problem.detail ?? problem.title ?? `HTTP ${status}`}`,
+      `${problem.code ?? `http_${status}`}: ${problem.detail ?? problem.title ?? `HTTP ${status}`}${card ? ` — its card: ${card}` : ''}`,
       status >= 500 ? EXIT.unavailable : EXIT.refused,
     );
+    this.card = card;
   }
 }
 
@@ -149,7 +160,7 @@ export class ApiClient {
     try {
       return await work(this.tollgate);
     } catch (e) {
-      throw cliError(e);
+      throw cliError(e, this.conn.url);
     }
   }
 
@@ -197,9 +208,9 @@ function noticing401(login: StoredLogin) {
   };
 }
 
-/** An SDK failure as the CLI reports it. */
-export function cliError(e: unknown): unknown {
+/** An SDK failure as the CLI reports it; `base`: the server's URL, for links to a call's card. */
+export function cliError(e: unknown, base?: string): unknown {
   if (!(e instanceof TollgateError)) return e;
   if (e.status === 0) return new CliError(e.detail, EXIT.unavailable); // "cannot reach Tollgate at …: ECONNREFUSED"
-  return new ProblemError(e.status, e.problem);
+  return new ProblemError(e.status, e.problem, base);
 }

@@ -26,6 +26,7 @@ import { unifiedDiff } from './line-diff';
 import { PolicyDocument } from '../../../domain/policy/policy-document';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { runInbox } from './inbox';
+import { needsPasskey } from './passkey-link';
 import { grantLifetime } from './duration';
 import { oneLineText as clean } from '../safe-text';
 
@@ -183,7 +184,8 @@ export function addClientCommands(program: Command): void {
         items.map((a: Approval) => [
           a.id,
           a.toolName,
-          a.policy.level,
+          // A call that needs a passkey is approved in the web inbox only: `approve <id>` would be refused.
+          needsPasskey(a) ? `${a.policy.level} (passkey)` : a.policy.level,
           a.conversation.title ?? a.conversationId,
           a.conversation.agentId,
           oneLine(a.arguments, 60),

@@ -8,6 +8,7 @@ import { ApiClient, CliError, EXIT, ProblemError, type Approval } from './api-cl
 import { describeEnding, ENDING_EVENTS, followEvents, type StreamEvent } from './event-stream';
 import { oneLine, timeLeft } from './format';
 import { oneLineText as clean, safeJson } from '../safe-text';
+import { needsPasskey, passkeyCardUrl } from './passkey-link';
 
 const ESC = '\x1b';
 const CSI = `${ESC}[`;
@@ -295,8 +296,16 @@ class Inbox {
     return safeJson(a.arguments).length <= ROW_ARGUMENTS_MAX && visibleLength(this.row(a, false)) <= width;
   }
 
-  /** Approve and Always allow wait for a view that shows the arguments whole: the details, else the editor or the card. */
+  /**
+   * Approve and Always allow wait for a view that shows the arguments whole: the details, else the editor or the card.
+   * A call that needs a passkey is approved in the web inbox only (the terminal cannot sign): the note says where.
+   */
   private mayApprove(a: Approval): boolean {
+    if (needsPasskey(a)) {
+      this.note(yellow(`• ${this.passkeyHint(a)}`));
+      this.render();
+      return false;
+    }
     if (this.argumentsShownWhole(a)) return true;
     if (this.view === 'list') {
       this.view = 'details';
@@ -315,6 +324,11 @@ class Inbox {
     this.note(yellow(`  or open the full card: ${this.api.conn.url}${cardPath(a.id)}`));
     this.render();
     return false;
+  }
+
+  /** Where a call that needs a passkey is approved. */
+  private passkeyHint(a: Approval): string {
+    return `needs a passkey — approve in the inbox: ${passkeyCardUrl(this.api.conn.url, a.id)}`;
   }
 
   private approve(a: Approval): void {
@@ -358,6 +372,7 @@ class Inbox {
 
   /** Opens the arguments in $VISUAL/$EDITOR (a temp file), checks the JSON, then approves with them after a `y`. */
   private edit(a: Approval): void {
+    if (needsPasskey(a)) return void this.mayApprove(a); // edited arguments are approved: only in the web inbox
     const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-edit-'));
     const file = join(dir, `${a.id}.json`);
@@ -500,7 +515,16 @@ class Inbox {
   private layout(): { width: number; room: number; footer: string[] } {
     const width = Math.max(40, this.io.output.columns || 100);
     const height = Math.max(10, this.io.output.rows || 30);
-    const footer = ['', ...wrapItems(LIST_KEYS, width).map(dim), ...this.notices.flatMap((n) => wrapWords(n, width))];
+    const item = this.items[this.selected];
+    const passkey = item && needsPasskey(item);
+    // The selected call's own keys: one that needs a passkey has none to approve here, and says where instead.
+    const keys = passkey ? PASSKEY_KEYS : LIST_KEYS;
+    const footer = [
+      '',
+      ...wrapItems(keys, width).map(dim),
+      ...(passkey ? wrapWords(yellow(this.passkeyHint(item)), width) : []),
+      ...this.notices.flatMap((n) => wrapWords(n, width)),
+    ];
     if (this.prompt)
       footer.push(
         ...wrapWords(
@@ -528,7 +552,7 @@ class Inbox {
     const lines: string[] = [header, ''];
     const item = this.items[this.selected];
     if (this.view === 'details' && item) {
-      const help = wrapItems(DETAILS_KEYS, width).map(dim);
+      const help = wrapItems(needsPasskey(item) ? PASSKEY_DETAILS_KEYS : DETAILS_KEYS, width).map(dim);
       lines.push(...[...details(item, this.needsConfirm(item)), '', ...help].slice(0, room));
     } else if (!this.items.length) {
       lines.push(dim('Nothing waiting for you. New requests appear here as they arrive.'));
@@ -568,6 +592,7 @@ function details(a: Approval, confirm: string | undefined): string[] {
       `Approvals     ${quorum.approvedBy.length} of ${quorum.needed}${quorum.of ? ` (from ${quorum.of.map((x) => clean(x)).join(', ')})` : ''}${quorum.approvedBy.length ? `: ${quorum.approvedBy.map((x) => clean(x.name ?? x.id)).join(', ')}` : ''}`,
     );
   if (a.approval?.selfApproval === false) out.push(`Separation    the end user and the agent's owner may not approve`);
+  if (needsPasskey(a)) out.push(`Passkey       each approval needs a passkey: approve in the web inbox`);
   if (a.reason) out.push(`Agent's reason ${clean(a.reason)}`);
   if (a.confidence !== undefined || a.estimatedCost !== undefined)
     out.push(`Confidence    ${a.confidence ?? '-'}      Estimated cost ${a.estimatedCost ?? '-'}`);
@@ -601,6 +626,9 @@ const LIST_KEYS = [
   'q quit',
 ];
 const DETAILS_KEYS = ['a approve', 'A always allow', 'r reject', 'e edit arguments', 'enter/esc back'];
+/** The keys for a call that needs a passkey: no approving here (the web inbox's passkey signs), rejecting needs none. */
+const PASSKEY_KEYS = ['↑/↓ move', 'enter details', 'r reject', 'g refresh', 'q quit'];
+const PASSKEY_DETAILS_KEYS = ['r reject', 'enter/esc back'];
 
 /** Plain items joined with " · ", in as many lines of at most `width` characters as they take. */
 export function wrapItems(items: string[], width: number): string[] {

@@ -6,6 +6,7 @@ import type {
 } from '../../../application/ports/approval-callback.port';
 import type { ToolCallView } from '../../../application/views/views';
 import { oneLineText as text, safeJson } from '../safe-text';
+import { needsPasskey } from '../client/passkey-link';
 
 /** What the terminal may decide: what the web offers, but edits (the arguments are shown, not edited, here). */
 export type TerminalDecision =
@@ -17,6 +18,8 @@ export interface TerminalDecisions {
   /** Still pending? (Requests replayed from before a restart may have been decided since.) */
   isPending(toolCallId: string): Promise<boolean>;
   decide(toolCallId: string, input: TerminalDecision): Promise<ToolCallView>;
+  /** The call's card in the web inbox, where a passkey signs for calls that need one; undefined until known. */
+  cardUrl?(toolCallId: string): string | undefined;
 }
 
 interface Io {
@@ -113,6 +116,7 @@ export class TerminalApprovalCallback implements ApprovalCallback {
 
   private async converse(r: ApprovalRequest, signal: AbortSignal): Promise<void> {
     this.write(summary(r, this.queue.length, this.tty));
+    if (needsPasskey(r)) return this.converseForPasskey(r, signal);
     // Arguments cut in the summary are approved only once the details have shown them whole.
     const length = safeJson(r.arguments).length;
     let seenWhole = length <= SUMMARY_ARGUMENTS_MAX;
@@ -169,6 +173,36 @@ export class TerminalApprovalCallback implements ApprovalCallback {
         return this.decide(r, { decision: 'reject', ...(reason ? { reason } : {}) });
       }
       this.write(seenWhole ? '  Please answer y, n, a or d.\n' : '  Please answer n or d.\n');
+    }
+  }
+
+  /**
+   * A call whose rule asks for a passkey is approved in the web inbox only, where the person's passkey signs for it:
+   * here it may be rejected (that needs no passkey), or left to the inbox, so the questions after it go on.
+   */
+  private async converseForPasskey(r: ApprovalRequest, signal: AbortSignal): Promise<void> {
+    const card = this.decisions.cardUrl?.(r.id);
+    const where = card ? `approve in the inbox: ${card}` : `approve tool call ${r.id} in the web inbox`;
+    this.write(`  needs a passkey — ${where}\n`);
+    for (;;) {
+      const answer = (await this.question('  [n] reject / [s]kip, leave it to the inbox / [d]etails: ', signal))
+        .trim()
+        .toLowerCase();
+      if (answer === 'd' || answer === 'details') {
+        this.write(fullDetails(r, this.tty));
+        continue;
+      }
+      if (answer === 's' || answer === 'skip') {
+        this.write(`  → ${text(r.toolName)} ${r.id} left to the inbox; it waits there until someone decides it\n`);
+        return;
+      }
+      if (answer === 'n' || answer === 'no') {
+        const reason = (await this.question('  Reason (optional): ', signal)).trim();
+        return this.decide(r, { decision: 'reject', ...(reason ? { reason } : {}) });
+      }
+      if (['y', 'yes', 'a', 'always'].includes(answer))
+        this.write(`  This call needs a passkey, which this terminal cannot give: ${where}.\n`);
+      else this.write('  Please answer n, s or d.\n');
     }
   }
 

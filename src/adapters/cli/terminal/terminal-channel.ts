@@ -9,6 +9,7 @@ import { ListApprovalsQuery } from '../../../application/queries/list/list.queri
 import type { ToolCallView } from '../../../application/views/views';
 import type { Decider } from '../../../domain/conversation/conversation.aggregate';
 import { TerminalApprovalCallback, TerminalDecision, TerminalDecisions } from './terminal-approval-callback';
+import { passkeyCardUrl } from '../client/passkey-link';
 
 type Io = ConstructorParameters<typeof TerminalApprovalCallback>[1];
 
@@ -26,6 +27,8 @@ export class TerminalChannel implements TerminalDecisions {
   readonly consumer: OutboxConsumer;
   private app?: { commands: CommandBus; queries: QueryBus; conversations: ConversationRepository; clock: Clock };
   private attached!: () => void;
+  /** Where people open the web inbox (TOLLGATE_PUBLIC_URL, else the server's own URL), once the server listens. */
+  private inboxUrl?: string;
   private readonly ready = new Promise<void>((resolve) => (this.attached = resolve));
 
   constructor(
@@ -41,8 +44,12 @@ export class TerminalChannel implements TerminalDecisions {
     });
   }
 
-  /** Once the app is up: take its buses, and ask what is already pending (the outbox brings only what is new to this channel). */
-  async attach(app: INestApplicationContext): Promise<void> {
+  /**
+   * Once the app is up: take its buses, and ask what is already pending (the outbox brings only what is new to this
+   * channel). `inboxUrl`: where the web inbox is, for links to a call's card.
+   */
+  async attach(app: INestApplicationContext, inboxUrl?: string): Promise<void> {
+    this.inboxUrl = inboxUrl;
     this.app = {
       commands: app.get(CommandBus),
       queries: app.get(QueryBus),
@@ -58,6 +65,10 @@ export class TerminalChannel implements TerminalDecisions {
       for (const a of page.items) await this.callback.ask({ ...a, tenantId: this.decider.tenant });
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
+  }
+
+  cardUrl(toolCallId: string): string | undefined {
+    return this.inboxUrl ? passkeyCardUrl(this.inboxUrl, toolCallId) : undefined;
   }
 
   async isPending(toolCallId: string): Promise<boolean> {
