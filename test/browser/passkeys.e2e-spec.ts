@@ -81,7 +81,10 @@ const credentials = async (authenticatorId: string) =>
 /** The virtual authenticator's credential id (standard base64) as the API names it (base64url). */
 const base64url = (b64: string) => b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 
+/** From the list (each test starts there, whatever the one before left open). */
 async function openCard(p: Page, id: string): Promise<void> {
+  if (new URL(p.url()).hash !== '#/') await p.goto(`${origin}/#/`);
+  await p.locator('dialog.card').waitFor({ state: 'detached' });
   await p.locator(`li[data-call-id="${id}"] .row-main`).click();
   await p.locator('dialog.card').waitFor();
 }
@@ -107,7 +110,6 @@ describeBrowser('passkeys in the web inbox', () => {
 
   it('approves a call that asks for a passkey with it, and the decision carries the passkey', async () => {
     const call = await heldWire();
-    await page.goto(`${origin}/#/`);
     await openCard(page, call.id);
     const card = page.locator('dialog.card');
     await card.getByTestId('needs-passkey').getByText('Needs your passkey').waitFor();
@@ -126,7 +128,7 @@ describeBrowser('passkeys in the web inbox', () => {
     });
     // Opened again (from a link), the decided card says how it was approved, and so does the timeline.
     await page.goto(`${origin}/#/calls/${call.id}`);
-    await page.getByTestId('approved-with-passkey').waitFor();
+    await page.locator('dialog.card [role="status"]', { hasText: /approved .*with a passkey/ }).waitFor();
     await page.keyboard.press('Escape');
     await page.goto(`${origin}/#/conversations/${decided.conversationId}`);
     await page
@@ -210,7 +212,6 @@ describeBrowser('passkeys in the web inbox', () => {
     const call = await heldWire();
     await cdp.send('WebAuthn.setUserVerified', { authenticatorId: platform, isUserVerified: false });
     try {
-      await page.goto(`${origin}/#/`);
       await openCard(page, call.id);
       const card = page.locator('dialog.card');
       await card.getByRole('button', { name: /^Approve/ }).click();

@@ -1,4 +1,6 @@
 /** The web inbox's passkey helpers: which pages can use passkeys, what a failed prompt says, what a step-up binds. */
+import type { AuditEvent } from '@tollgate/sdk';
+import { departureFromDecision, departureFromEvent } from '../../web/src/inbox';
 import {
   isCancelled,
   isIpAddressHost,
@@ -85,5 +87,39 @@ describe('stepUpRequest', () => {
   it('asks for the call’s own arguments otherwise', () => {
     expect(stepUpRequest({ decision: 'approve' })).toEqual({});
     expect(stepUpRequest({ decision: 'always_allow' })).toEqual({});
+  });
+});
+
+describe('the note of a call that left', () => {
+  const stepUp = { method: 'passkey', credentialId: 'abc', aaguid: '0000', userVerified: true };
+  const call = { id: 'tc_1', toolName: 'wire_money', createdAt: '2025-01-01T10:00:00.000Z' };
+  const decision = (extra: object) =>
+    ({
+      outcome: 'approved',
+      by: { id: 'ann', name: 'Ann', via: 'web' },
+      at: '2025-01-01T10:01:00.000Z',
+      ...extra,
+    }) as any;
+  const approvedEvent = (data: Record<string, unknown>) =>
+    ({
+      type: 'ToolCallApproved',
+      toolCallId: 'tc_1',
+      toolName: 'wire_money',
+      actor: { kind: 'person', id: 'ann', name: 'Ann', via: 'web' },
+      data: { outcome: 'approved', via: 'web', decision: 'approve', ...data },
+    }) as unknown as AuditEvent;
+
+  it('says an approval was made with a passkey, from the decision or from the live event', () => {
+    expect(departureFromDecision(call, decision({ stepUp }), 'me', 1).note).toBe(
+      'approved by Ann via the web inbox with a passkey',
+    );
+    expect(departureFromEvent(approvedEvent({ stepUp: { ...stepUp, assertion: {} } }), 'ann', 1)?.note).toBe(
+      'approved by you via the web inbox with a passkey',
+    );
+  });
+
+  it('and nothing of the kind for one without', () => {
+    expect(departureFromDecision(call, decision({}), 'me', 1).note).toBe('approved by Ann via the web inbox');
+    expect(departureFromEvent(approvedEvent({}), 'me', 1)?.note).toBe('approved by Ann via the web inbox');
   });
 });

@@ -5,6 +5,7 @@
  * back from an older snapshot.
  */
 import { channelName, duration } from './format';
+import { stepUpOf } from './passkeys';
 import type { Approval, AuditEvent, Decision, ToolCall } from './types';
 
 export interface Departure {
@@ -120,7 +121,7 @@ export function note(
   outcome: Departure['outcome'],
   by: { id: string; name?: string } | undefined,
   via: string | undefined,
-  extra: { reason?: string; waitedMs?: number; kind?: string; edited?: boolean },
+  extra: { reason?: string; waitedMs?: number; kind?: string; edited?: boolean; passkey?: boolean },
   me: string,
 ): string {
   switch (outcome) {
@@ -133,7 +134,7 @@ export function note(
     case 'approved': {
       const how =
         extra.kind === 'always_allow' ? 'always allowed' : extra.edited ? 'approved with edited arguments' : 'approved';
-      return `${how} by ${who(by, me)} via ${channelName(via)}`;
+      return `${how} by ${who(by, me)} via ${channelName(via)}${extra.passkey ? ' with a passkey' : ''}`;
     }
     default:
       return 'no longer waiting for you';
@@ -153,6 +154,7 @@ export function departureFromEvent(e: AuditEvent, me: string, now: number): Depa
     decision?: string;
     editedArguments?: unknown;
     previousStatus?: string;
+    stepUp?: unknown;
   };
   if (e.type === 'ToolCallCancelled' && d.previousStatus && d.previousStatus !== 'pending') return null; // approved but unclaimed: it had left already
   const outcome = (d.outcome ?? e.type.replace('ToolCall', '').toLowerCase()) as Departure['outcome'];
@@ -165,7 +167,13 @@ export function departureFromEvent(e: AuditEvent, me: string, now: number): Depa
       outcome,
       by,
       d.via ?? e.actor.via,
-      { reason: d.reason, waitedMs: d.waitedMs, kind: d.decision, edited: d.editedArguments !== undefined },
+      {
+        reason: d.reason,
+        waitedMs: d.waitedMs,
+        kind: d.decision,
+        edited: d.editedArguments !== undefined,
+        passkey: d.stepUp !== undefined,
+      },
       me,
     ),
     at: now,
@@ -189,7 +197,13 @@ export function departureFromDecision(
       decision.outcome,
       decision.by,
       decision.by.via,
-      { reason: decision.reason, waitedMs, kind, edited: decision.editedArguments !== undefined },
+      {
+        reason: decision.reason,
+        waitedMs,
+        kind,
+        edited: decision.editedArguments !== undefined,
+        passkey: stepUpOf(decision) !== undefined,
+      },
       me,
     ),
     at: now,
