@@ -93,6 +93,8 @@ import {
   ListToolsHandler,
 } from './application/queries/list/list.handlers';
 import { JwtVerifier } from './infrastructure/auth/jwt-verifier';
+import { JwtUserTokens } from './infrastructure/auth/user-tokens';
+import { USER_TOKENS } from './application/ports/user-token.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from './infrastructure/config/config';
 import { EventStore } from './infrastructure/persistence/event-store';
 import { SqlConversationRepository } from './infrastructure/persistence/sql-conversation.repository';
@@ -127,6 +129,17 @@ import { ChannelPeople } from './application/persons/channel-people';
 import { RefuseUnlinkedDecisionHandler } from './application/persons/refuse-unlinked-decision';
 import { PersonSightingsInterceptor } from './adapters/http/persons.interceptor';
 import { SlackPeople } from './adapters/slack/slack-people';
+import { PasskeysController } from './adapters/http/controllers/passkeys.controller';
+import {
+  ListPasskeysHandler,
+  PasskeyAssertionOptionsHandler,
+  PasskeyRegistrationOptionsHandler,
+  RegisterPasskeyHandler,
+  RemovePasskeyHandler,
+} from './application/commands/passkeys/passkey.commands';
+import { RequestStepUpHandler } from './application/commands/request-step-up/request-step-up.handler';
+import { PASSKEYS } from './application/ports/passkey.port';
+import { WebAuthnPasskeys } from './infrastructure/auth/passkeys';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler,
@@ -147,6 +160,11 @@ const COMMAND_HANDLERS = [
   RevokeGrantHandler,
   RollBackPolicyHandler,
   RefuseUnlinkedDecisionHandler,
+  RequestStepUpHandler,
+  PasskeyRegistrationOptionsHandler,
+  PasskeyAssertionOptionsHandler,
+  RegisterPasskeyHandler,
+  RemovePasskeyHandler,
 ];
 const QUERY_HANDLERS = [
   GetConversationHandler,
@@ -169,6 +187,7 @@ const QUERY_HANDLERS = [
   ListPolicyVersionsHandler,
   GetPolicyVersionHandler,
   SimulatePolicyHandler,
+  ListPasskeysHandler,
 ];
 
 /** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
@@ -211,6 +230,7 @@ export class AppModule implements NestModule {
         AuditController,
         EventStreamController,
         MeController,
+        PasskeysController,
         ...QUESTION_CONTROLLERS,
         ...channelControllers(config),
       ],
@@ -218,6 +238,11 @@ export class AppModule implements NestModule {
         { provide: TOLLGATE_CONFIG, useValue: config },
         { provide: DataSource, useValue: dataSource },
         { provide: JwtVerifier, useFactory: () => new JwtVerifier(config.auth) },
+        {
+          provide: USER_TOKENS,
+          useFactory: (v: JwtVerifier) => new JwtUserTokens(config.auth, v, config.oidc),
+          inject: [JwtVerifier],
+        },
         { provide: AuthFailureLimiter, useFactory: () => new AuthFailureLimiter(config.authFailuresPer10s) },
         EventStore,
         TypeOrmUnitOfWork,
@@ -236,6 +261,7 @@ export class AppModule implements NestModule {
         { provide: AUDIT_LOG, useClass: SqlAuditLog },
         { provide: AUDIT_RETENTION, useClass: SqlAuditRetention },
         { provide: RECEIPTS, useClass: JoseReceiptSigner },
+        { provide: PASSKEYS, useClass: WebAuthnPasskeys },
         { provide: CHECKPOINT_SIGNATURES, useExisting: RECEIPTS },
         { provide: CLOCK, useClass: SystemClock },
         { provide: IDS, useClass: RandomIds },

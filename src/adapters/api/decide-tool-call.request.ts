@@ -24,7 +24,7 @@ export async function decideToolCall(
       const input = { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope };
       const grant = { expiresIn: dto.expiresIn, args: dto.args };
       DecideToolCallCommand.mustFit(input, grant);
-      return new DecideToolCallCommand(decider, toolCallId, input, grant);
+      return new DecideToolCallCommand(decider, toolCallId, input, grant, dto.stepUp?.passkey);
     },
     toolCallAccess(queries, p, toolCallId),
     (a) => a.mayDecide,

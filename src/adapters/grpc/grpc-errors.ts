@@ -17,6 +17,8 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   // The single sign-on routes' own (HTTP only): listed so every code of the table has its status.
   invalid_return_to: GrpcStatus.INVALID_ARGUMENT,
   invalid_prompt: GrpcStatus.INVALID_ARGUMENT,
+  // The passkey routes are HTTP only (the browser makes passkeys): listed so every code has its status.
+  passkey_invalid: GrpcStatus.INVALID_ARGUMENT,
   // start conversation's user.token (the end user's own identity provider token)
   invalid_user_token: GrpcStatus.INVALID_ARGUMENT,
   user_token_is_credential: GrpcStatus.INVALID_ARGUMENT,
@@ -38,6 +40,9 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   // A quota the agent holds (answers and expiries free it), as gRPC tells quotas.
   too_many_open_questions: GrpcStatus.RESOURCE_EXHAUSTED,
   quorum_arguments_mismatch: GrpcStatus.FAILED_PRECONDITION,
+  step_up_not_required: GrpcStatus.FAILED_PRECONDITION,
+  no_passkey: GrpcStatus.FAILED_PRECONDITION,
+  too_many_passkeys: GrpcStatus.FAILED_PRECONDITION,
   not_approved: GrpcStatus.FAILED_PRECONDITION,
   already_executed: GrpcStatus.FAILED_PRECONDITION,
   not_executed: GrpcStatus.FAILED_PRECONDITION,

@@ -188,6 +188,19 @@ export interface ReceiptClaims {
   approvedBy: string;
   /** The tenant the call belongs to: one key signs every tenant's receipts, so a backend must know whose they are. */
   tenant: string;
+  /**
+   * One entry per approval made with a passkey (`stepUp: passkey`): who, with which passkey of which
+   * authenticator model, user verified. Absent when no approval was. The whole assertion is in the audit trail.
+   */
+  stepUp?: ReceiptStepUp[];
+}
+
+export interface ReceiptStepUp {
+  by: string;
+  method: 'passkey';
+  credentialId: string;
+  aaguid: string;
+  uv: true;
 }
 
 export interface ReceiptSigner {

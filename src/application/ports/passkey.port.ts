@@ -1,5 +1,6 @@
 import type { StepUpEvidence } from '../../domain/conversation/rules/step-up';
 import type { Principal } from '../../domain/shared/actor';
+import type { DomainError } from '../../domain/shared/domain-error';
 
 export const PASSKEYS = Symbol('Passkeys');
 
@@ -21,6 +22,14 @@ export interface PasskeySummary {
   lastUsedAt?: Date;
 }
 
+/** A passkey as registered, with what the audit trail keeps of it (PasskeyRegistered). */
+export interface RegisteredPasskey extends PasskeySummary {
+  /** `singleDevice` or `multiDevice`, as the authenticator said. */
+  deviceType: string;
+  /** The COSE public key (base64url): what checks its assertions. */
+  publicKey: string;
+}
+
 /** Options for `navigator.credentials.get()` that answer a challenge Tollgate issued and will check once. */
 export interface AssertionOptions {
   publicKey: WebAuthnJson;
@@ -37,15 +46,28 @@ export interface Passkeys {
    * one of them: adding another needs it (a stolen session must not add the thief's passkey).
    */
   registrationOptions(p: Principal, at: Date): Promise<{ publicKey: WebAuthnJson; assertion?: AssertionOptions }>;
+  /**
+   * Checks a registration (and, for a person who holds passkeys, the assertion with one of them), uses up their
+   * challenges and stores the passkey. Inside the caller's unit of work. A refusal is answered, not thrown, so
+   * the unit still commits the used challenges: a challenge is never good twice, whatever became of it.
+   */
   register(
     p: Principal,
     input: { response: WebAuthnJson; name?: string; assertion?: WebAuthnJson },
     at: Date,
-  ): Promise<PasskeySummary>;
+  ): Promise<{ ok: true; passkey: RegisteredPasskey } | { ok: false; error: DomainError }>;
   list(p: Principal): Promise<PasskeySummary[]>;
   /** Options for the assertion that removing one of one's passkeys needs. */
   manageOptions(p: Principal, at: Date): Promise<AssertionOptions>;
-  remove(p: Principal, credentialId: string, assertion: WebAuthnJson | undefined, at: Date): Promise<void>;
+  /** Removes one of the person's passkeys, given an assertion with one of them; a refusal is answered, as register's. */
+  remove(
+    p: Principal,
+    credentialId: string,
+    assertion: WebAuthnJson | undefined,
+    at: Date,
+  ): Promise<{ ok: true } | { ok: false; error: DomainError }>;
+  /** How many passkeys the person holds. */
+  count(p: Principal): Promise<number>;
   /**
    * Options for a step-up on `toolCallId`, approving `args`: the challenge is derived from the call id and the
    * digest (SHA-256 of the RFC 8785 form) of the arguments, with a random nonce.

@@ -22,3 +22,25 @@ export class UnlinkedDecisionRefused extends BaseEvent<{
 }> {
   readonly type = 'DecisionRefused' as const;
 }
+
+/**
+ * A person registered a passkey (WebAuthn credential) for the approvals whose rule says `stepUp: passkey`.
+ * `publicKey` is the credential's COSE key (base64url): with it an auditor checks every step-up assertion the
+ * trail holds, without trusting the `passkeys` table.
+ */
+export class PasskeyRegistered extends BaseEvent<{
+  personId: string;
+  credentialId: string;
+  aaguid: string;
+  name: string;
+  backedUp: boolean;
+  deviceType: string;
+  publicKey: string;
+}> {
+  readonly type = 'PasskeyRegistered' as const;
+}
+
+/** A person removed one of their passkeys (with an assertion made by one of them). */
+export class PasskeyRemoved extends BaseEvent<{ personId: string; credentialId: string; removedBy: string }> {
+  readonly type = 'PasskeyRemoved' as const;
+}

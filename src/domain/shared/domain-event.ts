@@ -31,6 +31,8 @@ export const EVENT_TYPES = [
   'QuestionAnswered',
   'QuestionExpired',
   'QuestionCancelled',
+  'PasskeyRegistered',
+  'PasskeyRemoved',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

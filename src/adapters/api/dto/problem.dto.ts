@@ -57,6 +57,25 @@ export class ProblemView {
   @ApiPropertyOptional({ type: [String], description: 'conversation_blocked: the calls still waiting for a person' })
   pendingToolCallIds?: string[];
 
+  @ApiPropertyOptional({
+    description:
+      'step_up_required, step_up_mismatch, step_up_not_required, no_passkey, chat_approval_not_allowed: the call',
+  })
+  toolCallId?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "step_up_required, step_up_mismatch, no_passkey, chat_approval_not_allowed: the call's card in the web inbox",
+    example: '/#/calls/tc_1',
+  })
+  card?: string;
+
+  @ApiPropertyOptional({
+    enum: ['passkey'],
+    description: 'step_up_required, step_up_mismatch, no_passkey: what the call needs',
+  })
+  stepUp?: 'passkey';
+
   @ApiPropertyOptional({ type: () => DecisionView, description: 'already_decided: the standing decision' })
   decision?: DecisionView;
 
@@ -132,6 +151,40 @@ const EXAMPLES = {
     summary: 'A standing grant wider than the caller or the policy allows',
     detail: 'Only an admin may make a standing grant in scope tenant; you may grant at most scope conversation',
     extra: { requestedScope: 'tenant', allowedScope: 'conversation' },
+  },
+  step_up_required: {
+    status: 403,
+    summary: "The call's rule asks for a passkey, and no assertion proved a present person approved",
+    detail: 'This call needs a passkey: approve it in the Tollgate inbox, where your passkey signs for it',
+    extra: { toolCallId: 'tc_1', card: '/#/calls/tc_1', stepUp: 'passkey' },
+  },
+  step_up_mismatch: {
+    status: 403,
+    summary: 'The passkey signed for another call or other arguments',
+    detail: 'The passkey signed for other arguments than the ones approved',
+    extra: { toolCallId: 'tc_1', card: '/#/calls/tc_1', stepUp: 'passkey' },
+  },
+  passkey_invalid: {
+    status: 400,
+    summary: 'A passkey registration that does not verify',
+    detail: 'The registration answers no challenge issued to you, or one used or expired',
+  },
+  step_up_not_required: {
+    status: 409,
+    summary: "The call's rule asks no passkey",
+    detail: "This call's rule asks no passkey: decide it without one",
+    extra: { toolCallId: 'tc_1' },
+  },
+  no_passkey: {
+    status: 409,
+    summary: 'The call needs a passkey and the person has none',
+    detail: 'This call needs a passkey and you have none: register one in the inbox (Passkeys), then approve',
+    extra: { toolCallId: 'tc_1', card: '/#/calls/tc_1', stepUp: 'passkey' },
+  },
+  too_many_passkeys: {
+    status: 409,
+    summary: 'The person holds as many passkeys as one may',
+    detail: 'A person holds at most 20 passkeys: remove one before adding another',
   },
   not_found: {
     status: 404,

@@ -24,6 +24,7 @@ import { ValidationError, type ValidationFault } from '../../../domain/shared/do
 import { MAX_GRANT_ARGS, MAX_GRANT_SECONDS } from '../../../domain/grant/grant.aggregate';
 import { ID_PATTERN } from './conversation.dto';
 import { ANY_JSON } from './json-value';
+import { StepUpEvidenceDto } from './passkey.dto';
 
 /**
  * A proposal's flags, in Tollgate's names or MCP's (`ToolAnnotations`), so an MCP client or gateway can pass a
@@ -218,6 +219,16 @@ export class DecisionRequest {
   @IsOptional()
   @IsObject({ message: 'must be a JSON object' })
   args?: Record<string, string>;
+  @ApiPropertyOptional({
+    type: StepUpEvidenceDto,
+    description:
+      "An approval of a call whose rule says stepUp: passkey: the passkey assertion answering POST /v1/tool-calls/{id}/step-up's options, made for the same arguments. Without a valid one, 403 step_up_required; made for another call or other arguments, 403 step_up_mismatch",
+  })
+  @IsOptional()
+  @IsObject({ message: 'must be a JSON object' })
+  @ValidateNested()
+  @Type(() => StepUpEvidenceDto)
+  stepUp?: StepUpEvidenceDto;
 }
 
 /** POST /v1/tool-calls/{id}/deadline: a later deadline (admins), as a time or as seconds added. */

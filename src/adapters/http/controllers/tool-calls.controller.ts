@@ -20,6 +20,9 @@ import { ApiChannelHeader, ApiIdParam, ApiWaitQuery } from '../../api/dto/api-pa
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
 import { DeadlineRequest, DecisionRequest, ResultRequest } from '../../api/dto/tool-call.dto';
 import { ExecutionClaimView, ToolCallView } from '../../api/dto/views.dto';
+import { StepUpOptionsView, StepUpRequest } from '../../api/dto/passkey.dto';
+import { ForbiddenError } from '../../api/errors';
+import { RequestStepUpCommand } from '../../../application/commands/request-step-up/request-step-up.command';
 
 /** Checks run in the contract's order: 401 (guard) → 404 → 403 → 400 → 409/503 (adapters/api/precedence.ts). */
 @ApiTags('tool calls')
@@ -62,7 +65,7 @@ export class ToolCallsController {
     operationId: 'decideToolCall',
     summary: 'Approve, reject or always allow a held call',
     description:
-      "People only (an agent token is refused): a caller whose roles are among the call's approvers, or its end user when `requester` is. The first decision wins: a call no longer pending answers 409 already_decided with the standing decision; the same request again by the same person answers 200, unchanged.",
+      "People only (an agent token is refused): a caller whose roles are among the call's approvers, or its end user when `requester` is. The first decision wins: a call no longer pending answers 409 already_decided with the standing decision; the same request again by the same person answers 200, unchanged. A call whose rule says `stepUp: passkey` is approved only with `stepUp.passkey`: an assertion answering POST /v1/tool-calls/{id}/step-up for the same arguments (a rejection needs none).",
   })
   @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
   @ApiChannelHeader()
@@ -85,7 +88,16 @@ export class ToolCallsController {
     },
   })
   @ApiOkResponse({ type: ToolCallView, description: 'The call as it now stands' })
-  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'grant_forbidden', 'not_found', 'already_decided')
+  @ApiProblems(
+    ...BEARER_PROBLEMS,
+    ...BODY_PROBLEMS,
+    'forbidden',
+    'grant_forbidden',
+    'step_up_required',
+    'step_up_mismatch',
+    'not_found',
+    'already_decided',
+  )
   async decide(
     @CurrentPrincipal() p: Principal,
     @Param('id') id: string,
@@ -94,6 +106,46 @@ export class ToolCallsController {
   ) {
     const command = await decideToolCall(this.queries, p, id, () => ({ body, via: () => channelHeader(channel) }));
     return this.commands.execute(command);
+  }
+
+  @Post(':id/step-up')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'requestStepUp',
+    summary: 'Get the passkey challenge an approval of this call needs',
+    description:
+      "For a call whose rule says `stepUp: passkey`: the options for navigator.credentials.get() (@simplewebauthn/browser startAuthentication), with a challenge derived from the call and the arguments the approval will carry (`arguments`: the edited ones; absent, the call's own, or a quorum's fixed ones), answering once within 5 minutes. Send the assertion as the decision's `stepUp.passkey`. The decision's 404 and 403; a call no longer pending 409 already_decided; a call whose rule asks no passkey 409 step_up_not_required; a person with no passkey 409 no_passkey.",
+  })
+  @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
+  @ApiBody({
+    type: StepUpRequest,
+    required: false,
+    examples: {
+      own: { summary: "Approve the call's own arguments", value: {} },
+      edited: { summary: 'Approve edited arguments', value: { arguments: { id: 'src_2', dryRun: true } } },
+    },
+  })
+  @ApiOkResponse({ type: StepUpOptionsView })
+  @ApiProblems(
+    ...BEARER_PROBLEMS,
+    ...BODY_PROBLEMS,
+    'forbidden',
+    'not_found',
+    'already_decided',
+    'step_up_not_required',
+    'no_passkey',
+  )
+  async stepUp(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown) {
+    // 404 and 403 first, as for the decision; the command checks both again with the call in hand.
+    const a = await toolCallAccess(this.queries, p, id)();
+    if (!a.mayDecide)
+      throw new ForbiddenError(
+        a.isAgent
+          ? 'Agent tokens cannot decide tool calls: approval comes from people'
+          : 'Your roles may not decide this tool call',
+      );
+    const dto = parseBody(StepUpRequest, body ?? {});
+    return this.commands.execute(new RequestStepUpCommand(p, id, dto.arguments));
   }
 
   @Post(':id/deadline')

@@ -2,6 +2,7 @@ import { Command } from '@nestjs/cqrs';
 import { Decider, DecisionInput } from '../../../domain/conversation/conversation.aggregate';
 import { expiresInFault, grantArgsFaults } from '../../../domain/grant/grant.aggregate';
 import { ValidationError, ValidationFault } from '../../../domain/shared/domain-error';
+import type { WebAuthnJson } from '../../ports/passkey.port';
 import type { ToolCallView } from '../../views/views';
 
 /** always_allow only: what limits the standing grant it makes. */
@@ -18,6 +19,11 @@ export class DecideToolCallCommand extends Command<ToolCallView> {
     readonly toolCallId: string,
     readonly input: DecisionInput,
     readonly grant: GrantOptions = {},
+    /**
+     * A passkey assertion (AuthenticationResponseJSON) for a call whose rule says `stepUp: passkey`, as the
+     * browser made it; the handler verifies it. Any `input.stepUp` is ignored: evidence comes from verification only.
+     */
+    readonly passkey?: WebAuthnJson,
   ) {
     super();
   }

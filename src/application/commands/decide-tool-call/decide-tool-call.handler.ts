@@ -1,5 +1,6 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { approvingArguments } from '../../../domain/conversation/held-call';
 import { Grant } from '../../../domain/grant/grant.aggregate';
 import { personActor } from '../../../domain/shared/actor';
 import { visibleCall } from '../../access';
@@ -16,6 +17,7 @@ import {
   UNIT_OF_WORK,
   UnitOfWork,
 } from '../../ports';
+import { PASSKEYS, Passkeys } from '../../ports/passkey.port';
 import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
 
@@ -27,9 +29,13 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     @Inject(GRANTS) private readonly grants: GrantRepository,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(IDS) private readonly ids: IdGenerator,
+    // Optional so the unit tests' wiring stays short; without it no assertion verifies (fail closed).
+    @Optional() @Inject(PASSKEYS) private readonly passkeys?: Passkeys,
   ) {}
 
-  async execute({ decider, toolCallId, input, grant: options }: DecideToolCallCommand) {
+  async execute({ decider, toolCallId, input: given, grant: options, passkey }: DecideToolCallCommand) {
+    // Step-up evidence is what this handler verified, never what a caller put in the command.
+    const { stepUp: _ignored, ...input } = given;
     DecideToolCallCommand.mustFit(input, options);
     const result = await this.uow.run(
       async () => {
@@ -42,7 +48,18 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
           toolCallId,
         );
         const at = this.clock.now();
-        const outcome = conv.decide(toolCallId, input, decider, at);
+        const call = conv.findCall(toolCallId)!;
+        // A passkey is checked (and its challenge used up) only where it counts: an approval of a pending call
+        // whose rule asks for one. The domain then decides with the evidence, and records a refusal.
+        const stepUp =
+          passkey &&
+          this.passkeys &&
+          call.policy.stepUp === 'passkey' &&
+          input.decision !== 'reject' &&
+          call.status === 'pending'
+            ? await this.passkeys.verifyStepUp(decider, passkey, toolCallId, approvingArguments(call, input), at)
+            : undefined;
+        const outcome = conv.decide(toolCallId, stepUp ? { ...input, stepUp } : input, decider, at);
         // The approval is recorded before the grant it gives rise to; a refused grant request is recorded too.
         await this.conversations.save(conv);
         if (outcome.kind === 'decided' && outcome.grant) {
@@ -65,7 +82,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
         // An always_allow also writes a grant: that needs a transaction. Any other decision changes one conversation.
       },
       {
-        optimistic: input.decision !== 'always_allow',
+        // A passkey's challenge is used up in the same transaction as the decision it served.
+        optimistic: input.decision !== 'always_allow' && !passkey,
         exclusive: `tool-call\u0000${decider.tenant}\u0000${toolCallId}`,
       },
     );

@@ -1,0 +1,57 @@
+import { Inject } from '@nestjs/common';
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { AlreadyDecidedError, NotAllowedToDecideError } from '../../../domain/conversation/conversation.errors';
+import { approvingArguments } from '../../../domain/conversation/held-call';
+import { standingDecision } from '../../../domain/conversation/rules/first-decision-wins';
+import { NoPasskeyError, StepUpNotRequiredError } from '../../../domain/person/passkey.errors';
+import { isAgent } from '../../../domain/shared/actor';
+import { visibleCall } from '../../access';
+import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import { PASSKEYS, Passkeys } from '../../ports/passkey.port';
+import { RequestStepUpCommand, StepUpOptions } from './request-step-up.command';
+
+/**
+ * Issues a step-up challenge, with the decision's checks in the decision's order: 404 for a call the person
+ * cannot see, 403 unless they may decide it, 409 when it is no longer pending, asks no passkey, or they hold none.
+ */
+@CommandHandler(RequestStepUpCommand)
+export class RequestStepUpHandler implements ICommandHandler<RequestStepUpCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
+    @Inject(PASSKEYS) private readonly passkeys: Passkeys,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  execute({ person: p, toolCallId, args }: RequestStepUpCommand): Promise<StepUpOptions> {
+    return this.uow.run(async () => {
+      const conv = visibleCall(
+        await this.conversations.findByToolCallId(p.tenant, toolCallId, {
+          calls: { statuses: PENDING, ids: [toolCallId] },
+        }),
+        p,
+        toolCallId,
+      );
+      const call = conv.findCall(toolCallId)!;
+      if (isAgent(p))
+        throw new NotAllowedToDecideError('Agent tokens cannot decide tool calls: approval comes from people');
+      if (!conv.mayDecide(p, call)) throw new NotAllowedToDecideError('Your roles may not decide this tool call');
+      const at = this.clock.now();
+      if (call.status !== 'pending' || call.isExpiredAt(at))
+        throw new AlreadyDecidedError(
+          call.id,
+          standingDecision(call.decision),
+          call.status === 'pending' ? 'expired' : call.status,
+        );
+      if (call.policy.stepUp !== 'passkey') throw new StepUpNotRequiredError(toolCallId);
+      if ((await this.passkeys.count(p)) === 0) throw new NoPasskeyError(toolCallId);
+      const { publicKey, argumentsDigest } = await this.passkeys.stepUpOptions(
+        p,
+        toolCallId,
+        approvingArguments(call, { arguments: args }),
+        at,
+      );
+      return { publicKey, toolCallId, argumentsDigest };
+    });
+  }
+}
