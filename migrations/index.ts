@@ -15,6 +15,7 @@ import { OpenQuestionLimit1764840000000 } from './1764840000000-open-question-li
 import { Persons1764850000000 } from './1764850000000-persons';
 import { WebSessions1764860000000 } from './1764860000000-web-sessions';
 import { Passkeys1764870000000 } from './1764870000000-passkeys';
+import { ConversationUserAssurance1764880000000 } from './1764880000000-conversation-user-assurance';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   Persons1764850000000,
   WebSessions1764860000000,
   Passkeys1764870000000,
+  ConversationUserAssurance1764880000000,
 ];

@@ -34,7 +34,8 @@ export interface RecordedToolCall {
   id: string;
   conversationId: string;
   agentId: string;
-  user: { id: string; roles: string[] } | null;
+  /** `verified`: the user was verified from their own token when the conversation started. */
+  user: { id: string; roles: string[]; verified?: boolean } | null;
   toolName: string;
   arguments: Record<string, unknown>;
   annotations?: ToolFlags;

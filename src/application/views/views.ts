@@ -157,7 +157,7 @@ export function conversationView(
   return {
     id: c.id,
     agentId: c.agentId,
-    user: c.user,
+    user: c.user && { ...c.user, assurance: c.user.assurance ?? 'asserted' },
     title: c.title ?? null,
     metadata: c.metadata ?? {},
     status: halted ? 'halted' : c.status,

@@ -18,10 +18,28 @@ export type { ProposedCall } from './proposed-call';
 export type { ClaimResult } from './call-run';
 export { mayReadConversation, type ConversationParties } from './rules/who-may-read';
 
+/**
+ * How Tollgate knows the end user: `verified` from their own identity provider token (user.token), `asserted` when
+ * the agent named them (its word only). A rule with `requireVerifiedUser` acts only for a verified one.
+ */
+export type UserAssurance = 'verified' | 'asserted';
+
 export interface ConversationUser {
   id: string;
   roles: string[];
   name?: string;
+  /** Always set on conversations started or loaded (absent only in hand-made state, which counts as asserted). */
+  assurance?: UserAssurance;
+}
+
+/**
+ * The user as the policy weighs them (ApprovalPolicy's `conversation.user`). Only a user verified from their own
+ * token counts as verified: anything else is the agent's word (fail closed).
+ */
+export function policyUser(
+  user: ConversationUser | null | undefined,
+): { id: string; roles: string[]; verified: boolean } | undefined {
+  return user ? { id: user.id, roles: user.roles, verified: user.assurance === 'verified' } : undefined;
 }
 
 export type ConversationStatus = 'active' | 'blocked';
@@ -81,13 +99,14 @@ export class Conversation extends AggregateRoot {
     agentOwner?: string;
     /** The channel the agent started it through (default `api`). */
     agentVia?: Channel;
+    /** Without `assurance`, the agent's word (`asserted`). */
     user?: ConversationUser | null;
     title?: string;
     metadata?: Record<string, unknown>;
     at: Date;
   }): Conversation {
     const { id, tenantId, agentId, at } = input;
-    const user = input.user ?? null;
+    const user = input.user ? { ...input.user, assurance: input.user.assurance ?? ('asserted' as const) } : null;
     const owner = input.agentOwner ? { agentOwner: input.agentOwner } : {};
     const c = new Conversation(
       {

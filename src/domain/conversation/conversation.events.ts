@@ -12,7 +12,8 @@ interface PolicyRef {
 
 export class ConversationStarted extends BaseEvent<{
   agentId: string;
-  user: { id: string; roles: string[]; name?: string } | null;
+  /** `assurance`: verified from the user's own token, or asserted by the agent (absent on events before it was recorded). */
+  user: { id: string; roles: string[]; name?: string; assurance: 'verified' | 'asserted' } | null;
   title?: string;
 }> {
   readonly type = 'ConversationStarted' as const;

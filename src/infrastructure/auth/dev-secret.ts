@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, TollgateConfig } from '../config/config';
+import { checkUserTokenAudiences } from './user-tokens';
 
 const FILE = 'dev-jwt-secret';
 /** HS256 wants at least 256 bits of key; a shorter shared secret can be brute-forced from one token. */
@@ -32,7 +33,9 @@ export function checkSecretStrength(secret: string): void {
  * and so does a configured secret too short to resist guessing.
  */
 export function resolveAuth(config: TollgateConfig): TollgateConfig {
-  return withProvider(resolveTokens(config));
+  const resolved = withProvider(resolveTokens(config));
+  checkUserTokenAudiences(resolved);
+  return resolved;
 }
 
 /** With single sign-on, the provider's bearer tokens are people's tokens, mapped as web sign-in maps them. */

@@ -129,6 +129,37 @@ export class JwtVerifier {
     return { principal: mapped.person, exp: payload.exp! };
   }
 
+  /**
+   * Who a token made for one of `audiences` names: an end user's own token (start conversation's `user.token`), which
+   * must never be one of Tollgate's bearer audiences (JwtUserTokens checks that too). Checked as a bearer token is —
+   * the same keys, issuer, pinned algorithms, `exp` and `sub` required, the same longest lifetime — and mapped by the
+   * same claims mapping. Unlike a bearer token, an ID token carrying a nonce is fine: the agent's application got it
+   * at its own sign-in. A Tollgate-style token with `agent` comes back as an agent (roles `['agent']`), for the caller
+   * to refuse. Nothing is cached.
+   */
+  async verifyForAudience(token: string, audiences: string[]): Promise<Principal> {
+    const provider = this.cfg.provider;
+    const fromProvider = provider !== undefined && issuerOf(token) === provider.issuer;
+    const keys = fromProvider ? await this.providerJwks(provider.issuer) : undefined; // unreachable: 503, as a bearer's
+    let payload: JWTPayload;
+    try {
+      const opts = { clockTolerance: CLOCK_TOLERANCE_S, requiredClaims: ['exp', 'sub'], audience: audiences };
+      payload = keys
+        ? (await jwtVerify(token, keys, { ...opts, issuer: provider!.issuer, algorithms: PROVIDER_ALGORITHMS })).payload
+        : this.key
+          ? (await jwtVerify(token, this.key, { ...opts, issuer: this.cfg.issuer, algorithms: ['HS256'] })).payload
+          : (await jwtVerify(token, this.jwks!, { ...opts, issuer: this.cfg.issuer, algorithms: ASYMMETRIC })).payload;
+    } catch (e) {
+      throw new InvalidTokenError(e instanceof Error ? e.message : 'invalid token');
+    }
+    checkLifetime(payload, this.maxTtl, Math.floor(Date.now() / 1000));
+    if (!fromProvider) return toPrincipal(payload);
+    const mapped = mapClaims(payload as Record<string, unknown>, provider.mapping);
+    if (mapped.ok) return mapped.principal;
+    if (mapped.code === 'bad_claims') throw new InvalidTokenError(mapped.detail);
+    return mapped.person; // known, with no mapped role: a user who holds none
+  }
+
   /** TOLLGATE_JWKS_URL when it serves the same issuer, else the provider's own jwks_uri (discovered once). */
   private providerJwks(issuer: string): Promise<ReturnType<typeof createRemoteJWKSet>> {
     if (this.jwks && this.cfg.issuer === issuer) return Promise.resolve(this.jwks);

@@ -25,6 +25,12 @@ export interface AuthConfig {
   /** Longest lifetime a token may claim (exp − iat), in seconds (TOLLGATE_JWT_MAX_TTL, default 24 h). */
   maxTtlSeconds?: number;
   /**
+   * The audiences an end user's own token (start conversation's `user.token`) may be issued for
+   * (TOLLGATE_USER_TOKEN_AUDIENCE, comma-separated: e.g. the agent application's client id at the provider). Never one
+   * Tollgate accepts bearer tokens for (resolveAuth refuses that at start). Unset: user tokens are refused.
+   */
+  userTokenAudiences?: string[];
+  /**
    * The single sign-on provider, set by resolveAuth when TOLLGATE_OIDC_ISSUER is: bearer tokens it issued (`iss`)
    * are verified with its keys (its discovery document's jwks_uri) and mapped to a person by the same claims
    * mapping as web sign-in.
@@ -162,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
       audience: env.TOLLGATE_JWT_AUDIENCE || undefined,
       devSecret: false,
       maxTtlSeconds: duration(env.TOLLGATE_JWT_MAX_TTL, 24 * 3600, 'TOLLGATE_JWT_MAX_TTL'),
+      userTokenAudiences: audienceList(env.TOLLGATE_USER_TOKEN_AUDIENCE, 'TOLLGATE_USER_TOKEN_AUDIENCE'),
     },
     policyFile: env.TOLLGATE_POLICY_FILE || undefined,
     grpcPort: grpc,
@@ -206,6 +213,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
       allowPrivate: cidrList(env.TOLLGATE_WEBHOOK_ALLOW_PRIVATE, 'TOLLGATE_WEBHOOK_ALLOW_PRIVATE'),
     },
   };
+}
+
+/** A comma-separated list of token audiences (client ids or URIs); unset or blank: undefined. */
+function audienceList(raw: string | undefined, name: string): string[] | undefined {
+  const list = [
+    ...new Set(
+      (raw ?? '')
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean),
+    ),
+  ];
+  if (list.length === 0) return undefined;
+  if (list.length > 20) throw new ConfigError(`${name} lists ${list.length} audiences: at most 20`);
+  const long = list.find((a) => a.length > 256);
+  if (long !== undefined) throw new ConfigError(`${name}: an audience is at most 256 characters`);
+  return list;
 }
 
 /** TOLLGATE_DATABASE_DIRECT_URL, or DATABASE_URL when unset; only beside DATABASE_URL (embedded mode has no pooler). */

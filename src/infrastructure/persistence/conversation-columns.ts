@@ -14,6 +14,7 @@ export const CONVERSATION_COLUMNS = new SqlColumns<ConversationRow>({
   userId: { column: 'user_id', type: 'text', role: 'saved' },
   userRoles: { column: 'user_roles', type: 'text[]', role: 'saved' },
   userName: { column: 'user_name', type: 'text', role: 'saved' },
+  userAssurance: { column: 'user_assurance', type: 'text', role: 'saved' },
   title: { column: 'title', type: 'text', role: 'saved' },
   metadata: { column: 'metadata', type: 'jsonb', role: 'saved' },
   pendingCount: { column: 'pending_count', type: 'integer', role: 'saved' },

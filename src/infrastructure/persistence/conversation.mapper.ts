@@ -1,9 +1,28 @@
-import { ConversationState } from '../../domain/conversation/conversation.aggregate';
+import type { ConversationState, ConversationUser } from '../../domain/conversation/conversation.aggregate';
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { ToolCallState } from '../../domain/conversation/tool-call.entity';
 import { ToolCallStatus } from '../../domain/conversation/tool-call-status';
 import type { EveryMember } from '../../application/views/view-guard';
 import type { ConversationRow, ToolCallRow } from './orm-entities';
+
+/**
+ * The conversation's user from its columns (every read of them goes through here). Only the stored `verified` counts
+ * as verified: anything else, a null left by a bug included, is the agent's word (fail closed).
+ */
+export function userFromColumns(
+  id: string | null,
+  roles: string[] | null,
+  name: string | null,
+  assurance: string | null,
+): ConversationUser | null {
+  if (id === null) return null;
+  return {
+    id,
+    roles: roles ?? [],
+    ...(name ? { name } : {}),
+    assurance: assurance === 'verified' ? 'verified' : 'asserted',
+  };
+}
 
 /** Explicit mapping between rows and domain state; jsonb holds dates as ISO strings. */
 export const ConversationMapper = {
@@ -13,10 +32,7 @@ export const ConversationMapper = {
       tenantId: row.tenantId,
       agentId: row.agentId,
       ...(row.agentOwner ? { agentOwner: row.agentOwner } : {}),
-      user:
-        row.userId === null
-          ? null
-          : { id: row.userId, roles: row.userRoles ?? [], ...(row.userName ? { name: row.userName } : {}) },
+      user: userFromColumns(row.userId, row.userRoles, row.userName, row.userAssurance),
       title: row.title ?? undefined,
       metadata: row.metadata ?? undefined,
       createdAt: row.createdAt,
@@ -36,6 +52,7 @@ export const ConversationMapper = {
       userId: c.user?.id ?? null,
       userRoles: c.user?.roles ?? null,
       userName: c.user?.name ?? null,
+      userAssurance: c.user ? (c.user.assurance ?? 'asserted') : null,
       title: c.title ?? null,
       metadata: c.metadata ?? null,
       pendingCount: c.pendingCount,

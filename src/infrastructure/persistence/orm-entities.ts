@@ -19,6 +19,8 @@ export interface ConversationRow {
   userId: string | null;
   userRoles: string[] | null;
   userName: string | null;
+  /** `verified` or `asserted`; null when there is no user. */
+  userAssurance: string | null;
   title: string | null;
   metadata: JsonObject | null;
   pendingCount: number;

@@ -18,6 +18,7 @@ interface Row {
   agent_id: string;
   user_id: string | null;
   user_roles: string[] | null;
+  user_assurance: string | null;
 }
 
 /** Recorded calls with their conversation's agent and user, for policy simulation: one read, no locks. */
@@ -34,7 +35,7 @@ export class SqlRecordedToolCalls implements RecordedToolCalls {
     ).join(' UNION ALL ');
     const rows: Row[] = await this.uow.manager().query(
       `SELECT tc.id, tc.conversation_id, tc.tool_name, tc.arguments, tc.annotations, tc.confidence, tc.estimated_cost, tc.policy, tc.created_at,
-              c.agent_id, c.user_id, c.user_roles
+              c.agent_id, c.user_id, c.user_roles, c.user_assurance
          FROM (${branches}) tc JOIN conversations c ON c.tenant_id = tc.tenant_id AND c.id = tc.conversation_id
         ORDER BY tc.created_at DESC, tc.id DESC LIMIT $3`,
       [tenantId, since, limit, ...TOOL_CALL_STATUSES],
@@ -43,7 +44,10 @@ export class SqlRecordedToolCalls implements RecordedToolCalls {
       id: r.id,
       conversationId: r.conversation_id,
       agentId: r.agent_id,
-      user: r.user_id === null ? null : { id: r.user_id, roles: r.user_roles ?? [] },
+      user:
+        r.user_id === null
+          ? null
+          : { id: r.user_id, roles: r.user_roles ?? [], verified: r.user_assurance === 'verified' },
       toolName: r.tool_name,
       arguments: r.arguments,
       ...(r.annotations ? { annotations: r.annotations } : {}),

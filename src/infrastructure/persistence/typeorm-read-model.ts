@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ListFilter, ReadModel } from '../../application/ports';
 import { ApprovalView, ConversationView, Page, toolCallView, toolView } from '../../application/views/views';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
-import { toolCallState } from './conversation.mapper';
+import { toolCallState, userFromColumns } from './conversation.mapper';
 import { TOOL_CALL_COLUMNS } from './conversation-columns';
 import type { ToolCallRow } from './orm-entities';
 import { ToolRow } from './orm-entities';
@@ -52,10 +52,7 @@ export class TypeOrmReadModel implements ReadModel {
       (r) => ({
         id: r.id,
         agentId: r.agent_id,
-        user:
-          r.user_id === null
-            ? null
-            : { id: r.user_id, roles: r.user_roles ?? [], ...(r.user_name ? { name: r.user_name } : {}) },
+        user: userFromColumns(r.user_id, r.user_roles, r.user_name, r.user_assurance),
         title: r.title,
         metadata: r.metadata ?? {},
         status: r.halted ? 'halted' : r.pending_count > 0 ? 'blocked' : 'active',
@@ -94,7 +91,7 @@ export class TypeOrmReadModel implements ReadModel {
     const convs: any[] = await this.uow
       .manager()
       .query(
-        `SELECT id, agent_id, user_id, user_roles, user_name, title FROM conversations WHERE tenant_id = $1 AND id = ANY($2::text[])`,
+        `SELECT id, agent_id, user_id, user_roles, user_name, user_assurance, title FROM conversations WHERE tenant_id = $1 AND id = ANY($2::text[])`,
         [p.tenant, convIds],
       );
     const byId = new Map(convs.map((c) => [c.id, c]));
@@ -109,10 +106,7 @@ export class TypeOrmReadModel implements ReadModel {
           conversation: {
             id: c.id,
             agentId: c.agent_id,
-            user:
-              c.user_id === null
-                ? null
-                : { id: c.user_id, roles: c.user_roles ?? [], ...(c.user_name ? { name: c.user_name } : {}) },
+            user: userFromColumns(c.user_id, c.user_roles, c.user_name, c.user_assurance),
             title: c.title,
           },
         };

@@ -7,7 +7,7 @@ import type {
   StepUpView as AppStepUpView,
 } from '../../../application/views/decision.view';
 import type * as app from '../../../application/views/views';
-import type { ConversationUser } from '../../../domain/conversation/conversation.aggregate';
+import type { ConversationUser, UserAssurance } from '../../../domain/conversation/conversation.aggregate';
 import type { HaltResult, ResumeResult } from '../../../application/commands/halt/halt.command';
 import type { StatusView as AppStatusView } from '../../../application/queries/get-status/get-status.query';
 import type { DecisionOutcome } from '../../../domain/conversation/tool-call.entity';
@@ -213,11 +213,21 @@ export class ToolCallView implements Call {
   @ApiProperty(DATE_TIME) updatedAt: string;
 }
 
-@ApiSchema({ name: 'ConversationUser', description: "The conversation's end user, as the agent named them" })
+@ApiSchema({
+  name: 'ConversationUser',
+  description: "The conversation's end user: verified from their own token (user.token), or as the agent named them",
+})
 export class ConversationUserView implements ConversationUser {
   @ApiProperty({ example: 'ann' }) id: string;
   @ApiProperty({ type: [String], example: ['admin'] }) roles: string[];
   @ApiPropertyOptional({ example: 'Ann' }) name?: string;
+  @ApiProperty({
+    enum: ['verified', 'asserted'],
+    enumName: 'UserAssurance',
+    description:
+      "verified: Tollgate verified the user's own identity provider token (user.token) and took the id, roles and name from it; asserted: the agent named the user (its word only)",
+  })
+  assurance: UserAssurance;
 }
 
 @ApiSchema({ name: 'Conversation' })

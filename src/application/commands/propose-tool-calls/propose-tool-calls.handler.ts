@@ -1,5 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { policyUser } from '../../../domain/conversation/conversation.aggregate';
 import { ApprovalPolicy, ProposedCallFacts } from '../../../domain/policy/approval-policy';
 import { mustBeOwningAgent, visibleConversation } from '../../access';
 import {
@@ -54,7 +55,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
             policyVersion: policy.policyVersion,
             tool: tool && { flags: tool, registeredBy: tool.registeredBy.kind },
             grants: grantFacts,
-            conversation: { id: conv.id, agentId: conv.agentId, user: conv.user ?? undefined },
+            conversation: { id: conv.id, agentId: conv.agentId, user: policyUser(conv.user) },
             now: this.clock.now(),
           });
         };

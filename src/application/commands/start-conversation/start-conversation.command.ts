@@ -7,7 +7,8 @@ export class StartConversationCommand extends Command<{ conversation: Conversati
     readonly principal: Principal,
     readonly input: {
       id?: string;
-      user?: { id: string; roles?: string[]; name?: string };
+      /** `id` (with roles and name), the agent's word; or `token`, the user's own, verified (and `id`, if given, its sub). */
+      user?: { id?: string; roles?: string[]; name?: string; token?: string };
       title?: string;
       metadata?: Record<string, unknown>;
     },

@@ -1,7 +1,8 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { Conversation } from '../../../domain/conversation/conversation.aggregate';
+import { Conversation, ConversationUser } from '../../../domain/conversation/conversation.aggregate';
 import { IdempotencyMismatchError } from '../../../domain/conversation/conversation.errors';
+import { ValidationError } from '../../../domain/shared/domain-error';
 import {
   CLOCK,
   Clock,
@@ -12,6 +13,7 @@ import {
   UNIT_OF_WORK,
   UnitOfWork,
 } from '../../ports';
+import { NO_USER_TOKENS, USER_TOKENS, UserTokens } from '../../ports/user-token.port';
 import { conversationView } from '../../views/views';
 import { StartConversationCommand } from './start-conversation.command';
 
@@ -22,9 +24,13 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
     @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(IDS) private readonly ids: IdGenerator,
+    // A handler built by hand (tests) takes no user tokens; the app always wires JwtUserTokens.
+    @Inject(USER_TOKENS) private readonly userTokens: UserTokens = NO_USER_TOKENS,
   ) {}
 
-  execute({ principal: p, input }: StartConversationCommand) {
+  async execute({ principal: p, input }: StartConversationCommand) {
+    // Before the transaction: verifying may read the provider's keys over the network.
+    const user = await this.user(p.tenant, input.user);
     return this.uow.run(async () => {
       const existing = input.id ? await this.conversations.findWithCalls(p.tenant, input.id) : null;
       if (existing) {
@@ -39,9 +45,7 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
         agentName: p.name,
         ...(p.owner ? { agentOwner: p.owner } : {}),
         agentVia: p.via,
-        user: input.user
-          ? { id: input.user.id, roles: input.user.roles ?? [], ...(input.user.name ? { name: input.user.name } : {}) }
-          : null,
+        user,
         title: input.title,
         metadata: input.metadata,
         at: this.clock.now(),
@@ -49,5 +53,21 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
       await this.conversations.save(conversation);
       return { conversation: conversationView(conversation, false, []), created: true };
     });
+  }
+
+  /** The user from their own token (verified), else as the agent named them (asserted); the token goes no further. */
+  private async user(tenant: string, u: StartConversationCommand['input']['user']): Promise<ConversationUser | null> {
+    if (!u) return null;
+    if (u.token === undefined) {
+      if (u.id === undefined)
+        throw new ValidationError([{ path: 'user.id', message: 'is required unless user.token is given' }]);
+      return { id: u.id, roles: u.roles ?? [], ...(u.name ? { name: u.name } : {}), assurance: 'asserted' };
+    }
+    const verified = await this.userTokens.verify(u.token, tenant);
+    if (u.id !== undefined && u.id !== verified.id)
+      throw new ValidationError([
+        { path: 'user.id', message: "is not user.token's subject (sub): leave it out, or give the token's own" },
+      ]);
+    return { ...verified, assurance: 'verified' };
   }
 }

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import type { Conversation } from '../../../domain/conversation/conversation.aggregate';
+import { type Conversation, policyUser } from '../../../domain/conversation/conversation.aggregate';
 import { PolicyDocument } from '../../../domain/policy/policy-document';
 import { SimulationCall, simulatePolicy } from '../../../domain/policy/policy-simulation';
 import { ValidationError, ValidationFault } from '../../../domain/shared/domain-error';
@@ -62,7 +62,7 @@ export class SimulatePolicyHandler implements IQueryHandler<SimulatePolicyQuery>
             estimatedCost: c.estimatedCost,
           },
           conversation: conv
-            ? { id: conv.id, agentId: conv.agentId, user: conv.user ?? undefined }
+            ? { id: conv.id, agentId: conv.agentId, user: policyUser(conv.user) }
             : { id: '', agentId: '' },
           view: { index, conversationId: c.conversationId ?? null, toolName: c.toolName },
         };
