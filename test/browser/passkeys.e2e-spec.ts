@@ -100,7 +100,7 @@ describeBrowser('passkeys in the web inbox', () => {
     await page.getByTestId('passkeys-note').getByText('Added “Work laptop”').waitFor();
     const row = page.locator('tr', { hasText: 'Work laptop' });
     await row.waitFor();
-    expect(await row.innerText()).toMatch(/never/);
+    expect(await row.innerText()).toMatch(/never\s+this device only/); // last used; not synced (a virtual device)
 
     const [made] = await credentials(platform);
     const listed = (await http.get('/v1/me/passkeys', annToken)).body.passkeys;
@@ -154,6 +154,21 @@ describeBrowser('passkeys in the web inbox', () => {
     });
   });
 
+  it('always allows with the passkey too: this call is approved with it, and the grant never covers the next', async () => {
+    const call = await heldWire();
+    await openCard(page, call.id);
+    const card = page.locator('dialog.card');
+    await card.getByRole('button', { name: /^Always allow/ }).click();
+    await card.getByRole('button', { name: /^Always allow/ }).click();
+    await card.waitFor({ state: 'detached' });
+    const decided = await statusOf(call.id);
+    expect(decided).toMatchObject({ status: 'approved', decision: { stepUp: { method: 'passkey' } } });
+    const next = await http.post(`/v1/conversations/${decided.conversationId}/tool-calls`, agent, {
+      toolCalls: [{ toolName: 'wire_money', arguments: { to: 'DE89 3704 0044 0532 0130 00', amount: 5 } }],
+    });
+    expect(next.body.toolCalls[0]).toMatchObject({ status: 'pending', approval: { stepUp: 'passkey' } });
+  });
+
   it('refuses an assertion made for other arguments than those sent, and the call stays pending', async () => {
     const call = await heldWire({ to: 'FR76 3000 6000 0112 3456 7890 189', amount: 50 });
     // The page signs the call's own arguments; on the way, the decision is made to approve others.
@@ -168,7 +183,7 @@ describeBrowser('passkeys in the web inbox', () => {
       // The server's refusal, in its words (the problem's detail), on the card.
       const error = card.locator('.decide .error');
       await error.waitFor();
-      expect(await error.innerText()).toMatch(/\S/);
+      expect(await error.innerText()).toMatch(/other arguments/);
       expect((await statusOf(call.id)).status).toBe('pending');
     } finally {
       await page.unroute('**/decision');
@@ -208,25 +223,34 @@ describeBrowser('passkeys in the web inbox', () => {
     await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: key });
   });
 
-  it('a device that does not verify the person approves nothing: the card says so and the call stays pending', async () => {
+  it('a device that does not verify the person approves nothing and removes nothing', async () => {
     const call = await heldWire();
+    const card = page.locator('dialog.card');
     await cdp.send('WebAuthn.setUserVerified', { authenticatorId: platform, isUserVerified: false });
     try {
+      // The card says so, and the call stays pending, its Approve still there to try again.
       await openCard(page, call.id);
-      const card = page.locator('dialog.card');
       await card.getByRole('button', { name: /^Approve/ }).click();
       await card.locator('.decide .error', { hasText: /could not confirm it is you/ }).waitFor();
       expect((await statusOf(call.id)).status).toBe('pending');
-      await card.getByRole('button', { name: /^Approve/ }).waitFor(); // still there, to try again
+      await card.getByRole('button', { name: /^Approve/ }).waitFor();
+      // The panel says so, and the passkey stays.
+      await page.goto(`${origin}/#/passkeys`);
+      await page.getByRole('button', { name: 'Remove Work laptop' }).click();
+      await page
+        .getByTestId('passkeys-note')
+        .getByText(/^Cancelled/)
+        .waitFor();
+      await page.locator('tr', { hasText: 'Work laptop' }).waitFor();
+      const names = (await http.get('/v1/me/passkeys', annToken)).body.passkeys.map((p: any) => p.name);
+      expect(names).toEqual(['Work laptop']);
     } finally {
       await cdp.send('WebAuthn.setUserVerified', { authenticatorId: platform, isUserVerified: true });
     }
-    // Verified again, the same card approves it.
-    await page
-      .locator('dialog.card')
-      .getByRole('button', { name: /^Approve/ })
-      .click();
-    await page.locator('dialog.card').waitFor({ state: 'detached' });
+    // Verified again, the same call is approved.
+    await openCard(page, call.id);
+    await card.getByRole('button', { name: /^Approve/ }).click();
+    await card.waitFor({ state: 'detached' });
     expect((await statusOf(call.id)).status).toBe('approved');
   });
 
