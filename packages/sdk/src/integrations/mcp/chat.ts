@@ -70,6 +70,11 @@ export function cardUrl(inboxUrl: string, toolCallId: string): string {
   return `${inboxUrl.replace(/\/+$/, '')}/#/calls/${encodeURIComponent(toolCallId)}`;
 }
 
+/** The call's rule asks for a passkey on each approval (`approval.stepUp`): only the web inbox can sign for it. */
+export function needsPasskey(call: Pick<ToolCall, 'approval'>): boolean {
+  return (call.approval as { stepUp?: unknown } | undefined)?.stepUp === 'passkey';
+}
+
 /**
  * Why the chat may not approve a held call, from what its view says, or undefined. Tollgate refuses such an
  * approval itself (403 chat_approval_not_allowed); the gateway does not offer it: a client may accept any form
@@ -81,6 +86,7 @@ export function chatMayNotApprove(call: ToolCall): string | undefined {
   if (call.policy.toolFlags?.destructive) return 'the tool is destructive';
   if (approval?.selfApproval === false) return 'separation of duties: another person must approve it';
   if (approval?.quorum) return `it needs ${approval.quorum.needed} approvals`;
+  if (needsPasskey(call)) return 'it needs a passkey, which signs for it in the inbox';
   if (approval?.chatApproval === false) return 'its rule does not take approvals from a chat';
   return undefined;
 }
@@ -181,6 +187,9 @@ export async function askInChat(
     // The rule takes no approval from a chat (the call's view did not say so): asked again, with Reject only.
     if (e instanceof TollgateError && e.code === 'chat_approval_not_allowed' && !refused && !signal.aborted)
       return askInChat(deps, session, call, ctx, signal, /\(([^()]+)\); decide it in/.exec(e.detail)?.[1] ?? e.detail);
+    // The rule asks for a passkey (the call's view did not say so): the same, the inbox's passkey signs for it.
+    if (e instanceof TollgateError && e.code === 'step_up_required' && !refused && !signal.aborted)
+      return askInChat(deps, session, call, ctx, signal, 'it needs a passkey, which signs for it in the inbox');
     if (e instanceof TollgateError && (e.code === 'forbidden' || e.code === 'chat_approval_not_allowed')) {
       deps.log(
         'warn',

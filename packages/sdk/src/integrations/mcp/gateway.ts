@@ -25,7 +25,7 @@ import { TollgateError, ToolCallRejectedError } from '../../errors.js';
 import { Tollgate } from '../../tollgate.js';
 import type { ConversationUserInput, JsonObject } from '../../types.js';
 import { DEFAULT_LIMITS, type AskHumanConfig, type GatewayLimits, type UpstreamConfig } from '../mcp-config.js';
-import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps, cardUrl } from './chat.js';
+import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps, cardUrl, needsPasskey } from './chat.js';
 import { BearerAuth, originFault, type HttpGuardOptions } from './http-auth.js';
 import { HttpSessions } from './http-sessions.js';
 import { checkIdentities } from './identity.js';
@@ -358,7 +358,9 @@ export class TollgateMcpGateway {
     const call = handle.toolCall;
     const stop = new AbortController();
     const card = cardUrl(this.deps.inboxUrl ?? this.deps.tollgate.url, call.id);
-    const waiting = `${call.toolName} waits for approval in Tollgate (${call.policy.reason}; approvers: ${call.approval?.approvers.join(', ') ?? 'people'}): ${card}`;
+    // A call that needs a passkey is approved in the inbox only: the progress says so, and the wait goes on for it.
+    const passkey = needsPasskey(call) ? '; it needs a passkey: approve it in the Tollgate inbox' : '';
+    const waiting = `${call.toolName} waits for approval in Tollgate (${call.policy.reason}; approvers: ${call.approval?.approvers.join(', ') ?? 'people'}${passkey}): ${card}`;
     ctx.progress(waiting);
     const timer = setInterval(() => ctx.progress(waiting), this.deps.progressIntervalMs);
     const asking = askInChat(this.deps, session, call, ctx, stop.signal).catch((e) =>

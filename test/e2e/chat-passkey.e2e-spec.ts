@@ -1,0 +1,169 @@
+/**
+ * The MCP gateway and calls whose rule asks for a passkey (`stepUp: passkey`): a chat client cannot sign with the
+ * person's passkey, so the elicitation form offers no Approve, only Reject (or leave it for the inbox), and links to
+ * the call's card; the gateway goes on waiting for the decision made in the inbox. The client here accepts every
+ * form unseen, as the review's reproduction did.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ElicitRequestSchema, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import { Tollgate } from '../../packages/sdk/src/index.js';
+import { TollgateMcpGateway } from '../../packages/sdk/src/integrations/mcp.js';
+import { chatMayNotApprove } from '../../packages/sdk/src/integrations/mcp/chat.js';
+import { client as http } from '../support/http';
+import { stdioUpstream, type StdioUpstream } from '../support/mcp-upstream';
+import { startTestServer, type TestServer } from '../support/server';
+import { until } from '../support/wait';
+
+let server: TestServer;
+let api: ReturnType<typeof http>;
+let files: StdioUpstream;
+let gateway: TollgateMcpGateway;
+let annToken: string;
+let carolToken: string;
+const INBOX = 'https://tollgate.example.com';
+const CAROL = { id: 'carol', name: 'Carol', roles: ['approver'] };
+
+beforeAll(async () => {
+  server = await startTestServer();
+  api = http(server.url);
+  annToken = await server.token('ann', ['admin'], { name: 'Ann' });
+  carolToken = await server.token('carol', ['approver'], { name: 'Carol' });
+  const agentToken = await server.token('mcp-gateway', ['agent']);
+  // The requester may decide these calls; moving a file needs a passkey on each approval.
+  const put = await api.put('/v1/policy', annToken, {
+    rules: [
+      { match: 'files__move_file', level: 'confirm', approvers: ['requester', 'admin'], stepUp: 'passkey' },
+      { match: 'files__*_file', level: 'confirm', approvers: ['requester', 'admin'] },
+    ],
+  });
+  expect(put.status).toBe(200);
+  files = await stdioUpstream('files');
+  gateway = await TollgateMcpGateway.start({
+    tollgate: new Tollgate({ url: server.url, token: agentToken }),
+    upstreams: [
+      {
+        name: 'files',
+        command: files.command,
+        args: files.args,
+        env: files.env,
+        namespace: true,
+        trustAnnotations: true,
+      },
+    ],
+    inboxUrl: INBOX,
+    progressIntervalMs: 100,
+    log: () => undefined,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await gateway?.close();
+  await server?.stop();
+});
+
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+type Form = ElicitRequest['params'] & { requestedSchema?: { properties: Record<string, Record<string, unknown>> } };
+type Answer = { action: 'accept'; content: Record<string, string | boolean> };
+
+/** What a client that accepts every form fills in: true for a yes/no, the default or first choice, some text. */
+function autoAccept(form: Form): Answer {
+  const content: Record<string, string | boolean> = {};
+  for (const [name, field] of Object.entries(form.requestedSchema?.properties ?? {})) {
+    const first = (field.oneOf as Array<{ const: string }> | undefined)?.[0]?.const;
+    content[name] = field.type === 'boolean' ? true : ((field.default as string | undefined) ?? first ?? 'ok');
+  }
+  return { action: 'accept', content };
+}
+
+/** Carol's chat session (her own token at hand), with a client that answers every form with `answer`. */
+async function carolsChat(answer: (form: Form) => Answer) {
+  const forms: Form[] = [];
+  const progress: string[] = [];
+  const client = new Client({ name: 'auto-accept', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    forms.push(req.params as Form);
+    return answer(req.params as Form);
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await gateway.server({ user: CAROL, userToken: carolToken }).connect(serverSide);
+  await client.connect(clientSide);
+  clients.push(client);
+  const call = (args: Record<string, unknown>) =>
+    client.callTool({ name: 'files__move_file', arguments: args }, undefined, {
+      onprogress: (p) => progress.push(p.message ?? ''),
+      resetTimeoutOnProgress: true,
+    }) as Promise<CallToolResult>;
+  return { call, forms, progress };
+}
+
+async function pendingCall(from: string): Promise<{ id: string }> {
+  let found: { id: string } | undefined;
+  await until(
+    async () => {
+      const r = await api.get('/v1/approvals', annToken);
+      found = r.body.items.find((a: { arguments: Record<string, unknown> }) => a.arguments.from === from);
+      return !!found;
+    },
+    20_000,
+    `a pending move of ${from}`,
+  );
+  return found!;
+}
+
+const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+const decide = (id: string, token: string, channel: string, body: Record<string, unknown>) =>
+  api.post(`/v1/tool-calls/${id}/decision`, token, body, { 'x-tollgate-channel': channel });
+
+describe('chat approvals and calls that need a passkey', () => {
+  it('the form offers no Approve and links to the card; the gateway waits for the inbox, which decides', async () => {
+    const { call, forms, progress } = await carolsChat(autoAccept);
+    const moving = call({ from: '/pk/a', to: '/pk/b' });
+    const { id } = await pendingCall('/pk/a');
+    await until(() => forms.length > 0, 20_000, 'the form in the chat');
+    const form = forms[0];
+    expect(Object.keys(form.requestedSchema!.properties)).not.toContain('approve');
+    expect(form.requestedSchema!.properties.decision).toMatchObject({ default: 'wait' });
+    expect(JSON.stringify(form.requestedSchema!.properties.decision.oneOf)).not.toMatch(/approve/i);
+    expect(form.message).toContain(`waits for a person's approval in the Tollgate inbox: ${INBOX}/#/calls/${id}`);
+    expect(form.message).toContain('cannot be approved in this chat: it needs a passkey');
+    await until(() => progress.some((p) => p.includes('it needs a passkey')), 20_000, 'the progress saying so');
+    expect(progress.at(-1)).toContain(`${INBOX}/#/calls/${id}`);
+
+    // The auto-accepted form left it for the inbox: still pending, the tool call still waiting.
+    expect((await api.get(`/v1/tool-calls/${id}`, annToken)).body.status).toBe('pending');
+    // Were an approval relayed anyway, Tollgate refuses it.
+    const relayed = await decide(id, carolToken, 'mcp', { decision: 'approve' });
+    expect(relayed.status).toBe(403);
+    expect(relayed.body.card).toBe(`/#/calls/${id}`);
+    // Decided in the inbox (a rejection: it needs no passkey), the waiting call ends with it.
+    expect((await decide(id, annToken, 'web', { decision: 'reject', reason: 'wrong folder' })).status).toBe(200);
+    const result = await moving;
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('rejected by Ann via web: wrong folder');
+  });
+
+  it('the person may reject it in the chat', async () => {
+    const { call, forms } = await carolsChat((form) => ({
+      action: 'accept',
+      content: { ...autoAccept(form).content, decision: 'reject', reason: 'not from here' },
+    }));
+    const result = await call({ from: '/pk/c', to: '/pk/d' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('rejected by Carol via mcp: not from here');
+    for (const f of forms) expect(JSON.stringify(f.requestedSchema)).not.toMatch(/"approve"/);
+  });
+
+  it("says so from the call's view", () => {
+    const call = {
+      policy: { level: 'confirm', reason: 'rule 0', rule: 0, policyVersion: 1 },
+      approval: { approvers: ['requester'], expiresAt: '2026-01-01T00:00:00.000Z', stepUp: 'passkey' },
+    };
+    expect(chatMayNotApprove(call as never)).toBe('it needs a passkey, which signs for it in the inbox');
+    expect(chatMayNotApprove({ ...call, approval: { ...call.approval, stepUp: undefined } } as never)).toBeUndefined();
+  });
+});
