@@ -85,6 +85,7 @@ export function toolCallMessage(v: ToolCallView): Msg {
       expiresAt: ts(v.approval.expiresAt),
       ...(v.approval.selfApproval === false ? { selfApproval: false } : {}),
       ...(v.approval.chatApproval === false ? { chatApproval: false } : {}),
+      ...(v.approval.stepUp ? { stepUp: v.approval.stepUp } : {}),
       ...(v.approval.quorum
         ? {
             quorum: {
@@ -97,12 +98,18 @@ export function toolCallMessage(v: ToolCallView): Msg {
     },
     decision:
       d &&
-      present({
+      present<EveryMember<typeof d>>({
         outcome: enumName('DECISION_OUTCOME', d.outcome),
         by: actorRef(d.by),
         at: ts(d.at),
         reason: d.reason,
         editedArguments: d.editedArguments && toStruct(d.editedArguments),
+        stepUp: d.stepUp && {
+          method: d.stepUp.method,
+          credentialId: d.stepUp.credentialId,
+          aaguid: d.stepUp.aaguid,
+          userVerified: d.stepUp.userVerified,
+        },
       }),
     execution: v.execution && { at: ts(v.execution.at), by: actorRef(v.execution.by) },
     result:

@@ -71,14 +71,22 @@ export class TollgateRpcs {
     c: RpcCall,
     req: {
       id?: string;
-      user?: { id?: string; roles?: string[]; name?: string } | null;
+      user?: { id?: string; roles?: string[]; name?: string; token?: string } | null;
       title?: string;
       metadata?: PbStruct | null;
     },
   ) {
     const body = present({
       id: req.id,
-      user: req.user && present({ id: req.user.id ?? '', roles: req.user.roles, name: req.user.name }),
+      // proto3 cannot tell an empty `roles` from none: none, as a REST body that leaves it out.
+      user:
+        req.user &&
+        present({
+          id: req.user.id,
+          roles: req.user.roles?.length ? req.user.roles : undefined,
+          name: req.user.name,
+          token: req.user.token,
+        }),
       title: req.title,
       metadata: structField(req.metadata, 'metadata'),
     });
