@@ -59,7 +59,7 @@ function view(k: PasskeySummary): PasskeyView {
  * The caller's passkeys, for approvals whose rule says `stepUp: passkey` (the web inbox's Passkeys page). People
  * only. Adding a passkey when one is held, and removing one, need an assertion with a passkey held.
  */
-@ApiTags('passkeys')
+@ApiTags('identity')
 @ApiBearerAuth()
 @Controller('v1/me/passkeys')
 export class PasskeysController {
