@@ -294,12 +294,17 @@ describeBrowser('passkeys in the web inbox', () => {
   });
 
   it('on a page reached by an IP address, says passkeys need a name and links to localhost', async () => {
-    const w = await openPage(browser, { token: annToken });
+    const w = await openPage(browser, { token: annToken, width: 390 });
     try {
       await w.page.goto(`${server.url}/#/passkeys`);
       const notice = w.page.getByTestId('passkeys-ip');
       await notice.getByText(/need a name such as localhost/).waitFor();
       expect(await notice.getByRole('link').getAttribute('href')).toBe(`${origin}/#/passkeys`);
+      // The list shows; nothing offers a prompt the browser would refuse here.
+      await w.page.locator('tr', { hasText: 'Work laptop' }).waitFor();
+      expect(await w.page.getByRole('button', { name: /Add a passkey|Remove/ }).count()).toBe(0);
+      // At phone width nothing scrolls sideways.
+      expect(await w.page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
     } finally {
       await w.context.close();
     }

@@ -115,6 +115,8 @@ export function Passkeys({ api, now, onClose }: Props) {
   }
 
   const adding = busy?.what === 'add' ? busy.step : null;
+  // On an IP address the browser refuses every prompt: the list shows, the actions wait for a named address.
+  const usable = !isIpAddressHost(location.hostname);
   return (
     <section class="passkeys" aria-labelledby="passkeys-h" data-testid="passkeys">
       <div class="inbox-head">
@@ -181,15 +183,17 @@ export function Passkeys({ api, now, onClose }: Props) {
                   </td>
                   <td>{p.backedUp ? 'synced' : <span class="muted">this device only</span>}</td>
                   <td>
-                    <button
-                      type="button"
-                      class="reject"
-                      disabled={busy !== null}
-                      onClick={() => void remove(p)}
-                      aria-label={`Remove ${p.name}`}
-                    >
-                      {busy?.what === 'remove' && busy.id === p.id ? 'Confirm with a passkey…' : 'Remove'}
-                    </button>
+                    {usable && (
+                      <button
+                        type="button"
+                        class="reject"
+                        disabled={busy !== null}
+                        onClick={() => void remove(p)}
+                        aria-label={`Remove ${p.name}`}
+                      >
+                        {busy?.what === 'remove' && busy.id === p.id ? 'Confirm with a passkey…' : 'Remove'}
+                      </button>
+                    )}
                   </td>
                 </tr>
               ))}
@@ -197,7 +201,7 @@ export function Passkeys({ api, now, onClose }: Props) {
           </table>
         </div>
       )}
-      {list && (
+      {list && usable && (
         <form class="passkey-add" onSubmit={(e) => void add(e)} aria-label="Add a passkey">
           <h2>Add a passkey</h2>
           <label for="passkey-name">Name (to tell your passkeys apart)</label>
