@@ -349,6 +349,15 @@ describe('approving a call whose rule asks for a passkey', () => {
       403,
       'step_up_required',
     );
+    // A signature that is not the authenticator's: one byte changed.
+    const o5 = await stepUp(id, ann);
+    const forged = annKey.assert(o5.body.publicKey);
+    const sig = Buffer.from(forged.response.signature, 'base64url');
+    sig[sig.length - 1] ^= 1;
+    forged.response.signature = sig.toString('base64url');
+    const refused = await decide(id, ann, { decision: 'approve', stepUp: { passkey: forged } });
+    expectProblem(refused, 403, 'step_up_required');
+    expect(refused.body.detail).toMatch(/did not verify/);
     // A malformed assertion proves nothing either.
     expectProblem(
       await decide(id, ann, { decision: 'approve', stepUp: { passkey: { id: 1, response: [] } } }),
@@ -391,6 +400,23 @@ describe('approving a call whose rule asks for a passkey', () => {
       }),
       404,
       'not_found',
+    );
+    // Nor on a call of her own tenant: the challenge was issued in Ann's.
+    const otherAgent = await server.token('other-bot', ['agent'], { tenant: 'other' });
+    expect(
+      (await http.put('/v1/policy', eve, { rules: [{ match: 'wire_money', level: 'confirm', stepUp: 'passkey' }] }))
+        .status,
+    ).toBe(200);
+    expect((await http.post('/v1/conversations', otherAgent, { id: 'pk-other' })).status).toBe(201);
+    const theirs = await http.post('/v1/conversations/pk-other/tool-calls', otherAgent, {
+      toolCalls: [{ toolName: 'wire_money', arguments: { to: 'ACME', amount: 950000 } }],
+    });
+    const theirId = theirs.body.toolCalls[0].id;
+    const eves = eveKey.assert({ ...options.body.publicKey, allowCredentials: [] });
+    expectProblem(
+      await decide(theirId, eve, { decision: 'approve', stepUp: { passkey: eves } }),
+      403,
+      'step_up_required',
     );
     // Ann's challenge is still good for Ann.
     const r = await decide(id, ann, {

@@ -116,6 +116,8 @@ export class RegisterPasskeyHandler implements ICommandHandler<RegisterPasskeyCo
     const result = await this.uow.run(async () => {
       const at = this.clock.now();
       // The passkey belongs to the person's record: make sure it exists (the sighting may not have been written).
+      // Writing it also locks the person's row to the end of the transaction, so two registrations at once run
+      // one after the other: the second sees the first passkey and needs an assertion with it.
       await this.persons.seen(sightingOf(p)!, at);
       const r = await this.passkeys.register(p, input, at);
       if (!r.ok) return r;
