@@ -52,6 +52,16 @@ async function tenant(name: string) {
       expect(r.body.toolCalls[0].status).toBe('pending');
       return r.body.toolCalls[0].id;
     },
+    /** One conversation, one step: each tool named is proposed with the same arguments. */
+    async proposeStep(...toolNames: string[]): Promise<{ conv: string; ids: string[] }> {
+      const conv = `passkey-step-${++n}`;
+      expect((await api.post('/v1/conversations', agent, { id: conv })).status).toBe(201);
+      const r = await api.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+        toolCalls: toolNames.map((toolName) => ({ toolName, arguments: { n: 1 } })),
+      });
+      expect(r.status).toBe(201);
+      return { conv, ids: r.body.toolCalls.map((c: { id: string }) => c.id) };
+    },
     statusOf: async (id: string) => (await api.get(`/v1/tool-calls/${id}`, ann)).body.status,
     inbox: (t: ReturnType<typeof terminal>) => runInbox(new ApiClient({ url: server.url, token: ann }), t.io),
   };
@@ -67,9 +77,13 @@ async function tollgate(ann: string, ...args: string[]): Promise<{ code: number;
   const out = jest.spyOn(process.stdout, 'write').mockImplementation((s) => ((stdout += String(s)), true));
   const err = jest.spyOn(process.stderr, 'write').mockImplementation((s) => ((stderr += String(s)), true));
   const log = jest.spyOn(console, 'log').mockImplementation((s) => void (stdout += `${String(s)}\n`));
+  const error = jest.spyOn(console, 'error').mockImplementation((s) => void (stderr += `${String(s)}\n`));
   try {
     await buildCli().parseAsync(['node', 'tollgate', ...args]);
-    return { code: EXIT.ok, stdout, stderr };
+    // A command that printed what it did and then failed (step with refused calls) sets the exit code.
+    const code = Number(process.exitCode ?? EXIT.ok);
+    process.exitCode = undefined;
+    return { code, stdout, stderr };
   } catch (e) {
     if (!(e instanceof CliError)) throw e;
     reportError(e);
@@ -78,6 +92,7 @@ async function tollgate(ann: string, ...args: string[]): Promise<{ code: number;
     out.mockRestore();
     err.mockRestore();
     log.mockRestore();
+    error.mockRestore();
     for (const [k, v] of Object.entries(env))
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
@@ -134,6 +149,17 @@ describe('tollgate approve and calls that need a passkey', () => {
     const rejected = await tollgate(g.ann, 'reject', id, '--reason', 'not this month');
     expect(rejected.code).toBe(EXIT.ok);
     expect(rejected.stdout).toContain(`${id} wire_money: rejected by Ann via cli (not this month)`);
+  });
+
+  it("step approve decides the others and lists the call that needs a passkey with its card's address", async () => {
+    const g = await tenant('step');
+    const { conv, ids } = await g.proposeStep('wire_money', 'send_invoice');
+    const run = await tollgate(g.ann, 'step', 'approve', conv);
+    expect(run.code).toBe(EXIT.refused);
+    expect(run.stdout).toContain(`${ids[1]} send_invoice: approved`);
+    expect(run.stderr).toContain(`${ids[0]}: step_up_required: `);
+    expect(run.stderr).toContain(`its card: ${cardBase}/#/calls/${ids[0]}`);
+    expect(await g.statusOf(ids[0])).toBe('pending');
   });
 
   it('pending marks the call', async () => {

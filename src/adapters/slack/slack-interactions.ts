@@ -183,7 +183,7 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     if (!waited) return undefined;
     // A modal's error is plain text and short: the link to the card goes to the channel beside it.
     if (waited.link) await this.refuse(p, meta.channel, waited.text);
-    return { response_action: 'errors', errors: { [block]: (waited.modal ?? waited.text).slice(0, 150) } };
+    return { response_action: 'errors', errors: { [block]: waited.modal.slice(0, 150) } };
   }
 
   /** Where refusals link to a call's card (TOLLGATE_PUBLIC_URL). */
@@ -256,11 +256,13 @@ function grantableBy(decider: Decider): GrantScope[] {
  * What to tell the person of a refusal: `text` for a message; a refusal that points to the call's card (a passkey
  * it needs, or a chat approval it does not take) links to it, and `modal` says it briefly in plain text.
  */
-function refusal(e: unknown, links: MessageLinks): { text: string; link?: true; modal?: string } {
+function refusal(e: unknown, links: MessageLinks): { text: string; link?: true; modal: string } {
   if (!(e instanceof DomainError)) throw e;
   const text = `Tollgate refused: ${escapeMrkdwn(e.message)}`;
   const id = e.details.toolCallId;
-  if (e.details.stepUp !== 'passkey' || typeof id !== 'string') return { text };
+  // A modal's error is plain text: the message as it is.
+  if (e.details.stepUp !== 'passkey' || typeof id !== 'string')
+    return { text, modal: `Tollgate refused: ${e.message}` };
   return {
     text: `${text}\n${passkeyLine(id, links)}`,
     link: true,

@@ -38,9 +38,6 @@ export class CliError extends Error {
  * address at `base`, the server the CLI talks to.
  */
 export class ProblemError extends CliError {
-  /** The card's address, when the problem points to one. */
-  readonly card?: string;
-
   constructor(
     readonly status: number,
     readonly problem: Problem,
@@ -51,7 +48,6 @@ export class ProblemError extends CliError {
       `${problem.code ?? `http_${status}`}: ${problem.detail ?? problem.title ?? `HTTP ${status}`}${card ? ` — its card: ${card}` : ''}`,
       status >= 500 ? EXIT.unavailable : EXIT.refused,
     );
-    this.card = card;
   }
 }
 

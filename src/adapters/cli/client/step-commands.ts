@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ApiClient, ClientOptions, connection, EXIT } from './api-client';
 import { output } from './client-commands';
 import { printJson } from './format';
+import { passkeyCardUrl } from './passkey-link';
 import { oneLineText as clean } from '../safe-text';
 
 function withConnection(cmd: Command): Command {
@@ -57,7 +58,13 @@ export function addStepCommands(program: Command): void {
             ),
           );
         }
-        for (const x of r.refused) console.error(clean(`${x.id}: ${x.code}: ${x.detail}`));
+        for (const x of r.refused)
+          console.error(
+            clean(
+              // A call that needs a passkey is approved in the web inbox: the line says where.
+              `${x.id}: ${x.code}: ${x.detail}${x.code === 'step_up_required' ? ` — its card: ${passkeyCardUrl(api.conn.url, x.id)}` : ''}`,
+            ),
+          );
         if (!r.toolCalls.length && !r.refused.length) console.log('No pending calls.');
       }
       if (r.refused.length) process.exitCode = EXIT.refused;
