@@ -177,7 +177,7 @@ describe('a conversation saved and loaded back', () => {
     const loaded = await load(TENANT, 'conv-started');
     expect(stateOf(loaded)).toEqual(stateOf(started));
     expect(loaded.version).toBe(1);
-    expect(loaded.user).toEqual(USER);
+    expect(loaded.user).toEqual({ ...USER, assurance: 'asserted' }); // the agent named them
     expect(loaded.metadata).toEqual(METADATA);
     expect(loaded.createdAt.toISOString()).toBe(at(0).toISOString());
     expect((await repo.findWithCalls(TENANT, 'conv-started'))!.toolCalls).toEqual([]);

@@ -181,7 +181,7 @@ describe('StartConversationHandler', () => {
     expect(conversation).toEqual({
       id: 'conv_1',
       agentId: 'agent-1',
-      user: RITA,
+      user: { ...RITA, assurance: 'asserted' },
       title: 'Clean-up',
       metadata: { ticket: 7 },
       status: 'active',
