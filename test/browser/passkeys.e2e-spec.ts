@@ -110,9 +110,14 @@ describeBrowser('passkeys in the web inbox', () => {
 
   it('approves a call that asks for a passkey with it, and the decision carries the passkey', async () => {
     const call = await heldWire();
-    await openCard(page, call.id);
+    // `a` on the list does not approve it there: it opens the card, where the passkey signs.
+    await page.goto(`${origin}/#/`);
+    await page.locator(`li[data-call-id="${call.id}"]`).waitFor();
+    await page.locator('body').press('j'); // selects the row (the only one)
+    await page.keyboard.press('a');
     const card = page.locator('dialog.card');
     await card.getByTestId('needs-passkey').getByText('Needs your passkey').waitFor();
+    expect((await statusOf(call.id)).status).toBe('pending');
     await card.getByRole('button', { name: /^Approve/ }).click();
     await card.waitFor({ state: 'detached' });
 

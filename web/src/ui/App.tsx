@@ -683,7 +683,10 @@ function Help({ onClose }: { onClose(): void }) {
         <dt>
           <kbd>a</kbd>
         </dt>
-        <dd>approve the selected or open request (destructive and manual ones: press twice, with the card open)</dd>
+        <dd>
+          approve the selected or open request (destructive and manual ones: press twice, with the card open; ones that
+          need a passkey open their card, where it signs)
+        </dd>
         <dt>
           <kbd>r</kbd>
         </dt>
