@@ -1,6 +1,16 @@
 import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
-import { digest, parseAssertion, parseRegistration, stepUpChallenge, STEP_UP_VERSION } from './passkeys';
+import type { HttpAdapterHost } from '@nestjs/core';
+import type { TollgateConfig } from '../config/config';
+import type { TypeOrmUnitOfWork } from '../persistence/unit-of-work';
+import {
+  digest,
+  parseAssertion,
+  parseRegistration,
+  stepUpChallenge,
+  STEP_UP_VERSION,
+  WebAuthnPasskeys,
+} from './passkeys';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64url');
 const clientData = (challenge: unknown) => b64(JSON.stringify({ type: 'webauthn.get', challenge, origin: 'x' }));
@@ -87,5 +97,28 @@ describe('what a browser sends, checked before the library reads it', () => {
     expect(parseRegistration(reg({ attestationObject: 'o2Nm', publicKeyAlgorithm: 'ES256' }))).toMatchObject({
       ok: false,
     });
+  });
+});
+
+describe('the relying party', () => {
+  const passkeys = (config: Partial<TollgateConfig>, port?: number) =>
+    new WebAuthnPasskeys(
+      {} as TypeOrmUnitOfWork,
+      { host: '127.0.0.1', port: 8080, ...config } as TollgateConfig,
+      port === undefined
+        ? undefined
+        : ({ httpAdapter: { getHttpServer: () => ({ address: () => ({ port }) }) } } as unknown as HttpAdapterHost),
+    );
+
+  it("is TOLLGATE_PUBLIC_URL's origin and host name", () => {
+    expect(passkeys({ publicUrl: 'https://tg.example.com:8443/tollgate' }, 3000).relyingParty()).toEqual({
+      origin: 'https://tg.example.com:8443',
+      rpID: 'tg.example.com',
+    });
+  });
+
+  it('without it, localhost on the port the server listens on (WebAuthn refuses IP addresses)', () => {
+    expect(passkeys({}, 43117).relyingParty()).toEqual({ origin: 'http://localhost:43117', rpID: 'localhost' });
+    expect(passkeys({}).relyingParty()).toEqual({ origin: 'http://localhost:8080', rpID: 'localhost' });
   });
 });
