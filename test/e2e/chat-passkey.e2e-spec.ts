@@ -13,6 +13,7 @@ import { chatMayNotApprove } from '../../packages/sdk/src/integrations/mcp/chat.
 import { client as http } from '../support/http';
 import { stdioUpstream, type StdioUpstream } from '../support/mcp-upstream';
 import { startTestServer, type TestServer } from '../support/server';
+import { SoftAuthenticator } from '../support/soft-authenticator';
 import { until } from '../support/wait';
 
 let server: TestServer;
@@ -145,6 +146,29 @@ describe('chat approvals and calls that need a passkey', () => {
     const result = await moving;
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain('rejected by Ann via web: wrong folder');
+  });
+
+  it('the gateway waits until a person approves it in the inbox with their passkey, then the call runs', async () => {
+    // Ann's passkey, at the relying party a server without TOLLGATE_PUBLIC_URL has: localhost and its port.
+    const annKey = new SoftAuthenticator(`http://localhost:${new URL(server.url).port}`);
+    const options = await api.post('/v1/me/passkeys/options', annToken);
+    expect(
+      (await api.post('/v1/me/passkeys', annToken, { response: annKey.register(options.body.publicKey) })).status,
+    ).toBe(201);
+
+    const { call, forms } = await carolsChat(autoAccept);
+    const moving = call({ from: '/pk/e', to: '/pk/f' });
+    const { id } = await pendingCall('/pk/e');
+    await until(() => forms.length > 0, 20_000, 'the form in the chat');
+    expect((await api.get(`/v1/tool-calls/${id}`, annToken)).body.status).toBe('pending');
+    const challenge = await api.post(`/v1/tool-calls/${id}/step-up`, annToken, {});
+    expect(challenge.status).toBe(200);
+    const approved = await decide(id, annToken, 'web', {
+      decision: 'approve',
+      stepUp: { passkey: annKey.assert(challenge.body.publicKey) },
+    });
+    expect(approved.status).toBe(200);
+    expect(textOf(await moving)).toBe('files: moved /pk/e to /pk/f');
   });
 
   it('the person may reject it in the chat', async () => {
