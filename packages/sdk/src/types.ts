@@ -85,8 +85,17 @@ export type DeadlineRequest = S['DeadlineRequest'];
 
 /* ── conversations and the inbox ──────────────────────────────────────────────────────────────────────── */
 
-/** The conversation's end user, as the agent named them. */
+/**
+ * The conversation's end user. `assurance`: `verified` when Tollgate verified the user's own identity provider token
+ * (`user.token`) and took the id, roles and name from it; `asserted` when the agent named them.
+ */
 export type ConversationUser = S['ConversationUser'];
+/**
+ * The end user a conversation starts for: `{ id, roles?, name? }` as the agent names them (asserted), or
+ * `{ token }` (with `id` only if it is the token's `sub`): the user's own token from the identity provider, issued to
+ * the agent's application and never one Tollgate takes as a bearer token. Tollgate verifies it and records the user
+ * as verified, which rules with `requireVerifiedUser` insist on.
+ */
 export type ConversationUserInput = S['ConversationUserInput'];
 export type StartConversationRequest = S['StartConversationRequest'];
 export type Conversation = S['Conversation'];

@@ -76,7 +76,12 @@ class Tollgate:
         metadata: Mapping[str, Any] | None = None,
     ) -> Conversation:
         """Starts a conversation, or takes up the one with this id (the same id from the same agent answers it as
-        it is). Without an id one is made here, before the first attempt, so a retried start never makes two."""
+        it is). Without an id one is made here, before the first attempt, so a retried start never makes two.
+
+        ``user``: the end user, ``{"id", "roles", "name"}`` as the agent names them (recorded as asserted), or
+        ``{"token": <the user's own identity provider token>}``, issued to the agent's application (never one
+        Tollgate takes as a bearer token): Tollgate verifies it and takes the id, roles and name from it (recorded
+        as verified, which rules with ``requireVerifiedUser`` insist on). The token is sent, never kept or logged."""
         cid = id if id is not None else new_id("conv")
         if not ID_PATTERN.fullmatch(cid):
             raise ValueError(f"conversation id {cid!r} must match {ID_PATTERN.pattern}")
