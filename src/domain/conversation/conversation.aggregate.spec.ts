@@ -10,6 +10,7 @@ import {
   Decider,
   DecisionResult,
   HaltInForce,
+  policyUser,
   ProposedCall,
 } from './conversation.aggregate';
 import { standingDecision } from './rules/first-decision-wins';
@@ -161,6 +162,20 @@ describe('starting a conversation', () => {
     expect(conv.user).toBeNull();
     expect(conv.pullEvents()).toEqual([]);
     expect(conv.hasChanges).toBe(false);
+  });
+
+  it("records how Tollgate knows the user: the agent's word unless verified, and the policy sees only verified as verified", () => {
+    const start = (user: ConversationUser) =>
+      Conversation.start({ id: 'conv_1', tenantId: TENANT, agentId: AGENT_ID, user, at: at(0) });
+    const asserted = start(USER);
+    expect(asserted.user).toEqual({ ...USER, assurance: 'asserted' });
+    expect(asserted.pullEvents()[0]).toMatchObject({ data: { user: { ...USER, assurance: 'asserted' } } });
+    const verified = start({ ...USER, assurance: 'verified' });
+    expect(verified.pullEvents()[0]).toMatchObject({ data: { user: { assurance: 'verified' } } });
+    expect(policyUser(verified.user)).toEqual({ id: USER.id, roles: USER.roles, verified: true });
+    expect(policyUser(asserted.user)).toEqual({ id: USER.id, roles: USER.roles, verified: false });
+    expect(policyUser({ id: 'u', roles: [] })).toEqual({ id: 'u', roles: [], verified: false });
+    expect(policyUser(null)).toBeUndefined();
   });
 
   it('recognises the same agent starting it again as a replay', () => {
