@@ -129,13 +129,15 @@ import { ChannelPeople } from './application/persons/channel-people';
 import { RefuseUnlinkedDecisionHandler } from './application/persons/refuse-unlinked-decision';
 import { PersonSightingsInterceptor } from './adapters/http/persons.interceptor';
 import { SlackPeople } from './adapters/slack/slack-people';
-import { PasskeysController } from './adapters/http/controllers/passkeys.controller';
+import { PasskeysController, PersonPasskeysController } from './adapters/http/controllers/passkeys.controller';
 import {
   ListPasskeysHandler,
   PasskeyAssertionOptionsHandler,
   PasskeyRegistrationOptionsHandler,
   RegisterPasskeyHandler,
   RemovePasskeyHandler,
+  ListPersonPasskeysHandler,
+  RevokePersonPasskeyHandler,
 } from './application/commands/passkeys/passkey.commands';
 import { RequestStepUpHandler } from './application/commands/request-step-up/request-step-up.handler';
 import { PASSKEYS } from './application/ports/passkey.port';
@@ -165,6 +167,7 @@ const COMMAND_HANDLERS = [
   PasskeyAssertionOptionsHandler,
   RegisterPasskeyHandler,
   RemovePasskeyHandler,
+  RevokePersonPasskeyHandler,
 ];
 const QUERY_HANDLERS = [
   GetConversationHandler,
@@ -188,6 +191,7 @@ const QUERY_HANDLERS = [
   GetPolicyVersionHandler,
   SimulatePolicyHandler,
   ListPasskeysHandler,
+  ListPersonPasskeysHandler,
 ];
 
 /** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
@@ -231,6 +235,7 @@ export class AppModule implements NestModule {
         EventStreamController,
         MeController,
         PasskeysController,
+        PersonPasskeysController,
         ...QUESTION_CONTROLLERS,
         ...channelControllers(config),
       ],

@@ -68,6 +68,8 @@ export interface Passkeys {
   ): Promise<{ ok: true } | { ok: false; error: DomainError }>;
   /** How many passkeys the person holds. */
   count(p: Principal): Promise<number>;
+  /** An admin's recovery for a lost device: removes one of a person's passkeys, no assertion. False: none such. */
+  revoke(tenantId: string, personId: string, credentialId: string): Promise<boolean>;
   /**
    * Options for a step-up on `toolCallId`, approving `args`: the challenge is derived from the call id and the
    * digest (SHA-256 of the RFC 8785 form) of the arguments, with a random nonce.

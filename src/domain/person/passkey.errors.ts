@@ -24,8 +24,29 @@ export class TooManyPasskeysError extends DomainError {
 
 /** The person has no passkey with that id. */
 export class PasskeyNotFoundError extends DomainError {
+  constructor(whose = 'of yours') {
+    super('not_found', 'not_found', `No passkey ${whose} has this id`);
+  }
+}
+
+/** Only admins see or remove other people's passkeys. */
+export class PasskeysOfOthersError extends DomainError {
   constructor() {
-    super('not_found', 'not_found', 'No passkey of yours has this id');
+    super('forbidden', 'forbidden', "Only admins see and remove other people's passkeys");
+  }
+}
+
+/**
+ * An admin removes other people's lost passkeys, never their own: their own need an assertion with one of them,
+ * or a stolen admin session could swap the admin's passkeys for the thief's.
+ */
+export class OwnPasskeyRevocationError extends DomainError {
+  constructor() {
+    super(
+      'forbidden',
+      'forbidden',
+      'Remove your own passkeys under /v1/me/passkeys, with an assertion from one of them; another admin can remove a lost one',
+    );
   }
 }
 

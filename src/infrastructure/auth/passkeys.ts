@@ -235,6 +235,18 @@ export class WebAuthnPasskeys implements Passkeys {
     return { ok: true as const };
   }
 
+  async revoke(tenantId: string, personId: string, credentialId: string): Promise<boolean> {
+    // TypeORM answers a DELETE on PostgreSQL as [rows, count].
+    const [, count]: [unknown[], number] = await this.uow
+      .manager()
+      .query(`DELETE FROM passkeys WHERE tenant_id = $1 AND person_id = $2 AND credential_id = $3`, [
+        tenantId,
+        personId,
+        credentialId,
+      ]);
+    return count > 0;
+  }
+
   async stepUpOptions(p: Principal, toolCallId: string, args: Record<string, unknown>, at: Date) {
     const argumentsDigest = digest(args);
     const nonce = randomBytes(16).toString('base64url');

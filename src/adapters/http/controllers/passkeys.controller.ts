@@ -16,6 +16,8 @@ import {
   PasskeyRegistrationOptionsCommand,
   RegisterPasskeyCommand,
   RemovePasskeyCommand,
+  ListPersonPasskeysQuery,
+  RevokePersonPasskeyCommand,
 } from '../../../application/commands/passkeys/passkey.commands';
 import type { PasskeySummary } from '../../../application/ports/passkey.port';
 import { PasskeyNotFoundError } from '../../../domain/person/passkey.errors';
@@ -33,7 +35,7 @@ import { ApiChannelHeader } from '../../api/dto/api-params';
 import { ForbiddenError } from '../../api/errors';
 import { channelHeader } from '../../api/request-params';
 import { parseBody } from '../../api/validation';
-import { CurrentPrincipal } from '../auth';
+import { CurrentPrincipal, Roles } from '../auth';
 
 /** A credential id as a path segment: base64url, at most 1023 bytes of id. Anything else is no passkey of anyone's. */
 const CREDENTIAL_ID = /^[A-Za-z0-9_-]{1,1366}$/;
@@ -167,5 +169,62 @@ export class PasskeysController {
     if (!CREDENTIAL_ID.test(id)) throw new PasskeyNotFoundError();
     const dto = parseBody(RemovePasskeyRequest, body);
     await this.commands.execute(new RemovePasskeyCommand({ ...p, via: channelHeader(channel) }, id, dto.assertion));
+  }
+}
+
+/** A person's id as a path segment: what a token's `sub` may be (bounded, printable). */
+const PERSON_ID = /^[\x21-\x7e]{1,256}$/;
+
+/**
+ * Admins' recovery for a lost device: see a person's passkeys and remove one without an assertion. Never their
+ * own (those need an assertion with one of them, under /v1/me/passkeys), and only in their own tenant.
+ */
+@ApiTags('identity')
+@ApiBearerAuth()
+@Controller('v1/people/:personId/passkeys')
+export class PersonPasskeysController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+  ) {}
+
+  @Get()
+  @Roles('admin')
+  @ApiOperation({
+    operationId: 'listPersonPasskeys',
+    summary: "List a person's passkeys (admins)",
+    description: "Admins. A person's passkeys in the admin's tenant, to find the one a lost device held.",
+  })
+  @ApiParam({ name: 'personId', description: "The person's id (their token's or provider's sub)", type: 'string' })
+  @ApiOkResponse({ type: PasskeyListView })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
+  async list(@CurrentPrincipal() p: Principal, @Param('personId') personId: string): Promise<PasskeyListView> {
+    if (!PERSON_ID.test(personId)) return { passkeys: [] };
+    const passkeys: PasskeySummary[] = await this.queries.execute(new ListPersonPasskeysQuery(p, personId));
+    return { passkeys: passkeys.map(view) };
+  }
+
+  @Delete(':id')
+  @Roles('admin')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'revokePersonPasskey',
+    summary: "Remove a person's lost passkey (admins)",
+    description:
+      'Admins, for another person (your own: DELETE /v1/me/passkeys/{id} with an assertion; 403 here). No assertion needed: the person lost the device. Recorded in the audit trail as PasskeyRemoved with you as removedBy. The person can then register a new passkey with their sign-in alone.',
+  })
+  @ApiParam({ name: 'personId', description: "The person's id", type: 'string' })
+  @ApiParam({ name: 'id', description: "The passkey's credential id (base64url)", type: 'string' })
+  @ApiChannelHeader()
+  @ApiNoContentResponse({ description: 'Removed' })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'not_found')
+  async revoke(
+    @CurrentPrincipal() p: Principal,
+    @Param('personId') personId: string,
+    @Param('id') id: string,
+    @Headers('x-tollgate-channel') channel?: string,
+  ): Promise<void> {
+    if (!PERSON_ID.test(personId) || !CREDENTIAL_ID.test(id)) throw new PasskeyNotFoundError('of this person');
+    await this.commands.execute(new RevokePersonPasskeyCommand({ ...p, via: channelHeader(channel) }, personId, id));
   }
 }

@@ -1,6 +1,11 @@
 import { Inject } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler, IQueryHandler, Query, QueryHandler } from '@nestjs/cqrs';
-import { PasskeysForPersonsOnlyError } from '../../../domain/person/passkey.errors';
+import {
+  OwnPasskeyRevocationError,
+  PasskeyNotFoundError,
+  PasskeysForPersonsOnlyError,
+  PasskeysOfOthersError,
+} from '../../../domain/person/passkey.errors';
 import { PasskeyRegistered, PasskeyRemoved } from '../../../domain/person/person.events';
 import { sightingOf } from '../../../domain/person/person';
 import { isAgent, personActor, Principal } from '../../../domain/shared/actor';
@@ -170,4 +175,70 @@ export class RemovePasskeyHandler implements ICommandHandler<RemovePasskeyComman
     });
     if (!result.ok) throw result.error;
   }
+}
+
+/** An admin's view of a person's passkeys (GET /v1/people/{id}/passkeys): to find the lost one. */
+export class ListPersonPasskeysQuery extends Query<PasskeySummary[]> {
+  constructor(
+    readonly admin: Principal,
+    readonly personId: string,
+  ) {
+    super();
+  }
+}
+
+@QueryHandler(ListPersonPasskeysQuery)
+export class ListPersonPasskeysHandler implements IQueryHandler<ListPersonPasskeysQuery> {
+  constructor(@Inject(PASSKEYS) private readonly passkeys: Passkeys) {}
+
+  execute({ admin, personId }: ListPersonPasskeysQuery) {
+    mustBeAdmin(admin);
+    // The tenant is the admin's own: another tenant's person is no one here.
+    return this.passkeys.list({ id: personId, tenant: admin.tenant, roles: [] });
+  }
+}
+
+/**
+ * An admin removes one of another person's passkeys without an assertion: the way back for someone who lost the
+ * device that held their only passkey (they register a new one with their session alone). Recorded as
+ * PasskeyRemoved with the admin as `removedBy`.
+ */
+export class RevokePersonPasskeyCommand extends Command<void> {
+  constructor(
+    readonly admin: Principal,
+    readonly personId: string,
+    readonly credentialId: string,
+  ) {
+    super();
+  }
+}
+
+@CommandHandler(RevokePersonPasskeyCommand)
+export class RevokePersonPasskeyHandler implements ICommandHandler<RevokePersonPasskeyCommand> {
+  constructor(
+    @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
+    @Inject(PASSKEYS) private readonly passkeys: Passkeys,
+    @Inject(PERSONS) private readonly persons: PersonRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async execute({ admin, personId, credentialId }: RevokePersonPasskeyCommand): Promise<void> {
+    mustBeAdmin(admin);
+    if (personId === admin.id) throw new OwnPasskeyRevocationError();
+    await this.uow.run(async () => {
+      if (!(await this.passkeys.revoke(admin.tenant, personId, credentialId)))
+        throw new PasskeyNotFoundError(`of ${personId}`);
+      const at = this.clock.now();
+      await this.persons.record([
+        new PasskeyRemoved(
+          { tenantId: admin.tenant, at, actor: personActor(admin, admin.via ?? 'api') },
+          { personId, credentialId, removedBy: admin.id },
+        ),
+      ]);
+    });
+  }
+}
+
+function mustBeAdmin(p: Principal): void {
+  if (isAgent(p) || !p.roles.includes('admin')) throw new PasskeysOfOthersError();
 }
