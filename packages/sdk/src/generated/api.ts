@@ -267,9 +267,29 @@ export interface paths {
     put?: never;
     /**
      * Approve, reject or always allow a held call
-     * @description People only (an agent token is refused): a caller whose roles are among the call's approvers, or its end user when `requester` is. The first decision wins: a call no longer pending answers 409 already_decided with the standing decision; the same request again by the same person answers 200, unchanged.
+     * @description People only (an agent token is refused): a caller whose roles are among the call's approvers, or its end user when `requester` is. The first decision wins: a call no longer pending answers 409 already_decided with the standing decision; the same request again by the same person answers 200, unchanged. A call whose rule says `stepUp: passkey` is approved only with `stepUp.passkey`: an assertion answering POST /v1/tool-calls/{id}/step-up for the same arguments (a rejection needs none).
      */
     post: operations['decideToolCall'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/tool-calls/{id}/step-up': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Get the passkey challenge an approval of this call needs
+     * @description For a call whose rule says `stepUp: passkey`: the options for navigator.credentials.get() (@simplewebauthn/browser startAuthentication), with a challenge derived from the call and the arguments the approval will carry (`arguments`: the edited ones; absent, the call's own, or a quorum's fixed ones), answering once within 5 minutes. Send the assertion as the decision's `stepUp.passkey`. The decision's 404 and 403; a call no longer pending 409 already_decided; a call whose rule asks no passkey 409 step_up_not_required; a person with no passkey 409 no_passkey.
+     */
+    post: operations['requestStepUp'];
     delete?: never;
     options?: never;
     head?: never;
@@ -736,6 +756,130 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/me/passkeys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your passkeys
+     * @description People only. Never their public keys.
+     */
+    get: operations['listPasskeys'];
+    put?: never;
+    /**
+     * Register a passkey
+     * @description People only. The registration answering POST /v1/me/passkeys/options; when you hold passkeys already, with `assertion` made with one of them (else 403 step_up_required). A registration that does not verify (another origin, no user verification, a used or expired challenge) answers 400 passkey_invalid. Recorded in the audit trail as PasskeyRegistered, with the public key.
+     */
+    post: operations['registerPasskey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/me/passkeys/options': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Options to register a passkey
+     * @description People only, no body. The options for navigator.credentials.create() (@simplewebauthn/browser startRegistration), user verification required; when you hold passkeys already, also `assertion`: the options for the assertion with one of them that adding another needs. Each challenge answers once, within 5 minutes.
+     */
+    post: operations['passkeyRegistrationOptions'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/me/passkeys/assertion-options': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Options for an assertion with one of your passkeys
+     * @description People only, no body. What removing a passkey needs: the options for navigator.credentials.get() (@simplewebauthn/browser startAuthentication), answering once within 5 minutes.
+     */
+    post: operations['passkeyAssertionOptions'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/me/passkeys/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove one of your passkeys
+     * @description People only. With an assertion made with one of your passkeys (POST /v1/me/passkeys/assertion-options); without a valid one, 403 step_up_required. Recorded in the audit trail as PasskeyRemoved.
+     */
+    delete: operations['removePasskey'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/people/{personId}/passkeys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a person's passkeys (admins)
+     * @description Admins. A person's passkeys in the admin's tenant, to find the one a lost device held.
+     */
+    get: operations['listPersonPasskeys'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/people/{personId}/passkeys/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a person's lost passkey (admins)
+     * @description Admins, for another person (your own: DELETE /v1/me/passkeys/{id} with an assertion; 403 here). No assertion needed: the person lost the device. Recorded in the audit trail as PasskeyRemoved with you as removedBy. The person can then register a new passkey with their sign-in alone.
+     */
+    delete: operations['revokePersonPasskey'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/conversations/{id}/questions': {
     parameters: {
       query?: never;
@@ -924,6 +1068,27 @@ export interface components {
       /** @description `client`: an MCP client relayed the decision from its chat; there is no proof that a person saw the call. Left out: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API) */
       assurance?: components['schemas']['Assurance'];
     };
+    /** @enum {string} */
+    StepUpMethod: 'passkey';
+    /** @description A proof of presence: the passkey that signed the approval. The whole assertion, with the challenge it answered, is in the decision event of the audit trail */
+    StepUp: {
+      method: components['schemas']['StepUpMethod'];
+      /**
+       * @description The passkey's credential id (base64url)
+       * @example hV3x0Q2lWq8
+       */
+      credentialId: string;
+      /**
+       * @description The authenticator model's AAGUID (all zeros when it does not say)
+       * @example 00000000-0000-0000-0000-000000000000
+       */
+      aaguid: string;
+      /**
+       * @description The authenticator verified the user (PIN, biometrics)
+       * @enum {boolean}
+       */
+      userVerified: true;
+    };
     ToolCallDecision: {
       outcome: components['schemas']['DecisionOutcome'];
       by: components['schemas']['ActorRef'];
@@ -937,6 +1102,8 @@ export interface components {
       editedArguments?: {
         [key: string]: unknown;
       };
+      /** @description The passkey the approval was made with, when the call's rule asks for one (stepUp: passkey) */
+      stepUp?: components['schemas']['StepUp'];
     };
     /**
      * @description already_decided, not_approved, already_executed, not_executed: the status of the call now
@@ -988,6 +1155,18 @@ export interface components {
       errors?: components['schemas']['ValidationFault'][];
       /** @description conversation_blocked: the calls still waiting for a person */
       pendingToolCallIds?: string[];
+      /** @description step_up_required, step_up_mismatch, step_up_not_required, no_passkey, chat_approval_not_allowed: the call */
+      toolCallId?: string;
+      /**
+       * @description step_up_required, step_up_mismatch, no_passkey, chat_approval_not_allowed: the call's card in the web inbox
+       * @example /#/calls/tc_1
+       */
+      card?: string;
+      /**
+       * @description step_up_required, step_up_mismatch, no_passkey: what the call needs
+       * @enum {string}
+       */
+      stepUp?: 'passkey';
       /** @description already_decided: the standing decision */
       decision?: components['schemas']['ToolCallDecision'];
       /** @description already_decided, not_approved, already_executed, not_executed: the status of the call now */
@@ -1214,11 +1393,15 @@ export interface components {
       results: components['schemas']['SimulatedCall'][];
       summary: components['schemas']['SimulationSummary'];
     };
+    /** @description The end user: `id` (with `roles` and `name`) as the agent names them, recorded as asserted; or `token`, the user's own identity provider token, which Tollgate verifies and takes the id, roles and name from (recorded as verified). One of id and token is required */
     ConversationUserInput: {
-      /** @description The end user's id: a person whose token `sub` equals it is the conversation's requester */
-      id: string;
-      /** @description Roles the user holds, for requireRole */
+      /** @description The end user's id: a person whose token `sub` equals it is the conversation's requester. Required without `token`; with it, it must be the token's `sub` */
+      id?: string;
+      /** @description The end user's own token from the identity provider (a JWT), issued to the agent's application (an audience in TOLLGATE_USER_TOKEN_AUDIENCE), never one Tollgate accepts as a bearer token. Verified with the keys of people's tokens; the user's id, roles and name come from it. Never stored, logged or shown */
+      token?: string;
+      /** @description Roles the user holds, for requireRole (not with `token`: they come from it) */
       roles?: string[];
+      /** @description Not with `token`: the name comes from it */
       name?: string;
     };
     StartConversationRequest: {
@@ -1231,7 +1414,12 @@ export interface components {
         [key: string]: unknown;
       };
     };
-    /** @description The conversation's end user, as the agent named them */
+    /**
+     * @description verified: Tollgate verified the user's own identity provider token (user.token) and took the id, roles and name from it; asserted: the agent named the user (its word only)
+     * @enum {string}
+     */
+    UserAssurance: 'verified' | 'asserted';
+    /** @description The conversation's end user: verified from their own token (user.token), or as the agent named them */
     ConversationUser: {
       /** @example ann */
       id: string;
@@ -1243,6 +1431,8 @@ export interface components {
       roles: string[];
       /** @example Ann */
       name?: string;
+      /** @description verified: Tollgate verified the user's own identity provider token (user.token) and took the id, roles and name from it; asserted: the agent named the user (its word only) */
+      assurance: components['schemas']['UserAssurance'];
     };
     /**
      * @description blocked: a call waits for a person; halted: a halt covers it
@@ -1326,6 +1516,8 @@ export interface components {
        * @enum {boolean}
        */
       chatApproval?: false;
+      /** @description passkey: an approval needs a fresh passkey assertion made for this call and the exact arguments approved (POST /v1/tool-calls/{id}/step-up gives its options); without one, 403 step_up_required. Channels that cannot sign (Slack, the CLI, chat) link to the card in the inbox */
+      stepUp?: components['schemas']['StepUpMethod'];
       /** @description When more than one distinct approval is needed */
       quorum?: components['schemas']['ToolCallQuorum'];
     };
@@ -1496,6 +1688,12 @@ export interface components {
       toolCalls: components['schemas']['ToolCall'][];
       refused: components['schemas']['StepDecisionRefusal'][];
     };
+    StepUpEvidence: {
+      /** @description The AuthenticationResponseJSON the browser's navigator.credentials.get() gave (@simplewebauthn/browser startAuthentication), as is */
+      passkey: {
+        [key: string]: unknown;
+      };
+    };
     DecisionRequest: {
       /** @enum {string} */
       decision: 'approve' | 'reject' | 'always_allow';
@@ -1524,6 +1722,27 @@ export interface components {
       args?: {
         [key: string]: string;
       };
+      /** @description An approval of a call whose rule says stepUp: passkey: the passkey assertion answering POST /v1/tool-calls/{id}/step-up's options, made for the same arguments. Without a valid one, 403 step_up_required; made for another call or other arguments, 403 step_up_mismatch */
+      stepUp?: components['schemas']['StepUpEvidence'];
+    };
+    StepUpRequest: {
+      /** @description The edited arguments the approval will carry; absent: the call's own (or, in a quorum, those the first approval fixed) */
+      arguments?: {
+        [key: string]: unknown;
+      };
+    };
+    StepUpOptions: {
+      /** @description PublicKeyCredentialRequestOptionsJSON, for startAuthentication; user verification required, the challenge derived from the call and the arguments (docs/AUTH.md): give it to @simplewebauthn/browser as { optionsJSON }. Its challenge answers once, within 5 minutes */
+      publicKey: {
+        [key: string]: unknown;
+      };
+      /** @example tc_7de0c1 */
+      toolCallId: string;
+      /**
+       * @description SHA-256 hex of the RFC 8785 form of the arguments the approval will approve (as a receipt `args`)
+       * @example 9f2c…
+       */
+      argumentsDigest: string;
     };
     DeadlineRequest: {
       /**
@@ -1838,7 +2057,9 @@ export interface components {
       | 'QuestionAsked'
       | 'QuestionAnswered'
       | 'QuestionExpired'
-      | 'QuestionCancelled';
+      | 'QuestionCancelled'
+      | 'PasskeyRegistered'
+      | 'PasskeyRemoved';
     /** @enum {string} */
     ActorKind: 'person' | 'agent' | 'system';
     /** @description Who acted, as the audit trail records them */
@@ -2006,6 +2227,67 @@ export interface components {
       /** @description An agent's owner (its token's `owner` claim); null for people */
       owner: string | null;
     };
+    Passkey: {
+      /**
+       * @description The credential id (base64url): the passkey's id
+       * @example hV3x0Q2lWq8
+       */
+      id: string;
+      /** @example Work laptop */
+      name: string;
+      /**
+       * @description The authenticator model's AAGUID (all zeros when it does not say)
+       * @example 00000000-0000-0000-0000-000000000000
+       */
+      aaguid: string;
+      /** @description Synced between devices by its provider, as the authenticator said at registration */
+      backedUp: boolean;
+      /** Format: date-time */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description Its last verified assertion
+       */
+      lastUsedAt?: string;
+    };
+    PasskeyList: {
+      passkeys: components['schemas']['Passkey'][];
+    };
+    PasskeyAssertionOptions: {
+      /** @description PublicKeyCredentialRequestOptionsJSON, for startAuthentication: give it to @simplewebauthn/browser as { optionsJSON }. Its challenge answers once, within 5 minutes */
+      publicKey: {
+        [key: string]: unknown;
+      };
+    };
+    PasskeyRegistrationOptions: {
+      /** @description PublicKeyCredentialCreationOptionsJSON, for startRegistration: give it to @simplewebauthn/browser as { optionsJSON }. Its challenge answers once, within 5 minutes */
+      publicKey: {
+        [key: string]: unknown;
+      };
+      /** @description When you hold passkeys already: the options for the assertion with one of them that adding another needs */
+      assertion?: components['schemas']['PasskeyAssertionOptions'];
+    };
+    RegisterPasskeyRequest: {
+      /** @description The RegistrationResponseJSON the browser's navigator.credentials.create() gave (@simplewebauthn/browser startRegistration), as is */
+      response: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description What to call it
+       * @example Work laptop
+       */
+      name?: string;
+      /** @description Needed when you hold passkeys already: an assertion with one of them, answering the options `assertion` of POST /v1/me/passkeys/options */
+      assertion?: {
+        [key: string]: unknown;
+      };
+    };
+    RemovePasskeyRequest: {
+      /** @description An assertion with one of your passkeys, answering POST /v1/me/passkeys/assertion-options (the one removed may make it) */
+      assertion: {
+        [key: string]: unknown;
+      };
+    };
     AskQuestionRequest: {
       /** @example Proceed with the EU or the US region? */
       text: string;
@@ -2131,6 +2413,8 @@ export interface components {
         | 'QuestionAnswered'
         | 'QuestionExpired'
         | 'QuestionCancelled'
+        | 'PasskeyRegistered'
+        | 'PasskeyRemoved'
         | '*'
       )[];
       /** @description a Standard Webhooks secret (whsec_ + base64 of 24 to 64 bytes); made for you when left out, and shown only in this answer */
@@ -2176,6 +2460,8 @@ export interface components {
         | 'QuestionAnswered'
         | 'QuestionExpired'
         | 'QuestionCancelled'
+        | 'PasskeyRegistered'
+        | 'PasskeyRemoved'
         | '*'
       )[];
       description: string | null;
@@ -2222,6 +2508,8 @@ export interface components {
         | 'QuestionAnswered'
         | 'QuestionExpired'
         | 'QuestionCancelled'
+        | 'PasskeyRegistered'
+        | 'PasskeyRemoved'
         | '*'
       )[];
       description: string | null;
@@ -2347,6 +2635,13 @@ export interface components {
       quorum?: components['schemas']['PolicyQuorum'];
       /** @description Whether an approval answered inside an MCP client (the chat form, recorded via mcp with assurance client: the client relayed it, no proof a person saw the call) may decide the calls this rule holds. Left out: yes for confirm calls of tools not flagged destructive, without selfApproval: false and without a quorum; no otherwise. false: never (403 chat_approval_not_allowed; the call waits in the inbox, and a rejection from the chat is still taken). true cannot override the exclusions: it is refused beside selfApproval: false, a quorum or a level other than confirm, and a destructive tool stays excluded. */
       allowChatApproval?: boolean;
+      /**
+       * @description passkey: a person approves the calls this rule holds (confirm, manual) only with a fresh passkey assertion, user verification required, whose challenge is derived from the call id and the digest of the exact arguments approved (edited ones included). Without one the approval gets 403 step_up_required; one made for another call or other arguments, 403 step_up_mismatch. No standing grant covers these calls, no chat client approves them, and Slack, the CLI and chat link to the card in the inbox, where the passkey signs. A rejection needs no passkey.
+       * @enum {string}
+       */
+      stepUp?: 'passkey';
+      /** @description true: the calls this rule matches are denied unless the conversation's end user was verified by Tollgate from their own identity provider token (user.token when the conversation started), not merely asserted by the agent. */
+      requireVerifiedUser?: boolean;
       escalate?: components['schemas']['PolicyEscalate'];
       remindBefore?: components['schemas']['PolicyRemindBefore'];
       /** @description true: the string arguments this rule's match names are shell command lines, matched against the whole command and each simple command in it, whatever defaults.shellTools says. false: matched as written. Left out: shell when the tool is one of defaults.shellTools. */
@@ -3885,7 +4180,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The role is lacking (forbidden); A standing grant wider than the caller or the policy allows (forbidden) */
+      /** @description The role is lacking (forbidden); A standing grant wider than the caller or the policy allows (forbidden); The call's rule asks for a passkey, and no assertion proved a present person approved (step_up_required); The passkey signed for another call or other arguments (step_up_mismatch) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3904,6 +4199,121 @@ export interface operations {
         };
       };
       /** @description The call is no longer pending (already_decided) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  requestStepUp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The tool call's id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['StepUpRequest'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StepUpOptions'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such resource, or one the caller may not see (not_found) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The call is no longer pending (already_decided); The call's rule asks no passkey (step_up_not_required); The call needs a passkey and the person has none (no_passkey) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5054,6 +5464,8 @@ export interface operations {
           | 'QuestionAnswered'
           | 'QuestionExpired'
           | 'QuestionCancelled'
+          | 'PasskeyRegistered'
+          | 'PasskeyRemoved'
         )[];
         /** @description ISO 8601 date or date-time; inclusive */
         from?: string;
@@ -5174,6 +5586,8 @@ export interface operations {
           | 'QuestionAnswered'
           | 'QuestionExpired'
           | 'QuestionCancelled'
+          | 'PasskeyRegistered'
+          | 'PasskeyRemoved'
         )[];
         /** @description ISO 8601 date or date-time; inclusive */
         from?: string;
@@ -5741,6 +6155,554 @@ export interface operations {
         headers: {
           /** @description Bearer */
           'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listPasskeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PasskeyList'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  registerPasskey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description X-Tollgate-Channel: where the person acts from, recorded as `via` (default api); Slack sets its own */
+        'x-tollgate-channel'?: 'web' | 'cli' | 'api' | 'mcp';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RegisterPasskeyRequest'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Passkey'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed); A passkey registration that does not verify (passkey_invalid) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden); The call's rule asks for a passkey, and no assertion proved a present person approved (step_up_required) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The person holds as many passkeys as one may (too_many_passkeys) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  passkeyRegistrationOptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PasskeyRegistrationOptions'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  passkeyAssertionOptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PasskeyAssertionOptions'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  removePasskey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description X-Tollgate-Channel: where the person acts from, recorded as `via` (default api); Slack sets its own */
+        'x-tollgate-channel'?: 'web' | 'cli' | 'api' | 'mcp';
+      };
+      path: {
+        /** @description The passkey's credential id (base64url) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RemovePasskeyRequest'];
+      };
+    };
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden); The call's rule asks for a passkey, and no assertion proved a present person approved (step_up_required) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such resource, or one the caller may not see (not_found) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listPersonPasskeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The person's id (their token's or provider's sub) */
+        personId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PasskeyList'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  revokePersonPasskey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description X-Tollgate-Channel: where the person acts from, recorded as `via` (default api); Slack sets its own */
+        'x-tollgate-channel'?: 'web' | 'cli' | 'api' | 'mcp';
+      };
+      path: {
+        /** @description The person's id */
+        personId: string;
+        /** @description The passkey's credential id (base64url) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such resource, or one the caller may not see (not_found) */
+      404: {
+        headers: {
           [name: string]: unknown;
         };
         content: {

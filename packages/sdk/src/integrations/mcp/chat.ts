@@ -72,7 +72,7 @@ export function cardUrl(inboxUrl: string, toolCallId: string): string {
 
 /** The call's rule asks for a passkey on each approval (`approval.stepUp`): only the web inbox can sign for it. */
 export function needsPasskey(call: Pick<ToolCall, 'approval'>): boolean {
-  return (call.approval as { stepUp?: unknown } | undefined)?.stepUp === 'passkey';
+  return call.approval?.stepUp === 'passkey';
 }
 
 /**
