@@ -6,7 +6,10 @@
  * person's passkey, another origin, another tenant) is step_up_required; a challenge for another call or other
  * arguments is step_up_mismatch. A software authenticator stands in for the browser's.
  */
+import { isoCBOR } from '@simplewebauthn/server/helpers';
+import canonicalize from 'canonicalize';
 import { decodeJwt } from 'jose';
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
 import { SoftAuthenticator } from '../support/soft-authenticator';
@@ -244,12 +247,46 @@ describe('approving a call whose rule asks for a passkey', () => {
       toolCallId: id,
       argumentsDigest: options.body.argumentsDigest,
       nonce: expect.any(String),
+      publicKey: expect.any(String),
       assertion: {
         clientDataJSON: assertion.response.clientDataJSON,
         authenticatorData: assertion.response.authenticatorData,
         signature: assertion.response.signature,
       },
     });
+    // What an auditor does with the trail alone: the key is the registered one, the challenge derives again from
+    // the proof (docs/AUTH.md), and the signature checks with that key.
+    const proof = approved.data.stepUp;
+    const registered = (await events('type=PasskeyRegistered')).find((e) => e.data.credentialId === annKey.ids[0]);
+    expect(proof.publicKey).toBe(registered.data.publicKey);
+    const derived = createHash('sha256')
+      .update(
+        canonicalize({
+          v: 'tollgate-step-up/1',
+          tenant: 'default',
+          toolCallId: id,
+          argumentsDigest: proof.argumentsDigest,
+          nonce: proof.nonce,
+        })!,
+      )
+      .digest('base64url');
+    const clientData = JSON.parse(Buffer.from(proof.assertion.clientDataJSON, 'base64url').toString());
+    expect(clientData.challenge).toBe(derived);
+    const signed = Buffer.concat([
+      Buffer.from(proof.assertion.authenticatorData, 'base64url'),
+      createHash('sha256').update(Buffer.from(proof.assertion.clientDataJSON, 'base64url')).digest(),
+    ]);
+    const cose = isoCBOR.decodeFirst<Map<number, Uint8Array>>(Buffer.from(proof.publicKey, 'base64url'));
+    const key = createPublicKey({
+      format: 'jwk',
+      key: {
+        kty: 'EC',
+        crv: 'P-256',
+        x: Buffer.from(cose.get(-2)!).toString('base64url'),
+        y: Buffer.from(cose.get(-3)!).toString('base64url'),
+      },
+    });
+    expect(verify('sha256', signed, key, Buffer.from(proof.assertion.signature, 'base64url'))).toBe(true);
     const claim = await http.post(`/v1/tool-calls/${id}/execution`, agent);
     expect(claim.status).toBe(200);
     const receipt = decodeJwt(claim.body.receipt);
@@ -445,6 +482,10 @@ describe('approving a call whose rule asks for a passkey', () => {
     const r1 = await decide(id, ann, { decision: 'approve', stepUp: { passkey: annKey.assert(first.body.publicKey) } });
     expect(r1.status).toBe(200);
     expect(r1.body.status).toBe('pending');
+    // Ann's retry (a lost answer) is the same approval again: unchanged, not a refusal for want of a new passkey.
+    const retry = await decide(id, ann, { decision: 'approve' });
+    expect(retry.status).toBe(200);
+    expect(retry.body.approval.quorum.approvedBy.map((a: { id: string }) => a.id)).toEqual(['ann']);
     // Bob's approval needs his own passkey too.
     expectProblem(await decide(id, bob, { decision: 'approve' }), 403, 'step_up_required');
     const second = await stepUp(id, bob);
@@ -461,6 +502,10 @@ describe('approving a call whose rule asks for a passkey', () => {
     ]);
     const [recorded] = await events(`type=ToolCallApprovalRecorded&toolCallId=${id}`);
     expect(recorded.data.stepUp).toMatchObject({ credentialId: annKey.ids[0], toolCallId: id });
+    // The proof carries the passkey's public key: it checks on its own after a retention purge.
+    expect(recorded.data.stepUp.publicKey).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    const refusals = await events(`type=DecisionRefused&toolCallId=${id}`);
+    expect(refusals.map((e) => e.actor.id)).toEqual(['bob']);
   });
 
   it('a call whose rule asks no passkey carries no stepUp claim', async () => {

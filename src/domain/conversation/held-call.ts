@@ -124,7 +124,12 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
     );
     return { kind: 'refused', call, error: new ChatApprovalNotAllowedError(call.id, chat) };
   }
-  const stepUp = stepUpRefusal(input.decision, call.policy, input.stepUp, call.id, approvingArguments(call, input));
+  // A quorum member who approved already is answered by the quorum's own check (unchanged, or already decided),
+  // not asked for a passkey again.
+  const again = !!call.policy.quorum && call.approvals.some((a) => a.by.id === by.id);
+  const stepUp = again
+    ? undefined
+    : stepUpRefusal(input.decision, call.policy, input.stepUp, call.id, approvingArguments(call, input));
   if (stepUp) {
     c.record(
       new DecisionRefused(env, {

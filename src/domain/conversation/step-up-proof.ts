@@ -18,6 +18,11 @@ export interface StepUpProof {
   argumentsDigest: string;
   /** The challenge's random part: with the call id and digest it derives the challenge again (docs/AUTH.md). */
   nonce: string;
+  /**
+   * The passkey's public key (COSE, base64url), as registered: the proof checks on its own even after a retention
+   * purge removed the PasskeyRegistered event.
+   */
+  publicKey: string;
   /** The assertion as the authenticator signed it (base64url), so an auditor can check it with the passkey's key. */
   assertion: { clientDataJSON: string; authenticatorData: string; signature: string };
 }

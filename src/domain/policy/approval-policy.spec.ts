@@ -631,6 +631,26 @@ describe('ApprovalPolicy: passkey step-up and verified users', () => {
     expect(judge(rules, { user: { verified: true } })).toMatchObject({ level: 'confirm', rule: 0 });
   });
 
+  it('lets the requester approve a stepUp call only when the user was verified', () => {
+    const only: Rule[] = [{ match: '*', level: 'confirm', stepUp: 'passkey', approvers: ['requester'] }];
+    expect(judge(only, { user: { verified: true } })).toMatchObject({ level: 'confirm', approvers: ['requester'] });
+    expect(judge(only, { user: {} })).toMatchObject({
+      level: 'deny',
+      reason: expect.stringContaining('lets only the requester approve with a passkey'),
+    });
+    const shared: Rule[] = [{ match: '*', level: 'confirm', stepUp: 'passkey', approvers: ['requester', 'admin'] }];
+    expect(judge(shared, { user: {} })).toMatchObject({
+      level: 'confirm',
+      approvers: ['admin'],
+      reason: expect.stringContaining('requester not among the approvers'),
+    });
+    // Without a step-up the requester decides as before.
+    expect(judge([{ match: '*', level: 'confirm', approvers: ['requester'] }], { user: {} })).toMatchObject({
+      level: 'confirm',
+      approvers: ['requester'],
+    });
+  });
+
   it('requireVerifiedUser outranks a standing grant: the call is denied, not allowed', () => {
     const v = judge([{ match: '*', level: 'confirm', requireVerifiedUser: true }], {
       grants: [grant('tenant')],

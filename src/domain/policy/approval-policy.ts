@@ -129,6 +129,24 @@ export const ApprovalPolicy = {
         ? `Permission denied: rule ${index} requires a verified user (the conversation's user was asserted by the agent, not verified from their own token)`
         : `Permission denied: rule ${index} requires a verified user (the conversation has none)`;
     }
+    let approvers = rule?.approvers ?? defaults.approvers;
+    // A passkey proves a present person, not who they are to the call: a requester the agent merely named could be
+    // anyone the agent chose. So `requester` decides a step-up call only when Tollgate verified the user.
+    if (
+      (level === 'confirm' || level === 'manual') &&
+      stepUp &&
+      approvers.includes('requester') &&
+      !ctx.conversation.user?.verified
+    ) {
+      approvers = approvers.filter((a) => a !== 'requester');
+      if (approvers.length === 0) {
+        level = 'deny';
+        grantId = undefined;
+        reason = `Permission denied: rule ${index} lets only the requester approve with a passkey, and the conversation's user was not verified from their own token`;
+      } else {
+        reason = `${reason}; requester not among the approvers: the conversation's user was not verified from their own token`;
+      }
+    }
     const held = level === 'confirm' || level === 'manual';
 
     const chat = held ? chatApprovalOf(level, rule, flagsSeen, selfApproval) : true;
@@ -138,7 +156,7 @@ export const ApprovalPolicy = {
       policyVersion: ctx.policyVersion,
       reason,
       ...(grantId !== undefined && { grantId }),
-      approvers: rule?.approvers ?? defaults.approvers,
+      approvers,
       timeoutSeconds: rule?.timeoutSeconds ?? defaults.timeoutSeconds,
       grants: rule?.grants ?? defaults.grants,
       ...(selfApproval === false && { selfApproval: false as const }),

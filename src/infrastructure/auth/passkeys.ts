@@ -300,6 +300,7 @@ export class WebAuthnPasskeys implements Passkeys {
         toolCallId: issued.tool_call_id,
         argumentsDigest: issued.arguments_digest,
         nonce: issued.nonce,
+        publicKey: checked.row.public_key,
         assertion: {
           clientDataJSON: r.clientDataJSON,
           authenticatorData: r.authenticatorData,

@@ -9,6 +9,7 @@ const proof = (over: Partial<StepUpProof> = {}): StepUpProof => ({
   toolCallId: 'tc_1',
   argumentsDigest: 'ab'.repeat(32),
   nonce: 'bm9uY2U',
+  publicKey: 'pQECAyYgASFYIA',
   assertion: { clientDataJSON: 'e30', authenticatorData: 'AA', signature: 'AA' },
   ...over,
 });
