@@ -9,6 +9,9 @@ import type {
   JsonObject,
   StepDecision,
   StepDecisionRequest,
+  StepUpEvidence,
+  StepUpOptions,
+  StepUpRequest,
   ToolCall,
   ToolCallStatus,
 } from './types.js';
@@ -28,6 +31,12 @@ export interface DecideOptions {
   expiresIn?: number;
   /** `always_allow` only: argument name → glob; the grant covers only calls whose arguments all match. */
   args?: { [name: string]: string };
+  /**
+   * A call whose rule says `stepUp: passkey` (`needsPasskey(call)`): `{ passkey }`, the browser's assertion
+   * answering `stepUp(id, …)`'s options for the same arguments, as it is. Without a valid one, 403
+   * step_up_required; made for another call or other arguments, 403 step_up_mismatch. A rejection needs none.
+   */
+  stepUp?: StepUpEvidence;
   /** Recorded as `decision.by.via`; default the client's `channel`, else the server's `api`. */
   channel?: DecisionChannel;
   signal?: AbortSignal;
@@ -64,10 +73,27 @@ export class Inbox {
     if (d.scope !== undefined) body.scope = d.scope;
     if (d.expiresIn !== undefined) body.expiresIn = d.expiresIn;
     if (d.args !== undefined) body.args = d.args;
+    if (d.stepUp !== undefined) body.stepUp = d.stepUp;
     return this.tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(id)}/decision`, {
       body,
       signal: d.signal,
       headers: this.tollgate.channelHeader(d.channel),
+    });
+  }
+
+  /**
+   * The passkey challenge an approval of this call needs (its rule says `stepUp: passkey`), bound to the call and
+   * the arguments approved: `arguments` the edited ones the approval will carry; absent, the call's own (or those a
+   * quorum's first approval fixed). Give `publicKey` to the browser's WebAuthn (@simplewebauthn/browser
+   * `startAuthentication({ optionsJSON: o.publicKey })`) and send what it returns as `decide`'s `stepUp.passkey`.
+   * Answers once, within 5 minutes. 409 step_up_not_required for a call that asks no passkey, 409 no_passkey for a
+   * person who has registered none, 409 already_decided for a call no longer pending.
+   */
+  stepUp(id: string, o: StepUpRequest & { signal?: AbortSignal } = {}): Promise<StepUpOptions> {
+    const body: StepUpRequest = o.arguments !== undefined ? { arguments: o.arguments } : {};
+    return this.tollgate.request<StepUpOptions>('POST', `/v1/tool-calls/${encodeURIComponent(id)}/step-up`, {
+      body,
+      signal: o.signal,
     });
   }
 

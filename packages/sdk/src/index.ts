@@ -26,6 +26,7 @@ export {
   type RunOptions,
 } from './conversation.js';
 export { Inbox, type DecideOptions, type StepDecision } from './inbox.js';
+export { Passkeys, needsPasskey } from './passkeys.js';
 export {
   Questions,
   questionOutcome,
@@ -55,6 +56,7 @@ export {
   RECEIPT_TYP,
   type ReceiptClaims,
   type ReceiptErrorCode,
+  type ReceiptStepUp,
   type ReceiptReplayStore,
   type VerifyReceiptOptions,
 } from './receipts.js';

@@ -31,6 +31,23 @@ export interface ReceiptClaims {
   iat: number;
   exp: number;
   jti: string;
+  /**
+   * Only when an approval was made with a passkey (the call's rule says `stepUp: passkey`): one entry per such
+   * approval, each of a quorum's. The whole assertion is in the approval's audit event.
+   */
+  stepUp?: ReceiptStepUp[];
+}
+
+/** A passkey an approval of the call was made with, user verification included. */
+export interface ReceiptStepUp {
+  /** The `sub` of the person who approved with it. */
+  by: string;
+  method: 'passkey';
+  /** The passkey's credential id (base64url). */
+  credentialId: string;
+  /** The authenticator model's AAGUID (all zeros when it does not say). */
+  aaguid: string;
+  uv: true;
 }
 
 export interface VerifyReceiptOptions {
@@ -55,6 +72,12 @@ export interface VerifyReceiptOptions {
    * tool) should pass it: a receipt for another call of the same tool with the same arguments would pass otherwise.
    */
   toolCallId?: string;
+  /**
+   * When true, the receipt must carry a `stepUp` claim: the call was approved with a person's passkey (its rule
+   * says `stepUp: passkey`). A backend whose tool must never run on a plain approval passes it, so that a policy
+   * edited to drop the passkey does not go unnoticed here. Without one, `receipt_mismatch`.
+   */
+  requireStepUp?: boolean;
   /** Refuses a receipt whose `jti` was seen before (`receipt_replayed`): pass one store for the backend's life. */
   replayStore?: ReceiptReplayStore;
   /** Default `tollgate`. */
@@ -153,13 +176,32 @@ function isCanonicalCompact(token: unknown): boolean {
   }
 }
 
+/** A non-empty array of well-formed passkey entries: a receipt signed by Tollgate has nothing else there. */
+function hasStepUp(claim: unknown): boolean {
+  return (
+    Array.isArray(claim) &&
+    claim.length > 0 &&
+    claim.every(
+      (e: Partial<ReceiptStepUp> | null) =>
+        typeof e === 'object' &&
+        e !== null &&
+        e.method === 'passkey' &&
+        e.uv === true &&
+        typeof e.by === 'string' &&
+        e.by !== '' &&
+        typeof e.credentialId === 'string' &&
+        e.credentialId !== '',
+    )
+  );
+}
+
 const TEXT_CLAIMS = ['tcid', 'conv', 'tool', 'args', 'approvedBy', 'tenant', 'jti'] as const;
 
 /**
  * Resolves to the receipt's claims when Tollgate approved running `toolName` with exactly `arguments` in `tenant`:
  * an EdDSA signature by a key of the JWKS, `typ` tollgate-receipt+jwt, the issuer, not expired, the tenant, the
- * audience (when given), the tool, the call (when given), `args` = sha256(JCS(arguments)), and a `jti` not seen
- * before (with a `replayStore`). Throws ReceiptVerificationError otherwise, and TypeError without a `tenant`.
+ * audience (when given), the tool, the call (when given), `args` = sha256(JCS(arguments)), a passkey's approval
+ * (with `requireStepUp`), and a `jti` not seen before (with a `replayStore`). Throws ReceiptVerificationError otherwise, and TypeError without a `tenant`.
  */
 export async function verifyReceipt(receipt: string, o: VerifyReceiptOptions): Promise<ReceiptClaims> {
   if (typeof o?.tenant !== 'string' || o.tenant === '') {
@@ -213,6 +255,8 @@ export async function verifyReceipt(receipt: string, o: VerifyReceiptOptions): P
     );
   }
   if (claims.args !== digest) throw mismatch('the receipt approves other arguments');
+  if (o.requireStepUp && !hasStepUp(payload.stepUp))
+    throw mismatch('the receipt has no stepUp: the call was not approved with a passkey');
   // Last, so that a receipt refused above is not spent.
   if (o.replayStore && (await o.replayStore.seen(claims.jti, claims.exp + clockTolerance))) {
     throw new ReceiptVerificationError('receipt_replayed', `the receipt was used before (jti ${claims.jti})`);

@@ -1,5 +1,6 @@
 import { ID_PATTERN, newId } from './ids.js';
 import { Inbox } from './inbox.js';
+import { Passkeys } from './passkeys.js';
 import { TollgateConversation } from './conversation.js';
 import { Questions, type Question } from './questions.js';
 import { allPages, TollgateClient, type DecisionChannel, type WaitOptions } from './client.js';
@@ -51,6 +52,14 @@ export class Tollgate extends TollgateClient {
    */
   get grants(): Grants {
     return new Grants(this);
+  }
+
+  /**
+   * The caller's own passkeys (people only; /v1/me/passkeys): `list`, `registrationOptions`, `register`,
+   * `assertionOptions`, `remove`. Named `passkeys`, not `me.passkeys`: `me()` is the caller as the token says.
+   */
+  get passkeys(): Passkeys {
+    return new Passkeys(this);
   }
 
   /** Questions agents ask people: `pending()` for a UI, `list`, `get`, `wait`, `answer` (agents use `conv.ask`). */

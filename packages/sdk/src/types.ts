@@ -83,6 +83,16 @@ export type ResultRequest = S['ResultRequest'];
 /** More time for a pending call: `extendBy` seconds or a new `expiresAt`. */
 export type DeadlineRequest = S['DeadlineRequest'];
 
+/** A proof of presence on a decision (`decision.stepUp`): the passkey that signed the approval. */
+export type StepUp = S['StepUp'];
+export type StepUpMethod = S['StepUpMethod'];
+/** A decision's `stepUp`: `{ passkey: <AuthenticationResponseJSON> }`, as the browser's startAuthentication gave it. */
+export type StepUpEvidence = S['StepUpEvidence'];
+/** The body of POST /v1/tool-calls/{id}/step-up: the edited arguments the approval will carry, if any. */
+export type StepUpRequest = S['StepUpRequest'];
+/** A challenge bound to the call and the arguments approved: `publicKey` is the options for startAuthentication. */
+export type StepUpOptions = S['StepUpOptions'];
+
 /* ── conversations and the inbox ──────────────────────────────────────────────────────────────────────── */
 
 /**
@@ -166,6 +176,18 @@ export type PrincipalKind = S['PrincipalKind'];
 export type Me = S['Me'];
 /** The halts in force in the tenant; `halted` means the whole tenant. */
 export type Status = S['Status'];
+
+/* ── passkeys ─────────────────────────────────────────────────────────────────────────────────────────── */
+
+/** One of the person's passkeys (never its key). */
+export type Passkey = S['Passkey'];
+export type PasskeyList = S['PasskeyList'];
+/** Options for startRegistration, and, when the person holds passkeys, for the assertion adding another needs. */
+export type PasskeyRegistrationOptions = S['PasskeyRegistrationOptions'];
+/** Options for startAuthentication with one of the person's passkeys. */
+export type PasskeyAssertionOptions = S['PasskeyAssertionOptions'];
+export type RegisterPasskeyRequest = S['RegisterPasskeyRequest'];
+export type RemovePasskeyRequest = S['RemovePasskeyRequest'];
 
 /* ── audit and keys ───────────────────────────────────────────────────────────────────────────────────── */
 

@@ -7,9 +7,10 @@ import {
   type TollgateOptions,
 } from '@tollgate/sdk';
 import { startTestServer, type TestServer } from '../../../test/support/server.js';
+import { SoftAuthenticator } from '../../../test/support/soft-authenticator.js';
 import { until } from '../../../test/support/wait.js';
 
-export { startTestServer, until, type TestServer };
+export { SoftAuthenticator, startTestServer, until, type TestServer };
 
 /** The policy the tests run under: reads run, `shell rm` is denied, deletions wait for an admin, `flash` expires in 1 s. */
 export const POLICY = {
@@ -21,6 +22,22 @@ export const POLICY = {
     { match: 'send_email', level: 'confirm' as const },
   ],
 };
+
+/** POLICY, and `wire_money`, which a person approves only with their passkey (`stepUp: passkey`). */
+export const PASSKEY_POLICY = {
+  rules: [{ match: 'wire_money', level: 'confirm' as const, stepUp: 'passkey' as const }, ...POLICY.rules],
+};
+
+/**
+ * A software authenticator holding a first passkey of the client's person, registered through the SDK. WebAuthn
+ * refuses IP-address origins: without TOLLGATE_PUBLIC_URL the relying party is http://localhost:PORT.
+ */
+export async function registerPasskey(server: TestServer, person: Tollgate): Promise<SoftAuthenticator> {
+  const key = new SoftAuthenticator(`http://localhost:${new URL(server.url).port}`);
+  const options = await person.passkeys.registrationOptions();
+  await person.passkeys.register({ response: key.register(options.publicKey) });
+  return key;
+}
 
 /** Fast retries, so outages in tests cost little time (the delays themselves are not asserted). */
 export const FAST_RETRY = { initialDelayMs: 20, maxDelayMs: 200, maxAttempts: 50 };

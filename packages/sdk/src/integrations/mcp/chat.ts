@@ -6,6 +6,7 @@ import type { CallToolResult, ElicitRequestFormParams, Tool as McpTool } from '@
 import type { TollgateConversation } from '../../conversation.js';
 import { TollgateError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { needsPasskey } from '../../passkeys.js';
 import type { Question } from '../../questions.js';
 import { Tollgate } from '../../tollgate.js';
 import type { ToolCall } from '../../types.js';
@@ -70,10 +71,8 @@ export function cardUrl(inboxUrl: string, toolCallId: string): string {
   return `${inboxUrl.replace(/\/+$/, '')}/#/calls/${encodeURIComponent(toolCallId)}`;
 }
 
-/** The call's rule asks for a passkey on each approval (`approval.stepUp`): only the web inbox can sign for it. */
-export function needsPasskey(call: Pick<ToolCall, 'approval'>): boolean {
-  return call.approval?.stepUp === 'passkey';
-}
+// The SDK's own, re-exported for the gateway: only the web inbox can sign for such a call.
+export { needsPasskey } from '../../passkeys.js';
 
 /**
  * Why the chat may not approve a held call, from what its view says, or undefined. Tollgate refuses such an
