@@ -12,7 +12,15 @@ import {
   verifyReceipt,
   type ExecutionClaim,
 } from '@tollgate/sdk';
-import { setUp, startTestServer, type Setup, type TestServer } from './support.js';
+import {
+  PASSKEY_POLICY,
+  registerPasskey,
+  setUp,
+  startTestServer,
+  type Setup,
+  type SoftAuthenticator,
+  type TestServer,
+} from './support.js';
 
 let server: TestServer;
 let s: Setup;
@@ -382,6 +390,67 @@ describe('verifyReceipt', () => {
     } finally {
       keyServer.close();
     }
+  });
+});
+
+describe('verifyReceipt with requireStepUp', () => {
+  const wire = { to: 'ACME', amount: 950000 };
+  let key: SoftAuthenticator;
+  let withPasskey: ExecutionClaim;
+
+  beforeAll(async () => {
+    // A call whose rule says stepUp: passkey, approved by Ann with her passkey, then claimed by the agent.
+    await s.ann.putPolicy(PASSKEY_POLICY);
+    key = await registerPasskey(server, s.ann);
+    const conv = await s.agent().conversation({ id: 'receipts-passkey', user: { id: 'zed', roles: ['user'] } });
+    const [handle] = await conv.proposeStep([{ toolName: 'wire_money', arguments: wire }]);
+    const options = await s.ann.inbox().stepUp(handle.id);
+    await s.ann.inbox().approve(handle.id, { stepUp: { passkey: key.assert(options.publicKey) } });
+    withPasskey = await handle.claim();
+  });
+
+  it('accepts the receipt of a call approved with a passkey, answering the passkey in its stepUp claim', async () => {
+    const claims = await verifyReceipt(withPasskey.receipt, {
+      jwksUrl,
+      tenant: 'default',
+      toolName: 'wire_money',
+      arguments: wire,
+      requireStepUp: true,
+    });
+    expect(claims).toMatchObject({ tcid: withPasskey.toolCall.id, approvedBy: 'ann' });
+    expect(claims.stepUp).toEqual([
+      { by: 'ann', method: 'passkey', credentialId: key.ids[0], aaguid: key.aaguid, uv: true },
+    ]);
+  });
+
+  it('refuses a receipt without the claim as receipt_mismatch, and takes it when not asked to', async () => {
+    expect(payloadOf(claim.receipt).stepUp).toBeUndefined();
+    const o = { jwksUrl, tenant: 'default', toolName: 'get_source', arguments: args };
+    await expect(verifyReceipt(claim.receipt, { ...o, requireStepUp: true })).rejects.toMatchObject({
+      name: 'ReceiptVerificationError',
+      code: 'receipt_mismatch',
+      message: 'the receipt has no stepUp: the call was not approved with a passkey',
+    });
+    await expect(verifyReceipt(claim.receipt, { ...o, requireStepUp: false })).resolves.toMatchObject({
+      tool: 'get_source',
+    });
+  });
+
+  it('refuses an empty or malformed stepUp claim, even signed by a trusted key', async () => {
+    const real = payloadOf(withPasskey.receipt);
+    const o = { tenant: 'default', toolName: 'wire_money', arguments: wire, requireStepUp: true };
+    const entry = { by: 'ann', method: 'passkey', credentialId: key.ids[0], aaguid: key.aaguid, uv: true };
+    for (const stepUp of [[], {}, 'passkey', [null], [{ ...entry, uv: false }], [{ ...entry, method: 'totp' }]]) {
+      const { token, jwk } = await forged({ ...real, stepUp, jti: undefined, iat: undefined, exp: undefined });
+      await expect(verifyReceipt(token, { ...o, jwks: { keys: [jwk as never] } })).rejects.toMatchObject({
+        code: 'receipt_mismatch',
+      });
+    }
+    // The same forged key with a well-formed claim passes: the refusals above are the claim's.
+    const { token, jwk } = await forged({ ...real, stepUp: [entry], jti: undefined, iat: undefined, exp: undefined });
+    await expect(verifyReceipt(token, { ...o, jwks: { keys: [jwk as never] } })).resolves.toMatchObject({
+      stepUp: [entry],
+    });
   });
 });
 
