@@ -16,6 +16,7 @@ import { Persons1764850000000 } from './1764850000000-persons';
 import { WebSessions1764860000000 } from './1764860000000-web-sessions';
 import { Passkeys1764870000000 } from './1764870000000-passkeys';
 import { ConversationUserAssurance1764880000000 } from './1764880000000-conversation-user-assurance';
+import { PasskeyChallengePurposes1764890000000 } from './1764890000000-passkey-challenge-purposes';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   WebSessions1764860000000,
   Passkeys1764870000000,
   ConversationUserAssurance1764880000000,
+  PasskeyChallengePurposes1764890000000,
 ];

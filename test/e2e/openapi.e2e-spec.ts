@@ -1124,14 +1124,31 @@ describe('real answers', () => {
     });
     const listed = await call('get', '/v1/people/{personId}/passkeys', { token: admin, args: ['bob'] });
     expect(listed.body.passkeys.map((k: { id: string }) => k.id)).toEqual([lost.body.id]);
+    const adminKey = new SoftAuthenticator(key.origin);
+    const adminOptions = await call('post', '/v1/me/passkeys/options', { token: admin });
+    await call('post', '/v1/me/passkeys', {
+      token: admin,
+      body: { response: adminKey.register(adminOptions.body.publicKey) },
+    });
+    const sign = async () =>
+      adminKey.assert(
+        (await call('post', '/v1/me/passkeys/assertion-options', { token: admin, body: { purpose: 'revoke' } })).body
+          .publicKey,
+      );
     const revoked = await call('delete', '/v1/people/{personId}/passkeys/{id}', {
       token: admin,
       args: ['bob', lost.body.id],
+      body: { assertion: await sign() },
     });
     expect(revoked.status).toBe(204);
     expect(
-      (await call('delete', '/v1/people/{personId}/passkeys/{id}', { token: admin, args: ['bob', lost.body.id] }))
-        .status,
+      (
+        await call('delete', '/v1/people/{personId}/passkeys/{id}', {
+          token: admin,
+          args: ['bob', lost.body.id],
+          body: { assertion: await sign() },
+        })
+      ).status,
     ).toBe(404);
   });
 

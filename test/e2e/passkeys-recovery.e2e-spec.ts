@@ -1,7 +1,8 @@
 /**
- * A lost device: an admin removes another person's passkey without an assertion, and the person registers a new
- * one with their sign-in alone. Admins never remove their own this way (a stolen admin session must not swap the
- * admin's passkeys for the thief's), never another tenant's, and nobody else may do it at all.
+ * A lost device: an admin removes another person's passkey, signing the removal with the admin's own passkey, and
+ * the person registers a new one with their sign-in alone. Admins never remove their own this way (a stolen admin
+ * session must not swap the admin's passkeys for the thief's), never another tenant's, never with a session alone,
+ * and nobody else may do it at all. Each assertion authorises the one change it was asked for.
  */
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
@@ -15,6 +16,8 @@ let otherAdmin: string;
 let ann: string;
 let bob: string;
 let agent: string;
+let rootKey: SoftAuthenticator;
+let olgaKey: SoftAuthenticator;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -25,7 +28,18 @@ beforeAll(async () => {
   ann = await server.token('ann', ['approver'], { name: 'Ann' });
   bob = await server.token('bob', ['approver']);
   agent = await server.token('bot', ['agent']);
+  rootKey = new SoftAuthenticator(origin);
+  olgaKey = new SoftAuthenticator(origin);
+  await register(root, rootKey);
+  await register(otherAdmin, olgaKey);
 }, 60_000);
+
+/** An assertion with the admin's own passkey, made for an admin's removal of someone else's. */
+async function revokeAssertion(token: string, key: SoftAuthenticator) {
+  const options = await http.post('/v1/me/passkeys/assertion-options', token, { purpose: 'revoke' });
+  expect(options.status).toBe(200);
+  return key.assert(options.body.publicKey);
+}
 
 afterAll(async () => {
   await server?.stop();
@@ -62,8 +76,22 @@ describe('recovering from a lost passkey', () => {
     expect(attempt.status).toBe(403);
     expect(attempt.body.code).toBe('step_up_required');
 
-    // …so an admin removes the lost one.
-    expect((await http.call('DELETE', `/v1/people/ann/passkeys/${id}`, { token: root })).status).toBe(204);
+    // …so an admin removes the lost one: not with the admin's session alone, nor with an assertion made for
+    // another change, but with one made for this.
+    const bare = await http.call('DELETE', `/v1/people/ann/passkeys/${id}`, { token: root, body: {} });
+    expect(bare.status).toBe(400);
+    const forRemove = await http.post('/v1/me/passkeys/assertion-options', root);
+    const wrongPurpose = await http.call('DELETE', `/v1/people/ann/passkeys/${id}`, {
+      token: root,
+      body: { assertion: rootKey.assert(forRemove.body.publicKey) },
+    });
+    expect(wrongPurpose.status).toBe(403);
+    expect(wrongPurpose.body.code).toBe('step_up_required');
+    const revoked = await http.call('DELETE', `/v1/people/ann/passkeys/${id}`, {
+      token: root,
+      body: { assertion: await revokeAssertion(root, rootKey) },
+    });
+    expect(revoked.status).toBe(204);
     expect((await http.get('/v1/me/passkeys', ann)).body.passkeys).toEqual([]);
     const events = (await http.get('/v1/audit/events?type=PasskeyRemoved&limit=100', root)).body.events;
     expect(events).toEqual(
@@ -83,9 +111,11 @@ describe('recovering from a lost passkey', () => {
   });
 
   it('refuses an admin their own passkeys, non-admins, agents and other tenants; an unknown one is 404', async () => {
-    const rootKey = new SoftAuthenticator(origin);
-    const rootId = await register(root, rootKey);
-    const own = await http.call('DELETE', `/v1/people/root/passkeys/${rootId}`, { token: root });
+    const rootId = rootKey.ids[0];
+    const own = await http.call('DELETE', `/v1/people/root/passkeys/${rootId}`, {
+      token: root,
+      body: { assertion: await revokeAssertion(root, rootKey) },
+    });
     expect(own.status).toBe(403);
     expect(own.body.detail).toMatch(/\/v1\/me\/passkeys/);
 
@@ -97,12 +127,40 @@ describe('recovering from a lost passkey', () => {
     }
     // Another tenant's admin finds no such person here, and removes nothing.
     expect((await http.get('/v1/people/bob/passkeys', otherAdmin)).body.passkeys).toEqual([]);
-    expect((await http.call('DELETE', `/v1/people/bob/passkeys/${bobId}`, { token: otherAdmin })).status).toBe(404);
-    expect((await http.call('DELETE', `/v1/people/bob/passkeys/not-a-passkey`, { token: root })).status).toBe(404);
+    const otherTenant = await http.call('DELETE', `/v1/people/bob/passkeys/${bobId}`, {
+      token: otherAdmin,
+      body: { assertion: await revokeAssertion(otherAdmin, olgaKey) },
+    });
+    expect(otherTenant.status).toBe(404);
+    expect(
+      (
+        await http.call('DELETE', `/v1/people/bob/passkeys/not-a-passkey`, {
+          token: root,
+          body: { assertion: await revokeAssertion(root, rootKey) },
+        })
+      ).status,
+    ).toBe(404);
     expect(
       (await http.call('DELETE', `/v1/people/bob/passkeys/${encodeURIComponent('../x')}`, { token: root })).status,
     ).toBe(404);
     expect((await http.get('/v1/me/passkeys', bob)).body.passkeys).toHaveLength(1);
     expect((await http.get('/v1/me/passkeys', root)).body.passkeys).toHaveLength(1);
+  });
+
+  it('an assertion made to remove a passkey never adds one (a touch captured for one change serves no other)', async () => {
+    const carlKey = new SoftAuthenticator(origin);
+    const carl = await server.token('carl', ['approver']);
+    await register(carl, carlKey);
+    const removal = await http.post('/v1/me/passkeys/assertion-options', carl);
+    const captured = carlKey.assert(removal.body.publicKey);
+    const options = await http.post('/v1/me/passkeys/options', carl);
+    const added = await http.post('/v1/me/passkeys', carl, {
+      response: new SoftAuthenticator(origin).register(options.body.publicKey),
+      assertion: captured,
+    });
+    expect(added.status).toBe(403);
+    expect(added.body.code).toBe('step_up_required');
+    expect((await http.get('/v1/me/passkeys', carl)).body.passkeys).toHaveLength(1);
+    expect((await http.post('/v1/me/passkeys/assertion-options', carl, { purpose: 'add' })).status).toBe(400);
   });
 });

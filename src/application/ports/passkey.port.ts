@@ -11,6 +11,10 @@ export const PASSKEYS = Symbol('Passkeys');
  */
 export type WebAuthnJson = Record<string, unknown>;
 
+/** The changes to one's passkeys an assertion may authorise, each with challenges of its own. */
+export const PASSKEY_CHANGES = ['add', 'remove', 'revoke'] as const;
+export type PasskeyChange = (typeof PASSKEY_CHANGES)[number];
+
 /** A registered passkey as its owner sees it (never its public key). */
 export interface PasskeySummary {
   id: string;
@@ -57,8 +61,12 @@ export interface Passkeys {
     at: Date,
   ): Promise<{ ok: true; passkey: RegisteredPasskey } | { ok: false; error: DomainError }>;
   list(p: Principal): Promise<PasskeySummary[]>;
-  /** Options for the assertion that removing one of one's passkeys needs. */
-  manageOptions(p: Principal, at: Date): Promise<AssertionOptions>;
+  /**
+   * Options for the assertion one change needs: removing one of one's passkeys (`remove`, the default), or an
+   * admin's removal of another person's (`revoke`). Each answers for its own change only (adding one: `add`, given
+   * with the registration options).
+   */
+  manageOptions(p: Principal, at: Date, purpose?: PasskeyChange): Promise<AssertionOptions>;
   /** Removes one of the person's passkeys, given an assertion with one of them; a refusal is answered, as register's. */
   remove(
     p: Principal,
@@ -68,8 +76,17 @@ export interface Passkeys {
   ): Promise<{ ok: true } | { ok: false; error: DomainError }>;
   /** How many passkeys the person holds. */
   count(p: Principal): Promise<number>;
-  /** An admin's recovery for a lost device: removes one of a person's passkeys, no assertion. False: none such. */
-  revoke(tenantId: string, personId: string, credentialId: string): Promise<boolean>;
+  /**
+   * An admin's recovery for a lost device: removes one of another person's passkeys (in the admin's tenant), given
+   * an assertion with one of the admin's own passkeys made for `revoke`.
+   */
+  revoke(
+    admin: Principal,
+    personId: string,
+    credentialId: string,
+    assertion: WebAuthnJson | undefined,
+    at: Date,
+  ): Promise<{ ok: true } | { ok: false; error: DomainError }>;
   /**
    * Options for a step-up on `toolCallId`, approving `args`: the challenge is derived from the call id and the
    * digest (SHA-256 of the RFC 8785 form) of the arguments, with a random nonce.

@@ -24,6 +24,7 @@ import {
   PasskeyNotFoundError,
   TooManyPasskeysError,
 } from '../../domain/person/passkey.errors';
+import type { PasskeyChange } from '../../application/ports/passkey.port';
 import { enrolmentRefusal, OwnAssertion, removalRefusal } from '../../domain/person/rules/passkey-enrolment';
 import type { Principal } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
@@ -52,7 +53,9 @@ const MAX_CHALLENGE = 128;
 const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
 const B64URL = /^[A-Za-z0-9_-]*$/;
 
-type Purpose = 'register' | 'step_up' | 'manage';
+/** What a challenge may authorise: each change to the passkeys has its own, so one touch serves one change only. */
+type ManagePurpose = PasskeyChange;
+type Purpose = 'register' | 'step_up' | ManagePurpose;
 
 interface PasskeyRow {
   credential_id: string;
@@ -124,13 +127,13 @@ export class WebAuthnPasskeys implements Passkeys {
       excludeCredentials: held.map((r) => ({ id: r.credential_id, transports: r.transports })),
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
     });
-    const assertion = held.length > 0 ? await this.manageOptions(p, at, held) : undefined;
+    const assertion = held.length > 0 ? await this.manageOptions(p, at, 'add', held) : undefined;
     return { publicKey: publicKey as unknown as WebAuthnJson, ...(assertion ? { assertion } : {}) };
   }
 
   async register(p: Principal, input: { response: WebAuthnJson; name?: string; assertion?: WebAuthnJson }, at: Date) {
     const held = await this.rows(p);
-    const own = input.assertion === undefined ? 'absent' : await this.ownAssertion(p, input.assertion, held, at);
+    const own = input.assertion === undefined ? 'absent' : await this.ownAssertion(p, input.assertion, held, at, 'add');
     const refused = enrolmentRefusal(held.length, own);
     if (refused)
       return {
@@ -214,15 +217,20 @@ export class WebAuthnPasskeys implements Passkeys {
     return r?.n ?? 0;
   }
 
-  async manageOptions(p: Principal, at: Date, held?: PasskeyRow[]): Promise<AssertionOptions> {
-    return { publicKey: await this.assertionOptions(p, 'manage', randomBytes(32), at, held) };
+  async manageOptions(
+    p: Principal,
+    at: Date,
+    purpose: ManagePurpose = 'remove',
+    held?: PasskeyRow[],
+  ): Promise<AssertionOptions> {
+    return { publicKey: await this.assertionOptions(p, purpose, randomBytes(32), at, held) };
   }
 
   async remove(p: Principal, credentialId: string, assertion: WebAuthnJson | undefined, at: Date) {
     const held = await this.rows(p);
     if (!held.some((r) => r.credential_id === credentialId))
       return { ok: false as const, error: new PasskeyNotFoundError() };
-    const own = assertion === undefined ? 'absent' : await this.ownAssertion(p, assertion, held, at);
+    const own = assertion === undefined ? 'absent' : await this.ownAssertion(p, assertion, held, at, 'remove');
     const refused = removalRefusal(own);
     if (refused) return { ok: false as const, error: new PasskeyAssertionRequiredError(refused) };
     await this.uow
@@ -235,7 +243,32 @@ export class WebAuthnPasskeys implements Passkeys {
     return { ok: true as const };
   }
 
-  async revoke(tenantId: string, personId: string, credentialId: string): Promise<boolean> {
+  async revoke(
+    admin: Principal,
+    personId: string,
+    credentialId: string,
+    assertion: WebAuthnJson | undefined,
+    at: Date,
+  ) {
+    // The admin's own passkey signs the removal: a stolen admin session alone must not clear a person's passkeys
+    // and let the thief enrol the first new one.
+    const mine = await this.rows(admin);
+    const own = assertion === undefined ? 'absent' : await this.ownAssertion(admin, assertion, mine, at, 'revoke');
+    if (own !== 'verified')
+      return {
+        ok: false as const,
+        error: new PasskeyAssertionRequiredError(
+          own === 'absent'
+            ? "Removing another person's passkey needs an assertion with one of your own passkeys"
+            : 'The assertion with your passkey did not verify',
+        ),
+      };
+    if (!(await this.deleteOf(admin.tenant, personId, credentialId)))
+      return { ok: false as const, error: new PasskeyNotFoundError(`of ${personId}`) };
+    return { ok: true as const };
+  }
+
+  private async deleteOf(tenantId: string, personId: string, credentialId: string): Promise<boolean> {
     // TypeORM answers a DELETE on PostgreSQL as [rows, count].
     const [, count]: [unknown[], number] = await this.uow
       .manager()
@@ -389,11 +422,17 @@ export class WebAuthnPasskeys implements Passkeys {
   }
 
   /** An assertion with one of the person's own passkeys, for adding or removing one. */
-  private async ownAssertion(p: Principal, json: WebAuthnJson, held: PasskeyRow[], at: Date): Promise<OwnAssertion> {
+  private async ownAssertion(
+    p: Principal,
+    json: WebAuthnJson,
+    held: PasskeyRow[],
+    at: Date,
+    purpose: ManagePurpose,
+  ): Promise<OwnAssertion> {
     if (held.length === 0) return 'invalid';
     const parsed = parseAssertion(json);
     if (!parsed.ok) return 'invalid';
-    const issued = await this.use(p, 'manage', parsed.challenge, at);
+    const issued = await this.use(p, purpose, parsed.challenge, at);
     if (!issued) return 'invalid';
     return (await this.verifyWith(p, parsed.value, issued.challenge, at)).ok ? 'verified' : 'invalid';
   }

@@ -1,5 +1,14 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateBy, ValidationOptions } from 'class-validator';
+import {
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  MinLength,
+  ValidateBy,
+  ValidationOptions,
+} from 'class-validator';
 
 /*
  * The passkey routes' bodies and answers. WebAuthn's own JSON (the browser's RegistrationResponseJSON and
@@ -84,6 +93,18 @@ export class RegisterPasskeyRequest {
   @IsOptional()
   @IsWebAuthnJson(MAX_ASSERTION_JSON)
   assertion?: Record<string, unknown>;
+}
+
+/** POST /v1/me/passkeys/assertion-options (the body may be left out). */
+export class AssertionOptionsRequest {
+  @ApiPropertyOptional({
+    enum: ['remove', 'revoke'],
+    description:
+      "The change the assertion will authorise, and nothing else: `remove` (default) one of your passkeys; `revoke`, an admin's removal of another person's (DELETE /v1/people/{personId}/passkeys/{id})",
+  })
+  @IsOptional()
+  @IsIn(['remove', 'revoke'])
+  purpose?: 'remove' | 'revoke';
 }
 
 /** DELETE /v1/me/passkeys/{id} */

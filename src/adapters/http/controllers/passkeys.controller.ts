@@ -29,6 +29,7 @@ import {
   RegisterPasskeyRequest,
   RegistrationOptionsView,
   RemovePasskeyRequest,
+  AssertionOptionsRequest,
 } from '../../api/dto/passkey.dto';
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
 import { ApiChannelHeader } from '../../api/dto/api-params';
@@ -138,12 +139,15 @@ export class PasskeysController {
     operationId: 'passkeyAssertionOptions',
     summary: 'Options for an assertion with one of your passkeys',
     description:
-      'People only, no body. What removing a passkey needs: the options for navigator.credentials.get() (@simplewebauthn/browser startAuthentication), answering once within 5 minutes.',
+      "People only; the body may be left out. What removing a passkey needs (`purpose: remove`, the default), or an admin's removal of another person's (`purpose: revoke`): the options for navigator.credentials.get() (@simplewebauthn/browser startAuthentication), answering once within 5 minutes, for that change only.",
   })
+  @ApiBody({ type: AssertionOptionsRequest, required: false })
   @ApiOkResponse({ type: AssertionOptionsView })
-  @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
-  assertionOptions(@CurrentPrincipal() p: Principal) {
-    return this.commands.execute(new PasskeyAssertionOptionsCommand(person(p)));
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
+  assertionOptions(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
+    person(p);
+    const dto = parseBody(AssertionOptionsRequest, body ?? {});
+    return this.commands.execute(new PasskeyAssertionOptionsCommand(p, dto.purpose ?? 'remove'));
   }
 
   @Delete(':id')
@@ -199,6 +203,7 @@ export class PersonPasskeysController {
   @ApiOkResponse({ type: PasskeyListView })
   @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
   async list(@CurrentPrincipal() p: Principal, @Param('personId') personId: string): Promise<PasskeyListView> {
+    // No token's `sub` looks like this: no one here, as an unknown person is.
     if (!PERSON_ID.test(personId)) return { passkeys: [] };
     const passkeys: PasskeySummary[] = await this.queries.execute(new ListPersonPasskeysQuery(p, personId));
     return { passkeys: passkeys.map(view) };
@@ -211,20 +216,25 @@ export class PersonPasskeysController {
     operationId: 'revokePersonPasskey',
     summary: "Remove a person's lost passkey (admins)",
     description:
-      'Admins, for another person (your own: DELETE /v1/me/passkeys/{id} with an assertion; 403 here). No assertion needed: the person lost the device. Recorded in the audit trail as PasskeyRemoved with you as removedBy. The person can then register a new passkey with their sign-in alone.',
+      "Admins, for another person (your own: DELETE /v1/me/passkeys/{id}; 403 here). With an assertion made with one of YOUR passkeys for this change (POST /v1/me/passkeys/assertion-options with purpose revoke), else 403 step_up_required: a stolen admin session alone must not clear someone's passkeys. Recorded in the audit trail as PasskeyRemoved with you as removedBy. The person can then register a new passkey with their sign-in alone.",
   })
   @ApiParam({ name: 'personId', description: "The person's id", type: 'string' })
   @ApiParam({ name: 'id', description: "The passkey's credential id (base64url)", type: 'string' })
   @ApiChannelHeader()
+  @ApiBody({ type: RemovePasskeyRequest })
   @ApiNoContentResponse({ description: 'Removed' })
-  @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'not_found')
+  @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'step_up_required', 'not_found')
   async revoke(
     @CurrentPrincipal() p: Principal,
     @Param('personId') personId: string,
     @Param('id') id: string,
+    @Body() body: unknown,
     @Headers('x-tollgate-channel') channel?: string,
   ): Promise<void> {
     if (!PERSON_ID.test(personId) || !CREDENTIAL_ID.test(id)) throw new PasskeyNotFoundError('of this person');
-    await this.commands.execute(new RevokePersonPasskeyCommand({ ...p, via: channelHeader(channel) }, personId, id));
+    const dto = parseBody(RemovePasskeyRequest, body);
+    await this.commands.execute(
+      new RevokePersonPasskeyCommand({ ...p, via: channelHeader(channel) }, personId, id, dto.assertion),
+    );
   }
 }

@@ -10,7 +10,14 @@ import { PasskeyRegistered, PasskeyRemoved } from '../../../domain/person/person
 import { sightingOf } from '../../../domain/person/person';
 import { isAgent, personActor, Principal } from '../../../domain/shared/actor';
 import { CLOCK, Clock, UNIT_OF_WORK, UnitOfWork } from '../../ports';
-import { AssertionOptions, PASSKEYS, Passkeys, PasskeySummary, WebAuthnJson } from '../../ports/passkey.port';
+import {
+  AssertionOptions,
+  PASSKEYS,
+  PasskeyChange,
+  Passkeys,
+  PasskeySummary,
+  WebAuthnJson,
+} from '../../ports/passkey.port';
 import { PERSONS, PersonRepository } from '../../ports/person.port';
 
 /*
@@ -39,9 +46,12 @@ export class PasskeyRegistrationOptionsCommand extends Command<{
   }
 }
 
-/** Options for the assertion that removing a passkey needs. */
+/** Options for the assertion that removing a passkey needs (`revoke`: an admin's removal of another person's). */
 export class PasskeyAssertionOptionsCommand extends Command<AssertionOptions> {
-  constructor(readonly principal: Principal) {
+  constructor(
+    readonly principal: Principal,
+    readonly purpose: PasskeyChange = 'remove',
+  ) {
     super();
   }
 }
@@ -97,9 +107,9 @@ export class PasskeyAssertionOptionsHandler implements ICommandHandler<PasskeyAs
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  execute({ principal: p }: PasskeyAssertionOptionsCommand) {
+  execute({ principal: p, purpose }: PasskeyAssertionOptionsCommand) {
     personOnly(p);
-    return this.uow.run(() => this.passkeys.manageOptions(p, this.clock.now()));
+    return this.uow.run(() => this.passkeys.manageOptions(p, this.clock.now(), purpose));
   }
 }
 
@@ -208,6 +218,8 @@ export class RevokePersonPasskeyCommand extends Command<void> {
     readonly admin: Principal,
     readonly personId: string,
     readonly credentialId: string,
+    /** An assertion with one of the admin's own passkeys, made for `revoke`. */
+    readonly assertion: WebAuthnJson | undefined,
   ) {
     super();
   }
@@ -222,20 +234,23 @@ export class RevokePersonPasskeyHandler implements ICommandHandler<RevokePersonP
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async execute({ admin, personId, credentialId }: RevokePersonPasskeyCommand): Promise<void> {
+  async execute({ admin, personId, credentialId, assertion }: RevokePersonPasskeyCommand): Promise<void> {
     mustBeAdmin(admin);
     if (personId === admin.id) throw new OwnPasskeyRevocationError();
-    await this.uow.run(async () => {
-      if (!(await this.passkeys.revoke(admin.tenant, personId, credentialId)))
-        throw new PasskeyNotFoundError(`of ${personId}`);
+    // A refusal still commits: the challenge its assertion answered stays used up.
+    const result = await this.uow.run(async () => {
       const at = this.clock.now();
+      const r = await this.passkeys.revoke(admin, personId, credentialId, assertion, at);
+      if (!r.ok) return r;
       await this.persons.record([
         new PasskeyRemoved(
           { tenantId: admin.tenant, at, actor: personActor(admin, admin.via ?? 'api') },
           { personId, credentialId, removedBy: admin.id },
         ),
       ]);
+      return r;
     });
+    if (!result.ok) throw result.error;
   }
 }
 
