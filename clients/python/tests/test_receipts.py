@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from typing import Any, Iterator
 
@@ -16,7 +17,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from conftest import USER, Person, conv_id
+from conftest import POLICY, TOKENS, USER, Person, conv_id
+from soft_authenticator import SoftAuthenticator
 from tollgate import (
     MemoryReplayStore,
     ReceiptVerificationError,
@@ -297,3 +299,52 @@ def test_arguments_no_server_could_have_approved_are_another_call() -> None:
         with pytest.raises(ReceiptVerificationError) as caught:
             verify_receipt(token, jwks=signer.jwks, tenant="default", tool_name="transfer", arguments=arguments)
         assert caught.value.code == "receipt_mismatch"
+
+
+def _approved_with_passkey(agent: Tollgate, bob: Person, url: str) -> tuple[str, dict[str, Any], SoftAuthenticator]:
+    """A wire whose rule says stepUp: passkey, approved by Bob with his passkey as in the inbox, then claimed."""
+    admin = Tollgate(url, TOKENS["admin"])
+    admin.put_policy({"rules": [{"match": "wire_money", "level": "confirm", "stepUp": "passkey"}, *POLICY["rules"]]})
+    try:
+        # WebAuthn refuses IP-address origins: without TOLLGATE_PUBLIC_URL the relying party is localhost:PORT.
+        key = SoftAuthenticator(f"http://localhost:{urllib.parse.urlsplit(url).port}")
+        options = bob.client.request("POST", "/v1/me/passkeys/options")
+        assert "assertion" not in options  # Bob's first passkey: his sign-in is enough
+        bob.client.request("POST", "/v1/me/passkeys", body={"response": key.register(options["publicKey"])})
+        args = {"to": "ACME", "amount": 950000}
+        handle = agent.conversation(conv_id("receipt-passkey"), user=USER).propose("wire_money", args)
+        challenge = bob.client.request("POST", f"/v1/tool-calls/{handle.id}/step-up", body={})
+        assert challenge["argumentsDigest"] == arguments_digest(args)
+        bob.client.request("POST", f"/v1/tool-calls/{handle.id}/decision",
+                           body={"decision": "approve", "stepUp": {"passkey": key.assert_(challenge["publicKey"])}})
+        claim = agent.claim_execution(handle.id)
+    finally:
+        admin.put_policy(POLICY)
+    return claim["receipt"], claim["arguments"], key
+
+
+def test_require_step_up_takes_a_receipt_of_a_passkey_approval_and_refuses_others(agent: Tollgate, ann: Person, bob: Person, url: str) -> None:
+    receipt, args, key = _approved_with_passkey(agent, bob, url)
+    check = dict(jwks_url=f"{url}/.well-known/jwks.json", tenant="default", require_step_up=True)
+    claims = verify_receipt(receipt, tool_name="wire_money", arguments=args, **check)  # type: ignore[arg-type]
+    assert claims["approvedBy"] == "bob"
+    assert claims["stepUp"] == [{"by": "bob", "method": "passkey", "credentialId": key.ids[0], "aaguid": key.aaguid, "uv": True}]
+
+    # Approved without a passkey: no stepUp claim, so refused when one is required, and taken when not.
+    plain, plain_args, _ = _claimed(agent, ann)
+    assert "stepUp" not in verify_receipt(plain, tool_name="delete_source", arguments=plain_args, jwks_url=check["jwks_url"], tenant="default")
+    with pytest.raises(ReceiptVerificationError) as caught:
+        verify_receipt(plain, tool_name="delete_source", arguments=plain_args, **check)  # type: ignore[arg-type]
+    assert (caught.value.code, str(caught.value)) == ("receipt_mismatch", "the receipt has no stepUp: the call was not approved with a passkey")
+
+
+def test_require_step_up_refuses_an_empty_or_malformed_claim_even_signed_by_a_trusted_key() -> None:
+    signer = _Signer()
+    entry = {"by": "bob", "method": "passkey", "credentialId": "cred", "aaguid": "00000000-0000-0000-0000-000000000000", "uv": True}
+    for step_up in ([], {}, "passkey", [None], [{**entry, "uv": False}], [{**entry, "method": "totp"}], [{**entry, "by": ""}]):
+        with pytest.raises(ReceiptVerificationError) as caught:
+            verify_receipt(signer.sign(stepUp=step_up), jwks=signer.jwks, tenant="default", tool_name="transfer", arguments=TRANSFER, require_step_up=True)
+        assert caught.value.code == "receipt_mismatch", step_up
+    # The same key with a well-formed claim passes: the refusals above are the claim's.
+    claims = verify_receipt(signer.sign(stepUp=[entry]), jwks=signer.jwks, tenant="default", tool_name="transfer", arguments=TRANSFER, require_step_up=True)
+    assert claims["stepUp"] == [entry]

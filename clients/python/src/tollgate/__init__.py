@@ -16,7 +16,7 @@ from .client import Tollgate
 from .conversation import ApprovalOutcome, Conversation, RunContext, ToolCallHandle, current_run, outcome_of
 from .errors import ApprovalTimeout, ReceiptVerificationError, ToolCallRejected, TollgateError
 from .jcs import arguments_digest, canonical_json
-from .receipts import MemoryReplayStore, ReceiptClaims, ReplayStore, verify_receipt
+from .receipts import MemoryReplayStore, ReceiptClaims, ReceiptStepUp, ReplayStore, verify_receipt
 
 __version__ = "0.5.0"
 
@@ -26,6 +26,7 @@ __all__ = [
     "Conversation",
     "MemoryReplayStore",
     "ReceiptClaims",
+    "ReceiptStepUp",
     "ReceiptVerificationError",
     "ReplayStore",
     "RetryInfo",

@@ -13,7 +13,7 @@ import re
 import threading
 import time
 import urllib.request
-from typing import Any, Callable, Mapping, Protocol, TypedDict
+from typing import Any, Callable, Literal, Mapping, Protocol, TypedDict
 
 from .errors import ReceiptVerificationError
 from .jcs import arguments_digest
@@ -26,7 +26,20 @@ _JWKS_COOLDOWN = 30.0  # an unknown key id fetches the set again at most this of
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
-class ReceiptClaims(TypedDict):
+class ReceiptStepUp(TypedDict):
+    """A passkey an approval of the call was made with, user verification included."""
+
+    #: The ``sub`` of the person who approved with it.
+    by: str
+    method: Literal["passkey"]
+    #: The passkey's credential id (base64url).
+    credentialId: str
+    #: The authenticator model's AAGUID (all zeros when it does not say).
+    aaguid: str
+    uv: Literal[True]
+
+
+class _ReceiptClaims(TypedDict):
     """What a receipt vouches for."""
 
     tcid: str
@@ -44,6 +57,14 @@ class ReceiptClaims(TypedDict):
     iat: int
     exp: int
     jti: str
+
+
+class ReceiptClaims(_ReceiptClaims, total=False):
+    """What a receipt vouches for."""
+
+    #: Only when an approval was made with a passkey (the call's rule says ``stepUp: passkey``): one entry per such
+    #: approval, each of a quorum's. The whole assertion is in the approval's audit event.
+    stepUp: list[ReceiptStepUp]
 
 
 class ReplayStore(Protocol):
@@ -98,20 +119,24 @@ def verify_receipt(
     audience: str | None = None,
     tool_call_id: str | None = None,
     replay_store: ReplayStore | None = None,
+    require_step_up: bool = False,
     issuer: str = "tollgate",
     clock_tolerance: float = 30.0,
     timeout: float = 10.0,
 ) -> ReceiptClaims:
     """The receipt's claims when Tollgate approved running ``tool_name`` with exactly ``arguments`` in ``tenant``:
     an Ed25519 signature by a key of the JWKS, ``typ`` tollgate-receipt+jwt, the issuer, not expired, the tenant,
-    the audience (when given), the tool, the call (when given), ``args`` = sha256(JCS(arguments)), and a ``jti`` not
-    seen before (with a ``replay_store``). Raises ReceiptVerificationError otherwise.
+    the audience (when given), the tool, the call (when given), ``args`` = sha256(JCS(arguments)), a passkey's approval
+    (with ``require_step_up``), and a ``jti`` not seen before (with a ``replay_store``). Raises ReceiptVerificationError
+    otherwise.
 
     ``tenant`` is required: the tenant whose approvals this backend acts on (the ``tenant`` claim of its agents'
     tokens, ``default`` when they carry none); one key signs every tenant's receipts. ``audience``, when given, must
     be the receipt's ``aud``. A backend that runs one given call should pass ``tool_call_id``. ``jwks_url`` is
     ``<tollgate>/.well-known/jwks.json`` (fetched, cached 5 minutes, fetched again for an unknown key id at most
-    every 30 seconds); or pass ``jwks``, the key set itself.
+    every 30 seconds); or pass ``jwks``, the key set itself. ``require_step_up=True`` insists on the ``stepUp``
+    claim: the call was approved with a person's passkey (its rule says ``stepUp: passkey``); a backend whose tool
+    must never run on a plain approval passes it, so that a policy edited to drop the passkey does not go unnoticed.
     """
     try:
         from cryptography.exceptions import InvalidSignature
@@ -178,10 +203,30 @@ def verify_receipt(
         raise ReceiptVerificationError("receipt_mismatch", f"the arguments are not JSON Tollgate could have approved: {e}") from e
     if payload["args"] != digest:
         raise ReceiptVerificationError("receipt_mismatch", "the receipt approves other arguments")
+    if require_step_up and not _has_step_up(payload.get("stepUp")):
+        raise ReceiptVerificationError("receipt_mismatch", "the receipt has no stepUp: the call was not approved with a passkey")
     # Last, so that a receipt refused above is not spent.
     if replay_store is not None and replay_store.seen(payload["jti"], payload["exp"] + clock_tolerance):
         raise ReceiptVerificationError("receipt_replayed", f"the receipt was used before (jti {payload['jti']})")
     return payload  # type: ignore[return-value]
+
+
+def _has_step_up(claim: Any) -> bool:
+    """A non-empty list of well-formed passkey entries: a receipt signed by Tollgate has nothing else there."""
+    return (
+        isinstance(claim, list)
+        and len(claim) > 0
+        and all(
+            isinstance(e, dict)
+            and e.get("method") == "passkey"
+            and e.get("uv") is True
+            and isinstance(e.get("by"), str)
+            and e["by"] != ""
+            and isinstance(e.get("credentialId"), str)
+            and e["credentialId"] != ""
+            for e in claim
+        )
+    )
 
 
 def _find_key(kid: Any, jwks: Mapping[str, Any] | None, jwks_url: str | None, timeout: float) -> Mapping[str, Any]:
