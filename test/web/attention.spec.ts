@@ -39,8 +39,8 @@ describe('the tab badge', () => {
 
 describe('desktop notifications', () => {
   it('are not for requests made on the person’s own behalf', () => {
-    const mine = approval('a', { id: 'ann', roles: [] });
-    const lees = approval('b', { id: 'lee', roles: [], name: 'Lee' });
+    const mine = approval('a', { id: 'ann', roles: [], assurance: 'asserted' });
+    const lees = approval('b', { id: 'lee', roles: [], name: 'Lee', assurance: 'asserted' });
     const nobodys = approval('c', null);
     expect(worthNotifying([mine, lees, nobodys], 'ann').map((c) => c.id)).toEqual(['b', 'c']);
   });
@@ -48,7 +48,7 @@ describe('desktop notifications', () => {
   it('name the request when one came, and count them when several did', () => {
     const one = approval(
       'a',
-      { id: 'lee', roles: [], name: 'Lee' },
+      { id: 'lee', roles: [], name: 'Lee', assurance: 'asserted' },
       { display: { title: 'Send the invoice', summary: 'Email invoice 42' } },
     );
     expect(notificationFor([one])).toEqual({

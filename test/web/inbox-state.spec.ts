@@ -22,7 +22,12 @@ function approval(id: string, createdAt = '2025-01-01T10:00:00.000Z', extra: Par
     approval: { approvers: ['approver'], expiresAt: '2025-01-01T10:05:00.000Z' },
     createdAt,
     updatedAt: createdAt,
-    conversation: { id: 'conv-1', agentId: 'bot', user: { id: 'lee', roles: [], name: 'Lee' }, title: 'Tidy up' },
+    conversation: {
+      id: 'conv-1',
+      agentId: 'bot',
+      user: { id: 'lee', roles: [], name: 'Lee', assurance: 'asserted' },
+      title: 'Tidy up',
+    },
     ...extra,
   };
 }
