@@ -76,6 +76,13 @@ async function heldWire(args: Record<string, unknown> = { to: 'DE89 3704 0044 05
 }
 
 const statusOf = async (id: string, token = annToken) => (await http.get(`/v1/tool-calls/${id}`, token)).body;
+/** Through which channel the audit trail says Ann registered or removed her passkeys. */
+async function passkeyChannels(type: 'PasskeyRegistered' | 'PasskeyRemoved'): Promise<string[]> {
+  const root = await server.token('root', ['admin'], { name: 'Root' });
+  const res = await http.get(`/v1/audit/events?type=${type}&limit=1000`, root);
+  expect(res.status).toBe(200);
+  return res.body.events.filter((e: any) => e.actor.id === 'ann').map((e: any) => e.actor.via);
+}
 const credentials = async (authenticatorId: string) =>
   (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
 /** The virtual authenticator's credential id (standard base64) as the API names it (base64url). */
@@ -106,6 +113,7 @@ describeBrowser('passkeys in the web inbox', () => {
     const listed = (await http.get('/v1/me/passkeys', annToken)).body.passkeys;
     expect(listed).toEqual([expect.objectContaining({ id: base64url(made.credentialId), name: 'Work laptop' })]);
     expect(page.url()).toBe(`${origin}/#/passkeys`);
+    expect(await passkeyChannels('PasskeyRegistered')).toEqual(['web']);
   });
 
   it('approves a call that asks for a passkey with it, and the decision carries the passkey', async () => {
@@ -159,19 +167,16 @@ describeBrowser('passkeys in the web inbox', () => {
     });
   });
 
-  it('always allows with the passkey too: this call is approved with it, and the grant never covers the next', async () => {
+  it('offers no "Always allow" on a card that needs a passkey: no grant ever covers such a call', async () => {
     const call = await heldWire();
     await openCard(page, call.id);
     const card = page.locator('dialog.card');
-    await card.getByRole('button', { name: /^Always allow/ }).click();
-    await card.getByRole('button', { name: /^Always allow/ }).click();
+    await card.getByTestId('needs-passkey').waitFor();
+    await card.getByRole('button', { name: /^Approve/ }).waitFor();
+    expect(await card.getByRole('button', { name: /^Reject/ }).count()).toBe(1);
+    expect(await card.getByRole('button', { name: /^Always allow/ }).count()).toBe(0);
+    await page.keyboard.press('Escape');
     await card.waitFor({ state: 'detached' });
-    const decided = await statusOf(call.id);
-    expect(decided).toMatchObject({ status: 'approved', decision: { stepUp: { method: 'passkey' } } });
-    const next = await http.post(`/v1/conversations/${decided.conversationId}/tool-calls`, agent, {
-      toolCalls: [{ toolName: 'wire_money', arguments: { to: 'DE89 3704 0044 0532 0130 00', amount: 5 } }],
-    });
-    expect(next.body.toolCalls[0]).toMatchObject({ status: 'pending', approval: { stepUp: 'passkey' } });
   });
 
   it('refuses an assertion made for other arguments than those sent, and the call stays pending', async () => {
@@ -225,6 +230,8 @@ describeBrowser('passkeys in the web inbox', () => {
     expect((await http.get('/v1/me/passkeys', annToken)).body.passkeys.map((p: any) => p.name)).toEqual([
       'Work laptop',
     ]);
+    expect(await passkeyChannels('PasskeyRegistered')).toEqual(['web', 'web']);
+    expect(await passkeyChannels('PasskeyRemoved')).toEqual(['web']);
     await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: key });
   });
 

@@ -72,7 +72,7 @@ describe('needsPasskey and stepUpOf', () => {
   });
 
   it('reads the passkey a decision was made with', () => {
-    const stepUp = { method: 'passkey', credentialId: 'abc', aaguid: '0000', userVerified: true };
+    const stepUp = { method: 'passkey', credentialId: 'abc', aaguid: '0000', userVerified: true } as const;
     expect(stepUpOf({ outcome: 'approved', stepUp })).toEqual(stepUp);
     expect(stepUpOf({ outcome: 'approved' })).toBeUndefined();
     expect(stepUpOf(undefined)).toBeUndefined();

@@ -1,15 +1,6 @@
-import {
-  allPages,
-  Tollgate,
-  TollgateError,
-  type AuditEvent,
-  type FetchLike,
-  type Problem,
-  type ToolCall,
-} from '@tollgate/sdk';
+import { allPages, Tollgate, TollgateError, type AuditEvent, type FetchLike, type Problem } from '@tollgate/sdk';
 import type {
   AuthenticationResponseJSON,
-  Passkey,
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationOptions,
   RegistrationResponseJSON,
@@ -36,6 +27,14 @@ export const publicApi = {
 };
 
 export type Api = ReturnType<typeof createApi>;
+
+/**
+ * WebAuthn options the server made, as @simplewebauthn/browser types them: the API describes them as JSON objects
+ * (the SDK's types), and the server makes them with @simplewebauthn/server, whose types these are.
+ */
+function browserOptions<T>(options: object): T {
+  return options as T;
+}
 
 /**
  * The /v1 API as the signed-in person, through the SDK (same origin). Every request carries the bearer token, or,
@@ -82,39 +81,27 @@ export function createApi(
     toolCall: (callId: string) => call(() => tollgate.getToolCall(callId)),
     conversation: (convId: string) => call(() => tollgate.getConversation(convId)),
     status: () => call(() => tollgate.getStatus()),
-    decide: (callId: string, body: DecisionBody) =>
-      call(() =>
-        // The SDK's decide sends the fields it knows; a passkey's assertion goes as it is, through its transport.
-        'stepUp' in body && body.stepUp
-          ? tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(callId)}/decision`, {
-              body,
-              headers: { 'x-tollgate-channel': 'web' },
-            })
-          : tollgate.inbox().decide(callId, body),
-      ),
+    decide: (callId: string, body: DecisionBody) => call(() => tollgate.inbox().decide(callId, body)),
     /** A challenge for approving this call with these arguments (absent: the call's own) with a passkey. */
     stepUp: (callId: string, body: { arguments?: Record<string, unknown> }) =>
-      call(() =>
-        tollgate.request<StepUpOptions>('POST', `/v1/tool-calls/${encodeURIComponent(callId)}/step-up`, { body }),
-      ),
+      call(async () => browserOptions<StepUpOptions>(await tollgate.inbox().stepUp(callId, body))),
     /** The signed-in person's passkeys. */
-    passkeys: () =>
-      call(async () => (await tollgate.request<{ passkeys: Passkey[] }>('GET', '/v1/me/passkeys')).passkeys),
-    passkeyOptions: () => call(() => tollgate.request<RegistrationOptions>('POST', '/v1/me/passkeys/options')),
+    passkeys: () => call(() => tollgate.passkeys.list()),
+    passkeyOptions: () =>
+      call(async () => browserOptions<RegistrationOptions>(await tollgate.passkeys.registrationOptions())),
+    /** Recorded as PasskeyRegistered with `via: "web"`. */
     addPasskey: (body: { response: RegistrationResponseJSON; name?: string; assertion?: AuthenticationResponseJSON }) =>
-      call(() => tollgate.request<Passkey>('POST', '/v1/me/passkeys', { body })),
+      call(() => tollgate.passkeys.register(body)),
     /** A challenge for removing a passkey: one of the person's passkeys must sign it. */
     passkeyAssertionOptions: () =>
-      call(() =>
-        tollgate.request<{ publicKey: PublicKeyCredentialRequestOptionsJSON }>(
-          'POST',
-          '/v1/me/passkeys/assertion-options',
+      call(async () =>
+        browserOptions<{ publicKey: PublicKeyCredentialRequestOptionsJSON }>(
+          await tollgate.passkeys.assertionOptions(),
         ),
       ),
+    /** Recorded as PasskeyRemoved with `via: "web"`. */
     removePasskey: (id: string, assertion: AuthenticationResponseJSON) =>
-      call(() =>
-        tollgate.request<void>('DELETE', `/v1/me/passkeys/${encodeURIComponent(id)}`, { body: { assertion } }),
-      ),
+      call(() => tollgate.passkeys.remove(id, assertion)),
     /** The tenant's standing grants that apply now, newest first (approvers, admins, auditors). */
     grants: () => call(() => tollgate.grants.all({ status: 'active' })),
     /** Revokes a grant (recorded with `via: "web"`); answers it revoked. */

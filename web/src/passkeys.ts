@@ -8,7 +8,8 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/browser';
-import type { Approval } from './types';
+import { needsPasskey, type StepUp, type StepUpOptions as SdkStepUpOptions } from '@tollgate/sdk';
+import type { Decision } from './types';
 
 export type {
   AuthenticationResponseJSON,
@@ -17,46 +18,30 @@ export type {
   RegistrationResponseJSON,
 };
 
-/** GET /v1/me/passkeys: one of the person's passkeys. */
-export interface Passkey {
-  id: string;
-  name: string;
-  aaguid: string;
-  /** Synced by its provider (a password manager, iCloud Keychain, Google): it survives a lost device. */
-  backedUp: boolean;
-  createdAt: string;
-  lastUsedAt?: string;
-}
+/** GET /v1/me/passkeys: one of the person's passkeys (the SDK's, named by the API's schema). */
+export type { Passkey } from '@tollgate/sdk';
 
-/** POST /v1/me/passkeys/options: `assertion` is there when the person has a passkey already (it must sign first). */
+/**
+ * POST /v1/me/passkeys/options: `assertion` is there when the person has a passkey already (it must sign first).
+ * The SDK's shape, with the options typed as @simplewebauthn/browser takes them.
+ */
 export interface RegistrationOptions {
   publicKey: PublicKeyCredentialCreationOptionsJSON;
   assertion?: { publicKey: PublicKeyCredentialRequestOptionsJSON };
 }
 
 /** POST /v1/tool-calls/{id}/step-up: a challenge bound to the call and the arguments the person will approve. */
-export interface StepUpOptions {
-  publicKey: PublicKeyCredentialRequestOptionsJSON;
-  toolCallId: string;
-  argumentsDigest: string;
-}
+export type StepUpOptions = Omit<SdkStepUpOptions, 'publicKey'> & { publicKey: PublicKeyCredentialRequestOptionsJSON };
 
 /** What a decision made with a passkey shows (the call's `decision.stepUp`). */
-export interface StepUpView {
-  method: 'passkey';
-  credentialId: string;
-  aaguid: string;
-  userVerified: true;
-}
+export type StepUpView = StepUp;
 
-/** The call's rule asks for a passkey to approve it (`approval.stepUp`; the SDK's types do not name it yet). */
-export function needsPasskey(call: Pick<Approval, 'approval'>): boolean {
-  return (call.approval as { stepUp?: string } | undefined)?.stepUp === 'passkey';
-}
+/** The call's rule asks for a passkey to approve it (`approval.stepUp`): the SDK's test, which the MCP chat uses too. */
+export { needsPasskey };
 
 /** The passkey a decision was made with, if it was. */
-export function stepUpOf(decision: object | undefined): StepUpView | undefined {
-  const s = (decision as { stepUp?: StepUpView } | undefined)?.stepUp;
+export function stepUpOf(decision: Partial<Decision> | undefined): StepUpView | undefined {
+  const s = decision?.stepUp;
   return s?.method === 'passkey' ? s : undefined;
 }
 

@@ -14,6 +14,7 @@ import type {
   StepUpRequest,
   ToolCall,
   ToolCallStatus,
+  WebAuthnResponseJSON,
 } from './types.js';
 
 // The API's shape, named in types.ts from the generated schema; exported here too, as before.
@@ -36,7 +37,7 @@ export interface DecideOptions {
    * answering `stepUp(id, …)`'s options for the same arguments, as it is. Without a valid one, 403
    * step_up_required; made for another call or other arguments, 403 step_up_mismatch. A rejection needs none.
    */
-  stepUp?: StepUpEvidence;
+  stepUp?: { passkey: WebAuthnResponseJSON };
   /** Recorded as `decision.by.via`; default the client's `channel`, else the server's `api`. */
   channel?: DecisionChannel;
   signal?: AbortSignal;
@@ -73,7 +74,7 @@ export class Inbox {
     if (d.scope !== undefined) body.scope = d.scope;
     if (d.expiresIn !== undefined) body.expiresIn = d.expiresIn;
     if (d.args !== undefined) body.args = d.args;
-    if (d.stepUp !== undefined) body.stepUp = d.stepUp;
+    if (d.stepUp !== undefined) body.stepUp = d.stepUp as StepUpEvidence;
     return this.tollgate.request<ToolCall>('POST', `/v1/tool-calls/${encodeURIComponent(id)}/decision`, {
       body,
       signal: d.signal,

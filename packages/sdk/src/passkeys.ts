@@ -5,7 +5,9 @@ import type {
   PasskeyList,
   PasskeyRegistrationOptions,
   RegisterPasskeyRequest,
+  RemovePasskeyRequest,
   ToolCall,
+  WebAuthnResponseJSON,
 } from './types.js';
 
 /**
@@ -41,9 +43,12 @@ export class Passkeys {
    * Registers the passkey the browser made (operationId registerPasskey). 400 passkey_invalid when it does not
    * verify; 403 step_up_required when the caller holds passkeys and `assertion` is not a valid one of theirs.
    */
-  register(body: RegisterPasskeyRequest, o: WaitOptions & { channel?: DecisionChannel } = {}): Promise<Passkey> {
+  register(
+    body: { response: WebAuthnResponseJSON; name?: string; assertion?: WebAuthnResponseJSON },
+    o: WaitOptions & { channel?: DecisionChannel } = {},
+  ): Promise<Passkey> {
     return this.tollgate.request<Passkey>('POST', '/v1/me/passkeys', {
-      body,
+      body: body as RegisterPasskeyRequest,
       signal: o.signal,
       headers: this.tollgate.channelHeader(o.channel),
       // Its challenge answers once: a retry after a lost answer would be refused, not register it twice.
@@ -64,11 +69,11 @@ export class Passkeys {
    */
   async remove(
     id: string,
-    assertion: Record<string, unknown>,
+    assertion: WebAuthnResponseJSON,
     o: WaitOptions & { channel?: DecisionChannel } = {},
   ): Promise<void> {
     await this.tollgate.request<void>('DELETE', `/v1/me/passkeys/${encodeURIComponent(id)}`, {
-      body: { assertion },
+      body: { assertion } as RemovePasskeyRequest,
       signal: o.signal,
       headers: this.tollgate.channelHeader(o.channel),
       idempotent: false,

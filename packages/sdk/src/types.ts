@@ -88,6 +88,11 @@ export type StepUp = S['StepUp'];
 export type StepUpMethod = S['StepUpMethod'];
 /** A decision's `stepUp`: `{ passkey: <AuthenticationResponseJSON> }`, as the browser's startAuthentication gave it. */
 export type StepUpEvidence = S['StepUpEvidence'];
+/**
+ * What a browser's WebAuthn ceremony gave (@simplewebauthn/browser's RegistrationResponseJSON or
+ * AuthenticationResponseJSON), sent as it is. Any object: those libraries' interfaces have no index signature.
+ */
+export type WebAuthnResponseJSON = object;
 /** The body of POST /v1/tool-calls/{id}/step-up: the edited arguments the approval will carry, if any. */
 export type StepUpRequest = S['StepUpRequest'];
 /** A challenge bound to the call and the arguments approved: `publicKey` is the options for startAuthentication. */

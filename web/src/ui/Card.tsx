@@ -498,7 +498,8 @@ function Decide({
             >
               {armed === 'approve' ? 'Confirm approve' : 'Approve'} <kbd>a</kbd>
             </button>
-            {!manual && (
+            {/* A manual call, or one that needs a passkey, is never covered by a grant: offering one would mislead. */}
+            {!manual && !passkey && (
               <button type="button" disabled={busy} onClick={() => choose('always')}>
                 Always allow…
               </button>
