@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decodeJwt } from 'jose';
 import { client } from '../support/http';
 import { BIN, exited, freePort, serverEnv } from '../support/process';
 import { startTestServer, TestServer } from '../support/server';
@@ -48,6 +49,12 @@ describe('tollgate token from anywhere', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     expect(await acceptedAs(r.stdout)).toBe('ann');
+  });
+
+  it("--aud gives the token another audience than the server's: an end user's token for user.token", async () => {
+    const r = await token(BIN, ['--sub', 'ann', '--aud', 'agent-app'], { TOLLGATE_DATA_DIR: serverData });
+    expect(r.code).toBe(0);
+    expect(decodeJwt(r.stdout.trim()).aud).toBe('agent-app');
   });
 
   it('--data-dir names it too, and wins over TOLLGATE_DATA_DIR', async () => {

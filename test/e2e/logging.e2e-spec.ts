@@ -80,7 +80,8 @@ describe('tollgate serve logs, piped: JSON lines', () => {
       database: db.url
         ? expect.stringMatching(/^PostgreSQL 127\.0\.0\.1:5432\/tollgate_t_/)
         : `embedded PostgreSQL in ${db.dataDir}`,
-      inbox: `${server.url}/`,
+      // Passkeys need a name, not an IP address: the inbox is announced at localhost.
+      inbox: `${server.url.replace('127.0.0.1', 'localhost')}/`,
       signIn: expect.stringContaining('npx tollgate token'),
       docs: `${server.url}/docs`,
       tracing: 'off',
@@ -274,7 +275,7 @@ describe('tollgate serve logs on a terminal: pretty', () => {
 
   it('prints the banner as a few plain lines, and each request as one readable line', async () => {
     const shown = term.text();
-    expect(shown).toMatch(/^\s*web inbox  http:\/\/127\.0\.0\.1:\d+\/  sign in with/m);
+    expect(shown).toMatch(/^\s*web inbox  http:\/\/localhost:\d+\/  sign in with/m);
     expect(shown).toMatch(/^\s*API docs   http:\/\/127\.0\.0\.1:\d+\/docs/m);
     const m = term.mark();
     const token = await mintToken(TEST_SECRET, { sub: 'bot', roles: ['agent'] }, '1h');

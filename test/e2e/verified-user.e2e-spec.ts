@@ -211,6 +211,15 @@ describe('verified requesters (user.token)', () => {
     expect(res.body).toMatchObject({ code: 'invalid_user_token', detail: expect.stringMatching(/agent's token/) });
   });
 
+  it('refuses a token about the agent itself, and a subject no user id could be', async () => {
+    const self = await start({ token: await hsToken({ sub: 'bot' }, { audience: AGENT_APP }) });
+    expect(self.status).toBe(400);
+    expect(self.body).toMatchObject({ code: 'invalid_user_token', detail: expect.stringMatching(/the agent itself/) });
+    const long = await start({ token: await hsToken({ sub: 'u'.repeat(257) }, { audience: AGENT_APP }) });
+    expect(long.status).toBe(400);
+    expect(long.body.code).toBe('invalid_user_token');
+  });
+
   it('refuses a token Tollgate would take as a bearer credential: user_token_is_credential', async () => {
     const apiToken = await hsToken({ sub: 'ann', roles: ['approver'] }, { audience: API_AUDIENCE });
     const both = await hsToken({ sub: 'ann', roles: ['approver'] }, { audience: [AGENT_APP, API_AUDIENCE] });
@@ -316,6 +325,8 @@ describe('user tokens where the server cannot take them', () => {
       const res = await client(server.url).post('/v1/conversations', agent, { user: { token } });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('user_token_is_credential');
+      // The detail names what to change, not only what went wrong.
+      expect(res.body.detail).toMatch(/set TOLLGATE_JWT_AUDIENCE/);
     } finally {
       await server.stop();
     }

@@ -68,6 +68,10 @@ export function buildCli(): Command {
     )
     .option('--ttl <ttl>', 'lifetime, e.g. 30m, 8h, 7d', ttlArg, '8h')
     .option(
+      '--aud <audience>',
+      "the token's audience instead of the server's (TOLLGATE_JWT_AUDIENCE): e.g. an end user's token to pass as user.token, for an audience of TOLLGATE_USER_TOKEN_AUDIENCE",
+    )
+    .option(
       '--data-dir <dir>',
       "the server's data dir, holding its dev secret (default: TOLLGATE_DATA_DIR, else ./.tollgate, else the .tollgate beside this Tollgate)",
     )

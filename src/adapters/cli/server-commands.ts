@@ -8,6 +8,7 @@ import { resolveLogFormat } from '../../infrastructure/observability/logging';
 import type { Tracing } from '../../infrastructure/observability/tracing';
 import { packageVersion } from '../../infrastructure/package-info';
 import { RunningServer, startServer } from '../../server';
+import { passkeyBase } from './client/passkey-link';
 import { TerminalChannel } from './terminal/terminal-channel';
 import { packageRoot } from './token-command';
 
@@ -92,12 +93,14 @@ function banner(server: RunningServer, traced: boolean): Banner {
       ? `paste a token, e.g. from ${token} (signs with TOLLGATE_JWT_SECRET)`
       : 'paste a token from your identity provider';
   const grpc = server.grpcAddress ?? 'off';
+  // Where people open the inbox: the public address, else localhost for a loopback address (passkeys need a name).
+  const inbox = `${config.publicUrl ?? passkeyBase(url)}/`;
   const fields = {
     version,
     url,
     grpc,
     database,
-    inbox: `${url}/`,
+    inbox,
     signIn,
     docs: `${url}/docs`,
     tracing: traced ? 'on' : 'off',
@@ -108,7 +111,7 @@ function banner(server: RunningServer, traced: boolean): Banner {
       `Tollgate listening on ${url} (version ${version})`,
       `  gRPC       ${server.grpcAddress ? `${grpc} (tollgate.v1.Tollgate, health, reflection)` : 'off (TOLLGATE_GRPC_PORT=off)'}`,
       `  database   ${database}`,
-      `  web inbox  ${url}/  sign in with ${signIn}`,
+      `  web inbox  ${inbox}  sign in with ${signIn}`,
       `  API docs   ${url}/docs   health ${url}/health/ready   metrics ${url}/metrics${traced ? '   tracing on' : ''}`,
     ],
   };

@@ -18,6 +18,8 @@ export interface TokenOptions {
   owner?: string;
   ttl: string;
   dataDir?: string;
+  /** The audience instead of the server's TOLLGATE_JWT_AUDIENCE: an end user's token for user.token, say. */
+  aud?: string;
 }
 
 export async function token(o: TokenOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -33,7 +35,8 @@ export async function token(o: TokenOptions, env: NodeJS.ProcessEnv = process.en
       `--ttl ${o.ttl} is longer than the ${max} s a token may live (TOLLGATE_JWT_MAX_TTL): the server would refuse it`,
     );
   }
-  const { issuer, audience } = config.auth;
+  const { issuer } = config.auth;
+  const audience = o.aud ?? config.auth.audience;
   console.log(
     await mintToken(secret, { sub: o.sub, roles: o.role, tenant: o.tenant, name: o.name, owner: o.owner }, o.ttl, {
       issuer,

@@ -79,7 +79,13 @@ export class JwtUserTokens implements UserTokens {
     if (claimed.some((a) => typeof a === 'string' && this.bearerAudiences.has(a)))
       throw new DomainError('user_token_is_credential', 'invalid', CREDENTIAL_DETAIL);
     if (await this.acceptedAsBearer(token))
-      throw new DomainError('user_token_is_credential', 'invalid', CREDENTIAL_DETAIL);
+      throw new DomainError(
+        'user_token_is_credential',
+        'invalid',
+        this.cfg.secret && !this.cfg.audience
+          ? `${CREDENTIAL_DETAIL}. With TOLLGATE_JWT_SECRET and no TOLLGATE_JWT_AUDIENCE every token signed with the secret is a bearer token: set TOLLGATE_JWT_AUDIENCE (and mint bearer tokens with it) to take HS256 user tokens`
+          : CREDENTIAL_DETAIL,
+      );
     let user;
     try {
       user = await this.verifier.verifyForAudience(token, audiences);

@@ -32,7 +32,11 @@ export function problemCardUrl(base: string, problem: object): string | undefine
   return `${stepUp === 'passkey' ? passkeyBase(base) : base.replace(/\/+$/, '')}${card}`;
 }
 
-function passkeyBase(base: string): string {
+/**
+ * The address a browser on this machine should open: `localhost` for a loopback or unspecified IP, since browsers
+ * refuse passkeys on IP addresses (and a session is kept per host name, so one address throughout).
+ */
+export function passkeyBase(base: string): string {
   const url = new URL(base);
   // A server listening on every interface (0.0.0.0, ::) is reached on this machine at localhost as well.
   if (['127.0.0.1', '[::1]', '0.0.0.0', '[::]'].includes(url.hostname)) url.hostname = 'localhost';

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Conversation, ConversationUser } from '../../../domain/conversation/conversation.aggregate';
 import { IdempotencyMismatchError } from '../../../domain/conversation/conversation.errors';
-import { ValidationError } from '../../../domain/shared/domain-error';
+import { DomainError, ValidationError } from '../../../domain/shared/domain-error';
 import {
   CLOCK,
   Clock,
@@ -30,7 +30,7 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
 
   async execute({ principal: p, input }: StartConversationCommand) {
     // Before the transaction: verifying may read the provider's keys over the network.
-    const user = await this.user(p.tenant, input.user);
+    const user = await this.user(p.tenant, p.id, input.user);
     return this.uow.run(async () => {
       const existing = input.id ? await this.conversations.findWithCalls(p.tenant, input.id) : null;
       if (existing) {
@@ -56,7 +56,11 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
   }
 
   /** The user from their own token (verified), else as the agent named them (asserted); the token goes no further. */
-  private async user(tenant: string, u: StartConversationCommand['input']['user']): Promise<ConversationUser | null> {
+  private async user(
+    tenant: string,
+    agentId: string,
+    u: StartConversationCommand['input']['user'],
+  ): Promise<ConversationUser | null> {
     if (!u) return null;
     if (u.token === undefined) {
       if (u.id === undefined)
@@ -64,6 +68,13 @@ export class StartConversationHandler implements ICommandHandler<StartConversati
       return { id: u.id, roles: u.roles ?? [], ...(u.name ? { name: u.name } : {}), assurance: 'asserted' };
     }
     const verified = await this.userTokens.verify(u.token, tenant);
+    // An agent is never its own verified end user: a token about it says nothing about a person.
+    if (verified.id === agentId)
+      throw new DomainError(
+        'invalid_user_token',
+        'invalid',
+        "user.token's subject is the agent itself: pass the end user's own token from the identity provider",
+      );
     if (u.id !== undefined && u.id !== verified.id)
       throw new ValidationError([
         { path: 'user.id', message: "is not user.token's subject (sub): leave it out, or give the token's own" },
