@@ -43,6 +43,7 @@ beforeAll(async () => {
     rules: [
       { match: 'wire_money', level: 'confirm', stepUp: 'passkey' },
       { match: 'close_books', level: 'confirm', stepUp: 'passkey', quorum: 2 },
+      { match: 'pay_self', level: 'confirm', stepUp: 'passkey', selfApproval: false },
       { match: '*', level: 'confirm' },
     ],
   });
@@ -506,6 +507,17 @@ describe('approving a call whose rule asks for a passkey', () => {
     expect(recorded.data.stepUp.publicKey).toMatch(/^[A-Za-z0-9_-]{40,}$/);
     const refusals = await events(`type=DecisionRefused&toolCallId=${id}`);
     expect(refusals.map((e) => e.actor.id)).toEqual(['bob']);
+  });
+
+  it('issues no challenge to someone separation of duties bars: their device never signs for nothing', async () => {
+    const conv = `pk-self-${++n}`;
+    await http.post('/v1/conversations', agent, { id: conv, user: { id: 'ann', roles: ['approver'] } });
+    const r = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+      toolCalls: [{ toolName: 'pay_self', arguments: { amount: 5 } }],
+    });
+    const id = r.body.toolCalls[0].id;
+    expectProblem(await stepUp(id, ann), 403, 'self_approval');
+    expect((await stepUp(id, bob)).status).toBe(200);
   });
 
   it('a call whose rule asks no passkey carries no stepUp claim', async () => {

@@ -53,7 +53,8 @@ export interface Passkeys {
   /**
    * Checks a registration (and, for a person who holds passkeys, the assertion with one of them), uses up their
    * challenges and stores the passkey. Inside the caller's unit of work. A refusal is answered, not thrown, so
-   * the unit still commits the used challenges: a challenge is never good twice, whatever became of it.
+   * the unit still commits the challenges it checked: none answers twice. (A registration refused before its own
+   * challenge was looked at, for want of an assertion, leaves that challenge to expire.)
    */
   register(
     p: Principal,

@@ -10,6 +10,7 @@ import { Decider, DecisionInput, ToolCall, ToolCallState } from './tool-call.ent
 import { repeatedCalls } from './rules/idempotent-proposal';
 import { checkNotBlocked } from './rules/one-step-at-a-time';
 import { mayDecide } from './rules/who-may-decide';
+import { selfApprovalRefusal } from './rules/separation-of-duties';
 import { mayReadConversation } from './rules/who-may-read';
 
 export type { Decider, DecisionInput } from './tool-call.entity';
@@ -204,6 +205,17 @@ export class Conversation extends AggregateRoot {
   /** Whether `p` may decide `call` (rules/who-may-decide). */
   mayDecide(p: Principal, call: ToolCall): boolean {
     return mayDecide(p, call, this.s.user?.id);
+  }
+
+  /**
+   * Why an approval by `p` would be refused whatever passkey came with it (separation of duties), or undefined:
+   * asked before a step-up challenge is issued, so no one's device signs for a decision that cannot be made.
+   */
+  approvalRefusal(p: Principal, call: ToolCall): string | undefined {
+    return selfApprovalRefusal('approve', call.policy, p.id, {
+      userId: this.s.user?.id,
+      agentOwner: this.s.agentOwner,
+    });
   }
 
   /**

@@ -67,7 +67,8 @@ export interface CallCourse {
  * person changes nothing. Thrown, with nothing recorded: an agent, a person outside the call's approvers
  * (who-may-decide), a quorum approval from outside its roles (quorum). Returned as `refused`, recorded first where
  * the refusal must be on record: a standing grant wider than allowed (standing-grant-limit; the call stays as it
- * was), self-approval (separation-of-duties), a chat client's approval the rule does not take (chat-approval); not recorded: a call already decided (first-decision-wins), a
+ * was), self-approval (separation-of-duties), a chat client's approval the rule does not take (chat-approval), an
+ * approval without the passkey its rule asks for, or with one made for another call or arguments (step-up); not recorded: a call already decided (first-decision-wins), a
  * quorum approval of other arguments.
  */
 export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at: Date, c: CallCourse): DecisionResult {

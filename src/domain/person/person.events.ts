@@ -40,7 +40,10 @@ export class PasskeyRegistered extends BaseEvent<{
   readonly type = 'PasskeyRegistered' as const;
 }
 
-/** A person removed one of their passkeys (with an assertion made by one of them). */
+/**
+ * A passkey removed: by its owner (with an assertion made by one of theirs), or by an admin for a lost device
+ * (with an assertion made by one of the admin's own; `removedBy` names the admin).
+ */
 export class PasskeyRemoved extends BaseEvent<{ personId: string; credentialId: string; removedBy: string }> {
   readonly type = 'PasskeyRemoved' as const;
 }

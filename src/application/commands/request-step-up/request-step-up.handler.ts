@@ -1,6 +1,10 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { AlreadyDecidedError, NotAllowedToDecideError } from '../../../domain/conversation/conversation.errors';
+import {
+  AlreadyDecidedError,
+  NotAllowedToDecideError,
+  SelfApprovalError,
+} from '../../../domain/conversation/conversation.errors';
 import { approvingArguments } from '../../../domain/conversation/held-call';
 import { standingDecision } from '../../../domain/conversation/rules/first-decision-wins';
 import { NoPasskeyError, StepUpNotRequiredError } from '../../../domain/person/passkey.errors';
@@ -44,6 +48,8 @@ export class RequestStepUpHandler implements ICommandHandler<RequestStepUpComman
           call.status === 'pending' ? 'expired' : call.status,
         );
       if (call.policy.stepUp !== 'passkey') throw new StepUpNotRequiredError(toolCallId);
+      const refused = conv.approvalRefusal(p, call);
+      if (refused) throw new SelfApprovalError(refused);
       if ((await this.passkeys.count(p)) === 0) throw new NoPasskeyError(toolCallId);
       const { publicKey, argumentsDigest } = await this.passkeys.stepUpOptions(
         p,
