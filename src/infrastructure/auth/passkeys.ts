@@ -29,6 +29,7 @@ import { enrolmentRefusal, OwnAssertion, removalRefusal } from '../../domain/per
 import type { Principal } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { TypeOrmUnitOfWork } from '../persistence/unit-of-work';
+import { digestJson } from '../persistence/event-store';
 
 /** A challenge lives five minutes (the options' timeout too), and answers once. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -481,11 +482,8 @@ export class WebAuthnPasskeys implements Passkeys {
 }
 
 /** SHA-256 hex of the RFC 8785 canonical form: the same digest as a receipt's `args` claim. */
-export function digest(value: unknown): string {
-  return createHash('sha256')
-    .update(canonicalize(value) ?? 'null')
-    .digest('hex');
-}
+/** The arguments' digest a step-up binds: the audit trail's and the receipt's own (one function for all three). */
+export const digest = digestJson;
 
 /**
  * A step-up's challenge: SHA-256 of the RFC 8785 form of {v, tenant, toolCallId, argumentsDigest, nonce}. An

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import canonicalize from 'canonicalize';
 import {
   calculateJwkThumbprint,
   compactVerify,
@@ -11,14 +10,7 @@ import {
   JWK,
   SignJWT,
 } from 'jose';
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  JsonWebKey as NodeJsonWebKey,
-  KeyObject,
-  randomUUID,
-} from 'node:crypto';
+import { createPrivateKey, createPublicKey, JsonWebKey as NodeJsonWebKey, KeyObject, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { ReceiptClaims, ReceiptSigner } from '../../application/ports';
@@ -28,6 +20,7 @@ import {
   OpenedCheckpoint,
 } from '../../application/ports/checkpoint-signatures.port';
 import { ConfigError, TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
+import { digestJson } from '../persistence/event-store';
 import { JsonObject, SigningKeyRow } from '../persistence/orm-entities';
 
 const ALG = 'EdDSA';
@@ -61,9 +54,7 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
   ) {}
 
   digest(value: unknown): string {
-    return createHash('sha256')
-      .update(canonicalize(value) ?? 'null')
-      .digest('hex');
+    return digestJson(value);
   }
 
   async sign(claims: ReceiptClaims): Promise<string> {
