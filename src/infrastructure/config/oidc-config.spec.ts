@@ -48,7 +48,7 @@ describe('single sign-on settings (TOLLGATE_OIDC_*)', () => {
         TOLLGATE_OIDC_ROLES_CLAIM: 'groups',
         TOLLGATE_OIDC_ROLE_MAP: 'payments-leads=approver, secops=admin+approver,audit=auditor',
         TOLLGATE_OIDC_TENANT_CLAIM: 'org',
-        TOLLGATE_SESSION_TTL: '3600',
+        TOLLGATE_SESSION_TTL: '1h',
         TOLLGATE_SESSION_IDLE_TIMEOUT: '600',
       }),
     ).toMatchObject({
@@ -76,6 +76,8 @@ describe('single sign-on settings (TOLLGATE_OIDC_*)', () => {
       [{ ...BASE, TOLLGATE_OIDC_ROLE_MAP: 'nogroup' }, 'is not <group>=<role>'],
       [{ ...BASE, TOLLGATE_OIDC_TENANT: 'a', TOLLGATE_OIDC_TENANT_CLAIM: 'org' }, 'not both'],
       [{ ...BASE, TOLLGATE_SESSION_TTL: '10' }, 'TOLLGATE_SESSION_TTL must be'],
+      [{ ...BASE, TOLLGATE_SESSION_TTL: '31d' }, 'TOLLGATE_SESSION_TTL must be'],
+      [{ ...BASE, TOLLGATE_SESSION_IDLE_TIMEOUT: 'an hour' }, 'TOLLGATE_SESSION_IDLE_TIMEOUT must be'],
     ] as const) {
       expect(() => oidcConfig(env)).toThrow(ConfigError);
       expect(() => oidcConfig(env)).toThrow(message);

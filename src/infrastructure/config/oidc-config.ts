@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config-error';
 import { isLoopbackHost } from './loopback';
+import { spanSeconds } from './duration';
 
 export interface OidcConfig {
   /** The provider's issuer URL; its discovery document is read from `<issuer>/.well-known/openid-configuration`. */
@@ -119,10 +120,13 @@ function secret(env: NodeJS.ProcessEnv): string {
   return direct;
 }
 
+/** Seconds, or a span like `12h` or `30m` (the same reading as every duration setting). */
 function seconds(raw: string | undefined, fallback: number, name: string): number {
   if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 60 || n > 30 * 86400)
-    throw new ConfigError(`${name} must be a whole number of seconds from 60 to 2592000, got "${raw}"`);
+  const n = spanSeconds(raw.trim(), { bare: true });
+  if (n === undefined || !Number.isInteger(n) || n < 60 || n > 30 * 86400)
+    throw new ConfigError(
+      `${name} must be seconds or a span like 12h, from 60 (1 minute) to 2592000 (30 days), got "${raw}"`,
+    );
   return n;
 }
