@@ -1,5 +1,6 @@
 import type { DecisionChannel, TollgateClient, WaitOptions } from './client.js';
 import type {
+  AssertionOptionsRequest,
   Passkey,
   PasskeyAssertionOptions,
   PasskeyList,
@@ -56,9 +57,13 @@ export class Passkeys {
     });
   }
 
-  /** Options for the assertion that removing a passkey needs (operationId passkeyAssertionOptions). */
-  assertionOptions(o: WaitOptions = {}): Promise<PasskeyAssertionOptions> {
+  /**
+   * Options for the assertion a change needs, for that change only (operationId passkeyAssertionOptions):
+   * `purpose` `remove` (the default) for `remove`, `revoke` for an admin's removal of another person's passkey.
+   */
+  assertionOptions(o: AssertionOptionsRequest & WaitOptions = {}): Promise<PasskeyAssertionOptions> {
     return this.tollgate.request<PasskeyAssertionOptions>('POST', '/v1/me/passkeys/assertion-options', {
+      body: o.purpose !== undefined ? { purpose: o.purpose } : {},
       signal: o.signal,
     });
   }

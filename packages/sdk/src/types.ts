@@ -193,6 +193,8 @@ export type PasskeyRegistrationOptions = S['PasskeyRegistrationOptions'];
 export type PasskeyAssertionOptions = S['PasskeyAssertionOptions'];
 export type RegisterPasskeyRequest = S['RegisterPasskeyRequest'];
 export type RemovePasskeyRequest = S['RemovePasskeyRequest'];
+/** The change an assertion will authorise: `remove` (default) one of your passkeys, `revoke` an admin's removal. */
+export type AssertionOptionsRequest = S['AssertionOptionsRequest'];
 
 /* ── audit and keys ───────────────────────────────────────────────────────────────────────────────────── */
 

@@ -88,6 +88,12 @@ describe('tollgate.passkeys', () => {
     });
     expect((await pat.passkeys.list()).map((p) => p.name)).toEqual(['Laptop', 'Phone']);
 
+    // An assertion answers for the one change it was asked for: one made for an admin's revoke removes nothing.
+    const forRevoke = await pat.passkeys.assertionOptions({ purpose: 'revoke' });
+    expect(await refusal(pat.passkeys.remove(key.ids[0], phone.assert(forRevoke.publicKey)))).toEqual({
+      status: 403,
+      code: 'step_up_required',
+    });
     const options = await pat.passkeys.assertionOptions();
     const phoneId = phone.ids.at(-1)!; // its first was refused above
     expect(await pat.passkeys.remove(key.ids[0], phone.assert(options.publicKey))).toBe(undefined);

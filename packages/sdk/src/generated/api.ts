@@ -811,7 +811,7 @@ export interface paths {
     put?: never;
     /**
      * Options for an assertion with one of your passkeys
-     * @description People only, no body. What removing a passkey needs: the options for navigator.credentials.get() (@simplewebauthn/browser startAuthentication), answering once within 5 minutes.
+     * @description People only; the body may be left out. What removing a passkey needs (`purpose: remove`, the default), or an admin's removal of another person's (`purpose: revoke`): the options for navigator.credentials.get() (@simplewebauthn/browser startAuthentication), answering once within 5 minutes, for that change only.
      */
     post: operations['passkeyAssertionOptions'];
     delete?: never;
@@ -872,7 +872,7 @@ export interface paths {
     post?: never;
     /**
      * Remove a person's lost passkey (admins)
-     * @description Admins, for another person (your own: DELETE /v1/me/passkeys/{id} with an assertion; 403 here). No assertion needed: the person lost the device. Recorded in the audit trail as PasskeyRemoved with you as removedBy. The person can then register a new passkey with their sign-in alone.
+     * @description Admins, for another person (your own: DELETE /v1/me/passkeys/{id}; 403 here). With an assertion made with one of YOUR passkeys for this change (POST /v1/me/passkeys/assertion-options with purpose revoke), else 403 step_up_required: a stolen admin session alone must not clear someone's passkeys. Recorded in the audit trail as PasskeyRemoved with you as removedBy. The person can then register a new passkey with their sign-in alone.
      */
     delete: operations['revokePersonPasskey'];
     options?: never;
@@ -2281,6 +2281,13 @@ export interface components {
       assertion?: {
         [key: string]: unknown;
       };
+    };
+    AssertionOptionsRequest: {
+      /**
+       * @description The change the assertion will authorise, and nothing else: `remove` (default) one of your passkeys; `revoke`, an admin's removal of another person's (DELETE /v1/people/{personId}/passkeys/{id})
+       * @enum {string}
+       */
+      purpose?: 'remove' | 'revoke';
     };
     RemovePasskeyRequest: {
       /** @description An assertion with one of your passkeys, answering POST /v1/me/passkeys/assertion-options (the one removed may make it) */
@@ -6426,7 +6433,11 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['AssertionOptionsRequest'];
+      };
+    };
     responses: {
       200: {
         headers: {
@@ -6434,6 +6445,15 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['PasskeyAssertionOptions'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
         };
       };
       /** @description No bearer token, or one that does not verify (unauthenticated) */
@@ -6449,6 +6469,24 @@ export interface operations {
       };
       /** @description The role is lacking (forbidden) */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -6671,7 +6709,11 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RemovePasskeyRequest'];
+      };
+    };
     responses: {
       /** @description Removed */
       204: {
@@ -6679,6 +6721,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
       };
       /** @description No bearer token, or one that does not verify (unauthenticated) */
       401: {
@@ -6691,7 +6742,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The role is lacking (forbidden) */
+      /** @description The role is lacking (forbidden); The call's rule asks for a passkey, and no assertion proved a present person approved (step_up_required) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6702,6 +6753,24 @@ export interface operations {
       };
       /** @description No such resource, or one the caller may not see (not_found) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
         headers: {
           [name: string]: unknown;
         };
