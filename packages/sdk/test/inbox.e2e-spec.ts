@@ -46,7 +46,7 @@ describe('inbox.list and inbox.all', () => {
           conversation: {
             id: 'inbox-list-3',
             agentId: 'support-bot',
-            user: { id: 'ann', roles: ['admin'] },
+            user: { id: 'ann', roles: ['admin'], assurance: 'asserted' }, // named by the agent, not verified
             title: null,
           },
         }),
