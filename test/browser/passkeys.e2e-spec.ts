@@ -92,6 +92,8 @@ const base64url = (b64: string) => b64.replace(/\+/g, '-').replace(/\//g, '_').r
 async function openCard(p: Page, id: string): Promise<void> {
   if (new URL(p.url()).hash !== '#/') await p.goto(`${origin}/#/`);
   await p.locator('dialog.card').waitFor({ state: 'detached' });
+  // The list says what approving it will ask for before the card is opened.
+  await p.locator(`li[data-call-id="${id}"] .badge`, { hasText: 'passkey' }).waitFor();
   await p.locator(`li[data-call-id="${id}"] .row-main`).click();
   await p.locator('dialog.card').waitFor();
 }

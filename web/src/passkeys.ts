@@ -74,7 +74,8 @@ export function isCancelled(e: unknown): boolean {
  * What a cancelled prompt says. Browsers report a failed fingerprint or PIN the same way as a dismissed prompt, so
  * the words name both.
  */
-export const CANCELLED = 'Cancelled (or your device could not confirm it is you): nothing changed.';
+export const CANCELLED =
+  'Cancelled, or this device holds none of your passkeys or could not confirm it is you: nothing changed.';
 
 /** A WebAuthn failure in words: the browser's own message, except for the cases people meet. */
 export function webAuthnErrorText(e: unknown): string {

@@ -3,6 +3,7 @@ import type { Departure, InboxState } from '../inbox';
 import { titleOf } from '../inbox';
 import type { Approval } from '../types';
 import { hrefFor } from './hooks';
+import { needsPasskey } from '../passkeys';
 
 /** What a shortcut on the list has to say: why it did nothing, or that it failed. */
 export interface ListNote {
@@ -148,6 +149,11 @@ function Row({
       <span class="row-side">
         <span class={`badge level-${call.policy.level}`}>{call.policy.level}</span>
         {destructive && <span class="badge danger">destructive</span>}
+        {needsPasskey(call) && (
+          <span class="badge" title="Approving it asks for your passkey">
+            passkey
+          </span>
+        )}
         {departure ? (
           <span class="row-note" data-testid="row-note">
             {departure.note}
