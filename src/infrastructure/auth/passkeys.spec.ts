@@ -7,6 +7,7 @@ import {
   digest,
   parseAssertion,
   parseRegistration,
+  relyingPartyWarning,
   stepUpChallenge,
   STEP_UP_VERSION,
   WebAuthnPasskeys,
@@ -120,5 +121,14 @@ describe('the relying party', () => {
   it('without it, localhost on the port the server listens on (WebAuthn refuses IP addresses)', () => {
     expect(passkeys({}, 43117).relyingParty()).toEqual({ origin: 'http://localhost:43117', rpID: 'localhost' });
     expect(passkeys({}).relyingParty()).toEqual({ origin: 'http://localhost:8080', rpID: 'localhost' });
+  });
+});
+
+describe('the start-up warning about where passkeys work', () => {
+  it('names a TOLLGATE_PUBLIC_URL that is an IP address, and nothing else', () => {
+    expect(relyingPartyWarning({ publicUrl: 'http://10.0.0.5:8080' })).toMatch(/IP address \(10\.0\.0\.5\)/);
+    expect(relyingPartyWarning({ publicUrl: 'https://[2001:db8::1]' })).toMatch(/IP address/);
+    expect(relyingPartyWarning({ publicUrl: 'https://tollgate.example.com' })).toBeUndefined();
+    expect(relyingPartyWarning({})).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import {
   generateAuthenticationOptions,
@@ -10,6 +10,7 @@ import {
 } from '@simplewebauthn/server';
 import canonicalize from 'canonicalize';
 import { createHash, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type {
   AssertionOptions,
   Passkeys,
@@ -85,12 +86,19 @@ type Parsed<T> = { ok: true; value: T; challenge: string } | { ok: false; reason
  * challenge used up and the decision it served commit together). Only public keys are stored.
  */
 @Injectable()
-export class WebAuthnPasskeys implements Passkeys {
+export class WebAuthnPasskeys implements Passkeys, OnModuleInit {
+  private readonly log = new Logger('Passkeys');
+
   constructor(
     private readonly uow: TypeOrmUnitOfWork,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
     @Optional() private readonly http?: HttpAdapterHost,
   ) {}
+
+  onModuleInit(): void {
+    const warning = relyingPartyWarning(this.config);
+    if (warning) this.log.warn(warning);
+  }
 
   /**
    * The relying party: TOLLGATE_PUBLIC_URL's origin and host name; without it (loopback), http://localhost and
@@ -644,4 +652,17 @@ export function parseRegistration(json: unknown): Parsed<RegistrationResponseJSO
       ...attachment((json as Record<string, unknown>).authenticatorAttachment),
     },
   };
+}
+
+/**
+ * The start-up warning when passkeys cannot work where people open the inbox: a TOLLGATE_PUBLIC_URL that is an IP
+ * address, where browsers refuse them. (Without one, the relying party is localhost and the listening port, which
+ * a browser on this machine, or one reaching a container through the same port, opens.)
+ */
+export function relyingPartyWarning(config: Pick<TollgateConfig, 'publicUrl'>): string | undefined {
+  if (!config.publicUrl) return undefined;
+  const host = new URL(config.publicUrl).hostname;
+  return isIP(host.replace(/^\[|\]$/g, ''))
+    ? `TOLLGATE_PUBLIC_URL names an IP address (${host}): browsers refuse passkeys there, so approvals whose rule says stepUp: passkey cannot be made. Give it a host name.`
+    : undefined;
 }
