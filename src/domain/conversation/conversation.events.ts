@@ -179,10 +179,13 @@ export class ToolCallCompleted extends BaseEvent<{
  * approval brought none that proves anything (`step_up_required`) or one made for another call or other arguments
  * (`step_up_mismatch`). Nothing else changed: the call stays pending.
  */
+export type DecisionRefusedCode =
+  'self_approval' | 'chat_approval_not_allowed' | 'step_up_required' | 'step_up_mismatch';
+
 export class DecisionRefused extends BaseEvent<
   PolicyRef & {
     decision: 'approve' | 'always_allow';
-    code: 'self_approval' | 'chat_approval_not_allowed' | 'step_up_required' | 'step_up_mismatch';
+    code: DecisionRefusedCode;
     refusedBy: string;
     via: string;
     reason: string;

@@ -11,6 +11,7 @@ import {
 } from './conversation.errors';
 import {
   DecisionRefused,
+  DecisionRefusedCode,
   GrantRefused,
   policyRef,
   ToolCallApprovalRecorded,
@@ -30,7 +31,7 @@ import { followUpDue, withNextStep } from './rules/follow-up';
 import { quorumArguments, quorumStep } from './rules/quorum';
 import { InterestedParties, selfApprovalRefusal } from './rules/separation-of-duties';
 import { standingGrantRefusal } from './rules/standing-grant-limit';
-import { StepUpProof, stepUpRefusal } from './rules/step-up';
+import { approvingArguments, StepUpProof, stepUpRefusal } from './rules/step-up';
 import { checkMayDecide } from './rules/who-may-decide';
 
 /** What a successful always_allow asks the caller to create in the same unit of work. */
@@ -97,53 +98,25 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
     const settled = decisionOnSettledCall(call, input, by.id, scope);
     return settled === 'unchanged' ? { kind: 'unchanged', call } : { kind: 'refused', call, error: settled };
   }
+  // Refusals of an approval the rules do not take, recorded first (a rejection is never refused by them).
+  const refuse = (code: DecisionRefusedCode, reason: string, error: DomainError): DecisionResult => {
+    const decision = input.decision as 'approve' | 'always_allow';
+    c.record(
+      new DecisionRefused(env, { decision, code, refusedBy: by.id, via: by.via, reason, ...policyRef(call.policy) }),
+    );
+    return { kind: 'refused', call, error };
+  };
   const self = selfApprovalRefusal(input.decision, call.policy, by.id, c.parties);
-  if (self) {
-    c.record(
-      new DecisionRefused(env, {
-        decision: input.decision as 'approve' | 'always_allow', // a rejection is never refused as self-approval
-        code: 'self_approval',
-        refusedBy: by.id,
-        via: by.via,
-        reason: self,
-        ...policyRef(call.policy),
-      }),
-    );
-    return { kind: 'refused', call, error: new SelfApprovalError(self) };
-  }
+  if (self) return refuse('self_approval', self, new SelfApprovalError(self));
   const chat = chatApprovalRefusal(input.decision, call.policy, by.via);
-  if (chat) {
-    c.record(
-      new DecisionRefused(env, {
-        decision: input.decision as 'approve' | 'always_allow', // a rejection is always taken from a chat
-        code: 'chat_approval_not_allowed',
-        refusedBy: by.id,
-        via: by.via,
-        reason: chat,
-        ...policyRef(call.policy),
-      }),
-    );
-    return { kind: 'refused', call, error: new ChatApprovalNotAllowedError(call.id, chat) };
-  }
+  if (chat) return refuse('chat_approval_not_allowed', chat, new ChatApprovalNotAllowedError(call.id, chat));
   // A quorum member who approved already is answered by the quorum's own check (unchanged, or already decided),
   // not asked for a passkey again.
   const again = !!call.policy.quorum && call.approvals.some((a) => a.by.id === by.id);
   const stepUp = again
     ? undefined
     : stepUpRefusal(input.decision, call.policy, input.stepUp, call.id, approvingArguments(call, input));
-  if (stepUp) {
-    c.record(
-      new DecisionRefused(env, {
-        decision: input.decision as 'approve' | 'always_allow', // a rejection never needs a passkey
-        code: stepUp.code,
-        refusedBy: by.id,
-        via: by.via,
-        reason: stepUp.reason,
-        ...policyRef(call.policy),
-      }),
-    );
-    return { kind: 'refused', call, error: new StepUpError(call.id, stepUp.code, stepUp.reason) };
-  }
+  if (stepUp) return refuse(stepUp.code, stepUp.reason, new StepUpError(call.id, stepUp.code, stepUp.reason));
   const proof = input.stepUp?.outcome === 'verified' && call.policy.stepUp ? input.stepUp.proof : undefined;
   // The decision keeps who acted as the audit trail does: a Slack user they acted as, a chat client's relay.
   const { channelUser, assurance } = env.actor;
@@ -231,14 +204,6 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
   );
   c.changed(at);
   return { kind: 'decided', call, grant };
-}
-
-/**
- * The arguments an approval by `input` would approve: its edit, else a quorum's first approval's edit, else the
- * call's own. A passkey's challenge is derived from their digest (rules/step-up).
- */
-export function approvingArguments(call: ToolCall, input: Pick<DecisionInput, 'arguments'>): Record<string, unknown> {
-  return input.arguments ?? call.approvals[0]?.editedArguments ?? call.arguments;
 }
 
 /** One quorum member's approval, kept on the call while it waits for the others (or with the last one). */

@@ -1,6 +1,6 @@
 import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { approvingArguments } from '../../../domain/conversation/held-call';
+import { approvingArguments } from '../../../domain/conversation/rules/step-up';
 import { Grant } from '../../../domain/grant/grant.aggregate';
 import { personActor } from '../../../domain/shared/actor';
 import { visibleCall } from '../../access';

@@ -5,7 +5,7 @@ import {
   NotAllowedToDecideError,
   SelfApprovalError,
 } from '../../../domain/conversation/conversation.errors';
-import { approvingArguments } from '../../../domain/conversation/held-call';
+import { approvingArguments } from '../../../domain/conversation/rules/step-up';
 import { standingDecision } from '../../../domain/conversation/rules/first-decision-wins';
 import { NoPasskeyError, StepUpNotRequiredError } from '../../../domain/person/passkey.errors';
 import { isAgent } from '../../../domain/shared/actor';

@@ -1,6 +1,6 @@
 import { jsonEqual } from '../../shared/json';
 import type { StepUpEvidence } from '../step-up-proof';
-import type { DecisionKind, PolicyRecord } from '../tool-call.entity';
+import type { DecisionInput, DecisionKind, PolicyRecord, ToolCall } from '../tool-call.entity';
 
 export type { StepUpEvidence, StepUpProof } from '../step-up-proof';
 
@@ -31,4 +31,12 @@ export function stepUpRefusal(
   if (!jsonEqual(evidence.arguments, approving))
     return { code: 'step_up_mismatch', reason: 'The passkey signed for other arguments than the ones approved' };
   return undefined;
+}
+
+/**
+ * The arguments an approval by `input` would approve: its edit, else a quorum's first approval's edit, else the
+ * call's own. A passkey's challenge is derived from their digest (rules/step-up).
+ */
+export function approvingArguments(call: ToolCall, input: Pick<DecisionInput, 'arguments'>): Record<string, unknown> {
+  return input.arguments ?? call.approvals[0]?.editedArguments ?? call.arguments;
 }
