@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { useLoad } from './hooks';
 import { ApiError, errorText, type Api } from '../api';
 import { ago, channelName, timeLeft } from '../format';
 import type { Grant } from '../types';
@@ -36,33 +37,22 @@ interface Props {
  * has a Revoke button that asks twice; a revoked grant stops applying at the next proposal.
  */
 export function Grants({ api, roles, now, version, onClose }: Props) {
-  const [grants, setGrants] = useState<Grant[] | null>(null);
-  const [error, setError] = useState<string>();
   const [armed, setArmed] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [note, setNote] = useState<string>();
-  const [reload, setReload] = useState(0);
 
-  useEffect(() => {
-    let stale = false;
-    api.grants().then(
-      (list) => {
-        if (stale) return;
-        setGrants(list);
-        setError(undefined);
-      },
-      (e: unknown) =>
-        !stale &&
-        setError(
-          e instanceof ApiError && e.status === 403
-            ? 'Your roles may not see the grants.'
-            : `Could not load the grants: ${errorText(e)}`,
-        ),
-    );
-    return () => {
-      stale = true;
-    };
-  }, [api, version, reload]);
+  const {
+    value: grants,
+    error,
+    reload,
+  } = useLoad(
+    () => api.grants(),
+    (e) =>
+      e instanceof ApiError && e.status === 403
+        ? 'Your roles may not see the grants.'
+        : `Could not load the grants: ${errorText(e)}`,
+    [api, version],
+  );
 
   async function revoke(g: Grant) {
     if (armed !== g.id) {
@@ -74,7 +64,7 @@ export function Grants({ api, roles, now, version, onClose }: Props) {
     try {
       await api.revokeGrant(g.id, 'revoked in the web inbox');
       setNote(`Revoked: ${g.pattern} (${where(g)}). Such calls ask again from now on.`);
-      setReload((n) => n + 1);
+      reload();
     } catch (e) {
       setNote(`Could not revoke ${g.pattern}: ${e instanceof ApiError && e.status !== 0 ? e.detail : errorText(e)}`);
     } finally {

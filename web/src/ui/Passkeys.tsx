@@ -1,5 +1,6 @@
 import { startAuthentication, startRegistration } from '@simplewebauthn/browser';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { useLoad } from './hooks';
 import { ApiError, errorText, type Api } from '../api';
 import { ago } from '../format';
 import { CANCELLED, isCancelled, isIpAddressHost, localhostHref, webAuthnErrorText, type Passkey } from '../passkeys';
@@ -38,33 +39,22 @@ type Busy = { what: 'add'; step: 'confirm' | 'create' | 'save' } | { what: 'remo
  * any, needs a passkey the person already has, so a stolen session alone cannot swap in its own.
  */
 export function Passkeys({ api, now, onClose }: Props) {
-  const [list, setList] = useState<Passkey[] | null>(null);
-  const [error, setError] = useState<string>();
   const [note, setNote] = useState<{ text: string; error?: boolean }>();
   const [name, setName] = useState('');
   const [busy, setBusy] = useState<Busy>(null);
-  const [reload, setReload] = useState(0);
 
-  useEffect(() => {
-    let stale = false;
-    api.passkeys().then(
-      (p) => {
-        if (stale) return;
-        setList(p);
-        setError(undefined);
-      },
-      (e: unknown) =>
-        !stale &&
-        setError(
-          e instanceof ApiError && e.status === 403
-            ? 'Only people have passkeys: this token may not use them.'
-            : `Could not load your passkeys: ${passkeyFailure(e)}`,
-        ),
-    );
-    return () => {
-      stale = true;
-    };
-  }, [api, reload]);
+  const {
+    value: list,
+    error,
+    reload,
+  } = useLoad(
+    () => api.passkeys(),
+    (e) =>
+      e instanceof ApiError && e.status === 403
+        ? 'Only people have passkeys: this token may not use them.'
+        : `Could not load your passkeys: ${passkeyFailure(e)}`,
+    [api],
+  );
 
   async function add(e: Event) {
     e.preventDefault();
@@ -89,7 +79,7 @@ export function Passkeys({ api, now, onClose }: Props) {
       });
       setName('');
       setNote({ text: `Added “${made.name}”. Calls that ask for a passkey can now be approved with it.` });
-      setReload((n) => n + 1);
+      reload();
     } catch (err) {
       setNote(isCancelled(err) ? { text: CANCELLED } : { text: passkeyFailure(err), error: true });
     } finally {
@@ -106,7 +96,7 @@ export function Passkeys({ api, now, onClose }: Props) {
       const assertion = await startAuthentication({ optionsJSON: options.publicKey });
       await api.removePasskey(p.id, assertion);
       setNote({ text: `Removed “${p.name}”.` });
-      setReload((n) => n + 1);
+      reload();
     } catch (err) {
       setNote(isCancelled(err) ? { text: CANCELLED } : { text: passkeyFailure(err), error: true });
     } finally {

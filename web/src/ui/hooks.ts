@@ -78,3 +78,32 @@ export function useKeydown(handler: (e: KeyboardEvent) => void, capture = false)
     return () => document.removeEventListener('keydown', on, capture);
   }, [capture]);
 }
+
+/**
+ * What the page loads, again on `reload()` or when `deps` change: the last answer (null until the first), or why
+ * loading failed (`failure` words the error). An answer that arrives after the page moved on is dropped.
+ */
+export function useLoad<T>(
+  load: () => Promise<T>,
+  failure: (e: unknown) => string,
+  deps: readonly unknown[],
+): { value: T | null; error?: string; reload: () => void } {
+  const [value, setValue] = useState<T | null>(null);
+  const [error, setError] = useState<string>();
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let stale = false;
+    load().then(
+      (v) => {
+        if (stale) return;
+        setValue(v);
+        setError(undefined);
+      },
+      (e: unknown) => !stale && setError(failure(e)),
+    );
+    return () => {
+      stale = true;
+    };
+  }, [...deps, round]);
+  return { value, error, reload: () => setRound((n) => n + 1) };
+}
