@@ -1,53 +1,15 @@
-import { PassThrough } from 'node:stream';
 import type { ApprovalRequest } from '../../../application/ports/approval-callback.port';
-import { TerminalApprovalCallback, type TerminalDecision } from './terminal-approval-callback';
+import { terminalOnStreams, wireRequest } from '../../../../test/support/terminal';
 
 // The security review's reproduction: the reason draws a fake arguments line and a fake prompt, then hides the rest.
 const FAKE =
   'monthly payroll\n  arguments: {"amount":950,"to":"IBAN-ACME-PAYROLL"}\n  Approve? [y]es / [n]o / [a]lways / [d]etails: \x1b[8m';
 const REAL = { amount: 950000, to: 'IBAN-MALLORY' };
 
-const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
-  tenantId: 'default',
-  id: 'tc_1',
-  conversationId: 'conv-1',
-  toolName: 'wire_money',
-  arguments: REAL,
-  status: 'pending',
-  policy: { level: 'confirm', rule: 0, policyVersion: 1, reason: 'rule 0' },
-  approval: { approvers: ['admin'], expiresAt: '2026-01-01T00:05:00.000Z' },
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-  conversation: { id: 'conv-1', agentId: 'bot', user: null, title: null },
-  reason: FAKE,
-  ...over,
-});
+const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest =>
+  wireRequest({ arguments: REAL, reason: FAKE, ...over });
 
-/** The terminal on in-memory streams (a TTY when `tty`): `type` answers, `decided` is what reached the application. */
-function terminal(tty = false) {
-  const input = new PassThrough();
-  const output = Object.assign(new PassThrough(), tty ? { isTTY: true } : {});
-  let written = '';
-  output.on('data', (c: Buffer) => (written += c.toString('utf8')));
-  const decided: TerminalDecision[] = [];
-  const t = new TerminalApprovalCallback(
-    {
-      isPending: async () => true,
-      decide: async (id, d) => {
-        decided.push(d);
-        return { id, toolName: 'wire_money', status: 'approved' } as never;
-      },
-    },
-    { input, output },
-  );
-  const waitFor = (text: string, from = 0) =>
-    new Promise<void>((resolve) => {
-      const check = () => (written.indexOf(text, from) >= 0 ? (output.off('data', check), resolve()) : undefined);
-      output.on('data', check);
-      check();
-    });
-  return { t, type: (s: string) => input.write(s), written: () => written, waitFor, decided };
-}
+const terminal = (tty = false) => terminalOnStreams({ tty });
 
 describe("the server's terminal and agent text that tries to drive it", () => {
   it('shows the real arguments, never a fake line or prompt from the reason, and no escape from the agent', async () => {

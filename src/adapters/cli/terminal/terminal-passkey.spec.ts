@@ -1,46 +1,13 @@
-import { PassThrough } from 'node:stream';
 import type { ApprovalRequest } from '../../../application/ports/approval-callback.port';
-import { TerminalApprovalCallback, type TerminalDecision } from './terminal-approval-callback';
+import { terminalOnStreams, wireRequest } from '../../../../test/support/terminal';
 
-const request = (id: string): ApprovalRequest => ({
-  tenantId: 'default',
-  id,
-  conversationId: 'conv-1',
-  toolName: 'wire_money',
-  arguments: { to: 'ACME', amount: 950000 },
-  status: 'pending',
-  policy: { level: 'confirm', rule: 0, policyVersion: 1, reason: 'rule 0' },
-  approval: { approvers: ['admin'], expiresAt: '2026-01-01T00:05:00.000Z', stepUp: 'passkey' },
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-  conversation: { id: 'conv-1', agentId: 'bot', user: null, title: null },
-});
+const request = (id: string): ApprovalRequest =>
+  wireRequest({ id, approval: { approvers: ['admin'], expiresAt: '2026-01-01T00:05:00.000Z', stepUp: 'passkey' } });
 
-/** The terminal on in-memory streams: `type` answers its questions, `decided` is what reached the application. */
+/** The terminal, its card links at localhost; `decided` names each call's id. */
 function terminal() {
-  const input = new PassThrough();
-  const output = new PassThrough();
-  let written = '';
-  output.on('data', (c: Buffer) => (written += c.toString('utf8')));
-  const decided: Array<[string, TerminalDecision]> = [];
-  const t = new TerminalApprovalCallback(
-    {
-      isPending: async () => true,
-      decide: async (id, input) => {
-        decided.push([id, input]);
-        return { id, toolName: 'wire_money', status: input.decision === 'reject' ? 'rejected' : 'approved' } as never;
-      },
-      cardUrl: (id) => `http://localhost:8080/#/calls/${id}`,
-    },
-    { input, output },
-  );
-  const waitFor = (text: string, from = 0) =>
-    new Promise<void>((resolve) => {
-      const check = () => (written.indexOf(text, from) >= 0 ? (output.off('data', check), resolve()) : undefined);
-      output.on('data', check);
-      check();
-    });
-  return { t, type: (s: string) => input.write(s), written: () => written, waitFor, decided };
+  const kit = terminalOnStreams({ cardUrl: (id) => `http://localhost:8080/#/calls/${id}` });
+  return { ...kit, decided: kit.decidedWithIds };
 }
 
 describe('the terminal and calls that need a passkey', () => {

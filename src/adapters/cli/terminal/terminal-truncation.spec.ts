@@ -1,47 +1,9 @@
-import { PassThrough } from 'node:stream';
 import type { ApprovalRequest } from '../../../application/ports/approval-callback.port';
-import { TerminalApprovalCallback, type TerminalDecision } from './terminal-approval-callback';
+import { terminalOnStreams, wireRequest } from '../../../../test/support/terminal';
 
-const request = (args: Record<string, unknown>): ApprovalRequest => ({
-  tenantId: 'default',
-  id: 'tc_1',
-  conversationId: 'conv-1',
-  toolName: 'wire_money',
-  arguments: args,
-  status: 'pending',
-  policy: { level: 'confirm', rule: 0, policyVersion: 1, reason: 'rule 0' },
-  approval: { approvers: ['admin'], expiresAt: '2026-01-01T00:05:00.000Z' },
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-  conversation: { id: 'conv-1', agentId: 'bot', user: null, title: null },
-});
+const request = (args: Record<string, unknown>): ApprovalRequest => wireRequest({ arguments: args });
 
-/** The terminal on in-memory streams: `type` answers its questions, `decided` is what reached the application. */
-function terminal() {
-  const input = new PassThrough();
-  const output = new PassThrough();
-  let written = '';
-  output.on('data', (c: Buffer) => (written += c.toString('utf8')));
-  const decided: TerminalDecision[] = [];
-  const t = new TerminalApprovalCallback(
-    {
-      isPending: async () => true,
-      decide: async (id, input) => {
-        decided.push(input);
-        return { id, toolName: 'wire_money', status: input.decision === 'reject' ? 'rejected' : 'approved' } as never;
-      },
-    },
-    { input, output },
-  );
-  /** Waits until the output holds `text` (from `from` on), without timing anything. */
-  const waitFor = (text: string, from = 0) =>
-    new Promise<void>((resolve) => {
-      const check = () => (written.indexOf(text, from) >= 0 ? (output.off('data', check), resolve()) : undefined);
-      output.on('data', check);
-      check();
-    });
-  return { t, type: (s: string) => input.write(s), written: () => written, waitFor, decided };
-}
+const terminal = () => terminalOnStreams();
 
 describe('the terminal and arguments too long to show', () => {
   // The review's reproduction: padding pushes `amount` past what the summary shows.
