@@ -5,11 +5,11 @@
  * approve waits in the inbox, and the form links to the call's card.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ElicitRequestSchema, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Tollgate } from '../../packages/sdk/src/index.js';
 import { TollgateMcpGateway } from '../../packages/sdk/src/integrations/mcp.js';
 import { client as http } from '../support/http';
+import { autoAccept, chatSession, type Answer, type Form } from '../support/mcp-chat';
 import { stdioUpstream, type StdioUpstream } from '../support/mcp-upstream';
 import { startTestServer, type TestServer } from '../support/server';
 import { until } from '../support/wait';
@@ -71,29 +71,9 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
-type Form = ElicitRequest['params'] & { requestedSchema?: { properties: Record<string, Record<string, unknown>> } };
-
-/** What a client that accepts every form fills in: true for a yes/no, the default or first choice, some text. */
-function autoAccept(form: Form) {
-  const content: Record<string, string | boolean> = {};
-  for (const [name, field] of Object.entries(form.requestedSchema?.properties ?? {})) {
-    const first = (field.oneOf as Array<{ const: string }> | undefined)?.[0]?.const;
-    content[name] = field.type === 'boolean' ? true : ((field.default as string | undefined) ?? first ?? 'ok');
-  }
-  return { action: 'accept' as const, content };
-}
-
 /** Carol's chat session (stdio: her own token at hand), with a client that answers every form with `answer`. */
-async function carolsChat(answer: (form: Form) => { action: 'accept'; content: Record<string, string | boolean> }) {
-  const forms: Form[] = [];
-  const client = new Client({ name: 'auto-accept', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    forms.push(req.params as Form);
-    return answer(req.params as Form);
-  });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await gateway.server({ user: CAROL, userToken: carolToken }).connect(serverSide);
-  await client.connect(clientSide);
+async function carolsChat(answer: (form: Form) => Answer) {
+  const { client, forms } = await chatSession(gateway, { user: CAROL, userToken: carolToken }, answer);
   clients.push(client);
   return { client, forms };
 }

@@ -5,12 +5,12 @@
  * form unseen, as the review's reproduction did.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ElicitRequestSchema, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Tollgate } from '../../packages/sdk/src/index.js';
 import { TollgateMcpGateway } from '../../packages/sdk/src/integrations/mcp.js';
 import { chatMayNotApprove } from '../../packages/sdk/src/integrations/mcp/chat.js';
 import { client as http } from '../support/http';
+import { autoAccept, chatSession, type Answer, type Form } from '../support/mcp-chat';
 import { stdioUpstream, type StdioUpstream } from '../support/mcp-upstream';
 import { startTestServer, type TestServer } from '../support/server';
 import { SoftAuthenticator } from '../support/soft-authenticator';
@@ -69,31 +69,10 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
-type Form = ElicitRequest['params'] & { requestedSchema?: { properties: Record<string, Record<string, unknown>> } };
-type Answer = { action: 'accept'; content: Record<string, string | boolean> };
-
-/** What a client that accepts every form fills in: true for a yes/no, the default or first choice, some text. */
-function autoAccept(form: Form): Answer {
-  const content: Record<string, string | boolean> = {};
-  for (const [name, field] of Object.entries(form.requestedSchema?.properties ?? {})) {
-    const first = (field.oneOf as Array<{ const: string }> | undefined)?.[0]?.const;
-    content[name] = field.type === 'boolean' ? true : ((field.default as string | undefined) ?? first ?? 'ok');
-  }
-  return { action: 'accept', content };
-}
-
 /** Carol's chat session (her own token at hand), with a client that answers every form with `answer`. */
 async function carolsChat(answer: (form: Form) => Answer) {
-  const forms: Form[] = [];
   const progress: string[] = [];
-  const client = new Client({ name: 'auto-accept', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
-    forms.push(req.params as Form);
-    return answer(req.params as Form);
-  });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await gateway.server({ user: CAROL, userToken: carolToken }).connect(serverSide);
-  await client.connect(clientSide);
+  const { client, forms } = await chatSession(gateway, { user: CAROL, userToken: carolToken }, answer);
   clients.push(client);
   const call = (args: Record<string, unknown>) =>
     client.callTool({ name: 'files__move_file', arguments: args }, undefined, {
