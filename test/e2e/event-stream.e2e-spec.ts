@@ -46,6 +46,14 @@ function open(url: string, token: string, headers: Record<string, string> = {}) 
     frames,
     status: () => status,
     contentType: () => contentType,
+    /** Until the answer's head arrived (the stream is open, or refused): no guess at how long that takes. */
+    async opened(ms = 10_000) {
+      const end = Date.now() + ms;
+      while (status === 0) {
+        if (Date.now() > end) throw new Error('the stream answered nothing');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
     async until(pred: (f: Frame[]) => boolean, ms = 10_000) {
       const end = Date.now() + ms;
       while (!pred(frames)) {
@@ -76,7 +84,7 @@ describe('GET /v1/events/stream', () => {
     const agent = await server.token('bot', ['agent'], { tenant: 'live' });
     await api.post('/v1/conversations', agent, { id: 'before' }); // before the stream: not replayed
     const s = open(`${server.url}/v1/events/stream`, ann);
-    await new Promise((r) => setTimeout(r, 300));
+    await s.opened();
     expect(s.status()).toBe(200);
     expect(s.contentType()).toMatch(/^text\/event-stream/);
     await api.post('/v1/conversations', agent, { id: 'during' });
@@ -112,7 +120,7 @@ describe('GET /v1/events/stream', () => {
     const theirs = await server.token('bot-b', ['agent'], { tenant: 'walls' });
     const stranger = await server.token('bot-a', ['agent'], { tenant: 'elsewhere' });
     const s = open(`${server.url}/v1/events/stream?lastEventId=0`, mine);
-    await new Promise((r) => setTimeout(r, 300));
+    await s.opened();
     await api.post('/v1/conversations', theirs, { id: 'b-conv' });
     await api.post('/v1/conversations', stranger, { id: 'a-conv' });
     await api.post('/v1/conversations', mine, { id: 'a-conv' });
