@@ -23,6 +23,8 @@
  *   npm run bench                    # about 4 minutes
  *   npm run bench -- --quick         # about 2 minutes, fewer samples
  *   npm run bench -- --profile       # no figures: CPU profile + SQL statements per request of a Tollgate under load
+ *   npm run bench -- --tail          # no figures: what the requests at 300 req/s met (GC, event-loop stalls,
+ *                                    # commits, outbox passes, autovacuum), by latency class (bench/lib/tail.js)
  *   npm run bench -- --no-pgbouncer  # leave out the PgBouncer run (its rows say so)
  *   npm run bench -- --md out.md     # also write the table (Markdown) to out.md
  *   npm run bench -- --node-options "--max-old-space-size=128"   # NODE_OPTIONS for the Tollgate processes only
@@ -47,6 +49,7 @@ function parseArgs(argv) {
   const o = {
     quick: false,
     profile: false,
+    tail: false,
     keep: false,
     pgbouncer: true,
     md: undefined,
@@ -57,6 +60,7 @@ function parseArgs(argv) {
     const a = argv[i];
     if (a === '--quick') o.quick = true;
     else if (a === '--profile') o.profile = true;
+    else if (a === '--tail') o.tail = true;
     else if (a === '--keep') o.keep = true;
     else if (a === '--no-pgbouncer') o.pgbouncer = false;
     else if (a === '--md') o.md = argv[++i];
@@ -64,7 +68,7 @@ function parseArgs(argv) {
     else if (a === '--node-options') o.nodeOptions = argv[++i] ?? '';
     else if (a === '--help' || a === '-h') {
       console.log(
-        'usage: node bench/run.js [--quick] [--profile] [--keep] [--no-pgbouncer] [--md FILE] [--json FILE] [--node-options "FLAGS"]',
+        'usage: node bench/run.js [--quick] [--profile] [--tail] [--keep] [--no-pgbouncer] [--md FILE] [--json FILE] [--node-options "FLAGS"]',
       );
       process.exit(0);
     } else {
@@ -87,6 +91,7 @@ const P = {
   autoConversations: 500,
   hotConversations: 10, // the contended load: the same proposals over 10 conversations
   singleSamples: FULL ? 2000 : 500, // auto-approved proposals one at a time
+  guardedSamples: FULL ? 1000 : 300, // guarded calls through the SDK, per mode, one at a time
   loops: 16,
   loopS: FULL ? 15 : 6,
   wakeCalls: FULL ? 200 : 100,
@@ -107,8 +112,12 @@ function newest(dir, test) {
   return t;
 }
 
-/** Builds dist/ (tsc -p tsconfig.build.json) when it is missing or older than src/, migrations/ or the tsconfigs. */
+/**
+ * Builds dist/ (tsc -p tsconfig.build.json) when it is missing or older than src/, migrations/ or the tsconfigs,
+ * and the SDK's packages/sdk/dist (the guarded-call figure runs it) when older than packages/sdk/src.
+ */
 function ensureBuilt() {
+  ensureSdkBuilt();
   const ts = (n) => n.endsWith('.ts') && !n.endsWith('.spec.ts');
   const mtime = (p) => (existsSync(p) ? statSync(p).mtimeMs : 0);
   const sources = Math.max(
@@ -133,6 +142,23 @@ function ensureBuilt() {
   );
 }
 
+function ensureSdkBuilt() {
+  const sdk = join(ROOT, 'packages', 'sdk');
+  const sources = Math.max(
+    newest(join(sdk, 'src'), (n) => n.endsWith('.ts')),
+    existsSync(join(sdk, 'tsconfig.json')) ? statSync(join(sdk, 'tsconfig.json')).mtimeMs : 0,
+  );
+  const built = existsSync(join(sdk, 'dist', 'index.js')) ? newest(join(sdk, 'dist'), (n) => n.endsWith('.js')) : 0;
+  if (built >= sources) return;
+  console.log('packages/sdk/dist is missing or older than its sources: building (tsc -p packages/sdk/tsconfig.json)…');
+  execFileSync(process.execPath, [join(sdk, 'scripts', 'copy-proto.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'packages/sdk/tsconfig.json'],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
+}
+
 ensureBuilt();
 
 require('reflect-metadata');
@@ -145,6 +171,8 @@ const { startChild, cpuMsOf, memoryOf, machineCpu, RssSampler } = require('./lib
 const { runPolicyBench } = require('./lib/policy-eval');
 const { summary, fmt, ratio, table } = require('./lib/stats');
 const { startPgbouncer, findPgbouncer, INSTALL_HINT } = require('./lib/pgbouncer');
+const { runGuardedBench } = require('./lib/guarded');
+const { analyseTail } = require('./lib/tail');
 
 const SECRET = 'bench-secret-that-is-long-enough-for-hs256-0123456789';
 const ADMIN_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -630,6 +658,111 @@ async function profileMode({ url, dbName, pgc, tok, outDir }) {
   }
 }
 
+// ---------------------------------------------------------------- tail mode
+
+/**
+ * Samples what PostgreSQL and the machine are doing every 50 ms: autovacuum workers on database `name` (and the
+ * table each is on), whether the checkpointer is writing, and the machine's busy share since the last sample.
+ */
+function activitySampler(pgc, name) {
+  const samples = [];
+  const machine = [];
+  let last = machineCpu();
+  let lastAt = performance.timeOrigin + performance.now();
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const { rows } = await pgc.query(
+        `SELECT backend_type, wait_event, query FROM pg_stat_activity
+          WHERE (backend_type = 'autovacuum worker' AND datname = $1) OR backend_type = 'checkpointer'`,
+        [name],
+      );
+      const at = performance.timeOrigin + performance.now();
+      samples.push({
+        at,
+        autovacuum: rows
+          .filter((r) => r.backend_type === 'autovacuum worker')
+          .map((r) => r.query.replace(/^autovacuum:\s*/, '').replace(/\s+public\./, ' ')),
+        checkpoint: rows.some((r) => r.backend_type === 'checkpointer' && r.wait_event !== 'CheckpointerMain'),
+      });
+      const m = machineCpu();
+      machine.push({ at, ms: at - lastAt, busy: (m.busy - last.busy) / Math.max(1, m.total - last.total) });
+      last = m;
+      lastAt = at;
+      await sleep(50);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return { samples, machine };
+    },
+  };
+}
+
+/**
+ * `--tail`: one Tollgate with bench/lib/loop-monitor.js preloaded (GC, event-loop stalls, CPU, SQL statements on
+ * a timeline), a second one idle beside it as in the measured run, and the baseline. After a closed-loop
+ * warm-up that grows the tables as the measured run's first phase does, it runs the fixed rate on the monitored
+ * instance and on the baseline, `rounds` times, and prints what each request met, by latency class.
+ */
+async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
+  const monitorFile = join(outDir, 'timeline.json');
+  const A = await startTollgate('tollgate-A-monitored', url, {
+    nodeArgs: ['-r', join(__dirname, 'lib', 'loop-monitor.js')],
+    env: { LOOP_MONITOR_FILE: monitorFile },
+  });
+  children.push(watch(A));
+  children.push(watch(await startTollgate('tollgate-B', url, { migrate: false })));
+  const base = await startBaseline(url);
+  children.push(watch(base));
+  /** Closes a window of the monitor's timeline and answers it. */
+  const timeline = async () => {
+    const before = existsSync(monitorFile) ? statSync(monitorFile).mtimeMs : 0;
+    process.kill(A.pid, 'SIGUSR2');
+    for (let i = 0; i < 100; i++) {
+      await sleep(50);
+      if (existsSync(monitorFile) && statSync(monitorFile).mtimeMs > before) break;
+    }
+    await sleep(100);
+    return JSON.parse(readFileSync(monitorFile, 'utf8'));
+  };
+  await expect([200], A.url, 'PUT', '/v1/policy', { token: tok.admin, body: POLICY });
+  const convs = Array.from({ length: P.autoConversations }, (_, i) => `tail-${i}`);
+  await createConversations(A.url, tok.agent, convs);
+  const ctx = { token: tok.agent, conversations: convs, pgc, dbName };
+  const warmS = P.warmupS + 2 * P.maxS;
+  log(`
+warm-up: ${warmS} s closed loop on the monitored Tollgate, ${P.warmupS} s on the baseline`);
+  const w = await maxThroughput(A, { ...ctx, durationS: warmS });
+  await maxThroughput(base, { ...ctx, durationS: P.warmupS });
+  log(`  ${fmt(w.rps)} req/s at max (${w.ok} proposals)`);
+  const out = [];
+  for (let round = 0; round < P.maxRounds; round++) {
+    await timeline(); // drop what came before
+    const activity = activitySampler(pgc, dbName);
+    const f = await fixedRate(A, { ...ctx, rate: P.rate, durationS: P.rateS });
+    const act = await activity.stop();
+    const monitor = await timeline();
+    const fb = await fixedRate(base, { ...ctx, rate: P.rate, durationS: P.rateS });
+    const origin = performance.timeOrigin;
+    const requests = f.dueAtMs.map((due, k) => ({ due: origin + due, done: origin + due + f.latenciesMs[k] }));
+    const a = analyseTail({
+      requests,
+      monitor,
+      activity: act,
+      label: `round ${round + 1}: ${P.rate} req/s for ${P.rateS} s (${fmt(f.achievedRate)} req/s achieved, ${f.sustained ? 'sustained' : 'NOT sustained'})`,
+    });
+    for (const l of a.lines) log(l);
+    log(
+      `baseline at ${P.rate} req/s right after: p50 ${fmt(fb.lat.p50, 2)} ms, p99 ${fmt(fb.lat.p99, 2)} ms (p99/p50 ${fmt(fb.lat.p99 / fb.lat.p50, 2)}×)`,
+    );
+    out.push({ ...a.json, baseline: fb.lat });
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -681,7 +814,9 @@ async function main() {
   const versionRow = (
     await admin("SELECT version() AS v, current_setting('synchronous_commit') AS sc, current_setting('fsync') AS fs")
   ).rows[0];
-  log(`Tollgate approval-loop benchmark (${FULL ? 'full' : 'quick'}${OPTS.profile ? ', profile' : ''})`);
+  log(
+    `Tollgate approval-loop benchmark (${FULL ? 'full' : 'quick'}${OPTS.profile ? ', profile' : ''}${OPTS.tail ? ', tail' : ''})`,
+  );
   log(
     `machine: ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, load average ${loadavg()
       .map((l) => l.toFixed(2))
@@ -694,7 +829,7 @@ async function main() {
   const results = { mode: FULL ? 'full' : 'quick', startedAt: new Date().toISOString(), loadavgStart: loadavg() };
 
   // Policy first, in this process, before any server competes for the CPU.
-  if (!OPTS.profile) {
+  if (!OPTS.profile && !OPTS.tail) {
     log('\n[policy] evaluating a 1,000-rule policy in-process…');
     const pr = runPolicyBench({ samples: P.policySamples });
     results.policy = {
@@ -722,6 +857,13 @@ async function main() {
       const outDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-profile-'));
       await profileMode({ url, dbName, pgc, tok, outDir });
       log(`\nprofile files in ${outDir}`);
+      return;
+    }
+    if (OPTS.tail) {
+      const outDir = mkdtempSync(join(tmpdir(), 'tollgate-bench-tail-'));
+      results.tail = await tailMode({ url, dbName, pgc, tok, outDir, children, watch });
+      if (OPTS.json) writeFileSync(OPTS.json, JSON.stringify(results, null, 1));
+      log(`\nthe last timeline is in ${outDir}`);
       return;
     }
 
@@ -866,6 +1008,32 @@ async function main() {
     log(
       `  empty route, one at a time: tollgate GET /health/live ${fmt(floorT.cpuUsPerReq)} µs CPU, p50 ${fmt(floorT.lat.p50, 2)} ms; baseline GET /health ${fmt(floorB.cpuUsPerReq)} µs CPU, p50 ${fmt(floorB.lat.p50, 2)} ms`,
     );
+    // A guarded call through the built SDK, one at a time, beside one durable round trip to the baseline.
+    const guarded = await runGuardedBench({
+      root: ROOT,
+      tollgateUrl: A.url,
+      token: tok.agent,
+      baselineUrl: base.url,
+      baselinePath: `/v1/conversations/${autoConvs[0]}/tool-calls`,
+      baselineBody: AUTO_BODY,
+      n: P.guardedSamples,
+      warm: 50,
+      block: 50,
+    });
+    results.guarded = guarded;
+    for (const mode of ['await', 'background']) {
+      const g = guarded[mode];
+      log(
+        `  guarded call (SDK, report: '${mode}'${guarded.defaultReport === mode ? ', as the SDK defaults' : ''}), ${g.n} one at a time: p50 ${fmt(g.lat.p50, 2)} ms, p99 ${fmt(g.lat.p99, 2)} ms;` +
+          ` critical path ${Object.entries(g.criticalPaths)
+            .map(([k, v]) => `${k} ×${v}`)
+            .join(', ')}; ${fmt(g.requestsPerCall, 2)} requests per call in all`,
+      );
+    }
+    log(
+      `  baseline, one durable round trip (same fetch, same turns): p50 ${fmt(guarded.baseline.lat.p50, 2)} ms, p99 ${fmt(guarded.baseline.lat.p99, 2)} ms` +
+        `${guarded.sdkHasReportOption ? '' : "; this SDK has no tollgate.flush() yet: 'background' is not in effect"}`,
+    );
     const mean = (xs, k) => xs.reduce((a, x) => a + x[k], 0) / xs.length;
     const averaged = (xs) =>
       xs && xs.length
@@ -907,8 +1075,8 @@ async function main() {
       );
     }
     results.auto300 = {
-      tollgate: { ...fixedT, latenciesMs: undefined },
-      baseline: { ...fixedB, latenciesMs: undefined },
+      tollgate: { ...fixedT, latenciesMs: undefined, dueAtMs: undefined },
+      baseline: { ...fixedB, latenciesMs: undefined, dueAtMs: undefined },
     };
 
     // (2) human loop
@@ -1152,6 +1320,7 @@ function report(r) {
       '≤ 2 ms',
       met(S.tollgate.lat.p50 <= 2),
     ],
+    ...guardedRows(r.guarded, met),
     [
       `(1) latency p50 at ${P.rate} req/s`,
       `${fmt(t3.p50, 2)} ms`,
@@ -1239,6 +1408,46 @@ function report(r) {
       result: verdict === 'MISSED' ? 'missed' : verdict,
     }));
   return { ...table(rows), targets };
+}
+
+/**
+ * The guarded call's rows: the SDK's default mode against one baseline round trip (target ≤ 2×), the requests on
+ * the agent's critical path (target 1), and the other mode beside it.
+ */
+function guardedRows(g, met) {
+  const d = g[g.defaultReport];
+  const other = g.defaultReport === 'await' ? 'background' : 'await';
+  const o = g[other];
+  const b = g.baseline.lat;
+  const paths = (x) => Object.keys(x.criticalPaths)[0] ?? '';
+  const lat = (x) => `${fmt(x.lat.p50, 2)} ms (p99 ${fmt(x.lat.p99, 2)})`;
+  const one = `${fmt(b.p50, 2)} ms (p99 ${fmt(b.p99, 2)}), one round trip`;
+  return [
+    [
+      `(1) guarded call through the SDK, auto-approved, one at a time, p50 (report: '${g.defaultReport}', the SDK's default)`,
+      lat(d),
+      one,
+      ratio(d.lat.p50, b.p50),
+      '≤ 2× baseline',
+      met(d.lat.p50 / b.p50 <= 2),
+    ],
+    [
+      `(1) requests on the agent's critical path per guarded call (report: '${g.defaultReport}')`,
+      `${d.criticalRequests.max} (${paths(d)})`,
+      '1',
+      '',
+      '1',
+      met(d.criticalRequests.max <= 1),
+    ],
+    [
+      `(1) guarded call, report: '${other}'`,
+      `${lat(o)}; ${o.criticalRequests.max} on the critical path (${paths(o)})`,
+      one,
+      ratio(o.lat.p50, b.p50),
+      '(diagnostic)',
+      '',
+    ],
+  ];
 }
 
 main().then(

@@ -18,13 +18,15 @@ const { performance } = require('node:perf_hooks');
  * @param {number} [o.sockets]   keep-alive sockets at most (requests beyond wait for one, and that wait counts)
  * @param {number} [o.maxInFlight] a request falling due while this many are unanswered is not sent but counted
  *                                 as `dropped`: a server that cannot keep up shows it, and the run stays bounded
- * @returns {Promise<{due, sent, dropped, ok, failed, statuses, latenciesMs: number[], durationS, achievedRate, sustained}>}
+ * @returns {Promise<{due, sent, dropped, ok, failed, statuses, latenciesMs: number[], dueAtMs: number[], durationS,
+ *   achievedRate, sustained}>} `dueAtMs[k]` is when the request of `latenciesMs[k]` was due (performance.now())
  */
 function paced({ base, rate, durationS, request, sockets = 64, maxInFlight = 256, timeoutMs = 30_000 }) {
   const url = new URL(base);
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets });
   const total = Math.round(rate * durationS);
   const latenciesMs = [];
+  const dueAtMs = [];
   const statuses = {};
   let due = 0;
   let sent = 0;
@@ -45,7 +47,7 @@ function paced({ base, rate, durationS, request, sockets = 64, maxInFlight = 256
       const achievedRate = ok / durationS;
       // Sustained: nothing dropped or failed, and it kept within 5% of the rate asked for.
       const sustained = dropped === 0 && failed === 0 && achievedRate >= rate * 0.95;
-      resolve({ due, sent, dropped, ok, failed, statuses, latenciesMs, durationS, achievedRate, sustained });
+      resolve({ due, sent, dropped, ok, failed, statuses, latenciesMs, dueAtMs, durationS, achievedRate, sustained });
     }
 
     function fire(i, dueAt) {
@@ -69,6 +71,7 @@ function paced({ base, rate, durationS, request, sockets = 64, maxInFlight = 256
             if (res.statusCode >= 200 && res.statusCode < 300) {
               ok++;
               latenciesMs.push(now - dueAt);
+              dueAtMs.push(dueAt);
             } else failed++;
             if (++done === sent && due === total) finish();
           });
