@@ -702,63 +702,75 @@ function activitySampler(pgc, name) {
 }
 
 /**
- * `--tail`: one Tollgate with bench/lib/loop-monitor.js preloaded (GC, event-loop stalls, CPU, SQL statements on
- * a timeline), a second one idle beside it as in the measured run, and the baseline. After a closed-loop
- * warm-up that grows the tables as the measured run's first phase does, it runs the fixed rate on the monitored
- * instance and on the baseline, `rounds` times, and prints what each request met, by latency class.
+ * `--tail`: two Tollgates with bench/lib/loop-monitor.js preloaded (GC, event-loop stalls, CPU, SQL statements on
+ * a timeline), one as it ships and one that runs no outbox pass (LOOP_MONITOR_OUTBOX=off), and the baseline.
+ * After a closed-loop warm-up that grows the tables as the measured run's first phase does, each takes the fixed
+ * rate in turn, `rounds` times; for each run it prints what the requests met, by latency class.
  */
 async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
-  const monitorFile = join(outDir, 'timeline.json');
-  const A = await startTollgate('tollgate-A-monitored', url, {
-    nodeArgs: ['-r', join(__dirname, 'lib', 'loop-monitor.js')],
-    env: { LOOP_MONITOR_FILE: monitorFile },
-  });
-  children.push(watch(A));
-  children.push(watch(await startTollgate('tollgate-B', url, { migrate: false })));
+  const monitored = async (name, env) => {
+    const file = join(outDir, `${name}.json`);
+    const t = await startTollgate(name, url, {
+      migrate: children.length === 0,
+      nodeArgs: ['-r', join(__dirname, 'lib', 'loop-monitor.js')],
+      env: { LOOP_MONITOR_FILE: file, ...env },
+    });
+    children.push(watch(t));
+    /** Closes a window of the instance's timeline and answers it. */
+    t.timeline = async () => {
+      const before = existsSync(file) ? statSync(file).mtimeMs : 0;
+      process.kill(t.pid, 'SIGUSR2');
+      for (let i = 0; i < 100; i++) {
+        await sleep(50);
+        if (existsSync(file) && statSync(file).mtimeMs > before) break;
+      }
+      await sleep(100);
+      return JSON.parse(readFileSync(file, 'utf8'));
+    };
+    return t;
+  };
+  const A = await monitored('tollgate-A', {});
+  const A0 = await monitored('tollgate-A-no-outbox', { LOOP_MONITOR_OUTBOX: 'off' });
   const base = await startBaseline(url);
   children.push(watch(base));
-  /** Closes a window of the monitor's timeline and answers it. */
-  const timeline = async () => {
-    const before = existsSync(monitorFile) ? statSync(monitorFile).mtimeMs : 0;
-    process.kill(A.pid, 'SIGUSR2');
-    for (let i = 0; i < 100; i++) {
-      await sleep(50);
-      if (existsSync(monitorFile) && statSync(monitorFile).mtimeMs > before) break;
-    }
-    await sleep(100);
-    return JSON.parse(readFileSync(monitorFile, 'utf8'));
-  };
   await expect([200], A.url, 'PUT', '/v1/policy', { token: tok.admin, body: POLICY });
   const convs = Array.from({ length: P.autoConversations }, (_, i) => `tail-${i}`);
   await createConversations(A.url, tok.agent, convs);
   const ctx = { token: tok.agent, conversations: convs, pgc, dbName };
-  const warmS = P.warmupS + 2 * P.maxS;
-  log(`
-warm-up: ${warmS} s closed loop on the monitored Tollgate, ${P.warmupS} s on the baseline`);
-  const w = await maxThroughput(A, { ...ctx, durationS: warmS });
+  const warmS = P.warmupS + P.maxS;
+  log(`\nwarm-up: ${warmS} s closed loop on each Tollgate, ${P.warmupS} s on the baseline`);
+  for (const t of [A, A0]) {
+    const w = await maxThroughput(t, { ...ctx, durationS: warmS });
+    log(`  ${t.name}: ${fmt(w.rps)} req/s at max (${w.ok} proposals)`);
+  }
   await maxThroughput(base, { ...ctx, durationS: P.warmupS });
-  log(`  ${fmt(w.rps)} req/s at max (${w.ok} proposals)`);
   const out = [];
   for (let round = 0; round < P.maxRounds; round++) {
-    await timeline(); // drop what came before
-    const activity = activitySampler(pgc, dbName);
-    const f = await fixedRate(A, { ...ctx, rate: P.rate, durationS: P.rateS });
-    const act = await activity.stop();
-    const monitor = await timeline();
+    const runs = {};
+    for (const t of [A, A0]) {
+      await t.timeline(); // drop what came before
+      const activity = activitySampler(pgc, dbName);
+      const f = await fixedRate(t, { ...ctx, rate: P.rate, durationS: P.rateS });
+      const act = await activity.stop();
+      const monitor = await t.timeline();
+      const origin = performance.timeOrigin;
+      const requests = f.dueAtMs.map((due, k) => ({ due: origin + due, done: origin + due + f.latenciesMs[k] }));
+      const a = analyseTail({
+        requests,
+        monitor,
+        activity: act,
+        label: `${t.name}, round ${round + 1}: ${P.rate} req/s for ${P.rateS} s (${fmt(f.achievedRate)} req/s achieved, ${f.sustained ? 'sustained' : 'NOT sustained'})`,
+      });
+      for (const l of a.lines) log(l);
+      runs[t.name] = { ...a.json, achievedRate: f.achievedRate, sustained: f.sustained };
+    }
     const fb = await fixedRate(base, { ...ctx, rate: P.rate, durationS: P.rateS });
-    const origin = performance.timeOrigin;
-    const requests = f.dueAtMs.map((due, k) => ({ due: origin + due, done: origin + due + f.latenciesMs[k] }));
-    const a = analyseTail({
-      requests,
-      monitor,
-      activity: act,
-      label: `round ${round + 1}: ${P.rate} req/s for ${P.rateS} s (${fmt(f.achievedRate)} req/s achieved, ${f.sustained ? 'sustained' : 'NOT sustained'})`,
-    });
-    for (const l of a.lines) log(l);
+    const [x, y] = [runs[A.name].latency, runs[A0.name].latency];
     log(
-      `baseline at ${P.rate} req/s right after: p50 ${fmt(fb.lat.p50, 2)} ms, p99 ${fmt(fb.lat.p99, 2)} ms (p99/p50 ${fmt(fb.lat.p99 / fb.lat.p50, 2)}×)`,
+      `\nround ${round + 1}: with outbox passes p50 ${fmt(x.p50, 2)} ms, p99 ${fmt(x.p99, 2)} ms; without p50 ${fmt(y.p50, 2)} ms, p99 ${fmt(y.p99, 2)} ms;` +
+        ` baseline right after p50 ${fmt(fb.lat.p50, 2)} ms, p99 ${fmt(fb.lat.p99, 2)} ms (p99/p50 ${fmt(fb.lat.p99 / fb.lat.p50, 2)}×)`,
     );
-    out.push({ ...a.json, baseline: fb.lat });
+    out.push({ ...runs, baseline: fb.lat });
   }
   return out;
 }

@@ -10,10 +10,24 @@
  * Times are milliseconds since the epoch (performance.timeOrigin + performance.now(), fractional), so they line
  * up with the bench's own clock on the same machine. Each SIGUSR2 writes the timeline since the last one to
  * $LOOP_MONITOR_FILE (JSON) and starts afresh.
+ *
+ * With LOOP_MONITOR_OUTBOX=off this instance runs no outbox pass at all (neither after its commits nor on its
+ * timer): the bench compares it with one that does, under the same load, to measure what the passes cost.
+ * Another instance delivers the events meanwhile.
  */
 const { writeFileSync } = require('node:fs');
 const { performance, PerformanceObserver, constants } = require('node:perf_hooks');
 const pg = require('pg');
+
+if (process.env.LOOP_MONITOR_OUTBOX === 'off') {
+  require('reflect-metadata'); // before the decorated class is loaded, as bin/tollgate.js does
+  const { join } = require('node:path');
+  const { OutboxRelay } = require(
+    join(__dirname, '..', '..', 'dist', 'src', 'infrastructure', 'outbox', 'outbox-relay.js'),
+  );
+  OutboxRelay.prototype.kick = function kick() {};
+  OutboxRelay.prototype.onApplicationBootstrap = function onApplicationBootstrap() {};
+}
 
 const now = () => performance.timeOrigin + performance.now();
 let gc = [];
@@ -51,7 +65,8 @@ setInterval(() => {
 
 /** What a statement is, from its text (and, for a grouped save, how many saves went in it). */
 function kindOf(text, values) {
-  if (text.includes('outbox_cursors') || text.includes('audit_heads h')) return { kind: 'outbox' };
+  if (text.includes('outbox_cursors') || text.includes('audit_heads h') || /\bwebhooks?\b/.test(text))
+    return { kind: 'outbox' };
   if (/^\s*WITH conv AS/.test(text) && Array.isArray(values) && values.length === 6) {
     let saves = NaN;
     try {
