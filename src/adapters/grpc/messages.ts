@@ -227,8 +227,9 @@ function annotationsBody(a: Msg): Json {
 }
 
 /** The body of POST /v1/conversations/{id}/tool-calls. */
-export function proposalBody(calls: ProposedToolCallMsg[] | undefined): Json {
+export function proposalBody(calls: ProposedToolCallMsg[] | undefined, claim?: boolean): Json {
   return {
+    ...(claim ? { claim: true } : {}),
     toolCalls: (calls ?? []).map((c, i) =>
       present<EveryMember<ProposedToolCallDto>>({
         id: c.id,

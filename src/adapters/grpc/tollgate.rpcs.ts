@@ -94,12 +94,24 @@ export class TollgateRpcs {
     return { conversation: conversationMessage(conversation), created };
   }
 
-  async proposeToolCalls(c: RpcCall, req: { conversationId?: string; toolCalls?: ProposedToolCallMsg[] }) {
+  async proposeToolCalls(
+    c: RpcCall,
+    req: { conversationId?: string; toolCalls?: ProposedToolCallMsg[]; claim?: boolean },
+  ) {
     const command = await proposeToolCalls(this.queries, c.principal, req.conversationId ?? '', () =>
-      proposalBody(req.toolCalls),
+      proposalBody(req.toolCalls, req.claim),
     );
-    const { replay, conversation, toolCalls } = await this.commands.execute(command);
-    return { conversation: conversationMessage(conversation), toolCalls: toolCalls.map(toolCallMessage), replay };
+    const { replay, conversation, toolCalls, claims } = await this.commands.execute(command);
+    return {
+      conversation: conversationMessage(conversation),
+      toolCalls: toolCalls.map(toolCallMessage),
+      replay,
+      claims: (claims ?? []).map((k) => ({
+        toolCallId: k.toolCallId,
+        arguments: toStruct(k.arguments),
+        receipt: k.receipt,
+      })),
+    };
   }
 
   async getToolCall(c: RpcCall, req: { id?: string }) {

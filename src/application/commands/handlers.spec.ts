@@ -112,6 +112,7 @@ function setup() {
       new RepositoryPolicyInputs(policies, tools, grants, halts, conversations),
       clock,
       ids,
+      receipts,
     ),
     decide: new DecideToolCallHandler(uow, conversations, grants, clock, ids),
     claim: new ClaimExecutionHandler(uow, conversations, halts, receipts, clock),
@@ -745,6 +746,113 @@ describe('always_allow', () => {
 });
 
 // ---------------------------------------------------------------- claim and report
+
+describe('ProposeToolCallsHandler with claim (propose and claim in one request)', () => {
+  const proposeClaiming = (t: Awaited<ReturnType<typeof withPolicy>>, calls: ProposedCall[]) =>
+    t.h.propose.execute(new ProposeToolCallsCommand(agent, t.conv, calls, true));
+
+  it('claims each call the policy approves on the spot, in the proposal’s commit, and leaves held and denied calls as they were', async () => {
+    const t = await withPolicy();
+    const mark = t.uow.mark();
+    const commits = t.uow.commits;
+    const answer = await proposeClaiming(t, [
+      call('get_source', { id: 'src_2' }, { externalId: 'c1' }),
+      call('send_mail', { to: 'ann' }, { externalId: 'c2' }),
+      call('deploy_app', { v: 1 }, { externalId: 'c3' }),
+      call('shell', { cmd: 'rm -rf /' }, { externalId: 'c4' }),
+    ]);
+    expect(answer.toolCalls.map((c) => c.status)).toEqual(['executed', 'executed', 'pending', 'rejected']);
+    const [read, notify] = answer.toolCalls;
+    expect(answer.claims).toEqual([
+      { toolCallId: read.id, arguments: { id: 'src_2' }, receipt: expect.any(String) },
+      { toolCallId: notify.id, arguments: { to: 'ann' }, receipt: expect.any(String) },
+    ]);
+    expect(FakeReceiptSigner.claims(answer.claims![0].receipt)).toEqual({
+      tcid: read.id,
+      conv: t.conv,
+      tool: 'get_source',
+      args: t.receipts.digest({ id: 'src_2' }),
+      approvedBy: 'policy',
+      tenant: TENANT,
+    });
+    expect(read.execution).toEqual({ at: iso(0), by: { id: 'agent-1', name: 'Deploy bot', via: 'api' } });
+    // One commit: the proposal's events and the claims' ToolCallExecuted together.
+    expect(t.uow.types(mark).filter((type) => type === 'ToolCallExecuted')).toHaveLength(2);
+    expect(t.uow.commits - commits).toBe(1);
+    await expect(t.claim(read.id)).rejects.toMatchObject({ code: 'already_executed' });
+    expect(t.receipts.signed).toHaveLength(2);
+    expect(await t.report(read.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('without claim, the same step answers no claims and leaves the approved call for its own claim', async () => {
+    const t = await withPolicy();
+    const answer = await t.propose(t.conv, [call('get_source', { id: 'src_2' })]);
+    expect(answer.claims).toBeUndefined();
+    expect(answer.toolCalls[0].status).toBe('approved');
+    expect(t.receipts.signed).toHaveLength(0);
+  });
+
+  it('a replay hands the claim out again while the call is executed (same call, same tcid), never after its report', async () => {
+    const t = await withPolicy();
+    const step = [call('get_source', { id: 'src_2' }, { externalId: 'c1' })];
+    const first = await proposeClaiming(t, step);
+    t.clock.advance(5_000);
+    const mark = t.uow.mark();
+    const again = await proposeClaiming(t, step);
+    expect(again.replay).toBe(true);
+    expect(again.claims).toEqual([{ ...first.claims![0], receipt: expect.any(String) }]);
+    expect(FakeReceiptSigner.claims(again.claims![0].receipt)).toEqual(
+      FakeReceiptSigner.claims(first.claims![0].receipt),
+    );
+    expect(t.uow.types(mark)).toEqual([]); // nothing recorded: the run is the one claimed first
+    await t.report(first.toolCalls[0].id);
+    const after = await proposeClaiming(t, step);
+    expect(after.claims).toEqual([]);
+    expect(after.toolCalls[0].status).toBe('completed');
+  });
+
+  it('a replay hands out no claim of a call claimed by its own request rather than with the proposal', async () => {
+    const t = await withPolicy();
+    const step = [call('get_source', { id: 'src_2' }, { externalId: 'c1' })];
+    const first = await t.propose(t.conv, step);
+    t.clock.advance(1_000);
+    await t.claim(first.toolCalls[0].id);
+    const again = await proposeClaiming(t, step);
+    expect(again.toolCalls[0].status).toBe('executed');
+    expect(again.claims).toEqual([]);
+  });
+
+  it('a replay under a halt hands out no claim: the kill switch stops a run not yet started', async () => {
+    const t = await withPolicy();
+    const step = [call('get_source', { id: 'src_2' }, { externalId: 'c1' })];
+    await proposeClaiming(t, step);
+    await t.h.halt.execute(new HaltCommand(root, { scope: 'conversation', id: t.conv }, 'incident'));
+    const again = await proposeClaiming(t, step);
+    expect(again.replay).toBe(true);
+    expect(again.claims).toEqual([]);
+  });
+
+  it('a step that repeats one call and adds another claims only the new one, and hands out the repeat’s claim again', async () => {
+    const t = await withPolicy();
+    const first = await proposeClaiming(t, [call('get_source', { id: 'a' }, { externalId: 'c1' })]);
+    t.clock.advance(1_000);
+    const next = await proposeClaiming(t, [
+      call('get_source', { id: 'a' }, { externalId: 'c1' }),
+      call('get_report', { id: 'b' }, { externalId: 'c2' }),
+    ]);
+    expect(next.replay).toBe(false);
+    expect(next.claims!.map((k) => k.toolCallId)).toEqual([first.toolCalls[0].id, next.toolCalls[1].id]);
+    expect(next.toolCalls[1]).toMatchObject({ status: 'executed', execution: { at: iso(1) } });
+  });
+
+  it('another agent’s proposal with claim is refused (the conversation is not theirs to see) before anything is claimed', async () => {
+    const t = await withPolicy();
+    await expect(
+      t.h.propose.execute(new ProposeToolCallsCommand(otherAgent, t.conv, [call('get_source')], true)),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    expect(t.receipts.signed).toHaveLength(0);
+  });
+});
 
 describe('ClaimExecutionHandler and ReportResultHandler', () => {
   it('decide, claim, report: the call moves approved → executed → completed with one event each, and the receipt names the approver and the tenant', async () => {

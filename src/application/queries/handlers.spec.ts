@@ -67,7 +67,7 @@ const call = (toolName: string, args: Record<string, unknown> = {}): ProposedCal
 
 function setup(opts: { wakeOnCommit?: boolean } = {}) {
   const ports = inMemoryPorts(T0);
-  const { uow, conversations, tools, policies, grants, halts, clock, ids, waiters } = ports;
+  const { uow, conversations, tools, policies, grants, halts, clock, ids, waiters, receipts } = ports;
   if (opts.wakeOnCommit !== false)
     uow.afterCommit((events) => new WakeWaitersHandler(waiters).handle(new EventsCommitted(events)));
   const expire = new ExpireToolCallsHandler(uow, conversations, clock);
@@ -86,6 +86,7 @@ function setup(opts: { wakeOnCommit?: boolean } = {}) {
       new RepositoryPolicyInputs(policies, tools, grants, halts, conversations),
       clock,
       ids,
+      receipts,
     ),
     decide: new DecideToolCallHandler(uow, conversations, grants, clock, ids),
     halt: new HaltHandler(uow, halts, conversations, clock),

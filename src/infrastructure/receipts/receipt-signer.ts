@@ -65,7 +65,8 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
       .setAudience(this.audience())
       .setIssuedAt()
       .setExpirationTime(RECEIPT_TTL)
-      .setJti(randomUUID())
+      // One run per call: a receipt handed out again (a replayed proposal's claim) keeps the jti of the first.
+      .setJti(claims.tcid)
       .sign(privateKey);
   }
 

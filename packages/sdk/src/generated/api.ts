@@ -1654,12 +1654,26 @@ export interface components {
     };
     ProposeToolCallsRequest: {
       toolCalls: components['schemas']['ProposedToolCall'][];
+      /** @description Claim at once each call the policy approves on the spot, in the same transaction: the answer then holds its claim in `claims` (one round trip for an auto-approved call). Default false. */
+      claim?: boolean;
     };
     /** @description A step's calls, each already approved, rejected or pending */
     Proposal: {
+      /** @example tc_01J… */
+      toolCallId: string;
+      /** @description The arguments to run */
+      arguments: {
+        [key: string]: unknown;
+      };
+      /** @description A compact JWS (EdDSA) for the tool's backend, as the claim answers it (see ExecutionClaim) */
+      receipt: string;
+    };
+    ProposalView: {
       /** @description Without its call history */
       conversation: components['schemas']['Conversation'];
       toolCalls: components['schemas']['ToolCall'][];
+      /** @description Present when the proposal asked to `claim`: the claim of each call the policy approved on the spot (now `executed`); a replay hands out again those claimed when first proposed and not yet reported */
+      claims?: components['schemas']['Proposal'][];
     };
     StepDecisionRequest: {
       /**
@@ -3849,7 +3863,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Proposal'];
+          'application/json': components['schemas']['ProposalView'];
         };
       };
       /** @description Proposed */
@@ -3858,7 +3872,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Proposal'];
+          'application/json': components['schemas']['ProposalView'];
         };
       };
       /** @description The request breaks its documented shape (validation_failed) */

@@ -171,6 +171,13 @@ export class ProposeToolCallsRequest {
   @ValidateNested({ each: true })
   @Type(() => ProposedToolCallDto)
   toolCalls: ProposedToolCallDto[];
+  @ApiPropertyOptional({
+    description:
+      'Claim at once each call the policy approves on the spot, in the same transaction: the answer then holds its claim in `claims` (one round trip for an auto-approved call). Default false.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  claim?: boolean;
 }
 
 export class DecisionRequest {

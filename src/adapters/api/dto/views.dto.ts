@@ -254,10 +254,30 @@ export class ConversationView implements app.ConversationView {
 }
 
 @ApiSchema({ name: 'Proposal', description: "A step's calls, each already approved, rejected or pending" })
+@ApiSchema({
+  name: 'ProposalClaim',
+  description: "A claim made with the proposal: the call's arguments to run and its receipt",
+})
+export class ProposalClaimView {
+  @ApiProperty({ example: 'tc_01J…' }) toolCallId: string;
+  @ApiProperty({ ...FREE_JSON_OBJECT, description: 'The arguments to run' })
+  arguments: Record<string, unknown>;
+  @ApiProperty({
+    description: "A compact JWS (EdDSA) for the tool's backend, as the claim answers it (see ExecutionClaim)",
+  })
+  receipt: string;
+}
+
 export class ProposalView {
   @ApiProperty({ type: () => ConversationView, description: 'Without its call history' })
   conversation: ConversationView;
   @ApiProperty({ type: () => [ToolCallView] }) toolCalls: ToolCallView[];
+  @ApiPropertyOptional({
+    type: () => [ProposalClaimView],
+    description:
+      'Present when the proposal asked to `claim`: the claim of each call the policy approved on the spot (now `executed`); a replay hands out again those claimed when first proposed and not yet reported',
+  })
+  claims?: ProposalClaimView[];
 }
 
 @ApiSchema({ name: 'StepDecisionRefusal', description: 'A call of the step this decision did not change, and why' })

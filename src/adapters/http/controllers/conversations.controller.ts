@@ -149,9 +149,9 @@ export class ConversationsController {
     @Res({ passthrough: true }) res: Response,
   ) {
     const command = await proposeToolCalls(this.queries, p, id, () => body);
-    const { replay, conversation, toolCalls } = await this.commands.execute(command);
+    const { replay, ...answer } = await this.commands.execute(command);
     res.status(replay ? 200 : 201);
-    return { conversation, toolCalls };
+    return answer;
   }
 
   @Post(':id/decisions')

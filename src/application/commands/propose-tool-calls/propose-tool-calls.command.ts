@@ -8,6 +8,15 @@ export interface ProposalResult {
   replay: boolean;
   conversation: ConversationView;
   toolCalls: ToolCallView[];
+  /** Asked with `claim`: the claim of each call the policy approved on the spot (now `executed`). */
+  claims?: ProposalClaim[];
+}
+
+/** A claim made with the proposal: what `POST /v1/tool-calls/{id}/execution` answers, less the call itself. */
+export interface ProposalClaim {
+  toolCallId: string;
+  arguments: Record<string, unknown>;
+  receipt: string;
 }
 
 export class ProposeToolCallsCommand extends Command<ProposalResult> {
@@ -15,6 +24,8 @@ export class ProposeToolCallsCommand extends Command<ProposalResult> {
     readonly principal: Principal,
     readonly conversationId: string,
     readonly calls: ProposedCall[],
+    /** Claim at once each call the policy approves on the spot, in the same transaction. */
+    readonly claim = false,
   ) {
     super();
   }

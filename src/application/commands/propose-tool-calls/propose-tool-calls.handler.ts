@@ -1,6 +1,13 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { policyUser } from '../../../domain/conversation/conversation.aggregate';
+import {
+  Conversation,
+  HaltInForce,
+  policyUser,
+  ProposalResult as ProposalOutcome,
+} from '../../../domain/conversation/conversation.aggregate';
+import type { ToolCall } from '../../../domain/conversation/tool-call.entity';
+import type { Principal } from '../../../domain/shared/actor';
 import { ApprovalPolicy, ProposedCallFacts } from '../../../domain/policy/approval-policy';
 import { mustBeOwningAgent, visibleConversation } from '../../access';
 import {
@@ -13,11 +20,14 @@ import {
   IdGenerator,
   POLICY_INPUTS,
   PolicyInputsReader,
+  RECEIPTS,
+  ReceiptSigner,
   UNIT_OF_WORK,
   UnitOfWork,
 } from '../../ports';
 import { conversationView, toolCallView } from '../../views/views';
-import { ProposeToolCallsCommand } from './propose-tool-calls.command';
+import { executionClaim } from '../claim-execution/execution-receipt';
+import { ProposalResult, ProposeToolCallsCommand } from './propose-tool-calls.command';
 
 @CommandHandler(ProposeToolCallsCommand)
 export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCallsCommand> {
@@ -27,10 +37,11 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
     @Inject(POLICY_INPUTS) private readonly inputs: PolicyInputsReader,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(IDS) private readonly ids: IdGenerator,
+    @Inject(RECEIPTS) private readonly receipts: ReceiptSigner,
   ) {}
 
-  execute({ principal: p, conversationId, calls }: ProposeToolCallsCommand) {
-    return this.uow.run(
+  async execute({ principal: p, conversationId, calls, claim }: ProposeToolCallsCommand): Promise<ProposalResult> {
+    const { answer, claimed } = await this.uow.run(
       async () => {
         // Pending calls decide blocking; earlier calls with these external ids decide idempotency. The rest of
         // the history is not needed, so a proposal costs the same in a conversation's 10,000th step as in its first.
@@ -48,6 +59,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
         const { halt, policy, tools, grants } = read!.inputs;
         const registry = new Map(tools.map((t) => [t.name, t.snapshot()]));
         const grantFacts = grants.map((g) => g.facts());
+        const now = this.clock.now();
         const evaluate = (call: ProposedCallFacts) => {
           const tool = registry.get(call.toolName);
           return ApprovalPolicy.evaluate(call, {
@@ -56,19 +68,55 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
             tool: tool && { flags: tool, registeredBy: tool.registeredBy.kind },
             grants: grantFacts,
             conversation: { id: conv.id, agentId: conv.agentId, user: policyUser(conv.user) },
-            now: this.clock.now(),
+            now,
           });
         };
-        const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), this.clock.now(), halt, p.name, p.via);
+        const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), now, halt, p.name, p.via);
+        const claimed = claim ? claimOnTheSpot(conv, result, p, now, halt) : [];
         if (!result.replay) await this.conversations.save(conv);
         // The conversation without its call list: GET it for the whole history.
-        return {
+        const answer = {
           replay: result.replay,
           conversation: conversationView(conv, !!halt),
           toolCalls: result.calls.map((c) => toolCallView(c.snapshot())),
         };
+        return { answer, claimed };
       },
       { optimistic: true, exclusive: `conversation\u0000${p.tenant}\u0000${conversationId}` },
     );
+    if (!claim) return answer;
+    // Signed after commit: a receipt never exists for a claim that rolled back.
+    const claims = await Promise.all(
+      claimed.map(async (call) => {
+        const { arguments: args, receipt } = await executionClaim(this.receipts, p.tenant, call);
+        return { toolCallId: call.id, arguments: args, receipt };
+      }),
+    );
+    return { ...answer, claims };
   }
+}
+
+/**
+ * The calls to hand the agent a claim of: each new call the policy approved on the spot, claimed now (its
+ * ToolCallExecuted goes in the proposal's transaction), and each repeated call claimed in its own proposing
+ * request and not yet reported, so a retry after a lost answer still gets to run it, once (its receipt is signed
+ * again under the same jti). Nothing is handed out again under a halt.
+ */
+function claimOnTheSpot(
+  conv: Conversation,
+  { calls, added }: ProposalOutcome,
+  agent: Principal,
+  at: Date,
+  halt: HaltInForce | null,
+): ToolCall[] {
+  return calls.flatMap((call) => {
+    if (added.has(call.id)) {
+      if (call.status !== 'approved') return [];
+      const outcome = conv.claim(call.id, agent, at, halt);
+      return outcome.kind === 'claimed' ? [outcome.call] : [];
+    }
+    const run = call.snapshot().execution;
+    const claimedWhenProposed = call.status === 'executed' && run?.at.getTime() === call.createdAt.getTime();
+    return claimedWhenProposed && !halt ? [call] : [];
+  });
 }

@@ -94,7 +94,7 @@ class EventRecordedCalls implements RecordedToolCalls {
 
 function setup() {
   const ports = inMemoryPorts(T0);
-  const { uow, conversations, tools, policies, grants, halts, clock, ids } = ports;
+  const { uow, conversations, tools, policies, grants, halts, clock, ids, receipts } = ports;
   const history = new EventHistory(ports);
   const put = new PutPolicyHandler(uow, policies, clock);
   const rollBack = new RollBackPolicyHandler(uow, policies, history, clock);
@@ -113,6 +113,7 @@ function setup() {
     new RepositoryPolicyInputs(policies, tools, grants, halts, conversations),
     clock,
     ids,
+    receipts,
   );
   return {
     ...ports,
