@@ -25,6 +25,7 @@
  *   npm run bench -- --profile       # no figures: CPU profile + SQL statements per request of a Tollgate under load
  *   npm run bench -- --tail          # no figures: what the requests at 300 req/s met (GC, event-loop stalls,
  *                                    # commits, outbox passes, autovacuum), by latency class (bench/lib/tail.js)
+ *   npm run bench -- --tail --rate 150   # the fixed-rate phases at another rate (default 300)
  *   npm run bench -- --no-pgbouncer  # leave out the PgBouncer run (its rows say so)
  *   npm run bench -- --md out.md     # also write the table (Markdown) to out.md
  *   npm run bench -- --node-options "--max-old-space-size=128"   # NODE_OPTIONS for the Tollgate processes only
@@ -55,6 +56,7 @@ function parseArgs(argv) {
     md: undefined,
     json: undefined,
     nodeOptions: '--max-old-space-size=256',
+    rate: 300,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -66,9 +68,15 @@ function parseArgs(argv) {
     else if (a === '--md') o.md = argv[++i];
     else if (a === '--json') o.json = argv[++i];
     else if (a === '--node-options') o.nodeOptions = argv[++i] ?? '';
-    else if (a === '--help' || a === '-h') {
+    else if (a === '--rate') {
+      o.rate = Number(argv[++i]);
+      if (!(o.rate > 0)) {
+        console.error('--rate needs a number of requests per second');
+        process.exit(2);
+      }
+    } else if (a === '--help' || a === '-h') {
       console.log(
-        'usage: node bench/run.js [--quick] [--profile] [--tail] [--keep] [--no-pgbouncer] [--md FILE] [--json FILE] [--node-options "FLAGS"]',
+        'usage: node bench/run.js [--quick] [--profile] [--tail] [--rate N] [--keep] [--no-pgbouncer] [--md FILE] [--json FILE] [--node-options "FLAGS"]',
       );
       process.exit(0);
     } else {
@@ -86,7 +94,7 @@ const P = {
   maxRounds: FULL ? 2 : 1, // Tollgate and baseline alternate, each round
   maxS: FULL ? 8 : 4,
   connections: 16,
-  rate: 300,
+  rate: OPTS.rate, // the fixed rate (--rate N; 300 by default, as the target says)
   rateS: FULL ? 12 : 5,
   autoConversations: 500,
   hotConversations: 10, // the contended load: the same proposals over 10 conversations
