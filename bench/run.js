@@ -120,12 +120,8 @@ function newest(dir, test) {
   return t;
 }
 
-/**
- * Builds dist/ (tsc -p tsconfig.build.json) when it is missing or older than src/, migrations/ or the tsconfigs,
- * and the SDK's packages/sdk/dist (the guarded-call figure runs it) when older than packages/sdk/src.
- */
+/** Builds dist/ (tsc -p tsconfig.build.json) when it is missing or older than src/, migrations/ or the tsconfigs. */
 function ensureBuilt() {
-  ensureSdkBuilt();
   const ts = (n) => n.endsWith('.ts') && !n.endsWith('.spec.ts');
   const mtime = (p) => (existsSync(p) ? statSync(p).mtimeMs : 0);
   const sources = Math.max(
@@ -150,6 +146,7 @@ function ensureBuilt() {
   );
 }
 
+/** Builds packages/sdk/dist when it is older than packages/sdk/src: the guarded-call figure runs the built SDK. */
 function ensureSdkBuilt() {
   const sdk = join(ROOT, 'packages', 'sdk');
   const sources = Math.max(
@@ -168,6 +165,7 @@ function ensureSdkBuilt() {
 }
 
 ensureBuilt();
+if (!OPTS.profile && !OPTS.tail) ensureSdkBuilt();
 
 require('reflect-metadata');
 const autocannon = require('autocannon');
@@ -752,14 +750,27 @@ async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
     log(`  ${t.name}: ${fmt(w.rps)} req/s at max (${w.ok} proposals)`);
   }
   await maxThroughput(base, { ...ctx, durationS: P.warmupS });
+  // What the passes cost at max, taking turns: CPU per proposal with and without them.
+  for (let round = 0; round < P.maxRounds; round++) {
+    for (const t of [A, A0]) {
+      const m = await maxThroughput(t, { ...ctx, durationS: P.maxS });
+      log(
+        `  ${t.name.padEnd(22)} max round ${round + 1}: ${fmt(m.rps)} req/s, ${fmt(m.cpuUsPerReq)} µs server CPU + ${fmt(m.pgCpuUsPerReq)} µs PostgreSQL CPU per request; machine ${fmt(100 * m.machineBusy)}% busy`,
+      );
+    }
+  }
   const out = [];
   for (let round = 0; round < P.maxRounds; round++) {
     const runs = {};
     for (const t of [A, A0]) {
       await t.timeline(); // drop what came before
+      const cpu0 = cpuMsOf(t.pid);
+      const pg0 = await pgBackendCpu(pgc, dbName);
       const activity = activitySampler(pgc, dbName);
       const f = await fixedRate(t, { ...ctx, rate: P.rate, durationS: P.rateS });
       const act = await activity.stop();
+      const cpuUs = ((cpuMsOf(t.pid) - cpu0) * 1000) / f.ok;
+      const pgUs = (cpuDelta(pg0, await pgBackendCpu(pgc, dbName)) * 1000) / f.ok;
       const monitor = await t.timeline();
       const origin = performance.timeOrigin;
       const requests = f.dueAtMs.map((due, k) => ({ due: origin + due, done: origin + due + f.latenciesMs[k] }));
@@ -770,7 +781,10 @@ async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
         label: `${t.name}, round ${round + 1}: ${P.rate} req/s for ${P.rateS} s (${fmt(f.achievedRate)} req/s achieved, ${f.sustained ? 'sustained' : 'NOT sustained'})`,
       });
       for (const l of a.lines) log(l);
-      runs[t.name] = { ...a.json, achievedRate: f.achievedRate, sustained: f.sustained };
+      log(
+        `CPU per request: ${fmt(cpuUs)} µs in the Tollgate process, ${fmt(pgUs)} µs in PostgreSQL (every backend of the database)`,
+      );
+      runs[t.name] = { ...a.json, achievedRate: f.achievedRate, sustained: f.sustained, cpuUs, pgUs };
     }
     const fb = await fixedRate(base, { ...ctx, rate: P.rate, durationS: P.rateS });
     const [x, y] = [runs[A.name].latency, runs[A0.name].latency];
