@@ -59,17 +59,14 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
 
   async sign(claims: ReceiptClaims): Promise<string> {
     const { kid, privateKey } = await this.signingKey();
-    return (
-      new SignJWT({ ...claims })
-        .setProtectedHeader({ alg: ALG, kid, typ: 'tollgate-receipt+jwt' })
-        .setIssuer('tollgate')
-        .setAudience(this.audience())
-        .setIssuedAt()
-        .setExpirationTime(RECEIPT_TTL)
-        // One run per call: a receipt handed out again (a replayed proposal's claim) keeps the jti of the first.
-        .setJti(claims.tcid)
-        .sign(privateKey)
-    );
+    return new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: ALG, kid, typ: 'tollgate-receipt+jwt' })
+      .setIssuer('tollgate')
+      .setAudience(this.audience())
+      .setIssuedAt()
+      .setExpirationTime(RECEIPT_TTL)
+      .setJti(randomUUID())
+      .sign(privateKey);
   }
 
   /**

@@ -1657,8 +1657,8 @@ export interface components {
       /** @description Claim at once each call the policy approves on the spot, in the same transaction: the answer then holds its claim in `claims` (one round trip for an auto-approved call). Default false. */
       claim?: boolean;
     };
-    /** @description A step's calls, each already approved, rejected or pending */
-    Proposal: {
+    /** @description A claim made with the proposal: the call's arguments to run and its receipt */
+    ProposalClaim: {
       /** @example tc_01J… */
       toolCallId: string;
       /** @description The arguments to run */
@@ -1668,12 +1668,13 @@ export interface components {
       /** @description A compact JWS (EdDSA) for the tool's backend, as the claim answers it (see ExecutionClaim) */
       receipt: string;
     };
-    ProposalView: {
+    /** @description A step's calls, each already approved, rejected or pending */
+    Proposal: {
       /** @description Without its call history */
       conversation: components['schemas']['Conversation'];
       toolCalls: components['schemas']['ToolCall'][];
-      /** @description Present when the proposal asked to `claim`: the claim of each call the policy approved on the spot (now `executed`); a replay hands out again those claimed when first proposed and not yet reported */
-      claims?: components['schemas']['Proposal'][];
+      /** @description Present when the proposal asked to `claim`: the claim of each call this step added that the policy approved on the spot (now `executed`). A repeated call is never claimed again: a retry sees it `executed` */
+      claims?: components['schemas']['ProposalClaim'][];
     };
     StepDecisionRequest: {
       /**
@@ -3863,7 +3864,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ProposalView'];
+          'application/json': components['schemas']['Proposal'];
         };
       };
       /** @description Proposed */
@@ -3872,7 +3873,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['ProposalView'];
+          'application/json': components['schemas']['Proposal'];
         };
       };
       /** @description The request breaks its documented shape (validation_failed) */

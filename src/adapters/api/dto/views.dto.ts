@@ -253,7 +253,6 @@ export class ConversationView implements app.ConversationView {
   @ApiProperty(DATE_TIME) updatedAt: string;
 }
 
-@ApiSchema({ name: 'Proposal', description: "A step's calls, each already approved, rejected or pending" })
 @ApiSchema({
   name: 'ProposalClaim',
   description: "A claim made with the proposal: the call's arguments to run and its receipt",
@@ -268,6 +267,7 @@ export class ProposalClaimView {
   receipt: string;
 }
 
+@ApiSchema({ name: 'Proposal', description: "A step's calls, each already approved, rejected or pending" })
 export class ProposalView {
   @ApiProperty({ type: () => ConversationView, description: 'Without its call history' })
   conversation: ConversationView;
@@ -275,7 +275,7 @@ export class ProposalView {
   @ApiPropertyOptional({
     type: () => [ProposalClaimView],
     description:
-      'Present when the proposal asked to `claim`: the claim of each call the policy approved on the spot (now `executed`); a replay hands out again those claimed when first proposed and not yet reported',
+      'Present when the proposal asked to `claim`: the claim of each call this step added that the policy approved on the spot (now `executed`). A repeated call is never claimed again: a retry sees it `executed`',
   })
   claims?: ProposalClaimView[];
 }

@@ -2,7 +2,6 @@ import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import {
   Conversation,
-  HaltInForce,
   policyUser,
   ProposalResult as ProposalOutcome,
 } from '../../../domain/conversation/conversation.aggregate';
@@ -72,7 +71,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
           });
         };
         const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), now, halt, p.name, p.via);
-        const claimed = claim ? claimOnTheSpot(conv, result, p, now, halt) : [];
+        const claimed = claim ? claimOnTheSpot(conv, result, p, now) : [];
         if (!result.replay) await this.conversations.save(conv);
         // The conversation without its call list: GET it for the whole history.
         const answer = {
@@ -97,26 +96,15 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
 }
 
 /**
- * The calls to hand the agent a claim of: each new call the policy approved on the spot, claimed now (its
- * ToolCallExecuted goes in the proposal's transaction), and each repeated call claimed in its own proposing
- * request and not yet reported, so a retry after a lost answer still gets to run it, once (its receipt is signed
- * again under the same jti). Nothing is handed out again under a halt.
+ * Claims each call this step added that the policy approved on the spot; its ToolCallExecuted goes in the
+ * proposal's transaction. A repeated call is never claimed again, even when its first proposal claimed it and the
+ * answer was lost: exactly once wins over a retry's convenience (the retry sees it `executed`, as a second claim
+ * would answer `already_executed`).
  */
-function claimOnTheSpot(
-  conv: Conversation,
-  { calls, added }: ProposalOutcome,
-  agent: Principal,
-  at: Date,
-  halt: HaltInForce | null,
-): ToolCall[] {
+function claimOnTheSpot(conv: Conversation, { calls, added }: ProposalOutcome, agent: Principal, at: Date): ToolCall[] {
   return calls.flatMap((call) => {
-    if (added.has(call.id)) {
-      if (call.status !== 'approved') return [];
-      const outcome = conv.claim(call.id, agent, at, halt);
-      return outcome.kind === 'claimed' ? [outcome.call] : [];
-    }
-    const run = call.snapshot().execution;
-    const claimedWhenProposed = call.status === 'executed' && run?.at.getTime() === call.createdAt.getTime();
-    return claimedWhenProposed && !halt ? [call] : [];
+    if (!added.has(call.id) || call.status !== 'approved') return [];
+    const outcome = conv.claim(call.id, agent, at, null);
+    return outcome.kind === 'claimed' ? [outcome.call] : [];
   });
 }
