@@ -26,6 +26,8 @@
  *   npm run bench -- --tail          # no figures: what the requests at 300 req/s met (GC, event-loop stalls,
  *                                    # commits, outbox passes, autovacuum), by latency class (bench/lib/tail.js)
  *   npm run bench -- --tail --rate 150   # the fixed-rate phases at another rate (default 300)
+ *   npm run bench -- --tail --tail-node-options "--max-semi-space-size=64"   # what the third monitored Tollgate
+ *                                    # adds to NODE_OPTIONS (a GC setting to compare; this is the default)
  *   npm run bench -- --no-pgbouncer  # leave out the PgBouncer run (its rows say so)
  *   npm run bench -- --md out.md     # also write the table (Markdown) to out.md
  *   npm run bench -- --node-options "--max-old-space-size=128"   # NODE_OPTIONS for the Tollgate processes only
@@ -57,6 +59,7 @@ function parseArgs(argv) {
     json: undefined,
     nodeOptions: '--max-old-space-size=256',
     rate: 300,
+    tailNodeOptions: '--max-semi-space-size=64',
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -68,6 +71,7 @@ function parseArgs(argv) {
     else if (a === '--md') o.md = argv[++i];
     else if (a === '--json') o.json = argv[++i];
     else if (a === '--node-options') o.nodeOptions = argv[++i] ?? '';
+    else if (a === '--tail-node-options') o.tailNodeOptions = argv[++i] ?? '';
     else if (a === '--rate') {
       o.rate = Number(argv[++i]);
       if (!(o.rate > 0)) {
@@ -76,7 +80,7 @@ function parseArgs(argv) {
       }
     } else if (a === '--help' || a === '-h') {
       console.log(
-        'usage: node bench/run.js [--quick] [--profile] [--tail] [--rate N] [--keep] [--no-pgbouncer] [--md FILE] [--json FILE] [--node-options "FLAGS"]',
+        'usage: node bench/run.js [--quick] [--profile] [--tail] [--tail-node-options "FLAGS"] [--rate N] [--keep] [--no-pgbouncer] [--md FILE] [--json FILE] [--node-options "FLAGS"]',
       );
       process.exit(0);
     } else {
@@ -708,8 +712,9 @@ function activitySampler(pgc, name) {
 }
 
 /**
- * `--tail`: two Tollgates with bench/lib/loop-monitor.js preloaded (GC, event-loop stalls, CPU, SQL statements on
- * a timeline), one as it ships and one that runs no outbox pass (LOOP_MONITOR_OUTBOX=off), and the baseline.
+ * `--tail`: three Tollgates with bench/lib/loop-monitor.js preloaded (GC, event-loop stalls, CPU, SQL statements on
+ * a timeline): one as it ships, one that runs no outbox pass (LOOP_MONITOR_OUTBOX=off), one with
+ * `--tail-node-options` added to its NODE_OPTIONS (a GC setting); and the baseline.
  * After a closed-loop warm-up that grows the tables as the measured run's first phase does, each takes the fixed
  * rate in turn, `rounds` times; for each run it prints what the requests met, by latency class.
  */
@@ -737,6 +742,10 @@ async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
   };
   const A = await monitored('tollgate-A', {});
   const A0 = await monitored('tollgate-A-no-outbox', { LOOP_MONITOR_OUTBOX: 'off' });
+  const gcFlags = [process.env.NODE_OPTIONS, OPTS.nodeOptions, OPTS.tailNodeOptions].filter(Boolean).join(' ');
+  const Ag = OPTS.tailNodeOptions ? await monitored('tollgate-A-gc-flags', { NODE_OPTIONS: gcFlags }) : undefined;
+  const variants = [A, A0, ...(Ag ? [Ag] : [])];
+  if (Ag) log(`tollgate-A-gc-flags runs with NODE_OPTIONS ${gcFlags}`);
   const base = await startBaseline(url);
   children.push(watch(base));
   await expect([200], A.url, 'PUT', '/v1/policy', { token: tok.admin, body: POLICY });
@@ -745,14 +754,14 @@ async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
   const ctx = { token: tok.agent, conversations: convs, pgc, dbName };
   const warmS = P.warmupS + P.maxS;
   log(`\nwarm-up: ${warmS} s closed loop on each Tollgate, ${P.warmupS} s on the baseline`);
-  for (const t of [A, A0]) {
+  for (const t of variants) {
     const w = await maxThroughput(t, { ...ctx, durationS: warmS });
     log(`  ${t.name}: ${fmt(w.rps)} req/s at max (${w.ok} proposals)`);
   }
   await maxThroughput(base, { ...ctx, durationS: P.warmupS });
   // What the passes cost at max, taking turns: CPU per proposal with and without them.
   for (let round = 0; round < P.maxRounds; round++) {
-    for (const t of [A, A0]) {
+    for (const t of variants) {
       const m = await maxThroughput(t, { ...ctx, durationS: P.maxS });
       log(
         `  ${t.name.padEnd(22)} max round ${round + 1}: ${fmt(m.rps)} req/s, ${fmt(m.cpuUsPerReq)} µs server CPU + ${fmt(m.pgCpuUsPerReq)} µs PostgreSQL CPU per request; machine ${fmt(100 * m.machineBusy)}% busy`,
@@ -762,7 +771,7 @@ async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
   const out = [];
   for (let round = 0; round < P.maxRounds; round++) {
     const runs = {};
-    for (const t of [A, A0]) {
+    for (const t of variants) {
       await t.timeline(); // drop what came before
       const cpu0 = cpuMsOf(t.pid);
       const pg0 = await pgBackendCpu(pgc, dbName);
@@ -787,10 +796,15 @@ async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
       runs[t.name] = { ...a.json, achievedRate: f.achievedRate, sustained: f.sustained, cpuUs, pgUs };
     }
     const fb = await fixedRate(base, { ...ctx, rate: P.rate, durationS: P.rateS });
-    const [x, y] = [runs[A.name].latency, runs[A0.name].latency];
+    log(`\nround ${round + 1}, ${P.rate} req/s:`);
+    for (const t of variants) {
+      const r = runs[t.name];
+      log(
+        `  ${t.name.padEnd(22)} p50 ${fmt(r.latency.p50, 2)} ms, p99 ${fmt(r.latency.p99, 2)} ms (p99/p50 ${fmt(r.latency.p99 / r.latency.p50, 2)}×); ${fmt(r.cpuUs)} + ${fmt(r.pgUs)} µs CPU per request${r.sustained ? '' : '; NOT sustained'}`,
+      );
+    }
     log(
-      `\nround ${round + 1}: with outbox passes p50 ${fmt(x.p50, 2)} ms, p99 ${fmt(x.p99, 2)} ms; without p50 ${fmt(y.p50, 2)} ms, p99 ${fmt(y.p99, 2)} ms;` +
-        ` baseline right after p50 ${fmt(fb.lat.p50, 2)} ms, p99 ${fmt(fb.lat.p99, 2)} ms (p99/p50 ${fmt(fb.lat.p99 / fb.lat.p50, 2)}×)`,
+      `  ${'baseline'.padEnd(22)} p50 ${fmt(fb.lat.p50, 2)} ms, p99 ${fmt(fb.lat.p99, 2)} ms (p99/p50 ${fmt(fb.lat.p99 / fb.lat.p50, 2)}×)`,
     );
     out.push({ ...runs, baseline: fb.lat });
   }
