@@ -791,9 +791,10 @@ async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
       });
       for (const l of a.lines) log(l);
       log(
-        `CPU per request: ${fmt(cpuUs)} µs in the Tollgate process, ${fmt(pgUs)} µs in PostgreSQL (every backend of the database)`,
+        `CPU per request: ${fmt(cpuUs)} µs in the Tollgate process, ${fmt(pgUs)} µs in PostgreSQL (every backend of the database); Tollgate RSS now ${fmt(memoryOf(t.pid).rss)} MB, peak so far ${fmt(memoryOf(t.pid).hwm)} MB`,
       );
-      runs[t.name] = { ...a.json, achievedRate: f.achievedRate, sustained: f.sustained, cpuUs, pgUs };
+      const rss = memoryOf(t.pid);
+      runs[t.name] = { ...a.json, achievedRate: f.achievedRate, sustained: f.sustained, cpuUs, pgUs, rss };
     }
     const fb = await fixedRate(base, { ...ctx, rate: P.rate, durationS: P.rateS });
     log(`\nround ${round + 1}, ${P.rate} req/s:`);
