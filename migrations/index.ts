@@ -17,6 +17,7 @@ import { WebSessions1764860000000 } from './1764860000000-web-sessions';
 import { Passkeys1764870000000 } from './1764870000000-passkeys';
 import { ConversationUserAssurance1764880000000 } from './1764880000000-conversation-user-assurance';
 import { PasskeyChallengePurposes1764890000000 } from './1764890000000-passkey-challenge-purposes';
+import { UnusedWriteIndexes1764900000000 } from './1764900000000-unused-write-indexes';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   Passkeys1764870000000,
   ConversationUserAssurance1764880000000,
   PasskeyChallengePurposes1764890000000,
+  UnusedWriteIndexes1764900000000,
 ];

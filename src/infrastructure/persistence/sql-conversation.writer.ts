@@ -100,6 +100,21 @@ const GROUPED_SAVE = `WITH conv AS (
          (SELECT count(pg_notify('${WAKE_CHANNEL}', w->>'payload')) FROM jsonb_array_elements($6::jsonb) AS w
            WHERE (w->>'item')::int IN (SELECT item FROM conv)) AS notified`;
 
+/**
+ * The optimistic saves' statements and their parameters, exported so that bench/pg/proposal-writes.js runs exactly
+ * what the service sends: `alone` for an existing conversation, `grouped` for the group commit.
+ */
+export const PROPOSAL_SAVES = {
+  alone: SAVES.alone.update,
+  grouped: GROUPED_SAVE,
+  rootRecord: (row: ConversationRow) => rootRecord(row),
+  aloneParams: (save: PendingSave, records: unknown[], wakes: string[]) => [
+    ...singleParams(save),
+    JSON.stringify(records),
+    wakes,
+  ],
+};
+
 /** The root's saved columns, id and loaded version, keyed by column (as the grouped statement's recordset names them). */
 type RootRecord = Record<string, unknown> & { id: string; version: number };
 
