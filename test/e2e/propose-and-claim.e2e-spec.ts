@@ -17,6 +17,7 @@ let http: ReturnType<typeof client>;
 let agent: string;
 let admin: string;
 let auditor: string;
+let approver: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -25,6 +26,7 @@ beforeAll(async () => {
   agent = await server.token('bot', ['agent'], { name: 'Support bot' });
   admin = await server.token('root', ['admin']);
   auditor = await server.token('audrey', ['auditor']);
+  approver = await server.token('ann', ['approver']);
   expect((await http.put('/v1/tools/get_source', admin, { isReadOnly: true })).status).toBe(201);
 });
 
@@ -121,6 +123,25 @@ describe('REST: POST /v1/conversations/{id}/tool-calls with claim', () => {
     expect(first.body.claims).toEqual([{ toolCallId: id, arguments: { id: 'r' }, receipt: expect.any(String) }]);
     for (const a of answers.filter((x) => x !== first)) expect(a.body.claims).toEqual([]);
     expect((await eventTypes(id)).filter((t) => t === 'ToolCallExecuted')).toHaveLength(1);
+  });
+
+  it('an approved held call raced by its own claim and by proposals asking to claim it is claimed exactly once', async () => {
+    await conversation('pc-6');
+    const step = [{ id: 'held-1', toolName: 'archive_source', arguments: { id: 'x' } }];
+    const [held] = (await proposeClaiming('pc-6', step)).body.toolCalls;
+    expect(held.status).toBe('pending');
+    expect((await http.post(`/v1/tool-calls/${held.id}/decision`, approver, { decision: 'approve' })).status).toBe(200);
+    const [claim, ...replays] = await Promise.all([
+      http.post(`/v1/tool-calls/${held.id}/execution`, agent),
+      ...Array.from({ length: 5 }, () => proposeClaiming('pc-6', step)),
+    ]);
+    const handedOut = replays.flatMap((r) => r.body.claims) as Array<{ receipt: string }>;
+    const wins = (claim.status === 200 ? 1 : 0) + handedOut.length;
+    expect(wins).toBe(1);
+    if (claim.status !== 200) expect(claim.body.code).toBe('already_executed');
+    const receipt = claim.status === 200 ? claim.body.receipt : handedOut[0].receipt;
+    expect(await verifyReceipt(receipt)).toMatchObject({ tcid: held.id, approvedBy: 'ann' });
+    expect((await eventTypes(held.id)).filter((t) => t === 'ToolCallExecuted')).toHaveLength(1);
   });
 
   it('a new call under a halt is refused as before, claim or not', async () => {

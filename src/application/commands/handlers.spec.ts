@@ -808,7 +808,26 @@ describe('ProposeToolCallsHandler with claim (propose and claim in one request)'
     expect(t.receipts.signed).toHaveLength(1);
   });
 
-  it('a step that repeats an approved call and adds another claims only the new one', async () => {
+  it('a step proposed again once a person approved its held call claims it then, with the approver on the receipt', async () => {
+    const t = await withPolicy();
+    const step = [call('deploy_app', { v: 1 }, { externalId: 'd1' })];
+    const first = await proposeClaiming(t, step);
+    expect(first).toMatchObject({ claims: [], toolCalls: [{ status: 'pending' }] });
+    await t.decide(alice, first.toolCalls[0].id, 'approve', { arguments: { v: 2 } });
+    t.clock.advance(1_000);
+    const again = await proposeClaiming(t, step);
+    expect(again).toMatchObject({ replay: true, toolCalls: [{ status: 'executed', execution: { at: iso(1) } }] });
+    expect(again.claims).toEqual([
+      { toolCallId: first.toolCalls[0].id, arguments: { v: 2 }, receipt: expect.any(String) },
+    ]);
+    expect(FakeReceiptSigner.claims(again.claims![0].receipt)).toMatchObject({
+      approvedBy: 'alice',
+      args: t.receipts.digest({ v: 2 }),
+    });
+    expect((await proposeClaiming(t, step)).claims).toEqual([]);
+  });
+
+  it('a step that repeats an approved call and adds another claims both, each once', async () => {
     const t = await withPolicy();
     const first = await t.propose(t.conv, [call('get_source', { id: 'a' }, { externalId: 'c1' })]);
     t.clock.advance(1_000);
@@ -817,10 +836,10 @@ describe('ProposeToolCallsHandler with claim (propose and claim in one request)'
       call('get_report', { id: 'b' }, { externalId: 'c2' }),
     ]);
     expect(next.replay).toBe(false);
-    expect(next.claims!.map((k) => k.toolCallId)).toEqual([next.toolCalls[1].id]);
-    expect(next.toolCalls.map((c) => c.status)).toEqual(['approved', 'executed']);
     expect(next.toolCalls[0].id).toBe(first.toolCalls[0].id);
-    expect(next.toolCalls[1]).toMatchObject({ execution: { at: iso(1) } });
+    expect(next.claims!.map((k) => k.toolCallId)).toEqual(next.toolCalls.map((c) => c.id));
+    expect(next.toolCalls.map((c) => c.status)).toEqual(['executed', 'executed']);
+    await expect(t.claim(first.toolCalls[0].id)).rejects.toMatchObject({ code: 'already_executed' });
   });
 
   it('another agent’s proposal with claim is refused (the conversation is not theirs to see) before anything is claimed', async () => {

@@ -42,8 +42,6 @@ export interface ProposalResult {
   calls: ToolCall[];
   /** True when every call repeated an earlier one: nothing new was recorded. */
   replay: boolean;
-  /** The ids of the calls this step added; the others repeat earlier calls (by their ids). */
-  added: ReadonlySet<string>;
 }
 
 export interface HaltInForce {
@@ -214,7 +212,7 @@ export class Conversation extends AggregateRoot {
     agentVia?: Channel,
   ): ProposalResult {
     const repeats = repeatedCalls(step, (externalId) => this.calls.find((c) => c.externalId === externalId));
-    if (repeats.size === step.length) return { calls: [...repeats.values()], replay: true, added: new Set() };
+    if (repeats.size === step.length) return { calls: [...repeats.values()], replay: true };
     if (halt) throw new HaltedError(halt.scope, halt.reason);
     this.expireDue(at); // a call past its expiresAt no longer blocks, even before the sweeper passes
     checkNotBlocked(this.pendingCalls());
@@ -231,7 +229,7 @@ export class Conversation extends AggregateRoot {
       return proposed;
     });
     this.touch(at);
-    return { calls, replay: false, added: new Set(calls.filter((c) => this.added.has(c.id)).map((c) => c.id)) };
+    return { calls, replay: false };
   }
 
   /** A person's decision on a held call (held-call.ts: which rules refuse, which throw, which are recorded). */

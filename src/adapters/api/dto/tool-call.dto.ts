@@ -173,7 +173,7 @@ export class ProposeToolCallsRequest {
   toolCalls: ProposedToolCallDto[];
   @ApiPropertyOptional({
     description:
-      'Claim at once each call the policy approves on the spot, in the same transaction: the answer then holds its claim in `claims` (one round trip for an auto-approved call). Default false.',
+      'Claim at once, in the same transaction, each call of the step that stands approved and unclaimed (approved on the spot by the policy, or a repeated call approved since): the answer holds its claim in `claims`, one round trip for an auto-approved call. Never under a halt. Default false.',
   })
   @IsOptional()
   @IsBoolean()

@@ -275,7 +275,7 @@ export class ProposalView {
   @ApiPropertyOptional({
     type: () => [ProposalClaimView],
     description:
-      'Present when the proposal asked to `claim`: the claim of each call this step added that the policy approved on the spot (now `executed`). A repeated call is never claimed again: a retry sees it `executed`',
+      'Present when the proposal asked to `claim`: the claim of each call of the step that stood approved and unclaimed (now `executed`). A call claimed before is never claimed again: a retry finds it `executed`',
   })
   claims?: ProposalClaimView[];
 }

@@ -1,10 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import {
-  Conversation,
-  policyUser,
-  ProposalResult as ProposalOutcome,
-} from '../../../domain/conversation/conversation.aggregate';
+import { Conversation, policyUser } from '../../../domain/conversation/conversation.aggregate';
 import type { ToolCall } from '../../../domain/conversation/tool-call.entity';
 import type { Principal } from '../../../domain/shared/actor';
 import { ApprovalPolicy, ProposedCallFacts } from '../../../domain/policy/approval-policy';
@@ -71,8 +67,8 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
           });
         };
         const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), now, halt, p.name, p.via);
-        const claimed = claim ? claimOnTheSpot(conv, result, p, now) : [];
-        if (!result.replay) await this.conversations.save(conv);
+        const claimed = claim ? claimApproved(conv, result.calls, p, now, !!halt) : [];
+        if (!result.replay || claimed.length > 0) await this.conversations.save(conv);
         // The conversation without its call list: GET it for the whole history.
         const answer = {
           replay: result.replay,
@@ -96,14 +92,16 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
 }
 
 /**
- * Claims each call this step added that the policy approved on the spot; its ToolCallExecuted goes in the
- * proposal's transaction. A repeated call is never claimed again, even when its first proposal claimed it and the
- * answer was lost: exactly once wins over a retry's convenience (the retry sees it `executed`, as a second claim
- * would answer `already_executed`).
+ * Claims each call of the step that stands approved and unclaimed: approved on the spot by the policy, or a
+ * repeated call approved since (a person decided it while the agent waited). Its ToolCallExecuted goes in this
+ * transaction. A call claimed before is never claimed again, even when its first proposal claimed it and the
+ * answer was lost: exactly once wins over a retry's convenience (the retry finds it `executed`). Nothing is
+ * claimed under a halt.
  */
-function claimOnTheSpot(conv: Conversation, { calls, added }: ProposalOutcome, agent: Principal, at: Date): ToolCall[] {
+function claimApproved(conv: Conversation, calls: ToolCall[], agent: Principal, at: Date, halted: boolean): ToolCall[] {
+  if (halted) return [];
   return calls.flatMap((call) => {
-    if (!added.has(call.id) || call.status !== 'approved') return [];
+    if (call.status !== 'approved') return [];
     const outcome = conv.claim(call.id, agent, at, null);
     return outcome.kind === 'claimed' ? [outcome.call] : [];
   });
