@@ -36,6 +36,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /** Each consumer's pass in progress, and whether another is wanted after it: channels never wait on each other. */
   private readonly running = new Map<OutboxConsumer, Promise<void>>();
   private readonly again = new Set<OutboxConsumer>();
+  /** The tenants whose commits asked for the coming pass. */
+  private readonly kicked = new Set<string>();
+  /**
+   * Per consumer, the tenants it wanted nothing of at its last pass (`wantsNothingOf`), and until when a commit of
+   * theirs needs no pass for it: the next timed pass looks again. Without this, each commit of a tenant without
+   * webhooks cost a pass of three statements (due streams, the tenant's subscriptions, the cursor moved).
+   */
+  private readonly idle = new Map<OutboxConsumer, Map<string, number>>();
   private stopped = false;
   private readonly log = new Logger('Outbox');
   /** Passes are kicked from requests that commit, but serve every commit of the moment: none of them owns a pass. */
@@ -57,19 +65,50 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.start();
   }
 
-  /** Runs a pass shortly (after a commit), or right after the one in progress. */
-  kick(): void {
-    if (this.stopped || this.consumers.length === 0 || this.soon) return;
+  /**
+   * Runs a pass shortly (after a commit of `tenants`), or right after the one in progress. A consumer that wanted
+   * nothing of every one of those tenants at its last pass sits this one out (see `idle`).
+   */
+  kick(tenants: Iterable<string> = []): void {
+    if (this.stopped || this.consumers.length === 0) return;
+    for (const t of tenants) this.kicked.add(t);
+    if (this.soon) return;
     this.soon = this.background(() =>
       setTimeout(() => {
         this.soon = undefined;
-        this.start();
+        const kicked = [...this.kicked];
+        this.kicked.clear();
+        this.start(kicked);
       }, COALESCE_MS),
     );
   }
 
-  private start(): void {
-    for (const consumer of this.consumers) this.startFor(consumer);
+  /** A pass of every consumer (the timer), or of those a commit of `kicked` may concern. */
+  private start(kicked?: string[]): void {
+    for (const consumer of this.consumers) if (!kicked || !this.idleOf(consumer, kicked)) this.startFor(consumer);
+  }
+
+  /** True when the consumer wanted nothing of each of `tenants` at its last pass, and the timer will look again. */
+  private idleOf(consumer: OutboxConsumer, tenants: string[]): boolean {
+    const idle = this.idle.get(consumer);
+    if (!idle || tenants.length === 0) return false;
+    const now = Date.now();
+    return tenants.every((t) => (idle.get(t) ?? 0) > now);
+  }
+
+  /**
+   * Notes that `consumer` wants nothing of `tenantId` for now. Only with the timer on: it is what looks again,
+   * so a subscription made meanwhile gets its first events within `outboxPollMs` (the events before it were
+   * never owed to it). With the timer off, every commit keeps its pass.
+   */
+  private noteIdle(consumer: OutboxConsumer, tenantId: string, wantsNothing: boolean): void {
+    let idle = this.idle.get(consumer);
+    if (!wantsNothing || this.config.outboxPollMs === 0) {
+      idle?.delete(tenantId);
+      return;
+    }
+    if (!idle) this.idle.set(consumer, (idle = new Map()));
+    idle.set(tenantId, Date.now() + this.config.outboxPollMs);
   }
 
   private startFor(consumer: OutboxConsumer): void {
@@ -107,9 +146,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     );
     for (const { tenant_id, seq } of due) {
       if (this.stopped) return;
-      if (consumer.wantsNothingOf && (await consumer.wantsNothingOf(tenant_id)))
-        await this.skipTo(consumer.name, tenant_id, Number(seq));
+      const wantsNothing = consumer.wantsNothingOf !== undefined && (await consumer.wantsNothingOf(tenant_id));
+      if (wantsNothing) await this.skipTo(consumer.name, tenant_id, Number(seq));
       else await this.drain(consumer, tenant_id);
+      this.noteIdle(consumer, tenant_id, wantsNothing);
     }
   }
 
@@ -222,7 +262,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 @EventsHandler(EventsCommitted)
 export class KickOutboxOnCommit implements IEventHandler<EventsCommitted> {
   constructor(private readonly relay: OutboxRelay) {}
-  handle(): void {
-    this.relay.kick();
+  handle(committed: EventsCommitted): void {
+    this.relay.kick(new Set(committed.events.map((e) => e.tenantId)));
   }
 }
