@@ -9,6 +9,8 @@ import json
 import os
 import threading
 import time
+import urllib.parse
+import urllib.request
 import uuid
 from typing import Any, Callable, Iterator
 
@@ -131,6 +133,33 @@ def bob() -> Person:
 def admin() -> Tollgate:
     assert URL
     return Tollgate(URL, TOKENS["admin"], channel="web")
+
+
+class Requests(urllib.request.BaseHandler):
+    """Every request a client sends (a handler of its urllib opener): method, path and JSON body."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, Any]] = []
+
+    def http_request(self, req: urllib.request.Request) -> urllib.request.Request:
+        data = req.data if isinstance(req.data, bytes) else None
+        self.sent.append((req.get_method(), urllib.parse.urlsplit(req.full_url).path, json.loads(data) if data else None))
+        return req
+
+    def paths(self, since: int = 0) -> list[tuple[str, str]]:
+        return [(method, path) for method, path, _ in self.sent[since:]]
+
+
+@pytest.fixture
+def requests() -> Requests:
+    return Requests()
+
+
+@pytest.fixture
+def counted(agent_token: str, requests: Requests) -> Tollgate:
+    """An agent whose requests are counted."""
+    assert URL
+    return Tollgate(URL, agent_token, retry=FAST_RETRY, opener=urllib.request.build_opener(requests))
 
 
 @pytest.fixture

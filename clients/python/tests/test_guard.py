@@ -26,6 +26,7 @@ def test_a_read_only_call_is_approved_by_the_policy_and_runs_at_once(agent: Toll
 
     assert lookup_order("o-17", verbose=True) == {"order": "o-17", "state": "shipped"}
     assert runs == [{"order": "o-17", "verbose": True}]
+    agent.flush()  # the result is reported in the background
     [call] = conv.refresh()["toolCalls"]
     assert call["status"] == "completed"
     assert call["arguments"] == {"order": "o-17", "verbose": True}
@@ -52,6 +53,7 @@ def test_a_destructive_call_waits_for_a_person_deciding_from_another_thread(agen
     started.append(ann.decide_in_background(conv.id, approve))
     assert delete_source(id="src_2") == "deleted src_2"
     assert order == ["approved", "ran src_2"]
+    agent.flush()
     [call] = conv.refresh()["toolCalls"]
     assert call["status"] == "completed"
     assert call["decision"]["by"] == {"id": "ann", "name": "Ann", "via": "web"}
@@ -196,6 +198,7 @@ def test_a_replayed_call_that_already_ran_is_not_run_again_and_raises_already_ex
         return {"id": id, "text": "the handbook"}
 
     assert get_source(id="src_1", tollgate_id="call_replay_1") == {"id": "src_1", "text": "the handbook"}
+    agent.flush()  # the result on record (test_claim.py replays a call whose report failed)
     # The same tool-call id again (a replayed thread): the same call, which already ran. As the TypeScript SDK does,
     # the claim is refused and the function does not run a second time.
     with pytest.raises(TollgateError) as caught:
@@ -277,6 +280,7 @@ def test_an_exception_of_the_function_is_reported_failed_and_raised_again(agent:
 
     with pytest.raises(KeyError):
         get_source(id="src_404")
+    agent.flush()
     [call] = conv.refresh()["toolCalls"]
     assert call["status"] == "completed"
     assert call["result"]["outcome"] == "failed"

@@ -101,6 +101,7 @@ def test_the_graph_pauses_until_a_person_approves_and_the_tool_runs_with_the_edi
     assert '"deleted": "src_3"' in str(answer.content) or "'deleted': 'src_3'" in str(answer.content)
     assert result["messages"][-1].content == "done"
     # Resuming ran the tool node again: the proposal repeated by the model's id, so there is one Tollgate call.
+    agent.flush()
     [call] = conv.refresh()["toolCalls"]
     assert (call["status"], call["externalId"], call["result"]["output"]) == ("completed", "call_lg_1", {"deleted": "src_3", "existed": True})
 
@@ -147,6 +148,7 @@ def test_an_async_graph_pauses_and_resumes_the_same_way(agent: Tollgate, ann: Pe
     result = asyncio.run(main())
     assert a.runs == [{"id": "src_5"}]
     assert result["messages"][-1].content == "done"
+    agent.flush()
     assert conv.refresh()["toolCalls"][0]["status"] == "completed"
 
 
@@ -164,7 +166,8 @@ def test_parallel_gated_calls_of_one_model_turn_are_one_step_and_one_interrupt(a
         return await a.graph.ainvoke({"messages": [HumanMessage("clean up")]}, a.config)
 
     first = asyncio.run(first_run()) if asynchronous else a.graph.invoke({"messages": [HumanMessage("clean up")]}, a.config)
-    # One interrupt listing both pending calls; nothing ran yet, not even the read the policy approved.
+    # One interrupt listing both pending calls; nothing ran yet, not even the read the policy approved (nor is it
+    # claimed: each gated call proposes the whole step, and a claim goes to whichever proposal comes first).
     [paused] = first["__interrupt__"]
     assert [(c["tool_name"], c["arguments"], c["external_id"]) for c in paused.value["tool_calls"]] == [
         ("delete_source", {"id": "src_2"}, "call_par_1"), ("delete_source", {"id": "src_4"}, "call_par_3")]
@@ -193,6 +196,7 @@ def test_parallel_gated_calls_of_one_model_turn_are_one_step_and_one_interrupt(a
     assert answers["call_par_3"] == "delete_source was rejected by Ann via web: keep that one"
     assert result["messages"][-1].content == "done"
     # Resuming repeated the step by the model's ids: still three Tollgate calls.
+    agent.flush()
     assert sorted((c["externalId"], c["status"]) for c in conv.refresh()["toolCalls"]) == [
         ("call_par_1", "completed"), ("call_par_2", "completed"), ("call_par_3", "rejected")]
 
@@ -239,3 +243,18 @@ def test_request_approval_in_a_custom_node_needs_a_stable_id_and_proposes_once_a
     result = resume_when_decided(graph, config, agent)
     assert (ran, result["messages"][-1].content) == (["src_9"], "approved")
     assert sorted(c["externalId"] for c in conv.refresh()["toolCalls"]) == ["node-delete-1", "node-read-1"]
+
+
+def test_a_gated_call_the_policy_lets_through_is_claimed_with_its_proposal(counted: Tollgate, requests: Any) -> None:
+    conv = counted.conversation(conv_id("lg-claim"), user=USER)
+    a = Agent(conv, [_call("call_lg_5", "get_source", id="src_1")])
+    before = len(requests.sent)
+    result = a.graph.invoke({"messages": [HumanMessage("read it")]}, a.config)
+    assert _tool_messages(result)[0].content == "source src_1"
+    counted.flush()
+    [call] = conv.refresh()["toolCalls"]
+    # One proposal that claimed it, then the report: no claim of its own.
+    assert [path for _, path in requests.paths(before)] == [f"/v1/conversations/{conv.id}/tool-calls",
+                                                             f"/v1/tool-calls/{call['id']}/result",
+                                                             f"/v1/conversations/{conv.id}"]
+    assert call["status"] == "completed"

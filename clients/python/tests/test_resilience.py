@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import http.server
 import threading
-import urllib.error
 import urllib.request
 from typing import Any, Iterator
 
 import pytest
 
 from conftest import FAST_RETRY, USER, Person, conv_id
+from proxy import Proxy
 from tollgate import RetryInfo, RetryPolicy, Tollgate, TollgateError
 
 
@@ -46,69 +46,19 @@ def test_a_wait_refused_with_429_is_retried_after_the_servers_retry_after(url: s
     assert first.path.startswith("/v1/tool-calls/tc_")
 
 
-class _LoadBalancer(http.server.ThreadingHTTPServer):
-    """A reverse proxy in front of the real server that answers `refuse` requests to paths ending in `path` with
-    503 and Retry-After: 0, as a load balancer does while no instance is up, and forwards everything else."""
-
-    def __init__(self, upstream: str, path: str, refuse: int) -> None:
-        self.upstream, self.path, self.refuse, self.refused = upstream, path, refuse, 0
-        super().__init__(("127.0.0.1", 0), _Forward)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class _Forward(http.server.BaseHTTPRequestHandler):
-    server: _LoadBalancer
-
-    def _handle(self) -> None:
-        body = self.rfile.read(int(self.headers.get("content-length") or 0)) or None
-        lb = self.server
-        if self.path.split("?")[0].endswith(lb.path) and lb.refused < lb.refuse:
-            lb.refused += 1
-            page = b"<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>"
-            self.send_response(503)
-            self.send_header("content-type", "text/html")
-            self.send_header("retry-after", "0")
-            self.send_header("content-length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
-            return
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
-        req = urllib.request.Request(lb.upstream + self.path, data=body, method=self.command, headers=headers)
-        try:
-            res = urllib.request.urlopen(req, timeout=70)
-        except urllib.error.HTTPError as e:
-            res = e
-        with res:
-            data = res.read()
-            self.send_response(res.status)
-            for k, v in res.headers.items():
-                if k.lower() not in ("transfer-encoding", "connection", "content-length", "keep-alive"):
-                    self.send_header(k, v)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = _handle
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
-def balancer(url: str, request: pytest.FixtureRequest) -> Iterator[_LoadBalancer]:
+def balancer(url: str, request: pytest.FixtureRequest) -> Iterator[Proxy]:
+    """A load balancer in front of the real server that answers `refuse` requests to paths ending in `path` with
+    503 and Retry-After: 0, as one does while no instance is up, and forwards everything else."""
     path, refuse = request.param
-    lb = _LoadBalancer(url, path, refuse)
-    threading.Thread(target=lb.serve_forever, daemon=True).start()
+    lb = Proxy(url)
+    lb.refuse(path, refuse)
     yield lb
-    lb.shutdown()
-    lb.server_close()
+    lb.stop()
 
 
 @pytest.mark.parametrize("balancer", [("/v1/conversations", 2)], indirect=True)
-def test_503_from_a_load_balancer_is_retried_after_its_retry_after(balancer: _LoadBalancer, agent_token: str) -> None:
+def test_503_from_a_load_balancer_is_retried_after_its_retry_after(balancer: Proxy, agent_token: str) -> None:
     retries: list[RetryInfo] = []
     agent = Tollgate(balancer.url, agent_token, on_retry=retries.append)
     conv = agent.conversation(conv_id("lb"), user=USER)
@@ -121,24 +71,28 @@ def test_503_from_a_load_balancer_is_retried_after_its_retry_after(balancer: _Lo
 
 
 @pytest.mark.parametrize("balancer", [("/execution", 1)], indirect=True)
-def test_503_before_a_claim_is_retried_too_the_claim_never_reached_the_server(balancer: _LoadBalancer, agent_token: str) -> None:
+def test_503_before_a_claim_is_retried_too_the_claim_never_reached_the_server(balancer: Proxy, agent_token: str, ann: Person,
+                                                                               started: list[threading.Thread]) -> None:
     retries: list[RetryInfo] = []
     conv = Tollgate(balancer.url, agent_token, on_retry=retries.append).conversation(conv_id("lb-claim"), user=USER)
     ran: list[str] = []
 
-    @conv.guard("get_source")
-    def get_source(id: str) -> str:
+    @conv.guard("delete_source")
+    def delete_source(id: str) -> str:
         ran.append(id)
         return id
 
-    assert get_source(id="s1") == "s1"
+    # A call people approve is claimed on its own request (an automatic one is claimed in its proposal).
+    started.append(ann.decide_in_background(conv.id, lambda p, c: p.client.approve(c["id"])))
+    assert delete_source(id="s1") == "s1"
     assert ran == ["s1"]
     assert [(r.status, r.code) for r in retries] == [(503, "http_503")]
+    conv.tollgate.flush()
     assert conv.refresh()["toolCalls"][0]["status"] == "completed"
 
 
 @pytest.mark.parametrize("balancer", [("/v1/tools/anything", 100)], indirect=True)
-def test_the_client_gives_up_after_max_attempts_with_the_last_problem(balancer: _LoadBalancer, agent_token: str) -> None:
+def test_the_client_gives_up_after_max_attempts_with_the_last_problem(balancer: Proxy, agent_token: str) -> None:
     agent = Tollgate(balancer.url, agent_token, retry=RetryPolicy(max_attempts=3, initial_delay=0.01))
     with pytest.raises(TollgateError) as caught:
         agent.get_tool("anything")

@@ -12,6 +12,7 @@ checked) and ``tollgate.langgraph`` needs LangGraph.
 """
 
 from ._http import RetryInfo, RetryPolicy
+from ._reports import ReportMode
 from .client import Tollgate
 from .conversation import ApprovalOutcome, Conversation, RunContext, ToolCallHandle, current_run, outcome_of
 from .errors import ApprovalTimeout, ReceiptVerificationError, ToolCallRejected, TollgateError
@@ -29,6 +30,7 @@ __all__ = [
     "ReceiptStepUp",
     "ReceiptVerificationError",
     "ReplayStore",
+    "ReportMode",
     "RetryInfo",
     "RetryPolicy",
     "RunContext",

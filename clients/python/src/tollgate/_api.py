@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Protocol
 
+from ._reports import ReportMode, Reports
+
 #: A JSON object as the API answers it.
 JsonObject = dict[str, Any]
 
@@ -14,6 +16,9 @@ class ClientApi(Protocol):
     """The client's operations a conversation and its calls use (``Tollgate`` is one)."""
 
     on_report_error: Callable[[BaseException, JsonObject], None] | None
+    #: How a guarded call reports its result by default: ``"background"`` or ``"await"``.
+    report: ReportMode
+    reports: Reports
 
     def request(self, method: str, path: str, **options: Any) -> Any: ...
 

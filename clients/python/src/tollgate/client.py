@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 from ._api import JsonObject
 from ._http import DEFAULT_MAX_RESPONSE_BYTES, RetryInfo, RetryPolicy, TokenSource, Transport
 from ._ids import ID_PATTERN, new_id
+from ._reports import ReportMode, Reports, report_mode
 from .conversation import Conversation
 from .errors import ApprovalTimeout, TollgateError
 
@@ -32,6 +33,11 @@ class Tollgate:
     (called before each request, and again after a 401). ``timeout`` bounds each attempt of an ordinary request
     (seconds); ``retry`` the retries of transient failures; ``channel`` is the ``X-Tollgate-Channel`` of decisions,
     halts and resumes (recorded as ``via``); ``poll_seconds`` the longest single long-poll while waiting.
+
+    ``report``: how a guarded call reports its result. ``"background"`` (the default): the guard returns as soon as
+    the tool returns, and a worker thread sends the report, with the retries; ``flush()`` waits for the reports in
+    flight, and ``close()`` (or leaving ``with Tollgate(...) as tollgate:``) flushes first. ``"await"``: the guard
+    returns once the report is sent. Either way a report that fails goes to ``on_report_error``.
     """
 
     def __init__(
@@ -46,6 +52,7 @@ class Tollgate:
         channel: DecisionChannel | None = None,
         poll_seconds: int = 30,
         on_report_error: Callable[[BaseException, JsonObject], None] | None = None,
+        report: ReportMode = "background",
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         opener: urllib.request.OpenerDirector | None = None,
     ) -> None:
@@ -56,10 +63,42 @@ class Tollgate:
         self.channel = channel
         self.poll_seconds = max(1, min(60, int(poll_seconds)))
         self.on_report_error = on_report_error
+        self.report: ReportMode = report_mode(report)
+        #: The reports in flight, and the calls this client ran whose result is not on record yet.
+        self.reports = Reports()
 
     @property
     def url(self) -> str:
         return self.transport.base_url
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Waits until every result report in flight has been sent, or given up and passed to ``on_report_error``.
+        False when ``timeout`` (seconds) passed first, and at once inside ``on_report_error``, which runs in a report
+        worker (it would wait for itself)."""
+        return self.reports.flush(timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flushes the reports in flight and lets the report workers end. The client may still be used after."""
+        return self.reports.close(timeout)
+
+    def __enter__(self) -> Tollgate:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def aflush(self, timeout: float | None = None) -> bool:
+        """``flush`` without blocking the event loop."""
+        return await asyncio.to_thread(self.reports.flush, timeout)
+
+    async def aclose(self, timeout: float | None = None) -> bool:
+        return await asyncio.to_thread(self.reports.close, timeout)
+
+    async def __aenter__(self) -> Tollgate:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
 
     def request(self, method: str, path: str, **options: Any) -> Any:
         """Any route: JSON in (``body=``), JSON (or text) out, problems as TollgateError, transient failures retried."""
@@ -158,7 +197,8 @@ class Tollgate:
             except TollgateError as e:
                 if e.code == "already_completed" and attempts > 1:
                     return self.get_tool_call(id)
-                transient = e.status in (0, 429, 502, 504) or e.code == "unavailable"
+                # As the transport's retries: a 503 is transient when the server or a load balancer is unavailable.
+                transient = e.status in (0, 429, 502, 504) or (e.status == 503 and e.code in ("unavailable", "http_503"))
                 if not transient or attempts >= self.transport.retry.max_attempts:
                     raise
                 delay = e.retry_after if e.retry_after is not None else self.transport.backoff(attempts)

@@ -14,6 +14,7 @@ from typing import Any, Awaitable, Callable, Literal, Mapping, Sequence, TypeVar
 
 from ._api import ClientApi, JsonObject
 from ._ids import new_id, tool_call_key
+from ._reports import ReportMode, report_mode
 from .errors import ApprovalTimeout, ToolCallRejected, TollgateError
 
 ApprovalStatus = Literal["approved", "rejected", "expired", "cancelled", "denied"]
@@ -83,9 +84,11 @@ def outcome_of(call: Mapping[str, Any]) -> ApprovalOutcome:
 class ToolCallHandle:
     """One proposed call: wait for its decision, claim it, run it, report."""
 
-    def __init__(self, tollgate: ClientApi, tool_call: Mapping[str, Any]) -> None:
+    def __init__(self, tollgate: ClientApi, tool_call: Mapping[str, Any], claim: Mapping[str, Any] | None = None) -> None:
         self.tollgate = tollgate
         self.tool_call: JsonObject = dict(tool_call)
+        # The claim a guarded proposal got in the same request (``claim: true``): used by the first run, once.
+        self._claim: JsonObject | None = dict(claim) if claim is not None else None
 
     @property
     def id(self) -> str:
@@ -102,7 +105,11 @@ class ToolCallHandle:
         return outcome_of(self.tool_call)
 
     def claim(self) -> JsonObject:
-        """Claims the run (exactly once): ``{toolCall, arguments, receipt}``."""
+        """Claims the run (exactly once): ``{toolCall, arguments, receipt}``. The proposal's claim when it made one
+        (``claim=True``), without another request."""
+        made = self._proposal_claim()
+        if made is not None:
+            return {"toolCall": made.tool_call, "arguments": made.arguments, "receipt": made.receipt}
         claim = self.tollgate.claim_execution(self.id)
         self.tool_call = claim["toolCall"]
         return claim
@@ -117,42 +124,64 @@ class ToolCallHandle:
         return self.tool_call
 
     def run(self, fn: Callable[[JsonObject, RunContext], Any], *, timeout: float | None = None,
-            output: Callable[[Any], Any] | None = None) -> Any:
+            output: Callable[[Any], Any] | None = None, report: ReportMode | None = None) -> Any:
         """Waits for the decision; approved, claims the run, calls ``fn(arguments, context)`` with the arguments to
         run and the receipt, reports its result and returns it. Refused, raises ToolCallRejected. When ``fn``
-        raises, the call is reported ``failed`` with the error's message and the error is raised again."""
+        raises, the call is reported ``failed`` with the error's message and the error is raised again.
+        ``report``: ``"background"`` or ``"await"``, default the client's (see ``Tollgate``)."""
+        mode = self._mode(report)
         context = self._approved_claim(timeout)
         token = _current_run.set(context)
         try:
             result = fn(context.arguments, context)
         except BaseException as error:
-            self._report_quietly("failed", error=_message(error))
+            self._send_report(mode, "failed", error=_message(error))
             raise
         finally:
             _current_run.reset(token)
-        self._report_quietly("succeeded", output=_json_output(output(result) if output else result))
+        self._send_report(mode, "succeeded", output=_json_output(output(result) if output else result))
         return result
 
     async def arun(self, fn: Callable[[JsonObject, RunContext], Awaitable[Any]], *, timeout: float | None = None,
-                   output: Callable[[Any], Any] | None = None) -> Any:
-        """``run`` for a coroutine function: the HTTP runs in a worker thread, ``fn`` on the event loop."""
-        context = await asyncio.to_thread(self._approved_claim, timeout)
+                   output: Callable[[Any], Any] | None = None, report: ReportMode | None = None) -> Any:
+        """``run`` for a coroutine function: the HTTP runs in a worker thread, ``fn`` on the event loop. In the
+        background the report goes to the client's report workers, not to a task of this loop: it outlives the loop
+        (``asyncio.run`` cancels the tasks left at its end), and ``flush()`` or ``await aflush()`` waits for it."""
+        mode = self._mode(report)
+        # A claim from the proposal needs no request: no thread either.
+        context = self._proposal_claim() or await asyncio.to_thread(self._approved_claim, timeout)
         token = _current_run.set(context)
         try:
             result = await fn(context.arguments, context)
         except BaseException as error:
-            await asyncio.to_thread(self._report_quietly, "failed", error=_message(error))
+            await self._asend_report(mode, "failed", error=_message(error))
             raise
         finally:
             _current_run.reset(token)
-        await asyncio.to_thread(self._report_quietly, "succeeded", output=_json_output(output(result) if output else result))
+        await self._asend_report(mode, "succeeded", output=_json_output(output(result) if output else result))
         return result
 
     async def await_(self, *, timeout: float | None = None) -> ApprovalOutcome:
         """``wait`` as a coroutine."""
         return await asyncio.to_thread(self.wait, timeout=timeout)
 
+    def _mode(self, report: ReportMode | None) -> ReportMode:
+        return self.tollgate.report if report is None else report_mode(report)
+
+    def _proposal_claim(self) -> RunContext | None:
+        """The run context of the claim the proposal carried, once; None when it carried none. A call claimed
+        before (a repeated proposal, even one whose first answer was lost) carries none: claiming it again is the
+        server's to refuse (``already_executed``)."""
+        claim, self._claim = self._claim, None
+        if claim is None:
+            return None
+        return RunContext(receipt=claim["receipt"], tool_call=self.tool_call, arguments=claim["arguments"],
+                          edited=(self.tool_call.get("decision") or {}).get("editedArguments") is not None)
+
     def _approved_claim(self, timeout: float | None) -> RunContext:
+        proposed = self._proposal_claim()
+        if proposed is not None:
+            return proposed
         outcome = self.wait(timeout=timeout)
         if outcome.status != "approved":
             raise ToolCallRejected(outcome.status, outcome.tool_call)
@@ -172,6 +201,21 @@ class ToolCallHandle:
             raise
         edited = (claim["toolCall"].get("decision") or {}).get("editedArguments") is not None
         return RunContext(receipt=claim["receipt"], tool_call=claim["toolCall"], arguments=claim["arguments"], edited=edited)
+
+    def _send_report(self, mode: ReportMode, outcome: Literal["succeeded", "failed"], *, output: Any = None,
+                     error: str | None = None) -> None:
+        if mode == "await":
+            self._report_quietly(outcome, output=output, error=error)
+        else:
+            send = functools.partial(self._report_quietly, outcome, output=output, error=error)
+            self.tollgate.reports.submit(str(self.tool_call.get("conversationId", "")), send)
+
+    async def _asend_report(self, mode: ReportMode, outcome: Literal["succeeded", "failed"], *, output: Any = None,
+                            error: str | None = None) -> None:
+        if mode == "await":
+            await asyncio.to_thread(self._report_quietly, outcome, output=output, error=error)
+        else:
+            self._send_report(mode, outcome, output=output, error=error)
 
     def _report_quietly(self, outcome: Literal["succeeded", "failed"], *, output: Any = None, error: str | None = None) -> None:
         try:
@@ -204,26 +248,34 @@ class Conversation:
         return self.view
 
     def propose(self, tool_name: str, arguments: Mapping[str, Any], *, id: str | None = None,
-                on_blocked: OnBlocked = "wait", timeout: float | None = None, **details: Any) -> ToolCallHandle:
+                on_blocked: OnBlocked = "wait", timeout: float | None = None, claim: bool = False,
+                **details: Any) -> ToolCallHandle:
         """Proposes one call. ``id`` is the framework's own tool-call id, the idempotency key: proposing it again
         with the same tool and arguments answers the same call (any string; one the API would refuse is replaced
         by its SHA-256). Left out, one is made before the first attempt. ``details``: ``reason``, ``display``,
         ``annotations``, ``confidence``, ``estimated_cost``. ``timeout`` bounds the wait for an earlier step's
-        pending calls (``on_blocked="wait"``): ApprovalTimeout, naming the call still blocking, after it."""
+        pending calls (``on_blocked="wait"``): ApprovalTimeout, naming the call still blocking, after it.
+
+        ``claim=True``: a call the policy approves on the spot is claimed in the same request, and ``handle.run``
+        (or ``handle.claim()``) uses that claim without another request. Only when you will run it: a claimed call
+        that is never reported stays ``executed``. ``guard`` does this."""
         calls = [dict(tool_name=tool_name, arguments=arguments, id=id, **details)]
-        return self.propose_step(calls, on_blocked=on_blocked, timeout=timeout)[0]
+        return self.propose_step(calls, on_blocked=on_blocked, timeout=timeout, claim=claim)[0]
 
     def propose_step(self, calls: Sequence[Mapping[str, Any]], *, on_blocked: OnBlocked = "wait",
-                     timeout: float | None = None) -> list[ToolCallHandle]:
+                     timeout: float | None = None, claim: bool = False) -> list[ToolCallHandle]:
         """Proposes several calls as one step (1 to 64; people see them together): one handle per call, in order.
-        Each call is a mapping of ``propose``'s parameters (``tool_name``, ``arguments``, ``id``, …)."""
+        Each call is a mapping of ``propose``'s parameters (``tool_name``, ``arguments``, ``id``, …). ``claim``:
+        as ``propose``'s, for every call of the step the policy approves on the spot."""
         with _Deadline(timeout) as deadline:
-            return self._propose_step(calls, on_blocked, deadline)
+            return self._propose_step(calls, on_blocked, deadline, claim)
 
-    def _propose_step(self, calls: Sequence[Mapping[str, Any]], on_blocked: OnBlocked, deadline: _Deadline) -> list[ToolCallHandle]:
+    def _propose_step(self, calls: Sequence[Mapping[str, Any]], on_blocked: OnBlocked, deadline: _Deadline,
+                      claim: bool = False) -> list[ToolCallHandle]:
         prepared = [_prepare(c) for c in calls]
-        proposal = self._send(prepared, on_blocked, deadline)
-        return [ToolCallHandle(self.tollgate, tc) for tc in proposal["toolCalls"]]
+        proposal = self._send(prepared, on_blocked, deadline, claim)
+        claims = {str(c["toolCallId"]): c for c in proposal.get("claims") or ()} if claim else {}
+        return [ToolCallHandle(self.tollgate, tc, claims.get(str(tc["id"]))) for tc in proposal["toolCalls"]]
 
     def request_approval(self, tool_name: str, arguments: Mapping[str, Any], *, id: str | None = None,
                          timeout: float | None = None, on_blocked: OnBlocked = "wait", **details: Any) -> ApprovalOutcome:
@@ -243,15 +295,21 @@ class Conversation:
     def guard(self, tool_name: str, *, display: OfArgs = None, reason: OfArgs = None,
               annotations: Mapping[str, bool] | None = None, confidence: OfArgs = None, estimated_cost: OfArgs = None,
               output: Callable[[Any], Any] | None = None, timeout: float | None = None,
-              on_blocked: OnBlocked = "wait") -> Callable[[F], F]:
+              on_blocked: OnBlocked = "wait", report: ReportMode | None = None) -> Callable[[F], F]:
         """A decorator: each call of the function is proposed as ``tool_name`` with its arguments (by parameter
         name), waits for a decision, claims the run, runs the function with the approved (maybe edited)
         arguments, reports the result and returns it. A refusal raises ToolCallRejected; an exception of the
         function is reported ``failed`` and raised again. Works on ``def`` and ``async def`` functions.
 
+        The proposal also asks for the claim (``claim: true``): a call the policy approves on the spot runs after
+        one request, and only a call that waits for people is claimed separately once approved. A repeated call
+        (the same ``tollgate_id``) that was claimed before raises TollgateError ``already_executed``, unrun.
+
         ``display``, ``reason``, ``confidence``, ``estimated_cost``: a value or a function of the arguments.
+        ``report``: ``"background"`` or ``"await"``, default the client's (see ``Tollgate``).
         Per call, the keyword ``tollgate_id=`` gives the framework's tool-call id (the idempotency key).
         """
+        mode = None if report is None else report_mode(report)
 
         def decorate(fn: F) -> F:
             signature = inspect.signature(fn)
@@ -271,7 +329,8 @@ class Conversation:
                 return arguments, details
 
             def propose(arguments: JsonObject, details: dict[str, Any], deadline: _Deadline) -> ToolCallHandle:
-                return self._propose_step([dict(tool_name=tool_name, arguments=arguments, **details)], on_blocked, deadline)[0]
+                calls = [dict(tool_name=tool_name, arguments=arguments, **details)]
+                return self._propose_step(calls, on_blocked, deadline, claim=True)[0]
 
             if inspect.iscoroutinefunction(fn):
                 @functools.wraps(fn)
@@ -280,7 +339,8 @@ class Conversation:
                     # ``timeout`` bounds the whole wait: an earlier step's pending calls, then this call's decision.
                     with _Deadline(timeout) as deadline:
                         handle = await asyncio.to_thread(propose, arguments, details, deadline)
-                        return await handle.arun(lambda approved, _ctx: fn(**approved), timeout=deadline.left_for(handle), output=output)
+                        return await handle.arun(lambda approved, _ctx: fn(**approved), timeout=deadline.left_for(handle),
+                                                 output=output, report=mode)
 
                 return cast(F, guarded_async)
 
@@ -289,17 +349,20 @@ class Conversation:
                 arguments, details = request(args, kwargs)
                 with _Deadline(timeout) as deadline:
                     handle = propose(arguments, details, deadline)
-                    return handle.run(lambda approved, _ctx: fn(**approved), timeout=deadline.left_for(handle), output=output)
+                    return handle.run(lambda approved, _ctx: fn(**approved), timeout=deadline.left_for(handle), output=output,
+                                      report=mode)
 
             return cast(F, guarded)
 
         return decorate
 
-    def _send(self, calls: list[JsonObject], on_blocked: OnBlocked, deadline: _Deadline) -> JsonObject:
+    def _send(self, calls: list[JsonObject], on_blocked: OnBlocked, deadline: _Deadline, claim: bool = False) -> JsonObject:
         path = f"/v1/conversations/{_quote(self.id)}/tool-calls"
+        body: JsonObject = {"toolCalls": calls, "claim": True} if claim else {"toolCalls": calls}
+        self.tollgate.reports.before_proposal(self.id)
         while True:
             try:
-                proposal = self.tollgate.request("POST", path, body={"toolCalls": calls})
+                proposal = self.tollgate.request("POST", path, body=body)
                 self.view.update(proposal.get("conversation") or {})
                 return proposal
             except TollgateError as e:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 from typing import Any, Callable, Mapping, Sequence, TypedDict, Union
 
 from langchain_core.messages import AIMessage
@@ -113,10 +114,19 @@ def _interrupt_value(conversation: Conversation, pending: Sequence[ToolCallHandl
             "tool_name": first["tool_name"], "arguments": first["arguments"], "tool_calls": calls}
 
 
-def _step(conversation: Conversation, calls: Sequence[Mapping[str, Any]]) -> list[ToolCallHandle]:
+def _claims(calls: Sequence[Mapping[str, Any]], run: bool) -> bool:
+    """Whether the step's proposal also claims its approved calls: only a step of one call that this node runs.
+    A call is claimed once, by whichever proposal comes first, and never handed out again. Each gated call of a
+    model turn proposes the whole step from its own run of the tool, so the first would claim its siblings' calls,
+    and claimed calls of a step that waits for people would have to outlive the interrupt (and the process)."""
+    return run and len(calls) == 1
+
+
+def _step(conversation: Conversation, calls: Sequence[Mapping[str, Any]], run: bool = False) -> list[ToolCallHandle]:
     """Proposes the calls as one step (idempotently, by their ids) and interrupts the graph while any of them is
-    pending. Resumed, answers them as Tollgate has them: all decided."""
-    handles = conversation.propose_step(calls)
+    pending. Resumed, answers them as Tollgate has them: all decided. ``run``: the caller runs them (``_claims``)."""
+    claim = _claims(calls, run)
+    handles = conversation.propose_step(calls, claim=claim)
     while True:
         pending = [h for h in handles if h.status == "pending"]
         if not pending:
@@ -124,7 +134,7 @@ def _step(conversation: Conversation, calls: Sequence[Mapping[str, Any]]) -> lis
         # The first time this raises (the graph pauses); resumed, it returns and Tollgate is asked again. Run
         # again while a call is still pending, it raises again (a new interrupt) instead of blocking the node.
         interrupt(_interrupt_value(conversation, pending))
-        handles = conversation.propose_step(calls)  # all repeated: the calls as they stand now
+        handles = conversation.propose_step(calls, claim=claim)  # all repeated: the calls as they stand now
 
 
 def _call(tool_name: Any, arguments: Any, id: Any, details: Mapping[str, Any]) -> JsonObject:
@@ -175,14 +185,15 @@ async def arequest_approvals(conversation: Conversation, calls: Sequence[Mapping
     return [(outcome_of(h.tool_call), h) for h in await _astep(conversation, _calls(calls))]
 
 
-async def _astep(conversation: Conversation, calls: Sequence[Mapping[str, Any]]) -> list[ToolCallHandle]:
-    handles = await asyncio.to_thread(conversation.propose_step, calls)
+async def _astep(conversation: Conversation, calls: Sequence[Mapping[str, Any]], run: bool = False) -> list[ToolCallHandle]:
+    propose = functools.partial(conversation.propose_step, calls, claim=_claims(calls, run))
+    handles = await asyncio.to_thread(propose)
     while True:
         pending = [h for h in handles if h.status == "pending"]
         if not pending:
             return handles
         interrupt(_interrupt_value(conversation, pending))
-        handles = await asyncio.to_thread(conversation.propose_step, calls)
+        handles = await asyncio.to_thread(propose)
 
 
 # ── with_approval: the gated tool of a ToolNode ────────────────────────────────────────────────────────────
@@ -292,7 +303,7 @@ class _ApprovalTool(BaseTool):
     def _run(self, *args: Any, config: RunnableConfig, run_manager: Any = None, **kwargs: Any) -> Any:
         conversation, calls, index = self._plan(kwargs, config)
         try:
-            handle = _step(conversation, calls)[index]
+            handle = _step(conversation, calls, run=True)[index]
             outcome = outcome_of(handle.tool_call)
             if outcome.status != "approved":
                 raise ToolCallRejected(outcome.status, outcome.tool_call)
@@ -304,7 +315,7 @@ class _ApprovalTool(BaseTool):
     async def _arun(self, *args: Any, config: RunnableConfig, run_manager: Any = None, **kwargs: Any) -> Any:
         conversation, calls, index = await asyncio.to_thread(self._plan, kwargs, config)
         try:
-            handle = (await _astep(conversation, calls))[index]
+            handle = (await _astep(conversation, calls, run=True))[index]
             outcome = outcome_of(handle.tool_call)
             if outcome.status != "approved":
                 raise ToolCallRejected(outcome.status, outcome.tool_call)
