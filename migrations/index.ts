@@ -18,6 +18,7 @@ import { Passkeys1764870000000 } from './1764870000000-passkeys';
 import { ConversationUserAssurance1764880000000 } from './1764880000000-conversation-user-assurance';
 import { PasskeyChallengePurposes1764890000000 } from './1764890000000-passkey-challenge-purposes';
 import { UnusedWriteIndexes1764900000000 } from './1764900000000-unused-write-indexes';
+import { AnalyzeWhatPlansUse1764900000001 } from './1764900000001-analyze-what-plans-use';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   ConversationUserAssurance1764880000000,
   PasskeyChallengePurposes1764890000000,
   UnusedWriteIndexes1764900000000,
+  AnalyzeWhatPlansUse1764900000001,
 ];

@@ -1,26 +1,28 @@
 'use strict';
 /**
- * What PostgreSQL pays per auto-approved proposal for each index and trigger of the write path.
+ * What PostgreSQL pays per proposal for each index and trigger of the write path.
  *
- *   npm run build && node bench/pg/proposal-writes.js [--proposals 4000] [--warmup 20000] [--rounds 3]
- *     [--batch 1] [--variants all,-events_by_id,...] [--path auto|confirm] [--keep] [--reuse]
+ *   npm run build && node bench/pg/proposal-writes.js [--variants -events_by_time,+events_by_id,...]
+ *     [--proposals 400] [--pairs 10] [--warmup 20000] [--batch 1] [--path auto|confirm] [--keep] [--reuse]
  *
  * It runs the service's own save statement (`PROPOSAL_SAVES` from the built sql-conversation.writer.js: the root's
  * version-checked update, the call's insert and `tollgate_append_events` with two events prepared by the real
- * EventStore) in a loop on one connection, against a scratch database cloned once from a migrated template.
- * The template holds `--warmup` proposals already, vacuumed and analysed (a steady state: autovacuum has seen
- * the tables). Each variant drops one index or trigger (or swaps a function), runs, and puts it back. Variants alternate within a
- * round, in a rotated order, so drift of the machine lands on all of them.
+ * EventStore) in a loop on one connection. The template database holds `--warmup` proposals already, vacuumed
+ * and analysed (a steady state: autovacuum has seen the tables). A variant drops an index or trigger, adds one
+ * back, or swaps a function, on a clone of the template; it runs against another clone as it is (`all`).
  *
- * The figure is the CPU of the run's own backend process (/proc/<pid>/stat, utime + stime), per proposal: it
- * leaves out other sessions on the same server, autovacuum and the WAL writer. `synchronous_commit` is off in
- * the session: the flush waits are not CPU, and the loop runs 5–10× faster without them.
+ * The figure is the CPU of each run's own backend process (/proc/<pid>/stat, utime + stime), per proposal: it
+ * leaves out other sessions on the same server, autovacuum and the WAL writer. On a shared machine absolute CPU
+ * times drift by ±30% between minutes, so the two clones run in short alternating slices and each pair gives a
+ * ratio; the median ratio is the answer, beside the fastest slice of each (load only ever adds time). Buffers
+ * and WAL (EXPLAIN ANALYZE of some proposals) are counts of work that the load does not change.
+ * `synchronous_commit` is off in the session: the flush waits are not CPU.
  * `--batch n` sends n saves of n conversations per statement, as the group commit does under load.
  * `--path confirm` proposes calls that wait for a person (status pending: the partial indexes on pending get
  * entries) instead of auto-approved ones.
  *
  * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); databases made here are
- * named tg_pgw_*; the working copy is dropped at the end, and the template too unless --keep.
+ * named tg_pgw_* and dropped at the end (the template is kept with --keep, and used again with --reuse).
  */
 require('reflect-metadata');
 const { execFileSync } = require('node:child_process');
@@ -42,9 +44,9 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 const P = {
-  proposals: Number(opt('proposals', 4000)),
+  proposals: Number(opt('proposals', 400)),
+  pairs: Number(opt('pairs', 10)),
   warmup: Number(opt('warmup', 20000)),
-  rounds: Number(opt('rounds', 3)),
   batch: Number(opt('batch', 1)),
   conversations: 500,
   path: opt('path', 'auto'),
@@ -117,6 +119,11 @@ const VARIANTS = {
     [...EVENT_INDEXES, ...CALL_INDEXES, ...CONVERSATION_INDEXES].map((i) => [`-${i}`, [`DROP INDEX IF EXISTS ${i}`]]),
   ),
   '-heads_trigger': ['DROP TRIGGER audit_heads_forward_only ON audit_heads'],
+  // The indexes migration 1764900000000 dropped, made again: what they cost before it.
+  '+events_by_id': ['CREATE INDEX IF NOT EXISTS events_by_id ON events (tenant_id, id)'],
+  '+tool_calls_pending': [
+    `CREATE INDEX IF NOT EXISTS tool_calls_pending ON tool_calls (tenant_id, created_at, id) WHERE status = 'pending'`,
+  ],
   '-events_secondary': EVENT_INDEXES.map((i) => `DROP INDEX IF EXISTS ${i}`),
   '-calls_secondary': CALL_INDEXES.map((i) => `DROP INDEX IF EXISTS ${i}`),
   '-sql_sha': [APPEND_WITHOUT_SHA],
@@ -133,7 +140,7 @@ async function admin(sql) {
 }
 
 /** The template: every migration, one tenant's 500 conversations, as `tollgate migrate` and the API make them. */
-async function makeTemplate(name) {
+async function makeTemplate(name, warmup = P.warmup) {
   await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await admin(`CREATE DATABASE ${name}`);
   execFileSync(process.execPath, [join(ROOT, 'bin', 'tollgate.js'), 'migrate'], {
@@ -153,8 +160,9 @@ async function makeTemplate(name) {
   // The history every run starts from: `--warmup` proposals, then what autovacuum would have done by then.
   const store = new EventStore({ instanceId: 'bench', databaseUrl: undefined });
   await c.query('SET synchronous_commit = off');
-  await loop(c, store, await versionsOf(c), P.warmup, { next: 0 });
-  await c.query('VACUUM ANALYZE');
+  await loop(c, store, await versionsOf(c), warmup, { next: 0 });
+  // Without a warm-up it stays as a new install is: nothing vacuumed or analysed yet.
+  if (warmup > 0) await c.query('VACUUM ANALYZE');
   await c.end();
 }
 
@@ -286,69 +294,75 @@ const COUNTED = [
   'WAL FPI',
   'WAL Bytes',
 ];
-const EXPLAINED = 300;
+const EXPLAINED = 200;
 
 function cpuSeconds(pid) {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, clock ticks (fields 14 and 15)
 }
 
-/** The schema objects a variant may change, as SQL that makes them again (indexes, the head trigger, the function). */
-async function snapshot(c) {
-  const indexes = await c.query(
-    `SELECT indexname AS name, replace(indexdef, ' ON ONLY ', ' ON ') AS def FROM pg_indexes
-      WHERE schemaname = 'public' AND tablename IN ('events', 'tool_calls', 'conversations')`,
-  );
-  const trigger = await c.query(
-    `SELECT pg_get_triggerdef(oid) AS def, tgenabled FROM pg_trigger WHERE tgname = 'audit_heads_forward_only'`,
-  );
-  const fn = await c.query(`SELECT pg_get_functiondef('tollgate_append_events'::regproc) AS def`);
-  return { indexes: indexes.rows, trigger: trigger.rows[0], fn: fn.rows[0].def };
+/** A database made from the template, with a variant's change. */
+async function clone(template, db, variant) {
+  await admin(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  await admin(`CREATE DATABASE ${db} TEMPLATE ${template}`);
+  const c = new Client({ connectionString: urlOf(db) });
+  await c.connect();
+  for (const sql of VARIANTS[variant]) await c.query(sql);
+  await c.query('SET synchronous_commit = off');
+  const { rows } = await c.query('SELECT pg_backend_pid() AS pid');
+  const store = new EventStore({ instanceId: 'bench', databaseUrl: undefined });
+  const session = { c, db, pid: rows[0].pid, store, versions: await versionsOf(c), counter: { next: 0 } };
+  await loop(c, store, session.versions, 500, session.counter); // plans and caches settle
+  return session;
 }
 
-async function restore(c, snap) {
-  const have = new Set(
-    (await c.query(`SELECT indexname FROM pg_indexes WHERE schemaname = 'public'`)).rows.map((r) => r.indexname),
-  );
-  for (const i of snap.indexes) if (!have.has(i.name)) await c.query(i.def);
-  const t = await c.query(`SELECT 1 FROM pg_trigger WHERE tgname = 'audit_heads_forward_only'`);
-  if (t.rowCount === 0) {
-    await c.query(snap.trigger.def);
-    if (snap.trigger.tgenabled === 'A')
-      await c.query('ALTER TABLE audit_heads ENABLE ALWAYS TRIGGER audit_heads_forward_only');
-  }
-  await c.query(snap.fn);
+async function slice(s, n) {
+  const cpu0 = cpuSeconds(s.pid);
+  await loop(s.c, s.store, s.versions, n, s.counter);
+  return cpuSeconds(s.pid) - cpu0;
 }
 
 /**
- * One variant on the working database: its change, 500 proposals to settle plans and caches, the counted
- * proposals, then the schema put back as it was (a dropped index is built again, which takes well under a
- * second at these sizes). The tables grow by each run; the rotated order spreads that over the variants.
+ * A variant against `all`, paired: two fresh clones of the template, then `--pairs` slices of `--proposals`
+ * proposals on each in turn (which goes first alternates). Each pair ran under the same load of the machine, so
+ * its ratio holds where absolute CPU times do not: the answer is the median ratio, and the median CPU per
+ * proposal of each side. Then EXPLAIN (ANALYZE, BUFFERS, WAL) of `EXPLAINED` proposals on each.
  */
-async function run(db, variant) {
-  const c = new Client({ connectionString: urlOf(db) });
-  await c.connect();
-  const snap = await snapshot(c);
+async function pair(template, variant) {
+  const a = await clone(template, 'tg_pgw_a', 'all');
+  const b = await clone(template, 'tg_pgw_b', variant);
   try {
-    for (const sql of VARIANTS[variant]) await c.query(sql);
-    await c.query('SET synchronous_commit = off');
-    const { rows } = await c.query('SELECT pg_backend_pid() AS pid');
-    const pid = rows[0].pid;
-    const store = new EventStore({ instanceId: 'bench', databaseUrl: undefined });
-    const versions = await versionsOf(c);
-    const counter = { next: 0 };
-    await loop(c, store, versions, 500, counter);
-    const cpu0 = cpuSeconds(pid);
-    const t0 = performance.now();
-    await loop(c, store, versions, P.proposals, counter);
-    const wall = (performance.now() - t0) / 1000;
-    const cpu = cpuSeconds(pid) - cpu0;
-    const counts = {};
-    await loop(c, store, versions, EXPLAINED, counter, counts);
-    return { cpuUs: (cpu * 1e6) / P.proposals, perSecond: P.proposals / wall, counts };
+    const ratios = [];
+    const cpuA = [];
+    const cpuB = [];
+    for (let i = 0; i < P.pairs; i++) {
+      const [x, y] = i % 2 === 0 ? [a, b] : [b, a];
+      const tx = await slice(x, P.proposals);
+      const ty = await slice(y, P.proposals);
+      const [ta, tb] = x === a ? [tx, ty] : [ty, tx];
+      cpuA.push((ta * 1e6) / P.proposals);
+      cpuB.push((tb * 1e6) / P.proposals);
+      ratios.push(tb / ta);
+    }
+    const countsA = {};
+    const countsB = {};
+    await loop(a.c, a.store, a.versions, EXPLAINED, a.counter, countsA);
+    await loop(b.c, b.store, b.versions, EXPLAINED, b.counter, countsB);
+    return {
+      ratio: median(ratios),
+      ratios,
+      cpuA: median(cpuA),
+      cpuB: median(cpuB),
+      minA: Math.min(...cpuA),
+      minB: Math.min(...cpuB),
+      countsA,
+      countsB,
+    };
   } finally {
-    await restore(c, snap);
-    await c.end();
+    for (const s of [a, b]) {
+      await s.c.end();
+      await admin(`DROP DATABASE IF EXISTS ${s.db} WITH (FORCE)`);
+    }
   }
 }
 
@@ -370,51 +384,46 @@ function nodeHashCost(store) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
-  const variants = (opt('variants', Object.keys(VARIANTS).join(',')) || '').split(',');
+  const variants = (opt('variants', Object.keys(VARIANTS).join(',')) || '').split(',').filter((v) => v !== 'all');
   for (const v of variants) if (!VARIANTS[v]) throw new Error(`unknown variant ${v}`);
-  if (!variants.includes('all')) variants.unshift('all');
-  const template = 'tg_pgw_template';
+  const template = `tg_pgw_template_${P.path}`;
   console.log(`# ${JSON.stringify(P)}; variants ${variants.join(' ')}`);
   const exists = await admin(`SELECT 1 FROM pg_database WHERE datname = '${template}'`);
   if (!(P.reuse && exists.rowCount === 1)) await makeTemplate(template);
-  const work = 'tg_pgw_work';
-  await admin(`DROP DATABASE IF EXISTS ${work} WITH (FORCE)`);
-  await admin(`CREATE DATABASE ${work} TEMPLATE ${template}`);
-  const results = Object.fromEntries(variants.map((v) => [v, []]));
-  for (let round = 0; round < P.rounds; round++) {
-    const order = variants.map((_, i) => variants[(i + round) % variants.length]);
-    for (const v of order) {
-      const r = await run(work, v);
-      results[v].push(r);
-      console.log(
-        `round ${round} ${v}: ${r.cpuUs.toFixed(0)} µs CPU/proposal, ${r.perSecond.toFixed(0)}/s, ` +
-          `WAL ${(r.counts['WAL Bytes'] / EXPLAINED).toFixed(0)} B/proposal`,
-      );
-    }
-  }
-  await admin(`DROP DATABASE IF EXISTS ${work} WITH (FORCE)`);
-  if (!P.keep) await admin(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
-  const base = median(results.all.map((r) => r.cpuUs));
-  console.log(`\n| variant | backend CPU per proposal (median of ${P.rounds}) | runs | vs all | saves |`);
-  console.log('| --- | --- | --- | --- | --- |');
+  const results = {};
   for (const v of variants) {
-    const us = median(results[v].map((r) => r.cpuUs));
-    const runs = results[v].map((r) => r.cpuUs.toFixed(0)).join(', ');
+    const r = (results[v] = await pair(template, v));
     console.log(
-      `| ${v} | ${us.toFixed(0)} µs | ${runs} | ${(us / base).toFixed(3)}× | ${v === 'all' ? '' : `${(base - us).toFixed(0)} µs`} |`,
+      `${v}: ${r.ratio.toFixed(3)}× of all (pairs ${r.ratios.map((x) => x.toFixed(2)).join(' ')}); ` +
+        `${r.cpuB.toFixed(0)} vs ${r.cpuA.toFixed(0)} µs CPU/proposal (fastest slices ${r.minB.toFixed(0)} vs ${r.minA.toFixed(0)})`,
     );
   }
-  console.log(`\n| variant | ${COUNTED.join(' | ')} (per proposal, mean of ${EXPLAINED} × ${P.rounds}) |`);
-  console.log(`| --- |${COUNTED.map(() => ' --- |').join('')}`);
+  if (!P.keep) await admin(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+  const per = (counts, k) => counts[k] / EXPLAINED;
+  console.log(
+    `\n| variant | CPU vs all (median of ${P.pairs} pairs) | µs per proposal: variant / all | ` +
+      `${COUNTED.map((k) => `${k}: variant / all`).join(' | ')} |`,
+  );
+  console.log(`| --- | --- | --- |${COUNTED.map(() => ' --- |').join('')}`);
   for (const v of variants) {
-    const per = (k) => results[v].reduce((a, r) => a + r.counts[k], 0) / (EXPLAINED * results[v].length);
-    console.log(`| ${v} | ${COUNTED.map((k) => per(k).toFixed(k === 'WAL Bytes' ? 0 : 2)).join(' | ')} |`);
+    const r = results[v];
+    const cells = COUNTED.map((k) => {
+      const d = k === 'WAL Bytes' ? 0 : 2;
+      return `${per(r.countsB, k).toFixed(d)} / ${per(r.countsA, k).toFixed(d)}`;
+    });
+    console.log(
+      `| ${v} | ${r.ratio.toFixed(3)}× | ${r.cpuB.toFixed(0)} / ${r.cpuA.toFixed(0)} | ${cells.join(' | ')} |`,
+    );
   }
   const node = nodeHashCost(new EventStore({ instanceId: 'bench', databaseUrl: undefined }));
   console.log(`\nNode: sha256 of the two events' canonical text, ${node.us.toFixed(1)} µs per proposal`);
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+if (require.main === module)
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+
+// For bench/pg/autovacuum-load.js: the same database and the same proposals.
+module.exports = { P, admin, urlOf, makeTemplate, versionsOf, proposal, loop, EventStore, PROPOSAL_SAVES, TENANT };

@@ -147,7 +147,8 @@ beforeAll(async () => {
            repeat('0', 64), repeat('1', 64)
       FROM unnest(ARRAY['acme', 'globex']) t, generate_series(1, 20000) i`);
   await sql(`ANALYZE`);
-});
+  // PGlite migrates a new template when the migrations change, and loads the rows slower than PostgreSQL.
+}, 300_000);
 
 afterAll(async () => {
   await server?.stop();
@@ -231,5 +232,61 @@ describe('tool calls', () => {
       'conversations_pkey',
       'tool_calls_by_conversation',
     ]);
+  });
+});
+
+describe('ANALYZE collects the statistics plans use, and no others (migration 1764900000001)', () => {
+  const EVENT_PAYLOADS = ['actor', 'data', 'hash', 'id', 'prev_hash'];
+
+  /** The columns of a table whose statistics ANALYZE skips (target 0; PostgreSQL 17 writes the default as NULL). */
+  const skipped = async (table: string) =>
+    (
+      await sql<{ name: string }>(
+        `SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND attstattarget = 0
+          ORDER BY 1`,
+        [table],
+      )
+    ).map((r) => r.name);
+
+  it('every month of events, one made later too, skips only the payloads and waits for 50% growth', async () => {
+    const far = new Date(Date.UTC(new Date().getUTCFullYear() + 3, 0, 1));
+    await sql(`SELECT tollgate_events_ensure_partitions($1, $1::timestamptz + interval '1 day')`, [far]);
+    const made = `events_${far.getUTCFullYear()}_01`;
+    const partitions = (await sql<{ name: string }>(`SELECT name FROM tollgate_events_partitions()`)).map(
+      (p) => p.name,
+    );
+    expect(partitions).toContain(made);
+    for (const p of [...partitions, 'events_default']) {
+      expect({ p, skipped: await skipped(p) }).toEqual({ p, skipped: EVENT_PAYLOADS });
+      const [{ options }] = await sql(`SELECT reloptions AS options FROM pg_class WHERE relname = $1`, [p]);
+      expect({ p, options }).toEqual({ p, options: ['autovacuum_analyze_scale_factor=0.5'] });
+    }
+    // The redefined guard still does what it did: the new month is append-only and its maker's search_path fixed.
+    const [{ triggers }] = await sql(
+      `SELECT array_agg(tgname::text ORDER BY tgname) AS triggers FROM pg_trigger WHERE tgrelid = $1::regclass`,
+      [made],
+    );
+    expect(triggers).toEqual(expect.arrayContaining(['events_no_truncate', 'events_no_update_delete']));
+    const [{ config }] = await sql(
+      `SELECT proconfig AS config FROM pg_proc WHERE proname = 'tollgate_events_guard_partition'`,
+    );
+    expect(config).toEqual([expect.stringMatching(/^search_path=.*pg_temp$/)]);
+  });
+
+  it('tool_calls skips its payloads only: what its reads filter on keeps its statistics', async () => {
+    const calls = await skipped('tool_calls');
+    expect(calls).toEqual(expect.arrayContaining(['arguments', 'result', 'policy', 'decision']));
+    for (const column of ['tenant_id', 'conversation_id', 'status', 'created_at', 'expires_at', 'approvers'])
+      expect(calls).not.toContain(column);
+  });
+
+  it('ANALYZE still gives the planner what the audit filters need', async () => {
+    await sql(`ANALYZE events`);
+    const rows = await sql<{ name: string }>(
+      `SELECT DISTINCT attname AS name FROM pg_stats WHERE tablename LIKE 'events_%' ORDER BY 1`,
+    );
+    const names = rows.map((r) => r.name);
+    expect(names).toEqual(expect.arrayContaining(['tenant_id', 'seq', 'at', 'type', 'tool_name', 'conversation_id']));
+    for (const payload of EVENT_PAYLOADS) expect(names).not.toContain(payload);
   });
 });
