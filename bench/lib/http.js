@@ -9,7 +9,18 @@ const { performance } = require('node:perf_hooks');
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 });
 
-function request(base, method, path, { token, body, timeoutMs = 70_000, headers = {} } = {}) {
+/**
+ * A request sent on a kept-alive socket that the server closed meanwhile (its idle timeout) fails with
+ * ECONNRESET before the server read it; it is sent again once on a fresh socket, as Node's documentation advises.
+ */
+function request(base, method, path, opts = {}) {
+  return attempt(base, method, path, opts).catch((e) => {
+    if (e.code === 'ECONNRESET' && e.reusedSocket) return attempt(base, method, path, opts);
+    throw e;
+  });
+}
+
+function attempt(base, method, path, { token, body, timeoutMs = 70_000, headers = {} } = {}) {
   const url = new URL(path, base);
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -53,7 +64,7 @@ function request(base, method, path, { token, body, timeoutMs = 70_000, headers 
       },
     );
     req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out after ${timeoutMs} ms`)));
-    req.on('error', reject);
+    req.on('error', (e) => reject(Object.assign(e, { reusedSocket: req.reusedSocket })));
     if (payload !== undefined) req.write(payload);
     req.end();
   });
