@@ -12,7 +12,9 @@ const LOCK_TIMEOUT = '2s';
  * Keeps the monthly partitions of `events` ahead of time (migration 1764700000000): at start-up and every hour,
  * this month and the next three exist, by the service's clock, which dates the events. The default partition
  * catches an event whose month is missing anyway, so a failure here costs pruning, never an append; it is logged.
- * Safe on many instances: the database function takes an advisory lock and only adds missing months.
+ * Safe on many instances: the database function takes an advisory lock and only adds missing months. Each new
+ * month gets its guards and ANALYZE settings from `tollgate_events_guard_partition`, whose live definition is in
+ * migration 1764900000001.
  */
 @Injectable()
 export class EventPartitionMaintenance implements OnApplicationBootstrap, OnApplicationShutdown {
