@@ -11,6 +11,8 @@ import { TypeOrmReadModel } from '../../src/infrastructure/persistence/typeorm-r
 import { TypeOrmUnitOfWork } from '../../src/infrastructure/persistence/unit-of-work';
 import { READ_MODEL } from '../../src/application/ports';
 import { startTestServer, TestServer } from '../support/server';
+import { UnusedWriteIndexes1764900000000 } from '../../migrations/1764900000000-unused-write-indexes';
+import { AnalyzeWhatPlansUse1764900000001 } from '../../migrations/1764900000001-analyze-what-plans-use';
 
 jest.setTimeout(120_000);
 
@@ -288,5 +290,54 @@ describe('ANALYZE collects the statistics plans use, and no others (migration 17
     const names = rows.map((r) => r.name);
     expect(names).toEqual(expect.arrayContaining(['tenant_id', 'seq', 'at', 'type', 'tool_name', 'conversation_id']));
     for (const payload of EVENT_PAYLOADS) expect(names).not.toContain(payload);
+  });
+});
+
+describe('the migrations go down and up again', () => {
+  it('down makes the indexes, statistics and partition settings as they were; up removes them again', async () => {
+    const qr = server.dataSource.createQueryRunner();
+    await qr.connect();
+    const state = async () => ({
+      indexes: (
+        await qr.query(
+          `SELECT indexname AS name FROM pg_indexes WHERE indexname IN ('events_by_id', 'tool_calls_pending') ORDER BY 1`,
+        )
+      ).map((r: { name: string }) => r.name),
+      skipped: Number(
+        (
+          await qr.query(
+            `SELECT count(*) AS n FROM pg_attribute WHERE attrelid IN ('events'::regclass, 'tool_calls'::regclass)
+              AND attnum > 0 AND attstattarget = 0`,
+          )
+        )[0].n,
+      ),
+      partitionsWithOptions: Number(
+        (
+          await qr.query(
+            `SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+              WHERE i.inhparent = 'events'::regclass AND c.reloptions IS NOT NULL`,
+          )
+        )[0].n,
+      ),
+    });
+    try {
+      await qr.startTransaction();
+      const up = await state();
+      expect(up).toMatchObject({ indexes: [], skipped: 15 });
+      expect(up.partitionsWithOptions).toBeGreaterThan(3);
+      await new AnalyzeWhatPlansUse1764900000001().down(qr);
+      await new UnusedWriteIndexes1764900000000().down(qr);
+      expect(await state()).toEqual({
+        indexes: ['events_by_id', 'tool_calls_pending'],
+        skipped: 0,
+        partitionsWithOptions: 0,
+      });
+      await new UnusedWriteIndexes1764900000000().up(qr);
+      await new AnalyzeWhatPlansUse1764900000001().up(qr);
+      expect(await state()).toEqual(up);
+    } finally {
+      await qr.rollbackTransaction();
+      await qr.release();
+    }
   });
 });
