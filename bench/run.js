@@ -1076,7 +1076,8 @@ async function main() {
         `  guarded call (SDK, report: '${mode}'${guarded.defaultReport === mode ? ', as the SDK defaults' : ''}), ${g.n} one at a time: p50 ${fmt(g.lat.p50, 2)} ms, p99 ${fmt(g.lat.p99, 2)} ms;` +
           ` critical path ${Object.entries(g.criticalPaths)
             .map(([k, v]) => `${k} ×${v}`)
-            .join(', ')}; ${fmt(g.requestsPerCall, 2)} requests per call in all`,
+            .join(', ')}; ${fmt(g.requestsPerCall, 2)} requests per call in all;` +
+          ` the SDK's own time (before its first request, after its last answer) p50 ${fmt(g.sdkOwnMs.p50, 2)} ms`,
       );
     }
     log(

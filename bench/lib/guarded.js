@@ -49,7 +49,7 @@ function criticalBetween(log, from, t0, t1) {
   const out = [];
   for (let i = from; i < log.length; i++) {
     const e = log[i];
-    if (e.started >= t0 && e.answered <= t1) out.push(e.kind);
+    if (e.started >= t0 && e.answered <= t1) out.push(e);
   }
   return out;
 }
@@ -82,8 +82,10 @@ async function guardedClient(sdk, { url, token, report, conversationId }) {
     const t1 = performance.now();
     if (!keep) return;
     const critical = criticalBetween(counted.log, from, t0, t1);
-    samples.push({ ms: t1 - t0, requests: critical.length });
-    const key = critical.join(' + ') || '(none)';
+    // The SDK's own time: before its first request started, and after its last answer's head arrived.
+    const own = critical.length ? critical[0].started - t0 + (t1 - critical[critical.length - 1].answered) : NaN;
+    samples.push({ ms: t1 - t0, requests: critical.length, own });
+    const key = critical.map((e) => e.kind).join(' + ') || '(none)';
     paths.set(key, (paths.get(key) ?? 0) + 1);
   };
   return {
@@ -103,6 +105,7 @@ async function guardedClient(sdk, { url, token, report, conversationId }) {
         n: samples.length,
         lat: summary(ms),
         criticalRequests: summary(requests),
+        sdkOwnMs: summary(samples.map((x) => x.own).filter(Number.isFinite)),
         criticalPaths: Object.fromEntries([...paths].sort((a, b) => b[1] - a[1])),
         requestsPerCall: total / Math.max(1, samples.length),
         resultOnCriticalPath: [...paths.keys()].some((k) => k.includes('result')),
