@@ -99,7 +99,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /**
    * Notes that `consumer` wants nothing of `tenantId` for now. Only with the timer on: it is what looks again,
    * so a subscription made meanwhile gets its first events within `outboxPollMs` (the events before it were
-   * never owed to it). With the timer off, every commit keeps its pass.
+   * never owed to it). The note outlives two ticks, so that the timed pass, not a commit just before it, renews
+   * it; a tenant the timed pass did not reach gets its commits' passes again after that. With the timer off,
+   * every commit keeps its pass.
    */
   private noteIdle(consumer: OutboxConsumer, tenantId: string, wantsNothing: boolean): void {
     let idle = this.idle.get(consumer);
@@ -108,7 +110,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       return;
     }
     if (!idle) this.idle.set(consumer, (idle = new Map()));
-    idle.set(tenantId, Date.now() + this.config.outboxPollMs);
+    idle.set(tenantId, Date.now() + 2 * this.config.outboxPollMs);
   }
 
   private startFor(consumer: OutboxConsumer): void {
