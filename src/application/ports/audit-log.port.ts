@@ -78,6 +78,16 @@ export interface AuditLog {
   /** Confirm/manual-level or destructive calls that ran without a person's approval, in the window. */
   executionsWithoutApproval(tenantId: string, from?: Date, to?: Date): Promise<ExecutionWithoutApproval[]>;
   countByType(tenantId: string, types: string[], from?: Date, to?: Date): Promise<Record<string, number>>;
+  /** Calls claimed in the window, before `claimedBefore`, whose outcome is not on record. */
+  runsWithoutResult(tenantId: string, claimedBefore: Date, from?: Date, to?: Date): Promise<RunWithoutResult[]>;
+}
+
+export interface RunWithoutResult {
+  toolCallId: string;
+  toolName: string;
+  /** The ToolCallExecuted event. */
+  seq: number;
+  claimedAt: Date;
 }
 
 export const AUDIT_RETENTION = Symbol('AuditRetention');

@@ -6,6 +6,7 @@ import {
   AuditLog,
   DecisionStats,
   ExecutionWithoutApproval,
+  RunWithoutResult,
   VerifyResult,
 } from '../../application/ports/audit-log.port';
 import { eventHash, eventJsonFromRow, GENESIS_HASH } from './event-store';
@@ -306,6 +307,27 @@ export class SqlAuditLog implements AuditLog {
       seq: Number(r.seq),
       level: r.level,
       destructive: r.destructive === true,
+    }));
+  }
+
+  async runsWithoutResult(tenantId: string, claimedBefore: Date, from?: Date, to?: Date): Promise<RunWithoutResult[]> {
+    const params: unknown[] = [tenantId, claimedBefore];
+    const c = [`x.tenant_id = $1`, `x.type = 'ToolCallExecuted'`, `x.at < $2`];
+    if (from) c.push(`x.at >= $${params.push(from)}`);
+    if (to) c.push(`x.at < $${params.push(to)}`);
+    const rows: Array<{ tool_call_id: string; tool_name: string; seq: string; at: Date }> = await this.dataSource.query(
+      `SELECT x.tool_call_id, x.tool_name, x.seq, x.at FROM events x
+        WHERE ${c.join(' AND ')}
+          AND NOT EXISTS (SELECT 1 FROM events r WHERE r.tenant_id = x.tenant_id AND r.tool_call_id = x.tool_call_id
+                            AND r.type = 'ToolCallCompleted')
+        ORDER BY x.seq`,
+      params,
+    );
+    return rows.map((r) => ({
+      toolCallId: r.tool_call_id,
+      toolName: r.tool_name,
+      seq: Number(r.seq),
+      claimedAt: new Date(r.at),
     }));
   }
 

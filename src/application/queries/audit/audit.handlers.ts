@@ -177,9 +177,12 @@ export class AuditMetricsHandler implements IQueryHandler<AuditMetricsQuery> {
   }
 }
 
+/** A claimed run with no outcome after this long is reported: the agent may have stopped before its report. */
+export const RUN_WITHOUT_RESULT_AFTER_MS = 15 * 60_000;
+
 /**
  * Where human oversight failed or could fail (CONTRACT §9): HITL-EXEC and HITL-02 from the events in the
- * window, HITL-01 from the current policy and registry.
+ * window, HITL-01 from the current policy and registry; RUN-01, runs whose outcome never reached the trail.
  */
 @QueryHandler(AuditGapsQuery)
 export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
@@ -187,6 +190,7 @@ export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
     @Inject(AUDIT_LOG) private readonly audit: AuditLog,
     @Inject(POLICIES) private readonly policies: PolicyRepository,
     @Inject(TOOLS) private readonly tools: ToolRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async execute({ tenantId, window }: AuditGapsQuery): Promise<{ findings: GapFinding[] }> {
@@ -251,6 +255,17 @@ export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
           detail: `The policy can ask people, and ${counts.ToolCallProposed} call(s) were proposed in the window, yet no approval was requested`,
         });
       }
+    }
+    // An agent reports the outcome after the run, in the background by default: one that stops first leaves it here.
+    const settled = new Date(this.clock.now().getTime() - RUN_WITHOUT_RESULT_AFTER_MS);
+    for (const r of await this.audit.runsWithoutResult(tenantId, settled, window.from, window.to)) {
+      findings.push({
+        code: 'RUN-01',
+        severity: 'medium',
+        toolName: r.toolName,
+        toolCallId: r.toolCallId,
+        detail: `${r.toolName} was claimed at ${r.claimedAt.toISOString()} and no outcome is on record (event ${r.seq}): still running, or the agent stopped before reporting it`,
+      });
     }
     return { findings };
   }

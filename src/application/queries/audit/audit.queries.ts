@@ -24,8 +24,8 @@ export interface AuditMetrics extends DecisionStats {
 }
 
 export interface GapFinding {
-  code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02';
-  severity: 'critical' | 'high';
+  code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02' | 'RUN-01';
+  severity: 'critical' | 'high' | 'medium';
   toolName?: string;
   toolCallId?: string;
   detail: string;
