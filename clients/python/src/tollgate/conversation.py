@@ -170,8 +170,8 @@ class ToolCallHandle:
 
     def _proposal_claim(self) -> RunContext | None:
         """The run context of the claim the proposal carried, once; None when it carried none. A call claimed
-        before (a repeated proposal, even one whose first answer was lost) carries none: claiming it again is the
-        server's to refuse (``already_executed``)."""
+        before by another request carries none: claiming it again is the server's to refuse (``already_executed``).
+        The same request retried after a lost answer (its ``claimKey``) is answered the claim it made."""
         claim, self._claim = self._claim, None
         if claim is None:
             return None
@@ -358,7 +358,8 @@ class Conversation:
 
     def _send(self, calls: list[JsonObject], on_blocked: OnBlocked, deadline: _Deadline, claim: bool = False) -> JsonObject:
         path = f"/v1/conversations/{_quote(self.id)}/tool-calls"
-        body: JsonObject = {"toolCalls": calls, "claim": True} if claim else {"toolCalls": calls}
+        # The claim key makes the claim idempotent too: a retry after a lost answer is answered the same claim.
+        body: JsonObject = {"toolCalls": calls, "claim": True, "claimKey": new_id("claim")} if claim else {"toolCalls": calls}
         self.tollgate.reports.before_proposal(self.id)
         while True:
             try:
