@@ -53,6 +53,7 @@ import { POLICY_HISTORY, RECORDED_CALLS } from './application/ports/policy-histo
 import { SqlRecordedToolCalls } from './infrastructure/persistence/sql-recorded-tool-calls';
 import { RegisterToolHandler } from './application/commands/register-tool/register-tool.handler';
 import { ReportResultHandler } from './application/commands/report-result/report-result.handler';
+import { CallQueues } from './application/commands/call-queues';
 import { StartConversationHandler } from './application/commands/start-conversation/start-conversation.handler';
 import { WakeWaitersHandler } from './application/events/wake-waiters.handler';
 import {
@@ -250,6 +251,7 @@ export class AppModule implements NestModule {
         },
         { provide: AuthFailureLimiter, useFactory: () => new AuthFailureLimiter(config.authFailuresPer10s) },
         EventStore,
+        CallQueues,
         TypeOrmUnitOfWork,
         { provide: UNIT_OF_WORK, useExisting: TypeOrmUnitOfWork },
         { provide: CONVERSATIONS, useClass: SqlConversationRepository },

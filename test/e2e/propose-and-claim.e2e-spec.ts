@@ -125,6 +125,31 @@ describe('REST: POST /v1/conversations/{id}/tool-calls with claim', () => {
     expect((await eventTypes(id)).filter((t) => t === 'ToolCallExecuted')).toHaveLength(1);
   });
 
+  it('the same request retried with its claimKey, at once and many times, is answered the one claim it made', async () => {
+    await conversation('pc-7');
+    const body = {
+      toolCalls: [{ id: 'k-1', toolName: 'get_source', arguments: { id: 'k' } }],
+      claim: true,
+      claimKey: 'ck_1',
+    };
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => http.post('/v1/conversations/pc-7/tool-calls', agent, body)),
+    );
+    const id = answers[0].body.toolCalls[0].id;
+    for (const a of answers)
+      expect(a.body.claims).toEqual([{ toolCallId: id, arguments: { id: 'k' }, receipt: expect.any(String) }]);
+    const jtis = new Set(
+      await Promise.all(answers.map(async (a) => (await verifyReceipt(a.body.claims[0].receipt)).jti)),
+    );
+    expect(jtis.size).toBe(1); // one receipt id: a backend that records them runs the call once
+    expect((await eventTypes(id)).filter((t) => t === 'ToolCallExecuted')).toHaveLength(1);
+    const other = await http.post('/v1/conversations/pc-7/tool-calls', agent, { ...body, claimKey: 'ck_2' });
+    expect(other.body.claims).toEqual([]);
+    const bad = await http.post('/v1/conversations/pc-7/tool-calls', agent, { ...body, claimKey: 'not a key!' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('validation_failed');
+  });
+
   it('an approved held call raced by its own claim and by proposals asking to claim it is claimed exactly once', async () => {
     await conversation('pc-6');
     const step = [{ id: 'held-1', toolName: 'archive_source', arguments: { id: 'x' } }];

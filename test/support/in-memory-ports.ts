@@ -681,9 +681,10 @@ export class InMemoryWaiters implements ToolCallWaiters {
 export class FakeReceiptSigner implements ReceiptSigner {
   readonly signed: ReceiptClaims[] = [];
 
-  async sign(claims: ReceiptClaims): Promise<string> {
+  async sign(claims: ReceiptClaims, jti?: string): Promise<string> {
     this.signed.push({ ...claims });
-    return `fake-receipt.${Buffer.from(canonicalize(claims) ?? 'null').toString('base64url')}`;
+    const body = jti === undefined ? claims : { ...claims, jti };
+    return `fake-receipt.${Buffer.from(canonicalize(body) ?? 'null').toString('base64url')}`;
   }
 
   /** The claims a fake receipt carries. */

@@ -36,6 +36,14 @@ import type {
   VerifyResult,
 } from './types.js';
 
+/**
+ * How a guarded run's result is reported. `background` (the default): the result is returned (or the error
+ * thrown) as soon as the function ends, and the report is sent meanwhile, with the usual retries; `flush()` and
+ * `close()` wait for it. `await`: the report is sent first. A process that dies before a background report lands
+ * leaves the call `executed`, which the audit's gap findings show (RUN-01).
+ */
+export type ReportMode = 'background' | 'await';
+
 /** Where a person's decision (or halt) is recorded as coming from: `decision.by.via`. */
 export type DecisionChannel = 'web' | 'cli' | 'api' | 'mcp';
 
@@ -68,6 +76,8 @@ export interface TollgateOptions {
    * (claimed, with its arguments); only the outcome is missing. Default: a console warning.
    */
   onReportError?: (error: unknown, toolCall: ToolCall) => void;
+  /** How guarded runs report their results (`ReportMode`). Default `background`: off the agent's critical path. */
+  report?: ReportMode;
 }
 
 export interface WaitOptions {
@@ -84,6 +94,7 @@ export class TollgateClient {
   readonly transport: Transport;
   /** @internal */
   readonly options: TollgateOptions;
+  private readonly reports = new Set<Promise<void>>();
 
   constructor(options: TollgateOptions) {
     if (typeof options?.url !== 'string') throw new TypeError('new Tollgate({ url }) needs the server URL');
@@ -137,8 +148,27 @@ export class TollgateClient {
     });
   }
 
-  /** Lets go of what this client holds open: the gRPC channel its `grpc` waits opened (HTTP keeps nothing open). */
+  /**
+   * Waits until every result report sent in the background has landed, or has been given up and handed to
+   * `onReportError`. Call it before the process exits on its own terms (`close()` does).
+   */
+  async flush(): Promise<void> {
+    while (this.reports.size > 0) await Promise.all([...this.reports]);
+  }
+
+  /** @internal Keeps a background report (which never rejects) for `flush()`; resolves at once. */
+  inBackground(report: Promise<void>): Promise<void> {
+    this.reports.add(report);
+    void report.then(() => this.reports.delete(report));
+    return Promise.resolve();
+  }
+
+  /**
+   * Waits for the background reports (`flush()`), then lets go of what this client holds open: the gRPC channel
+   * its `grpc` waits opened (HTTP keeps nothing open).
+   */
   async close(): Promise<void> {
+    await this.flush();
     if (!this.options.grpc) return;
     const { closeGrpc } = (await import(/* @vite-ignore */ GRPC_WATCH)) as typeof import('./grpc-watch.js');
     await closeGrpc(this);

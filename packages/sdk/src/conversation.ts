@@ -3,7 +3,7 @@ import { abortReason } from './http.js';
 import { ID_PATTERN, newId, toolCallKey } from './ids.js';
 import { Questions, type AskOptions, type QuestionOutcome } from './questions.js';
 import { anySignal, anySignalOfAll, throwIfAborted } from './signals.js';
-import type { TollgateClient } from './client.js';
+import type { ReportMode, TollgateClient } from './client.js';
 import type {
   Conversation,
   Display,
@@ -44,6 +44,12 @@ export interface ProposeOptions {
    * `throw` throws the TollgateError.
    */
   onBlocked?: 'wait' | 'throw';
+  /**
+   * Claim the run at once when the policy approves the call on the spot: the proposal's answer then holds the
+   * claim, and `run` starts without another request (one round trip for an auto-approved call). Only when you
+   * will run it: a claimed call that is never reported stays `executed`. Default false; `guard` sets it.
+   */
+  claim?: boolean;
 }
 
 /** What a guarded function is given besides its arguments. */
@@ -62,6 +68,8 @@ export interface RunOptions<R> {
   signal?: AbortSignal;
   /** What is reported as the call's `output` (at most 64 KiB of JSON). Default: the result itself when it is JSON of that size. */
   output?: (result: R) => JsonValue | undefined;
+  /** How the result is reported: see `TollgateOptions.report`. Default: the client's, else `background`. */
+  report?: ReportMode;
 }
 
 export interface GuardOptions<A extends JsonObject, R> extends RunOptions<R>, Pick<ProposeOptions, 'onBlocked'> {
@@ -162,7 +170,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   async proposeStep(calls: ApprovalRequest[], o: ProposeOptions = {}): Promise<ToolCallHandle[]> {
     const prepared = await Promise.all(calls.map((c) => this.prepare(c)));
     const proposal = await this.send(prepared, o);
-    return proposal.toolCalls.map((tc) => new ToolCallHandle(this.tollgate, tc));
+    return handles(this.tollgate, proposal);
   }
 
   /**
@@ -191,8 +199,12 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
         if (confidence !== undefined) request.confidence = confidence;
         if (estimatedCost !== undefined) request.estimatedCost = estimatedCost;
         if (options.annotations) request.annotations = options.annotations;
-        const handle = await this.propose(request, { signal, onBlocked: options.onBlocked });
-        return await handle.run((approved, ctx) => fn(approved as A, ctx), { signal, output: options.output });
+        const handle = await this.propose(request, { signal, onBlocked: options.onBlocked, claim: true });
+        return await handle.run((approved, ctx) => fn(approved as A, ctx), {
+          signal,
+          output: options.output,
+          ...(options.report ? { report: options.report } : {}),
+        });
       } finally {
         dispose();
       }
@@ -224,11 +236,13 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
       if (batch.length === 0) return;
       if (batch.length === 1) return this.settle(batch[0]);
       try {
+        // The step claims what the policy lets through only when every caller in it will run its call.
         const proposal = await this.send(
           batch.map((b) => b.call),
-          { onBlocked: 'throw' },
+          { onBlocked: 'throw', claim: batch.every((b) => b.o.claim === true) },
         );
-        batch.forEach((b, i) => b.resolve(new ToolCallHandle(this.tollgate, proposal.toolCalls[i])));
+        const made = handles(this.tollgate, proposal);
+        batch.forEach((b, i) => b.resolve(made[i]));
         return;
       } catch (e) {
         if (
@@ -263,19 +277,21 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   private async settle(b: Queued): Promise<void> {
     try {
       const proposal = await this.send([b.call], b.o);
-      b.resolve(new ToolCallHandle(this.tollgate, proposal.toolCalls[0]));
+      b.resolve(handles(this.tollgate, proposal)[0]);
     } catch (e) {
       b.reject(e);
     }
   }
 
   private async send(calls: ProposedToolCall[], o: ProposeOptions): Promise<Proposal> {
+    // The key makes the claim part of the request idempotent: a retry after a lost answer is answered the same claims.
+    const claiming = o.claim ? { claim: true, claimKey: newId('claim') } : {};
     for (;;) {
       try {
         const proposal = await this.tollgate.request<Proposal>(
           'POST',
           `/v1/conversations/${encodeURIComponent(this.id)}/tool-calls`,
-          { body: { toolCalls: calls }, signal: o.signal },
+          { body: { toolCalls: calls, ...claiming }, signal: o.signal },
         );
         this.view = { ...this.view, ...proposal.conversation };
         return proposal;
@@ -297,11 +313,22 @@ interface Queued {
   o: ProposeOptions;
 }
 
+/** A handle per call of the proposal, holding the claim the proposal made of it, if any. */
+function handles(tollgate: TollgateClient, proposal: Proposal): ToolCallHandle[] {
+  const claims = new Map((proposal.claims ?? []).map((k) => [k.toolCallId, k]));
+  return proposal.toolCalls.map((tc) => {
+    const k = claims.get(tc.id);
+    return new ToolCallHandle(tollgate, tc, k && { toolCall: tc, arguments: k.arguments, receipt: k.receipt });
+  });
+}
+
 /** One proposed call: wait for its decision, claim it, run it, report. */
 export class ToolCallHandle {
   constructor(
     private readonly tollgate: TollgateClient,
     private call: ToolCall,
+    /** The claim its proposal made (`claim: true`), not yet used by `run`. */
+    private claimed?: ExecutionClaim,
   ) {}
 
   /** The server's id (`tc_…`). */
@@ -320,8 +347,11 @@ export class ToolCallHandle {
     return outcomeOf(this.call);
   }
 
-  /** Claims the run (exactly once): the arguments to run and the receipt. */
+  /** Claims the run (exactly once): the arguments to run and the receipt; the proposal's claim when it made one. */
   async claim(o: { signal?: AbortSignal } = {}): Promise<ExecutionClaim> {
+    const made = this.claimed;
+    this.claimed = undefined;
+    if (made) return made;
     const claim = await this.tollgate.claimExecution(this.call.id, o);
     this.call = claim.toolCall;
     return claim;
@@ -341,21 +371,17 @@ export class ToolCallHandle {
    * reported `failed` with the error's message and the error is thrown again.
    */
   async run<R>(fn: (args: JsonObject, context: RunContext) => R | Promise<R>, o: RunOptions<R> = {}): Promise<R> {
-    const outcome = await this.wait(o);
-    if (outcome.status !== 'approved') throw new ToolCallRejectedError(outcome.status, outcome.toolCall);
-    let claim: ExecutionClaim;
-    try {
-      claim = await this.claim(o);
-    } catch (e) {
-      // A halt between the approval and the claim cancels the call: that is a refusal, not a failure.
-      if (e instanceof TollgateError && (e.code === 'halted' || e.code === 'not_approved')) {
-        const now = await this.tollgate.getToolCall(this.call.id, o).catch(() => undefined);
-        if (now) this.call = now;
-        if (now?.status === 'cancelled') throw new ToolCallRejectedError('cancelled', now);
-      }
-      throw e;
-    }
+    // Claimed with the proposal: nothing to wait for, nothing more to ask.
+    const claim = this.claimed ? await this.claim(o) : await this.waitAndClaim(o);
     const edited = claim.toolCall.decision?.editedArguments !== undefined;
+    const background = (o.report ?? this.tollgate.options.report ?? 'background') === 'background';
+    const report = (r: Parameters<ToolCallHandle['report']>[0]) => {
+      const sent = this.report(r).then(
+        () => undefined,
+        (e) => this.reportFailed(e),
+      );
+      return background ? this.tollgate.inBackground(sent) : sent;
+    };
     let result: R;
     try {
       result = await fn(claim.arguments, {
@@ -365,15 +391,29 @@ export class ToolCallHandle {
         ...(o.signal ? { signal: o.signal } : {}),
       });
     } catch (error) {
-      await this.report({ outcome: 'failed', error: messageOf(error) }).catch((e) => this.reportFailed(e));
+      await report({ outcome: 'failed', error: messageOf(error) });
       throw error;
     }
     const output = o.output ? o.output(result) : result;
     const json = jsonOutput(output);
-    await this.report(json === undefined ? { outcome: 'succeeded' } : { outcome: 'succeeded', output: json }).catch(
-      (e) => this.reportFailed(e),
-    );
+    await report(json === undefined ? { outcome: 'succeeded' } : { outcome: 'succeeded', output: json });
     return result;
+  }
+
+  private async waitAndClaim(o: { signal?: AbortSignal }): Promise<ExecutionClaim> {
+    const outcome = await this.wait(o);
+    if (outcome.status !== 'approved') throw new ToolCallRejectedError(outcome.status, outcome.toolCall);
+    try {
+      return await this.claim(o);
+    } catch (e) {
+      // A halt between the approval and the claim cancels the call: that is a refusal, not a failure.
+      if (e instanceof TollgateError && (e.code === 'halted' || e.code === 'not_approved')) {
+        const now = await this.tollgate.getToolCall(this.call.id, o).catch(() => undefined);
+        if (now) this.call = now;
+        if (now?.status === 'cancelled') throw new ToolCallRejectedError('cancelled', now);
+      }
+      throw e;
+    }
   }
 
   private reportFailed(e: unknown): void {

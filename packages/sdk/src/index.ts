@@ -7,6 +7,7 @@ export {
   TollgateClient,
   allPages,
   type TollgateOptions,
+  type ReportMode,
   type DecisionChannel,
   type AuditQuery,
   type WaitOptions,

@@ -70,6 +70,7 @@ describe('guard with { grpc }', () => {
 
     expect(await running).toBe('deleted src_1');
     expect(runs).toEqual([{ id: 'src_1' }]);
+    await conv.tollgate.flush(); // the result report goes in the background
     expect((await s.ann.getToolCall(pending.id)).status).toBe('completed');
     expect(longPolls()).toEqual([]);
     expect(fetch.calls.some((c) => c.method === 'GET' && c.url.endsWith(`/v1/tool-calls/${pending.id}`))).toBe(true);
@@ -158,6 +159,7 @@ describe('guard with { grpc }', () => {
 
     expect(await running).toBe('deleted');
     expect(runs).toEqual([{ id: 'src_5' }]);
+    await conv.tollgate.flush();
     expect((await s.ann.getToolCall(pending.id)).status).toBe('completed');
     expect(longPolls()).toEqual([]);
     expect(await grpcWatches()).toBeGreaterThanOrEqual(1); // the new instance served a watch

@@ -67,6 +67,7 @@ describe('guard: a call a person approves', () => {
     expect(tool.runs[0].args).toEqual({ id: 'src_2' });
     expect(tool.runs[0].ctx.edited).toBe(false);
     expect(tool.runs[0].ctx.toolCall).toMatchObject({ id: pending.id, status: 'executed' });
+    await conv.tollgate.flush(); // the report goes in the background
     const after = await s.ann.getToolCall(pending.id);
     expect(after).toMatchObject({
       status: 'completed',
@@ -239,6 +240,7 @@ describe('guard: a function that throws', () => {
       throw boom;
     });
     await expect(getSource({ id: 'src_1' })).rejects.toBe(boom);
+    await conv.tollgate.flush();
     const [call] = (await conv.refresh()).toolCalls!;
     expect(call).toMatchObject({
       toolName: 'get_source',

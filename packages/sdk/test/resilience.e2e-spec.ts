@@ -46,7 +46,7 @@ function losingFirst(match: (url: string, method: string) => boolean) {
 }
 
 describe('a lost answer', () => {
-  it('to a proposal is retried with the same tool-call id: one call on the server, run once', async () => {
+  it('to a proposal is retried with the same tool-call id and claim key: one call on the server, run once', async () => {
     const fetch = losingFirst((url, method) => method === 'POST' && url.endsWith('/tool-calls'));
     const retries: RetryInfo[] = [];
     const conv = await s.agent({ fetch, onRetry: (r) => retries.push(r) }).conversation({ id: 'lost-proposal', user });
@@ -67,6 +67,9 @@ describe('a lost answer', () => {
     ]);
     const posts = fetch.calls.filter((c) => c.method === 'POST' && c.url.endsWith('/tool-calls'));
     expect(posts).toHaveLength(2);
+    // The first attempt claimed the call; the retry (same claim key) was answered that claim, not refused.
+    expect(fetch.calls.filter((c) => c.url.endsWith('/execution'))).toHaveLength(0);
+    await conv.tollgate.flush();
     const calls = (await conv.refresh()).toolCalls!;
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ status: 'completed', externalId: expect.stringMatching(/^call_/) });
@@ -86,6 +89,7 @@ describe('a lost answer', () => {
     const fetch = losingFirst((url, method) => method === 'POST' && url.endsWith('/result'));
     const conv = await s.agent({ fetch }).conversation({ id: 'lost-result', user });
     expect(await conv.guard('get_source', async () => 'ok')({ id: 'src_1' })).toBe('ok');
+    await conv.tollgate.flush();
     expect(fetch.lost()).toBe(1);
     const [call] = (await conv.refresh()).toolCalls!;
     expect(call).toMatchObject({ status: 'completed', result: { outcome: 'succeeded', output: 'ok' } });
@@ -95,9 +99,13 @@ describe('a lost answer', () => {
     const fetch = losingFirst((url, method) => method === 'POST' && url.endsWith('/execution'));
     const conv = await s.agent({ fetch }).conversation({ id: 'lost-claim', user });
     const runs: unknown[] = [];
-    const error = await conv
-      .guard('get_source', async (a: { id: string }) => runs.push(a))({ id: 'src_1' })
+    // A call a person approves is claimed on its own request (an automatic one is claimed by its proposal).
+    const running = conv
+      .guard('delete_source', async (a: { id: string }) => runs.push(a))({ id: 'src_1' })
       .catch((e: unknown) => e);
+    const [pending] = await pendingIn(s.ann, conv.id);
+    await s.ann.inbox().approve(pending.id);
+    const error = await running;
     expect(error).toBeInstanceOf(TollgateError);
     expect(error).toMatchObject({ status: 0, code: 'network_error' });
     expect(runs).toHaveLength(0);
@@ -128,6 +136,7 @@ describe('a server restart during a wait', () => {
 
     expect(await running).toBe('deleted');
     expect(runs).toEqual([{ id: 'src_7' }]);
+    await agent.flush();
     expect((await s.ann.getToolCall(pending.id)).status).toBe('completed');
     // The server was away for a while (refused connections, retried), and none of that reached the caller.
     expect(retries.some((r) => r.code === 'network_error' && r.path === `/v1/tool-calls/${pending.id}`)).toBe(true);
@@ -214,7 +223,9 @@ describe('429 and 503', () => {
     const retries: RetryInfo[] = [];
     const fetch = refusingFirst('/execution', 503, {}, { code: 'unavailable', retryAfter: 0 });
     const conv = await s.agent({ fetch, onRetry: (r) => retries.push(r) }).conversation({ id: 'unavailable', user });
-    expect(await conv.guard('get_source', async () => 'ran')({ id: 's' })).toBe('ran');
+    const running = conv.guard('delete_source', async () => 'ran')({ id: 's' });
+    await s.ann.inbox().approve((await pendingIn(s.ann, conv.id))[0].id);
+    expect(await running).toBe('ran');
     expect(retries).toMatchObject([
       { path: expect.stringMatching(/\/execution$/), status: 503, code: 'unavailable', delayMs: 0, retryAfter: true },
     ]);

@@ -21,5 +21,5 @@ export async function proposeToolCalls(
     (a) => a.isOwningAgent,
     () => 'Only the agent that started this conversation may propose tool calls in it',
   );
-  return new ProposeToolCallsCommand(p, conversationId, proposedCalls(dto), dto.claim === true);
+  return new ProposeToolCallsCommand(p, conversationId, proposedCalls(dto), dto.claim === true, dto.claimKey);
 }

@@ -227,9 +227,10 @@ function annotationsBody(a: Msg): Json {
 }
 
 /** The body of POST /v1/conversations/{id}/tool-calls. */
-export function proposalBody(calls: ProposedToolCallMsg[] | undefined, claim?: boolean): Json {
+export function proposalBody(calls: ProposedToolCallMsg[] | undefined, claim?: boolean, claimKey?: string): Json {
   return {
     ...(claim ? { claim: true } : {}),
+    ...(claimKey !== undefined ? { claimKey } : {}),
     toolCalls: (calls ?? []).map((c, i) =>
       present<EveryMember<ProposedToolCallDto>>({
         id: c.id,

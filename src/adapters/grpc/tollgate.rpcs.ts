@@ -96,10 +96,10 @@ export class TollgateRpcs {
 
   async proposeToolCalls(
     c: RpcCall,
-    req: { conversationId?: string; toolCalls?: ProposedToolCallMsg[]; claim?: boolean },
+    req: { conversationId?: string; toolCalls?: ProposedToolCallMsg[]; claim?: boolean; claimKey?: string },
   ) {
     const command = await proposeToolCalls(this.queries, c.principal, req.conversationId ?? '', () =>
-      proposalBody(req.toolCalls, req.claim),
+      proposalBody(req.toolCalls, req.claim, req.claimKey),
     );
     const { replay, conversation, toolCalls, claims } = await this.commands.execute(command);
     return {

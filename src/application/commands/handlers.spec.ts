@@ -808,6 +808,35 @@ describe('ProposeToolCallsHandler with claim (propose and claim in one request)'
     expect(t.receipts.signed).toHaveLength(1);
   });
 
+  it('the same request retried with its claimKey is answered the claim it made (same receipt id), never a second run', async () => {
+    const t = await withPolicy();
+    const step = [call('get_source', { id: 'src_2' }, { externalId: 'c1' })];
+    const send = (key?: string) => t.h.propose.execute(new ProposeToolCallsCommand(agent, t.conv, step, true, key));
+    const first = await send('k-1');
+    t.clock.advance(1_000);
+    const mark = t.uow.mark();
+    const retried = await send('k-1');
+    expect(retried).toMatchObject({ replay: true, toolCalls: [{ status: 'executed', execution: { at: iso(0) } }] });
+    expect(retried.claims).toEqual([{ ...first.claims![0], receipt: expect.any(String) }]);
+    const jti = (r: string) => (FakeReceiptSigner.claims(r) as unknown as { jti: string }).jti;
+    expect(jti(retried.claims![0].receipt)).toBe(jti(first.claims![0].receipt));
+    expect(jti(first.claims![0].receipt)).toMatch(/^rcpt_/);
+    expect(t.uow.types(mark)).toEqual([]); // answered again, not claimed again
+    expect((await send('k-2')).claims).toEqual([]); // another request: the call is claimed already
+    expect((await send()).claims).toEqual([]);
+    await t.report(first.toolCalls[0].id);
+    expect((await send('k-1')).claims).toEqual([]); // the run is over: nothing to answer again
+  });
+
+  it('a keyed claim is not answered again under a halt', async () => {
+    const t = await withPolicy();
+    const step = [call('get_source', { id: 'src_2' }, { externalId: 'c1' })];
+    await t.h.propose.execute(new ProposeToolCallsCommand(agent, t.conv, step, true, 'k-1'));
+    await t.h.halt.execute(new HaltCommand(root, { scope: 'conversation', id: t.conv }, 'incident'));
+    const again = await t.h.propose.execute(new ProposeToolCallsCommand(agent, t.conv, step, true, 'k-1'));
+    expect(again).toMatchObject({ replay: true, claims: [] });
+  });
+
   it('a step proposed again once a person approved its held call claims it then, with the approver on the receipt', async () => {
     const t = await withPolicy();
     const step = [call('deploy_app', { v: 1 }, { externalId: 'd1' })];

@@ -204,7 +204,8 @@ export interface ReceiptStepUp {
 }
 
 export interface ReceiptSigner {
-  sign(claims: ReceiptClaims): Promise<string>;
+  /** `jti`: the receipt's id when it must be a known one (a claim answered again); else a fresh one. */
+  sign(claims: ReceiptClaims, jti?: string): Promise<string>;
   jwks(): Promise<{ keys: Record<string, unknown>[] }>;
   /** Signs any payload with the receipt keys (audit checkpoints). */
   signPayload(payload: Record<string, unknown>, typ: string): Promise<string>;

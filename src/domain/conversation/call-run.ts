@@ -3,7 +3,7 @@ import type { DomainError } from '../shared/domain-error';
 import { AlreadyCompletedError, AlreadyExecutedError, NotApprovedError, NotExecutedError } from './conversation.errors';
 import { policyRef, ToolCallCompleted, ToolCallExecuted } from './conversation.events';
 import type { CallCourse } from './held-call';
-import type { ActorRef, ToolCall } from './tool-call.entity';
+import type { ActorRef, ClaimKey, ToolCall } from './tool-call.entity';
 
 export type ClaimResult = { kind: 'claimed'; call: ToolCall } | { kind: 'refused'; call: ToolCall; error: DomainError };
 
@@ -14,12 +14,12 @@ export type ClaimResult = { kind: 'claimed'; call: ToolCall } | { kind: 'refused
  */
 
 /** The agent claims the run of an approved call: refused when it was claimed already or is not approved. */
-export function claimCall(call: ToolCall, agent: Principal, at: Date, c: CallCourse): ClaimResult {
+export function claimCall(call: ToolCall, agent: Principal, at: Date, c: CallCourse, key?: ClaimKey): ClaimResult {
   if (call.status === 'executed' || call.status === 'completed')
     return { kind: 'refused', call, error: new AlreadyExecutedError(call.id, call.status) };
   if (call.status !== 'approved') return { kind: 'refused', call, error: new NotApprovedError(call.id, call.status) };
   const by: ActorRef = { id: agent.id, via: agent.via ?? 'api', ...(agent.name ? { name: agent.name } : {}) };
-  call.moveTo('executed', at, { execution: { at, by } });
+  call.moveTo('executed', at, { execution: { at, by, ...(key ? { claim: key } : {}) } });
   c.record(
     new ToolCallExecuted(c.envelope(agentActor(agent.id, agent.name, agent.via), at), {
       arguments: call.argumentsToRun,

@@ -6,7 +6,7 @@ import { ConversationStarted, policyRef, ToolCallCancelled } from './conversatio
 import { ProposedCall, proposeCall } from './proposed-call';
 import { ClaimResult, claimCall, completeCall } from './call-run';
 import { CallCourse, decideCall, DecisionResult, expireCall, extendDeadline, followUpCall } from './held-call';
-import { Decider, DecisionInput, ToolCall, ToolCallState } from './tool-call.entity';
+import { ClaimKey, Decider, DecisionInput, ToolCall, ToolCallState } from './tool-call.entity';
 import { repeatedCalls } from './rules/idempotent-proposal';
 import { checkNotBlocked } from './rules/one-step-at-a-time';
 import { mayDecide } from './rules/who-may-decide';
@@ -266,11 +266,11 @@ export class Conversation extends AggregateRoot {
   }
 
   /** The agent claims the run of an approved call, exactly once (call-run.ts); never under a halt. */
-  claim(toolCallId: string, agent: Principal, at: Date, halt: HaltInForce | null): ClaimResult {
+  claim(toolCallId: string, agent: Principal, at: Date, halt: HaltInForce | null, key?: ClaimKey): ClaimResult {
     const call = this.mustFind(toolCallId);
     if (call.isExpiredAt(at)) expireCall(call, at, this.course(call));
     if (halt) throw new HaltedError(halt.scope, halt.reason);
-    return claimCall(call, agent, at, this.course(call));
+    return claimCall(call, agent, at, this.course(call), key);
   }
 
   /** The agent reports how the run went (call-run.ts). */

@@ -83,6 +83,15 @@ export interface DecisionInput {
   stepUp?: StepUpEvidence;
 }
 
+/**
+ * A claim made with a proposal that carried an idempotency key, and the id of the receipt it was answered with:
+ * the same request retried (its answer lost) is answered the same claim, never a second run.
+ */
+export interface ClaimKey {
+  key: string;
+  receiptId: string;
+}
+
 /** Who decides, and through which channel. */
 export interface Decider extends Principal {
   via: ActorRef['via'];
@@ -122,7 +131,7 @@ export interface ToolCallState {
   /** Escalation and reminders, on held calls whose rule has them. */
   followUp?: FollowUpState;
   decision?: DecisionRecord;
-  execution?: { at: Date; by: ActorRef };
+  execution?: { at: Date; by: ActorRef; claim?: ClaimKey };
   result?: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string; at: Date };
   cancellation?: { by: ActorRef; at: Date; reason: string };
   createdAt: Date;

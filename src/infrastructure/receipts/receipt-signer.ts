@@ -57,7 +57,7 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
     return digestJson(value);
   }
 
-  async sign(claims: ReceiptClaims): Promise<string> {
+  async sign(claims: ReceiptClaims, jti?: string): Promise<string> {
     const { kid, privateKey } = await this.signingKey();
     return new SignJWT({ ...claims })
       .setProtectedHeader({ alg: ALG, kid, typ: 'tollgate-receipt+jwt' })
@@ -65,7 +65,7 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
       .setAudience(this.audience())
       .setIssuedAt()
       .setExpirationTime(RECEIPT_TTL)
-      .setJti(randomUUID())
+      .setJti(jti ?? randomUUID())
       .sign(privateKey);
   }
 

@@ -1654,8 +1654,10 @@ export interface components {
     };
     ProposeToolCallsRequest: {
       toolCalls: components['schemas']['ProposedToolCall'][];
-      /** @description Claim at once each call the policy approves on the spot, in the same transaction: the answer then holds its claim in `claims` (one round trip for an auto-approved call). Default false. */
+      /** @description Claim at once, in the same transaction, each call of the step that stands approved and unclaimed (approved on the spot by the policy, or a repeated call approved since): the answer holds its claim in `claims`, one round trip for an auto-approved call. Never under a halt. Default false. */
       claim?: boolean;
+      /** @description With `claim`: this request's idempotency key for its claims. The same request sent again with the same key (a retry after a lost answer) is answered the claims it made, with the same receipt ids, while their results are not in; a call claimed before is otherwise never claimed again. */
+      claimKey?: string;
     };
     /** @description A claim made with the proposal: the call's arguments to run and its receipt */
     ProposalClaim: {
@@ -1673,7 +1675,7 @@ export interface components {
       /** @description Without its call history */
       conversation: components['schemas']['Conversation'];
       toolCalls: components['schemas']['ToolCall'][];
-      /** @description Present when the proposal asked to `claim`: the claim of each call this step added that the policy approved on the spot (now `executed`). A repeated call is never claimed again: a retry sees it `executed` */
+      /** @description Present when the proposal asked to `claim`: the claim of each call of the step that stood approved and unclaimed (now `executed`). A call claimed before is never claimed again: a retry finds it `executed` */
       claims?: components['schemas']['ProposalClaim'][];
     };
     StepDecisionRequest: {
@@ -2193,12 +2195,12 @@ export interface components {
     };
     GapFinding: {
       /**
-       * @description HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested
+       * @description HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested; RUN-01: a call claimed over 15 minutes ago has no outcome on record (still running, or the agent stopped before reporting)
        * @enum {string}
        */
-      code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02';
+      code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02' | 'RUN-01';
       /** @enum {string} */
-      severity: 'critical' | 'high';
+      severity: 'critical' | 'high' | 'medium';
       toolName?: string;
       toolCallId?: string;
       detail: string;

@@ -47,12 +47,13 @@ export function isTollgateInterrupt(value: unknown): value is TollgateInterrupt 
 /**
  * Proposes the call (idempotently: give `id`, the model's tool-call id) and, while it is pending, interrupts the
  * graph. Must run inside a graph node (or a tool a ToolNode runs) with a checkpointer. Resumed, answers the
- * outcome as Tollgate has it, and the handle to claim and run an approved call.
+ * outcome as Tollgate has it, and the handle to claim and run an approved call. With `claim: true` the proposal
+ * claims an approved call at once (the handle's `run` then starts without another request): only when it runs.
  */
 export async function requestApproval(
   conversation: TollgateConversation,
   call: ApprovalRequest,
-  o: { signal?: AbortSignal } = {},
+  o: { signal?: AbortSignal; claim?: boolean } = {},
 ): Promise<{ outcome: ApprovalOutcome; handle: ToolCallHandle }> {
   const handle = await conversation.propose(call, o);
   if (handle.toolCall.status === 'pending') {
@@ -96,7 +97,11 @@ export function withApproval(tool: StructuredToolInterface, options: WithApprova
     if (annotations !== undefined) request.annotations = annotations;
     const signal = config.signal;
     try {
-      const { outcome, handle } = await requestApproval(conversation, request, signal ? { signal } : {});
+      // It runs as soon as it is approved: claim it with the proposal (resumed, the proposal repeats and claims).
+      const { outcome, handle } = await requestApproval(conversation, request, {
+        claim: true,
+        ...(signal ? { signal } : {}),
+      });
       if (outcome.status !== 'approved') throw new ToolCallRejectedError(outcome.status, outcome.toolCall);
       // The original tool with the arguments to run, outside this tool call (its answer is our content).
       const { toolCall: _t, ...rest } = config;

@@ -104,6 +104,7 @@ describe('withApproval (Vercel AI SDK)', () => {
     expect((await running).text).toBe('done');
     expect(runs).toEqual([{ id: 'src_2' }]);
     expect(toolResultSeen(m)).toEqual({ type: 'json', value: { deleted: 'src_2' } });
+    await conv.tollgate.flush(); // the result report goes in the background
     expect(await s.ann.getToolCall(pending.id)).toMatchObject({
       status: 'completed',
       result: { outcome: 'succeeded', output: { deleted: 'src_2' } },
@@ -225,6 +226,7 @@ describe('withApproval (Vercel AI SDK)', () => {
     await s.ann.inbox().approve(pending.id);
     expect(await text).toBe('done');
     expect(runs).toEqual([{ id: 'src_9' }]);
+    await conv.tollgate.flush();
     const calls = (await conv.refresh()).toolCalls ?? [];
     expect(calls.map((c) => [c.externalId, c.status])).toEqual([['call_retry', 'completed']]);
   });

@@ -89,6 +89,7 @@ describe('withApproval + resumeWhenDecided (LangGraph.js)', () => {
     expect(final.messages.at(-1)!.content).toBe('done');
     expect(runs).toEqual([{ id: 'src_2' }]);
     expect(toolResultsSeen()).toEqual(['deleted src_2']);
+    await conv.tollgate.flush(); // the result report goes in the background
     // The node ran again on resume and proposed again: still one call, completed.
     expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([
       ['call_1', 'completed'],
@@ -168,6 +169,7 @@ describe('withApproval + resumeWhenDecided (LangGraph.js)', () => {
     await resumeWhenDecided(graph, config, { tollgate: s.agent() });
     expect(runs).toEqual([{ id: 'a' }]);
     expect(toolResultsSeen()).toEqual(['deleted a', 'delete_source was rejected by Ann via cli: keep b']);
+    await conv.tollgate.flush();
     const calls = ((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status]).sort();
     expect(calls).toEqual([
       ['c1', 'completed'],

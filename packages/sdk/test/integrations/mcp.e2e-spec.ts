@@ -30,6 +30,8 @@ let gateway: TollgateMcpGateway;
 let ann: Tollgate;
 let annToken: string;
 let agentToken: string;
+/** The gateway's own client: its result reports go in the background, `flush()` waits for them. */
+let gatewayClient: Tollgate;
 let api: ReturnType<typeof http>;
 const logs: string[] = [];
 const ANN = { id: 'ann', name: 'Ann', roles: ['admin'] };
@@ -50,7 +52,7 @@ beforeAll(async () => {
   await ann.registerTool('archive__fail_file', { description: 'registered by an admin', isReadOnly: true });
   [files, archive] = await Promise.all([stdioUpstream('files'), httpUpstream('archive')]);
   gateway = await TollgateMcpGateway.start({
-    tollgate: new Tollgate({ url: server.url, token: agentToken }),
+    tollgate: (gatewayClient = new Tollgate({ url: server.url, token: agentToken })),
     // Both offer the same tools, so both are namespaced; only files is trusted with its annotations.
     upstreams: [
       {
@@ -197,6 +199,7 @@ describe('the MCP gateway', () => {
     expect(receivedBy(path)).toEqual([]);
     expect(receivedBy(edited)).toEqual([{ server: 'archive', tool: 'delete_file', arguments: { path: edited } }]);
 
+    await gatewayClient.flush();
     const done = await ann.getToolCall(call.id);
     expect(done).toMatchObject({
       status: 'completed',
@@ -236,6 +239,7 @@ describe('the MCP gateway', () => {
     expect(result.isError).toBeUndefined();
     const failing = await client.callTool({ name: 'archive__fail_file', arguments: { path } });
     expect(failing).toEqual({ content: [{ type: 'text', text: `archive: no such file ${path}` }], isError: true });
+    await gatewayClient.flush();
     const [event] = (
       await ann.listAuditEvents({ toolName: 'archive__fail_file', type: 'ToolCallCompleted' })
     ).events.slice(-1);

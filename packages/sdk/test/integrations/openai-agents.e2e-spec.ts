@@ -108,6 +108,7 @@ describe('withApproval (OpenAI Agents SDK)', () => {
     expect((await running).finalOutput).toBe('done');
     expect(runs).toEqual([{ id: 'src_2' }]);
     expect(outputSeen(m)).toEqual({ type: 'text', text: 'deleted src_2' });
+    await conv.tollgate.flush(); // the result report goes in the background
     expect(await s.ann.getToolCall(pending.id)).toMatchObject({
       status: 'completed',
       result: { outcome: 'succeeded', output: 'deleted src_2' },
@@ -192,6 +193,7 @@ describe('withApproval (OpenAI Agents SDK)', () => {
     await s.ann.inbox().approve(pending.id);
     expect((await again).finalOutput).toBe('done');
     expect(runs).toEqual([{ id: 'src_9' }]);
+    await conv.tollgate.flush();
     expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([
       ['call_retry', 'completed'],
     ]);
@@ -228,6 +230,7 @@ describe('withApproval({ interrupt: true }) + decideInterruptions: the RunState 
     expect(second.finalOutput).toBe('done');
     expect(runs).toEqual([{ id: 'src_2_archive' }]);
     expect(outputSeen(m)).toEqual({ type: 'text', text: 'deleted src_2_archive' });
+    await conv.tollgate.flush();
     expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([
       ['call_1', 'completed'],
     ]);

@@ -178,6 +178,15 @@ export class ProposeToolCallsRequest {
   @IsOptional()
   @IsBoolean()
   claim?: boolean;
+  @ApiPropertyOptional({
+    pattern: '^[A-Za-z0-9_.:-]{1,128}$',
+    description:
+      "With `claim`: this request's idempotency key for its claims. The same request sent again with the same key (a retry after a lost answer) is answered the claims it made, with the same receipt ids, while their results are not in; a call claimed before is otherwise never claimed again.",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_.:-]{1,128}$/, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' })
+  claimKey?: string;
 }
 
 export class DecisionRequest {

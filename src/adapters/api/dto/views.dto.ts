@@ -532,12 +532,12 @@ export class AuditMetricsView {
 @ApiSchema({ name: 'GapFinding' })
 export class GapFindingView implements GapFinding {
   @ApiProperty({
-    enum: ['HITL-EXEC', 'HITL-01', 'HITL-02'],
+    enum: ['HITL-EXEC', 'HITL-01', 'HITL-02', 'RUN-01'],
     description:
-      'HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested',
+      'HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested; RUN-01: a call claimed over 15 minutes ago has no outcome on record (still running, or the agent stopped before reporting)',
   })
   code: GapFinding['code'];
-  @ApiProperty({ enum: ['critical', 'high'] }) severity: GapFinding['severity'];
+  @ApiProperty({ enum: ['critical', 'high', 'medium'] }) severity: GapFinding['severity'];
   @ApiPropertyOptional() toolName?: string;
   @ApiPropertyOptional() toolCallId?: string;
   @ApiProperty() detail: string;

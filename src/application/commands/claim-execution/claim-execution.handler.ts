@@ -1,4 +1,4 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ownCallToRun } from '../../access';
 import {
@@ -13,6 +13,7 @@ import {
   UNIT_OF_WORK,
   UnitOfWork,
 } from '../../ports';
+import { CallQueues } from '../call-queues';
 import { ClaimExecutionCommand } from './claim-execution.command';
 import { executionClaim } from './execution-receipt';
 
@@ -24,6 +25,7 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
     @Inject(HALTS) private readonly halts: HaltRepository,
     @Inject(RECEIPTS) private readonly receipts: ReceiptSigner,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Optional() private readonly queues: CallQueues = new CallQueues(),
   ) {}
 
   async execute({ principal: p, toolCallId }: ClaimExecutionCommand) {
@@ -35,7 +37,7 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
         await this.conversations.save(conv);
         return outcome;
       },
-      { optimistic: true, exclusive: `tool-call\u0000${p.tenant}\u0000${toolCallId}` },
+      { optimistic: true, exclusive: this.queues.ofCall(p.tenant, toolCallId) },
     );
     if (result.kind === 'refused') throw result.error;
     return executionClaim(this.receipts, p.tenant, result.call);

@@ -7,18 +7,26 @@ import type { ExecutionClaim } from './claim-execution.command';
  * The claim's answer for a call the agent now runs: the arguments to run and the receipt vouching for them.
  * Signed after commit, so a receipt never exists for a claim that rolled back.
  */
-export async function executionClaim(receipts: ReceiptSigner, tenant: string, call: ToolCall): Promise<ExecutionClaim> {
+export async function executionClaim(
+  receipts: ReceiptSigner,
+  tenant: string,
+  call: ToolCall,
+  jti?: string,
+): Promise<ExecutionClaim> {
   const args = call.argumentsToRun;
   const stepUp = receiptStepUps(call);
-  const receipt = await receipts.sign({
-    tcid: call.id,
-    conv: call.snapshot().conversationId,
-    tool: call.toolName,
-    args: receipts.digest(args),
-    approvedBy: call.decision?.by.id ?? 'policy',
-    tenant,
-    ...(stepUp.length > 0 ? { stepUp } : {}),
-  });
+  const receipt = await receipts.sign(
+    {
+      tcid: call.id,
+      conv: call.snapshot().conversationId,
+      tool: call.toolName,
+      args: receipts.digest(args),
+      approvedBy: call.decision?.by.id ?? 'policy',
+      tenant,
+      ...(stepUp.length > 0 ? { stepUp } : {}),
+    },
+    jti,
+  );
   return { toolCall: toolCallView(call.snapshot()), arguments: args, receipt };
 }
 

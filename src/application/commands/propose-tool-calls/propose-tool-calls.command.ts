@@ -26,6 +26,8 @@ export class ProposeToolCallsCommand extends Command<ProposalResult> {
     readonly calls: ProposedCall[],
     /** Claim at once each call the policy approves on the spot, in the same transaction. */
     readonly claim = false,
+    /** The request's idempotency key for its claims: the same request retried is answered the same claims. */
+    readonly claimKey?: string,
   ) {
     super();
   }

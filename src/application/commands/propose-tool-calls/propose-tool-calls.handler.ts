@@ -1,4 +1,4 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Conversation, policyUser } from '../../../domain/conversation/conversation.aggregate';
 import type { ToolCall } from '../../../domain/conversation/tool-call.entity';
@@ -21,6 +21,7 @@ import {
   UnitOfWork,
 } from '../../ports';
 import { conversationView, toolCallView } from '../../views/views';
+import { CallQueues } from '../call-queues';
 import { executionClaim } from '../claim-execution/execution-receipt';
 import { ProposalResult, ProposeToolCallsCommand } from './propose-tool-calls.command';
 
@@ -33,9 +34,16 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(IDS) private readonly ids: IdGenerator,
     @Inject(RECEIPTS) private readonly receipts: ReceiptSigner,
+    @Optional() private readonly queues: CallQueues = new CallQueues(),
   ) {}
 
-  async execute({ principal: p, conversationId, calls, claim }: ProposeToolCallsCommand): Promise<ProposalResult> {
+  async execute({
+    principal: p,
+    conversationId,
+    calls,
+    claim,
+    claimKey,
+  }: ProposeToolCallsCommand): Promise<ProposalResult> {
     const { answer, claimed } = await this.uow.run(
       async () => {
         // Pending calls decide blocking; earlier calls with these external ids decide idempotency. The rest of
@@ -67,8 +75,14 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
           });
         };
         const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), now, halt, p.name, p.via);
-        const claimed = claim ? claimApproved(conv, result.calls, p, now, !!halt) : [];
-        if (!result.replay || claimed.length > 0) await this.conversations.save(conv);
+        const claimed = claim
+          ? claimApproved(conv, result.calls, p, now, {
+              halted: !!halt,
+              key: claimKey,
+              receiptId: () => this.ids.next('rcpt'),
+            })
+          : [];
+        if (!result.replay || claimed.some((k) => k.fresh)) await this.conversations.save(conv);
         // The conversation without its call list: GET it for the whole history.
         const answer = {
           replay: result.replay,
@@ -77,13 +91,18 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
         };
         return { answer, claimed };
       },
-      { optimistic: true, exclusive: `conversation\u0000${p.tenant}\u0000${conversationId}` },
+      { optimistic: true, exclusive: CallQueues.conversation(p.tenant, conversationId) },
+    );
+    this.queues.proposed(
+      p.tenant,
+      conversationId,
+      answer.toolCalls.map((c) => c.id),
     );
     if (!claim) return answer;
     // Signed after commit: a receipt never exists for a claim that rolled back.
     const claims = await Promise.all(
-      claimed.map(async (call) => {
-        const { arguments: args, receipt } = await executionClaim(this.receipts, p.tenant, call);
+      claimed.map(async ({ call, receiptId }) => {
+        const { arguments: args, receipt } = await executionClaim(this.receipts, p.tenant, call, receiptId);
         return { toolCallId: call.id, arguments: args, receipt };
       }),
     );
@@ -92,17 +111,35 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
 }
 
 /**
- * Claims each call of the step that stands approved and unclaimed: approved on the spot by the policy, or a
- * repeated call approved since (a person decided it while the agent waited). Its ToolCallExecuted goes in this
- * transaction. A call claimed before is never claimed again, even when its first proposal claimed it and the
- * answer was lost: exactly once wins over a retry's convenience (the retry finds it `executed`). Nothing is
- * claimed under a halt.
+ * The claims to answer: each call of the step that stands approved and unclaimed is claimed now (approved on the
+ * spot by the policy, or a repeated call approved since: a person decided it while the agent waited), its
+ * ToolCallExecuted in this transaction. A call claimed before is never claimed again, with one exception that is
+ * no second run: the same request retried (the same agent, the same `claimKey`) is answered the claim it made,
+ * with the same receipt id, while the run's outcome is not in. Nothing is claimed or answered again under a halt.
  */
-function claimApproved(conv: Conversation, calls: ToolCall[], agent: Principal, at: Date, halted: boolean): ToolCall[] {
-  if (halted) return [];
-  return calls.flatMap((call) => {
+interface Claimed {
+  call: ToolCall;
+  /** The receipt's id when it must be a known one (a keyed claim). */
+  receiptId?: string;
+  /** Claimed by this request, not answered again. */
+  fresh: boolean;
+}
+
+function claimApproved(
+  conv: Conversation,
+  calls: ToolCall[],
+  agent: Principal,
+  at: Date,
+  o: { halted: boolean; key?: string; receiptId: () => string },
+): Claimed[] {
+  if (o.halted) return [];
+  return calls.flatMap((call): Claimed[] => {
+    const run = call.snapshot().execution;
+    if (call.status === 'executed' && o.key !== undefined && run?.claim?.key === o.key && run.by.id === agent.id)
+      return [{ call, receiptId: run.claim.receiptId, fresh: false }];
     if (call.status !== 'approved') return [];
-    const outcome = conv.claim(call.id, agent, at, null);
-    return outcome.kind === 'claimed' ? [outcome.call] : [];
+    const key = o.key === undefined ? undefined : { key: o.key, receiptId: o.receiptId() };
+    const outcome = conv.claim(call.id, agent, at, null, key);
+    return outcome.kind === 'claimed' ? [{ call: outcome.call, receiptId: key?.receiptId, fresh: true }] : [];
   });
 }

@@ -1,8 +1,9 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ownCallToRun } from '../../access';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { toolCallView } from '../../views/views';
+import { CallQueues } from '../call-queues';
 import { ReportResultCommand } from './report-result.command';
 
 @CommandHandler(ReportResultCommand)
@@ -11,6 +12,7 @@ export class ReportResultHandler implements ICommandHandler<ReportResultCommand>
     @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
     @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Optional() private readonly queues: CallQueues = new CallQueues(),
   ) {}
 
   execute({ principal: p, toolCallId, result }: ReportResultCommand) {
@@ -22,7 +24,7 @@ export class ReportResultHandler implements ICommandHandler<ReportResultCommand>
         await this.conversations.save(conv);
         return toolCallView(call.snapshot());
       },
-      { optimistic: true, exclusive: `tool-call\u0000${p.tenant}\u0000${toolCallId}` },
+      { optimistic: true, exclusive: this.queues.ofCall(p.tenant, toolCallId) },
     );
   }
 }

@@ -206,11 +206,12 @@ export class TollgateMcpGateway {
     );
   }
 
-  /** Closes the sessions and the upstreams (stdio servers are stopped). */
+  /** Closes the sessions and the upstreams (stdio servers are stopped), and lets the results in flight land. */
   async close(): Promise<void> {
     this.closed = true;
     await this.sessions.closeAll();
     await Promise.allSettled([...this.upstreams.values()].map((u) => u.client.close()));
+    await this.options.tollgate.flush();
   }
 
   /* ── upstreams and tools ──────────────────────────────────────────────────────────────────────────────── */
@@ -322,7 +323,8 @@ export class TollgateMcpGateway {
           reason: `Asked for over MCP${this.clientSays(session)} (a tool of the upstream ${tool.upstream})`,
           display: { title: displayTitle(tool) },
         },
-        { signal: ctx.signal },
+        // Claimed in the same request when the policy lets it through: it is forwarded at once.
+        { signal: ctx.signal, claim: true },
       );
     } catch (e) {
       return this.failure(tool.name, e, 'could not be proposed');
