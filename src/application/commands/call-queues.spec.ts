@@ -16,7 +16,11 @@ describe('CallQueues', () => {
   it('remembers the 10,000 newest calls: the oldest fall back to their own queue', () => {
     const q = new CallQueues();
     q.proposed('t', 'c-old', ['tc_0']);
-    q.proposed('t', 'c', Array.from({ length: 10_000 }, (_, i) => `tc_${i + 1}`));
+    q.proposed(
+      't',
+      'c',
+      Array.from({ length: 10_000 }, (_, i) => `tc_${i + 1}`),
+    );
     expect(q.ofCall('t', 'tc_0')).toBe('tool-call\u0000t\u0000tc_0');
     expect(q.ofCall('t', 'tc_1')).toBe(CallQueues.conversation('t', 'c'));
     expect(q.ofCall('t', 'tc_10000')).toBe(CallQueues.conversation('t', 'c'));
