@@ -9,7 +9,9 @@
  *   1. auto-approved proposals: max throughput (autocannon, closed loop; over 500 conversations, over 10
  *      conversations so that concurrent proposals hit the same conversation, and spread over 16 tenants),
  *      p50/p99 latency at a fixed 300 req/s (open loop, bench/lib/paced.js), and one request at a time (p50),
- *      Tollgate beside the baseline; the two max-throughput loads again with two more Tollgate instances behind a
+ *      Tollgate beside the baseline; a guarded call through the built SDK (bench/lib/guarded.js), with its
+ *      result reported in the background and awaited, beside one durable round trip to the baseline, and the
+ *      requests on the agent's critical path; the two max-throughput loads again with two more Tollgate instances behind a
  *      private PgBouncer in transaction mode (bench/lib/pgbouncer.js; skipped when pgbouncer is not installed);
  *   2. the full human loop (propose → long-poll while a person decides on the other instance → claim →
  *      result), loops per second;
