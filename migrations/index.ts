@@ -19,6 +19,7 @@ import { ConversationUserAssurance1764880000000 } from './1764880000000-conversa
 import { PasskeyChallengePurposes1764890000000 } from './1764890000000-passkey-challenge-purposes';
 import { UnusedWriteIndexes1764900000000 } from './1764900000000-unused-write-indexes';
 import { AnalyzeWhatPlansUse1764900000001 } from './1764900000001-analyze-what-plans-use';
+import { ChainHeadAt1764900000002 } from './1764900000002-chain-head-at';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   PasskeyChallengePurposes1764890000000,
   UnusedWriteIndexes1764900000000,
   AnalyzeWhatPlansUse1764900000001,
+  ChainHeadAt1764900000002,
 ];

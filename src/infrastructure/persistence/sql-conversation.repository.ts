@@ -12,8 +12,8 @@ import { TypeOrmUnitOfWork } from './unit-of-work';
  * each statement is a round trip and TypeORM's query building cost more CPU than the database did
  * (docs/BENCHMARKS.md). Reads are in sql-conversation.reader.ts, saves in sql-conversation.writer.ts, and both
  * take their column lists from conversation-columns.ts. A save appends its events with the SQL function
- * `tollgate_append_events`, defined in migrations/1764300000000-hot-path.ts and replaced by
- * migrations/1764500000000-chain-head-lock.ts.
+ * `tollgate_append_events`, defined in migrations/1764300000000-hot-path.ts; its live definition is in
+ * migrations/1764900000002-chain-head-at.ts.
  */
 @Injectable()
 export class SqlConversationRepository implements ConversationRepository {
