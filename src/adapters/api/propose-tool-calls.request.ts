@@ -3,7 +3,10 @@ import { ProposeToolCallsCommand } from '../../application/commands/propose-tool
 import type { Principal } from '../../domain/shared/actor';
 import { ProposeToolCallsRequest, proposedCalls } from './dto/tool-call.dto';
 import { accessBeforeFaults, conversationAccess } from './precedence';
+import { fastAccepts } from './compiled-bodies';
 import { parseBody } from './validation';
+
+const FAST_PROPOSAL = fastAccepts(ProposeToolCallsRequest);
 
 /**
  * POST /v1/conversations/{id}/tool-calls, Tollgate.ProposeToolCalls. A bad body is a 400 only for the
@@ -16,7 +19,7 @@ export async function proposeToolCalls(
   body: () => unknown,
 ): Promise<ProposeToolCallsCommand> {
   const dto = await accessBeforeFaults(
-    () => parseBody(ProposeToolCallsRequest, body()),
+    () => parseBody(ProposeToolCallsRequest, body(), FAST_PROPOSAL),
     conversationAccess(queries, p, conversationId),
     (a) => a.isOwningAgent,
     () => 'Only the agent that started this conversation may propose tool calls in it',

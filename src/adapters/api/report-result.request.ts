@@ -4,7 +4,10 @@ import type { Principal } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
 import { ResultRequest } from './dto/tool-call.dto';
 import { accessBeforeFaults, toolCallAccess } from './precedence';
+import { fastAccepts } from './compiled-bodies';
 import { parseBody } from './validation';
+
+const FAST_RESULT = fastAccepts(ResultRequest);
 
 const MAX_OUTPUT_BYTES = 64 * 1024;
 
@@ -17,7 +20,7 @@ export async function reportResult(
 ): Promise<ReportResultCommand> {
   const dto = await accessBeforeFaults(
     () => {
-      const dto = parseBody(ResultRequest, body());
+      const dto = parseBody(ResultRequest, body(), FAST_RESULT);
       if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
         throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
       }

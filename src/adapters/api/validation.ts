@@ -16,11 +16,13 @@ export const MAX_DEPTH = 64;
  * level, each fault names its path, and free JSON (`arguments`, `metadata`, `output`) comes back
  * exactly as sent — class-transformer only ever sees a placeholder for it.
  */
-export function parseBody<T extends object>(dto: Ctor<T>, raw: unknown): T {
+export function parseBody<T extends object>(dto: Ctor<T>, raw: unknown, fast?: (raw: unknown) => boolean): T {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError([{ path: '', message: 'the body must be a JSON object' }]);
   }
   inspect(raw);
+  // A hot-path body its compiled schema takes is taken as it is (compiled-bodies.ts); the rest are judged below.
+  if (fast?.(raw)) return raw as T;
   const free: Array<{ path: Path; value: unknown }> = [];
   const instance = plainToInstance(dto, shell(raw, [], free));
   const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
