@@ -1086,6 +1086,9 @@ async function main() {
       `  baseline, one durable round trip (same fetch, same turns): p50 ${fmt(guarded.baseline.lat.p50, 2)} ms, p99 ${fmt(guarded.baseline.lat.p99, 2)} ms` +
         `${guarded.sdkHasReportOption ? '' : "; this SDK has no tollgate.flush() yet: 'background' is not in effect"}`,
     );
+    log(
+      `  the SDK alone (a fetch that answers at once, in process), per guarded call: p50 ${fmt(guarded.sdkAlone.await.p50, 2)} ms with 'await', ${fmt(guarded.sdkAlone.background.p50, 2)} ms with 'background'`,
+    );
     const mean = (xs, k) => xs.reduce((a, x) => a + x[k], 0) / xs.length;
     const averaged = (xs) =>
       xs && xs.length
@@ -1490,6 +1493,14 @@ function guardedRows(g, met) {
       '',
       '1',
       met(d.criticalRequests.max <= 1),
+    ],
+    [
+      '(1) guarded call, the SDK alone (a fetch that answers at once, in process), p50',
+      `${fmt(g.sdkAlone[g.defaultReport].p50, 2)} ms ('${g.defaultReport}'); ${fmt(g.sdkAlone[other].p50, 2)} ms ('${other}')`,
+      one,
+      ratio(g.sdkAlone[g.defaultReport].p50, b.p50),
+      '(diagnostic)',
+      '',
     ],
     [
       `(1) guarded call, report: '${other}'`,

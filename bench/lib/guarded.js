@@ -133,6 +133,42 @@ function baselineClient({ url, path, body }) {
 }
 
 /**
+ * The SDK alone: the same guarded call against a `fetch` that answers at once, in process (a proposal whose call
+ * is claimed, then the result), so what is left is the SDK's own time per call, with no server and no network.
+ */
+async function sdkAlone(sdk, { report, n }) {
+  const json = (status, body) =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  const call = { status: 'executed', toolName: 'get_source', arguments: { id: 'src_1' }, conversationId: 'alone' };
+  let k = 0;
+  const fetchImpl = async (url, init) => {
+    const path = new URL(url).pathname;
+    if (path === '/v1/conversations') return json(201, { id: 'alone', status: 'active' });
+    if (path.endsWith('/tool-calls')) {
+      const id = `tc_alone_${++k}`;
+      return json(201, {
+        conversation: { id: 'alone' },
+        toolCalls: [{ ...call, id }],
+        claims: [{ toolCallId: id, arguments: call.arguments, receipt: 'stub' }],
+      });
+    }
+    if (path.endsWith('/result')) return json(200, { ...call, id: `tc_alone_${k}`, status: 'completed' });
+    return json(404, { code: 'not_found' });
+  };
+  const tollgate = new sdk.Tollgate({ url: 'http://127.0.0.1:9', token: 'stub', fetch: fetchImpl, report });
+  const conv = await tollgate.conversation({ id: 'alone' });
+  const f = conv.guard('get_source', (args) => ({ id: args.id }));
+  const ms = [];
+  for (let i = 0; i < n + 100; i++) {
+    const t0 = performance.now();
+    await f({ id: 'src_1' });
+    if (i >= 100) ms.push(performance.now() - t0);
+  }
+  if (typeof tollgate.flush === 'function') await tollgate.flush();
+  return summary(ms);
+}
+
+/**
  * Runs the guarded-call figure: `report: 'await'` and `report: 'background'` through the SDK, and the baseline,
  * `n` measured calls each after `warm` warm-up calls, in turns of `block` calls. Also asks the SDK's default
  * with a few calls (does its guard return before the result is reported?), so the target row can use it.
@@ -168,7 +204,12 @@ async function runGuardedBench({ root, tollgateUrl, token, baselineUrl, baseline
     for (const m of [...Object.values(modes), probe]) await m.close();
   }
   const d = probe.result();
+  const alone = {
+    await: await sdkAlone(sdk, { report: 'await', n: 1000 }),
+    background: await sdkAlone(sdk, { report: 'background', n: 1000 }),
+  };
   return {
+    sdkAlone: alone,
     sdkHasReportOption: typeof sdk.Tollgate.prototype.flush === 'function',
     defaultReport: d.resultOnCriticalPath ? 'await' : 'background',
     defaultProbe: d,
