@@ -141,9 +141,8 @@ describe('the chain head and its at', () => {
 /**
  * The partitions of `events` that appends touch. `scanned`: those one append reads, from the statistics of the
  * running transaction (taken before and after it, so nothing earlier counts). `opened`: those with an index the
- * transaction's appends opened (a lock is held on each until the end), which is every partition the plan did not
- * prune, read or not: a check that finds its event in this month never reads the months after it, but it
- * still opens them. The appends before the one counted let plpgsql settle on its cached plans.
+ * transaction's appends opened (a lock is held on each until the end): a plan that was not pruned opens the
+ * indexes of months it never reads. The appends before the one counted let plpgsql settle on its cached plans.
  */
 async function partitionsTouchedByAppends(
   qr: QueryRunner,
@@ -199,7 +198,7 @@ describe("an append's check", () => {
     });
   });
 
-  it('read every month up to the event and opened every partition before the migration (down); one after (up)', async () => {
+  it("before the migration (down) it read every month up to the event's; after it (up) that month only", async () => {
     await rolledBack(async (qr) => {
       const all = await partitions(qr);
       const column = () =>
@@ -207,7 +206,7 @@ describe("an append's check", () => {
       await new ChainHeadAt1764900000002().down(qr);
       expect(await column()).toEqual([]);
       const before = await partitionsTouchedByAppends(qr, TENANT);
-      expect(before.opened).toEqual(all);
+      // Which of them it opened depends on the plan (an empty month analysed as empty is read without an index).
       // Partitions in the order of their bounds: the check stops at the month that holds the event.
       expect(before.scanned.sort()).toEqual(all.filter((p) => /_\d{4}_\d{2}$/.test(p) && p <= thisMonth()));
 
