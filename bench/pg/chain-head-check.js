@@ -5,7 +5,7 @@
  * of partitions of `events`.
  *
  *   npm run build && node bench/pg/chain-head-check.js [--partitions 5,11,23] [--appends 400] [--pairs 8]
- *     [--warmup 2000] [--per-month 20000]
+ *     [--warmup 2000] [--per-month 20000] [--variants at,execute]
  *
  * For each partition count: a template migrated by the built service with `--warmup` proposals (the real save
  * statement, bench/pg/proposal-writes.js), months before this one made until `events` has that many partitions
@@ -44,6 +44,8 @@ const P = {
   pairs: Number(opt('pairs', 8)),
   warmup: Number(opt('warmup', 2000)),
   perMonth: Number(opt('per-month', 20000)),
+  /** `before` and `none` always run: the others are compared with them. */
+  variants: ['before', 'none', ...opt('variants', 'at,execute').split(',')],
 };
 const TENANT = W.TENANT;
 
@@ -188,7 +190,7 @@ async function measure(partitions) {
   await makeTemplate(template, partitions);
   const sessions = [];
   try {
-    for (const v of Object.keys(VARIANTS)) sessions.push(await clone(template, v));
+    for (const v of P.variants) sessions.push(await clone(template, v));
     const cpu = Object.fromEntries(sessions.map((s) => [s.variant, []]));
     for (let i = 0; i < P.pairs; i++) {
       // Each round in another order, so no variant always runs first or last.
@@ -218,7 +220,7 @@ async function main() {
   for (const partitions of P.partitions) {
     const r = await measure(partitions);
     const m = (v) => median(r.cpu[v]);
-    for (const v of Object.keys(VARIANTS)) {
+    for (const v of P.variants) {
       const t = r.counts[v];
       const pairs = r.cpu[v].map((x, i) => (x / r.cpu.before[i]).toFixed(2)).join(' ');
       console.log(
