@@ -21,6 +21,7 @@ import type {
   LoadOptions,
   PolicyRepository,
   ReceiptClaims,
+  ReceiptIdentity,
   ReceiptSigner,
   ToolCallWaiters,
   ToolRepository,
@@ -681,9 +682,10 @@ export class InMemoryWaiters implements ToolCallWaiters {
 export class FakeReceiptSigner implements ReceiptSigner {
   readonly signed: ReceiptClaims[] = [];
 
-  async sign(claims: ReceiptClaims, jti?: string): Promise<string> {
+  async sign(claims: ReceiptClaims, identity?: ReceiptIdentity): Promise<string> {
     this.signed.push({ ...claims });
-    const body = jti === undefined ? claims : { ...claims, jti };
+    const body =
+      identity === undefined ? claims : { ...claims, jti: identity.jti, iat: identity.issuedAt.toISOString() };
     return `fake-receipt.${Buffer.from(canonicalize(body) ?? 'null').toString('base64url')}`;
   }
 

@@ -818,14 +818,29 @@ describe('ProposeToolCallsHandler with claim (propose and claim in one request)'
     const retried = await send('k-1');
     expect(retried).toMatchObject({ replay: true, toolCalls: [{ status: 'executed', execution: { at: iso(0) } }] });
     expect(retried.claims).toEqual([{ ...first.claims![0], receipt: expect.any(String) }]);
-    const jti = (r: string) => (FakeReceiptSigner.claims(r) as unknown as { jti: string }).jti;
-    expect(jti(retried.claims![0].receipt)).toBe(jti(first.claims![0].receipt));
-    expect(jti(first.claims![0].receipt)).toMatch(/^rcpt_/);
+    // The same receipt: its id, and issued at the claim (so it expires when the first did).
+    const identity = (r: string) => {
+      const { jti, iat } = FakeReceiptSigner.claims(r) as unknown as { jti: string; iat: string };
+      return { jti, iat };
+    };
+    expect(identity(retried.claims![0].receipt)).toEqual(identity(first.claims![0].receipt));
+    expect(identity(first.claims![0].receipt)).toEqual({ jti: expect.stringMatching(/^rcpt_/), iat: iso(0) });
     expect(t.uow.types(mark)).toEqual([]); // answered again, not claimed again
     expect((await send('k-2')).claims).toEqual([]); // another request: the call is claimed already
     expect((await send()).claims).toEqual([]);
     await t.report(first.toolCalls[0].id);
     expect((await send('k-1')).claims).toEqual([]); // the run is over: nothing to answer again
+  });
+
+  it('a keyed claim is answered again only while its receipt is good (15 minutes from the claim)', async () => {
+    const t = await withPolicy();
+    const step = [call('get_source', { id: 'src_2' }, { externalId: 'c1' })];
+    const send = () => t.h.propose.execute(new ProposeToolCallsCommand(agent, t.conv, step, true, 'k-1'));
+    await send();
+    t.clock.advance(15 * 60_000 - 1);
+    expect((await send()).claims).toHaveLength(1);
+    t.clock.advance(1);
+    expect((await send()).claims).toEqual([]);
   });
 
   it('a keyed claim is not answered again under a halt', async () => {

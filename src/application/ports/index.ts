@@ -203,9 +203,21 @@ export interface ReceiptStepUp {
   uv: true;
 }
 
+/** How long a receipt is good for (its `exp` after `iat`): 15 minutes (docs/API.md, Receipts). */
+export const RECEIPT_LIFETIME_SECONDS = 15 * 60;
+
+/**
+ * A receipt that must be a known one (a keyed claim answered again): its id, and when it was first issued, so
+ * the receipt answered again is the same receipt, expiring when the first did.
+ */
+export interface ReceiptIdentity {
+  jti: string;
+  issuedAt: Date;
+}
+
 export interface ReceiptSigner {
-  /** `jti`: the receipt's id when it must be a known one (a claim answered again); else a fresh one. */
-  sign(claims: ReceiptClaims, jti?: string): Promise<string>;
+  /** A fresh receipt, or (with `identity`) the one issued before, with the same `jti`, `iat` and `exp`. */
+  sign(claims: ReceiptClaims, identity?: ReceiptIdentity): Promise<string>;
   jwks(): Promise<{ keys: Record<string, unknown>[] }>;
   /** Signs any payload with the receipt keys (audit checkpoints). */
   signPayload(payload: Record<string, unknown>, typ: string): Promise<string>;

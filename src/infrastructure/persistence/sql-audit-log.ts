@@ -10,6 +10,8 @@ import {
   VerifyResult,
 } from '../../application/ports/audit-log.port';
 import { eventHash, eventJsonFromRow, GENESIS_HASH } from './event-store';
+
+const RUNS_WITHOUT_RESULT_LIMIT = 1000;
 import { EventRow } from './orm-entities';
 
 const VERIFY_BATCH = 5000;
@@ -310,6 +312,7 @@ export class SqlAuditLog implements AuditLog {
     }));
   }
 
+  /** The first this many (a finding each); a trail with more has a problem no longer list shows better. */
   async runsWithoutResult(tenantId: string, claimedBefore: Date, from?: Date, to?: Date): Promise<RunWithoutResult[]> {
     const params: unknown[] = [tenantId, claimedBefore];
     const c = [`x.tenant_id = $1`, `x.type = 'ToolCallExecuted'`, `x.at < $2`];
@@ -320,7 +323,8 @@ export class SqlAuditLog implements AuditLog {
         WHERE ${c.join(' AND ')}
           AND NOT EXISTS (SELECT 1 FROM events r WHERE r.tenant_id = x.tenant_id AND r.tool_call_id = x.tool_call_id
                             AND r.type = 'ToolCallCompleted')
-        ORDER BY x.seq`,
+        ORDER BY x.seq
+        LIMIT ${RUNS_WITHOUT_RESULT_LIMIT}`,
       params,
     );
     return rows.map((r) => ({

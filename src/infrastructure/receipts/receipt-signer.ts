@@ -13,7 +13,7 @@ import {
 import { createPrivateKey, createPublicKey, JsonWebKey as NodeJsonWebKey, KeyObject, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DataSource } from 'typeorm';
-import { ReceiptClaims, ReceiptSigner } from '../../application/ports';
+import { RECEIPT_LIFETIME_SECONDS, ReceiptClaims, ReceiptIdentity, ReceiptSigner } from '../../application/ports';
 import {
   CHECKPOINT_TYP,
   CheckpointSignatures,
@@ -24,7 +24,6 @@ import { digestJson } from '../persistence/event-store';
 import { JsonObject, SigningKeyRow } from '../persistence/orm-entities';
 
 const ALG = 'EdDSA';
-const RECEIPT_TTL = '15m';
 /** A compact JWS: three base64url parts. Anything longer than this is not one of ours. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
@@ -57,15 +56,16 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
     return digestJson(value);
   }
 
-  async sign(claims: ReceiptClaims, jti?: string): Promise<string> {
+  async sign(claims: ReceiptClaims, identity?: ReceiptIdentity): Promise<string> {
     const { kid, privateKey } = await this.signingKey();
+    const iat = Math.floor((identity?.issuedAt.getTime() ?? Date.now()) / 1000);
     return new SignJWT({ ...claims })
       .setProtectedHeader({ alg: ALG, kid, typ: 'tollgate-receipt+jwt' })
       .setIssuer('tollgate')
       .setAudience(this.audience())
-      .setIssuedAt()
-      .setExpirationTime(RECEIPT_TTL)
-      .setJti(jti ?? randomUUID())
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + RECEIPT_LIFETIME_SECONDS)
+      .setJti(identity?.jti ?? randomUUID())
       .sign(privateKey);
   }
 

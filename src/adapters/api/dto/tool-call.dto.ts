@@ -181,7 +181,7 @@ export class ProposeToolCallsRequest {
   @ApiPropertyOptional({
     pattern: '^[A-Za-z0-9_.:-]{1,128}$',
     description:
-      "With `claim`: this request's idempotency key for its claims. The same request sent again with the same key (a retry after a lost answer) is answered the claims it made, with the same receipt ids, while their results are not in; a call claimed before is otherwise never claimed again.",
+      "With `claim`: this request's idempotency key for its claims, new for each request (ignored without `claim`). The same request sent again with the same key (a retry after a lost answer) is answered the claims it made, the same receipts (id, issue and expiry), while their results are not in and the receipts good; a call claimed before is otherwise never claimed again.",
   })
   @IsOptional()
   @IsString()

@@ -283,7 +283,7 @@ export class AuditController {
     operationId: 'getAuditGaps',
     summary: 'Where human oversight failed or could fail',
     description:
-      'Auditors and admins. HITL-EXEC and HITL-02 from the events in the window, HITL-01 from the current policy and registry.',
+      'Auditors and admins. HITL-EXEC, HITL-02 and RUN-01 from the events in the window, HITL-01 from the current policy and registry.',
   })
   @ApiWindowQuery()
   @ApiOkResponse({ type: AuditGapsView })

@@ -1,5 +1,5 @@
 import type { ToolCall } from '../../../domain/conversation/tool-call.entity';
-import type { ReceiptSigner, ReceiptStepUp } from '../../ports';
+import type { ReceiptIdentity, ReceiptSigner, ReceiptStepUp } from '../../ports';
 import { toolCallView } from '../../views/views';
 import type { ExecutionClaim } from './claim-execution.command';
 
@@ -11,7 +11,7 @@ export async function executionClaim(
   receipts: ReceiptSigner,
   tenant: string,
   call: ToolCall,
-  jti?: string,
+  identity?: ReceiptIdentity,
 ): Promise<ExecutionClaim> {
   const args = call.argumentsToRun;
   const stepUp = receiptStepUps(call);
@@ -25,7 +25,7 @@ export async function executionClaim(
       tenant,
       ...(stepUp.length > 0 ? { stepUp } : {}),
     },
-    jti,
+    identity,
   );
   return { toolCall: toolCallView(call.snapshot()), arguments: args, receipt };
 }

@@ -15,7 +15,9 @@ import {
   IdGenerator,
   POLICY_INPUTS,
   PolicyInputsReader,
+  RECEIPT_LIFETIME_SECONDS,
   RECEIPTS,
+  ReceiptIdentity,
   ReceiptSigner,
   UNIT_OF_WORK,
   UnitOfWork,
@@ -101,8 +103,8 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
     if (!claim) return answer;
     // Signed after commit: a receipt never exists for a claim that rolled back.
     const claims = await Promise.all(
-      claimed.map(async ({ call, receiptId }) => {
-        const { arguments: args, receipt } = await executionClaim(this.receipts, p.tenant, call, receiptId);
+      claimed.map(async ({ call, receipt: identity }) => {
+        const { arguments: args, receipt } = await executionClaim(this.receipts, p.tenant, call, identity);
         return { toolCallId: call.id, arguments: args, receipt };
       }),
     );
@@ -115,12 +117,13 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
  * spot by the policy, or a repeated call approved since: a person decided it while the agent waited), its
  * ToolCallExecuted in this transaction. A call claimed before is never claimed again, with one exception that is
  * no second run: the same request retried (the same agent, the same `claimKey`) is answered the claim it made,
- * with the same receipt id, while the run's outcome is not in. Nothing is claimed or answered again under a halt.
+ * the same receipt (its id, issued at the claim, expiring with it), while the result is not in and the receipt
+ * has not expired. Nothing is claimed or answered again under a halt.
  */
 interface Claimed {
   call: ToolCall;
-  /** The receipt's id when it must be a known one (a keyed claim). */
-  receiptId?: string;
+  /** The receipt's identity when it must be a known one (a keyed claim). */
+  receipt?: ReceiptIdentity;
   /** Claimed by this request, not answered again. */
   fresh: boolean;
 }
@@ -135,11 +138,14 @@ function claimApproved(
   if (o.halted) return [];
   return calls.flatMap((call): Claimed[] => {
     const run = call.snapshot().execution;
-    if (call.status === 'executed' && o.key !== undefined && run?.claim?.key === o.key && run.by.id === agent.id)
-      return [{ call, receiptId: run.claim.receiptId, fresh: false }];
+    if (call.status === 'executed' && o.key !== undefined && run?.claim?.key === o.key && run.by.id === agent.id) {
+      const expired = at.getTime() >= run.at.getTime() + RECEIPT_LIFETIME_SECONDS * 1000;
+      return expired ? [] : [{ call, receipt: { jti: run.claim.receiptId, issuedAt: run.at }, fresh: false }];
+    }
     if (call.status !== 'approved') return [];
     const key = o.key === undefined ? undefined : { key: o.key, receiptId: o.receiptId() };
     const outcome = conv.claim(call.id, agent, at, null, key);
-    return outcome.kind === 'claimed' ? [{ call: outcome.call, receiptId: key?.receiptId, fresh: true }] : [];
+    if (outcome.kind !== 'claimed') return [];
+    return [{ call: outcome.call, ...(key ? { receipt: { jti: key.receiptId, issuedAt: at } } : {}), fresh: true }];
   });
 }
