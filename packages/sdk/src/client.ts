@@ -153,13 +153,14 @@ export class TollgateClient {
    * `onReportError`. Call it before the process exits on its own terms (`close()` does).
    */
   async flush(): Promise<void> {
-    while (this.reports.size > 0) await Promise.all([...this.reports]);
+    while (this.reports.size > 0) await Promise.allSettled([...this.reports]);
   }
 
   /** @internal Keeps a background report (which never rejects) for `flush()`; resolves at once. */
   inBackground(report: Promise<void>): Promise<void> {
     this.reports.add(report);
-    void report.then(() => this.reports.delete(report));
+    const done = () => void this.reports.delete(report);
+    void report.then(done, done);
     return Promise.resolve();
   }
 

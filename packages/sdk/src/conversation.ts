@@ -97,6 +97,15 @@ export interface GuardCallOptions {
 export type GuardedTool<A extends JsonObject, R> = (args: A, call?: GuardCallOptions) => Promise<R>;
 
 const MAX_OUTPUT_BYTES = 64 * 1024;
+
+/**
+ * Runs `f` once the current turn is done: setImmediate in Node (a zero timeout waits at least 1 ms there),
+ * a zero timeout in browsers.
+ */
+function soon(f: () => void): void {
+  if (typeof setImmediate === 'function') setImmediate(f);
+  else setTimeout(f, 0);
+}
 const MAX_ERROR_CHARS = 16_000;
 
 /**
@@ -140,7 +149,8 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
 
   /** Proposes one call and waits for its decision. Never throws for a refusal: see `status`. */
   async requestApproval(call: ApprovalRequest, o: ProposeOptions = {}): Promise<ApprovalOutcome> {
-    const handle = await this.propose(call, o);
+    // It runs nothing, so it claims nothing.
+    const handle = await this.propose(call, { ...o, claim: false });
     return handle.wait(o);
   }
 
@@ -161,7 +171,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
       });
       if (!this.flushing) {
         this.flushing = true;
-        setTimeout(() => void this.flush(), 0);
+        soon(() => void this.flush());
       }
     });
   }
@@ -235,14 +245,21 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
       });
       if (batch.length === 0) return;
       if (batch.length === 1) return this.settle(batch[0]);
+      // One key for the step and for its calls sent again alone below: a claim the step made is answered to them.
+      const claimKey = newId('claim');
       try {
         // The step claims what the policy lets through only when every caller in it will run its call.
         const proposal = await this.send(
           batch.map((b) => b.call),
           { onBlocked: 'throw', claim: batch.every((b) => b.o.claim === true) },
+          claimKey,
         );
         const made = handles(this.tollgate, proposal);
-        batch.forEach((b, i) => b.resolve(made[i]));
+        batch.forEach((b, i) => {
+          // A caller that gave up meanwhile was rejected already: a claim made for it is given up too.
+          if (b.o.signal?.aborted) made[i].giveUp();
+          else b.resolve(made[i]);
+        });
         return;
       } catch (e) {
         if (
@@ -268,32 +285,37 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
         }
         // One bad call (a 400, an idempotency mismatch) must not sink its siblings. Repeating the ones that
         // may have landed is safe: their ids make them idempotent.
-        await Promise.all(batch.map((b) => this.settle(b)));
+        await Promise.all(batch.map((b) => this.settle(b, claimKey)));
         return;
       }
     }
   }
 
-  private async settle(b: Queued): Promise<void> {
+  private async settle(b: Queued, claimKey?: string): Promise<void> {
     try {
-      const proposal = await this.send([b.call], b.o);
+      const proposal = await this.send([b.call], b.o, claimKey);
       b.resolve(handles(this.tollgate, proposal)[0]);
     } catch (e) {
       b.reject(e);
     }
   }
 
-  private async send(calls: ProposedToolCall[], o: ProposeOptions): Promise<Proposal> {
+  private async send(calls: ProposedToolCall[], o: ProposeOptions, claimKey = newId('claim')): Promise<Proposal> {
     // The key makes the claim part of the request idempotent: a retry after a lost answer is answered the same claims.
-    const claiming = o.claim ? { claim: true, claimKey: newId('claim') } : {};
+    const claiming = o.claim ? { claim: true, claimKey } : {};
     for (;;) {
       try {
         const proposal = await this.tollgate.request<Proposal>(
           'POST',
           `/v1/conversations/${encodeURIComponent(this.id)}/tool-calls`,
-          { body: { toolCalls: calls, ...claiming }, signal: o.signal },
+          // A proposal that claims is not cut short: the server may have claimed already, and that must be known.
+          { body: { toolCalls: calls, ...claiming }, signal: o.claim ? undefined : o.signal },
         );
         this.view = { ...this.view, ...proposal.conversation };
+        if (o.claim && o.signal?.aborted) {
+          handles(this.tollgate, proposal).forEach((h) => h.giveUp());
+          throw abortReason(o.signal);
+        }
         return proposal;
       } catch (e) {
         if (!(e instanceof TollgateError) || e.code !== 'conversation_blocked' || o.onBlocked === 'throw') throw e;
@@ -376,11 +398,13 @@ export class ToolCallHandle {
     const edited = claim.toolCall.decision?.editedArguments !== undefined;
     const background = (o.report ?? this.tollgate.options.report ?? 'background') === 'background';
     const report = (r: Parameters<ToolCallHandle['report']>[0]) => {
-      const sent = this.report(r).then(
-        () => undefined,
-        (e) => this.reportFailed(e),
-      );
-      return background ? this.tollgate.inBackground(sent) : sent;
+      const send = () =>
+        this.report(r).then(
+          () => undefined,
+          (e) => this.reportFailed(e),
+        );
+      // In the background the request is built and sent after the guard has returned: none of it on the agent's path.
+      return background ? this.tollgate.inBackground(new Promise<void>(soon).then(send)) : send();
     };
     let result: R;
     try {
@@ -416,13 +440,31 @@ export class ToolCallHandle {
     }
   }
 
+  /**
+   * @internal A claim its caller will not run (it gave up while the proposal that made it was under way): the
+   * call is reported `failed` in the background, so the trail says it never ran instead of leaving it `executed`.
+   */
+  giveUp(): void {
+    const made = this.claimed;
+    this.claimed = undefined;
+    if (!made) return;
+    const sent = this.report({ outcome: 'failed', error: 'the caller gave up before it ran (aborted)' }).then(
+      () => undefined,
+      (e) => this.reportFailed(e),
+    );
+    void this.tollgate.inBackground(sent);
+  }
+
   private reportFailed(e: unknown): void {
     const hook = this.tollgate.options.onReportError;
-    if (hook) hook(e, this.call);
-    else
-      console.warn(
-        `tollgate: the result of ${this.call.toolName} (${this.call.id}) could not be reported: ${messageOf(e)}`,
-      );
+    try {
+      if (hook) return hook(e, this.call);
+    } catch (thrown) {
+      e = thrown; // a hook that throws must not sink the report's promise (and flush() with it)
+    }
+    console.warn(
+      `tollgate: the result of ${this.call.toolName} (${this.call.id}) could not be reported: ${messageOf(e)}`,
+    );
   }
 }
 

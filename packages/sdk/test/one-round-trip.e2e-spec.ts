@@ -4,7 +4,8 @@
  * `flush()` and `close()` wait for. Counted on the wire with a fetch that passes every request to the real server.
  */
 import { TollgateError, verifyReceipt, type ToolCall } from '@tollgate/sdk';
-import { conversations, pendingIn, tapFetch, type Setup, type TestServer, withServer } from './support.js';
+import { jest } from '@jest/globals';
+import { pendingIn, tapFetch, until, type Setup, type TestServer, withServer } from './support.js';
 
 let server: TestServer;
 let s: Setup;
@@ -174,5 +175,63 @@ describe('proposals made together', () => {
     await expect(again).rejects.toMatchObject({ code: 'already_executed' });
     expect(runs).toBe(1);
     await c.tollgate.flush();
+  });
+});
+
+describe('a claim its caller gives up on', () => {
+  it('an abort while the claiming proposal is under way: the function never runs, the call is reported failed', async () => {
+    // The proposal's answer is held back until the caller has given up.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const fetch = tapFetch(async (url, init, real) => {
+      if (!(init.method === 'POST' && url.endsWith('/tool-calls'))) return undefined;
+      const answer = await real(url, init);
+      await held;
+      return answer;
+    });
+    const tollgate = s.agent({ fetch });
+    const conv = await conversationOf(tollgate);
+    const abort = new AbortController();
+    let runs = 0;
+    const running = conv.guard('get_source', async () => ++runs)({ id: 'x' }, { signal: abort.signal });
+    await until(async () => fetch.calls.some((c) => c.url.endsWith('/tool-calls')), 10_000, 'the proposal sent');
+    abort.abort(new Error('the user pressed stop'));
+    await expect(running).rejects.toThrow('the user pressed stop');
+    release();
+    await until(async () => (await conv.refresh()).toolCalls!.length === 1, 10_000, 'the call proposed');
+    await tollgate.flush();
+    await until(async () => (await conv.refresh()).toolCalls![0].status === 'completed', 10_000, 'the report');
+    expect((await conv.refresh()).toolCalls![0]).toMatchObject({
+      status: 'completed',
+      result: { outcome: 'failed', error: 'the caller gave up before it ran (aborted)' },
+    });
+    expect(runs).toBe(0);
+  });
+
+  it('an onReportError hook that throws does not sink flush()', async () => {
+    const tollgate = s.agent({
+      fetch: tapFetch((url) => (url.endsWith('/result') ? Promise.reject(new TypeError('fetch failed')) : undefined)),
+      retry: { initialDelayMs: 10, maxDelayMs: 20, maxAttempts: 2 },
+      onReportError: () => {
+        throw new Error('a broken hook');
+      },
+    });
+    const conv = await conversationOf(tollgate);
+    const warned = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      expect(await conv.guard('get_source', async () => 'ran')({ id: 'x' })).toBe('ran');
+      await expect(tollgate.flush()).resolves.toBeUndefined();
+      await expect(tollgate.close()).resolves.toBeUndefined();
+      expect(warned.mock.calls.map((c) => String(c[0]))).toEqual([expect.stringContaining('a broken hook')]);
+    } finally {
+      warned.mockRestore();
+    }
+  });
+
+  it('requestApproval never claims, even when asked to', async () => {
+    const c = counted();
+    const conv = await conversationOf(c.tollgate);
+    const outcome = await conv.requestApproval({ toolName: 'get_source', arguments: { id: 'y' } }, { claim: true });
+    expect(outcome).toMatchObject({ status: 'approved', toolCall: { status: 'approved' } });
   });
 });
