@@ -88,7 +88,7 @@ const APPEND_WITHOUT_SHA = `CREATE OR REPLACE FUNCTION tollgate_append_events(p_
       RETURN NEXT;
       v_hash := v_new;
     END LOOP;
-    UPDATE audit_heads SET seq = v_seq, hash = v_hash WHERE tenant_id = p_tenant;
+    UPDATE audit_heads SET seq = v_seq, hash = v_hash, at = (p_events->-1->>'at')::timestamptz WHERE tenant_id = p_tenant;
   END $$`;
 
 const EVENT_INDEXES = [

@@ -705,7 +705,7 @@ export interface paths {
     };
     /**
      * Where human oversight failed or could fail
-     * @description Auditors and admins. HITL-EXEC and HITL-02 from the events in the window, HITL-01 from the current policy and registry.
+     * @description Auditors and admins. HITL-EXEC, HITL-02 and RUN-01 from the events in the window, HITL-01 from the current policy and registry.
      */
     get: operations['getAuditGaps'];
     put?: never;
@@ -1656,7 +1656,7 @@ export interface components {
       toolCalls: components['schemas']['ProposedToolCall'][];
       /** @description Claim at once, in the same transaction, each call of the step that stands approved and unclaimed (approved on the spot by the policy, or a repeated call approved since): the answer holds its claim in `claims`, one round trip for an auto-approved call. Never under a halt. Default false. */
       claim?: boolean;
-      /** @description With `claim`: this request's idempotency key for its claims. The same request sent again with the same key (a retry after a lost answer) is answered the claims it made, with the same receipt ids, while their results are not in; a call claimed before is otherwise never claimed again. */
+      /** @description With `claim`: this request's idempotency key for its claims, new for each request (ignored without `claim`). The same request sent again with the same key (a retry after a lost answer) is answered the claims it made, the same receipts (id, issue and expiry), while their results are not in and the receipts good; a call claimed before is otherwise never claimed again. */
       claimKey?: string;
     };
     /** @description A claim made with the proposal: the call's arguments to run and its receipt */
