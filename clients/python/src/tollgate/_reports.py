@@ -8,13 +8,20 @@ A proposal first waits for the reports in flight of its conversation. The server
 and the next proposal of one conversation at the same time, and the one that lost the race would be done again:
 measured, back-to-back guarded calls in one conversation took twice as long as with ``await``. When the agent does
 anything between its calls (its model's turn), the report has landed by then and nothing waits.
+
+A process that forks (Celery's prefork pool, ``gunicorn --preload``, ``multiprocessing`` with fork) copies the pool
+but not its threads: the child would queue reports that no thread sends, and wait forever for the parent's reports in
+flight. So a forked child starts each client's reports afresh: no pool (a report starts one), nothing in flight (the
+parent's reports are the parent's to send).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
+import weakref
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Callable, Literal
 
@@ -42,6 +49,14 @@ class Reports:
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._in_flight: dict[Future[None], str] = {}
+        _live.add(self)
+
+    def _after_fork(self) -> None:
+        """In a forked child: the parent's lock may have been held by a thread the child does not have, and its
+        pool's threads are gone. A new lock, no pool, nothing in flight."""
+        self._lock = threading.Lock()
+        self._pool = None
+        self._in_flight = {}
 
     def submit(self, conversation_id: str, send: Callable[[], None]) -> None:
         """Sends a report of the conversation in a worker thread. ``send`` passes its own failures to the
@@ -72,9 +87,10 @@ class Reports:
         when ``timeout`` (seconds) passed first, and at once in that hook (a report worker would wait for itself)."""
         return self._wait(None, timeout)
 
-    def before_proposal(self, conversation_id: str) -> None:
-        """Waits for the reports in flight of this conversation (each bounded by its retries)."""
-        self._wait(conversation_id, None)
+    def before_proposal(self, conversation_id: str, timeout: float | None = None) -> None:
+        """Waits for the reports in flight of this conversation (each bounded by its retries), ``timeout`` seconds
+        at most: the wait only spares the server a race, so when the caller's time is up the proposal goes anyway."""
+        self._wait(conversation_id, timeout)
 
     def _wait(self, conversation_id: str | None, timeout: float | None) -> bool:
         """Until none is in flight, reports sent meanwhile included (as the TypeScript SDK's ``flush``). Not in a
@@ -100,6 +116,20 @@ class Reports:
         if pool is not None:
             pool.shutdown(wait=False)
         return flushed
+
+
+#: Every client's reports, for the fork handler (weakly: a client that is gone needs no reset).
+_live: weakref.WeakSet[Reports] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    _worker.active = False  # forked from a report worker (its error hook), the child's thread is not one
+    for reports in list(_live):
+        reports._after_fork()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _in_worker(send: Callable[[], None]) -> None:

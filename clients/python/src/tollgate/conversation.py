@@ -8,6 +8,7 @@ import functools
 import inspect
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal, Mapping, Sequence, TypeVar, Union, cast
@@ -23,6 +24,8 @@ OfArgs = Union[Any, Callable[[JsonObject], Any]]
 
 MAX_OUTPUT_BYTES = 64 * 1024
 MAX_ERROR_CHARS = 16_000
+#: The error a claimed call is reported ``failed`` with when its caller was cancelled before it could run it.
+GAVE_UP = "the caller gave up before it ran (aborted)"
 log = logging.getLogger("tollgate")
 
 
@@ -87,8 +90,10 @@ class ToolCallHandle:
     def __init__(self, tollgate: ClientApi, tool_call: Mapping[str, Any], claim: Mapping[str, Any] | None = None) -> None:
         self.tollgate = tollgate
         self.tool_call: JsonObject = dict(tool_call)
-        # The claim a guarded proposal got in the same request (``claim: true``): used by the first run, once.
+        # The claim a guarded proposal got in the same request (``claim: true``): used by the first run, once. Taken
+        # under the lock: two threads running one handle must not both get it (the other is refused by the server).
         self._claim: JsonObject | None = dict(claim) if claim is not None else None
+        self._claim_lock = threading.Lock()
 
     @property
     def id(self) -> str:
@@ -148,8 +153,12 @@ class ToolCallHandle:
         background the report goes to the client's report workers, not to a task of this loop: it outlives the loop
         (``asyncio.run`` cancels the tasks left at its end), and ``flush()`` or ``await aflush()`` waits for it."""
         mode = self._mode(report)
-        # A claim from the proposal needs no request: no thread either.
-        context = self._proposal_claim() or await asyncio.to_thread(self._approved_claim, timeout)
+        # A claim from the proposal needs no request: no thread either. One made in a thread, whose caller was
+        # cancelled meanwhile, is reported failed (never left ``executed``); once it is gone, none is made.
+        context = self._proposal_claim()
+        if context is None:
+            context = await _in_thread(lambda gone: self._approved_claim(timeout, gone),
+                                       lambda made: self._give_up(made.tool_call))
         token = _current_run.set(context)
         try:
             result = await fn(context.arguments, context)
@@ -172,19 +181,34 @@ class ToolCallHandle:
         """The run context of the claim the proposal carried, once; None when it carried none. A call claimed
         before by another request carries none: claiming it again is the server's to refuse (``already_executed``).
         The same request retried after a lost answer (its ``claimKey``) is answered the claim it made."""
-        claim, self._claim = self._claim, None
+        with self._claim_lock:
+            claim, self._claim = self._claim, None
         if claim is None:
             return None
         return RunContext(receipt=claim["receipt"], tool_call=self.tool_call, arguments=claim["arguments"],
                           edited=(self.tool_call.get("decision") or {}).get("editedArguments") is not None)
 
-    def _approved_claim(self, timeout: float | None) -> RunContext:
+    def _give_up(self, tool_call: Mapping[str, Any] | None = None) -> None:
+        """The caller is gone (cancelled) before it ran this call: the claim the proposal made of it, if any (or the
+        one made for it, ``tool_call``), is reported ``failed`` in the background, so the call does not stay
+        ``executed`` (as the TypeScript SDK's ``giveUp``)."""
+        if tool_call is None:
+            made = self._proposal_claim()
+            if made is None:
+                return
+            tool_call = made.tool_call
+        self.tool_call = dict(tool_call)
+        self._send_report("background", "failed", error=GAVE_UP)
+
+    def _approved_claim(self, timeout: float | None, gone: Callable[[], bool] = lambda: False) -> RunContext:
         proposed = self._proposal_claim()
         if proposed is not None:
             return proposed
         outcome = self.wait(timeout=timeout)
         if outcome.status != "approved":
             raise ToolCallRejected(outcome.status, outcome.tool_call)
+        if gone():  # the caller was cancelled during the wait: claim nothing that nobody will run
+            raise _Gone()
         try:
             claim = self.claim()
         except TollgateError as e:
@@ -271,9 +295,9 @@ class Conversation:
             return self._propose_step(calls, on_blocked, deadline, claim)
 
     def _propose_step(self, calls: Sequence[Mapping[str, Any]], on_blocked: OnBlocked, deadline: _Deadline,
-                      claim: bool = False) -> list[ToolCallHandle]:
+                      claim: bool = False, gone: Callable[[], bool] = lambda: False) -> list[ToolCallHandle]:
         prepared = [_prepare(c) for c in calls]
-        proposal = self._send(prepared, on_blocked, deadline, claim)
+        proposal = self._send(prepared, on_blocked, deadline, claim, gone)
         claims = {str(c["toolCallId"]): c for c in proposal.get("claims") or ()} if claim else {}
         return [ToolCallHandle(self.tollgate, tc, claims.get(str(tc["id"]))) for tc in proposal["toolCalls"]]
 
@@ -303,7 +327,9 @@ class Conversation:
 
         The proposal also asks for the claim (``claim: true``): a call the policy approves on the spot runs after
         one request, and only a call that waits for people is claimed separately once approved. A repeated call
-        (the same ``tollgate_id``) that was claimed before raises TollgateError ``already_executed``, unrun.
+        (the same ``tollgate_id``) that was claimed before raises TollgateError ``already_executed``, unrun. An
+        ``async def`` guard cancelled while its proposal or claim is under way reports a claim made for it after all
+        ``failed`` (``GAVE_UP``), in the background, so the call is not left ``executed``.
 
         ``display``, ``reason``, ``confidence``, ``estimated_cost``: a value or a function of the arguments.
         ``report``: ``"background"`` or ``"await"``, default the client's (see ``Tollgate``).
@@ -328,9 +354,10 @@ class Conversation:
                     details["annotations"] = dict(annotations)
                 return arguments, details
 
-            def propose(arguments: JsonObject, details: dict[str, Any], deadline: _Deadline) -> ToolCallHandle:
+            def propose(arguments: JsonObject, details: dict[str, Any], deadline: _Deadline,
+                        gone: Callable[[], bool] = lambda: False) -> ToolCallHandle:
                 calls = [dict(tool_name=tool_name, arguments=arguments, **details)]
-                return self._propose_step(calls, on_blocked, deadline, claim=True)[0]
+                return self._propose_step(calls, on_blocked, deadline, claim=True, gone=gone)[0]
 
             if inspect.iscoroutinefunction(fn):
                 @functools.wraps(fn)
@@ -338,7 +365,9 @@ class Conversation:
                     arguments, details = request(args, kwargs)
                     # ``timeout`` bounds the whole wait: an earlier step's pending calls, then this call's decision.
                     with _Deadline(timeout) as deadline:
-                        handle = await asyncio.to_thread(propose, arguments, details, deadline)
+                        # Cancelled while the proposal is under way, the claim it made is reported failed.
+                        handle = await _in_thread(lambda gone: propose(arguments, details, deadline, gone),
+                                                  ToolCallHandle._give_up)
                         return await handle.arun(lambda approved, _ctx: fn(**approved), timeout=deadline.left_for(handle),
                                                  output=output, report=mode)
 
@@ -356,12 +385,19 @@ class Conversation:
 
         return decorate
 
-    def _send(self, calls: list[JsonObject], on_blocked: OnBlocked, deadline: _Deadline, claim: bool = False) -> JsonObject:
+    def _send(self, calls: list[JsonObject], on_blocked: OnBlocked, deadline: _Deadline, claim: bool = False,
+              gone: Callable[[], bool] = lambda: False) -> JsonObject:
+        """Proposes the step, after the conversation's reports in flight, and again after an earlier step's pending
+        calls when blocked. ``gone()``: the async caller was cancelled, so nothing is proposed (or claimed) for it
+        after a wait; every attempt of one step sends the same body, its ``claimKey`` included."""
         path = f"/v1/conversations/{_quote(self.id)}/tool-calls"
         # The claim key makes the claim idempotent too: a retry after a lost answer is answered the same claim.
         body: JsonObject = {"toolCalls": calls, "claim": True, "claimKey": new_id("claim")} if claim else {"toolCalls": calls}
-        self.tollgate.reports.before_proposal(self.id)
+        # Bounded by the caller's timeout: when it is up, the proposal goes anyway (the wait only spares a race).
+        self.tollgate.reports.before_proposal(self.id, deadline.remaining())
         while True:
+            if gone():
+                raise _Gone()
             try:
                 proposal = self.tollgate.request("POST", path, body=body)
                 self.view.update(proposal.get("conversation") or {})
@@ -395,6 +431,10 @@ class _Deadline:
             raise ApprovalTimeout(tool_call_id, self.timeout or 0)
         return remaining
 
+    def remaining(self) -> float | None:
+        """Seconds left, 0 at the least (None: no bound); never raises."""
+        return None if self.at is None else max(0.0, self.at - time.monotonic())
+
     def left_for(self, handle: ToolCallHandle) -> float | None:
         """What is left for the decision of ``handle``: no bound needed once it is decided."""
         return None if handle.status != "pending" else self.left(handle.id)
@@ -405,6 +445,45 @@ class _Deadline:
     def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
         if isinstance(error, ApprovalTimeout) and self.timeout is not None and error.tool_call_id in self.waited and error.timeout != self.timeout:
             raise ApprovalTimeout(error.tool_call_id, self.timeout) from None
+
+
+T = TypeVar("T")
+
+
+class _Gone(Exception):
+    """The caller of a worker thread's claim was cancelled: the thread stops before it claims."""
+
+
+async def _in_thread(work: Callable[[Callable[[], bool]], T], give_up: Callable[[T], None]) -> T:
+    """``work(gone)`` in a worker thread (``asyncio.to_thread``), where a claim is made. A cancelled caller does not
+    stop the thread: then ``give_up(result)`` runs on what it made, in the thread when it finishes later, or here
+    when it finished first. ``gone()`` tells the work that the caller was cancelled (then it should claim nothing).
+    One lock hands the result over, so exactly one of the two sides gives it up, or the caller gets it."""
+    lock = threading.Lock()
+    state: dict[str, Any] = {"gone": False, "done": False}
+
+    def gone() -> bool:
+        with lock:
+            return bool(state["gone"])
+
+    def run() -> T:
+        result = work(gone)
+        with lock:
+            if not state["gone"]:
+                state["done"], state["result"] = True, result
+                return result
+        give_up(result)
+        return result
+
+    try:
+        return await asyncio.to_thread(run)
+    except asyncio.CancelledError:
+        with lock:
+            state["gone"] = True
+            done, result = state["done"], state.get("result")
+        if done:  # the thread handed it over, but the caller was cancelled before taking it
+            give_up(cast(T, result))
+        raise
 
 
 _DETAIL_KEYS = {"reason": "reason", "display": "display", "annotations": "annotations", "confidence": "confidence",

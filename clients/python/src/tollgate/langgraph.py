@@ -33,7 +33,7 @@ from pydantic import PrivateAttr
 
 from ._api import JsonObject
 from .client import Tollgate
-from .conversation import ApprovalOutcome, Conversation, ToolCallHandle, outcome_of
+from .conversation import ApprovalOutcome, Conversation, ToolCallHandle, _in_thread, outcome_of
 from .errors import ToolCallRejected
 
 try:  # langgraph-prebuilt ≥ 1.0: a ToolNode passes it to the tools that ask for it
@@ -186,14 +186,24 @@ async def arequest_approvals(conversation: Conversation, calls: Sequence[Mapping
 
 
 async def _astep(conversation: Conversation, calls: Sequence[Mapping[str, Any]], run: bool = False) -> list[ToolCallHandle]:
-    propose = functools.partial(conversation.propose_step, calls, claim=_claims(calls, run))
-    handles = await asyncio.to_thread(propose)
+    step = functools.partial(conversation.propose_step, calls, claim=_claims(calls, run))
+
+    async def propose() -> list[ToolCallHandle]:
+        # Cancelled while the proposal is under way, the claims it made are reported failed (never left executed).
+        return await _in_thread(lambda _gone: step(), _give_up_all)
+
+    handles = await propose()
     while True:
         pending = [h for h in handles if h.status == "pending"]
         if not pending:
             return handles
         interrupt(_interrupt_value(conversation, pending))
-        handles = await asyncio.to_thread(propose)
+        handles = await propose()
+
+
+def _give_up_all(handles: Sequence[ToolCallHandle]) -> None:
+    for handle in handles:
+        handle._give_up()
 
 
 # ── with_approval: the gated tool of a ToolNode ────────────────────────────────────────────────────────────
