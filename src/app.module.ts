@@ -1,9 +1,7 @@
-import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { TerminusModule } from '@nestjs/terminus';
-import { LoggerModule } from 'nestjs-pino';
-import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
 import { AuthGuard } from './adapters/http/auth';
 import { AuthFailureLimiter } from './adapters/api/auth-failures';
@@ -25,11 +23,9 @@ import { throttlerOptions, TokenThrottlerGuard } from './adapters/http/rate-limi
 import { GrpcServer } from './adapters/grpc/grpc-server';
 import { TollgateRpcs } from './adapters/grpc/tollgate.rpcs';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { RequestIdMiddleware } from './adapters/http/request-id.middleware';
 import {
   AuditVerifyMetricsHandler,
   DecisionMetricsHandler,
-  HttpMetricsMiddleware,
   MetricsController,
   TollgateMetrics,
 } from './adapters/metrics/metrics';
@@ -197,25 +193,19 @@ const QUERY_HANDLERS = [
 
 /** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
 @Module({})
-export class AppModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(RequestIdMiddleware, HttpMetricsMiddleware).forRoutes('*path');
-  }
-
+export class AppModule {
   /**
-   * `extra.outboxConsumers`: more ways out (tests use it to watch deliveries). `extra.logger`: the server's pino
-   * logger; its access log is mounted by the server, and nestjs-pino gives the lines logged inside a request
-   * that request's id.
+   * `extra.outboxConsumers`: more ways out (tests use it to watch deliveries). The request id, access log and
+   * HTTP metrics are Fastify hooks the server adds (server.ts configureHttp).
    */
   static forRoot(
     config: TollgateConfig,
     dataSource: DataSource,
-    extra: { outboxConsumers?: OutboxConsumer[]; logger?: PinoLogger } = {},
+    extra: { outboxConsumers?: OutboxConsumer[] } = {},
   ): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        ...(extra.logger ? [LoggerModule.forRoot({ pinoHttp: { logger: extra.logger }, useExisting: true })] : []),
         CqrsModule.forRoot(),
         TerminusModule.forRoot({ logger: false }),
         ThrottlerModule.forRoot(throttlerOptions(config)),

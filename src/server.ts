@@ -1,8 +1,7 @@
 import { INestApplication, Logger, LogLevel } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
-import { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Server as HttpServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AddressInfo } from 'node:net';
@@ -21,8 +20,11 @@ import { openDataSource } from './infrastructure/database/data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { EventFeed } from './infrastructure/streaming/event-feed';
-import { captureRawBody, SLACK_INTERACTIONS_PATH } from './adapters/slack/slack-interactions.controller';
+import { SLACK_INTERACTIONS_PATH } from './adapters/slack/slack-interactions.controller';
 import { setupOpenApi } from './adapters/http/openapi';
+import { useBodyParsers } from './adapters/http/body-parsers';
+import { requestIdOf, requestIds } from './adapters/http/request-id.hook';
+import { httpMetrics, TollgateMetrics } from './adapters/metrics/metrics';
 import { GrpcServer } from './adapters/grpc/grpc-server';
 import { applyPolicyDocument, PolicyFileWatcher, readPolicyFile } from './adapters/policy-file/policy-file';
 
@@ -48,7 +50,7 @@ export interface StartOptions {
 }
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
-const BODY_LIMIT = '1mb';
+const BODY_LIMIT = 1024 * 1024;
 
 /**
  * Starts Tollgate: the database (embedded PGlite unless DATABASE_URL), migrations, the Nest app,
@@ -74,8 +76,9 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openDatabase(config, (e) => (embedded = e));
-    const app = await NestFactory.create<NestExpressApplication>(
-      AppModule.forRoot(config, dataSource, { outboxConsumers: opts.outboxConsumers, logger }),
+    const app = await NestFactory.create<NestFastifyApplication>(
+      AppModule.forRoot(config, dataSource, { outboxConsumers: opts.outboxConsumers }),
+      httpAdapter(),
       { bodyParser: false, logger: nestLogger(logger) },
     );
     let grpcAddress: string | undefined;
@@ -83,7 +86,6 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
       configureHttp(app, logger);
       await app.init();
       if (config.policyFile) await loadPolicyFile(app, config.policyFile);
-      answerMalformedRequestsWithProblems(app.getHttpServer() as HttpServer);
       // gRPC first, so that once /health/ready answers both serve. A busy gRPC port is a ConfigError naming TOLLGATE_GRPC_PORT.
       if (config.grpcPort !== undefined)
         grpcAddress = await app.get(GrpcServer).listen(config.host, config.grpcPort, logger);
@@ -156,50 +158,57 @@ async function drainHttp(app: INestApplication): Promise<void> {
   clearTimeout(deadline);
 }
 
-/** Requests Node refuses before any handler runs (oversized headers, bad framing) still get an RFC 9457 problem. */
-function answerMalformedRequestsWithProblems(http: HttpServer): void {
-  http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable) return socket.destroy();
-    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? 431 : 400;
-    const body = JSON.stringify({
-      type: `urn:tollgate:problem:${tooLarge ? 'headers_too_large' : 'bad_request'}`,
-      title: tooLarge ? 'Request Header Fields Too Large' : 'Bad Request',
-      status,
-      detail: tooLarge ? 'The request line and headers exceed 16 KiB' : 'The request is not valid HTTP',
-      code: tooLarge ? 'headers_too_large' : 'validation_failed',
-    });
-    socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+/**
+ * Fastify under Nest: no logger of its own (the access log is a hook), the request id from X-Request-Id, Node's
+ * timeouts as Express had them, and routes matched as Express matched them (a trailing slash is the same route,
+ * a long id reaches its handler rather than a 414).
+ */
+function httpAdapter(): FastifyAdapter {
+  return new FastifyAdapter({
+    logger: false,
+    genReqId: requestIdOf,
+    bodyLimit: BODY_LIMIT,
+    keepAliveTimeout: 5_000,
+    requestTimeout: 300_000,
+    clientErrorHandler: answerMalformedRequest,
+    // Nothing here is Nest or Express middleware: the request id, access log and metrics are Fastify hooks.
+    skipMiddie: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
   });
 }
 
-/** Access log, body limits, YAML policies and the OpenAPI document; shared by the server and the tests. */
-export function configureHttp(app: NestExpressApplication, logger: PinoLoggerInstance): void {
-  app.disable('x-powered-by');
-  // Express would hash every JSON answer for a weak ETag nobody revalidates (API answers are never cached);
-  // the web inbox's assets set their own.
-  app.set('etag', false);
-  // First, so every request gets its line, including those a body parser refuses.
-  app.use(accessLog(logger));
-  app.use(SLACK_INTERACTIONS_PATH, captureRawBody); // Slack signs the exact bytes: keep them before any parser
-  app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
-  app.useBodyParser('text', { limit: BODY_LIMIT, type: YAML_TYPES });
-  // A body the parsers above did not take would reach the handlers as "no body": refuse it instead.
-  app.use((req: Request, _res: Response, next: NextFunction) => {
-    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-    if (hasBody && req.body === undefined && req.headers['content-type'] !== undefined) {
-      return next(
-        new DomainError(
-          'unsupported_media_type',
-          'unsupported',
-          'Send JSON (application/json), or YAML (application/yaml) for a policy',
-        ),
-      );
-    }
-    next();
+/** Requests Node refuses before any handler runs (oversized headers, bad framing) still get an RFC 9457 problem. */
+function answerMalformedRequest(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const body = JSON.stringify({
+    type: `urn:tollgate:problem:${tooLarge ? 'headers_too_large' : 'bad_request'}`,
+    title: tooLarge ? 'Request Header Fields Too Large' : 'Bad Request',
+    status,
+    detail: tooLarge ? 'The request line and headers exceed 16 KiB' : 'The request is not valid HTTP',
+    code: tooLarge ? 'headers_too_large' : 'validation_failed',
   });
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Request ids, access log, metrics, body parsing (limits, YAML policies, Slack's signed bytes) and the OpenAPI
+ * document. Fastify sends no `X-Powered-By` and computes no ETag (API answers are never cached; the web inbox's
+ * assets set their own).
+ */
+export function configureHttp(app: NestFastifyApplication, logger: PinoLoggerInstance): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  // First, so every request gets its id and its line, including those a body parser refuses.
+  fastify.addHook('onRequest', requestIds);
+  fastify.addHook('onRequest', accessLog(logger));
+  fastify.addHook('onRequest', httpMetrics(app.get(TollgateMetrics)));
+  useBodyParsers(fastify, { limit: BODY_LIMIT, textTypes: YAML_TYPES, rawBodyRoutes: [SLACK_INTERACTIONS_PATH] });
   setupOpenApi(app);
 }
 

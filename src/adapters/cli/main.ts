@@ -38,7 +38,7 @@ export function buildCli(): Command {
           '--approve-in-terminal asks on this terminal, but stdin/stdout is not a terminal (run it in one, or decide with `tollgate inbox` or the web inbox instead)',
         );
       }
-      // Tracing first: its instrumentations must be in place before the server loads http, express and pg.
+      // Tracing first: its instrumentations must be in place before the server loads http and pg.
       const tracing = tracingModule().startTracing();
       return serverCommands().serve(o, tracing);
     });

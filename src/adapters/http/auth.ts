@@ -1,6 +1,6 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { DomainError } from '../../domain/shared/domain-error';
@@ -29,7 +29,7 @@ export type Credential =
   | { kind: 'bearer'; /** When the token is no longer accepted. */ expiresAt?: Date }
   | { kind: 'session'; cookie: string };
 
-type AuthedRequest = Request & { principal?: Principal; credential?: Credential };
+type AuthedRequest = FastifyRequest & { principal?: Principal; credential?: Credential };
 
 /** The web sessions of single sign-on, or null when it is not configured (then no cookie is ever read). */
 export const WEB_SESSIONS = Symbol('WebSessions');

@@ -1,11 +1,11 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerModuleOptions } from '@nestjs/throttler';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { Principal } from '../../domain/shared/actor';
 import { TollgateConfig } from '../../infrastructure/config/config';
 import { RATE_LIMITED, RATE_WINDOW_MS, THROTTLER, tokenTracker } from '../api/limits';
 
-type AuthedRequest = Request & { principal?: Principal };
+type AuthedRequest = FastifyRequest & { principal?: Principal };
 
 /** Per token (tenant and subject) once authenticated, per address before; one window of 10 s. */
 export function throttlerOptions(config: TollgateConfig): ThrottlerModuleOptions {
@@ -25,7 +25,7 @@ export function throttlerOptions(config: TollgateConfig): ThrottlerModuleOptions
 export class TokenThrottlerGuard extends ThrottlerGuard {
   protected override async shouldSkip(ctx: ExecutionContext): Promise<boolean> {
     // Operators' probes and scrapes are never throttled.
-    const path = ctx.switchToHttp().getRequest<Request>().path;
-    return path.startsWith('/health/') || path === '/metrics';
+    const route = ctx.switchToHttp().getRequest<FastifyRequest>().routeOptions.url ?? '';
+    return route.startsWith('/health/') || route === '/metrics';
   }
 }

@@ -1,7 +1,7 @@
-import { Controller, Get, Header, Injectable, NestMiddleware, OnApplicationShutdown } from '@nestjs/common';
+import { Controller, Get, Header, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
@@ -349,20 +349,20 @@ export class AuditVerifyMetricsHandler implements IEventHandler<AuditTrailVerifi
   }
 }
 
-@Injectable()
-export class HttpMetricsMiddleware implements NestMiddleware {
-  constructor(private readonly metrics: TollgateMetrics) {}
-
-  use(req: Request, res: Response, next: NextFunction): void {
-    const end = this.metrics.httpDuration.startTimer();
-    res.once('finish', () => {
+/** Counts and times every answered request by route pattern: a Fastify `onRequest` hook. */
+export function httpMetrics(
+  metrics: TollgateMetrics,
+): (req: FastifyRequest, reply: FastifyReply, done: () => void) => void {
+  return (req, reply, done) => {
+    const end = metrics.httpDuration.startTimer();
+    reply.raw.once('finish', () => {
       // The route pattern, never the raw path: ids would explode the label set.
       const route = routeOf(req) ?? 'unmatched';
       end({ method: req.method, route });
-      this.metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+      metrics.httpRequests.inc({ method: req.method, route, status: String(reply.raw.statusCode) });
     });
-    next();
-  }
+    done();
+  };
 }
 
 @ApiTags('health')

@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { NextFunction, Request, Response } from 'express';
-import { DomainError, ValidationError } from '../../domain/shared/domain-error';
+import type { FastifyRequest } from 'fastify';
+import { ValidationError } from '../../domain/shared/domain-error';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
 import { Public } from '../http/auth';
 import { verifySlackSignature } from './slack-signature';
@@ -9,9 +9,8 @@ import { SlackAck, SlackInteraction, SlackInteractions } from './slack-interacti
 import { UnauthenticatedError } from '../api/errors';
 
 export const SLACK_INTERACTIONS_PATH = '/v1/slack/interactions';
-const MAX_BODY = 1024 * 1024;
-
-type RawRequest = Request & { rawBody?: Buffer };
+/** The body parsers keep this route's exact bytes in `rawBody` (server.ts: `rawBodyRoutes`). */
+type RawRequest = FastifyRequest & { rawBody?: Buffer };
 
 /**
  * Slack's interactivity URL. No bearer token: the signature over the raw body is the credential, so
@@ -53,35 +52,4 @@ function parsePayload(raw: Buffer): SlackInteraction {
     throw new ValidationError([{ path: 'payload.type', message: 'must be a string' }]);
   }
   return payload as SlackInteraction;
-}
-
-/**
- * Keeps the exact bytes of a Slack request (its signature covers them) before any body parser runs;
- * the parsers after it then see a finished stream and leave it alone. Mounted at SLACK_INTERACTIONS_PATH.
- */
-export function captureRawBody(req: RawRequest, _res: Response, next: NextFunction): void {
-  if (req.method !== 'POST') return next();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let done = false;
-  const finish = (e?: unknown) => {
-    if (done) return;
-    done = true;
-    next(e);
-  };
-  req.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > MAX_BODY) {
-      req.removeAllListeners('data');
-      req.resume();
-      return finish(new DomainError('payload_too_large', 'too_large', 'Slack interactions are at most 1 MiB'));
-    }
-    chunks.push(chunk);
-  });
-  req.on('end', () => {
-    req.rawBody = Buffer.concat(chunks);
-    req.body = {};
-    finish();
-  });
-  req.on('error', finish);
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * Whether people reach this service over https (TOLLGATE_PUBLIC_URL says so): then every cookie it sets is
@@ -35,7 +35,7 @@ export function loginCookie(state: string, secure: boolean): { name: string; pat
 }
 
 /** Whether any sign-in is under way in this browser (some login cookie is present). */
-export function hasLoginCookie(req: Pick<Request, 'headers'>): boolean {
+export function hasLoginCookie(req: Pick<FastifyRequest, 'headers'>): boolean {
   const header = req.headers.cookie;
   return (
     typeof header === 'string' &&
@@ -49,7 +49,7 @@ export function hasLoginCookie(req: Pick<Request, 'headers'>): boolean {
 }
 
 /** One cookie's value from the Cookie header (no parser is installed for the whole app). */
-export function readCookie(req: Pick<Request, 'headers'>, name: string): string | undefined {
+export function readCookie(req: Pick<FastifyRequest, 'headers'>, name: string): string | undefined {
   const header = req.headers.cookie;
   if (typeof header !== 'string' || header.length > 16_384) return undefined; // Node refuses larger headers anyway
   for (const part of header.split(';')) {
@@ -66,7 +66,7 @@ export interface CookieOptions {
 }
 
 /** HttpOnly and SameSite=Lax always (Lax: the provider's redirect back is a top-level GET that must carry it). */
-export function setCookie(res: Response, name: string, value: string, o: CookieOptions): void {
+export function setCookie(res: FastifyReply, name: string, value: string, o: CookieOptions): void {
   const parts = [
     `${name}=${value}`,
     `Path=${o.path}`,
@@ -75,9 +75,9 @@ export function setCookie(res: Response, name: string, value: string, o: CookieO
     'SameSite=Lax',
     ...(o.secure ? ['Secure'] : []),
   ];
-  res.append('Set-Cookie', parts.join('; '));
+  res.header('Set-Cookie', parts.join('; ')); // Fastify adds each Set-Cookie to those already set
 }
 
-export function clearCookie(res: Response, name: string, o: Omit<CookieOptions, 'maxAgeSeconds'>): void {
+export function clearCookie(res: FastifyReply, name: string, o: Omit<CookieOptions, 'maxAgeSeconds'>): void {
   setCookie(res, name, '', { ...o, maxAgeSeconds: 0 });
 }

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 
 /** Nothing runs, nothing loads: these pages are words and links. */
 const PAGE_CSP =
@@ -22,19 +22,19 @@ export interface PageLink {
 export const BACK_TO_SIGN_IN: PageLink = { href: '/', text: 'Back to the sign-in page', testId: 'back-to-sign-in' };
 
 export function sendPage(
-  res: Response,
+  res: FastifyReply,
   status: number,
   page: { title: string; detail: string; code: string; links?: PageLink[] },
 ): void {
   const links = page.links ?? [BACK_TO_SIGN_IN];
-  res.status(status);
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('Content-Security-Policy', PAGE_CSP);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.end(`<!doctype html>
+  res.code(status);
+  res.header('Content-Type', 'text/html; charset=utf-8');
+  res.header('Cache-Control', 'no-store');
+  res.header('Content-Security-Policy', PAGE_CSP);
+  res.header('X-Content-Type-Options', 'nosniff');
+  res.header('Referrer-Policy', 'no-referrer');
+  res.header('X-Frame-Options', 'DENY');
+  res.send(`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(page.title)} · Tollgate</title>

@@ -1,6 +1,6 @@
 import { Controller, Get, Header, HttpCode, Inject, Logger, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain/shared/domain-error';
 import { mapClaims } from '../../infrastructure/auth/claims-mapping';
 import { WebSessions } from '../../infrastructure/auth/web-sessions';
@@ -60,8 +60,8 @@ export class SsoController {
   @Get('login')
   @Public()
   async login(
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: FastifyRequest,
+    @Res() res: FastifyReply,
     @Query('return_to') returnTo?: unknown,
     @Query('prompt') prompt?: unknown,
   ): Promise<void> {
@@ -80,8 +80,10 @@ export class SsoController {
     // instead. (Behind TOLLGATE_PUBLIC_URL a proxy may rename the host: nothing is redirected.)
     const origin = this.options.publicUrl ? undefined : new URL(this.base(req));
     if (origin && req.headers.host?.toLowerCase() !== origin.host) {
-      res.setHeader('Cache-Control', 'no-store');
-      return res.redirect(303, `${origin.origin}/auth/login${new URL(req.originalUrl, origin).search}`);
+      res
+        .header('Cache-Control', 'no-store')
+        .redirect(`${origin.origin}/auth/login${new URL(req.originalUrl, origin).search}`, 303);
+      return;
     }
     let started: Awaited<ReturnType<RelyingParty['loginUrl']>>;
     try {
@@ -101,8 +103,7 @@ export class SsoController {
       maxAgeSeconds: LOGIN_TTL_S,
       secure: this.secure(),
     });
-    res.setHeader('Cache-Control', 'no-store');
-    res.redirect(303, started.url);
+    res.header('Cache-Control', 'no-store').redirect(started.url, 303);
   }
 
   /**
@@ -112,7 +113,7 @@ export class SsoController {
    */
   @Get('callback')
   @Public()
-  async callback(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async callback(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const { rp, sealer } = this.enabled();
     const secure = this.secure();
     const url = new URL(req.originalUrl, this.base(req));
@@ -195,8 +196,7 @@ export class SsoController {
       secure,
     });
     this.logger.log(`${mapped.principal.id} signed in (tenant ${mapped.principal.tenant})`);
-    res.setHeader('Cache-Control', 'no-store');
-    res.redirect(303, transaction.returnTo);
+    res.header('Cache-Control', 'no-store').redirect(transaction.returnTo, 303);
   }
 
   /**
@@ -206,7 +206,7 @@ export class SsoController {
   @Get('session')
   @Public()
   @Header('Cache-Control', 'no-store')
-  async session(@Req() req: Request) {
+  async session(@Req() req: FastifyRequest) {
     const cookie = this.sessions ? readCookie(req, this.sessions.cookieName) : undefined;
     const session = cookie !== undefined ? await this.sessions!.find(cookie) : undefined;
     if (!session || cookie === undefined)
@@ -232,7 +232,7 @@ export class SsoController {
   @Public()
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
+  async logout(@Req() req: FastifyRequest, @Res({ passthrough: true }) res: FastifyReply) {
     const { rp } = this.enabled();
     const cookie = readCookie(req, this.sessions!.cookieName);
     const session = cookie !== undefined ? await this.sessions!.find(cookie) : undefined;
@@ -245,7 +245,7 @@ export class SsoController {
     return { redirectTo: provider ?? '/' };
   }
 
-  private refuse(res: Response, status: number, page: Parameters<typeof sendPage>[2], why?: string): void {
+  private refuse(res: FastifyReply, status: number, page: Parameters<typeof sendPage>[2], why?: string): void {
     this.logger.warn(`sign-in refused: ${page.code}: ${page.detail}${why ? ` (${why})` : ''}`);
     sendPage(res, status, page);
   }
@@ -255,7 +255,7 @@ export class SsoController {
    * same account in again, silently. RP-initiated logout at the provider, back to the sign-in page, where it has an
    * end_session_endpoint; else a sign-in with `prompt=login`, which makes the provider ask who signs in.
    */
-  private async anotherAccountUrl(req: Request, idToken: string | undefined): Promise<string> {
+  private async anotherAccountUrl(req: FastifyRequest, idToken: string | undefined): Promise<string> {
     return (await this.rp!.logoutUrl(idToken, `${this.base(req)}/`)) ?? '/auth/login?prompt=login';
   }
 
@@ -266,7 +266,7 @@ export class SsoController {
   }
 
   /** Where people reach this service: the redirect URI's base. */
-  private base(req: Request): string {
+  private base(req: FastifyRequest): string {
     if (this.options.publicUrl) return this.options.publicUrl;
     const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
     return `http://${host}:${req.socket.localPort}`;

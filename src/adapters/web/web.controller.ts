@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain/shared/domain-error';
 import { DEFAULT_MAX_TTL_S, mintToken } from '../../infrastructure/auth/jwt-verifier';
 import { Public } from '../http/auth';
@@ -38,28 +38,27 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-function securityHeaders(res: Response): void {
-  res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+function securityHeaders(res: FastifyReply): void {
+  res.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  res.header('X-Content-Type-Options', 'nosniff');
+  res.header('Referrer-Policy', 'no-referrer');
+  res.header('X-Frame-Options', 'DENY');
+  res.header('Cross-Origin-Opener-Policy', 'same-origin');
+  res.header('Cross-Origin-Resource-Policy', 'same-origin');
 }
 
-function send(req: Request, res: Response, asset: WebAsset, cacheControl: string): void {
+function send(req: FastifyRequest, res: FastifyReply, asset: WebAsset, cacheControl: string): void {
   securityHeaders(res);
-  res.setHeader('Cache-Control', cacheControl);
-  res.setHeader('ETag', asset.etag);
+  res.header('Cache-Control', cacheControl);
+  res.header('ETag', asset.etag);
   const known = String(req.headers['if-none-match'] ?? '')
     .split(',')
     .map((t) => t.trim().replace(/^W\//, ''));
   if (known.includes(asset.etag) || known.includes('*')) {
-    res.status(304).end();
+    res.code(304).send();
     return;
   }
-  res.setHeader('Content-Type', asset.contentType);
-  res.end(asset.body);
+  res.type(asset.contentType).send(asset.body);
 }
 
 /** Only a browser on this machine may use the dev sign-in, even should dev mode listen on another address. */
@@ -72,7 +71,7 @@ export function isLoopback(address: string | undefined): boolean {
  * loopback, but its requests still name attacker.example in `Host` (and `Origin`). Only a loopback name with the
  * port this server listens on is this server.
  */
-export function isLocalRequest(req: Pick<Request, 'headers' | 'socket'>): boolean {
+export function isLocalRequest(req: Pick<FastifyRequest, 'headers' | 'socket'>): boolean {
   const port = req.socket.localPort;
   const host = req.headers.host;
   if (typeof host !== 'string' || !isLoopbackAuthority(host, port)) return false;
@@ -110,7 +109,7 @@ export class WebController {
 
   @Get()
   @Public()
-  index(@Req() req: Request, @Res() res: Response): void {
+  index(@Req() req: FastifyRequest, @Res() res: FastifyReply): void {
     const index = this.assets.index;
     if (!index)
       throw new DomainError(
@@ -123,7 +122,7 @@ export class WebController {
 
   @Get('assets/:file')
   @Public()
-  asset(@Param('file') file: string, @Req() req: Request, @Res() res: Response): void {
+  asset(@Param('file') file: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): void {
     const asset = this.assets.get(file);
     if (!asset) throw notFound(`No web asset named ${file}`);
     send(req, res, asset, 'public, max-age=31536000, immutable'); // the name carries the content hash
@@ -132,7 +131,7 @@ export class WebController {
   @Get('ui/config')
   @Public()
   @Header('Cache-Control', 'no-store')
-  config(@Req() req: Request) {
+  config(@Req() req: FastifyRequest) {
     return { devSignIn: this.devSignInFor(req) && isLocalRequest(req), sso: this.options.sso };
   }
 
@@ -141,7 +140,7 @@ export class WebController {
   @Public()
   @HttpCode(201)
   @Header('Cache-Control', 'no-store')
-  async devToken(@Req() req: Request, @Body() body: unknown) {
+  async devToken(@Req() req: FastifyRequest, @Body() body: unknown) {
     if (this.options.sso)
       throw notFound(
         `Dev sign-in is off because single sign-on (TOLLGATE_OIDC_ISSUER) is configured: sign in with ${this.options.sso.provider} (GET /auth/login)`,
@@ -165,7 +164,7 @@ export class WebController {
     return { token };
   }
 
-  private devSignInFor(req: Request): boolean {
+  private devSignInFor(req: FastifyRequest): boolean {
     return this.options.devSignIn && isLoopback(req.socket.remoteAddress);
   }
 }

@@ -1,13 +1,15 @@
-import type { Request, Response } from 'express';
-import type { Span } from '@opentelemetry/api';
+import { getRPCMetadata, RPCType } from '@opentelemetry/core';
+import { context, type Span } from '@opentelemetry/api';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { HttpLogger, pinoHttp } from 'pino-http';
 import type { Principal } from '../../domain/shared/actor';
-import { correlationIdFrom } from '../context/request-context';
 import { SERVER_SPAN, traceFieldsOf } from './trace-context';
 
-type LoggedRequest = Request & { principal?: Principal; [SERVER_SPAN]?: Span };
-type LoggedResponse = Response;
+type LoggedRequest = FastifyRequest & { principal?: Principal };
+/** What the error handler notes on the response for its access line. */
+const PROBLEM = Symbol('tollgate.problem');
+type NotedResponse = ServerResponse & { [PROBLEM]?: { code: string; error?: Error } };
 
 /** Probes and scrapes: logged at debug while they succeed, so a busy orchestrator does not fill the log. */
 const QUIET_PATHS = /^\/(health\/(live|ready)|metrics)$/;
@@ -15,18 +17,19 @@ const MAX_PATH = 200;
 
 /**
  * The matched route pattern (`/v1/tool-calls/:id`), never the raw path; undefined when no route matched
- * (Nest answers those 404s from a catch-all `{/*splat}` route, which names nothing).
+ * (Fastify's not-found handler, which names nothing) or the route is a wildcard.
  */
-export function routeOf(req: Request): string | undefined {
-  const path = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' && !path.includes('*') ? `${req.baseUrl}${path}` : undefined;
+export function routeOf(req: FastifyRequest): string | undefined {
+  const url = req.routeOptions.url;
+  return typeof url === 'string' && !url.includes('*') ? url : undefined;
 }
 
 /** What the error handler tells the access log: the problem's code, and the error itself for a 5xx. */
-export function noteProblem(res: Response, code: string, error?: unknown): void {
-  res.locals.problemCode = code;
-  // pino-http reads `res.err` when it writes the request's line.
-  if (error !== undefined) res.err = error instanceof Error ? error : new Error(String(error));
+export function noteProblem(res: ServerResponse, code: string, error?: unknown): void {
+  (res as NotedResponse)[PROBLEM] = {
+    code,
+    error: error === undefined ? undefined : error instanceof Error ? error : new Error(String(error)),
+  };
 }
 
 /**
@@ -35,61 +38,55 @@ export function noteProblem(res: Response, code: string, error?: unknown): void 
  * pattern, status, duration, tenant and principal (subject and roles; never the token), the problem code of an
  * error, and the trace of the request when tracing is on. 5xx at error with the error and its stack; the rest
  * at info (probes and scrapes at debug). Headers and query strings are not logged at all.
+ *
+ * A Fastify `onRequest` hook. The line is written on the response's `close`, which also comes when the client
+ * leaves first (Fastify's own `onResponse` does not). With tracing on, it names the route on the server span.
  */
-export function accessLog(logger: Logger): HttpLogger<LoggedRequest, LoggedResponse> {
-  return pinoHttp<LoggedRequest, LoggedResponse>({
-    logger,
-    genReqId: (req, res) => {
-      const id = correlationIdFrom(req.headers['x-request-id']);
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    customAttributeKeys: { reqId: 'req_id' },
-    // Lines logged inside a request carry its id only; the request's details are on its access line.
-    quietReqLogger: true,
-    quietResLogger: true,
-    customLogLevel: (req, res, err) => {
+export function accessLog(logger: Logger): (req: FastifyRequest, reply: FastifyReply, done: () => void) => void {
+  return (req, reply, done) => {
+    const start = process.hrtime.bigint();
+    const route = routeOf(req);
+    if (route !== undefined) {
+      // The HTTP instrumentation names the server span and sets `http.route` from this when the response ends.
+      const rpc = getRPCMetadata(context.active());
+      if (rpc?.type === RPCType.HTTP) rpc.route = route;
+    }
+    reply.raw.once('close', () => {
+      const res = reply.raw as NotedResponse;
+      const status = res.statusCode;
+      const noted = res[PROBLEM];
       const level =
-        err || res.statusCode >= 500 ? 'error' : QUIET_PATHS.test(req.path) && res.statusCode < 400 ? 'debug' : 'info';
-      return logger.isLevelEnabled(level) ? level : 'silent'; // 'silent': the line is not even put together
-    },
-    customSuccessMessage: (req, res, ms) => summary(req, res, ms),
-    customErrorMessage: (req, res, _err, ms?: number) => summary(req, res, ms),
-    customSuccessObject: (req, res, val: { responseTime: number }) => fields(req, res, val.responseTime),
-    customErrorObject: (req, res, err, val: { responseTime: number }) => {
-      // pino-http makes up an error for a bare 5xx; only a real one is worth its stack.
-      const real = res.err ?? (/^failed with status code \d+$/.test(err.message) ? undefined : err);
-      return { ...fields(req, res, val.responseTime), ...(real !== undefined ? { err: real } : {}) };
-    },
-  });
-}
-
-function summary(req: LoggedRequest, res: LoggedResponse, ms: number | undefined): string {
-  return `${req.method} ${routeOf(req) ?? pathOf(req)} ${res.statusCode}${ms === undefined ? '' : ` ${ms}ms`}`;
-}
-
-function fields(req: LoggedRequest, res: LoggedResponse, ms: number): Record<string, unknown> {
-  const route = routeOf(req);
-  const p = req.principal;
-  const code = res.locals?.problemCode as string | undefined;
-  return {
-    method: req.method,
-    route: route ?? null,
-    ...(route ? {} : { path: pathOf(req) }),
-    status: res.statusCode,
-    duration_ms: ms,
-    ...(p ? { tenant: p.tenant, principal: { sub: p.id, roles: p.roles } } : {}),
-    ...(code ? { code } : {}),
-    // The client went away before the answer was complete (a long-poll or stream it closed, a timeout).
-    ...(res.writableFinished ? {} : { client_closed: true }),
-    remote_addr: req.ip ?? req.socket?.remoteAddress,
-    ...traceFieldsOf(req[SERVER_SPAN]),
+        noted?.error || status >= 500 ? 'error' : status < 400 && QUIET_PATHS.test(pathOf(req.raw)) ? 'debug' : 'info';
+      if (!logger.isLevelEnabled(level)) return; // the line is not even put together
+      const ms = Math.round(Number(process.hrtime.bigint() - start) / 1e6);
+      const p = (req as LoggedRequest).principal;
+      const path = route === undefined ? pathOf(req.raw) : undefined;
+      logger[level](
+        {
+          req_id: req.id,
+          method: req.method,
+          route: route ?? null,
+          ...(path !== undefined ? { path } : {}),
+          status,
+          duration_ms: ms,
+          ...(p ? { tenant: p.tenant, principal: { sub: p.id, roles: p.roles } } : {}),
+          ...(noted ? { code: noted.code } : {}),
+          // The client went away before the answer was complete (a long-poll or stream it closed, a timeout).
+          ...(res.writableFinished ? {} : { client_closed: true }),
+          remote_addr: req.ip ?? req.socket?.remoteAddress,
+          ...traceFieldsOf((req.raw as IncomingMessage & { [SERVER_SPAN]?: Span })[SERVER_SPAN]),
+          ...(noted?.error ? { err: noted.error } : {}),
+        },
+        `${req.method} ${route ?? path} ${status} ${ms}ms`,
+      );
+    });
+    done();
   };
 }
 
 /** The path without its query string (tokens can hide there), cut short. */
-function pathOf(req: Request): string {
-  const url = req.originalUrl ?? req.url ?? '';
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '';
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   return path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path;

@@ -3,6 +3,7 @@ import { Logger as NestPinoLogger, PinoLogger } from 'nestjs-pino';
 import { hostname } from 'node:os';
 import pino, { DestinationStream, Logger, LoggerOptions } from 'pino';
 import type { LogFormat, LogLevelName } from '../config/config';
+import { RequestContext, RequestContexts } from '../context/request-context';
 import { activeTraceFields } from './trace-context';
 
 export interface LogSettings {
@@ -98,24 +99,24 @@ function prettyStream(): DestinationStream {
   });
 }
 
-const requestScoped = Object.getOwnPropertyDescriptor(PinoLogger.prototype, 'logger')!.get!;
-
 /**
- * nestjs-pino's logger for one server: inside a request, the request's logger (its lines carry `req_id`);
- * outside, this server's own. nestjs-pino would fall back to a root kept once per process, the first server's,
- * which is wrong for the second server a test starts in the same process.
+ * nestjs-pino's logger for one server: inside a request (or a gRPC call), a child whose lines carry the request's
+ * `req_id`; outside, this server's own. Each server keeps its own: tests start several in one process.
  */
 class ServerPinoLogger extends PinoLogger {
-  private readonly processRoot: unknown;
+  /** The logger of each request that logged something, made on its first line: most requests log nothing. */
+  private readonly requests = new WeakMap<RequestContext, Logger>();
 
   constructor(private readonly own: Logger) {
     super({ pinoHttp: { logger: own }, useExisting: true });
-    this.processRoot = requestScoped.call(this); // made outside any request: the process-wide root
   }
 
   override get logger(): Logger {
-    const l = requestScoped.call(this) as Logger;
-    return l === this.processRoot ? this.own : l;
+    const ctx = RequestContexts.current();
+    if (!ctx) return this.own;
+    let child = this.requests.get(ctx);
+    if (!child) this.requests.set(ctx, (child = this.own.child({ req_id: ctx.correlationId })));
+    return child;
   }
 }
 

@@ -8,11 +8,13 @@ import { SERVER_SPAN } from './trace-context';
  * traces: `OTEL_TRACES_EXPORTER` (otlp, console; `none` is off) or an OTLP endpoint. Otherwise the SDK is not
  * even loaded and tracing costs nothing. `OTEL_SDK_DISABLED=true` turns it off whatever else is set.
  *
- * Must run before `http`, `express` and `pg` are loaded by the server: the instrumentations patch them as
- * they are required. Nest is ES modules, which `require` hooks do not see, so the CommonJS modules it imports
- * are required here first and patched in place.
+ * Must run before `http` and `pg` are loaded by the server: the instrumentations patch them as they are
+ * required. Nest is ES modules, which `require` hooks do not see, so the CommonJS modules it imports are
+ * required here first and patched in place.
  *
- * Spans: every HTTP request but probes and scrapes (W3C `traceparent` honoured), the queries made on behalf of
+ * Spans: every HTTP request but probes and scrapes (W3C `traceparent` honoured), named for its route by the
+ * access log's hook (which sets the route the HTTP instrumentation reads; no span per Fastify hook or handler,
+ * which would say little more and cost on every request), the queries made on behalf of
  * a traced operation (queries of idle background loops make no traces), outgoing HTTP (webhooks, Slack; the
  * `traceparent` header goes out with them), and the outbox's deliveries. gRPC calls get their server span from
  * the gRPC adapter itself (trace-context.ts's startServerSpan, `traceparent` metadata honoured): it knows each
@@ -50,7 +52,6 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing | un
     logRecordProcessors: [],
   });
   sdk.start();
-  require('express');
   require('pg');
   /* eslint-enable @typescript-eslint/no-require-imports */
   return { shutdown: () => sdk.shutdown() };
@@ -60,8 +61,6 @@ function instrumentations(): NonNullable<NodeSDKConfiguration['instrumentations'
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { HttpInstrumentation } =
     require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { ExpressInstrumentation, ExpressLayerType } =
-    require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
   const { PgInstrumentation } =
     require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   /* eslint-enable @typescript-eslint/no-require-imports */
@@ -74,9 +73,6 @@ function instrumentations(): NonNullable<NodeSDKConfiguration['instrumentations'
         if (req instanceof IncomingMessage) (req as IncomingMessage & { [SERVER_SPAN]?: unknown })[SERVER_SPAN] = span;
       },
     }),
-    // Middleware spans would be a dozen per request, saying little: the route handler's span names the route.
-    // Catch-all layers (Nest's request-scoped middleware, its 404 route) name no route either.
-    new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE], ignoreLayers: [/\*/] }),
     new PgInstrumentation({ requireParentSpan: true }),
   ];
 }

@@ -23,7 +23,9 @@ import {
   VerifyResultView,
 } from '../../api/dto/views.dto';
 import { parseBody } from '../../api/validation';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { preferredType } from '../accepts';
+import { takeOver } from '../raw-response';
 import { once } from 'node:events';
 import { AuditFilter } from '../../../application/ports/audit-log.port';
 import { decodeAuditCursor } from '../../../application/queries/audit/audit.handlers';
@@ -169,14 +171,15 @@ export class AuditController {
   async export(
     @CurrentPrincipal() p: Principal,
     @Query() q: Record<string, unknown>,
-    @Res() res: Response,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     const format = enumParam('format', q.format, ['ndjson', 'csv'] as const) ?? 'ndjson';
     const filter = auditFilter(p.tenant, q);
     const batches = await this.queries.execute(new ExportAuditEventsQuery(filter));
     const iterator = batches[Symbol.asyncIterator]();
     const first = await iterator.next(); // a failure here still answers as a problem
-    res.status(200);
+    const res = takeOver(reply); // written with backpressure: each batch waits for 'drain'
+    res.statusCode = 200;
     res.setHeader('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
     res.setHeader('Content-Disposition', `attachment; filename="tollgate-audit-${p.tenant}.${format}"`);
     res.setHeader('Cache-Control', 'no-store');
@@ -232,10 +235,15 @@ export class AuditController {
     },
   })
   @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
-  async checkpoint(@CurrentPrincipal() p: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async checkpoint(
+    @CurrentPrincipal() p: Principal,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const cp = await this.queries.execute(new AuditCheckpointQuery(p.tenant));
-    if (req.accepts(['application/jose', 'application/json']) === 'application/json') res.json(cp);
-    else res.type('application/jose').send(cp.jws);
+    if (preferredType(req.headers.accept, ['application/jose', 'application/json']) === 'application/json')
+      reply.type('application/json; charset=utf-8').send(JSON.stringify(cp));
+    else reply.type('application/jose; charset=utf-8').send(cp.jws);
   }
 
   /** Retention (admins only: auditors change nothing). Refuses a cut-off younger than six months; the purge is itself an event. */

@@ -9,7 +9,7 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { DecideStepCommand } from '../../../application/commands/decide-step/decide-step.command';
 import { ConversationAccessQuery } from '../../../application/queries/access/access.query';
 import { GetConversationQuery } from '../../../application/queries/get-conversation/get-conversation.query';
@@ -57,7 +57,7 @@ export class ConversationsController {
   @ApiCreatedResponse({ type: ConversationView, description: 'Started' })
   @ApiOkResponse({ type: ConversationView, description: 'It existed (the same id from the same agent)' })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'idempotency_mismatch')
-  async start(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+  async start(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Res({ passthrough: true }) res: FastifyReply) {
     const { conversation, created } = await this.commands.execute(startConversation(p, body));
     res.status(created ? 201 : 200);
     return conversation;
@@ -146,7 +146,7 @@ export class ConversationsController {
     @CurrentPrincipal() p: Principal,
     @Param('id') id: string,
     @Body() body: unknown,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ) {
     const command = await proposeToolCalls(this.queries, p, id, () => body);
     const { replay, ...answer } = await this.commands.execute(command);

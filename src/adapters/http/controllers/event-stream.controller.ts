@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, Inject, Optional, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { EventFeed, FeedSubscription } from '../../../infrastructure/streaming/event-feed';
@@ -8,6 +8,7 @@ import { WebSessions } from '../../../infrastructure/auth/web-sessions';
 import { Credential, CurrentCredential, CurrentPrincipal, WEB_SESSIONS } from '../auth';
 import { ApiProblems, BEARER_PROBLEMS } from '../../api/dto/problem.dto';
 import { WaitSlots } from '../../api/limits';
+import { takeOver } from '../raw-response';
 
 /** How often an idle stream gets a keep-alive, and a session's stream looks whether its session still lives. */
 const HEARTBEAT_MS = 15_000;
@@ -76,8 +77,9 @@ export class EventStreamController {
     @CurrentCredential() credential: Credential | undefined,
     @Headers('last-event-id') header: string | undefined,
     @Query('lastEventId') query: unknown,
-    @Res() res: Response,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
+    const res = reply.raw; // the stream is written to the Node response, with its backpressure
     const resumeAfter = seqFrom('Last-Event-ID', header) ?? seqFrom('lastEventId', query);
     const release = this.slots.acquire(p); // 429 past the per-token or per-tenant bound on open streams and long-polls
     let subscription: FeedSubscription | undefined;
@@ -132,7 +134,8 @@ export class EventStreamController {
       throw e;
     }
     if (gone) return;
-    res.status(200);
+    takeOver(reply);
+    res.statusCode = 200;
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');
     res.setHeader('Connection', 'keep-alive');

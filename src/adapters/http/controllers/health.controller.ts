@@ -1,7 +1,7 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { databaseReadiness } from '../../../infrastructure/database/readiness';
 import { Public } from '../auth';
@@ -53,7 +53,7 @@ export class HealthController {
       details: { database: { status: 'down', message: 'migrations are pending: run `npm run migrate`' } },
     },
   })
-  async ready(@Res({ passthrough: true }) res: Response) {
+  async ready(@Res({ passthrough: true }) res: FastifyReply) {
     try {
       return await this.health.check([() => this.database()]);
     } catch (e) {

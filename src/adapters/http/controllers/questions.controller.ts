@@ -9,7 +9,7 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { GetQuestionQuery, ListQuestionsQuery } from '../../../application/queries/questions/question.queries';
 import { QuestionView as AppQuestionView } from '../../../application/views/question.view';
 import { QUESTION_STATUSES } from '../../../domain/question/question.aggregate';
@@ -78,7 +78,7 @@ export class QuestionsController {
     @CurrentPrincipal() p: Principal,
     @Param('id') id: string,
     @Body() body: unknown,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ) {
     const { replay, question } = await this.commands.execute(await askQuestion(this.queries, p, id, () => body));
     res.status(replay ? 200 : 201);
@@ -123,10 +123,10 @@ export class QuestionsController {
     @CurrentPrincipal() p: Principal,
     @Param('id') id: string,
     @Query('wait') wait: unknown,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ) {
     return readOrWait(
-      { raw: wait, access: questionAccess(this.queries, p, id), slots: this.waitSlots, principal: p, res },
+      { raw: wait, access: questionAccess(this.queries, p, id), slots: this.waitSlots, principal: p, res: res.raw },
       (seconds, signal) => this.queries.execute(new GetQuestionQuery(p, id, seconds, signal)),
     );
   }

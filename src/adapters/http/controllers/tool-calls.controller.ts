@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ClaimExecutionCommand } from '../../../application/commands/claim-execution/claim-execution.command';
 import { ExtendDeadlineCommand } from '../../../application/commands/extend-deadline/extend-deadline.command';
 import { Access } from '../../../application/queries/access/access.query';
@@ -50,11 +50,11 @@ export class ToolCallsController {
     @CurrentPrincipal() p: Principal,
     @Param('id') id: string,
     @Query('wait') wait: unknown,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ) {
     // The query checks visibility itself: no separate access read on the hot path of every long-poll.
     return readOrWait(
-      { raw: wait, access: toolCallAccess(this.queries, p, id), slots: this.waitSlots, principal: p, res },
+      { raw: wait, access: toolCallAccess(this.queries, p, id), slots: this.waitSlots, principal: p, res: res.raw },
       (seconds, signal) => this.queries.execute(new GetToolCallQuery(p, id, seconds, signal)),
     );
   }

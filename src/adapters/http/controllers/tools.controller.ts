@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Put, Query, Res } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { GetToolQuery } from '../../../application/queries/get-tool/get-tool.query';
 import { ListToolsQuery } from '../../../application/queries/list/list.queries';
 import { Principal } from '../../../domain/shared/actor';
@@ -48,7 +48,7 @@ export class ToolsController {
     @CurrentPrincipal() p: Principal,
     @Param('name') name: string,
     @Body() body: unknown,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ) {
     const { tool, created } = await this.commands.execute(registerTool(p, name, () => body));
     res.status(created ? 201 : 200);
