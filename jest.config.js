@@ -27,8 +27,9 @@ const base = {
   },
   resolver: '<rootDir>/packages/sdk/test/jest-resolver.cjs',
   modulePathIgnorePatterns: ['<rootDir>/packages/[^/]+/dist/'],
+  // ES modules among them are compiled too (@fastify/static, which Swagger UI under Fastify loads, brings one).
   transformIgnorePatterns: [
-    '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|@tokenizer|uint8array-extras|jose)/)',
+    '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|@tokenizer|uint8array-extras|jose|@fastify/static/node_modules/content-disposition|content-disposition)/)',
   ],
   testTimeout: 30000,
 };
