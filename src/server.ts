@@ -171,7 +171,7 @@ function httpAdapter(): FastifyAdapter {
     keepAliveTimeout: 5_000,
     requestTimeout: 300_000,
     clientErrorHandler: answerMalformedRequest,
-    // Nothing here is Nest or Express middleware: the request id, access log and metrics are Fastify hooks.
+    // No Nest middleware, so no @fastify/middie on every request: the request id, access log and metrics are hooks.
     skipMiddie: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
   });

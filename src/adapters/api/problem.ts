@@ -76,6 +76,10 @@ export function toProblem(e: unknown): Problem {
     const detail = typeof body === 'string' ? body : ((body as { message?: unknown }).message?.toString() ?? e.message);
     return problem(status, HTTP_CODES[status] ?? `http_${status}`, detail);
   }
+  // Fastify's own refusals before a handler runs (body limit, media type, a malformed URL) carry their status.
+  const status = (e as { statusCode?: unknown })?.statusCode;
+  if (e instanceof Error && e.name === 'FastifyError' && typeof status === 'number' && status >= 400 && status < 500)
+    return problem(status, HTTP_CODES[status] ?? `http_${status}`, e.message);
   // Class 22 is PostgreSQL's "data exception": input it cannot store (e.g. a NUL byte in a path id).
   const pgCode = (e as { driverError?: { code?: string } })?.driverError?.code;
   if (e instanceof QueryFailedError && pgCode?.startsWith('22')) {
