@@ -66,12 +66,13 @@ describe('the body parsers', () => {
 
   it('reads YAML as text, and refuses other media types, charsets and encodings with 415', async () => {
     expect((await post('a: 1\n', { 'content-type': 'application/yaml' })).json()).toEqual({ body: 'a: 1\n' });
-    for (const headers of [
+    const refused: Array<Record<string, string>> = [
       { 'content-type': 'text/plain' },
       { 'content-type': 'application/x-www-form-urlencoded' },
       { 'content-type': 'application/json; charset=latin1' },
       { 'content-type': 'application/json', 'content-encoding': 'x-nope' },
-    ]) {
+    ];
+    for (const headers of refused) {
       const res = await post('{}', headers);
       expect([res.status, res.json().code]).toEqual([415, 'unsupported_media_type']);
     }
