@@ -2,6 +2,7 @@ import { INestApplication, Logger, LogLevel } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Server as HttpServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AddressInfo } from 'node:net';
@@ -22,6 +23,7 @@ import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { EventFeed } from './infrastructure/streaming/event-feed';
 import { SLACK_INTERACTIONS_PATH } from './adapters/slack/slack-interactions.controller';
 import { setupOpenApi } from './adapters/http/openapi';
+import { answerWithProblem } from './adapters/http/problem.filter';
 import { useBodyParsers } from './adapters/http/body-parsers';
 import { requestIdOf, requestIds } from './adapters/http/request-id.hook';
 import { httpMetrics, TollgateMetrics } from './adapters/metrics/metrics';
@@ -48,6 +50,9 @@ export interface StartOptions {
   logDestination?: DestinationStream;
   outboxConsumers?: OutboxConsumer[];
 }
+
+/** What the service does first with every request (request id, access log, metrics), as Fastify hooks. */
+type OnRequestHook = (req: FastifyRequest, reply: FastifyReply, done: () => void) => void;
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
 const BODY_LIMIT = 1024 * 1024;
@@ -76,14 +81,15 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
   let dataSource: DataSource | undefined;
   try {
     dataSource = await openDatabase(config, (e) => (embedded = e));
+    let hooks: OnRequestHook[] = [];
     const app = await NestFactory.create<NestFastifyApplication>(
       AppModule.forRoot(config, dataSource, { outboxConsumers: opts.outboxConsumers }),
-      httpAdapter(),
+      httpAdapter(() => hooks),
       { bodyParser: false, logger: nestLogger(logger) },
     );
     let grpcAddress: string | undefined;
     try {
-      configureHttp(app, logger);
+      hooks = configureHttp(app, logger);
       await app.init();
       if (config.policyFile) await loadPolicyFile(app, config.policyFile);
       // gRPC first, so that once /health/ready answers both serve. A busy gRPC port is a ConfigError naming TOLLGATE_GRPC_PORT.
@@ -163,7 +169,7 @@ async function drainHttp(app: INestApplication): Promise<void> {
  * timeouts as Express had them, and routes matched as Express matched them (a trailing slash is the same route,
  * a long id reaches its handler rather than a 414).
  */
-function httpAdapter(): FastifyAdapter {
+function httpAdapter(onRequest: () => OnRequestHook[]): FastifyAdapter {
   return new FastifyAdapter({
     logger: false,
     genReqId: requestIdOf,
@@ -171,6 +177,14 @@ function httpAdapter(): FastifyAdapter {
     keepAliveTimeout: 5_000,
     requestTimeout: 300_000,
     clientErrorHandler: answerMalformedRequest,
+    // What the router refuses before any hook runs (a malformed %-encoding in the path) is answered here: it gets
+    // its request id and access line from the same hooks, then a problem, as everything else does.
+    frameworkErrors: (e: Error, req: FastifyRequest, reply: FastifyReply) => {
+      const hooks = onRequest();
+      const next = (i: number): void =>
+        i < hooks.length ? hooks[i](req, reply, () => next(i + 1)) : answerWithProblem(reply, e);
+      next(0);
+    },
     // No Nest middleware, so no @fastify/middie on every request: the request id, access log and metrics are hooks.
     skipMiddie: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
@@ -200,16 +214,16 @@ function answerMalformedRequest(err: NodeJS.ErrnoException, socket: Duplex): voi
 /**
  * Request ids, access log, metrics, body parsing (limits, YAML policies, Slack's signed bytes) and the OpenAPI
  * document. Fastify sends no `X-Powered-By` and computes no ETag (API answers are never cached; the web inbox's
- * assets set their own).
+ * assets set their own). Returns the request hooks, which also run for what the router refuses (httpAdapter).
  */
-export function configureHttp(app: NestFastifyApplication, logger: PinoLoggerInstance): void {
+export function configureHttp(app: NestFastifyApplication, logger: PinoLoggerInstance): OnRequestHook[] {
   const fastify = app.getHttpAdapter().getInstance();
   // First, so every request gets its id and its line, including those a body parser refuses.
-  fastify.addHook('onRequest', requestIds);
-  fastify.addHook('onRequest', accessLog(logger));
-  fastify.addHook('onRequest', httpMetrics(app.get(TollgateMetrics)));
+  const hooks: OnRequestHook[] = [requestIds, accessLog(logger), httpMetrics(app.get(TollgateMetrics))];
+  for (const hook of hooks) fastify.addHook('onRequest', hook);
   useBodyParsers(fastify, { limit: BODY_LIMIT, textTypes: YAML_TYPES, rawBodyRoutes: [SLACK_INTERACTIONS_PATH] });
   setupOpenApi(app);
+  return hooks;
 }
 
 async function loadPolicyFile(app: INestApplication, path: string): Promise<void> {

@@ -12,11 +12,18 @@ import { takeOver } from './raw-response';
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
   catch(e: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const p = toProblem(e);
-    noteProblem(reply.raw, p.code, p.status >= 500 ? e : undefined);
-    sendProblem(reply, p);
+    answerWithProblem(host.switchToHttp().getResponse<FastifyReply>(), e);
   }
+}
+
+/**
+ * `e` as the answer's problem, noted for the access line. Also Fastify's `frameworkErrors`: what its router refuses
+ * before any route or hook runs (a malformed percent-encoding in the path) never reaches Nest's filters.
+ */
+export function answerWithProblem(reply: FastifyReply, e: unknown): void {
+  const p = toProblem(e);
+  noteProblem(reply.raw, p.code, p.status >= 500 ? e : undefined);
+  sendProblem(reply, p);
 }
 
 export function sendProblem(reply: FastifyReply, p: Problem): void {
