@@ -1052,7 +1052,7 @@ async function main() {
         ` baseline p50 ${fmt(singleB.lat.p50, 2)} ms, p99 ${fmt(singleB.lat.p99, 2)} ms, ${fmt(singleB.cpuUsPerReq)} µs server CPU`,
     );
     // The framework's floor: an empty route, one request at a time, CPU per request (Tollgate's /health/live is
-    // answered by Nest/Express with no database work; the baseline's /health by bare node:http).
+    // answered by Nest on Fastify with no database work; the baseline's /health by bare node:http).
     const floorReq = { n: FULL ? 2000 : 500, warm: 200, method: 'GET', status: 200, body: undefined, token: undefined };
     const floorT = await oneAtATime(A, { ...floorReq, path: () => '/health/live' });
     const floorB = await oneAtATime(base, { ...floorReq, path: () => '/health' });
