@@ -403,8 +403,9 @@ export class ToolCallHandle {
           () => undefined,
           (e) => this.reportFailed(e),
         );
-      // In the background the request is built and sent after the guard has returned: none of it on the agent's path.
-      return background ? this.tollgate.inBackground(new Promise<void>(soon).then(send)) : send();
+      // In the background the report is on its way before the guard returns, ahead of the agent's next proposal
+      // (sent after the return, it would meet that proposal in the conversation's queue on the server).
+      return background ? this.tollgate.inBackground(send()) : send();
     };
     let result: R;
     try {
