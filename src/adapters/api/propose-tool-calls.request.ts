@@ -4,6 +4,7 @@ import type { Principal } from '../../domain/shared/actor';
 import { ProposeToolCallsRequest, proposedCalls } from './dto/tool-call.dto';
 import { accessBeforeFaults, conversationAccess } from './precedence';
 import { fastAccepts } from './compiled-bodies';
+import { mustFitOutput } from './report-result.request';
 import { parseBody } from './validation';
 
 const FAST_PROPOSAL = fastAccepts(ProposeToolCallsRequest);
@@ -19,10 +20,20 @@ export async function proposeToolCalls(
   body: () => unknown,
 ): Promise<ProposeToolCallsCommand> {
   const dto = await accessBeforeFaults(
-    () => parseBody(ProposeToolCallsRequest, body(), FAST_PROPOSAL),
+    () => {
+      const dto = parseBody(ProposeToolCallsRequest, body(), FAST_PROPOSAL);
+      dto.results?.forEach((r, i) => mustFitOutput(r.output, `results[${i}].output`));
+      return dto;
+    },
     conversationAccess(queries, p, conversationId),
     (a) => a.isOwningAgent,
     () => 'Only the agent that started this conversation may propose tool calls in it',
   );
-  return new ProposeToolCallsCommand(p, conversationId, proposedCalls(dto), dto.claim === true, dto.claimKey);
+  const results = (dto.results ?? []).map(({ toolCallId, outcome, output, error }) => ({
+    toolCallId,
+    outcome,
+    ...(output !== undefined ? { output } : {}),
+    ...(error !== undefined ? { error } : {}),
+  }));
+  return new ProposeToolCallsCommand(p, conversationId, proposedCalls(dto), dto.claim === true, dto.claimKey, results);
 }

@@ -11,6 +11,13 @@ const FAST_RESULT = fastAccepts(ResultRequest);
 
 const MAX_OUTPUT_BYTES = 64 * 1024;
 
+/** A result's output is at most 64 KiB serialised (`413 too_large`); `at` names it among a proposal's results. */
+export function mustFitOutput(output: unknown, at = 'output'): void {
+  if (output !== undefined && Buffer.byteLength(JSON.stringify(output) ?? '') > MAX_OUTPUT_BYTES) {
+    throw new DomainError('payload_too_large', 'too_large', `${at} is larger than 64 KiB once serialised`);
+  }
+}
+
 /** POST /v1/tool-calls/{id}/result, Tollgate.ReportResult: the conversation's agent; output at most 64 KiB. */
 export async function reportResult(
   queries: QueryBus,
@@ -21,9 +28,7 @@ export async function reportResult(
   const dto = await accessBeforeFaults(
     () => {
       const dto = parseBody(ResultRequest, body(), FAST_RESULT);
-      if (dto.output !== undefined && Buffer.byteLength(JSON.stringify(dto.output) ?? '') > MAX_OUTPUT_BYTES) {
-        throw new DomainError('payload_too_large', 'too_large', 'output is larger than 64 KiB once serialised');
-      }
+      mustFitOutput(dto.output);
       return dto;
     },
     toolCallAccess(queries, p, toolCallId),

@@ -226,11 +226,38 @@ function annotationsBody(a: Msg): Json {
   return present(Object.fromEntries(ANNOTATION_NAMES.map((k) => [k, a[k]]))) as Json;
 }
 
+/** A result sent with a proposal (CarriedResult). */
+export interface CarriedResultMsg {
+  toolCallId?: string;
+  outcome?: string;
+  output?: PbValue | null;
+  error?: string;
+}
+
 /** The body of POST /v1/conversations/{id}/tool-calls. */
-export function proposalBody(calls: ProposedToolCallMsg[] | undefined, claim?: boolean, claimKey?: string): Json {
+export function proposalBody(
+  calls: ProposedToolCallMsg[] | undefined,
+  claim?: boolean,
+  claimKey?: string,
+  results?: CarriedResultMsg[],
+): Json {
   return {
     ...(claim ? { claim: true } : {}),
     ...(claimKey !== undefined ? { claimKey } : {}),
+    // Left out when empty: proto3 cannot tell an empty list from none.
+    ...(results?.length
+      ? {
+          results: results.map(
+            (r, i) =>
+              present({
+                toolCallId: r.toolCallId ?? '',
+                outcome: enumValue('RESULT_OUTCOME', r.outcome),
+                output: valueField(r.output, `results[${i}].output`),
+                error: r.error,
+              }) as Json,
+          ),
+        }
+      : {}),
     toolCalls: (calls ?? []).map((c, i) =>
       present<EveryMember<ProposedToolCallDto>>({
         id: c.id,

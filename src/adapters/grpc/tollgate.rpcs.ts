@@ -25,6 +25,7 @@ import {
   meMessage,
   present,
   proposalBody,
+  CarriedResultMsg,
   ProposedToolCallMsg,
   questionMessage,
   structField,
@@ -96,10 +97,16 @@ export class TollgateRpcs {
 
   async proposeToolCalls(
     c: RpcCall,
-    req: { conversationId?: string; toolCalls?: ProposedToolCallMsg[]; claim?: boolean; claimKey?: string },
+    req: {
+      conversationId?: string;
+      toolCalls?: ProposedToolCallMsg[];
+      claim?: boolean;
+      claimKey?: string;
+      results?: CarriedResultMsg[];
+    },
   ) {
     const command = await proposeToolCalls(this.queries, c.principal, req.conversationId ?? '', () =>
-      proposalBody(req.toolCalls, req.claim, req.claimKey),
+      proposalBody(req.toolCalls, req.claim, req.claimKey, req.results),
     );
     const { replay, conversation, toolCalls, claims } = await this.commands.execute(command);
     return {

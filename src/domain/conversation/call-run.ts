@@ -3,6 +3,7 @@ import type { DomainError } from '../shared/domain-error';
 import { AlreadyCompletedError, AlreadyExecutedError, NotApprovedError, NotExecutedError } from './conversation.errors';
 import { policyRef, ToolCallCompleted, ToolCallExecuted } from './conversation.events';
 import type { CallCourse } from './held-call';
+import { jsonEqual } from '../shared/json';
 import type { ActorRef, ClaimKey, ToolCall } from './tool-call.entity';
 
 export type ClaimResult = { kind: 'claimed'; call: ToolCall } | { kind: 'refused'; call: ToolCall; error: DomainError };
@@ -40,8 +41,13 @@ export function completeCall(
   agent: Principal,
   at: Date,
   c: CallCourse,
+  /** The same result again (a retry that landed the first time) is taken as recorded; a different one is refused. */
+  again = false,
 ): ToolCall {
-  if (call.status === 'completed') throw new AlreadyCompletedError(call.id);
+  if (call.status === 'completed') {
+    if (again && sameResult(call.snapshot().result, result)) return call;
+    throw new AlreadyCompletedError(call.id);
+  }
   if (call.status !== 'executed') throw new NotExecutedError(call.id, call.status);
   call.moveTo('completed', at, { result: { ...result, at } });
   const startedAt = call.snapshot().execution?.at ?? at;
@@ -54,4 +60,16 @@ export function completeCall(
   );
   c.changed(at);
   return call;
+}
+
+function sameResult(
+  stored: { outcome: string; output?: unknown; error?: string } | undefined,
+  sent: { outcome: string; output?: unknown; error?: string },
+): boolean {
+  return (
+    !!stored &&
+    stored.outcome === sent.outcome &&
+    (stored.error ?? null) === (sent.error ?? null) &&
+    jsonEqual(stored.output ?? null, sent.output ?? null)
+  );
 }

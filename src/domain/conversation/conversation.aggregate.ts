@@ -279,9 +279,11 @@ export class Conversation extends AggregateRoot {
     result: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string },
     agent: Principal,
     at: Date,
+    /** The same result again is taken as recorded (results sent with a proposal, which a retry sends again). */
+    again = false,
   ): ToolCall {
     const call = this.mustFind(toolCallId);
-    return completeCall(call, result, agent, at, this.course(call));
+    return completeCall(call, result, agent, at, this.course(call), again);
   }
 
   /** Kill switch: pending and approved-but-unclaimed calls are cancelled and never run. */

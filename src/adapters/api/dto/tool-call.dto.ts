@@ -162,6 +162,23 @@ export class ProposedToolCallDto {
   display?: DisplayDto;
 }
 
+export class ResultRequest {
+  @ApiProperty({ enum: ['succeeded', 'failed'] }) @IsIn(['succeeded', 'failed']) outcome: 'succeeded' | 'failed';
+  @ApiPropertyOptional({ ...ANY_JSON, description: 'Any JSON, at most 64 KiB serialised' })
+  @IsOptional()
+  output?: unknown;
+  @ApiPropertyOptional({ maxLength: 16000 }) @IsOptional() @IsString() @MaxLength(16000) error?: string;
+}
+
+/** A result sent with a proposal (`results`): what `POST /v1/tool-calls/{id}/result` takes, with the call's id. */
+@ApiSchema({ name: 'CarriedResult' })
+export class CarriedResultDto extends ResultRequest {
+  @ApiProperty({ example: 'tc_7de0c1', description: 'An earlier call of this conversation, claimed by this agent' })
+  @IsString()
+  @Matches(ID_PATTERN, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' })
+  toolCallId: string;
+}
+
 export class ProposeToolCallsRequest {
   @ApiProperty({ type: [ProposedToolCallDto], minItems: 1, maxItems: 64 })
   @IsArray()
@@ -187,6 +204,19 @@ export class ProposeToolCallsRequest {
   @IsString()
   @Matches(/^[A-Za-z0-9_.:-]{1,128}$/, { message: 'must match ^[A-Za-z0-9_.:-]{1,128}$' })
   claimKey?: string;
+  @ApiPropertyOptional({
+    type: [CarriedResultDto],
+    maxItems: 64,
+    description:
+      "Results of earlier calls of this conversation (each as `POST /v1/tool-calls/{id}/result` takes it), recorded before the proposal in the same transaction: an agent's report of its last call rides with its next step, one request and one commit instead of two. All or nothing: a result refused (`not_executed`, `already_completed` with another result, a call of another conversation: `not_found`) refuses the request and nothing of it is written. The same result again is taken as recorded, so the request stays safe to retry.",
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => CarriedResultDto)
+  results?: CarriedResultDto[];
 }
 
 export class DecisionRequest {
@@ -300,12 +330,4 @@ export class StepDecisionRequest {
   @IsString({ each: true })
   @MaxLength(128, { each: true })
   toolCallIds?: string[];
-}
-
-export class ResultRequest {
-  @ApiProperty({ enum: ['succeeded', 'failed'] }) @IsIn(['succeeded', 'failed']) outcome: 'succeeded' | 'failed';
-  @ApiPropertyOptional({ ...ANY_JSON, description: 'Any JSON, at most 64 KiB serialised' })
-  @IsOptional()
-  output?: unknown;
-  @ApiPropertyOptional({ maxLength: 16000 }) @IsOptional() @IsString() @MaxLength(16000) error?: string;
 }

@@ -19,6 +19,14 @@ export interface ProposalClaim {
   receipt: string;
 }
 
+/** A result sent with a proposal: what `POST /v1/tool-calls/{id}/result` records. */
+export interface CarriedResult {
+  toolCallId: string;
+  outcome: 'succeeded' | 'failed';
+  output?: unknown;
+  error?: string;
+}
+
 export class ProposeToolCallsCommand extends Command<ProposalResult> {
   constructor(
     readonly principal: Principal,
@@ -28,6 +36,8 @@ export class ProposeToolCallsCommand extends Command<ProposalResult> {
     readonly claim = false,
     /** The request's idempotency key for its claims: the same request retried is answered the same claims. */
     readonly claimKey?: string,
+    /** Results of earlier calls of this conversation, recorded first, in the same transaction. */
+    readonly results: CarriedResult[] = [],
   ) {
     super();
   }

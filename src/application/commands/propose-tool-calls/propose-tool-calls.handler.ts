@@ -45,6 +45,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
     calls,
     claim,
     claimKey,
+    results = [],
   }: ProposeToolCallsCommand): Promise<ProposalResult> {
     const { answer, claimed } = await this.uow.run(
       async () => {
@@ -56,7 +57,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
         const read = await this.inputs.withConversation(
           p.tenant,
           conversationId,
-          { lock: true, calls: { statuses: PENDING, externalIds } },
+          { lock: true, calls: { statuses: PENDING, externalIds, ids: results.map((r) => r.toolCallId) } },
           toolNames,
         );
         const conv = visibleConversation(read?.conversation ?? null, p, conversationId);
@@ -65,6 +66,14 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
         const registry = new Map(tools.map((t) => [t.name, t.snapshot()]));
         const grantFacts = grants.map((g) => g.facts());
         const now = this.clock.now();
+        // The agent's results of earlier calls first: one commit for the last call's report and the next step.
+        // A refused one refuses the request, so nothing of it is written; the same result again (a retry) is a no-op.
+        let reported = false;
+        for (const { toolCallId, ...result } of results) {
+          const before = conv.findCall(toolCallId)?.status;
+          conv.complete(toolCallId, result, p, now, true);
+          reported ||= before !== 'completed';
+        }
         const evaluate = (call: ProposedCallFacts) => {
           const tool = registry.get(call.toolName);
           return ApprovalPolicy.evaluate(call, {
@@ -84,7 +93,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
               receiptId: () => this.ids.next('rcpt'),
             })
           : [];
-        if (!result.replay || claimed.some((k) => k.fresh)) await this.conversations.save(conv);
+        if (!result.replay || reported || claimed.some((k) => k.fresh)) await this.conversations.save(conv);
         // The conversation without its call list: GET it for the whole history.
         const answer = {
           replay: result.replay,
