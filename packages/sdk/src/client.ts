@@ -213,7 +213,14 @@ export class TollgateClient {
    * Reports the run's outcome (the call becomes `completed`). A retry whose first attempt did land answers
    * `409 already_completed`; that is taken as done.
    */
-  async reportResult(id: string, result: ResultRequest, o: WaitOptions = {}): Promise<ToolCall> {
+  async reportResult(
+    id: string,
+    result: ResultRequest,
+    o: WaitOptions & {
+      /** @internal Sent before, its answer lost (with a proposal): `already_completed` is taken as done at once. */
+      sentBefore?: boolean;
+    } = {},
+  ): Promise<ToolCall> {
     let attempts = 0;
     for (;;) {
       attempts += 1;
@@ -224,7 +231,7 @@ export class TollgateClient {
           maxAttempts: 1,
         });
       } catch (e) {
-        if (e instanceof TollgateError && e.code === 'already_completed' && attempts > 1)
+        if (e instanceof TollgateError && e.code === 'already_completed' && (attempts > 1 || o.sentBefore))
           return this.getToolCall(id, o);
         const transient =
           e instanceof TollgateError &&

@@ -116,6 +116,10 @@ const MAX_ERROR_CHARS = 16_000;
 export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   private queue: Queued[] = [];
   private flushing = false;
+  /** Background reports waiting a turn for this conversation's next proposal, to go with it (`results`). */
+  private carried: Carried[] = [];
+  /** False once the server refused `results` as an unknown field (a server older than 0.6). */
+  private carriesResults = true;
 
   constructor(
     /** The client that started it: a `Tollgate` when `tollgate.conversation()` made it. */
@@ -145,6 +149,26 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
    */
   ask(text: string, o: AskOptions = {}): Promise<QuestionOutcome> {
     return new Questions(this.tollgate).askAndWait(this.id, text, o);
+  }
+
+  /**
+   * @internal A background report of one of this conversation's calls. It waits one turn: a proposal made in
+   * that turn (an agent's next call, back to back) takes it along, one request and one commit for both;
+   * otherwise it is sent alone. Resolves once it landed or was handed to `onReportError`; never rejects.
+   */
+  carry(report: Omit<Carried, 'done'>): Promise<void> {
+    return new Promise<void>((done) => {
+      this.carried.push({ ...report, done });
+      soon(() => {
+        // A proposal queued in this turn is about to go and takes them; else they go now.
+        if (this.queue.length === 0) this.release(this.carried.splice(0), false);
+      });
+    });
+  }
+
+  /** Sends carried reports alone (a proposal did not take them, or its request failed). */
+  private release(items: Carried[], sentBefore: boolean): void {
+    for (const c of items) void c.alone(sentBefore).then(c.done);
   }
 
   /** Proposes one call and waits for its decision. Never throws for a refusal: see `status`. */
@@ -180,7 +204,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   async proposeStep(calls: ApprovalRequest[], o: ProposeOptions = {}): Promise<ToolCallHandle[]> {
     const prepared = await Promise.all(calls.map((c) => this.prepare(c)));
     const proposal = await this.send(prepared, o);
-    return handles(this.tollgate, proposal);
+    return handles(this.tollgate, proposal, this);
   }
 
   /**
@@ -235,6 +259,15 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
    * is proposed alone and meets its own answer.
    */
   private async flush(): Promise<void> {
+    try {
+      await this.flushQueued();
+    } finally {
+      // Reports left for a proposal that did not go (its callers gave up): sent alone.
+      if (this.queue.length === 0) this.release(this.carried.splice(0), false);
+    }
+  }
+
+  private async flushQueued(): Promise<void> {
     let batch = this.queue.splice(0);
     this.flushing = false;
     for (;;) {
@@ -254,7 +287,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
           { onBlocked: 'throw', claim: batch.every((b) => b.o.claim === true) },
           claimKey,
         );
-        const made = handles(this.tollgate, proposal);
+        const made = handles(this.tollgate, proposal, this);
         batch.forEach((b, i) => {
           // A caller that gave up meanwhile was rejected already: a claim made for it is given up too.
           if (b.o.signal?.aborted) made[i].giveUp();
@@ -294,7 +327,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   private async settle(b: Queued, claimKey?: string): Promise<void> {
     try {
       const proposal = await this.send([b.call], b.o, claimKey);
-      b.resolve(handles(this.tollgate, proposal)[0]);
+      b.resolve(handles(this.tollgate, proposal, this)[0]);
     } catch (e) {
       b.reject(e);
     }
@@ -303,30 +336,64 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   private async send(calls: ProposedToolCall[], o: ProposeOptions, claimKey = newId('claim')): Promise<Proposal> {
     // The key makes the claim part of the request idempotent: a retry after a lost answer is answered the same claims.
     const claiming = o.claim ? { claim: true, claimKey } : {};
+    let carrying = this.carriesResults;
     for (;;) {
+      // Background reports waiting for this proposal go with it, recorded first in the same transaction.
+      const carried = carrying ? this.carried.splice(0, MAX_CARRIED) : [];
+      const results = carried.length
+        ? { results: carried.map((c) => ({ toolCallId: c.toolCallId, ...c.result })) }
+        : {};
+      let proposal: Proposal;
       try {
-        const proposal = await this.tollgate.request<Proposal>(
+        proposal = await this.tollgate.request<Proposal>(
           'POST',
           `/v1/conversations/${encodeURIComponent(this.id)}/tool-calls`,
           // A proposal that claims is not cut short: the server may have claimed already, and that must be known.
-          { body: { toolCalls: calls, ...claiming }, signal: o.claim ? undefined : o.signal },
+          { body: { toolCalls: calls, ...claiming, ...results }, signal: o.claim ? undefined : o.signal },
         );
-        this.view = { ...this.view, ...proposal.conversation };
-        if (o.claim && o.signal?.aborted) {
-          handles(this.tollgate, proposal).forEach((h) => h.giveUp());
-          throw abortReason(o.signal);
-        }
-        return proposal;
       } catch (e) {
+        if (carried.length > 0) {
+          // Refused (4xx), nothing of the request was written; otherwise its answer may have been lost.
+          const refused = e instanceof TollgateError && e.status >= 400 && e.status < 500;
+          this.release(carried, !refused);
+          // Refused for a result (or by a server that takes none with a proposal): the proposal goes again alone.
+          if (refused && e.code !== 'conversation_blocked' && e.code !== 'halted') {
+            carrying = false;
+            if (/unknown field "results"/.test(e.detail)) this.carriesResults = false;
+            continue;
+          }
+        }
         if (!(e instanceof TollgateError) || e.code !== 'conversation_blocked' || o.onBlocked === 'throw') throw e;
         const blocking = Array.isArray(e.problem.pendingToolCallIds) ? e.problem.pendingToolCallIds : [];
         if (blocking.length === 0) throw e;
         // Wait for the earlier step's calls to be decided (or to expire), then propose again.
         await Promise.all(blocking.map((id) => this.tollgate.waitForDecision(id, { signal: o.signal })));
+        continue;
       }
+      for (const c of carried) c.done();
+      this.view = { ...this.view, ...proposal.conversation };
+      if (o.claim && o.signal?.aborted) {
+        handles(this.tollgate, proposal, this).forEach((h) => h.giveUp());
+        throw abortReason(o.signal);
+      }
+      return proposal;
     }
   }
 }
+
+/** At most this many results go with one proposal (the server's bound). */
+const MAX_CARRIED = 64;
+
+interface Carried {
+  toolCallId: string;
+  result: ReportBody;
+  /** Sends it alone, as a report in the background is sent (never rejects). */
+  alone(sentBefore: boolean): Promise<void>;
+  done(): void;
+}
+
+type ReportBody =
+  { outcome: 'succeeded'; output?: JsonValue } | { outcome: 'failed'; error?: string; output?: JsonValue };
 
 interface Queued {
   call: ProposedToolCall;
@@ -336,11 +403,16 @@ interface Queued {
 }
 
 /** A handle per call of the proposal, holding the claim the proposal made of it, if any. */
-function handles(tollgate: TollgateClient, proposal: Proposal): ToolCallHandle[] {
+function handles(tollgate: TollgateClient, proposal: Proposal, conversation: TollgateConversation): ToolCallHandle[] {
   const claims = new Map((proposal.claims ?? []).map((k) => [k.toolCallId, k]));
   return proposal.toolCalls.map((tc) => {
     const k = claims.get(tc.id);
-    return new ToolCallHandle(tollgate, tc, k && { toolCall: tc, arguments: k.arguments, receipt: k.receipt });
+    return new ToolCallHandle(
+      tollgate,
+      tc,
+      k && { toolCall: tc, arguments: k.arguments, receipt: k.receipt },
+      conversation,
+    );
   });
 }
 
@@ -351,6 +423,8 @@ export class ToolCallHandle {
     private call: ToolCall,
     /** The claim its proposal made (`claim: true`), not yet used by `run`. */
     private claimed?: ExecutionClaim,
+    /** Its conversation, whose next proposal may carry this call's background report. */
+    private readonly conversation?: TollgateConversation,
   ) {}
 
   /** The server's id (`tc_…`). */
@@ -379,10 +453,11 @@ export class ToolCallHandle {
     return claim;
   }
 
-  async report(
-    result: { outcome: 'succeeded'; output?: JsonValue } | { outcome: 'failed'; error?: string; output?: JsonValue },
-    o: { signal?: AbortSignal } = {},
-  ): Promise<ToolCall> {
+  async report(result: ReportBody, o: { signal?: AbortSignal } = {}): Promise<ToolCall> {
+    return this.reportOnce(result, o);
+  }
+
+  private async reportOnce(result: ReportBody, o: { signal?: AbortSignal; sentBefore?: boolean }): Promise<ToolCall> {
     this.call = await this.tollgate.reportResult(this.call.id, result, o);
     return this.call;
   }
@@ -397,15 +472,19 @@ export class ToolCallHandle {
     const claim = this.claimed ? await this.claim(o) : await this.waitAndClaim(o);
     const edited = claim.toolCall.decision?.editedArguments !== undefined;
     const background = (o.report ?? this.tollgate.options.report ?? 'background') === 'background';
-    const report = (r: Parameters<ToolCallHandle['report']>[0]) => {
-      const send = () =>
-        this.report(r).then(
+    const report = (r: ReportBody) => {
+      const send = (sentBefore = false) =>
+        this.reportOnce(r, { sentBefore }).then(
           () => undefined,
           (e) => this.reportFailed(e),
         );
-      // In the background the report is on its way before the guard returns, ahead of the agent's next proposal
-      // (sent after the return, it would meet that proposal in the conversation's queue on the server).
-      return background ? this.tollgate.inBackground(send()) : send();
+      if (!background) return send();
+      // In the background the report waits a turn for the agent's next proposal in this conversation and goes
+      // with it (alone, it would meet that proposal in the conversation's queue on the server: two commits).
+      const sent = this.conversation
+        ? this.conversation.carry({ toolCallId: this.call.id, result: r, alone: send })
+        : send();
+      return this.tollgate.inBackground(sent);
     };
     let result: R;
     try {

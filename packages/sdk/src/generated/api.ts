@@ -1652,12 +1652,26 @@ export interface components {
       /** @description What people are shown */
       display?: components['schemas']['Display'];
     };
+    CarriedResult: {
+      /** @enum {string} */
+      outcome: 'succeeded' | 'failed';
+      /** @description Any JSON, at most 64 KiB serialised */
+      output?: components['schemas']['JsonValue'];
+      error?: string;
+      /**
+       * @description An earlier call of this conversation, claimed by this agent
+       * @example tc_7de0c1
+       */
+      toolCallId: string;
+    };
     ProposeToolCallsRequest: {
       toolCalls: components['schemas']['ProposedToolCall'][];
       /** @description Claim at once, in the same transaction, each call of the step that stands approved and unclaimed (approved on the spot by the policy, or a repeated call approved since): the answer holds its claim in `claims`, one round trip for an auto-approved call. Never under a halt. Default false. */
       claim?: boolean;
       /** @description With `claim`: this request's idempotency key for its claims, new for each request (ignored without `claim`). The same request sent again with the same key (a retry after a lost answer) is answered the claims it made, the same receipts (id, issue and expiry), while their results are not in and the receipts good; a call claimed before is otherwise never claimed again. */
       claimKey?: string;
+      /** @description Results of earlier calls of this conversation (each as `POST /v1/tool-calls/{id}/result` takes it), recorded before the proposal in the same transaction: an agent's report of its last call rides with its next step, one request and one commit instead of two. All or nothing: a result refused (`not_executed`, `already_completed` with another result, a call of another conversation: `not_found`) refuses the request and nothing of it is written. The same result again is taken as recorded, so the request stays safe to retry. */
+      results?: components['schemas']['CarriedResult'][];
     };
     /** @description A claim made with the proposal: the call's arguments to run and its receipt */
     ProposalClaim: {
