@@ -62,15 +62,22 @@ const call = member({
   estimatedCost: fc.oneof(fc.double({ min: -10, max: 1e6, noNaN: true }), fc.constant(0)),
   display,
 });
+const resultMembers = {
+  outcome: fc.constantFrom('succeeded', 'failed', 'Succeeded', ''),
+  output: fc.jsonValue({ maxDepth: 3 }),
+  error: fc.oneof(text, fc.string({ minLength: 15990, maxLength: 16010 })),
+};
+const result = member(resultMembers);
+const carried = member({ toolCallId: text, ...resultMembers });
 const proposal = member({
   toolCalls: fc.oneof(fc.array(fc.oneof(call, call, anything), { minLength: 0, maxLength: 4 }), anything),
   claim: fc.boolean(),
   claimKey: text,
-});
-const result = member({
-  outcome: fc.constantFrom('succeeded', 'failed', 'Succeeded', ''),
-  output: fc.jsonValue({ maxDepth: 3 }),
-  error: fc.oneof(text, fc.string({ minLength: 15990, maxLength: 16010 })),
+  results: fc.oneof(
+    fc.array(fc.oneof(carried, carried, anything), { maxLength: 3 }),
+    fc.array(carried, { minLength: 64, maxLength: 65 }),
+    anything,
+  ),
 });
 
 describe('the compiled hot-path bodies', () => {
@@ -111,6 +118,10 @@ describe('the compiled hot-path bodies', () => {
         ],
         claim: true,
         claimKey: 'claim_0f1e',
+        results: [
+          { toolCallId: 'tc_9a', outcome: 'succeeded', output: { rows: [1, 2] } },
+          { toolCallId: 'tc_9b', outcome: 'failed', error: 'timed out' },
+        ],
       }),
     ).toBe(true);
     expect(fastResult({ outcome: 'succeeded', output: [1, { a: 'b' }] })).toBe(true);
@@ -125,6 +136,12 @@ describe('the compiled hot-path bodies', () => {
       { toolCalls: [], claim: true },
       { toolCalls: [{ toolName: 'get_source', arguments: {} }], claim: 'yes' },
       { toolCalls: [{ toolName: 'get_source', arguments: {}, display: { fields: [{ label: 'x' }] } }] },
+      {
+        toolCalls: [{ toolName: 'get_source', arguments: {} }],
+        results: [{ toolCallId: 'tc 1', outcome: 'succeeded' }],
+      },
+      { toolCalls: [{ toolName: 'get_source', arguments: {} }], results: [{ toolCallId: 'tc_1', outcome: 'done' }] },
+      { toolCalls: [{ toolName: 'get_source', arguments: {} }], results: [{ outcome: 'succeeded' }] },
     ];
     for (const raw of refused) {
       expect(fastProposal(raw)).toBe(false);
