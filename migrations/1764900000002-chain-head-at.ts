@@ -85,7 +85,7 @@ const TRIGGER_FUNCTION = `
   END $$`;
 
 /** As 1764500000000 defines it, and the head keeps the `at` of its last event (unchanged by an empty append). */
-const APPEND_FUNCTION = `
+export const APPEND_FUNCTION = `
   CREATE OR REPLACE FUNCTION tollgate_append_events(p_tenant text, p_events jsonb)
   RETURNS TABLE (out_seq bigint, out_prev_hash text, out_hash text)
   LANGUAGE plpgsql AS $fn$

@@ -20,6 +20,7 @@ import { PasskeyChallengePurposes1764890000000 } from './1764890000000-passkey-c
 import { UnusedWriteIndexes1764900000000 } from './1764900000000-unused-write-indexes';
 import { AnalyzeWhatPlansUse1764900000001 } from './1764900000001-analyze-what-plans-use';
 import { ChainHeadAt1764900000002 } from './1764900000002-chain-head-at';
+import { HaltFence1764900000003 } from './1764900000003-halt-fence';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   UnusedWriteIndexes1764900000000,
   AnalyzeWhatPlansUse1764900000001,
   ChainHeadAt1764900000002,
+  HaltFence1764900000003,
 ];

@@ -13,7 +13,7 @@ import { TypeOrmUnitOfWork } from './unit-of-work';
  * (docs/BENCHMARKS.md). Reads are in sql-conversation.reader.ts, saves in sql-conversation.writer.ts, and both
  * take their column lists from conversation-columns.ts. A save appends its events with the SQL function
  * `tollgate_append_events`, defined in migrations/1764300000000-hot-path.ts; its live definition is in
- * migrations/1764900000002-chain-head-at.ts.
+ * migrations/1764900000003-halt-fence.ts.
  */
 @Injectable()
 export class SqlConversationRepository implements ConversationRepository {

@@ -18,7 +18,7 @@ import { WAKE_CHANNEL } from '../waiting/pg-wake-listener';
  * - together (the group commit: several optimistic saves of one tenant): one statement writes every save whose
  *   root still matches, and appends their events in save order.
  * The SQL functions `tollgate_append_events` and `tollgate_expect` are defined in migrations/
- * (1764300000000-hot-path.ts; `tollgate_append_events` as it is now in 1764900000002-chain-head-at.ts).
+ * (1764300000000-hot-path.ts; `tollgate_append_events` as it is now in 1764900000003-halt-fence.ts).
  */
 
 const ROOT_SAVED = CONVERSATION_COLUMNS.saved;
