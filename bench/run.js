@@ -643,6 +643,31 @@ async function profileMode({ url, dbName, pgc, tok, outDir }) {
     }
     report('auto-approve, one request at a time (no contention)', await close(), lone, cpuMsOf(P1.pid) - cpu0);
 
+    // What a guarded call asks of the server: a proposal that claims (as the SDK sends it), then its result.
+    cpu0 = cpuMsOf(P1.pid);
+    let guardedRequests = 0;
+    for (let i = 0; i < 300; i++) {
+      const proposal = await expect([201], P1.url, 'POST', `/v1/conversations/${convs[i % convs.length]}/tool-calls`, {
+        token: tok.agent,
+        body: {
+          toolCalls: [{ toolName: 'get_source', arguments: { id: `src_${i}` }, id: `call_prof_${i}` }],
+          claim: true,
+          claimKey: `claim_prof_${i}`,
+        },
+      });
+      await expect([200], P1.url, 'POST', `/v1/tool-calls/${proposal.body.toolCalls[0].id}/result`, {
+        token: tok.agent,
+        body: { outcome: 'succeeded', output: { id: `src_${i}` } },
+      });
+      guardedRequests += 2;
+    }
+    report(
+      "a guarded call's requests, one at a time: a claiming proposal, then its result",
+      await close(),
+      guardedRequests,
+      cpuMsOf(P1.pid) - cpu0,
+    );
+
     cpu0 = cpuMsOf(P1.pid);
     const max = await maxThroughput(P1, { token: tok.agent, conversations: convs, durationS: 8, pgc, dbName });
     report(
