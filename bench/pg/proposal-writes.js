@@ -127,6 +127,8 @@ const VARIANTS = {
   '-events_secondary': EVENT_INDEXES.map((i) => `DROP INDEX IF EXISTS ${i}`),
   '-calls_secondary': CALL_INDEXES.map((i) => `DROP INDEX IF EXISTS ${i}`),
   '-sql_sha': [APPEND_WITHOUT_SHA],
+  // The append function before migration 1764900000003: no halt check after the head's lock.
+  '-halt_fence': [require(join(ROOT, 'dist', 'migrations', '1764900000002-chain-head-at')).APPEND_FUNCTION],
 };
 
 async function admin(sql) {
