@@ -118,8 +118,12 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   private flushing = false;
   /** Background reports waiting a turn for this conversation's next proposal, to go with it (`results`). */
   private carried: Carried[] = [];
+  /** Proposals preparing their ids: carried reports wait for them. */
+  private preparing = 0;
   /** False once the server refused `results` as an unknown field (a server older than 0.6). */
   private carriesResults = true;
+  /** False once the server refused `claim` as an unknown field (older than 0.6): the run is claimed on its own route. */
+  private claimsWithProposal = true;
 
   constructor(
     /** The client that started it: a `Tollgate` when `tollgate.conversation()` made it. */
@@ -160,8 +164,8 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
     return new Promise<void>((done) => {
       this.carried.push({ ...report, done });
       soon(() => {
-        // A proposal queued in this turn is about to go and takes them; else they go now.
-        if (this.queue.length === 0) this.release(this.carried.splice(0), false);
+        // A proposal queued in this turn (or still preparing its ids) is about to go and takes them; else they go now.
+        if (this.queue.length === 0 && this.preparing === 0) this.release(this.carried.splice(0), false);
       });
     });
   }
@@ -180,7 +184,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
 
   /** Proposes one call (joining others proposed in the same turn into one step). */
   async propose(call: ApprovalRequest, o: ProposeOptions = {}): Promise<ToolCallHandle> {
-    const prepared = await this.prepare(call);
+    const prepared = await this.preparingFor(() => this.prepare(call));
     throwIfAborted(o.signal);
     return new Promise<ToolCallHandle>((resolve, reject) => {
       // The caller's signal ends its wait at once, whatever the step it joined is doing.
@@ -202,7 +206,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
 
   /** Proposes several calls as one step (1 to 64) and answers one handle per call, in order. */
   async proposeStep(calls: ApprovalRequest[], o: ProposeOptions = {}): Promise<ToolCallHandle[]> {
-    const prepared = await Promise.all(calls.map((c) => this.prepare(c)));
+    const prepared = await this.preparingFor(() => Promise.all(calls.map((c) => this.prepare(c))));
     const proposal = await this.send(prepared, o);
     return handles(this.tollgate, proposal, this);
   }
@@ -243,6 +247,23 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
         dispose();
       }
     };
+  }
+
+  /**
+   * Runs a proposal's preparation (a framework's id is hashed, which takes more than a turn), during which carried
+   * reports wait for it; if it fails, or nothing is queued after it, they go alone.
+   */
+  private async preparingFor<T>(prepare: () => Promise<T>): Promise<T> {
+    this.preparing += 1;
+    try {
+      return await prepare();
+    } finally {
+      this.preparing -= 1;
+      // What it queues (or `proposeStep` sends) takes them first, in this turn's microtasks; else they go alone.
+      soon(() => {
+        if (this.queue.length === 0 && this.preparing === 0) this.release(this.carried.splice(0), false);
+      });
+    }
   }
 
   private async prepare(call: ApprovalRequest): Promise<ProposedToolCall> {
@@ -334,10 +355,10 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   }
 
   private async send(calls: ProposedToolCall[], o: ProposeOptions, claimKey = newId('claim')): Promise<Proposal> {
-    // The key makes the claim part of the request idempotent: a retry after a lost answer is answered the same claims.
-    const claiming = o.claim ? { claim: true, claimKey } : {};
     let carrying = this.carriesResults;
     for (;;) {
+      // The key makes the claim idempotent too: a retry after a lost answer is answered the same claims.
+      const claiming = o.claim && this.claimsWithProposal ? { claim: true, claimKey } : {};
       // Background reports waiting for this proposal go with it, recorded first in the same transaction.
       const carried = carrying ? this.carried.splice(0, MAX_CARRIED) : [];
       const results = carried.length
@@ -352,6 +373,16 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
           { body: { toolCalls: calls, ...claiming, ...results }, signal: o.claim ? undefined : o.signal },
         );
       } catch (e) {
+        if (
+          e instanceof TollgateError &&
+          'claim' in claiming &&
+          /(^|; )claim(Key)?: unknown field "claim(Key)?"/.test(e.detail)
+        ) {
+          // A server older than 0.6 claims only on its own route: propose alone, and `run` claims after.
+          this.claimsWithProposal = false;
+          this.release(carried, false);
+          continue;
+        }
         if (carried.length > 0) {
           // Refused (4xx), nothing of the request was written; otherwise its answer may have been lost.
           const refused = e instanceof TollgateError && e.status >= 400 && e.status < 500;
@@ -359,7 +390,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
           // Refused for a result (or by a server that takes none with a proposal): the proposal goes again alone.
           if (refused && e.code !== 'conversation_blocked' && e.code !== 'halted') {
             carrying = false;
-            if (/unknown field "results"/.test(e.detail)) this.carriesResults = false;
+            if (/(^|; )results: unknown field "results"/.test(e.detail)) this.carriesResults = false;
             continue;
           }
         }

@@ -104,6 +104,24 @@ describe('back-to-back guarded calls', () => {
     expect(c.reportErrors).toEqual([]);
   });
 
+  it('framework ids the API would refuse (hashed, which takes more than a turn): the reports wait for the hash', async () => {
+    const c = wired();
+    const conv = await conversationOf(c.tollgate);
+    const before = c.sent.length;
+    const guarded = conv.guard('get_source', echo);
+    const outs: Array<{ id: string; call: string }> = [];
+    for (let i = 0; i < 5; i++) outs.push(await guarded({ id: `src_${i}` }, { id: `framework id #${i}` }));
+    await c.tollgate.close();
+    const proposals = proposalsOf(c.sent.slice(before));
+    expect(proposals.map((p) => p.body?.results?.map((r) => r.toolCallId))).toEqual([
+      undefined,
+      ...outs.slice(0, -1).map((o) => [o.call]),
+    ]);
+    expect(c.sent.slice(before).filter((r) => r.path.endsWith('/result'))).toHaveLength(1);
+    const held = await onRecord(conv);
+    outs.forEach((out) => expect(held.get(out.call)?.status).toBe('completed'));
+  });
+
   it('a single call with nothing after it: the report goes alone, and flush() waits for it', async () => {
     const c = wired();
     const conv = await conversationOf(c.tollgate);
