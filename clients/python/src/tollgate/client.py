@@ -35,9 +35,9 @@ class Tollgate:
     halts and resumes (recorded as ``via``); ``poll_seconds`` the longest single long-poll while waiting.
 
     ``report``: how a guarded call reports its result. ``"background"`` (the default): the guard returns as soon as
-    the tool returns, and a worker thread sends the report, with the retries; ``flush()`` waits for the reports in
-    flight, and ``close()`` (or leaving ``with Tollgate(...) as tollgate:``) flushes first. ``"await"``: the guard
-    returns once the report is sent. Either way a report that fails goes to ``on_report_error``.
+    the tool returns, and the conversation's next proposal carries the report (``results``) when it comes first, else
+    a worker thread sends it, with the retries; ``flush()`` waits for the reports in flight, and ``close()`` (or
+    leaving ``with Tollgate(...) as tollgate:``) flushes first. ``"await"``: the guard returns once the report is sent. Either way a report that fails goes to ``on_report_error``.
     """
 
     def __init__(
@@ -185,9 +185,10 @@ class Tollgate:
         the server surely did not act on it: a claim whose answer was lost cannot be repeated."""
         return self.request("POST", f"/v1/tool-calls/{_enc(id)}/execution", idempotent=False)
 
-    def report_result(self, id: str, result: Mapping[str, Any]) -> JsonObject:
+    def report_result(self, id: str, result: Mapping[str, Any], *, _sent_before: bool = False) -> JsonObject:
         """Reports the run's outcome (the call becomes ``completed``). A retry whose first attempt did land answers
-        ``409 already_completed``; that is taken as done."""
+        ``409 already_completed``; that is taken as done. (``_sent_before``, internal: the result went with a
+        proposal whose answer was lost, so even a first ``already_completed`` is.)"""
         path = f"/v1/tool-calls/{_enc(id)}/result"
         attempts = 0
         while True:
@@ -195,7 +196,7 @@ class Tollgate:
             try:
                 return self.request("POST", path, body=dict(result), max_attempts=1)
             except TollgateError as e:
-                if e.code == "already_completed" and attempts > 1:
+                if e.code == "already_completed" and (attempts > 1 or _sent_before):
                     return self.get_tool_call(id)
                 # As the transport's retries: a 503 is transient when the server or a load balancer is unavailable.
                 transient = e.status in (0, 429, 502, 504) or (e.status == 503 and e.code in ("unavailable", "http_503"))

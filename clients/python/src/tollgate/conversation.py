@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, Literal, Mapping, Sequence, TypeVar
 
 from ._api import ClientApi, JsonObject
 from ._ids import new_id, tool_call_key
-from ._reports import ReportMode, report_mode
+from ._reports import Carried, ReportMode, report_mode
 from .errors import ApprovalTimeout, ToolCallRejected, TollgateError
 
 ApprovalStatus = Literal["approved", "rejected", "expired", "cancelled", "denied"]
@@ -120,12 +120,13 @@ class ToolCallHandle:
         return claim
 
     def report(self, outcome: Literal["succeeded", "failed"], *, output: Any = None, error: str | None = None) -> JsonObject:
-        body: JsonObject = {"outcome": outcome}
-        if output is not None:
-            body["output"] = output
-        if error is not None:
-            body["error"] = error
-        self.tool_call = self.tollgate.report_result(self.id, body)
+        return self._report(_report_body(outcome, output, error))
+
+    def _report(self, body: JsonObject, sent_before: bool = False) -> JsonObject:
+        if sent_before:  # with a proposal whose answer was lost: a first ``already_completed`` means it landed
+            self.tool_call = self.tollgate.report_result(self.id, body, _sent_before=True)  # type: ignore[call-arg]
+        else:
+            self.tool_call = self.tollgate.report_result(self.id, body)
         return self.tool_call
 
     def run(self, fn: Callable[[JsonObject, RunContext], Any], *, timeout: float | None = None,
@@ -228,22 +229,24 @@ class ToolCallHandle:
 
     def _send_report(self, mode: ReportMode, outcome: Literal["succeeded", "failed"], *, output: Any = None,
                      error: str | None = None) -> None:
+        body = _report_body(outcome, output, error)
         if mode == "await":
-            self._report_quietly(outcome, output=output, error=error)
+            self._report_quietly(body)
         else:
-            send = functools.partial(self._report_quietly, outcome, output=output, error=error)
-            self.tollgate.reports.submit(str(self.tool_call.get("conversationId", "")), send)
+            # The conversation's next proposal may take it along (``results``); else a worker sends it alone.
+            self.tollgate.reports.carry(str(self.tool_call.get("conversationId", "")), self.id, body,
+                                        functools.partial(self._report_quietly, body))
 
     async def _asend_report(self, mode: ReportMode, outcome: Literal["succeeded", "failed"], *, output: Any = None,
                             error: str | None = None) -> None:
         if mode == "await":
-            await asyncio.to_thread(self._report_quietly, outcome, output=output, error=error)
+            await asyncio.to_thread(self._report_quietly, _report_body(outcome, output, error))
         else:
             self._send_report(mode, outcome, output=output, error=error)
 
-    def _report_quietly(self, outcome: Literal["succeeded", "failed"], *, output: Any = None, error: str | None = None) -> None:
+    def _report_quietly(self, body: JsonObject, sent_before: bool = False) -> None:
         try:
-            self.report(outcome, output=output, error=error)
+            self._report(body, sent_before)
         except Exception as e:  # the run is on record (claimed); only its outcome is missing
             hook = self.tollgate.on_report_error
             if hook:
@@ -296,8 +299,15 @@ class Conversation:
 
     def _propose_step(self, calls: Sequence[Mapping[str, Any]], on_blocked: OnBlocked, deadline: _Deadline,
                       claim: bool = False, gone: Callable[[], bool] = lambda: False) -> list[ToolCallHandle]:
-        prepared = [_prepare(c) for c in calls]
-        proposal = self._send(prepared, on_blocked, deadline, claim, gone)
+        # Its background reports are taken first: making ids reads os.urandom, which lets a report worker run (and
+        # send them alone) while the GIL is released.
+        carried = self.tollgate.reports.take(self.id)
+        try:
+            prepared = [_prepare(c) for c in calls]
+        except BaseException:
+            self.tollgate.reports.hand_back(carried, sent_before=False)
+            raise
+        proposal = self._send(prepared, on_blocked, deadline, claim, gone, carried)
         claims = {str(c["toolCallId"]): c for c in proposal.get("claims") or ()} if claim else {}
         return [ToolCallHandle(self.tollgate, tc, claims.get(str(tc["id"]))) for tc in proposal["toolCalls"]]
 
@@ -386,23 +396,46 @@ class Conversation:
         return decorate
 
     def _send(self, calls: list[JsonObject], on_blocked: OnBlocked, deadline: _Deadline, claim: bool = False,
-              gone: Callable[[], bool] = lambda: False) -> JsonObject:
-        """Proposes the step, after the conversation's reports in flight, and again after an earlier step's pending
-        calls when blocked. ``gone()``: the async caller was cancelled, so nothing is proposed (or claimed) for it
-        after a wait; every attempt of one step sends the same body, its ``claimKey`` included."""
+              gone: Callable[[], bool] = lambda: False, taken: list[Carried] | None = None) -> JsonObject:
+        """Proposes the step, with the conversation's background reports waiting for it (``results``) and after its
+        other reports in flight, and again after an earlier step's pending calls when blocked. ``gone()``: the async
+        caller was cancelled, so nothing is proposed (or claimed) for it after a wait; every attempt of one step
+        sends the same body, its ``claimKey`` included (only the reports it carries may differ). ``taken``: the
+        reports the caller took for the first attempt (else it takes them itself)."""
+        reports = self.tollgate.reports
+        # Taken before the wait below, which leaves them out: their workers wait for this request's outcome.
+        carried = reports.take(self.id) if taken is None else taken
         path = f"/v1/conversations/{_quote(self.id)}/tool-calls"
         # The claim key makes the claim idempotent too: a retry after a lost answer is answered the same claim.
         body: JsonObject = {"toolCalls": calls, "claim": True, "claimKey": new_id("claim")} if claim else {"toolCalls": calls}
-        # Bounded by the caller's timeout: when it is up, the proposal goes anyway (the wait only spares a race).
-        self.tollgate.reports.before_proposal(self.id, deadline.remaining())
+        carrying, waited, sending = True, False, False
         while True:
-            if gone():
-                raise _Gone()
             try:
-                proposal = self.tollgate.request("POST", path, body=body)
-                self.view.update(proposal.get("conversation") or {})
-                return proposal
+                if gone():
+                    raise _Gone()
+                if not waited:
+                    # Bounded by the caller's timeout: when it is up, the proposal goes anyway (the wait only spares
+                    # a race).
+                    reports.before_proposal(self.id, deadline.remaining())
+                    waited = True
+                sending = True
+                proposal = self.tollgate.request(
+                    "POST", path, body={**body, "results": [c.result() for c in carried]} if carried else body)
             except TollgateError as e:
+                if carried:
+                    # Refused (a 4xx, or a halt), nothing of the request was written; otherwise its answer may have
+                    # been lost, and the reports alone take a first ``already_completed`` as done.
+                    refused = 400 <= e.status < 500 or e.code == "halted"
+                    reports.hand_back(carried, sent_before=not refused)
+                    carried = []
+                    if refused and e.code not in ("conversation_blocked", "halted"):
+                        # Refused for a result (or by a server that takes none): the proposal goes again without
+                        # them, once they have gone alone (as after any report in flight).
+                        carrying = False
+                        if e.status == 400 and 'unknown field "results"' in str(e.problem.get("detail") or ""):
+                            reports.carries_results = False
+                        reports.before_proposal(self.id, deadline.remaining())
+                        continue
                 blocking = e.problem.get("pendingToolCallIds")
                 if e.code != "conversation_blocked" or on_blocked == "raise" or not isinstance(blocking, list) or not blocking:
                     raise
@@ -410,6 +443,16 @@ class Conversation:
                 # caller's timeout, if any (the stale call of an earlier timeout may still be pending).
                 for pending in blocking:
                     self.tollgate.wait_for_decision(str(pending), timeout=deadline.left(str(pending)))
+                # Reports of the conversation carried meanwhile go with the next attempt.
+                carried = reports.take(self.id) if carrying else []
+                continue
+            except BaseException:
+                # Interrupted: the reports go alone; once the request was under way, whether it landed is not known.
+                reports.hand_back(carried, sent_before=sending)
+                raise
+            reports.done(carried)
+            self.view.update(proposal.get("conversation") or {})
+            return proposal
 
 
 class _Deadline:
@@ -507,6 +550,16 @@ def _prepare(call: Mapping[str, Any]) -> JsonObject:
         if call.get(key) is not None:
             out[wire] = call[key]
     return out
+
+
+def _report_body(outcome: Literal["succeeded", "failed"], output: Any, error: str | None) -> JsonObject:
+    """A result as the result endpoint (and a proposal's ``results``) takes it."""
+    body: JsonObject = {"outcome": outcome}
+    if output is not None:
+        body["output"] = output
+    if error is not None:
+        body["error"] = error
+    return body
 
 
 def _arguments(bound: inspect.BoundArguments) -> JsonObject:
