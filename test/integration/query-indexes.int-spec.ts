@@ -229,6 +229,54 @@ describe('tool calls', () => {
     expect(used.map((s) => s.index)).toEqual([expect.stringMatching(/^tool_calls_pending_/)]);
   });
 
+  it('calls named by id or external id (a proposal, its results) cost the same in a conversation of 3,000 calls', async () => {
+    // One long conversation among many short ones (a tenant of one-call chats): the statistics say a conversation
+    // holds a call or two, and the plan of a lookup by external id then filtered the conversation's every call.
+    await sql(`INSERT INTO conversations (tenant_id, id, agent_id, title, metadata, pending_count, created_at, updated_at, version)
+               SELECT 'short', 's' || i, 'agent-1', 'short', '{}', 0, now(), now(), 1 FROM generate_series(1, 20000) i`);
+    await sql(`INSERT INTO tool_calls (tenant_id, id, conversation_id, external_id, tool_name, arguments, status, policy,
+                                       approvers, created_at, updated_at)
+               SELECT 'short', 'tc-s-' || i || '-' || k, 's' || i, 'x-' || k, 'get_source', '{}', 'completed', '{}', '{}', now(), now()
+                 FROM generate_series(1, 20000) i, generate_series(1, 2) k`);
+    await sql(`INSERT INTO conversations (tenant_id, id, agent_id, title, metadata, pending_count, created_at, updated_at, version)
+               VALUES ('acme', 'long', 'agent-1', 'long', '{}', 0, now(), now(), 1)`);
+    await sql(`
+      INSERT INTO tool_calls (tenant_id, id, conversation_id, external_id, tool_name, arguments, status, policy, approvers,
+                              created_at, updated_at)
+      SELECT 'acme', 'tc-long-' || i, 'long', 'call-long-' || i, 'get_source', '{}', 'completed', '{}', '{}',
+             now() - i * interval '1 second', now()
+        FROM generate_series(1, 3000) i`);
+    await sql(`ANALYZE tool_calls`);
+    const statements = await capture(() =>
+      reader.findById('acme', 'long', {
+        calls: { statuses: ['pending'], ids: ['tc-long-7'], externalIds: ['call-long-2999', 'call-long-new'] },
+      }),
+    );
+    expect(statements).toHaveLength(1);
+    const qr = server.dataSource.createQueryRunner();
+    try {
+      // As the hot path runs it: a prepared statement's plan for any parameters (generic), and one for these.
+      for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+        await qr.query(`SET plan_cache_mode = ${mode}`);
+        const [row] = await qr.query(
+          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statements[0].text}`,
+          statements[0].values,
+        );
+        const plan = typeof row['QUERY PLAN'] === 'string' ? JSON.parse(row['QUERY PLAN']) : row['QUERY PLAN'];
+        // Walking the conversation's calls reads hundreds of buffers (over 400 here); looking each up, a few.
+        const buffers = plan[0].Plan['Shared Hit Blocks'] + plan[0].Plan['Shared Read Blocks'];
+        expect({ mode, buffers: buffers < 60 ? 'a few' : buffers }).toEqual({ mode, buffers: 'a few' });
+      }
+    } finally {
+      await qr.query('RESET plan_cache_mode').catch(() => undefined);
+      await qr.release();
+    }
+    const loaded = (await reader.findById('acme', 'long', {
+      calls: { statuses: ['pending'], ids: ['tc-long-7'], externalIds: ['call-long-2999', 'call-long-new'] },
+    }))!;
+    expect(['tc-long-7', 'tc-long-2999', 'tc-long-8'].map((id) => !!loaded.findCall(id))).toEqual([true, true, false]);
+  });
+
   it('a conversation with all its calls reads tool_calls_by_conversation', async () => {
     expect(await indexesOf(() => reader.findWithCalls('acme', 'c1'))).toEqual([
       'conversations_pkey',

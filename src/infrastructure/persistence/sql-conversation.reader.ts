@@ -22,8 +22,12 @@ export interface Beside {
 /**
  * The calls of conversation (`tenant`, `conversation`: SQL expressions) in the given statuses, and any named by id
  * or external id, as branches of a UNION ALL that each have an index of their own: the statuses the partial
- * indexes `tool_calls_pending_by_conversation` and `tool_calls_open`, ids the primary key (behind an OFFSET 0
- * fence, so the conversation's other calls are never walked for them), external ids `tool_calls_external_id`.
+ * indexes `tool_calls_pending_by_conversation` and `tool_calls_open`, ids the primary key, external ids
+ * `tool_calls_external_id`. Named calls are looked up one by one from their array (`unnest`, then a LATERAL
+ * subquery that LIMIT keeps from being flattened into a join), an equality on every column of the index: with
+ * `= ANY(array)`, or as a join, PostgreSQL matched them as a filter over the conversation's every call (its
+ * statistics said a conversation holds one or two), so each SDK proposal (it sends an external id) walked the
+ * whole conversation: 1,084 buffers at 1,000 calls.
  * A branch is there only when the command names such calls; its array is the next parameter after `first`.
  * One WHERE with ORs planned well with the first values it saw, but the generic plan PostgreSQL cached for it
  * later walked every call of the tenant (`tool_calls_by_status`) once the table had grown: 4× the PostgreSQL
@@ -46,13 +50,17 @@ function callsInStatusesOrNamed(
   let ids: string | undefined;
   if (calls.ids?.length) {
     ids = `$${first + params.push(calls.ids) - 1}::text[]`;
-    branches.push(`SELECT * FROM (SELECT ${CALLS} FROM tool_calls WHERE tenant_id = ${tenant} AND id = ANY(${ids}) OFFSET 0) named
-                    WHERE "conversationId" = ${conversation} AND NOT ${inStatuses.replace('status', 'named.status')}`);
+    // By id alone (the primary key); its conversation and status are checked on the row found.
+    branches.push(`SELECT t.* FROM unnest(${ids}) AS named(named_id), LATERAL (
+                      SELECT ${CALLS} FROM tool_calls WHERE tenant_id = ${tenant} AND id = named.named_id LIMIT 1) t
+                    WHERE t."conversationId" = ${conversation} AND NOT ${inStatuses.replace('status', 't.status')}`);
   }
   if (calls.externalIds?.length) {
     const ext = `$${first + params.push(calls.externalIds) - 1}::text[]`;
     branches.push(
-      `SELECT ${CALLS} FROM tool_calls WHERE ${mine} AND external_id = ANY(${ext}) AND NOT ${inStatuses}${ids ? ` AND id <> ALL(${ids})` : ''}`,
+      `SELECT t.* FROM unnest(${ext}) AS named(named_external_id), LATERAL (
+          SELECT ${CALLS} FROM tool_calls WHERE ${mine} AND external_id = named.named_external_id
+             AND NOT ${inStatuses}${ids ? ` AND id <> ALL(${ids})` : ''} LIMIT 1) t`,
     );
   }
   return { sql: branches.join('\n UNION ALL\n '), params };
