@@ -384,8 +384,8 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
           continue;
         }
         if (carried.length > 0) {
-          // Refused (4xx), nothing of the request was written; otherwise its answer may have been lost.
-          const refused = e instanceof TollgateError && e.status >= 400 && e.status < 500;
+          // Refused (4xx, or a halt), nothing of the request was written; otherwise its answer may have been lost.
+          const refused = e instanceof TollgateError && ((e.status >= 400 && e.status < 500) || e.code === 'halted');
           this.release(carried, !refused);
           // Refused for a result (or by a server that takes none with a proposal): the proposal goes again alone.
           if (refused && e.code !== 'conversation_blocked' && e.code !== 'halted') {
