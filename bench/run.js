@@ -229,6 +229,15 @@ function cpuDelta(before, after) {
   return ms;
 }
 
+/**
+ * ANALYZE the bench's database, as autovacuum would once the tables grew: this machine runs PostgreSQL with
+ * autovacuum off (conf.d/90-ci.conf), and without statistics the planner's default estimates choose plans no
+ * database in service would (a tenant of "6" calls hashed whole to update one). Run between phases.
+ */
+async function analyzeTables(pgc) {
+  await pgc.query('ANALYZE');
+}
+
 // ---------------------------------------------------------------- servers
 
 /** Data dirs made for the Tollgate children (unused with DATABASE_URL, but set so nothing lands in ./.tollgate). */
@@ -630,6 +639,7 @@ async function profileMode({ url, dbName, pgc, tok, outDir }) {
     const convs = Array.from({ length: P.autoConversations }, (_, i) => `prof-${i}`);
     await createConversations(P1.url, tok.agent, convs);
     const tenants = await setupTenants(P1.url, 16, Math.ceil(P.autoConversations / 16));
+    await analyzeTables(pgc);
     await close(); // set-up and start-up are not profiled
 
     let cpu0 = cpuMsOf(P1.pid);
@@ -786,6 +796,7 @@ async function tailMode({ url, dbName, pgc, tok, outDir, children, watch }) {
     log(`  ${t.name}: ${fmt(w.rps)} req/s at max (${w.ok} proposals)`);
   }
   await maxThroughput(base, { ...ctx, durationS: P.warmupS });
+  await analyzeTables(pgc);
   // What the passes cost at max, taking turns: CPU per proposal with and without them.
   for (let round = 0; round < P.maxRounds; round++) {
     for (const t of variants) {
@@ -1017,6 +1028,7 @@ async function main() {
     await maxThroughput(base, { ...ctx, durationS: P.warmupS });
     if (Ap) await maxThroughput(Ap, { ...ctx, durationS: P.warmupS });
     if (Au) await maxThroughput(Au, { ...ctx, durationS: P.warmupS });
+    await analyzeTables(pgc);
     const runs = [
       ['tollgate', A, ctx],
       ['baseline', base, ctx],
@@ -1048,6 +1060,7 @@ async function main() {
     log(
       `  tollgate 16 tenants: ${fmt(mt.rps)} req/s (p50 ${fmt(mt.latencyP50)} ms, p99 ${fmt(mt.latencyP99)} ms; ${fmt(mt.cpuUsPerReq)} µs server CPU + ${fmt(mt.pgCpuUsPerReq)} µs PostgreSQL CPU per request${mt.non2xx || mt.errors ? `; ${mt.non2xx} non-2xx, ${mt.errors} errors` : ''})`,
     );
+    await analyzeTables(pgc); // the tables grew by the throughput rounds
     // One request at a time, each sent when the last was answered: latency with no queue, and CPU per request.
     const oneAtATime = async (target, { n, warm, method, path, status, body, token }) => {
       for (let i = 0; i < warm; i++) await expect([status], target.url, method, path(i), { token, body });
@@ -1163,6 +1176,7 @@ async function main() {
     log(
       `\n[2] human loop: ${P.loops} agents × (propose on A → long-poll on A while Ann approves on B → claim → result) for ${P.loopS} s`,
     );
+    await analyzeTables(pgc);
     sampler.phase('human-loop');
     const loop = await humanLoop({ A, B, tok, conversations: loopConvs, durationS: P.loopS });
     log(
