@@ -163,11 +163,16 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
   carry(report: Omit<Carried, 'done'>): Promise<void> {
     return new Promise<void>((done) => {
       this.carried.push({ ...report, done });
-      soon(() => {
-        // A proposal queued in this turn (or still preparing its ids) is about to go and takes them; else they go now.
-        if (this.queue.length === 0 && this.preparing === 0) this.release(this.carried.splice(0), false);
-      });
+      soon(() => this.releaseUnlessAProposalFollows());
     });
+  }
+
+  /**
+   * Carried reports go alone unless a proposal is on its way to take them: one queued in this turn, or one still
+   * preparing its ids (it checks again when it is done).
+   */
+  private releaseUnlessAProposalFollows(): void {
+    if (this.queue.length === 0 && this.preparing === 0) this.release(this.carried.splice(0), false);
   }
 
   /** Sends carried reports alone (a proposal did not take them, or its request failed). */
@@ -260,9 +265,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
     } finally {
       this.preparing -= 1;
       // What it queues (or `proposeStep` sends) takes them first, in this turn's microtasks; else they go alone.
-      soon(() => {
-        if (this.queue.length === 0 && this.preparing === 0) this.release(this.carried.splice(0), false);
-      });
+      soon(() => this.releaseUnlessAProposalFollows());
     }
   }
 
@@ -284,7 +287,7 @@ export class TollgateConversation<C extends TollgateClient = TollgateClient> {
       await this.flushQueued();
     } finally {
       // Reports left for a proposal that did not go (its callers gave up): sent alone.
-      if (this.queue.length === 0) this.release(this.carried.splice(0), false);
+      this.releaseUnlessAProposalFollows();
     }
   }
 
