@@ -29,22 +29,8 @@ export class HaltFence1764900000003 implements MigrationInterface {
   }
 }
 
-const APPEND_FUNCTION = `
-  CREATE OR REPLACE FUNCTION tollgate_append_events(p_tenant text, p_events jsonb)
-  RETURNS TABLE (out_seq bigint, out_prev_hash text, out_hash text)
-  LANGUAGE plpgsql AS $fn$
-  DECLARE
-    v_seq  bigint;
-    v_hash text;
-    v_at   timestamptz;
-    v_new  text;
-    e      jsonb;
-  BEGIN
-    SELECT h.seq, h.hash, h.at INTO v_seq, v_hash, v_at FROM audit_heads h WHERE h.tenant_id = p_tenant FOR UPDATE;
-    IF NOT FOUND THEN
-      INSERT INTO audit_heads (tenant_id, seq, hash) VALUES (p_tenant, 0, repeat('0', 64)) ON CONFLICT (tenant_id) DO NOTHING;
-      SELECT h.seq, h.hash, h.at INTO v_seq, v_hash, v_at FROM audit_heads h WHERE h.tenant_id = p_tenant FOR UPDATE;
-    END IF;
+/** After the head's lock: the halts committed before this append (see the comment above). */
+const FENCE = `
     -- After the head's lock: every halt committed before this append is seen (see the migration's comment).
     IF EXISTS (
       SELECT 1 FROM jsonb_array_elements(p_events) x
@@ -55,21 +41,15 @@ const APPEND_FUNCTION = `
        WHERE x->>'type' IN ('ToolCallProposed', 'ToolCallExecuted')
     ) THEN
       RAISE EXCEPTION 'a halt came into force after this work read its conversation' USING ERRCODE = '40001';
-    END IF;
-    FOR e IN SELECT value FROM jsonb_array_elements(p_events) LOOP
-      v_seq := v_seq + 1;
-      v_at := (e->>'at')::timestamptz;
-      v_new := encode(sha256(convert_to(
-        v_hash || (e->>'head') || v_hash || (e->>'mid') || v_seq::text || (e->>'tail'), 'UTF8')), 'hex');
-      INSERT INTO events (tenant_id, seq, id, type, at, recorded_at, instance_id, correlation_id,
-                          conversation_id, tool_call_id, tool_name, actor, data, prev_hash, hash)
-      VALUES (p_tenant, v_seq, (e->>'id')::uuid, e->>'type', v_at, (e->>'recordedAt')::timestamptz,
-              e->>'instanceId', e->>'correlationId', e->>'conversationId', e->>'toolCallId', e->>'toolName',
-              e->'actor', e->'data', v_hash, v_new);
-      out_seq := v_seq; out_prev_hash := v_hash; out_hash := v_new;
-      RETURN NEXT;
-      v_hash := v_new;
-    END LOOP;
-    UPDATE audit_heads SET seq = v_seq, hash = v_hash, at = v_at WHERE tenant_id = p_tenant;
-  END
-  $fn$`;
+    END IF;`;
+
+/** 1764900000002's function with the fence after its lock of the head (and before its first append). */
+const APPEND_FUNCTION = withFence(APPEND_FUNCTION_BEFORE);
+
+function withFence(fn: string): string {
+  const lockTaken = `FOR UPDATE;
+    END IF;`;
+  if (fn.split(lockTaken).length !== 2)
+    throw new Error('tollgate_append_events: the lock of the head is not where the fence goes');
+  return fn.replace(lockTaken, `${lockTaken}${FENCE}`);
+}
