@@ -37,16 +37,20 @@ const MAX_ID_CHARS = 256;
 const MAX_PATH_CHARS = 4096;
 const MAX_ERROR_CHARS = 16_000;
 
-/** Reads the stream to its end, refusing (without reading on) past `max` bytes. */
+/**
+ * Reads the stream to its end, keeping at most `max` bytes. Past that the rest is read and dropped (up to a bound)
+ * rather than left unread: a writer whose pipe closes early fails on its side, and Claude Code should hear why.
+ */
 export async function readBounded(stream: NodeJS.ReadableStream, max = MAX_STDIN_BYTES): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
     size += b.length;
-    if (size > max) throw new HookInputError(`stdin: more than ${max / 1024} KiB; refused`);
-    chunks.push(b);
+    if (size > max * 64) break;
+    if (size <= max) chunks.push(b);
   }
+  if (size > max) throw new HookInputError(`stdin: more than ${max / 1024} KiB; refused`);
   return Buffer.concat(chunks).toString('utf8');
 }
 
