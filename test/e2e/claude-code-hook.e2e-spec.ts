@@ -195,6 +195,25 @@ describe('tollgate hook claude-code', () => {
     expect(call.status).toBe('pending');
   });
 
+  it('a call left pending holds up the next one of its session until a person decides it', async () => {
+    const s = session();
+    const first = preToolUse(s, 'Bash', { command: 'make deploy' }, 'toolu_01first');
+    expect(answer(await hook(first, { extra: ['--wait', '1'] })).permissionDecision).toBe('deny');
+    const held = await callOf(s, 'toolu_01first');
+    const next = preToolUse(s, 'Read', { file_path: '/srv/app/README.md' }, 'toolu_01next');
+    const blocked = answer(await hook(next, { extra: ['--wait', '1'] }));
+    expect(blocked.permissionDecision).toBe('deny');
+    expect(blocked.permissionDecisionReason).toMatch(
+      new RegExp(`^Tollgate: an earlier call of this session \\(${held.id}\\) still waits for a person`),
+    );
+    // Waiting, it goes on once the earlier call is decided: a read-only Read is then let through.
+    const running = hook({ ...next, tool_use_id: 'toolu_01after' });
+    await api.post(`/v1/tool-calls/${held.id}/decision`, bea, { decision: 'reject', reason: 'not now' });
+    const a = answer(await running);
+    expect(a.permissionDecision).toBe('allow');
+    expect(a.permissionDecisionReason).toMatch(/^Allowed by Tollgate's policy: Tool flags .*isReadOnly → automatic/);
+  });
+
   it('Tollgate unreachable: denied (fail closed), or ask with --on-error ask', async () => {
     const url = `http://127.0.0.1:${await freePort()}`;
     const pre = preToolUse(session(), 'Bash', { command: 'ls' }, 'toolu_01down');

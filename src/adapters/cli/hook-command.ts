@@ -96,11 +96,11 @@ async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
   const conversationId = await conversationIdOf(sdk, input.sessionId);
   const conv = new sdk.TollgateConversation(tollgate, { id: conversationId } as Conversation);
   const deadline = AbortSignal.timeout(o.wait * 1000);
-  const noDecision = (call?: ToolCall): Verdict => ({
+  const noDecision = (call?: ToolCall, earlier: string[] = []): Verdict => ({
     decision: 'deny',
     reason: call
       ? `Tollgate: no decision on ${call.toolName} within ${o.wait} s. The call (${call.id}) still waits for a person in Tollgate and will not run from this request; once it is decided, ask again`
-      : `Tollgate: an earlier call of this session still waits for a person in Tollgate (${o.wait} s passed); decide it first, then ask again`,
+      : `Tollgate: an earlier call of this session (${earlier.join(', ')}) still waits for a person in Tollgate (${o.wait} s passed); it must be decided first, then ask again`,
   });
 
   let handle: ToolCallHandle | undefined;
@@ -125,7 +125,7 @@ async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
         try {
           await Promise.all(pending.map((id) => tollgate.waitForDecision(id, { signal: deadline })));
         } catch (w) {
-          if (deadline.aborted) return noDecision();
+          if (deadline.aborted) return noDecision(undefined, pending);
           throw w;
         }
         continue;
