@@ -4,7 +4,7 @@
 # test/e2e/packaging.e2e-spec.ts runs the build stage's RUN steps in a clean copy of the repository, then this
 # image's CMD and HEALTHCHECK against PostgreSQL, so what is written here keeps working.
 
-FROM node:20-bookworm AS build
+FROM node:22-bookworm AS build
 WORKDIR /app
 COPY . .
 # No install-time analytics in a self-hosted build (swagger-ui-dist pulls in @scarf/scarf; package.json denies
@@ -14,7 +14,7 @@ ENV SCARF_ANALYTICS=false
 RUN npm install --no-audit --no-fund
 RUN npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

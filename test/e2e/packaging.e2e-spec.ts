@@ -314,7 +314,9 @@ describe('the container files', () => {
     expect(build.name).toBeDefined();
     expect(build.steps.some((s) => s.kind === 'run' && /\bnpm install\b/.test(s.script))).toBe(true);
     expect(build.steps.some((s) => s.kind === 'run' && /\bnpm ci\b/.test(s.script))).toBe(false);
-    expect(runtime.image).toMatch(/^node:20(\.|-|$).*slim/);
+    // The Node that package.json's engines ask for (22 LTS), in its slim image.
+    expect(runtime.image).toMatch(/^node:22(\.|-|$).*slim/);
+    expect(build.image).toMatch(/^node:22(\.|-|$)/);
     expect(runtime.user).toBeDefined();
     expect(['root', '0']).not.toContain(runtime.user);
     // `npm start` without its prestart rebuild: the image is already built.

@@ -11,6 +11,7 @@ import { RunningServer, startServer } from '../../server';
 import { passkeyBase } from './client/passkey-link';
 import { TerminalChannel } from './terminal/terminal-channel';
 import { packageRoot } from './token-command';
+import { outdatedNode } from './node-support';
 
 /**
  * The commands that run the server itself. Kept apart from main.ts and loaded only when used, so that
@@ -66,6 +67,8 @@ export async function serve(o: ServeOptions = {}, tracing?: Tracing): Promise<vo
 
   const server = await starting;
   announce(server, banner(server, !!tracing));
+  const outdated = outdatedNode(process.versions.node);
+  if (outdated) server.logger.warn(outdated);
   if (terminal) {
     announce(server, [
       `Approving in this terminal as ${terminal.decider.id} (tenant ${terminal.decider.tenant}): calls the policy holds for a person are asked here, one at a time.`,
