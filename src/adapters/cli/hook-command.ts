@@ -82,7 +82,7 @@ function failed(o: HookOptions, why: string): Verdict {
 async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv): Promise<Verdict> {
   const sdk = await import('@tollgate/sdk');
   const tollgate = client(sdk, o, env);
-  const args = plainPaths(input.toolInput, input.cwd);
+  const args = plainPaths(input.toolName, input.toolInput, input.cwd);
   const flags = builtInFlags(input.toolName);
   const why = typeof input.toolInput.description === 'string' ? input.toolInput.description.slice(0, 4000) : '';
   const request = {

@@ -86,11 +86,18 @@ describe("Claude Code's tools in Tollgate", () => {
   });
 
   it('paths are made absolute and plain, so a path glob sees where the file is', () => {
-    expect(plainPaths({ file_path: 'src/../../etc/passwd' }, '/srv/app')).toEqual({ file_path: '/srv/etc/passwd' });
-    expect(plainPaths({ file_path: '/srv/app/./a//b.ts' }, undefined)).toEqual({ file_path: '/srv/app/a/b.ts' });
+    expect(plainPaths('Edit', { file_path: 'src/../../etc/passwd' }, '/srv/app')).toEqual({
+      file_path: '/srv/etc/passwd',
+    });
+    expect(plainPaths('Write', { file_path: '/srv/app/./a//b.ts' }, undefined)).toEqual({
+      file_path: '/srv/app/a/b.ts',
+    });
     const same = { file_path: '/srv/app/a.ts', content: '../x' };
-    expect(plainPaths(same, '/srv/app')).toBe(same);
-    expect(plainPaths({ path: 'rel' }, undefined)).toEqual({ path: 'rel' });
+    expect(plainPaths('Write', same, '/srv/app')).toBe(same);
+    expect(plainPaths('Grep', { path: 'rel' }, undefined)).toEqual({ path: 'rel' });
+    // An MCP tool's `path` is its own business.
+    const mcp = { path: 'docs/../x' };
+    expect(plainPaths('mcp__github__get_file', mcp, '/srv/app')).toBe(mcp);
   });
 
   it('people see the tool and what it acts on, cut short', () => {

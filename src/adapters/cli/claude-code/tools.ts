@@ -35,15 +35,22 @@ export function builtInFlags(toolName: string): ToolAnnotations | undefined {
   return undefined;
 }
 
-/** The arguments that name a file or directory, in Claude Code's built-in tools. */
+/** The arguments that name a file or directory on this machine, and the built-in tools that take them. */
 const PATH_KEYS = ['file_path', 'notebook_path', 'path'];
+const FILE_TOOLS = ['Read', 'Write', 'Edit', 'MultiEdit', 'NotebookRead', 'NotebookEdit', 'Glob', 'Grep', 'LS'];
 
 /**
  * The tool input with its paths absolute (against `cwd`) and without `.`, `..` or doubled slashes, so a rule such
  * as `Edit(file_path=/srv/app/*)` never matches `/srv/app/../../etc/passwd`. Symbolic links are not followed: a
  * glob matches the path as written. Returns the same object when nothing changed.
  */
-export function plainPaths(input: Record<string, unknown>, cwd: string | undefined): Record<string, unknown> {
+export function plainPaths(
+  toolName: string,
+  input: Record<string, unknown>,
+  cwd: string | undefined,
+): Record<string, unknown> {
+  // Another tool's `path` may be anything (a repository's, a URL's): it is left as the tool was given it.
+  if (!FILE_TOOLS.includes(toolName)) return input;
   let out = input;
   for (const key of PATH_KEYS) {
     const v = input[key];
