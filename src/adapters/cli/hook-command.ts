@@ -32,6 +32,7 @@ export interface HookAnswer {
 }
 
 const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+const MAX_ROUNDS = 16;
 
 /** The command as Claude Code runs it: the answer is written, then the process ends at once. */
 export async function claudeCode(o: HookOptions): Promise<void> {
@@ -105,7 +106,9 @@ async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
 
   let handle: ToolCallHandle | undefined;
   let started = false;
-  while (!handle) {
+  // Bounded: a step that keeps being blocked by calls already decided is a fault to report, not to spin on.
+  for (let round = 0; !handle; round++) {
+    if (round === MAX_ROUNDS) throw new Error(`the proposal was still refused after ${MAX_ROUNDS} tries`);
     try {
       handle = await conv.propose(request, { claim: true, onBlocked: 'throw', signal: deadline });
     } catch (e) {
