@@ -22,7 +22,7 @@ const base = {
   // The SDK (an ES module workspace) is tested from its TypeScript sources, like the service.
   moduleNameMapper: {
     '^@tollgate/sdk$': '<rootDir>/packages/sdk/src/index.ts',
-    '^@tollgate/sdk/(ai|openai-agents|langgraph)$': '<rootDir>/packages/sdk/src/integrations/$1.ts',
+    '^@tollgate/sdk/(ai|openai-agents|langgraph|adk|langchain)$': '<rootDir>/packages/sdk/src/integrations/$1.ts',
     '^@tollgate/sdk/(.*)$': '<rootDir>/packages/sdk/src/$1.ts',
   },
   resolver: '<rootDir>/packages/sdk/test/jest-resolver.cjs',
