@@ -31,7 +31,7 @@ function runExample(dir: string) {
   return { child, exited, out: () => stdout, err: () => stderr };
 }
 
-describe.each(['ai-sdk', 'openai-agents', 'langgraph', 'adk'])('node examples/%s/agent.mjs', (dir) => {
+describe.each(['ai-sdk', 'openai-agents', 'langgraph', 'langchain', 'adk'])('node examples/%s/agent.mjs', (dir) => {
   it('waits for the inbox, runs with the edited arguments and prints what the model said', async () => {
     const run = runExample(dir);
     try {
