@@ -7,7 +7,7 @@ import { addGrantCommands } from './client/grant-commands';
 import { addStepCommands } from './client/step-commands';
 import { addQuestionCommands } from './client/question-commands';
 import { addLoginCommands } from './login/login-commands';
-import type { HookOptions } from './hook-command';
+import { addHookCommands } from './hook-cli';
 import type { TokenOptions } from './token-command';
 
 /**
@@ -95,38 +95,7 @@ export function buildCli(): Command {
     )
     .action((o: { config: string; http?: string }) => mcpCommand().runMcp(o));
 
-  const hook = program
-    .command('hook')
-    .description("An agent's own hook that asks Tollgate before each tool call: tollgate hook claude-code");
-  hook
-    .command('claude-code')
-    .description(
-      "Claude Code's PreToolUse (or PermissionRequest) hook: propose the call on stdin, wait, answer allow/deny/ask on stdout; as PostToolUse(Failure), report the result",
-    )
-    .option('--url <url>', 'Tollgate (default: TOLLGATE_URL, else http://127.0.0.1:8080)')
-    .option('--token-file <file>', 'a file holding the agent token (default: TOLLGATE_TOKEN)')
-    .option('--wait <seconds>', "how long to wait for a decision; below the hook's timeout in Claude Code", waitArg, 50)
-    .option(
-      '--on-error <deny|ask>',
-      'when Tollgate cannot be reached or answers an error: deny, or ask the user',
-      onErrorArg,
-      'deny',
-    )
-    .option('--user <id>', "the sessions' end user in Tollgate (the requester of policies)")
-    .option(
-      '--role <role>',
-      'a role of --user; repeat for more',
-      (v: string, acc: string[]) => [...acc, v],
-      [] as string[],
-    )
-    .option('--install', "write the hook entries into Claude Code's .claude/settings.json, keeping what is there")
-    .option(
-      '--scope <project|user>',
-      "--install: the current directory's .claude (project) or ~/.claude (user)",
-      scopeArg,
-      'project',
-    )
-    .action((o: HookOptions) => hookCommand().claudeCode(o));
+  addHookCommands(program);
 
   addClientCommands(program);
   addGrantCommands(program);
@@ -151,30 +120,9 @@ function mcpCommand(): typeof import('./mcp-command') {
   return require('./mcp-command') as typeof import('./mcp-command');
 }
 
-/** Loaded on use: a hook pays its start on every tool call, so it loads the SDK and nothing of the server. */
-function hookCommand(): typeof import('./hook-command') {
-  return require('./hook-command') as typeof import('./hook-command');
-}
-
 /** Small and loaded on use too: it loads the OpenTelemetry SDK only when the OTEL_* env asks for traces. */
 function tracingModule(): typeof import('../../infrastructure/observability/tracing') {
   return require('../../infrastructure/observability/tracing') as typeof import('../../infrastructure/observability/tracing');
-}
-
-function waitArg(v: string): number {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1 || n > 3600) throw new InvalidArgumentError('whole seconds, 1 to 3600');
-  return n;
-}
-
-function onErrorArg(v: string): 'deny' | 'ask' {
-  if (v !== 'deny' && v !== 'ask') throw new InvalidArgumentError('deny or ask');
-  return v;
-}
-
-function scopeArg(v: string): 'project' | 'user' {
-  if (v !== 'project' && v !== 'user') throw new InvalidArgumentError('project or user');
-  return v;
 }
 
 function ttlArg(v: string): string {
