@@ -5,6 +5,7 @@
  */
 import {
   BaseLlm,
+  BaseToolset,
   FunctionTool,
   InMemoryRunner,
   LlmAgent,
@@ -183,6 +184,36 @@ describe('tollgateTools / withApproval (Google ADK), waiting inside the run', ()
     const calls = events.flatMap((e) => e.content?.parts ?? []).map((p) => p.functionCall?.name);
     expect(calls).not.toContain(REQUEST_CONFIRMATION_FUNCTION_CALL_NAME);
     expect(responseSeen(m)).toEqual({ deleted: 'src_2' });
+  });
+
+  it("gates a toolset's tools as they are listed, with options per tool", async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    class Library extends BaseToolset {
+      constructor() {
+        super([]);
+      }
+      async getTools(): Promise<BaseTool[]> {
+        return [deleteTool(runs)];
+      }
+      async close(): Promise<void> {}
+    }
+    const m = new ScriptedLlm({ name: 'delete_source', args: { id: 'src_2' } });
+    const { ask } = await agentWith(
+      m,
+      tollgateTools([new Library()], (t) => ({
+        conversation: conv,
+        display: (a) => ({ title: `${t.name} ${String(a.id)}` }),
+      })),
+    );
+    const running = ask('delete src_2');
+    const [pending] = await pendingIn(s.ann, conv.id);
+    expect(pending).toMatchObject({ toolName: 'delete_source', display: { title: 'delete_source src_2' } });
+    expect(runs).toEqual([]);
+    await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_3' } });
+    await running;
+    expect(runs).toEqual([{ id: 'src_3' }]);
+    expect(responseSeen(m)).toEqual({ deleted: 'src_3' });
   });
 
   it('fails closed when Tollgate cannot be reached: the tool never runs and the model is told it failed', async () => {
