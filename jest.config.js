@@ -29,7 +29,7 @@ const base = {
   modulePathIgnorePatterns: ['<rootDir>/packages/[^/]+/dist/'],
   // ES modules among them are compiled too (@fastify/static, which Swagger UI under Fastify loads, brings one).
   transformIgnorePatterns: [
-    '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|@tokenizer|uint8array-extras|jose|@fastify/static/node_modules/content-disposition|content-disposition)/)',
+    '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|@tokenizer|uint8array-extras|jose|@fastify/static/node_modules/content-disposition|content-disposition|lodash-es)/)',
   ],
   testTimeout: 30000,
 };
