@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes (or updates) a virtualenv with the client and what its tests need: pytest, cryptography, LangGraph and
-# langchain-core. Usage: clients/python/scripts/test-env.sh VENV_DIR. Used by .ci/run and by the jest wrapper
+# Makes (or updates) a virtualenv with the client and what its tests need: pytest, cryptography, LangGraph,
+# langchain-core and langchain. Usage: clients/python/scripts/test-env.sh VENV_DIR. Used by .ci/run and by the jest wrapper
 # (test/e2e/python-client.e2e-spec.ts); prints the venv's python on its last line.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,5 +23,5 @@ fi
 "${pip[@]}" "$here[test]"
 # The client itself again, from this tree, whatever version an earlier run left.
 "${pip[@]}" --no-deps --force-reinstall "$here"
-"$venv/bin/python" -c 'import tollgate, langgraph, cryptography, pytest' >&2
+"$venv/bin/python" -c 'import tollgate, langgraph, langchain, cryptography, pytest' >&2
 echo "$venv/bin/python"

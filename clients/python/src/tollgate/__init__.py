@@ -8,7 +8,7 @@
     def delete_source(id: str) -> dict: ...
 
 The core is the standard library only; ``verify_receipt`` needs ``cryptography`` (imported when a receipt is
-checked) and ``tollgate.langgraph`` needs LangGraph.
+checked), ``tollgate.langgraph`` needs LangGraph and ``tollgate.langchain`` LangChain 1.
 """
 
 from ._http import RetryInfo, RetryPolicy
