@@ -21,6 +21,12 @@ import {
 
 type Ai7 = typeof import('ai-v7');
 type Ai7Test = typeof import('ai-v7/test');
+type V4StreamPart =
+  Awaited<ReturnType<InstanceType<Ai7Test['MockLanguageModelV4']>['doStream']>>['stream'] extends ReadableStream<
+    infer P
+  >
+    ? P
+    : never;
 
 /**
  * ai 7 ships ES modules only, which Jest's CommonJS runtime cannot require before Node 24.9: they are imported
@@ -396,7 +402,7 @@ describe('tollgateToolApproval (ai 7): Tollgate decides the AI SDK approval stat
     });
     const m = new ai7Test.MockLanguageModelV4({
       doStream: async ({ prompt }) => ({
-        stream: ai7Test.simulateReadableStream({
+        stream: ai7Test.simulateReadableStream<V4StreamPart>({
           chunks:
             prompt[prompt.length - 1].role === 'tool'
               ? [
