@@ -54,8 +54,12 @@ export function notFoundUnlessId(id: unknown, what: string): void {
  */
 export function resetUnlessHalfClosed(call: grpc.ServerInterceptingCallInterface): void {
   const stream = streamOf(call);
-  if (stream && !stream.closed && !stream.destroyed && stream.headersSent && stream.state.remoteClose === 0)
-    stream.close(h2.NGHTTP2_NO_ERROR);
+  if (!stream || !stream.headersSent) return;
+  // After the trailers have gone out: Node writes a session's submitted frames on its next turn, and Node 22 sends
+  // a reset submitted at once ahead of them (the client then sees no status at all).
+  setImmediate(() => {
+    if (!stream.closed && !stream.destroyed && stream.state.remoteClose === 0) stream.close(h2.NGHTTP2_NO_ERROR);
+  });
 }
 
 /**
