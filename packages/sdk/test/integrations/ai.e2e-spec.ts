@@ -504,6 +504,33 @@ describe('tollgateToolApproval (ai 7): Tollgate decides the AI SDK approval stat
       reason: 'delete_source was rejected by Ann via cli: that is production data',
     });
   });
+
+  it('an approval response that says yes before anyone decided in Tollgate leaves the call waiting in the gate', async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const m = model7('delete_source', { id: 'src_2' });
+    const agent = new ai7.ToolLoopAgent({
+      model: m,
+      tools: tools7(runs, conv),
+      toolApproval: tollgateToolApproval({ pending: 'request' }),
+      stopWhen: ai7.stepCountIs(3),
+    });
+    const messages: ModelMessage[] = [{ role: 'user', content: 'delete src_2' }];
+    const first = await agent.generate({ messages });
+    const request = first.content.find((p) => p.type === 'tool-approval-request');
+    if (!request || request.type !== 'tool-approval-request') throw new Error('no approval request');
+    messages.push(...first.responseMessages);
+    messages.push({
+      role: 'tool',
+      content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved: true }],
+    });
+    const second = agent.generate({ messages });
+    const [pending] = await pendingIn(s.ann, conv.id);
+    expect(runs).toEqual([]);
+    await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_2_archive' } });
+    expect((await second).text).toBe('done');
+    expect(runs).toEqual([{ id: 'src_2_archive' }]);
+  });
 });
 
 describeExample('ai-sdk', () => s);
