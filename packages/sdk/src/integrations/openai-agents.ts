@@ -1,8 +1,8 @@
 /**
  * OpenAI Agents SDK for JS (`@openai/agents` 0.14 and 0.20; only its types are imported):
- * `withApproval(tool(...), options)` gates a function tool behind Tollgate. When the model calls it, the call is proposed to Tollgate and the tool runs only once approved, with
- * the approved (maybe edited) arguments, exactly once (Tollgate's claim); a refusal is the tool's output, so the
- * model reads who refused and why.
+ * `withApproval(tool(...), options)` gates a function tool behind Tollgate. When the model calls it, the call is
+ * proposed to Tollgate and the tool runs only once approved, with the approved (maybe edited) arguments, exactly
+ * once (Tollgate's claim); a refusal is the tool's output, so the model reads who refused and why.
  *
  * The run waits inside the tool call by default. With `interrupt: true` it uses the SDK's `needsApproval` flow
  * instead (an interruption and a saveable RunState; `decideInterruptions` records Tollgate's decisions), but the
