@@ -223,9 +223,17 @@ export class InMemoryConversationRepository implements ConversationRepository {
     return state ? Conversation.rehydrate(clone(state)) : null;
   }
 
-  async findWithCalls(tenantId: string, id: string): Promise<ConversationWithCalls | null> {
+  async findWithCalls(
+    tenantId: string,
+    id: string,
+    only?: { externalIds: readonly string[] },
+  ): Promise<ConversationWithCalls | null> {
     const state = this.table.rows.get(key(tenantId, id));
-    return state ? { conversation: Conversation.rehydrate(clone(state)), toolCalls: clone(state.toolCalls) } : null;
+    if (!state) return null;
+    const calls = only
+      ? state.toolCalls.filter((t) => t.externalId != null && only.externalIds.includes(t.externalId))
+      : state.toolCalls;
+    return { conversation: Conversation.rehydrate(clone(state)), toolCalls: clone(calls) };
   }
 
   async findByToolCallId(tenantId: string, toolCallId: string, opts?: LoadOptions): Promise<Conversation | null> {

@@ -126,8 +126,21 @@ export class TollgateClient {
     return this.request<Conversation>('POST', '/v1/conversations', { body, signal: o.signal });
   }
 
-  getConversation(id: string, o: WaitOptions = {}): Promise<Conversation> {
-    return this.request<Conversation>('GET', `/v1/conversations/${enc(id)}`, { signal: o.signal });
+  /**
+   * The conversation with all its calls; with `externalIds` (1 to 64, your framework's call ids), only the calls
+   * of those, each looked up on its own: a process that knows the ids it proposed under finds its calls without
+   * reading a long conversation whole. An id no call has is simply not in `toolCalls`.
+   */
+  getConversation(
+    id: string,
+    o: { externalIds?: readonly string[]; signal?: AbortSignal } = {},
+  ): Promise<Conversation> {
+    // An empty list would send no parameter at all, and so read every call: the opposite of what was asked.
+    if (o.externalIds?.length === 0) throw new TypeError('getConversation: externalIds needs at least one id');
+    return this.request<Conversation>('GET', `/v1/conversations/${enc(id)}`, {
+      query: { externalId: o.externalIds },
+      signal: o.signal,
+    });
   }
 
   listConversations(

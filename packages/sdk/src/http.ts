@@ -46,7 +46,8 @@ export interface TransportOptions {
   onRetry?: (info: RetryInfo) => void;
 }
 
-export type Query = Record<string, string | number | boolean | undefined | null>;
+/** A query string's parameters; an array repeats its parameter (`?externalId=a&externalId=b`). */
+export type Query = Record<string, string | number | boolean | readonly string[] | undefined | null>;
 
 export interface RequestOptions {
   query?: Query;
@@ -123,7 +124,10 @@ export class Transport {
 
   url(path: string, query: Query = {}): string {
     const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+    for (const [k, v] of Object.entries(query)) {
+      if (Array.isArray(v)) for (const each of v) params.append(k, each);
+      else if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+    }
     const qs = params.toString();
     return `${this.baseUrl}${path}${qs ? `?${qs}` : ''}`;
   }

@@ -1,10 +1,11 @@
 import { Channel } from '../../domain/shared/actor';
 import { ValidationError } from '../../domain/shared/domain-error';
+import { ID_PATTERN } from './dto/conversation.dto';
 
 // Query parameters, headers and metadata read the same way by every transport.
 
 /** What an id in a path may be: 1 to 128 characters of [A-Za-z0-9_.:-]. */
-export { ID_PATTERN } from './dto/conversation.dto';
+export { ID_PATTERN };
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
@@ -29,6 +30,20 @@ export function intParam(name: string, raw: unknown, min: number, max: number, f
 export function listParams(query: Record<string, unknown>): { cursor?: string; limit: number } {
   const cursor = single('cursor', query.cursor) || undefined;
   return { cursor, limit: intParam('limit', query.limit, 1, MAX_LIMIT, DEFAULT_LIMIT) };
+}
+
+/**
+ * A repeatable parameter of ids (`?externalId=a&externalId=b`): 1 to `max` values, each 1 to 128 characters of
+ * [A-Za-z0-9_.:-]; absent, undefined.
+ */
+export function idsParam(name: string, raw: unknown, max: number): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const values: unknown[] = Array.isArray(raw) ? raw : [raw];
+  if (values.length === 0 || values.length > max)
+    throw new ValidationError([{ path: name, message: `must be given 1 to ${max} times` }]);
+  if (values.some((v) => typeof v !== 'string' || !ID_PATTERN.test(v)))
+    throw new ValidationError([{ path: name, message: 'must be 1 to 128 characters of [A-Za-z0-9_.:-] each' }]);
+  return values as string[];
 }
 
 export function enumParam<T extends string>(name: string, raw: unknown, values: readonly T[]): T | undefined {

@@ -191,8 +191,9 @@ async function report(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
     const tollgate = client(sdk, o, env);
     const conversationId = await conversationIdOf(sdk, input.sessionId);
     const key = await sdk.toolCallKey(input.toolUseId!);
-    // A separate process from the one that proposed it: the call is found by its external id in the session.
-    const conv = await tollgate.getConversation(conversationId);
+    // A separate process from the one that proposed it: the call is found by its external id in the session,
+    // looked up alone (a long session's every call, arguments and results, would be megabytes per tool call).
+    const conv = await tollgate.getConversation(conversationId, { externalIds: [key] });
     const call = conv.toolCalls?.find((c) => c.externalId === key);
     if (!call) return { code: 1, stderr: say(`no call ${input.toolUseId} in Tollgate for this session to report`) };
     if (call.status === 'completed') return { code: 0 };

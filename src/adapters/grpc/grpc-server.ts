@@ -46,6 +46,7 @@ interface Method {
 /** tollgate.v1.Tollgate's methods: each one's role check and the TollgateRpcs method that serves it. */
 const METHODS: Record<string, Method> = {
   StartConversation: { roles: ['agent'], unary: (r, c, q) => r.startConversation(c, q) },
+  GetConversation: { lookup: ['conversationId', 'Conversation'], unary: (r, c, q) => r.getConversation(c, q) },
   ProposeToolCalls: { lookup: ['conversationId', 'Conversation'], unary: (r, c, q) => r.proposeToolCalls(c, q) },
   GetToolCall: { lookup: ['id', 'Tool call'], unary: (r, c, q) => r.getToolCall(c, q) },
   WatchToolCall: { lookup: ['id', 'Tool call'], stream: (r, c, q, send) => r.watchToolCall(c, q, send) },

@@ -10,6 +10,7 @@ import { Principal } from '../../domain/shared/actor';
 import { answerQuestion } from '../api/answer-question.request';
 import { askQuestion } from '../api/ask-question.request';
 import { decideToolCall } from '../api/decide-tool-call.request';
+import { getConversation } from '../api/get-conversation.request';
 import { WaitSlots } from '../api/limits';
 import { listApprovals } from '../api/list-approvals.request';
 import { watchUntilSettled } from '../api/long-poll';
@@ -119,6 +120,13 @@ export class TollgateRpcs {
         receipt: k.receipt,
       })),
     };
+  }
+
+  async getConversation(c: RpcCall, req: { conversationId?: string; externalIds?: string[] }) {
+    // A repeated field cannot be told apart from one left out when empty: no external ids means every call.
+    const externalIds = req.externalIds?.length ? req.externalIds : undefined;
+    const query = await getConversation(this.queries, c.principal, req.conversationId ?? '', externalIds);
+    return conversationMessage(await this.queries.execute(query));
   }
 
   async getToolCall(c: RpcCall, req: { id?: string }) {

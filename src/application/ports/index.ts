@@ -50,7 +50,7 @@ export const PENDING: readonly OpenStatus[] = ['pending'];
 /** What a halt cancels: pending calls and approved ones not yet claimed. */
 export const UNCLAIMED: readonly OpenStatus[] = ['pending', 'approved'];
 
-/** A conversation as reads show it: the aggregate (which lists no calls) and, beside it, all its calls. */
+/** A conversation as reads show it: the aggregate (which lists no calls) and, beside it, its calls (all, or those asked for). */
 export interface ConversationWithCalls {
   conversation: Conversation;
   toolCalls: ToolCallState[];
@@ -59,8 +59,16 @@ export interface ConversationWithCalls {
 export interface ConversationRepository {
   findById(tenantId: string, id: string, opts?: LoadOptions): Promise<Conversation | null>;
   findByToolCallId(tenantId: string, toolCallId: string, opts?: LoadOptions): Promise<Conversation | null>;
-  /** The conversation and every call it holds, oldest first, read together (one snapshot): what reads show. */
-  findWithCalls(tenantId: string, id: string): Promise<ConversationWithCalls | null>;
+  /**
+   * The conversation and every call it holds, oldest first, read together (one snapshot): what reads show. With
+   * `externalIds` (at least one), only the calls of those external ids, each found on its index: what a process
+   * that knows its framework's call ids reads, at a cost that does not grow with the conversation.
+   */
+  findWithCalls(
+    tenantId: string,
+    id: string,
+    only?: { externalIds: readonly string[] },
+  ): Promise<ConversationWithCalls | null>;
   /** Inserts or updates (version-checked) the conversation and its changed calls, and appends its events. */
   save(conversation: Conversation): Promise<void>;
   /** Ids of the tenant's conversations in the target's scope that hold pending or approved-but-unclaimed calls. */

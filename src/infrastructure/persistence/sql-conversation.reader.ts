@@ -41,11 +41,15 @@ function callsInStatusesOrNamed(
   first: number,
 ): { sql: string; params: unknown[] } {
   const { statuses } = calls;
-  if (statuses.length === 0 || statuses.some((s) => !OPEN_STATUSES.includes(s)))
+  // No statuses: only the named calls (a read of some calls by external id), so something must be named.
+  const named = !!calls.ids?.length || !!calls.externalIds?.length;
+  if ((statuses.length === 0 && !named) || statuses.some((s) => !OPEN_STATUSES.includes(s)))
     throw new Error(`cannot load calls by status ${statuses.join(',')}`);
   const inStatuses = `status IN (${statuses.map((s) => `'${s}'`).join(', ')})`;
+  // A named call the status branch already holds is left out of its own branch.
+  const notInStatuses = (column: string) => (statuses.length ? ` AND NOT ${inStatuses.replace('status', column)}` : '');
   const mine = `tenant_id = ${tenant} AND conversation_id = ${conversation}`;
-  const branches = [`SELECT ${CALLS} FROM tool_calls WHERE ${mine} AND ${inStatuses}`];
+  const branches = statuses.length ? [`SELECT ${CALLS} FROM tool_calls WHERE ${mine} AND ${inStatuses}`] : [];
   const params: unknown[] = [];
   let ids: string | undefined;
   if (calls.ids?.length) {
@@ -53,14 +57,14 @@ function callsInStatusesOrNamed(
     // By id alone (the primary key); its conversation and status are checked on the row found.
     branches.push(`SELECT t.* FROM unnest(${ids}) AS named(named_id), LATERAL (
                       SELECT ${CALLS} FROM tool_calls WHERE tenant_id = ${tenant} AND id = named.named_id LIMIT 1) t
-                    WHERE t."conversationId" = ${conversation} AND NOT ${inStatuses.replace('status', 't.status')}`);
+                    WHERE t."conversationId" = ${conversation}${notInStatuses('t.status')}`);
   }
   if (calls.externalIds?.length) {
     const ext = `$${first + params.push(calls.externalIds) - 1}::text[]`;
     branches.push(
       `SELECT t.* FROM unnest(${ext}) AS named(named_external_id), LATERAL (
           SELECT ${CALLS} FROM tool_calls WHERE ${mine} AND external_id = named.named_external_id
-             AND NOT ${inStatuses}${ids ? ` AND id <> ALL(${ids})` : ''} LIMIT 1) t`,
+             ${notInStatuses('status')}${ids ? ` AND id <> ALL(${ids})` : ''} LIMIT 1) t`,
     );
   }
   return { sql: branches.join('\n UNION ALL\n '), params };
@@ -105,9 +109,20 @@ export class SqlConversationReader {
     return this.loadWith<X>(`tenant_id = $1 AND id = $2`, [tenantId, id], opts, beside);
   }
 
-  /** The conversation and every call it holds, in one statement (one snapshot): what reads list. */
-  async findWithCalls(tenantId: string, id: string): Promise<ConversationWithCalls | null> {
-    const read = await this.loadWith(`tenant_id = $1 AND id = $2`, [tenantId, id], {});
+  /**
+   * The conversation and every call it holds, in one statement (one snapshot): what reads list. With
+   * `externalIds`, only the calls of those external ids, each looked up on its index (`callsInStatusesOrNamed`):
+   * the read costs the same whatever the conversation's length.
+   */
+  async findWithCalls(
+    tenantId: string,
+    id: string,
+    only?: { externalIds: readonly string[] },
+  ): Promise<ConversationWithCalls | null> {
+    const externalIds = only && [...new Set(only.externalIds)];
+    if (externalIds?.length === 0) throw new Error('findWithCalls: name at least one external id');
+    const opts: LoadOptions = externalIds ? { calls: { statuses: [], externalIds } } : {};
+    const read = await this.loadWith(`tenant_id = $1 AND id = $2`, [tenantId, id], opts);
     return read && { conversation: read.conversation, toolCalls: read.rows.map(toolCallState) };
   }
 

@@ -38,8 +38,12 @@ export class SqlConversationRepository implements ConversationRepository {
     return this.reader.findByToolCallId(tenantId, toolCallId, opts);
   }
 
-  findWithCalls(tenantId: string, id: string): Promise<ConversationWithCalls | null> {
-    return this.reader.findWithCalls(tenantId, id);
+  findWithCalls(
+    tenantId: string,
+    id: string,
+    only?: { externalIds: readonly string[] },
+  ): Promise<ConversationWithCalls | null> {
+    return this.reader.findWithCalls(tenantId, id, only);
   }
 
   /** `findById` without a lock, with what `beside` selects in the same statement (see the reader). */

@@ -184,8 +184,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Get a conversation with all its calls
-     * @description Its agent, its end user, and the tenant's approvers, admins and auditors; anyone else gets 404.
+     * Get a conversation with all its calls, or those named by external id
+     * @description Its agent, its end user, and the tenant's approvers, admins and auditors; anyone else gets 404. With `externalId`, `toolCalls` holds only the calls of those external ids (an id no call has is simply not there), each looked up on its own: the read costs the same however many calls the conversation holds.
      */
     get: operations['getConversation'];
     put?: never;
@@ -3794,7 +3794,10 @@ export interface operations {
   };
   getConversation: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Only the calls with this external id (the framework's own call id); repeat it for more, 1 to 64 times */
+        externalId?: string[];
+      };
       header?: never;
       path: {
         /** @description The conversation's id */
@@ -3810,6 +3813,15 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Conversation'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
         };
       };
       /** @description No bearer token, or one that does not verify (unauthenticated) */

@@ -12,9 +12,9 @@ import {
 import type { FastifyReply } from 'fastify';
 import { DecideStepCommand } from '../../../application/commands/decide-step/decide-step.command';
 import { ConversationAccessQuery } from '../../../application/queries/access/access.query';
-import { GetConversationQuery } from '../../../application/queries/get-conversation/get-conversation.query';
 import { ListConversationsQuery } from '../../../application/queries/list/list.queries';
 import { Principal } from '../../../domain/shared/actor';
+import { getConversation, MAX_EXTERNAL_IDS } from '../../api/get-conversation.request';
 import { proposeToolCalls } from '../../api/propose-tool-calls.request';
 import { startConversation } from '../../api/start-conversation.request';
 import { CurrentPrincipal, Roles } from '../auth';
@@ -23,7 +23,7 @@ import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../../api/dto/api-pa
 import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
 import { ProposeToolCallsRequest, StepDecisionRequest } from '../../api/dto/tool-call.dto';
 import { ConversationPageView, ConversationView, ProposalView, StepDecisionView } from '../../api/dto/views.dto';
-import { channelHeader, enumParam, listParams } from '../../api/request-params';
+import { channelHeader, enumParam, ID_PATTERN, listParams } from '../../api/request-params';
 import { parseBody } from '../../api/validation';
 import { ForbiddenError } from '../../api/errors';
 
@@ -88,14 +88,29 @@ export class ConversationsController {
   @Get(':id')
   @ApiOperation({
     operationId: 'getConversation',
-    summary: 'Get a conversation with all its calls',
-    description: "Its agent, its end user, and the tenant's approvers, admins and auditors; anyone else gets 404.",
+    summary: 'Get a conversation with all its calls, or those named by external id',
+    description:
+      "Its agent, its end user, and the tenant's approvers, admins and auditors; anyone else gets 404. With `externalId`, `toolCalls` holds only the calls of those external ids (an id no call has is simply not there), each looked up on its own: the read costs the same however many calls the conversation holds.",
   })
   @ApiIdParam('id', "The conversation's id", 'conv-1')
+  @ApiQuery({
+    name: 'externalId',
+    required: false,
+    isArray: true,
+    style: 'form',
+    explode: true,
+    schema: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_EXTERNAL_IDS,
+      items: { type: 'string', pattern: ID_PATTERN.source },
+    },
+    description: `Only the calls with this external id (the framework's own call id); repeat it for more, 1 to ${MAX_EXTERNAL_IDS} times`,
+  })
   @ApiOkResponse({ type: ConversationView })
-  @ApiProblems(...BEARER_PROBLEMS, 'not_found')
-  get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
-    return this.queries.execute(new GetConversationQuery(p, id));
+  @ApiProblems(...BEARER_PROBLEMS, 'not_found', 'validation_failed')
+  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query('externalId') externalId?: unknown) {
+    return this.queries.execute(await getConversation(this.queries, p, id, externalId));
   }
 
   @Post(':id/tool-calls')

@@ -12,8 +12,8 @@ export class GetConversationHandler implements IQueryHandler<GetConversationQuer
     @Inject(HALTS) private readonly halts: HaltRepository,
   ) {}
 
-  async execute({ principal: p, conversationId }: GetConversationQuery): Promise<ConversationView> {
-    const read = await this.conversations.findWithCalls(p.tenant, conversationId);
+  async execute({ principal: p, conversationId, externalIds }: GetConversationQuery): Promise<ConversationView> {
+    const read = await this.conversations.findWithCalls(p.tenant, conversationId, externalIds && { externalIds });
     const conv = visibleConversation(read?.conversation ?? null, p, conversationId);
     const halt = await this.halts.covering(p.tenant, conv.agentId, conv.id);
     return conversationView(conv, !!halt, read!.toolCalls);
