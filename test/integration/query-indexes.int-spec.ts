@@ -229,33 +229,40 @@ describe('tool calls', () => {
     expect(used.map((s) => s.index)).toEqual([expect.stringMatching(/^tool_calls_pending_/)]);
   });
 
-  it('calls named by id or external id (a proposal, its results) cost the same in a conversation of 3,000 calls', async () => {
-    // One long conversation among many short ones (a tenant of one-call chats): the statistics say a conversation
-    // holds a call or two, and the plan of a lookup by external id then filtered the conversation's every call.
-    await sql(`INSERT INTO conversations (tenant_id, id, agent_id, title, metadata, pending_count, created_at, updated_at, version)
-               SELECT 'short', 's' || i, 'agent-1', 'short', '{}', 0, now(), now(), 1 FROM generate_series(1, 20000) i`);
-    await sql(`INSERT INTO tool_calls (tenant_id, id, conversation_id, external_id, tool_name, arguments, status, policy,
-                                       approvers, created_at, updated_at)
-               SELECT 'short', 'tc-s-' || i || '-' || k, 's' || i, 'x-' || k, 'get_source', '{}', 'completed', '{}', '{}', now(), now()
-                 FROM generate_series(1, 20000) i, generate_series(1, 2) k`);
-    await sql(`INSERT INTO conversations (tenant_id, id, agent_id, title, metadata, pending_count, created_at, updated_at, version)
-               VALUES ('acme', 'long', 'agent-1', 'long', '{}', 0, now(), now(), 1)`);
-    await sql(`
-      INSERT INTO tool_calls (tenant_id, id, conversation_id, external_id, tool_name, arguments, status, policy, approvers,
-                              created_at, updated_at)
-      SELECT 'acme', 'tc-long-' || i, 'long', 'call-long-' || i, 'get_source', '{}', 'completed', '{}', '{}',
-             now() - i * interval '1 second', now()
-        FROM generate_series(1, 3000) i`);
-    await sql(`ANALYZE tool_calls`);
-    const statements = await capture(() =>
-      reader.findById('acme', 'long', {
-        calls: { statuses: ['pending'], ids: ['tc-long-7'], externalIds: ['call-long-2999', 'call-long-new'] },
-      }),
-    );
+  /**
+   * One long conversation among many short ones (a tenant of one-call chats): the statistics say a conversation
+   * holds a call or two, and the plan of a lookup by external id then filtered the conversation's every call.
+   */
+  let longConversation: Promise<void> | undefined;
+  const withLongConversation = () =>
+    (longConversation ??= (async () => {
+      await sql(`INSERT INTO conversations (tenant_id, id, agent_id, title, metadata, pending_count, created_at, updated_at, version)
+                 SELECT 'short', 's' || i, 'agent-1', 'short', '{}', 0, now(), now(), 1 FROM generate_series(1, 20000) i`);
+      await sql(`INSERT INTO tool_calls (tenant_id, id, conversation_id, external_id, tool_name, arguments, status, policy,
+                                         approvers, created_at, updated_at)
+                 SELECT 'short', 'tc-s-' || i || '-' || k, 's' || i, 'x-' || k, 'get_source', '{}', 'completed', '{}', '{}', now(), now()
+                   FROM generate_series(1, 20000) i, generate_series(1, 2) k`);
+      await sql(`INSERT INTO conversations (tenant_id, id, agent_id, title, metadata, pending_count, created_at, updated_at, version)
+                 VALUES ('acme', 'long', 'agent-1', 'long', '{}', 0, now(), now(), 1)`);
+      await sql(`
+        INSERT INTO tool_calls (tenant_id, id, conversation_id, external_id, tool_name, arguments, status, policy, approvers,
+                                created_at, updated_at)
+        SELECT 'acme', 'tc-long-' || i, 'long', 'call-long-' || i, 'get_source', '{}', 'completed', '{}', '{}',
+               now() - i * interval '1 second', now()
+          FROM generate_series(1, 3000) i`);
+      await sql(`ANALYZE tool_calls`);
+    })());
+
+  /**
+   * The shared buffers the one statement `run` sends reads, as the hot path runs it: a prepared statement's plan
+   * for any parameters (generic), and one for these (custom).
+   */
+  async function buffersOf(run: () => Promise<unknown>): Promise<Record<string, number>> {
+    const statements = await capture(run);
     expect(statements).toHaveLength(1);
     const qr = server.dataSource.createQueryRunner();
+    const out: Record<string, number> = {};
     try {
-      // As the hot path runs it: a prepared statement's plan for any parameters (generic), and one for these.
       for (const mode of ['force_generic_plan', 'force_custom_plan']) {
         await qr.query(`SET plan_cache_mode = ${mode}`);
         const [row] = await qr.query(
@@ -263,18 +270,47 @@ describe('tool calls', () => {
           statements[0].values,
         );
         const plan = typeof row['QUERY PLAN'] === 'string' ? JSON.parse(row['QUERY PLAN']) : row['QUERY PLAN'];
-        // Walking the conversation's calls reads hundreds of buffers (over 400 here); looking each up, a few.
-        const buffers = plan[0].Plan['Shared Hit Blocks'] + plan[0].Plan['Shared Read Blocks'];
-        expect({ mode, buffers: buffers < 60 ? 'a few' : buffers }).toEqual({ mode, buffers: 'a few' });
+        out[mode] = plan[0].Plan['Shared Hit Blocks'] + plan[0].Plan['Shared Read Blocks'];
       }
     } finally {
       await qr.query('RESET plan_cache_mode').catch(() => undefined);
       await qr.release();
     }
-    const loaded = (await reader.findById('acme', 'long', {
-      calls: { statuses: ['pending'], ids: ['tc-long-7'], externalIds: ['call-long-2999', 'call-long-new'] },
-    }))!;
+    return out;
+  }
+
+  /** Walking the conversation's calls reads hundreds of buffers (over 400 here); looking each up, a few. */
+  const few = (buffers: Record<string, number>) =>
+    Object.fromEntries(Object.entries(buffers).map(([mode, n]) => [mode, n < 60 ? 'a few' : n]));
+
+  it('calls named by id or external id (a proposal, its results) cost the same in a conversation of 3,000 calls', async () => {
+    await withLongConversation();
+    const calls = {
+      statuses: ['pending'] as const,
+      ids: ['tc-long-7'],
+      externalIds: ['call-long-2999', 'call-long-new'],
+    };
+    const buffers = await buffersOf(() => reader.findById('acme', 'long', { calls }));
+    expect(few(buffers)).toEqual({ force_generic_plan: 'a few', force_custom_plan: 'a few' });
+    const loaded = (await reader.findById('acme', 'long', { calls }))!;
     expect(['tc-long-7', 'tc-long-2999', 'tc-long-8'].map((id) => !!loaded.findCall(id))).toEqual([true, true, false]);
+  });
+
+  it('a read of calls by external id alone (GET …?externalId=) costs the same in a conversation of 3,000 calls', async () => {
+    await withLongConversation();
+    const only = { externalIds: ['call-long-2999', 'call-long-5', 'call-long-new'] };
+    const buffers = await buffersOf(() => reader.findWithCalls('acme', 'long', only));
+    expect(few(buffers)).toEqual({ force_generic_plan: 'a few', force_custom_plan: 'a few' });
+    // The bound tells the two apart: reading the conversation whole to pick the calls out (what the Claude Code
+    // hook did) is past it (94 buffers here, against 14; more with real arguments and results).
+    const whole = await buffersOf(() => reader.findWithCalls('acme', 'long'));
+    expect(few(whole)).toEqual({ force_generic_plan: expect.any(Number), force_custom_plan: expect.any(Number) });
+    const read = (await reader.findWithCalls('acme', 'long', only))!;
+    expect(read.toolCalls.map((c) => c.externalId)).toEqual(['call-long-2999', 'call-long-5']); // oldest first
+    expect(await indexesOf(() => reader.findWithCalls('acme', 'long', only))).toEqual([
+      'conversations_pkey',
+      'tool_calls_external_id',
+    ]);
   });
 
   it('a conversation with all its calls reads tool_calls_by_conversation', async () => {
