@@ -157,6 +157,7 @@ describe('the gRPC port with its default limits', () => {
       ['DecideToolCall', { id, decision: 'DECISION_KIND_APPROVE' }],
       ['ClaimExecution', { id }],
       ['GetQuestion', { id }],
+      ['GetConversation', { conversationId: id, externalIds: ['call_1'] }],
       ['ProposeToolCalls', { conversationId: id, toolCalls: [] }],
       ['AskQuestion', { conversationId: id, text: 'why?' }],
     ] as const) {
