@@ -83,6 +83,9 @@ export class TollgateTool extends BaseTool {
     private readonly options: WithApprovalOptions,
   ) {
     super({ name: tool.name, description: tool.description, isLongRunning: tool.isLongRunning });
+    // A tool without a function declaration (Google Search, URL context, Maps grounding, Vertex AI / enterprise
+    // search, RAG retrieval) only adds a setting to the model request: Google runs it, no call ever reaches here.
+    if (tool._getDeclaration() === undefined) throw modelSide(tool);
   }
 
   override _getDeclaration() {
@@ -96,7 +99,10 @@ export class TollgateTool extends BaseTool {
   override async processLlmRequest(request: ToolProcessLlmRequest): Promise<void> {
     await this.tool.processLlmRequest(request);
     const dict = request.llmRequest.toolsDict;
-    if (dict[this.name] === this.tool) dict[this.name] = this;
+    // A tool that did not register itself is run by the model's side (or not at all): none of its calls would
+    // reach Tollgate, so the request is not sent.
+    if (dict[this.name] !== this.tool) throw modelSide(this.tool);
+    dict[this.name] = this;
   }
 
   /**
@@ -159,6 +165,12 @@ export class TollgateTool extends BaseTool {
   }
 }
 
+function modelSide(tool: BaseTool): TypeError {
+  return new TypeError(
+    `cannot gate a model-side tool: ${tool.name}; remove it or accept that it runs without Tollgate`,
+  );
+}
+
 /** A toolset whose tools are gated as they are listed (an MCP toolset, say). */
 export class TollgateToolset extends BaseToolset {
   constructor(
@@ -195,7 +207,8 @@ export function withApproval(tool: BaseTool, options: WithApprovalOptions): Toll
 /**
  * An agent's tool list with every tool gated (toolsets too, tool by tool): `tools: tollgateTools([...], {
  * conversation })`. `options` may be a function of each tool (e.g. its own `display`). A workflow node (or
- * anything that is not a tool or a toolset) is refused: it could not be gated.
+ * anything that is not a tool or a toolset) is refused: it could not be gated; so is a model-side tool (Google
+ * Search, URL context, …), which Google runs without any call reaching Tollgate.
  */
 export function tollgateTools(
   tools: readonly ToolUnion[],

@@ -7,6 +7,8 @@ import {
   BaseLlm,
   BaseToolset,
   FunctionTool,
+  GOOGLE_SEARCH,
+  GoogleSearchTool,
   InMemoryRunner,
   LlmAgent,
   REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
@@ -14,6 +16,7 @@ import {
   type Event,
   type LlmRequest,
   type LlmResponse,
+  type ToolProcessLlmRequest,
 } from '@google/adk';
 import { z } from 'zod';
 import { TollgateConversation } from '../../src/conversation.js';
@@ -228,6 +231,33 @@ describe('tollgateTools / withApproval (Google ADK), waiting inside the run', ()
     expect(runs).toEqual([]);
     // ADK gives a tool's error to the model as the call's response.
     expect(responseSeen(m)).toEqual({ error: expect.stringMatching(/^network_error: /) });
+    expect((await conv.refresh()).toolCalls ?? []).toEqual([]);
+  });
+
+  it("refuses a model-side tool (ADK's Google Search): Google would run it, no call would reach Tollgate", async () => {
+    const conv = await conversation();
+    const refused = 'cannot gate a model-side tool: google_search; remove it or accept that it runs without Tollgate';
+    expect(() => tollgateTools([GOOGLE_SEARCH], { conversation: conv })).toThrow(new TypeError(refused));
+    expect(() => withApproval(new GoogleSearchTool(), { conversation: conv })).toThrow(new TypeError(refused));
+  });
+
+  it('sends no model request with a gated tool that did not register itself where the runner finds it', async () => {
+    const conv = await conversation();
+    // Declared like a function, added to the request like Google Search: the model would answer it itself.
+    class Grounding extends GoogleSearchTool {
+      override _getDeclaration() {
+        return { name: 'google_search', description: 'Search' };
+      }
+      override async processLlmRequest({ llmRequest }: ToolProcessLlmRequest): Promise<void> {
+        (llmRequest.config ??= {}).tools = [...(llmRequest.config.tools ?? []), { googleSearch: {} }];
+      }
+    }
+    const m = new ScriptedLlm({ name: 'google_search', args: { q: 'x' } });
+    const { ask } = await agentWith(m, tollgateTools([new Grounding()], { conversation: conv }));
+    await expect(ask('search')).rejects.toThrow(
+      new TypeError('cannot gate a model-side tool: google_search; remove it or accept that it runs without Tollgate'),
+    );
+    expect(m.requests).toEqual([]);
     expect((await conv.refresh()).toolCalls ?? []).toEqual([]);
   });
 
