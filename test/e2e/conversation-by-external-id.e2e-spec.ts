@@ -49,7 +49,7 @@ describe('GET /v1/conversations/{id}?externalId=', () => {
   it('answers the conversation with only the calls named; an id no call has is not there', async () => {
     const res = await http.get(path(['call_c', 'nope', 'call_a']), agent);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: CONV, agentId: 'bot', pendingCount: expect.any(Number) });
+    expect(res.body).toMatchObject({ id: CONV, agentId: 'bot', status: 'blocked', pendingCount: 3 });
     expect(externalIds(res.body)).toEqual(['call_a', 'call_c']);
     expect(res.body.toolCalls.find((c: any) => c.externalId === 'call_a')).toMatchObject({
       toolName: 'get_source',
@@ -58,6 +58,29 @@ describe('GET /v1/conversations/{id}?externalId=', () => {
     expect(externalIds((await http.get(path(['nope']), agent)).body)).toEqual([]);
     // The same id twice is one call.
     expect(externalIds((await http.get(path(['call_b', 'call_b']), agent)).body)).toEqual(['call_b']);
+  });
+
+  it("keeps the conversation's status and pending count, made from every pending call, named or not", async () => {
+    // The test server's policy holds these calls for a person: the conversation is blocked by both.
+    const conv = 'ext-conv-blocked';
+    expect((await http.post('/v1/conversations', agent, { id: conv })).status).toBe(201);
+    const held = await http.post(`/v1/conversations/${conv}/tool-calls`, agent, {
+      toolCalls: ['p_1', 'p_2'].map((id) => ({ id, toolName: 'drop_source', arguments: { id } })),
+    });
+    expect(held.body.toolCalls.map((c: { status: string }) => c.status)).toEqual(['pending', 'pending']);
+    const whole = await http.get(`/v1/conversations/${conv}`, agent);
+    expect(whole.body).toMatchObject({ status: 'blocked', pendingCount: 2 });
+    for (const ids of [['p_1'], ['nope'], ['p_2', 'p_1']]) {
+      const res = await http.get(path(ids, conv), agent);
+      expect(res.body).toMatchObject({ status: 'blocked', pendingCount: 2 });
+      expect(externalIds(res.body)).toEqual(ids.filter((x) => x !== 'nope').sort());
+    }
+    const viaGrpc = await rpc.call('GetConversation', { conversationId: conv, externalIds: ['p_2'] }, agent);
+    expect({ status: viaGrpc.status, pendingCount: viaGrpc.pendingCount, calls: viaGrpc.toolCalls.length }).toEqual({
+      status: 'CONVERSATION_STATUS_BLOCKED',
+      pendingCount: 2,
+      calls: 1,
+    });
   });
 
   it('without the parameter, every call as before', async () => {

@@ -307,9 +307,11 @@ describe('tool calls', () => {
     expect(few(whole)).toEqual({ force_generic_plan: expect.any(Number), force_custom_plan: expect.any(Number) });
     const read = (await reader.findWithCalls('acme', 'long', only))!;
     expect(read.toolCalls.map((c) => c.externalId)).toEqual(['call-long-2999', 'call-long-5']); // oldest first
+    // And the pending calls on their partial index: the conversation's status and pending count are made from them.
     expect(await indexesOf(() => reader.findWithCalls('acme', 'long', only))).toEqual([
       'conversations_pkey',
       'tool_calls_external_id',
+      'tool_calls_pending_by_conversation',
     ]);
   });
 

@@ -1,6 +1,6 @@
 import { Conversation } from '../../domain/conversation/conversation.aggregate';
 import { HaltTarget } from '../../domain/halt/halt.aggregate';
-import { ConversationWithCalls, LoadOptions, OpenStatus } from '../../application/ports';
+import { ConversationWithCalls, LoadOptions, OpenStatus, PENDING } from '../../application/ports';
 import { ConversationMapper, toolCallState } from './conversation.mapper';
 import { CONVERSATION_COLUMNS, TOOL_CALL_COLUMNS } from './conversation-columns';
 import type { ConversationRow, ToolCallRow } from './orm-entities';
@@ -121,9 +121,15 @@ export class SqlConversationReader {
   ): Promise<ConversationWithCalls | null> {
     const externalIds = only && [...new Set(only.externalIds)];
     if (externalIds?.length === 0) throw new Error('findWithCalls: name at least one external id');
-    const opts: LoadOptions = externalIds ? { calls: { statuses: [], externalIds } } : {};
+    // The pending calls come too, named or not: the conversation's status and pending count are made from them.
+    const opts: LoadOptions = externalIds ? { calls: { statuses: PENDING, externalIds } } : {};
     const read = await this.loadWith(`tenant_id = $1 AND id = $2`, [tenantId, id], opts);
-    return read && { conversation: read.conversation, toolCalls: read.rows.map(toolCallState) };
+    if (!read) return null;
+    const named = externalIds && new Set(externalIds);
+    const rows = named
+      ? read.rows.filter((r) => r.externalId !== undefined && r.externalId !== null && named.has(r.externalId))
+      : read.rows;
+    return { conversation: read.conversation, toolCalls: rows.map(toolCallState) };
   }
 
   async findWithOpenCalls(tenantId: string, target: HaltTarget): Promise<string[]> {
