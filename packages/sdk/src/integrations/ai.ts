@@ -131,11 +131,7 @@ export function tollgateToolApproval(
     const gate = gateOf(tools?.[toolCall.toolName]);
     if (!gate) return { type: 'not-applicable' };
     const input = toolCall.input as JsonObject;
-    const toolContext = (toolsContext as Record<string, unknown> | undefined)?.[toolCall.toolName];
-    const conversation = await conversationOf(gate.conversation, {
-      input,
-      options: { toolCallId: toolCall.toolCallId, messages, context: toolContext },
-    });
+    const conversation = await gateConversation(gate, input, toolCall, toolsContext, messages);
     const handle = await conversation.propose(request(gate, input, toolCall.toolCallId), {
       ...(o.signal ? { signal: o.signal } : {}),
     });
@@ -168,12 +164,19 @@ export interface ToolApprovalResponse {
  * approval requests and answers them — approved, or not with the refusal text as the reason. Push
  * `{ role: 'tool', content: responses }` after the result's response messages and call again to resume. Requests
  * for tools not gated by `withApproval` (under `tools`) are left out.
+ *
+ * Each call is looked up in the conversation its tool's `withApproval` names (the same one `tollgateToolApproval`
+ * and the gated `execute` use): a `conversation` function is called as `tollgateToolApproval` calls it, with the
+ * run's `toolsContext` and `messages` when given.
  */
 export async function toolApprovalResponses(
   result: { content: readonly unknown[] },
   o: {
     tools: Record<string, unknown>;
-    conversation: TollgateConversation;
+    /** The run's `toolsContext`, for a `conversation` function that reads the tool's context. */
+    toolsContext?: unknown;
+    /** The run's messages, for a `conversation` function that reads them. Default: none. */
+    messages?: unknown[];
     signal?: AbortSignal;
   },
 ): Promise<ToolApprovalResponse[]> {
@@ -183,8 +186,9 @@ export async function toolApprovalResponses(
     const gate = gateOf(o.tools[part.toolCall.toolName]);
     if (!gate) continue;
     const input = part.toolCall.input as JsonObject;
+    const conversation = await gateConversation(gate, input, part.toolCall, o.toolsContext, o.messages ?? []);
     // Proposing again (same id, same arguments) answers the same call: no new request for people.
-    const handle = await o.conversation.propose(request(gate, input, part.toolCall.toolCallId), {
+    const handle = await conversation.propose(request(gate, input, part.toolCall.toolCallId), {
       ...(o.signal ? { signal: o.signal } : {}),
     });
     const status = statusOf(await handle.wait(o.signal ? { signal: o.signal } : {}), gate);
@@ -196,6 +200,18 @@ export async function toolApprovalResponses(
     });
   }
   return responses;
+}
+
+/** The conversation of a gated tool's call, resolved as before `execute` (options without an `abortSignal`). */
+function gateConversation(
+  gate: Gate,
+  input: JsonObject,
+  toolCall: { toolName: string; toolCallId: string },
+  toolsContext: unknown,
+  messages: unknown[],
+): Promise<TollgateConversation> {
+  const context = (toolsContext as Record<string, unknown> | undefined)?.[toolCall.toolName];
+  return conversationOf(gate.conversation, { input, options: { toolCallId: toolCall.toolCallId, messages, context } });
 }
 
 function gateOf(tool: unknown): Gate | undefined {

@@ -462,7 +462,7 @@ describe('tollgateToolApproval (ai 7): Tollgate decides the AI SDK approval stat
 
     await s.ann.inbox().approve(pending.id, { arguments: { id: 'src_2_archive' } });
     messages.push(...first.responseMessages);
-    messages.push({ role: 'tool', content: await toolApprovalResponses(first, { tools, conversation: conv }) });
+    messages.push({ role: 'tool', content: await toolApprovalResponses(first, { tools }) });
     const second = await agent.generate({ messages });
 
     expect(second.text).toBe('done');
@@ -472,6 +472,54 @@ describe('tollgateToolApproval (ai 7): Tollgate decides the AI SDK approval stat
     expect(((await conv.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([
       ['call_1', 'completed'],
     ]);
+  });
+
+  it("toolApprovalResponses asks the conversation the tool's own function picks: one call in Tollgate, not two", async () => {
+    const acme = await conversation();
+    const other = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const asked: unknown[] = [];
+    const deleteSource = ai7.tool({
+      description: 'Delete a source',
+      inputSchema: z.object({ id: z.string() }),
+      contextSchema: z.object({ tenant: z.string() }),
+      execute: async (args: { id: string }) => (runs.push(args), { deleted: args.id }),
+    });
+    const tools = {
+      delete_source: withApproval(deleteSource as never, {
+        toolName: 'delete_source',
+        // Per call: the tenant in the tool's context picks the conversation.
+        conversation: ({ options }) => {
+          asked.push(options.context);
+          return (options.context as { tenant: string }).tenant === 'acme' ? acme : other;
+        },
+      }) as unknown as typeof deleteSource,
+    };
+    const toolsContext = { delete_source: { tenant: 'acme' } };
+    const m = model7('delete_source', { id: 'src_2' });
+    const agent = new ai7.ToolLoopAgent({
+      model: m,
+      tools,
+      toolsContext,
+      toolApproval: tollgateToolApproval({ pending: 'request' }),
+      stopWhen: ai7.stepCountIs(3),
+    });
+    const messages: ModelMessage[] = [{ role: 'user', content: 'delete src_2' }];
+    const first = await agent.generate({ messages });
+    const [pending] = await pendingIn(s.ann, acme.id);
+    await s.ann.inbox().approve(pending.id);
+    messages.push(...first.responseMessages);
+    messages.push({ role: 'tool', content: await toolApprovalResponses(first, { tools, toolsContext }) });
+    expect((await agent.generate({ messages })).text).toBe('done');
+
+    expect(runs).toEqual([{ id: 'src_2' }]);
+    expect(asked.length).toBeGreaterThanOrEqual(3); // the approval, the responses, the resumed approval and execute
+    expect(asked.every((c) => JSON.stringify(c) === '{"tenant":"acme"}')).toBe(true);
+    await acme.tollgate.flush();
+    expect(((await acme.refresh()).toolCalls ?? []).map((c) => [c.externalId, c.status])).toEqual([
+      ['call_1', 'completed'],
+    ]);
+    expect((await other.refresh()).toolCalls ?? []).toEqual([]);
   });
 
   it('an approval response that says yes (a chat UI, a forged message) cannot run a call Tollgate refused', async () => {
