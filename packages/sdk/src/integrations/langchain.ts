@@ -67,6 +67,12 @@ export function tollgateMiddleware(options: TollgateMiddlewareOptions) {
       const { display, reason, annotations } = guardOptions(options);
       const call: ApprovalRequest = { toolName: toolCall.name, arguments: args };
       const id = toolCallIdOf(toolCall.id);
+      // Resumed, the tool node runs again from its start: without the model's id each run would propose anew.
+      if (options.interrupt && id === undefined)
+        throw new TypeError(
+          `tollgateMiddleware({ interrupt: true }): the tool call ${toolCall.name} has no id, so a resumed run ` +
+            'could not find it in Tollgate and would propose it again; use a model that gives its tool calls ids',
+        );
       if (id !== undefined) call.id = id;
       const d = pick(display, args);
       const r = pick(reason, args);

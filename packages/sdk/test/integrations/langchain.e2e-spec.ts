@@ -210,6 +210,29 @@ describe('tollgateMiddleware (LangChain 1 createAgent)', () => {
     ]);
   });
 
+  it('interrupt: true refuses a tool call without an id (each resume would propose it anew); nothing is proposed', async () => {
+    const conv = await conversation();
+    const runs: Array<{ id: string }> = [];
+    const model = fakeModel().respond(
+      new AIMessage({ content: '', tool_calls: [{ name: 'delete_source', args: { id: 'src_2' }, type: 'tool_call' }] }),
+    );
+    const agent = createAgent({
+      model,
+      tools: [deleteTool(runs)],
+      middleware: [tollgateMiddleware({ conversation: conv, interrupt: true })],
+      checkpointer: new MemorySaver(),
+    });
+    const error = await agent.invoke(ask('delete src_2'), { configurable: { thread_id: conv.id } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({
+      message: expect.stringContaining('the tool call delete_source has no id'),
+    });
+    expect(runs).toEqual([]);
+    expect((await conv.refresh()).toolCalls ?? []).toEqual([]);
+  });
+
   it('fails closed when Tollgate cannot be reached: the run fails and the tool never runs', async () => {
     const conv = await conversation();
     // The same conversation, through a client whose server is gone (a closed port on loopback).
