@@ -211,6 +211,19 @@ def test_interrupt_pauses_the_graph_while_pending_and_resumed_it_runs_the_edited
     assert [(c["externalId"], c["status"]) for c in conv.refresh()["toolCalls"]] == [("call_lc_7", "completed")]
 
 
+def test_interrupt_refuses_a_tool_call_without_an_id_each_resume_would_propose_it_anew(agent: Tollgate) -> None:
+    conv = agent.conversation(conv_id("lc-no-id"), user=USER)
+    t = Tools()
+    a = create_agent(_model({**_call(""), "id": None}), [t.delete_source], middleware=[TollgateMiddleware(conversation=conv, interrupt=True)],
+                     checkpointer=InMemorySaver())
+
+    with pytest.raises(ValueError, match="the tool call delete_source has no id"):
+        a.invoke(_ask("delete it"), {"configurable": {"thread_id": conv.id}})
+
+    assert t.runs == []
+    assert conv.refresh()["toolCalls"] == []
+
+
 def test_an_async_agent_waits_for_the_person_and_runs_the_edited_arguments(agent: Tollgate, ann: Person) -> None:
     conv = agent.conversation(conv_id("lc-async"), user=USER)
     t = Tools()

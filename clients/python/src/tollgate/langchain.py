@@ -67,6 +67,11 @@ class TollgateMiddleware(AgentMiddleware):
         arguments = tool_call.get("args")
         if not isinstance(arguments, Mapping):
             raise TypeError(f"{tool_call['name']}: the model's arguments are not a JSON object")
+        if self._interrupt and not tool_call.get("id"):
+            # Resumed, the tool node runs again from its start: without the model's id each run would propose anew.
+            raise ValueError(f"TollgateMiddleware(interrupt=True): the tool call {tool_call['name']} has no id, so a "
+                             "resumed run could not find it in Tollgate and would propose it again; use a model that "
+                             "gives its tool calls ids")
         source = self._conversation
         conversation = source if isinstance(source, Conversation) else source(request)
         call: JsonObject = {"tool_name": tool_call["name"], "arguments": dict(arguments), "id": tool_call.get("id") or None}
