@@ -4,7 +4,7 @@ import conversations at the top (no import cycle between the two modules)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ._reports import ReportMode, Reports
 
@@ -22,7 +22,7 @@ class ClientApi(Protocol):
 
     def request(self, method: str, path: str, **options: Any) -> Any: ...
 
-    def get_conversation(self, id: str) -> JsonObject: ...
+    def get_conversation(self, id: str, *, external_ids: Sequence[str] | None = None) -> JsonObject: ...
 
     def get_tool_call(self, id: str, *, wait: float | None = None) -> JsonObject: ...
 

@@ -109,8 +109,13 @@ class Transport:
         return t.strip() or None if t else None
 
     def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
-        params = {k: _query_value(v) for k, v in (query or {}).items() if v is not None and v != ""}
-        return self.base_url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        # A list is the parameter repeated (externalId=a&externalId=b).
+        params = {
+            k: [_query_value(x) for x in v] if isinstance(v, (list, tuple)) else _query_value(v)
+            for k, v in (query or {}).items()
+            if v is not None and v != ""
+        }
+        return self.base_url + path + ("?" + urllib.parse.urlencode(params, doseq=True) if params else "")
 
     def backoff(self, attempt: int) -> float:
         """The capped exponential backoff of attempt ``attempt`` (from 1), with equal jitter."""

@@ -8,7 +8,7 @@ import asyncio
 import json
 import time
 import urllib.parse
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from ._api import JsonObject
 from ._http import DEFAULT_MAX_RESPONSE_BYTES, RetryInfo, RetryPolicy, TokenSource, Transport
@@ -136,7 +136,13 @@ class Tollgate:
     def start_conversation(self, body: Mapping[str, Any]) -> JsonObject:
         return self.request("POST", "/v1/conversations", body=dict(body))
 
-    def get_conversation(self, id: str) -> JsonObject:
+    def get_conversation(self, id: str, *, external_ids: Sequence[str] | None = None) -> JsonObject:
+        """The conversation with its calls; with ``external_ids`` (1 to 64), only the calls of those external ids,
+        each looked up on its own: the read costs the same however long the conversation is."""
+        if external_ids is not None:
+            if isinstance(external_ids, str) or len(external_ids) == 0:
+                raise TypeError("external_ids: a non-empty list of external ids (none would read every call)")
+            return self.request("GET", f"/v1/conversations/{_enc(id)}", query={"externalId": list(external_ids)})
         return self.request("GET", f"/v1/conversations/{_enc(id)}")
 
     def list_conversations(self, *, status: str | None = None, cursor: str | None = None, limit: int | None = None) -> JsonObject:
