@@ -4,6 +4,7 @@
  * stdout must be Claude Code's JSON and nothing else; the exit code is what Claude Code acts on.
  */
 import { spawn } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -182,15 +183,13 @@ describe('tollgate hook claude-code', () => {
     const s = session();
     const run = await hook(
       preToolUse(s, 'Edit', { file_path: '/srv/app/c.ts', old_string: 'a', new_string: 'b' }, 'toolu_01late'),
-      {
-        extra: ['--wait', '1'],
-      },
+      { extra: ['--wait', '2'] },
     );
     const a = answer(run);
     expect(a.permissionDecision).toBe('deny');
     const call = await callOf(s, 'toolu_01late');
     expect(a.permissionDecisionReason).toBe(
-      `Tollgate: no decision on Edit within 1 s. The call (${call.id}) still waits for a person in Tollgate and will not run from this request; once it is decided, ask again`,
+      `Tollgate: no decision on Edit within 2 s. The call (${call.id}) still waits for a person in Tollgate and will not run from this request; once it is decided, ask again`,
     );
     expect(call.status).toBe('pending');
   });
@@ -225,6 +224,36 @@ describe('tollgate hook claude-code', () => {
     const asked = answer(await hook(pre, { url, extra: ['--on-error', 'ask'] }));
     expect(asked.permissionDecision).toBe('ask');
     expect(asked.permissionDecisionReason).toMatch(/asking you instead \(--on-error ask\)$/);
+  });
+
+  it('--wait is the whole budget: a Tollgate that never answers the claim gets a deny while the request still hangs', async () => {
+    // A stand-in that takes the connection and the request, and never answers: the proposal that claims hangs.
+    const sockets: Socket[] = [];
+    let received = '';
+    const standIn = createServer((socket) => {
+      sockets.push(socket);
+      socket.on('data', (d) => (received += d));
+    });
+    await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = standIn.address() as { port: number };
+      const run = await hook(preToolUse(session(), 'Bash', { command: 'ls' }, 'toolu_01hang'), {
+        url: `http://127.0.0.1:${port}`,
+        extra: ['--wait', '2'],
+      });
+      const a = answer(run);
+      expect(a.permissionDecision).toBe('deny');
+      expect(a.permissionDecisionReason).toBe(
+        'Tollgate: no answer from Tollgate within 2 s, so the call is denied; it may still wait there',
+      );
+      expect(received).toMatch(/^POST \/v1\/conversations\/claude-code\.[^/]+\/tool-calls HTTP/);
+      expect(received).toContain('"claim":true');
+      // Nothing was ever answered: the hook's answer came while its request was still waiting for one.
+      expect(sockets.every((s) => s.bytesWritten === 0)).toBe(true);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => standIn.close(resolve));
+    }
   });
 
   it('a token Tollgate refuses is an error too: denied, and the token is never printed', async () => {

@@ -59,17 +59,60 @@ export async function answerHook(
   }
   if (PASS_THROUGH.includes(input.toolName)) return { code: 0 };
   if (input.event === 'PostToolUse' || input.event === 'PostToolUseFailure') return report(input, o, env);
-  let verdict: Verdict;
-  try {
-    verdict = await decide(input, o, env);
-  } catch (e) {
-    verdict = failed(o, messageOf(e));
-  }
+  const verdict = await withinBudget(o, (signal, waitingFor) =>
+    decide(input, o, env, signal, waitingFor).catch((e: unknown) => failed(o, messageOf(e))),
+  );
   const stdout = hookOutput(input.event, verdict);
   return {
     code: 0,
     ...(stdout !== undefined ? { stdout: `${stdout}\n` } : {}),
     ...(verdict.decision !== 'allow' ? { stderr: `tollgate hook claude-code: ${verdict.reason}` } : {}),
+  };
+}
+
+/**
+ * `--wait` is the whole budget: Claude Code runs the tool with its own input once its `timeout` kills the hook, so
+ * the hook answers deny at the deadline whatever is still under way (a proposal that claims is not cut short by the
+ * SDK). Every request gets a signal that ends a little before, so a wait that runs out can still say which call
+ * waits; the process exits after answering, which ends anything left.
+ */
+async function withinBudget(
+  o: HookOptions,
+  decide: (signal: AbortSignal, waitingFor: (w: Waiting) => void) => Promise<Verdict>,
+): Promise<Verdict> {
+  const budgetMs = o.wait * 1000;
+  const signal = AbortSignal.timeout(Math.max(1, budgetMs - Math.min(1000, budgetMs / 10)));
+  let timer: NodeJS.Timeout | undefined;
+  let waiting: Waiting = {}; // what is pending when time runs out: the deny says which call waits
+  const deadline = new Promise<Verdict>((resolve) => {
+    timer = setTimeout(() => resolve(noDecisionOf(o, waiting.call, waiting.earlier)), budgetMs);
+  });
+  try {
+    return await Promise.race([decide(signal, (w) => (waiting = w)), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Waiting {
+  call?: ToolCall;
+  earlier?: string[];
+}
+
+function noDecisionOf(o: HookOptions, call?: ToolCall, earlier: string[] = []): Verdict {
+  if (!call && earlier.length === 0) return noAnswer(o);
+  return {
+    decision: 'deny',
+    reason: call
+      ? `Tollgate: no decision on ${call.toolName} within ${o.wait} s. The call (${call.id}) still waits for a person in Tollgate and will not run from this request; once it is decided, ask again`
+      : `Tollgate: an earlier call of this session (${earlier.join(', ')}) still waits for a person in Tollgate (${o.wait} s passed); it must be decided first, then ask again`,
+  };
+}
+
+function noAnswer(o: HookOptions): Verdict {
+  return {
+    decision: 'deny',
+    reason: `Tollgate: no answer from Tollgate within ${o.wait} s, so the call is denied; it may still wait there`,
   };
 }
 
@@ -80,7 +123,13 @@ function failed(o: HookOptions, why: string): Verdict {
     : { decision: 'deny', reason: `Tollgate could not decide (${why}), so the call is denied (fail closed)` };
 }
 
-async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv): Promise<Verdict> {
+async function decide(
+  input: HookInput,
+  o: HookOptions,
+  env: NodeJS.ProcessEnv,
+  deadline: AbortSignal,
+  waitingFor: (w: Waiting) => void,
+): Promise<Verdict> {
   const sdk = await import('@tollgate/sdk');
   const tollgate = client(sdk, o, env);
   const args = plainPaths(input.toolName, input.toolInput, input.cwd);
@@ -96,13 +145,7 @@ async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
   };
   const conversationId = await conversationIdOf(sdk, input.sessionId);
   const conv = new sdk.TollgateConversation(tollgate, { id: conversationId } as Conversation);
-  const deadline = AbortSignal.timeout(o.wait * 1000);
-  const noDecision = (call?: ToolCall, earlier: string[] = []): Verdict => ({
-    decision: 'deny',
-    reason: call
-      ? `Tollgate: no decision on ${call.toolName} within ${o.wait} s. The call (${call.id}) still waits for a person in Tollgate and will not run from this request; once it is decided, ask again`
-      : `Tollgate: an earlier call of this session (${earlier.join(', ')}) still waits for a person in Tollgate (${o.wait} s passed); it must be decided first, then ask again`,
-  });
+  const noDecision = (call?: ToolCall, earlier: string[] = []): Verdict => noDecisionOf(o, call, earlier);
 
   let handle: ToolCallHandle | undefined;
   let started = false;
@@ -119,18 +162,25 @@ async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
       if (e.code === 'not_found' && !started) {
         // The session's first call: its conversation is started once, then every call goes straight to it.
         started = true;
-        await tollgate.startConversation(conversationOf(input, conversationId, o));
+        try {
+          await tollgate.startConversation(conversationOf(input, conversationId, o), { signal: deadline });
+        } catch (w) {
+          if (deadline.aborted) return noDecision();
+          throw w;
+        }
         continue;
       }
       if (e.code === 'conversation_blocked') {
         const pending = Array.isArray(e.problem.pendingToolCallIds) ? e.problem.pendingToolCallIds : [];
         if (pending.length === 0) throw e;
+        waitingFor({ earlier: pending });
         try {
           await Promise.all(pending.map((id) => tollgate.waitForDecision(id, { signal: deadline })));
         } catch (w) {
           if (deadline.aborted) return noDecision(undefined, pending);
           throw w;
         }
+        waitingFor({});
         continue;
       }
       if (e.code === 'halted') return { decision: 'deny', reason: `Tollgate is halted: ${e.detail}` };
@@ -140,6 +190,7 @@ async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
 
   let outcome: ApprovalOutcome;
   if (handle.toolCall.status === 'pending') {
+    waitingFor({ call: handle.toolCall });
     try {
       outcome = await handle.wait({ signal: deadline });
     } catch (e) {
@@ -154,11 +205,13 @@ async function decide(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
       reason: `Tollgate: ${new sdk.ToolCallRejectedError(outcome.status, outcome.toolCall).message}`,
     };
   }
+  waitingFor({}); // decided: past here, only Tollgate's answer is waited for
   // Claimed before Claude Code is told to run it: exactly once, with the arguments Tollgate vouches for.
   let claim;
   try {
-    claim = await handle.claim();
+    claim = await handle.claim({ signal: deadline });
   } catch (e) {
+    if (deadline.aborted) return noAnswer(o);
     if (e instanceof sdk.TollgateError && e.code === 'already_executed')
       return {
         decision: 'deny',
