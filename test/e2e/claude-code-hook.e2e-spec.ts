@@ -278,6 +278,27 @@ describe('tollgate hook claude-code', () => {
     });
   });
 
+  it('a result holding NUL, or an emoji where it is cut, is still reported: the call completes', async () => {
+    const s = session();
+    const pre = preToolUse(s, 'Bash', { command: 'ls -b' }, 'toolu_01nul');
+    expect(answer(await hook(pre)).permissionDecision).toBe('allow');
+    expect(await hook(postToolUse(pre, { stdout: 'a\u0000b', stderr: 'lone \uD83D' }))).toMatchObject({ code: 0 });
+    expect(await callOf(s, 'toolu_01nul')).toMatchObject({
+      status: 'completed',
+      result: { outcome: 'succeeded', output: { stdout: 'a\uFFFDb', stderr: 'lone \uFFFD' } },
+    });
+
+    // Over 64 KiB, its head is kept: 16,384 characters of its JSON, which would end inside the emoji.
+    const big = preToolUse(s, 'Bash', { command: 'ls -R' }, 'toolu_01cut');
+    expect(answer(await hook(big)).permissionDecision).toBe('allow');
+    const stdout = `${'x'.repeat(16_384 - '{"stdout":"'.length - 1)}😀${'y'.repeat(70_000)}\u0000`;
+    expect(await hook(postToolUse(big, { stdout }))).toMatchObject({ code: 0 });
+    const done = await callOf(s, 'toolu_01cut');
+    expect(done.status).toBe('completed');
+    expect(done.result.output.truncated).toBe(true);
+    expect(done.result.output.head).toBe(`{"stdout":"${'x'.repeat(16_384 - '{"stdout":"'.length - 1)}`);
+  });
+
   it("another tenant's token cannot report a call it did not propose", async () => {
     const s = session();
     const pre = preToolUse(s, 'Bash', { command: 'ls' }, 'toolu_01wall');

@@ -2,7 +2,15 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { ApprovalOutcome, Conversation, Tollgate, ToolCall, ToolCallHandle } from '@tollgate/sdk';
-import { HookInputError, parseHookInput, readBounded, type HookInput } from './claude-code/hook-input';
+import {
+  cut,
+  HookInputError,
+  parseHookInput,
+  readBounded,
+  storable,
+  storableJson,
+  type HookInput,
+} from './claude-code/hook-input';
 import { hookOutput, type Verdict } from './claude-code/hook-output';
 import { builtInFlags, displayOf, PASS_THROUGH, plainPaths } from './claude-code/tools';
 
@@ -269,8 +277,9 @@ const MAX_OUTPUT_BYTES = 64 * 1024;
 function outputOf(response: unknown): unknown {
   const text = JSON.stringify(response ?? null);
   const bytes = Buffer.byteLength(text);
-  if (bytes <= MAX_OUTPUT_BYTES) return JSON.parse(text);
-  return { truncated: true, bytes, head: text.slice(0, 16 * 1024) };
+  // The server refuses NUL and split surrogates: they become U+FFFD, and the head ends between characters.
+  if (bytes <= MAX_OUTPUT_BYTES) return storableJson(text);
+  return { truncated: true, bytes, head: storable(cut(text, 16 * 1024)) };
 }
 
 type Sdk = typeof import('@tollgate/sdk');

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { HookInputError, parseHookInput, readBounded } from './hook-input';
+import { cut, HookInputError, parseHookInput, readBounded, storable, storableJson } from './hook-input';
 import { hookOutput } from './hook-output';
 import { hookEntries, mergeHooks } from './install';
 import { builtInFlags, displayOf, plainPaths } from './tools';
@@ -51,6 +51,33 @@ describe("Claude Code's hook input", () => {
     await expect(readBounded(Readable.from([Buffer.from('ab'), Buffer.from('cd')]), 3)).rejects.toThrow(
       /more than .* KiB; refused/,
     );
+  });
+});
+
+describe('what a report sends is text the server stores', () => {
+  it('NUL and lone surrogates become U+FFFD; a pair is kept', () => {
+    expect(storable('a\u0000b')).toBe('a\uFFFDb');
+    expect(storable('x\uD83D')).toBe('x\uFFFD');
+    expect(storable('\uDE00x')).toBe('\uFFFDx');
+    expect(storable('\uD83D\uDE00')).toBe('😀');
+    expect(storableJson(JSON.stringify({ 'k\u0000': ['a\u0000', { b: '\uD83D' }], n: 1 }))).toEqual({
+      'k\uFFFD': ['a\uFFFD', { b: '\uFFFD' }],
+      n: 1,
+    });
+  });
+
+  it('a cut never ends inside a character', () => {
+    expect(cut('ab😀', 3)).toBe('ab');
+    expect(cut('ab😀', 4)).toBe('ab😀');
+    expect(cut('abc', 2)).toBe('ab');
+  });
+
+  it("PostToolUseFailure's error is cut between characters and made storable", () => {
+    const error = `${'x'.repeat(15_999)}😀\u0000`;
+    const e = parseHookInput(JSON.stringify({ ...pre, hook_event_name: 'PostToolUseFailure', error })).error!;
+    expect(e).toBe('x'.repeat(15_999));
+    const nul = parseHookInput(JSON.stringify({ ...pre, hook_event_name: 'PostToolUseFailure', error: 'a\u0000' }));
+    expect(nul.error).toBe('a\uFFFD');
   });
 });
 

@@ -85,9 +85,34 @@ export function parseHookInput(text: string): HookInput {
   if (event === 'PostToolUse') input.toolResponse = raw.tool_response;
   if (event === 'PostToolUseFailure') {
     const e = raw.error;
-    input.error = (typeof e === 'string' ? e : (JSON.stringify(e) ?? 'failed')).slice(0, MAX_ERROR_CHARS);
+    input.error = storable(cut(typeof e === 'string' ? e : (JSON.stringify(e) ?? 'failed'), MAX_ERROR_CHARS));
   }
   return input;
+}
+
+/** NUL and a surrogate without its pair: the server refuses a string holding either (JSON it cannot store). */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** The text with NUL and lone surrogates replaced by U+FFFD, so a tool's odd output is still reported. */
+export function storable(s: string): string {
+  return s.replace(UNSTORABLE, '\uFFFD');
+}
+
+/** At most `max` UTF-16 units, never ending between the two halves of a character (an emoji cut there). */
+export function cut(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const c = s.charCodeAt(max - 1);
+  return s.slice(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max);
+}
+
+/** A JSON value with every string, keys too, made storable. */
+export function storableJson(text: string): unknown {
+  return JSON.parse(text, function (_key, v: unknown) {
+    if (typeof v === 'string') return storable(v);
+    if (isObject(v) && Object.keys(v).some((k) => storable(k) !== k))
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [storable(k), x]));
+    return v;
+  });
 }
 
 function text_(raw: Record<string, unknown>, key: string, max: number, required: boolean): string | undefined {
