@@ -278,6 +278,23 @@ describe('tollgate hook claude-code', () => {
     });
   });
 
+  it('PostToolUse of a call Tollgate never saw (Claude Code allowed it itself) exits 0 and says nothing', async () => {
+    const s = session();
+    // A session Tollgate has never seen, then a call of a session it has: neither has the call to report.
+    const unseen = preToolUse(s, 'Read', { file_path: '/srv/app/a.ts' }, 'toolu_01unseen');
+    expect(await hook(postToolUse(unseen, { content: 'a' }))).toEqual({ code: 0, stdout: '', stderr: '' });
+    const seen = preToolUse(s, 'Bash', { command: 'ls' }, 'toolu_01seen');
+    expect(answer(await hook(seen)).permissionDecision).toBe('allow');
+    const other = preToolUse(s, 'Read', { file_path: '/srv/app/b.ts' }, 'toolu_01other');
+    expect(await hook(postToolUse(other, { content: 'b' }))).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(await hook({ ...other, hook_event_name: 'PostToolUseFailure', error: 'x' })).toMatchObject({ code: 0 });
+    // A real failure is still one: a token Tollgate refuses.
+    const refused = await hook(postToolUse(seen, {}), { token: 'not-a-token' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/could not be reported to Tollgate \(unauthenticated: /);
+    expect((await callOf(s, 'toolu_01seen')).status).toBe('executed');
+  });
+
   it('a result holding NUL, or an emoji where it is cut, is still reported: the call completes', async () => {
     const s = session();
     const pre = preToolUse(s, 'Bash', { command: 'ls -b' }, 'toolu_01nul');
@@ -299,15 +316,13 @@ describe('tollgate hook claude-code', () => {
     expect(done.result.output.head).toBe(`{"stdout":"${'x'.repeat(16_384 - '{"stdout":"'.length - 1)}`);
   });
 
-  it("another tenant's token cannot report a call it did not propose", async () => {
+  it("another tenant's token cannot report a call it did not propose (to it there is no such call)", async () => {
     const s = session();
     const pre = preToolUse(s, 'Bash', { command: 'ls' }, 'toolu_01wall');
     expect(answer(await hook(pre)).permissionDecision).toBe('allow');
     const post = postToolUse(pre, { stdout: 'secret-listing' });
-    const refused = await hook(post, { token: otherTenantAgent });
-    expect(refused.code).toBe(1);
-    expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(/could not be reported to Tollgate \(not_found: /);
+    // Its tenant has no such session: as for any call Tollgate never saw, there is nothing to report.
+    expect(await hook(post, { token: otherTenantAgent })).toEqual({ code: 0, stdout: '', stderr: '' });
     expect((await callOf(s, 'toolu_01wall')).status).toBe('executed');
     expect((await hook(post)).code).toBe(0);
     expect((await callOf(s, 'toolu_01wall')).status).toBe('completed');

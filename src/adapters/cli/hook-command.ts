@@ -254,9 +254,18 @@ async function report(input: HookInput, o: HookOptions, env: NodeJS.ProcessEnv):
     const key = await sdk.toolCallKey(input.toolUseId!);
     // A separate process from the one that proposed it: the call is found by its external id in the session,
     // looked up alone (a long session's every call, arguments and results, would be megabytes per tool call).
-    const conv = await tollgate.getConversation(conversationId, { externalIds: [key] });
+    let conv: Conversation;
+    try {
+      conv = await tollgate.getConversation(conversationId, { externalIds: [key] });
+    } catch (e) {
+      // No conversation: no call of this session went through Tollgate (see below).
+      if (e instanceof sdk.TollgateError && e.code === 'not_found') return { code: 0 };
+      throw e;
+    }
     const call = conv.toolCalls?.find((c) => c.externalId === key);
-    if (!call) return { code: 1, stderr: say(`no call ${input.toolUseId} in Tollgate for this session to report`) };
+    // Nothing was gated, so nothing to report: Claude Code allowed it itself (a PermissionRequest-only install) or
+    // the PreToolUse matcher is narrower than this one. Said on every such tool, it would be noise.
+    if (!call) return { code: 0 };
     if (call.status === 'completed') return { code: 0 };
     if (call.status !== 'executed')
       return { code: 1, stderr: say(`${call.id} is ${call.status}, not run through Tollgate: nothing to report`) };
