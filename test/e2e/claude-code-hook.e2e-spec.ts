@@ -221,6 +221,11 @@ describe('tollgate hook claude-code', () => {
     expect(denied.permissionDecisionReason).toMatch(
       /^Tollgate could not decide \(.*\), so the call is denied \(fail closed\)$/,
     );
+    // A URL with credentials in it: the reason Claude is shown names the server without them.
+    const secret = answer(await hook(pre, { url: url.replace('//', '//ann:s3cret@') }));
+    expect(secret.permissionDecision).toBe('deny');
+    expect(secret.permissionDecisionReason).toContain(`cannot reach Tollgate at ${url}`);
+    expect(JSON.stringify(secret)).not.toMatch(/ann:|s3cret/);
     const asked = answer(await hook(pre, { url, extra: ['--on-error', 'ask'] }));
     expect(asked.permissionDecision).toBe('ask');
     expect(asked.permissionDecisionReason).toMatch(/asking you instead \(--on-error ask\)$/);

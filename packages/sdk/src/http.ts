@@ -319,9 +319,17 @@ export function networkError(baseUrl: string, e: unknown): TollgateError {
       type: 'urn:tollgate:problem:network_error',
       title: 'Network error',
       status: 0,
-      detail: `cannot reach Tollgate at ${baseUrl || 'this origin'}: ${why}`,
+      detail: withoutCredentials(`cannot reach Tollgate at ${baseUrl || 'this origin'}: ${why}`),
       code: 'network_error',
     },
     { cause: e },
   );
+}
+
+/**
+ * The text with any URL's `user:pass@` removed: the detail is shown to people and models (a hook's deny reason),
+ * and fetch's own message repeats the URL it refused.
+ */
+function withoutCredentials(s: string): string {
+  return s.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi, '$1');
 }
