@@ -12,7 +12,7 @@ import {
   type HookInput,
 } from './claude-code/hook-input';
 import { hookOutput, type Verdict } from './claude-code/hook-output';
-import { builtInFlags, displayOf, PASS_THROUGH, plainPaths } from './claude-code/tools';
+import { builtInFlags, displayOf, PASS_THROUGH, plainPaths, refusedGlob } from './claude-code/tools';
 
 /**
  * `tollgate hook claude-code`: Claude Code's PreToolUse (or PermissionRequest) hook proposes each tool call to
@@ -138,6 +138,8 @@ async function decide(
   deadline: AbortSignal,
   waitingFor: (w: Waiting) => void,
 ): Promise<Verdict> {
+  const refused = refusedGlob(input.toolName, input.toolInput);
+  if (refused) return { decision: 'deny', reason: refused };
   const sdk = await import('@tollgate/sdk');
   const tollgate = client(sdk, o, env);
   const args = plainPaths(input.toolName, input.toolInput, input.cwd);

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { cut, HookInputError, parseHookInput, readBounded, storable, storableJson } from './hook-input';
 import { hookOutput } from './hook-output';
 import { hookEntries, mergeHooks } from './install';
-import { builtInFlags, displayOf, plainPaths } from './tools';
+import { builtInFlags, displayOf, plainPaths, refusedGlob } from './tools';
 
 const pre = {
   session_id: 's-1',
@@ -134,6 +134,24 @@ describe("Claude Code's tools in Tollgate", () => {
       { label: 'Directory', value: '/srv/app' },
       { label: 'Permission mode', value: 'plan' },
     ]);
+  });
+});
+
+describe("Glob's pattern and Grep's glob", () => {
+  it('a ".." in them is refused before proposing, whatever glob syntax hides it', () => {
+    for (const pattern of ['../../etc/**', 'src/../../x', '..', '{..,src}/*', '{.,.}./etc/*', 'a/@(..)/b', '\\.\\./x'])
+      expect(refusedGlob('Glob', { pattern, path: '/srv/app' })).toMatch(
+        /^Tollgate: Glob's pattern must not hold "\.\."/,
+      );
+    expect(refusedGlob('Grep', { pattern: 'x', glob: '../*.env' })).toMatch(/^Tollgate: Grep's glob must not hold/);
+  });
+
+  it("ordinary globs, Grep's regex and other tools pass", () => {
+    for (const pattern of ['**/*.ts', 'src/**/*.{ts,tsx}', '.github/*.yml', '/srv/app/**/.env*'])
+      expect(refusedGlob('Glob', { pattern })).toBeUndefined();
+    expect(refusedGlob('Grep', { pattern: 'a..b', glob: '*.ts' })).toBeUndefined();
+    expect(refusedGlob('Bash', { command: 'ls ..' })).toBeUndefined();
+    expect(refusedGlob('Glob', { pattern: 7 })).toBeUndefined();
   });
 });
 

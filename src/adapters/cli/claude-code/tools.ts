@@ -63,6 +63,21 @@ export function plainPaths(
   return out;
 }
 
+/** The arguments that are globs of paths below the tool's `path`: Glob's `pattern`, Grep's `glob`. */
+const GLOB_KEYS: Record<string, string> = { Glob: 'pattern', Grep: 'glob' };
+
+/**
+ * Why the call is refused before it is proposed, if it is: a `..` in a path glob reaches above the `path` a rule
+ * such as `Glob(path=/srv/app/*)` sees, and no rule on `path` can tell. Glob syntax is taken out first (`{.,.}.`
+ * expands to `..`), so a name with two dots in a row is refused too: rare in a glob, and the sound side to err on.
+ */
+export function refusedGlob(toolName: string, input: Record<string, unknown>): string | undefined {
+  const key = GLOB_KEYS[toolName];
+  const v = key === undefined ? undefined : input[key];
+  if (typeof v !== 'string' || !v.replace(/[{}[\](),|\\!@+]/g, '').includes('..')) return undefined;
+  return `Tollgate: ${toolName}'s ${key} must not hold ".." (it could reach outside the path Tollgate's rules see); give the directory as an absolute path instead`;
+}
+
 const TITLE_CHARS = 300;
 
 /** What people see in the inbox: the tool and what it acts on, where, in which permission mode. */
