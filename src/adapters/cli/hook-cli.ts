@@ -18,7 +18,12 @@ export function addHookCommands(program: Command): void {
     )
     .option('--url <url>', 'Tollgate (default: TOLLGATE_URL, else http://127.0.0.1:8080)')
     .option('--token-file <file>', 'a file holding the agent token (default: TOLLGATE_TOKEN)')
-    .option('--wait <seconds>', "how long to wait for a decision; below the hook's timeout in Claude Code", waitArg, 50)
+    .option(
+      '--wait <seconds>',
+      "the whole budget for an answer (proposal, a person's decision, the claim); below the hook's timeout in Claude Code",
+      waitArg,
+      50,
+    )
     .option(
       '--on-error <deny|ask>',
       'when Tollgate cannot be reached or answers an error: deny, or ask the user',

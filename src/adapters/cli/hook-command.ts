@@ -297,13 +297,15 @@ type Sdk = typeof import('@tollgate/sdk');
 
 function client(sdk: Sdk, o: HookOptions, env: NodeJS.ProcessEnv): Tollgate {
   const url = o.url ?? env.TOLLGATE_URL ?? 'http://127.0.0.1:8080';
+  // The reason may reach Claude's transcript: never with the URL's user:password.
+  const shown = url.replace(/\/\/[^/@]*@/, '//');
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`the URL ${JSON.stringify(url)} is not one (--url, TOLLGATE_URL)`);
+    throw new Error(`the URL ${JSON.stringify(shown)} is not one (--url, TOLLGATE_URL)`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`${url} is not an http(s) URL`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`${shown} is not an http(s) URL`);
   return new sdk.Tollgate({
     url,
     token: tokenOf(o, env),
