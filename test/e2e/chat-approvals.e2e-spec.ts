@@ -4,8 +4,8 @@
  * approves only what its rule takes from a chat, never on arguments it could not show whole; what it may not
  * approve waits in the inbox, and the form links to the call's card.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Tollgate } from '../../packages/sdk/src/index.js';
 import { TollgateMcpGateway } from '../../packages/sdk/src/integrations/mcp.js';
 import { client as http } from '../support/http';

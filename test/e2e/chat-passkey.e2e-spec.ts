@@ -4,8 +4,8 @@
  * the call's card; the gateway goes on waiting for the decision made in the inbox. The client here accepts every
  * form unseen, as the review's reproduction did.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Tollgate } from '../../packages/sdk/src/index.js';
 import { TollgateMcpGateway } from '../../packages/sdk/src/integrations/mcp.js';
 import { chatMayNotApprove } from '../../packages/sdk/src/integrations/mcp/chat.js';
@@ -75,10 +75,13 @@ async function carolsChat(answer: (form: Form) => Answer) {
   const { client, forms } = await chatSession(gateway, { user: CAROL, userToken: carolToken }, answer);
   clients.push(client);
   const call = (args: Record<string, unknown>) =>
-    client.callTool({ name: 'files__move_file', arguments: args }, undefined, {
-      onprogress: (p) => progress.push(p.message ?? ''),
-      resetTimeoutOnProgress: true,
-    }) as Promise<CallToolResult>;
+    client.callTool(
+      { name: 'files__move_file', arguments: args },
+      {
+        onprogress: (p) => progress.push(p.message ?? ''),
+        resetTimeoutOnProgress: true,
+      },
+    ) as Promise<CallToolResult>;
   return { call, forms, progress };
 }
 

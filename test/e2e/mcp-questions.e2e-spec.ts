@@ -7,16 +7,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import {
-  ElicitRequestSchema,
-  type CallToolResult,
-  type ElicitRequest,
-  type ElicitResult,
-  type Progress,
-} from '@modelcontextprotocol/sdk/types.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult, ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/client';
 import { parseGatewayConfig, TollgateMcpGateway, type SessionIdentity } from '../../packages/sdk/src/integrations/mcp';
 // The gateway's own Tollgate class (it checks `instanceof`), not the built package's.
 import { Tollgate } from '../../packages/sdk/src/tollgate';
@@ -85,7 +78,7 @@ async function connect(
     { name: 'questions-test', version: '1.0.0' },
     { capabilities: elicit ? { elicitation: {} } : {} },
   );
-  if (elicit) client.setRequestHandler(ElicitRequestSchema, (req) => elicit(req));
+  if (elicit) client.setRequestHandler('elicitation/create', (req) => elicit(req));
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await gateway.server(identity).connect(serverSide);
   await client.connect(clientSide);
@@ -136,7 +129,6 @@ describe('the ask_human tool of the MCP gateway', () => {
     const text = 'Proceed with the EU or the US region?';
     const answering = client.callTool(
       { name: 'ask_human', arguments: { question: text, choices: ['EU', 'US'] } },
-      undefined,
       { onprogress: (p) => progress.push(p) },
     );
 

@@ -6,10 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
 import { client as http } from '../support/http';
 import {
   httpUpstream,
@@ -182,7 +181,7 @@ describe('tollgate mcp --config', () => {
     transport.stderr?.on('data', (d) => (stderr += d));
     const client = new Client({ name: 'stdio-test', version: '1.0.0' }, { capabilities: { elicitation: {} } });
     const asked: string[] = [];
-    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    client.setRequestHandler('elicitation/create', async (req) => {
       asked.push(req.params.message);
       return { action: 'accept', content: { approve: true, reason: 'my own file' } };
     });
@@ -199,9 +198,12 @@ describe('tollgate mcp --config', () => {
       expect(textOf(read)).toBe('archive: contents of /stdio/a');
 
       const progress: Progress[] = [];
-      const deleting = client.callTool({ name: 'files__delete_file', arguments: { path: '/stdio/b' } }, undefined, {
-        onprogress: (p) => progress.push(p),
-      });
+      const deleting = client.callTool(
+        { name: 'files__delete_file', arguments: { path: '/stdio/b' } },
+        {
+          onprogress: (p) => progress.push(p),
+        },
+      );
       const call = await pendingCall('files__delete_file', (a) => a.path === '/stdio/b');
       await until(() => progress.length > 0, 20_000, 'progress');
       expect(receivedBy('/stdio/b')).toEqual([]);
@@ -297,7 +299,7 @@ describe('tollgate mcp --config', () => {
         requestInit: { headers: { authorization: `Bearer ${beaToken}` } },
       });
       const client = new Client({ name: 'http-test', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-      client.setRequestHandler(ElicitRequestSchema, async () => ({
+      client.setRequestHandler('elicitation/create', async () => ({
         action: 'accept',
         content: { approve: false, reason: 'not that one' },
       }));

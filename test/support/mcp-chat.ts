@@ -1,6 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { ElicitRequest } from '@modelcontextprotocol/client';
 import type { TollgateMcpGateway } from '../../packages/sdk/src/integrations/mcp.js';
 
 /* An MCP chat client for the gateway's tests: one that answers its forms by a rule, as a real client might unseen. */
@@ -31,7 +30,7 @@ export async function chatSession(
 ): Promise<{ client: Client; forms: Form[] }> {
   const forms: Form[] = [];
   const client = new Client({ name: 'auto-accept', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  client.setRequestHandler('elicitation/create', async (req) => {
     forms.push(req.params as Form);
     return answer(req.params as Form);
   });

@@ -9,9 +9,9 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 /** One call the upstream received: which tool, with which arguments. */
@@ -28,7 +28,7 @@ export interface Received {
  */
 export function filesServer(label: string, record: (r: Received) => void): McpServer {
   const server = new McpServer({ name: `files-${label}`, version: '1.0.0' });
-  const path = { path: z.string().describe('a path') };
+  const path = z.object({ path: z.string().describe('a path') });
   server.registerTool(
     'read_file',
     {
@@ -62,7 +62,7 @@ export function filesServer(label: string, record: (r: Received) => void): McpSe
     'move_file',
     {
       description: `Move a file (${label})`,
-      inputSchema: { from: z.string(), to: z.string() },
+      inputSchema: z.object({ from: z.string(), to: z.string() }),
       annotations: { readOnlyHint: false, destructiveHint: false },
     },
     async (args) => {
@@ -101,7 +101,7 @@ export function toolsServer(tools: ToolSpec[]): (label: string, record: (r: Rece
         {
           ...(t.title ? { title: t.title } : {}),
           description: `${t.name} (${label})`,
-          inputSchema: { path: z.string() },
+          inputSchema: z.object({ path: z.string() }),
           ...(t.annotations ? { annotations: t.annotations } : {}),
         },
         async (args) => {
@@ -128,7 +128,7 @@ export async function httpUpstream(
   const received: Received[] = [];
   const http: HttpServer = createServer(async (req, res) => {
     const server = make(label, (r) => received.push(r));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => void transport.close().then(() => server.close()));
     await server.connect(transport);
     await transport.handleRequest(req, res);

@@ -113,7 +113,7 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
     );
     return;
   }
-  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+  const { StdioServerTransport } = await import('@modelcontextprotocol/server/stdio');
   const server = gateway.server();
   server.onclose = () => void stop(0); // the client closed stdin: the session is over
   process.stdin.once('end', () => void stop(0));

@@ -4,9 +4,8 @@
  * before or after it is made fit for Tollgate (no silent renames); an upstream's titles and a client's name only
  * as quotations; the configured user's token only when it is that user's, in the gateway's tenant.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Tollgate, type Approval } from '@tollgate/sdk';
 import {
   GatewayIdentityError,

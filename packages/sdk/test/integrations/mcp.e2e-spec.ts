@@ -3,14 +3,8 @@
  * HTTP) and the MCP SDK's own Client: what the client gets back, what people see and decide, and what the
  * upstreams received (never a call nobody approved).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import {
-  ElicitRequestSchema,
-  type CallToolResult,
-  type ElicitResult,
-  type Progress,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult, ElicitResult, Progress } from '@modelcontextprotocol/client';
 import { Tollgate, type Approval, type ToolCall } from '@tollgate/sdk';
 import { TollgateMcpGateway, type SessionIdentity } from '../../src/integrations/mcp.js';
 import { client as http } from '../../../../test/support/http.js';
@@ -90,7 +84,7 @@ async function connect(
     { name: 'test-client', version: '1.0.0' },
     { capabilities: elicit ? { elicitation: {} } : {} },
   );
-  if (elicit) client.setRequestHandler(ElicitRequestSchema, (req) => elicit(req.params.message));
+  if (elicit) client.setRequestHandler('elicitation/create', (req) => elicit(req.params.message));
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await gateway.server(identity).connect(serverSide);
   await client.connect(clientSide);
@@ -173,9 +167,12 @@ describe('the MCP gateway', () => {
     const path = unique('report');
     const edited = `${path}.bak`;
     const progress: Progress[] = [];
-    const running = client.callTool({ name: 'archive__delete_file', arguments: { path } }, undefined, {
-      onprogress: (p) => progress.push(p),
-    });
+    const running = client.callTool(
+      { name: 'archive__delete_file', arguments: { path } },
+      {
+        onprogress: (p) => progress.push(p),
+      },
+    );
 
     const call = await pending('archive__delete_file', (a) => a.path === path);
     await until(() => progress.length >= 2, 20_000, 'progress while waiting');

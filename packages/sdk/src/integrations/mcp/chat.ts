@@ -2,7 +2,7 @@
  * Asking people in the chat (MCP elicitation) and the built-in `ask_human` tool: a held call the session's person
  * may decide, or a question they may answer, is asked in the client too; the first decision or answer wins.
  */
-import type { CallToolResult, ElicitRequestFormParams, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ElicitRequestFormParams, Tool as McpTool } from '@modelcontextprotocol/server';
 import type { TollgateConversation } from '../../conversation.js';
 import { TollgateError } from '../../errors.js';
 import { newId } from '../../ids.js';

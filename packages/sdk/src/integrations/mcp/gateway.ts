@@ -7,19 +7,13 @@
  * the approved (maybe edited) arguments, reported, and its result returned unchanged. A refusal is a tool result
  * with `isError: true` saying who refused and why, for the model to tell the user.
  *
- * Built on @modelcontextprotocol/sdk (an optional peer dependency): its Client talks to the upstreams, its
- * low-level Server (tool schemas pass through as JSON Schema) to the client, over any transport; `handleHttp`
- * serves Streamable HTTP with Web-standard Request/Response, so it mounts in any server. `tollgate mcp` is the CLI.
+ * Built on the MCP TypeScript SDK v2 (`@modelcontextprotocol/client` and `/server`, optional peer dependencies):
+ * its Client talks to the upstreams, its low-level Server (tool schemas pass through as JSON Schema) to the client,
+ * over any transport; `handleHttp` serves Streamable HTTP with Web-standard Request/Response, so it mounts in any
+ * server. `tollgate mcp` is the CLI.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  isInitializeRequest,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Server, isInitializeRequest, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { TollgateConversation, ToolCallHandle } from '../../conversation.js';
 import { TollgateError, ToolCallRejectedError } from '../../errors.js';
 import { Tollgate } from '../../tollgate.js';
@@ -278,13 +272,14 @@ export class TollgateMcpGateway {
       capabilities: { tools: {} },
       instructions: `Tool calls go through Tollgate: some run at once, some wait for a person to approve them. A refused call answers with who refused and why; tell the user.${this.askHuman ? ` When you need an answer only a person has, call ${ASK_HUMAN_TOOL}.` : ''}`,
     });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    server.setRequestHandler('tools/list', async () => ({
       tools: [...this.tools.map((t) => ({ ...t.tool, name: t.name })), ...(this.askHuman ? [ASK_HUMAN] : [])],
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    server.setRequestHandler('tools/call', async (request, extra) => {
       const builtIn = this.askHuman && request.params.name === ASK_HUMAN_TOOL;
       const tool = builtIn ? undefined : this.exposed.get(request.params.name);
-      if (!builtIn && !tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      if (!builtIn && !tool)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       const max = this.limits.pendingCallsPerSession;
       if (session.pending >= max) {
         return refusalResult(
@@ -294,9 +289,9 @@ export class TollgateMcpGateway {
         );
       }
       const ctx: CallContext = {
-        signal: extra.signal,
-        requestId: extra.requestId,
-        progress: progressOf(extra._meta?.progressToken, (n) => extra.sendNotification(n)),
+        signal: extra.mcpReq.signal,
+        requestId: extra.mcpReq.id,
+        progress: progressOf(extra.mcpReq._meta?.progressToken, (n) => extra.mcpReq.notify(n)),
       };
       session.pending += 1;
       try {
@@ -333,15 +328,16 @@ export class TollgateMcpGateway {
       if (handle.toolCall.status === 'pending') await this.waitForDecision(session, handle, ctx);
       return await handle.run(
         async (approved) => {
-          const result = (await this.upstreams
-            .get(tool.upstream)!
-            .client.callTool({ name: tool.upstreamName, arguments: approved }, undefined, {
+          const result = (await this.upstreams.get(tool.upstream)!.client.callTool(
+            { name: tool.upstreamName, arguments: approved },
+            {
               signal: ctx.signal,
               timeout: this.limits.toolTimeoutSeconds * 1000,
               resetTimeoutOnProgress: true,
               // The upstream's own progress goes on to the client, in the same sequence as the waiting's.
               onprogress: (p) => ctx.progress(p.message ?? `${tool.name} is running`),
-            })) as CallToolResult;
+            },
+          )) as CallToolResult;
           if (result.isError) throw new UpstreamToolError(result);
           return result;
         },

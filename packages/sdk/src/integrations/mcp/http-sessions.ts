@@ -2,8 +2,8 @@
  * The gateway's Streamable HTTP sessions: each one person's, at most `limits.sessions` in all and
  * `limits.sessionsPerUser` of one person, so nobody can fill the gateway and lock the others out.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import type { Transport } from '@modelcontextprotocol/server';
 import type { GatewayLimits } from '../mcp-config.js';
 import { problem, type Session } from './shared.js';
 

@@ -1,7 +1,5 @@
 /** What the gateway's parts share: a session, a call's context, and the small helpers for results and problems. */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server, WebStandardStreamableHTTPServerTransport, CallToolResult } from '@modelcontextprotocol/server';
 import type { TollgateConversation } from '../../conversation.js';
 import type { ConversationUserInput } from '../../types.js';
 

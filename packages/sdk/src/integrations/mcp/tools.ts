@@ -2,7 +2,7 @@
  * The gateway's tools: named (names never depend on which other servers exist), flagged
  * (an upstream's annotations count only when the operator trusts it) and checked against the policy's rules.
  */
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/server';
 import type { PolicyRule, ToolAnnotations } from '../../types.js';
 import { GatewayConfigError, type UpstreamConfig } from '../mcp-config.js';
 import { quoted } from './shared.js';

@@ -1,8 +1,6 @@
 /** The upstream MCP servers: started (stdio) or reached (Streamable HTTP), and their tools listed once. */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Transport, Tool as McpTool } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../mcp-config.js';
 import { messageOf, VERSION } from './shared.js';
 
@@ -19,7 +17,7 @@ export async function connectUpstream(config: UpstreamConfig): Promise<Upstream>
   let transport: Transport;
   if ('command' in config) {
     // Loaded only for stdio upstreams: the HTTP-only gateway runs where there are no child processes.
-    const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/client/stdio');
     transport = new StdioClientTransport({
       command: config.command,
       args: config.args ?? [],
