@@ -59,6 +59,8 @@ export async function runMcp(o: McpCommandOptions, env: NodeJS.ProcessEnv = proc
       upstreams: config.upstreams,
       ...(config.user ? { user: config.user } : {}),
       elicitation: config.elicitation,
+      hideDeniedTools: config.hideDeniedTools,
+      policyRefreshMs: config.policyRefreshSeconds * 1000,
       ...(config.tollgate.inboxUrl ? { inboxUrl: config.tollgate.inboxUrl } : {}),
       ...(config.askHuman ? { askHuman: config.askHuman } : {}),
       progressIntervalMs: config.progressIntervalSeconds * 1000,

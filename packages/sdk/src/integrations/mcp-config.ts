@@ -34,6 +34,10 @@ interface UpstreamCommon {
    * MCP says annotations are untrusted unless the server is, so an untrusted server's tools count as destructive.
    */
   trustAnnotations?: boolean;
+  /** List and read its resources through the gateway (not tool calls: nothing is proposed). Default true. */
+  resources?: boolean;
+  /** List and get its prompts through the gateway. Default true. */
+  prompts?: boolean;
 }
 
 /** An upstream MCP server started as a child process speaking MCP over its stdin/stdout. */
@@ -103,8 +107,15 @@ export interface GatewayConfig {
   };
   upstreams: UpstreamConfig[];
   http?: HttpListenConfig;
-  /** Ask the user in the chat when the policy lets the requester decide. Default true. */
+  /**
+   * Ask the user in the chat when the policy lets the requester decide: a form where a chat answer may decide the
+   * call, else (when the client supports it) a link to the call's card in the inbox. Default true.
+   */
   elicitation: boolean;
+  /** Leave out of `tools/list` the tools a policy rule denies whatever the arguments. Default true. */
+  hideDeniedTools: boolean;
+  /** How often the policy is read again for hideDeniedTools, in seconds; 0: only at start. Default 60. */
+  policyRefreshSeconds: number;
   /** How often a waiting call sends MCP progress, in seconds. Default 10. */
   progressIntervalSeconds: number;
   limits: GatewayLimits;
@@ -142,7 +153,18 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
     throw new GatewayConfigError(['the config must be a YAML or JSON object with an `mcpServers` block']);
   unknownKeys(
     doc,
-    ['tollgate', 'user', 'mcpServers', 'http', 'elicitation', 'progressIntervalSeconds', 'limits', 'askHuman'],
+    [
+      'tollgate',
+      'user',
+      'mcpServers',
+      'http',
+      'elicitation',
+      'hideDeniedTools',
+      'policyRefreshSeconds',
+      'progressIntervalSeconds',
+      'limits',
+      'askHuman',
+    ],
     '',
     faults,
   );
@@ -193,6 +215,12 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
 
   const elicitation = doc.elicitation === undefined ? true : doc.elicitation;
   if (typeof elicitation !== 'boolean') faults.push('elicitation: must be true or false');
+  const hideDeniedTools = doc.hideDeniedTools === undefined ? true : doc.hideDeniedTools;
+  if (typeof hideDeniedTools !== 'boolean') faults.push('hideDeniedTools: must be true or false');
+  const policyRefreshSeconds =
+    doc.policyRefreshSeconds === undefined
+      ? 60
+      : integer(doc.policyRefreshSeconds, 'policyRefreshSeconds', faults, 0, 86_400);
   const progressIntervalSeconds =
     doc.progressIntervalSeconds === undefined
       ? 10
@@ -222,6 +250,8 @@ export function parseGatewayConfig(raw: unknown, env: Env = {}): GatewayConfig {
     upstreams,
     ...(http ? { http } : {}),
     elicitation: elicitation as boolean,
+    hideDeniedTools: hideDeniedTools as boolean,
+    policyRefreshSeconds: policyRefreshSeconds ?? 60,
     progressIntervalSeconds: progressIntervalSeconds ?? 10,
     limits,
     ...(askHuman ? { askHuman } : {}),
@@ -268,6 +298,15 @@ function parseHttp(v: unknown, faults: string[]): HttpListenConfig | undefined {
   };
 }
 
+/** A switch that is on unless turned off: only `false` is kept. */
+function offered(o: Record<string, unknown>, key: 'resources' | 'prompts', at: string, faults: string[]) {
+  const v = o[key];
+  if (v === undefined || v === null || v === true) return {};
+  if (v === false) return { [key]: false as const };
+  faults.push(`${at}.${key}: must be true or false`);
+  return {};
+}
+
 /** `askHuman`: true, false, or `{ timeoutSeconds }` (which enables it too). */
 function parseAskHuman(v: unknown, faults: string[]): AskHumanConfig | undefined {
   if (v === undefined || v === null || v === false) return undefined;
@@ -293,11 +332,29 @@ function parseUpstream(name: string, value: unknown, faults: string[]): Upstream
   }
   unknownKeys(
     value,
-    ['type', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'namespace', 'trustAnnotations'],
+    [
+      'type',
+      'command',
+      'args',
+      'env',
+      'cwd',
+      'url',
+      'headers',
+      'namespace',
+      'trustAnnotations',
+      'resources',
+      'prompts',
+    ],
     at,
     faults,
   );
-  const common = { name, ...flag(value, 'namespace', at, faults), ...flag(value, 'trustAnnotations', at, faults) };
+  const common = {
+    name,
+    ...flag(value, 'namespace', at, faults),
+    ...flag(value, 'trustAnnotations', at, faults),
+    ...offered(value, 'resources', at, faults),
+    ...offered(value, 'prompts', at, faults),
+  };
   const type = optionalString(value.type, `${at}.type`, faults);
   if (type !== undefined && !['stdio', 'http', 'streamable-http', 'streamableHttp'].includes(type))
     faults.push(`${at}.type: must be stdio or http (Streamable HTTP), got ${JSON.stringify(type)}`);

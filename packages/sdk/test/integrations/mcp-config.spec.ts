@@ -49,6 +49,8 @@ describe('the MCP gateway config', () => {
         { name: 'github', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer gh-secret' } },
       ],
       elicitation: true,
+      hideDeniedTools: true,
+      policyRefreshSeconds: 60,
       progressIntervalSeconds: 10,
       limits: {
         pendingCallsPerSession: 8,
@@ -88,13 +90,44 @@ describe('the MCP gateway config', () => {
       }),
     ).toEqual([
       'tollgate.token: ${MISSING} is not set in the environment',
-      'colour: unknown field (allowed: tollgate, user, mcpServers, http, elicitation, progressIntervalSeconds, limits, askHuman)',
+      'colour: unknown field (allowed: tollgate, user, mcpServers, http, elicitation, hideDeniedTools, policyRefreshSeconds, progressIntervalSeconds, limits, askHuman)',
       'tollgate.url: must be an http(s) URL, got "tollgate.internal"',
       'mcpServers.my files: the name must match /^[A-Za-z0-9_-]{1,64}$/ (namespace: true prefixes the names of its tools with it)',
       'mcpServers.both: give either command (a stdio server) or url (a Streamable HTTP server)',
       'mcpServers.web.args: only for command (stdio) servers',
       'http.port: must be a whole number from 0 to 65535',
       'limits.sessions: must be a whole number from 1 to 10000',
+    ]);
+  });
+
+  it('takes resources and prompts off per server, and hideDeniedTools and policyRefreshSeconds; refuses other values', () => {
+    const config = parseGatewayConfig(
+      {
+        mcpServers: { files: { command: 'node', resources: false, prompts: true }, web: { url: 'http://x' } },
+        hideDeniedTools: false,
+        policyRefreshSeconds: 0,
+      },
+      { TOLLGATE_TOKEN: 't' },
+    );
+    expect(config.upstreams).toEqual([
+      { name: 'files', command: 'node', resources: false },
+      { name: 'web', url: 'http://x' },
+    ]);
+    expect(config).toMatchObject({ hideDeniedTools: false, policyRefreshSeconds: 0 });
+    expect(
+      faultsOf(
+        {
+          mcpServers: { files: { command: 'node', resources: 'no', prompts: 0 } },
+          hideDeniedTools: 'yes',
+          policyRefreshSeconds: 90_000,
+        },
+        { TOLLGATE_TOKEN: 't' },
+      ),
+    ).toEqual([
+      'mcpServers.files.resources: must be true or false',
+      'mcpServers.files.prompts: must be true or false',
+      'hideDeniedTools: must be true or false',
+      'policyRefreshSeconds: must be a whole number from 0 to 86400',
     ]);
   });
 

@@ -91,11 +91,13 @@ export function chatMayNotApprove(call: ToolCall): string | undefined {
 }
 
 /**
- * MCP elicitation, when the requester is among the call's approvers, the client can be asked, and a person's token
- * is at hand. Where a chat answer may approve the call and its arguments are shown whole, a yes/no with an optional
- * reason; otherwise the form says why not, links to the call's card in the inbox, and offers only to reject it
- * (or leave it for the inbox, the default). A decline rejects, on either form. The answer is decided with that token, `via: "mcp"`; the first decision
- * wins, so one made in the inbox meanwhile stands (409 already_decided).
+ * MCP elicitation, when the requester is among the call's approvers and the client can be asked. Where a chat
+ * answer may approve the call, its arguments are shown whole and a person's token is at hand, a yes/no form with an
+ * optional reason, decided with that token, `via: "mcp"`. Otherwise, when the client takes URL-mode elicitation,
+ * a link to the call's card in the inbox, where the person signs in and sees all of it (edit, passkey step-up);
+ * else, with a token, a form that says why not, links to the card, and offers only to reject the call (or leave it
+ * for the inbox, the default). A decline of either form rejects. The first decision wins, so one made in the inbox
+ * meanwhile stands (409 already_decided).
  */
 export async function askInChat(
   deps: ChatDeps,
@@ -106,9 +108,10 @@ export async function askInChat(
   /** Why the chat may not approve, when Tollgate said so to an approval asked for before (the form is asked again). */
   refused?: string,
 ): Promise<void> {
-  if (!deps.elicitation || !session.userToken) return;
+  if (!deps.elicitation) return;
   if (!call.approval?.approvers.includes('requester')) return;
-  if (!session.server.getClientCapabilities()?.elicitation) return;
+  const modes = session.server.getClientCapabilities()?.elicitation;
+  if (!modes) return;
   const expiresAt = Date.parse(call.approval.expiresAt);
   const timeout = Number.isNaN(expiresAt) ? undefined : Math.max(1000, expiresAt - Date.now());
   const args = JSON.stringify(call.arguments);
@@ -118,6 +121,9 @@ export async function askInChat(
     refused ??
     chatMayNotApprove(call) ??
     (args.length > MAX_CHAT_ARGUMENTS ? 'its arguments do not fit here' : undefined);
+  if ((notHere || !session.userToken || !modes.form) && modes.url)
+    return sendToCard(session, call, card, ctx, signal, timeout, notHere);
+  if (!session.userToken || !modes.form) return;
   const reasonField = {
     type: 'string' as const,
     title: 'Reason',
@@ -198,6 +204,41 @@ export async function askInChat(
     }
     throw e;
   }
+}
+
+/**
+ * URL-mode elicitation: the client offers to open the call's card in the inbox. Accepting only opens it; the person
+ * decides there, signed in as themselves, and the wait goes on meanwhile. Once the wait is over (`signal`), the
+ * client is told the elicitation is complete, unless the tool call itself was cancelled.
+ */
+async function sendToCard(
+  session: Session,
+  call: ToolCall,
+  card: string,
+  ctx: CallContext,
+  signal: AbortSignal,
+  timeout: number | undefined,
+  notHere: string | undefined,
+): Promise<void> {
+  const elicitationId = newId('elicit');
+  const answer = await session.server
+    .elicitInput(
+      {
+        mode: 'url',
+        elicitationId,
+        url: card,
+        message: `${call.toolName} waits for your decision in the Tollgate inbox${notHere ? ` (it cannot be approved in this chat: ${notHere})` : ''}. Open its card to see the whole call (${call.policy.reason}), then approve, edit or reject it there.`,
+      },
+      { relatedRequestId: ctx.requestId, signal, ...(timeout ? { timeout } : {}) },
+    )
+    .catch((e) => {
+      if (signal.aborted) return undefined;
+      throw e;
+    });
+  if (answer?.action !== 'accept') return; // not opened: the inbox and the other channels still decide
+  if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+  if (ctx.signal.aborted) return;
+  await session.server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId: ctx.requestId })();
 }
 
 /**

@@ -7,6 +7,10 @@
  * the approved (maybe edited) arguments, reported, and its result returned unchanged. A refusal is a tool result
  * with `isError: true` saying who refused and why, for the model to tell the user.
  *
+ * The tool list follows the upstreams (`notifications/tools/list_changed`: new tools are registered and flagged as
+ * at start, and clients are told) and the policy (tools a rule denies whatever the arguments are left out, unless
+ * `hideDeniedTools` is off). Resources and prompts pass through (passthrough.ts).
+ *
  * Built on the MCP TypeScript SDK v2 (`@modelcontextprotocol/client` and `/server`, optional peer dependencies):
  * its Client talks to the upstreams, its low-level Server (tool schemas pass through as JSON Schema) to the client,
  * over any transport; `handleHttp` serves Streamable HTTP with Web-standard Request/Response, so it mounts in any
@@ -17,12 +21,13 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { TollgateConversation, ToolCallHandle } from '../../conversation.js';
 import { TollgateError, ToolCallRejectedError } from '../../errors.js';
 import { Tollgate } from '../../tollgate.js';
-import type { ConversationUserInput, JsonObject } from '../../types.js';
+import type { ConversationUserInput, JsonObject, PolicyRule } from '../../types.js';
 import { DEFAULT_LIMITS, type AskHumanConfig, type GatewayLimits, type UpstreamConfig } from '../mcp-config.js';
 import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps, cardUrl, needsPasskey } from './chat.js';
 import { BearerAuth, originFault, type HttpGuardOptions } from './http-auth.js';
 import { HttpSessions } from './http-sessions.js';
 import { checkIdentities } from './identity.js';
+import { PassThrough } from './passthrough.js';
 import {
   type CallContext,
   clip,
@@ -37,8 +42,9 @@ import {
   textOf,
   VERSION,
 } from './shared.js';
-import { describedBy, displayTitle, type GatewayTool, nameTools, unmatchedRules } from './tools.js';
-import { connectUpstream, listUpstreamTools, type Upstream } from './upstreams.js';
+import { deniedTools, describedBy, displayTitle, type GatewayTool, nameTools, unmatchedRules } from './tools.js';
+import { connectUpstream, type ListKind, listUpstreamTools, type Upstream } from './upstreams.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/server';
 
 export interface McpGatewayOptions {
   /** The gateway's client of Tollgate, with an agent token: it registers tools, proposes, claims and reports. */
@@ -50,8 +56,18 @@ export interface McpGatewayOptions {
    * token must be that person's, of the gateway's tenant (Tollgate is asked at start).
    */
   user?: ConversationUserInput & { token?: string };
-  /** Ask in the chat (MCP elicitation) when the policy lets the requester decide. Default true. */
+  /**
+   * Ask in the chat (MCP elicitation) when the policy lets the requester decide: a form where a chat answer may
+   * decide the call, else a link to its card in the inbox (URL mode) when the client takes one. Default true.
+   */
   elicitation?: boolean;
+  /**
+   * Leave out of `tools/list` the tools a policy rule denies whatever the arguments (a call to one by name is still
+   * proposed, denied and recorded). Default true.
+   */
+  hideDeniedTools?: boolean;
+  /** How often the policy is read again for `hideDeniedTools`, in ms; 0: only at start. Default 60,000. */
+  policyRefreshMs?: number;
   /** Where people open Tollgate's web inbox: links to a call's card. Default: the Tollgate client's URL. */
   inboxUrl?: string;
   /**
@@ -79,6 +95,19 @@ export class TollgateMcpGateway {
   private readonly upstreams = new Map<string, Upstream>();
   private exposed = new Map<string, GatewayTool>();
   private readonly registered = new Set<string>();
+  /** Each upstream's tools as last listed, by upstream. */
+  private readonly listed = new Map<string, McpTool[]>();
+  /** Tools a rule of the policy last read denies outright. */
+  private denied = new Set<string>();
+  private rules: PolicyRule[] = [];
+  private policyVersion: number | undefined;
+  private policyTimer: ReturnType<typeof setInterval> | undefined;
+  /** Upstreams whose tools are to be listed again, and the one refresh at a time that does it. */
+  private readonly toRelist = new Set<string>();
+  private relisting: Promise<void> = Promise.resolve();
+  /** Every session's server, to tell them of changed lists (closed ones are dropped as they are met). */
+  private readonly live = new Set<Server>();
+  private readonly passThrough: PassThrough;
   private readonly sessions: HttpSessions;
   private readonly limits: GatewayLimits;
   private readonly askHuman?: AskHumanConfig;
@@ -91,6 +120,7 @@ export class TollgateMcpGateway {
   private constructor(private readonly options: McpGatewayOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.sessions = new HttpSessions(this.limits);
+    this.passThrough = new PassThrough(this.upstreams, (level, message) => this.log(level, message));
     if (options.askHuman) this.askHuman = options.askHuman === true ? {} : options.askHuman;
     const log: Log = (level, message) => this.log(level, message);
     this.auth = new BearerAuth(options.tollgate.url, () => this.tenant, this.limits.failedAuthPerMinute, log);
@@ -119,9 +149,19 @@ export class TollgateMcpGateway {
     const gateway = new TollgateMcpGateway(options);
     try {
       gateway.tenant = await checkIdentities(options.tollgate, options.user);
-      for (const config of options.upstreams) gateway.upstreams.set(config.name, await connectUpstream(config));
-      await gateway.refreshTools();
-      await gateway.checkPolicy();
+      for (const config of options.upstreams)
+        gateway.upstreams.set(
+          config.name,
+          await connectUpstream(config, (upstream, kind) => gateway.upstreamChanged(upstream, kind)),
+        );
+      for (const [name, tools] of await listUpstreamTools(gateway.upstreams)) gateway.listed.set(name, tools);
+      await gateway.useTools(true);
+      await gateway.readPolicy();
+      const every = options.policyRefreshMs ?? 60_000;
+      if (options.hideDeniedTools !== false && every > 0) {
+        gateway.policyTimer = setInterval(() => void gateway.readPolicy(), every);
+        gateway.policyTimer.unref?.();
+      }
     } catch (e) {
       await gateway.close();
       throw e;
@@ -129,9 +169,14 @@ export class TollgateMcpGateway {
     return gateway;
   }
 
-  /** The tools clients see, by exposed name. */
+  /** Every tool of the upstreams, by exposed name (those hidden from clients too). */
   get tools(): GatewayTool[] {
     return [...this.exposed.values()];
+  }
+
+  /** The tools `tools/list` answers: all but those the policy denies outright, unless `hideDeniedTools` is off. */
+  get listedTools(): GatewayTool[] {
+    return this.options.hideDeniedTools === false ? this.tools : this.tools.filter((t) => !this.denied.has(t.name));
   }
 
   /**
@@ -203,6 +248,7 @@ export class TollgateMcpGateway {
   /** Closes the sessions and the upstreams (stdio servers are stopped), and lets the results in flight land. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.policyTimer) clearInterval(this.policyTimer);
     await this.sessions.closeAll();
     await Promise.allSettled([...this.upstreams.values()].map((u) => u.client.close()));
     await this.options.tollgate.flush();
@@ -211,30 +257,121 @@ export class TollgateMcpGateway {
   /* ── upstreams and tools ──────────────────────────────────────────────────────────────────────────────── */
 
   /**
-   * Lists every upstream's tools once, names and registers them. The list is fixed from then on: a server that
-   * changes its tools later (`tools/list_changed`) is not followed, so no tool appears or is renamed unseen.
+   * Names the listed tools and registers the new and changed ones. At start a name two tools would share stops the
+   * gateway; later (an upstream changed its list) the new list is refused, logged, and the one before stays.
    */
-  private async refreshTools(): Promise<void> {
-    const listed = await listUpstreamTools(this.upstreams);
+  private async useTools(atStart: boolean): Promise<boolean> {
     const configs = new Map([...this.upstreams].map(([name, u]) => [name, u.config]));
-    const tools = nameTools(listed, configs, this.askHuman ? [ASK_HUMAN_TOOL] : []);
+    const listed = [...this.listed].flatMap(([upstream, tools]) => tools.map((tool) => ({ upstream, tool })));
+    let tools: GatewayTool[];
+    try {
+      tools = nameTools(listed, configs, this.askHuman ? [ASK_HUMAN_TOOL] : []);
+    } catch (e) {
+      if (atStart) throw e;
+      this.log('error', `the upstreams' new tool list is not taken, the one before stays: ${messageOf(e)}`);
+      return false;
+    }
+    const before = this.exposed;
     this.exposed = new Map(tools.map((t) => [t.name, t]));
     for (const t of tools)
-      if (t.name !== t.upstreamName && !configs.get(t.upstream)!.namespace)
+      if (atStart && t.name !== t.upstreamName && !configs.get(t.upstream)!.namespace)
         this.log(
           'info',
           `tool ${JSON.stringify(t.upstreamName)} of upstream ${t.upstream} is called ${t.name} (Tollgate's tool names are [A-Za-z0-9_.:-])`,
         );
-    await Promise.all(tools.map((t) => this.register(t)));
+    // What Tollgate shows people must be what the upstream says now: a tool whose words or flags changed is
+    // registered again (and counts as new until it is).
+    const changed = tools.filter((t) => {
+      const old = before.get(t.name);
+      return !old || describedBy(old) !== describedBy(t) || JSON.stringify(old.flags) !== JSON.stringify(t.flags);
+    });
+    for (const t of changed) this.registered.delete(t.name);
+    await Promise.all(changed.map((t) => this.register(t)));
+    if (!atStart) {
+      const gone = [...before.keys()].filter((name) => !this.exposed.has(name));
+      const added = changed.filter((t) => !before.has(t.name)).map((t) => t.name);
+      const redone = changed.filter((t) => before.has(t.name)).map((t) => t.name);
+      this.log(
+        'info',
+        `the upstreams' tools changed: ${
+          [
+            added.length ? `new ${added.join(', ')}` : '',
+            redone.length ? `changed ${redone.join(', ')}` : '',
+            gone.length ? `gone ${gone.join(', ')}` : '',
+          ]
+            .filter(Boolean)
+            .join('; ') || 'nothing Tollgate sees'
+        }`,
+      );
+      this.denied = deniedTools(this.rules, tools);
+    }
+    return true;
   }
 
-  /** Warns of policy rules written for an upstream's own tool name that miss the name Tollgate sees. */
-  private async checkPolicy(): Promise<void> {
+  /** An upstream said one of its lists changed: tools are listed again (one upstream at a time); clients are told. */
+  private upstreamChanged(upstream: string, kind: ListKind): void {
+    if (this.closed) return;
+    if (kind !== 'tools') {
+      const passed = kind === 'prompts' ? this.passThrough.withPrompts() : this.passThrough.withResources();
+      if (passed.some((u) => u.config.name === upstream)) this.tell(kind);
+      return;
+    }
+    if (this.toRelist.has(upstream)) return; // already waiting: that listing will see this change too
+    this.toRelist.add(upstream);
+    this.relisting = this.relisting.then(async () => {
+      this.toRelist.delete(upstream);
+      if (this.closed) return;
+      const visible = this.visibleNames();
+      try {
+        const listed = await listUpstreamTools([[upstream, this.upstreams.get(upstream)!]]);
+        this.listed.set(upstream, listed.get(upstream)!);
+      } catch (e) {
+        this.log('warn', `upstream ${upstream} said its tools changed, but listing them failed: ${messageOf(e)}`);
+        return;
+      }
+      if ((await this.useTools(false)) && this.visibleNames() !== visible) this.tell('tools');
+    });
+  }
+
+  /**
+   * Reads the policy: warns of rules written for an upstream's own tool name that miss the name Tollgate sees (once
+   * per version), and notes which tools a rule denies outright. Clients are told when that changes what they see.
+   * A policy that cannot be read leaves things as they were: a listed denied tool is still denied when called.
+   */
+  private async readPolicy(): Promise<void> {
+    if (this.closed) return;
     try {
       const policy = await this.options.tollgate.getPolicy();
-      for (const warning of unmatchedRules(policy.rules, this.tools)) this.log('warn', warning);
+      if (policy.version !== this.policyVersion)
+        for (const warning of unmatchedRules(policy.rules, this.tools)) this.log('warn', warning);
+      this.policyVersion = policy.version;
+      const visible = this.visibleNames();
+      this.rules = policy.rules;
+      this.denied = deniedTools(policy.rules, this.tools);
+      if (this.visibleNames() !== visible) this.tell('tools');
     } catch (e) {
       this.log('warn', `could not read the policy to check its rules against the tools: ${messageOf(e)}`);
+    }
+  }
+
+  private visibleNames(): string {
+    return JSON.stringify(this.listedTools.map((t) => t.name));
+  }
+
+  /** `notifications/<kind>/list_changed` to every open session. */
+  private tell(kind: ListKind): void {
+    for (const server of this.live) {
+      if (!server.transport) {
+        this.live.delete(server);
+        continue;
+      }
+      const sent =
+        kind === 'tools'
+          ? server.sendToolListChanged()
+          : kind === 'prompts'
+            ? server.sendPromptListChanged()
+            : server.sendResourceListChanged();
+      sent.catch(() => undefined); // a session closing meanwhile: nothing to tell
     }
   }
 
@@ -268,13 +405,41 @@ export class TollgateMcpGateway {
   /* ── the MCP server of a session ──────────────────────────────────────────────────────────────────────── */
 
   private buildServer(session: Session): Server {
+    const prompts = this.passThrough.withPrompts().length > 0;
+    const resources = this.passThrough.withResources().length > 0;
     const server = new Server(this.options.serverInfo ?? { name: 'tollgate-mcp-gateway', version: VERSION }, {
-      capabilities: { tools: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        ...(prompts ? { prompts: { listChanged: true } } : {}),
+        ...(resources ? { resources: { listChanged: true } } : {}),
+      },
       instructions: `Tool calls go through Tollgate: some run at once, some wait for a person to approve them. A refused call answers with who refused and why; tell the user.${this.askHuman ? ` When you need an answer only a person has, call ${ASK_HUMAN_TOOL}.` : ''}`,
     });
+    for (const s of this.live) if (!s.transport) this.live.delete(s);
+    this.live.add(server);
     server.setRequestHandler('tools/list', async () => ({
-      tools: [...this.tools.map((t) => ({ ...t.tool, name: t.name })), ...(this.askHuman ? [ASK_HUMAN] : [])],
+      tools: [...this.listedTools.map((t) => ({ ...t.tool, name: t.name })), ...(this.askHuman ? [ASK_HUMAN] : [])],
     }));
+    const upstreamOptions = (signal: AbortSignal) => ({ signal, timeout: this.limits.toolTimeoutSeconds * 1000 });
+    if (prompts) {
+      server.setRequestHandler('prompts/list', (_, extra) =>
+        this.passThrough.listPrompts(upstreamOptions(extra.mcpReq.signal)),
+      );
+      server.setRequestHandler('prompts/get', (request, extra) =>
+        this.passThrough.getPrompt(request.params, upstreamOptions(extra.mcpReq.signal)),
+      );
+    }
+    if (resources) {
+      server.setRequestHandler('resources/list', (_, extra) =>
+        this.passThrough.listResources(upstreamOptions(extra.mcpReq.signal)),
+      );
+      server.setRequestHandler('resources/templates/list', (_, extra) =>
+        this.passThrough.listResourceTemplates(upstreamOptions(extra.mcpReq.signal)),
+      );
+      server.setRequestHandler('resources/read', (request, extra) =>
+        this.passThrough.readResource(request.params, upstreamOptions(extra.mcpReq.signal)),
+      );
+    }
     server.setRequestHandler('tools/call', async (request, extra) => {
       const builtIn = this.askHuman && request.params.name === ASK_HUMAN_TOOL;
       const tool = builtIn ? undefined : this.exposed.get(request.params.name);

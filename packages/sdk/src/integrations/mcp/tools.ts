@@ -106,6 +106,22 @@ export function unmatchedRules(rules: PolicyRule[], tools: GatewayTool[]): strin
   return warnings;
 }
 
+/**
+ * The tools the policy denies whatever the call: a `deny` rule that matches the name alone (no argument list, no
+ * `when`). The strictest matching rule decides a call, so nothing else can let such a tool through; a rule that
+ * looks at arguments or conditions might not match, and its tool stays listed. Hiding these only spares the model
+ * a tool it can never use: a call to one is still proposed, denied and recorded.
+ */
+export function deniedTools(rules: PolicyRule[], tools: GatewayTool[]): Set<string> {
+  const denied = new Set<string>();
+  for (const rule of rules) {
+    if (rule.level !== 'deny' || rule.match.includes('(') || (rule.when && Object.keys(rule.when).length > 0)) continue;
+    const glob = toolGlob(rule.match);
+    for (const tool of tools) if (glob.test(tool.name)) denied.add(tool.name);
+  }
+  return denied;
+}
+
 /** The tool-name part of a rule's `match` as a regular expression: `*` any run, `?` one character, anchored. */
 function toolGlob(match: string): RegExp {
   const open = match.indexOf('(');
