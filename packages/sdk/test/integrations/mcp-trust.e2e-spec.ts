@@ -204,7 +204,7 @@ describe('tool names', () => {
     expect(logs.filter((l) => l.startsWith('warn: policy rule'))).toHaveLength(1);
   });
 
-  it('does not follow a server that changes its tools later: nothing appears unseen', async () => {
+  it('lists a server again only when it says its tools changed: a tool added unannounced stays unknown', async () => {
     const { gateway } = await start([{ name: 'grows', url: grows.url }]);
     growing.push({ name: 'read_file', annotations: { readOnlyHint: true } });
     const client = await connect(gateway);
