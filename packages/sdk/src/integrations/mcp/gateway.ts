@@ -105,8 +105,11 @@ export class TollgateMcpGateway {
   /** Upstreams whose tools are to be listed again, and the one refresh at a time that does it. */
   private readonly toRelist = new Set<string>();
   private relisting: Promise<void> = Promise.resolve();
-  /** Every session's server, to tell them of changed lists (closed ones are dropped as they are met). */
-  private readonly live = new Set<Server>();
+  /**
+   * Every session's server and when it was made, to tell them of changed lists. One without a transport is not yet
+   * connected, or closed: it is dropped once it has been so for a minute.
+   */
+  private readonly live = new Map<Server, number>();
   private readonly passThrough: PassThrough;
   private readonly sessions: HttpSessions;
   private readonly limits: GatewayLimits;
@@ -321,7 +324,7 @@ export class TollgateMcpGateway {
     this.relisting = this.relisting.then(async () => {
       this.toRelist.delete(upstream);
       if (this.closed) return;
-      const visible = this.visibleNames();
+      const before = this.listed.get(upstream)!;
       try {
         const listed = await listUpstreamTools([[upstream, this.upstreams.get(upstream)!]]);
         this.listed.set(upstream, listed.get(upstream)!);
@@ -329,7 +332,9 @@ export class TollgateMcpGateway {
         this.log('warn', `upstream ${upstream} said its tools changed, but listing them failed: ${messageOf(e)}`);
         return;
       }
-      if ((await this.useTools(false)) && this.visibleNames() !== visible) this.tell('tools');
+      // A schema or a description may have changed under the same names: clients list again whatever changed.
+      if (await this.useTools(false)) this.tell('tools');
+      else this.listed.set(upstream, before); // refused: the next change of another upstream must not meet it again
     });
   }
 
@@ -358,13 +363,16 @@ export class TollgateMcpGateway {
     return JSON.stringify(this.listedTools.map((t) => t.name));
   }
 
+  private dropClosed(): void {
+    const old = Date.now() - 60_000;
+    for (const [server, made] of this.live) if (!server.transport && made < old) this.live.delete(server);
+  }
+
   /** `notifications/<kind>/list_changed` to every open session. */
   private tell(kind: ListKind): void {
-    for (const server of this.live) {
-      if (!server.transport) {
-        this.live.delete(server);
-        continue;
-      }
+    this.dropClosed();
+    for (const server of this.live.keys()) {
+      if (!server.transport) continue;
       const sent =
         kind === 'tools'
           ? server.sendToolListChanged()
@@ -415,8 +423,8 @@ export class TollgateMcpGateway {
       },
       instructions: `Tool calls go through Tollgate: some run at once, some wait for a person to approve them. A refused call answers with who refused and why; tell the user.${this.askHuman ? ` When you need an answer only a person has, call ${ASK_HUMAN_TOOL}.` : ''}`,
     });
-    for (const s of this.live) if (!s.transport) this.live.delete(s);
-    this.live.add(server);
+    this.dropClosed();
+    this.live.set(server, Date.now());
     server.setRequestHandler('tools/list', async () => ({
       tools: [...this.listedTools.map((t) => ({ ...t.tool, name: t.name })), ...(this.askHuman ? [ASK_HUMAN] : [])],
     }));
