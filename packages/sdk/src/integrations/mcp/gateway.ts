@@ -275,6 +275,8 @@ export class TollgateMcpGateway {
       return false;
     }
     const before = this.exposed;
+    // Denied tools are known before the new list is: a tool a rule denies is never listed, not even for a moment.
+    if (!atStart) this.denied = deniedTools(this.rules, tools);
     this.exposed = new Map(tools.map((t) => [t.name, t]));
     for (const t of tools)
       if (atStart && t.name !== t.upstreamName && !configs.get(t.upstream)!.namespace)
@@ -306,7 +308,6 @@ export class TollgateMcpGateway {
             .join('; ') || 'nothing Tollgate sees'
         }`,
       );
-      this.denied = deniedTools(this.rules, tools);
     }
     return true;
   }

@@ -113,7 +113,7 @@ export class PassThrough {
     return { resourceTemplates: (await this.templates(options)).map((t) => t.template) };
   }
 
-  /** To the upstream that listed the URI, else to the first whose template matches it; else -32002. */
+  /** To the upstream that listed the URI, else to the first whose template matches it; else resource not found. */
   async readResource(params: { uri: string }, options: RequestOptions): Promise<ReadResourceResult> {
     let owner = this.resources.get(params.uri);
     if (!owner) {
