@@ -12,12 +12,13 @@
  * Every tool call, resource read and prompt get it receives is appended to RECORD_FILE, so a test can say what
  * reached it (and what never did).
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { McpServer, ResourceTemplate, type RegisteredTool } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
+import { bundleStdioServer, records } from './mcp-upstream';
 
 /** One thing the upstream received: a tool call, a resource read or a prompt get. */
 export interface LiveReceived {
@@ -210,21 +211,11 @@ let bundled: Promise<string> | undefined;
 
 /** The script, bundled once per test file. */
 function script(): Promise<string> {
-  bundled ??= (async () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'tollgate-mcp-live-')), 'live-server.cjs');
-    const esbuild = await import('esbuild');
-    await esbuild.build({
-      stdin: { contents: `require('./mcp-live-upstream.ts').runLiveUpstream();`, resolveDir: __dirname, loader: 'ts' },
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      outfile: out,
-      external: ['esbuild'],
-      logLevel: 'error',
-    });
-    return out;
-  })();
+  bundled ??= bundleStdioServer(
+    './mcp-live-upstream.ts',
+    'runLiveUpstream',
+    join(mkdtempSync(join(tmpdir(), 'tollgate-mcp-live-')), 'live-server.cjs'),
+  );
   return bundled;
 }
 
@@ -239,12 +230,6 @@ export async function liveUpstream(label: string): Promise<LiveUpstream> {
     command: process.execPath,
     args: [path],
     env: { RECORD_FILE: record, LABEL: label },
-    received: () =>
-      existsSync(record)
-        ? readFileSync(record, 'utf8')
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as LiveReceived)
-        : [],
+    received: () => records<LiveReceived>(record),
   };
 }

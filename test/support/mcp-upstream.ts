@@ -157,31 +157,44 @@ export interface StdioUpstream {
   received(): Received[];
 }
 
-/** A script that runs the files server over stdio (bundled once per test file), and where it records. */
-export async function stdioUpstream(label: string): Promise<StdioUpstream> {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-mcp-upstream-'));
-  const script = join(dir, 'files-server.cjs');
+/**
+ * `module`'s export `run` bundled with esbuild into a script Node runs as a stdio MCP server (`module` is a file of
+ * this folder, e.g. `./mcp-upstream.ts`): the gateway starts it as an upstream.
+ */
+export async function bundleStdioServer(module: string, run: string, outfile: string): Promise<string> {
   const esbuild = await import('esbuild');
   await esbuild.build({
-    stdin: { contents: `require('./mcp-upstream.ts').runStdioUpstream();`, resolveDir: __dirname, loader: 'ts' },
+    stdin: { contents: `require(${JSON.stringify(module)}).${run}();`, resolveDir: __dirname, loader: 'ts' },
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    outfile: script,
+    outfile,
+    external: ['esbuild'],
     logLevel: 'error',
   });
+  return outfile;
+}
+
+/** What a stdio upstream appended to its record file, one JSON line each; nothing before the file exists. */
+export function records<T>(file: string): T[] {
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as T)
+    : [];
+}
+
+/** A script that runs the files server over stdio (bundled once per test file), and where it records. */
+export async function stdioUpstream(label: string): Promise<StdioUpstream> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-mcp-upstream-'));
+  const script = await bundleStdioServer('./mcp-upstream.ts', 'runStdioUpstream', join(dir, 'files-server.cjs'));
   const record = join(dir, 'received.jsonl');
   return {
     command: process.execPath,
     args: [script],
     env: { RECORD_FILE: record, LABEL: label },
-    received: () =>
-      existsSync(record)
-        ? readFileSync(record, 'utf8')
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as Received)
-        : [],
+    received: () => records<Received>(record),
   };
 }
