@@ -34,9 +34,12 @@ interface UpstreamCommon {
    * MCP says annotations are untrusted unless the server is, so an untrusted server's tools count as destructive.
    */
   trustAnnotations?: boolean;
-  /** List and read its resources through the gateway (not tool calls: nothing is proposed). Default true. */
+  /**
+   * List and read its resources through the gateway. Default false: a read is not a tool call, nothing is proposed
+   * or recorded, and some clients hand resource reads to the model as tools.
+   */
   resources?: boolean;
-  /** List and get its prompts through the gateway. Default true. */
+  /** List and get its prompts through the gateway (a prompt may embed resources). Default false. */
   prompts?: boolean;
 }
 
@@ -298,15 +301,6 @@ function parseHttp(v: unknown, faults: string[]): HttpListenConfig | undefined {
   };
 }
 
-/** A switch that is on unless turned off: only `false` is kept. */
-function offered(o: Record<string, unknown>, key: 'resources' | 'prompts', at: string, faults: string[]) {
-  const v = o[key];
-  if (v === undefined || v === null || v === true) return {};
-  if (v === false) return { [key]: false as const };
-  faults.push(`${at}.${key}: must be true or false`);
-  return {};
-}
-
 /** `askHuman`: true, false, or `{ timeoutSeconds }` (which enables it too). */
 function parseAskHuman(v: unknown, faults: string[]): AskHumanConfig | undefined {
   if (v === undefined || v === null || v === false) return undefined;
@@ -352,8 +346,8 @@ function parseUpstream(name: string, value: unknown, faults: string[]): Upstream
     name,
     ...flag(value, 'namespace', at, faults),
     ...flag(value, 'trustAnnotations', at, faults),
-    ...offered(value, 'resources', at, faults),
-    ...offered(value, 'prompts', at, faults),
+    ...flag(value, 'resources', at, faults),
+    ...flag(value, 'prompts', at, faults),
   };
   const type = optionalString(value.type, `${at}.type`, faults);
   if (type !== undefined && !['stdio', 'http', 'streamable-http', 'streamableHttp'].includes(type))

@@ -100,17 +100,17 @@ describe('the MCP gateway config', () => {
     ]);
   });
 
-  it('takes resources and prompts off per server, and hideDeniedTools and policyRefreshSeconds; refuses other values', () => {
+  it('takes resources and prompts on per server (off by default), and hideDeniedTools and policyRefreshSeconds; refuses other values', () => {
     const config = parseGatewayConfig(
       {
-        mcpServers: { files: { command: 'node', resources: false, prompts: true }, web: { url: 'http://x' } },
+        mcpServers: { files: { command: 'node', resources: true, prompts: false }, web: { url: 'http://x' } },
         hideDeniedTools: false,
         policyRefreshSeconds: 0,
       },
       { TOLLGATE_TOKEN: 't' },
     );
     expect(config.upstreams).toEqual([
-      { name: 'files', command: 'node', resources: false },
+      { name: 'files', command: 'node', resources: true },
       { name: 'web', url: 'http://x' },
     ]);
     expect(config).toMatchObject({ hideDeniedTools: false, policyRefreshSeconds: 0 });

@@ -100,9 +100,9 @@ async function putPolicy(policy: PolicyDocument): Promise<void> {
   await ann.putPolicy(policy);
 }
 
-/** A live upstream's entry in the gateway's config. */
+/** A live upstream's entry in the gateway's config: its resources and prompts passed through unless `extra` says. */
 function live(name: string, up: LiveUpstream, extra: Partial<StdioUpstream> = {}): StdioUpstream {
-  return { name, command: up.command, args: up.args, env: up.env, ...extra };
+  return { name, command: up.command, args: up.args, env: up.env, resources: true, prompts: true, ...extra };
 }
 
 async function start(
@@ -504,8 +504,11 @@ describe('tools the policy denies outright', () => {
     })();
     try {
       expect(textOf(await call(s, 'grow', { name: 'secret_plan' }))).toBe('live: grew secret_plan');
-      await until(() => s.changed.tools >= 1, 20_000, 'tools/list_changed');
       await until(() => gateway.tools.some((t) => t.name === 'secret_plan'), 20_000, 'secret_plan taken');
+      // What clients are served did not change, so they are not told; the next change that shows is told once.
+      expect(textOf(await call(s, 'grow', { name: 'open_plan' }))).toBe('live: grew open_plan');
+      await until(() => s.changed.tools >= 1, 20_000, 'tools/list_changed');
+      expect(s.changed.tools).toBe(1);
     } finally {
       watching = false;
       await watch;
@@ -610,15 +613,11 @@ describe("an upstream's changed tool list", () => {
     });
     expect(up.received().filter((r) => r.name === 'read_file')).toEqual([]);
 
-    s.client.setNotificationHandler('notifications/tools/list_changed', () => {
-      s.changed.tools += 1;
-      logs.push('CLIENT list_changed ' + JSON.stringify(gateway.listedTools.map((t) => t.name)));
-    });
     // Without read_file, live's list is taken again: a later tool of its own is followed.
     await call(s, 'shrink', { name: 'read_file' });
     await call(s, 'grow', { name: 'summarize_logs' });
-    await until(async () => (await names(s)).includes('summarize_logs'), 20_000, 'summarize_logs listed');
-    expect(s.changed.tools).toBeGreaterThanOrEqual(1);
+    // Told once the new tool is registered (a listing may see it a moment sooner).
+    await until(() => s.changed.tools >= 1, 20_000, 'tools/list_changed');
     expect(await names(s)).toEqual([...before, 'summarize_logs'].sort());
   });
 
@@ -641,9 +640,33 @@ describe("an upstream's changed tool list", () => {
     );
     expect(await names(s)).toContain('beta__audit_trail');
   });
+
+  it("refuses a new tool named like another upstream's namespaced tools (<upstream>__<name>): it would pass for that server's", async () => {
+    const [alpha, beta] = await Promise.all([liveUpstream('alpha'), liveUpstream('beta')]);
+    const { gateway, logs } = await start([live('alpha', alpha), live('beta', beta, { namespace: true })]);
+    const s = await connect(gateway);
+    const before = await names(s);
+    await call(s, 'grow', { name: 'beta__wipe' });
+    await until(() => logs.some((l) => l.startsWith('error: ')), 20_000, 'the error logged');
+    expect(logs.filter((l) => l.startsWith('error: '))).toEqual([
+      expect.stringMatching(/would be called beta__wipe, which reads as a tool of upstream beta/),
+    ]);
+    expect(await names(s)).toEqual(before);
+    expect(s.changed.tools).toBe(0);
+  });
 });
 
 describe('resources and prompts', () => {
+  it('are off unless the upstream opts in: without resources: true and prompts: true, neither capability is declared', async () => {
+    const up = await liveUpstream('live');
+    const { gateway } = await start([live('live', up, { resources: undefined, prompts: undefined })]);
+    const s = await connect(gateway);
+    const capabilities = s.client.getServerCapabilities();
+    expect(capabilities?.resources).toBeUndefined();
+    expect(capabilities?.prompts).toBeUndefined();
+    await expect(s.client.readResource({ uri: 'live://live/config' })).rejects.toThrow(/not found|Method not found/i);
+  });
+
   it("pass through: the upstreams' resources with their URIs, reads by URI or by template from the upstream that offers it, an unknown URI not found; nothing is proposed to Tollgate", async () => {
     const passAgent = await mint('mcp-passthrough', ['agent'], 'Pass-through gateway');
     const [alpha, beta] = await Promise.all([liveUpstream('alpha'), liveUpstream('beta')]);

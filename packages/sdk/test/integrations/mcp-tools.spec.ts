@@ -2,7 +2,8 @@
  * Which of the gateway's tools a policy denies whatever the call (hidden from tools/list by default): only a deny
  * rule on the tool's name alone; a rule that looks at arguments or conditions may not match, so its tool stays.
  */
-import { deniedTools, type GatewayTool } from '../../src/integrations/mcp/tools.js';
+import { deniedTools, nameTools, type GatewayTool } from '../../src/integrations/mcp/tools.js';
+import type { UpstreamConfig } from '../../src/integrations/mcp-config.js';
 import type { PolicyRule } from '../../src/types.js';
 
 function tool(name: string): GatewayTool {
@@ -49,5 +50,42 @@ describe('deniedTools', () => {
       { match: 'ead_fil?', level: 'deny' },
     ];
     expect(deniedTools(rules, tools)).toEqual(new Set());
+  });
+
+  it('reads `*` as any run and `?` as one character, in time bounded by the name, whatever the glob', () => {
+    const names = ['get_user', 'forget_it', 'a', 'abc', 'aXbYc', 'get_', 'x'.repeat(128)].map(tool);
+    const denied = (match: string) => [...deniedTools([{ match, level: 'deny' }], names)].sort();
+    expect(denied('get_*')).toEqual(['get_', 'get_user']);
+    expect(denied('a*b*c')).toEqual(['aXbYc', 'abc']);
+    expect(denied('?')).toEqual(['a']);
+    expect(denied('**')).toHaveLength(names.length);
+    expect(denied('a?c')).toEqual(['abc']);
+    // 64 wildcards against a long name that almost matches: a backtracking regex would not finish.
+    expect(denied(`${'*x'.repeat(64)}y`)).toEqual([]);
+    expect(denied(`${'*x'.repeat(64)}`)).toEqual(['x'.repeat(128)]);
+  });
+});
+
+describe('nameTools', () => {
+  const configs = new Map<string, UpstreamConfig>([
+    ['files', { name: 'files', command: 'node', namespace: true }],
+    ['web', { name: 'web', url: 'http://x' }],
+  ]);
+  const listed = (upstream: string, name: string) => ({
+    upstream,
+    tool: { name, inputSchema: { type: 'object' as const } },
+  });
+
+  it("refuses a server's tool whose name reads as another configured server's (<server>__<name>)", () => {
+    expect(() => nameTools([listed('files', 'read'), listed('web', 'files__write')], configs, [])).toThrow(
+      /upstream web: its tool "files__write" would be called files__write, which reads as a tool of upstream files/,
+    );
+  });
+
+  it('takes a namespaced server under its own prefix, and names that only look alike', () => {
+    expect(nameTools([listed('files', 'read'), listed('web', 'files_read')], configs, []).map((t) => t.name)).toEqual([
+      'files__read',
+      'files_read',
+    ]);
   });
 });

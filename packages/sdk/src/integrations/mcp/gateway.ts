@@ -16,8 +16,14 @@
  * over any transport; `handleHttp` serves Streamable HTTP with Web-standard Request/Response, so it mounts in any
  * server. `tollgate mcp` is the CLI.
  */
-import { Server, isInitializeRequest, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import {
+  isInitializeRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/server';
 import type { TollgateConversation, ToolCallHandle } from '../../conversation.js';
 import { TollgateError, ToolCallRejectedError } from '../../errors.js';
 import { Tollgate } from '../../tollgate.js';
@@ -44,7 +50,11 @@ import {
 } from './shared.js';
 import { deniedTools, describedBy, displayTitle, type GatewayTool, nameTools, unmatchedRules } from './tools.js';
 import { connectUpstream, type ListKind, listUpstreamTools, type Upstream } from './upstreams.js';
-import type { Tool as McpTool } from '@modelcontextprotocol/server';
+
+/** The least time between two listings of an upstream's tools, however often it says they changed. */
+const RELIST_GAP_MS = 1000;
+/** How long changes of prompts or resources are gathered before sessions are told once. */
+const TELL_AFTER_MS = 250;
 
 export interface McpGatewayOptions {
   /** The gateway's client of Tollgate, with an agent token: it registers tools, proposes, claims and reports. */
@@ -101,7 +111,13 @@ export class TollgateMcpGateway {
   private denied = new Set<string>();
   private rules: PolicyRule[] = [];
   private policyVersion: number | undefined;
-  private policyTimer: ReturnType<typeof setInterval> | undefined;
+  private policyTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Which upstream first offered each tool name: a name never moves to another upstream while the gateway runs. */
+  private readonly owners = new Map<string, string>();
+  /** Until start is over, changes are noted and followed after it. */
+  private ready = false;
+  private readonly changedAtStart = new Set<string>();
+  private readonly telling = new Set<ListKind>();
   /** Upstreams whose tools are to be listed again, and the one refresh at a time that does it. */
   private readonly toRelist = new Set<string>();
   private relisting: Promise<void> = Promise.resolve();
@@ -161,10 +177,9 @@ export class TollgateMcpGateway {
       await gateway.useTools(true);
       await gateway.readPolicy();
       const every = options.policyRefreshMs ?? 60_000;
-      if (options.hideDeniedTools !== false && every > 0) {
-        gateway.policyTimer = setInterval(() => void gateway.readPolicy(), every);
-        gateway.policyTimer.unref?.();
-      }
+      if (options.hideDeniedTools !== false && every > 0) gateway.readPolicyIn(Math.max(1000, every));
+      gateway.ready = true;
+      for (const upstream of gateway.changedAtStart) gateway.upstreamChanged(upstream, 'tools');
     } catch (e) {
       await gateway.close();
       throw e;
@@ -251,7 +266,7 @@ export class TollgateMcpGateway {
   /** Closes the sessions and the upstreams (stdio servers are stopped), and lets the results in flight land. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.policyTimer) clearInterval(this.policyTimer);
+    if (this.policyTimer) clearTimeout(this.policyTimer);
     await this.sessions.closeAll();
     await Promise.allSettled([...this.upstreams.values()].map((u) => u.client.close()));
     await this.options.tollgate.flush();
@@ -274,6 +289,15 @@ export class TollgateMcpGateway {
       this.log('error', `the upstreams' new tool list is not taken, the one before stays: ${messageOf(e)}`);
       return false;
     }
+    const taken = tools.find((t) => (this.owners.get(t.name) ?? t.upstream) !== t.upstream);
+    if (taken) {
+      this.log(
+        'error',
+        `the upstreams' new tool list is not taken, the one before stays: ${taken.name} is upstream ${this.owners.get(taken.name)}'s tool, and upstream ${taken.upstream} now offers one of that name`,
+      );
+      return false;
+    }
+    for (const t of tools) if (!this.owners.has(t.name)) this.owners.set(t.name, t.upstream);
     const before = this.exposed;
     // Denied tools are known before the new list is: a tool a rule denies is never listed, not even for a moment.
     if (!atStart) this.denied = deniedTools(this.rules, tools);
@@ -312,31 +336,41 @@ export class TollgateMcpGateway {
     return true;
   }
 
-  /** An upstream said one of its lists changed: tools are listed again (one upstream at a time); clients are told. */
+  /**
+   * An upstream said one of its lists changed. Its tools are listed again, one upstream at a time and at most once
+   * a second, and sessions are told when what they are served changed; prompts and resources are only told.
+   */
   private upstreamChanged(upstream: string, kind: ListKind): void {
     if (this.closed) return;
     if (kind !== 'tools') {
       const passed = kind === 'prompts' ? this.passThrough.withPrompts() : this.passThrough.withResources();
-      if (passed.some((u) => u.config.name === upstream)) this.tell(kind);
+      if (kind === 'resources') this.passThrough.forget(upstream);
+      if (passed.some((u) => u.config.name === upstream)) this.tellSoon(kind);
       return;
     }
+    if (!this.ready) return void this.changedAtStart.add(upstream);
     if (this.toRelist.has(upstream)) return; // already waiting: that listing will see this change too
     this.toRelist.add(upstream);
-    this.relisting = this.relisting.then(async () => {
-      this.toRelist.delete(upstream);
-      if (this.closed) return;
-      const before = this.listed.get(upstream)!;
-      try {
-        const listed = await listUpstreamTools([[upstream, this.upstreams.get(upstream)!]]);
-        this.listed.set(upstream, listed.get(upstream)!);
-      } catch (e) {
-        this.log('warn', `upstream ${upstream} said its tools changed, but listing them failed: ${messageOf(e)}`);
-        return;
-      }
-      // A schema or a description may have changed under the same names: clients list again whatever changed.
-      if (await this.useTools(false)) this.tell('tools');
-      else this.listed.set(upstream, before); // refused: the next change of another upstream must not meet it again
-    });
+    this.relisting = this.relisting
+      .then(async () => {
+        this.toRelist.delete(upstream);
+        if (this.closed) return;
+        const before = this.listed.get(upstream);
+        if (!before) return;
+        const served = this.served();
+        try {
+          const listed = await listUpstreamTools([[upstream, this.upstreams.get(upstream)!]]);
+          this.listed.set(upstream, listed.get(upstream)!);
+        } catch (e) {
+          this.log('warn', `upstream ${upstream} said its tools changed, but listing them failed: ${messageOf(e)}`);
+          return;
+        }
+        // Refused: dropped, so the next change of another upstream does not meet it again.
+        if (!(await this.useTools(false))) this.listed.set(upstream, before);
+        else if (this.served() !== served) this.tell('tools');
+      })
+      .then(() => new Promise<void>((resolve) => setTimeout(resolve, RELIST_GAP_MS).unref?.()))
+      .catch((e) => this.log('error', `following upstream ${upstream}'s tools failed: ${messageOf(e)}`));
   }
 
   /**
@@ -362,6 +396,29 @@ export class TollgateMcpGateway {
 
   private visibleNames(): string {
     return JSON.stringify(this.listedTools.map((t) => t.name));
+  }
+
+  /** What `tools/list` answers now (the built-in tool aside). */
+  private served(): string {
+    return JSON.stringify(this.listedTools.map((t) => ({ ...t.tool, name: t.name })));
+  }
+
+  private readPolicyIn(ms: number): void {
+    this.policyTimer = setTimeout(() => {
+      void this.readPolicy().finally(() => {
+        if (!this.closed) this.readPolicyIn(ms);
+      });
+    }, ms);
+    this.policyTimer.unref?.();
+  }
+
+  private tellSoon(kind: ListKind): void {
+    if (this.telling.has(kind)) return;
+    this.telling.add(kind);
+    setTimeout(() => {
+      this.telling.delete(kind);
+      if (!this.closed) this.tell(kind);
+    }, TELL_AFTER_MS).unref?.();
   }
 
   private dropClosed(): void {

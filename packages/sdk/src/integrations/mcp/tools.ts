@@ -42,6 +42,12 @@ export function nameTools(
           `set namespace: true on ${other.upstream === upstream ? 'it' : 'one of them'} (mcpServers.<name>.namespace), or remove one`,
       ]);
     }
+    // `files__read` from another server would pass for the namespaced server files' tool, and its rules.
+    const prefix = [...configs.keys()].find((other) => other !== upstream && name.startsWith(`${other}__`));
+    if (prefix && !config.namespace)
+      throw new GatewayConfigError([
+        `upstream ${upstream}: its tool ${JSON.stringify(tool.name)} would be called ${name}, which reads as a tool of upstream ${prefix}; set namespace: true on ${upstream}, or remove the tool`,
+      ]);
     if (reserved.includes(name))
       throw new GatewayConfigError([
         `upstream ${upstream}: its tool ${JSON.stringify(tool.name)} would be called ${name}, the gateway's built-in tool; set namespace: true on ${upstream}, or turn askHuman off`,
@@ -122,12 +128,30 @@ export function deniedTools(rules: PolicyRule[], tools: GatewayTool[]): Set<stri
   return denied;
 }
 
-/** The tool-name part of a rule's `match` as a regular expression: `*` any run, `?` one character, anchored. */
-function toolGlob(match: string): RegExp {
+/**
+ * The tool-name part of a rule's `match` as a test: `*` any run, `?` one character, anchored, case-sensitive. It
+ * runs in time proportional to the name times the glob, whatever the glob (no regular expression that backtracks).
+ */
+function toolGlob(match: string): { test(name: string): boolean } {
   const open = match.indexOf('(');
-  const glob = (open === -1 ? match : match.slice(0, open)).trim();
-  return new RegExp(
-    `^${[...glob].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('')}$`,
-    's',
-  );
+  const glob = [...(open === -1 ? match : match.slice(0, open)).trim()];
+  return {
+    test(name: string): boolean {
+      const text = [...name];
+      // can[j]: the glob's first i characters match the text's first j; one row per glob character.
+      let can = text.map(() => false);
+      let empty = true;
+      for (const g of glob) {
+        const next = text.map(() => false);
+        const nextEmpty: boolean = empty && g === '*';
+        for (let j = 0; j < text.length; j++) {
+          const before = j === 0 ? empty : can[j - 1];
+          next[j] = g === '*' ? can[j] || before || (j > 0 && next[j - 1]) : before && (g === '?' || g === text[j]);
+        }
+        can = next;
+        empty = nextEmpty;
+      }
+      return text.length === 0 ? empty : can[text.length - 1];
+    },
+  };
 }

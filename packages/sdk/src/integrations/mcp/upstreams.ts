@@ -13,6 +13,7 @@ export interface Upstream {
 }
 
 export const MAX_TOOLS = 1000;
+const MAX_PAGES = 100;
 
 /** The lists an upstream may say have changed. */
 export type ListKind = 'tools' | 'prompts' | 'resources';
@@ -63,7 +64,10 @@ export async function listUpstreamTools(upstreams: Iterable<[string, Upstream]>)
   for (const [name, { client }] of upstreams) {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
+    let pages = 0;
     do {
+      // Empty pages with a cursor would never reach MAX_TOOLS.
+      if (++pages > MAX_PAGES) throw new Error(`upstream ${name}: more than ${MAX_PAGES} pages of tools`);
       const page = await client.listTools(cursor ? { cursor } : {});
       for (const tool of page.tools) {
         if (tools.length >= MAX_TOOLS) throw new Error(`upstream ${name}: more than ${MAX_TOOLS} tools`);
