@@ -7,9 +7,9 @@
  * the approved (maybe edited) arguments, reported, and its result returned unchanged. A refusal is a tool result
  * with `isError: true` saying who refused and why, for the model to tell the user.
  *
- * The tool list follows the upstreams (`notifications/tools/list_changed`: new tools are registered and flagged as
- * at start, and clients are told) and the policy (tools a rule denies whatever the arguments are left out, unless
- * `hideDeniedTools` is off). Resources and prompts pass through (passthrough.ts).
+ * The tool list (tool-list.ts) follows the upstreams (`notifications/tools/list_changed`: new tools are registered
+ * and flagged as at start, and clients are told) and the policy (tools a rule denies whatever the arguments are left
+ * out, unless `hideDeniedTools` is off). Resources and prompts pass through (passthrough.ts).
  *
  * Built on the MCP TypeScript SDK v2 (`@modelcontextprotocol/client` and `/server`, optional peer dependencies):
  * its Client talks to the upstreams, its low-level Server (tool schemas pass through as JSON Schema) to the client,
@@ -22,12 +22,11 @@ import {
   ProtocolErrorCode,
   Server,
   type CallToolResult,
-  type Tool as McpTool,
 } from '@modelcontextprotocol/server';
 import type { TollgateConversation, ToolCallHandle } from '../../conversation.js';
 import { TollgateError, ToolCallRejectedError } from '../../errors.js';
 import { Tollgate } from '../../tollgate.js';
-import type { ConversationUserInput, JsonObject, PolicyRule } from '../../types.js';
+import type { ConversationUserInput, JsonObject } from '../../types.js';
 import { DEFAULT_LIMITS, type AskHumanConfig, type GatewayLimits, type UpstreamConfig } from '../mcp-config.js';
 import { ask, ASK_HUMAN, ASK_HUMAN_TOOL, askInChat, type AskDeps, cardUrl, needsPasskey } from './chat.js';
 import { BearerAuth, originFault, type HttpGuardOptions } from './http-auth.js';
@@ -48,11 +47,10 @@ import {
   textOf,
   VERSION,
 } from './shared.js';
-import { deniedTools, describedBy, displayTitle, type GatewayTool, nameTools, unmatchedRules } from './tools.js';
-import { connectUpstream, type ListKind, listUpstreamTools, type Upstream } from './upstreams.js';
+import { ToolList } from './tool-list.js';
+import { displayTitle, type GatewayTool } from './tools.js';
+import { connectUpstream, type ListKind, type Upstream } from './upstreams.js';
 
-/** The least time between two listings of an upstream's tools, however often it says they changed. */
-const RELIST_GAP_MS = 1000;
 /** How long changes of prompts or resources are gathered before sessions are told once. */
 const TELL_AFTER_MS = 250;
 
@@ -103,24 +101,9 @@ export interface HttpRequestInfo {
 
 export class TollgateMcpGateway {
   private readonly upstreams = new Map<string, Upstream>();
-  private exposed = new Map<string, GatewayTool>();
-  private readonly registered = new Set<string>();
-  /** Each upstream's tools as last listed, by upstream. */
-  private readonly listed = new Map<string, McpTool[]>();
-  /** Tools a rule of the policy last read denies outright. */
-  private denied = new Set<string>();
-  private rules: PolicyRule[] = [];
-  private policyVersion: number | undefined;
-  private policyTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Which upstream first offered each tool name: a name never moves to another upstream while the gateway runs. */
-  private readonly owners = new Map<string, string>();
-  /** Until start is over, changes are noted and followed after it. */
-  private ready = false;
-  private readonly changedAtStart = new Set<string>();
+  private readonly toolList: ToolList;
+  /** Prompt and resource changes gathered for a moment before sessions are told. */
   private readonly telling = new Set<ListKind>();
-  /** Upstreams whose tools are to be listed again, and the one refresh at a time that does it. */
-  private readonly toRelist = new Set<string>();
-  private relisting: Promise<void> = Promise.resolve();
   /**
    * Every session's server and when it was made, to tell them of changed lists. One without a transport is not yet
    * connected, or closed: it is dropped once it has been so for a minute.
@@ -142,6 +125,14 @@ export class TollgateMcpGateway {
     this.passThrough = new PassThrough(this.upstreams, (level, message) => this.log(level, message));
     if (options.askHuman) this.askHuman = options.askHuman === true ? {} : options.askHuman;
     const log: Log = (level, message) => this.log(level, message);
+    this.toolList = new ToolList({
+      tollgate: options.tollgate,
+      upstreams: this.upstreams,
+      reserved: this.askHuman ? [ASK_HUMAN_TOOL] : [],
+      hideDenied: options.hideDeniedTools !== false,
+      log,
+      changed: () => this.tell('tools'),
+    });
     this.auth = new BearerAuth(options.tollgate.url, () => this.tenant, this.limits.failedAuthPerMinute, log);
     this.deps = {
       tollgate: options.tollgate,
@@ -173,13 +164,7 @@ export class TollgateMcpGateway {
           config.name,
           await connectUpstream(config, (upstream, kind) => gateway.upstreamChanged(upstream, kind)),
         );
-      for (const [name, tools] of await listUpstreamTools(gateway.upstreams)) gateway.listed.set(name, tools);
-      await gateway.useTools(true);
-      await gateway.readPolicy();
-      const every = options.policyRefreshMs ?? 60_000;
-      if (options.hideDeniedTools !== false && every > 0) gateway.readPolicyIn(Math.max(1000, every));
-      gateway.ready = true;
-      for (const upstream of gateway.changedAtStart) gateway.upstreamChanged(upstream, 'tools');
+      await gateway.toolList.start(options.policyRefreshMs ?? 60_000);
     } catch (e) {
       await gateway.close();
       throw e;
@@ -189,12 +174,12 @@ export class TollgateMcpGateway {
 
   /** Every tool of the upstreams, by exposed name (those hidden from clients too). */
   get tools(): GatewayTool[] {
-    return [...this.exposed.values()];
+    return this.toolList.all;
   }
 
   /** The tools `tools/list` answers: all but those the policy denies outright, unless `hideDeniedTools` is off. */
   get listedTools(): GatewayTool[] {
-    return this.options.hideDeniedTools === false ? this.tools : this.tools.filter((t) => !this.denied.has(t.name));
+    return this.toolList.visible;
   }
 
   /**
@@ -266,7 +251,7 @@ export class TollgateMcpGateway {
   /** Closes the sessions and the upstreams (stdio servers are stopped), and lets the results in flight land. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.policyTimer) clearTimeout(this.policyTimer);
+    this.toolList.close();
     await this.sessions.closeAll();
     await Promise.allSettled([...this.upstreams.values()].map((u) => u.client.close()));
     await this.options.tollgate.flush();
@@ -274,142 +259,13 @@ export class TollgateMcpGateway {
 
   /* ── upstreams and tools ──────────────────────────────────────────────────────────────────────────────── */
 
-  /**
-   * Names the listed tools and registers the new and changed ones. At start a name two tools would share stops the
-   * gateway; later (an upstream changed its list) the new list is refused, logged, and the one before stays.
-   */
-  private async useTools(atStart: boolean): Promise<boolean> {
-    const configs = new Map([...this.upstreams].map(([name, u]) => [name, u.config]));
-    const listed = [...this.listed].flatMap(([upstream, tools]) => tools.map((tool) => ({ upstream, tool })));
-    let tools: GatewayTool[];
-    try {
-      tools = nameTools(listed, configs, this.askHuman ? [ASK_HUMAN_TOOL] : []);
-    } catch (e) {
-      if (atStart) throw e;
-      this.log('error', `the upstreams' new tool list is not taken, the one before stays: ${messageOf(e)}`);
-      return false;
-    }
-    const taken = tools.find((t) => (this.owners.get(t.name) ?? t.upstream) !== t.upstream);
-    if (taken) {
-      this.log(
-        'error',
-        `the upstreams' new tool list is not taken, the one before stays: ${taken.name} is upstream ${this.owners.get(taken.name)}'s tool, and upstream ${taken.upstream} now offers one of that name`,
-      );
-      return false;
-    }
-    for (const t of tools) if (!this.owners.has(t.name)) this.owners.set(t.name, t.upstream);
-    const before = this.exposed;
-    // Denied tools are known before the new list is: a tool a rule denies is never listed, not even for a moment.
-    if (!atStart) this.denied = deniedTools(this.rules, tools);
-    this.exposed = new Map(tools.map((t) => [t.name, t]));
-    for (const t of tools)
-      if (atStart && t.name !== t.upstreamName && !configs.get(t.upstream)!.namespace)
-        this.log(
-          'info',
-          `tool ${JSON.stringify(t.upstreamName)} of upstream ${t.upstream} is called ${t.name} (Tollgate's tool names are [A-Za-z0-9_.:-])`,
-        );
-    // What Tollgate shows people must be what the upstream says now: a tool whose words or flags changed is
-    // registered again (and counts as new until it is).
-    const changed = tools.filter((t) => {
-      const old = before.get(t.name);
-      return !old || describedBy(old) !== describedBy(t) || JSON.stringify(old.flags) !== JSON.stringify(t.flags);
-    });
-    for (const t of changed) this.registered.delete(t.name);
-    await Promise.all(changed.map((t) => this.register(t)));
-    if (!atStart) {
-      const gone = [...before.keys()].filter((name) => !this.exposed.has(name));
-      const added = changed.filter((t) => !before.has(t.name)).map((t) => t.name);
-      const redone = changed.filter((t) => before.has(t.name)).map((t) => t.name);
-      this.log(
-        'info',
-        `the upstreams' tools changed: ${
-          [
-            added.length ? `new ${added.join(', ')}` : '',
-            redone.length ? `changed ${redone.join(', ')}` : '',
-            gone.length ? `gone ${gone.join(', ')}` : '',
-          ]
-            .filter(Boolean)
-            .join('; ') || 'nothing Tollgate sees'
-        }`,
-      );
-    }
-    return true;
-  }
-
-  /**
-   * An upstream said one of its lists changed. Its tools are listed again, one upstream at a time and at most once
-   * a second, and sessions are told when what they are served changed; prompts and resources are only told.
-   */
+  /** An upstream said one of its lists changed: tools are the tool list's to follow; the others are only told. */
   private upstreamChanged(upstream: string, kind: ListKind): void {
     if (this.closed) return;
-    if (kind !== 'tools') {
-      const passed = kind === 'prompts' ? this.passThrough.withPrompts() : this.passThrough.withResources();
-      if (kind === 'resources') this.passThrough.forget(upstream);
-      if (passed.some((u) => u.config.name === upstream)) this.tellSoon(kind);
-      return;
-    }
-    if (!this.ready) return void this.changedAtStart.add(upstream);
-    if (this.toRelist.has(upstream)) return; // already waiting: that listing will see this change too
-    this.toRelist.add(upstream);
-    this.relisting = this.relisting
-      .then(async () => {
-        this.toRelist.delete(upstream);
-        if (this.closed) return;
-        const before = this.listed.get(upstream);
-        if (!before) return;
-        const served = this.served();
-        try {
-          const listed = await listUpstreamTools([[upstream, this.upstreams.get(upstream)!]]);
-          this.listed.set(upstream, listed.get(upstream)!);
-        } catch (e) {
-          this.log('warn', `upstream ${upstream} said its tools changed, but listing them failed: ${messageOf(e)}`);
-          return;
-        }
-        // Refused: dropped, so the next change of another upstream does not meet it again.
-        if (!(await this.useTools(false))) this.listed.set(upstream, before);
-        else if (this.served() !== served) this.tell('tools');
-      })
-      .then(() => new Promise<void>((resolve) => setTimeout(resolve, RELIST_GAP_MS).unref?.()))
-      .catch((e) => this.log('error', `following upstream ${upstream}'s tools failed: ${messageOf(e)}`));
-  }
-
-  /**
-   * Reads the policy: warns of rules written for an upstream's own tool name that miss the name Tollgate sees (once
-   * per version), and notes which tools a rule denies outright. Clients are told when that changes what they see.
-   * A policy that cannot be read leaves things as they were: a listed denied tool is still denied when called.
-   */
-  private async readPolicy(): Promise<void> {
-    if (this.closed) return;
-    try {
-      const policy = await this.options.tollgate.getPolicy();
-      if (policy.version !== this.policyVersion)
-        for (const warning of unmatchedRules(policy.rules, this.tools)) this.log('warn', warning);
-      this.policyVersion = policy.version;
-      const visible = this.visibleNames();
-      this.rules = policy.rules;
-      this.denied = deniedTools(policy.rules, this.tools);
-      if (this.visibleNames() !== visible) this.tell('tools');
-    } catch (e) {
-      this.log('warn', `could not read the policy to check its rules against the tools: ${messageOf(e)}`);
-    }
-  }
-
-  private visibleNames(): string {
-    return JSON.stringify(this.listedTools.map((t) => t.name));
-  }
-
-  /** What `tools/list` answers now (the built-in tool aside). */
-  private served(): string {
-    return JSON.stringify(this.listedTools.map((t) => ({ ...t.tool, name: t.name })));
-  }
-
-  private readPolicyIn(ms: number): void {
-    this.policyTimer = setTimeout(() => {
-      void this.readPolicy().finally(() => {
-        if (!this.closed) this.readPolicyIn(ms);
-      });
-    }, ms);
-    this.policyTimer.unref?.();
+    if (kind === 'tools') return this.toolList.upstreamChanged(upstream);
+    const passed = kind === 'prompts' ? this.passThrough.withPrompts() : this.passThrough.withResources();
+    if (kind === 'resources') this.passThrough.forget(upstream);
+    if (passed.some((u) => u.config.name === upstream)) this.tellSoon(kind);
   }
 
   private tellSoon(kind: ListKind): void {
@@ -438,33 +294,6 @@ export class TollgateMcpGateway {
             ? server.sendPromptListChanged()
             : server.sendResourceListChanged();
       sent.catch(() => undefined); // a session closing meanwhile: nothing to tell
-    }
-  }
-
-  /**
-   * PUT /v1/tools/{name} with the flags the gateway gives (the server's annotations only when trusted). A tool
-   * an admin registered is the admin's (403 for agents), and a policy rule wins over flags anyway.
-   */
-  private async register(tool: GatewayTool): Promise<void> {
-    try {
-      const description = describedBy(tool);
-      await this.options.tollgate.registerTool(tool.name, {
-        ...(description ? { description } : {}),
-        isReadOnly: tool.flags.isReadOnly,
-        destructive: tool.flags.destructive,
-      });
-      this.registered.add(tool.name);
-    } catch (e) {
-      if (e instanceof TollgateError && e.code === 'forbidden') {
-        this.registered.add(tool.name);
-        this.log('info', `tool ${tool.name}: registered by an admin; their flags stand over the gateway's`);
-        return;
-      }
-      // Not fatal: the proposal carries the flags as annotations, which count for an unregistered tool.
-      this.log(
-        'warn',
-        `tool ${tool.name}: could not register it with Tollgate (${messageOf(e)}); will try again on its first call`,
-      );
     }
   }
 
@@ -508,7 +337,7 @@ export class TollgateMcpGateway {
     }
     server.setRequestHandler('tools/call', async (request, extra) => {
       const builtIn = this.askHuman && request.params.name === ASK_HUMAN_TOOL;
-      const tool = builtIn ? undefined : this.exposed.get(request.params.name);
+      const tool = builtIn ? undefined : this.toolList.get(request.params.name);
       if (!builtIn && !tool)
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       const max = this.limits.pendingCallsPerSession;
@@ -537,7 +366,7 @@ export class TollgateMcpGateway {
 
   /** Propose → wait (progress, elicitation) → claim → forward → report → the upstream's result, unchanged. */
   private async call(session: Session, tool: GatewayTool, args: JsonObject, ctx: CallContext): Promise<CallToolResult> {
-    if (!this.registered.has(tool.name)) await this.register(tool);
+    await this.toolList.ensureRegistered(tool);
     let handle: ToolCallHandle;
     try {
       const conversation = await this.conversationOf(session);
