@@ -641,6 +641,19 @@ describe("an upstream's changed tool list", () => {
     expect(await names(s)).toContain('beta__audit_trail');
   });
 
+  it("warns of a policy rule written for a new tool's own name that misses the name Tollgate sees, as at start", async () => {
+    await putPolicy(withRules({ match: 'report', level: 'deny' }));
+    const up = await liveUpstream('beta');
+    const { gateway, logs } = await start([live('beta', up, { namespace: true })]);
+    const s = await connect(gateway);
+    await call(s, 'beta__grow', { name: 'report' });
+    await until(() => gateway.tools.some((t) => t.name === 'beta__report'), 20_000, 'beta__report taken');
+    expect(logs).toContain(
+      'warn: policy rule "report" (deny) matches "report" of upstream beta, but Tollgate sees that tool as beta__report: the rule does not apply to it',
+    );
+    expect(await names(s)).toContain('beta__report'); // the rule does not apply: not hidden
+  });
+
   it("refuses a new tool named like another upstream's namespaced tools (<upstream>__<name>): it would pass for that server's", async () => {
     const [alpha, beta] = await Promise.all([liveUpstream('alpha'), liveUpstream('beta')]);
     const { gateway, logs } = await start([live('alpha', alpha), live('beta', beta, { namespace: true })]);

@@ -178,6 +178,12 @@ export class ToolList {
             .join('; ') || 'nothing Tollgate sees'
         }`,
       );
+      // A rule written for a new tool's own name may miss the name Tollgate sees, as at start.
+      for (const warning of unmatchedRules(
+        this.rules,
+        changed.filter((t) => !before.has(t.name)),
+      ))
+        this.log('warn', warning);
     }
     return true;
   }
