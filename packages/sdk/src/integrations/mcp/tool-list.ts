@@ -13,6 +13,8 @@ import { listUpstreamTools, type Upstream } from './upstreams.js';
 
 /** The least time between two listings of an upstream's tools, however often it says they changed. */
 const RELIST_GAP_MS = 1000;
+/** How many tool names, in all, one upstream may have offered while the gateway runs (4 × MAX_TOOLS). */
+const OWNED_NAMES_PER_UPSTREAM = 4000;
 /** Tools registered with Tollgate at once. */
 const REGISTER_AT_ONCE = 8;
 
@@ -141,7 +143,17 @@ export class ToolList {
       );
       return false;
     }
-    for (const t of tools) if (!this.owners.has(t.name)) this.owners.set(t.name, t.upstream);
+    // Names are kept for the gateway's life, so a server renaming its tools over and over must not grow them forever.
+    const fresh = tools.filter((t) => !this.owners.has(t.name));
+    const most = OWNED_NAMES_PER_UPSTREAM * this.o.upstreams.size;
+    if (this.owners.size + fresh.length > most) {
+      this.log(
+        'error',
+        `the upstreams' new tool list is not taken, the one before stays: the upstreams have offered more than ${most} tool names since the gateway started; restart it`,
+      );
+      return false;
+    }
+    for (const t of fresh) this.owners.set(t.name, t.upstream);
     const before = this.exposed;
     // Denied tools are known before the new list is: a tool a rule denies is never listed, not even for a moment.
     if (!atStart) this.denied = deniedTools(this.rules, tools);
