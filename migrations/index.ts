@@ -21,6 +21,7 @@ import { UnusedWriteIndexes1764900000000 } from './1764900000000-unused-write-in
 import { AnalyzeWhatPlansUse1764900000001 } from './1764900000001-analyze-what-plans-use';
 import { ChainHeadAt1764900000002 } from './1764900000002-chain-head-at';
 import { HaltFence1764900000003 } from './1764900000003-halt-fence';
+import { ReachPeople1764910000000 } from './1764910000000-reach-people';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   AnalyzeWhatPlansUse1764900000001,
   ChainHeadAt1764900000002,
   HaltFence1764900000003,
+  ReachPeople1764910000000,
 ];

@@ -16,6 +16,8 @@ import { startTestServer, TestServer } from '../support/server';
 /** Instance-wide tables: replicated to every node (a Citus reference table) or local to the instance. */
 const GLOBAL_TABLES: Record<string, string> = {
   signing_keys: 'the keys that sign audit checkpoints and receipts belong to the instance, not to a tenant',
+  vapid_keys:
+    'the key pair that signs Web Push requests (VAPID) belongs to the instance: push services know it by its public key',
   tollgate_migrations: "TypeORM's record of the migrations run on this database",
 };
 

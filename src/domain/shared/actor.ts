@@ -1,5 +1,5 @@
 /** How a person or program reached Tollgate; recorded on every decision and event. */
-export const CHANNELS = ['policy', 'web', 'cli', 'slack', 'api', 'grpc', 'mcp', 'system'] as const;
+export const CHANNELS = ['policy', 'web', 'cli', 'slack', 'api', 'grpc', 'mcp', 'system', 'push', 'email'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
 export type ActorKind = 'person' | 'agent' | 'system';

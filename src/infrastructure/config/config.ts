@@ -7,7 +7,7 @@ import { DEFAULT_OPEN_QUESTION_LIMITS } from '../../domain/question/rules/open-q
 import { ConfigError } from './config-error';
 import { isLoopbackHost } from './loopback';
 import { OidcConfig, oidcConfig } from './oidc-config';
-import { SlackConfig, slackConfig } from './slack-config';
+import { personMaxAge, SlackConfig, slackConfig } from './slack-config';
 
 export { ConfigError } from './config-error';
 export { isLoopbackHost } from './loopback';
@@ -106,6 +106,33 @@ export interface TollgateConfig {
   slack?: SlackConfig;
   /** Outgoing webhooks: how deliveries are retried and how long one may take. */
   webhooks: WebhookDeliveryConfig;
+  /** Email to approvers over SMTP; unset unless TOLLGATE_SMTP_URL is set. */
+  email?: EmailConfig;
+  /** Web Push to approvers' browsers and phones (always on: a person opts in from the web settings). */
+  push: PushConfig;
+  /**
+   * How old a person's last sign-in may be for a channel that acts for them without a sign-in of its own (Slack,
+   * push, email) to trust the roles recorded then (TOLLGATE_PERSON_MAX_AGE, default 7 days).
+   */
+  personMaxAgeSeconds: number;
+}
+
+export interface EmailConfig {
+  /** `smtp://user:pass@host:587`, `smtps://…:465` (TOLLGATE_SMTP_URL): never logged, it may carry a password. */
+  smtpUrl: string;
+  /** The From address (TOLLGATE_SMTP_FROM), such as `Tollgate <tollgate@example.com>`. */
+  from: string;
+}
+
+export interface PushConfig {
+  /**
+   * The VAPID `sub` push services may contact the operator at (TOLLGATE_VAPID_SUBJECT: a `mailto:` or `https:` URL);
+   * unset: TOLLGATE_PUBLIC_URL when it is https, else `mailto:` the SMTP From address, else none (push stays off).
+   */
+  subject?: string;
+  /** A VAPID key pair the operator keeps (TOLLGATE_VAPID_PUBLIC_KEY and TOLLGATE_VAPID_PRIVATE_KEY, base64url); unset: kept in the database, made on first use. */
+  publicKey?: string;
+  privateKey?: string;
 }
 
 export interface WebhookDeliveryConfig {
@@ -212,6 +239,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
       timeoutMs: Math.max(100, int(env.TOLLGATE_WEBHOOK_TIMEOUT_MS, 10_000, 'TOLLGATE_WEBHOOK_TIMEOUT_MS')),
       allowPrivate: cidrList(env.TOLLGATE_WEBHOOK_ALLOW_PRIVATE, 'TOLLGATE_WEBHOOK_ALLOW_PRIVATE'),
     },
+    email: emailConfig(env),
+    push: pushConfig(env, publicAt),
+    personMaxAgeSeconds: personMaxAge(env.TOLLGATE_PERSON_MAX_AGE),
   };
 }
 
@@ -390,3 +420,55 @@ function int(raw: string | undefined, fallback: number, name: string): number {
 }
 
 export const TOLLGATE_CONFIG = Symbol('TollgateConfig');
+
+/** TOLLGATE_SMTP_URL and TOLLGATE_SMTP_FROM: both or neither. The URL is never repeated in a message (it may hold a password). */
+function emailConfig(env: NodeJS.ProcessEnv): EmailConfig | undefined {
+  const url = (env.TOLLGATE_SMTP_URL ?? '').trim();
+  const from = (env.TOLLGATE_SMTP_FROM ?? '').trim();
+  if (!url && !from) return undefined;
+  if (!url)
+    throw new ConfigError('TOLLGATE_SMTP_FROM is set but TOLLGATE_SMTP_URL is not: set both to email approvers');
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') || !parsed.hostname)
+    throw new ConfigError(
+      'TOLLGATE_SMTP_URL must be an smtp:// or smtps:// URL, such as smtp://user:password@mail.example.com:587',
+    );
+  if (!from)
+    throw new ConfigError(
+      'TOLLGATE_SMTP_URL is set but TOLLGATE_SMTP_FROM is not: say whom the emails come from, such as Tollgate <tollgate@example.com>',
+    );
+  if (from.length > 320 || /[\u0000-\u001f\u007f]/.test(from) || !/@[^@\s>]+>?$/.test(from))
+    throw new ConfigError(
+      `TOLLGATE_SMTP_FROM must be an email address, such as Tollgate <tollgate@example.com>, got "${from}"`,
+    );
+  return { smtpUrl: url, from };
+}
+
+function pushConfig(env: NodeJS.ProcessEnv, publicAt: string | undefined): PushConfig {
+  const subject = (env.TOLLGATE_VAPID_SUBJECT ?? '').trim();
+  if (subject && !/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/.test(subject))
+    throw new ConfigError(
+      `TOLLGATE_VAPID_SUBJECT must be a mailto: or https: URL, such as mailto:ops@example.com, got "${subject}"`,
+    );
+  const publicKey = (env.TOLLGATE_VAPID_PUBLIC_KEY ?? '').trim();
+  const privateKey = (env.TOLLGATE_VAPID_PRIVATE_KEY ?? '').trim();
+  if (!!publicKey !== !!privateKey)
+    throw new ConfigError(
+      'Set both TOLLGATE_VAPID_PUBLIC_KEY and TOLLGATE_VAPID_PRIVATE_KEY, or neither (then the key pair is kept in the database)',
+    );
+  const fromAddress = /<([^<>\s]+@[^<>\s]+)>$|^([^<>\s]+@[^<>\s]+)$/.exec((env.TOLLGATE_SMTP_FROM ?? '').trim());
+  const fallback = publicAt?.startsWith('https://')
+    ? publicAt
+    : fromAddress
+      ? `mailto:${fromAddress[1] ?? fromAddress[2]}`
+      : undefined;
+  return {
+    ...(subject || fallback ? { subject: subject || fallback } : {}),
+    ...(publicKey ? { publicKey, privateKey } : {}),
+  };
+}
