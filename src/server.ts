@@ -21,6 +21,7 @@ import { openDataSource } from './infrastructure/database/data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { EventFeed } from './infrastructure/streaming/event-feed';
+import { ACTION_ROUTE } from './adapters/actions/actions.controller';
 import { SLACK_INTERACTIONS_PATH } from './adapters/slack/slack-interactions.controller';
 import { setupOpenApi } from './adapters/http/openapi';
 import { answerWithProblem } from './adapters/http/problem.filter';
@@ -221,7 +222,11 @@ export function configureHttp(app: NestFastifyApplication, logger: PinoLoggerIns
   // First, so every request gets its id and its line, including those a body parser refuses.
   const hooks: OnRequestHook[] = [requestIds, accessLog(logger), httpMetrics(app.get(TollgateMetrics))];
   for (const hook of hooks) fastify.addHook('onRequest', hook);
-  useBodyParsers(fastify, { limit: BODY_LIMIT, textTypes: YAML_TYPES, rawBodyRoutes: [SLACK_INTERACTIONS_PATH] });
+  useBodyParsers(fastify, {
+    limit: BODY_LIMIT,
+    textTypes: YAML_TYPES,
+    rawBodyRoutes: [SLACK_INTERACTIONS_PATH, ACTION_ROUTE],
+  });
   setupOpenApi(app);
   return hooks;
 }

@@ -4,7 +4,18 @@ import { CLOCK, CONVERSATIONS } from '../application/ports';
 import { APPROVAL_CALLBACKS } from '../application/ports/approval-callback.port';
 import type { OutboxConsumer } from '../application/ports/outbox.port';
 import type { TollgateConfig } from '../infrastructure/config/config';
+import { Deciders } from '../application/persons/deciders';
+import { ACTION_TOKENS } from '../application/ports/action-token.port';
+import { ActionDesk } from './actions/action-desk';
+import { ActionLinks } from './actions/action-links';
+import { SignedActionTokens } from './actions/action-tokens';
+import { ActionsController } from './actions/actions.controller';
+import { ActionUses } from './actions/action-uses';
+import { PublicAddress } from './actions/public-address';
+import { EmailApprovalCallback } from './email/email-approval-callback';
+import { MAILER, smtpMailer } from './email/mailer';
 import { WebhooksController } from './http/controllers/webhooks.controller';
+import { pushCallbacks, pushControllers, pushProviders } from './push/push.parts';
 import { SlackApprovalCallback } from './slack/slack-approval-callback';
 import { SLACK_CLIENT, slackWebClient } from './slack/slack-client';
 import { SlackInteractions } from './slack/slack-interactions';
@@ -19,17 +30,37 @@ export const CHANNEL_CONSUMERS = Symbol('ChannelConsumers');
 
 /**
  * Composition of the ways Tollgate reaches people and systems after a change (part of the composition
- * root, AppModule): each ApprovalCallback (Slack when configured) is driven by its own outbox bridge;
+ * root, AppModule): each ApprovalCallback (Slack and email when configured, Web Push) is driven by its own outbox bridge;
  * webhooks take every event they subscribe to.
  */
 export function channelControllers(config: TollgateConfig): Type[] {
-  return [WebhooksController, ...(config.slack ? [SlackInteractionsController] : [])];
+  return [
+    WebhooksController,
+    ActionsController,
+    ...(config.slack ? [SlackInteractionsController] : []),
+    ...pushControllers(config),
+  ];
 }
 
 export function channelProviders(config: TollgateConfig): Provider[] {
   const slack = config.slack;
-  const callbacks: Type[] = slack ? [SlackApprovalCallback] : [];
+  const email = config.email;
+  const callbacks: Type[] = [
+    ...(slack ? [SlackApprovalCallback] : []),
+    ...(email ? [EmailApprovalCallback] : []),
+    ...pushCallbacks(config),
+  ];
   return [
+    // Single-use actions (push notifications, email links) and whom requests reach.
+    { provide: ACTION_TOKENS, useClass: SignedActionTokens },
+    SignedActionTokens,
+    PublicAddress,
+    ActionLinks,
+    ActionUses,
+    ActionDesk,
+    Deciders,
+    ...(email ? [{ provide: MAILER, useFactory: () => smtpMailer(email) }, EmailApprovalCallback] : []),
+    ...pushProviders(config),
     ...(slack
       ? [
           { provide: SLACK_CLIENT, useFactory: () => slackWebClient(slack) },

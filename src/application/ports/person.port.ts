@@ -11,6 +11,11 @@ export interface PersonRepository {
   find(tenantId: string, id: string): Promise<Person | null>;
   /** The persons with at least one role whose email is this one, compared case-insensitively (at most a few). */
   withEmail(tenantId: string, email: string): Promise<Person[]>;
+  /**
+   * The persons with one of `roles`, or whose id or email (lowercased) is in `named`: those an approval request may
+   * reach. At most `limit`, by id.
+   */
+  reachable(tenantId: string, who: { roles: string[]; named: string[] }, limit: number): Promise<Person[]>;
   linkOf(tenantId: string, channel: Channel, channelUser: string): Promise<ChannelIdentity | null>;
   /** Stores (or replaces) the link of a channel user to a person. */
   link(identity: ChannelIdentity): Promise<void>;

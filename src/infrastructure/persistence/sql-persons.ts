@@ -55,6 +55,19 @@ export class SqlPersons implements PersonRepository {
     return rows.map(person);
   }
 
+  /** Role people through `roles &&` (no index: a tenant's persons are few and read once per request reached). */
+  async reachable(tenantId: string, who: { roles: string[]; named: string[] }, limit: number): Promise<Person[]> {
+    if (who.roles.length === 0 && who.named.length === 0) return [];
+    const rows: PersonRow[] = await this.uow.manager().query(
+      `SELECT ${PERSON_COLUMNS} FROM persons
+       WHERE tenant_id = $1
+         AND (roles && $2::text[] OR lower(id) = ANY($3::text[]) OR lower(email) = ANY($3::text[]))
+       ORDER BY id LIMIT $4`,
+      [tenantId, who.roles, who.named, limit],
+    );
+    return rows.map(person);
+  }
+
   async linkOf(tenantId: string, channel: Channel, channelUser: string): Promise<ChannelIdentity | null> {
     const [r]: Array<{ person_id: string; linked_by: LinkedBy; linked_at: Date }> = await this.uow
       .manager()

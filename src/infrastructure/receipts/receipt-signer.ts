@@ -135,6 +135,33 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
     }
   }
 
+  /**
+   * Verifies a compact JWS of `typ` signed with the active key (or a database key by its kid), as `open` does for
+   * checkpoints: the payload when the signature holds, else undefined. The type is checked first, so no receipt,
+   * checkpoint or other token of ours passes for another kind.
+   */
+  async verifyPayload(jws: string, typ: string): Promise<Record<string, unknown> | undefined> {
+    if (jws.length > 4096 || !COMPACT_JWS.test(jws)) return undefined;
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    try {
+      header = decodeProtectedHeader(jws);
+    } catch {
+      return undefined;
+    }
+    if (header.typ !== typ || header.alg !== ALG || typeof header.kid !== 'string') return undefined;
+    const jwk = await this.verificationKey(header.kid);
+    if (!jwk) return undefined;
+    try {
+      const { payload } = await compactVerify(jws, await importJWK(jwk, ALG), { algorithms: [ALG] });
+      const claims: unknown = JSON.parse(new TextDecoder().decode(payload));
+      return claims && typeof claims === 'object' && !Array.isArray(claims)
+        ? (claims as Record<string, unknown>)
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   private async verificationKey(kid: string): Promise<JWK | undefined> {
     const active = await this.signingKey();
     if (active.kid === kid) return active.publicJwk;

@@ -1,0 +1,72 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
+import { ACTION_TOKENS, ActionChannel, ActionTokens } from '../../application/ports/action-token.port';
+import { cardPath } from '../../domain/conversation/conversation.errors';
+import { digestJson } from '../../infrastructure/persistence/event-store';
+import { PublicAddress } from './public-address';
+
+/** Where a single-use action is confirmed and used: GET shows the confirmation page, POST decides. */
+export const ACTION_PATH = '/act';
+
+/** Why a message offers no Approve: the rule wants a passkey, or the arguments do not fit where they are shown. */
+export type ApproveWithheld = 'passkey' | 'too_long';
+
+/** What a push notification or an email offers one person for one held call. */
+export interface ActionOffer {
+  /** The call's card in the web inbox. */
+  card: string;
+  /** Absent when withheld: then the person opens the card. */
+  approve?: { url: string; token: string };
+  reject: { url: string; token: string };
+  approveWithheld?: ApproveWithheld;
+}
+
+/**
+ * Makes the single-use Approve and Reject of one held call for one person on one channel, each bound to the
+ * arguments the person is shown (a later edit voids them) and living as long as the call waits. Approve is
+ * withheld where the channel cannot carry the approval: a passkey step-up (only the card's browser signs it), or
+ * arguments the message cannot show whole (`shownWhole` false): no one approves what they could not read.
+ */
+@Injectable()
+export class ActionLinks {
+  constructor(
+    @Inject(ACTION_TOKENS) private readonly tokens: ActionTokens,
+    private readonly address: PublicAddress,
+  ) {}
+
+  cardUrl(toolCallId: string): string {
+    return `${this.address.url()}${cardPath(toolCallId)}`;
+  }
+
+  actionUrl(token: string): string {
+    return `${this.address.url()}${ACTION_PATH}/${token}`;
+  }
+
+  async offer(
+    r: ApprovalRequest,
+    personId: string,
+    via: ActionChannel,
+    opts: { shownWhole: boolean },
+  ): Promise<ActionOffer> {
+    const base = {
+      tenant: r.tenantId,
+      person: personId,
+      toolCallId: r.id,
+      argumentsDigest: digestJson(r.arguments),
+      via,
+      expiresAt: new Date(r.approval?.expiresAt ?? Date.now()),
+    };
+    const withheld: ApproveWithheld | undefined =
+      r.approval?.stepUp === 'passkey' ? 'passkey' : opts.shownWhole ? undefined : 'too_long';
+    const [approve, reject] = await Promise.all([
+      withheld ? undefined : this.tokens.issue({ ...base, decision: 'approve' }),
+      this.tokens.issue({ ...base, decision: 'reject' }),
+    ]);
+    return {
+      card: this.cardUrl(r.id),
+      ...(approve ? { approve: { url: this.actionUrl(approve), token: approve } } : {}),
+      reject: { url: this.actionUrl(reject), token: reject },
+      ...(withheld ? { approveWithheld: withheld } : {}),
+    };
+  }
+}

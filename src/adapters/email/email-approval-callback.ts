@@ -1,0 +1,94 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Deciders } from '../../application/persons/deciders';
+import type {
+  ApprovalCallback,
+  ApprovalOutcome,
+  ApprovalRequest,
+} from '../../application/ports/approval-callback.port';
+import type { Person } from '../../domain/person/person';
+import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { TypeOrmUnitOfWork } from '../../infrastructure/persistence/unit-of-work';
+import { ActionLinks } from '../actions/action-links';
+import { emailArguments, requestEmail } from './email-message';
+import { MAILER, Mailer } from './mailer';
+
+/** An address a message may go to: one mailbox, no display name or header tricks. */
+const ADDRESS = /^[^\s@<>(),;:"\\]{1,64}@[^\s@<>(),;:"\\]{1,255}$/;
+
+/**
+ * Email as an approval channel (TOLLGATE_SMTP_URL): one message per held call to each person who may decide it
+ * and has an email on record (Deciders), with single-use Approve and Reject links and the card. An escalation
+ * (when its step names `email`) mails the people it adds; a reminder mails everyone again once. Each message is
+ * recorded in `notifications_sent` before it is sent, so an outbox redelivery sends nothing twice; a send that
+ * fails is un-recorded and retried. Outcomes send nothing: a link used later shows where the call stands.
+ */
+@Injectable()
+export class EmailApprovalCallback implements ApprovalCallback {
+  readonly channel = 'email';
+  private readonly log = new Logger('Email');
+
+  constructor(
+    @Inject(MAILER) private readonly mailer: Mailer,
+    private readonly deciders: Deciders,
+    private readonly links: ActionLinks,
+    private readonly uow: TypeOrmUnitOfWork,
+    @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+  ) {}
+
+  async ask(r: ApprovalRequest): Promise<void> {
+    await this.mailAll(r, 'ask');
+  }
+
+  async remind(r: ApprovalRequest, note: { kind: 'escalated' | 'reminder'; text: string }): Promise<void> {
+    // An escalation reaches the people it adds (those mailed before are on record under `ask`).
+    await this.mailAll(r, note.kind === 'escalated' ? 'ask' : 'reminder', note.text);
+  }
+
+  async tell(_o: ApprovalOutcome): Promise<void> {
+    // Nothing to update in a sent email: its links, used later, say the call is decided.
+  }
+
+  private async mailAll(r: ApprovalRequest, kind: 'ask' | 'reminder', note?: string): Promise<void> {
+    if (r.status !== 'pending') return;
+    const people = (await this.deciders.of(r, this.config.personMaxAgeSeconds)).filter(
+      (p) => p.email && ADDRESS.test(p.email),
+    );
+    for (const p of people) await this.mail(r, p, kind, note);
+  }
+
+  private async mail(r: ApprovalRequest, p: Person, kind: 'ask' | 'reminder', note?: string): Promise<void> {
+    if (!(await this.record(r, p, kind))) return; // sent before this delivery
+    try {
+      const offer = await this.links.offer(r, p.id, 'email', { shownWhole: emailArguments(r).whole });
+      const domain = /@(.+)$/.exec(this.config.email!.from.replace(/>$/, ''))?.[1] ?? 'tollgate.invalid';
+      const messageId = `<${r.id}.${kind}.${Buffer.from(p.id).toString('base64url')}@${domain}>`;
+      const email = requestEmail(r, { email: p.email!, name: p.name }, offer, messageId, note);
+      if (kind !== 'ask') email.references = `<${r.id}.ask.${Buffer.from(p.id).toString('base64url')}@${domain}>`;
+      await this.mailer.send(email);
+    } catch (e) {
+      await this.unrecord(r, p, kind);
+      // The address is the person's; the server's answer may say why (never the SMTP URL: it holds a password).
+      this.log.warn(`email about ${r.id} to person ${p.id} failed (${(e as Error).message}); retried`);
+      throw e;
+    }
+  }
+
+  private async record(r: ApprovalRequest, p: Person, kind: string): Promise<boolean> {
+    const rows: unknown[] = await this.uow.manager().query(
+      `INSERT INTO notifications_sent (tenant_id, tool_call_id, channel, person_id, kind, sent_at)
+       VALUES ($1, $2, 'email', $3, $4, now()) ON CONFLICT DO NOTHING RETURNING person_id`,
+      [r.tenantId, r.id, p.id, kind],
+    );
+    return rows.length === 1;
+  }
+
+  private async unrecord(r: ApprovalRequest, p: Person, kind: string): Promise<void> {
+    await this.uow
+      .manager()
+      .query(
+        `DELETE FROM notifications_sent WHERE tenant_id = $1 AND tool_call_id = $2 AND channel = 'email' AND person_id = $3 AND kind = $4`,
+        [r.tenantId, r.id, p.id, kind],
+      )
+      .catch(() => undefined);
+  }
+}

@@ -1,0 +1,115 @@
+import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
+import type { ActionOffer } from '../actions/action-links';
+import type { OutgoingEmail } from './mailer';
+
+/** The most characters of arguments an email shows; past them it shows the beginning, says so, and offers no Approve. */
+export const EMAIL_ARGUMENTS_MAX = 4000;
+
+/** The arguments as an email shows them, and whether that is all of them. */
+export function emailArguments(r: Pick<ApprovalRequest, 'arguments'>): {
+  text: string;
+  whole: boolean;
+  length: number;
+} {
+  const all = JSON.stringify(r.arguments, null, 2);
+  return all.length <= EMAIL_ARGUMENTS_MAX
+    ? { text: all, whole: true, length: all.length }
+    : { text: all.slice(0, EMAIL_ARGUMENTS_MAX), whole: false, length: all.length };
+}
+
+function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** One line, bounded: what an agent wrote must not add headers or run on. */
+function line(s: string, max: number): string {
+  const flat = s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+function displayOf(r: ApprovalRequest): { title?: string; summary?: string } {
+  const d = r.display as { title?: unknown; summary?: unknown } | undefined;
+  return {
+    ...(typeof d?.title === 'string' && d.title.trim() ? { title: d.title } : {}),
+    ...(typeof d?.summary === 'string' && d.summary.trim() ? { summary: d.summary } : {}),
+  };
+}
+
+/**
+ * The email asking one person to decide one held call: what the agent wants (title, summary, tool, agent, user,
+ * reason, arguments — clipped honestly past EMAIL_ARGUMENTS_MAX, with the card for the rest), and links to
+ * Approve, Reject and the card. Links open a confirmation page; nothing is decided by following one. `note` heads
+ * an escalation or reminder.
+ */
+export function requestEmail(
+  r: ApprovalRequest,
+  to: { email: string; name?: string },
+  offer: ActionOffer,
+  messageId: string,
+  note?: string,
+): OutgoingEmail {
+  const d = displayOf(r);
+  const what = d.title ? `${d.title} (${r.toolName})` : r.toolName;
+  const args = emailArguments(r);
+  const u = r.conversation.user;
+  const facts: Array<[string, string]> = [
+    ['Tool', r.toolName],
+    ['Agent', r.conversation.agentId],
+    ['User', u ? (u.name ? `${u.name} (${u.id})` : u.id) : 'none'],
+    ...(r.conversation.title ? ([['Conversation', r.conversation.title]] as Array<[string, string]>) : []),
+    ['Expires', r.approval?.expiresAt ?? ''],
+    ['Policy', `${r.policy.level}: ${r.policy.reason}`],
+  ];
+  const quorum = r.approval?.quorum;
+  if (quorum) facts.push(['Approvals', `${quorum.approvedBy.length} of ${quorum.needed}`]);
+  if (r.reason) facts.push(["Agent's reason", r.reason]);
+  const withheld =
+    offer.approveWithheld === 'passkey'
+      ? 'Approving this call needs your passkey: approve it on the card in the Tollgate inbox.'
+      : offer.approveWithheld === 'too_long'
+        ? 'The arguments are too long to show here in full: open the card to read them all and approve there.'
+        : undefined;
+  const clipped = args.whole
+    ? ''
+    : `\n… ${args.length - args.text.length} more characters not shown: open the card to see them all.`;
+
+  const text = [
+    ...(note ? [note, ''] : []),
+    `${to.name ? `${line(to.name, 100)}, an` : 'An'} agent asks to run ${line(what, 200)}.`,
+    ...(d.summary ? ['', d.summary] : []),
+    '',
+    ...facts.map(([k, v]) => `${k}: ${line(v, 500)}`),
+    '',
+    'Arguments:',
+    args.text + clipped,
+    '',
+    ...(offer.approve ? [`Approve: ${offer.approve.url}`] : withheld ? [withheld] : []),
+    `Reject: ${offer.reject.url}`,
+    `Open the card: ${offer.card}`,
+    '',
+    'Each link opens a page where you confirm; it works once. Replies to this email are not read.',
+  ].join('\n');
+
+  const button = (href: string, label: string, color: string) =>
+    `<a href="${esc(href)}" style="display:inline-block;padding:8px 18px;margin-right:8px;border-radius:6px;background:${color};color:#ffffff;text-decoration:none">${esc(label)}</a>`;
+  const html =
+    `<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1b1f24">` +
+    (note ? `<p><strong>${esc(note)}</strong></p>` : '') +
+    `<h2 style="margin:0 0 8px">Approve ${esc(line(what, 200))}?</h2>` +
+    (d.summary ? `<p>${esc(d.summary)}</p>` : '') +
+    `<table cellpadding="4">${facts.map(([k, v]) => `<tr><td style="color:#57606a">${esc(k)}</td><td>${esc(line(v, 500))}</td></tr>`).join('')}</table>` +
+    `<h3>Arguments</h3><pre style="background:#f6f8fa;padding:8px;white-space:pre-wrap;word-break:break-word">${esc(args.text)}</pre>` +
+    (clipped ? `<p><strong>${esc(clipped.trim())}</strong></p>` : '') +
+    (withheld ? `<p>${esc(withheld)}</p>` : '') +
+    `<p>${offer.approve ? button(offer.approve.url, 'Approve…', '#1a7f37') : ''}${button(offer.reject.url, 'Reject…', '#cf222e')}${button(offer.card, 'Open the card', '#57606a')}</p>` +
+    `<p style="color:#57606a;font-size:13px">Each link opens a page where you confirm; it works once. Replies to this email are not read.</p>` +
+    `</body></html>`;
+
+  return {
+    to: to.email,
+    subject: line(`${note ? `${note.split(':')[0]}: ` : ''}Approve ${what}? (${r.conversation.agentId})`, 200),
+    text,
+    html,
+    messageId,
+  };
+}
