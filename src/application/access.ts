@@ -1,4 +1,4 @@
-import { Conversation } from '../domain/conversation/conversation.aggregate';
+import { Conversation, mayReadCall } from '../domain/conversation/conversation.aggregate';
 import { ConversationNotFoundError, ToolCallNotFoundError } from '../domain/conversation/conversation.errors';
 import { Principal, isAgent } from '../domain/shared/actor';
 import { DomainError } from '../domain/shared/domain-error';
@@ -10,8 +10,11 @@ export function visibleConversation(c: Conversation | null, p: Principal, id: st
   return c;
 }
 
+/** A call its conversation's readers see, and so does a person its approvers name (that call alone). */
 export function visibleCall(c: Conversation | null, p: Principal, toolCallId: string): Conversation {
-  if (!c || !c.isVisibleTo(p) || !c.findCall(toolCallId)) throw new ToolCallNotFoundError(toolCallId);
+  const call = c?.findCall(toolCallId);
+  if (!c || !call || !mayReadCall(p, { agentId: c.agentId, userId: c.user?.id ?? null }, call.approval?.approvers))
+    throw new ToolCallNotFoundError(toolCallId);
   return c;
 }
 

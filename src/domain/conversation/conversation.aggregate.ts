@@ -19,7 +19,7 @@ export type { ProposedCall } from './proposed-call';
 export type { ClaimResult } from './call-run';
 export { policyUser, type ConversationUser, type UserAssurance } from './conversation-user';
 import type { ConversationUser } from './conversation-user';
-export { mayReadConversation, type ConversationParties } from './rules/who-may-read';
+export { mayReadCall, mayReadConversation, type ConversationParties } from './rules/who-may-read';
 
 export type ConversationStatus = 'active' | 'blocked';
 

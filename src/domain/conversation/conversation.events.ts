@@ -1,6 +1,7 @@
 /* One class per transition of a conversation or its tool calls; names are past tense. */
 import { BaseEvent } from '../shared/event-base';
 import type { ToolFlags } from '../policy/approval-policy';
+import type { NotifyChannel } from '../policy/policy-shape';
 import type { StepUpProof } from './step-up-proof';
 
 /** Which policy decided: recorded on every decision so an audit can name the version and rule. */
@@ -50,7 +51,7 @@ export class ToolCallAutoApproved extends BaseEvent<
  * `requester` being the conversation's user (null without one), on these channels.
  */
 export class ToolCallNotified extends BaseEvent<
-  PolicyRef & { approvers: string[]; requester: string | null; channels: Array<'slack' | 'webhook' | 'inbox'> }
+  PolicyRef & { approvers: string[]; requester: string | null; channels: NotifyChannel[] }
 > {
   readonly type = 'ToolCallNotified' as const;
 }

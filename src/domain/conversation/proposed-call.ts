@@ -1,5 +1,6 @@
 import { Actor, POLICY_ACTOR } from '../shared/actor';
 import type { PolicyVerdict, ToolFlags } from '../policy/approval-policy';
+import type { NotifyChannel } from '../policy/policy-shape';
 import {
   ApprovalRequested,
   policyRef,
@@ -12,6 +13,12 @@ import {
 import type { CallCourse } from './held-call';
 import { PolicyRecord, ToolCall, ToolCallDisplay } from './tool-call.entity';
 import { withNextStep } from './rules/follow-up';
+
+/**
+ * Where a `notify` call's FYI goes. Not push or email: a phone buzzing or a mail for a call that already ran is
+ * noise; those channels are for calls that wait on a person (and escalation steps that name them).
+ */
+const FYI_CHANNELS: readonly NotifyChannel[] = ['slack', 'webhook', 'inbox'];
 
 /** One call of a step, as the agent proposes it. */
 export interface ProposedCall {
@@ -89,7 +96,7 @@ export function proposeCall(
             ...policyRef(policy),
             approvers: [...verdict.approvers],
             requester: origin.requester,
-            channels: ['slack', 'webhook', 'inbox'],
+            channels: [...FYI_CHANNELS],
           }),
         );
       }

@@ -1,3 +1,4 @@
+import { isPersonAssignee } from './assignee';
 import type { ProposedCallFacts, ToolFlags } from './call-facts';
 import { decidingRule } from './deciding-rule';
 import type { GrantLimit, GrantScope } from './grant-limit';
@@ -130,6 +131,8 @@ export const ApprovalPolicy = {
         : `Permission denied: rule ${index} requires a verified user (the conversation has none)`;
     }
     let approvers = rule?.approvers ?? defaults.approvers;
+    // A person a quorum counts must be able to decide at all: they join the approvers of the call it holds.
+    if ((level === 'confirm' || level === 'manual') && quorum?.of) approvers = withPeopleOf(approvers, quorum.of);
     // A passkey proves a present person, not who they are to the call: a requester the agent merely named could be
     // anyone the agent chose. So `requester` decides a step-up call only when Tollgate verified the user.
     if (
@@ -190,6 +193,12 @@ function chatApprovalOf(
 ): boolean {
   if (level !== 'confirm' || flags?.destructive || selfApproval === false || rule?.quorum || rule?.stepUp) return false;
   return rule?.allowChatApproval !== false;
+}
+
+/** `approvers`, then each person `of` names (`person:…`) that it does not list yet. */
+function withPeopleOf(approvers: string[], of: readonly string[]): string[] {
+  const people = of.filter((a) => isPersonAssignee(a) && !approvers.includes(a));
+  return people.length === 0 ? approvers : [...approvers, ...people];
 }
 
 function byRule(rule: Readonly<PolicyRule>, index: number): Outcome {

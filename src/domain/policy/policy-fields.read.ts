@@ -1,5 +1,6 @@
 /* Readers of a policy document's fields: each checks one value, records its fault by path, and answers undefined then. */
 import { ValidationFault } from '../shared/domain-error';
+import { isPersonAssignee, PERSON_PREFIX, readPersonReference } from './assignee';
 import { GRANT_LIMITS, GrantLimit } from './grant-limit';
 import { SUPERVISION_LEVELS, SupervisionLevel, isSupervisionLevel } from './supervision-level';
 import { ToolPattern } from './tool-pattern';
@@ -70,23 +71,42 @@ export const readGrantLimit: Reader<GrantLimit> = (v, path, faults) =>
     ? (v as GrantLimit)
     : fault(faults, path, `must be one of ${GRANT_LIMITS.join(', ')}`);
 
+/**
+ * Roles that may decide, `requester`, and people by id or email (`person:ann`, stored lowercased). A stored
+ * document (not strict) is taken as it was written then.
+ */
 export const readApprovers: Reader<string[]> = (v, path, faults, strict) => {
   const roles = readRoles(v, path, faults, strict);
   if (!roles || !strict) return roles;
   let ok = true;
-  roles.forEach((role, i) => {
-    if ((APPROVER_NAMES as readonly string[]).includes(role)) return;
+  const out = roles.map((role, i) => {
+    if (isPersonAssignee(role)) {
+      const person = readPerson(role, `${path}[${i}]`, faults);
+      ok &&= person !== undefined;
+      return person ?? role;
+    }
+    if ((APPROVER_NAMES as readonly string[]).includes(role)) return role;
     ok = false;
     const why =
       role === 'auditor'
         ? 'auditors change nothing: they cannot decide tool calls'
         : role === 'agent'
           ? 'agents cannot decide tool calls: approval comes from people'
-          : `is not a role that may decide; use ${APPROVER_NAMES.join(', ')}`;
+          : `is not a role that may decide; use ${APPROVER_NAMES.join(', ')}, or ${PERSON_PREFIX}<id or email> for one person`;
     fault(faults, `${path}[${i}]`, `"${role}": ${why}`);
+    return role;
   });
-  return ok ? roles : undefined;
+  return ok ? out : undefined;
 };
+
+/** One `person:` entry, bounded and lowercased (assignee.ts); a fault at its path otherwise. */
+function readPerson(entry: string, path: string, faults: Faults): string | undefined {
+  const read = readPersonReference(entry);
+  return read.ok ? read.value : fault(faults, path, `"${shorten(entry)}": ${read.why}`);
+}
+
+/** A refused value is echoed in its fault, but never at length. */
+const shorten = (text: string) => (text.length > 60 ? `${text.slice(0, 59)}…` : text);
 
 export const readWhen: Reader<PolicyRuleWhen> = (v, path, faults) => {
   const o = readObject(v, path, ['confidenceBelow', 'estimatedCostAbove'], faults);
@@ -166,7 +186,21 @@ export const readReminders: Reader<number[]> = (v, path, faults) => {
   return sorted.length === out.length ? sorted : fault(faults, path, 'must not repeat a duration');
 };
 
-/** `quorum: 2`, or `quorum: {count: 2, of: [finance]}`; normalised to the object form. */
+/** A quorum's `of`: roles as written, people (`person:…`) bounded and lowercased as in `approvers`. */
+const readQuorumOf: Reader<string[]> = (v, path, faults, strict) => {
+  const entries = readRoles(v, path, faults, strict);
+  if (!entries || !strict) return entries;
+  let ok = true;
+  const out = entries.map((entry, i) => {
+    if (!isPersonAssignee(entry)) return entry;
+    const person = readPerson(entry, `${path}[${i}]`, faults);
+    ok &&= person !== undefined;
+    return person ?? entry;
+  });
+  return ok ? out : undefined;
+};
+
+/** `quorum: 2`, or `quorum: {count: 2, of: [finance, person:cfo]}`; normalised to the object form. */
 export const readQuorum: Reader<PolicyQuorum> = (v, path, faults, strict) => {
   const countOf = (x: unknown, at: string) =>
     Number.isInteger(x) && (x as number) >= 1 && (x as number) <= MAX_QUORUM
@@ -180,10 +214,18 @@ export const readQuorum: Reader<PolicyQuorum> = (v, path, faults, strict) => {
   if (!o) return undefined;
   const count =
     o.count === undefined ? fault(faults, `${path}.count`, 'is required') : countOf(o.count, `${path}.count`);
-  const of = o.of === undefined ? undefined : readRoles(o.of, `${path}.of`, faults, strict);
+  const of = o.of === undefined ? undefined : readQuorumOf(o.of, `${path}.of`, faults, strict);
   if (count === undefined || (o.of !== undefined && of === undefined)) return undefined;
   if (of && strict && of.some((r) => r === 'agent' || r === 'auditor'))
     return fault(faults, `${path}.of`, 'agents and auditors never decide: they cannot count towards a quorum');
+  // Each person counts once: named people alone, fewer than the count, could never complete the quorum.
+  const people = new Set(of?.filter(isPersonAssignee));
+  if (of && strict && people.size === new Set(of).size && people.size < count)
+    return fault(
+      faults,
+      `${path}.of`,
+      `names ${people.size} of ${count} people needed and no role: it could never be reached`,
+    );
   return of ? { count, of: [...new Set(of)] } : { count };
 };
 

@@ -6,7 +6,7 @@ export interface PolicyDefaults {
   /** Level for a tool neither registered, annotated nor matched by a rule. */
   unknownTools: SupervisionLevel;
   timeoutSeconds: number;
-  /** Roles that may decide; `requester` is the conversation's user. */
+  /** Roles that may decide; `requester` is the conversation's user; `person:<id or email>` one person. */
   approvers: string[];
   /** When false, agent-registered flags and annotations never make a call laxer than `unknownTools`. */
   trustAgentFlags: boolean;
@@ -48,7 +48,10 @@ export const MAX_SHELL_TOOLS = 100;
 /** How many distinct people must approve a held call, and (optionally) which roles count towards it. */
 export interface PolicyQuorum {
   count: number;
-  /** Only approvals by people holding one of these roles count (and only they may approve). */
+  /**
+   * Only approvals by people holding one of these roles, or named here (`person:<id or email>`), count (and only
+   * they may approve). A named person may decide the call even when `approvers` does not name them.
+   */
   of?: string[];
 }
 
@@ -115,13 +118,15 @@ export const MAX_TIMEOUT_SECONDS = 86_400;
 export const MAX_QUORUM = 10;
 /** Escalation steps and reminders a rule may list: a handful is a process, more is noise. */
 export const MAX_ESCALATION_STEPS = 5;
-export const NOTIFY_CHANNELS = ['slack', 'webhook', 'inbox'] as const;
+/** The channels an escalation step may tell; push and email reach the people the call's approvers name. */
+export const NOTIFY_CHANNELS = ['slack', 'webhook', 'inbox', 'push', 'email'] as const;
+export type NotifyChannel = (typeof NOTIFY_CHANNELS)[number];
 
-/** One step of an escalation: `after` seconds of waiting, these roles may decide too, and these channels are told. */
+/** One step of an escalation: `after` seconds of waiting, these approvers may decide too, and these channels are told. */
 export interface EscalationStep {
   after: number;
   approvers?: string[];
-  notify?: Array<(typeof NOTIFY_CHANNELS)[number]>;
+  notify?: NotifyChannel[];
 }
 
 /** What a document's defaults are when it leaves them out (and a tenant's policy before its first PUT). */
@@ -136,7 +141,11 @@ export const BUILT_IN_DEFAULTS: PolicyDefaults = {
 
 /**
  * Who may be listed in `approvers`: the roles that may decide (CONTRACT §2), and `requester`, the conversation's
- * user. Auditors change nothing and agents never decide, so a policy naming either (or a typo, which would make
- * calls no one can decide) is refused.
+ * user; besides these, one person by id or email (`person:ann`, see assignee.ts). Auditors change nothing and
+ * agents never decide, so a policy naming either (or a typo, which would make calls no one can decide) is refused.
  */
 export const APPROVER_NAMES = ['approver', 'admin', 'requester'] as const;
+export type ApproverName = (typeof APPROVER_NAMES)[number];
+/** An entry of `approvers` (or of a quorum's `of`) naming one person, lowercased: `person:ann@example.com`. */
+export type PersonAssignee = `person:${string}`;
+export type Approver = ApproverName | PersonAssignee;

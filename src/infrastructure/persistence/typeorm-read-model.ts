@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ListFilter, ReadModel } from '../../application/ports';
 import { ApprovalView, ConversationView, Page, toolCallView, toolView } from '../../application/views/views';
+import { personReferencesOf, rolesAmong } from '../../domain/policy/assignee';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { toolCallState, userFromColumns } from './conversation.mapper';
 import { TOOL_CALL_COLUMNS } from './conversation-columns';
@@ -64,8 +65,11 @@ export class TypeOrmReadModel implements ReadModel {
   }
 
   async listApprovals(p: Principal, f: ListFilter & { status: string }): Promise<Page<ApprovalView>> {
-    const params: unknown[] = [p.tenant, f.status, [...p.roles], p.id];
-    // The calls this person may decide: a role among the approvers, or `requester` and it is their conversation.
+    // The calls this person may decide: a role among the approvers, a `person:` entry naming them (by id or
+    // email, stored lowercased), or `requester` and it is their conversation. One array for the first two keeps
+    // the plan on tool_calls_by_status; a role spelt `person:…` is no name (rules/who-may-decide).
+    const names = [...rolesAmong(p.roles), ...personReferencesOf(p)];
+    const params: unknown[] = [p.tenant, f.status, names, p.id];
     const where = [
       `t.tenant_id = $1`,
       `t.status = $2`,

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { AUDIT_LOG, AuditEvent, AuditLog } from '../../application/ports/audit-log.port';
 import { EventsCommitted } from '../../application/ports/stored-event';
 import { ConversationParties, mayReadConversation } from '../../domain/conversation/conversation.aggregate';
+import { isPersonAssignee, namesPerson, PERSON_PREFIX } from '../../domain/policy/assignee';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { detachedScope } from '../observability/trace-context';
@@ -40,11 +41,23 @@ const TENANT_EVENT_READERS: Record<string, readonly string[]> = {
 
 /**
  * What a principal may read of one event on the stream: what its roles may read through the REST API.
- * `parties` is the event's conversation, when it has one.
+ * `parties` is the event's conversation, when it has one; `named`, the `person:` entries among its call's
+ * approvers (a person named there reads that call's events, as GET /v1/tool-calls/:id shows them).
  */
-export function mayRead(p: Principal, e: AuditEvent, parties: ConversationParties | undefined): boolean {
+export function mayRead(
+  p: Principal,
+  e: AuditEvent,
+  parties: ConversationParties | undefined,
+  named: readonly string[] = [],
+): boolean {
   // A conversation's events as GET /v1/conversations/:id shows them (agents: their own only).
-  if (parties) return mayReadConversation(p, parties);
+  if (parties) {
+    if (mayReadConversation(p, parties)) return true;
+    if (!e.toolCallId || isAgent(p)) return false;
+    // A `notify` call waits for no one, so its FYI names its people in the event alone.
+    const told = e.type === 'ToolCallNotified' && Array.isArray(e.data.approvers) ? e.data.approvers : [];
+    return namesPerson(named, p) || namesPerson(told as string[], p);
+  }
   // A token with `agent` acts as an agent, whatever else it holds: nothing outside its conversations.
   if (isAgent(p)) return false;
   // Auditors and admins read the tenant's whole trail (GET /v1/audit/events).
@@ -104,6 +117,8 @@ interface TenantTail extends PageSize {
 export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly tails = new Map<string, TenantTail>();
   private readonly parties = new Map<string, ConversationParties>();
+  /** The `person:` entries among each call's approvers (mostly none), so named people get their calls' events. */
+  private readonly named = new Map<string, readonly string[]>();
   private readonly frames = new WeakMap<AuditEvent, string>();
   private readonly log = new Logger('EventFeed');
   /** A tenant's tail serves every stream of it; the commit that kicked a read does not own it. */
@@ -227,9 +242,9 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     for (const e of events) {
       if (sub.closed || sub.out.destroyed) return true;
       if (e.seq <= sub.lastSeq) continue;
-      if (
-        mayRead(sub.principal, e, e.conversationId ? this.parties.get(partyKey(e.tenant, e.conversationId)) : undefined)
-      ) {
+      const parties = e.conversationId ? this.parties.get(partyKey(e.tenant, e.conversationId)) : undefined;
+      const named = e.toolCallId ? this.named.get(partyKey(e.tenant, e.toolCallId)) : undefined;
+      if (mayRead(sub.principal, e, parties, named)) {
         if (sub.out.writableLength >= this.config.streamMaxBufferBytes) return false;
         sub.out.write(this.frame(e));
       }
@@ -306,6 +321,7 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     size.rows = Math.max(1, Math.min(MAX_PAGE_ROWS, Math.floor((budget * rows.length) / Math.max(1, bytes))));
     const events = rows.map((r) => eventJsonFromRow(fromRaw(r)));
     await this.learnParties(tenantId, events);
+    await this.learnNamed(tenantId, events);
     return { events, more: rows.length < fetched || fetched >= asked };
   }
 
@@ -333,6 +349,42 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     for (const r of rows) this.parties.set(partyKey(tenantId, r.id), { agentId: r.agent_id, userId: r.user_id });
   }
 
+  /**
+   * Who each call of the batch names among its approvers. A call's approvers only grow (an escalation step adds
+   * some) and the events that set them carry the whole list, so what is known only grows too: an old page (a
+   * stream's backlog) never takes back a name a later event added. A call seen proposed names no one until its
+   * ApprovalRequested (in the same commit); one first met later on is read from tool_calls once.
+   */
+  private async learnNamed(tenantId: string, events: AuditEvent[]): Promise<void> {
+    if (this.named.size > 100_000) this.named.clear();
+    const unknown = new Set<string>();
+    const learn = (id: string, approvers: readonly string[]) => {
+      const key = partyKey(tenantId, id);
+      const known = this.named.get(key) ?? NO_ONE;
+      const added = peopleAmong(approvers).filter((a) => !known.includes(a));
+      if (added.length > 0) this.named.set(key, [...known, ...added]);
+      else if (!this.named.has(key)) this.named.set(key, NO_ONE);
+      unknown.delete(id);
+    };
+    for (const e of events) {
+      if (!e.toolCallId) continue;
+      if ((e.type === 'ApprovalRequested' || e.type === 'ToolCallEscalated') && Array.isArray(e.data.approvers))
+        learn(e.toolCallId, e.data.approvers as string[]);
+      else if (this.named.has(partyKey(tenantId, e.toolCallId))) continue;
+      else if (e.type === 'ToolCallProposed') learn(e.toolCallId, NO_ONE);
+      else unknown.add(e.toolCallId);
+    }
+    if (unknown.size === 0) return;
+    // Only calls that name someone come back (few); the others name no one.
+    const rows: Array<{ id: string; approvers: string[] }> = await this.dataSource.query(
+      `SELECT id, approvers FROM tool_calls WHERE tenant_id = $1 AND id = ANY($2::text[])
+         AND EXISTS (SELECT 1 FROM unnest(approvers) a WHERE starts_with(a, $3))`,
+      [tenantId, [...unknown], PERSON_PREFIX],
+    );
+    const found = new Map(rows.map((r) => [r.id, r.approvers]));
+    for (const id of [...unknown]) learn(id, found.get(id) ?? NO_ONE);
+  }
+
   /** At shutdown every stream is ended so the server can close; one whose client is not reading is cut off. */
   beforeApplicationShutdown(): void {
     for (const tail of [...this.tails.values()]) {
@@ -352,9 +404,15 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
   }
 }
 
-function partyKey(tenantId: string, conversationId: string): string {
-  return `${tenantId}\u0000${conversationId}`;
+function partyKey(tenantId: string, id: string): string {
+  return `${tenantId}\u0000${id}`;
 }
+
+const NO_ONE: readonly string[] = Object.freeze([]);
+const peopleAmong = (approvers: readonly string[]): readonly string[] => {
+  const people = approvers.filter(isPersonAssignee);
+  return people.length === 0 ? NO_ONE : people;
+};
 
 /** A local commit reaches local streams at once; other instances' commits arrive with the next poll. */
 @EventsHandler(EventsCommitted)

@@ -1,3 +1,4 @@
+import { namesPerson, rolesAmong } from '../../policy/assignee';
 import { hasAnyRole, Principal } from '../../shared/actor';
 import { DomainError } from '../../shared/domain-error';
 import { jsonEqual } from '../../shared/json';
@@ -16,12 +17,12 @@ export type QuorumStep =
 
 /**
  * An approval of a call whose rule asks for a quorum (`policy.quorum`): it counts only from the quorum's
- * roles (others may still reject: thrown, nothing to record) and once a person; it must approve the same
+ * roles and the people it names (others may still reject: thrown, nothing to record) and once a person; it must approve the same
  * arguments as the first approval did. The call is approved when the quorum's count is reached.
  */
 export function quorumStep(call: ToolCall, input: DecisionInput, by: Principal): QuorumStep {
   const quorum = call.policy.quorum!;
-  if (quorum.of && !hasAnyRole(by, quorum.of)) {
+  if (quorum.of && !countsTowards(quorum.of, by)) {
     throw new NotAllowedToDecideError(
       `Approvals of this call count only from: ${quorum.of.join(', ')} (a quorum of ${quorum.count}); you may reject it`,
     );
@@ -46,6 +47,11 @@ export function quorumStep(call: ToolCall, input: DecisionInput, by: Principal):
     needed: quorum.count,
     editedArguments: fixed ? fixed.editedArguments : input.arguments,
   };
+}
+
+/** Whether `of` lets this person's approval count: one of its roles, or named there (`person:<id or email>`). */
+function countsTowards(of: readonly string[], by: Principal): boolean {
+  return hasAnyRole(by, rolesAmong(of)) || namesPerson(of, by);
 }
 
 /** The arguments the approval that completes a quorum approves: the first approval's edit, else this one's. */

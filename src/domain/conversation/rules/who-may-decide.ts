@@ -1,3 +1,4 @@
+import { namesPerson, rolesAmong } from '../../policy/assignee';
 import { hasAnyRole, isAgent, Principal } from '../../shared/actor';
 import { NotAllowedToDecideError } from '../conversation.errors';
 import type { ToolCall } from '../tool-call.entity';
@@ -6,22 +7,25 @@ import type { ToolCall } from '../tool-call.entity';
 const NEVER_DECIDE: readonly string[] = ['requester', 'auditor', 'agent'];
 
 /**
- * Roles meet the call's approvers, or the caller is the requester and `requester` is listed. Never an agent.
- * A call the policy settled at once has no approvers: any person may try, and learns it is already decided.
+ * Roles meet the call's approvers, the approvers name the person (`person:<id or email>`), or the caller is the
+ * requester and `requester` is listed. Never an agent. A call the policy settled at once has no approvers: any
+ * person may try, and learns it is already decided. Separation of duties is checked after this, for all alike.
  */
 export function mayDecide(p: Principal, call: ToolCall, requesterId: string | undefined): boolean {
   if (isAgent(p)) return false;
   if (!call.approval) return true;
   const approvers = call.approval.approvers;
-  // `requester` names the conversation's user, never a role a token could claim. Auditors change nothing,
-  // even where a policy stored before that was checked lists them.
+  // `requester` names the conversation's user, never a role a token could claim; nor does `person:x` name a role
+  // (a provider's group of that name is not the person). Auditors change nothing, even where a policy stored
+  // before that was checked lists them.
   if (
     hasAnyRole(
       p,
-      approvers.filter((a) => !NEVER_DECIDE.includes(a)),
+      rolesAmong(approvers).filter((a) => !NEVER_DECIDE.includes(a)),
     )
   )
     return true;
+  if (namesPerson(approvers, p)) return true;
   return approvers.includes('requester') && requesterId !== undefined && requesterId === p.id;
 }
 
