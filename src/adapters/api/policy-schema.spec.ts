@@ -73,6 +73,22 @@ describe('the policy JSON Schema', () => {
     ],
     ['no shell tools', { defaults: { shellTools: [] } }],
     [
+      'people named as approvers, in escalation steps and in a quorum',
+      {
+        defaults: { approvers: ['admin', 'person:ann'] },
+        rules: [
+          {
+            match: 'wire_money',
+            level: 'confirm',
+            approvers: ['person:Ann@Example.com', 'requester'],
+            quorum: { count: 2, of: ['person:cfo', 'finance'] },
+            escalate: [{ after: 60, approvers: ['person:ceo@example.com'], notify: ['push', 'email'] }],
+          },
+          { match: 'pay', level: 'manual', quorum: { count: 1, of: ['person:' + 'x'.repeat(320)] } },
+        ],
+      },
+    ],
+    [
       'chat approval allowed and refused',
       {
         rules: [
@@ -110,6 +126,23 @@ describe('the policy JSON Schema', () => {
     ['no approvers', { defaults: { approvers: [] } }],
     ['auditors as approvers', { defaults: { approvers: ['auditor'] } }],
     ['agents as approvers', { rules: [{ match: '*', level: 'confirm', approvers: ['admin', 'agent'] }] }],
+    ['a person naming no one', { defaults: { approvers: ['person:'] } }],
+    ['a person with whitespace', { rules: [{ match: '*', level: 'confirm', approvers: ['person:ann smith'] }] }],
+    ['a person with a control character', { defaults: { approvers: ['person:ann\u0000'] } }],
+    ['a person over 320 characters', { defaults: { approvers: ['person:' + 'x'.repeat(321)] } }],
+    ['a prefix in capitals', { defaults: { approvers: ['Person:ann'] } }],
+    [
+      'a person naming no one in a quorum',
+      { rules: [{ match: '*', level: 'confirm', quorum: { count: 1, of: ['person:'] } }] },
+    ],
+    [
+      'a person with whitespace in an escalation step',
+      { rules: [{ match: '*', level: 'confirm', escalate: [{ after: 5, approvers: ['person:\tann'] }] }] },
+    ],
+    [
+      'an unknown channel to notify',
+      { rules: [{ match: '*', level: 'confirm', escalate: [{ after: 5, notify: ['sms'] }] }] },
+    ],
     ['trustAgentFlags as text', { defaults: { trustAgentFlags: 'no' } }],
     ['shellTools as text', { defaults: { shellTools: 'shell' } }],
     ['a blank shell tool', { defaults: { shellTools: [' '] } }],
@@ -159,6 +192,14 @@ describe('the policy JSON Schema', () => {
     expect(validate(doc)).toBe(true);
   });
 
+  it('cannot see a quorum that names fewer people than its count and no role, which the parser refuses', () => {
+    const doc = { rules: [{ match: 'f', level: 'confirm', quorum: { count: 2, of: ['person:cfo', 'person:CFO'] } }] };
+    expect(parserFaults(doc)).toEqual([
+      { path: 'rules[0].quorum.of', message: expect.stringMatching(/never be reached/) },
+    ]);
+    expect(validate(doc)).toBe(true);
+  });
+
   /** Mostly a right value, sometimes one of the wrong ones, so both verdicts are common. */
   const mostly = <T, U>(right: fc.Arbitrary<T>, wrong: fc.Arbitrary<U>) =>
     fc.oneof({ weight: 12, arbitrary: right }, { weight: 1, arbitrary: wrong });
@@ -175,8 +216,13 @@ describe('the policy JSON Schema', () => {
   );
   const timeout = mostly(fc.integer({ min: 1, max: 86_400 }), fc.constantFrom(0, -1, 86_401, 1.5, '300', null));
   const approvers = mostly(
-    fc.array(fc.constantFrom('approver', 'admin', 'requester'), { minLength: 1, maxLength: 3 }),
-    fc.array(fc.constantFrom('admin', 'auditor', 'agent', '', 7), { maxLength: 3 }),
+    fc.array(fc.constantFrom('approver', 'admin', 'requester', 'person:ann', 'person:Bo@Example.com'), {
+      minLength: 1,
+      maxLength: 3,
+    }),
+    fc.array(fc.constantFrom('admin', 'auditor', 'agent', '', 7, 'person:', 'person:a b', 'Person:ann'), {
+      maxLength: 3,
+    }),
   );
   const grants = mostly(fc.constantFrom('none', 'conversation', 'agent', 'tenant'), fc.constantFrom('everyone', true));
   /** Patterns from the characters that matter to the parser, so syntax faults are common. */

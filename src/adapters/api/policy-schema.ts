@@ -1,3 +1,4 @@
+import { MAX_PERSON_REFERENCE, PERSON_PREFIX } from '../../domain/policy/assignee';
 import { GRANT_LIMITS } from '../../domain/policy/grant-limit';
 import {
   APPROVER_NAMES,
@@ -17,7 +18,8 @@ import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS } from '../../domain/policy/t
  * and complete `policy.yaml`, and embedded in the OpenAPI document as PUT /v1/policy's body. It is built from the
  * parser's own bounds (`PolicyDocument.parse`), and test/e2e/policy-schema.e2e-spec.ts checks that both give the
  * same verdict on generated documents. What it cannot say: an argument named twice in one `match`
- * (`f(a=1, a=2)`), and lengths counted in UTF-16 units rather than characters; the server refuses both.
+ * (`f(a=1, a=2)`), a quorum that names fewer people than its count and no role, and lengths counted in UTF-16
+ * units rather than characters; the server refuses all three.
  */
 
 type Schema = Record<string, unknown>;
@@ -30,6 +32,8 @@ export const SCHEMA_CONTENT_TYPE = 'application/schema+json';
  * start at a comma followed by `name=`, so anything after the first `=` is the parser's to split.
  */
 const MATCH_SYNTAX = String.raw`^(?:[^()]*[^()\s][^()]*|[^()]*[^()\s][^()]*\(\s*[\w$.-]+\s*=[\s\S]*\))$`;
+/** `person:` then 1 to MAX_PERSON_REFERENCE code points, none of them control, format or whitespace (assignee.ts). */
+const PERSON_SYNTAX = String.raw`^${PERSON_PREFIX}[^\p{C}\p{Z}]{1,${MAX_PERSON_REFERENCE}}$`;
 /** At most MAX_PATTERN_WILDCARDS of `*` and `?`. */
 const MATCH_WILDCARDS = String.raw`^[^*?]*(?:[*?][^*?]*){0,${MAX_PATTERN_WILDCARDS}}$`;
 
@@ -41,11 +45,15 @@ const defs: Record<string, Schema> = {
     enum: [...SUPERVISION_LEVELS],
   },
   approvers: {
-    description:
-      'Who may decide a held call: roles, or "requester" for the conversation\'s end user. Never auditor or agent.',
+    description: `Who may decide a held call: roles, "requester" for the conversation's end user, or one person as ${PERSON_PREFIX}<id or email> (matched case-insensitively against the token's sub or email; stored lowercased). Never auditor or agent.`,
     type: 'array',
     minItems: 1,
-    items: { type: 'string', enum: [...APPROVER_NAMES] },
+    items: { anyOf: [{ type: 'string', enum: [...APPROVER_NAMES] }, { $ref: '#/$defs/person' }] },
+  },
+  person: {
+    description: `One person, by the id (sub) or email their token carries: ${PERSON_PREFIX} then at most ${MAX_PERSON_REFERENCE} characters, no whitespace or control characters.`,
+    type: 'string',
+    pattern: PERSON_SYNTAX,
   },
   timeoutSeconds: {
     description: 'Seconds a held call waits for a person before it expires.',
@@ -71,7 +79,7 @@ const defs: Record<string, Schema> = {
     ],
   },
   escalate: {
-    description: `While a held call waits: after each step's seconds (later steps later, each before the rule's timeoutSeconds), the roles it lists may decide too and the channels it lists are told (slack: a reply in the request's thread; webhook and inbox: the ToolCallEscalated event). At most ${MAX_ESCALATION_STEPS} steps.`,
+    description: `While a held call waits: after each step's seconds (later steps later, each before the rule's timeoutSeconds), the approvers it lists may decide too and the channels it lists are told (slack: a reply in the request's thread; webhook and inbox: the ToolCallEscalated event; push and email: the people who may decide). At most ${MAX_ESCALATION_STEPS} steps.`,
     type: 'array',
     minItems: 1,
     maxItems: MAX_ESCALATION_STEPS,
@@ -94,7 +102,7 @@ const defs: Record<string, Schema> = {
     items: { $ref: '#/$defs/seconds' },
   },
   quorum: {
-    description: `Distinct people who must approve a held call (confirm, manual) before it runs: a count, or {count, of: [roles]} where only approvals by holders of those roles count. The first rejection rejects; a standing grant never stands in for a quorum. At most ${MAX_QUORUM}.`,
+    description: `Distinct people who must approve a held call (confirm, manual) before it runs: a count, or {count, of: [roles or ${PERSON_PREFIX}<id or email>]} where only approvals by holders of those roles, or by the people named, count (a person named here may decide the call too). The first rejection rejects; a standing grant never stands in for a quorum. At most ${MAX_QUORUM}.`,
     oneOf: [
       { type: 'integer', minimum: 1, maximum: MAX_QUORUM },
       {
@@ -106,7 +114,12 @@ const defs: Record<string, Schema> = {
           of: {
             type: 'array',
             minItems: 1,
-            items: { type: 'string', minLength: 1, not: { enum: ['agent', 'auditor'] } },
+            items: {
+              anyOf: [
+                { type: 'string', minLength: 1, pattern: `^(?!${PERSON_PREFIX})`, not: { enum: ['agent', 'auditor'] } },
+                { $ref: '#/$defs/person' },
+              ],
+            },
           },
         },
       },

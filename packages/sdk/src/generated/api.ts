@@ -1044,7 +1044,7 @@ export interface components {
     /** @enum {string} */
     DecisionOutcome: 'approved' | 'rejected' | 'expired' | 'cancelled';
     /** @enum {string} */
-    Channel: 'policy' | 'web' | 'cli' | 'slack' | 'api' | 'grpc' | 'mcp' | 'system';
+    Channel: 'policy' | 'web' | 'cli' | 'slack' | 'api' | 'grpc' | 'mcp' | 'system' | 'push' | 'email';
     /**
      * @description `client`: an MCP client relayed the decision from its chat; there is no proof that a person saw the call. Left out: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API)
      * @enum {string}
@@ -2609,8 +2609,10 @@ export interface components {
      * @enum {string}
      */
     PolicyLevel: 'deny' | 'manual' | 'confirm' | 'notify' | 'automatic';
-    /** @description Who may decide a held call: roles, or "requester" for the conversation's end user. Never auditor or agent. */
-    PolicyApprovers: ('approver' | 'admin' | 'requester')[];
+    /** @description Who may decide a held call: roles, "requester" for the conversation's end user, or one person as person:<id or email> (matched case-insensitively against the token's sub or email; stored lowercased). Never auditor or agent. */
+    PolicyApprovers: (('approver' | 'admin' | 'requester') | components['schemas']['PolicyPerson'])[];
+    /** @description One person, by the id (sub) or email their token carries: person: then at most 320 characters, no whitespace or control characters. */
+    PolicyPerson: string;
     /** @description Seconds a held call waits for a person before it expires. */
     PolicyTimeoutSeconds: number;
     /**
@@ -2622,20 +2624,20 @@ export interface components {
     PolicySelfApproval: boolean;
     /** @description Whole seconds, 1 to 86400: a number, or a string with a unit ("90s", "2m", "1h"). */
     PolicySeconds: number | string;
-    /** @description While a held call waits: after each step's seconds (later steps later, each before the rule's timeoutSeconds), the roles it lists may decide too and the channels it lists are told (slack: a reply in the request's thread; webhook and inbox: the ToolCallEscalated event). At most 5 steps. */
+    /** @description While a held call waits: after each step's seconds (later steps later, each before the rule's timeoutSeconds), the approvers it lists may decide too and the channels it lists are told (slack: a reply in the request's thread; webhook and inbox: the ToolCallEscalated event; push and email: the people who may decide). At most 5 steps. */
     PolicyEscalate: {
       after: components['schemas']['PolicySeconds'];
       approvers?: components['schemas']['PolicyApprovers'];
-      notify?: ('slack' | 'webhook' | 'inbox')[];
+      notify?: ('slack' | 'webhook' | 'inbox' | 'push' | 'email')[];
     }[];
     /** @description Seconds before a held call expires at which the channels remind people of it, each once (again after an admin extends the deadline). At most 5. */
     PolicyRemindBefore: components['schemas']['PolicySeconds'][];
-    /** @description Distinct people who must approve a held call (confirm, manual) before it runs: a count, or {count, of: [roles]} where only approvals by holders of those roles count. The first rejection rejects; a standing grant never stands in for a quorum. At most 10. */
+    /** @description Distinct people who must approve a held call (confirm, manual) before it runs: a count, or {count, of: [roles or person:<id or email>]} where only approvals by holders of those roles, or by the people named, count (a person named here may decide the call too). The first rejection rejects; a standing grant never stands in for a quorum. At most 10. */
     PolicyQuorum:
       | number
       | {
           count: number;
-          of?: string[];
+          of?: (string | components['schemas']['PolicyPerson'])[];
         };
     /** @description Each field optional; left out, the built-in value. */
     PolicyDefaults: {
