@@ -1,0 +1,47 @@
+import { simpleParser, type ParsedMail } from 'mailparser';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+
+export interface SmtpStandIn {
+  url: string;
+  /** Every message accepted, parsed, in order of arrival. */
+  messages: ParsedMail[];
+  /** Refuses the next `n` messages with a temporary error (451), as a busy server would. */
+  refuseNext(n: number): void;
+  close(): Promise<void>;
+}
+
+/** A real SMTP server on loopback (smtp-server), no TLS or auth: what the email channel talks to in tests. */
+export async function startSmtpStandIn(): Promise<SmtpStandIn> {
+  const messages: ParsedMail[] = [];
+  let refusals = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      if (refusals > 0) {
+        refusals--;
+        stream.resume();
+        stream.on('end', () => callback(Object.assign(new Error('Try again later'), { responseCode: 451 })));
+        return;
+      }
+      simpleParser(stream)
+        .then((m) => {
+          messages.push(m);
+          callback();
+        })
+        .catch((e: Error) => callback(e));
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    refuseNext(n) {
+      refusals = n;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
