@@ -5,6 +5,8 @@ import type {
   ApprovalOutcome,
   ApprovalRequest,
 } from '../../application/ports/approval-callback.port';
+import { PERSONS, PersonRepository } from '../../application/ports/person.port';
+import { personAssignee } from '../../domain/policy/assignee';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
 import { type MessageLinks, notifyMessage, outcomeMessage, requestMessage, type SlackBlock } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
@@ -24,6 +26,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
     @Inject(SLACK_CLIENT) private readonly slack: WebClient,
     private readonly messages: SlackMessageStore,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    @Inject(PERSONS) private readonly persons: PersonRepository,
   ) {}
 
   /** Where a message links to a call's card (TOLLGATE_PUBLIC_URL); unset, messages name the call's id instead. */
@@ -36,7 +39,21 @@ export class SlackApprovalCallback implements ApprovalCallback {
   }
 
   async ask(r: ApprovalRequest): Promise<void> {
-    await this.post(r, requestMessage(r, this.links), 'chat.postMessage');
+    if (r.tenantId !== this.tenant) return;
+    await this.post(r, requestMessage(r, this.links, await this.namedSlackUsers(r)), 'chat.postMessage');
+  }
+
+  /** The Slack users linked to the people the call names (`person:`), mentioned so Slack notifies exactly them. */
+  private async namedSlackUsers(r: ApprovalRequest): Promise<string[]> {
+    const named = (r.approval?.approvers ?? []).map(personAssignee).filter((n): n is string => n !== undefined);
+    if (named.length === 0) return [];
+    const ids = (await this.persons.reachable(r.tenantId, { roles: [], named }, 50)).map((p) => p.id);
+    // Linked in the settings (TOLLGATE_SLACK_APPROVERS) or, once they decided in Slack, by their verified email.
+    const configured = Object.entries(this.config.slack!.people)
+      .filter(([, person]) => ids.includes(person))
+      .map(([user]) => user);
+    const stored = await this.persons.channelUsersOf(r.tenantId, 'slack', ids);
+    return [...new Set([...configured, ...stored])];
   }
 
   /**
@@ -78,7 +95,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
     if (r.tenantId !== this.tenant) return;
     const ref = await this.messages.find(r.tenantId, r.id);
     if (!ref || ref.outcome) return;
-    const message = requestMessage(r, this.links);
+    const message = requestMessage(r, this.links, await this.namedSlackUsers(r));
     try {
       await this.slack.chat.update({ channel: ref.channelId, ts: ref.ts, text: message.text, blocks: message.blocks });
     } catch (e) {

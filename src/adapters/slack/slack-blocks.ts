@@ -172,8 +172,14 @@ export function passkeyLine(toolCallId: string, links: MessageLinks = {}): strin
  * long to show whole get Reject only: no one approves, nor always-allows, what they could not read. Nor does a call
  * whose rule asks for a passkey (Slack cannot sign for it): it says so and links to the card; Reject needs none.
  */
-export function requestMessage(r: ApprovalRequest, links: MessageLinks = {}): { text: string; blocks: SlackBlock[] } {
+export function requestMessage(
+  r: ApprovalRequest,
+  links: MessageLinks = {},
+  mentions: readonly string[] = [],
+): { text: string; blocks: SlackBlock[] } {
   const blocks = describe(r, r.conversation, links);
+  const named = slackMentions(mentions);
+  if (named) blocks.splice(1, 0, { type: 'section', block_id: 'tollgate_assignees', text: text(`*For* ${named}`) });
   const passkey = needsPasskey(r);
   if (passkey) blocks.push({ type: 'section', block_id: 'tollgate_passkey', text: text(passkeyLine(r.id, links)) });
   if (passkey || shownArguments(r) === undefined) {
@@ -191,7 +197,10 @@ export function requestMessage(r: ApprovalRequest, links: MessageLinks = {}): { 
       ],
     });
     const why = passkey ? ' (needs a passkey)' : '';
-    return { text: `Approval needed: ${r.toolName} (${r.id}), in the Tollgate inbox${why}`, blocks };
+    return {
+      text: `${named ? `${named}: ` : ''}Approval needed: ${r.toolName} (${r.id}), in the Tollgate inbox${why}`,
+      blocks,
+    };
   }
   blocks.push({
     type: 'actions',
@@ -226,7 +235,19 @@ export function requestMessage(r: ApprovalRequest, links: MessageLinks = {}): { 
       },
     ],
   });
-  return { text: `Approval needed: ${r.toolName} (${r.id})`, blocks };
+  return { text: `${named ? `${named}: ` : ''}Approval needed: ${r.toolName} (${r.id})`, blocks };
+}
+
+/**
+ * The Slack users a call names (`person:` approvers, through their linked Slack user), as mentions: Slack notifies
+ * exactly them. Only ids Slack issues (`U…`, `W…`) are mentioned; anything else is left out.
+ */
+function slackMentions(users: readonly string[]): string {
+  return users
+    .filter((u) => /^[UW][A-Z0-9]{1,31}$/.test(u))
+    .slice(0, 20)
+    .map((u) => `<@${u}>`)
+    .join(' ');
 }
 
 /**

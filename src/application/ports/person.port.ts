@@ -17,6 +17,8 @@ export interface PersonRepository {
    */
   reachable(tenantId: string, who: { roles: string[]; named: string[] }, limit: number): Promise<Person[]>;
   linkOf(tenantId: string, channel: Channel, channelUser: string): Promise<ChannelIdentity | null>;
+  /** The channel users linked to these persons on `channel` (at most a few per person). */
+  channelUsersOf(tenantId: string, channel: Channel, personIds: readonly string[]): Promise<string[]>;
   /** Stores (or replaces) the link of a channel user to a person. */
   link(identity: ChannelIdentity): Promise<void>;
   /** Appends events about persons and their channels (a refused unlinked decision) to the audit trail. */

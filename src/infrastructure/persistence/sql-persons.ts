@@ -80,6 +80,17 @@ export class SqlPersons implements PersonRepository {
       : null;
   }
 
+  async channelUsersOf(tenantId: string, channel: Channel, personIds: readonly string[]): Promise<string[]> {
+    if (personIds.length === 0) return [];
+    const rows: Array<{ channel_user: string }> = await this.uow.manager().query(
+      `SELECT channel_user FROM person_identities
+       WHERE tenant_id = $1 AND person_id = ANY($2::text[]) AND channel = $3
+       ORDER BY person_id, channel_user LIMIT 100`,
+      [tenantId, [...personIds], channel],
+    );
+    return rows.map((r) => r.channel_user);
+  }
+
   async link(i: ChannelIdentity): Promise<void> {
     await this.uow.manager().query(
       `INSERT INTO person_identities (tenant_id, channel, channel_user, person_id, linked_by, linked_at)
