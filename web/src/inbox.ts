@@ -210,19 +210,52 @@ export function departureFromDecision(
   };
 }
 
+/** Who the signed-in person is, as a call's approvers may name them. */
+export interface Me {
+  sub: string;
+  email?: string;
+  roles: readonly string[];
+}
+
+const PERSON = 'person:';
+
+/**
+ * Whether an entry of a call's approvers names this person: `person:<id or email>` (the policy keeps it
+ * lowercased), as the server matches it. A role spelt that way is not the person.
+ */
+export function namesMe(approver: string, me: Pick<Me, 'sub' | 'email'>): boolean {
+  if (!approver.startsWith(PERSON)) return false;
+  const named = approver.slice(PERSON.length).toLowerCase();
+  return named === me.sub.toLowerCase() || (me.email !== undefined && named === me.email.toLowerCase());
+}
+
+/** An approver as a person reads it: `person:ann@example.com` is ann@example.com, `requester` the end user. */
+export function approverName(approver: string): string {
+  if (approver === 'requester') return 'the end user';
+  return approver.startsWith(PERSON) ? approver.slice(PERSON.length) : approver;
+}
+
+/**
+ * Whether this person may read the call's whole conversation (and so decide its step at once), as the server
+ * answers it: approvers, admins and auditors, and the conversation's user. A person named on the call alone
+ * reads that call only.
+ */
+export function readsConversation(me: Pick<Me, 'sub' | 'roles'>, call: Pick<Approval, 'conversation'>): boolean {
+  return ['approver', 'admin', 'auditor'].some((r) => me.roles.includes(r)) || call.conversation.user?.id === me.sub;
+}
+
 /**
  * The FYI a `ToolCallNotified` event of the live stream brings, when it names this person: one of their roles
- * among its approvers, or `requester` when they are the conversation's user. Null otherwise.
+ * among its approvers, the person themselves (`person:<id or email>`), or `requester` when they are the
+ * conversation's user. Null otherwise.
  */
-export function notifiedFromEvent(
-  e: AuditEvent,
-  me: { sub: string; roles: readonly string[] },
-  now: number,
-): Departure | null {
+export function notifiedFromEvent(e: AuditEvent, me: Me, now: number): Departure | null {
   if (e.type !== 'ToolCallNotified' || !e.toolCallId) return null;
   const d = e.data as { approvers?: unknown; requester?: unknown; rule?: unknown };
   const approvers = Array.isArray(d.approvers) ? d.approvers.filter((a): a is string => typeof a === 'string') : [];
-  const told = approvers.some((a) => (a === 'requester' ? d.requester === me.sub : me.roles.includes(a)));
+  const told = approvers.some((a) =>
+    a === 'requester' ? d.requester === me.sub : namesMe(a, me) || (!a.startsWith(PERSON) && me.roles.includes(a)),
+  );
   if (!told) return null;
   const rule = typeof d.rule === 'number' ? ` (policy rule ${d.rule})` : '';
   return {

@@ -9,6 +9,8 @@ export interface Session {
   csrfToken?: string;
   sub: string;
   name?: string;
+  /** The email the token or sign-on carries, when it does: a policy may name a person by it (`person:<email>`). */
+  email?: string;
   roles: string[];
   tenant: string;
   /** Seconds since the epoch; tokens must carry it (CONTRACT §2). */
@@ -39,6 +41,7 @@ export function sessionFromToken(raw: string): Session | null {
       token,
       sub: claims.sub,
       name: typeof claims.name === 'string' ? claims.name : undefined,
+      email: typeof claims.email === 'string' ? claims.email : undefined,
       roles,
       tenant: typeof claims.tenant === 'string' ? claims.tenant : 'default',
       exp: typeof claims.exp === 'number' ? claims.exp : undefined,
@@ -82,6 +85,7 @@ export async function loadSsoSession(): Promise<Session | null> {
   const body = (await res.json()) as {
     sub: string;
     name?: string;
+    email?: string;
     roles: string[];
     tenant: string;
     csrfToken: string;
@@ -92,6 +96,7 @@ export async function loadSsoSession(): Promise<Session | null> {
     csrfToken: body.csrfToken,
     sub: body.sub,
     name: body.name,
+    email: body.email,
     roles: body.roles,
     tenant: body.tenant,
     exp: Math.floor(Date.parse(body.expiresAt) / 1000),

@@ -9,6 +9,7 @@ import {
   InboxState,
   notifiedFromEvent,
   pendingItems,
+  readsConversation,
   prune,
   told,
   titleOf,
@@ -552,6 +553,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
           inbox={inbox}
           api={api}
           me={me}
+          roles={session.roles}
           admin={session.roles.includes('admin')}
           now={now}
           intent={intent?.id === route.id ? intent.intent : undefined}
@@ -578,6 +580,7 @@ function CardFor(props: {
   inbox: InboxState;
   api: ReturnType<typeof createApi>;
   me: string;
+  roles: readonly string[];
   admin: boolean;
   now: number;
   intent?: Intent;
@@ -588,18 +591,26 @@ function CardFor(props: {
   const { id, inbox, api } = props;
   const listed = inbox.items.find((i) => i.id === id);
   const [fetched, setFetched] = useState<Approval | null>(null);
+  // A person named on the call alone may read it but not its conversation (404): the card shows the call.
+  const [hidden, setHidden] = useState(false);
   const [error, setError] = useState<string>();
   useEffect(() => {
     if (listed) return;
     let stale = false;
     (async () => {
       const call = await api.toolCall(id);
-      const conv = await api.conversation(call.conversationId);
-      if (!stale)
-        setFetched({
-          ...call,
-          conversation: { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title },
-        });
+      const conv = await api.conversation(call.conversationId).catch((e: unknown) => {
+        if (e instanceof ApiError && e.status === 404) return null;
+        throw e;
+      });
+      if (stale) return;
+      setHidden(conv === null);
+      setFetched({
+        ...call,
+        conversation: conv
+          ? { id: conv.id, agentId: conv.agentId, user: conv.user, title: conv.title }
+          : { id: call.conversationId, agentId: '', user: null, title: null },
+      });
     })().catch(
       (e: unknown) =>
         !stale &&
@@ -626,6 +637,9 @@ function CardFor(props: {
       call={call}
       departure={inbox.gone.get(id)}
       decidable={!!listed}
+      conversationShown={
+        hidden && !listed ? 'none' : readsConversation({ sub: props.me, roles: props.roles }, call) ? 'all' : 'summary'
+      }
       destructive={props.isDestructive(call)}
       now={props.now}
       me={props.me}
@@ -634,7 +648,10 @@ function CardFor(props: {
       onDecide={props.onDecide}
       onStepUp={(c, body) => api.stepUp(c.id, body)}
       onClose={props.onClose}
-      step={listed ? stepOf(call, inbox, api) : undefined}
+      // Deciding a whole step goes through the conversation, which a person named on this call alone may not read.
+      step={
+        listed && readsConversation({ sub: props.me, roles: props.roles }, call) ? stepOf(call, inbox, api) : undefined
+      }
     />
   );
 }

@@ -13,7 +13,7 @@ import {
   timeLeft,
 } from '../format';
 import type { Departure } from '../inbox';
-import { titleOf } from '../inbox';
+import { approverName, titleOf } from '../inbox';
 import { CANCELLED, isCancelled, needsPasskey, stepUpOf, stepUpRequest, type StepUpOptions } from '../passkeys';
 import type { Approval, DecisionBody } from '../types';
 import { hasModifier, hrefFor, isTyping, MOD_KEY, submitOnModEnter, useKeydown } from './hooks';
@@ -26,6 +26,11 @@ interface Props {
   departure?: Departure;
   /** The caller may decide it (it is in their inbox). */
   decidable: boolean;
+  /**
+   * How much of the conversation the caller may see: `all`; `summary` (a person named on this call alone: what the
+   * inbox lists of it, no timeline); `none` (the same, opened from a link: only the call was theirs to read).
+   */
+  conversationShown?: 'all' | 'summary' | 'none';
   destructive: boolean;
   now: number;
   me: string;
@@ -59,6 +64,7 @@ export function Card({
   call,
   departure,
   decidable,
+  conversationShown = 'all',
   destructive,
   now,
   me,
@@ -176,34 +182,52 @@ export function Card({
       )}
 
       <dl class="facts">
-        <div>
-          <dt>Agent</dt>
-          <dd>
-            <code>{conv.agentId}</code>
-          </dd>
-        </div>
-        <div>
-          <dt>Conversation</dt>
-          <dd>
-            {conv.title ?? <span class="muted">untitled</span>} <span class="muted">({conv.id})</span> ·{' '}
-            <a href={hrefFor({ view: 'conversation', id: conv.id })} aria-keyshortcuts="t">
-              timeline
-            </a>
-          </dd>
-        </div>
-        <div>
-          <dt>End user</dt>
-          <dd>
-            {user ? (
-              <>
-                {user.name ?? user.id} {user.name && <span class="muted">({user.id})</span>}
-                {user.roles && user.roles.length > 0 && <span class="muted"> · {user.roles.join(', ')}</span>}
-              </>
-            ) : (
-              <span class="muted">none given</span>
-            )}
-          </dd>
-        </div>
+        {conversationShown === 'none' ? (
+          <div>
+            <dt>Conversation</dt>
+            <dd>
+              <span class="muted">
+                {conv.id}: not shown to you (you are named on this call, not on its conversation)
+              </span>
+            </dd>
+          </div>
+        ) : (
+          <>
+            <div>
+              <dt>Agent</dt>
+              <dd>
+                <code>{conv.agentId}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Conversation</dt>
+              <dd>
+                {conv.title ?? <span class="muted">untitled</span>} <span class="muted">({conv.id})</span>
+                {conversationShown === 'all' && (
+                  <>
+                    {' · '}
+                    <a href={hrefFor({ view: 'conversation', id: conv.id })} aria-keyshortcuts="t">
+                      timeline
+                    </a>
+                  </>
+                )}
+              </dd>
+            </div>
+            <div>
+              <dt>End user</dt>
+              <dd>
+                {user ? (
+                  <>
+                    {user.name ?? user.id} {user.name && <span class="muted">({user.id})</span>}
+                    {user.roles && user.roles.length > 0 && <span class="muted"> · {user.roles.join(', ')}</span>}
+                  </>
+                ) : (
+                  <span class="muted">none given</span>
+                )}
+              </dd>
+            </div>
+          </>
+        )}
         <div>
           <dt>Agent's reason</dt>
           <dd>{call.reason ?? <span class="muted">none given</span>}</dd>
@@ -237,7 +261,7 @@ export function Card({
           <div>
             <dt>Who may decide</dt>
             <dd>
-              {call.approval.approvers.map((a) => (a === 'requester' ? 'the end user' : a)).join(', ')}
+              {call.approval.approvers.map(approverName).join(', ')}
               {call.approval.selfApproval === false && (
                 <span class="muted"> (not the end user or the agent's owner: separation of duties)</span>
               )}
@@ -249,7 +273,7 @@ export function Card({
             <dt>Approvals</dt>
             <dd data-testid="quorum">
               {quorum.approvedBy.length} of {quorum.needed}
-              {quorum.of && <span class="muted"> (from {quorum.of.join(', ')})</span>}
+              {quorum.of && <span class="muted"> (from {quorum.of.map(approverName).join(', ')})</span>}
               {quorum.approvedBy.length > 0 && `: ${quorum.approvedBy.map((a) => a.name ?? a.id).join(', ')}`}
             </dd>
           </div>
@@ -294,7 +318,7 @@ export function Card({
           {stepNote}
         </p>
       )}
-      {pending && !decidable && <p class="muted">Your roles may not decide this request.</p>}
+      {pending && !decidable && <p class="muted">You may not decide this request.</p>}
     </dialog>
   );
 }

@@ -39,7 +39,8 @@ export function Inbox({ inbox, loaded, error, note, selected, now, arrivedAt, is
           </span>
         </h1>
         <p class="muted">
-          Requests from AI agents that your roles may decide, oldest first. New ones appear here by themselves.
+          Requests from AI agents that you may decide (by your roles, or because the policy names you), oldest first.
+          New ones appear here by themselves.
         </p>
       </div>
       {error && (
