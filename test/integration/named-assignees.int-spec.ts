@@ -33,6 +33,7 @@ beforeAll(async () => {
       { match: 'send_invoice', level: 'confirm', approvers: ['person:ANN@example.com'] },
       { match: 'pay_vendor', level: 'confirm', approvers: ['person:ann@example.com', 'approver'] },
       { match: 'wire_money', level: 'confirm', approvers: ['admin'], quorum: { count: 1, of: ['person:cfo'] } },
+      { match: 'refund', level: 'notify', approvers: ['person:ann@example.com'] },
       {
         match: 'close_account',
         level: 'confirm',
@@ -137,6 +138,14 @@ describe('a person named among the approvers', () => {
       await stream.until((f) => f.some((e) => e.type === 'ApprovalRequested' && e.toolCallId === invoice.id));
       expect((await decide(invoice.id, ann)).status).toBe(200);
       await stream.until((f) => f.some((e) => e.type === 'ToolCallApproved' && e.toolCallId === invoice.id));
+      // A notify call waits for no one: the person it names is told, by its ToolCallNotified alone.
+      const refund = await http.post(`/v1/conversations/${invoice.conversationId}/tool-calls`, agent, {
+        toolCalls: [{ toolName: 'refund', arguments: {} }],
+      });
+      expect(refund.body.toolCalls[0].status).toBe('approved');
+      const refundId = refund.body.toolCalls[0].id;
+      await stream.until((f) => f.some((e) => e.type === 'ToolCallNotified' && e.toolCallId === refundId));
+      expect(stream.frames.filter((e) => e.toolCallId === refundId).map((e) => e.type)).toEqual(['ToolCallNotified']);
       // Seq order: anything of the unnamed call, proposed first, would have come before.
       expect(stream.frames.filter((e) => e.conversationId === unnamed.conversationId)).toEqual([]);
       expect(stream.frames.filter((e) => e.toolCallId === invoice.id).map((e) => e.type)).toEqual([
