@@ -55,8 +55,7 @@ export function mayRead(
     if (mayReadConversation(p, parties)) return true;
     if (!e.toolCallId || isAgent(p)) return false;
     // A `notify` call waits for no one, so its FYI names its people in the event alone.
-    const told = e.type === 'ToolCallNotified' && Array.isArray(e.data.approvers) ? e.data.approvers : [];
-    return namesPerson(named, p) || namesPerson(told as string[], p);
+    return namesPerson(named, p) || (e.type === 'ToolCallNotified' && namesPerson(approversIn(e), p));
   }
   // A token with `agent` acts as an agent, whatever else it holds: nothing outside its conversations.
   if (isAgent(p)) return false;
@@ -368,8 +367,7 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     };
     for (const e of events) {
       if (!e.toolCallId) continue;
-      if ((e.type === 'ApprovalRequested' || e.type === 'ToolCallEscalated') && Array.isArray(e.data.approvers))
-        learn(e.toolCallId, e.data.approvers as string[]);
+      if (e.type === 'ApprovalRequested' || e.type === 'ToolCallEscalated') learn(e.toolCallId, approversIn(e));
       else if (this.named.has(partyKey(tenantId, e.toolCallId))) continue;
       else if (e.type === 'ToolCallProposed') learn(e.toolCallId, NO_ONE);
       else unknown.add(e.toolCallId);
@@ -409,6 +407,9 @@ function partyKey(tenantId: string, id: string): string {
 }
 
 const NO_ONE: readonly string[] = Object.freeze([]);
+/** The `approvers` an event's data lists (ApprovalRequested, ToolCallEscalated, ToolCallNotified), strings only. */
+const approversIn = (e: AuditEvent): string[] =>
+  Array.isArray(e.data.approvers) ? e.data.approvers.filter((a): a is string => typeof a === 'string') : [];
 const peopleAmong = (approvers: readonly string[]): readonly string[] => {
   const people = approvers.filter(isPersonAssignee);
   return people.length === 0 ? NO_ONE : people;
