@@ -22,6 +22,7 @@ import { AnalyzeWhatPlansUse1764900000001 } from './1764900000001-analyze-what-p
 import { ChainHeadAt1764900000002 } from './1764900000002-chain-head-at';
 import { HaltFence1764900000003 } from './1764900000003-halt-fence';
 import { ReachPeople1764910000000 } from './1764910000000-reach-people';
+import { SlackMessagesByMessage1764910000001 } from './1764910000001-slack-messages-by-message';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   ChainHeadAt1764900000002,
   HaltFence1764900000003,
   ReachPeople1764910000000,
+  SlackMessagesByMessage1764910000001,
 ];

@@ -162,7 +162,11 @@ describe('separation of duties', () => {
 
   it('refuses in Slack: the requester clicking Approve is told why, and the call stays pending', async () => {
     const call = await pending('wire_money');
-    const { body, headers } = slackRequest(SIGNING_SECRET, buttonClick(RITA_SLACK, 'tollgate_approve', call.id));
+    const message = await eventually(() => slack.messageAbout(call.id), 10_000, 'Slack message');
+    const { body, headers } = slackRequest(
+      SIGNING_SECRET,
+      buttonClick(RITA_SLACK, 'tollgate_approve', call.id, message),
+    );
     const res = await apiA.call('POST', '/v1/slack/interactions', { raw: body, headers });
     expect(res.status).toBe(200);
     const told = await eventually(
@@ -537,7 +541,7 @@ describe('questions in Slack', () => {
     expect(blocks).toContain('tollgate_answer:1');
 
     const click = {
-      ...buttonClick(RITA_SLACK, 'tollgate_answer:1', q.id),
+      ...buttonClick(RITA_SLACK, 'tollgate_answer:1', q.id, slack.messageAbout(q.id)),
       actions: [
         {
           action_id: 'tollgate_answer:1',

@@ -100,8 +100,10 @@ async function pending(tool: string, user: string | null = 'carol'): Promise<any
   return r.body.toolCalls[0];
 }
 
-function click(user: { id: string; name?: string }, action: string, callId: string): Promise<Reply> {
-  const { body, headers } = slackRequest(SIGNING_SECRET, buttonClick(user, action, callId));
+/** A click on the message Slack shows about the call (the click names it; its tenant is the message's). */
+async function click(user: { id: string; name?: string }, action: string, callId: string): Promise<Reply> {
+  const message = await eventually(() => slack.messageAbout(callId), 10_000, `Slack message about ${callId}`);
+  const { body, headers } = slackRequest(SIGNING_SECRET, buttonClick(user, action, callId, message));
   return http.call('POST', '/v1/slack/interactions', { raw: body, headers });
 }
 
@@ -230,7 +232,7 @@ describe('deciding in Slack as the linked person', () => {
     await toldTo(
       NINA_SLACK.id,
       before,
-      /has not signed in to Tollgate in tenant `default` \(TOLLGATE_SLACK_TENANT\) yet/,
+      /has not signed in to Tollgate in tenant `default` yet/,
     );
     const [refused] = await eventually(async () => {
       const e = await audit(call.id, 'DecisionRefused');
@@ -247,7 +249,7 @@ describe('deciding in Slack as the linked person', () => {
     await click(ZED_SLACK, 'tollgate_approve', call.id);
     const told = await toldTo(ZED_SLACK.id, before, /not signed in/);
     expect(told.args.text).toContain(
-      'linked to "zed", who has not signed in to Tollgate in tenant `default` (TOLLGATE_SLACK_TENANT) yet',
+      'linked to "zed", who has not signed in to Tollgate in tenant `default` yet',
     );
     expect((await http.get(`/v1/tool-calls/${call.id}`, root)).body.status).toBe('pending');
   });
@@ -446,9 +448,10 @@ describe('answering a question in Slack', () => {
     expect(asked.status).toBe(201);
     return asked.body.id;
   }
-  const answerClick = (user: { id: string; name?: string }, q: string) => {
+  const answerClick = async (user: { id: string; name?: string }, q: string) => {
+    const message = await eventually(() => slack.messageAbout(q), 10_000, `Slack message about ${q}`);
     const payload = {
-      ...buttonClick(user, 'tollgate_answer:1', q),
+      ...buttonClick(user, 'tollgate_answer:1', q, message),
       actions: [{ action_id: 'tollgate_answer:1', value: JSON.stringify({ q, a: 'US' }), type: 'button' }],
     };
     const { body, headers } = slackRequest(SIGNING_SECRET, payload);

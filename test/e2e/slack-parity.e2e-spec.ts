@@ -80,8 +80,8 @@ async function interact(payload: unknown): Promise<Reply> {
 
 /** Clicks "Always allow…" on the call's message and answers the modal Slack was asked to open. */
 async function openAlwaysAllow(user: { id: string; name: string }, callId: string): Promise<any> {
-  const msg = await messageFor(callId);
-  const click = buttonClick(user, 'tollgate_always_allow', callId, { channel: msg.args.channel, ts: '1.0' });
+  await messageFor(callId);
+  const click = buttonClick(user, 'tollgate_always_allow', callId, slack.messageAbout(callId));
   expect((await interact(click)).status).toBe(200);
   const opened = await eventually(
     () => slack.callsTo('views.open').find((c) => c.args.trigger_id === click.trigger_id),

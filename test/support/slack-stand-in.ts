@@ -8,6 +8,8 @@ export interface SlackCall {
   args: Record<string, any>;
   token?: string;
   at: number;
+  /** What chat.postMessage answered: the message's channel id and ts, as a click on it names them. */
+  posted?: { channel: string; ts: string };
 }
 
 /**
@@ -27,6 +29,8 @@ export interface SlackStandIn {
    * confirmed it (default true). A user not added answers `{ok: false, error: 'user_not_found'}`.
    */
   addUser(id: string, user: { email?: string; emailConfirmed?: boolean; name?: string; deleted?: boolean }): void;
+  /** The message posted about a call or question (its id in the text or a button), as a click on it names it. */
+  messageAbout(id: string): { channel: string; ts: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -52,8 +56,12 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
       return json(res, { ok: false, error: failure.how.error });
     }
     ts += 1;
-    if (method === 'chat.postMessage')
-      return json(res, { ok: true, channel: SLACK_CHANNEL_ID, ts: `${ts}.000100`, message: { text: args.text } });
+    if (method === 'chat.postMessage') {
+      // A channel id is answered as given (one Slack app, a channel per tenant); a #name as the one test channel.
+      const channel = /^[CGD][A-Z0-9]+$/.test(String(args.channel)) ? String(args.channel) : SLACK_CHANNEL_ID;
+      calls[calls.length - 1].posted = { channel, ts: `${ts}.000100` };
+      return json(res, { ok: true, channel, ts: `${ts}.000100`, message: { text: args.text } });
+    }
     if (method === 'chat.update') return json(res, { ok: true, channel: args.channel, ts: args.ts, text: args.text });
     if (method === 'chat.postEphemeral') return json(res, { ok: true, message_ts: `${ts}.000200` });
     if (method === 'views.open') return json(res, { ok: true, view: { id: `V${ts}` } });
@@ -82,6 +90,8 @@ export async function startSlackStandIn(): Promise<SlackStandIn> {
     fail: (method, times, how) => void failures.push({ method, left: times, how }),
     callsTo: (method) => calls.filter((c) => c.method === method),
     addUser: (id, user) => void users.set(id, user),
+    messageAbout: (id) =>
+      calls.find((c) => c.method === 'chat.postMessage' && c.posted && JSON.stringify(c.args).includes(id))?.posted,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

@@ -8,6 +8,7 @@ import type {
 import { PERSONS, PersonRepository } from '../../application/ports/person.port';
 import { personAssignee } from '../../domain/policy/assignee';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { slackLinkIn, slackRoutes } from '../../infrastructure/config/slack-config';
 import { type MessageLinks, notifyMessage, outcomeMessage, requestMessage, type SlackBlock } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
 import { SlackMessageStore } from './slack-messages.store';
@@ -15,7 +16,8 @@ import { SlackMessageStore } from './slack-messages.store';
 /**
  * Slack as an approval channel: a Block Kit message per request in SLACK_CHANNEL, updated with the outcome
  * whichever channel (or the clock, or a halt) ended it. Clicks come back through SlackInteractions. Only the
- * requests of TOLLGATE_SLACK_TENANT are shown: one Slack workspace serves one tenant.
+ * requests of the tenants Slack serves are shown, each in its tenant's channel (TOLLGATE_SLACK_TENANT with
+ * SLACK_CHANNEL, or TOLLGATE_SLACK_TENANTS).
  */
 @Injectable()
 export class SlackApprovalCallback implements ApprovalCallback {
@@ -34,12 +36,14 @@ export class SlackApprovalCallback implements ApprovalCallback {
     return { publicUrl: this.config.publicUrl };
   }
 
-  private get tenant(): string {
-    return this.config.slack!.tenant;
+  /** The channel a tenant's requests go to; undefined for tenants Slack does not serve. */
+  private channelOf(tenant: string): string | undefined {
+    const routes = slackRoutes(this.config.slack!);
+    return Object.hasOwn(routes, tenant) ? routes[tenant] : undefined;
   }
 
   async ask(r: ApprovalRequest): Promise<void> {
-    if (r.tenantId !== this.tenant) return;
+    if (!this.channelOf(r.tenantId)) return;
     await this.post(r, requestMessage(r, this.links, await this.namedSlackUsers(r)), 'chat.postMessage');
   }
 
@@ -49,9 +53,12 @@ export class SlackApprovalCallback implements ApprovalCallback {
     if (named.length === 0) return [];
     const ids = (await this.persons.reachable(r.tenantId, { roles: [], named }, 50)).map((p) => p.id);
     // Linked in the settings (TOLLGATE_SLACK_APPROVERS) or, once they decided in Slack, by their verified email.
-    const configured = Object.entries(this.config.slack!.people)
-      .filter(([, person]) => ids.includes(person))
-      .map(([user]) => user);
+    const slack = this.config.slack!;
+    const users = new Set([...Object.keys(slack.people), ...Object.keys(slack.tenantPeople?.[r.tenantId] ?? {})]);
+    const configured = [...users].filter((user) => {
+      const person = slackLinkIn(slack, r.tenantId, user);
+      return person !== undefined && ids.includes(person);
+    });
     const stored = await this.persons.channelUsersOf(r.tenantId, 'slack', ids);
     return [...new Set([...configured, ...stored])];
   }
@@ -65,12 +72,13 @@ export class SlackApprovalCallback implements ApprovalCallback {
     message: { text: string; blocks: SlackBlock[] },
     what: string,
   ): Promise<boolean> {
-    if (r.tenantId !== this.tenant) return false;
+    const channel = this.channelOf(r.tenantId);
+    if (!channel) return false;
     if (await this.messages.find(r.tenantId, r.id)) return false; // redelivered: posted already
     let posted: { channel?: string; ts?: string };
     try {
       posted = await this.slack.chat.postMessage({
-        channel: this.config.slack!.channel,
+        channel,
         text: message.text,
         blocks: message.blocks,
         unfurl_links: false,
@@ -92,7 +100,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
 
   /** An approval towards a quorum: the same message, buttons kept, now saying "1 of 2". */
   async progress(r: ApprovalRequest): Promise<void> {
-    if (r.tenantId !== this.tenant) return;
+    if (!this.channelOf(r.tenantId)) return;
     const ref = await this.messages.find(r.tenantId, r.id);
     if (!ref || ref.outcome) return;
     const message = requestMessage(r, this.links, await this.namedSlackUsers(r));
@@ -106,7 +114,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
 
   /** Escalations (when the step names slack) and reminders: a reply in the request's thread, so the channel sees it. */
   async remind(r: ApprovalRequest, note: { kind: 'escalated' | 'reminder'; text: string }): Promise<void> {
-    if (r.tenantId !== this.tenant) return;
+    if (!this.channelOf(r.tenantId)) return;
     const ref = await this.messages.find(r.tenantId, r.id);
     if (!ref || ref.outcome) return;
     try {
@@ -134,7 +142,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
   }
 
   async tell(o: ApprovalOutcome): Promise<void> {
-    if (o.tenantId !== this.tenant) return;
+    if (!this.channelOf(o.tenantId)) return;
     const ref = await this.messages.find(o.tenantId, o.toolCall.id);
     if (!ref || ref.outcome === o.outcome) return; // never posted (see ask), or updated already
     const message = outcomeMessage(o, ref.conversation ?? undefined, this.links);

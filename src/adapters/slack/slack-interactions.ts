@@ -28,6 +28,7 @@ import {
   SCOPE_INPUT,
 } from './slack-blocks';
 import { SLACK_CLIENT } from './slack-client';
+import { SlackMessageStore } from './slack-messages.store';
 import { SlackPeople } from './slack-people';
 import { SlackQuestions } from './slack-questions';
 import { RefuseUnlinkedDecisionCommand } from '../../application/persons/refuse-unlinked-decision';
@@ -53,12 +54,15 @@ export interface SlackInteraction {
 /** The body of the HTTP answer to Slack: nothing (acknowledged), or errors to show in the modal. */
 export type SlackAck = undefined | { response_action: 'errors'; errors: Record<string, string> };
 
+/** What a click on a message Tollgate did not post about that call is told. */
+const NOT_OURS = 'Tollgate refused: this message is not the one Tollgate posted about this request.';
+
 /** A view submission may wait this long for the decision, to show a refusal in the modal; Slack allows 3 s. */
 const SUBMISSION_WAIT_MS = 2000;
 
 /**
  * Turns Slack clicks into the same DecideToolCallCommand every channel uses: via `slack`, as the Tollgate person
- * the Slack user is linked to (SlackPeople), with that person's roles, in TOLLGATE_SLACK_TENANT. So separation of
+ * the Slack user is linked to (SlackPeople), with that person's roles, in the tenant whose request the message is. So separation of
  * duties and quorums see one person whichever channel they decide in. Slack is answered at once; the decision is
  * applied right after, and the outbox then updates the message. A Slack user linked to no person (or to one whose
  * sign-in is older than TOLLGATE_PERSON_MAX_AGE) is refused, recorded as DecisionRefused (`unlinked_channel_user`,
@@ -75,6 +79,7 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
     private readonly questions: SlackQuestions,
     private readonly people: SlackPeople,
+    private readonly messages: SlackMessageStore,
   ) {}
 
   async handle(p: SlackInteraction): Promise<SlackAck> {
@@ -100,7 +105,9 @@ export class SlackInteractions implements BeforeApplicationShutdown {
   private async onClick(p: SlackInteraction, actionId: string, toolCallId: string): Promise<void> {
     const where = { channel: p.channel?.id ?? p.container?.channel_id, ts: p.message?.ts ?? p.container?.message_ts };
     const decision = actionId === APPROVE_ACTION ? 'approve' : actionId === REJECT_ACTION ? 'reject' : 'always_allow';
-    const decider = await this.decider(p, toolCallId, decision);
+    const tenant = await this.tenantOf(where, toolCallId);
+    if (!tenant) return this.refuse(p, where.channel, NOT_OURS);
+    const decider = await this.decider(p, toolCallId, decision, tenant);
     if (typeof decider === 'string') return this.refuse(p, where.channel, decider);
     if (actionId === APPROVE_ACTION) {
       await this.decide(decider, toolCallId, { decision: 'approve' }).catch((e) =>
@@ -121,7 +128,9 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     const reason = p.view?.state?.values?.[REASON_BLOCK]?.[REASON_INPUT]?.value?.trim();
     if (!meta) return undefined;
     if (!reason) return { response_action: 'errors', errors: { [REASON_BLOCK]: 'Say why you reject it.' } };
-    const decider = await this.decider(p, meta.toolCallId, 'reject');
+    const tenant = await this.tenantOf(meta, meta.toolCallId);
+    if (!tenant) return { response_action: 'errors', errors: { [REASON_BLOCK]: NOT_OURS } };
+    const decider = await this.decider(p, meta.toolCallId, 'reject', tenant);
     if (typeof decider === 'string')
       return { response_action: 'errors', errors: { [REASON_BLOCK]: decider.slice(0, 150) } };
     return this.submit(p, meta, REASON_BLOCK, this.decide(decider, meta.toolCallId, { decision: 'reject', reason }));
@@ -139,7 +148,9 @@ export class SlackInteractions implements BeforeApplicationShutdown {
     const lifetime = GRANT_LIFETIMES.find(([v]) => v === expiry);
     if (!lifetime) return { response_action: 'errors', errors: { [EXPIRY_BLOCK]: 'Choose how long the grant lasts.' } };
     const reason = values?.[REASON_BLOCK]?.[REASON_INPUT]?.value?.trim() || undefined;
-    const decider = await this.decider(p, meta.toolCallId, 'always_allow');
+    const tenant = await this.tenantOf(meta, meta.toolCallId);
+    if (!tenant) return { response_action: 'errors', errors: { [SCOPE_BLOCK]: NOT_OURS } };
+    const decider = await this.decider(p, meta.toolCallId, 'always_allow', tenant);
     if (typeof decider === 'string')
       return { response_action: 'errors', errors: { [SCOPE_BLOCK]: decider.slice(0, 150) } };
     const input = { decision: 'always_allow' as const, scope: scope as GrantScope, ...(reason ? { reason } : {}) };
@@ -204,18 +215,35 @@ export class SlackInteractions implements BeforeApplicationShutdown {
    * sign-in is too old, is refused and the refusal recorded (DecisionRefused, `unlinked_channel_user` or
    * `stale_person`) against the call they clicked.
    */
+  /**
+   * The tenant of the Slack message a click was made on: the one its request was posted for, when the message is
+   * the one Tollgate posted about this very call. One Slack app may serve several tenants (TOLLGATE_SLACK_TENANTS);
+   * a click never acts in another tenant than its message's, whatever the button's value says.
+   */
+  private async tenantOf(where: { channel?: string; ts?: string }, toolCallId: string): Promise<string | undefined> {
+    if (!where.channel || !where.ts) return undefined;
+    // Slack shows the message before Tollgate has stored where it is: a click that quick looks again, briefly.
+    for (let attempt = 0; ; attempt++) {
+      const found = await this.messages.findByMessage(where.channel, where.ts);
+      if (found) return found.id === toolCallId ? found.tenantId : undefined;
+      if (attempt === 4) return undefined;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   private async decider(
     p: SlackInteraction,
     toolCallId: string,
     decision: 'approve' | 'reject' | 'always_allow',
+    tenant: string,
   ): Promise<Decider | string> {
-    const who = await this.people.whoIs(p.user);
+    const who = await this.people.whoIs(p.user, tenant);
     if (!who) return 'Tollgate refused: Slack did not say who you are.';
     if (who.kind === 'person') return who.principal;
     const name = p.user?.name ?? p.user?.username;
     await this.commands.execute(
       new RefuseUnlinkedDecisionCommand(
-        this.config.slack!.tenant,
+        tenant,
         toolCallId,
         decision,
         'slack',

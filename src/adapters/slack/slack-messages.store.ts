@@ -29,6 +29,19 @@ export class SlackMessageStore {
       : null;
   }
 
+  /**
+   * Whose request (or question) a Slack message is: the tenant it was posted for and the call's (or question's) id.
+   * A click acts in that tenant, so one Slack app serves several without a click crossing between them.
+   */
+  async findByMessage(channelId: string, ts: string): Promise<{ tenantId: string; id: string } | null> {
+    const rows: Array<{ tenant_id: string; tool_call_id: string }> = await this.dataSource.query(
+      `SELECT tenant_id, tool_call_id FROM slack_messages WHERE channel_id = $1 AND ts = $2 LIMIT 2`,
+      [channelId, ts],
+    );
+    // Slack's (channel, ts) names one message; two rows would be a copy made by hand: trust neither.
+    return rows.length === 1 ? { tenantId: rows[0].tenant_id, id: rows[0].tool_call_id } : null;
+  }
+
   async save(
     tenantId: string,
     toolCallId: string,

@@ -5,7 +5,7 @@ import type { Unlinked } from '../../domain/person/rules/channel-link';
 import { spanText } from '../../domain/person/rules/channel-link';
 import type { Principal } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { DEFAULT_PERSON_MAX_AGE_SECONDS } from '../../infrastructure/config/slack-config';
+import { DEFAULT_PERSON_MAX_AGE_SECONDS, slackLinkIn } from '../../infrastructure/config/slack-config';
 import { SLACK_CLIENT, slackPlatformError } from './slack-client';
 
 /** The Slack user as the Tollgate person they are (via `slack`, their Slack id kept), or what to tell them. */
@@ -22,7 +22,7 @@ export type SlackPerson =
 
 /**
  * Who a Slack user is in Tollgate: the person TOLLGATE_SLACK_APPROVERS links them to (`U777=ann`), else the one
- * person of TOLLGATE_SLACK_TENANT with a role and their verified Slack email (`users.info`, scope
+ * person of the tenant with a role and their verified Slack email (`users.info`, scope
  * `users:read.email`, asked on every click so an email link holds only while the email does). The person decides
  * and answers with the roles of their record, so they are one person in every channel, and only while their last
  * sign-in is younger than TOLLGATE_PERSON_MAX_AGE.
@@ -42,15 +42,16 @@ export class SlackPeople implements OnModuleInit {
     if (warning) this.log.warn(warning);
   }
 
-  async whoIs(user: { id?: string } | undefined): Promise<SlackPerson | null> {
+  /** Who the Slack user is in `tenant`: the tenant of the message they acted on (one Slack app, several tenants). */
+  async whoIs(user: { id?: string } | undefined, tenant: string): Promise<SlackPerson | null> {
     const id = user?.id;
     if (!id || !/^[A-Z0-9]{1,32}$/.test(id)) return null;
     const slack = this.config.slack!;
     const found = await this.people.resolve({
-      tenant: slack.tenant,
+      tenant,
       channel: 'slack',
       channelUser: id,
-      configured: Object.hasOwn(slack.people, id) ? slack.people[id] : undefined,
+      configured: slackLinkIn(slack, tenant, id),
       verifiedEmail: () => this.verifiedEmail(id),
       maxAgeSeconds: slack.personMaxAgeSeconds ?? DEFAULT_PERSON_MAX_AGE_SECONDS,
     });
@@ -59,7 +60,7 @@ export class SlackPeople implements OnModuleInit {
       kind: 'refused',
       code: found.kind === 'stale' ? 'stale_person' : 'unlinked_channel_user',
       reason: found.reason,
-      tell: howToLink(id, slack.tenant, found),
+      tell: howToLink(id, tenant, found),
       ...('personId' in found ? { personId: found.personId } : {}),
     };
   }
@@ -88,6 +89,7 @@ export function tenantMismatch(config: Pick<TollgateConfig, 'oidc' | 'slack'>): 
   const sso = config.oidc?.tenant;
   const slack = config.slack?.tenant;
   if (!sso || !('fixed' in sso) || slack === undefined || sso.fixed === slack) return undefined;
+  if (config.slack?.routes && Object.hasOwn(config.slack.routes, sso.fixed)) return undefined;
   return (
     `Single sign-on puts people in tenant "${sso.fixed}" (TOLLGATE_OIDC_TENANT) but Slack acts in tenant "${slack}" ` +
     `(TOLLGATE_SLACK_TENANT${slack === 'default' ? ', unset' : ''}): Slack users will be refused as linked to no one ` +
@@ -97,7 +99,7 @@ export function tenantMismatch(config: Pick<TollgateConfig, 'oidc' | 'slack'>): 
 
 /** What the Slack user is told; short enough that a modal's 150 characters carry what to do. */
 function howToLink(id: string, tenant: string, why: Unlinked): string {
-  const where = `in tenant \`${tenant}\` (TOLLGATE_SLACK_TENANT)`;
+  const where = `in tenant \`${tenant}\``;
   const ask = `or ask a Tollgate admin to add \`${id}=<your Tollgate person id>\` to TOLLGATE_SLACK_APPROVERS`;
   switch (why.kind) {
     case 'stale':

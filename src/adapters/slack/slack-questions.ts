@@ -6,6 +6,7 @@ import type { AuditEvent } from '../../application/ports/audit-log.port';
 import type { OutboxConsumer } from '../../application/ports/outbox.port';
 import { DomainError } from '../../domain/shared/domain-error';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import { slackRoutes } from '../../infrastructure/config/slack-config';
 import { escapeMrkdwn, type SlackBlock } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
 import { SlackMessageStore } from './slack-messages.store';
@@ -46,7 +47,7 @@ export class SlackQuestions implements OutboxConsumer {
   ) {}
 
   wants(e: AuditEvent): boolean {
-    return e.tenant === this.config.slack!.tenant && e.type.startsWith('Question');
+    return Object.hasOwn(slackRoutes(this.config.slack!), e.tenant) && e.type.startsWith('Question');
   }
 
   async deliver(e: AuditEvent): Promise<void> {
@@ -104,7 +105,7 @@ export class SlackQuestions implements OutboxConsumer {
     // Slack allows 25 elements per actions block; 20 choices and one "Answer…" fit.
     blocks.push({ type: 'actions', block_id: 'tollgate_answer', elements: buttons });
     const posted = await this.slack.chat.postMessage({
-      channel: this.config.slack!.channel,
+      channel: slackRoutes(this.config.slack!)[e.tenant],
       text: `An agent asks: ${d.text ?? ''}`.slice(0, 3000),
       blocks,
       unfurl_links: false,
@@ -160,14 +161,12 @@ export class SlackQuestions implements OutboxConsumer {
     };
   }): Promise<undefined | { response_action: 'errors'; errors: Record<string, string> }> {
     const channel = p.channel?.id ?? p.container?.channel_id;
-    const found = await this.people.whoIs(p.user);
-    const who = found?.kind === 'person' ? found.principal : null;
-    const refused = found?.kind === 'refused' ? found.tell : 'Tollgate refused: Slack did not say who you are.';
     if (p.type === 'view_submission') {
       const meta = parse<Meta>(p.view?.private_metadata);
       const text = p.view?.state?.values?.[ANSWER_BLOCK]?.[ANSWER_INPUT]?.value?.trim();
       if (!meta?.questionId) return undefined;
       if (!text) return { response_action: 'errors', errors: { [ANSWER_BLOCK]: 'Write an answer.' } };
+      const { who, refused } = await this.whoIn(p.user, meta, meta.questionId);
       if (!who) return { response_action: 'errors', errors: { [ANSWER_BLOCK]: refused.slice(0, 150) } };
       const problem = await this.answer(who, meta.questionId, text);
       return problem ? { response_action: 'errors', errors: { [ANSWER_BLOCK]: problem.slice(0, 150) } } : undefined;
@@ -175,6 +174,11 @@ export class SlackQuestions implements OutboxConsumer {
     const action = p.actions?.find((a) => a.action_id?.startsWith(ANSWER_ACTION));
     const value = parse<{ q?: string; a?: string }>(action?.value);
     if (!action || !value?.q) return undefined;
+    const { who, refused } = await this.whoIn(
+      p.user,
+      { channel, ts: p.message?.ts ?? p.container?.message_ts },
+      value.q,
+    );
     if (!who) return void (await this.tell(p.user?.id, channel, refused));
     if (action.action_id === ANSWER_TEXT_ACTION) {
       if (!p.trigger_id) return undefined;
@@ -187,6 +191,26 @@ export class SlackQuestions implements OutboxConsumer {
     const problem = await this.answer(who, value.q, value.a ?? '');
     if (problem) await this.tell(p.user?.id, channel, problem);
     return undefined;
+  }
+
+  /**
+   * The Slack user as a person of the tenant the question's message was posted for (one Slack app may serve several
+   * tenants), or what to tell them. A message Tollgate did not post about this question answers nothing.
+   */
+  private async whoIn(
+    user: { id?: string } | undefined,
+    where: { channel?: string; ts?: string },
+    questionId: string,
+  ): Promise<{ who: Principal | null; refused: string }> {
+    const found = where.channel && where.ts ? await this.messages.findByMessage(where.channel, where.ts) : null;
+    if (!found || found.id !== questionId)
+      return {
+        who: null,
+        refused: 'Tollgate refused: this message is not the one Tollgate posted about this question.',
+      };
+    const person = await this.people.whoIs(user, found.tenantId);
+    if (person?.kind === 'person') return { who: person.principal, refused: '' };
+    return { who: null, refused: person?.tell ?? 'Tollgate refused: Slack did not say who you are.' };
   }
 
   private async answer(who: Principal, questionId: string, text: string): Promise<string | undefined> {

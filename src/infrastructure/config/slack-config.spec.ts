@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, parseSlackApprovers } from './config';
+import { slackLinkIn, slackRoutes } from './slack-config';
 
 describe('Slack configuration', () => {
   it('is off unless configured', () => {
@@ -107,5 +108,39 @@ describe('hardening settings', () => {
       failures: 50,
       buffer: 4 * 1024 * 1024,
     });
+  });
+});
+
+describe('one Slack app for several tenants', () => {
+  const app = { SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' };
+
+  it('reads a channel per tenant instead of SLACK_CHANNEL, and links that name their tenant', () => {
+    const c = loadConfig({
+      ...app,
+      TOLLGATE_SLACK_TENANTS: 'acme=C0ACME, globex=#globex-approvals',
+      TOLLGATE_SLACK_APPROVERS: 'U1=ann,acme:U2=bob,globex:U2=robert',
+    }).slack!;
+    expect(c.routes).toEqual({ acme: 'C0ACME', globex: '#globex-approvals' });
+    expect([c.tenant, c.channel]).toEqual(['acme', 'C0ACME']);
+    expect(slackLinkIn(c, 'acme', 'U2')).toBe('bob');
+    expect(slackLinkIn(c, 'globex', 'U2')).toBe('robert');
+    expect(slackLinkIn(c, 'globex', 'U1')).toBe('ann');
+    expect(slackLinkIn(c, 'globex', 'U3')).toBeUndefined();
+    expect(slackRoutes(loadConfig({ ...app, SLACK_CHANNEL: 'C1', TOLLGATE_SLACK_TENANT: 't' }).slack!)).toEqual({
+      t: 'C1',
+    });
+  });
+
+  it('refuses a tenant or a channel named twice, both forms at once, a link for a tenant not served, and bad entries', () => {
+    const bad: Array<[Record<string, string>, RegExp]> = [
+      [{ TOLLGATE_SLACK_TENANTS: 'acme=C1,acme=C2' }, /tenant "acme" twice/],
+      [{ TOLLGATE_SLACK_TENANTS: 'acme=C1,globex=C1' }, /channel C1 is given to "acme" and "globex"/],
+      [{ TOLLGATE_SLACK_TENANTS: 'acme=C1', SLACK_CHANNEL: 'C9' }, /not both/],
+      [{ TOLLGATE_SLACK_TENANTS: 'acme=C1', TOLLGATE_SLACK_APPROVERS: 'initech:U1=ann' }, /tenant "initech"/],
+      [{ TOLLGATE_SLACK_TENANTS: 'acme' }, /not <tenant>=<channel/],
+      [{ TOLLGATE_SLACK_TENANTS: 'acme=general channel' }, /not <tenant>=<channel/],
+      [{ SLACK_CHANNEL: 'C1', TOLLGATE_SLACK_APPROVERS: 'acme:U1=ann' }, /needs TOLLGATE_SLACK_TENANTS|tenant "acme"/],
+    ];
+    for (const [env, message] of bad) expect(() => loadConfig({ ...app, ...env })).toThrow(message);
   });
 });
