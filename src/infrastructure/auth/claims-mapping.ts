@@ -11,8 +11,10 @@ export const PERSON_ROLES = ['approver', 'admin', 'auditor'] as const;
 const TENANT = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /**
- * The `email` claim, shown back and matched for linking a Slack user (never for access): a malformed one is left out,
- * and so is one the issuer says it has not verified, or anyone could link a Slack user by typing its owner's address.
+ * The `email` claim: shown back, matched for linking a Slack user, and for a policy's `person:<email>` (so it grants
+ * access where a policy names people by email). A malformed one is left out, and so is one the issuer says it has not
+ * verified, or anyone could pass for its owner by typing the address. Providers that send no `email_verified` are
+ * trusted to send only addresses they own (docs/API.md: name people by id where that is in doubt).
  */
 export function verifiedEmail(claims: Record<string, unknown>): string | undefined {
   const e = claims.email;
