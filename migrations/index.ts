@@ -23,6 +23,7 @@ import { ChainHeadAt1764900000002 } from './1764900000002-chain-head-at';
 import { HaltFence1764900000003 } from './1764900000003-halt-fence';
 import { ReachPeople1764910000000 } from './1764910000000-reach-people';
 import { SlackMessagesByMessage1764910000001 } from './1764910000001-slack-messages-by-message';
+import { NotificationPreferences1764930000000 } from './1764930000000-notification-preferences';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   HaltFence1764900000003,
   ReachPeople1764910000000,
   SlackMessagesByMessage1764910000001,
+  NotificationPreferences1764930000000,
 ];
