@@ -3,12 +3,13 @@
 /**
  * Screenshots of the web inbox for the README (`npm run screenshots`): starts the built service on a scratch
  * embedded database, plays a few agents' requests into it, and photographs the page in headless Chromium.
- * Writes docs/img/inbox.png, card.png, phone.png and timeline.png. Needs /usr/bin/chromium (CHROMIUM_PATH).
+ * Writes docs/img/inbox.png, card.png, phone.png, timeline.png and notifications.png. Needs /usr/bin/chromium
+ * (CHROMIUM_PATH).
  */
 const { mkdtempSync, rmSync, mkdirSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { randomBytes } = require('node:crypto');
+const { createECDH, randomBytes } = require('node:crypto');
 const { chromium } = require('playwright-core');
 const { startServer } = require('../dist/src/server');
 const { loadConfig } = require('../dist/src/infrastructure/config/config');
@@ -20,7 +21,17 @@ const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-shots-'));
   const secret = randomBytes(32).toString('base64url');
-  const config = { ...loadConfig({}), port: 0, dataDir, auth: { secret, devSecret: false }, instanceId: 'screenshots' };
+  const base = loadConfig({});
+  const config = {
+    ...base,
+    port: 0,
+    dataDir,
+    auth: { secret, devSecret: false },
+    instanceId: 'screenshots',
+    // Push on, with devices whose push service is a loopback address nothing listens on: only the list is shown.
+    push: { subject: 'mailto:ops@example.com' },
+    webhooks: { ...base.webhooks, allowPrivate: ['127.0.0.0/8'] },
+  };
   const server = await startServer(config, { logLevels: false });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -178,12 +189,59 @@ async function main() {
     await page.locator('.row-title', { hasText: 'Restart the staging API' }).waitFor();
     await page.screenshot({ path: join(OUT, 'phone.png') });
     await context.close();
-    console.log(`Wrote inbox.png, card.png, timeline.png and phone.png to ${OUT}`);
+
+    await notifications(browser, server.url, ann, api);
+    console.log(`Wrote inbox.png, card.png, timeline.png, phone.png and notifications.png to ${OUT}`);
   } finally {
     await browser.close();
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** A browser's push subscription on a stand-in endpoint: keys as PushManager.subscribe makes them. */
+function subscription(name) {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  return {
+    endpoint: `http://127.0.0.1:9/push/${name}`,
+    expirationTime: null,
+    keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') },
+  };
+}
+
+/**
+ * Settings → Notifications, turned on on this device. Headless Chromium has no push service to subscribe with, so
+ * PushManager.subscribe answers a stand-in subscription (as test/browser/push.e2e-spec.ts does); the page's own
+ * code does the rest. A phone was subscribed before, over the API.
+ */
+async function notifications(browser, url, token, api) {
+  await api('POST', '/v1/me/push-subscriptions', token, {
+    ...subscription('phone'),
+    userAgent:
+      'Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Mobile Safari/537.36',
+  });
+  const context = await browser.newContext({ viewport: { width: 1200, height: 640 }, colorScheme: 'light' });
+  await context.grantPermissions(['notifications'], { origin: new URL(url).origin });
+  await context.addInitScript((t) => sessionStorage.setItem('tollgate.token', t), token);
+  await context.addInitScript((sub) => {
+    let current = null;
+    PushManager.prototype.subscribe = async () =>
+      (current = {
+        endpoint: sub.endpoint,
+        options: { applicationServerKey: null },
+        toJSON: () => sub,
+        unsubscribe: async () => true,
+      });
+    PushManager.prototype.getSubscription = async () => current;
+  }, subscription('laptop'));
+  const page = await context.newPage();
+  await page.goto(`${url}/#/settings`);
+  await page.getByTestId('push-enable').click();
+  await page.getByTestId('push-state').filter({ hasText: 'This device: on' }).waitFor();
+  await page.locator('tr', { hasText: '(this device)' }).waitFor();
+  await page.screenshot({ path: join(OUT, 'notifications.png') });
+  await context.close();
 }
 
 main().catch((e) => {

@@ -115,7 +115,8 @@ export interface PushDelivery {
   headers: Record<string, string | string[] | undefined>;
   /** The status the stand-in answered. */
   answered: number;
-  /** The decrypted message, parsed, when the request verified and decrypted; else why not. */
+  /** The decrypted message as the browser's worker gets it (text), and parsed; else why not. */
+  text?: string;
   message?: any;
   refused?: string;
   vapid?: { claims: VapidClaims; key: string };
@@ -153,7 +154,8 @@ export async function startPushService(): Promise<PushServiceStandIn> {
       delivery.vapid = verifyVapid(req.headers.authorization, origin);
       if (req.headers['content-encoding'] !== 'aes128gcm') throw new Error('not aes128gcm');
       if (!/^\d+$/.test(String(req.headers.ttl ?? ''))) throw new Error('no TTL');
-      delivery.message = JSON.parse(browser.decrypt(body));
+      delivery.text = browser.decrypt(body);
+      delivery.message = JSON.parse(delivery.text);
       delivery.answered = statuses.get(name!) ?? 201;
     } catch (e) {
       delivery.refused = (e as Error).message;

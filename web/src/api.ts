@@ -6,6 +6,7 @@ import type {
   RegistrationResponseJSON,
   StepUpOptions,
 } from './passkeys';
+import type { PushDevice } from './push';
 import type { DecisionBody, UiConfig } from './types';
 
 /** A refused request, carrying the API's RFC 9457 problem (the SDK's error). */
@@ -102,6 +103,21 @@ export function createApi(
     /** Recorded as PasskeyRemoved with `via: "web"`. */
     removePasskey: (id: string, assertion: AuthenticationResponseJSON) =>
       call(() => tollgate.passkeys.remove(id, assertion)),
+    /** The server's VAPID key, for subscribing this browser to push (503 push_unavailable when push is off). */
+    vapidPublicKey: () => call(() => tollgate.request<{ publicKey: string }>('GET', '/v1/push/vapid-public-key')),
+    /** The person's browsers subscribed to push notifications. */
+    pushSubscriptions: () =>
+      call(
+        async () =>
+          (await tollgate.request<{ subscriptions: PushDevice[] }>('GET', '/v1/me/push-subscriptions')).subscriptions,
+      ),
+    /** Keeps this browser's PushSubscription (its toJSON()) for the person. */
+    addPushSubscription: (body: object) =>
+      call(() => tollgate.request<PushDevice>('POST', '/v1/me/push-subscriptions', { body, idempotent: false })),
+    removePushSubscription: (id: string) =>
+      call(() =>
+        tollgate.request<void>('DELETE', `/v1/me/push-subscriptions/${encodeURIComponent(id)}`, { idempotent: false }),
+      ),
     /** The tenant's standing grants that apply now, newest first (approvers, admins, auditors). */
     grants: () => call(() => tollgate.grants.all({ status: 'active' })),
     /** Revokes a grant (recorded with `via: "web"`); answers it revoked. */

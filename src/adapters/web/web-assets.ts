@@ -16,7 +16,12 @@ const CONTENT_TYPES: Record<string, string> = {
   '.map': 'application/json; charset=utf-8',
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
+  '.webmanifest': 'application/manifest+json; charset=utf-8',
 };
+
+/** Files served at the site's root rather than under /assets: the worker (its scope is its folder) and the manifest. */
+export const ROOT_FILES = ['sw.js', 'manifest.webmanifest'] as const;
+export type RootFile = (typeof ROOT_FILES)[number];
 
 /** Names esbuild gives hashed files: `app-3F2K1QZC.js`. Nothing else can be asked for. */
 export const ASSET_NAME = /^[A-Za-z0-9_-]+\.[A-Za-z0-9]+(\.map)?$/;
@@ -30,6 +35,7 @@ export class WebAssets {
     readonly index: WebAsset | undefined,
     private readonly files: Map<string, WebAsset>,
     readonly dir: string,
+    private readonly rootFiles: Map<RootFile, WebAsset> = new Map(),
   ) {}
 
   static load(dir = defaultWebDir()): WebAssets {
@@ -44,11 +50,20 @@ export class WebAssets {
     }
     const indexPath = join(dir, 'index.html');
     const index = existsSync(indexPath) ? asset(readFileSync(indexPath), CONTENT_TYPES['.html']) : undefined;
-    return new WebAssets(index, files, dir);
+    const rootFiles = new Map<RootFile, WebAsset>();
+    for (const name of ROOT_FILES) {
+      const path = join(dir, name);
+      if (existsSync(path)) rootFiles.set(name, asset(readFileSync(path), CONTENT_TYPES[extname(name)]));
+    }
+    return new WebAssets(index, files, dir, rootFiles);
   }
 
   get(name: string): WebAsset | undefined {
     return ASSET_NAME.test(name) ? this.files.get(name) : undefined;
+  }
+
+  root(name: RootFile): WebAsset | undefined {
+    return this.rootFiles.get(name);
   }
 }
 

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_TTL_S, mintToken } from '../../infrastructure/auth/jwt-veri
 import { Public } from '../http/auth';
 import { parseBody } from '../api/validation';
 import { DevTokenRequest } from './dev-token.request';
-import { WebAsset, WebAssets } from './web-assets';
+import { RootFile, WebAsset, WebAssets } from './web-assets';
 import { ForbiddenError } from '../api/errors';
 
 export const WEB_OPTIONS = Symbol('WebOptions');
@@ -26,13 +26,18 @@ export interface WebOptions {
 
 const DEV_TOKEN_TTL_S = 8 * 3600;
 
-/** No inline script or style, no other origin: the page talks to this service only. */
+/**
+ * No inline script or style, no other origin: the page talks to this service only. Its service worker (/sw.js) and
+ * web app manifest are this origin's too.
+ */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
   "connect-src 'self'",
+  "worker-src 'self'",
+  "manifest-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",
@@ -128,6 +133,23 @@ export class WebController {
     send(req, res, asset, 'public, max-age=31536000, immutable'); // the name carries the content hash
   }
 
+  /**
+   * The service worker, at the root so its scope is the whole inbox. Revalidated every time, so a new build's worker
+   * (which browsers also check for themselves at least daily) replaces the old one at once.
+   */
+  @Get('sw.js')
+  @Public()
+  worker(@Req() req: FastifyRequest, @Res() res: FastifyReply): void {
+    send(req, res, this.rootFile('sw.js'), 'no-cache');
+  }
+
+  /** The web app manifest: what makes the inbox installable (a phone's home screen, where push works on iOS). */
+  @Get('manifest.webmanifest')
+  @Public()
+  manifest(@Req() req: FastifyRequest, @Res() res: FastifyReply): void {
+    send(req, res, this.rootFile('manifest.webmanifest'), 'no-cache');
+  }
+
   @Get('ui/config')
   @Public()
   @Header('Cache-Control', 'no-store')
@@ -162,6 +184,17 @@ export class WebController {
       { issuer, audience },
     );
     return { token };
+  }
+
+  private rootFile(name: RootFile): WebAsset {
+    const file = this.assets.root(name);
+    if (!file)
+      throw new DomainError(
+        'unavailable',
+        'unavailable',
+        `The web inbox is not built (no ${name} in ${this.assets.dir}): run npm run build`,
+      );
+    return file;
   }
 
   private devSignInFor(req: FastifyRequest): boolean {

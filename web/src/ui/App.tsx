@@ -36,6 +36,8 @@ import { hasModifier, hrefFor, isTyping, MOD_KEY, Route, useKeydown, useNow, use
 import { Grants, mayListGrants } from './Grants';
 import { Inbox, ListNote } from './Inbox';
 import { Passkeys } from './Passkeys';
+import { Settings } from './Settings';
+import { followWorkerLinks } from '../push';
 import { SignIn } from './SignIn';
 import { StreamBanner } from './StreamBanner';
 import { Timeline } from './Timeline';
@@ -315,6 +317,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
 
   const pending = pendingItems(inbox);
   useTabBadge(pending.length);
+  // A click on a push notification opens its card here when the inbox is already open (web/src/sw).
+  useEffect(() => followWorkerLinks(), []);
 
   // The selection follows the list: when the selected call leaves, the one that takes its place is selected.
   const selectedId = pending.some((p) => p.id === selected)
@@ -395,7 +399,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       return;
     }
     if (help) return; // the help dialog is modal: it closes itself on Esc
-    if (route.view === 'conversation' || route.view === 'passkeys') {
+    if (route.view === 'conversation' || route.view === 'passkeys' || route.view === 'settings') {
       if (e.key === 'Escape') navigate({ view: 'inbox' });
       return;
     }
@@ -462,7 +466,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
             aria-pressed={showGrants}
             data-testid="grants-toggle"
             onClick={() => {
-              if (route.view === 'conversation' || route.view === 'passkeys') navigate({ view: 'inbox' });
+              if (route.view === 'conversation' || route.view === 'passkeys' || route.view === 'settings')
+                navigate({ view: 'inbox' });
               setShowGrants((v) => !v);
             }}
           >
@@ -478,6 +483,17 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
             onClick={() => setShowGrants(false)}
           >
             Passkeys
+          </a>
+        )}
+        {person && (
+          <a
+            class={route.view === 'settings' ? 'toggle on' : 'toggle'}
+            href={hrefFor({ view: 'settings' })}
+            aria-current={route.view === 'settings' ? 'page' : undefined}
+            data-testid="settings-link"
+            onClick={() => setShowGrants(false)}
+          >
+            Settings
           </a>
         )}
         <NotifyToggle notifier={notifier} />
@@ -519,6 +535,8 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       <main id="main" tabIndex={-1}>
         {route.view === 'passkeys' && person ? (
           <Passkeys api={api} now={now} onClose={() => navigate({ view: 'inbox' })} />
+        ) : route.view === 'settings' && person ? (
+          <Settings api={api} now={now} onClose={() => navigate({ view: 'inbox' })} />
         ) : showGrants && route.view !== 'conversation' ? (
           <Grants
             api={api}

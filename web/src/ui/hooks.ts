@@ -11,10 +11,15 @@ export function useNow(ms = 1000): number {
 }
 
 export type Route =
-  { view: 'inbox' } | { view: 'call'; id: string } | { view: 'conversation'; id: string } | { view: 'passkeys' };
+  | { view: 'inbox' }
+  | { view: 'call'; id: string }
+  | { view: 'conversation'; id: string }
+  | { view: 'passkeys' }
+  | { view: 'settings' };
 
 export function parseRoute(hash: string): Route {
   if (hash === '#/passkeys') return { view: 'passkeys' };
+  if (hash === '#/settings') return { view: 'settings' };
   const m = /^#\/(calls|conversations)\/([^/?#]+)$/.exec(hash);
   if (!m) return { view: 'inbox' };
   const id = decodeURIComponent(m[2]);
@@ -24,13 +29,13 @@ export function parseRoute(hash: string): Route {
 export const hrefFor = (r: Route): string =>
   r.view === 'inbox'
     ? '#/'
-    : r.view === 'passkeys'
-      ? '#/passkeys'
+    : r.view === 'passkeys' || r.view === 'settings'
+      ? `#/${r.view}`
       : `#/${r.view === 'call' ? 'calls' : 'conversations'}/${encodeURIComponent(r.id)}`;
 
 /**
- * Hash routes (`#/`, `#/calls/{id}`, `#/conversations/{id}`, `#/passkeys`): deep links work and the server serves
- * one page.
+ * Hash routes (`#/`, `#/calls/{id}`, `#/conversations/{id}`, `#/passkeys`, `#/settings`): deep links work and the
+ * server serves one page.
  */
 export function useRoute(): [Route, (r: Route) => void] {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
