@@ -16,6 +16,10 @@ import { EmailApprovalCallback } from './email/email-approval-callback';
 import { MAILER, smtpMailer } from './email/mailer';
 import { WebhooksController } from './http/controllers/webhooks.controller';
 import { pushCallbacks, pushControllers, pushProviders } from './push/push.parts';
+import { DIGEST_SENDERS, DigestRunner, DigestSender } from './reach/digests';
+import { NotificationPreferencesController } from './reach/notification-preferences.controller';
+import { ReachPlanner } from './reach/reach-planner';
+import { ReachStore } from './reach/reach.store';
 import { SlackApprovalCallback } from './slack/slack-approval-callback';
 import { SLACK_CLIENT, slackWebClient } from './slack/slack-client';
 import { SlackInteractions } from './slack/slack-interactions';
@@ -37,6 +41,7 @@ export function channelControllers(config: TollgateConfig): Type[] {
   return [
     WebhooksController,
     ActionsController,
+    NotificationPreferencesController,
     ...(config.slack ? [SlackInteractionsController] : []),
     ...pushControllers(config),
   ];
@@ -59,6 +64,15 @@ export function channelProviders(config: TollgateConfig): Provider[] {
     ActionUses,
     ActionDesk,
     Deciders,
+    // People's notification settings, and digests of what waits for them.
+    ReachStore,
+    ReachPlanner,
+    DigestRunner,
+    {
+      provide: DIGEST_SENDERS,
+      useFactory: (...senders: DigestSender[]) => senders,
+      inject: email ? [EmailApprovalCallback] : [],
+    },
     ...(email ? [{ provide: MAILER, useFactory: () => smtpMailer(email) }, EmailApprovalCallback] : []),
     ...pushProviders(config),
     ...(slack

@@ -38,6 +38,11 @@ export class ActionLinks {
     return `${this.address.url()}${cardPath(toolCallId)}`;
   }
 
+  /** The web inbox. */
+  inboxUrl(): string {
+    return `${this.address.url()}/`;
+  }
+
   actionUrl(token: string): string {
     return `${this.address.url()}${ACTION_PATH}/${token}`;
   }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { returnedRows } from '../../infrastructure/persistence/returned-rows';
 import { TypeOrmUnitOfWork } from '../../infrastructure/persistence/unit-of-work';
 import type { OpenedAction } from './action-tokens';
 
@@ -30,9 +31,9 @@ export class ActionUses {
 
   /** Forgets uses of tokens that expired before `before`: their signature refuses them by now. */
   async sweep(before: Date): Promise<number> {
-    const rows: unknown[] = await this.uow
+    const result: unknown = await this.uow
       .manager()
       .query(`DELETE FROM action_token_uses WHERE expires_at < $1 RETURNING jti`, [before]);
-    return rows.length;
+    return returnedRows(result).length;
   }
 }

@@ -9,7 +9,9 @@ import type { Person } from '../../domain/person/person';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
 import { TypeOrmUnitOfWork } from '../../infrastructure/persistence/unit-of-work';
 import { ActionLinks } from '../actions/action-links';
-import { emailArguments, requestEmail } from './email-message';
+import { DigestSender } from '../reach/digests';
+import { ReachPlanner } from '../reach/reach-planner';
+import { DIGEST_ARGUMENTS_MAX, digestEmail, emailArguments, requestEmail } from './email-message';
 import { MAILER, Mailer } from './mailer';
 
 /** An address a message may go to: one mailbox, no display name or header tricks. */
@@ -23,7 +25,7 @@ const ADDRESS = /^[^\s@<>(),;:"\\]{1,64}@[^\s@<>(),;:"\\]{1,255}$/;
  * fails is un-recorded and retried. Outcomes send nothing: a link used later shows where the call stands.
  */
 @Injectable()
-export class EmailApprovalCallback implements ApprovalCallback {
+export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
   readonly channel = 'email';
   private readonly log = new Logger('Email');
 
@@ -32,6 +34,7 @@ export class EmailApprovalCallback implements ApprovalCallback {
     private readonly deciders: Deciders,
     private readonly links: ActionLinks,
     private readonly uow: TypeOrmUnitOfWork,
+    private readonly planner: ReachPlanner,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
   ) {}
 
@@ -53,14 +56,35 @@ export class EmailApprovalCallback implements ApprovalCallback {
     const people = (await this.deciders.of(r, this.config.personMaxAgeSeconds)).filter(
       (p) => p.email && ADDRESS.test(p.email),
     );
-    for (const p of people) await this.mail(r, p, kind, note);
+    // People who want digests, or are in their quiet hours, get the call in a digest instead.
+    for (const p of await this.planner.now(r.tenantId, 'email', people)) await this.mail(r, p, kind, note);
+  }
+
+  /** A digest of what waits for the person (DigestRunner): one email, each call with its own single-use links. */
+  async sendDigest(p: Person, waiting: ApprovalRequest[], more: boolean): Promise<void> {
+    if (!p.email || !ADDRESS.test(p.email)) return;
+    const offers = await Promise.all(
+      waiting.map((r) =>
+        this.links.offer(r, p.id, 'email', {
+          shownWhole: JSON.stringify(r.arguments).length <= DIGEST_ARGUMENTS_MAX,
+        }),
+      ),
+    );
+    const messageId = `<digest.${Date.now()}.${Buffer.from(p.id).toString('base64url')}@${this.domain}>`;
+    await this.mailer.send(
+      digestEmail(waiting, offers, { email: p.email, name: p.name }, more, messageId, this.links.inboxUrl()),
+    );
+  }
+
+  private get domain(): string {
+    return /@(.+)$/.exec(this.config.email!.from.replace(/>$/, ''))?.[1] ?? 'tollgate.invalid';
   }
 
   private async mail(r: ApprovalRequest, p: Person, kind: 'ask' | 'reminder', note?: string): Promise<void> {
     if (!(await this.record(r, p, kind))) return; // sent before this delivery
     try {
       const offer = await this.links.offer(r, p.id, 'email', { shownWhole: emailArguments(r).whole });
-      const domain = /@(.+)$/.exec(this.config.email!.from.replace(/>$/, ''))?.[1] ?? 'tollgate.invalid';
+      const domain = this.domain;
       const messageId = `<${r.id}.${kind}.${Buffer.from(p.id).toString('base64url')}@${domain}>`;
       const email = requestEmail(r, { email: p.email!, name: p.name }, offer, messageId, note);
       if (kind !== 'ask') email.references = `<${r.id}.ask.${Buffer.from(p.id).toString('base64url')}@${domain}>`;

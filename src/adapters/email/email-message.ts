@@ -113,3 +113,56 @@ export function requestEmail(
     messageId,
   };
 }
+
+/** The arguments a digest shows per call; past them it shows none and offers no Approve for that call. */
+export const DIGEST_ARGUMENTS_MAX = 600;
+
+/**
+ * A digest: the calls that wait for the person, each with its title, tool, agent, deadline, its arguments when they
+ * are short (else a note and no Approve), and its links. `offers` are in the order of `waiting`.
+ */
+export function digestEmail(
+  waiting: ApprovalRequest[],
+  offers: ActionOffer[],
+  to: { email: string; name?: string },
+  more: boolean,
+  messageId: string,
+  inboxUrl: string,
+): OutgoingEmail {
+  const n = waiting.length;
+  const head = `${n}${more ? '+' : ''} ${n === 1 && !more ? 'call waits' : 'calls wait'} for you in Tollgate`;
+  const text: string[] = [`${to.name ? `${line(to.name, 100)}, ` : ''}${head}.`, ''];
+  let html = `<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1b1f24"><h2>${esc(head)}</h2>`;
+  waiting.forEach((r, i) => {
+    const d = displayOf(r);
+    const what = d.title ? `${d.title} (${r.toolName})` : r.toolName;
+    const args = JSON.stringify(r.arguments);
+    const offer = offers[i];
+    text.push(
+      `${i + 1}. ${line(what, 200)} — agent ${line(r.conversation.agentId, 100)}, until ${r.approval?.expiresAt ?? ''}`,
+      ...(d.summary ? [`   ${line(d.summary, 300)}`] : []),
+      args.length <= DIGEST_ARGUMENTS_MAX
+        ? `   Arguments: ${args}`
+        : `   Arguments: ${args.length} characters, on the card`,
+      ...(offer.approve ? [`   Approve: ${offer.approve.url}`] : []),
+      `   Reject: ${offer.reject.url}`,
+      `   Card: ${offer.card}`,
+      '',
+    );
+    html +=
+      `<h3 style="margin-bottom:4px">${esc(line(what, 200))}</h3>` +
+      `<p style="margin:0;color:#57606a">agent ${esc(r.conversation.agentId)} · until ${esc(r.approval?.expiresAt ?? '')}</p>` +
+      (d.summary ? `<p>${esc(line(d.summary, 300))}</p>` : '') +
+      (args.length <= DIGEST_ARGUMENTS_MAX
+        ? `<pre style="background:#f6f8fa;padding:6px;white-space:pre-wrap;word-break:break-word">${esc(args)}</pre>`
+        : `<p>Arguments: ${args.length} characters, on the card.</p>`) +
+      `<p>${offer.approve ? `<a href="${esc(offer.approve.url)}">Approve…</a> · ` : ''}<a href="${esc(offer.reject.url)}">Reject…</a> · <a href="${esc(offer.card)}">Open the card</a></p>`;
+  });
+  if (more) {
+    text.push(`More wait: ${inboxUrl}`);
+    html += `<p><a href="${esc(inboxUrl)}">More wait: open the inbox</a></p>`;
+  }
+  text.push('Each link opens a page where you confirm; it works once. Replies to this email are not read.');
+  html += `<p style="color:#57606a;font-size:13px">Each link opens a page where you confirm; it works once. Replies to this email are not read.</p></body></html>`;
+  return { to: to.email, subject: line(head, 200), text: text.join('\n'), html, messageId };
+}

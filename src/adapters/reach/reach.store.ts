@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { returnedRows } from '../../infrastructure/persistence/returned-rows';
 import { TypeOrmUnitOfWork } from '../../infrastructure/persistence/unit-of-work';
 import { DEFAULT_PREFERENCES, NotificationPreferences, ReachChannel, readStored } from './preferences';
 
@@ -50,13 +51,14 @@ export class ReachStore {
 
   /** Takes the digests due by `now` (at most `limit`): removed as they are taken, so of several instances one sends each. */
   async takeDue(now: Date, limit: number): Promise<DueDigest[]> {
-    const rows: Array<{ tenant_id: string; person_id: string; channel: ReachChannel }> = await this.uow.manager().query(
+    const result: unknown = await this.uow.manager().query(
       `DELETE FROM digests_due WHERE (tenant_id, person_id, channel) IN (
          SELECT tenant_id, person_id, channel FROM digests_due WHERE due_at <= $1 ORDER BY due_at LIMIT $2
          FOR UPDATE SKIP LOCKED)
        RETURNING tenant_id, person_id, channel`,
       [now, limit],
     );
+    const rows = returnedRows<{ tenant_id: string; person_id: string; channel: ReachChannel }>(result);
     return rows.map((r) => ({ tenantId: r.tenant_id, personId: r.person_id, channel: r.channel }));
   }
 }

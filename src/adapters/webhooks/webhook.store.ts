@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ValidationError } from '../../domain/shared/domain-error';
 import { decodeCursor, encodeCursor } from '../../infrastructure/persistence/keyset-cursor';
+import { returnedRows } from '../../infrastructure/persistence/returned-rows';
 
 export interface Webhook {
   id: string;
@@ -48,10 +49,7 @@ export interface DueDelivery {
   attempts: number;
 }
 
-/** TypeORM answers UPDATE and DELETE … RETURNING as `[rows, count]`, INSERT … RETURNING as the rows. */
-function returned(result: any): any[] {
-  return Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result;
-}
+const returned = (result: unknown): any[] => returnedRows<any>(result);
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
