@@ -3,7 +3,8 @@
 /**
  * Screenshots of the web inbox for the README (`npm run screenshots`): starts the built service on a scratch
  * embedded database, plays a few agents' requests into it, and photographs the page in headless Chromium.
- * Writes docs/img/inbox.png, card.png, phone.png, timeline.png and notifications.png. Needs /usr/bin/chromium
+ * Writes docs/img/inbox.png, card.png, phone.png and timeline.png (`inbox`), and notifications.png (`notifications`):
+ * all of them, or the groups named (`node scripts/screenshots.js notifications`). Needs /usr/bin/chromium
  * (CHROMIUM_PATH).
  */
 const { mkdtempSync, rmSync, mkdirSync } = require('node:fs');
@@ -17,6 +18,8 @@ const { mintToken } = require('../dist/src/infrastructure/auth/jwt-verifier');
 
 const OUT = join(__dirname, '..', 'docs', 'img');
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const ONLY = new Set(process.argv.slice(2));
+const want = (group) => ONLY.size === 0 || ONLY.has(group);
 
 async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-shots-'));
@@ -59,139 +62,144 @@ async function main() {
       return json;
     };
 
-    await api('PUT', '/v1/policy', admin, {
-      rules: [
-        { match: 'get_*', level: 'automatic' },
-        { match: 'delete_source', level: 'confirm', timeoutSeconds: 900 },
-        { match: 'shell', level: 'manual', timeoutSeconds: 600 },
-      ],
-      defaults: { timeoutSeconds: 1200 },
-    });
-    await api('PUT', '/v1/tools/delete_source', admin, { description: 'Delete a knowledge source', destructive: true });
-    await api('PUT', '/v1/tools/send_email', admin, { description: 'Send an email', requiresApproval: true });
+    if (want('inbox')) {
+      await api('PUT', '/v1/policy', admin, {
+        rules: [
+          { match: 'get_*', level: 'automatic' },
+          { match: 'delete_source', level: 'confirm', timeoutSeconds: 900 },
+          { match: 'shell', level: 'manual', timeoutSeconds: 600 },
+        ],
+        defaults: { timeoutSeconds: 1200 },
+      });
+      await api('PUT', '/v1/tools/delete_source', admin, {
+        description: 'Delete a knowledge source',
+        destructive: true,
+      });
+      await api('PUT', '/v1/tools/send_email', admin, { description: 'Send an email', requiresApproval: true });
 
-    await api('POST', '/v1/conversations', agent, {
-      id: 'conv-kb',
-      title: 'Tidy the knowledge base',
-      user: { id: 'lee', name: 'Lee Park', roles: ['editor'] },
-    });
-    await api('POST', '/v1/conversations', agent, {
-      id: 'conv-mail',
-      title: 'March price change',
-      user: { id: 'mia', name: 'Mia Chen', roles: ['sales'] },
-    });
-    await api('POST', '/v1/conversations', ops, {
-      id: 'conv-ops',
-      title: 'Staging is slow',
-      user: { id: 'sam', name: 'Sam Ortiz', roles: ['engineer'] },
-    });
-    await api('POST', '/v1/conversations', agent, {
-      id: 'conv-crm',
-      title: 'Clean up duplicates',
-      user: { id: 'lee', name: 'Lee Park' },
-    });
+      await api('POST', '/v1/conversations', agent, {
+        id: 'conv-kb',
+        title: 'Tidy the knowledge base',
+        user: { id: 'lee', name: 'Lee Park', roles: ['editor'] },
+      });
+      await api('POST', '/v1/conversations', agent, {
+        id: 'conv-mail',
+        title: 'March price change',
+        user: { id: 'mia', name: 'Mia Chen', roles: ['sales'] },
+      });
+      await api('POST', '/v1/conversations', ops, {
+        id: 'conv-ops',
+        title: 'Staging is slow',
+        user: { id: 'sam', name: 'Sam Ortiz', roles: ['engineer'] },
+      });
+      await api('POST', '/v1/conversations', agent, {
+        id: 'conv-crm',
+        title: 'Clean up duplicates',
+        user: { id: 'lee', name: 'Lee Park' },
+      });
 
-    const kb = await api('POST', '/v1/conversations/conv-kb/tool-calls', agent, {
-      toolCalls: [
-        { id: 'c1', toolName: 'get_source', arguments: { id: 'src_2' } },
-        {
-          id: 'c2',
-          toolName: 'delete_source',
-          arguments: { id: 'src_2', cascade: true },
-          reason: 'Lee asked to remove the outdated handbook',
-          confidence: 0.92,
-          display: {
-            title: 'Delete source',
-            summary: "Delete source 'Handbook' (src_2) — 1,204 objects. This cannot be undone.",
-            fields: [
-              { label: 'Objects', value: '1,204' },
-              { label: 'Last edited', value: '14 months ago' },
-            ],
+      const kb = await api('POST', '/v1/conversations/conv-kb/tool-calls', agent, {
+        toolCalls: [
+          { id: 'c1', toolName: 'get_source', arguments: { id: 'src_2' } },
+          {
+            id: 'c2',
+            toolName: 'delete_source',
+            arguments: { id: 'src_2', cascade: true },
+            reason: 'Lee asked to remove the outdated handbook',
+            confidence: 0.92,
+            display: {
+              title: 'Delete source',
+              summary: "Delete source 'Handbook' (src_2) — 1,204 objects. This cannot be undone.",
+              fields: [
+                { label: 'Objects', value: '1,204' },
+                { label: 'Last edited', value: '14 months ago' },
+              ],
+            },
           },
-        },
-      ],
-    });
-    await api('POST', '/v1/conversations/conv-mail/tool-calls', agent, {
-      toolCalls: [
-        {
-          toolName: 'send_email',
-          arguments: {
-            to: 'customers-eu@lists.example.com',
-            subject: 'Your plan from 1 April',
-            template: 'price-change-2025',
+        ],
+      });
+      await api('POST', '/v1/conversations/conv-mail/tool-calls', agent, {
+        toolCalls: [
+          {
+            toolName: 'send_email',
+            arguments: {
+              to: 'customers-eu@lists.example.com',
+              subject: 'Your plan from 1 April',
+              template: 'price-change-2025',
+            },
+            reason: 'Mia wants customers told a month ahead',
+            display: {
+              title: 'Send email to 212 customers',
+              summary: "Announce the March price change to the 'EU customers' list.",
+            },
           },
-          reason: 'Mia wants customers told a month ahead',
-          display: {
-            title: 'Send email to 212 customers',
-            summary: "Announce the March price change to the 'EU customers' list.",
+        ],
+      });
+      const crm = await api('POST', '/v1/conversations/conv-crm/tool-calls', agent, {
+        toolCalls: [
+          {
+            toolName: 'merge_contacts',
+            arguments: { keep: 'ct_881', merge: ['ct_902', 'ct_917'] },
+            display: { title: 'Merge 3 contacts', summary: 'Merge "Dana Whitfield" duplicates into ct_881.' },
           },
-        },
-      ],
-    });
-    const crm = await api('POST', '/v1/conversations/conv-crm/tool-calls', agent, {
-      toolCalls: [
-        {
-          toolName: 'merge_contacts',
-          arguments: { keep: 'ct_881', merge: ['ct_902', 'ct_917'] },
-          display: { title: 'Merge 3 contacts', summary: 'Merge "Dana Whitfield" duplicates into ct_881.' },
-        },
-      ],
-    });
+        ],
+      });
 
-    const context = await browser.newContext({
-      viewport: { width: 1200, height: 820 },
-      deviceScaleFactor: 1,
-      colorScheme: 'light',
-    });
-    await context.addInitScript((t) => sessionStorage.setItem('tollgate.token', t), ann);
-    const page = await context.newPage();
-    await page.goto(server.url + '/');
-    await page.locator('.row-title', { hasText: 'Send email to 212 customers' }).waitFor();
-    await page.locator('[data-testid="stream-state"]', { hasText: 'Live' }).waitFor();
+      const context = await browser.newContext({
+        viewport: { width: 1200, height: 820 },
+        deviceScaleFactor: 1,
+        colorScheme: 'light',
+      });
+      await context.addInitScript((t) => sessionStorage.setItem('tollgate.token', t), ann);
+      const page = await context.newPage();
+      await page.goto(server.url + '/');
+      await page.locator('.row-title', { hasText: 'Send email to 212 customers' }).waitFor();
+      await page.locator('[data-testid="stream-state"]', { hasText: 'Live' }).waitFor();
 
-    // Live: a request arrives, another is decided elsewhere.
-    await api('POST', '/v1/conversations/conv-ops/tool-calls', ops, {
-      toolCalls: [
-        {
-          toolName: 'shell',
-          arguments: { cmd: 'kubectl rollout restart deploy/api -n staging' },
-          reason: 'p95 latency doubled after the last deploy',
-          display: { title: 'Restart the staging API', summary: 'kubectl rollout restart deploy/api -n staging' },
-        },
-      ],
-    });
-    await page.locator('.row-title', { hasText: 'Restart the staging API' }).waitFor();
-    await api(
-      'POST',
-      `/v1/tool-calls/${crm.toolCalls[0].id}/decision`,
-      bob,
-      { decision: 'approve' },
-      { 'x-tollgate-channel': 'cli' },
-    );
-    await page.getByText('approved by Bob via the CLI').first().waitFor();
+      // Live: a request arrives, another is decided elsewhere.
+      await api('POST', '/v1/conversations/conv-ops/tool-calls', ops, {
+        toolCalls: [
+          {
+            toolName: 'shell',
+            arguments: { cmd: 'kubectl rollout restart deploy/api -n staging' },
+            reason: 'p95 latency doubled after the last deploy',
+            display: { title: 'Restart the staging API', summary: 'kubectl rollout restart deploy/api -n staging' },
+          },
+        ],
+      });
+      await page.locator('.row-title', { hasText: 'Restart the staging API' }).waitFor();
+      await api(
+        'POST',
+        `/v1/tool-calls/${crm.toolCalls[0].id}/decision`,
+        bob,
+        { decision: 'approve' },
+        { 'x-tollgate-channel': 'cli' },
+      );
+      await page.getByText('approved by Bob via the CLI').first().waitFor();
 
-    mkdirSync(OUT, { recursive: true });
-    await page.screenshot({ path: join(OUT, 'inbox.png') });
+      mkdirSync(OUT, { recursive: true });
+      await page.screenshot({ path: join(OUT, 'inbox.png') });
 
-    await page.goto(`${server.url}/#/calls/${kb.toolCalls[1].id}`);
-    await page.locator('dialog.card').waitFor();
-    await page.setViewportSize({ width: 1200, height: 1000 });
-    await page.screenshot({ path: join(OUT, 'card.png') });
+      await page.goto(`${server.url}/#/calls/${kb.toolCalls[1].id}`);
+      await page.locator('dialog.card').waitFor();
+      await page.setViewportSize({ width: 1200, height: 1000 });
+      await page.screenshot({ path: join(OUT, 'card.png') });
 
-    await page.goto(`${server.url}/#/conversations/conv-kb`);
-    await page.locator('[data-testid="timeline"]').waitFor();
-    await page.getByText('Audit trail').waitFor();
-    await page.setViewportSize({ width: 1200, height: 820 });
-    await page.screenshot({ path: join(OUT, 'timeline.png') });
+      await page.goto(`${server.url}/#/conversations/conv-kb`);
+      await page.locator('[data-testid="timeline"]').waitFor();
+      await page.getByText('Audit trail').waitFor();
+      await page.setViewportSize({ width: 1200, height: 820 });
+      await page.screenshot({ path: join(OUT, 'timeline.png') });
 
-    await page.goto(`${server.url}/#/`);
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.locator('.row-title', { hasText: 'Restart the staging API' }).waitFor();
-    await page.screenshot({ path: join(OUT, 'phone.png') });
-    await context.close();
+      await page.goto(`${server.url}/#/`);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.locator('.row-title', { hasText: 'Restart the staging API' }).waitFor();
+      await page.screenshot({ path: join(OUT, 'phone.png') });
+      await context.close();
+    }
 
-    await notifications(browser, server.url, ann, api);
-    console.log(`Wrote inbox.png, card.png, timeline.png, phone.png and notifications.png to ${OUT}`);
+    if (want('notifications')) await notifications(browser, server.url, ann, api);
+    console.log(`Wrote the screenshots to ${OUT}`);
   } finally {
     await browser.close();
     await server.close();

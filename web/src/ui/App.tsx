@@ -487,13 +487,21 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         )}
         {person && (
           <a
-            class={route.view === 'settings' ? 'toggle on' : 'toggle'}
+            class={route.view === 'settings' ? 'toggle icon-only on' : 'toggle icon-only'}
             href={hrefFor({ view: 'settings' })}
             aria-current={route.view === 'settings' ? 'page' : undefined}
+            aria-label="Settings"
+            title="Settings: notifications on your phone and computer"
             data-testid="settings-link"
             onClick={() => setShowGrants(false)}
           >
-            Settings
+            <svg viewBox="0 0 16 16" width="15" height="15" aria-hidden="true">
+              <path
+                fill="currentColor"
+                fill-rule="evenodd"
+                d="M6.9 1h2.2l.3 1.8 1.2.5 1.5-1 1.6 1.6-1 1.5.5 1.2 1.8.3v2.2l-1.8.3-.5 1.2 1 1.5-1.6 1.6-1.5-1-1.2.5-.3 1.8H6.9l-.3-1.8-1.2-.5-1.5 1-1.6-1.6 1-1.5-.5-1.2L1 9.1V6.9l1.8-.3.5-1.2-1-1.5 1.6-1.6 1.5 1 1.2-.5zM8 5.6a2.4 2.4 0 1 0 0 4.8 2.4 2.4 0 0 0 0-4.8z"
+              />
+            </svg>
           </a>
         )}
         <NotifyToggle notifier={notifier} />

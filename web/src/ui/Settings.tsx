@@ -127,7 +127,7 @@ function Notifications({ api, now }: { api: Api; now: number }) {
           {unsupported}
         </p>
       ) : (
-        <div class="actions">
+        <div class="device-push">
           <span data-testid="push-state">
             This device: <strong>{on ? 'on' : 'off'}</strong>
           </span>{' '}
