@@ -52,6 +52,7 @@ function actorRef(a: unknown): Msg | undefined {
     via: enumName('CHANNEL', r.via),
     channelUser: r.channelUser,
     assurance: r.assurance,
+    onBehalfOf: r.onBehalfOf && present({ id: r.onBehalfOf.id, name: r.onBehalfOf.name }),
   };
   return present(message);
 }

@@ -12,7 +12,7 @@ import type { SupervisionLevel } from '../../domain/policy/supervision-level';
 import type { Tool } from '../../domain/tool/tool.aggregate';
 import type { TenantPolicy } from '../../domain/policy/tenant-policy.aggregate';
 import type { Halt, HaltScope, HaltState } from '../../domain/halt/halt.aggregate';
-import { isAgent, type Principal } from '../../domain/shared/actor';
+import { isAgent, type OnBehalfOf, type Principal } from '../../domain/shared/actor';
 import { publicDecision, type DecisionView } from './decision.view';
 import type { Holds, SameMembers } from './view-guard';
 
@@ -77,6 +77,8 @@ export interface QuorumApproverView {
   name?: string;
   via: string;
   at: string;
+  /** A delegate's approval: the person it was made for (it counts as theirs, once). */
+  onBehalfOf?: OnBehalfOf;
 }
 
 /**

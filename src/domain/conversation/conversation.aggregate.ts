@@ -9,8 +9,9 @@ import { CallCourse, decideCall, DecisionResult, expireCall, extendDeadline, fol
 import { ClaimKey, Decider, DecisionInput, ToolCall, ToolCallState } from './tool-call.entity';
 import { repeatedCalls } from './rules/idempotent-proposal';
 import { checkNotBlocked } from './rules/one-step-at-a-time';
+import { authorityFor } from './rules/delegated-authority';
 import { mayDecide } from './rules/who-may-decide';
-import { selfApprovalRefusal } from './rules/separation-of-duties';
+import { onBehalfRefusal, selfApprovalRefusal } from './rules/separation-of-duties';
 import { mayReadConversation } from './rules/who-may-read';
 
 export type { Decider, DecisionInput } from './tool-call.entity';
@@ -180,20 +181,27 @@ export class Conversation extends AggregateRoot {
     return mayReadConversation(p, { agentId: this.s.agentId, userId: this.s.user?.id ?? null });
   }
 
-  /** Whether `p` may decide `call` (rules/who-may-decide). */
-  mayDecide(p: Principal, call: ToolCall): boolean {
-    return mayDecide(p, call, this.s.user?.id);
+  /**
+   * Whether `p` may decide `call` (rules/who-may-decide): with their own rights, or on behalf of one of
+   * `delegators`, the people whose delegation to `p` holds now (rules/delegated-authority).
+   */
+  mayDecide(p: Principal, call: ToolCall, delegators: readonly Principal[] = []): boolean {
+    const userId = this.s.user?.id;
+    return mayDecide(p, call, userId) || delegators.some((d) => d.id !== p.id && mayDecide(d, call, userId));
   }
 
   /**
-   * Why an approval by `p` would be refused whatever passkey came with it (separation of duties), or undefined:
-   * asked before a step-up challenge is issued, so no one's device signs for a decision that cannot be made.
+   * Why an approval by `p` would be refused whatever passkey came with it (separation of duties, for `p` and for
+   * the delegator they would act for), or undefined: asked before a step-up challenge is issued, so no one's
+   * device signs for a decision that cannot be made.
    */
-  approvalRefusal(p: Principal, call: ToolCall): string | undefined {
-    return selfApprovalRefusal('approve', call.policy, p.id, {
-      userId: this.s.user?.id,
-      agentOwner: this.s.agentOwner,
-    });
+  approvalRefusal(p: Principal, call: ToolCall, delegators: readonly Principal[] = []): string | undefined {
+    const parties = { userId: this.s.user?.id, agentOwner: this.s.agentOwner };
+    const authority = authorityFor(p, call, { decision: 'approve' }, parties, delegators);
+    return (
+      selfApprovalRefusal('approve', call.policy, p.id, parties) ??
+      (authority?.kind === 'on_behalf' ? onBehalfRefusal('approve', call.policy, authority.of.id, parties) : undefined)
+    );
   }
 
   /**
@@ -232,10 +240,19 @@ export class Conversation extends AggregateRoot {
     return { calls, replay: false };
   }
 
-  /** A person's decision on a held call (held-call.ts: which rules refuse, which throw, which are recorded). */
-  decide(toolCallId: string, input: DecisionInput, by: Decider, at: Date): DecisionResult {
+  /**
+   * A person's decision on a held call (held-call.ts: which rules refuse, which throw, which are recorded);
+   * `delegators`: the people whose delegation to `by` holds now, on whose behalf they may decide.
+   */
+  decide(
+    toolCallId: string,
+    input: DecisionInput,
+    by: Decider,
+    at: Date,
+    delegators: readonly Principal[] = [],
+  ): DecisionResult {
     const call = this.mustFind(toolCallId);
-    return decideCall(call, input, by, at, this.course(call));
+    return decideCall(call, input, by, at, this.course(call), delegators);
   }
 
   /** An admin gives a pending call more time (held-call.ts). */

@@ -141,3 +141,23 @@ export class HaltedError extends DomainError {
     super('halted', 'unavailable', `Halted (${scope}): ${reason}`, { scope });
   }
 }
+
+/**
+ * One human, one authority: an approval towards a quorum by a person whose authority already counts there, given
+ * by them or by a delegate on their behalf (ann after bob approved for her, or bob for ann after ann approved).
+ */
+export class AuthorityCountedError extends DomainError {
+  constructor(
+    id: string,
+    counted: { by: { id: string; onBehalfOf?: { id: string } }; at: Date },
+    status: ToolCallStatus,
+  ) {
+    const who = counted.by.onBehalfOf
+      ? `${counted.by.id} approved it on behalf of ${counted.by.onBehalfOf.id}`
+      : `${counted.by.id} approved it`;
+    super('already_decided', 'conflict', `Tool call ${id} already counts this authority towards its quorum: ${who}`, {
+      decision: { outcome: 'approval_recorded', by: counted.by, at: counted.at },
+      toolCallStatus: status,
+    });
+  }
+}

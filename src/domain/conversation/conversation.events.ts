@@ -71,6 +71,8 @@ export class ToolCallApproved extends BaseEvent<
   PolicyRef & {
     outcome: 'approved';
     approvedBy: string;
+    /** A delegate's decision: the delegator whose authority it was made with (the actor names both). */
+    onBehalfOf?: string;
     via: string;
     latencyMs: number;
     decision: 'approve' | 'always_allow';
@@ -89,6 +91,8 @@ export class ToolCallApproved extends BaseEvent<
 export class ToolCallApprovalRecorded extends BaseEvent<
   PolicyRef & {
     approvedBy: string;
+    /** A delegate's decision: the delegator whose authority it was made with (the actor names both). */
+    onBehalfOf?: string;
     via: string;
     decision: 'approve' | 'always_allow';
     /** Distinct approvals so far, this one included, and how many the quorum needs. */
@@ -135,6 +139,8 @@ export class ToolCallRejected extends BaseEvent<
   PolicyRef & {
     outcome: 'rejected';
     rejectedBy: string;
+    /** A delegate's decision: the delegator whose authority it was made with (the actor names both). */
+    onBehalfOf?: string;
     via: string;
     latencyMs: number;
     reason?: string;
@@ -188,6 +194,8 @@ export class DecisionRefused extends BaseEvent<
     decision: 'approve' | 'always_allow';
     code: DecisionRefusedCode;
     refusedBy: string;
+    /** A delegate's decision: the delegator whose authority it was made with (the actor names both). */
+    onBehalfOf?: string;
     via: string;
     reason: string;
   }
@@ -201,6 +209,8 @@ export class GrantRefused extends BaseEvent<
     requestedScope: string;
     allowedScope: string;
     refusedBy: string;
+    /** A delegate's decision: the delegator whose authority it was made with (the actor names both). */
+    onBehalfOf?: string;
     via: string;
     reason: string;
   }

@@ -1,4 +1,4 @@
-import { Actor, personActor, SYSTEM_ACTOR } from '../shared/actor';
+import { Actor, OnBehalfOf, onBehalfOfRef, personActor, Principal, SYSTEM_ACTOR } from '../shared/actor';
 import type { DomainError } from '../shared/domain-error';
 import type { DomainEvent } from '../shared/domain-event';
 import type { EventEnvelope } from '../shared/event-base';
@@ -29,7 +29,8 @@ import { checkMayExtendDeadline, checkNewDeadline } from './rules/deadline-exten
 import { decisionOnSettledCall, standingDecision } from './rules/first-decision-wins';
 import { followUpDue, withNextStep } from './rules/follow-up';
 import { quorumArguments, quorumStep } from './rules/quorum';
-import { InterestedParties, selfApprovalRefusal } from './rules/separation-of-duties';
+import { authorityFor } from './rules/delegated-authority';
+import { InterestedParties, onBehalfRefusal, selfApprovalRefusal } from './rules/separation-of-duties';
 import { standingGrantRefusal } from './rules/standing-grant-limit';
 import { approvingArguments, StepUpProof, stepUpRefusal } from './rules/step-up';
 import { checkMayDecide } from './rules/who-may-decide';
@@ -38,6 +39,8 @@ import { checkMayDecide } from './rules/who-may-decide';
 export interface GrantRequest {
   toolName: string;
   scope: GrantScope;
+  /** A delegate's always_allow: the delegator whose authority made the grant (its maker is still the delegate). */
+  onBehalfOf?: OnBehalfOf;
 }
 
 export type DecisionResult =
@@ -71,18 +74,35 @@ export interface CallCourse {
  * was), self-approval (separation-of-duties), a chat client's approval the rule does not take (chat-approval), an
  * approval without the passkey its rule asks for, or with one made for another call or arguments (step-up); not recorded: a call already decided (first-decision-wins), a
  * quorum approval of other arguments.
+ * `delegators`: the people whose delegation to `by` holds now (rules/delegated-authority). When `by` may not make
+ * the decision with their own rights but one of them may, it is made on that delegator's behalf (`onBehalfOf` on
+ * the decision and the event's actor), bounded by the delegator's rights: their roles limit a standing grant and
+ * count towards a quorum, and separation of duties holds for both people.
  */
-export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at: Date, c: CallCourse): DecisionResult {
-  checkMayDecide(by, call, c.parties.userId);
-  const env = c.envelope(personActor(by, by.via), at);
+export function decideCall(
+  call: ToolCall,
+  input: DecisionInput,
+  by: Decider,
+  at: Date,
+  c: CallCourse,
+  delegators: readonly Principal[] = [],
+): DecisionResult {
+  const authority = authorityFor(by, call, input, c.parties, delegators);
+  if (!authority) checkMayDecide(by, call, c.parties.userId);
+  const delegator = authority?.kind === 'on_behalf' ? authority.of : undefined;
+  const forWhom = delegator && onBehalfOfRef(delegator);
+  const onBehalf = forWhom ? { onBehalfOf: forWhom.id } : {};
+  const env = c.envelope({ ...personActor(by, by.via), ...(forWhom ? { onBehalfOf: forWhom } : {}) }, at);
   const scope = input.decision === 'always_allow' ? (input.scope ?? 'conversation') : undefined;
-  const tooWide = scope && standingGrantRefusal(call.policy, scope, by);
+  // A delegate grants what the delegator's roles allow, never more (nor what the delegate's own might).
+  const tooWide = scope && standingGrantRefusal(call.policy, scope, delegator ?? by);
   if (tooWide) {
     c.record(
       new GrantRefused(env, {
         decision: 'always_allow',
         ...tooWide,
         refusedBy: by.id,
+        ...onBehalf,
         via: by.via,
         ...policyRef(call.policy),
       }),
@@ -102,11 +122,22 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
   const refuse = (code: DecisionRefusedCode, reason: string, error: DomainError): DecisionResult => {
     const decision = input.decision as 'approve' | 'always_allow';
     c.record(
-      new DecisionRefused(env, { decision, code, refusedBy: by.id, via: by.via, reason, ...policyRef(call.policy) }),
+      new DecisionRefused(env, {
+        decision,
+        code,
+        refusedBy: by.id,
+        ...onBehalf,
+        via: by.via,
+        reason,
+        ...policyRef(call.policy),
+      }),
     );
     return { kind: 'refused', call, error };
   };
-  const self = selfApprovalRefusal(input.decision, call.policy, by.id, c.parties);
+  // Separation of duties holds for the person who acts and for the delegator they act for.
+  const self =
+    selfApprovalRefusal(input.decision, call.policy, by.id, c.parties) ??
+    (delegator && onBehalfRefusal(input.decision, call.policy, delegator.id, c.parties));
   if (self) return refuse('self_approval', self, new SelfApprovalError(self));
   const chat = chatApprovalRefusal(input.decision, call.policy, by.via);
   if (chat) return refuse('chat_approval_not_allowed', chat, new ChatApprovalNotAllowedError(call.id, chat));
@@ -126,6 +157,7 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
     ...(by.name ? { name: by.name } : {}),
     ...(channelUser ? { channelUser } : {}),
     ...(assurance ? { assurance } : {}),
+    ...(forWhom ? { onBehalfOf: forWhom } : {}),
   };
   const latencyMs = at.getTime() - call.createdAt.getTime();
   if (input.decision === 'reject') {
@@ -136,6 +168,7 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
       new ToolCallRejected(env, {
         outcome: 'rejected',
         rejectedBy: by.id,
+        ...onBehalf,
         via: by.via,
         latencyMs,
         reason: input.reason,
@@ -147,13 +180,14 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
   }
   const kind = input.decision as 'approve' | 'always_allow';
   const quorum = call.policy.quorum;
-  const step = quorum && quorumStep(call, input, by);
+  const step = quorum && quorumStep(call, input, by, delegator);
   if (step && step.kind !== 'complete') {
     if (step.kind !== 'counted') return step.kind === 'unchanged' ? { kind: 'unchanged', call } : { ...step, call };
     recordApproval(call, ref, at, input, step.editedArguments, proof);
     c.record(
       new ToolCallApprovalRecorded(env, {
         approvedBy: by.id,
+        ...onBehalf,
         via: by.via,
         decision: kind,
         count: step.count,
@@ -172,7 +206,7 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
   // standing approval may not stand in for several), nor one that needs a passkey (each call needs its own).
   const grant =
     scope && call.policy.level !== 'manual' && !quorum && !call.policy.stepUp
-      ? { toolName: call.toolName, scope }
+      ? { toolName: call.toolName, scope, ...(forWhom ? { onBehalfOf: forWhom } : {}) }
       : undefined;
   const editedArguments = quorum ? quorumArguments(call, input) : input.arguments;
   if (quorum) recordApproval(call, ref, at, input, editedArguments, proof);
@@ -192,6 +226,7 @@ export function decideCall(call: ToolCall, input: DecisionInput, by: Decider, at
     new ToolCallApproved(env, {
       outcome: 'approved',
       approvedBy: by.id,
+      ...onBehalf,
       via: by.via,
       latencyMs,
       decision: kind,

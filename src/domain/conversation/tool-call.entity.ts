@@ -1,4 +1,4 @@
-import type { Channel, Principal } from '../shared/actor';
+import type { Channel, OnBehalfOf, Principal } from '../shared/actor';
 import type { StepUpEvidence, StepUpProof } from './step-up-proof';
 import type { SupervisionLevel } from '../policy/supervision-level';
 import type { GrantLimit, GrantScope, ToolFlags } from '../policy/approval-policy';
@@ -68,6 +68,8 @@ export interface ActorRef {
   channelUser?: string;
   /** `client`: an MCP client relayed the decision, with no proof a person saw the call. */
   assurance?: 'client';
+  /** A delegate's decision: the delegator whose authority it was made with (`id` is the delegate who acted). */
+  onBehalfOf?: OnBehalfOf;
 }
 
 export type DecisionKind = 'approve' | 'reject' | 'always_allow';

@@ -47,3 +47,28 @@ export class PasskeyRegistered extends BaseEvent<{
 export class PasskeyRemoved extends BaseEvent<{ personId: string; credentialId: string; removedBy: string }> {
   readonly type = 'PasskeyRemoved' as const;
 }
+
+/** A delegation as the audit trail records it: who delegates, to whom, and for which period. */
+interface DelegationRecord {
+  /** The delegator. */
+  personId: string;
+  to: { id: string; name?: string };
+  from: string;
+  until: string;
+  reason?: string;
+}
+
+/**
+ * A person delegated their decisions (out of office): while it holds, what would reach them reaches `to`, who
+ * decides on their behalf with their rights, no more. `replaces`: the delegation this one took the place of (one
+ * at a time), when one still held or was to come. A delegation that reaches its `until` simply stops applying:
+ * no event marks that.
+ */
+export class DelegationSet extends BaseEvent<DelegationRecord & { replaces?: Omit<DelegationRecord, 'personId'> }> {
+  readonly type = 'DelegationSet' as const;
+}
+
+/** A person ended their delegation before its `until` (or withdrew one yet to start): `endedAt` is when. */
+export class DelegationEnded extends BaseEvent<DelegationRecord & { endedAt: string }> {
+  readonly type = 'DelegationEnded' as const;
+}

@@ -17,6 +17,22 @@ export interface Actor {
    * the call. Absent: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API).
    */
   assurance?: 'client';
+  /**
+   * A delegate's decision: the person whose authority they decided with (their out-of-office delegation). `id` is
+   * still the person who acted; this names whom they acted for, as that person's record named them.
+   */
+  onBehalfOf?: OnBehalfOf;
+}
+
+/** The delegator a delegate acted for: their id, and their name as on record. */
+export interface OnBehalfOf {
+  id: string;
+  name?: string;
+}
+
+/** How a decision names the delegator it was made for. */
+export function onBehalfOfRef(p: { id: string; name?: string }): OnBehalfOf {
+  return { id: p.id, ...(p.name ? { name: p.name } : {}) };
 }
 
 export const POLICY_ACTOR: Actor = { id: 'policy', kind: 'system', via: 'policy' };

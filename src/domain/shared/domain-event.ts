@@ -33,6 +33,8 @@ export const EVENT_TYPES = [
   'QuestionCancelled',
   'PasskeyRegistered',
   'PasskeyRemoved',
+  'DelegationSet',
+  'DelegationEnded',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -16,7 +16,7 @@ import type { PolicyDefaults, PolicyRule } from '../../../domain/policy/policy-d
 import { TOOL_CALL_STATUSES, ToolCallStatus } from '../../../domain/conversation/tool-call-status';
 import { HALT_SCOPES, HaltScope } from '../../../domain/halt/halt.aggregate';
 import { SUPERVISION_LEVELS, SupervisionLevel } from '../../../domain/policy/supervision-level';
-import { CHANNELS, Channel } from '../../../domain/shared/actor';
+import { CHANNELS, Channel, OnBehalfOf } from '../../../domain/shared/actor';
 import { EVENT_TYPES } from '../../../domain/shared/domain-event';
 import type { Webhook, WebhookAttempt, WebhookDelivery } from '../../webhooks/webhook.store';
 import { ANY_JSON } from './json-value';
@@ -48,6 +48,18 @@ export class ToolFlagsView implements ToolFlags {
   @ApiPropertyOptional() destructive?: boolean;
 }
 
+@ApiSchema({
+  name: 'OnBehalfOf',
+  description: 'The person a delegate acted for (their out-of-office delegation): their id, and name as on record',
+})
+export class OnBehalfOfView implements OnBehalfOf {
+  @ApiProperty({ example: 'ann' }) id: string;
+  @ApiPropertyOptional({ example: 'Ann' }) name?: string;
+}
+
+const ON_BEHALF_OF =
+  "A delegate's decision: the person whose authority it was made with (`id` is the delegate who acted); absent otherwise";
+
 @ApiSchema({ name: 'ActorRef', description: 'Who did something, and through which channel' })
 export class ActorRefView implements AppActorRefView {
   @ApiProperty({ description: "A person's or agent's `sub`, or `policy` / `system`", example: 'ann' }) id: string;
@@ -55,6 +67,7 @@ export class ActorRefView implements AppActorRefView {
   @ApiProperty({ enum: CHANNELS, enumName: 'Channel' }) via: Channel;
   @ApiPropertyOptional({ description: CHANNEL_USER, example: 'U0123ABC' }) channelUser?: string;
   @ApiPropertyOptional({ enum: ASSURANCES, enumName: 'Assurance', description: ASSURANCE }) assurance?: 'client';
+  @ApiPropertyOptional({ type: () => OnBehalfOfView, description: ON_BEHALF_OF }) onBehalfOf?: OnBehalfOfView;
 }
 
 @ApiSchema({ name: 'ToolCallPolicy', description: 'Why the policy judged the call as it did' })
@@ -78,6 +91,7 @@ export class QuorumApproverView implements app.QuorumApproverView {
   @ApiPropertyOptional() name?: string;
   @ApiProperty({ example: 'web' }) via: string;
   @ApiProperty(DATE_TIME) at: string;
+  @ApiPropertyOptional({ type: () => OnBehalfOfView, description: ON_BEHALF_OF }) onBehalfOf?: OnBehalfOfView;
 }
 
 @ApiSchema({
@@ -376,6 +390,7 @@ export class ActorView {
   @ApiPropertyOptional({ type: [String] }) roles?: string[];
   @ApiPropertyOptional({ description: CHANNEL_USER, example: 'U0123ABC' }) channelUser?: string;
   @ApiPropertyOptional({ enum: ASSURANCES, enumName: 'Assurance', description: ASSURANCE }) assurance?: 'client';
+  @ApiPropertyOptional({ type: () => OnBehalfOfView, description: ON_BEHALF_OF }) onBehalfOf?: OnBehalfOfView;
 }
 
 @ApiSchema({ name: 'Halt', description: 'A halt in force' })
@@ -667,6 +682,7 @@ export const WebhookDeliveryPageView = pageOf('WebhookDeliveryPage', () => Webho
 export type ViewGuards = [
   Holds<SameMembers<ToolFlagsView, ToolFlags>>,
   Holds<SameMembers<ActorRefView, AppActorRefView>>,
+  Holds<SameMembers<OnBehalfOfView, OnBehalfOf>>,
   Holds<SameMembers<ToolCallView, Call>>,
   Holds<SameMembers<ToolCallPolicyView, app.ToolCallPolicyView>>,
   Holds<SameMembers<ToolCallApprovalView, app.ToolCallApprovalState>>,

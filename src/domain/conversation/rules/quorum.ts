@@ -2,8 +2,13 @@ import { namesPerson, rolesAmong } from '../../policy/assignee';
 import { hasAnyRole, Principal } from '../../shared/actor';
 import { DomainError } from '../../shared/domain-error';
 import { jsonEqual } from '../../shared/json';
-import { AlreadyDecidedError, NotAllowedToDecideError, QuorumArgumentsMismatchError } from '../conversation.errors';
-import type { DecisionInput, ToolCall } from '../tool-call.entity';
+import {
+  AlreadyDecidedError,
+  AuthorityCountedError,
+  NotAllowedToDecideError,
+  QuorumArgumentsMismatchError,
+} from '../conversation.errors';
+import type { ApprovalRecord, DecisionInput, ToolCall } from '../tool-call.entity';
 import { sameApproval } from './first-decision-wins';
 
 /** Where one approval leaves a call that needs a quorum. */
@@ -19,10 +24,12 @@ export type QuorumStep =
  * An approval of a call whose rule asks for a quorum (`policy.quorum`): it counts only from the quorum's
  * roles and the people it names (others may still reject: thrown, nothing to record) and once a person; it must approve the same
  * arguments as the first approval did. The call is approved when the quorum's count is reached.
+ * `onBehalfOf`: the delegator a delegate approves for; then the delegator's roles and name are what count, and
+ * one human is one authority: an approval by ann, or by anyone on ann's behalf, counts once between them.
  */
-export function quorumStep(call: ToolCall, input: DecisionInput, by: Principal): QuorumStep {
+export function quorumStep(call: ToolCall, input: DecisionInput, by: Principal, onBehalfOf?: Principal): QuorumStep {
   const quorum = call.policy.quorum!;
-  if (quorum.of && !countsTowards(quorum.of, by)) {
+  if (quorum.of && !countsTowards(quorum.of, onBehalfOf ?? by)) {
     throw new NotAllowedToDecideError(
       `Approvals of this call count only from: ${quorum.of.join(', ')} (a quorum of ${quorum.count}); you may reject it`,
     );
@@ -34,6 +41,8 @@ export function quorumStep(call: ToolCall, input: DecisionInput, by: Principal):
     const recorded = { outcome: 'approval_recorded', by: mine.by, at: mine.at };
     return { kind: 'refused', error: new AlreadyDecidedError(call.id, recorded, call.status) };
   }
+  const counted = countedFor(call, [by.id, ...(onBehalfOf ? [onBehalfOf.id] : [])]);
+  if (counted) return { kind: 'refused', error: new AuthorityCountedError(call.id, counted, call.status) };
   const fixed = earlier[0];
   if (fixed && input.arguments !== undefined && !jsonEqual(input.arguments, fixed.editedArguments ?? call.arguments)) {
     return { kind: 'refused', error: new QuorumArgumentsMismatchError(call.id) };
@@ -49,8 +58,18 @@ export function quorumStep(call: ToolCall, input: DecisionInput, by: Principal):
   };
 }
 
+/**
+ * The earlier approval that already stands for one of these people: given by them, or on their behalf by a
+ * delegate. One human, one authority: ann's approval and bob's on ann's behalf are one voice, not two.
+ */
+export function countedFor(call: ToolCall, people: readonly string[]): ApprovalRecord | undefined {
+  return call.approvals.find(
+    (a) => people.includes(a.by.id) || (a.by.onBehalfOf !== undefined && people.includes(a.by.onBehalfOf.id)),
+  );
+}
+
 /** Whether `of` lets this person's approval count: one of its roles, or named there (`person:<id or email>`). */
-function countsTowards(of: readonly string[], by: Principal): boolean {
+export function countsTowards(of: readonly string[], by: Principal): boolean {
   return hasAnyRole(by, rolesAmong(of)) || namesPerson(of, by);
 }
 

@@ -25,3 +25,20 @@ export function selfApprovalRefusal(
         : undefined;
   return self && `Separation of duties: ${self} may not approve this call; another approver must decide`;
 }
+
+/**
+ * Separation of duties for the delegator a delegate acts for: a delegate never approves for ann a call ann could
+ * not approve herself (she is its user, or the agent's owner). The delegate's own check (above) applies as well:
+ * both people are held to it. Returns the refusal's reason, or undefined.
+ */
+export function onBehalfRefusal(
+  decision: DecisionKind,
+  policy: Pick<PolicyRecord, 'selfApproval'>,
+  delegatorId: string,
+  parties: InterestedParties,
+): string | undefined {
+  const own = selfApprovalRefusal(decision, policy, delegatorId, parties);
+  if (!own) return undefined;
+  const self = parties.userId === delegatorId ? "the conversation's user" : "the agent's owner";
+  return `Separation of duties: ${delegatorId}, on whose behalf you act, is ${self} and may not approve this call; another approver must decide`;
+}

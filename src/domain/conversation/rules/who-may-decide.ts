@@ -14,7 +14,15 @@ const NEVER_DECIDE: readonly string[] = ['requester', 'auditor', 'agent'];
 export function mayDecide(p: Principal, call: ToolCall, requesterId: string | undefined): boolean {
   if (isAgent(p)) return false;
   if (!call.approval) return true;
-  const approvers = call.approval.approvers;
+  return mayDecideAmong(p, call.approval.approvers, requesterId);
+}
+
+/**
+ * Whether a held call's `approvers` let this person decide it: what mayDecide asks of a call, for readers that
+ * know only the list (the event stream, reading a call a delegator may decide).
+ */
+export function mayDecideAmong(p: Principal, approvers: readonly string[], requesterId: string | null | undefined) {
+  if (isAgent(p)) return false;
   // `requester` names the conversation's user, never a role a token could claim; nor does `person:x` name a role
   // (a provider's group of that name is not the person). Auditors change nothing, even where a policy stored
   // before that was checked lists them.
@@ -26,7 +34,7 @@ export function mayDecide(p: Principal, call: ToolCall, requesterId: string | un
   )
     return true;
   if (namesPerson(approvers, p)) return true;
-  return approvers.includes('requester') && requesterId !== undefined && requesterId === p.id;
+  return approvers.includes('requester') && requesterId != null && requesterId === p.id;
 }
 
 /** Throws when `by` may not decide the call at all: a broken precondition, nothing to record. */

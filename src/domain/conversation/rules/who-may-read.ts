@@ -1,5 +1,6 @@
 import { namesPerson } from '../../policy/assignee';
 import { hasAnyRole, isAgent, Principal } from '../../shared/actor';
+import { mayDecideAmong } from './who-may-decide';
 
 /** Who started a conversation and for whom: all that decides who may read it. */
 export interface ConversationParties {
@@ -19,13 +20,17 @@ export function mayReadConversation(p: Principal, parties: ConversationParties):
 
 /**
  * Who may read one call: whoever may read its conversation, and a person its approvers name (`person:…`), who
- * must see what they are asked to decide, but that call only: not the rest of the conversation.
+ * must see what they are asked to decide, but that call only: not the rest of the conversation. So does a
+ * delegate, for the held calls one of their `delegators` (whose delegation holds now) may decide: what they are
+ * to decide on that person's behalf, no more (never what the delegator may merely read).
  */
 export function mayReadCall(
   p: Principal,
   parties: ConversationParties,
   approvers: readonly string[] | undefined,
+  delegators: readonly Principal[] = [],
 ): boolean {
   if (mayReadConversation(p, parties)) return true;
-  return !isAgent(p) && approvers !== undefined && namesPerson(approvers, p);
+  if (isAgent(p) || approvers === undefined) return false;
+  return namesPerson(approvers, p) || delegators.some((d) => mayDecideAmong(d, approvers, parties.userId));
 }
