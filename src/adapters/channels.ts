@@ -21,6 +21,7 @@ import { NotificationPreferencesController } from './reach/notification-preferen
 import { ReachPlanner } from './reach/reach-planner';
 import { ReachStore } from './reach/reach.store';
 import { SlackApprovalCallback } from './slack/slack-approval-callback';
+import { SlackDirectMessages } from './slack/slack-direct';
 import { SLACK_CLIENT, slackWebClient } from './slack/slack-client';
 import { SlackInteractions } from './slack/slack-interactions';
 import { SlackInteractionsController } from './slack/slack-interactions.controller';
@@ -71,7 +72,7 @@ export function channelProviders(config: TollgateConfig): Provider[] {
     {
       provide: DIGEST_SENDERS,
       useFactory: (...senders: DigestSender[]) => senders,
-      inject: email ? [EmailApprovalCallback] : [],
+      inject: [...(email ? [EmailApprovalCallback] : []), ...(slack ? [SlackDirectMessages] : [])],
     },
     ...(email ? [{ provide: MAILER, useFactory: () => smtpMailer(email) }, EmailApprovalCallback] : []),
     ...pushProviders(config),
@@ -80,6 +81,7 @@ export function channelProviders(config: TollgateConfig): Provider[] {
           { provide: SLACK_CLIENT, useFactory: () => slackWebClient(slack) },
           SlackMessageStore,
           SlackApprovalCallback,
+          SlackDirectMessages,
           SlackQuestions,
           SlackInteractions,
         ]

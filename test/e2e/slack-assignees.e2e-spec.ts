@@ -11,6 +11,7 @@ let slack: SlackStandIn;
 let server: TestServer;
 let http: ReturnType<typeof client>;
 let agent: string;
+const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
   slack = await startSlackStandIn();
@@ -29,11 +30,9 @@ beforeAll(async () => {
   agent = await server.token('bot', ['agent']);
   const root = await server.token('root', ['admin']);
   // Ann and Bob have signed in: their person records exist (Ann by her email too).
-  for (const t of [
-    await server.token('ann', ['viewer'], { email: 'ann@example.com' }),
-    await server.token('bob', ['approver']),
-  ])
-    expect((await http.get('/v1/me', t)).status).toBe(200);
+  tokens.ann = await server.token('ann', ['viewer'], { email: 'ann@example.com' });
+  tokens.bob = await server.token('bob', ['approver']);
+  for (const t of Object.values(tokens)) expect((await http.get('/v1/me', t)).status).toBe(200);
   expect(
     (
       await http.put('/v1/policy', root, {
@@ -75,5 +74,51 @@ describe('named people in Slack', () => {
     const role = await posted('deploy', 'c-role');
     expect(String(role.args.text)).toMatch(/^Approval needed: deploy/);
     expect(JSON.stringify(role.args.blocks)).not.toContain('<@');
+  });
+});
+
+describe('direct messages', () => {
+  const dmsTo = (user: string) => slack.callsTo('chat.postMessage').filter((c) => c.args.channel === user);
+
+  it('go to people who ask for them, one per call, with the card link and no buttons; none by default', async () => {
+    expect((await http.put('/v1/me/notifications', tokens.ann, { slack: 'immediate' })).status).toBe(200);
+    const channel = await posted('pay_rent', 'c-dm-1');
+    const id = /\((tc_[^)]+)\)/.exec(String(channel.args.text))![1];
+    const dm = await eventually(
+      () => dmsTo('U0ANN').find((c) => String(c.args.text).includes(id)),
+      10_000,
+      'DM to ann',
+    );
+    expect(String(dm.args.text)).toContain(`/#/calls/${id}`);
+    expect(dm.args.blocks).toBeUndefined();
+    // Bob may decide deploys but asked for no direct messages.
+    const deploy = await posted('deploy', 'c-dm-2');
+    const deployId = /\((tc_[^)]+)\)/.exec(String(deploy.args.text))![1];
+    await new Promise((r) => setTimeout(r, 300));
+    expect(dmsTo('U0BOB').filter((c) => String(c.args.text).includes(deployId))).toHaveLength(0);
+  });
+
+  it('an hourly digest lists what waits, when it is due', async () => {
+    expect((await http.put('/v1/me/notifications', tokens.bob, { slack: 'hourly' })).status).toBe(200);
+    const deploy = await posted('deploy', 'c-dm-3');
+    const id = /\((tc_[^)]+)\)/.exec(String(deploy.args.text))![1];
+    await eventually(
+      async () =>
+        (await server.dataSource.query(`SELECT 1 FROM digests_due WHERE person_id = 'bob' AND channel = 'slack'`))
+          .length
+          ? true
+          : undefined,
+      10_000,
+      'digest due',
+    );
+    await server.dataSource.query(
+      `UPDATE digests_due SET due_at = now() - interval '1 second' WHERE person_id = 'bob'`,
+    );
+    const digest = await eventually(
+      () => dmsTo('U0BOB').find((c) => /wait for you/.test(String(c.args.text))),
+      10_000,
+      'digest DM',
+    );
+    expect(String(digest.args.text)).toContain(`/#/calls/${id}`);
   });
 });

@@ -11,6 +11,7 @@ import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/con
 import { slackLinkIn, slackRoutes } from '../../infrastructure/config/slack-config';
 import { type MessageLinks, notifyMessage, outcomeMessage, requestMessage, type SlackBlock } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
+import { SlackDirectMessages } from './slack-direct';
 import { SlackMessageStore } from './slack-messages.store';
 
 /**
@@ -29,6 +30,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
     private readonly messages: SlackMessageStore,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
     @Inject(PERSONS) private readonly persons: PersonRepository,
+    private readonly direct: SlackDirectMessages,
   ) {}
 
   /** Where a message links to a call's card (TOLLGATE_PUBLIC_URL); unset, messages name the call's id instead. */
@@ -45,6 +47,7 @@ export class SlackApprovalCallback implements ApprovalCallback {
   async ask(r: ApprovalRequest): Promise<void> {
     if (!this.channelOf(r.tenantId)) return;
     await this.post(r, requestMessage(r, this.links, await this.namedSlackUsers(r)), 'chat.postMessage');
+    await this.direct.ask(r);
   }
 
   /** The Slack users linked to the people the call names (`person:`), mentioned so Slack notifies exactly them. */
