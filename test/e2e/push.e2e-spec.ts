@@ -83,6 +83,16 @@ const act = (token: string): Promise<Reply> =>
 
 const problem = (r: Reply) => ({ status: r.status, code: r.body?.code });
 
+/**
+ * Ann rejects the call from her notification and her outcome arrives: the channel tells outcomes after it has sent
+ * every request of the call, so by then whatever was to be sent about it has been.
+ */
+async function settled(toolCallId: string): Promise<void> {
+  const asked = await eventually(() => messages('ann-phone', toolCallId, 'ask')[0], 15_000, "ann's notification");
+  expect((await act(asked.message.reject)).status).toBe(200);
+  await eventually(() => messages('ann-phone', toolCallId, 'outcome')[0], 15_000, "ann's outcome");
+}
+
 let annPhone: { browser: BrowserSubscription; id: string };
 let bobPhone: { browser: BrowserSubscription; id: string };
 
@@ -302,11 +312,20 @@ describe('deciding from a notification', () => {
     );
   });
 
+  it('sends nothing to someone who turned push off in their notification settings', async () => {
+    const dan = await server.token('dan', ['approver'], { name: 'Dan' });
+    await subscribe(dan, 'dan-phone');
+    expect((await http.put('/v1/me/notifications', dan, { push: 'off' })).status).toBe(200);
+    const call = await propose('push-off', 'deploy', { service: 'docs' });
+    await settled(call.id);
+    expect(messages('dan-phone', call.id, 'ask')).toHaveLength(0);
+  });
+
   it('lets a person remove their own subscription, after which nothing is sent to it', async () => {
     expect((await http.call('DELETE', `/v1/me/push-subscriptions/${bobPhone.id}`, { token: bob })).status).toBe(204);
     expect((await http.get('/v1/me/push-subscriptions', bob)).body.subscriptions).toEqual([]);
     const call = await propose('push-removed', 'deploy', { service: 'mail' });
-    await eventually(() => messages('ann-phone', call.id, 'ask')[0], 15_000, "ann's notification");
+    await settled(call.id);
     expect(messages('bob-phone', call.id, 'ask')).toHaveLength(0);
   });
 });

@@ -101,6 +101,17 @@ describe('a push message', () => {
     });
   });
 
+  it('shows a digest of what waits, which opens the inbox', async () => {
+    const n = notificationFor({ v: 1, kind: 'digest', title: '3 requests wait for you', body: '• Deploy\n• Pay' });
+    expect(n).toMatchObject({
+      title: '3 requests wait for you',
+      options: { tag: 'tollgate-digest', actions: [], data: {}, renotify: true },
+    });
+    const w = worker({ status: 200 });
+    await onClick('', n.options.data, w.deps);
+    expect(w.opened).toEqual([`${ORIGIN}/`]);
+  });
+
   it('still shows something for a message it cannot read (a browser requires one per push)', () => {
     for (const bad of [
       undefined,

@@ -9,6 +9,7 @@ import type { PublicAddress } from '../actions/public-address';
 import { PushApprovalCallback } from './push-approval-callback';
 import type { PushMessage } from './push-payload';
 import type { PushSender, PushSendOptions } from './push-sender';
+import type { ReachPlanner } from '../reach/reach-planner';
 import type { PushSubscriptionRecord, PushSubscriptionStore } from './push-subscription.store';
 import type { SentKind, SentNotifications } from './sent-notifications';
 
@@ -59,7 +60,17 @@ const request = (over: Partial<ApprovalRequest> = {}): ApprovalRequest => ({
   ...over,
 });
 
-function setup(people: Person[], devices: PushSubscriptionRecord[]) {
+/** What each person's settings make of a push now: `off`, a digest later, or (unlisted) now. */
+type Plan = Record<string, 'off' | 'digest'>;
+
+function setup(people: Person[], devices: PushSubscriptionRecord[], plan: Plan = {}) {
+  const planned: Array<{ person: string; channel: string }> = [];
+  const planner: Pick<ReachPlanner, 'now'> = {
+    async now(_t, channel, asked) {
+      for (const p of asked) if (plan[p.id] === 'digest') planned.push({ person: p.id, channel });
+      return asked.filter((p) => plan[p.id] === undefined);
+    },
+  };
   const sent: Array<{ to: string; message: PushMessage; opts: PushSendOptions }> = [];
   const claimed = new Set<string>();
   const issued: ActionGrant[] = [];
@@ -101,10 +112,11 @@ function setup(people: Person[], devices: PushSubscriptionRecord[]) {
     store as PushSubscriptionStore,
     sentNotifications as SentNotifications,
     sender as PushSender,
+    planner as ReachPlanner,
     loadConfig({}),
     clock,
   );
-  return { callback, sent, issued };
+  return { callback, sent, issued, planned };
 }
 
 describe('PushApprovalCallback', () => {
@@ -174,6 +186,36 @@ describe('PushApprovalCallback', () => {
     expect(sent).toEqual([]);
     await callback.ask(request({ approval: { ...request().approval!, selfApproval: false } }));
     expect(sent.map((s) => s.to)).toEqual(['ps_a1']);
+  });
+
+  it("follows each person's settings: none to those who turned push off, a digest planned for those who want one", async () => {
+    const { callback, sent, planned } = setup(
+      [
+        person('ann', ['approver']),
+        person('bob', ['approver']),
+        person('cy', ['approver']),
+        person('di', ['approver']),
+      ],
+      [device('ann', 'ps_a1'), device('bob', 'ps_b1'), device('cy', 'ps_c1')],
+      { bob: 'off', cy: 'digest', di: 'digest' },
+    );
+    await callback.ask(request());
+    expect(sent.map((s) => s.to)).toEqual(['ps_a1']);
+    expect(planned).toEqual([{ person: 'cy', channel: 'push' }]); // di has no device: no digest planned
+  });
+
+  it('sends a digest to every device of the person: how many wait and their titles, without actions', async () => {
+    const { callback, sent } = setup([], [device('ann', 'ps_a1'), device('ann', 'ps_a2'), device('bob', 'ps_b1')]);
+    const calls = ['Deploy billing', 'Pay ACME'].map((title, i) => request({ id: `tc_${i}`, display: { title } }));
+    await callback.sendDigest(person('ann', ['approver']), calls, true);
+    expect(sent.map((s) => s.to)).toEqual(['ps_a1', 'ps_a2']);
+    expect(sent[0].message).toEqual({
+      v: 1,
+      kind: 'digest',
+      title: '2+ requests wait for you',
+      body: '• Deploy billing\n• Pay ACME\nand more',
+    });
+    expect(sent[0].opts).toMatchObject({ urgency: 'normal', topic: 'tollgate-digest' });
   });
 
   it('replaces the notification of everyone told with the outcome, and no one else', async () => {

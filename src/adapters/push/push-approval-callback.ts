@@ -7,8 +7,11 @@ import type {
   ApprovalRequest,
 } from '../../application/ports/approval-callback.port';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
+import type { Person } from '../../domain/person/person';
 import { ActionLinks } from '../actions/action-links';
-import { argumentsLine, askMessage, outcomeMessage } from './push-payload';
+import type { DigestSender } from '../reach/digests';
+import { ReachPlanner } from '../reach/reach-planner';
+import { argumentsLine, askMessage, digestMessage, outcomeMessage } from './push-payload';
 import { PushSender, PushSendOptions, topicFor } from './push-sender';
 import { PushSubscriptionRecord, PushSubscriptionStore } from './push-subscription.store';
 import { SentKind, SentNotifications } from './sent-notifications';
@@ -25,9 +28,11 @@ const OUTCOME_TTL_SECONDS = 24 * 3600;
  * passkey step-up, arguments too long to show). The outcome replaces the notification. Sends are claimed first
  * (SentNotifications), so a redelivered event sends nothing twice; a push service's refusal is counted on the
  * subscription and passed over, never retried through the outbox (it would hold up every later call of the tenant).
+ * Each person's notification settings apply (ReachPlanner): push off, or a digest instead (hourly, daily, or at the
+ * end of their quiet hours), which the DigestRunner sends through `sendDigest`.
  */
 @Injectable()
-export class PushApprovalCallback implements ApprovalCallback {
+export class PushApprovalCallback implements ApprovalCallback, DigestSender {
   readonly channel = 'push';
 
   constructor(
@@ -36,6 +41,7 @@ export class PushApprovalCallback implements ApprovalCallback {
     private readonly subscriptions: PushSubscriptionStore,
     private readonly sentNotifications: SentNotifications,
     private readonly sender: PushSender,
+    private readonly planner: ReachPlanner,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -73,9 +79,20 @@ export class PushApprovalCallback implements ApprovalCallback {
       r.tenantId,
       people.map((p) => p.id),
     );
-    const devices = new Map<string, PushSubscriptionRecord[]>();
-    for (const s of subscriptions) devices.set(s.personId, [...(devices.get(s.personId) ?? []), s]);
-    const fresh = await this.sentNotifications.claim(r.tenantId, r.id, this.channel, [...devices.keys()], kind);
+    const devices = byPerson(subscriptions);
+    // Only people with a device have a say here: a digest is planned for no one it could reach.
+    const now = await this.planner.now(
+      r.tenantId,
+      'push',
+      people.filter((p) => devices.has(p.id)),
+    );
+    const fresh = await this.sentNotifications.claim(
+      r.tenantId,
+      r.id,
+      this.channel,
+      now.map((p) => p.id),
+      kind,
+    );
     const { whole } = argumentsLine(r.arguments);
     const opts: PushSendOptions = { ttlSeconds, urgency: 'high', topic: topicFor(r.id) };
     // One pair of tokens per person, on all their devices: whichever device is used first spends it.
@@ -88,6 +105,24 @@ export class PushApprovalCallback implements ApprovalCallback {
     );
     await inBatches(sends.flat(), ({ s, payload }) => this.sender.send(s, payload, opts));
   }
+
+  /** A digest (DigestRunner): one notification on each device saying what waits; a click opens the inbox. */
+  async sendDigest(person: Person, waiting: ApprovalRequest[], more: boolean): Promise<void> {
+    const devices = await this.subscriptions.ofPersons(person.tenantId, [person.id]);
+    if (devices.length === 0) return;
+    const payload = JSON.stringify(digestMessage(waiting, more));
+    const opts: PushSendOptions = { ttlSeconds: OUTCOME_TTL_SECONDS, urgency: 'normal', topic: DIGEST_TOPIC };
+    await inBatches(devices, (s) => this.sender.send(s, payload, opts));
+  }
+}
+
+/** Digests replace each other on a phone that was off: only the latest says what waits now. */
+const DIGEST_TOPIC = 'tollgate-digest';
+
+function byPerson(subscriptions: PushSubscriptionRecord[]): Map<string, PushSubscriptionRecord[]> {
+  const devices = new Map<string, PushSubscriptionRecord[]>();
+  for (const s of subscriptions) devices.set(s.personId, [...(devices.get(s.personId) ?? []), s]);
+  return devices;
 }
 
 /** Runs `work` over `items`, CONCURRENCY at a time. */

@@ -12,10 +12,13 @@ export const PUSH_MESSAGE_VERSION = 1;
 
 export interface PushMessage {
   v: typeof PUSH_MESSAGE_VERSION;
-  /** `ask`: a held call this person may decide (with actions); `outcome`: how it ended (no actions). */
-  kind: 'ask' | 'outcome';
-  toolCallId: string;
-  toolName: string;
+  /**
+   * `ask`: a held call this person may decide (with actions); `outcome`: how it ended (no actions); `digest`: what
+   * waits for them (no call of its own: a click opens the inbox).
+   */
+  kind: 'ask' | 'outcome' | 'digest';
+  toolCallId?: string;
+  toolName?: string;
   title: string;
   body: string;
   /** Single-use action tokens, POSTed to `/act/<token>` on the worker's origin. Approve is absent when withheld. */
@@ -145,5 +148,19 @@ export function outcomeMessage(o: ApprovalOutcome): PushMessage {
     toolName: c.toolName,
     title: `${OUTCOME_WORDS[o.outcome]}: ${what}`,
     body: [`${c.toolName} · ${by}`, reason].filter((l): l is string => !!l).join('\n'),
+  };
+}
+
+/** A digest: how many calls wait, and the first few titles; no actions (each call has its card). */
+export function digestMessage(waiting: ApprovalRequest[], more: boolean): PushMessage {
+  const n = waiting.length;
+  const count = more ? `${n}+` : `${n}`;
+  const titles = waiting.slice(0, 5).map((r) => `• ${clip(plain(r.display?.title ?? '') || r.toolName, LINE_MAX)}`);
+  const rest = n > 5 || more ? [`and ${more ? 'more' : `${n - 5} more`}`] : [];
+  return {
+    v: PUSH_MESSAGE_VERSION,
+    kind: 'digest',
+    title: n === 1 && !more ? '1 request waits for you' : `${count} requests wait for you`,
+    body: [...titles, ...rest].join('\n'),
   };
 }

@@ -9,7 +9,10 @@
  */
 
 /** The message as the server sends it (version 1); anything else is read as "open the inbox". */
-export interface PushMessage {
+export type PushMessage = CallMessage | DigestMessage;
+
+/** About one call: a held call (`ask`) or how it ended (`outcome`). */
+export interface CallMessage {
   v: 1;
   kind: 'ask' | 'outcome';
   toolCallId: string;
@@ -20,6 +23,14 @@ export interface PushMessage {
   reject?: string;
   approveWithheld?: 'passkey' | 'too_long';
   renotify?: boolean;
+}
+
+/** What waits for the person (their settings ask for digests): a click opens the inbox. */
+export interface DigestMessage {
+  v: 1;
+  kind: 'digest';
+  title: string;
+  body: string;
 }
 
 /** What the worker keeps on a notification, for its click. */
@@ -74,13 +85,15 @@ const str = (v: unknown, max: number): v is string => typeof v === 'string' && v
 export function readMessage(raw: unknown): PushMessage | undefined {
   if (!raw || typeof raw !== 'object') return undefined;
   const m = raw as Record<string, unknown>;
-  if (m.v !== 1 || (m.kind !== 'ask' && m.kind !== 'outcome')) return undefined;
-  if (!str(m.toolCallId, 256) || !str(m.toolName, 256) || !str(m.title, 500) || !str(m.body, 4000)) return undefined;
+  if (m.v !== 1 || !str(m.title, 500) || !str(m.body, 4000)) return undefined;
+  if (m.kind === 'digest') return { v: 1, kind: 'digest', title: m.title, body: m.body };
+  if (m.kind !== 'ask' && m.kind !== 'outcome') return undefined;
+  if (!str(m.toolCallId, 256) || !str(m.toolName, 256)) return undefined;
   for (const k of ['approve', 'reject'] as const)
     if (m[k] !== undefined && !(typeof m[k] === 'string' && TOKEN.test(m[k] as string))) return undefined;
   if (m.approveWithheld !== undefined && m.approveWithheld !== 'passkey' && m.approveWithheld !== 'too_long')
     return undefined;
-  return m as unknown as PushMessage;
+  return m as unknown as CallMessage;
 }
 
 /** One notification per call: the page's own desktop notifications use the same tag, so one replaces the other. */
@@ -103,6 +116,21 @@ export function notificationFor(raw: unknown, icon?: string): ShownNotification 
         actions: [],
         requireInteraction: false,
         renotify: false,
+        silent: false,
+        ...common,
+      },
+    };
+  if (m.kind === 'digest')
+    // One at a time: the latest says what waits now.
+    return {
+      title: m.title,
+      options: {
+        body: m.body,
+        tag: 'tollgate-digest',
+        data: {},
+        actions: [],
+        requireInteraction: false,
+        renotify: true,
         silent: false,
         ...common,
       },
