@@ -7,13 +7,20 @@
  * subscriptions are each refused or kept apart.
  */
 import { Tollgate } from '@tollgate/sdk';
+import { Writable } from 'node:stream';
+import { mintToken } from '../../src/infrastructure/auth/jwt-verifier';
+import { loadConfig, TollgateConfig } from '../../src/infrastructure/config/config';
+import { startServer } from '../../src/server';
 import { tracked } from '../support/browser';
+import { freshDatabase } from '../support/database';
 import { client, Reply } from '../support/http';
 import { BrowserSubscription, PushDelivery, PushServiceStandIn, startPushService } from '../support/push-service';
-import { startTestServer, TestServer } from '../support/server';
+import { startTestServer, TEST_SECRET, TestServer } from '../support/server';
 import { eventually, until } from '../support/wait';
 
 let server: TestServer;
+/** Every line the main server logged, at the most verbose level: no secret may be among them. */
+const logs: string[] = [];
 let http: ReturnType<typeof client>;
 let push: PushServiceStandIn;
 let agent: string;
@@ -25,7 +32,7 @@ const VAPID_SUBJECT = 'mailto:ops@example.com';
 
 beforeAll(async () => {
   push = await startPushService();
-  server = await startTestServer({ push: { subject: VAPID_SUBJECT } });
+  server = await startLoggedServer({ push: { subject: VAPID_SUBJECT } }, logs);
   http = client(server.url);
   agent = await server.token('deploy-bot', ['agent']);
   ann = await server.token('ann', ['approver'], { name: 'Ann' });
@@ -51,6 +58,48 @@ afterAll(async () => {
   await server?.stop();
   await push?.close();
 });
+
+/** As startTestServer, with every log line kept in `into` (the support's server logs nowhere). */
+async function startLoggedServer(overrides: Partial<TollgateConfig>, into: string[]): Promise<TestServer> {
+  const db = await freshDatabase();
+  const base = loadConfig({});
+  const running = await startServer(
+    {
+      ...base,
+      host: '127.0.0.1',
+      port: 0,
+      grpcPort: undefined,
+      databaseUrl: db.url,
+      dataDir: db.dataDir,
+      auth: { secret: TEST_SECRET, devSecret: false },
+      sweepIntervalMs: 200,
+      rateLimitPer10s: 0,
+      authFailuresPer10s: 0,
+      webhooks: { ...base.webhooks, allowPrivate: ['127.0.0.0/8'] },
+      instanceId: 'test',
+      ...overrides,
+    },
+    {
+      logLevels: ['verbose'],
+      logDestination: new Writable({
+        write(chunk: Buffer, _enc, next) {
+          into.push(chunk.toString('utf8'));
+          next();
+        },
+      }),
+    },
+  );
+  return {
+    ...running,
+    db,
+    token: (sub, roles, o = {}) =>
+      mintToken(TEST_SECRET, { sub, roles, tenant: o.tenant, name: o.name, email: o.email }, o.ttl ?? '1h'),
+    async stop() {
+      await running.close();
+      await db.drop();
+    },
+  };
+}
 
 /** Subscribes a new stand-in browser for the person; answers the browser and the API's view of it. */
 async function subscribe(token: string, name: string): Promise<{ browser: BrowserSubscription; id: string }> {
@@ -333,6 +382,7 @@ describe('deciding from a notification', () => {
 describe('push on a server that may not reach private addresses, or has no VAPID subject', () => {
   let strict: TestServer;
   let off: TestServer;
+  const offLogs: string[] = [];
 
   beforeAll(async () => {
     [strict, off] = await Promise.all([
@@ -340,7 +390,7 @@ describe('push on a server that may not reach private addresses, or has no VAPID
         push: { subject: VAPID_SUBJECT },
         webhooks: { ...server.config.webhooks, allowPrivate: [] },
       }),
-      startTestServer({ push: {} }),
+      startLoggedServer({ push: {} }, offLogs),
     ]);
   }, 60_000);
 
@@ -381,6 +431,12 @@ describe('push on a server that may not reach private addresses, or has no VAPID
     expect(push.deliveries.filter((d) => d.path === '/push/eve-phone')).toEqual([]);
   });
 
+  it('says once at start that push is off and why; the server with push on says nothing of it', () => {
+    expect(offLogs.filter((l) => l.includes('Push notifications are off'))).toHaveLength(1);
+    expect(offLogs.find((l) => l.includes('Push notifications are off'))).toContain('TOLLGATE_VAPID_SUBJECT');
+    expect(logs.filter((l) => l.includes('Push notifications are off'))).toEqual([]);
+  });
+
   it('answers push_unavailable when there is no VAPID subject, and still lists none', async () => {
     const api = client(off.url);
     const fay = await off.token('fay', ['approver']);
@@ -391,5 +447,25 @@ describe('push on a server that may not reach private addresses, or has no VAPID
     });
     expect(problem(await api.get('/v1/push/vapid-public-key', fay))).toEqual({ status: 503, code: 'push_unavailable' });
     expect((await api.get('/v1/me/push-subscriptions', fay)).body).toEqual({ subscriptions: [] });
+  });
+});
+
+describe('secrets', () => {
+  it("never logs nor answers the VAPID private key or a browser's auth secret", async () => {
+    const [vapid] = await server.dataSource.query(`SELECT private_key FROM vapid_keys`);
+    const secrets: string[] = [
+      vapid.private_key,
+      ...(await server.dataSource.query(`SELECT auth FROM push_subscriptions`)).map((r: { auth: string }) => r.auth),
+    ];
+    expect(secrets.length).toBeGreaterThan(2);
+    expect(logs.length).toBeGreaterThan(20); // it did log: requests, sends, the subscription forgotten
+    expect(logs.some((l) => l.includes('/v1/me/push-subscriptions'))).toBe(true);
+    for (const secret of secrets) expect(logs.filter((l) => l.includes(secret))).toEqual([]);
+    const answers = [
+      await http.get('/v1/push/vapid-public-key', ann),
+      await http.get('/v1/me/push-subscriptions', ann),
+      await http.post('/v1/me/push-subscriptions', ann, annPhone.browser.toJSON()),
+    ];
+    for (const a of answers) for (const secret of secrets) expect(JSON.stringify(a.body)).not.toContain(secret);
   });
 });
