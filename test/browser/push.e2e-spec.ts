@@ -15,8 +15,11 @@
  *   the event is untrusted, so its waitUntil throws (the work it is given runs all the same).
  */
 import { Tollgate } from '@tollgate/sdk';
-import type { Browser, BrowserContext, CDPSession, Worker } from 'playwright-core';
-import { describeBrowser, launchBrowser, openPage, tracked, waitLive, WatchedPage } from '../support/browser';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Worker } from 'playwright-core';
+import { CHROMIUM, describeBrowser, launchBrowser, openPage, tracked, waitLive, WatchedPage } from '../support/browser';
 import { client } from '../support/http';
 import { BrowserSubscription, PushServiceStandIn, startPushService } from '../support/push-service';
 import { startTestServer, TestServer } from '../support/server';
@@ -187,6 +190,27 @@ describeBrowser('push notifications in the browser', () => {
     );
     expect(registrations).toEqual([[`${server.url}/`, `${server.url}/sw.js`]]);
     expect(inbox.errors).toEqual([]);
+  });
+
+  it("is installable as an app, by Chromium's own check of the manifest, its icons and the worker", async () => {
+    // A profile of its own: Playwright's contexts are incognito, where Chromium installs nothing.
+    const profile = mkdtempSync(join(tmpdir(), 'tollgate-pwa-'));
+    const installed = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    try {
+      const page = await installed.newPage();
+      await page.goto(`${server.url}/`);
+      const cdp = await installed.newCDPSession(page);
+      const { url, data } = await cdp.send('Page.getAppManifest');
+      expect(url).toBe(`${server.url}/manifest.webmanifest`);
+      expect(JSON.parse(data!)).toMatchObject({ name: 'Tollgate', display: 'standalone' });
+      expect(await cdp.send('Page.getInstallabilityErrors')).toEqual({ installabilityErrors: [] });
+    } finally {
+      await installed.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
   });
 
   it('shows the held call with Approve and Reject with the tab closed; Approve decides it and the guard returns', async () => {
