@@ -259,6 +259,21 @@ describeBrowser('push notifications in the browser', () => {
     expect((await shownSoon(tag, (x) => x.title === 'Approved: Deploy billing')).actions).toEqual([]);
   });
 
+  it('says so in Settings, and offers nothing to turn on, where the server has push off', async () => {
+    const off = await startTestServer();
+    try {
+      const page = await openPage(browser, { token: await off.token('ann', ['approver']) });
+      await page.page.goto(`${off.url}/#/settings`);
+      const note = page.page.getByTestId('push-unsupported');
+      await note.waitFor();
+      expect(await note.innerText()).toMatch(/^Push notifications are off on this server: .*TOLLGATE_VAPID_SUBJECT/);
+      expect(await page.page.getByTestId('push-enable').count()).toBe(0);
+      await page.context.close();
+    } finally {
+      await off.stop();
+    }
+  });
+
   it('offers Open instead of Approve for a passkey call; a click opens its card in the open inbox', async () => {
     const page = await context.newPage();
     await page.goto(`${server.url}/#/`);

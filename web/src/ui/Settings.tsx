@@ -51,6 +51,16 @@ function Notifications({ api, now }: { api: Api; now: number }) {
         : `Could not load your devices: ${errorText(e)}`,
     [api],
   );
+  // Whether this server sends push at all (its operator may not have set it up): asked once, before any click.
+  const { value: offHere } = useLoad(
+    () =>
+      api.vapidPublicKey().then(
+        () => null,
+        (e: unknown) => (e instanceof ApiError && e.problem.code === 'push_unavailable' ? e.detail : null),
+      ),
+    () => '',
+    [api],
+  );
   useEffect(() => {
     let stale = false;
     void currentSubscription().then(
@@ -122,9 +132,9 @@ function Notifications({ api, now }: { api: Api; now: number }) {
         Reject work from the notification itself; requests that need a passkey, or whose arguments are too long to show
         there, open here instead.
       </p>
-      {unsupported ? (
+      {unsupported || offHere ? (
         <p class="warning" role="note" data-testid="push-unsupported">
-          {unsupported}
+          {unsupported ?? `${offHere}.`}
         </p>
       ) : (
         <div class="device-push">
