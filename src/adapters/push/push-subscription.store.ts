@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { returnedRows } from '../../infrastructure/persistence/returned-rows';
 
 /** One browser's Web Push subscription, as the browser's PushSubscription.toJSON() gave it, for one person. */
 export interface PushSubscriptionRecord {
@@ -73,7 +74,7 @@ export class PushSubscriptionStore {
   async save(
     s: Pick<PushSubscriptionRecord, 'tenantId' | 'personId' | 'endpoint' | 'p256dh' | 'auth' | 'userAgent'>,
   ): Promise<PushSubscriptionRecord | undefined> {
-    const [moved] = returned<Row>(
+    const [moved] = returnedRows<Row>(
       await this.dataSource.query(
         `UPDATE push_subscriptions SET person_id = $2, p256dh = $4, auth = $5, user_agent = $6, failures = 0
          WHERE tenant_id = $1 AND endpoint = $3 RETURNING ${COLUMNS}`,
@@ -116,7 +117,7 @@ export class PushSubscriptionStore {
 
   /** Removes one of the person's own subscriptions; false when they have none of that id. */
   async remove(tenantId: string, personId: string, id: string): Promise<boolean> {
-    const rows = returned<{ id: string }>(
+    const rows = returnedRows<{ id: string }>(
       await this.dataSource.query(
         `DELETE FROM push_subscriptions WHERE tenant_id = $1 AND person_id = $2 AND id = $3 RETURNING id`,
         [tenantId, personId, id],
@@ -149,11 +150,6 @@ export class PushSubscriptionStore {
       [s.tenantId, s.personId, s.id],
     );
   }
-}
-
-/** TypeORM answers UPDATE and DELETE … RETURNING as `[rows, count]`, INSERT … RETURNING as the rows. */
-function returned<T>(result: unknown): T[] {
-  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
 
 /** `ps_` and 16 random bytes: names a subscription in the API without revealing its endpoint. */
