@@ -15,7 +15,7 @@ import { PublicAddress } from './actions/public-address';
 import { EmailApprovalCallback } from './email/email-approval-callback';
 import { MAILER, smtpMailer } from './email/mailer';
 import { WebhooksController } from './http/controllers/webhooks.controller';
-import { pushCallbacks, pushControllers, pushProviders } from './push/push.parts';
+import { pushCallbacks, pushControllers, pushDigestSenders, pushProviders } from './push/push.parts';
 import { DIGEST_SENDERS, DigestRunner, DigestSender } from './reach/digests';
 import { NotificationPreferencesController } from './reach/notification-preferences.controller';
 import { ReachPlanner } from './reach/reach-planner';
@@ -72,7 +72,11 @@ export function channelProviders(config: TollgateConfig): Provider[] {
     {
       provide: DIGEST_SENDERS,
       useFactory: (...senders: DigestSender[]) => senders,
-      inject: [...(email ? [EmailApprovalCallback] : []), ...(slack ? [SlackDirectMessages] : [])],
+      inject: [
+        ...(email ? [EmailApprovalCallback] : []),
+        ...(slack ? [SlackDirectMessages] : []),
+        ...pushDigestSenders(config),
+      ],
     },
     ...(email ? [{ provide: MAILER, useFactory: () => smtpMailer(email) }, EmailApprovalCallback] : []),
     ...pushProviders(config),

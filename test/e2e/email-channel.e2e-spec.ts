@@ -132,7 +132,7 @@ describe('email to approvers', () => {
     // The same link again: refused, as a page and as a problem.
     const again = await post(approve);
     expect(again.status).toBe(409);
-    expect(await again.text()).toContain('already decided');
+    expect(await again.text()).toContain('This link was used already');
     const trail = await http.get(`/v1/audit/events?toolCallId=${call.id}`, admin);
     const approved = trail.body.events.find((e: any) => e.type === 'ToolCallApproved');
     expect(approved.actor).toMatchObject({ id: 'ann', kind: 'person', via: 'email' });

@@ -260,10 +260,12 @@ describe('deciding from a notification', () => {
     const call = await http.get(`/v1/tool-calls/${m.toolCallId}`, root);
     expect(call.body.decision).toMatchObject({ outcome: 'approved', by: { id: 'ann', via: 'push' } });
 
-    // Used again once the call is decided: refused, and the refusal says how it stands.
+    // Used again: refused as a replay. Its unused Reject now says how the call stands.
     const replay = await act(m.approve);
-    expect(problem(replay)).toEqual({ status: 409, code: 'already_decided' });
-    expect(replay.body.detail).toMatch(/by Ann \(push\)/);
+    expect(problem(replay)).toEqual({ status: 409, code: 'action_token_used' });
+    const late = await act(m.reject);
+    expect(problem(late)).toEqual({ status: 409, code: 'already_decided' });
+    expect(late.body.detail).toMatch(/by Ann \(push\)/);
     // The outcome replaces the notification on both phones; the subscription records the send.
     for (const phone of ['ann-phone', 'bob-phone']) {
       const told = await eventually(() => messages(phone, m.toolCallId, 'outcome')[0], 10_000, `${phone} told`);

@@ -100,6 +100,15 @@ export class ActionDesk implements OnModuleInit, OnModuleDestroy {
         'It lived as long as the call was to wait. Open the call in the Tollgate inbox to see where it stands.',
         card,
       );
+    // A replay is told it is one, whatever became of the call since.
+    if (await this.uses.spent(action))
+      return refusal(
+        409,
+        'action_token_used',
+        'This link was used already',
+        'Each Approve or Reject link works once. Open the card to see where the call stands.',
+        card,
+      );
     const person = await this.persons.find(action.tenant, action.person);
     if (!person)
       return refusal(403, 'unknown_person', 'Tollgate does not know you', `No person "${action.person}" is on record.`);

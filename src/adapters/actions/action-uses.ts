@@ -22,6 +22,14 @@ export class ActionUses {
     return rows.length === 1;
   }
 
+  /** True when the token was used already. */
+  async spent(a: OpenedAction): Promise<boolean> {
+    const rows: unknown[] = await this.uow
+      .manager()
+      .query(`SELECT 1 FROM action_token_uses WHERE tenant_id = $1 AND jti = $2`, [a.tenant, a.jti]);
+    return rows.length > 0;
+  }
+
   /** Gives a token back after its decision failed for a reason a retry may cure (the database was away). */
   async unspend(a: OpenedAction): Promise<void> {
     await this.uow

@@ -39,3 +39,8 @@ export function pushProviders(_config: TollgateConfig): Provider[] {
 export function pushCallbacks(config: TollgateConfig): Type[] {
   return config.push.subject !== undefined ? [PushApprovalCallback] : [];
 }
+
+/** The digest senders push registers: none while push is off. */
+export function pushDigestSenders(config: TollgateConfig): Type[] {
+  return pushCallbacks(config);
+}
