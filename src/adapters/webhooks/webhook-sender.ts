@@ -21,7 +21,7 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
 }
 
 /**
- * POSTs one webhook body: the destination is checked first (no connection to a refused one), then reached
+ * POSTs one body to a URL someone else chose (a webhook's, a browser's push endpoint): the destination is checked first (no connection to a refused one), then reached
  * on exactly the checked addresses, with the URL's host name kept for `Host` and TLS (SNI, certificate).
  * Redirects are not followed: a 3xx is an answer like any other non-2xx. The answer's body is not read.
  */
@@ -29,7 +29,7 @@ export async function sendWebhook(
   guard: EgressGuard,
   rawUrl: string,
   headers: Record<string, string>,
-  body: string,
+  body: string | Buffer,
   timeoutMs: number,
 ): Promise<SendOutcome> {
   const signal = AbortSignal.timeout(timeoutMs);
