@@ -24,6 +24,7 @@ import { HaltFence1764900000003 } from './1764900000003-halt-fence';
 import { ReachPeople1764910000000 } from './1764910000000-reach-people';
 import { SlackMessagesByMessage1764910000001 } from './1764910000001-slack-messages-by-message';
 import { NotificationPreferences1764930000000 } from './1764930000000-notification-preferences';
+import { Delegations1764920000000 } from './1764920000000-delegations';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   ReachPeople1764910000000,
   SlackMessagesByMessage1764910000001,
   NotificationPreferences1764930000000,
+  Delegations1764920000000,
 ];

@@ -139,6 +139,16 @@ import {
 import { RequestStepUpHandler } from './application/commands/request-step-up/request-step-up.handler';
 import { PASSKEYS } from './application/ports/passkey.port';
 import { WebAuthnPasskeys } from './infrastructure/auth/passkeys';
+import { DelegationsController, MyDelegationController } from './adapters/http/controllers/delegation.controller';
+import {
+  EndDelegationHandler,
+  GetDelegationHandler,
+  ListDelegationsHandler,
+  SetDelegationHandler,
+} from './application/commands/delegation/delegation.commands';
+import { DELEGATIONS, PERSON_MAX_AGE_SECONDS } from './application/ports/delegation.port';
+import { DelegatedAuthority } from './application/persons/delegated-authority';
+import { SqlDelegations } from './infrastructure/persistence/sql-delegations';
 
 const COMMAND_HANDLERS = [
   StartConversationHandler,
@@ -165,6 +175,8 @@ const COMMAND_HANDLERS = [
   RegisterPasskeyHandler,
   RemovePasskeyHandler,
   RevokePersonPasskeyHandler,
+  SetDelegationHandler,
+  EndDelegationHandler,
 ];
 const QUERY_HANDLERS = [
   GetConversationHandler,
@@ -189,6 +201,8 @@ const QUERY_HANDLERS = [
   SimulatePolicyHandler,
   ListPasskeysHandler,
   ListPersonPasskeysHandler,
+  GetDelegationHandler,
+  ListDelegationsHandler,
 ];
 
 /** The composition root: binds the application's ports to their infrastructure and mounts the adapters. */
@@ -227,6 +241,8 @@ export class AppModule {
         MeController,
         PasskeysController,
         PersonPasskeysController,
+        MyDelegationController,
+        DelegationsController,
         ...QUESTION_CONTROLLERS,
         ...channelControllers(config),
       ],
@@ -291,6 +307,10 @@ export class AppModule {
         // After the guards: the person behind each authenticated request is kept on record (persons).
         { provide: APP_INTERCEPTOR, useClass: PersonSightingsInterceptor },
         { provide: PERSONS, useClass: SqlPersons },
+        // Delegation (out of office): whose rights a person may decide with besides their own.
+        { provide: DELEGATIONS, useClass: SqlDelegations },
+        { provide: PERSON_MAX_AGE_SECONDS, useValue: config.personMaxAgeSeconds },
+        DelegatedAuthority,
         PersonSightings,
         ChannelPeople,
         ...(config.slack ? [SlackPeople] : []),

@@ -10,12 +10,37 @@ export function visibleConversation(c: Conversation | null, p: Principal, id: st
   return c;
 }
 
-/** A call its conversation's readers see, and so does a person its approvers name (that call alone). */
-export function visibleCall(c: Conversation | null, p: Principal, toolCallId: string): Conversation {
+/**
+ * A call its conversation's readers see, and so does a person its approvers name (that call alone), and a
+ * delegate one of whose `delegators` may decide it (that call alone).
+ */
+export function visibleCall(
+  c: Conversation | null,
+  p: Principal,
+  toolCallId: string,
+  delegators: readonly Principal[] = [],
+): Conversation {
   const call = c?.findCall(toolCallId);
-  if (!c || !call || !mayReadCall(p, { agentId: c.agentId, userId: c.user?.id ?? null }, call.approval?.approvers))
+  const parties = c && { agentId: c.agentId, userId: c.user?.id ?? null };
+  if (!c || !call || !mayReadCall(p, parties!, call.approval?.approvers, delegators))
     throw new ToolCallNotFoundError(toolCallId);
   return c;
+}
+
+/**
+ * The delegators `p` may read or decide this call through: looked up (`lookUp`) only when `p`'s own rights do not
+ * let them read it, so the common case costs nothing more. Empty when there is no such call.
+ */
+export async function delegatorsToRead(
+  c: Conversation | null,
+  p: Principal,
+  toolCallId: string,
+  lookUp: (() => Promise<Principal[]>) | undefined,
+): Promise<Principal[]> {
+  const call = c?.findCall(toolCallId);
+  if (!c || !call || !lookUp || isAgent(p)) return [];
+  if (mayReadCall(p, { agentId: c.agentId, userId: c.user?.id ?? null }, call.approval?.approvers)) return [];
+  return lookUp();
 }
 
 /**

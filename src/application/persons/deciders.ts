@@ -1,9 +1,11 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { holdsAt } from '../../domain/person/delegation';
 import { staleSignIn } from '../../domain/person/rules/channel-link';
 import type { Person } from '../../domain/person/person';
 import { namesPerson, personAssignee } from '../../domain/policy/assignee';
 import { CLOCK, Clock } from '../ports';
 import type { ApprovalRequest } from '../ports/approval-callback.port';
+import { DELEGATIONS, DelegationRepository } from '../ports/delegation.port';
 import { PERSONS, PersonRepository } from '../ports/person.port';
 
 /** Listed in approvers, these never decide (who-may-decide.ts): nobody is reached for them. */
@@ -16,6 +18,13 @@ export const MAX_REACHED = 200;
  * approver roles, those it names (`person:<id or email>`), and the conversation's user where `requester` is listed —
  * only while their last sign-in is younger than `maxAgeSeconds` (their recorded roles are trusted no longer), and
  * never the conversation's user when the call refuses self-approval. Deciding is checked again when they act.
+ *
+ * Out of office: what reaches a person whose delegation holds now reaches their delegate too, who may decide it on
+ * their behalf. The delegator is still reached: a delegation lends their rights, it does not take them away, and
+ * someone only partly away (a day of meetings) may still answer; turning their own messages off is their
+ * notification settings' business. A delegate is reached under the same conditions as anyone (a recent sign-in,
+ * not the conversation's user where self-approval is refused), once however many delegators they stand in for,
+ * and within MAX_REACHED.
  */
 @Injectable()
 export class Deciders {
@@ -24,6 +33,8 @@ export class Deciders {
   constructor(
     @Inject(PERSONS) private readonly persons: PersonRepository,
     @Inject(CLOCK) private readonly clock: Clock,
+    // Without it no delegate is reached (as none may decide).
+    @Optional() @Inject(DELEGATIONS) private readonly delegations?: DelegationRepository,
   ) {}
 
   async of(r: ApprovalRequest, maxAgeSeconds: number, approvers = r.approval?.approvers ?? []): Promise<Person[]> {
@@ -37,12 +48,42 @@ export class Deciders {
         `${r.id} may be decided by more than ${MAX_REACHED} people: only the first ${MAX_REACHED} by id are reached`,
       );
     const now = this.clock.now();
-    return found.slice(0, MAX_REACHED).filter((p) => {
-      if (staleSignIn(p, now, maxAgeSeconds)) return false;
-      if (r.approval?.selfApproval === false && user && p.id === user.id) return false;
+    const mayBeReached = (p: Person) =>
+      !staleSignIn(p, now, maxAgeSeconds) &&
+      !(r.approval?.selfApproval === false && user && p.id === user.id) &&
+      !p.roles.includes('agent');
+    const reached = found.slice(0, MAX_REACHED).filter((p) => {
       const byRole = p.roles.some((role) => roles.includes(role));
       const byName = namesPerson(approvers, p) || (approvers.includes('requester') && user?.id === p.id);
-      return (byRole || byName) && !p.roles.includes('agent');
+      return (byRole || byName) && mayBeReached(p);
     });
+    return [...reached, ...(await this.delegates(r, reached, now, mayBeReached))];
+  }
+
+  /** The delegates of the reached people whose delegation holds now, not reached already, by id, within the bound. */
+  private async delegates(
+    r: ApprovalRequest,
+    reached: Person[],
+    now: Date,
+    mayBeReached: (p: Person) => boolean,
+  ): Promise<Person[]> {
+    const room = MAX_REACHED - reached.length;
+    if (!this.delegations || reached.length === 0 || room <= 0) return [];
+    const ids = new Set(reached.map((p) => p.id));
+    const rows = await this.delegations.fromPersons(
+      r.tenantId,
+      reached.map((p) => p.id),
+      now,
+      MAX_REACHED,
+    );
+    const added = new Map<string, Person>();
+    for (const { delegation, delegate } of rows) {
+      if (!holdsAt(delegation, now) || !ids.has(delegation.personId)) continue;
+      if (ids.has(delegate.id) || added.has(delegate.id) || !mayBeReached(delegate)) continue;
+      added.set(delegate.id, delegate);
+    }
+    const out = [...added.values()].sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    if (out.length > room) this.log.warn(`${r.id}: only ${room} of ${out.length} delegates are reached`);
+    return out.slice(0, room);
   }
 }

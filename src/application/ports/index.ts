@@ -258,7 +258,15 @@ export interface ReadModel {
     principal: Principal,
     filter: ListFilter & { status?: 'active' | 'blocked' | 'halted' },
   ): Promise<Page<ConversationView>>;
-  listApprovals(principal: Principal, filter: ListFilter & { status: string }): Promise<Page<ApprovalView>>;
+  /**
+   * The calls the principal may decide; `delegators`: the people whose delegation to them holds now, whose calls
+   * they may decide on their behalf, listed too.
+   */
+  listApprovals(
+    principal: Principal,
+    filter: ListFilter & { status: string },
+    delegators?: readonly Principal[],
+  ): Promise<Page<ApprovalView>>;
   listTools(tenantId: string, filter: ListFilter): Promise<Page<ReturnType<typeof toolView>>>;
 }
 

@@ -191,6 +191,15 @@ export class Conversation extends AggregateRoot {
   }
 
   /**
+   * Whether `p` makes this decision with their own rights (rules/delegated-authority): then no one's delegation
+   * to them needs looking up.
+   */
+  decidesByOwnRight(p: Principal, call: ToolCall, input: DecisionInput): boolean {
+    const parties = { userId: this.s.user?.id, agentOwner: this.s.agentOwner };
+    return authorityFor(p, call, input, parties, [])?.kind === 'own';
+  }
+
+  /**
    * Why an approval by `p` would be refused whatever passkey came with it (separation of duties, for `p` and for
    * the delegator they would act for), or undefined: asked before a step-up challenge is issued, so no one's
    * device signs for a decision that cannot be made.

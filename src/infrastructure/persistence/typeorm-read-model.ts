@@ -13,6 +13,9 @@ import { TypeOrmUnitOfWork } from './unit-of-work';
 
 type Key = CursorKey;
 
+/** Listed among approvers, these never decide (rules/who-may-decide): a delegator's roles lend them nothing. */
+const NEVER_DECIDE: readonly string[] = ['requester', 'auditor', 'agent'];
+
 function page<R, V>(rows: R[], limit: number, key: (r: R) => Key, view: (r: R) => V): Page<V> {
   const more = rows.length > limit;
   const items = rows.slice(0, limit);
@@ -64,17 +67,28 @@ export class TypeOrmReadModel implements ReadModel {
     );
   }
 
-  async listApprovals(p: Principal, f: ListFilter & { status: string }): Promise<Page<ApprovalView>> {
+  async listApprovals(
+    p: Principal,
+    f: ListFilter & { status: string },
+    delegators: readonly Principal[] = [],
+  ): Promise<Page<ApprovalView>> {
     // The calls this person may decide: a role among the approvers, a `person:` entry naming them (by id or
     // email, stored lowercased), or `requester` and it is their conversation. One array for the first two keeps
-    // the plan on tool_calls_by_status; a role spelt `person:…` is no name (rules/who-may-decide).
-    const names = [...rolesAmong(p.roles), ...personReferencesOf(p)];
-    const params: unknown[] = [p.tenant, f.status, names, p.id];
+    // the plan on tool_calls_by_status; a role spelt `person:…` is no name (rules/who-may-decide). A delegate's
+    // delegators (whose delegation holds now) add what they may decide: their roles, names and conversations,
+    // to the same arrays, so the plan stays the same (test/integration/query-indexes.int-spec.ts).
+    const lent = delegators.flatMap((d) => [
+      ...rolesAmong(d.roles).filter((r) => !NEVER_DECIDE.includes(r)),
+      ...personReferencesOf(d),
+    ]);
+    const names = [...new Set([...rolesAmong(p.roles), ...personReferencesOf(p), ...lent])];
+    const requesters = [p.id, ...delegators.map((d) => d.id)];
+    const params: unknown[] = [p.tenant, f.status, names, requesters];
     const where = [
       `t.tenant_id = $1`,
       `t.status = $2`,
       `t.approvers IS NOT NULL`,
-      `(t.approvers && $3::text[] OR ('requester' = ANY(t.approvers) AND c.user_id = $4))`,
+      `(t.approvers && $3::text[] OR ('requester' = ANY(t.approvers) AND c.user_id = ANY($4::text[])))`,
     ];
     const after = decodeCursor(f.cursor);
     if (after) where.push(`(t.created_at, t.id) > ($${params.push(after[0])}::timestamptz, $${params.push(after[1])})`);

@@ -1,11 +1,14 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { EventsHandler, IEventHandler } from '@nestjs/cqrs';
 import type { Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AUDIT_LOG, AuditEvent, AuditLog } from '../../application/ports/audit-log.port';
+import { DELEGATIONS, DelegationFrom, DelegationRepository } from '../../application/ports/delegation.port';
 import { EventsCommitted } from '../../application/ports/stored-event';
 import { ConversationParties, mayReadConversation } from '../../domain/conversation/conversation.aggregate';
-import { isPersonAssignee, namesPerson, PERSON_PREFIX } from '../../domain/policy/assignee';
+import { mayDecideAmong } from '../../domain/conversation/rules/who-may-decide';
+import { delegatedAuthorities, MAX_DELEGATORS } from '../../domain/person/delegation';
+import { namesPerson } from '../../domain/policy/assignee';
 import { Principal, hasAnyRole, isAgent } from '../../domain/shared/actor';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../config/config';
 import { detachedScope } from '../observability/trace-context';
@@ -19,6 +22,11 @@ const FIRST_PAGE_ROWS = 100;
 const PAGE_BYTES = 256 * 1024;
 /** A stream whose client has taken nothing of its full buffer for this long is dropped (it resumes with Last-Event-ID). */
 const STALL_MS = 20_000;
+/**
+ * How long the delegations to a tenant's streaming people are kept before they are read again: a new delegation
+ * reaches its delegate's stream within this; one that ends stops at once (each is checked against the clock).
+ */
+const DELEGATIONS_MS = 5_000;
 
 export interface FeedSubscription {
   close(): void;
@@ -41,21 +49,29 @@ const TENANT_EVENT_READERS: Record<string, readonly string[]> = {
 
 /**
  * What a principal may read of one event on the stream: what its roles may read through the REST API.
- * `parties` is the event's conversation, when it has one; `named`, the `person:` entries among its call's
- * approvers (a person named there reads that call's events, as GET /v1/tool-calls/:id shows them).
+ * `parties` is the event's conversation, when it has one; `approvers`, its call's approvers (a person named there
+ * reads that call's events, as GET /v1/tool-calls/:id shows them). `delegators`: the people whose delegation to the
+ * principal holds now, as their records show them: a delegate reads the events of the calls one of them may decide
+ * (and of a `notify` call that names one), as GET /v1/tool-calls/:id shows those calls to them.
  */
 export function mayRead(
   p: Principal,
   e: AuditEvent,
   parties: ConversationParties | undefined,
-  named: readonly string[] = [],
+  approvers: readonly string[] = [],
+  delegators: readonly Principal[] = [],
 ): boolean {
   // A conversation's events as GET /v1/conversations/:id shows them (agents: their own only).
   if (parties) {
     if (mayReadConversation(p, parties)) return true;
     if (!e.toolCallId || isAgent(p)) return false;
+    if (namesPerson(approvers, p)) return true;
     // A `notify` call waits for no one, so its FYI names its people in the event alone.
-    return namesPerson(named, p) || (e.type === 'ToolCallNotified' && namesPerson(approversIn(e), p));
+    const told = e.type === 'ToolCallNotified' ? approversIn(e) : NO_ONE;
+    if (namesPerson(told, p)) return true;
+    return delegators.some(
+      (d) => (approvers.length > 0 && mayDecideAmong(d, approvers, parties.userId)) || namesPerson(told, d),
+    );
   }
   // A token with `agent` acts as an agent, whatever else it holds: nothing outside its conversations.
   if (isAgent(p)) return false;
@@ -116,8 +132,14 @@ interface TenantTail extends PageSize {
 export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly tails = new Map<string, TenantTail>();
   private readonly parties = new Map<string, ConversationParties>();
-  /** The `person:` entries among each call's approvers (mostly none), so named people get their calls' events. */
-  private readonly named = new Map<string, readonly string[]>();
+  /**
+   * Each call's approvers (none for a call the policy settled), so named people and delegates get their calls'
+   * events. Lists are shared: a tenant's calls hold a handful of different ones.
+   */
+  private readonly approvers = new Map<string, readonly string[]>();
+  private readonly lists = new Map<string, readonly string[]>();
+  /** The delegations to each tenant's streaming people that held when last read, and when that was. */
+  private readonly delegations = new Map<string, { readAt: number; rows: DelegationFrom[] }>();
   private readonly frames = new WeakMap<AuditEvent, string>();
   private readonly log = new Logger('EventFeed');
   /** A tenant's tail serves every stream of it; the commit that kicked a read does not own it. */
@@ -127,6 +149,8 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     @Inject(AUDIT_LOG) private readonly audit: AuditLog,
     private readonly dataSource: DataSource,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    // Without it no delegate reads through a delegation (fail closed).
+    @Optional() @Inject(DELEGATIONS) private readonly delegationStore?: DelegationRepository,
   ) {}
 
   /** The seq of the tenant's newest event: where a stream without Last-Event-ID starts. */
@@ -157,6 +181,8 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
       this.tails.set(tenantId, tail);
     }
     tail.subscribers.add(sub);
+    // A person's stream reads the delegations to them before its first page (not up to DELEGATIONS_MS later).
+    if (!isAgent(principal)) this.delegations.delete(tenantId);
     this.catchUp(sub);
     return { close: () => this.unsubscribe(sub) };
   }
@@ -238,12 +264,13 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
 
   /** Writes what the stream may read while its client's buffer has room; false at the first event that finds none. */
   private deliver(sub: Subscriber, events: AuditEvent[]): boolean {
+    const delegators = this.delegatorsOf(sub.principal);
     for (const e of events) {
       if (sub.closed || sub.out.destroyed) return true;
       if (e.seq <= sub.lastSeq) continue;
       const parties = e.conversationId ? this.parties.get(partyKey(e.tenant, e.conversationId)) : undefined;
-      const named = e.toolCallId ? this.named.get(partyKey(e.tenant, e.toolCallId)) : undefined;
-      if (mayRead(sub.principal, e, parties, named)) {
+      const approvers = e.toolCallId ? this.approvers.get(partyKey(e.tenant, e.toolCallId)) : undefined;
+      if (mayRead(sub.principal, e, parties, approvers, delegators)) {
         if (sub.out.writableLength >= this.config.streamMaxBufferBytes) return false;
         sub.out.write(this.frame(e));
       }
@@ -295,6 +322,7 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     if (tail.subscribers.size === 0) {
       clearInterval(tail.timer);
       this.tails.delete(tenantId);
+      this.delegations.delete(tenantId);
     }
   }
 
@@ -320,7 +348,8 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
     size.rows = Math.max(1, Math.min(MAX_PAGE_ROWS, Math.floor((budget * rows.length) / Math.max(1, bytes))));
     const events = rows.map((r) => eventJsonFromRow(fromRaw(r)));
     await this.learnParties(tenantId, events);
-    await this.learnNamed(tenantId, events);
+    await this.learnApprovers(tenantId, events);
+    await this.learnDelegations(tenantId);
     return { events, more: rows.length < fetched || fetched >= asked };
   }
 
@@ -349,38 +378,75 @@ export class EventFeed implements BeforeApplicationShutdown, OnApplicationShutdo
   }
 
   /**
-   * Who each call of the batch names among its approvers. A call's approvers only grow (an escalation step adds
-   * some) and the events that set them carry the whole list, so what is known only grows too: an old page (a
-   * stream's backlog) never takes back a name a later event added. A call seen proposed names no one until its
+   * Who each call of the batch may be decided by: its approvers. A call's approvers only grow (an escalation step
+   * adds some) and the events that set them carry the whole list, so what is known only grows too: an old page (a
+   * stream's backlog) never takes back an approver a later event added. A call seen proposed has none until its
    * ApprovalRequested (in the same commit); one first met later on is read from tool_calls once.
    */
-  private async learnNamed(tenantId: string, events: AuditEvent[]): Promise<void> {
-    if (this.named.size > 100_000) this.named.clear();
+  private async learnApprovers(tenantId: string, events: AuditEvent[]): Promise<void> {
+    if (this.approvers.size > 100_000) this.approvers.clear();
     const unknown = new Set<string>();
     const learn = (id: string, approvers: readonly string[]) => {
       const key = partyKey(tenantId, id);
-      const known = this.named.get(key) ?? NO_ONE;
-      const added = peopleAmong(approvers).filter((a) => !known.includes(a));
-      if (added.length > 0) this.named.set(key, [...known, ...added]);
-      else if (!this.named.has(key)) this.named.set(key, NO_ONE);
+      const known = this.approvers.get(key) ?? NO_ONE;
+      const added = approvers.filter((a) => !known.includes(a));
+      if (added.length > 0) this.approvers.set(key, this.shared([...known, ...added]));
+      else if (!this.approvers.has(key)) this.approvers.set(key, NO_ONE);
       unknown.delete(id);
     };
     for (const e of events) {
       if (!e.toolCallId) continue;
       if (e.type === 'ApprovalRequested' || e.type === 'ToolCallEscalated') learn(e.toolCallId, approversIn(e));
-      else if (this.named.has(partyKey(tenantId, e.toolCallId))) continue;
+      else if (this.approvers.has(partyKey(tenantId, e.toolCallId))) continue;
       else if (e.type === 'ToolCallProposed') learn(e.toolCallId, NO_ONE);
       else unknown.add(e.toolCallId);
     }
     if (unknown.size === 0) return;
-    // Only calls that name someone come back (few); the others name no one.
+    // Only held calls come back; the others have no approvers.
     const rows: Array<{ id: string; approvers: string[] }> = await this.dataSource.query(
-      `SELECT id, approvers FROM tool_calls WHERE tenant_id = $1 AND id = ANY($2::text[])
-         AND EXISTS (SELECT 1 FROM unnest(approvers) a WHERE starts_with(a, $3))`,
-      [tenantId, [...unknown], PERSON_PREFIX],
+      `SELECT id, approvers FROM tool_calls WHERE tenant_id = $1 AND id = ANY($2::text[]) AND approvers IS NOT NULL`,
+      [tenantId, [...unknown]],
     );
-    const found = new Map(rows.map((r) => [r.id, r.approvers]));
+    const found = new Map(rows.map((r) => [r.id, r.approvers.filter((a) => typeof a === 'string')]));
     for (const id of [...unknown]) learn(id, found.get(id) ?? NO_ONE);
+  }
+
+  /** One array per distinct list of approvers, so a million calls of one rule hold one list. */
+  private shared(list: string[]): readonly string[] {
+    const key = list.join('\u0000');
+    let kept = this.lists.get(key);
+    if (!kept) {
+      if (this.lists.size > 10_000) this.lists.clear();
+      this.lists.set(key, (kept = Object.freeze(list)));
+    }
+    return kept;
+  }
+
+  /**
+   * The delegations to the tenant's streaming people that hold now, read again once DELEGATIONS_MS old: before a
+   * page is delivered, so a delegate's stream carries what a delegation lets them read (checked at delivery).
+   */
+  private async learnDelegations(tenantId: string): Promise<void> {
+    if (!this.delegationStore) return;
+    const known = this.delegations.get(tenantId);
+    if (known && Date.now() - known.readAt < DELEGATIONS_MS) return;
+    const people = [...(this.tails.get(tenantId)?.subscribers ?? [])]
+      .map((s) => s.principal)
+      .filter((p) => !isAgent(p))
+      .map((p) => p.id);
+    const ids = [...new Set(people)];
+    const rows =
+      ids.length === 0
+        ? []
+        : await this.delegationStore.toPersons(tenantId, ids, new Date(), ids.length * MAX_DELEGATORS);
+    this.delegations.set(tenantId, { readAt: Date.now(), rows });
+  }
+
+  /** The people whose delegation to `p` holds now, as their records show them (none for an agent). */
+  private delegatorsOf(p: Principal): Principal[] {
+    const rows = this.delegations.get(p.tenant)?.rows;
+    if (!rows || rows.length === 0 || isAgent(p)) return [];
+    return delegatedAuthorities(rows, p.id, new Date(), this.config.personMaxAgeSeconds);
   }
 
   /** At shutdown every stream is ended so the server can close; one whose client is not reading is cut off. */
@@ -410,10 +476,6 @@ const NO_ONE: readonly string[] = Object.freeze([]);
 /** The `approvers` an event's data lists (ApprovalRequested, ToolCallEscalated, ToolCallNotified), strings only. */
 const approversIn = (e: AuditEvent): string[] =>
   Array.isArray(e.data.approvers) ? e.data.approvers.filter((a): a is string => typeof a === 'string') : [];
-const peopleAmong = (approvers: readonly string[]): readonly string[] => {
-  const people = approvers.filter(isPersonAssignee);
-  return people.length === 0 ? NO_ONE : people;
-};
 
 /** A local commit reaches local streams at once; other instances' commits arrive with the next poll. */
 @EventsHandler(EventsCommitted)

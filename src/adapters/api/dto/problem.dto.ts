@@ -92,7 +92,10 @@ export class ProblemView {
   })
   questionStatus?: string;
 
-  @ApiPropertyOptional({ type: 'integer', description: 'too_many_open_questions: the limit reached' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'too_many_open_questions, too_many_delegations: the limit reached',
+  })
   limit?: number;
 
   @ApiPropertyOptional({
@@ -248,6 +251,38 @@ const EXAMPLES = {
     extra: { toolCallStatus: 'approved' },
   },
   already_completed: { status: 409, summary: 'A second result', detail: 'Tool call tc_1 already has a result' },
+  unknown_person: {
+    status: 400,
+    summary: 'The delegate is no person of this tenant',
+    detail:
+      'No person "bob@example.com" is on record in this tenant: name someone by their id, or by an email that exactly one person with a role has; they must have signed in to Tollgate once',
+  },
+  ambiguous_person: {
+    status: 400,
+    summary: 'Several persons have the email named',
+    detail: 'Several persons have the email "ops@example.com": name the delegate by their id',
+  },
+  delegation_to_self: {
+    status: 400,
+    summary: 'A delegation to yourself',
+    detail: 'A delegation names someone else: you cannot delegate to yourself',
+  },
+  delegate_is_agent: {
+    status: 400,
+    summary: 'The delegate is an agent',
+    detail: '"support-bot" is an agent of this tenant: only a person may decide for you',
+  },
+  too_many_delegations: {
+    status: 409,
+    summary: 'The delegate already acts for as many people as one may',
+    detail: '"bob" already acts for 20 people in this period, the most one person may: choose someone else',
+    extra: { limit: 20 },
+  },
+  no_delegation: {
+    status: 404,
+    summary: 'You have no delegation that holds now or is to come',
+    detail: 'You have no delegation that holds now or is to come',
+  },
   payload_too_large: { status: 413, summary: 'A body over 1 MiB', detail: 'request entity too large' },
   output_too_large: {
     status: 413,

@@ -1,10 +1,11 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { visibleConversation } from '../../access';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { toolCallView } from '../../views/views';
+import { DelegatedAuthority } from '../../persons/delegated-authority';
 import { DecideStepCommand, StepDecisionView } from './decide-step.command';
 
 export type { StepDecisionView } from './decide-step.command';
@@ -21,6 +22,8 @@ export class DecideStepHandler implements ICommandHandler<DecideStepCommand> {
     @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
     @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
     @Inject(CLOCK) private readonly clock: Clock,
+    // Without it no one decides on anyone's behalf (fail closed).
+    @Optional() private readonly delegated?: DelegatedAuthority,
   ) {}
 
   async execute({ decider, conversationId, input, toolCallIds }: DecideStepCommand): Promise<StepDecisionView> {
@@ -35,6 +38,8 @@ export class DecideStepHandler implements ICommandHandler<DecideStepCommand> {
           conversationId,
         );
         const at = this.clock.now();
+        // Each call is decided with the person's own rights or, where those do not suffice, a delegator's.
+        const delegators = (await this.delegated?.of(decider, at)) ?? [];
         const pending = conv.pendingCalls();
         // Oldest first, then by id: the order the conversation's calls are listed in.
         const named =
@@ -50,7 +55,7 @@ export class DecideStepHandler implements ICommandHandler<DecideStepCommand> {
         const out: StepDecisionView = { toolCalls: [], refused: [] };
         for (const id of named) {
           try {
-            const r = conv.decide(id, input, decider, at);
+            const r = conv.decide(id, input, decider, at, delegators);
             if (r.kind === 'refused') out.refused.push({ id, code: r.error.code, detail: r.error.message });
             else out.toolCalls.push(toolCallView(r.call.snapshot()));
           } catch (e) {

@@ -18,6 +18,7 @@ import {
   UnitOfWork,
 } from '../../ports';
 import { PASSKEYS, Passkeys } from '../../ports/passkey.port';
+import { DelegatedAuthority } from '../../persons/delegated-authority';
 import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
 
@@ -31,6 +32,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     @Inject(IDS) private readonly ids: IdGenerator,
     // Optional so the unit tests' wiring stays short; without it no assertion verifies (fail closed).
     @Optional() @Inject(PASSKEYS) private readonly passkeys?: Passkeys,
+    // Optional likewise; without it no one decides on anyone's behalf (fail closed).
+    @Optional() private readonly delegated?: DelegatedAuthority,
   ) {}
 
   async execute({ decider, toolCallId, input: given, grant: options, passkey }: DecideToolCallCommand) {
@@ -39,14 +42,18 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     DecideToolCallCommand.mustFit(input, options);
     const result = await this.uow.run(
       async () => {
-        const conv = visibleCall(
-          await this.conversations.findByToolCallId(decider.tenant, toolCallId, {
-            lock: true,
-            calls: { statuses: PENDING, ids: [toolCallId] },
-          }),
-          decider,
-          toolCallId,
-        );
+        const loaded = await this.conversations.findByToolCallId(decider.tenant, toolCallId, {
+          lock: true,
+          calls: { statuses: PENDING, ids: [toolCallId] },
+        });
+        // Delegations to the decider matter only where their own rights do not make this decision: the people whose
+        // delegation holds now, as their records last showed them (any channel: REST, gRPC, Slack, email, push).
+        const found = loaded?.findCall(toolCallId);
+        const delegators =
+          this.delegated && loaded && found && !loaded.decidesByOwnRight(decider, found, input)
+            ? await this.delegated.of(decider, this.clock.now())
+            : [];
+        const conv = visibleCall(loaded, decider, toolCallId, delegators);
         const at = this.clock.now();
         const call = conv.findCall(toolCallId)!;
         // A passkey is checked (and its challenge used up) only where it counts: an approval of a pending call
@@ -59,11 +66,13 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
           call.status === 'pending'
             ? await this.passkeys.verifyStepUp(decider, passkey, toolCallId, approvingArguments(call, input), at)
             : undefined;
-        const outcome = conv.decide(toolCallId, stepUp ? { ...input, stepUp } : input, decider, at);
+        const outcome = conv.decide(toolCallId, stepUp ? { ...input, stepUp } : input, decider, at, delegators);
         // The approval is recorded before the grant it gives rise to; a refused grant request is recorded too.
         await this.conversations.save(conv);
         if (outcome.kind === 'decided' && outcome.grant) {
-          const by = personActor(decider, decider.via);
+          // The grant's maker is the person who acted; a delegate's names whose authority made it.
+          const forWhom = outcome.grant.onBehalfOf;
+          const by = { ...personActor(decider, decider.via), ...(forWhom ? { onBehalfOf: forWhom } : {}) };
           const grant = Grant.create({
             id: this.ids.next('grant'),
             tenantId: decider.tenant,

@@ -1,4 +1,4 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import {
   AlreadyDecidedError,
@@ -10,6 +10,7 @@ import { standingDecision } from '../../../domain/conversation/rules/first-decis
 import { NoPasskeyError, StepUpNotRequiredError } from '../../../domain/person/passkey.errors';
 import { isAgent } from '../../../domain/shared/actor';
 import { visibleCall } from '../../access';
+import { DelegatedAuthority } from '../../persons/delegated-authority';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, PENDING, UNIT_OF_WORK, UnitOfWork } from '../../ports';
 import { PASSKEYS, Passkeys } from '../../ports/passkey.port';
 import { RequestStepUpCommand, StepUpOptions } from './request-step-up.command';
@@ -25,21 +26,27 @@ export class RequestStepUpHandler implements ICommandHandler<RequestStepUpComman
     @Inject(CONVERSATIONS) private readonly conversations: ConversationRepository,
     @Inject(PASSKEYS) private readonly passkeys: Passkeys,
     @Inject(CLOCK) private readonly clock: Clock,
+    // Without it no one asks for a challenge on anyone's behalf (fail closed).
+    @Optional() private readonly delegated?: DelegatedAuthority,
   ) {}
 
   execute({ person: p, toolCallId, args }: RequestStepUpCommand): Promise<StepUpOptions> {
     return this.uow.run(async () => {
-      const conv = visibleCall(
-        await this.conversations.findByToolCallId(p.tenant, toolCallId, {
-          calls: { statuses: PENDING, ids: [toolCallId] },
-        }),
-        p,
-        toolCallId,
-      );
+      const loaded = await this.conversations.findByToolCallId(p.tenant, toolCallId, {
+        calls: { statuses: PENDING, ids: [toolCallId] },
+      });
+      // A delegate approving for someone signs with their own passkey: the challenge is theirs, as the decision.
+      const found = loaded?.findCall(toolCallId);
+      const delegators =
+        this.delegated && loaded && found && !loaded.decidesByOwnRight(p, found, { decision: 'approve' })
+          ? await this.delegated.of(p, this.clock.now())
+          : [];
+      const conv = visibleCall(loaded, p, toolCallId, delegators);
       const call = conv.findCall(toolCallId)!;
       if (isAgent(p))
         throw new NotAllowedToDecideError('Agent tokens cannot decide tool calls: approval comes from people');
-      if (!conv.mayDecide(p, call)) throw new NotAllowedToDecideError('Your roles may not decide this tool call');
+      if (!conv.mayDecide(p, call, delegators))
+        throw new NotAllowedToDecideError('Your roles may not decide this tool call');
       const at = this.clock.now();
       if (call.status !== 'pending' || call.isExpiredAt(at))
         throw new AlreadyDecidedError(
@@ -48,7 +55,7 @@ export class RequestStepUpHandler implements ICommandHandler<RequestStepUpComman
           call.status === 'pending' ? 'expired' : call.status,
         );
       if (call.policy.stepUp !== 'passkey') throw new StepUpNotRequiredError(toolCallId);
-      const refused = conv.approvalRefusal(p, call);
+      const refused = conv.approvalRefusal(p, call, delegators);
       if (refused) throw new SelfApprovalError(refused);
       if ((await this.passkeys.count(p)) === 0) throw new NoPasskeyError(toolCallId);
       const { publicKey, argumentsDigest } = await this.passkeys.stepUpOptions(

@@ -1,6 +1,7 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandBus, IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { visibleCall } from '../../access';
+import { delegatorsToRead, visibleCall } from '../../access';
+import { DelegatedAuthority } from '../../persons/delegated-authority';
 import { ExpireToolCallsCommand } from '../../commands/expire-tool-calls/expire-tool-calls.command';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository, WAITERS, ToolCallWaiters } from '../../ports';
 import { ToolCallView, toolCallView } from '../../views/views';
@@ -13,6 +14,8 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
     @Inject(WAITERS) private readonly waiters: ToolCallWaiters,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly commands: CommandBus,
+    // Without it a delegate reads only what their own rights show them (fail closed).
+    @Optional() private readonly delegated?: DelegatedAuthority,
   ) {}
 
   async execute({ principal: p, toolCallId, waitSeconds, signal }: GetToolCallQuery): Promise<ToolCallView> {
@@ -38,7 +41,16 @@ export class GetToolCallHandler implements IQueryHandler<GetToolCallQuery, ToolC
     toolCallId: string,
   ): Promise<{ view: ToolCallView; pending: boolean; expiresAt?: number }> {
     for (;;) {
-      const conv = visibleCall(await this.conversations.findByToolCallId(p.tenant, toolCallId), p, toolCallId);
+      const loaded = await this.conversations.findByToolCallId(p.tenant, toolCallId);
+      // A delegate reads the held calls their delegators may decide (looked up only when their own rights do not).
+      const delegated = this.delegated;
+      const delegators = await delegatorsToRead(
+        loaded,
+        p,
+        toolCallId,
+        delegated && (() => delegated.of(p, this.clock.now())),
+      );
+      const conv = visibleCall(loaded, p, toolCallId, delegators);
       const call = conv.findCall(toolCallId)!;
       if (call.isExpiredAt(this.clock.now())) {
         // Check on read: an expired call is shown expired even before the sweeper passes.

@@ -1,6 +1,7 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { READ_MODEL, ReadModel } from '../../ports';
+import { CLOCK, Clock, READ_MODEL, ReadModel } from '../../ports';
+import { DelegatedAuthority } from '../../persons/delegated-authority';
 import { ListApprovalsQuery, ListConversationsQuery, ListToolsQuery } from './list.queries';
 
 @QueryHandler(ListConversationsQuery)
@@ -11,11 +12,18 @@ export class ListConversationsHandler implements IQueryHandler<ListConversations
   }
 }
 
+/** The inbox: the calls the person may decide, and those a delegation to them lets them decide for someone. */
 @QueryHandler(ListApprovalsQuery)
 export class ListApprovalsHandler implements IQueryHandler<ListApprovalsQuery> {
-  constructor(@Inject(READ_MODEL) private readonly reads: ReadModel) {}
-  execute({ principal, filter }: ListApprovalsQuery) {
-    return this.reads.listApprovals(principal, filter);
+  constructor(
+    @Inject(READ_MODEL) private readonly reads: ReadModel,
+    @Optional() @Inject(CLOCK) private readonly clock?: Clock,
+    // Without it no one lists calls on anyone's behalf (fail closed).
+    @Optional() private readonly delegated?: DelegatedAuthority,
+  ) {}
+  async execute({ principal, filter }: ListApprovalsQuery) {
+    const delegators = this.delegated && this.clock ? await this.delegated.of(principal, this.clock.now()) : [];
+    return this.reads.listApprovals(principal, filter, delegators);
   }
 }
 
