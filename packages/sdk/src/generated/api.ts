@@ -880,6 +880,54 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/me/delegation': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your delegation
+     * @description People only. Your delegation that holds now (`active`) or is to come; one past its `until` is no more (404 no_delegation). While it holds, what would reach you (the inbox, the live stream, email, push) reaches your delegate too, who decides on your behalf with your rights as your last sign-in showed them, never more: not beyond your roles, not a call you could not approve yourself (separation of duties holds for both of you), once in a quorum between you. It is not passed on (a delegate does not delegate what was delegated to them), and it ends by itself at `until`.
+     */
+    get: operations['getDelegation'];
+    /**
+     * Delegate your decisions (out of office)
+     * @description People only. Sets your delegation, replacing the one you had. While it holds, what would reach you (the inbox, the live stream, email, push) reaches your delegate too, who decides on your behalf with your rights as your last sign-in showed them, never more: not beyond your roles, not a call you could not approve yourself (separation of duties holds for both of you), once in a quorum between you. It is not passed on (a delegate does not delegate what was delegated to them), and it ends by itself at `until`. Refused: yourself (delegation_to_self), someone not on record or an email no single person with a role has (unknown_person, ambiguous_person), an agent (delegate_is_agent), someone who already acts for 20 people (too_many_delegations), a `from` in the past or more than 366 days ahead, an `until` not after it or more than 90 days after it (validation_failed). Recorded in the audit trail as DelegationSet; the same request again changes nothing.
+     */
+    put: operations['setDelegation'];
+    post?: never;
+    /**
+     * End your delegation now
+     * @description People only. Ends your delegation at once (or withdraws one yet to start): from now your delegate decides nothing on your behalf. Recorded in the audit trail as DelegationEnded. Without one, nothing happens (204 all the same).
+     */
+    delete: operations['endDelegation'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/delegations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the tenant's delegations (admins and auditors)
+     * @description Admins and auditors. The tenant's delegations that hold now (`active`) or are to come, by the delegating person's id: who decides for whom, and until when. Those past their `until` are left out (the audit trail keeps every DelegationSet and DelegationEnded).
+     */
+    get: operations['listDelegations'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/conversations/{id}/questions': {
     parameters: {
       query?: never;
@@ -1028,6 +1076,94 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/me/notifications': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How Tollgate reaches me
+     * @description The caller’s settings (the defaults until they set any). People only: an agent token gets 403.
+     */
+    get: operations['getNotificationPreferences'];
+    /**
+     * Set how Tollgate reaches me
+     * @description Any of the fields; the others stay. Per channel (`email`, `push`, `slack` direct messages): `immediate`, `hourly` or `daily` digests of what waits, or `off`; `dailyAt` and `timeZone` for the daily digest and quiet hours; `quietHours` `{from, to}` or null.
+     */
+    put: operations['putNotificationPreferences'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/push/vapid-public-key': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The server's VAPID public key
+     * @description People only. The applicationServerKey a browser subscribes with (pushManager.subscribe); 503 push_unavailable when push is off on this server.
+     */
+    get: operations['getVapidPublicKey'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/me/push-subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your subscribed browsers
+     * @description People only. Oldest first; never their keys.
+     */
+    get: operations['listPushSubscriptions'];
+    put?: never;
+    /**
+     * Subscribe a browser to notifications
+     * @description People only. The browser's PushSubscription.toJSON() (made with the key of GET /v1/push/vapid-public-key), and optionally a device label. The endpoint must be https and reach public addresses (or ones the operator allows, TOLLGATE_WEBHOOK_ALLOW_PRIVATE); the keys must be a P-256 point and a 16-byte secret. The same endpoint again refreshes it (and makes it yours, if someone else in the tenant had it). At most 10 per person (409 too_many_push_subscriptions); 503 push_unavailable when push is off.
+     */
+    post: operations['createPushSubscription'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/me/push-subscriptions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Unsubscribe a browser
+     * @description People only, your own: another person's subscription is not found (404).
+     */
+    delete: operations['deletePushSubscription'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1050,6 +1186,13 @@ export interface components {
      * @enum {string}
      */
     Assurance: 'client';
+    /** @description The person a delegate acted for (their out-of-office delegation): their id, and name as on record */
+    OnBehalfOf: {
+      /** @example ann */
+      id: string;
+      /** @example Ann */
+      name?: string;
+    };
     /** @description Who did something, and through which channel */
     ActorRef: {
       /**
@@ -1067,6 +1210,8 @@ export interface components {
       channelUser?: string;
       /** @description `client`: an MCP client relayed the decision from its chat; there is no proof that a person saw the call. Left out: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API) */
       assurance?: components['schemas']['Assurance'];
+      /** @description A delegate's decision: the person whose authority it was made with (`id` is the delegate who acted); absent otherwise */
+      onBehalfOf?: components['schemas']['OnBehalfOf'];
     };
     /** @enum {string} */
     StepUpMethod: 'passkey';
@@ -1176,7 +1321,7 @@ export interface components {
        * @enum {string}
        */
       questionStatus?: 'pending' | 'answered' | 'expired' | 'cancelled';
-      /** @description too_many_open_questions: the limit reached */
+      /** @description too_many_open_questions, too_many_delegations: the limit reached */
       limit?: number;
       /** @description forbidden (a standing grant): the scope asked for */
       requestedScope?: components['schemas']['GrantScope'];
@@ -1477,6 +1622,8 @@ export interface components {
        * @example 2026-01-05T10:00:00.000Z
        */
       at: string;
+      /** @description A delegate's decision: the person whose authority it was made with (`id` is the delegate who acted); absent otherwise */
+      onBehalfOf?: components['schemas']['OnBehalfOf'];
     };
     /** @description A call that needs several distinct approvals: "1 of 2" is approvedBy.length of needed */
     ToolCallQuorum: {
@@ -2090,7 +2237,9 @@ export interface components {
       | 'QuestionExpired'
       | 'QuestionCancelled'
       | 'PasskeyRegistered'
-      | 'PasskeyRemoved';
+      | 'PasskeyRemoved'
+      | 'DelegationSet'
+      | 'DelegationEnded';
     /** @enum {string} */
     ActorKind: 'person' | 'agent' | 'system';
     /** @description Who acted, as the audit trail records them */
@@ -2107,6 +2256,8 @@ export interface components {
       channelUser?: string;
       /** @description `client`: an MCP client relayed the decision from its chat; there is no proof that a person saw the call. Left out: the person decided in one of Tollgate's own surfaces (inbox, CLI, Slack, API) */
       assurance?: components['schemas']['Assurance'];
+      /** @description A delegate's decision: the person whose authority it was made with (`id` is the delegate who acted); absent otherwise */
+      onBehalfOf?: components['schemas']['OnBehalfOf'];
     };
     /** @description An event exactly as stored and hashed: hash = sha256hex(prevHash + JCS(event without hash)) */
     AuditEvent: {
@@ -2326,6 +2477,75 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    SetDelegationRequest: {
+      /**
+       * @description Who decides for you while it holds: a person's id (their token's `sub`) in your tenant, or an email exactly one person with a role has (compared case-insensitively). They must have signed in to Tollgate once; not you, not an agent.
+       * @example bob@example.com
+       */
+      to: string;
+      /**
+       * Format: date-time
+       * @description When it starts: now when left out; at most 366 days ahead, never in the past
+       * @example 2026-08-01T07:00:00.000Z
+       */
+      from?: string;
+      /**
+       * Format: date-time
+       * @description When it ends by itself: after `from`, at most 90 days after it
+       * @example 2026-08-03T07:00:00.000Z
+       */
+      until: string;
+      /**
+       * @description Why (recorded)
+       * @example Holiday
+       */
+      reason?: string;
+    };
+    /** @description Your delegation (out of office): while it holds, what would reach you reaches `to`, who decides on your behalf with your rights, never more */
+    Delegation: {
+      /** @description The delegate */
+      to: components['schemas']['OnBehalfOf'];
+      /**
+       * Format: date-time
+       * @example 2026-08-03T07:00:00.000Z
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description It ends by itself then
+       * @example 2026-08-03T07:00:00.000Z
+       */
+      until: string;
+      reason?: string;
+      /** @description It holds now (false: it is still to come) */
+      active: boolean;
+    };
+    /** @description One of the tenant's delegations: whose, to whom, when */
+    TenantDelegation: {
+      /** @description The delegate */
+      to: components['schemas']['OnBehalfOf'];
+      /**
+       * Format: date-time
+       * @example 2026-08-03T07:00:00.000Z
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description It ends by itself then
+       * @example 2026-08-03T07:00:00.000Z
+       */
+      until: string;
+      reason?: string;
+      /** @description It holds now (false: it is still to come) */
+      active: boolean;
+      /** @description Who delegates */
+      person: components['schemas']['OnBehalfOf'];
+    };
+    DelegationPage: {
+      items: components['schemas']['TenantDelegation'][];
+      /** @description Pass as `cursor` for the next page; null on the last */
+      nextCursor: string | null;
+    };
     AskQuestionRequest: {
       /** @example Proceed with the EU or the US region? */
       text: string;
@@ -2453,6 +2673,8 @@ export interface components {
         | 'QuestionCancelled'
         | 'PasskeyRegistered'
         | 'PasskeyRemoved'
+        | 'DelegationSet'
+        | 'DelegationEnded'
         | '*'
       )[];
       /** @description a Standard Webhooks secret (whsec_ + base64 of 24 to 64 bytes); made for you when left out, and shown only in this answer */
@@ -2500,6 +2722,8 @@ export interface components {
         | 'QuestionCancelled'
         | 'PasskeyRegistered'
         | 'PasskeyRemoved'
+        | 'DelegationSet'
+        | 'DelegationEnded'
         | '*'
       )[];
       description: string | null;
@@ -2548,6 +2772,8 @@ export interface components {
         | 'QuestionCancelled'
         | 'PasskeyRegistered'
         | 'PasskeyRemoved'
+        | 'DelegationSet'
+        | 'DelegationEnded'
         | '*'
       )[];
       description: string | null;
@@ -2603,6 +2829,104 @@ export interface components {
       items: components['schemas']['WebhookDelivery'][];
       /** @description Pass as `cursor` for the next page; null on the last */
       nextCursor: string | null;
+    };
+    QuietHours: {
+      /**
+       * @description Start, HH:MM local time
+       * @example 22:00
+       */
+      from: string;
+      /**
+       * @description End, HH:MM (may be the next day)
+       * @example 07:00
+       */
+      to: string;
+    };
+    NotificationPreferences: {
+      /**
+       * @description Email (when the server sends email): a message per held call, an hourly or daily digest of what waits, or none
+       * @example immediate
+       * @enum {string}
+       */
+      email: 'immediate' | 'hourly' | 'daily' | 'off';
+      /**
+       * @description Web Push to the browsers and phones the person subscribed
+       * @example immediate
+       * @enum {string}
+       */
+      push: 'immediate' | 'hourly' | 'daily' | 'off';
+      /**
+       * @description Direct messages from the Slack app to the person's linked Slack user (the channel message is not affected)
+       * @example off
+       * @enum {string}
+       */
+      slack: 'immediate' | 'hourly' | 'daily' | 'off';
+      /**
+       * @description When the daily digest goes out, HH:MM in `timeZone`
+       * @example 09:00
+       */
+      dailyAt: string;
+      /**
+       * @description An IANA time zone
+       * @example Europe/Berlin
+       */
+      timeZone: string;
+      /** @description Nothing is sent between `from` and `to`; what would have been comes in one digest at `to` */
+      quietHours?: components['schemas']['QuietHours'] | null;
+    };
+    VapidPublicKey: {
+      /**
+       * @description The server's VAPID public key (65 bytes, base64url): the applicationServerKey for pushManager.subscribe()
+       * @example BEl62iUYgUivxIkv69yViEuiBIa-Ib9-SkvMeAtA3LFgDzkrxZJjSgSnfckjBJuBkr3qBUYIHBQFLXYp5Nksh8U
+       */
+      publicKey: string;
+    };
+    PushSubscriptionKeys: {
+      /**
+       * @description The browser's P-256 public key: 65 bytes (uncompressed point), base64url
+       * @example BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM
+       */
+      p256dh: string;
+      /**
+       * @description The browser's authentication secret: 16 bytes, base64url
+       * @example tBHItJI5svbpez7KI4CCXg
+       */
+      auth: string;
+    };
+    CreatePushSubscriptionRequest: {
+      /**
+       * @description The push service's URL for this browser (PushSubscription.endpoint): https, resolving to public addresses unless the operator allows private ones (TOLLGATE_WEBHOOK_ALLOW_PRIVATE), where http is taken too
+       * @example https://fcm.googleapis.com/fcm/send/dpH5lCsTSSM:APA91bH…
+       */
+      endpoint: string;
+      keys: components['schemas']['PushSubscriptionKeys'];
+      /** @description As the browser gives it (PushSubscription.expirationTime); read, not kept */
+      expirationTime?: number | null;
+      /** @description What the device is, for the list of your devices (navigator.userAgent) */
+      userAgent?: string;
+    };
+    PushSubscription: {
+      /** @example ps_3q2Fz1u0bN8Qd7yVx0aK1g */
+      id: string;
+      /**
+       * @description The push service URL
+       * @example https://fcm.googleapis.com/fcm/send/dpH5lCsTSSM:…
+       */
+      endpoint: string;
+      /** @description The device label sent with it */
+      userAgent: string | null;
+      /** Format: date-time */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When a push service last took a message for it
+       */
+      lastSentAt: string | null;
+      /** @description Messages the push service refused or never answered since the last one it took */
+      failures: number;
+    };
+    PushSubscriptionList: {
+      subscriptions: components['schemas']['PushSubscription'][];
     };
     /**
      * @description How closely a person supervises a call, strictest first: deny (rejected), manual (a person, every time), confirm (a person unless a standing grant covers it), notify (runs at once; recorded for people to be told), automatic (runs at once).
@@ -5518,6 +5842,8 @@ export interface operations {
           | 'QuestionCancelled'
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
+          | 'DelegationSet'
+          | 'DelegationEnded'
         )[];
         /** @description ISO 8601 date or date-time; inclusive */
         from?: string;
@@ -5640,6 +5966,8 @@ export interface operations {
           | 'QuestionCancelled'
           | 'PasskeyRegistered'
           | 'PasskeyRemoved'
+          | 'DelegationSet'
+          | 'DelegationEnded'
         )[];
         /** @description ISO 8601 date or date-time; inclusive */
         from?: string;
@@ -6849,6 +7177,326 @@ export interface operations {
       };
     };
   };
+  getDelegation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Delegation'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description You have no delegation that holds now or is to come (no_delegation) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  setDelegation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description X-Tollgate-Channel: where the person acts from, recorded as `via` (default api); Slack sets its own */
+        'x-tollgate-channel'?: 'web' | 'cli' | 'api' | 'mcp';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SetDelegationRequest'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Delegation'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed); The delegate is no person of this tenant (unknown_person); Several persons have the email named (ambiguous_person); A delegation to yourself (delegation_to_self); The delegate is an agent (delegate_is_agent) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The delegate already acts for as many people as one may (too_many_delegations) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  endDelegation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description X-Tollgate-Channel: where the person acts from, recorded as `via` (default api); Slack sets its own */
+        'x-tollgate-channel'?: 'web' | 'cli' | 'api' | 'mcp';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Ended, or there was none */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listDelegations: {
+    parameters: {
+      query?: {
+        /** @description The `nextCursor` of the previous page; opaque */
+        cursor?: string;
+        /** @description Items per page */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DelegationPage'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   askQuestion: {
     parameters: {
       query?: never;
@@ -7603,6 +8251,462 @@ export interface operations {
         content: {
           'application/problem+json': components['schemas']['Problem'];
         };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such resource, or one the caller may not see (not_found) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getNotificationPreferences: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NotificationPreferences'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  putNotificationPreferences: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['NotificationPreferences'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NotificationPreferences'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getVapidPublicKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['VapidPublicKey'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable); push notifications are off on this server (push_unavailable) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listPushSubscriptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PushSubscriptionList'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  createPushSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreatePushSubscriptionRequest'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PushSubscription'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The person has as many devices subscribed as one may (too_many_push_subscriptions) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable); push notifications are off on this server (push_unavailable) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  deletePushSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The subscription's id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /** @description No bearer token, or one that does not verify (unauthenticated) */
       401: {
