@@ -1186,6 +1186,47 @@ describe('real answers', () => {
     ).toBe(204);
   });
 
+  it('match their schemas for delegation: set, read, list, decide on behalf, end', async () => {
+    const vic = await server.token('vic', ['viewer'], { name: 'Vic' });
+    expect((await call('get', '/v1/me', { token: vic })).status).toBe(200);
+    expect((await call('get', '/v1/me/delegation', { token: admin })).status).toBe(404);
+    const until = new Date(Date.now() + 86_400_000).toISOString();
+    const set = await call('put', '/v1/me/delegation', { token: admin, body: { to: 'vic', until, reason: 'Away' } });
+    expect(set.body).toMatchObject({ to: { id: 'vic', name: 'Vic' }, until, active: true });
+    expect((await call('put', '/v1/me/delegation', { token: admin, body: { to: 'ann', until } })).status).toBe(400);
+    expect((await call('get', '/v1/me/delegation', { token: admin })).body).toEqual(set.body);
+    expect((await call('get', '/v1/delegations', { token: auditor })).body.items).toHaveLength(1);
+
+    // Vic decides on Ann's behalf: the call, its decision and the audit event show both.
+    expect(
+      (
+        await call('put', '/v1/policy', {
+          token: admin,
+          body: { rules: [{ match: 'delegated_tool', level: 'confirm', approvers: ['admin'] }] },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await call('post', '/v1/conversations', { token: agent, body: { id: 'openapi-delegation' } })).status).toBe(
+      201,
+    );
+    const proposed = await call('post', '/v1/conversations/{id}/tool-calls', {
+      token: agent,
+      args: ['openapi-delegation'],
+      body: { toolCalls: [{ toolName: 'delegated_tool', arguments: {} }] },
+    });
+    const id = proposed.body.toolCalls[0].id;
+    const decided = await call('post', '/v1/tool-calls/{id}/decision', {
+      token: vic,
+      args: [id],
+      body: { decision: 'approve' },
+    });
+    expect(decided.body.decision.by.onBehalfOf).toEqual({ id: 'ann', name: 'Ann' });
+    const events = await call('get', '/v1/audit/events', { token: auditor, query: `toolCallId=${id}` });
+    expect(events.body.events.at(-1).actor.onBehalfOf).toEqual({ id: 'ann', name: 'Ann' });
+
+    expect((await call('delete', '/v1/me/delegation', { token: admin })).status).toBe(204);
+  });
+
   it('have covered the success answer of every operation', () => {
     expect(
       operations(doc)
