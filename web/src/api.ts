@@ -7,7 +7,7 @@ import type {
   StepUpOptions,
 } from './passkeys';
 import type { PushDevice } from './push';
-import type { DecisionBody, UiConfig } from './types';
+import type { DecisionBody, Delegation, DelegationRequest, NotificationSettings, UiConfig } from './types';
 
 /** A refused request, carrying the API's RFC 9457 problem (the SDK's error). */
 export { TollgateError as ApiError };
@@ -118,6 +118,26 @@ export function createApi(
       call(() =>
         tollgate.request<void>('DELETE', `/v1/me/push-subscriptions/${encodeURIComponent(id)}`, { idempotent: false }),
       ),
+    /** How Tollgate reaches the person (the defaults until they set any). People only. */
+    notificationSettings: () => call(() => tollgate.request<NotificationSettings>('GET', '/v1/me/notifications')),
+    /** Sets any of the fields (the others stay); answers them all. A bad field: 400 validation_failed naming it. */
+    saveNotificationSettings: (body: Partial<NotificationSettings>) =>
+      call(() => tollgate.request<NotificationSettings>('PUT', '/v1/me/notifications', { body })),
+    /** The person's delegation that holds now or is to come; null without one (404 no_delegation). */
+    delegation: () =>
+      call(async () => {
+        try {
+          return await tollgate.request<Delegation>('GET', '/v1/me/delegation');
+        } catch (e) {
+          if (e instanceof TollgateError && e.code === 'no_delegation') return null;
+          throw e;
+        }
+      }),
+    /** Sets the person's delegation, replacing theirs (recorded with `via: "web"`); the same again changes nothing. */
+    setDelegation: (body: DelegationRequest) =>
+      call(() => tollgate.request<Delegation>('PUT', '/v1/me/delegation', { body })),
+    /** Ends the person's delegation now, or withdraws one yet to start (204 without one too). */
+    endDelegation: () => call(() => tollgate.request<void>('DELETE', '/v1/me/delegation', { idempotent: false })),
     /** The tenant's standing grants that apply now, newest first (approvers, admins, auditors). */
     grants: () => call(() => tollgate.grants.all({ status: 'active' })),
     /** Revokes a grant (recorded with `via: "web"`); answers it revoked. */

@@ -49,3 +49,45 @@ export type DecisionBody =
       stepUp?: StepUpEvidence;
     }
   | { decision: 'reject'; reason: string };
+
+/*
+ * The person's own settings. The SDK's generated types do not describe these routes yet (the OpenAPI document will
+ * once it is regenerated); until then these follow src/adapters/reach/preferences.ts and
+ * src/application/views/delegation.view.ts.
+ */
+
+/** How often a channel reaches the person: a message per held call, a digest of what waits, or nothing. */
+export type Cadence = 'immediate' | 'hourly' | 'daily' | 'off';
+
+/** GET/PUT /v1/me/notifications: how Tollgate reaches the person (a PUT takes any of the fields). */
+export interface NotificationSettings {
+  email: Cadence;
+  push: Cadence;
+  /** Direct messages from the Slack app to the person's linked Slack user. */
+  slack: Cadence;
+  /** When the daily digest goes out, `HH:MM` in `timeZone`. */
+  dailyAt: string;
+  /** An IANA time zone. */
+  timeZone: string;
+  /** Nothing is sent from `from` to `to` (`HH:MM`, may wrap past midnight). */
+  quietHours: { from: string; to: string } | null;
+}
+
+/** GET/PUT /v1/me/delegation: who decides for the person while they are away. */
+export interface Delegation {
+  /** The delegate. */
+  to: { id: string; name?: string };
+  from: string;
+  until: string;
+  reason?: string;
+  /** It holds now (false: it is still to come). */
+  active: boolean;
+}
+
+/** PUT /v1/me/delegation: `to` a person's id or email; `from` now when left out; `until` at most 90 days after it. */
+export interface DelegationRequest {
+  to: string;
+  from?: string;
+  until: string;
+  reason?: string;
+}

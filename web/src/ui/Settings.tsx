@@ -2,7 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorText, type Api } from '../api';
 import { ago } from '../format';
 import { currentSubscription, deviceName, disablePush, enablePush, pushUnsupported, type PushDevice } from '../push';
+import { OutOfOffice } from './Delegation';
 import { useLoad } from './hooks';
+import { Reach } from './Reach';
 
 interface Props {
   api: Api;
@@ -10,7 +12,10 @@ interface Props {
   onClose(): void;
 }
 
-/** The person's settings: for now, where notifications reach them. */
+/**
+ * The person's settings: push on this device and the devices that get it, how each channel reaches them (digests,
+ * quiet hours), and who decides for them while they are away.
+ */
 export function Settings({ api, now, onClose }: Props) {
   return (
     <section class="settings" aria-labelledby="settings-h" data-testid="settings">
@@ -23,6 +28,8 @@ export function Settings({ api, now, onClose }: Props) {
         </p>
       </div>
       <Notifications api={api} now={now} />
+      <Reach api={api} />
+      <OutOfOffice api={api} now={now} />
     </section>
   );
 }
