@@ -13,7 +13,17 @@ import {
   reachForm,
   zoneSuggestion,
 } from '../../web/src/settings';
-import type { NotificationSettings } from '../../web/src/types';
+import type { components } from '../../packages/sdk/src/generated/api';
+import type { Delegation, DelegationRequest, NotificationSettings } from '../../web/src/types';
+
+/** The page's copies of the API's shapes are the generated ones, member for member (checked by the typecheck). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Schemas = components['schemas'];
+const shapes: [
+  Same<NotificationSettings, Schemas['NotificationPreferences']>,
+  Same<Delegation, Schemas['Delegation']>,
+  Same<DelegationRequest, Schemas['SetDelegationRequest']>,
+] = [true, true, true];
 
 const defaults: NotificationSettings = {
   email: 'immediate',
@@ -35,6 +45,16 @@ describe('the reach form', () => {
       ['daily', 'Daily digest'],
       ['off', 'Off'],
     ]);
+  });
+
+  it("has the API's shapes", () => {
+    expect(shapes).toEqual([true, true, true]);
+  });
+
+  it('reads settings without quiet hours, null or left out, as none', () => {
+    const { quietHours: _none, ...without } = defaults;
+    expect(reachForm(without).quiet).toBe(false);
+    expect(reachBody(reachForm(without)).quietHours).toBeNull();
   });
 
   it('sends back what it read, unchanged', () => {
@@ -72,7 +92,7 @@ describe('zoneSuggestion', () => {
 describe('local date-times', () => {
   const berlin = 'Europe/Berlin';
 
-  it("reads a datetime-local value as clocks in the zone show it, summer and winter", () => {
+  it('reads a datetime-local value as clocks in the zone show it, summer and winter', () => {
     expect(isoFromLocal('2026-08-03T09:00', berlin)).toBe('2026-08-03T07:00:00.000Z');
     expect(isoFromLocal('2026-12-24T18:30', berlin)).toBe('2026-12-24T17:30:00.000Z');
     expect(isoFromLocal('2026-12-24T18:30:15', berlin)).toBe('2026-12-24T17:30:15.000Z');
@@ -157,12 +177,17 @@ describe('local date-times', () => {
 });
 
 describe('delegationState', () => {
-  const d = { from: '2026-08-03T07:00:00.000Z', until: '2026-08-14T16:00:00.000Z' };
+  const d = { from: '2026-08-03T07:00:00.000Z', until: '2026-08-14T16:00:00.000Z', active: false };
   it('is planned before its start, active from it, over at its end', () => {
     expect(delegationState(d, Date.parse('2026-08-03T06:59:59Z'))).toBe('planned');
     expect(delegationState(d, Date.parse('2026-08-03T07:00:00Z'))).toBe('active');
     expect(delegationState(d, Date.parse('2026-08-14T15:59:59Z'))).toBe('active');
     expect(delegationState(d, Date.parse('2026-08-14T16:00:00Z'))).toBe('over');
+  });
+
+  it("takes the server's word that it holds, though the page's clock is behind", () => {
+    expect(delegationState({ ...d, active: true }, Date.parse('2026-08-03T06:59:59Z'))).toBe('active');
+    expect(delegationState({ ...d, active: true }, Date.parse('2026-08-14T16:00:00Z'))).toBe('over');
   });
 });
 

@@ -35,7 +35,7 @@ export function reachForm(s: NotificationSettings): ReachForm {
     slack: s.slack,
     dailyAt: s.dailyAt,
     timeZone: s.timeZone,
-    quiet: s.quietHours !== null,
+    quiet: !!s.quietHours,
     quietFrom: s.quietHours?.from ?? NIGHT.from,
     quietTo: s.quietHours?.to ?? NIGHT.to,
   };
@@ -163,10 +163,17 @@ export function delegationBody(
   return { ok: true, body: { to, ...(from ? { from } : {}), until, ...(reason ? { reason } : {}) } };
 }
 
-/** Where a delegation stands at `now`: the server's `active` is as of the read, and time moves on. */
-export function delegationState(d: Pick<Delegation, 'from' | 'until'>, now: number): 'active' | 'planned' | 'over' {
+/**
+ * Where a delegation stands at `now`. The server's `active` is right as of the answer (a delegation "from now"
+ * starts by the server's clock, which may run ahead of the page's); after that time moves on: one to come starts
+ * at `from`, and any is over at `until`.
+ */
+export function delegationState(
+  d: Pick<Delegation, 'from' | 'until' | 'active'>,
+  now: number,
+): 'active' | 'planned' | 'over' {
   if (now >= Date.parse(d.until)) return 'over';
-  return now >= Date.parse(d.from) ? 'active' : 'planned';
+  return d.active || now >= Date.parse(d.from) ? 'active' : 'planned';
 }
 
 /** "Bob (bob)", or the id alone when the record has no name. */

@@ -51,9 +51,9 @@ export type DecisionBody =
   | { decision: 'reject'; reason: string };
 
 /*
- * The person's own settings. The SDK's generated types do not describe these routes yet (the OpenAPI document will
- * once it is regenerated); until then these follow src/adapters/reach/preferences.ts and
- * src/application/views/delegation.view.ts.
+ * The person's own settings. The SDK's generated types have these shapes (components.schemas.NotificationPreferences,
+ * Delegation, SetDelegationRequest) but do not export them by name yet; these copies are checked against them by
+ * test/web/settings.spec.ts, so a change to the API fails the typecheck until they follow.
  */
 
 /** How often a channel reaches the person: a message per held call, a digest of what waits, or nothing. */
@@ -69,8 +69,8 @@ export interface NotificationSettings {
   dailyAt: string;
   /** An IANA time zone. */
   timeZone: string;
-  /** Nothing is sent from `from` to `to` (`HH:MM`, may wrap past midnight). */
-  quietHours: { from: string; to: string } | null;
+  /** Nothing is sent from `from` to `to` (`HH:MM`, may wrap past midnight); null or absent: no quiet hours. */
+  quietHours?: { from: string; to: string } | null;
 }
 
 /** GET/PUT /v1/me/delegation: who decides for the person while they are away. */
