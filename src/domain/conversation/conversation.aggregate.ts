@@ -9,9 +9,9 @@ import { CallCourse, decideCall, DecisionResult, expireCall, extendDeadline, fol
 import { ClaimKey, Decider, DecisionInput, ToolCall, ToolCallState } from './tool-call.entity';
 import { repeatedCalls } from './rules/idempotent-proposal';
 import { checkNotBlocked } from './rules/one-step-at-a-time';
-import { authorityFor } from './rules/delegated-authority';
+import { approvalRefusal, authorityFor } from './rules/delegated-authority';
 import { mayDecide } from './rules/who-may-decide';
-import { onBehalfRefusal, selfApprovalRefusal } from './rules/separation-of-duties';
+import type { InterestedParties } from './rules/separation-of-duties';
 import { mayReadConversation } from './rules/who-may-read';
 
 export type { Decider, DecisionInput } from './tool-call.entity';
@@ -190,27 +190,14 @@ export class Conversation extends AggregateRoot {
     return mayDecide(p, call, userId) || delegators.some((d) => d.id !== p.id && mayDecide(d, call, userId));
   }
 
-  /**
-   * Whether `p` makes this decision with their own rights (rules/delegated-authority): then no one's delegation
-   * to them needs looking up.
-   */
+  /** Whether `p` makes this decision with their own rights: then no one's delegation to them needs looking up. */
   decidesByOwnRight(p: Principal, call: ToolCall, input: DecisionInput): boolean {
-    const parties = { userId: this.s.user?.id, agentOwner: this.s.agentOwner };
-    return authorityFor(p, call, input, parties, [])?.kind === 'own';
+    return authorityFor(p, call, input, this.parties, [])?.kind === 'own';
   }
 
-  /**
-   * Why an approval by `p` would be refused whatever passkey came with it (separation of duties, for `p` and for
-   * the delegator they would act for), or undefined: asked before a step-up challenge is issued, so no one's
-   * device signs for a decision that cannot be made.
-   */
+  /** Why an approval by `p` would be refused whatever passkey came with it (rules/delegated-authority). */
   approvalRefusal(p: Principal, call: ToolCall, delegators: readonly Principal[] = []): string | undefined {
-    const parties = { userId: this.s.user?.id, agentOwner: this.s.agentOwner };
-    const authority = authorityFor(p, call, { decision: 'approve' }, parties, delegators);
-    return (
-      selfApprovalRefusal('approve', call.policy, p.id, parties) ??
-      (authority?.kind === 'on_behalf' ? onBehalfRefusal('approve', call.policy, authority.of.id, parties) : undefined)
-    );
+    return approvalRefusal(p, call, this.parties, delegators);
   }
 
   /**
@@ -337,10 +324,15 @@ export class Conversation extends AggregateRoot {
     return open;
   }
 
+  /** The people a call is for: separation of duties keeps them from approving it. */
+  private get parties(): InterestedParties {
+    return { userId: this.s.user?.id, agentOwner: this.s.agentOwner };
+  }
+
   /** What a held call's course (held-call.ts) needs from its conversation. */
   private course(call: ToolCall): CallCourse {
     return {
-      parties: { userId: this.s.user?.id, agentOwner: this.s.agentOwner },
+      parties: this.parties,
       envelope: (actor, at) => this.envelope(call, at, actor),
       record: (event) => this.record(event),
       changed: (at) => this.markChanged(call, at),

@@ -1,7 +1,7 @@
 import { isAgent, Principal } from '../../shared/actor';
 import type { DecisionInput, ToolCall } from '../tool-call.entity';
 import { countedFor, countsTowards } from './quorum';
-import { InterestedParties, selfApprovalRefusal } from './separation-of-duties';
+import { InterestedParties, onBehalfRefusal, selfApprovalRefusal } from './separation-of-duties';
 import { mayDecide } from './who-may-decide';
 
 /** Whose authority a person decides a call with: their own, or that of a delegator they stand in for. */
@@ -38,4 +38,23 @@ export function authorityFor(
   const chosen = (approving ? able.find(taken) : undefined) ?? able[0];
   if (chosen) return { kind: 'on_behalf', of: chosen };
   return own ? { kind: 'own' } : undefined;
+}
+
+/**
+ * Why an approval by `p` would be refused whatever passkey came with it (separation of duties, for `p` and for the
+ * delegator they would act for), or undefined: asked before a step-up challenge is issued, so no one's device
+ * signs for a decision that cannot be made.
+ */
+export function approvalRefusal(
+  p: Principal,
+  call: ToolCall,
+  parties: InterestedParties,
+  delegators: readonly Principal[],
+): string | undefined {
+  const authority = authorityFor(p, call, { decision: 'approve' }, parties, delegators);
+  const delegator = authority?.kind === 'on_behalf' ? authority.of : undefined;
+  return (
+    selfApprovalRefusal('approve', call.policy, p.id, parties) ??
+    (delegator && onBehalfRefusal('approve', call.policy, delegator.id, parties))
+  );
 }
