@@ -140,6 +140,12 @@ describe('who a request reaches, with delegations', () => {
     expect(ids(reached)).not.toContain('bob');
   });
 
+  it('names, for a mention, the people a request names and the delegates of those away, not its role holders', async () => {
+    const d = deciders([ann, bob, carl, person('dee', ['admin'])], [delegation('carl', 'bob')]);
+    expect(ids(await d.named(request(['admin', 'person:carl']), WEEK_S))).toEqual(['carl', 'bob']);
+    expect(ids(await d.named(request(['admin']), WEEK_S))).toEqual([]);
+  });
+
   it('reaches no one more without the delegation store (fail closed)', async () => {
     const d = new Deciders(new People([ann, bob]) as unknown as PersonRepository, { now: () => NOW });
     expect(ids(await d.of(request(['admin']), WEEK_S))).toEqual(['ann']);

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { holdsAt } from '../../domain/person/delegation';
 import { staleSignIn } from '../../domain/person/rules/channel-link';
 import type { Person } from '../../domain/person/person';
-import { namesPerson, personAssignee } from '../../domain/policy/assignee';
+import { isPersonAssignee, namesPerson, personAssignee } from '../../domain/policy/assignee';
 import { CLOCK, Clock } from '../ports';
 import type { ApprovalRequest } from '../ports/approval-callback.port';
 import { DELEGATIONS, DelegationRepository } from '../ports/delegation.port';
@@ -58,6 +58,14 @@ export class Deciders {
       return (byRole || byName) && mayBeReached(p);
     });
     return [...reached, ...(await this.delegates(r, reached, now, mayBeReached))];
+  }
+
+  /**
+   * The persons a request names (`person:<id or email>`), and the delegates of those whose delegation holds now:
+   * whom a channel that singles people out (a Slack mention) addresses.
+   */
+  named(r: ApprovalRequest, maxAgeSeconds: number): Promise<Person[]> {
+    return this.of(r, maxAgeSeconds, (r.approval?.approvers ?? []).filter(isPersonAssignee));
   }
 
   /** The delegates of the reached people whose delegation holds now, not reached already, by id, within the bound. */
