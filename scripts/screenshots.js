@@ -3,15 +3,16 @@
 /**
  * Screenshots of the web inbox for the README (`npm run screenshots`): starts the built service on a scratch
  * embedded database, plays a few agents' requests into it, and photographs the page in headless Chromium.
- * Writes docs/img/inbox.png, card.png, phone.png and timeline.png (`inbox`), and notifications.png (`notifications`):
- * all of them, or the groups named (`node scripts/screenshots.js notifications`). Needs /usr/bin/chromium
- * (CHROMIUM_PATH).
+ * Writes docs/img/inbox.png, card.png, phone.png and timeline.png (`inbox`), and notifications.png (`notifications`:
+ * the whole Settings page): all of them, or the groups named (`node scripts/screenshots.js notifications`). Needs
+ * /usr/bin/chromium (CHROMIUM_PATH).
  */
 const { mkdtempSync, rmSync, mkdirSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { createECDH, randomBytes } = require('node:crypto');
 const { chromium } = require('playwright-core');
+const { DateTime } = require('luxon');
 const { startServer } = require('../dist/src/server');
 const { loadConfig } = require('../dist/src/infrastructure/config/config');
 const { mintToken } = require('../dist/src/infrastructure/auth/jwt-verifier');
@@ -198,7 +199,7 @@ async function main() {
       await context.close();
     }
 
-    if (want('notifications')) await notifications(browser, server.url, ann, api);
+    if (want('notifications')) await notifications(browser, server.url, ann, bob, api);
     console.log(`Wrote the screenshots to ${OUT}`);
   } finally {
     await browser.close();
@@ -219,17 +220,36 @@ function subscription(name) {
 }
 
 /**
- * Settings → Notifications, turned on on this device. Headless Chromium has no push service to subscribe with, so
- * PushManager.subscribe answers a stand-in subscription (as test/browser/push.e2e-spec.ts does); the page's own
- * code does the rest. A phone was subscribed before, over the API.
+ * Settings, whole: Notifications turned on on this device, how Tollgate reaches Ann (set over the API: email as a
+ * daily digest, quiet hours at night, Berlin time), and her delegation to Bob while she is on holiday. Headless
+ * Chromium has no push service to subscribe with, so PushManager.subscribe answers a stand-in subscription (as
+ * test/browser/push.e2e-spec.ts does); the page's own code does the rest. A phone was subscribed before, over the API.
  */
-async function notifications(browser, url, token, api) {
+async function notifications(browser, url, token, delegate, api) {
+  const zone = 'Europe/Berlin';
   await api('POST', '/v1/me/push-subscriptions', token, {
     ...subscription('phone'),
     userAgent:
       'Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Mobile Safari/537.36',
   });
-  const context = await browser.newContext({ viewport: { width: 1200, height: 640 }, colorScheme: 'light' });
+  await api('PUT', '/v1/me/notifications', token, {
+    email: 'daily',
+    push: 'immediate',
+    slack: 'off',
+    dailyAt: '08:30',
+    timeZone: zone,
+    quietHours: { from: '22:00', to: '07:00' },
+  });
+  await api('GET', '/v1/me', delegate); // a delegate is someone who signed in once
+  const back = DateTime.now().setZone(zone).plus({ days: 12 }).set({ hour: 18, minute: 0, second: 0, millisecond: 0 });
+  await api('PUT', '/v1/me/delegation', token, { to: 'bob', until: back.toUTC().toISO(), reason: 'On holiday' });
+
+  const context = await browser.newContext({
+    viewport: { width: 1200, height: 900 },
+    colorScheme: 'light',
+    timezoneId: zone,
+    locale: 'en-GB',
+  });
   await context.grantPermissions(['notifications'], { origin: new URL(url).origin });
   await context.addInitScript((t) => sessionStorage.setItem('tollgate.token', t), token);
   await context.addInitScript((sub) => {
@@ -248,7 +268,9 @@ async function notifications(browser, url, token, api) {
   await page.getByTestId('push-enable').click();
   await page.getByTestId('push-state').filter({ hasText: 'This device: on' }).waitFor();
   await page.locator('tr', { hasText: '(this device)' }).waitFor();
-  await page.screenshot({ path: join(OUT, 'notifications.png') });
+  await page.getByTestId('reach').getByLabel('Email', { exact: true }).waitFor();
+  await page.getByTestId('delegation-current').waitFor();
+  await page.screenshot({ path: join(OUT, 'notifications.png'), fullPage: true });
   await context.close();
 }
 

@@ -38,8 +38,8 @@ afterAll(async () => {
 });
 
 /** Like openPage, with the browser's clock in Berlin. */
-async function openSettings(token: string): Promise<WatchedPage> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, timezoneId: ZONE });
+async function openSettings(token: string, width = 1200): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, timezoneId: ZONE });
   context.setDefaultTimeout(10_000);
   await context.addInitScript((t) => sessionStorage.setItem('tollgate.token', t), token);
   const page = await context.newPage();
@@ -231,9 +231,12 @@ describeBrowser('Settings: out of office', () => {
     const stored = (await http.get('/v1/me/delegation', ann)).body;
     expect(stored).toMatchObject({ to: { id: 'bob', name: 'Bob' }, until: week.iso, reason: 'Holiday', active: true });
 
-    // Kept across a reload; the form holds it, ready to change.
+    // Kept across a reload. Its form is folded away; opened (by the keyboard), it holds the delegation, to change.
     await page.reload();
     await current.waitFor();
+    expect(await section.getByLabel('To', { exact: true }).isVisible()).toBe(false);
+    await section.getByText('Change or replace it').focus();
+    await page.keyboard.press('Enter');
     expect(await section.getByLabel('To', { exact: true }).inputValue()).toBe('bob');
     expect(await section.getByLabel('Until').inputValue()).toBe(week.local);
     expect(await section.getByLabel('From').inputValue()).toBe('');
@@ -246,6 +249,7 @@ describeBrowser('Settings: out of office', () => {
     await section.getByRole('button', { name: 'Replace' }).click();
     await current.and(page.locator('[data-state="planned"]')).waitFor();
     expect(await section.getByTestId('delegation-state').innerText()).toBe('Planned');
+    expect(await section.getByTestId('delegation-change').getAttribute('open')).toBeNull(); // folded again
     expect(await section.getByTestId('delegation-from').getAttribute('datetime')).toBe(start.iso);
     expect((await http.get('/v1/me/delegation', ann)).body).toMatchObject({
       from: start.iso,
@@ -270,6 +274,22 @@ describeBrowser('Settings: out of office', () => {
     await section.getByTestId('delegation-none').waitFor();
     expect((await http.get('/v1/me/delegation', ann)).status).toBe(404);
 
+    expect(unexpected(errors)).toEqual([]);
+    await context.close();
+  });
+});
+
+describeBrowser('Settings at phone width', () => {
+  it('fits 390 px without scrolling sideways, a delegation in place and its form open', async () => {
+    const until = berlin(3, '12:00');
+    expect((await http.put('/v1/me/delegation', bob, { to: 'ann', until: until.iso, reason: 'Away' })).status).toBe(
+      200,
+    );
+    const { page, context, errors } = await openSettings(bob, 390);
+    await away(page).getByTestId('delegation-current').waitFor();
+    await away(page).getByText('Change or replace it').click();
+    await reach(page).getByLabel('Send nothing during quiet hours').check();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(unexpected(errors)).toEqual([]);
     await context.close();
   });

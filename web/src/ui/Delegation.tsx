@@ -47,6 +47,8 @@ export function OutOfOffice({ api, now }: { api: Api; now: number }) {
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [note, setNote] = useState<{ text: string; error?: boolean }>();
   const [busy, setBusy] = useState<Busy>(null);
+  // With a delegation in place its form is folded away: what holds is what the section is about.
+  const [changing, setChanging] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
 
   useEffect(() => {
@@ -99,6 +101,7 @@ export function OutOfOffice({ api, now }: { api: Api; now: number }) {
       setCurrent(d);
       setForm(delegationForm(d, Date.now(), zone));
       setErrors({});
+      setChanging(false);
       setNote({
         text: `${personLabel(d.to)} decides for you from ${dateTime(d.from, zone)} until ${dateTime(d.until, zone)}.`,
       });
@@ -130,6 +133,89 @@ export function OutOfOffice({ api, now }: { api: Api; now: number }) {
       setBusy(null);
     }
   }
+
+  const editor = (
+    <form
+      class="delegation-form"
+      ref={formRef}
+      onSubmit={(e) => void set(e)}
+      aria-labelledby="delegation-form-h"
+      noValidate
+    >
+      {!holding && <h3 id="delegation-form-h">Delegate</h3>}
+      <label for="delegation-to-input">To</label>
+      <input
+        id="delegation-to-input"
+        type="text"
+        autocomplete="off"
+        spellcheck={false}
+        required
+        value={form.to}
+        onInput={(e) => change('to', e.currentTarget.value)}
+        aria-invalid={errors.to ? true : undefined}
+        aria-describedby={describedBy('delegation-to-hint', 'delegation-to-error', errors.to)}
+      />
+      <p class="hint" id="delegation-to-hint">
+        Their id or email. They must have signed in to Tollgate once.
+      </p>
+      <FieldError id="delegation-to-error">{errors.to}</FieldError>
+
+      <div class="grid2">
+        <div>
+          <label for="delegation-from-input">From</label>
+          <input
+            id="delegation-from-input"
+            type="datetime-local"
+            value={form.from}
+            onInput={(e) => change('from', e.currentTarget.value)}
+            aria-invalid={errors.from ? true : undefined}
+            aria-describedby={describedBy('delegation-from-hint', 'delegation-from-error', errors.from)}
+          />
+          <p class="hint" id="delegation-from-hint">
+            Empty: from now. Times are in {zone}.
+          </p>
+          <FieldError id="delegation-from-error">{errors.from}</FieldError>
+        </div>
+        <div>
+          <label for="delegation-until-input">Until</label>
+          <input
+            id="delegation-until-input"
+            type="datetime-local"
+            required
+            value={form.until}
+            onInput={(e) => change('until', e.currentTarget.value)}
+            aria-invalid={errors.until ? true : undefined}
+            aria-describedby={describedBy('delegation-until-hint', 'delegation-until-error', errors.until)}
+          />
+          <p class="hint" id="delegation-until-hint">
+            It ends by itself then: at most 90 days after it starts.
+          </p>
+          <FieldError id="delegation-until-error">{errors.until}</FieldError>
+        </div>
+      </div>
+
+      <label for="delegation-reason-input">Reason (optional)</label>
+      <input
+        id="delegation-reason-input"
+        type="text"
+        maxLength={500}
+        value={form.reason}
+        onInput={(e) => change('reason', e.currentTarget.value)}
+        aria-invalid={errors.reason ? true : undefined}
+        aria-describedby={describedBy('delegation-reason-hint', 'delegation-reason-error', errors.reason)}
+      />
+      <p class="hint" id="delegation-reason-hint">
+        Recorded in the audit trail with the delegation.
+      </p>
+      <FieldError id="delegation-reason-error">{errors.reason}</FieldError>
+
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy !== null} data-testid="delegation-save">
+          {busy === 'set' ? 'Saving…' : holding ? 'Replace' : 'Delegate'}
+        </button>
+      </div>
+    </form>
+  );
 
   return (
     <Frame>
@@ -188,86 +274,19 @@ export function OutOfOffice({ api, now }: { api: Api; now: number }) {
         </p>
       )}
 
-      <form
-        class="delegation-form"
-        ref={formRef}
-        onSubmit={(e) => void set(e)}
-        aria-labelledby="delegation-form-h"
-        noValidate
-      >
-        <h3 id="delegation-form-h">{holding ? 'Replace it' : 'Delegate'}</h3>
-        <label for="delegation-to-input">To</label>
-        <input
-          id="delegation-to-input"
-          type="text"
-          autocomplete="off"
-          spellcheck={false}
-          required
-          value={form.to}
-          onInput={(e) => change('to', e.currentTarget.value)}
-          aria-invalid={errors.to ? true : undefined}
-          aria-describedby={describedBy('delegation-to-hint', 'delegation-to-error', errors.to)}
-        />
-        <p class="hint" id="delegation-to-hint">
-          Their id or email. They must have signed in to Tollgate once.
-        </p>
-        <FieldError id="delegation-to-error">{errors.to}</FieldError>
-
-        <div class="grid2">
-          <div>
-            <label for="delegation-from-input">From</label>
-            <input
-              id="delegation-from-input"
-              type="datetime-local"
-              value={form.from}
-              onInput={(e) => change('from', e.currentTarget.value)}
-              aria-invalid={errors.from ? true : undefined}
-              aria-describedby={describedBy('delegation-from-hint', 'delegation-from-error', errors.from)}
-            />
-            <p class="hint" id="delegation-from-hint">
-              Empty: from now. Times are in {zone}.
-            </p>
-            <FieldError id="delegation-from-error">{errors.from}</FieldError>
-          </div>
-          <div>
-            <label for="delegation-until-input">Until</label>
-            <input
-              id="delegation-until-input"
-              type="datetime-local"
-              required
-              value={form.until}
-              onInput={(e) => change('until', e.currentTarget.value)}
-              aria-invalid={errors.until ? true : undefined}
-              aria-describedby={describedBy('delegation-until-hint', 'delegation-until-error', errors.until)}
-            />
-            <p class="hint" id="delegation-until-hint">
-              It ends by itself then: at most 90 days after it starts.
-            </p>
-            <FieldError id="delegation-until-error">{errors.until}</FieldError>
-          </div>
-        </div>
-
-        <label for="delegation-reason-input">Reason (optional)</label>
-        <input
-          id="delegation-reason-input"
-          type="text"
-          maxLength={500}
-          value={form.reason}
-          onInput={(e) => change('reason', e.currentTarget.value)}
-          aria-invalid={errors.reason ? true : undefined}
-          aria-describedby={describedBy('delegation-reason-hint', 'delegation-reason-error', errors.reason)}
-        />
-        <p class="hint" id="delegation-reason-hint">
-          Recorded in the audit trail with the delegation.
-        </p>
-        <FieldError id="delegation-reason-error">{errors.reason}</FieldError>
-
-        <div class="actions">
-          <button type="submit" class="primary" disabled={busy !== null} data-testid="delegation-save">
-            {busy === 'set' ? 'Saving…' : holding ? 'Replace' : 'Delegate'}
-          </button>
-        </div>
-      </form>
+      {holding ? (
+        <details
+          class="delegation-change"
+          open={changing}
+          onToggle={(e) => setChanging(e.currentTarget.open)}
+          data-testid="delegation-change"
+        >
+          <summary id="delegation-form-h">Change or replace it</summary>
+          {editor}
+        </details>
+      ) : (
+        editor
+      )}
       {note && (
         <p class={note.error ? 'error' : 'notice'} role={note.error ? 'alert' : 'status'} data-testid="delegation-note">
           {note.text}
