@@ -49,7 +49,7 @@ export class TooManyDelegationsError extends DomainError {
     super(
       'too_many_delegations',
       'conflict',
-      `"${to}" already acts for ${limit} people in this period, the most one person may: choose someone else`,
+      `"${to}" already stands in for ${limit} people (delegations that hold or are to come), the most one person may: choose someone else`,
       { limit },
     );
   }

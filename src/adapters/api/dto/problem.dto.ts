@@ -275,7 +275,8 @@ const EXAMPLES = {
   too_many_delegations: {
     status: 409,
     summary: 'The delegate already acts for as many people as one may',
-    detail: '"bob" already acts for 20 people in this period, the most one person may: choose someone else',
+    detail:
+      '"bob" already stands in for 20 people (delegations that hold or are to come), the most one person may: choose someone else',
     extra: { limit: 20 },
   },
   no_delegation: {
