@@ -32,7 +32,11 @@ type Busy = 'set' | 'end' | null;
  * (not yourself, someone on record, at most 90 days) are the server's: its refusals are shown as it words them.
  */
 export function OutOfOffice({ api, now }: { api: Api; now: number }) {
-  const { value: loaded, error: loadError } = useLoad(
+  const {
+    value: loaded,
+    error: loadError,
+    reload,
+  } = useLoad(
     // Wrapped: "no delegation" (null) is an answer, unlike useLoad's null before the first one.
     () => api.delegation().then((d) => ({ d })),
     (e) =>
@@ -61,7 +65,10 @@ export function OutOfOffice({ api, now }: { api: Api; now: number }) {
     return (
       <Frame>
         <p class="error" role="alert">
-          {loadError}
+          {loadError}{' '}
+          <button type="button" class="link" onClick={reload}>
+            Try again
+          </button>
         </p>
       </Frame>
     );
