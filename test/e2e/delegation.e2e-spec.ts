@@ -6,6 +6,7 @@
  * email reaches the delegate too.
  */
 import type { ParsedMail } from 'mailparser';
+import { TollgateGrpc } from '../support/grpc';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
 import { SmtpStandIn, startSmtpStandIn } from '../support/smtp-stand-in';
@@ -244,6 +245,26 @@ describe('deciding on behalf of the delegator', () => {
     const [approved] = await trail(`toolCallId=${call.id}&type=ToolCallApproved`);
     expect(approved.actor).toMatchObject({ id: 'bob', kind: 'person', onBehalfOf: { id: 'ann', name: 'Ann' } });
     expect(approved.data).toMatchObject({ approvedBy: 'bob', onBehalfOf: 'ann' });
+  });
+
+  it('decides on behalf over gRPC too: the same checks, and the decision names both people', async () => {
+    const rpc = new TollgateGrpc(server.grpcAddress!);
+    try {
+      const call = await propose('wire_money');
+      const listed = await rpc.call('ListApprovals', {}, bob);
+      expect(listed.items.map((a: any) => a.toolCall.id)).toContain(call.id);
+      const decided = await rpc.call('DecideToolCall', { id: call.id, decision: 'DECISION_KIND_APPROVE' }, bob);
+      expect(decided.decision.by).toMatchObject({
+        id: 'bob',
+        via: 'CHANNEL_GRPC',
+        onBehalfOf: { id: 'ann', name: 'Ann' },
+      });
+      const other = await propose('wire_money');
+      const refused = await rpc.failure('DecideToolCall', { id: other.id, decision: 'DECISION_KIND_APPROVE' }, carl);
+      expect(refused.tollgateCode).toBe('not_found');
+    } finally {
+      rpc.client.close();
+    }
   });
 
   it('is not passed on: the delegate of a delegate decides nothing of the first delegator', async () => {
