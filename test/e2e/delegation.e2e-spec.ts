@@ -353,7 +353,7 @@ describe('deciding on behalf of the delegator', () => {
     }
   });
 
-  it('mails ann’s calls to bob too, and to ann still', async () => {
+  it('mails ann’s calls to bob too, and to ann still; bob’s link decides on her behalf', async () => {
     const call = await propose('wire_money');
     const mailTo = (address: string): Promise<ParsedMail> =>
       eventually(
@@ -362,10 +362,17 @@ describe('deciding on behalf of the delegator', () => {
         15_000,
         `email to ${address} about ${call.id}`,
       );
-    await mailTo('bob@example.com');
+    const bobs = await mailTo('bob@example.com');
     await mailTo('ann@example.com');
     // Carl decides nothing, and stands in for no one who does.
     expect(smtp.messages.some((m) => m.text?.includes(call.id) && JSON.stringify(m.to).includes('carl'))).toBe(false);
+
+    const approve = /^Approve: (\S+)$/m.exec(bobs.text ?? '')![1];
+    expect((await fetch(approve)).status).toBe(200); // the confirmation page: bob may decide it, through ann
+    const used = await fetch(approve, { method: 'POST', headers: { accept: 'application/json' } });
+    expect(used.status).toBe(200);
+    const decided = (await http.get(`/v1/tool-calls/${call.id}`, ann)).body;
+    expect(decided.decision.by).toMatchObject({ id: 'bob', via: 'email', onBehalfOf: { id: 'ann' } });
   });
 });
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { DelegatedAuthority } from '../../application/persons/delegated-authority';
 import { DecideToolCallCommand } from '../../application/commands/decide-tool-call/decide-tool-call.command';
 import { CLOCK, Clock, CONVERSATIONS, ConversationRepository } from '../../application/ports';
 import { PERSONS, PersonRepository } from '../../application/ports/person.port';
@@ -69,6 +70,7 @@ export class ActionDesk implements OnModuleInit, OnModuleDestroy {
     @Inject(PERSONS) private readonly persons: PersonRepository,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    private readonly delegated: DelegatedAuthority,
   ) {}
 
   onModuleInit(): void {
@@ -145,10 +147,13 @@ export class ActionDesk implements OnModuleInit, OnModuleDestroy {
         'Someone edited the arguments after this message was sent, so this link no longer applies. Open the card to see what would run now.',
         card,
       );
-    if (!conversation.mayDecide(this.decider(person, action), call))
+    // Their own rights, or those a delegation lends them now (the decision is then recorded on the delegator's behalf).
+    const decider = this.decider(person, action);
+    const delegators = await this.delegated.of(decider, this.clock.now());
+    if (!conversation.mayDecide(decider, call, delegators))
       return refusal(
         403,
-        'not_allowed_to_decide',
+        'forbidden',
         'You may not decide this call',
         `Deciding it needs one of: ${(call.approval?.approvers ?? []).join(', ')}.`,
         card,

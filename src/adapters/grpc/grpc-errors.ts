@@ -54,6 +54,20 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   unavailable: GrpcStatus.UNAVAILABLE,
   identity_provider_unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
+  // Delegation and push subscriptions are REST only (the web settings make them): listed so every code has its status.
+  unknown_person: GrpcStatus.INVALID_ARGUMENT,
+  ambiguous_person: GrpcStatus.INVALID_ARGUMENT,
+  delegation_to_self: GrpcStatus.INVALID_ARGUMENT,
+  delegate_is_agent: GrpcStatus.INVALID_ARGUMENT,
+  no_delegation: GrpcStatus.NOT_FOUND,
+  too_many_delegations: GrpcStatus.RESOURCE_EXHAUSTED,
+  too_many_push_subscriptions: GrpcStatus.RESOURCE_EXHAUSTED,
+  push_unavailable: GrpcStatus.FAILED_PRECONDITION,
+  // The single-use links of emails and push notifications (/act, HTTP only): listed so every code has its status.
+  action_token_invalid: GrpcStatus.INVALID_ARGUMENT,
+  action_token_expired: GrpcStatus.FAILED_PRECONDITION,
+  action_token_used: GrpcStatus.FAILED_PRECONDITION,
+  arguments_changed: GrpcStatus.FAILED_PRECONDITION,
 };
 
 /**

@@ -5,10 +5,10 @@ import type {
   ApprovalOutcome,
   ApprovalRequest,
 } from '../../application/ports/approval-callback.port';
-import { PERSONS, PersonRepository } from '../../application/ports/person.port';
+import { Deciders } from '../../application/persons/deciders';
 import { personAssignee } from '../../domain/policy/assignee';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { slackLinkIn, slackRoutes } from '../../infrastructure/config/slack-config';
+import { slackRoutes } from '../../infrastructure/config/slack-config';
 import { type MessageLinks, notifyMessage, outcomeMessage, requestMessage, type SlackBlock } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
 import { SlackDirectMessages } from './slack-direct';
@@ -29,8 +29,8 @@ export class SlackApprovalCallback implements ApprovalCallback {
     @Inject(SLACK_CLIENT) private readonly slack: WebClient,
     private readonly messages: SlackMessageStore,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
-    @Inject(PERSONS) private readonly persons: PersonRepository,
     private readonly direct: SlackDirectMessages,
+    private readonly deciders: Deciders,
   ) {}
 
   /** Where a message links to a call's card (TOLLGATE_PUBLIC_URL); unset, messages name the call's id instead. */
@@ -50,20 +50,12 @@ export class SlackApprovalCallback implements ApprovalCallback {
     await this.direct.ask(r);
   }
 
-  /** The Slack users linked to the people the call names (`person:`), mentioned so Slack notifies exactly them. */
+  /** The Slack users linked to the people the call names (`person:`, signed in recently), mentioned so Slack notifies exactly them. */
   private async namedSlackUsers(r: ApprovalRequest): Promise<string[]> {
-    const named = (r.approval?.approvers ?? []).map(personAssignee).filter((n): n is string => n !== undefined);
-    if (named.length === 0) return [];
-    const ids = (await this.persons.reachable(r.tenantId, { roles: [], named }, 50)).map((p) => p.id);
-    // Linked in the settings (TOLLGATE_SLACK_APPROVERS) or, once they decided in Slack, by their verified email.
-    const slack = this.config.slack!;
-    const users = new Set([...Object.keys(slack.people), ...Object.keys(slack.tenantPeople?.[r.tenantId] ?? {})]);
-    const configured = [...users].filter((user) => {
-      const person = slackLinkIn(slack, r.tenantId, user);
-      return person !== undefined && ids.includes(person);
-    });
-    const stored = await this.persons.channelUsersOf(r.tenantId, 'slack', ids);
-    return [...new Set([...configured, ...stored])];
+    if (!(r.approval?.approvers ?? []).some((a) => personAssignee(a) !== undefined)) return [];
+    const ids = (await this.deciders.named(r, this.config.personMaxAgeSeconds)).map((p) => p.id);
+    if (ids.length === 0) return [];
+    return this.direct.usersOf(r.tenantId, ids);
   }
 
   /**

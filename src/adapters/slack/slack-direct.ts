@@ -78,7 +78,7 @@ export class SlackDirectMessages implements DigestSender {
 
   /** To each of the person's Slack users in the tenant; a refusal no retry cures is logged and passed over. */
   private async send(tenant: string, p: Person, text: string): Promise<void> {
-    for (const user of await this.usersOf(tenant, p.id)) {
+    for (const user of await this.usersOf(tenant, [p.id])) {
       try {
         await this.slack.chat.postMessage({
           channel: user,
@@ -93,13 +93,20 @@ export class SlackDirectMessages implements DigestSender {
     }
   }
 
-  private async usersOf(tenant: string, personId: string): Promise<string[]> {
+  /**
+   * The Slack users linked to these persons in the tenant: by the settings (TOLLGATE_SLACK_APPROVERS) or, once they
+   * decided in Slack, by their verified email. Only ids Slack issues (`U…`, `W…`), a few per person.
+   */
+  async usersOf(tenant: string, personIds: readonly string[]): Promise<string[]> {
+    if (personIds.length === 0) return [];
     const slack = this.config.slack!;
     const configured = [
       ...new Set([...Object.keys(slack.people), ...Object.keys(slack.tenantPeople?.[tenant] ?? {})]),
-    ].filter((u) => slackLinkIn(slack, tenant, u) === personId);
-    const stored = await this.persons.channelUsersOf(tenant, 'slack', [personId]);
-    return [...new Set([...configured, ...stored])].filter((u) => /^[UW][A-Z0-9]{1,31}$/.test(u)).slice(0, 5);
+    ].filter((u) => personIds.includes(slackLinkIn(slack, tenant, u) ?? ''));
+    const stored = await this.persons.channelUsersOf(tenant, 'slack', personIds);
+    return [...new Set([...configured, ...stored])]
+      .filter((u) => /^[UW][A-Z0-9]{1,31}$/.test(u))
+      .slice(0, 5 * personIds.length);
   }
 
   private async record(r: ApprovalRequest, p: Person): Promise<boolean> {
