@@ -66,7 +66,8 @@ async function propose(toolName: string, args: Record<string, unknown>) {
 
 function mailTo(address: string, toolCallId: string): Promise<ParsedMail> {
   return eventually(
-    () => smtp.messages.find((m) => m.text?.includes(toolCallId) && JSON.stringify(m.to).toLowerCase().includes(address)),
+    () =>
+      smtp.messages.find((m) => m.text?.includes(toolCallId) && JSON.stringify(m.to).toLowerCase().includes(address)),
     15_000,
     `email to ${address} about ${toolCallId}`,
   );

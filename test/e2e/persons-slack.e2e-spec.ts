@@ -229,11 +229,7 @@ describe('deciding in Slack as the linked person', () => {
     const call = await pending('delete_source');
     const before = ephemeralsTo(NINA_SLACK.id);
     await click(NINA_SLACK, 'tollgate_approve', call.id);
-    await toldTo(
-      NINA_SLACK.id,
-      before,
-      /has not signed in to Tollgate in tenant `default` yet/,
-    );
+    await toldTo(NINA_SLACK.id, before, /has not signed in to Tollgate in tenant `default` yet/);
     const [refused] = await eventually(async () => {
       const e = await audit(call.id, 'DecisionRefused');
       return e.length ? e : undefined;
@@ -248,9 +244,7 @@ describe('deciding in Slack as the linked person', () => {
     const before = ephemeralsTo(ZED_SLACK.id);
     await click(ZED_SLACK, 'tollgate_approve', call.id);
     const told = await toldTo(ZED_SLACK.id, before, /not signed in/);
-    expect(told.args.text).toContain(
-      'linked to "zed", who has not signed in to Tollgate in tenant `default` yet',
-    );
+    expect(told.args.text).toContain('linked to "zed", who has not signed in to Tollgate in tenant `default` yet');
     expect((await http.get(`/v1/tool-calls/${call.id}`, root)).body.status).toBe('pending');
   });
 });

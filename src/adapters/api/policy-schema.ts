@@ -228,6 +228,13 @@ const defs: Record<string, Schema> = {
       },
       escalate: { $ref: '#/$defs/escalate' },
       remindBefore: { $ref: '#/$defs/remindBefore' },
+      notify: {
+        description:
+          'The channels that reach out to people about the calls this rule holds (confirm, manual) or tells of (notify): push, email, slack (webhook and inbox name the FYI of a notify call). Left out: all the channels configured (a notify call: slack, webhook, inbox). The inbox lists held calls, and webhooks receive what they subscribed to, whatever this says; an escalation step names its own.',
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string', enum: [...NOTIFY_CHANNELS] },
+      },
       shell: {
         type: 'boolean',
         description:

@@ -11,7 +11,7 @@ import { TypeOrmUnitOfWork } from '../../infrastructure/persistence/unit-of-work
 import { ActionLinks } from '../actions/action-links';
 import { DigestSender } from '../reach/digests';
 import { ReachPlanner } from '../reach/reach-planner';
-import { DIGEST_ARGUMENTS_MAX, digestEmail, emailArguments, requestEmail } from './email-message';
+import { DIGEST_ARGUMENTS_MAX, digestEmail, emailArguments, noticeEmail, requestEmail } from './email-message';
 import { MAILER, Mailer } from './mailer';
 
 /** An address a message may go to: one mailbox, no display name or header tricks. */
@@ -45,6 +45,26 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
   async remind(r: ApprovalRequest, note: { kind: 'escalated' | 'reminder'; text: string }): Promise<void> {
     // An escalation reaches the people it adds (those mailed before are on record under `ask`).
     await this.mailAll(r, note.kind === 'escalated' ? 'ask' : 'reminder', note.text);
+  }
+
+  /**
+   * A `notify` call ran at once and its rule names email (`notify: [email]`): an FYI to the people it tells
+   * (`approvers`), once each, with its card; no links to decide (nothing is left to decide).
+   */
+  async notify(r: ApprovalRequest, told: { approvers: string[] }): Promise<void> {
+    const people = (await this.deciders.of(r, this.config.personMaxAgeSeconds, told.approvers)).filter(
+      (p) => p.email && ADDRESS.test(p.email),
+    );
+    for (const p of people) {
+      if (!(await this.record(r, p, 'ask'))) continue;
+      try {
+        const messageId = `<${r.id}.notice.${Buffer.from(p.id).toString('base64url')}@${this.domain}>`;
+        await this.mailer.send(noticeEmail(r, { email: p.email!, name: p.name }, this.links.cardUrl(r.id), messageId));
+      } catch (e) {
+        await this.unrecord(r, p, 'ask');
+        throw e;
+      }
+    }
   }
 
   async tell(_o: ApprovalOutcome): Promise<void> {

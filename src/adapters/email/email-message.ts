@@ -166,3 +166,37 @@ export function digestEmail(
   html += `<p style="color:#57606a;font-size:13px">Each link opens a page where you confirm; it works once. Replies to this email are not read.</p></body></html>`;
   return { to: to.email, subject: line(head, 200), text: text.join('\n'), html, messageId };
 }
+
+/** A `notify` call's FYI: what ran, under which rule, and its card; nothing to decide. */
+export function noticeEmail(
+  r: ApprovalRequest,
+  to: { email: string; name?: string },
+  card: string,
+  messageId: string,
+): OutgoingEmail {
+  const d = displayOf(r);
+  const what = d.title ? `${d.title} (${r.toolName})` : r.toolName;
+  const args = emailArguments(r);
+  const text = [
+    `${to.name ? `${line(to.name, 100)}, for` : 'For'} your information: ${line(what, 200)} ran at once (agent ${line(r.conversation.agentId, 100)}).`,
+    ...(d.summary ? ['', d.summary] : []),
+    '',
+    `Policy: ${line(`${r.policy.level}: ${r.policy.reason}`, 500)}`,
+    '',
+    'Arguments:',
+    args.text + (args.whole ? '' : `\n… ${args.length - args.text.length} more characters not shown`),
+    '',
+    `The card: ${card}`,
+    '',
+    'Nothing is left to decide. Replies to this email are not read.',
+  ].join('\n');
+  const html =
+    `<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1b1f24">` +
+    `<h2 style="margin:0 0 8px">Ran at once, FYI: ${esc(line(what, 200))}</h2>` +
+    (d.summary ? `<p>${esc(d.summary)}</p>` : '') +
+    `<p>Agent ${esc(r.conversation.agentId)} · policy ${esc(line(`${r.policy.level}: ${r.policy.reason}`, 500))}</p>` +
+    `<pre style="background:#f6f8fa;padding:8px;white-space:pre-wrap;word-break:break-word">${esc(args.text)}</pre>` +
+    `<p><a href="${esc(card)}">Open the card</a></p>` +
+    `<p style="color:#57606a;font-size:13px">Nothing is left to decide. Replies to this email are not read.</p></body></html>`;
+  return { to: to.email, subject: line(`FYI: ${what} ran (${r.conversation.agentId})`, 200), text, html, messageId };
+}

@@ -87,6 +87,7 @@ export function toolCallMessage(v: ToolCallView): Msg {
       ...(v.approval.selfApproval === false ? { selfApproval: false } : {}),
       ...(v.approval.chatApproval === false ? { chatApproval: false } : {}),
       ...(v.approval.stepUp ? { stepUp: v.approval.stepUp } : {}),
+      ...(v.approval.notify ? { notify: v.approval.notify } : {}),
       ...(v.approval.quorum
         ? {
             quorum: {

@@ -11,7 +11,7 @@ import type { Person } from '../../domain/person/person';
 import { ActionLinks } from '../actions/action-links';
 import type { DigestSender } from '../reach/digests';
 import { ReachPlanner } from '../reach/reach-planner';
-import { argumentsLine, askMessage, digestMessage, outcomeMessage } from './push-payload';
+import { argumentsLine, askMessage, digestMessage, noticeMessage, outcomeMessage } from './push-payload';
 import { PushSender, PushSendOptions, topicFor } from './push-sender';
 import { PushSubscriptionRecord, PushSubscriptionStore } from './push-subscription.store';
 import { SentKind, SentNotifications } from './sent-notifications';
@@ -104,6 +104,33 @@ export class PushApprovalCallback implements ApprovalCallback, DigestSender {
       }),
     );
     await inBatches(sends.flat(), ({ s, payload }) => this.sender.send(s, payload, opts));
+  }
+
+  /**
+   * A `notify` call ran at once and its rule names push (`notify: [push]`): an FYI on the devices of the people it
+   * tells (`approvers`), once; under their settings like any message, but never in a digest (it is news now or not).
+   */
+  async notify(r: ApprovalRequest, told: { approvers: string[] }): Promise<void> {
+    const people = await this.deciders.of(r, this.config.personMaxAgeSeconds, told.approvers);
+    const devices = byPerson(
+      await this.subscriptions.ofPersons(
+        r.tenantId,
+        people.map((p) => p.id),
+      ),
+    );
+    const fresh = await this.sentNotifications.claim(
+      r.tenantId,
+      r.id,
+      this.channel,
+      people.filter((p) => devices.has(p.id)).map((p) => p.id),
+      'ask',
+    );
+    const payload = JSON.stringify(noticeMessage(r));
+    const opts: PushSendOptions = { ttlSeconds: OUTCOME_TTL_SECONDS, urgency: 'normal', topic: topicFor(r.id) };
+    await inBatches(
+      [...fresh].flatMap((id) => devices.get(id)!),
+      (s) => this.sender.send(s, payload, opts),
+    );
   }
 
   /** A digest (DigestRunner): one notification on each device saying what waits; a click opens the inbox. */

@@ -151,6 +151,19 @@ export function outcomeMessage(o: ApprovalOutcome): PushMessage {
   };
 }
 
+/** A `notify` call ran at once and its rule names push: an FYI, no actions; a click opens its card. */
+export function noticeMessage(r: ApprovalRequest): PushMessage {
+  const what = clip(plain(r.display?.title ?? '') || r.toolName, TITLE_MAX - 20);
+  return {
+    v: PUSH_MESSAGE_VERSION,
+    kind: 'outcome',
+    toolCallId: r.id,
+    toolName: r.toolName,
+    title: `Ran at once, FYI: ${what}`,
+    body: `${r.toolName} · ${clip(plain(r.policy.reason), SUMMARY_MAX)}`,
+  };
+}
+
 /** A digest: how many calls wait, and the first few titles; no actions (each call has its card). */
 export function digestMessage(waiting: ApprovalRequest[], more: boolean): PushMessage {
   const n = waiting.length;

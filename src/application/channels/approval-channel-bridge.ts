@@ -39,7 +39,9 @@ export class ApprovalChannelBridge implements OutboxConsumer {
 
   wants(e: AuditEvent): boolean {
     if (!e.toolCallId) return false;
-    if (e.type === 'ApprovalRequested') return true;
+    // A rule that names its channels (`notify`) is asked on those only; channels outside the policy's list (the
+    // terminal) always.
+    if (e.type === 'ApprovalRequested') return this.named((e.data.notify as string[] | undefined) ?? undefined);
     if (e.type === 'ToolCallApprovalRecorded') return !!this.callback.progress;
     if (e.type === 'ToolCallReminded') return !!this.callback.remind;
     // A channel the event does not name is not told; one outside the policy's list (the terminal) is.
@@ -55,6 +57,10 @@ export class ApprovalChannelBridge implements OutboxConsumer {
     if (e.type === 'ToolCallRejected' && e.data.via === 'policy') return false;
     if (e.type === 'ToolCallCancelled' && e.data.previousStatus !== 'pending') return false;
     return true;
+  }
+
+  private named(channels: string[] | undefined): boolean {
+    return !channels || !isNotifyChannel(this.callback.channel) || channels.includes(this.callback.channel);
   }
 
   async deliver(e: AuditEvent): Promise<void> {
@@ -77,6 +83,8 @@ export class ApprovalChannelBridge implements OutboxConsumer {
     }
     if (e.type === 'ToolCallEscalated' || e.type === 'ToolCallReminded') {
       if (toolCall.status !== 'pending') return; // decided meanwhile: nothing to remind of
+      // A reminder goes where the request went; an escalation step names its own channels (wants).
+      if (e.type === 'ToolCallReminded' && !this.named(toolCall.approval?.notify)) return;
       const text =
         e.type === 'ToolCallEscalated'
           ? `Escalated after ${e.data.afterSeconds} s without a decision: ${((e.data.approvers as string[]) ?? []).join(', ')} may now decide it`
@@ -91,7 +99,8 @@ export class ApprovalChannelBridge implements OutboxConsumer {
     }
     if (e.type === 'ToolCallApprovalRecorded') {
       // Progress on a request that has since ended is shown by its outcome instead.
-      if (toolCall.status === 'pending') await this.callback.progress?.(request);
+      if (toolCall.status === 'pending' && this.named(toolCall.approval?.notify))
+        await this.callback.progress?.(request);
       return;
     }
     const actor = e.actor as { id?: string; name?: string; via?: string };

@@ -61,6 +61,8 @@ export interface ToolCallApprovalState {
   /** `passkey`: an approval needs a passkey assertion for this call and its arguments (POST /v1/tool-calls/{id}/step-up). */
   stepUp?: 'passkey';
   quorum?: ToolCallQuorumView;
+  /** The channels that reach out to people about this call, when its rule names them (absent: all of them). */
+  notify?: string[];
 }
 
 /** A call that needs several distinct approvals: "1 of 2" is `approvedBy.length` of `needed`. */
@@ -119,6 +121,7 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
       ...(s.policy.selfApproval === false ? { selfApproval: false as const } : {}),
       ...(s.policy.chatApproval === false ? { chatApproval: false as const } : {}),
       ...(s.policy.stepUp ? { stepUp: s.policy.stepUp } : {}),
+      ...(s.policy.notify ? { notify: [...s.policy.notify] } : {}),
       ...(q
         ? {
             quorum: {

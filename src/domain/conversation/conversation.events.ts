@@ -63,6 +63,8 @@ export class ApprovalRequested extends BaseEvent<{
   reason: string;
   approvers: string[];
   expiresAt: string;
+  /** The channels that reach out to people, when the rule names them (absent: all). */
+  notify?: NotifyChannel[];
 }> {
   readonly type = 'ApprovalRequested' as const;
 }

@@ -15,8 +15,8 @@ import { PolicyRecord, ToolCall, ToolCallDisplay } from './tool-call.entity';
 import { withNextStep } from './rules/follow-up';
 
 /**
- * Where a `notify` call's FYI goes. Not push or email: a phone buzzing or a mail for a call that already ran is
- * noise; those channels are for calls that wait on a person (and escalation steps that name them).
+ * Where a `notify` call's FYI goes unless its rule names channels. Not push or email by default: a phone buzzing or a
+ * mail for a call that already ran is noise, unless the rule asks for it (`notify: [email]`).
  */
 const FYI_CHANNELS: readonly NotifyChannel[] = ['slack', 'webhook', 'inbox'];
 
@@ -96,7 +96,7 @@ export function proposeCall(
             ...policyRef(policy),
             approvers: [...verdict.approvers],
             requester: origin.requester,
-            channels: [...FYI_CHANNELS],
+            channels: [...(verdict.notify ?? FYI_CHANNELS)],
           }),
         );
       }
@@ -124,6 +124,7 @@ export function proposeCall(
           ...policyRefWithReason(policy),
           approvers: [...verdict.approvers],
           expiresAt: expiresAt.toISOString(),
+          ...(verdict.notify ? { notify: [...verdict.notify] } : {}),
         }),
       );
       break;
@@ -150,5 +151,6 @@ function policyRecord(verdict: PolicyVerdict): PolicyRecord {
     ...(held && verdict.stepUp ? { stepUp: verdict.stepUp } : {}),
     ...(held && verdict.escalate ? { escalate: verdict.escalate } : {}),
     ...(held && verdict.remindBefore ? { remindBefore: verdict.remindBefore } : {}),
+    ...(held && verdict.notify ? { notify: verdict.notify } : {}),
   };
 }

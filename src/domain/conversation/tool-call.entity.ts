@@ -2,7 +2,7 @@ import type { Channel, OnBehalfOf, Principal } from '../shared/actor';
 import type { StepUpEvidence, StepUpProof } from './step-up-proof';
 import type { SupervisionLevel } from '../policy/supervision-level';
 import type { GrantLimit, GrantScope, ToolFlags } from '../policy/approval-policy';
-import type { EscalationStep, PolicyQuorum } from '../policy/policy-document';
+import type { EscalationStep, NotifyChannel, PolicyQuorum } from '../policy/policy-document';
 import { IllegalTransitionError } from './conversation.errors';
 import { ToolCallStatus, canMove } from './tool-call-status';
 
@@ -37,6 +37,8 @@ export interface PolicyRecord {
   /** The deciding rule's escalation steps, kept with the call: a later policy does not change a call's course. */
   escalate?: EscalationStep[];
   remindBefore?: number[];
+  /** The channels that reach out to people about this call, when its rule names them (absent: all). */
+  notify?: NotifyChannel[];
 }
 
 /** How far a held call's escalation and reminders have gone, and when the next step is due. */

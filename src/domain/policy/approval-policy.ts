@@ -3,7 +3,7 @@ import type { ProposedCallFacts, ToolFlags } from './call-facts';
 import { decidingRule } from './deciding-rule';
 import type { GrantLimit, GrantScope } from './grant-limit';
 import type { EscalationStep, PolicyDocument, PolicyQuorum, PolicyRule } from './policy-document';
-import type { StepUpMethod } from './policy-shape';
+import type { NotifyChannel, StepUpMethod } from './policy-shape';
 import { SupervisionLevel, strictness } from './supervision-level';
 
 // What the policy sees of a call has a file of its own (deciding-rule.ts needs it too); many import it from here.
@@ -75,6 +75,8 @@ export interface PolicyVerdict {
   escalate?: EscalationStep[];
   /** For `confirm`/`manual`: seconds before expiry at which people are reminded. */
   remindBefore?: number[];
+  /** For `confirm`/`manual`/`notify`: the channels that reach out to people, when the rule names them (absent: all). */
+  notify?: NotifyChannel[];
 }
 
 type Outcome = { level: SupervisionLevel; reason: string };
@@ -168,6 +170,7 @@ export const ApprovalPolicy = {
       ...(held && stepUp && { stepUp }),
       ...(rule?.escalate && { escalate: rule.escalate.map((s) => ({ ...s })) }),
       ...(rule?.remindBefore && { remindBefore: [...rule.remindBefore] }),
+      ...((held || level === 'notify') && rule?.notify && { notify: [...rule.notify] }),
       ...(flagsSeen && {
         toolFlags: {
           isReadOnly: !!flagsSeen.isReadOnly,

@@ -10,6 +10,7 @@ import {
   readGrantLimit,
   readLevel,
   readNonEmptyString,
+  readNotify,
   readObject,
   readPattern,
   readQuorum,
@@ -77,6 +78,7 @@ function readRule(
       'requireVerifiedUser',
       'escalate',
       'remindBefore',
+      'notify',
       'shell',
       'reason',
     ],
@@ -104,6 +106,7 @@ function readRule(
   const requireVerifiedUser = optional('requireVerifiedUser', readBoolean);
   const escalate = optional('escalate', readEscalation);
   const remindBefore = optional('remindBefore', readReminders);
+  const notify = optional('notify', readNotify);
   const shell = optional('shell', readBoolean);
   const reason = optional('reason', readNonEmptyString);
   // A chat client's answer is no proof a person saw the call: true may not reach past the exclusions.
@@ -142,6 +145,12 @@ function readRule(
     if (strict && given && level !== 'confirm' && level !== 'manual')
       return fault(faults, `${path}.${name}`, `applies to calls a person decides (confirm, manual), not to ${level}`);
   }
+  if (strict && notify && level !== 'confirm' && level !== 'manual' && level !== 'notify')
+    return fault(
+      faults,
+      `${path}.notify`,
+      `applies to calls people are told of (confirm, manual, notify), not to ${level}`,
+    );
   // A step at or after the deadline would never happen: the call has expired by then.
   const deadline = timeoutSeconds ?? undefined;
   if (strict && deadline !== undefined) {
@@ -175,6 +184,7 @@ function readRule(
   if (requireVerifiedUser !== undefined) rule.requireVerifiedUser = requireVerifiedUser;
   if (escalate !== undefined) rule.escalate = escalate;
   if (remindBefore !== undefined) rule.remindBefore = remindBefore;
+  if (notify !== undefined) rule.notify = notify;
   if (shell !== undefined) rule.shell = shell;
   if (reason !== undefined) rule.reason = reason;
   return { rule, pattern };

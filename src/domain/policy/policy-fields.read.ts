@@ -144,6 +144,12 @@ export function readSeconds(v: unknown, path: string, faults: Faults): number | 
       );
 }
 
+/** `notify: [push, email]`: channels, each once, in the order given. */
+export const readNotify: Reader<NonNullable<EscalationStep['notify']>> = (v, path, faults) =>
+  Array.isArray(v) && v.length > 0 && v.every((c) => (NOTIFY_CHANNELS as readonly unknown[]).includes(c))
+    ? [...new Set(v as NonNullable<EscalationStep['notify']>)]
+    : fault(faults, path, `must be a non-empty list of ${NOTIFY_CHANNELS.join(', ')}`);
+
 /** `escalate: [{after: 120, approvers: [admin], notify: [slack]}, …]`: later steps come later; normalised to seconds. */
 export const readEscalation: Reader<EscalationStep[]> = (v, path, faults, strict) => {
   if (!Array.isArray(v) || v.length === 0 || v.length > MAX_ESCALATION_STEPS)
@@ -157,15 +163,7 @@ export const readEscalation: Reader<EscalationStep[]> = (v, path, faults, strict
       o.after === undefined ? fault(faults, `${at}.after`, 'is required') : readSeconds(o.after, `${at}.after`, faults);
     const approvers =
       o.approvers === undefined ? undefined : readApprovers(o.approvers, `${at}.approvers`, faults, strict);
-    let notify: EscalationStep['notify'];
-    if (o.notify !== undefined) {
-      const ok =
-        Array.isArray(o.notify) &&
-        o.notify.length > 0 &&
-        o.notify.every((c) => (NOTIFY_CHANNELS as readonly unknown[]).includes(c));
-      if (!ok) fault(faults, `${at}.notify`, `must be a non-empty list of ${NOTIFY_CHANNELS.join(', ')}`);
-      else notify = [...new Set(o.notify as NonNullable<EscalationStep['notify']>)];
-    }
+    const notify = o.notify === undefined ? undefined : readNotify(o.notify, `${at}.notify`, faults, strict);
     if (after === undefined) return;
     if (steps.length > 0 && after <= steps[steps.length - 1].after)
       fault(faults, `${at}.after`, 'must be later than the step before');

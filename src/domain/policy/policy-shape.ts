@@ -96,6 +96,11 @@ export interface PolicyRule {
   /** Seconds before a held call expires at which the channels remind people of it (each once). */
   remindBefore?: number[];
   /**
+   * The channels that reach out to people about the calls this rule holds or tells of (`[push, email]`); absent: all
+   * of them. The inbox lists held calls and webhooks get what they subscribed to whatever this says.
+   */
+  notify?: NotifyChannel[];
+  /**
    * True: the string arguments this rule names are shell command lines, whatever `defaults.shellTools` says;
    * false: matched as written even on a shell tool. Absent: shell when the tool is one of `defaults.shellTools`.
    */

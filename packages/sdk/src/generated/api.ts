@@ -1667,6 +1667,14 @@ export interface components {
       stepUp?: components['schemas']['StepUpMethod'];
       /** @description When more than one distinct approval is needed */
       quorum?: components['schemas']['ToolCallQuorum'];
+      /**
+       * @description The channels that reach out to people about this call, when its rule names them (its `notify`); absent: all of them. The inbox lists the call whatever this says
+       * @example [
+       *       "push",
+       *       "email"
+       *     ]
+       */
+      notify?: ('slack' | 'webhook' | 'inbox' | 'push' | 'email')[];
     };
     /** @description The claim of the run */
     ToolCallExecution: {
@@ -3008,6 +3016,8 @@ export interface components {
       requireVerifiedUser?: boolean;
       escalate?: components['schemas']['PolicyEscalate'];
       remindBefore?: components['schemas']['PolicyRemindBefore'];
+      /** @description The channels that reach out to people about the calls this rule holds (confirm, manual) or tells of (notify): push, email, slack (webhook and inbox name the FYI of a notify call). Left out: all the channels configured (a notify call: slack, webhook, inbox). The inbox lists held calls, and webhooks receive what they subscribed to, whatever this says; an escalation step names its own. */
+      notify?: ('slack' | 'webhook' | 'inbox' | 'push' | 'email')[];
       /** @description true: the string arguments this rule's match names are shell command lines, matched against the whole command and each simple command in it, whatever defaults.shellTools says. false: matched as written. Left out: shell when the tool is one of defaults.shellTools. */
       shell?: boolean;
       /** @description Recorded as the policy's reason instead of the one the server would give. */

@@ -138,6 +138,14 @@ export class ToolCallApprovalView implements app.ToolCallApprovalState {
     description: 'When more than one distinct approval is needed',
   })
   quorum?: ToolCallQuorumView;
+  @ApiPropertyOptional({
+    type: [String],
+    enum: ['slack', 'webhook', 'inbox', 'push', 'email'],
+    description:
+      'The channels that reach out to people about this call, when its rule names them (its `notify`); absent: all of them. The inbox lists the call whatever this says',
+    example: ['push', 'email'],
+  })
+  notify?: string[];
 }
 
 @ApiSchema({
