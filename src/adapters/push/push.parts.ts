@@ -16,7 +16,8 @@ export class PushStartNotice implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     if (this.config.push.subject !== undefined) return;
-    this.log.warn(
+    // Information, not a warning: the default start (no public https URL, no email) has no contact to give.
+    this.log.log(
       'Push notifications are off: VAPID needs a contact for push services. Set TOLLGATE_VAPID_SUBJECT (mailto:ops@example.com), or TOLLGATE_PUBLIC_URL as https, or TOLLGATE_SMTP_FROM',
     );
   }
