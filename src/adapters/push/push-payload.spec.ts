@@ -125,5 +125,13 @@ describe('push messages', () => {
       outcomeMessage({ tenantId: 'default', outcome: 'expired', toolCall: call, by: { id: 'system', via: 'system' } })
         .body,
     ).toBe('wire_money · no one decided it in time');
+    expect(
+      outcomeMessage({
+        tenantId: 'default',
+        outcome: 'approved',
+        toolCall: call,
+        by: { id: 'bob', name: 'Bob', via: 'email', onBehalfOf: { id: 'ann', name: 'Ann' } },
+      }).body,
+    ).toMatch(/^wire_money · by Bob for Ann via/);
   });
 });

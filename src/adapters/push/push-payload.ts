@@ -136,7 +136,7 @@ export function outcomeMessage(o: ApprovalOutcome): PushMessage {
   const what = clip(plain(c.display?.title ?? '') || c.toolName, TITLE_MAX - 12);
   const person = o.by.via !== 'system' && o.by.via !== 'policy';
   const by = person
-    ? `by ${clip(plain(o.by.name ?? o.by.id), 60)}${CHANNEL_WORDS[o.by.via] ? ` via ${CHANNEL_WORDS[o.by.via]}` : ''}`
+    ? `by ${clip(plain(o.by.name ?? o.by.id), 60)}${o.by.onBehalfOf ? ` for ${clip(plain(o.by.onBehalfOf.name ?? o.by.onBehalfOf.id), 60)}` : ''}${CHANNEL_WORDS[o.by.via] ? ` via ${CHANNEL_WORDS[o.by.via]}` : ''}`
     : o.outcome === 'expired'
       ? 'no one decided it in time'
       : `${o.outcome} by Tollgate`;

@@ -91,6 +91,16 @@ describe('Slack messages', () => {
     const text = JSON.stringify(blocks);
     expect(text).toContain('Rejected* by Root (root) via cli');
     expect(text).toContain('no &lt;!here&gt;');
+    const delegated = outcomeMessage(
+      {
+        tenantId: 'default',
+        outcome: 'approved',
+        toolCall: request,
+        by: { id: 'bob', name: 'Bob', via: 'email', onBehalfOf: { id: 'ann', name: 'Ann <!here>' } },
+      },
+      request.conversation,
+    );
+    expect(JSON.stringify(delegated.blocks)).toContain('by Bob (bob) for Ann &lt;!here&gt; via email');
   });
 
   it('escape Slack markup', () => {

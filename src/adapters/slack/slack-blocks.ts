@@ -295,7 +295,7 @@ export function outcomeMessage(
   const who =
     o.outcome === 'expired'
       ? ''
-      : ` by ${escapeMrkdwn(o.by.name ? `${o.by.name} (${o.by.id})` : o.by.id)} via ${escapeMrkdwn(o.by.via)}`;
+      : ` by ${escapeMrkdwn(o.by.name ? `${o.by.name} (${o.by.id})` : o.by.id)}${o.by.onBehalfOf ? ` for ${escapeMrkdwn(o.by.onBehalfOf.name ?? o.by.onBehalfOf.id)}` : ''} via ${escapeMrkdwn(o.by.via)}`;
   const why = o.reason ? `\n>${escapeMrkdwn(o.reason).replace(/\n/g, '\n>')}` : '';
   blocks.push({ type: 'section', block_id: 'tollgate_outcome', text: text(`${HEADLINES[o.outcome]}${who}${why}`) });
   return { text: `${o.toolCall.toolName} (${o.toolCall.id}): ${o.outcome}`, blocks };

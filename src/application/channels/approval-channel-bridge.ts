@@ -103,13 +103,18 @@ export class ApprovalChannelBridge implements OutboxConsumer {
         await this.callback.progress?.(request);
       return;
     }
-    const actor = e.actor as { id?: string; name?: string; via?: string };
+    const actor = e.actor as { id?: string; name?: string; via?: string; onBehalfOf?: { id: string; name?: string } };
     const reason = typeof e.data.reason === 'string' ? e.data.reason : undefined;
     await this.callback.tell({
       tenantId: e.tenant,
       outcome: OUTCOMES[e.type],
       toolCall,
-      by: { id: actor.id ?? 'system', ...(actor.name ? { name: actor.name } : {}), via: actor.via ?? 'system' },
+      by: {
+        id: actor.id ?? 'system',
+        ...(actor.name ? { name: actor.name } : {}),
+        via: actor.via ?? 'system',
+        ...(actor.onBehalfOf ? { onBehalfOf: actor.onBehalfOf } : {}),
+      },
       ...(reason !== undefined ? { reason } : {}),
     });
   }

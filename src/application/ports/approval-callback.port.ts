@@ -19,7 +19,7 @@ export interface ApprovalOutcome {
   outcome: ApprovalOutcomeKind;
   toolCall: ToolCallView;
   /** Who decided and where: `{id: 'ann', name: 'Ann', via: 'slack'}`; the system for expiries and halts. */
-  by: { id: string; name?: string; via: string };
+  by: { id: string; name?: string; via: string; onBehalfOf?: { id: string; name?: string } };
   reason?: string;
 }
 
