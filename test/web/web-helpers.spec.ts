@@ -1,5 +1,5 @@
 /** Pure helpers of the web inbox: the JSON editor's check, durations (the SSE parser is the SDK's, tested there). */
-import { channelName, duration, parseArguments, timeLeft } from '../../web/src/format';
+import { channelName, decidedBy, duration, parseArguments, timeLeft } from '../../web/src/format';
 
 describe('parseArguments', () => {
   it('accepts a JSON object', () => {
@@ -34,5 +34,16 @@ describe('durations', () => {
     expect(duration(80 * 60_000)).toBe('1 h 20 min');
     expect(timeLeft('2025-01-01T10:05:00.000Z', Date.parse('2025-01-01T10:00:00.000Z'))).toBe('5 min 00 s left');
     expect(timeLeft('2025-01-01T10:05:00.000Z', Date.parse('2025-01-01T10:06:00.000Z'))).toBe('expiring…');
+  });
+});
+
+describe('decidedBy', () => {
+  it('names who decided, where, and for whom when a delegate decided', () => {
+    expect(decidedBy({ id: 'ann', name: 'Ann', via: 'slack' }, 'bob')).toBe('by Ann via Slack');
+    expect(decidedBy({ id: 'bob', name: 'Bob', via: 'email', onBehalfOf: { id: 'ann', name: 'Ann' } }, 'carl')).toMatch(
+      /^by Bob for Ann via /,
+    );
+    expect(decidedBy({ id: 'bob', via: 'web', onBehalfOf: { id: 'ann' } }, 'ann')).toMatch(/^by bob for you via /);
+    expect(decidedBy({ id: 'policy', via: 'policy' }, 'ann')).toBe('by policy');
   });
 });

@@ -82,11 +82,17 @@ export function parseArguments(
   return { ok: true, value: value as Record<string, unknown> };
 }
 
-/** "by ann via Slack", "by you via the web inbox", "by policy". */
-export function decidedBy(by: { id: string; name?: string; via: string }, me: string): string {
+/** "by ann via Slack", "by you via the web inbox", "by bob for ann via email", "by policy". */
+export function decidedBy(
+  by: { id: string; name?: string; via: string; onBehalfOf?: { id: string; name?: string } },
+  me: string,
+): string {
   if (by.via === 'policy') return 'by policy';
   if (by.via === 'system') return 'by the system';
-  return `by ${by.id === me ? 'you' : (by.name ?? by.id)} via ${channelName(by.via)}`;
+  const behalf = by.onBehalfOf
+    ? ` for ${by.onBehalfOf.id === me ? 'you' : (by.onBehalfOf.name ?? by.onBehalfOf.id)}`
+    : '';
+  return `by ${by.id === me ? 'you' : (by.name ?? by.id)}${behalf} via ${channelName(by.via)}`;
 }
 
 /** "approved by ann via Slack: looks right", "expired without a decision". */

@@ -81,7 +81,8 @@ function decidedText(call: ToolCall): string {
   if (call.status === 'pending' && q)
     return `${call.id} ${call.toolName}: pending, ${q.approvedBy.length} of ${q.needed} approvals (${q.approvedBy.map((a) => a.name ?? a.id).join(', ')})`;
   const d = call.decision;
-  const by = d ? ` by ${d.by.name ?? d.by.id} via ${d.by.via}` : '';
+  const behalf = d?.by.onBehalfOf ? ` for ${d.by.onBehalfOf.name ?? d.by.onBehalfOf.id}` : '';
+  const by = d ? ` by ${d.by.name ?? d.by.id}${behalf} via ${d.by.via}` : '';
   return `${call.id} ${call.toolName}: ${call.status}${by}${d?.reason ? ` (${d.reason})` : ''}${d?.editedArguments ? ' with edited arguments' : ''}`;
 }
 

@@ -62,7 +62,8 @@ export function describeEnding(e: StreamEvent): string {
   const outcome = ENDING_EVENTS[e.type] ?? text(e.type);
   if (e.type === 'ToolCallExpired') return 'expired';
   // Names and reasons are others' text, printed on a terminal: one line, no control characters.
-  const who = text(e.actor?.name ?? e.actor?.id);
+  const behalf = e.actor?.onBehalfOf ? text(e.actor.onBehalfOf.name ?? e.actor.onBehalfOf.id) : '';
+  const who = text(e.actor?.name ?? e.actor?.id) + (behalf ? ` for ${behalf}` : '');
   const via = text((e.data?.via as string | undefined) ?? e.actor?.via);
   const reason = typeof e.data?.reason === 'string' && e.data.reason ? ` (${text(e.data.reason)})` : '';
   return `${outcome}${who ? ` by ${who}` : ''}${via && via !== 'system' ? ` via ${via}` : ''}${reason}`;
