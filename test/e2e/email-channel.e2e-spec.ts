@@ -4,6 +4,7 @@
  * nothing); the page's form approves it once, as that person, `via: email`; a replay, an expired or forged link,
  * a changed argument, a stale sign-in are each refused with a clear page (or problem, for JSON).
  */
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import type { ParsedMail } from 'mailparser';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
@@ -201,7 +202,16 @@ describe('email to approvers', () => {
     const [head, payload, sig] = approve.split('/act/')[1].split('.');
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const forged = Buffer.from(JSON.stringify({ ...claims, sub: 'bob' })).toString('base64url');
-    for (const bad of [`${head}.${forged}.${sig}`, `${head}.${payload}`, 'not-a-token']) {
+    // A key someone added to the database (or an old one from a backup) signs nothing that acts: only the active key.
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+    await server.dataSource.query(
+      `INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at) VALUES ('planted', 'EdDSA', '{}', $1, now() - interval '1 year')`,
+      [JSON.stringify(await exportJWK(publicKey))],
+    );
+    const planted = await new SignJWT({ ...claims, sub: 'bob' })
+      .setProtectedHeader({ alg: 'EdDSA', kid: 'planted', typ: 'tollgate-action+jwt' })
+      .sign(privateKey);
+    for (const bad of [`${head}.${forged}.${sig}`, `${head}.${payload}`, 'not-a-token', planted]) {
       const r = await post(`${server.url}/act/${bad}`, { json: true });
       expect(r.status).toBe(400);
       expect((await r.json()).code).toBe('action_token_invalid');

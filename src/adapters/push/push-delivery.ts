@@ -1,3 +1,5 @@
+import { context } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import type { EgressGuard } from '../webhooks/egress-guard';
 import { sendWebhook, type SendOutcome } from '../webhooks/webhook-sender';
 
@@ -16,5 +18,6 @@ export function deliverPush(
   body: Buffer,
   timeoutMs: number,
 ): Promise<PushDeliveryOutcome> {
-  return sendWebhook(guard, endpoint, headers, body, timeoutMs);
+  // Untraced: a span would record the endpoint (a browser's capability URL) and send a traceparent to the push service.
+  return context.with(suppressTracing(context.active()), () => sendWebhook(guard, endpoint, headers, body, timeoutMs));
 }

@@ -66,7 +66,8 @@ function instrumentations(): NonNullable<NodeSDKConfiguration['instrumentations'
   /* eslint-enable @typescript-eslint/no-require-imports */
   return [
     new HttpInstrumentation({
-      ignoreIncomingRequestHook: (req) => /^\/(health\/(live|ready)|metrics)(\?|$)/.test(req.url ?? ''),
+      // Single-use action links carry their token in the path: a trace backend's readers must not be able to use it.
+      ignoreIncomingRequestHook: (req) => /^\/(health\/(live|ready)|metrics)(\?|$)|^\/act\//.test(req.url ?? ''),
       // Timers' own calls (a JWKS refresh) start no trace of their own; webhook sends run in a span.
       requireParentforOutgoingSpans: true,
       requestHook: (span, req) => {

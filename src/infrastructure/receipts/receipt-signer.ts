@@ -136,9 +136,10 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
   }
 
   /**
-   * Verifies a compact JWS of `typ` signed with the active key (or a database key by its kid), as `open` does for
-   * checkpoints: the payload when the signature holds, else undefined. The type is checked first, so no receipt,
-   * checkpoint or other token of ours passes for another kind.
+   * Verifies a compact JWS of `typ` that grants power now (an action token): signed with the **active** key only —
+   * never a key read from the database by the token's kid, which an old backup's private key or a row someone
+   * inserted would otherwise let anyone forge — and the type checked first, so no receipt, checkpoint or other token
+   * of ours passes for another kind. The payload when the signature holds, else undefined; nothing is looked up.
    */
   async verifyPayload(jws: string, typ: string): Promise<Record<string, unknown> | undefined> {
     if (jws.length > 4096 || !COMPACT_JWS.test(jws)) return undefined;
@@ -149,10 +150,10 @@ export class JoseReceiptSigner implements ReceiptSigner, CheckpointSignatures {
       return undefined;
     }
     if (header.typ !== typ || header.alg !== ALG || typeof header.kid !== 'string') return undefined;
-    const jwk = await this.verificationKey(header.kid);
-    if (!jwk) return undefined;
+    const active = await this.signingKey();
+    if (header.kid !== active.kid) return undefined;
     try {
-      const { payload } = await compactVerify(jws, await importJWK(jwk, ALG), { algorithms: [ALG] });
+      const { payload } = await compactVerify(jws, await importJWK(active.publicJwk, ALG), { algorithms: [ALG] });
       const claims: unknown = JSON.parse(new TextDecoder().decode(payload));
       return claims && typeof claims === 'object' && !Array.isArray(claims)
         ? (claims as Record<string, unknown>)
