@@ -242,6 +242,16 @@ describe('email to approvers', () => {
     link(mail, 'Reject');
   });
 
+  it('a send refused for good (5xx) is not retried and holds up nothing after it', async () => {
+    smtp.refuseNext(1, 550);
+    const call = await propose('wire_money', { to: 'Bounce SA', amount: 4 });
+    await mailTo('dan@example.com', call.id); // ann's was refused (first by id); dan's went after it
+    const later = await propose('wire_money', { to: 'After SA', amount: 5 });
+    await mailTo('ann@example.com', later.id);
+    await mailTo('dan@example.com', later.id);
+    expect(smtp.messages.filter((m) => m.text?.includes(call.id))).toHaveLength(1);
+  });
+
   it('a refused send is retried: the message arrives once', async () => {
     smtp.refuseNext(1);
     const call = await propose('wire_money', { to: 'Retry BV', amount: 3 });

@@ -6,8 +6,8 @@ export interface SmtpStandIn {
   url: string;
   /** Every message accepted, parsed, in order of arrival. */
   messages: ParsedMail[];
-  /** Refuses the next `n` messages with a temporary error (451), as a busy server would. */
-  refuseNext(n: number): void;
+  /** Refuses the next `n` messages: by default with a temporary error (451), as a busy server would; 5xx for good. */
+  refuseNext(n: number, code?: number): void;
   close(): Promise<void>;
 }
 
@@ -15,6 +15,7 @@ export interface SmtpStandIn {
 export async function startSmtpStandIn(): Promise<SmtpStandIn> {
   const messages: ParsedMail[] = [];
   let refusals = 0;
+  let refusalCode = 451;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -23,7 +24,13 @@ export async function startSmtpStandIn(): Promise<SmtpStandIn> {
       if (refusals > 0) {
         refusals--;
         stream.resume();
-        stream.on('end', () => callback(Object.assign(new Error('Try again later'), { responseCode: 451 })));
+        stream.on('end', () =>
+          callback(
+            Object.assign(new Error(refusalCode >= 500 ? 'Mailbox unavailable' : 'Try again later'), {
+              responseCode: refusalCode,
+            }),
+          ),
+        );
         return;
       }
       simpleParser(stream)
@@ -39,8 +46,9 @@ export async function startSmtpStandIn(): Promise<SmtpStandIn> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
-    refuseNext(n) {
+    refuseNext(n, code = 451) {
       refusals = n;
+      refusalCode = code;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -61,6 +61,10 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
         const messageId = `<${r.id}.notice.${Buffer.from(p.id).toString('base64url')}@${this.domain}>`;
         await this.mailer.send(noticeEmail(r, { email: p.email!, name: p.name }, this.links.cardUrl(r.id), messageId));
       } catch (e) {
+        if (refusedForGood(e)) {
+          this.log.warn(`FYI email about ${r.id} to person ${p.id} refused (${(e as Error).message}); not retried`);
+          continue;
+        }
         await this.unrecord(r, p, 'ask');
         throw e;
       }
@@ -110,8 +114,13 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
       if (kind !== 'ask') email.references = `<${r.id}.ask.${Buffer.from(p.id).toString('base64url')}@${domain}>`;
       await this.mailer.send(email);
     } catch (e) {
+      // A refusal for good (this address, this message) is logged and passed over: retrying would hold up every later
+      // email of the tenant behind it. The server's answer may say why (never the SMTP URL: it holds a password).
+      if (refusedForGood(e)) {
+        this.log.warn(`email about ${r.id} to person ${p.id} refused (${(e as Error).message}); not retried`);
+        return;
+      }
       await this.unrecord(r, p, kind);
-      // The address is the person's; the server's answer may say why (never the SMTP URL: it holds a password).
       this.log.warn(`email about ${r.id} to person ${p.id} failed (${(e as Error).message}); retried`);
       throw e;
     }
@@ -135,4 +144,10 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
       )
       .catch(() => undefined);
   }
+}
+
+/** An SMTP refusal no retry cures: a 5xx answer, or an envelope the server will never take (a bad address). */
+export function refusedForGood(e: unknown): boolean {
+  const x = e as { responseCode?: unknown; code?: unknown };
+  return (typeof x.responseCode === 'number' && x.responseCode >= 500) || x.code === 'EENVELOPE';
 }

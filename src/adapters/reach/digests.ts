@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DelegatedAuthority } from '../../application/persons/delegated-authority';
 import { CLOCK, Clock, READ_MODEL, ReadModel } from '../../application/ports';
 import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
 import { PERSONS, PersonRepository } from '../../application/ports/person.port';
@@ -43,6 +44,7 @@ export class DigestRunner implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(PERSONS) private readonly persons: PersonRepository,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
+    private readonly delegated: DelegatedAuthority,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -80,14 +82,17 @@ export class DigestRunner implements OnApplicationBootstrap, OnApplicationShutdo
     if (!sender) return; // the channel is not set up on this server
     const person = await this.persons.find(d.tenantId, d.personId);
     if (!person || staleSignIn(person, this.clock.now(), this.config.personMaxAgeSeconds)) return;
+    const principal = {
+      id: person.id,
+      tenant: person.tenantId,
+      roles: [...person.roles],
+      ...(person.email ? { email: person.email } : {}),
+    };
+    // As their inbox lists it: what they may decide, and what the people who delegated to them may.
     const waiting = await this.reads.listApprovals(
-      {
-        id: person.id,
-        tenant: person.tenantId,
-        roles: [...person.roles],
-        ...(person.email ? { email: person.email } : {}),
-      },
+      principal,
       { status: 'pending', limit: DIGEST_MAX_CALLS },
+      await this.delegated.of(principal, this.clock.now()),
     );
     if (waiting.items.length === 0) return;
     await sender.sendDigest(
