@@ -52,9 +52,10 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
    * (`approvers`), once each, with its card; no links to decide (nothing is left to decide).
    */
   async notify(r: ApprovalRequest, told: { approvers: string[] }): Promise<void> {
-    const people = (await this.deciders.of(r, this.config.personMaxAgeSeconds, told.approvers)).filter(
+    const reached = (await this.deciders.of(r, this.config.personMaxAgeSeconds, told.approvers)).filter(
       (p) => p.email && ADDRESS.test(p.email),
     );
+    const people = await this.planner.onlyNow(r.tenantId, 'email', reached);
     for (const p of people) {
       if (!(await this.record(r, p, 'ask'))) continue;
       try {

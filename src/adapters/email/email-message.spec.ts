@@ -1,6 +1,6 @@
 import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
 import type { ActionOffer } from '../actions/action-links';
-import { EMAIL_ARGUMENTS_MAX, requestEmail } from './email-message';
+import { EMAIL_ARGUMENTS_MAX, emailArguments, requestEmail } from './email-message';
 
 const offer: ActionOffer = {
   card: 'https://tg.example.com/#/calls/tc_1',
@@ -67,5 +67,13 @@ describe('the email that asks', () => {
     );
     expect(m.text).toMatch(/… \d+ more characters not shown: open the card to see them all/);
     expect(m.text).toContain(`Open the card: ${offer.card}`);
+  });
+});
+
+describe('arguments an email cannot show as they are', () => {
+  it('are not approvable when they hold a right-to-left override or a zero-width space', () => {
+    expect(emailArguments({ arguments: { to: 'evil\u202Emoc.elpmaxe@ann' } }).whole).toBe(false);
+    expect(emailArguments({ arguments: { to: 'a\u200Bb' } }).whole).toBe(false);
+    expect(emailArguments({ arguments: { note: 'line one\nline two' } }).whole).toBe(true);
   });
 });

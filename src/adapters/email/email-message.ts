@@ -1,5 +1,6 @@
 import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
 import type { ActionOffer } from '../actions/action-links';
+import { HIDDEN_TEXT } from '../actions/hidden-text';
 import type { OutgoingEmail } from './mailer';
 
 /** The most characters of arguments an email shows; past them it shows the beginning, says so, and offers no Approve. */
@@ -12,6 +13,9 @@ export function emailArguments(r: Pick<ApprovalRequest, 'arguments'>): {
   length: number;
 } {
   const all = JSON.stringify(r.arguments, null, 2);
+  // Shown, but not as approvable, when they hold characters that would show them other than they are.
+  if (HIDDEN_TEXT.test(JSON.stringify(r.arguments)))
+    return { text: all.slice(0, EMAIL_ARGUMENTS_MAX), whole: false, length: all.length };
   return all.length <= EMAIL_ARGUMENTS_MAX
     ? { text: all, whole: true, length: all.length }
     : { text: all.slice(0, EMAIL_ARGUMENTS_MAX), whole: false, length: all.length };
@@ -67,11 +71,12 @@ export function requestEmail(
     offer.approveWithheld === 'passkey'
       ? 'Approving this call needs your passkey: approve it on the card in the Tollgate inbox.'
       : offer.approveWithheld === 'too_long'
-        ? 'The arguments are too long to show here in full: open the card to read them all and approve there.'
+        ? 'The arguments are too long to show here in full, or hold characters that would show them other than they are: open the card to read them and approve there.'
         : undefined;
-  const clipped = args.whole
-    ? ''
-    : `\n… ${args.length - args.text.length} more characters not shown: open the card to see them all.`;
+  const clipped =
+    args.text.length >= args.length
+      ? ''
+      : `\n… ${args.length - args.text.length} more characters not shown: open the card to see them all.`;
 
   const text = [
     ...(note ? [note, ''] : []),

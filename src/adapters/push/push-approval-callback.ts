@@ -111,7 +111,8 @@ export class PushApprovalCallback implements ApprovalCallback, DigestSender {
    * tells (`approvers`), once; under their settings like any message, but never in a digest (it is news now or not).
    */
   async notify(r: ApprovalRequest, told: { approvers: string[] }): Promise<void> {
-    const people = await this.deciders.of(r, this.config.personMaxAgeSeconds, told.approvers);
+    const reached = await this.deciders.of(r, this.config.personMaxAgeSeconds, told.approvers);
+    const people = await this.planner.onlyNow(r.tenantId, 'push', reached);
     const devices = byPerson(
       await this.subscriptions.ofPersons(
         r.tenantId,

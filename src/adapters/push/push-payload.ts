@@ -1,5 +1,6 @@
 import type { ApprovalOutcome, ApprovalRequest } from '../../application/ports/approval-callback.port';
 import type { ActionOffer, ApproveWithheld } from '../actions/action-links';
+import { HIDDEN_TEXT } from '../actions/hidden-text';
 
 /*
  * What a push message carries to the service worker (web/src/sw/), JSON inside the RFC 8291 encryption. The worker
@@ -38,8 +39,6 @@ const TITLE_MAX = 100;
 const SUMMARY_MAX = 240;
 const LINE_MAX = 120;
 
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
-
 /**
  * Control, format (bidi overrides, zero-width joiners) and line separators out, whitespace runs folded: agent text
  * must not reorder what the person reads next to Approve, nor push the arguments line out of sight.
@@ -64,7 +63,7 @@ export function clip(text: string, max: number): string {
 export function argumentsLine(args: Record<string, unknown>): { line: string; whole: boolean } {
   const json = JSON.stringify(args);
   // JSON escapes control characters but not format ones (a right-to-left override): those are not shown as written.
-  if ([...json].length <= ARGUMENTS_SHOWN && !HIDDEN.test(json)) return { line: json, whole: true };
+  if ([...json].length <= ARGUMENTS_SHOWN && !HIDDEN_TEXT.test(json)) return { line: json, whole: true };
   return { line: `Arguments too long to show here: ${[...json].length} characters. Open the request.`, whole: false };
 }
 

@@ -17,6 +17,20 @@ export class ReachPlanner {
   ) {}
 
   async now(tenantId: string, channel: ReachChannel, people: readonly Person[]): Promise<Person[]> {
+    return this.plan(tenantId, channel, people, true);
+  }
+
+  /** Those who want a message on `channel` now; the others get nothing (news that is no news in a digest: an FYI). */
+  async onlyNow(tenantId: string, channel: ReachChannel, people: readonly Person[]): Promise<Person[]> {
+    return this.plan(tenantId, channel, people, false);
+  }
+
+  private async plan(
+    tenantId: string,
+    channel: ReachChannel,
+    people: readonly Person[],
+    digests: boolean,
+  ): Promise<Person[]> {
     if (people.length === 0) return [];
     const prefs = await this.store.preferencesOf(
       tenantId,
@@ -27,7 +41,7 @@ export class ReachPlanner {
     for (const p of people) {
       const d = deliveryFor(prefs.get(p.id)!, channel, at);
       if (d.kind === 'now') out.push(p);
-      else if (d.kind === 'digest') await this.store.digestDue({ tenantId, personId: p.id, channel }, d.at);
+      else if (d.kind === 'digest' && digests) await this.store.digestDue({ tenantId, personId: p.id, channel }, d.at);
     }
     return out;
   }

@@ -12,6 +12,8 @@ import { PERSONS, PersonRepository } from '../ports/person.port';
 const NEVER_DECIDE = new Set(['requester', 'auditor', 'agent']);
 /** A request reaching more people than this is a broadcast, not an assignment: the rest are left out and logged. */
 export const MAX_REACHED = 200;
+/** People a request names, at most: a policy names a handful (a person's ids and emails both count). */
+const MAX_NAMED = 100;
 
 /**
  * The persons an approval request reaches on channels that go to people (push, email): those holding one of its
@@ -42,8 +44,14 @@ export class Deciders {
     const roles = approvers.filter((a) => !NEVER_DECIDE.has(a) && personAssignee(a) === undefined);
     const named = approvers.map(personAssignee).filter((n): n is string => n !== undefined);
     if (approvers.includes('requester') && user) named.push(user.id.toLowerCase());
-    const found = await this.persons.reachable(r.tenantId, { roles, named }, MAX_REACHED + 1);
-    if (found.length > MAX_REACHED)
+    // The people a call names are few (the policy lists them) and come first: a tenant's many role holders, stale
+    // ones included, must not push them out of the bound.
+    const [byName, byRoles] = await Promise.all([
+      named.length ? this.persons.reachable(r.tenantId, { roles: [], named }, MAX_NAMED) : Promise.resolve([]),
+      roles.length ? this.persons.reachable(r.tenantId, { roles, named: [] }, MAX_REACHED + 1) : Promise.resolve([]),
+    ]);
+    const found = [...byName, ...byRoles.filter((p) => !byName.some((n) => n.id === p.id))];
+    if (byRoles.length > MAX_REACHED)
       this.log.warn(
         `${r.id} may be decided by more than ${MAX_REACHED} people: only the first ${MAX_REACHED} by id are reached`,
       );
