@@ -1,5 +1,5 @@
 import { createTransport } from 'nodemailer';
-import type { EmailConfig } from '../../infrastructure/config/config';
+import { isLoopbackHost, type EmailConfig } from '../../infrastructure/config/config';
 
 export const MAILER = Symbol('Mailer');
 
@@ -22,12 +22,15 @@ export interface Mailer {
 const SMTP_TIMEOUT_MS = 20_000;
 
 /**
- * Nodemailer over TOLLGATE_SMTP_URL, pooled (a burst of requests reuses connections). STARTTLS is used whenever the
- * server offers it. The URL is never put in a message: it may carry a password.
+ * Nodemailer over TOLLGATE_SMTP_URL, pooled (a burst of requests reuses connections). `smtps://` is TLS from the
+ * start; `smtp://` to any host but this machine must upgrade with STARTTLS (`requireTLS`): the emails carry action
+ * links and the URL a password, which an attacker on the path could otherwise read by stripping the upgrade. A relay
+ * that has no TLS is named with `?requireTLS=false` in the URL. The URL is never put in a message.
  */
 export function smtpMailer(config: EmailConfig): Mailer {
   const transport = createTransport({
     url: config.smtpUrl,
+    requireTLS: !isLoopbackHost(new URL(config.smtpUrl).hostname.replace(/^\[|\]$/g, '')),
     pool: true,
     maxConnections: 2,
     connectionTimeout: SMTP_TIMEOUT_MS,

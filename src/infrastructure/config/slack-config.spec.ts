@@ -118,13 +118,14 @@ describe('one Slack app for several tenants', () => {
     const c = loadConfig({
       ...app,
       TOLLGATE_SLACK_TENANTS: 'acme=C0ACME, globex=#globex-approvals',
-      TOLLGATE_SLACK_APPROVERS: 'U1=ann,acme:U2=bob,globex:U2=robert',
+      TOLLGATE_SLACK_APPROVERS: 'acme:U1=ann,acme:U2=bob,globex:U2=robert',
     }).slack!;
     expect(c.routes).toEqual({ acme: 'C0ACME', globex: '#globex-approvals' });
     expect([c.tenant, c.channel]).toEqual(['acme', 'C0ACME']);
     expect(slackLinkIn(c, 'acme', 'U2')).toBe('bob');
     expect(slackLinkIn(c, 'globex', 'U2')).toBe('robert');
-    expect(slackLinkIn(c, 'globex', 'U1')).toBe('ann');
+    expect(slackLinkIn(c, 'globex', 'U1')).toBeUndefined();
+    expect(slackLinkIn(c, 'acme', 'U1')).toBe('ann');
     expect(slackLinkIn(c, 'globex', 'U3')).toBeUndefined();
     expect(slackRoutes(loadConfig({ ...app, SLACK_CHANNEL: 'C1', TOLLGATE_SLACK_TENANT: 't' }).slack!)).toEqual({
       t: 'C1',
@@ -138,6 +139,7 @@ describe('one Slack app for several tenants', () => {
       [{ TOLLGATE_SLACK_TENANTS: 'acme=C1', SLACK_CHANNEL: 'C9' }, /not both/],
       [{ TOLLGATE_SLACK_TENANTS: 'acme=C1', TOLLGATE_SLACK_APPROVERS: 'initech:U1=ann' }, /tenant "initech"/],
       [{ TOLLGATE_SLACK_TENANTS: 'acme' }, /not <tenant>=<channel/],
+      [{ TOLLGATE_SLACK_TENANTS: 'acme=C1', TOLLGATE_SLACK_APPROVERS: 'U1=ann' }, /each link names its tenant/],
       [{ TOLLGATE_SLACK_TENANTS: 'acme=general channel' }, /not <tenant>=<channel/],
       [{ SLACK_CHANNEL: 'C1', TOLLGATE_SLACK_APPROVERS: 'acme:U1=ann' }, /needs TOLLGATE_SLACK_TENANTS|tenant "acme"/],
     ];

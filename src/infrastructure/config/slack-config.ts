@@ -60,6 +60,11 @@ export function slackConfig(env: NodeJS.ProcessEnv): SlackConfig | undefined {
   if (!/^https?:\/\//.test(apiUrl)) throw new ConfigError(`SLACK_API_URL must be an http(s) URL, got "${apiUrl}"`);
   const [first] = Object.entries(routes ?? {});
   const links = parseSlackLinks(env.TOLLGATE_SLACK_APPROVERS ?? '');
+  // Serving several tenants, a link for all of them would make one Slack user a person in each: refused.
+  if (routes && Object.keys(links.all).length)
+    throw new ConfigError(
+      `TOLLGATE_SLACK_APPROVERS: with TOLLGATE_SLACK_TENANTS each link names its tenant (acme:${Object.keys(links.all)[0]}=<person id>), so a Slack user is a person in the tenants named only`,
+    );
   const served = routes ?? { [env.TOLLGATE_SLACK_TENANT || 'default']: env.SLACK_CHANNEL! };
   for (const tenant of Object.keys(links.byTenant))
     if (!Object.hasOwn(served, tenant))
