@@ -35,6 +35,8 @@ export interface ActionReady {
   call: ToolCallView;
   agentId: string;
   card: string;
+  /** The arguments the token was issued for (their digest matched): an approval checks them again under the lock. */
+  shown: Record<string, unknown>;
 }
 
 export interface ActionDone {
@@ -139,7 +141,8 @@ export class ActionDesk implements OnModuleInit, OnModuleDestroy {
         card,
       );
     }
-    if (digestJson(approvingArguments(call, {})) !== action.argumentsDigest)
+    const approving = approvingArguments(call, {});
+    if (digestJson(approving) !== action.argumentsDigest)
       return refusal(
         409,
         'arguments_changed',
@@ -158,14 +161,14 @@ export class ActionDesk implements OnModuleInit, OnModuleDestroy {
         `Deciding it needs one of: ${(call.approval?.approvers ?? []).join(', ')}.`,
         card,
       );
-    return { kind: 'ready', action, person, call: view, agentId: conversation.agentId, card };
+    return { kind: 'ready', action, person, call: view, agentId: conversation.agentId, card, shown: approving };
   }
 
   /** Uses the token once: decides, or says why not. */
   async use(token: string, reason?: string): Promise<ActionDone | ActionRefusal> {
     const ready = await this.look(token);
     if (ready.kind === 'refused') return ready;
-    const { action, person, card } = ready;
+    const { action, person, card, shown } = ready;
     if (!(await this.uses.spend(action, this.clock.now())))
       return refusal(
         409,
@@ -186,7 +189,7 @@ export class ActionDesk implements OnModuleInit, OnModuleDestroy {
     let decided: ToolCallView;
     try {
       decided = await this.commands.execute(
-        new DecideToolCallCommand(this.decider(person, action), action.toolCallId, input),
+        new DecideToolCallCommand(this.decider(person, action), action.toolCallId, input, {}, undefined, shown),
       );
     } catch (e) {
       // A refusal stands (trying again changes nothing); anything else gives the token back for another try.

@@ -459,6 +459,17 @@ describe('DecideToolCallHandler', () => {
     return { ...t, id: c.id };
   }
 
+  it('refuses an approval made from arguments shown elsewhere once they are no longer what it would approve; rejecting still works', async () => {
+    const t = await pendingCall();
+    const shown = (v: number) =>
+      t.h.decide.execute(
+        new DecideToolCallCommand({ ...alice, via: 'email' }, t.id, { decision: 'approve' }, {}, undefined, { v }),
+      );
+    await expect(shown(2)).rejects.toMatchObject({ code: 'arguments_changed' });
+    expect((await t.read(t.id)).status).toBe('pending');
+    expect((await shown(1)).status).toBe('approved');
+  });
+
   it('approving a pending call records ToolCallApproved with the approver, channel and latency, and unblocks the conversation', async () => {
     const t = await pendingCall();
     t.clock.advance(5_000);

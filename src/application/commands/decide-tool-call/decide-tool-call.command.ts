@@ -24,6 +24,12 @@ export class DecideToolCallCommand extends Command<ToolCallView> {
      * browser made it; the handler verifies it. Any `input.stepUp` is ignored: evidence comes from verification only.
      */
     readonly passkey?: WebAuthnJson,
+    /**
+     * The arguments the decider was shown where they could not be shown again (an email, a push notification): an
+     * approval is refused (`arguments_changed`) unless they are still what it would approve, checked under the
+     * call's lock, so an edit committed meanwhile by another approver is never approved unseen.
+     */
+    readonly shownArguments?: Record<string, unknown>,
   ) {
     super();
   }

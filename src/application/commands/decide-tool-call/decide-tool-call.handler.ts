@@ -21,6 +21,8 @@ import { PASSKEYS, Passkeys } from '../../ports/passkey.port';
 import { DelegatedAuthority } from '../../persons/delegated-authority';
 import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
+import { DomainError } from '../../../domain/shared/domain-error';
+import { jsonEqual } from '../../../domain/shared/json';
 
 @CommandHandler(DecideToolCallCommand)
 export class DecideToolCallHandler implements ICommandHandler<DecideToolCallCommand> {
@@ -36,7 +38,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     @Optional() private readonly delegated?: DelegatedAuthority,
   ) {}
 
-  async execute({ decider, toolCallId, input: given, grant: options, passkey }: DecideToolCallCommand) {
+  async execute({ decider, toolCallId, input: given, grant: options, passkey, shownArguments }: DecideToolCallCommand) {
     // Step-up evidence is what this handler verified, never what a caller put in the command.
     const { stepUp: _ignored, ...input } = given;
     DecideToolCallCommand.mustFit(input, options);
@@ -56,6 +58,17 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
         const conv = visibleCall(loaded, decider, toolCallId, delegators);
         const at = this.clock.now();
         const call = conv.findCall(toolCallId)!;
+        if (
+          shownArguments !== undefined &&
+          input.decision !== 'reject' &&
+          call.status === 'pending' &&
+          !jsonEqual(approvingArguments(call, input), shownArguments)
+        )
+          throw new DomainError(
+            'arguments_changed',
+            'conflict',
+            'The arguments changed since they were shown (another approver edited them): open the card to see what would run now',
+          );
         // A passkey is checked (and its challenge used up) only where it counts: an approval of a pending call
         // whose rule asks for one. The domain then decides with the evidence, and records a refusal.
         const stepUp =
