@@ -459,7 +459,7 @@ describe('DecideToolCallHandler', () => {
     return { ...t, id: c.id };
   }
 
-  it('refuses an approval made from arguments shown elsewhere once they are no longer what it would approve; rejecting still works', async () => {
+  it('refuses an approval made from arguments shown elsewhere once they are no longer what it would approve', async () => {
     const t = await pendingCall();
     const shown = (v: number) =>
       t.h.decide.execute(
