@@ -9,6 +9,7 @@ import type { ParsedMail } from 'mailparser';
 import { TollgateGrpc } from '../support/grpc';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
+import { collectSseFrames, type SseFrame } from '../support/sse';
 import { SmtpStandIn, startSmtpStandIn } from '../support/smtp-stand-in';
 import { eventually, until } from '../support/wait';
 
@@ -464,11 +465,7 @@ describe('tenants are walls', () => {
   });
 });
 
-interface Frame {
-  id: number;
-  event: string;
-  data: { toolCallId?: string };
-}
+type Frame = SseFrame<{ toolCallId?: string }>;
 
 /** Reads an SSE response frame by frame. */
 function openStream(url: string, token: string) {
@@ -479,26 +476,7 @@ function openStream(url: string, token: string) {
     const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
     status = res.status;
     if (!res.ok || !res.body) return;
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for (;;) {
-      const { value, done: end } = await reader.read().catch(() => ({ value: undefined, done: true }));
-      if (end) return;
-      buffer += decoder.decode(value, { stream: true });
-      let cut: number;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const field = (name: string) =>
-          block
-            .split('\n')
-            .find((l) => l.startsWith(`${name}: `))
-            ?.slice(name.length + 2);
-        if (field('id'))
-          frames.push({ id: Number(field('id')), event: field('event')!, data: JSON.parse(field('data')!) });
-      }
-    }
+    await collectSseFrames(res.body, frames);
   })();
   return {
     frames,

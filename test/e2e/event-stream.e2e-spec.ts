@@ -1,11 +1,8 @@
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
+import { collectSseFrames, type SseFrame } from '../support/sse';
 
-interface Frame {
-  id: number;
-  event: string;
-  data: { seq: number; type: string; tenant: string; conversationId?: string };
-}
+type Frame = SseFrame<{ seq: number; type: string; tenant: string; conversationId?: string }>;
 
 /** Reads an SSE response frame by frame. */
 function open(url: string, token: string, headers: Record<string, string> = {}) {
@@ -21,26 +18,7 @@ function open(url: string, token: string, headers: Record<string, string> = {}) 
     status = res.status;
     contentType = res.headers.get('content-type') ?? '';
     if (!res.ok || !res.body) return;
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for (;;) {
-      const { value, done: end } = await reader.read().catch(() => ({ value: undefined, done: true }));
-      if (end) return;
-      buffer += decoder.decode(value, { stream: true });
-      let cut: number;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const field = (name: string) =>
-          block
-            .split('\n')
-            .find((l) => l.startsWith(`${name}: `))
-            ?.slice(name.length + 2);
-        if (field('id'))
-          frames.push({ id: Number(field('id')), event: field('event')!, data: JSON.parse(field('data')!) });
-      }
-    }
+    await collectSseFrames(res.body, frames);
   })();
   return {
     frames,
