@@ -243,9 +243,9 @@ describe('email to approvers', () => {
   });
 
   it('a send refused for good (5xx) is not retried and holds up nothing after it', async () => {
-    smtp.refuseNext(1, 550);
+    smtp.refuseNext(1, 550, 'Ann@Example.com');
     const call = await propose('wire_money', { to: 'Bounce SA', amount: 4 });
-    await mailTo('dan@example.com', call.id); // ann's was refused (first by id); dan's went after it
+    await mailTo('dan@example.com', call.id); // ann's was refused; dan's went after it
     const later = await propose('wire_money', { to: 'After SA', amount: 5 });
     await mailTo('ann@example.com', later.id);
     await mailTo('dan@example.com', later.id);

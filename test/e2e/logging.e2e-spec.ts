@@ -85,6 +85,9 @@ describe('tollgate serve logs, piped: JSON lines', () => {
       signIn: expect.stringContaining('npx tollgate token'),
       docs: `${server.url}/docs`,
       tracing: 'off',
+      // No VAPID subject nor SMTP here: the banner says how to turn push on.
+      push: expect.stringContaining('TOLLGATE_VAPID_SUBJECT'),
+      email: 'off',
     });
     expect(typeof banner!.time).toBe('string');
     // Nothing before the banner: no module or route lines at info.

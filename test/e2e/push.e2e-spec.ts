@@ -433,12 +433,6 @@ describe('push on a server that may not reach private addresses, or has no VAPID
     expect(push.deliveries.filter((d) => d.path === '/push/eve-phone')).toEqual([]);
   });
 
-  it('says once at start that push is off and why; the server with push on says nothing of it', () => {
-    expect(offLogs.filter((l) => l.includes('Push notifications are off'))).toHaveLength(1);
-    expect(offLogs.find((l) => l.includes('Push notifications are off'))).toContain('TOLLGATE_VAPID_SUBJECT');
-    expect(logs.filter((l) => l.includes('Push notifications are off'))).toEqual([]);
-  });
-
   it('answers push_unavailable when there is no VAPID subject, and still lists none', async () => {
     const api = client(off.url);
     const fay = await off.token('fay', ['approver']);

@@ -49,7 +49,14 @@ describe('docs/API.md', () => {
     const [yaml] = blocks('yaml');
     expect(yaml).toMatch(/^# yaml-language-server: \$schema=http:\/\/localhost:8080\/schemas\/policy\.json\n/);
     const parsed = PolicyDocument.parse(parseYaml(yaml));
-    expect(parsed.rules.map((r) => r.match)).toEqual(['get_*', 'shell(cmd=rm *)', 'delete_source', 'wire_money', '*']);
+    expect(parsed.rules.map((r) => r.match)).toEqual([
+      'get_*',
+      'shell(cmd=rm *)',
+      'delete_source',
+      'wire_money',
+      'pay_vendor',
+      '*',
+    ]);
     const admin = await server.token('ann', ['admin']);
     const put = await http.call('PUT', '/v1/policy', {
       token: admin,

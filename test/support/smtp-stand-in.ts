@@ -6,8 +6,11 @@ export interface SmtpStandIn {
   url: string;
   /** Every message accepted, parsed, in order of arrival. */
   messages: ParsedMail[];
-  /** Refuses the next `n` messages: by default with a temporary error (451), as a busy server would; 5xx for good. */
-  refuseNext(n: number, code?: number): void;
+  /**
+   * Refuses the next `n` messages (to `to` only, when given): by default with a temporary error (451), as a busy
+   * server would; 5xx for good.
+   */
+  refuseNext(n: number, code?: number, to?: string): void;
   close(): Promise<void>;
 }
 
@@ -16,12 +19,14 @@ export async function startSmtpStandIn(): Promise<SmtpStandIn> {
   const messages: ParsedMail[] = [];
   let refusals = 0;
   let refusalCode = 451;
+  let refusalTo: string | undefined;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
-    onData(stream, _session, callback) {
-      if (refusals > 0) {
+    onData(stream, session, callback) {
+      const recipients = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
+      if (refusals > 0 && (refusalTo === undefined || recipients.includes(refusalTo))) {
         refusals--;
         stream.resume();
         stream.on('end', () =>
@@ -46,9 +51,10 @@ export async function startSmtpStandIn(): Promise<SmtpStandIn> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
-    refuseNext(n, code = 451) {
+    refuseNext(n, code = 451, to) {
       refusals = n;
       refusalCode = code;
+      refusalTo = to?.toLowerCase();
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

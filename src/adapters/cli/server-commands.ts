@@ -82,6 +82,8 @@ interface Banner {
   fields?: Record<string, string>;
 }
 
+const PUSH_OFF = 'off (set TOLLGATE_VAPID_SUBJECT, e.g. mailto:ops@example.com, or an https TOLLGATE_PUBLIC_URL)';
+
 /** What a newcomer needs on start: where it listens (HTTP and gRPC), which database, where the inbox is and how to sign in, the docs. */
 function banner(server: RunningServer, traced: boolean): Banner {
   const { config, url } = server;
@@ -107,6 +109,9 @@ function banner(server: RunningServer, traced: boolean): Banner {
     signIn,
     docs: `${url}/docs`,
     tracing: traced ? 'on' : 'off',
+    // Push needs a contact for push services (VAPID); without one, say how to turn it on.
+    push: config.push.subject ? 'on' : PUSH_OFF,
+    email: config.email ? 'on' : 'off',
   };
   return {
     fields,
@@ -116,6 +121,7 @@ function banner(server: RunningServer, traced: boolean): Banner {
       `  database   ${database}`,
       `  web inbox  ${inbox}  sign in with ${signIn}`,
       `  API docs   ${url}/docs   health ${url}/health/ready   metrics ${url}/metrics${traced ? '   tracing on' : ''}`,
+      `  reach      push ${config.push.subject ? 'on' : PUSH_OFF}; email ${config.email ? 'on' : 'off (TOLLGATE_SMTP_URL)'}`,
     ],
   };
 }
