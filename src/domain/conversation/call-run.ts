@@ -1,7 +1,7 @@
-import { agentActor, Principal } from '../shared/actor';
+import { Actor, agentActor, Principal } from '../shared/actor';
 import type { DomainError } from '../shared/domain-error';
 import { AlreadyCompletedError, AlreadyExecutedError, NotApprovedError, NotExecutedError } from './conversation.errors';
-import { policyRef, ToolCallCompleted, ToolCallExecuted } from './conversation.events';
+import { policyRef, ToolCallCancelled, ToolCallCompleted, ToolCallExecuted } from './conversation.events';
 import type { CallCourse } from './held-call';
 import { jsonEqual } from '../shared/json';
 import type { ActorRef, ClaimKey, ToolCall } from './tool-call.entity';
@@ -72,4 +72,27 @@ function sameResult(
     (stored.error ?? null) === (sent.error ?? null) &&
     jsonEqual(stored.output ?? null, sent.output ?? null)
   );
+}
+
+/**
+ * A halt cancels an open call: it never runs. An approval already given stays in `decision`; a pending call gets a
+ * cancellation outcome.
+ */
+export function cancelCall(call: ToolCall, reason: string, by: Actor, at: Date, c: CallCourse): void {
+  const previousStatus = call.status;
+  call.moveTo('cancelled', at, {
+    cancellation: { by: { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) }, at, reason },
+    ...(previousStatus === 'pending'
+      ? { decision: { outcome: 'cancelled' as const, by: { id: by.id, via: by.via }, at, reason } }
+      : {}),
+  });
+  c.record(
+    new ToolCallCancelled(c.envelope(by, at), {
+      outcome: 'cancelled',
+      reason,
+      previousStatus,
+      ...policyRef(call.policy),
+    }),
+  );
+  c.changed(at);
 }

@@ -2,10 +2,11 @@ import { AggregateRoot } from '../shared/aggregate-root';
 import { Actor, agentActor, Channel, Principal } from '../shared/actor';
 import type { PolicyVerdict, ProposedCallFacts } from '../policy/approval-policy';
 import { HaltedError, ToolCallNotFoundError } from './conversation.errors';
-import { ConversationStarted, policyRef, ToolCallCancelled } from './conversation.events';
+import { ConversationStarted } from './conversation.events';
 import { ProposedCall, proposeCall } from './proposed-call';
-import { ClaimResult, claimCall, completeCall } from './call-run';
-import { CallCourse, decideCall, DecisionResult, expireCall, extendDeadline, followUpCall } from './held-call';
+import { cancelCall, ClaimResult, claimCall, completeCall } from './call-run';
+import { CallCourse, decideCall, DecisionResult, expireCall, followUpCall } from './held-call';
+import { extendDeadline } from './held-call-deadline';
 import { ClaimKey, Decider, DecisionInput, ToolCall, ToolCallState } from './tool-call.entity';
 import { repeatedCalls } from './rules/idempotent-proposal';
 import { checkNotBlocked } from './rules/one-step-at-a-time';
@@ -251,7 +252,7 @@ export class Conversation extends AggregateRoot {
     return decideCall(call, input, by, at, this.course(call), delegators);
   }
 
-  /** An admin gives a pending call more time (held-call.ts). */
+  /** An admin gives a pending call more time (held-call-deadline.ts). */
   extendDeadline(
     toolCallId: string,
     expiresAt: Date,
@@ -299,28 +300,10 @@ export class Conversation extends AggregateRoot {
     return completeCall(call, result, agent, at, this.course(call), again);
   }
 
-  /** Kill switch: pending and approved-but-unclaimed calls are cancelled and never run. */
+  /** Kill switch: pending and approved-but-unclaimed calls are cancelled and never run (call-run.ts). */
   cancelOpen(reason: string, by: Actor, at: Date): ToolCall[] {
     const open = this.calls.filter((c) => c.status === 'pending' || c.status === 'approved');
-    for (const call of open) {
-      const previousStatus = call.status;
-      call.moveTo('cancelled', at, {
-        cancellation: { by: { id: by.id, via: by.via, ...(by.name ? { name: by.name } : {}) }, at, reason },
-        // An approval already given stays in `decision`; a pending call gets a cancellation outcome.
-        ...(previousStatus === 'pending'
-          ? { decision: { outcome: 'cancelled' as const, by: { id: by.id, via: by.via }, at, reason } }
-          : {}),
-      });
-      this.record(
-        new ToolCallCancelled(this.envelope(call, at, by), {
-          outcome: 'cancelled',
-          reason,
-          previousStatus,
-          ...policyRef(call.policy),
-        }),
-      );
-      this.markChanged(call, at);
-    }
+    for (const call of open) cancelCall(call, reason, by, at, this.course(call));
     return open;
   }
 
