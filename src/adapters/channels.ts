@@ -20,6 +20,7 @@ import { DIGEST_SENDERS, DigestRunner, DigestSender } from './reach/digests';
 import { NotificationPreferencesController } from './reach/notification-preferences.controller';
 import { ReachPlanner } from './reach/reach-planner';
 import { ReachStore } from './reach/reach.store';
+import { SentNotifications } from './reach/sent-notifications';
 import { SlackApprovalCallback } from './slack/slack-approval-callback';
 import { SlackDirectMessages } from './slack/slack-direct';
 import { SLACK_CLIENT, slackWebClient } from './slack/slack-client';
@@ -68,6 +69,7 @@ export function channelProviders(config: TollgateConfig): Provider[] {
     // People's notification settings, and digests of what waits for them.
     ReachStore,
     ReachPlanner,
+    SentNotifications,
     DigestRunner,
     {
       provide: DIGEST_SENDERS,

@@ -7,10 +7,10 @@ import type {
 } from '../../application/ports/approval-callback.port';
 import type { Person } from '../../domain/person/person';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
-import { TypeOrmUnitOfWork } from '../../infrastructure/persistence/unit-of-work';
 import { ActionLinks } from '../actions/action-links';
 import { DigestSender } from '../reach/digests';
 import { ReachPlanner } from '../reach/reach-planner';
+import { SentKind, SentNotifications } from '../reach/sent-notifications';
 import { DIGEST_ARGUMENTS_MAX, digestEmail, emailArguments, noticeEmail, requestEmail } from './email-message';
 import { MAILER, Mailer } from './mailer';
 
@@ -33,7 +33,7 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
     @Inject(MAILER) private readonly mailer: Mailer,
     private readonly deciders: Deciders,
     private readonly links: ActionLinks,
-    private readonly uow: TypeOrmUnitOfWork,
+    private readonly sent: SentNotifications,
     private readonly planner: ReachPlanner,
     @Inject(TOLLGATE_CONFIG) private readonly config: TollgateConfig,
   ) {}
@@ -57,7 +57,7 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
     );
     const people = await this.planner.onlyNow(r.tenantId, 'email', reached);
     for (const p of people) {
-      if (!(await this.record(r, p, 'ask'))) continue;
+      if (!(await this.claimed(r, p, 'ask'))) continue;
       try {
         const messageId = `<${r.id}.notice.${Buffer.from(p.id).toString('base64url')}@${this.domain}>`;
         await this.mailer.send(noticeEmail(r, { email: p.email!, name: p.name }, this.links.cardUrl(r.id), messageId));
@@ -66,7 +66,7 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
           this.log.warn(`FYI email about ${r.id} to person ${p.id} refused (${(e as Error).message}); not retried`);
           continue;
         }
-        await this.unrecord(r, p, 'ask');
+        await this.sent.release(r.tenantId, r.id, this.channel, p.id, 'ask').catch(() => undefined);
         throw e;
       }
     }
@@ -101,12 +101,16 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
     );
   }
 
+  private async claimed(r: ApprovalRequest, p: Person, kind: SentKind): Promise<boolean> {
+    return (await this.sent.claim(r.tenantId, r.id, this.channel, [p.id], kind)).has(p.id);
+  }
+
   private get domain(): string {
     return /@(.+)$/.exec(this.config.email!.from.replace(/>$/, ''))?.[1] ?? 'tollgate.invalid';
   }
 
   private async mail(r: ApprovalRequest, p: Person, kind: 'ask' | 'reminder', note?: string): Promise<void> {
-    if (!(await this.record(r, p, kind))) return; // sent before this delivery
+    if (!(await this.claimed(r, p, kind))) return; // sent before this delivery
     try {
       const offer = await this.links.offer(r, p.id, 'email', { shownWhole: emailArguments(r).whole });
       const domain = this.domain;
@@ -121,29 +125,10 @@ export class EmailApprovalCallback implements ApprovalCallback, DigestSender {
         this.log.warn(`email about ${r.id} to person ${p.id} refused (${(e as Error).message}); not retried`);
         return;
       }
-      await this.unrecord(r, p, kind);
+      await this.sent.release(r.tenantId, r.id, this.channel, p.id, kind).catch(() => undefined);
       this.log.warn(`email about ${r.id} to person ${p.id} failed (${(e as Error).message}); retried`);
       throw e;
     }
-  }
-
-  private async record(r: ApprovalRequest, p: Person, kind: string): Promise<boolean> {
-    const rows: unknown[] = await this.uow.manager().query(
-      `INSERT INTO notifications_sent (tenant_id, tool_call_id, channel, person_id, kind, sent_at)
-       VALUES ($1, $2, 'email', $3, $4, now()) ON CONFLICT DO NOTHING RETURNING person_id`,
-      [r.tenantId, r.id, p.id, kind],
-    );
-    return rows.length === 1;
-  }
-
-  private async unrecord(r: ApprovalRequest, p: Person, kind: string): Promise<void> {
-    await this.uow
-      .manager()
-      .query(
-        `DELETE FROM notifications_sent WHERE tenant_id = $1 AND tool_call_id = $2 AND channel = 'email' AND person_id = $3 AND kind = $4`,
-        [r.tenantId, r.id, p.id, kind],
-      )
-      .catch(() => undefined);
   }
 }
 

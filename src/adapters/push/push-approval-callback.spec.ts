@@ -11,7 +11,7 @@ import type { PushMessage } from './push-payload';
 import type { PushSender, PushSendOptions } from './push-sender';
 import type { ReachPlanner } from '../reach/reach-planner';
 import type { PushSubscriptionRecord, PushSubscriptionStore } from './push-subscription.store';
-import type { SentKind, SentNotifications } from './sent-notifications';
+import type { SentKind, SentNotifications } from '../reach/sent-notifications';
 
 const NOW = new Date('2026-03-02T10:00:00.000Z');
 

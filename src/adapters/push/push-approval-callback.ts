@@ -14,7 +14,7 @@ import { ReachPlanner } from '../reach/reach-planner';
 import { argumentsLine, askMessage, digestMessage, noticeMessage, outcomeMessage } from './push-payload';
 import { PushSender, PushSendOptions, topicFor } from './push-sender';
 import { PushSubscriptionRecord, PushSubscriptionStore } from './push-subscription.store';
-import { SentKind, SentNotifications } from './sent-notifications';
+import { SentKind, SentNotifications } from '../reach/sent-notifications';
 
 /** Requests sent at once: a push service answers in tens of milliseconds; two hundred people need not wait in line. */
 const CONCURRENCY = 8;

@@ -4,7 +4,6 @@ import { PushApprovalCallback } from './push-approval-callback';
 import { PushSender } from './push-sender';
 import { PushSubscriptionStore } from './push-subscription.store';
 import { PushSubscriptionsController } from './push-subscriptions.controller';
-import { SentNotifications } from './sent-notifications';
 import { VapidKeys } from './vapid-keys';
 
 /**
@@ -18,7 +17,7 @@ export function pushControllers(_config: TollgateConfig): Type[] {
 }
 
 export function pushProviders(_config: TollgateConfig): Provider[] {
-  return [VapidKeys, PushSubscriptionStore, SentNotifications, PushSender, PushApprovalCallback];
+  return [VapidKeys, PushSubscriptionStore, PushSender, PushApprovalCallback];
 }
 
 /** The ApprovalCallback classes push registers (each driven by its own outbox bridge): none while push is off. */

@@ -6,10 +6,10 @@ import { PERSONS, PersonRepository } from '../../application/ports/person.port';
 import type { Person } from '../../domain/person/person';
 import { TOLLGATE_CONFIG, TollgateConfig } from '../../infrastructure/config/config';
 import { slackLinkIn, slackRoutes } from '../../infrastructure/config/slack-config';
-import { TypeOrmUnitOfWork } from '../../infrastructure/persistence/unit-of-work';
 import { ActionLinks } from '../actions/action-links';
 import type { DigestSender } from '../reach/digests';
 import { ReachPlanner } from '../reach/reach-planner';
+import { SentNotifications } from '../reach/sent-notifications';
 import { escapeMrkdwn } from './slack-blocks';
 import { isCurable, SLACK_CLIENT, slackPlatformError } from './slack-client';
 
@@ -42,7 +42,7 @@ export class SlackDirectMessages implements DigestSender {
     private readonly deciders: Deciders,
     private readonly planner: ReachPlanner,
     private readonly links: ActionLinks,
-    private readonly uow: TypeOrmUnitOfWork,
+    private readonly sent: SentNotifications,
   ) {}
 
   /** A new request: a direct message to each person who wants one now; digests made due for the others. */
@@ -53,8 +53,14 @@ export class SlackDirectMessages implements DigestSender {
       'slack',
       await this.deciders.of(r, this.config.personMaxAgeSeconds),
     );
-    for (const p of people) {
-      if (!(await this.record(r, p))) continue; // sent before this delivery
+    const fresh = await this.sent.claim(
+      r.tenantId,
+      r.id,
+      this.channel,
+      people.map((p) => p.id),
+      'ask',
+    );
+    for (const p of people.filter((x) => fresh.has(x.id))) {
       const text =
         `:raised_hand: A call waits for you: *${oneLine(titleOf(r), 150)}* by agent \`${oneLine(r.conversation.agentId, 80)}\`` +
         ` · <${this.links.cardUrl(r.id)}|open the card>`;
@@ -107,14 +113,5 @@ export class SlackDirectMessages implements DigestSender {
     return [...new Set([...configured, ...stored])]
       .filter((u) => /^[UW][A-Z0-9]{1,31}$/.test(u))
       .slice(0, 5 * personIds.length);
-  }
-
-  private async record(r: ApprovalRequest, p: Person): Promise<boolean> {
-    const rows: unknown[] = await this.uow.manager().query(
-      `INSERT INTO notifications_sent (tenant_id, tool_call_id, channel, person_id, kind, sent_at)
-       VALUES ($1, $2, 'slack', $3, 'ask', now()) ON CONFLICT DO NOTHING RETURNING person_id`,
-      [r.tenantId, r.id, p.id],
-    );
-    return rows.length === 1;
   }
 }

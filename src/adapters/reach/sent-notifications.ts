@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 export type SentKind = 'ask' | 'escalated' | 'reminder';
 
 /**
- * `notifications_sent`: which person was told of which call on which channel. A row is claimed before sending, so an
+ * `notifications_sent`: which person was told of which call on which channel (push, email, Slack direct messages). A row is claimed before sending, so an
  * outbox redelivery (after a crash between sending and the cursor's move) never sends twice: at most once, by design,
  * since a duplicate buzz on someone's phone is worse than one lost to a crash (the inbox still lists the call).
  */
@@ -29,6 +29,21 @@ export class SentNotifications {
       [tenantId, toolCallId, channel, [...new Set(personIds)], kind],
     );
     return new Set(rows.map((r) => r.person_id));
+  }
+
+  /** Gives back a claim whose message could not be sent now, so the retry sends it. */
+  async release(
+    tenantId: string,
+    toolCallId: string,
+    channel: string,
+    personId: string,
+    kind: SentKind,
+  ): Promise<void> {
+    await this.dataSource.query(
+      `DELETE FROM notifications_sent
+       WHERE tenant_id = $1 AND tool_call_id = $2 AND channel = $3 AND person_id = $4 AND kind = $5`,
+      [tenantId, toolCallId, channel, personId, kind],
+    );
   }
 
   /** Everyone sent anything about the call on the channel: those whose notification its outcome replaces. */
