@@ -5,4 +5,6 @@ export interface ToolDefinition {
   isReadOnly: boolean;
   requiresApproval: boolean;
   destructive: boolean;
+  /** The JSON Schema of the tool's input, for review: forms and edit checks (checked valid when registered). */
+  inputSchema?: { [key: string]: unknown };
 }
