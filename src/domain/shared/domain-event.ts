@@ -35,6 +35,12 @@ export const EVENT_TYPES = [
   'PasskeyRemoved',
   'DelegationSet',
   'DelegationEnded',
+  // Four eyes on the control plane (src/domain/governance)
+  'ChangeProposed',
+  'ChangeApproved',
+  'ChangeRejected',
+  'ChangeApplied',
+  'ChangeExpired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
