@@ -25,6 +25,7 @@ import { ReachPeople1764910000000 } from './1764910000000-reach-people';
 import { SlackMessagesByMessage1764910000001 } from './1764910000001-slack-messages-by-message';
 import { NotificationPreferences1764930000000 } from './1764930000000-notification-preferences';
 import { Delegations1764920000000 } from './1764920000000-delegations';
+import { ReviewSchemasPreviews1764940000000 } from './1764940000000-review-schemas-previews';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   SlackMessagesByMessage1764910000001,
   NotificationPreferences1764930000000,
   Delegations1764920000000,
+  ReviewSchemasPreviews1764940000000,
 ];

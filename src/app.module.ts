@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { INPUT_SCHEMAS } from './application/ports/input-schema.port';
+import { AjvInputSchemas } from './infrastructure/schemas/input-schemas';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { CqrsModule } from '@nestjs/cqrs';
 import { TerminusModule } from '@nestjs/terminus';
@@ -274,6 +276,7 @@ export class AppModule {
         { provide: AUDIT_LOG, useClass: SqlAuditLog },
         { provide: AUDIT_RETENTION, useClass: SqlAuditRetention },
         { provide: RECEIPTS, useClass: JoseReceiptSigner },
+        { provide: INPUT_SCHEMAS, useClass: AjvInputSchemas },
         { provide: PASSKEYS, useClass: WebAuthnPasskeys },
         { provide: CHECKPOINT_SIGNATURES, useExisting: RECEIPTS },
         { provide: CLOCK, useClass: SystemClock },

@@ -4,6 +4,7 @@ import { ValidationError } from '../../domain/shared/domain-error';
 import { TOOL_NAME_PATTERN } from '../../domain/tool/tool.aggregate';
 import { RegisterToolRequest } from './dto/tool.dto';
 import { parseBody } from './validation';
+import { checkInputSchema } from '../../infrastructure/schemas/input-schemas';
 
 /** PUT /v1/tools/{name}, Tollgate.RegisterTool: the name, then the body; a flag not given is false. */
 export function registerTool(p: Principal, name: string, body: () => unknown): RegisterToolCommand {
@@ -15,5 +16,6 @@ export function registerTool(p: Principal, name: string, body: () => unknown): R
     isReadOnly: dto.isReadOnly ?? false,
     requiresApproval: dto.requiresApproval ?? false,
     destructive: dto.destructive ?? false,
+    inputSchema: dto.inputSchema === undefined ? undefined : checkInputSchema(dto.inputSchema),
   });
 }

@@ -73,6 +73,7 @@ export function toolCallMessage(v: ToolCallView): Msg {
     confidence: v.confidence,
     estimatedCost: v.estimatedCost,
     display: v.display,
+    preview: v.preview,
     status: enumName('TOOL_CALL_STATUS', v.status),
     policy: present({
       level: enumName('SUPERVISION_LEVEL', v.policy.level),
@@ -161,6 +162,7 @@ export function approvalPageMessage(page: Page<ApprovalView>): Msg {
 export function toolMessage(t: ReturnType<typeof toolView>): Msg {
   return present({
     ...t,
+    inputSchema: t.inputSchema && toStruct(t.inputSchema),
     registeredBy: { id: t.registeredBy.id, kind: enumName('REGISTRANT_KIND', t.registeredBy.kind) },
     createdAt: ts(t.createdAt),
     updatedAt: ts(t.updatedAt),
@@ -210,6 +212,25 @@ export interface ProposedToolCallMsg {
   confidence?: number;
   estimatedCost?: number;
   display?: { title?: string; summary?: string; fields?: Array<{ label?: string; value?: string }> } | null;
+  preview?: {
+    kind?: string;
+    content?: string;
+    title?: string;
+    estimatedRows?: number | string | { toString(): string };
+    email?: { from?: string; to?: string; cc?: string; subject?: string } | null;
+  } | null;
+}
+
+/** A proposal's preview as REST takes it (int64 rows arrive as a string or Long: kept exact, checked there). */
+function previewBody(p: NonNullable<ProposedToolCallMsg['preview']>): Json {
+  const rows = p.estimatedRows === undefined || p.estimatedRows === null ? undefined : Number(String(p.estimatedRows));
+  return present({
+    kind: p.kind ?? '',
+    content: p.content ?? '',
+    title: p.title,
+    estimatedRows: rows,
+    email: p.email && present({ from: p.email.from, to: p.email.to, cc: p.email.cc, subject: p.email.subject }),
+  }) as Json;
 }
 
 /** The members of ToolAnnotations by name (the loader adds a virtual `_name` member per optional field). */
@@ -276,6 +297,7 @@ export function proposalBody(
             summary: c.display.summary,
             fields: c.display.fields?.map((f) => ({ label: f.label ?? '', value: f.value ?? '' })),
           }),
+        preview: c.preview && previewBody(c.preview),
       }),
     ),
   };

@@ -209,6 +209,7 @@ export class TollgateRpcs {
       isReadOnly?: boolean;
       requiresApproval?: boolean;
       destructive?: boolean;
+      inputSchema?: PbStruct | null;
     },
   ) {
     const command = registerTool(c.principal, req.name ?? '', () =>
@@ -217,6 +218,7 @@ export class TollgateRpcs {
         isReadOnly: req.isReadOnly,
         requiresApproval: req.requiresApproval,
         destructive: req.destructive,
+        inputSchema: structField(req.inputSchema, 'inputSchema'),
       }),
     );
     const { tool, created } = await this.commands.execute(command);

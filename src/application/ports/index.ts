@@ -201,6 +201,11 @@ export interface ReceiptClaims {
    * authenticator model, user verified. Absent when no approval was. The whole assertion is in the audit trail.
    */
   stepUp?: ReceiptStepUp[];
+  /**
+   * The digest of the preview people were shown (SHA-256, base64url, of its RFC 8785 form), when the proposal
+   * carried one: a backend passes the preview it is about to carry out to verifyReceipt, which compares them.
+   */
+  preview?: string;
 }
 
 export interface ReceiptStepUp {

@@ -6,6 +6,7 @@
 import type { Conversation, ConversationUser } from '../../domain/conversation/conversation.aggregate';
 import type { ActorRef, ToolCallDisplay, ToolCallState } from '../../domain/conversation/tool-call.entity';
 import type { ToolCallStatus } from '../../domain/conversation/tool-call-status';
+import type { CallPreview } from '../../domain/conversation/call-preview';
 import type { ToolFlags } from '../../domain/policy/approval-policy';
 import type { PolicyDefaults, PolicyRule } from '../../domain/policy/policy-document';
 import type { SupervisionLevel } from '../../domain/policy/supervision-level';
@@ -26,6 +27,8 @@ export interface ToolCallView {
   confidence?: number;
   estimatedCost?: number;
   display?: ToolCallDisplay;
+  /** What the call will do, as proposed (agent-supplied: shown escaped), and its digest (the receipt's `preview`). */
+  preview?: CallPreview;
   status: ToolCallStatus;
   policy: ToolCallPolicyView;
   approval?: ToolCallApprovalState;
@@ -102,6 +105,7 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
     ...(s.confidence !== undefined ? { confidence: s.confidence } : {}),
     ...(s.estimatedCost !== undefined ? { estimatedCost: s.estimatedCost } : {}),
     ...(s.display !== undefined ? { display: s.display } : {}),
+    ...(s.preview !== undefined ? { preview: s.preview } : {}),
     status: s.status,
     policy: {
       level: s.policy.level,
@@ -180,6 +184,8 @@ export interface ToolView {
   isReadOnly: boolean;
   requiresApproval: boolean;
   destructive: boolean;
+  /** The JSON Schema of the tool's input, when it registered one: forms for editing, and edits checked against it. */
+  inputSchema?: Record<string, unknown>;
   registeredBy: ToolRegistrantView;
   createdAt: string;
   updatedAt: string;
@@ -199,6 +205,7 @@ export function toolView(t: Tool): ToolView {
     isReadOnly: s.isReadOnly,
     requiresApproval: s.requiresApproval,
     destructive: s.destructive,
+    ...(s.inputSchema ? { inputSchema: s.inputSchema } : {}),
     registeredBy: s.registeredBy,
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),

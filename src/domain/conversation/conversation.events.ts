@@ -3,6 +3,7 @@ import { BaseEvent } from '../shared/event-base';
 import type { ToolFlags } from '../policy/approval-policy';
 import type { NotifyChannel } from '../policy/policy-shape';
 import type { StepUpProof } from './step-up-proof';
+import type { CallPreview } from './call-preview';
 
 /** Which policy decided: recorded on every decision so an audit can name the version and rule. */
 interface PolicyRef {
@@ -27,6 +28,8 @@ export class ToolCallProposed extends BaseEvent<{
   reason?: string;
   confidence?: number;
   estimatedCost?: number;
+  /** What the call will do, as proposed (kind, content, digest…): what people were shown. */
+  preview?: CallPreview;
   /** The tool's flags as the policy saw them (registry first, else the proposal's annotations). */
   toolFlags?: ToolFlags;
   policy: PolicyRef & { reason: string };
@@ -41,6 +44,8 @@ export class ToolCallAutoApproved extends BaseEvent<
     latencyMs: 0;
     reason: string;
     grantId?: string;
+    /** The digest of the call's preview, when it carried one. */
+    preview?: string;
   }
 > {
   readonly type = 'ToolCallAutoApproved' as const;
@@ -84,6 +89,8 @@ export class ToolCallApproved extends BaseEvent<
     approvals?: string[];
     /** The passkey assertion this approval was made with, when the rule asks for one. */
     stepUp?: StepUpProof;
+    /** The digest of the preview the approvers were shown, when the call carried one (the receipt's `preview`). */
+    preview?: string;
   }
 > {
   readonly type = 'ToolCallApproved' as const;

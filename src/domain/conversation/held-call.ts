@@ -234,6 +234,7 @@ export function decideCall(
       editedArguments,
       ...(quorum ? { approvals: call.approvals.map((a) => a.by.id) } : {}),
       ...(proof ? { stepUp: proof } : {}),
+      ...(call.preview ? { preview: call.preview.digest } : {}),
       ...policyRef(call.policy),
     }),
   );

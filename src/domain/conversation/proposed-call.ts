@@ -12,6 +12,7 @@ import {
 } from './conversation.events';
 import type { CallCourse } from './held-call';
 import { PolicyRecord, ToolCall, ToolCallDisplay } from './tool-call.entity';
+import type { CallPreview } from './call-preview';
 import { withNextStep } from './rules/follow-up';
 
 /**
@@ -30,6 +31,8 @@ export interface ProposedCall {
   confidence?: number;
   estimatedCost?: number;
   display?: ToolCallDisplay;
+  /** What the call will do, as a person should see it (a diff, SQL, an email…), with its digest. */
+  preview?: CallPreview;
 }
 
 /**
@@ -56,6 +59,7 @@ export function proposeCall(
     confidence: p.confidence,
     estimatedCost: p.estimatedCost,
     display: p.display,
+    ...(p.preview ? { preview: p.preview } : {}),
     status: 'pending',
     policy,
     createdAt: at,
@@ -69,6 +73,7 @@ export function proposeCall(
       reason: p.reason,
       confidence: p.confidence,
       estimatedCost: p.estimatedCost,
+      ...(p.preview ? { preview: p.preview } : {}),
       ...(verdict.toolFlags ? { toolFlags: verdict.toolFlags } : {}),
       policy: policyRefWithReason(policy),
     }),
@@ -87,6 +92,7 @@ export function proposeCall(
           latencyMs: 0,
           ...policyRefWithReason(policy),
           grantId: verdict.grantId,
+          ...(p.preview ? { preview: p.preview.digest } : {}),
         }),
       );
       // The record that people were told: the channels deliver it (at least once) from the outbox.

@@ -4,6 +4,7 @@ import type { SupervisionLevel } from '../policy/supervision-level';
 import type { GrantLimit, GrantScope, ToolFlags } from '../policy/approval-policy';
 import type { EscalationStep, NotifyChannel, PolicyQuorum } from '../policy/policy-document';
 import { IllegalTransitionError } from './conversation.errors';
+import type { CallPreview } from './call-preview';
 import { ToolCallStatus, canMove } from './tool-call-status';
 
 export interface DisplayField {
@@ -127,6 +128,8 @@ export interface ToolCallState {
   confidence?: number;
   estimatedCost?: number;
   display?: ToolCallDisplay;
+  /** What the call will do, as proposed for people to see; its digest is bound to the decision and the receipt. */
+  preview?: CallPreview;
   status: ToolCallStatus;
   policy: PolicyRecord;
   approval?: { approvers: string[]; expiresAt: Date };
@@ -183,6 +186,9 @@ export class ToolCall {
   }
   get approvals(): readonly ApprovalRecord[] {
     return this.s.approvals ?? [];
+  }
+  get preview(): CallPreview | undefined {
+    return this.s.preview;
   }
   get createdAt(): Date {
     return this.s.createdAt;

@@ -3,6 +3,7 @@ import { Actor } from '../shared/actor';
 import type { ToolDefinition } from './tool-definition';
 import { ToolRegistered } from './tool.events';
 import { AdminToolProtectedError } from './tool.errors';
+import { jsonEqual } from '../shared/json';
 
 export type { ToolDefinition } from './tool-definition';
 
@@ -79,6 +80,7 @@ function sameDefinition(a: ToolDefinition, b: ToolDefinition): boolean {
     (a.description ?? null) === (b.description ?? null) &&
     a.isReadOnly === b.isReadOnly &&
     a.requiresApproval === b.requiresApproval &&
-    a.destructive === b.destructive
+    a.destructive === b.destructive &&
+    jsonEqual(a.inputSchema ?? null, b.inputSchema ?? null)
   );
 }

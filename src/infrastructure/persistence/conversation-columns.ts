@@ -35,6 +35,7 @@ export const TOOL_CALL_COLUMNS = new SqlColumns<ToolCallRow>({
   confidence: { column: 'confidence', type: 'double precision', role: 'saved' },
   estimatedCost: { column: 'estimated_cost', type: 'double precision', role: 'saved' },
   display: { column: 'display', type: 'jsonb', role: 'saved' },
+  preview: { column: 'preview', type: 'jsonb', role: 'saved' },
   status: { column: 'status', type: 'text', role: 'saved' },
   policy: { column: 'policy', type: 'jsonb', role: 'saved' },
   approvers: { column: 'approvers', type: 'text[]', role: 'saved' },

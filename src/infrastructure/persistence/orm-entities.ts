@@ -41,6 +41,7 @@ export interface ToolCallRow {
   confidence: number | null;
   estimatedCost: number | null;
   display: JsonObject | null;
+  preview: JsonObject | null;
   status: string;
   policy: JsonObject;
   approvers: string[] | null;
@@ -64,6 +65,7 @@ export class ToolRow {
   @Column('boolean', { name: 'is_read_only' }) isReadOnly: boolean;
   @Column('boolean', { name: 'requires_approval' }) requiresApproval: boolean;
   @Column('boolean') destructive: boolean;
+  @Column('jsonb', { name: 'input_schema', nullable: true }) inputSchema: JsonObject | null;
   @Column('text', { name: 'registered_by' }) registeredBy: string;
   @Column('text', { name: 'registered_by_kind' }) registeredByKind: 'admin' | 'agent';
   @Column({ ...tz, name: 'created_at' }) createdAt: Date;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
 import { Tool } from '../../domain/tool/tool.aggregate';
 import { LoadOptions, ToolRepository } from '../../application/ports';
-import { ToolRow } from './orm-entities';
+import { JsonObject, ToolRow } from './orm-entities';
 import { StaleAggregateError, TypeOrmUnitOfWork } from './unit-of-work';
 
 export function toolFromRow(r: ToolRow): Tool {
@@ -13,6 +13,7 @@ export function toolFromRow(r: ToolRow): Tool {
     isReadOnly: r.isReadOnly,
     requiresApproval: r.requiresApproval,
     destructive: r.destructive,
+    ...(r.inputSchema ? { inputSchema: r.inputSchema } : {}),
     registeredBy: { id: r.registeredBy, kind: r.registeredByKind },
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -61,6 +62,7 @@ export class TypeOrmToolRepository implements ToolRepository {
       isReadOnly: s.isReadOnly,
       requiresApproval: s.requiresApproval,
       destructive: s.destructive,
+      inputSchema: (s.inputSchema as JsonObject | undefined) ?? null,
       registeredBy: s.registeredBy.id,
       registeredByKind: s.registeredBy.kind,
       updatedAt: s.updatedAt,

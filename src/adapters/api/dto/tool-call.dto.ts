@@ -25,6 +25,8 @@ import { MAX_GRANT_ARGS, MAX_GRANT_SECONDS } from '../../../domain/grant/grant.a
 import { ID_PATTERN } from './conversation.dto';
 import { ANY_JSON } from './json-value';
 import { StepUpEvidenceDto } from './passkey.dto';
+import { PreviewInputDto } from './preview.dto';
+import { parsePreview } from '../preview';
 
 /**
  * A proposal's flags, in Tollgate's names or MCP's (`ToolAnnotations`), so an MCP client or gateway can pass a
@@ -89,6 +91,7 @@ export function proposedCalls(dto: ProposeToolCallsRequest): ProposedCall[] {
     confidence: c.confidence,
     estimatedCost: c.estimatedCost,
     display: c.display && JSON.parse(JSON.stringify(c.display)),
+    preview: c.preview && parsePreview(c.preview, `toolCalls[${i}].preview`),
   }));
 }
 
@@ -160,6 +163,16 @@ export class ProposedToolCallDto {
   @ValidateNested()
   @Type(() => DisplayDto)
   display?: DisplayDto;
+  @ApiPropertyOptional({
+    type: PreviewInputDto,
+    description:
+      'What the call will do, as people should see it (diff, sql, email, text, image); shown escaped, and its digest is bound to the decision and the receipt (`preview` claim)',
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PreviewInputDto)
+  preview?: PreviewInputDto;
 }
 
 export class ResultRequest {

@@ -1,9 +1,19 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsBoolean, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 
 export class RegisterToolRequest {
   @ApiPropertyOptional({ maxLength: 4000 }) @IsOptional() @IsString() @MaxLength(4000) description?: string;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() isReadOnly?: boolean;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() requiresApproval?: boolean;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() destructive?: boolean;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { type: 'object', properties: { amount: { type: 'number', minimum: 0 } }, required: ['amount'] },
+    description:
+      "The JSON Schema of the tool's input (draft-07 by default; 2019-09 or 2020-12 by `$schema`), at most 64 KiB and 32 levels deep, with no `$ref` outside itself. For review: people edit the arguments in a form made from it, and an edit that does not conform is refused (400 arguments_invalid); proposals are not checked against it. A schema that is not valid: 400 input_schema_invalid. Left out: none.",
+  })
+  @IsOptional()
+  @IsObject({ message: 'must be a JSON object (a JSON Schema)' })
+  inputSchema?: Record<string, unknown>;
 }

@@ -11,6 +11,8 @@ import type { ConversationUser, UserAssurance } from '../../../domain/conversati
 import type { HaltResult, ResumeResult } from '../../../application/commands/halt/halt.command';
 import type { StatusView as AppStatusView } from '../../../application/queries/get-status/get-status.query';
 import type { DecisionOutcome } from '../../../domain/conversation/tool-call.entity';
+import type { CallPreview } from '../../../domain/conversation/call-preview';
+import { PreviewInputDto } from './preview.dto';
 import type { ToolFlags } from '../../../domain/policy/approval-policy';
 import type { PolicyDefaults, PolicyRule } from '../../../domain/policy/policy-document';
 import { TOOL_CALL_STATUSES, ToolCallStatus } from '../../../domain/conversation/tool-call-status';
@@ -205,6 +207,19 @@ export class CancellationView implements NonNullable<Call['cancellation']> {
   @ApiProperty() reason: string;
 }
 
+@ApiSchema({
+  name: 'Preview',
+  description:
+    "What the call will do, as proposed (agent-supplied: shown escaped), and its digest: the decision's and the receipt's `preview`",
+})
+export class PreviewView extends PreviewInputDto implements CallPreview {
+  @ApiProperty({
+    description: 'SHA-256, base64url, of the RFC 8785 form of the other members (the receipt\'s `preview` claim)',
+    example: 'n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg',
+  })
+  digest: string;
+}
+
 @ApiSchema({ name: 'ToolCall', description: 'A proposed tool call; members appear once they apply' })
 export class ToolCallView implements Call {
   @ApiProperty({ description: "The server's id, unique across conversations", example: 'tc_7de0c1' }) id: string;
@@ -222,6 +237,7 @@ export class ToolCallView implements Call {
   @ApiPropertyOptional({ minimum: 0, maximum: 1 }) confidence?: number;
   @ApiPropertyOptional({ minimum: 0 }) estimatedCost?: number;
   @ApiPropertyOptional({ type: () => DisplayDto }) display?: DisplayDto;
+  @ApiPropertyOptional({ type: () => PreviewView }) preview?: PreviewView;
   @ApiProperty({ enum: TOOL_CALL_STATUSES, enumName: 'ToolCallStatus' }) status: ToolCallStatus;
   @ApiProperty({ type: () => ToolCallPolicyView }) policy: ToolCallPolicyView;
   @ApiPropertyOptional({ type: () => ToolCallApprovalView, description: 'On calls held for a person' })
@@ -369,6 +385,12 @@ export class ToolView implements app.ToolView {
   @ApiProperty() isReadOnly: boolean;
   @ApiProperty() requiresApproval: boolean;
   @ApiProperty() destructive: boolean;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: "The JSON Schema of the tool's input, as registered: forms for editing; edits are checked against it",
+  })
+  inputSchema?: Record<string, unknown>;
   @ApiProperty({ type: () => ToolRegistrantView }) registeredBy: ToolRegistrantView;
   @ApiProperty(DATE_TIME) createdAt: string;
   @ApiProperty(DATE_TIME) updatedAt: string;

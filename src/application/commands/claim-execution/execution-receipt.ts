@@ -24,6 +24,7 @@ export async function executionClaim(
       approvedBy: call.decision?.by.id ?? 'policy',
       tenant,
       ...(stepUp.length > 0 ? { stepUp } : {}),
+      ...(call.preview ? { preview: call.preview.digest } : {}),
     },
     identity,
   );

@@ -12,6 +12,8 @@ import {
   GRANTS,
   GrantRepository,
   PENDING,
+  TOOLS,
+  ToolRepository,
   IDS,
   IdGenerator,
   UNIT_OF_WORK,
@@ -21,6 +23,8 @@ import { PASSKEYS, Passkeys } from '../../ports/passkey.port';
 import { DelegatedAuthority } from '../../persons/delegated-authority';
 import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
+import { mustConformToInputSchema } from './edit-conforms';
+import { INPUT_SCHEMAS, InputSchemas } from '../../ports/input-schema.port';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { jsonEqual } from '../../../domain/shared/json';
 
@@ -36,6 +40,9 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     @Optional() @Inject(PASSKEYS) private readonly passkeys?: Passkeys,
     // Optional likewise; without it no one decides on anyone's behalf (fail closed).
     @Optional() private readonly delegated?: DelegatedAuthority,
+    // Optional likewise; without them edits are not checked against a tool's input schema.
+    @Optional() @Inject(TOOLS) private readonly tools?: ToolRepository,
+    @Optional() @Inject(INPUT_SCHEMAS) private readonly schemas?: InputSchemas,
   ) {}
 
   async execute({ decider, toolCallId, input: given, grant: options, passkey, shownArguments }: DecideToolCallCommand) {
@@ -69,6 +76,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
             'conflict',
             'The arguments changed since they were shown (another approver edited them): open the card to see what would run now',
           );
+        // An edit must conform to the tool's input schema, when it registered one (400 arguments_invalid).
+        await mustConformToInputSchema(decider.tenant, call, input, this.tools, this.schemas);
         // A passkey is checked (and its challenge used up) only where it counts: an approval of a pending call
         // whose rule asks for one. The domain then decides with the evidence, and records a refusal.
         const stepUp =
