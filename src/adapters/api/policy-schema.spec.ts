@@ -120,7 +120,7 @@ describe('the policy JSON Schema', () => {
     ['an unknown default', { defaults: { timeout: 5 } }],
     ['an unknown level', { defaults: { unknownTools: 'sometimes' } }],
     ['a timeout of 0', { defaults: { timeoutSeconds: 0 } }],
-    ['a timeout over a day', { defaults: { timeoutSeconds: 86_401 } }],
+    ['a timeout over 30 days', { defaults: { timeoutSeconds: 2_592_001 } }],
     ['a fractional timeout', { defaults: { timeoutSeconds: 1.5 } }],
     ['a timeout as text', { defaults: { timeoutSeconds: '300' } }],
     ['no approvers', { defaults: { approvers: [] } }],
@@ -214,7 +214,7 @@ describe('the policy JSON Schema', () => {
     fc.constantFrom('deny', 'manual', 'confirm', 'notify', 'automatic'),
     fc.constantFrom('sometimes', '', 3),
   );
-  const timeout = mostly(fc.integer({ min: 1, max: 86_400 }), fc.constantFrom(0, -1, 86_401, 1.5, '300', null));
+  const timeout = mostly(fc.integer({ min: 1, max: 2_592_000 }), fc.constantFrom(0, -1, 2_592_001, 1.5, '300', null));
   const approvers = mostly(
     fc.array(fc.constantFrom('approver', 'admin', 'requester', 'person:ann', 'person:Bo@Example.com'), {
       minLength: 1,

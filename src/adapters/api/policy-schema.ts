@@ -7,8 +7,16 @@ import {
   MAX_QUORUM,
   MAX_RULES,
   MAX_SHELL_TOOLS,
+  MAX_REDACT_PATH_LENGTH,
+  MAX_REDACT_PATHS,
+  MAX_REJECT_REASON_LENGTH,
+  MAX_REJECT_REASONS,
   MAX_TIMEOUT_SECONDS,
+  MAX_TRIGGER_COUNT,
+  MAX_TRIGGER_WINDOW_SECONDS,
   NOTIFY_CHANNELS,
+  RULE_DECISIONS,
+  TRIGGER_SCOPES,
 } from '../../domain/policy/policy-document';
 import { SUPERVISION_LEVELS } from '../../domain/policy/supervision-level';
 import { MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS } from '../../domain/policy/tool-pattern';
@@ -72,11 +80,37 @@ const defs: Record<string, Schema> = {
     type: 'boolean',
   },
   seconds: {
-    description: `Whole seconds, 1 to ${MAX_TIMEOUT_SECONDS}: a number, or a string with a unit ("90s", "2m", "1h").`,
+    description: `Whole seconds, 1 to ${MAX_TIMEOUT_SECONDS} (30 days): a number, or a string with a unit ("90s", "2m", "1h", "7d").`,
     oneOf: [
       { type: 'integer', minimum: 1, maximum: MAX_TIMEOUT_SECONDS },
-      { type: 'string', pattern: '^\\s*\\d{1,5}\\s*[smh]\\s*$' },
+      { type: 'string', pattern: '^\\s*\\d{1,7}\\s*[smhd]\\s*$' },
     ],
+  },
+  decisionTimeout: {
+    description:
+      'How long a held call waits for a person before it expires, in seconds or as a duration ("7d"), up to 30 days: another way to write timeoutSeconds (give one of them; the document keeps timeoutSeconds). Long holds are rows with a deadline: they survive restarts and deploys.',
+    $ref: '#/$defs/seconds',
+  },
+  redact: {
+    description: `Argument paths whose values are secrets: a dotted path (headers.authorization, matched case-insensitively, each element of an array on the way) or a glob on a key name at any depth (*token*). Their values are shown and recorded masked ("[redacted:<digest>]") everywhere but the claim, which returns them. At most ${MAX_REDACT_PATHS} paths of ${MAX_REDACT_PATH_LENGTH} characters.`,
+    type: 'array',
+    minItems: 1,
+    maxItems: MAX_REDACT_PATHS,
+    uniqueItems: true,
+    items: { type: 'string', minLength: 1, maxLength: MAX_REDACT_PATH_LENGTH, pattern: '^[^.]+(\\.[^.]+)*$' },
+  },
+  triggerWindow: {
+    description: `The window looked back over, in seconds or as a duration ("1h", "1d"), up to ${MAX_TRIGGER_WINDOW_SECONDS / 86_400} days.`,
+    oneOf: [
+      { type: 'integer', minimum: 1, maximum: MAX_TRIGGER_WINDOW_SECONDS },
+      { type: 'string', pattern: '^\\s*\\d{1,7}\\s*[smhd]\\s*$' },
+    ],
+  },
+  triggerScope: {
+    type: 'string',
+    enum: [...TRIGGER_SCOPES],
+    description:
+      "Whose calls are counted: the proposing agent's, the conversation's, or the whole tenant's (of the tools the rule matches).",
   },
   escalate: {
     description: `While a held call waits: after each step's seconds (later steps later, each before the rule's timeoutSeconds), the approvers it lists may decide too and the channels it lists are told (slack: a reply in the request's thread; webhook and inbox: the ToolCallEscalated event; push and email: the people who may decide). At most ${MAX_ESCALATION_STEPS} steps.`,
@@ -135,6 +169,8 @@ const defs: Record<string, Schema> = {
         description: 'Level for a tool neither registered, annotated nor matched by a rule (built-in: confirm).',
       },
       timeoutSeconds: { $ref: '#/$defs/timeoutSeconds', description: 'Built-in: 300.' },
+      decisionTimeout: { $ref: '#/$defs/decisionTimeout' },
+      redact: { $ref: '#/$defs/redact' },
       approvers: { $ref: '#/$defs/approvers', description: 'Built-in: [approver, admin].' },
       trustAgentFlags: {
         type: 'boolean',
@@ -165,6 +201,30 @@ const defs: Record<string, Schema> = {
     properties: {
       confidenceBelow: { type: 'number', minimum: 0, maximum: 1 },
       estimatedCostAbove: { type: 'number', minimum: 0 },
+      rateAbove: {
+        description:
+          "Velocity: holds once more than `count` calls of the tools this rule matches were proposed within `per` by the scope `by`, this one included (the 21st of `count: 20`). The count is in the verdict's reason. Counted in the database under a lock per scope: correct across instances.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['count', 'per', 'by'],
+        properties: {
+          count: { type: 'integer', minimum: 0, maximum: MAX_TRIGGER_COUNT },
+          per: { $ref: '#/$defs/triggerWindow' },
+          by: { $ref: '#/$defs/triggerScope' },
+        },
+      },
+      costAbove: {
+        description:
+          "Budget: holds once the estimatedCost of the calls of the tools this rule matches within `per` by the scope `by`, this call's included, sums above `total` (calls denied or rejected cost nothing). The total is in the verdict's reason.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['total', 'per', 'by'],
+        properties: {
+          total: { type: 'number', minimum: 0 },
+          per: { $ref: '#/$defs/triggerWindow' },
+          by: { $ref: '#/$defs/triggerScope' },
+        },
+      },
     },
   },
   rule: {
@@ -207,6 +267,7 @@ const defs: Record<string, Schema> = {
       },
       approvers: { $ref: '#/$defs/approvers' },
       timeoutSeconds: { $ref: '#/$defs/timeoutSeconds' },
+      decisionTimeout: { $ref: '#/$defs/decisionTimeout' },
       grants: { $ref: '#/$defs/grants' },
       selfApproval: { $ref: '#/$defs/selfApproval' },
       quorum: { $ref: '#/$defs/quorum' },
@@ -240,12 +301,51 @@ const defs: Record<string, Schema> = {
         description:
           "true: the string arguments this rule's match names are shell command lines, matched against the whole command and each simple command in it, whatever defaults.shellTools says. false: matched as written. Left out: shell when the tool is one of defaults.shellTools.",
       },
+      redact: {
+        $ref: '#/$defs/redact',
+        description:
+          "More argument paths whose values are secrets, in the calls of the tools this rule matches (whatever its level and arguments), besides defaults.redact and the tool's own.",
+      },
+      allowedDecisions: {
+        description:
+          'What a person may decide on the calls this rule holds (confirm, manual): approve, edit (approve with changed arguments), reject, always_allow (approve and make a standing grant), respond (answer the agent instead of running the tool). Left out: all of them. Another decision answers 403 decision_not_allowed; channels show only these.',
+        type: 'array',
+        minItems: 1,
+        uniqueItems: true,
+        items: { type: 'string', enum: [...RULE_DECISIONS] },
+      },
+      rejectReasons: {
+        description: `The reasons a rejection may give, shown as choices (confirm, manual); another reason answers 403 decision_not_allowed unless rejectFreeText. At most ${MAX_REJECT_REASONS} of ${MAX_REJECT_REASON_LENGTH} characters.`,
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_REJECT_REASONS,
+        uniqueItems: true,
+        items: { type: 'string', minLength: 1, maxLength: MAX_REJECT_REASON_LENGTH },
+      },
+      rejectFreeText: {
+        type: 'boolean',
+        description: 'With rejectReasons: true lets a person write their own reason instead of choosing one.',
+      },
+      mode: {
+        type: 'string',
+        enum: ['enforce', 'shadow'],
+        description:
+          "shadow: the rule never decides; it is evaluated on live traffic and what it would have decided, when it would have decided the call, is recorded (the call's policy.shadow, the ToolCallProposed event's shadow). enforce (left out): the rule decides.",
+      },
       reason: {
         type: 'string',
         minLength: 1,
         description: "Recorded as the policy's reason instead of the one the server would give.",
       },
     },
+  },
+  governance: {
+    description:
+      "Changes to the control plane need this many distinct admins (the one who asks counts): policy changes and rollbacks, tenant-wide grants, resuming after a halt and new webhooks wait as pending changes (/v1/changes) until others approve. The current policy's governance governs a change, so turning it off is itself a governed change. Left out: one admin.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['quorum'],
+    properties: { quorum: { type: 'integer', minimum: 1, maximum: MAX_QUORUM } },
   },
 };
 
@@ -274,6 +374,7 @@ const document: Schema = {
   additionalProperties: false,
   properties: {
     defaults: { $ref: '#/$defs/defaults' },
+    governance: { $ref: '#/$defs/governance' },
     rules: {
       type: 'array',
       maxItems: MAX_RULES,
@@ -317,11 +418,15 @@ export function policyOpenApiComponents(): Record<string, Schema> {
   for (const [name, def] of Object.entries(defs)) out[componentName(name)] = rename(def) as Schema;
   out[POLICY_DOCUMENT_COMPONENT] = { ...(rename(document) as Schema), examples: [EXAMPLE] };
   const filled = out[componentName('defaults')];
-  // shellTools stays optional: left out, the built-in list applies and the document does not spell it out.
-  const required = Object.keys(filled.properties as Schema).filter((name) => name !== 'shellTools');
+  // shellTools and redact stay optional: left out, the built-in list applies (none to redact) and the document does
+  // not spell it out. decisionTimeout is only ever read: the defaults in force say timeoutSeconds.
+  const { decisionTimeout: _written, ...inForce } = filled.properties as Record<string, Schema>;
+  const required = Object.keys(inForce).filter((name) => name !== 'shellTools' && name !== 'redact');
   out.PolicyDefaultsInForce = {
     ...filled,
-    description: 'The defaults in force, every field filled in but shellTools (absent: the built-in list).',
+    properties: inForce,
+    description:
+      'The defaults in force, every field filled in but shellTools (absent: the built-in list) and redact (absent: none).',
     required,
   };
   return out;

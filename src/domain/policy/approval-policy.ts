@@ -1,9 +1,9 @@
 import { isPersonAssignee } from './assignee';
 import type { ProposedCallFacts, ToolFlags } from './call-facts';
-import { decidingRule } from './deciding-rule';
+import { decidingRule, triggerNote } from './deciding-rule';
 import type { GrantLimit, GrantScope } from './grant-limit';
 import type { EscalationStep, PolicyDocument, PolicyQuorum, PolicyRule } from './policy-document';
-import type { NotifyChannel, StepUpMethod } from './policy-shape';
+import type { NotifyChannel, RuleDecision, StepUpMethod } from './policy-shape';
 import { SupervisionLevel, strictness } from './supervision-level';
 
 // What the policy sees of a call has a file of its own (deciding-rule.ts needs it too); many import it from here.
@@ -77,6 +77,20 @@ export interface PolicyVerdict {
   remindBefore?: number[];
   /** For `confirm`/`manual`/`notify`: the channels that reach out to people, when the rule names them (absent: all). */
   notify?: NotifyChannel[];
+  /** For `confirm`/`manual`: what a person may decide (absent: anything their role allows). */
+  allowedDecisions?: RuleDecision[];
+  /** For `confirm`/`manual`: a rejection's reason is one of these, unless `rejectFreeText`. */
+  rejectReasons?: string[];
+  rejectFreeText?: true;
+  /** What the rules in shadow mode would have decided, when one of them would have decided this call. */
+  shadow?: ShadowVerdict;
+}
+
+/** A shadow rule's outcome for a call, recorded but never applied. */
+export interface ShadowVerdict {
+  rule: number;
+  level: SupervisionLevel;
+  reason: string;
 }
 
 type Outcome = { level: SupervisionLevel; reason: string };
@@ -87,100 +101,111 @@ type Outcome = { level: SupervisionLevel; reason: string };
  */
 export const ApprovalPolicy = {
   evaluate(call: ProposedCallFacts, ctx: PolicyContext): PolicyVerdict {
-    const { defaults } = ctx.policy;
-    const flagsSeen = ctx.tool ? ctx.tool.flags : call.annotations;
-    const decision = decidingRule(call, ctx.policy, () => byTool(call, ctx).level);
-    const index = decision.index;
-    const rule = index === null ? undefined : ctx.policy.rules[index];
-    let { level, reason } = rule === undefined || index === null ? byTool(call, ctx) : byRule(rule, index);
-    if (decision.explain) reason = decision.explain(reason);
-    let grantId: string | undefined;
-
-    // The document keeps a quorum only when it asks for more than one approval or names roles (`quorum: 1` is dropped).
-    const quorum = rule?.quorum;
-    const selfApproval = rule?.selfApproval ?? defaults.selfApproval;
-    const stepUp = rule?.stepUp;
-    // A grant is one person's standing approval: it may not stand in for a quorum of several, nor for another
-    // approver where separation of duties asks for one (its maker may be the requester or the agent's owner), nor
-    // for a passkey's proof that a person approved this very call.
-    if (level === 'confirm' && !quorum && decision.grantable()) {
-      const grant = ctx.grants.find((g) => covers(g, call, ctx.conversation, ctx.now));
-      if (grant && selfApproval === false) {
-        reason = `${reason}; standing grant ${grant.id} not applied: separation of duties (selfApproval: false) needs a person to approve each call`;
-      } else if (grant && stepUp) {
-        reason = `${reason}; standing grant ${grant.id} not applied: the rule asks for a passkey (stepUp: ${stepUp}) on each approval`;
-      } else if (grant) {
-        level = 'automatic';
-        grantId = grant.id;
-        reason = `Allowed by standing grant ${grant.id} (scope ${grant.scope})`;
-      }
-    }
-    // A rule that denies anyway keeps its own reason: holding the role would not change the outcome.
-    if (
-      rule?.requireRole !== undefined &&
-      level !== 'deny' &&
-      !ctx.conversation.user?.roles.includes(rule.requireRole)
-    ) {
-      level = 'deny';
-      grantId = undefined;
-      reason = `Permission denied: ${rule.requireRole} role required`;
-    }
-    if (rule?.requireVerifiedUser && level !== 'deny' && !ctx.conversation.user?.verified) {
-      level = 'deny';
-      grantId = undefined;
-      reason = ctx.conversation.user
-        ? `Permission denied: rule ${index} requires a verified user (the conversation's user was asserted by the agent, not verified from their own token)`
-        : `Permission denied: rule ${index} requires a verified user (the conversation has none)`;
-    }
-    let approvers = rule?.approvers ?? defaults.approvers;
-    // A person a quorum counts must be able to decide at all: they join the approvers of the call it holds.
-    if ((level === 'confirm' || level === 'manual') && quorum?.of) approvers = withPeopleOf(approvers, quorum.of);
-    // A passkey proves a present person, not who they are to the call: a requester the agent merely named could be
-    // anyone the agent chose. So `requester` decides a step-up call only when Tollgate verified the user.
-    if (
-      (level === 'confirm' || level === 'manual') &&
-      stepUp &&
-      approvers.includes('requester') &&
-      !ctx.conversation.user?.verified
-    ) {
-      approvers = approvers.filter((a) => a !== 'requester');
-      if (approvers.length === 0) {
-        level = 'deny';
-        grantId = undefined;
-        reason = `Permission denied: rule ${index} lets only the requester approve with a passkey, and the conversation's user was not verified from their own token`;
-      } else {
-        reason = `${reason}; requester not among the approvers: the conversation's user was not verified from their own token`;
-      }
-    }
-    const held = level === 'confirm' || level === 'manual';
-
-    const chat = held ? chatApprovalOf(level, rule, flagsSeen, selfApproval) : true;
-    return {
-      level,
-      rule: index,
-      policyVersion: ctx.policyVersion,
-      reason,
-      ...(grantId !== undefined && { grantId }),
-      approvers,
-      timeoutSeconds: rule?.timeoutSeconds ?? defaults.timeoutSeconds,
-      grants: rule?.grants ?? defaults.grants,
-      ...(selfApproval === false && { selfApproval: false as const }),
-      ...(quorum && { quorum: { count: quorum.count, ...(quorum.of && { of: [...quorum.of] }) } }),
-      ...(!chat && { chatApproval: false as const }),
-      ...(held && stepUp && { stepUp }),
-      ...(rule?.escalate && { escalate: rule.escalate.map((s) => ({ ...s })) }),
-      ...(rule?.remindBefore && { remindBefore: [...rule.remindBefore] }),
-      ...((held || level === 'notify') && rule?.notify && { notify: [...rule.notify] }),
-      ...(flagsSeen && {
-        toolFlags: {
-          isReadOnly: !!flagsSeen.isReadOnly,
-          requiresApproval: !!flagsSeen.requiresApproval,
-          destructive: !!flagsSeen.destructive,
-        },
-      }),
-    };
+    const verdict = evaluateLive(call, ctx);
+    if (!ctx.policy.hasShadowRules) return verdict;
+    // The same call judged as if the shadow rules were enforced: recorded when one of them would have decided it.
+    const policy = ctx.policy.withShadowRulesLive();
+    const would = evaluateLive(call, { ...ctx, policy });
+    if (would.rule === null || policy.rules[would.rule].mode !== 'shadow') return verdict;
+    return { ...verdict, shadow: { rule: would.rule, level: would.level, reason: would.reason } };
   },
 };
+
+function evaluateLive(call: ProposedCallFacts, ctx: PolicyContext): PolicyVerdict {
+  const { defaults } = ctx.policy;
+  const flagsSeen = ctx.tool ? ctx.tool.flags : call.annotations;
+  const decision = decidingRule(call, ctx.policy, () => byTool(call, ctx).level);
+  const index = decision.index;
+  const rule = index === null ? undefined : ctx.policy.rules[index];
+  let { level, reason } = rule === undefined || index === null ? byTool(call, ctx) : byRule(rule, index);
+  if (decision.explain) reason = decision.explain(reason);
+  const counted = rule && index !== null ? triggerNote(rule, index, call) : undefined;
+  if (counted) reason = `${reason} (${counted})`;
+  let grantId: string | undefined;
+
+  // The document keeps a quorum only when it asks for more than one approval or names roles (`quorum: 1` is dropped).
+  const quorum = rule?.quorum;
+  const selfApproval = rule?.selfApproval ?? defaults.selfApproval;
+  const stepUp = rule?.stepUp;
+  // A grant is one person's standing approval: it may not stand in for a quorum of several, nor for another
+  // approver where separation of duties asks for one (its maker may be the requester or the agent's owner), nor
+  // for a passkey's proof that a person approved this very call.
+  if (level === 'confirm' && !quorum && decision.grantable()) {
+    const grant = ctx.grants.find((g) => covers(g, call, ctx.conversation, ctx.now));
+    if (grant && selfApproval === false) {
+      reason = `${reason}; standing grant ${grant.id} not applied: separation of duties (selfApproval: false) needs a person to approve each call`;
+    } else if (grant && stepUp) {
+      reason = `${reason}; standing grant ${grant.id} not applied: the rule asks for a passkey (stepUp: ${stepUp}) on each approval`;
+    } else if (grant) {
+      level = 'automatic';
+      grantId = grant.id;
+      reason = `Allowed by standing grant ${grant.id} (scope ${grant.scope})`;
+    }
+  }
+  // A rule that denies anyway keeps its own reason: holding the role would not change the outcome.
+  if (rule?.requireRole !== undefined && level !== 'deny' && !ctx.conversation.user?.roles.includes(rule.requireRole)) {
+    level = 'deny';
+    grantId = undefined;
+    reason = `Permission denied: ${rule.requireRole} role required`;
+  }
+  if (rule?.requireVerifiedUser && level !== 'deny' && !ctx.conversation.user?.verified) {
+    level = 'deny';
+    grantId = undefined;
+    reason = ctx.conversation.user
+      ? `Permission denied: rule ${index} requires a verified user (the conversation's user was asserted by the agent, not verified from their own token)`
+      : `Permission denied: rule ${index} requires a verified user (the conversation has none)`;
+  }
+  let approvers = rule?.approvers ?? defaults.approvers;
+  // A person a quorum counts must be able to decide at all: they join the approvers of the call it holds.
+  if ((level === 'confirm' || level === 'manual') && quorum?.of) approvers = withPeopleOf(approvers, quorum.of);
+  // A passkey proves a present person, not who they are to the call: a requester the agent merely named could be
+  // anyone the agent chose. So `requester` decides a step-up call only when Tollgate verified the user.
+  if (
+    (level === 'confirm' || level === 'manual') &&
+    stepUp &&
+    approvers.includes('requester') &&
+    !ctx.conversation.user?.verified
+  ) {
+    approvers = approvers.filter((a) => a !== 'requester');
+    if (approvers.length === 0) {
+      level = 'deny';
+      grantId = undefined;
+      reason = `Permission denied: rule ${index} lets only the requester approve with a passkey, and the conversation's user was not verified from their own token`;
+    } else {
+      reason = `${reason}; requester not among the approvers: the conversation's user was not verified from their own token`;
+    }
+  }
+  const held = level === 'confirm' || level === 'manual';
+
+  const chat = held ? chatApprovalOf(level, rule, flagsSeen, selfApproval) : true;
+  return {
+    level,
+    rule: index,
+    policyVersion: ctx.policyVersion,
+    reason,
+    ...(grantId !== undefined && { grantId }),
+    approvers,
+    timeoutSeconds: rule?.timeoutSeconds ?? defaults.timeoutSeconds,
+    grants: rule?.grants ?? defaults.grants,
+    ...(selfApproval === false && { selfApproval: false as const }),
+    ...(quorum && { quorum: { count: quorum.count, ...(quorum.of && { of: [...quorum.of] }) } }),
+    ...(!chat && { chatApproval: false as const }),
+    ...(held && stepUp && { stepUp }),
+    ...(rule?.escalate && { escalate: rule.escalate.map((s) => ({ ...s })) }),
+    ...(rule?.remindBefore && { remindBefore: [...rule.remindBefore] }),
+    ...((held || level === 'notify') && rule?.notify && { notify: [...rule.notify] }),
+    ...(held && rule?.allowedDecisions && { allowedDecisions: [...rule.allowedDecisions] }),
+    ...(held && rule?.rejectReasons && { rejectReasons: [...rule.rejectReasons] }),
+    ...(held && rule?.rejectReasons && rule.rejectFreeText && { rejectFreeText: true as const }),
+    ...(flagsSeen && {
+      toolFlags: {
+        isReadOnly: !!flagsSeen.isReadOnly,
+        requiresApproval: !!flagsSeen.requiresApproval,
+        destructive: !!flagsSeen.destructive,
+      },
+    }),
+  };
+}
 
 /**
  * Whether an MCP chat client's relayed answer may approve a held call: only a `confirm` call of a tool not flagged

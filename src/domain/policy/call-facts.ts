@@ -14,4 +14,16 @@ export interface ProposedCallFacts {
   annotations?: ToolFlags;
   confidence?: number;
   estimatedCost?: number;
+  /**
+   * For each rule (by index) whose `when` counts earlier calls: the calls before this one within its `rateAbove`
+   * window and scope, and their `estimatedCost` summed within its `costAbove` window and scope. A rule the map
+   * leaves out, or a count it lacks, is taken as crossed: a hold, not a call let through on a count not made.
+   */
+  usage?: ReadonlyMap<number, RuleUsage>;
+}
+
+/** What came before a call, as one rule's triggers count it. */
+export interface RuleUsage {
+  calls?: number;
+  cost?: number;
 }

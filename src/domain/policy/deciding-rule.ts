@@ -40,7 +40,7 @@ export function decidingRule(
   const grantable = () =>
     (!shellTool || commands.allSimple(stringArguments(call.arguments))) && commands.allSimple(names);
   if (names.length === 0) return { index: literalDecidingRule(call, policy, candidates), grantable };
-  const live = candidates.filter((i) => conditionsHold(policy.rules[i].when, call));
+  const live = candidates.filter((i) => conditionsHold(policy.rules[i].when, call, i));
   const unreadable = names.find((name) => !commands.split(name).parsable);
   if (unreadable !== undefined)
     return {
@@ -62,7 +62,7 @@ function literalDecidingRule(
   for (const i of candidates) {
     const s = strictness(rules[i].level);
     // A rule no stricter than the best so far cannot decide, so skip matching it at all.
-    if (s >= bestStrictness || !conditionsHold(rules[i].when, call) || !patterns[i].matchesArguments(call.arguments))
+    if (s >= bestStrictness || !conditionsHold(rules[i].when, call, i) || !patterns[i].matchesArguments(call.arguments))
       continue;
     best = i;
     bestStrictness = s;
@@ -259,7 +259,7 @@ function ruleMatcher(
 
 const shorten = (text: string) => (text.length > 120 ? `${text.slice(0, 119)}…` : text);
 
-function conditionsHold(when: PolicyRuleWhen | undefined, call: ProposedCallFacts): boolean {
+function conditionsHold(when: PolicyRuleWhen | undefined, call: ProposedCallFacts, rule: number): boolean {
   if (!when) return true;
   if (
     when.confidenceBelow !== undefined &&
@@ -271,5 +271,71 @@ function conditionsHold(when: PolicyRuleWhen | undefined, call: ProposedCallFact
     !(typeof call.estimatedCost === 'number' && call.estimatedCost > when.estimatedCostAbove)
   )
     return false;
+  if (when.rateAbove || when.costAbove) {
+    const crossed = triggersCrossed(when, call, rule);
+    if (crossed.rate === false || crossed.cost === false) return false;
+  }
   return true;
+}
+
+/**
+ * Whether each trigger of a rule's `when` is crossed by this call: more than `count` calls with this one, or a
+ * total above `total` with this call's cost. Undefined for a trigger the rule lacks. A count not given is crossed.
+ */
+export function triggersCrossed(
+  when: PolicyRuleWhen,
+  call: ProposedCallFacts,
+  rule: number,
+): { rate?: boolean; cost?: boolean; calls?: number; total?: number } {
+  const usage = call.usage?.get(rule);
+  const out: { rate?: boolean; cost?: boolean; calls?: number; total?: number } = {};
+  if (when.rateAbove) {
+    const before = usage?.calls;
+    out.calls = before === undefined ? undefined : before + 1;
+    out.rate = out.calls === undefined || out.calls > when.rateAbove.count;
+  }
+  if (when.costAbove) {
+    const before = usage?.cost;
+    out.total = before === undefined ? undefined : before + (call.estimatedCost ?? 0);
+    out.cost = out.total === undefined || out.total > when.costAbove.total;
+  }
+  return out;
+}
+
+/** The counts behind a rule's triggers, for its verdict's reason: `21 calls in 1h by agent (above 20)`. */
+export function triggerNote(rule: Readonly<PolicyRule>, index: number, call: ProposedCallFacts): string | undefined {
+  const when = rule.when;
+  if (!when?.rateAbove && !when?.costAbove) return undefined;
+  const crossed = triggersCrossed(when, call, index);
+  const parts: string[] = [];
+  if (when.rateAbove) {
+    const { count, per, by } = when.rateAbove;
+    parts.push(
+      crossed.calls === undefined
+        ? `rateAbove: calls in ${span(per)} by ${by} not counted, held as crossed`
+        : `rateAbove: ${crossed.calls} calls in ${span(per)} by ${by}, above ${count}`,
+    );
+  }
+  if (when.costAbove) {
+    const { total, per, by } = when.costAbove;
+    parts.push(
+      crossed.total === undefined
+        ? `costAbove: cost in ${span(per)} by ${by} not summed, held as crossed`
+        : `costAbove: ${round(crossed.total)} in ${span(per)} by ${by}, above ${total}`,
+    );
+  }
+  return parts.join('; ');
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
+
+/** A window as written most simply: `1h`, `1d`, `90s`. */
+function span(seconds: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const)
+    if (seconds % size === 0) return `${seconds / size}${unit}`;
+  return `${seconds}s`;
 }

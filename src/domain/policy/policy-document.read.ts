@@ -18,8 +18,9 @@ import {
   readShellTools,
   readStepUp,
   readTimeout,
-  readWhen,
+  readDecisionTimeout,
 } from './policy-fields.read';
+import { readAllowedDecisions, readMode, readRedact, readRejectReasons, readWhen } from './policy-rule-extras.read';
 import { BUILT_IN_DEFAULTS, MAX_RULES, PolicyDefaults, PolicyRule } from './policy-shape';
 
 export function readDefaults(raw: unknown, { faults, strict }: ReadContext): PolicyDefaults {
@@ -29,19 +30,35 @@ export function readDefaults(raw: unknown, { faults, strict }: ReadContext): Pol
       : readObject(
           raw,
           'defaults',
-          ['unknownTools', 'timeoutSeconds', 'approvers', 'trustAgentFlags', 'grants', 'selfApproval', 'shellTools'],
+          [
+            'unknownTools',
+            'timeoutSeconds',
+            'decisionTimeout',
+            'approvers',
+            'trustAgentFlags',
+            'grants',
+            'selfApproval',
+            'shellTools',
+            'redact',
+          ],
           faults,
         );
-  const field = <T>(name: keyof PolicyDefaults, read: Reader<T>) =>
+  const field = <T>(name: keyof PolicyDefaults | 'decisionTimeout', read: Reader<T>) =>
     o?.[name] === undefined ? undefined : read(o[name], `defaults.${name}`, faults, strict);
+  if (o?.timeoutSeconds !== undefined && o?.decisionTimeout !== undefined)
+    fault(faults, 'defaults.decisionTimeout', 'is another way to write timeoutSeconds: give one of them');
   return {
     unknownTools: field('unknownTools', readLevel) ?? BUILT_IN_DEFAULTS.unknownTools,
-    timeoutSeconds: field('timeoutSeconds', readTimeout) ?? BUILT_IN_DEFAULTS.timeoutSeconds,
+    timeoutSeconds:
+      field('timeoutSeconds', readTimeout) ??
+      field('decisionTimeout', readDecisionTimeout) ??
+      BUILT_IN_DEFAULTS.timeoutSeconds,
     approvers: field('approvers', readApprovers) ?? [...BUILT_IN_DEFAULTS.approvers],
     trustAgentFlags: field('trustAgentFlags', readBoolean) ?? BUILT_IN_DEFAULTS.trustAgentFlags,
     grants: field('grants', readGrantLimit) ?? BUILT_IN_DEFAULTS.grants,
     selfApproval: field('selfApproval', readBoolean) ?? BUILT_IN_DEFAULTS.selfApproval,
     ...(o?.shellTools !== undefined && { shellTools: field('shellTools', readShellTools) }),
+    ...(o?.redact !== undefined && { redact: field('redact', readRedact) }),
   };
 }
 
@@ -70,6 +87,7 @@ function readRule(
       'requireRole',
       'approvers',
       'timeoutSeconds',
+      'decisionTimeout',
       'grants',
       'selfApproval',
       'quorum',
@@ -80,6 +98,11 @@ function readRule(
       'remindBefore',
       'notify',
       'shell',
+      'redact',
+      'allowedDecisions',
+      'rejectReasons',
+      'rejectFreeText',
+      'mode',
       'reason',
     ],
     faults,
@@ -97,7 +120,9 @@ function readRule(
   const when = optional('when', readWhen);
   const requireRole = optional('requireRole', readNonEmptyString);
   const approvers = optional('approvers', readApprovers);
-  const timeoutSeconds = optional('timeoutSeconds', readTimeout);
+  if (o.timeoutSeconds !== undefined && o.decisionTimeout !== undefined)
+    fault(faults, `${path}.decisionTimeout`, 'is another way to write timeoutSeconds: give one of them');
+  const timeoutSeconds = optional('timeoutSeconds', readTimeout) ?? optional('decisionTimeout', readDecisionTimeout);
   const grants = optional('grants', readGrantLimit);
   const selfApproval = optional('selfApproval', readBoolean);
   const quorum = optional('quorum', readQuorum);
@@ -108,6 +133,11 @@ function readRule(
   const remindBefore = optional('remindBefore', readReminders);
   const notify = optional('notify', readNotify);
   const shell = optional('shell', readBoolean);
+  const redact = optional('redact', readRedact);
+  const allowedDecisions = optional('allowedDecisions', readAllowedDecisions);
+  const rejectReasons = optional('rejectReasons', readRejectReasons);
+  const rejectFreeText = optional('rejectFreeText', readBoolean);
+  const mode = optional('mode', readMode);
   const reason = optional('reason', readNonEmptyString);
   // A chat client's answer is no proof a person saw the call: true may not reach past the exclusions.
   const chatTooWide =
@@ -145,6 +175,8 @@ function readRule(
     if (strict && given && level !== 'confirm' && level !== 'manual')
       return fault(faults, `${path}.${name}`, `applies to calls a person decides (confirm, manual), not to ${level}`);
   }
+  const decisionFault = strict && level !== undefined ? decisionFieldsFault(level, o) : undefined;
+  if (decisionFault) return fault(faults, `${path}.${decisionFault[0]}`, decisionFault[1]);
   if (strict && notify && level !== 'confirm' && level !== 'manual' && level !== 'notify')
     return fault(
       faults,
@@ -186,6 +218,29 @@ function readRule(
   if (remindBefore !== undefined) rule.remindBefore = remindBefore;
   if (notify !== undefined) rule.notify = notify;
   if (shell !== undefined) rule.shell = shell;
+  if (redact !== undefined) rule.redact = redact;
+  if (allowedDecisions !== undefined) rule.allowedDecisions = allowedDecisions;
+  if (rejectReasons !== undefined) rule.rejectReasons = rejectReasons;
+  if (rejectFreeText !== undefined) rule.rejectFreeText = rejectFreeText;
+  // `enforce` is the default written out: left out, as `quorum: 1` is.
+  if (mode === 'shadow') rule.mode = mode;
   if (reason !== undefined) rule.reason = reason;
   return { rule, pattern };
+}
+
+/**
+ * What a person may decide only matters on a call a person decides; reasons are for rejections, and free text for
+ * reasons. Answers the faulty field and why, or undefined.
+ */
+function decisionFieldsFault(level: string, o: Record<string, unknown>): [string, string] | undefined {
+  const held = level === 'confirm' || level === 'manual';
+  for (const name of ['allowedDecisions', 'rejectReasons', 'rejectFreeText'])
+    if (o[name] !== undefined && !held)
+      return [name, `applies to calls a person decides (confirm, manual), not to ${level}`];
+  if (o.rejectFreeText !== undefined && o.rejectReasons === undefined)
+    return ['rejectFreeText', 'applies with rejectReasons: without them any reason may be written'];
+  const allowed = o.allowedDecisions as readonly string[] | undefined;
+  if (o.rejectReasons !== undefined && allowed && !allowed.includes('reject'))
+    return ['rejectReasons', 'needs "reject" among allowedDecisions'];
+  return undefined;
 }

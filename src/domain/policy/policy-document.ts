@@ -2,7 +2,15 @@ import { ValidationError, ValidationFault } from '../shared/domain-error';
 import { jsonEqual } from '../shared/json';
 import { readDefaults, readRules } from './policy-document.read';
 import { deepFreeze, ReadContext, readObject } from './policy-fields.read';
-import { BUILT_IN_DEFAULTS, DEFAULT_SHELL_TOOLS, PolicyDefaults, PolicyDocumentJson, PolicyRule } from './policy-shape';
+import { readGovernance } from './policy-rule-extras.read';
+import {
+  BUILT_IN_DEFAULTS,
+  DEFAULT_SHELL_TOOLS,
+  PolicyDefaults,
+  PolicyDocumentJson,
+  PolicyGovernance,
+  PolicyRule,
+} from './policy-shape';
 import { ToolPattern } from './tool-pattern';
 
 // The document's shape and bounds have a file of their own; most code imports them from here.
@@ -66,13 +74,21 @@ export class PolicyDocument {
   private readonly index: ToolNameIndex;
   private readonly shellGlobs: readonly ToolPattern[];
   private readonly shellMemo = new Map<string, boolean>();
+  private readonly redactMemo = new Map<string, readonly string[]>();
+  /** The same rules with the shadow ones deciding too: what the policy would do were they enforced (memoised). */
+  private shadowsLive?: PolicyDocument;
+  /** Whether any rule is in shadow mode (then `rulesForTool` leaves them out). */
+  readonly hasShadowRules: boolean;
 
   private constructor(
     private readonly doc: PolicyDocumentJson,
     /** The compiled `match` of each rule, by rule index. */
     readonly patterns: readonly ToolPattern[],
+    /** True for the view in which shadow rules decide too (`withShadowRulesLive`). */
+    private readonly shadowsDecide = false,
   ) {
     this.index = new ToolNameIndex(patterns);
+    this.hasShadowRules = doc.rules.some((r) => r.mode === 'shadow');
     this.shellGlobs = (doc.defaults.shellTools ?? DEFAULT_SHELL_TOOLS).map((glob) => ToolPattern.parse(glob));
   }
 
@@ -93,13 +109,16 @@ export class PolicyDocument {
   private static read(raw: unknown, strict: boolean): PolicyDocument {
     const faults: ValidationFault[] = [];
     const ctx: ReadContext = { faults, strict };
-    const top = readObject(raw, '', ['defaults', 'rules'], faults);
+    const top = readObject(raw, '', ['defaults', 'rules', 'governance'], faults);
     if (!top) throw new ValidationError(faults);
     const defaults = readDefaults(top.defaults, ctx);
     const rules = readRules(top.rules, ctx);
+    const governance =
+      top.governance === undefined ? undefined : readGovernance(top.governance, 'governance', faults, strict);
     if (faults.length > 0) throw new ValidationError(faults);
     return PolicyDocument.of(
-      { defaults, rules: rules.map((r) => r.rule) },
+      // `quorum: 1` is one admin, as without it: left out, so the two serialise alike.
+      { defaults, rules: rules.map((r) => r.rule), ...(governance && governance.quorum > 1 && { governance }) },
       rules.map((r) => r.pattern),
     );
   }
@@ -124,15 +143,53 @@ export class PolicyDocument {
     return this.doc.rules;
   }
 
+  /** How many distinct admins a control-plane change needs; absent: one. */
+  get governance(): Readonly<PolicyGovernance> | undefined {
+    return this.doc.governance;
+  }
+
   /**
-   * Indices (ascending) of the rules whose pattern accepts `toolName`, arguments and `when` aside.
+   * The argument paths whose values are secrets in calls of `toolName`: `defaults.redact` and the `redact` of every
+   * rule whose tool glob accepts the name, shadow rules included, whatever their level or arguments (a secret is
+   * one whichever rule decides). Memoised like `rulesForTool`.
+   */
+  redactionsFor(toolName: string): readonly string[] {
+    let found = this.redactMemo.get(toolName);
+    if (!found) {
+      const paths = new Set(this.doc.defaults.redact ?? []);
+      for (const i of this.index.candidates(toolName))
+        if (this.doc.rules[i].redact && this.patterns[i].matchesTool(toolName))
+          for (const path of this.doc.rules[i].redact!) paths.add(path);
+      found = Object.freeze([...paths]);
+      if (this.redactMemo.size >= TOOL_MEMO_SIZE) this.redactMemo.clear();
+      this.redactMemo.set(toolName, found);
+    }
+    return found;
+  }
+
+  /**
+   * This document with its shadow rules deciding as enforced ones do, the same rules at the same indices; itself
+   * when it has none. What it decides for a call is what the policy would have decided were they enforced.
+   */
+  withShadowRulesLive(): PolicyDocument {
+    if (!this.hasShadowRules || this.shadowsDecide) return this;
+    return (this.shadowsLive ??= new PolicyDocument(this.doc, this.patterns, true));
+  }
+
+  /**
+   * Indices (ascending) of the rules whose pattern accepts `toolName`, arguments and `when` aside; shadow rules
+   * are left out (see `withShadowRulesLive`).
    * The index narrows a thousand rules to those whose literal head the name starts with (plus those
    * that start with a wildcard); the answer is memoised per tool name, as a tenant proposes few names.
    */
   rulesForTool(toolName: string): readonly number[] {
     let found = this.candidates.get(toolName);
     if (!found) {
-      found = Object.freeze(this.index.candidates(toolName).filter((i) => this.patterns[i].matchesTool(toolName)));
+      // A shadow rule never decides (but in the view that asks what it would have decided).
+      const live = (i: number) => this.shadowsDecide || this.doc.rules[i].mode !== 'shadow';
+      found = Object.freeze(
+        this.index.candidates(toolName).filter((i) => live(i) && this.patterns[i].matchesTool(toolName)),
+      );
       if (this.candidates.size >= TOOL_MEMO_SIZE) this.candidates.clear();
       this.candidates.set(toolName, found);
     }

@@ -13,7 +13,6 @@ import {
   MAX_TIMEOUT_SECONDS,
   NOTIFY_CHANNELS,
   PolicyQuorum,
-  PolicyRuleWhen,
   STEP_UP_METHODS,
   StepUpMethod,
 } from './policy-shape';
@@ -108,39 +107,17 @@ function readPerson(entry: string, path: string, faults: Faults): string | undef
 /** A refused value is echoed in its fault, but never at length. */
 const shorten = (text: string) => (text.length > 60 ? `${text.slice(0, 59)}…` : text);
 
-export const readWhen: Reader<PolicyRuleWhen> = (v, path, faults) => {
-  const o = readObject(v, path, ['confidenceBelow', 'estimatedCostAbove'], faults);
-  if (!o) return undefined;
-  const when: PolicyRuleWhen = {};
-  if (o.confidenceBelow !== undefined) {
-    const x = readNumber(o.confidenceBelow, `${path}.confidenceBelow`, faults, 0, 1, 'must be a number from 0 to 1');
-    if (x !== undefined) when.confidenceBelow = x;
-  }
-  if (o.estimatedCostAbove !== undefined) {
-    const y = readNumber(
-      o.estimatedCostAbove,
-      `${path}.estimatedCostAbove`,
-      faults,
-      0,
-      Number.MAX_VALUE,
-      'must be a number of at least 0',
-    );
-    if (y !== undefined) when.estimatedCostAbove = y;
-  }
-  return when;
-};
-
-/** Seconds: an integer, or a string with a unit (`90s`, `2m`, `1h`), as people write them in YAML. */
-export function readSeconds(v: unknown, path: string, faults: Faults): number | undefined {
-  const units: Record<string, number> = { s: 1, m: 60, h: 3600 };
-  const m = typeof v === 'string' ? /^(\d{1,5})\s*([smh])$/.exec(v.trim()) : null;
+/** Seconds: an integer, or a string with a unit (`90s`, `2m`, `1h`, `7d`), as people write them in YAML. */
+export function readSeconds(v: unknown, path: string, faults: Faults, max = MAX_TIMEOUT_SECONDS): number | undefined {
+  const units: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+  const m = typeof v === 'string' ? /^(\d{1,7})\s*([smhd])$/.exec(v.trim()) : null;
   const n = typeof v === 'number' ? v : m ? Number(m[1]) * units[m[2]] : NaN;
-  return Number.isInteger(n) && n >= 1 && n <= MAX_TIMEOUT_SECONDS
+  return Number.isInteger(n) && n >= 1 && n <= max
     ? n
     : fault(
         faults,
         path,
-        `must be whole seconds from 1 to ${MAX_TIMEOUT_SECONDS} (a number, or a string such as "90s", "2m", "1h")`,
+        `must be whole seconds from 1 to ${max} (a number, or a string such as "90s", "2m", "1h", "7d")`,
       );
 }
 
@@ -234,6 +211,9 @@ export const readTimeout: Reader<number> = (v, path, faults) =>
   Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_TIMEOUT_SECONDS
     ? (v as number)
     : fault(faults, path, `must be an integer from 1 to ${MAX_TIMEOUT_SECONDS}`);
+
+/** `decisionTimeout`: seconds, or a duration up to 30 days (`"7d"`); another way to write `timeoutSeconds`. */
+export const readDecisionTimeout: Reader<number> = (v, path, faults) => readSeconds(v, path, faults);
 
 export const readStepUp: Reader<StepUpMethod> = (v, path, faults) =>
   (STEP_UP_METHODS as readonly unknown[]).includes(v)

@@ -23,6 +23,11 @@ export interface PolicyDefaults {
    * DEFAULT_SHELL_TOOLS (and left out of the normalised document, so documents without it stay as they were).
    */
   shellTools?: string[];
+  /**
+   * Argument paths whose values are secrets, for every tool (`password`, `headers.authorization`, `*token*`): shown
+   * and recorded masked, with a short digest; each rule may name more for its tools (`redactionsFor`).
+   */
+  redact?: string[];
 }
 
 /**
@@ -59,6 +64,46 @@ export interface PolicyQuorum {
 export interface PolicyRuleWhen {
   confidenceBelow?: number;
   estimatedCostAbove?: number;
+  /** More than `count` calls of the rule's tools within `per` seconds, this one included, in the `by` scope. */
+  rateAbove?: RateTrigger;
+  /** Their `estimatedCost` summed over `per` seconds, this call's included, above `total`, in the `by` scope. */
+  costAbove?: CostTrigger;
+}
+
+/** Whose calls a velocity or budget trigger counts: the proposing agent's, the conversation's, or the whole tenant's. */
+export const TRIGGER_SCOPES = ['agent', 'conversation', 'tenant'] as const;
+export type TriggerScope = (typeof TRIGGER_SCOPES)[number];
+export interface RateTrigger {
+  count: number;
+  /** The window, in seconds (written `"1h"`, `"1d"`…). */
+  per: number;
+  by: TriggerScope;
+}
+export interface CostTrigger {
+  total: number;
+  per: number;
+  by: TriggerScope;
+}
+/** The longest window a trigger may look back over: counting further back is a report, not a control. */
+export const MAX_TRIGGER_WINDOW_SECONDS = 31 * 86_400;
+export const MAX_TRIGGER_COUNT = 1_000_000;
+
+/** What a person may answer to a held call: `edit` is an approval with changed arguments. */
+export const RULE_DECISIONS = ['approve', 'edit', 'reject', 'always_allow', 'respond'] as const;
+export type RuleDecision = (typeof RULE_DECISIONS)[number];
+/** How many reasons a rule may offer, and how long each may be: choices on a card, not an essay. */
+export const MAX_REJECT_REASONS = 20;
+export const MAX_REJECT_REASON_LENGTH = 200;
+/** Paths a `redact` list may name, and how long each may be. */
+export const MAX_REDACT_PATHS = 50;
+export const MAX_REDACT_PATH_LENGTH = 200;
+/** `shadow`: evaluated and recorded (the verdict's `shadow`), never deciding; absent: the rule decides. */
+export const RULE_MODES = ['enforce', 'shadow'] as const;
+export type RuleMode = (typeof RULE_MODES)[number];
+
+/** Changes to the control plane (policy, tenant-wide grants, resumes, webhooks) need this many distinct admins. */
+export interface PolicyGovernance {
+  quorum: number;
 }
 
 export interface PolicyRule {
@@ -105,6 +150,16 @@ export interface PolicyRule {
    * false: matched as written even on a shell tool. Absent: shell when the tool is one of `defaults.shellTools`.
    */
   shell?: boolean;
+  /** Argument paths whose values are masked for the calls of the tools this rule matches, whatever its level. */
+  redact?: string[];
+  /** What a person may decide on the calls this rule holds (absent: all); others get `decision_not_allowed`. */
+  allowedDecisions?: RuleDecision[];
+  /** A rejection's reason must be one of these (unless `rejectFreeText`); shown as choices. */
+  rejectReasons?: string[];
+  /** With `rejectReasons`: true lets a person write their own reason instead. */
+  rejectFreeText?: boolean;
+  /** `shadow`: recorded as what it would have decided, never deciding (see RULE_MODES). */
+  mode?: RuleMode;
   reason?: string;
 }
 
@@ -115,10 +170,13 @@ export type StepUpMethod = (typeof STEP_UP_METHODS)[number];
 export interface PolicyDocumentJson {
   defaults: PolicyDefaults;
   rules: PolicyRule[];
+  /** Absent: one admin changes the control plane alone. */
+  governance?: PolicyGovernance;
 }
 
 export const MAX_RULES = 1000;
-export const MAX_TIMEOUT_SECONDS = 86_400;
+/** A hold may last up to 30 days (`decisionTimeout: "30d"`): it is a row with a deadline, kept across restarts. */
+export const MAX_TIMEOUT_SECONDS = 30 * 86_400;
 /** A quorum larger than this is a typo, not a control: no call should wait on more people. */
 export const MAX_QUORUM = 10;
 /** Escalation steps and reminders a rule may list: a handful is a process, more is noise. */
