@@ -16,6 +16,7 @@ export type {
   Grant,
   Halt as HaltInForce,
   Page,
+  Preview,
   Problem,
   Status as TenantStatus,
   SupervisionLevel as Level,

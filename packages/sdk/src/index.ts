@@ -62,6 +62,7 @@ export {
   type VerifyReceiptOptions,
 } from './receipts.js';
 export { canonicalJson, argumentsDigest } from './jcs.js';
+export { previewDigest } from './preview.js';
 export { toolCallKey, ID_PATTERN } from './ids.js';
 export {
   parseRetryAfter,

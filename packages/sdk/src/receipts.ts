@@ -8,7 +8,8 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { argumentsDigest } from './jcs.js';
-import type { JsonObject } from './types.js';
+import { previewDigest } from './preview.js';
+import type { JsonObject, PreviewInput } from './types.js';
 
 export const RECEIPT_TYP = 'tollgate-receipt+jwt';
 
@@ -36,6 +37,8 @@ export interface ReceiptClaims {
    * approval, each of a quorum's. The whole assertion is in the approval's audit event.
    */
   stepUp?: ReceiptStepUp[];
+  /** Only when the proposal carried a preview: its digest (SHA-256, base64url, of its RFC 8785 form). */
+  preview?: string;
 }
 
 /** A passkey an approval of the call was made with, user verification included. */
@@ -78,6 +81,12 @@ export interface VerifyReceiptOptions {
    * edited to drop the passkey does not go unnoticed here. Without one, `receipt_mismatch`.
    */
   requireStepUp?: boolean;
+  /**
+   * The preview of what the backend is about to do (a diff, the SQL, the email…), as the agent proposed it: the
+   * receipt's `preview` must be its digest. Refused (`receipt_mismatch`) when they differ, or when the receipt has
+   * none (the people who approved saw no preview). Left out: the receipt's preview, if any, is not checked.
+   */
+  preview?: PreviewInput;
   /** Refuses a receipt whose `jti` was seen before (`receipt_replayed`): pass one store for the backend's life. */
   replayStore?: ReceiptReplayStore;
   /** Default `tollgate`. */
@@ -201,7 +210,7 @@ const TEXT_CLAIMS = ['tcid', 'conv', 'tool', 'args', 'approvedBy', 'tenant', 'jt
  * Resolves to the receipt's claims when Tollgate approved running `toolName` with exactly `arguments` in `tenant`:
  * an EdDSA signature by a key of the JWKS, `typ` tollgate-receipt+jwt, the issuer, not expired, the tenant, the
  * audience (when given), the tool, the call (when given), `args` = sha256(JCS(arguments)), a passkey's approval
- * (with `requireStepUp`), and a `jti` not seen before (with a `replayStore`). Throws ReceiptVerificationError otherwise, and TypeError without a `tenant`.
+ * (with `requireStepUp`), the preview's digest (with `preview`), and a `jti` not seen before (with a `replayStore`). Throws ReceiptVerificationError otherwise, and TypeError without a `tenant`.
  */
 export async function verifyReceipt(receipt: string, o: VerifyReceiptOptions): Promise<ReceiptClaims> {
   if (typeof o?.tenant !== 'string' || o.tenant === '') {
@@ -257,6 +266,21 @@ export async function verifyReceipt(receipt: string, o: VerifyReceiptOptions): P
   if (claims.args !== digest) throw mismatch('the receipt approves other arguments');
   if (o.requireStepUp && !hasStepUp(payload.stepUp))
     throw mismatch('the receipt has no stepUp: the call was not approved with a passkey');
+  if (o.preview !== undefined) {
+    if (typeof payload.preview !== 'string' || payload.preview === '')
+      throw mismatch('the receipt has no preview: the people who approved were shown none');
+    let shown: string;
+    try {
+      shown = await previewDigest(o.preview);
+    } catch (e) {
+      throw new ReceiptVerificationError(
+        'receipt_mismatch',
+        `the preview is not JSON Tollgate could have shown: ${(e as Error).message}`,
+        e,
+      );
+    }
+    if (payload.preview !== shown) throw mismatch('the receipt approves another preview than the one given');
+  }
   // Last, so that a receipt refused above is not spent.
   if (o.replayStore && (await o.replayStore.seen(claims.jti, claims.exp + clockTolerance))) {
     throw new ReceiptVerificationError('receipt_replayed', `the receipt was used before (jti ${claims.jti})`);

@@ -51,6 +51,12 @@ export type ToolCallDecision = S['ToolCallDecision'];
 export type DisplayField = S['DisplayField'];
 /** What people are shown of a proposed call. */
 export type Display = S['Display'];
+/** What a call will do, as a person should see it (diff, sql, email, text, image): a proposal's `preview`. */
+export type PreviewInput = S['PreviewInput'];
+export type PreviewKind = S['PreviewKind'];
+export type PreviewEmail = S['PreviewEmail'];
+/** A call's preview as proposed, with its digest: the decision's and the receipt's `preview`. */
+export type Preview = S['Preview'];
 export type ToolFlags = S['ToolFlags'];
 /** Why the policy judged the call as it did. */
 export type ToolCallPolicy = S['ToolCallPolicy'];

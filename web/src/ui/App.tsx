@@ -584,6 +584,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
           now={now}
           intent={intent?.id === route.id ? intent.intent : undefined}
           isDestructive={isDestructive}
+          tools={tools}
           onDecide={decide}
           onClose={() => navigate({ view: 'inbox' })}
         />
@@ -611,6 +612,8 @@ function CardFor(props: {
   now: number;
   intent?: Intent;
   isDestructive(c: Approval): boolean;
+  /** The tenant's registered tools by name: a tool's input schema makes the card's edit form. */
+  tools?: ReadonlyMap<string, Tool>;
   onDecide(c: Approval, b: DecisionBody): Promise<void>;
   onClose(): void;
 }) {
@@ -667,6 +670,7 @@ function CardFor(props: {
         hidden && !listed ? 'none' : readsConversation({ sub: props.me, roles: props.roles }, call) ? 'all' : 'summary'
       }
       destructive={props.isDestructive(call)}
+      inputSchema={props.tools?.get(call.toolName)?.inputSchema}
       now={props.now}
       me={props.me}
       admin={props.admin}

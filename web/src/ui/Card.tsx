@@ -19,6 +19,8 @@ import type { Approval, DecisionBody } from '../types';
 import { hasModifier, hrefFor, isTyping, MOD_KEY, submitOnModEnter, useKeydown } from './hooks';
 import { DEFAULT_GRANT_LIFETIME, GrantExpiry } from './GrantExpiry';
 import { IpAddressNotice, passkeyFailure } from './Passkeys';
+import { Preview } from './Preview';
+import { formable, SchemaForm } from './SchemaForm';
 
 interface Props {
   call: Approval;
@@ -32,6 +34,8 @@ interface Props {
    */
   conversationShown?: 'all' | 'summary' | 'none';
   destructive: boolean;
+  /** The tool's input schema, when it registered one: the edit form is made from it. */
+  inputSchema?: Record<string, unknown>;
   now: number;
   me: string;
   /** Admins alone may grant beyond the conversation; the server refuses anyone else with 403. */
@@ -66,6 +70,7 @@ export function Card({
   decidable,
   conversationShown = 'all',
   destructive,
+  inputSchema,
   now,
   me,
   admin,
@@ -289,6 +294,8 @@ export function Card({
         )}
       </dl>
 
+      {call.preview && <Preview preview={call.preview} />}
+
       <h3 class="args-h">Arguments</h3>
       <pre class="json" tabIndex={0} aria-label="Arguments as JSON" data-testid="arguments">
         {pretty(call.arguments)}
@@ -308,6 +315,7 @@ export function Card({
           intent={intent}
           onDecide={onDecide}
           onStepUp={onStepUp}
+          inputSchema={inputSchema}
         />
       )}
       {pending && decidable && step && step.size > 1 && (
@@ -385,6 +393,7 @@ function Decide({
   intent,
   onDecide,
   onStepUp,
+  inputSchema,
 }: {
   call: Approval;
   secondClick: boolean;
@@ -392,6 +401,7 @@ function Decide({
   intent?: Intent;
   onDecide: Props['onDecide'];
   onStepUp: Props['onStepUp'];
+  inputSchema?: Record<string, unknown>;
 }) {
   const [mode, setMode] = useState<Mode>(intent === 'reject' || intent === 'edit' ? intent : 'choose');
   const [armed, setArmed] = useState<Armed>(intent === 'approve' && secondClick ? 'approve' : null);
@@ -409,6 +419,14 @@ function Decide({
   // The person has no passkey to sign with (409 no_passkey): the card sends them to the Passkeys panel.
   const [noPasskey, setNoPasskey] = useState(false);
   const [signing, setSigning] = useState(false);
+  // Editing by a form made from the tool's input schema, when it has one (the JSON editor a press away).
+  const schema = formable(inputSchema) ? inputSchema : undefined;
+  const [asForm, setAsForm] = useState(!!schema);
+  const [formValue, setFormValue] = useState<Record<string, unknown>>(call.arguments);
+  const [formOk, setFormOk] = useState(true);
+  const [faults, setFaults] = useState<Record<string, string>>({});
+  const editOk = schema && asForm ? formOk : parsed.ok;
+  const edited = () => (schema && asForm ? formValue : parsed.ok ? parsed.value : call.arguments);
 
   async function send(body: DecisionBody, needsArm: Armed) {
     if (needsArm && secondClick && armed !== needsArm) {
@@ -428,6 +446,8 @@ function Decide({
         await onDecide(call, { ...body, stepUp: { passkey: assertion } });
       } else await onDecide(call, body);
     } catch (e) {
+      if (e instanceof ApiError && e.problem.code === 'arguments_invalid')
+        setFaults(Object.fromEntries((e.problem.errors ?? []).map((f) => [f.path, f.message])));
       if (e instanceof ApiError && e.problem.code === 'no_passkey') setNoPasskey(true);
       else if (isCancelled(e)) setError(CANCELLED);
       else if (e instanceof ApiError)
@@ -572,40 +592,81 @@ function Decide({
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            if (parsed.ok && !busy) void send({ decision: 'approve', arguments: parsed.value }, 'edit');
+            if (editOk && !busy) void send({ decision: 'approve', arguments: edited() }, 'edit');
           }}
         >
-          <label for="edit-args">Arguments to run instead (JSON object). The original stays in the record.</label>
-          <textarea
-            id="edit-args"
-            class="json-editor"
-            rows={Math.min(16, Math.max(5, text.split('\n').length + 1))}
-            spellcheck={false}
-            value={text}
-            onInput={(e) => {
-              setText(e.currentTarget.value);
-              setArmed(null);
-            }}
-            onKeyDown={submitOnModEnter}
-            aria-keyshortcuts="Control+Enter Meta+Enter"
-            aria-invalid={!parsed.ok}
-            aria-describedby="edit-status"
-          />
-          <p
-            id="edit-status"
-            class={parsed.ok ? 'hint' : 'error'}
-            role={parsed.ok ? undefined : 'alert'}
-            data-testid="json-status"
-          >
-            {parsed.ok ? (text === original ? 'Unchanged.' : 'Valid JSON.') : parsed.error}
-          </p>
+          {schema && (
+            <p class="hint">
+              <button
+                type="button"
+                data-testid="edit-as"
+                onClick={() => {
+                  if (asForm) setText(pretty(formValue));
+                  else if (parsed.ok) setFormValue(parsed.value);
+                  setAsForm(!asForm || !parsed.ok);
+                  setArmed(null);
+                }}
+              >
+                {asForm ? 'Edit as JSON' : 'Edit as a form'}
+              </button>{' '}
+              Checked against <code>{call.toolName}</code>&apos;s input schema when you approve.
+            </p>
+          )}
+          {schema && asForm && (
+            <SchemaForm
+              schema={schema}
+              value={formValue}
+              faults={faults}
+              onValidity={setFormOk}
+              onChange={(v) => {
+                setFormValue(v);
+                setArmed(null);
+              }}
+            />
+          )}
+          {!(schema && asForm) && (
+            <>
+              <label for="edit-args">Arguments to run instead (JSON object). The original stays in the record.</label>
+              <textarea
+                id="edit-args"
+                class="json-editor"
+                rows={Math.min(16, Math.max(5, text.split('\n').length + 1))}
+                spellcheck={false}
+                value={text}
+                onInput={(e) => {
+                  setText(e.currentTarget.value);
+                  setArmed(null);
+                }}
+                onKeyDown={submitOnModEnter}
+                aria-keyshortcuts="Control+Enter Meta+Enter"
+                aria-invalid={!parsed.ok}
+                aria-describedby="edit-status"
+              />
+              <p
+                id="edit-status"
+                class={parsed.ok ? 'hint' : 'error'}
+                role={parsed.ok ? undefined : 'alert'}
+                data-testid="json-status"
+              >
+                {parsed.ok ? (text === original ? 'Unchanged.' : 'Valid JSON.') : parsed.error}
+              </p>
+            </>
+          )}
           {confirmHint('edit')}
           <div class="actions">
-            <button type="submit" class={armed === 'edit' ? 'approve armed' : 'approve'} disabled={busy || !parsed.ok}>
+            <button type="submit" class={armed === 'edit' ? 'approve armed' : 'approve'} disabled={busy || !editOk}>
               {armed === 'edit' ? 'Confirm approve with these arguments' : 'Approve with these arguments'}{' '}
               <kbd aria-hidden="true">{MOD_KEY}+Enter</kbd>
             </button>
-            <button type="button" onClick={() => setText(original)} disabled={text === original}>
+            <button
+              type="button"
+              onClick={() => {
+                setText(original);
+                setFormValue(call.arguments);
+                setFaults({});
+              }}
+              disabled={text === original && formValue === call.arguments}
+            >
               Reset
             </button>
             <button type="button" onClick={() => choose('choose')}>

@@ -1340,6 +1340,24 @@ export interface components {
       requiresApproval?: boolean;
       /** @default false */
       destructive?: boolean;
+      /**
+       * @description The JSON Schema of the tool's input (draft-07 by default; 2019-09 or 2020-12 by `$schema`), at most 64 KiB and 32 levels deep, with no `$ref` outside itself. For review: people edit the arguments in a form made from it, and an edit that does not conform is refused (400 arguments_invalid); proposals are not checked against it. A schema that is not valid: 400 input_schema_invalid. Left out: none.
+       * @example {
+       *       "type": "object",
+       *       "properties": {
+       *         "amount": {
+       *           "type": "number",
+       *           "minimum": 0
+       *         }
+       *       },
+       *       "required": [
+       *         "amount"
+       *       ]
+       *     }
+       */
+      inputSchema?: {
+        [key: string]: unknown;
+      };
     };
     ToolRegistrant: {
       id: string;
@@ -1356,6 +1374,10 @@ export interface components {
       isReadOnly: boolean;
       requiresApproval: boolean;
       destructive: boolean;
+      /** @description The JSON Schema of the tool's input, as registered: forms for editing; edits are checked against it */
+      inputSchema?: {
+        [key: string]: unknown;
+      };
       registeredBy: components['schemas']['ToolRegistrant'];
       /**
        * Format: date-time
@@ -1593,6 +1615,31 @@ export interface components {
       summary?: string;
       fields?: components['schemas']['DisplayField'][];
     };
+    /** @enum {string} */
+    PreviewKind: 'diff' | 'sql' | 'email' | 'text' | 'image';
+    /** @description An email preview's headers; its content is the body, as text */
+    PreviewEmail: {
+      from?: string;
+      to?: string;
+      cc?: string;
+      subject?: string;
+    };
+    /** @description What the call will do, as proposed (agent-supplied: shown escaped), and its digest: the decision's and the receipt's `preview` */
+    Preview: {
+      kind: components['schemas']['PreviewKind'];
+      /** @description The text (at most 64 KiB: 65,536 UTF-16 code units), or for `image` a data: URL (data:image/png|jpeg|webp;base64,…) of at most 256 KiB decoded. Never fetched from anywhere. */
+      content: string;
+      title?: string;
+      /** @description `sql` only: the rows the statement is expected to touch */
+      estimatedRows?: number;
+      /** @description `email` only */
+      email?: components['schemas']['PreviewEmail'];
+      /**
+       * @description SHA-256, base64url, of the RFC 8785 form of the other members (the receipt's `preview` claim)
+       * @example n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg
+       */
+      digest: string;
+    };
     /** @description A tool's flags: from the registry, else the proposal's annotations */
     ToolFlags: {
       isReadOnly?: boolean;
@@ -1736,6 +1783,7 @@ export interface components {
       confidence?: number;
       estimatedCost?: number;
       display?: components['schemas']['Display'];
+      preview?: components['schemas']['Preview'];
       status: components['schemas']['ToolCallStatus'];
       policy: components['schemas']['ToolCallPolicy'];
       /** @description On calls held for a person */
@@ -1790,6 +1838,17 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last */
       nextCursor: string | null;
     };
+    /** @description What the call will do, as a person should see it: a unified diff, an SQL statement, an email, plain text, or an image (a data: URL of PNG, JPEG or WebP). Agent-supplied: every channel shows it escaped. Its digest is bound to the decision and the receipt (`preview` claim). */
+    PreviewInput: {
+      kind: components['schemas']['PreviewKind'];
+      /** @description The text (at most 64 KiB: 65,536 UTF-16 code units), or for `image` a data: URL (data:image/png|jpeg|webp;base64,…) of at most 256 KiB decoded. Never fetched from anywhere. */
+      content: string;
+      title?: string;
+      /** @description `sql` only: the rows the statement is expected to touch */
+      estimatedRows?: number;
+      /** @description `email` only */
+      email?: components['schemas']['PreviewEmail'];
+    };
     ProposedToolCall: {
       /** @description The framework's tool-call id; makes the proposal idempotent */
       id?: string;
@@ -1806,6 +1865,8 @@ export interface components {
       estimatedCost?: number;
       /** @description What people are shown */
       display?: components['schemas']['Display'];
+      /** @description What the call will do, as people should see it (diff, sql, email, text, image); shown escaped, and its digest is bound to the decision and the receipt (`preview` claim) */
+      preview?: components['schemas']['PreviewInput'];
     };
     CarriedResult: {
       /** @enum {string} */
@@ -1996,6 +2057,7 @@ export interface components {
       confidence?: number;
       estimatedCost?: number;
       display?: components['schemas']['Display'];
+      preview?: components['schemas']['Preview'];
       status: components['schemas']['ToolCallStatus'];
       policy: components['schemas']['ToolCallPolicy'];
       /** @description On calls held for a person */
@@ -2247,7 +2309,12 @@ export interface components {
       | 'PasskeyRegistered'
       | 'PasskeyRemoved'
       | 'DelegationSet'
-      | 'DelegationEnded';
+      | 'DelegationEnded'
+      | 'ChangeProposed'
+      | 'ChangeApproved'
+      | 'ChangeRejected'
+      | 'ChangeApplied'
+      | 'ChangeExpired';
     /** @enum {string} */
     ActorKind: 'person' | 'agent' | 'system';
     /** @description Who acted, as the audit trail records them */
@@ -2683,6 +2750,11 @@ export interface components {
         | 'PasskeyRemoved'
         | 'DelegationSet'
         | 'DelegationEnded'
+        | 'ChangeProposed'
+        | 'ChangeApproved'
+        | 'ChangeRejected'
+        | 'ChangeApplied'
+        | 'ChangeExpired'
         | '*'
       )[];
       /** @description a Standard Webhooks secret (whsec_ + base64 of 24 to 64 bytes); made for you when left out, and shown only in this answer */
@@ -2732,6 +2804,11 @@ export interface components {
         | 'PasskeyRemoved'
         | 'DelegationSet'
         | 'DelegationEnded'
+        | 'ChangeProposed'
+        | 'ChangeApproved'
+        | 'ChangeRejected'
+        | 'ChangeApplied'
+        | 'ChangeExpired'
         | '*'
       )[];
       description: string | null;
@@ -2782,6 +2859,11 @@ export interface components {
         | 'PasskeyRemoved'
         | 'DelegationSet'
         | 'DelegationEnded'
+        | 'ChangeProposed'
+        | 'ChangeApproved'
+        | 'ChangeRejected'
+        | 'ChangeApplied'
+        | 'ChangeExpired'
         | '*'
       )[];
       description: string | null;
@@ -2954,8 +3036,19 @@ export interface components {
     PolicyGrants: 'none' | 'conversation' | 'agent' | 'tenant';
     /** @description false: separation of duties. The conversation's user and the agent's owner (the agent token's owner claim) may not approve its held calls (403 self_approval, recorded); they may still reject them. */
     PolicySelfApproval: boolean;
-    /** @description Whole seconds, 1 to 86400: a number, or a string with a unit ("90s", "2m", "1h"). */
+    /** @description Whole seconds, 1 to 2592000 (30 days): a number, or a string with a unit ("90s", "2m", "1h", "7d"). */
     PolicySeconds: number | string;
+    /** @description How long a held call waits for a person before it expires, in seconds or as a duration ("7d"), up to 30 days: another way to write timeoutSeconds (give one of them; the document keeps timeoutSeconds). Long holds are rows with a deadline: they survive restarts and deploys. */
+    PolicyDecisionTimeout: components['schemas']['PolicySeconds'];
+    /** @description Argument paths whose values are secrets: a dotted path (headers.authorization, matched case-insensitively, each element of an array on the way) or a glob on a key name at any depth (*token*). Their values are shown and recorded masked ("[redacted:<digest>]") everywhere but the claim, which returns them. At most 50 paths of 200 characters. */
+    PolicyRedact: string[];
+    /** @description The window looked back over, in seconds or as a duration ("1h", "1d"), up to 31 days. */
+    PolicyTriggerWindow: number | string;
+    /**
+     * @description Whose calls are counted: the proposing agent's, the conversation's, or the whole tenant's (of the tools the rule matches).
+     * @enum {string}
+     */
+    PolicyTriggerScope: 'agent' | 'conversation' | 'tenant';
     /** @description While a held call waits: after each step's seconds (later steps later, each before the rule's timeoutSeconds), the approvers it lists may decide too and the channels it lists are told (slack: a reply in the request's thread; webhook and inbox: the ToolCallEscalated event; push and email: the people who may decide). At most 5 steps. */
     PolicyEscalate: {
       after: components['schemas']['PolicySeconds'];
@@ -2977,6 +3070,8 @@ export interface components {
       unknownTools?: components['schemas']['PolicyLevel'];
       /** @description Built-in: 300. */
       timeoutSeconds?: components['schemas']['PolicyTimeoutSeconds'];
+      decisionTimeout?: components['schemas']['PolicyDecisionTimeout'];
+      redact?: components['schemas']['PolicyRedact'];
       /** @description Built-in: [approver, admin]. */
       approvers?: components['schemas']['PolicyApprovers'];
       /** @description false: flags from agents never make a call laxer than unknownTools (built-in: true). */
@@ -2992,6 +3087,18 @@ export interface components {
     PolicyWhen: {
       confidenceBelow?: number;
       estimatedCostAbove?: number;
+      /** @description Velocity: holds once more than `count` calls of the tools this rule matches were proposed within `per` by the scope `by`, this one included (the 21st of `count: 20`). The count is in the verdict's reason. Counted in the database under a lock per scope: correct across instances. */
+      rateAbove?: {
+        count: number;
+        per: components['schemas']['PolicyTriggerWindow'];
+        by: components['schemas']['PolicyTriggerScope'];
+      };
+      /** @description Budget: holds once the estimatedCost of the calls of the tools this rule matches within `per` by the scope `by`, this call's included, sums above `total` (calls denied or rejected cost nothing). The total is in the verdict's reason. */
+      costAbove?: {
+        total: number;
+        per: components['schemas']['PolicyTriggerWindow'];
+        by: components['schemas']['PolicyTriggerScope'];
+      };
     };
     PolicyRule: {
       /** @description A glob on the tool name (get_*), or Tool(name=glob, …) to match arguments too (shell(cmd=rm *)). * is any run of characters, ? one; case-sensitive and anchored. At most 512 characters and 64 wildcards; each argument named once. */
@@ -3002,6 +3109,7 @@ export interface components {
       requireRole?: string;
       approvers?: components['schemas']['PolicyApprovers'];
       timeoutSeconds?: components['schemas']['PolicyTimeoutSeconds'];
+      decisionTimeout?: components['schemas']['PolicyDecisionTimeout'];
       grants?: components['schemas']['PolicyGrants'];
       selfApproval?: components['schemas']['PolicySelfApproval'];
       quorum?: components['schemas']['PolicyQuorum'];
@@ -3020,9 +3128,26 @@ export interface components {
       notify?: ('slack' | 'webhook' | 'inbox' | 'push' | 'email')[];
       /** @description true: the string arguments this rule's match names are shell command lines, matched against the whole command and each simple command in it, whatever defaults.shellTools says. false: matched as written. Left out: shell when the tool is one of defaults.shellTools. */
       shell?: boolean;
+      /** @description More argument paths whose values are secrets, in the calls of the tools this rule matches (whatever its level and arguments), besides defaults.redact and the tool's own. */
+      redact?: components['schemas']['PolicyRedact'];
+      /** @description What a person may decide on the calls this rule holds (confirm, manual): approve, edit (approve with changed arguments), reject, always_allow (approve and make a standing grant), respond (answer the agent instead of running the tool). Left out: all of them. Another decision answers 403 decision_not_allowed; channels show only these. */
+      allowedDecisions?: ('approve' | 'edit' | 'reject' | 'always_allow' | 'respond')[];
+      /** @description The reasons a rejection may give, shown as choices (confirm, manual); another reason answers 403 decision_not_allowed unless rejectFreeText. At most 20 of 200 characters. */
+      rejectReasons?: string[];
+      /** @description With rejectReasons: true lets a person write their own reason instead of choosing one. */
+      rejectFreeText?: boolean;
+      /**
+       * @description shadow: the rule never decides; it is evaluated on live traffic and what it would have decided, when it would have decided the call, is recorded (the call's policy.shadow, the ToolCallProposed event's shadow). enforce (left out): the rule decides.
+       * @enum {string}
+       */
+      mode?: 'enforce' | 'shadow';
       /** @description Recorded as the policy's reason instead of the one the server would give. */
       reason?: string;
     } & (unknown & unknown);
+    /** @description Changes to the control plane need this many distinct admins (the one who asks counts): policy changes and rollbacks, tenant-wide grants, resuming after a halt and new webhooks wait as pending changes (/v1/changes) until others approve. The current policy's governance governs a change, so turning it off is itself a governed change. Left out: one admin. */
+    PolicyGovernance: {
+      quorum: number;
+    };
     /**
      * Tollgate policy document
      * @description A tenant's policy: defaults, and rules matched against each proposed tool call (docs/API.md#policy). Put it with PUT /v1/policy, as JSON or YAML.
@@ -3078,15 +3203,17 @@ export interface components {
      */
     PolicyDocument: {
       defaults?: components['schemas']['PolicyDefaults'];
+      governance?: components['schemas']['PolicyGovernance'];
       /** @description Matched in order; among the rules that match, the strictest level decides (the earlier on a tie). */
       rules?: components['schemas']['PolicyRule'][];
     };
-    /** @description The defaults in force, every field filled in but shellTools (absent: the built-in list). */
+    /** @description The defaults in force, every field filled in but shellTools (absent: the built-in list) and redact (absent: none). */
     PolicyDefaultsInForce: {
       /** @description Level for a tool neither registered, annotated nor matched by a rule (built-in: confirm). */
       unknownTools: components['schemas']['PolicyLevel'];
       /** @description Built-in: 300. */
       timeoutSeconds: components['schemas']['PolicyTimeoutSeconds'];
+      redact?: components['schemas']['PolicyRedact'];
       /** @description Built-in: [approver, admin]. */
       approvers: components['schemas']['PolicyApprovers'];
       /** @description false: flags from agents never make a call laxer than unknownTools (built-in: true). */
@@ -5854,6 +5981,11 @@ export interface operations {
           | 'PasskeyRemoved'
           | 'DelegationSet'
           | 'DelegationEnded'
+          | 'ChangeProposed'
+          | 'ChangeApproved'
+          | 'ChangeRejected'
+          | 'ChangeApplied'
+          | 'ChangeExpired'
         )[];
         /** @description ISO 8601 date or date-time; inclusive */
         from?: string;
@@ -5978,6 +6110,11 @@ export interface operations {
           | 'PasskeyRemoved'
           | 'DelegationSet'
           | 'DelegationEnded'
+          | 'ChangeProposed'
+          | 'ChangeApproved'
+          | 'ChangeRejected'
+          | 'ChangeApplied'
+          | 'ChangeExpired'
         )[];
         /** @description ISO 8601 date or date-time; inclusive */
         from?: string;
