@@ -23,6 +23,9 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   invalid_user_token: GrpcStatus.INVALID_ARGUMENT,
   user_token_is_credential: GrpcStatus.INVALID_ARGUMENT,
   user_token_not_configured: GrpcStatus.INVALID_ARGUMENT,
+  // a tool's input schema, and a person's edit checked against it
+  input_schema_invalid: GrpcStatus.INVALID_ARGUMENT,
+  arguments_invalid: GrpcStatus.INVALID_ARGUMENT,
   unauthenticated: GrpcStatus.UNAUTHENTICATED,
   forbidden: GrpcStatus.PERMISSION_DENIED,
   self_approval: GrpcStatus.PERMISSION_DENIED,
