@@ -26,6 +26,7 @@ import { SlackMessagesByMessage1764910000001 } from './1764910000001-slack-messa
 import { NotificationPreferences1764930000000 } from './1764930000000-notification-preferences';
 import { Delegations1764920000000 } from './1764920000000-delegations';
 import { ReviewSchemasPreviews1764940000000 } from './1764940000000-review-schemas-previews';
+import { PendingChanges1765100000000 } from './1765100000000-pending-changes';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   NotificationPreferences1764930000000,
   Delegations1764920000000,
   ReviewSchemasPreviews1764940000000,
+  PendingChanges1765100000000,
 ];

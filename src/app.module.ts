@@ -120,6 +120,7 @@ import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
 import { PgWakeListener } from './infrastructure/waiting/pg-wake-listener';
 import { WaiterRecheck } from './infrastructure/waiting/waiter-recheck';
 import { QUESTION_CONTROLLERS, QUESTION_PROVIDERS } from './questions.composition';
+import { GOVERNANCE_CONTROLLERS, GOVERNANCE_PROVIDERS } from './governance.composition';
 import { TokenRateLimit, WaitSlots } from './adapters/api/limits';
 import { PERSONS } from './application/ports/person.port';
 import { SqlPersons } from './infrastructure/persistence/sql-persons';
@@ -246,6 +247,7 @@ export class AppModule {
         MyDelegationController,
         DelegationsController,
         ...QUESTION_CONTROLLERS,
+        ...GOVERNANCE_CONTROLLERS,
         ...channelControllers(config),
       ],
       providers: [
@@ -299,6 +301,7 @@ export class AppModule {
         },
         WakeWaitersHandler,
         ...QUESTION_PROVIDERS,
+        ...GOVERNANCE_PROVIDERS,
         TollgateMetrics,
         { provide: OUTBOX_OBSERVER, useExisting: TollgateMetrics },
         DecisionMetricsHandler,

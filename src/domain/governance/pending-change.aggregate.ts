@@ -9,11 +9,10 @@ import {
 } from './pending-change.errors';
 import { ChangeApplied, ChangeApproved, ChangeExpired, ChangeProposed, ChangeRejected } from './pending-change.events';
 
-/** The control-plane actions a tenant's `governance` holds for a second admin. */
-export const CHANGE_KINDS = ['policy_update', 'policy_rollback', 'resume', 'webhook_create', 'tenant_grant'] as const;
-export type ChangeKind = (typeof CHANGE_KINDS)[number];
-export const CHANGE_STATUSES = ['pending', 'applied', 'rejected', 'expired'] as const;
-export type ChangeStatus = (typeof CHANGE_STATUSES)[number];
+import { ChangeKind, ChangeStatus, PersonRef } from './pending-change.types';
+
+export { CHANGE_KINDS, CHANGE_STATUSES } from './pending-change.types';
+export type { ChangeKind, ChangeStatus, PersonRef } from './pending-change.types';
 
 /** How long a proposed change waits for its approvals: 7 days. */
 export const CHANGE_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -21,12 +20,6 @@ export const MIN_QUORUM = 2;
 export const MAX_QUORUM = 10;
 const MAX_SUMMARY = 500;
 const MAX_REASON = 1000;
-
-/** A person as a change records them. */
-export interface PersonRef {
-  id: string;
-  name?: string;
-}
 
 export interface ChangeApproval {
   by: PersonRef;

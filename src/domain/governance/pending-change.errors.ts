@@ -1,5 +1,5 @@
 import { DomainError } from '../shared/domain-error';
-import type { ChangeStatus } from './pending-change.aggregate';
+import type { ChangeStatus } from './pending-change.types';
 
 export class ChangeNotFoundError extends DomainError {
   constructor(id: string) {

@@ -1,6 +1,6 @@
 /* One class per transition of a pending change of the control plane; names are past tense. */
 import { BaseEvent } from '../shared/event-base';
-import type { ChangeKind, PersonRef } from './pending-change.aggregate';
+import type { ChangeKind, PersonRef } from './pending-change.types';
 
 export class ChangeProposed extends BaseEvent<{
   changeId: string;

@@ -1,6 +1,9 @@
-import { Body, Controller, Get, Headers, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { HeldForApprovalView } from '../../api/dto/change.dto';
+import { held } from './policy.controller';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HaltCommand, ResumeCommand } from '../../../application/commands/halt/halt.command';
 import { GetStatusQuery } from '../../../application/queries/get-status/get-status.query';
 import { haltTarget } from '../../../domain/halt/halt.aggregate';
@@ -58,12 +61,25 @@ export class HaltController {
   @ApiChannelHeader()
   @ApiBody({ type: ResumeRequest, examples: { tenant: { summary: 'The whole tenant', value: { scope: 'tenant' } } } })
   @ApiOkResponse({ type: ResumeResultView })
+  @ApiResponse({
+    status: 202,
+    type: HeldForApprovalView,
+    description:
+      'Governance (`governance: {quorum}` in the policy in force): held for other admins as a pending change (/v1/changes); the halt stands meanwhile',
+  })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
-  resume(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Headers('x-tollgate-channel') channel?: string) {
+  async resume(
+    @CurrentPrincipal() p: Principal,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) res: FastifyReply,
+    @Headers('x-tollgate-channel') channel?: string,
+  ) {
     const dto = parseBody(ResumeRequest, body);
-    return this.commands.execute(
+    const { pendingChange, ...result } = await this.commands.execute(
       new ResumeCommand(p, haltTarget(dto.scope, dto.id), dto.reason, channelHeader(channel)),
     );
+    if (pendingChange) return held(res, { pendingChange });
+    return result;
   }
 
   @Get('status')

@@ -1,4 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { HeldForApprovalView } from '../../api/dto/change.dto';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import {
   ApiBearerAuth,
@@ -96,12 +98,19 @@ export class PolicyController {
     },
   })
   @ApiOkResponse({ type: PolicyView, description: 'The new version in force' })
+  @ApiResponse({
+    status: 202,
+    type: HeldForApprovalView,
+    description:
+      'Governance (`governance: {quorum}` in the policy in force): held for other admins as a pending change (/v1/changes); nothing changed yet',
+  })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
-  async put(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
+  async put(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Res({ passthrough: true }) res: FastifyReply) {
     const document = typeof body === 'string' ? parseYamlBody(body) : body;
-    const { policy } = await this.commands.execute(
+    const { policy, pendingChange } = await this.commands.execute(
       new PutPolicyCommand(p.tenant, actorOf(p), document, { source: 'api' }),
     );
+    if (pendingChange) return held(res, { pendingChange });
     return policy;
   }
 
@@ -145,6 +154,12 @@ export class PolicyController {
   })
   @ApiBody({ type: RollbackPolicyRequest })
   @ApiOkResponse({ type: PolicyView, description: 'The new version in force' })
+  @ApiResponse({
+    status: 202,
+    type: HeldForApprovalView,
+    description:
+      'Governance (`governance: {quorum}` in the policy in force): held for other admins as a pending change (/v1/changes); nothing changed yet',
+  })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found')
   @ApiResponse({
     status: 409,
@@ -165,9 +180,17 @@ export class PolicyController {
       },
     },
   })
-  rollBack(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
+  async rollBack(
+    @CurrentPrincipal() p: Principal,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) res: FastifyReply,
+  ) {
     const dto = parseBody(RollbackPolicyRequest, body);
-    return this.commands.execute(new RollBackPolicyCommand(p.tenant, actorOf(p), dto.version, dto.reason));
+    const { pendingChange, ...policy } = await this.commands.execute(
+      new RollBackPolicyCommand(p.tenant, actorOf(p), dto.version, dto.reason),
+    );
+    if (pendingChange) return held(res, { pendingChange });
+    return policy;
   }
 
   /**
@@ -226,6 +249,12 @@ export class PolicyController {
         };
     return this.queries.execute(new SimulatePolicyQuery(p.tenant, document, over));
   }
+}
+
+/** A governed request held for other admins: 202 Accepted with the pending change (four eyes). */
+export function held<T>(res: FastifyReply, body: T): T {
+  res.status(202);
+  return body;
 }
 
 function actorOf(p: Principal): Actor {

@@ -1,4 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { HeldForApprovalView } from '../../api/dto/change.dto';
+import { held } from './policy.controller';
 import { CommandBus } from '@nestjs/cqrs';
 import {
   ApiBearerAuth,
@@ -8,6 +11,7 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
+  ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
 import {
@@ -71,8 +75,18 @@ export class WebhooksController {
     },
   })
   @ApiCreatedResponse({ type: CreatedWebhookView })
+  @ApiResponse({
+    status: 202,
+    type: HeldForApprovalView,
+    description:
+      'Governance (`governance: {quorum}` in the policy in force): held for other admins as a pending change (/v1/changes); `secret` is shown in this answer only, and deliveries start once it is applied',
+  })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden')
-  async create(@CurrentPrincipal() p: Principal, @Body() body: unknown): Promise<Webhook & { secret: string }> {
+  async create(
+    @CurrentPrincipal() p: Principal,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) res: FastifyReply,
+  ): Promise<(Webhook & { secret: string }) | (HeldForApprovalView & { secret: string })> {
     const dto = parseBody(CreateWebhookRequest, body);
     if (dto.secret !== undefined && !webhookKey(dto.secret))
       throw new ValidationError([
@@ -86,6 +100,7 @@ export class WebhooksController {
     const created = await this.commands.execute(
       new CreateWebhookCommand(p, { url: dto.url, events: dto.events, description: dto.description ?? null, secret }),
     );
+    if ('pendingChange' in created) return held(res, { pendingChange: created.pendingChange, secret });
     const { tenantId: _t, createdAt, ...rest } = created;
     return { ...rest, createdAt: createdAt.toISOString(), secret };
   }

@@ -27,6 +27,8 @@ import { mustConformToInputSchema } from './edit-conforms';
 import { INPUT_SCHEMAS, InputSchemas } from '../../ports/input-schema.port';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { jsonEqual } from '../../../domain/shared/json';
+import { GovernanceGate } from '../changes/governance-gate';
+import type { HeldForApproval } from '../../views/change.view';
 
 @CommandHandler(DecideToolCallCommand)
 export class DecideToolCallHandler implements ICommandHandler<DecideToolCallCommand> {
@@ -40,6 +42,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     @Optional() @Inject(PASSKEYS) private readonly passkeys?: Passkeys,
     // Optional likewise; without it no one decides on anyone's behalf (fail closed).
     @Optional() private readonly delegated?: DelegatedAuthority,
+    // Optional likewise; without it no tenant-wide grant waits for a second admin (the unit tests' wiring).
+    @Optional() private readonly gate?: GovernanceGate,
     // Optional likewise; without them edits are not checked against a tool's input schema.
     @Optional() @Inject(TOOLS) private readonly tools?: ToolRepository,
     @Optional() @Inject(INPUT_SCHEMAS) private readonly schemas?: InputSchemas,
@@ -49,8 +53,10 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     // Step-up evidence is what this handler verified, never what a caller put in the command.
     const { stepUp: _ignored, ...input } = given;
     DecideToolCallCommand.mustFit(input, options);
+    let held: HeldForApproval | null = null;
     const result = await this.uow.run(
       async () => {
+        held = null; // a retried unit starts over
         const loaded = await this.conversations.findByToolCallId(decider.tenant, toolCallId, {
           lock: true,
           calls: { statuses: PENDING, ids: [toolCallId] },
@@ -95,6 +101,32 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
           // The grant's maker is the person who acted; a delegate's names whose authority made it.
           const forWhom = outcome.grant.onBehalfOf;
           const by = { ...personActor(decider, decider.via), ...(forWhom ? { onBehalfOf: forWhom } : {}) };
+          // Four eyes: under `governance`, a tenant-wide grant waits for another admin; the decision stands.
+          held =
+            outcome.grant.scope === 'tenant' && this.gate
+              ? await this.gate.hold({
+                  tenantId: decider.tenant,
+                  by,
+                  kind: 'tenant_grant',
+                  summary: `Always allow ${outcome.grant.toolName}${
+                    options.args
+                      ? ` (${Object.entries(options.args)
+                          .map(([k, v]) => `${k}=${v}`)
+                          .join(', ')})`
+                      : ''
+                  } in the whole tenant${options.expiresIn ? ` for ${options.expiresIn} s` : ''}`,
+                  payload: {
+                    toolName: outcome.grant.toolName,
+                    scope: 'tenant',
+                    conversationId: conv.id,
+                    agentId: conv.agentId,
+                    toolCallId,
+                    ...(options.expiresIn !== undefined ? { expiresIn: options.expiresIn } : {}),
+                    ...(options.args !== undefined ? { args: options.args } : {}),
+                  },
+                })
+              : null;
+          if (held) return outcome;
           const grant = Grant.create({
             id: this.ids.next('grant'),
             tenantId: decider.tenant,
@@ -120,6 +152,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     );
     // A refusal may still have changed state (the call expired on the way): it is saved, then reported.
     if (result.kind === 'refused') throw result.error;
-    return toolCallView(result.call.snapshot());
+    const view = toolCallView(result.call.snapshot());
+    return held ? { ...view, ...(held as HeldForApproval) } : view;
   }
 }

@@ -2,6 +2,7 @@ import { Channel, Principal } from '../../../domain/shared/actor';
 import { HaltTarget } from '../../../domain/halt/halt.aggregate';
 import { Command } from '@nestjs/cqrs';
 import type { haltView } from '../../views/views';
+import type { PendingChangeView } from '../../views/change.view';
 
 /** A halt as it stands, whether this command made it (`changed`), and the calls it cancelled. */
 export type HaltResult = ReturnType<typeof haltView> & {
@@ -16,6 +17,8 @@ export interface ResumeResult {
   id: string | null;
   halted: boolean;
   changed: boolean;
+  /** Governance (four eyes) held the resume for another admin: the halt stands meanwhile. */
+  pendingChange?: PendingChangeView;
 }
 
 /** Kill switch: stop new proposals and claims in a scope and cancel what has not run. */
@@ -37,6 +40,8 @@ export class ResumeCommand extends Command<ResumeResult> {
     readonly target: HaltTarget,
     readonly reason?: string,
     readonly via: Channel = 'api',
+    /** Applying this approved pending change: no gate. */
+    readonly approvedChange?: string,
   ) {
     super();
   }

@@ -1,4 +1,4 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Halt, HaltTarget } from '../../../domain/halt/halt.aggregate';
 import { Actor, personActor } from '../../../domain/shared/actor';
@@ -16,6 +16,7 @@ import {
 } from '../../ports';
 import { haltView } from '../../views/views';
 import { HaltCommand, ResumeCommand } from './halt.command';
+import { GovernanceGate } from '../changes/governance-gate';
 
 @CommandHandler(HaltCommand)
 export class HaltHandler implements ICommandHandler<HaltCommand> {
@@ -65,12 +66,25 @@ export class ResumeHandler implements ICommandHandler<ResumeCommand> {
     @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
     @Inject(HALTS) private readonly halts: HaltRepository,
     @Inject(CLOCK) private readonly clock: Clock,
+    // Bound by the composition root (governance.composition.ts); optional so the unit tests' wiring stays short.
+    @Optional() private readonly gate?: GovernanceGate,
   ) {}
 
-  execute({ principal: p, target, reason, via }: ResumeCommand) {
+  execute({ principal: p, target, reason, via, approvedChange }: ResumeCommand) {
     return this.uow.run(async () => {
       const halt = await this.halts.find(p.tenant, target, { lock: true });
       if (!halt) return { scope: target.scope, id: target.id || null, halted: false, changed: false }; // resuming what is not halted changes nothing
+      // Four eyes: under `governance`, the halt stands until another admin approves the resume.
+      const held = approvedChange
+        ? null
+        : await this.gate?.hold({
+            tenantId: p.tenant,
+            by: personActor(p, via),
+            kind: 'resume',
+            summary: `Resume ${target.scope === 'tenant' ? 'the whole tenant' : `${target.scope} ${target.id}`} (halted: ${halt.snapshot().reason})${reason ? `: ${reason}` : ''}`,
+            payload: { scope: target.scope, id: target.id || null, ...(reason ? { reason } : {}), via },
+          });
+      if (held) return { scope: target.scope, id: target.id || null, halted: true, changed: false, ...held };
       halt.resume(personActor(p, via), this.clock.now(), reason);
       await this.halts.save(halt);
       return { scope: target.scope, id: target.id || null, halted: false, changed: true };
