@@ -93,6 +93,11 @@ export class ToolPattern {
   get toolIsExact(): boolean {
     return this.tool.exact;
   }
+  /** The glob on the tool name, as written (`delete_*` of `delete_*(path=/tmp/*)`). */
+  get toolGlob(): string {
+    const open = this.text.indexOf('(');
+    return open === -1 ? this.text : this.text.slice(0, open).trim();
+  }
 
   /** The arguments the pattern names, in order (empty for a pattern on the tool name alone). */
   get argumentNames(): readonly string[] {

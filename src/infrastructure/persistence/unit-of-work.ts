@@ -1,3 +1,4 @@
+import { TransactionRequired } from '../../application/ports/call-usage.port';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventBus } from '@nestjs/cqrs';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -170,7 +171,8 @@ function statementName(text: string): string {
 }
 
 function isRetryable(e: unknown): boolean {
-  if (e instanceof StaleAggregateError) return true;
+  // Work that found it needs a transaction (TransactionRequired) runs again in one: only the first try is optimistic.
+  if (e instanceof StaleAggregateError || e instanceof TransactionRequired) return true;
   const code =
     (e as { code?: string; driverError?: { code?: string } })?.driverError?.code ?? (e as { code?: string })?.code;
   return !!code && RETRYABLE_PG_CODES.has(code);
