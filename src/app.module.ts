@@ -78,6 +78,7 @@ import {
   AuditCheckpointHandler,
   AuditGapsHandler,
   AuditMetricsHandler,
+  AuditReviewersHandler,
   ExportAuditEventsHandler,
   ListAuditEventsHandler,
   VerifyAuditTrailHandler,
@@ -104,6 +105,10 @@ import { SqlWebhookRepository } from './infrastructure/persistence/sql-webhook.r
 import { CreateWebhookHandler, DeleteWebhookHandler } from './application/commands/webhooks/webhook.commands';
 import { TypeOrmPolicyRepository } from './infrastructure/persistence/typeorm-policy.repository';
 import { SqlAuditLog } from './infrastructure/persistence/sql-audit-log';
+import { anchoringProviders } from './adapters/audit-anchoring/anchoring.providers';
+import { CallViewsInterceptor } from './adapters/http/call-views.interceptor';
+import { CALL_VIEWS } from './application/ports/call-views.port';
+import { SqlCallViews } from './infrastructure/persistence/sql-call-views';
 import { SqlAuditRetention } from './infrastructure/persistence/sql-audit-retention';
 import { TypeOrmReadModel } from './infrastructure/persistence/typeorm-read-model';
 import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool.repository';
@@ -325,6 +330,11 @@ export class AppModule {
         TollgateRpcs,
         GrpcServer,
         { provide: APP_FILTER, useClass: ProblemFilter },
+        // Issue 28 parts 8 and 9: audit checkpoints written outside the database; when cards were shown.
+        ...anchoringProviders(config),
+        { provide: CALL_VIEWS, useClass: SqlCallViews },
+        { provide: APP_INTERCEPTOR, useClass: CallViewsInterceptor },
+        AuditReviewersHandler,
       ],
     };
   }

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { loadConfig } from '../../infrastructure/config/config';
+import { describeAnchoring, loadConfig } from '../../infrastructure/config/config';
 import { openDataSource } from '../../infrastructure/database/data-source';
 import { startEmbeddedPostgres } from '../../infrastructure/database/embedded-postgres';
 import { describeDatabaseUrl } from '../../infrastructure/config/startup-errors';
@@ -112,6 +112,8 @@ function banner(server: RunningServer, traced: boolean): Banner {
     // Push needs a contact for push services (VAPID); without one, say how to turn it on.
     push: config.push.subject ? 'on' : PUSH_OFF,
     email: config.email ? 'on' : 'off',
+    // Signed audit checkpoints outside the database (issue 28): where, how often, or off and how to turn it on.
+    anchoring: describeAnchoring(config),
   };
   return {
     fields,
@@ -122,6 +124,7 @@ function banner(server: RunningServer, traced: boolean): Banner {
       `  web inbox  ${inbox}  sign in with ${signIn}`,
       `  API docs   ${url}/docs   health ${url}/health/ready   metrics ${url}/metrics${traced ? '   tracing on' : ''}`,
       `  reach      push ${config.push.subject ? 'on' : PUSH_OFF}; email ${config.email ? 'on' : 'off (TOLLGATE_SMTP_URL)'}`,
+      `  audit      ${fields.anchoring}`,
     ],
   };
 }

@@ -8,11 +8,13 @@ import { ConfigError } from './config-error';
 import { isLoopbackHost } from './loopback';
 import { OidcConfig, oidcConfig } from './oidc-config';
 import { personMaxAge, SlackConfig, slackConfig } from './slack-config';
+import { CheckpointConfig, checkpointConfig } from './checkpoint-config';
 
 export { ConfigError } from './config-error';
 export { isLoopbackHost } from './loopback';
 export { parseSlackApprovers, type SlackConfig } from './slack-config';
 export { parseRoleMap, type OidcConfig } from './oidc-config';
+export { activeSink, describeAnchoring, type CheckpointConfig, type CheckpointSinkConfig } from './checkpoint-config';
 
 export interface AuthConfig {
   /** HS256 shared secret (TOLLGATE_JWT_SECRET, or the dev secret made in the data dir). */
@@ -115,6 +117,8 @@ export interface TollgateConfig {
    * push, email) to trust the roles recorded then (TOLLGATE_PERSON_MAX_AGE, default 7 days).
    */
   personMaxAgeSeconds: number;
+  /** Signed audit checkpoints written outside the database on a schedule (TOLLGATE_CHECKPOINT_*; issue 28). */
+  checkpoints: CheckpointConfig;
 }
 
 export interface EmailConfig {
@@ -242,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     email: emailConfig(env),
     push: pushConfig(env, publicAt),
     personMaxAgeSeconds: personMaxAge(env.TOLLGATE_PERSON_MAX_AGE),
+    checkpoints: checkpointConfig(env),
   };
 }
 

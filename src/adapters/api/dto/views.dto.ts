@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { AuditEvent } from '../../../application/ports/audit-log.port';
 import type { GapFinding, VerifyAnswer } from '../../../application/queries/audit/audit.handlers';
+import type { AuditReviewers, ReviewerRow } from '../../../application/queries/audit/audit.queries';
 import type {
   ActorRefView as AppActorRefView,
   DecisionView as AppDecisionView,
@@ -537,6 +538,14 @@ export class VerifiedCheckpointView implements NonNullable<VerifyAnswer['checkpo
     description: "A retention purge removed the checkpoint's event; the purge recorded its hash",
   })
   purged?: true;
+  @ApiProperty({
+    enum: ['request', 'sink'],
+    description:
+      'request: the checkpoint given; sink: the latest the scheduler wrote to the file sink (TOLLGATE_CHECKPOINT_SINK)',
+  })
+  source: 'request' | 'sink';
+  @ApiPropertyOptional({ description: "For source sink: the checkpoint's file name in the tenant's directory" })
+  name?: string;
 }
 
 @ApiSchema({ name: 'VerifyResult' })
@@ -546,6 +555,11 @@ export class VerifyResultView implements VerifyAnswer {
   @ApiPropertyOptional({ type: 'integer' }) firstBadSeq?: number;
   @ApiPropertyOptional({ description: 'What is wrong at firstBadSeq, for people' }) problem?: string;
   @ApiPropertyOptional({ type: () => VerifiedCheckpointView }) checkpoint?: VerifiedCheckpointView;
+  @ApiPropertyOptional({
+    description:
+      'Without a checkpoint given: why none from the sink was used (no sink configured, an https sink, none written yet)',
+  })
+  noCheckpoint?: string;
 }
 
 @ApiSchema({ name: 'AuditCheckpoint', description: "The chain's head, signed with the receipt key" })
@@ -577,20 +591,60 @@ export class AuditMetricsView {
 @ApiSchema({ name: 'GapFinding' })
 export class GapFindingView implements GapFinding {
   @ApiProperty({
-    enum: ['HITL-EXEC', 'HITL-01', 'HITL-02', 'RUN-01'],
+    enum: ['HITL-EXEC', 'HITL-01', 'HITL-02', 'HITL-03', 'RUN-01'],
     description:
-      'HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested; RUN-01: a call claimed over 15 minutes ago has no outcome on record (still running, or the agent stopped before reporting)',
+      'HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested; HITL-03: a person approved at least 10 calls in the window, half or more within 2 s of being shown the card (rubber-stamping); RUN-01: a call claimed over 15 minutes ago has no outcome on record (still running, or the agent stopped before reporting)',
   })
   code: GapFinding['code'];
   @ApiProperty({ enum: ['critical', 'high', 'medium'] }) severity: GapFinding['severity'];
   @ApiPropertyOptional() toolName?: string;
   @ApiPropertyOptional() toolCallId?: string;
+  @ApiPropertyOptional({ description: 'HITL-03: the person whose approvals look rubber-stamped' }) personId?: string;
   @ApiProperty() detail: string;
 }
 
 @ApiSchema({ name: 'AuditGaps' })
 export class AuditGapsView {
   @ApiProperty({ type: () => [GapFindingView] }) findings: GapFindingView[];
+}
+
+// Issue 28 part 9: reviewer quality (GET /v1/audit/reviewers).
+@ApiSchema({ name: 'ReviewerStats', description: 'One person who decided held calls in the window' })
+export class ReviewerStatsView implements ReviewerRow {
+  @ApiProperty() personId: string;
+  @ApiProperty({ type: 'integer', description: 'Approvals and rejections (a quorum approval counts)' })
+  decisions: number;
+  @ApiProperty({ type: 'integer' }) approvals: number;
+  @ApiProperty({ type: 'integer' }) rejections: number;
+  @ApiProperty({ type: 'number', minimum: 0, maximum: 1, description: 'approvals / decisions' }) approveRate: number;
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Median time to decide: from when the card was shown to this person (the later of the request and their first view the server recorded) to the decision',
+  })
+  medianDecideMs: number;
+  @ApiProperty({ type: 'integer', description: '90th percentile of the time to decide' }) p90DecideMs: number;
+  @ApiProperty({ type: 'integer', description: 'Decisions made within thresholds.quickMs of being shown' })
+  quickDecisions: number;
+  @ApiProperty({ type: 'integer', description: 'Approvals made within thresholds.quickMs of being shown' })
+  quickApprovals: number;
+  @ApiProperty({ description: 'HITL-03: at least minApprovals approvals, at least minQuickShare of them quick' })
+  rubberStamping: boolean;
+}
+
+@ApiSchema({ name: 'ReviewerThresholds' })
+export class ReviewerThresholdsView {
+  @ApiProperty({ type: 'integer', example: 2000 }) quickMs: number;
+  @ApiProperty({ type: 'integer', example: 10 }) minApprovals: number;
+  @ApiProperty({ type: 'number', example: 0.5 }) minQuickShare: number;
+}
+
+@ApiSchema({ name: 'AuditReviewers' })
+export class AuditReviewersView implements AuditReviewers {
+  @ApiProperty({ type: () => [ReviewerStatsView], description: 'In order of personId' }) reviewers: ReviewerStatsView[];
+  @ApiProperty({ description: 'The window held more than 50 000 decisions: the first ones were weighed; narrow it' })
+  truncated: boolean;
+  @ApiProperty({ type: () => ReviewerThresholdsView }) thresholds: ReviewerThresholdsView;
 }
 
 @ApiSchema({ name: 'AuditPurgeResult' })
@@ -739,6 +793,8 @@ export type ViewGuards = [
   Holds<SameMembers<VerifyResultView, VerifyAnswer>>,
   Holds<SameMembers<VerifiedCheckpointView, NonNullable<VerifyAnswer['checkpoint']>>>,
   Holds<SameMembers<GapFindingView, GapFinding>>,
+  Holds<SameMembers<ReviewerStatsView, ReviewerRow>>,
+  Holds<SameMembers<AuditReviewersView, AuditReviewers>>,
   Holds<SameMembers<WebhookCreatorView, Webhook['createdBy']>>,
   Holds<SameMembers<WebhookView, Webhook>>,
   Holds<SameMembers<WebhookAttemptView, WebhookAttempt>>,

@@ -20,6 +20,7 @@ import {
   AuditGapsView,
   AuditMetricsView,
   AuditPurgeResultView,
+  AuditReviewersView,
   VerifyResultView,
 } from '../../api/dto/views.dto';
 import { parseBody } from '../../api/validation';
@@ -33,6 +34,7 @@ import {
   AuditCheckpointQuery,
   AuditGapsQuery,
   AuditMetricsQuery,
+  AuditReviewersQuery,
   ExportAuditEventsQuery,
   ListAuditEventsQuery,
   VerifyAuditTrailQuery,
@@ -204,13 +206,14 @@ export class AuditController {
     operationId: 'verifyAuditTrail',
     summary: 'Verify the hash chain',
     description:
-      "Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash.",
+      "Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash. Without `checkpoint`, the latest one the service wrote to its file sink (TOLLGATE_CHECKPOINT_SINK) is used and named (`checkpoint.source: sink`); `noCheckpoint` says why none was (no sink, an https sink, none written yet).",
   })
   @ApiQuery({
     name: 'checkpoint',
     required: false,
     type: 'string',
-    description: 'A compact JWS answered earlier by GET /v1/audit/checkpoint, kept outside the database',
+    description:
+      'A compact JWS answered earlier by GET /v1/audit/checkpoint (or written to the sink), kept outside the database; default: the latest in the file sink',
   })
   @ApiOkResponse({ type: VerifyResultView, description: 'ok: false names the first bad seq and what is wrong there' })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
@@ -291,12 +294,26 @@ export class AuditController {
     operationId: 'getAuditGaps',
     summary: 'Where human oversight failed or could fail',
     description:
-      'Auditors and admins. HITL-EXEC, HITL-02 and RUN-01 from the events in the window, HITL-01 from the current policy and registry.',
+      'Auditors and admins. HITL-EXEC, HITL-02, HITL-03 and RUN-01 from the events in the window, HITL-01 from the current policy and registry.',
   })
   @ApiWindowQuery()
   @ApiOkResponse({ type: AuditGapsView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   gaps(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
     return this.queries.execute(new AuditGapsQuery(p.tenant, windowOf(q)));
+  }
+
+  @Get('reviewers')
+  @ApiOperation({
+    operationId: 'getAuditReviewers',
+    summary: 'How each person decides: approve rate, time to decide',
+    description:
+      "Auditors and admins, over the window: per person who decided held calls, their decisions, approvals, rejections, approve rate, median and p90 time to decide, and how many were made within 2 s of the card being shown. Time to decide runs from when the server first showed that person the card (GET of the call, the approvals list, the action-link page; the request time when never) to the decision. `rubberStamping` is HITL-03's test: at least 10 approvals, half or more of them within 2 s.",
+  })
+  @ApiWindowQuery()
+  @ApiOkResponse({ type: AuditReviewersView })
+  @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
+  reviewers(@CurrentPrincipal() p: Principal, @Query() q: Record<string, unknown>) {
+    return this.queries.execute(new AuditReviewersQuery(p.tenant, windowOf(q)));
   }
 }

@@ -5,11 +5,21 @@ import { needsPerson } from '../../../domain/policy/supervision-level';
 import { CLOCK, Clock, POLICIES, PolicyRepository, RECEIPTS, ReceiptSigner, TOOLS, ToolRepository } from '../../ports';
 import { AUDIT_LOG, AuditEvent, AuditLog } from '../../ports/audit-log.port';
 import { CHECKPOINT_SIGNATURES, CHECKPOINT_TYP, CheckpointSignatures } from '../../ports/checkpoint-signatures.port';
+import { CHECKPOINT_SINK_READER, CheckpointSinkReader, LatestCheckpoint } from '../../ports/checkpoint-sink.port';
+import { CALL_VIEWS, CallViews } from '../../ports/call-views.port';
+import {
+  QUICK_DECISION_MS,
+  RUBBER_STAMPING,
+  reviewerStats,
+  rubberStamps,
+} from '../../../domain/audit/reviewer-quality';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import {
   AuditCheckpoint,
   AuditCheckpointQuery,
   AuditMetrics,
+  AuditReviewers,
+  AuditReviewersQuery,
   CheckpointClaims,
   GapFinding,
   VerifyAnswer,
@@ -70,6 +80,7 @@ export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQu
     @Inject(CHECKPOINT_SIGNATURES) private readonly signatures: CheckpointSignatures,
     @Inject(CLOCK) private readonly clock: Clock,
     private readonly events: EventBus,
+    @Inject(CHECKPOINT_SINK_READER) private readonly sink: CheckpointSinkReader,
   ) {}
 
   async execute({ tenantId, checkpoint }: VerifyAuditTrailQuery): Promise<VerifyAnswer> {
@@ -78,10 +89,29 @@ export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQu
     return answer;
   }
 
-  private async verify(tenantId: string, checkpoint: string | undefined): Promise<VerifyAnswer> {
-    if (checkpoint === undefined) return this.audit.verify(tenantId);
+  /** Without a checkpoint given, the latest one the scheduler wrote to a file sink, when there is one. */
+  private async verify(tenantId: string, given: string | undefined): Promise<VerifyAnswer> {
+    if (given !== undefined) return this.verifyAgainst(tenantId, given);
+    const latest = await this.sink.latest(tenantId);
+    if ('none' in latest) return { ...(await this.audit.verify(tenantId)), noCheckpoint: latest.none };
+    return this.verifyAgainst(tenantId, latest.found.jws, latest.found);
+  }
+
+  private async verifyAgainst(
+    tenantId: string,
+    checkpoint: string,
+    fromSink?: LatestCheckpoint,
+  ): Promise<VerifyAnswer> {
     const opened = await this.signatures.open(checkpoint);
-    if (opened.status === 'malformed') throw new ValidationError([{ path: 'checkpoint', message: opened.reason }]);
+    if (opened.status === 'malformed') {
+      if (fromSink)
+        return {
+          ok: false,
+          checked: 0,
+          problem: `the latest checkpoint in the sink (${fromSink.name}) is not a checkpoint: ${opened.reason}; the sink was changed`,
+        };
+      throw new ValidationError([{ path: 'checkpoint', message: opened.reason }]);
+    }
     if (opened.status === 'unverified') {
       return {
         ok: false,
@@ -90,11 +120,23 @@ export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQu
       };
     }
     const cp = checkpointClaims(opened.payload);
-    if (cp.tenant !== tenantId)
+    if (cp.tenant !== tenantId) {
+      if (fromSink)
+        return {
+          ok: false,
+          checked: 0,
+          problem: `the latest checkpoint in the sink (${fromSink.name}) is another tenant's: the sink was changed`,
+        };
       throw new ValidationError([{ path: 'checkpoint', message: "is a checkpoint of another tenant's audit trail" }]);
+    }
     const head = await this.audit.head(tenantId); // before verify: the chain verify checks reaches at least this far
     const chain = await this.audit.verify(tenantId);
-    const against = { ...cp, kid: opened.kid };
+    const against = {
+      ...cp,
+      kid: opened.kid,
+      source: fromSink ? ('sink' as const) : ('request' as const),
+      ...(fromSink ? { name: fromSink.name } : {}),
+    };
     if (!chain.ok) return { ...chain, checkpoint: against };
     const found = await this.compare(tenantId, cp, head.seq);
     if (found === 'purged') return { ...chain, checkpoint: { ...against, purged: true } };
@@ -191,6 +233,7 @@ export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
     @Inject(POLICIES) private readonly policies: PolicyRepository,
     @Inject(TOOLS) private readonly tools: ToolRepository,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(CALL_VIEWS) private readonly views: CallViews,
   ) {}
 
   async execute({ tenantId, window }: AuditGapsQuery): Promise<{ findings: GapFinding[] }> {
@@ -267,7 +310,49 @@ export class AuditGapsHandler implements IQueryHandler<AuditGapsQuery> {
         detail: `${r.toolName} was claimed at ${r.claimedAt.toISOString()} and no outcome is on record (event ${r.seq}): still running, or the agent stopped before reporting it`,
       });
     }
+    for (const p of (await reviewersIn(this.views, tenantId, window)).reviewers) {
+      if (!p.rubberStamping) continue;
+      findings.push({
+        code: 'HITL-03',
+        severity: 'high',
+        personId: p.personId,
+        detail: `${p.personId} approved ${p.approvals} call(s) in the window, ${p.quickApprovals} (${Math.round((100 * p.quickApprovals) / p.approvals)}%) within ${QUICK_DECISION_MS / 1000} s of being shown the card (median ${p.medianDecideMs} ms): approvals this quick may be rubber-stamped`,
+      });
+    }
     return { findings };
+  }
+}
+
+/** Decisions one reviewers answer weighs at most; beyond, `truncated` says to narrow the window. */
+export const REVIEWER_DECISIONS_LIMIT = 50_000;
+
+async function reviewersIn(
+  views: CallViews,
+  tenantId: string,
+  window: { from?: Date; to?: Date },
+): Promise<AuditReviewers> {
+  const decisions = await views.decisions(tenantId, window, REVIEWER_DECISIONS_LIMIT + 1);
+  const truncated = decisions.length > REVIEWER_DECISIONS_LIMIT;
+  return {
+    reviewers: reviewerStats(decisions.slice(0, REVIEWER_DECISIONS_LIMIT)).map((s) => ({
+      ...s,
+      rubberStamping: rubberStamps(s),
+    })),
+    truncated,
+    thresholds: { quickMs: QUICK_DECISION_MS, ...RUBBER_STAMPING },
+  };
+}
+
+/**
+ * How each person decides (issue 28, part 9). Time to decide runs from when the card was shown to that person
+ * (the later of the request and their first view the server recorded, call_views) to the decision.
+ */
+@QueryHandler(AuditReviewersQuery)
+export class AuditReviewersHandler implements IQueryHandler<AuditReviewersQuery> {
+  constructor(@Inject(CALL_VIEWS) private readonly views: CallViews) {}
+
+  execute({ tenantId, window }: AuditReviewersQuery): Promise<AuditReviewers> {
+    return reviewersIn(this.views, tenantId, window);
   }
 }
 

@@ -1,10 +1,22 @@
 import { Query } from '@nestjs/cqrs';
 import { AuditEvent, AuditFilter, DecisionStats, VerifyResult } from '../../ports/audit-log.port';
+import type { ReviewerStats } from '../../../domain/audit/reviewer-quality';
 
 type Window = { from?: Date; to?: Date };
 
 /** What verify answers; with a checkpoint, also the checkpoint it was held against. */
-export type VerifyAnswer = VerifyResult & { checkpoint?: CheckpointClaims & { kid: string; purged?: true } };
+export type VerifyAnswer = VerifyResult & {
+  checkpoint?: CheckpointClaims & {
+    kid: string;
+    purged?: true;
+    /** `request`: the one given; `sink`: the latest the scheduler wrote to the file sink (TOLLGATE_CHECKPOINT_SINK). */
+    source: 'request' | 'sink';
+    /** For `sink`: the checkpoint's file name in the tenant's directory. */
+    name?: string;
+  };
+  /** Without a checkpoint given: why none from the sink was used (no sink, an https sink, none written yet). */
+  noCheckpoint?: string;
+};
 
 export interface CheckpointClaims {
   tenant: string;
@@ -24,10 +36,12 @@ export interface AuditMetrics extends DecisionStats {
 }
 
 export interface GapFinding {
-  code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02' | 'RUN-01';
+  code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02' | 'HITL-03' | 'RUN-01';
   severity: 'critical' | 'high' | 'medium';
   toolName?: string;
   toolCallId?: string;
+  /** HITL-03: the person whose approvals look rubber-stamped. */
+  personId?: string;
   detail: string;
 }
 
@@ -74,6 +88,28 @@ export class AuditMetricsQuery extends Query<AuditMetrics> {
 }
 
 export class AuditGapsQuery extends Query<{ findings: GapFinding[] }> {
+  constructor(
+    readonly tenantId: string,
+    readonly window: Window,
+  ) {
+    super();
+  }
+}
+
+/** One person's decisions in the window (issue 28, part 9); `rubberStamping` is HITL-03's test. */
+export interface ReviewerRow extends ReviewerStats {
+  rubberStamping: boolean;
+}
+
+export interface AuditReviewers {
+  reviewers: ReviewerRow[];
+  /** More decisions were in the window than one answer weighs (REVIEWER_DECISIONS_LIMIT): narrow it. */
+  truncated: boolean;
+  thresholds: { quickMs: number; minApprovals: number; minQuickShare: number };
+}
+
+/** Per person who decided held calls in the window: counts, approve rate, time to decide. */
+export class AuditReviewersQuery extends Query<AuditReviewers> {
   constructor(
     readonly tenantId: string,
     readonly window: Window,
