@@ -28,6 +28,7 @@ import { Delegations1764920000000 } from './1764920000000-delegations';
 import { ReviewerViewsAndAnchors1765080000000 } from './1765080000000-reviewer-views-and-anchors';
 import { ReviewSchemasPreviews1764940000000 } from './1764940000000-review-schemas-previews';
 import { PendingChanges1765100000000 } from './1765100000000-pending-changes';
+import { SecretRedaction1765110000000 } from './1765110000000-secret-redaction';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   ReviewerViewsAndAnchors1765080000000,
   ReviewSchemasPreviews1764940000000,
   PendingChanges1765100000000,
+  SecretRedaction1765110000000,
 ];

@@ -114,6 +114,9 @@ import { TypeOrmReadModel } from './infrastructure/persistence/typeorm-read-mode
 import { TypeOrmToolRepository } from './infrastructure/persistence/typeorm-tool.repository';
 import { TypeOrmUnitOfWork } from './infrastructure/persistence/unit-of-work';
 import { JoseReceiptSigner } from './infrastructure/receipts/receipt-signer';
+import { DataKeyVault } from './infrastructure/secrets/data-key';
+import { ARGUMENT_VAULT } from './application/ports/argument-vault.port';
+import { SecretArguments } from './application/redaction/secret-arguments';
 import { ExpirySweeper } from './infrastructure/scheduling/expiry-sweeper';
 import { EventPartitionMaintenance } from './infrastructure/persistence/event-partitions';
 import { KickOutboxOnCommit, OUTBOX_OBSERVER, OutboxRelay } from './infrastructure/outbox/outbox-relay';
@@ -283,6 +286,9 @@ export class AppModule {
         { provide: AUDIT_LOG, useClass: SqlAuditLog },
         { provide: AUDIT_RETENTION, useClass: SqlAuditRetention },
         { provide: RECEIPTS, useClass: JoseReceiptSigner },
+        // Secret arguments: masked and sealed with the data key (kept outside the database).
+        { provide: ARGUMENT_VAULT, useClass: DataKeyVault },
+        SecretArguments,
         { provide: INPUT_SCHEMAS, useClass: AjvInputSchemas },
         { provide: PASSKEYS, useClass: WebAuthnPasskeys },
         { provide: CHECKPOINT_SIGNATURES, useExisting: RECEIPTS },

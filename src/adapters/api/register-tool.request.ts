@@ -16,6 +16,7 @@ export function registerTool(p: Principal, name: string, body: () => unknown): R
     isReadOnly: dto.isReadOnly ?? false,
     requiresApproval: dto.requiresApproval ?? false,
     destructive: dto.destructive ?? false,
+    ...(dto.redact !== undefined ? { redact: dto.redact } : {}),
     inputSchema: dto.inputSchema === undefined ? undefined : checkInputSchema(dto.inputSchema),
   });
 }

@@ -71,10 +71,9 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   action_token_expired: GrpcStatus.FAILED_PRECONDITION,
   action_token_used: GrpcStatus.FAILED_PRECONDITION,
   arguments_changed: GrpcStatus.FAILED_PRECONDITION,
-  // Four eyes on the control plane (/v1/changes, REST only): listed so every code has its status.
-  already_approved: GrpcStatus.FAILED_PRECONDITION,
-  change_not_pending: GrpcStatus.FAILED_PRECONDITION,
-  policy_moved_on: GrpcStatus.FAILED_PRECONDITION,
+  // Secret arguments: no data key to mask or seal with, or a sealed value no configured key opens.
+  data_key_missing: GrpcStatus.FAILED_PRECONDITION,
+  sealed_arguments_unreadable: GrpcStatus.FAILED_PRECONDITION,
 };
 
 /**

@@ -209,6 +209,7 @@ export class TollgateRpcs {
       isReadOnly?: boolean;
       requiresApproval?: boolean;
       destructive?: boolean;
+      redact?: string[];
       inputSchema?: PbStruct | null;
     },
   ) {
@@ -218,6 +219,7 @@ export class TollgateRpcs {
         isReadOnly: req.isReadOnly,
         requiresApproval: req.requiresApproval,
         destructive: req.destructive,
+        redact: req.redact?.length ? req.redact : undefined,
         inputSchema: structField(req.inputSchema, 'inputSchema'),
       }),
     );

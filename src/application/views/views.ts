@@ -90,8 +90,9 @@ export interface QuorumApproverView {
  * The members of a call's domain state the API leaves out: the proposal's own flags (what the policy made of them
  * is `policy.toolFlags`), the quorum's records (shown as `approval.quorum.approvedBy`) and the follow-up schedule.
  * A member added to ToolCallState fails the typecheck below until ToolCallView shows it or it is named here.
+ * `sealedArguments` (the real values of secret arguments) is never shown: only the claim opens it.
  */
-type KeptOutOfView = 'annotations' | 'approvals' | 'followUp';
+type KeptOutOfView = 'annotations' | 'approvals' | 'followUp' | 'sealedArguments';
 export type ToolCallStatePlaced = Holds<SameMembers<ToolCallView, Omit<ToolCallState, KeptOutOfView>>>;
 
 export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
@@ -186,6 +187,8 @@ export interface ToolView {
   destructive: boolean;
   /** The JSON Schema of the tool's input, when it registered one: forms for editing, and edits checked against it. */
   inputSchema?: Record<string, unknown>;
+  /** The argument names whose values are masked (absent: none). */
+  redact?: string[];
   registeredBy: ToolRegistrantView;
   createdAt: string;
   updatedAt: string;
@@ -206,6 +209,7 @@ export function toolView(t: Tool): ToolView {
     requiresApproval: s.requiresApproval,
     destructive: s.destructive,
     ...(s.inputSchema ? { inputSchema: s.inputSchema } : {}),
+    ...(s.redact?.length ? { redact: [...s.redact] } : {}),
     registeredBy: s.registeredBy,
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),

@@ -33,6 +33,8 @@ export interface ProposedCall {
   display?: ToolCallDisplay;
   /** What the call will do, as a person should see it (a diff, SQL, an email…), with its digest. */
   preview?: CallPreview;
+  /** The real values of its secret arguments, sealed (`arguments` holds them masked): kept for the claim only. */
+  sealedArguments?: string;
 }
 
 /**
@@ -60,6 +62,7 @@ export function proposeCall(
     estimatedCost: p.estimatedCost,
     display: p.display,
     ...(p.preview ? { preview: p.preview } : {}),
+    ...(p.sealedArguments ? { sealedArguments: p.sealedArguments } : {}),
     status: 'pending',
     policy,
     createdAt: at,

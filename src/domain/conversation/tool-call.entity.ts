@@ -141,6 +141,11 @@ export interface ToolCallState {
   execution?: { at: Date; by: ActorRef; claim?: ClaimKey };
   result?: { outcome: 'succeeded' | 'failed'; output?: unknown; error?: string; at: Date };
   cancellation?: { by: ActorRef; at: Date; reason: string };
+  /**
+   * The real values of the secret arguments, sealed (opaque here: application/redaction seals and opens it). Absent
+   * when nothing was masked. `arguments` and every edit hold the masked values; only the claim opens this.
+   */
+  sealedArguments?: string;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -222,6 +227,11 @@ export class ToolCall {
   recordApproval(approval: ApprovalRecord, at: Date): void {
     if (this.s.status !== 'pending') throw new IllegalTransitionError(this.s.id, this.s.status, 'approved');
     this.s = { ...this.s, approvals: [...(this.s.approvals ?? []), approval], updatedAt: at };
+  }
+
+  /** @internal The sealed real values of secret arguments, after a person's edit (application/redaction). */
+  reseal(sealedArguments: string): void {
+    this.s = { ...this.s, sealedArguments };
   }
 
   /** @internal used by Conversation only. */

@@ -7,4 +7,6 @@ export interface ToolDefinition {
   destructive: boolean;
   /** The JSON Schema of the tool's input, for review: forms and edit checks (checked valid when registered). */
   inputSchema?: { [key: string]: unknown };
+  /** Argument names whose values are secret (domain/shared/redaction): masked wherever the call is shown or recorded. */
+  redact?: string[];
 }

@@ -4,6 +4,8 @@ import type { ToolDefinition } from './tool-definition';
 import { ToolRegistered } from './tool.events';
 import { AdminToolProtectedError } from './tool.errors';
 import { jsonEqual } from '../shared/json';
+import { MAX_REDACTIONS, redactionFault } from '../shared/redaction';
+import { ValidationError, ValidationFault } from '../shared/domain-error';
 
 export type { ToolDefinition } from './tool-definition';
 
@@ -39,6 +41,7 @@ export class Tool extends AggregateRoot {
   ): Tool {
     if (existing && existing.s.registeredBy.kind === 'admin' && !input.asAdmin)
       throw new AdminToolProtectedError(input.name);
+    mustBeRedactList(input.def.redact);
     const kind = input.asAdmin ? 'admin' : 'agent';
     const tool =
       existing ??
@@ -81,6 +84,20 @@ function sameDefinition(a: ToolDefinition, b: ToolDefinition): boolean {
     a.isReadOnly === b.isReadOnly &&
     a.requiresApproval === b.requiresApproval &&
     a.destructive === b.destructive &&
-    jsonEqual(a.inputSchema ?? null, b.inputSchema ?? null)
+    jsonEqual(a.inputSchema ?? null, b.inputSchema ?? null) &&
+    jsonEqual(a.redact ?? [], b.redact ?? [])
   );
+}
+
+/** `redact`: at most MAX_REDACTIONS names, each a usable path or key glob (domain/shared/redaction). */
+function mustBeRedactList(redact: readonly unknown[] | undefined): void {
+  if (redact === undefined) return;
+  const faults: ValidationFault[] =
+    redact.length > MAX_REDACTIONS
+      ? [{ path: 'redact', message: `must name at most ${MAX_REDACTIONS} arguments` }]
+      : redact.flatMap((entry, i) => {
+          const why = redactionFault(entry);
+          return why ? [{ path: `redact[${i}]`, message: why }] : [];
+        });
+  if (faults.length > 0) throw new ValidationError(faults);
 }

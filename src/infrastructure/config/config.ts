@@ -91,6 +91,14 @@ export interface TollgateConfig {
   signingKey?: string;
   /** A file holding that key (TOLLGATE_SIGNING_KEY_FILE); read at start. */
   signingKeyFile?: string;
+  /**
+   * The data key that masks and seals secret arguments (TOLLGATE_DATA_KEY: 32 bytes in base64 or hex; several,
+   * comma-separated, to rotate: the first seals, all open). Unset: TOLLGATE_DATA_KEY_FILE, else the data dir's
+   * `data-key` on the embedded default (infrastructure/secrets/data-key.ts). Never logged.
+   */
+  dataKey?: string;
+  /** A file holding the data key(s), one a line (TOLLGATE_DATA_KEY_FILE); read at start. */
+  dataKeyFile?: string;
   /** The URL people and tool backends reach this service at (TOLLGATE_PUBLIC_URL); unset: the URL it listens on. */
   publicUrl?: string;
   /** The `aud` of execution receipts (TOLLGATE_RECEIPT_AUDIENCE); unset: `publicUrl`. */
@@ -229,6 +237,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TollgateConfig
     ),
     signingKey: env.TOLLGATE_SIGNING_KEY || undefined,
     signingKeyFile: env.TOLLGATE_SIGNING_KEY_FILE || undefined,
+    dataKey: env.TOLLGATE_DATA_KEY || undefined,
+    dataKeyFile: env.TOLLGATE_DATA_KEY_FILE || undefined,
     publicUrl: publicAt,
     receiptAudience: receiptAudience(env.TOLLGATE_RECEIPT_AUDIENCE),
     longPollRecheckMs: Math.max(100, int(env.TOLLGATE_LONGPOLL_RECHECK_MS, 5000, 'TOLLGATE_LONGPOLL_RECHECK_MS')),

@@ -51,6 +51,11 @@ export const REDACTED_PATHS = [
   '*.signingSecret',
   'password',
   '*.password',
+  // The data key (config) and a call's sealed secret arguments (its row), should either ever reach a log line.
+  'dataKey',
+  '*.dataKey',
+  'sealedArguments',
+  '*.sealedArguments',
 ];
 
 export function resolveLogFormat(

@@ -47,6 +47,7 @@ export const TOOL_CALL_COLUMNS = new SqlColumns<ToolCallRow>({
   execution: { column: 'execution', type: 'jsonb', role: 'saved' },
   result: { column: 'result', type: 'jsonb', role: 'saved' },
   cancellation: { column: 'cancellation', type: 'jsonb', role: 'saved' },
+  sealedArguments: { column: 'sealed_arguments', type: 'text', role: 'saved' },
   createdAt: { column: 'created_at', type: 'timestamptz', role: 'fixed' },
   updatedAt: { column: 'updated_at', type: 'timestamptz', role: 'saved' },
 });

@@ -87,6 +87,7 @@ export const ConversationMapper = {
       execution: s.execution ?? null,
       result: s.result ?? null,
       cancellation: s.cancellation ?? null,
+      sealedArguments: s.sealedArguments ?? null,
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,
     };
@@ -130,6 +131,7 @@ export function toolCallState(r: ToolCallRow): ToolCallState {
     cancellation: r.cancellation
       ? ({ ...r.cancellation, at: new Date(r.cancellation.at as string) } as ToolCallState['cancellation'])
       : undefined,
+    sealedArguments: opt(r.sealedArguments ?? null),
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };

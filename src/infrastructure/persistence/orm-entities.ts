@@ -53,6 +53,8 @@ export interface ToolCallRow {
   execution: JsonObject | null;
   result: JsonObject | null;
   cancellation: JsonObject | null;
+  /** The real values of secret arguments, sealed with the data key (infrastructure/secrets/data-key.ts). */
+  sealedArguments: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -66,6 +68,7 @@ export class ToolRow {
   @Column('boolean', { name: 'requires_approval' }) requiresApproval: boolean;
   @Column('boolean') destructive: boolean;
   @Column('jsonb', { name: 'input_schema', nullable: true }) inputSchema: JsonObject | null;
+  @Column('text', { name: 'redact', array: true, nullable: true }) redact: string[] | null;
   @Column('text', { name: 'registered_by' }) registeredBy: string;
   @Column('text', { name: 'registered_by_kind' }) registeredByKind: 'admin' | 'agent';
   @Column({ ...tz, name: 'created_at' }) createdAt: Date;

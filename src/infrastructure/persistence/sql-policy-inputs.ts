@@ -12,7 +12,7 @@ import { TypeOrmUnitOfWork } from './unit-of-work';
 
 const TOOL = `json_build_object('tenantId', tenant_id, 'name', name, 'description', description, 'isReadOnly', is_read_only,
   'requiresApproval', requires_approval, 'destructive', destructive, 'registeredBy', registered_by, 'registeredByKind', registered_by_kind,
-  'createdAt', created_at, 'updatedAt', updated_at, 'version', version)`;
+  'createdAt', created_at, 'updatedAt', updated_at, 'version', version, 'redact', redact)`;
 const GRANT = `json_build_object('tenantId', tenant_id, 'id', id, 'toolName', tool_name, 'scope', scope, 'conversationId', conversation_id,
   'agentId', agent_id, 'createdBy', created_by, 'sourceToolCallId', source_tool_call_id, 'createdAt', created_at, 'expiresAt', expires_at, 'args', args)`;
 

@@ -92,6 +92,8 @@ export function proposedCalls(dto: ProposeToolCallsRequest): ProposedCall[] {
     estimatedCost: c.estimatedCost,
     display: c.display && JSON.parse(JSON.stringify(c.display)),
     preview: c.preview && parsePreview(c.preview, `toolCalls[${i}].preview`),
+    // Sealed by the propose handler from the arguments, never taken from a request.
+    sealedArguments: undefined,
   }));
 }
 

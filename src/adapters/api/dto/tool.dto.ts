@@ -1,11 +1,24 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 
 export class RegisterToolRequest {
   @ApiPropertyOptional({ maxLength: 4000 }) @IsOptional() @IsString() @MaxLength(4000) description?: string;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() isReadOnly?: boolean;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() requiresApproval?: boolean;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() destructive?: boolean;
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 50,
+    example: ['password', 'headers.authorization', '*token*'],
+    description:
+      'Secret arguments, masked as "[redacted:hmac-…]" wherever a call is shown or recorded: dotted paths from the top, or key names (globs with *) at any depth; case-insensitive; each at most 200 characters',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @MaxLength(200, { each: true })
+  redact?: string[];
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,

@@ -392,6 +392,8 @@ export class ToolView implements app.ToolView {
     description: "The JSON Schema of the tool's input, as registered: forms for editing; edits are checked against it",
   })
   inputSchema?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: [String], description: 'The argument names whose values are masked' })
+  redact?: string[];
   @ApiProperty({ type: () => ToolRegistrantView }) registeredBy: ToolRegistrantView;
   @ApiProperty(DATE_TIME) createdAt: string;
   @ApiProperty(DATE_TIME) updatedAt: string;

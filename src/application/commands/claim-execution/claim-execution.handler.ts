@@ -16,6 +16,7 @@ import {
 import { CallQueues } from '../call-queues';
 import { ClaimExecutionCommand } from './claim-execution.command';
 import { executionClaim } from './execution-receipt';
+import { SecretArguments } from '../../redaction/secret-arguments';
 
 @CommandHandler(ClaimExecutionCommand)
 export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionCommand> {
@@ -26,6 +27,7 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
     @Inject(RECEIPTS) private readonly receipts: ReceiptSigner,
     @Inject(CLOCK) private readonly clock: Clock,
     @Optional() private readonly queues: CallQueues = new CallQueues(),
+    @Optional() private readonly secrets?: SecretArguments,
   ) {}
 
   async execute({ principal: p, toolCallId }: ClaimExecutionCommand) {
@@ -40,6 +42,6 @@ export class ClaimExecutionHandler implements ICommandHandler<ClaimExecutionComm
       { optimistic: true, exclusive: this.queues.ofCall(p.tenant, toolCallId) },
     );
     if (result.kind === 'refused') throw result.error;
-    return executionClaim(this.receipts, p.tenant, result.call);
+    return executionClaim(this.receipts, p.tenant, result.call, undefined, this.secrets);
   }
 }

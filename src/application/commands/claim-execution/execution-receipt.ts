@@ -2,6 +2,7 @@ import type { ToolCall } from '../../../domain/conversation/tool-call.entity';
 import type { ReceiptIdentity, ReceiptSigner, ReceiptStepUp } from '../../ports';
 import { toolCallView } from '../../views/views';
 import type { ExecutionClaim } from './claim-execution.command';
+import { SecretArgumentsUnavailable, type SecretArguments } from '../../redaction/secret-arguments';
 
 /**
  * The claim's answer for a call the agent now runs: the arguments to run and the receipt vouching for them.
@@ -12,8 +13,12 @@ export async function executionClaim(
   tenant: string,
   call: ToolCall,
   identity?: ReceiptIdentity,
+  /** Opens the seal of secret arguments: the claim answers, and the receipt binds, the real arguments. */
+  secrets?: SecretArguments,
 ): Promise<ExecutionClaim> {
-  const args = call.argumentsToRun;
+  // A call with sealed secrets is never answered masked: without the opener the claim fails (fail closed).
+  if (!secrets && call.snapshot().sealedArguments) throw new SecretArgumentsUnavailable();
+  const args = secrets ? secrets.argumentsToRun(tenant, call) : call.argumentsToRun;
   const stepUp = receiptStepUps(call);
   const receipt = await receipts.sign(
     {

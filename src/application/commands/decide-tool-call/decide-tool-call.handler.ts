@@ -23,6 +23,7 @@ import { PASSKEYS, Passkeys } from '../../ports/passkey.port';
 import { DelegatedAuthority } from '../../persons/delegated-authority';
 import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
+import { SecretArguments } from '../../redaction/secret-arguments';
 import { mustConformToInputSchema } from './edit-conforms';
 import { INPUT_SCHEMAS, InputSchemas } from '../../ports/input-schema.port';
 import { DomainError } from '../../../domain/shared/domain-error';
@@ -44,6 +45,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     @Optional() private readonly delegated?: DelegatedAuthority,
     // Optional likewise; without it no tenant-wide grant waits for a second admin (the unit tests' wiring).
     @Optional() private readonly gate?: GovernanceGate,
+    // Optional likewise; without it edits are recorded as given (no call of the unit tests has secret arguments).
+    @Optional() private readonly secrets?: SecretArguments,
     // Optional likewise; without them edits are not checked against a tool's input schema.
     @Optional() @Inject(TOOLS) private readonly tools?: ToolRepository,
     @Optional() @Inject(INPUT_SCHEMAS) private readonly schemas?: InputSchemas,
@@ -94,7 +97,14 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
           call.status === 'pending'
             ? await this.passkeys.verifyStepUp(decider, passkey, toolCallId, approvingArguments(call, input), at)
             : undefined;
-        const outcome = conv.decide(toolCallId, stepUp ? { ...input, stepUp } : input, decider, at, delegators);
+        // Secret arguments: an edit is recorded masked, its real values sealed with the call (application/redaction).
+        const secret =
+          input.arguments && call.status === 'pending'
+            ? this.secrets?.edit(decider.tenant, call, input.arguments)
+            : undefined;
+        const decided = secret ? { ...input, arguments: secret.arguments } : input;
+        const outcome = conv.decide(toolCallId, stepUp ? { ...decided, stepUp } : decided, decider, at, delegators);
+        if (secret?.seal) call.reseal(secret.seal);
         // The approval is recorded before the grant it gives rise to; a refused grant request is recorded too.
         await this.conversations.save(conv);
         if (outcome.kind === 'decided' && outcome.grant) {

@@ -26,6 +26,8 @@ import { conversationView, toolCallView } from '../../views/views';
 import { CallQueues } from '../call-queues';
 import { executionClaim } from '../claim-execution/execution-receipt';
 import { ProposalResult, ProposeToolCallsCommand } from './propose-tool-calls.command';
+import { SecretArguments } from '../../redaction/secret-arguments';
+import { unionRedactions } from '../../../domain/shared/redaction';
 
 @CommandHandler(ProposeToolCallsCommand)
 export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCallsCommand> {
@@ -37,6 +39,8 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
     @Inject(IDS) private readonly ids: IdGenerator,
     @Inject(RECEIPTS) private readonly receipts: ReceiptSigner,
     @Optional() private readonly queues: CallQueues = new CallQueues(),
+    // Optional so the unit tests' wiring stays short; without it a call naming secrets is refused (fail closed).
+    @Optional() private readonly secrets: SecretArguments = new SecretArguments(),
   ) {}
 
   async execute({
@@ -74,7 +78,12 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
           conv.complete(toolCallId, result, p, now, true);
           reported ||= before !== 'completed';
         }
-        const evaluate = (call: ProposedCallFacts) => {
+        // Secret arguments are judged as proposed, recorded masked, kept sealed (application/redaction).
+        const secret = this.secrets.prepare(p.tenant, conv.id, calls, (name) =>
+          unionRedactions(registry.get(name)?.redact, policy.document.redactionsFor(name)),
+        );
+        const evaluate = (recorded: ProposedCallFacts) => {
+          const call = secret.real(recorded);
           const tool = registry.get(call.toolName);
           return ApprovalPolicy.evaluate(call, {
             policy: policy.document,
@@ -85,7 +94,7 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
             now,
           });
         };
-        const result = conv.propose(calls, evaluate, () => this.ids.next('tc'), now, halt, p.name, p.via);
+        const result = conv.propose(secret.calls, evaluate, () => this.ids.next('tc'), now, halt, p.name, p.via);
         const claimed = claim
           ? claimApproved(conv, result.calls, p, now, {
               halted: !!halt,
@@ -113,7 +122,13 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
     // Signed after commit: a receipt never exists for a claim that rolled back.
     const claims = await Promise.all(
       claimed.map(async ({ call, receipt: identity }) => {
-        const { arguments: args, receipt } = await executionClaim(this.receipts, p.tenant, call, identity);
+        const { arguments: args, receipt } = await executionClaim(
+          this.receipts,
+          p.tenant,
+          call,
+          identity,
+          this.secrets,
+        );
         return { toolCallId: call.id, arguments: args, receipt };
       }),
     );
