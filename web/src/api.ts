@@ -29,6 +29,21 @@ export const publicApi = {
 
 export type Api = ReturnType<typeof createApi>;
 
+/** A change of the control plane waiting for more admins (GET /v1/changes). */
+export interface PendingChange {
+  id: string;
+  kind: 'policy_update' | 'policy_rollback' | 'resume' | 'webhook_create' | 'tenant_grant';
+  summary: string;
+  payload: Record<string, unknown>;
+  payloadDigest: string;
+  proposedBy: { id: string; name?: string };
+  approvals: Array<{ by: { id: string; name?: string }; at: string }>;
+  needed: number;
+  status: 'pending' | 'applied' | 'rejected' | 'expired';
+  createdAt: string;
+  expiresAt: string;
+}
+
 /**
  * WebAuthn options the server made, as @simplewebauthn/browser types them: the API describes them as JSON objects
  * (the SDK's types), and the server makes them with @simplewebauthn/server, whose types these are.
@@ -149,6 +164,29 @@ export function createApi(
     /** Every pending call of a conversation's step at once: approve or reject (each still its own decision). */
     decideStep: (convId: string, decision: 'approve' | 'reject', reason?: string) =>
       call(() => tollgate.inbox().decideStep(convId, { decision, reason })),
+    /** Changes of the control plane waiting for another admin (governance), newest first; admins and auditors. */
+    pendingChanges: () =>
+      call(
+        async () =>
+          (await tollgate.request<{ items: PendingChange[] }>('GET', '/v1/changes?status=pending&limit=100')).items,
+      ),
+    /** Another admin's approval (recorded with `via: "web"`); at the quorum the change takes effect. */
+    approveChange: (id: string) =>
+      call(() =>
+        tollgate.request<{ change: PendingChange; applied: boolean }>(
+          'POST',
+          `/v1/changes/${encodeURIComponent(id)}/approve`,
+          { idempotent: false },
+        ),
+      ),
+    /** Ends a pending change (any admin, its proposer too). */
+    rejectChange: (id: string, reason?: string) =>
+      call(() =>
+        tollgate.request<PendingChange>('POST', `/v1/changes/${encodeURIComponent(id)}/reject`, {
+          body: reason ? { reason } : {},
+          idempotent: false,
+        }),
+      ),
     /** Auditors and admins only. */
     auditEvents: (convId: string): Promise<AuditEvent[]> =>
       call(async () => {

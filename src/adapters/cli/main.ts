@@ -4,6 +4,7 @@ import { packageVersion } from '../../infrastructure/package-info';
 import { CliError, EXIT } from './client/api-client';
 import { addClientCommands, reportError } from './client/client-commands';
 import { addGrantCommands } from './client/grant-commands';
+import { addChangeCommands } from './client/change-commands';
 import { addStepCommands } from './client/step-commands';
 import { addQuestionCommands } from './client/question-commands';
 import { addLoginCommands } from './login/login-commands';
@@ -99,6 +100,7 @@ export function buildCli(): Command {
 
   addClientCommands(program);
   addGrantCommands(program);
+  addChangeCommands(program);
   addStepCommands(program);
   addQuestionCommands(program);
   addLoginCommands(program);

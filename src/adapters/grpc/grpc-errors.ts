@@ -74,6 +74,10 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   // Secret arguments: no data key to mask or seal with, or a sealed value no configured key opens.
   data_key_missing: GrpcStatus.FAILED_PRECONDITION,
   sealed_arguments_unreadable: GrpcStatus.FAILED_PRECONDITION,
+  // Four eyes on the control plane (/v1/changes, REST only): listed so every code has its status.
+  already_approved: GrpcStatus.FAILED_PRECONDITION,
+  change_not_pending: GrpcStatus.FAILED_PRECONDITION,
+  policy_moved_on: GrpcStatus.FAILED_PRECONDITION,
 };
 
 /**

@@ -34,6 +34,7 @@ import { asksTwice, Card, Intent } from './Card';
 import { Questions } from './Questions';
 import { hasModifier, hrefFor, isTyping, MOD_KEY, Route, useKeydown, useNow, useRoute } from './hooks';
 import { Grants, mayListGrants } from './Grants';
+import { Changes } from './Changes';
 import { Inbox, ListNote } from './Inbox';
 import { Passkeys } from './Passkeys';
 import { Settings } from './Settings';
@@ -160,6 +161,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
   // The grants view, over the list (not a route: a link to a card still opens over whichever is shown).
   const [showGrants, setShowGrants] = useState(false);
   const [grantsVersion, setGrantsVersion] = useState(0);
+  const [changesVersion, setChangesVersion] = useState(0);
   const [questionsVersion, setQuestionsVersion] = useState(0);
 
   const announce = useCallback(
@@ -283,6 +285,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       else if (e.type === 'Halted' || e.type === 'Resumed') loadStatus();
       else if (e.type === 'GrantCreated' || e.type === 'GrantRevoked') setGrantsVersion((v) => v + 1);
       else if (e.type.startsWith('Question')) setQuestionsVersion((v) => v + 1);
+      else if (e.type.startsWith('Change')) setChangesVersion((v) => v + 1);
       const r = routeRef.current;
       if (r.view === 'conversation' && e.conversationId === r.id) setConvVersion((v) => v + 1);
     };
@@ -558,6 +561,7 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
         ) : (
           <>
             <Questions api={api} now={now} version={questionsVersion} />
+            {session.roles.includes('admin') && <Changes api={api} me={me} now={now} version={changesVersion} />}
             <Inbox
               inbox={inbox}
               loaded={loaded}
