@@ -142,6 +142,28 @@ describe('shadow rules', () => {
   });
 });
 
+describe('GET /v1/policy/analysis', () => {
+  it('lists rules that never decide and rules that decide out of their order, for every role', async () => {
+    await putPolicy({
+      rules: [
+        { match: 'delete_*', level: 'deny' },
+        { match: 'delete_row', level: 'confirm', approvers: ['admin'] },
+        { match: 'get_*', level: 'automatic' },
+        { match: 'get_secret', level: 'manual' },
+      ],
+    });
+    const auditor = await server.token('audrey', ['auditor']);
+    const r = await http.get('/v1/policy/analysis', auditor);
+    expect(r.status).toBe(200);
+    expect(r.body.findings.map((f: { kind: string; rule: number; by: number }) => [f.kind, f.rule, f.by])).toEqual([
+      ['unreachable', 1, 0],
+      ['order', 3, 2],
+    ]);
+    expect(r.body.findings[0].message).toContain('never decides');
+    expect((await http.get('/v1/policy/analysis')).status).toBe(401);
+  });
+});
+
 const onPostgres = process.env.DATABASE_URL ? describe : describe.skip;
 
 onPostgres('rateAbove across two instances sharing one PostgreSQL', () => {

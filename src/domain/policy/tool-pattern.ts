@@ -105,6 +105,11 @@ export class ToolPattern {
   }
   private names?: readonly string[];
 
+  /** The glob of the named argument, as written; undefined when the pattern does not name it. */
+  argumentGlob(name: string): string | undefined {
+    return this.args.find((a) => a.name === name)?.glob;
+  }
+
   /** Whether the glob of the named argument accepts `text`; false when the pattern does not name it. */
   matchesArgumentText(name: string, text: string): boolean {
     const arg = this.args.find((a) => a.name === name);

@@ -16,6 +16,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import type { PolicyDefaults, PolicyRule } from '../../../domain/policy/policy-document';
+import { MAX_FINDINGS, type PolicyFinding } from '../../../domain/policy/policy-analysis';
+import type { PolicyAnalysis } from '../../../application/queries/get-policy/analyse-policy.query';
 import { SUPERVISION_LEVELS, SupervisionLevel } from '../../../domain/policy/supervision-level';
 import type {
   PolicyVersionSummaryView,
@@ -233,8 +235,38 @@ export class PolicySimulationDto implements SimulationView {
   @ApiProperty({ type: () => SimulationSummaryDto }) summary: SimulationSummaryDto;
 }
 
+@ApiSchema({ name: 'PolicyFinding', description: 'One thing a rule cannot do as written' })
+export class PolicyFindingDto implements PolicyFinding {
+  @ApiProperty({
+    enum: ['unreachable', 'order'],
+    description:
+      'unreachable: the rule never decides (rule `by` matches every call it matches and wins them all). order: the rule comes after a laxer rule `by` that matches some of the same calls, and decides those calls anyway (the strictest matching rule decides, not the first)',
+  })
+  kind: 'unreachable' | 'order';
+  @ApiProperty({ type: 'integer', description: 'The rule found' }) rule: number;
+  @ApiProperty({ type: 'integer', description: 'The rule that causes it' }) by: number;
+  @ApiProperty({
+    example:
+      'Rule 1 (delete_row, confirm) never decides: rule 0 (delete_*, deny) matches every call it matches and is stricter.',
+  })
+  message: string;
+}
+
+@ApiSchema({
+  name: 'PolicyAnalysis',
+  description:
+    "What the policy's rules can and cannot do, read from the document alone: certain for arguments as written (a shell rule's parts aside); a rule not listed may still never decide for reasons the analysis cannot see",
+})
+export class PolicyAnalysisDto implements PolicyAnalysis {
+  @ApiProperty({ type: 'integer', description: 'The version analysed (the one in force)' }) version: number;
+  @ApiProperty({ type: () => [PolicyFindingDto], description: `In rule order; at most ${MAX_FINDINGS}` })
+  findings: PolicyFindingDto[];
+}
+
 /* Each class and its view name the same members (application/views/view-guard.ts says why). */
 export type PolicyLifecycleViewGuards = [
+  Holds<SameMembers<PolicyFindingDto, PolicyFinding>>,
+  Holds<SameMembers<PolicyAnalysisDto, PolicyAnalysis>>,
   Holds<SameMembers<PolicyVersionSummaryDto, PolicyVersionSummaryView>>,
   Holds<SameMembers<PolicyVersionDto, PolicyVersion>>,
   Holds<SameMembers<PolicySimulationDto, SimulationView>>,
