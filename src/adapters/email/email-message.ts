@@ -2,6 +2,7 @@ import type { ApprovalRequest } from '../../application/ports/approval-callback.
 import type { ActionOffer } from '../actions/action-links';
 import { HIDDEN_TEXT } from '../actions/hidden-text';
 import type { OutgoingEmail } from './mailer';
+import { emailPreview } from './email-preview';
 
 /** The most characters of arguments an email shows; past them it shows the beginning, says so, and offers no Approve. */
 export const EMAIL_ARGUMENTS_MAX = 4000;
@@ -77,6 +78,7 @@ export function requestEmail(
     args.text.length >= args.length
       ? ''
       : `\n… ${args.length - args.text.length} more characters not shown: open the card to see them all.`;
+  const preview = r.preview && emailPreview(r.preview);
 
   const text = [
     ...(note ? [note, ''] : []),
@@ -85,6 +87,7 @@ export function requestEmail(
     '',
     ...facts.map(([k, v]) => `${k}: ${line(v, 500)}`),
     '',
+    ...(preview ? [preview.text, ''] : []),
     'Arguments:',
     args.text + clipped,
     '',
@@ -103,6 +106,7 @@ export function requestEmail(
     `<h2 style="margin:0 0 8px">Approve ${esc(line(what, 200))}?</h2>` +
     (d.summary ? `<p>${esc(d.summary)}</p>` : '') +
     `<table cellpadding="4">${facts.map(([k, v]) => `<tr><td style="color:#57606a">${esc(k)}</td><td>${esc(line(v, 500))}</td></tr>`).join('')}</table>` +
+    (preview ? preview.html : '') +
     `<h3>Arguments</h3><pre style="background:#f6f8fa;padding:8px;white-space:pre-wrap;word-break:break-word">${esc(args.text)}</pre>` +
     (clipped ? `<p><strong>${esc(clipped.trim())}</strong></p>` : '') +
     (withheld ? `<p>${esc(withheld)}</p>` : '') +

@@ -82,6 +82,10 @@ export function askMessage(r: ApprovalRequest, offer: ActionOffer, note?: string
     r.display?.summary ? clip(plain(r.display.summary), SUMMARY_MAX) : undefined,
     clip(plain(`${r.toolName} · ${r.conversation.agentId}${user ? ` for ${user}` : ''}`), LINE_MAX),
     quorum ? `${quorum.approvedBy.length} of ${quorum.needed} approvals` : undefined,
+    // A preview's kind and title only: its content is for the card.
+    r.preview
+      ? clip(plain(`Preview: ${r.preview.kind}${r.preview.title ? ` · ${r.preview.title}` : ''}`), LINE_MAX)
+      : undefined,
     argumentsLine(r.arguments).line,
     offer.approveWithheld === 'passkey' ? 'Needs a passkey: open it to approve.' : undefined,
   ];

@@ -2,6 +2,7 @@ import type { ApprovalOutcome, ApprovalRequest } from '../../application/ports/a
 import type { ToolCallView } from '../../application/views/views';
 import { cardPath } from '../../domain/conversation/conversation.errors';
 import type { GrantScope } from '../../domain/policy/grant-limit';
+import { slackPreviewText } from './slack-preview';
 
 /** A Block Kit block, as loosely as Slack's own `Block` type (`type` plus anything). */
 export type SlackBlock = { type: string; block_id?: string; [key: string]: unknown };
@@ -139,6 +140,16 @@ function describe(
   const where = links.publicUrl
     ? `<${cardUrl(links.publicUrl, call.id)}|Open the full card in the Tollgate inbox>`
     : `Open tool call \`${call.id}\` in the Tollgate inbox to see them`;
+  if (call.preview) {
+    const open = links.publicUrl
+      ? `<${cardUrl(links.publicUrl, call.id)}|open the card in the Tollgate inbox>`
+      : `open tool call \`${call.id}\` in the Tollgate inbox`;
+    blocks.push({
+      type: 'section',
+      block_id: 'tollgate_preview',
+      text: text(slackPreviewText(call.preview, escapeMrkdwn, open)),
+    });
+  }
   blocks.push({
     type: 'section',
     block_id: args === undefined ? 'tollgate_arguments_too_long' : 'tollgate_arguments',

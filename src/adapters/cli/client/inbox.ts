@@ -9,6 +9,7 @@ import { describeEnding, ENDING_EVENTS, followEvents, type StreamEvent } from '.
 import { oneLine, timeLeft } from './format';
 import { oneLineText as clean, safeJson } from '../safe-text';
 import { needsPasskey, passkeyCardUrl } from './passkey-link';
+import { answerText, fieldLabel, parseAnswer, previewLines, promptFields } from './schema-prompts';
 
 const ESC = '\x1b';
 const CSI = `${ESC}[`;
@@ -69,6 +70,8 @@ class Inbox {
   private readonly drafts = new Map<string, string>();
   private readonly destructiveTools = new Set<string>();
   private readonly knownTools = new Set<string>();
+  /** Registered tools' input schemas: `e` then asks field by field. */
+  private readonly schemas = new Map<string, unknown>();
   private refreshTimer?: NodeJS.Timeout;
   private refreshing?: Promise<void>;
   private refreshAgain = false;
@@ -171,6 +174,7 @@ class Inbox {
       for (const t of tools) {
         this.knownTools.add(t.name);
         if (t.destructive) this.destructiveTools.add(t.name);
+        if (t.inputSchema) this.schemas.set(t.name, t.inputSchema);
       }
       for (const i of this.items) this.knownTools.add(i.toolName); // unregistered: do not ask again for them
     } catch {
@@ -231,6 +235,8 @@ class Inbox {
       case 'r':
         return item ? this.reject(item) : undefined;
       case 'e':
+        return item ? this.editFields(item) : undefined;
+      case 'E':
         return item ? this.edit(item) : undefined;
       case 'A':
         return item ? this.alwaysAllow(item) : undefined;
@@ -368,6 +374,50 @@ class Inbox {
       choices: { c: grant('conversation'), g: grant('agent'), t: grant('tenant') },
     };
     this.render();
+  }
+
+  /**
+   * The tool's input schema asks field by field (one line each, the current value to change or keep with enter);
+   * objects and arrays keep their values (E edits all as JSON). Then approves with them after a `y`; the server
+   * checks them against the schema (400 arguments_invalid, shown as a note). Without a schema: the editor.
+   */
+  private editFields(a: Approval): void {
+    if (needsPasskey(a)) return void this.mayApprove(a);
+    const fields = promptFields(this.schemas.get(a.toolName));
+    if (fields.length === 0) return this.edit(a);
+    const ask = (i: number, draft: Record<string, unknown>): void => {
+      if (!this.items.some((x) => x.id === a.id)) return this.render(); // decided elsewhere meanwhile: already noted
+      if (i === fields.length) {
+        this.prompt = {
+          kind: 'key',
+          label: `Approve ${bold(clean(a.toolName))} with ${oneLine(draft, 60)}? ${bold('y')} to confirm, any other key cancels`,
+          yes: () => void this.decide(a, { decision: 'approve', arguments: draft }),
+        };
+        return this.render();
+      }
+      const f = fields[i];
+      this.prompt = {
+        kind: 'text',
+        label: fieldLabel(f, i, fields.length),
+        buffer: answerText(draft[f.name]),
+        submit: (text) => {
+          const parsed = parseAnswer(f, text);
+          if (!parsed.ok) {
+            this.note(red(`✗ ${clean(f.name)}: ${parsed.error}`));
+            return ask(i, draft);
+          }
+          const next = { ...draft };
+          if (parsed.value === undefined) delete next[f.name];
+          else next[f.name] = parsed.value;
+          ask(i + 1, next);
+        },
+      };
+      this.render();
+    };
+    this.note(
+      dim(`• editing ${clean(a.toolName)} field by field (enter keeps a value, esc cancels; E edits all as JSON)`),
+    );
+    ask(0, { ...a.arguments });
   }
 
   /** Opens the arguments in $VISUAL/$EDITOR (a temp file), checks the JSON, then approves with them after a `y`. */
@@ -604,6 +654,7 @@ function details(a: Approval, confirm: string | undefined): string[] {
         .join(' — ')}`,
     );
   for (const f of a.display?.fields ?? []) out.push(`  ${clean(f.label)}: ${clean(f.value)}`);
+  if (a.preview) out.push(...previewLines(a.preview, { green, red, dim }));
   out.push(
     // Whatever style the lines above left on ends here: the arguments are shown as they are.
     `${RESET}Arguments`,

@@ -7,6 +7,7 @@ import type {
 import type { ToolCallView } from '../../../application/views/views';
 import { oneLineText as text, safeJson } from '../safe-text';
 import { needsPasskey } from '../client/passkey-link';
+import { previewLines } from '../client/schema-prompts';
 
 /** What the terminal may decide: what the web offers, but edits (the arguments are shown, not edited, here). */
 export type TerminalDecision =
@@ -256,6 +257,12 @@ const SUMMARY_ARGUMENTS_MAX = 200;
 
 /** Ends any style left on: what follows is the terminal's own text, whatever came before. */
 const RESET = '\x1b[0m';
+const PAINT = {
+  green: (s: string) => `\x1b[32m${s}\x1b[39m`,
+  red: (s: string) => `\x1b[31m${s}\x1b[39m`,
+  dim: (s: string) => `\x1b[2m${s}\x1b[22m`,
+};
+const PLAIN = { green: (s: string) => s, red: (s: string) => s, dim: (s: string) => s };
 
 /** Every string in it came from the agent, its user or a policy: each goes through `text`, the arguments `safeJson`. */
 function summary(r: ApprovalRequest, queued: number, tty: boolean): string {
@@ -276,6 +283,8 @@ function summary(r: ApprovalRequest, queued: number, tty: boolean): string {
         .map((s) => text(s))
         .join(' — ')}`,
     );
+  // The preview (agent text, cleaned line by line; a diff coloured on a terminal), before the arguments.
+  if (r.preview) lines.push(...previewLines(r.preview, tty ? PAINT : PLAIN, 8).map((l) => `  ${l}`));
   // Whether they fit is decided on what is printed (the escapes safeJson adds count).
   const args = safeJson(r.arguments);
   lines.push(

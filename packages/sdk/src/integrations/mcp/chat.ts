@@ -12,6 +12,7 @@ import { Tollgate } from '../../tollgate.js';
 import type { ToolCall } from '../../types.js';
 import type { AskHumanConfig } from '../mcp-config.js';
 import { type CallContext, clip, type Log, messageOf, refusalResult, type Session } from './shared.js';
+import { chatPreview } from './preview-text.js';
 
 /** The built-in tool's name (`askHuman`): an upstream tool of that name is refused while it is on. */
 export const ASK_HUMAN_TOOL = 'ask_human';
@@ -117,10 +118,13 @@ export async function askInChat(
   const args = JSON.stringify(call.arguments);
   const card = cardUrl(deps.inboxUrl ?? deps.tollgate.url, call.id);
   const shown = args.length <= MAX_CHAT_ARGUMENTS ? args : `arguments too long to show here: ${args.length} characters`;
+  const preview = chatPreview(call.preview);
   const notHere =
     refused ??
     chatMayNotApprove(call) ??
-    (args.length > MAX_CHAT_ARGUMENTS ? 'its arguments do not fit here' : undefined);
+    (args.length > MAX_CHAT_ARGUMENTS ? 'its arguments do not fit here' : undefined) ??
+    (preview && !preview.whole ? 'its preview does not fit here' : undefined);
+  const previewed = preview ? `\n${preview.text}` : '';
   if ((notHere || !session.userToken || !modes.form) && modes.url)
     return sendToCard(session, call, card, ctx, signal, timeout, notHere);
   if (!session.userToken || !modes.form) return;
@@ -133,7 +137,7 @@ export async function askInChat(
   const form: ElicitRequestFormParams = notHere
     ? {
         mode: 'form',
-        message: `${call.toolName} waits for a person's approval in the Tollgate inbox: ${card} (it cannot be approved in this chat: ${notHere}). With ${shown} (${call.policy.reason}). You may reject it here.`,
+        message: `${call.toolName} waits for a person's approval in the Tollgate inbox: ${card} (it cannot be approved in this chat: ${notHere}). With ${shown} (${call.policy.reason}). You may reject it here.${previewed}`,
         requestedSchema: {
           type: 'object',
           properties: {
@@ -153,7 +157,7 @@ export async function askInChat(
       }
     : {
         mode: 'form',
-        message: `Allow ${call.toolName} with ${args}? (${call.policy.reason})`,
+        message: `Allow ${call.toolName} with ${args}? (${call.policy.reason})${previewed}`,
         requestedSchema: {
           type: 'object',
           properties: {

@@ -246,11 +246,23 @@ export class ToolList {
   private async register(tool: GatewayTool): Promise<void> {
     try {
       const description = describedBy(tool);
-      await this.o.tollgate.registerTool(tool.name, {
-        ...(description ? { description } : {}),
-        isReadOnly: tool.flags.isReadOnly,
-        destructive: tool.flags.destructive,
-      });
+      const put = (inputSchema?: Record<string, unknown>) =>
+        this.o.tollgate.registerTool(tool.name, {
+          ...(description ? { description } : {}),
+          isReadOnly: tool.flags.isReadOnly,
+          destructive: tool.flags.destructive,
+          // The upstream's input schema, for review: people edit in a form made from it, and edits are checked.
+          ...(inputSchema ? { inputSchema } : {}),
+        });
+      const schema = tool.tool.inputSchema as Record<string, unknown> | undefined;
+      try {
+        await put(schema);
+      } catch (e) {
+        // A schema Tollgate cannot use (too large, a remote $ref): the tool is registered without one.
+        if (!(schema && e instanceof TollgateError && e.code === 'input_schema_invalid')) throw e;
+        this.log('warn', `tool ${tool.name}: Tollgate refused its input schema (${e.detail}); registered without it`);
+        await put();
+      }
       this.registered.add(tool.name);
     } catch (e) {
       if (e instanceof TollgateError && e.code === 'forbidden') {
