@@ -16,7 +16,7 @@ from ._reports import ReportMode
 from .client import Tollgate
 from .conversation import ApprovalOutcome, Conversation, RunContext, ToolCallHandle, current_run, outcome_of
 from .errors import ApprovalTimeout, ReceiptVerificationError, ToolCallRejected, TollgateError
-from .jcs import arguments_digest, canonical_json
+from .jcs import arguments_digest, canonical_json, preview_digest
 from .receipts import MemoryReplayStore, ReceiptClaims, ReceiptStepUp, ReplayStore, verify_receipt
 
 __version__ = "0.5.0"
@@ -42,5 +42,6 @@ __all__ = [
     "canonical_json",
     "current_run",
     "outcome_of",
+    "preview_digest",
     "verify_receipt",
 ]

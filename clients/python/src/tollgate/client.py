@@ -214,9 +214,12 @@ class Tollgate:
                 time.sleep(delay)
 
     def register_tool(self, name: str, *, description: str | None = None, is_read_only: bool | None = None,
-                      requires_approval: bool | None = None, destructive: bool | None = None) -> JsonObject:
+                      requires_approval: bool | None = None, destructive: bool | None = None,
+                      input_schema: Mapping[str, Any] | None = None) -> JsonObject:
         body = {k: v for k, v in {"description": description, "isReadOnly": is_read_only,
                                   "requiresApproval": requires_approval, "destructive": destructive}.items() if v is not None}
+        if input_schema is not None:  # the JSON Schema of its input, for review: forms, and edits checked against it
+            body["inputSchema"] = dict(input_schema)
         return self.request("PUT", f"/v1/tools/{_enc(name)}", body=body)
 
     def get_tool(self, name: str) -> JsonObject:

@@ -530,7 +530,7 @@ async def _in_thread(work: Callable[[Callable[[], bool]], T], give_up: Callable[
 
 
 _DETAIL_KEYS = {"reason": "reason", "display": "display", "annotations": "annotations", "confidence": "confidence",
-                "estimated_cost": "estimatedCost"}
+                "estimated_cost": "estimatedCost", "preview": "preview"}
 
 
 def _prepare(call: Mapping[str, Any]) -> JsonObject:

@@ -15,6 +15,7 @@ input.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -35,6 +36,26 @@ def canonical_json(value: Any) -> str:
 def arguments_digest(value: Any) -> str:
     """SHA-256, hex, of the JCS text: the receipt's ``args`` claim and the audit trail's ``argumentsDigest``."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def preview_digest(preview: Any) -> str:
+    """A proposal's preview digest, as the server takes it (the receipt's ``preview`` claim): SHA-256, base64url
+    without padding, of the JCS text of its given members (``kind``, ``content``, ``title``, ``estimatedRows``,
+    ``email`` with its given headers); ``digest`` and members set to None are not part of it. Key order does not
+    matter; strings are taken as they are (no Unicode normalisation)."""
+    if not isinstance(preview, dict) or not isinstance(preview.get("kind"), str) or not isinstance(preview.get("content"), str):
+        raise TypeError("a preview is a dict with a kind and a content (both text)")
+    form: dict[str, Any] = {"kind": preview["kind"], "content": preview["content"]}
+    for key in ("title", "estimatedRows"):
+        if preview.get(key) is not None:
+            form[key] = preview[key]
+    email = preview.get("email")
+    if isinstance(email, dict):
+        given = {k: v for k, v in email.items() if v is not None}
+        if given:
+            form["email"] = given
+    digest = hashlib.sha256(canonical_json(form).encode("utf-8")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
 def _write(value: Any, seen: set[int]) -> list[str]:

@@ -16,7 +16,7 @@ import urllib.request
 from typing import Any, Callable, Literal, Mapping, Protocol, TypedDict
 
 from .errors import ReceiptVerificationError
-from .jcs import arguments_digest
+from .jcs import arguments_digest, preview_digest
 
 RECEIPT_TYP = "tollgate-receipt+jwt"
 _REQUIRED = ("tcid", "conv", "tool", "args", "approvedBy", "tenant", "iat", "exp", "jti")
@@ -65,6 +65,8 @@ class ReceiptClaims(_ReceiptClaims, total=False):
     #: Only when an approval was made with a passkey (the call's rule says ``stepUp: passkey``): one entry per such
     #: approval, each of a quorum's. The whole assertion is in the approval's audit event.
     stepUp: list[ReceiptStepUp]
+    #: Only when the proposal carried a preview: its digest (SHA-256, base64url, of its JCS form).
+    preview: str
 
 
 class ReplayStore(Protocol):
@@ -120,6 +122,7 @@ def verify_receipt(
     tool_call_id: str | None = None,
     replay_store: ReplayStore | None = None,
     require_step_up: bool = False,
+    preview: Mapping[str, Any] | None = None,
     issuer: str = "tollgate",
     clock_tolerance: float = 30.0,
     timeout: float = 10.0,
@@ -137,6 +140,9 @@ def verify_receipt(
     every 30 seconds); or pass ``jwks``, the key set itself. ``require_step_up=True`` insists on the ``stepUp``
     claim: the call was approved with a person's passkey (its rule says ``stepUp: passkey``); a backend whose tool
     must never run on a plain approval passes it, so that a policy edited to drop the passkey does not go unnoticed.
+    ``preview``: the preview of what the backend is about to do (a diff, the SQL, the email), as the agent proposed
+    it; the receipt's ``preview`` claim must be its digest (``receipt_mismatch`` when it differs, or when the receipt
+    has none: the people who approved were shown none).
     """
     try:
         from cryptography.exceptions import InvalidSignature
@@ -205,6 +211,16 @@ def verify_receipt(
         raise ReceiptVerificationError("receipt_mismatch", "the receipt approves other arguments")
     if require_step_up and not _has_step_up(payload.get("stepUp")):
         raise ReceiptVerificationError("receipt_mismatch", "the receipt has no stepUp: the call was not approved with a passkey")
+    if preview is not None:
+        claim = payload.get("preview")
+        if not isinstance(claim, str) or not claim:
+            raise ReceiptVerificationError("receipt_mismatch", "the receipt has no preview: the people who approved were shown none")
+        try:
+            shown = preview_digest(dict(preview))
+        except (ValueError, TypeError) as e:
+            raise ReceiptVerificationError("receipt_mismatch", f"the preview is not JSON Tollgate could have shown: {e}") from e
+        if claim != shown:
+            raise ReceiptVerificationError("receipt_mismatch", "the receipt approves another preview than the one given")
     # Last, so that a receipt refused above is not spent.
     if replay_store is not None and replay_store.seen(payload["jti"], payload["exp"] + clock_tolerance):
         raise ReceiptVerificationError("receipt_replayed", f"the receipt was used before (jti {payload['jti']})")
