@@ -729,6 +729,7 @@ describe('real answers', () => {
       (await call('get', '/v1/audit/metrics', { token: auditor, query: 'from=2020-01-01' })).body.approvedCount,
     ).toBe(1);
     expect((await call('get', '/v1/audit/gaps', { token: admin })).body.findings).toEqual(expect.any(Array));
+    expect((await call('get', '/v1/audit/reviewers', { token: auditor })).body.reviewers).toEqual(expect.any(Array));
     expect((await call('get', '/v1/audit/gaps', { token: admin, query: 'from=yesterday' })).status).toBe(400);
     expect(
       (

@@ -12,6 +12,7 @@ import {
 import { untilSettled } from './long-poll.js';
 import type {
   AuditCheckpoint,
+  AuditReviewers,
   AuditEventPage,
   Conversation,
   ConversationPage,
@@ -335,6 +336,11 @@ export class TollgateClient {
 
   getAuditCheckpoint(o: WaitOptions = {}): Promise<AuditCheckpoint> {
     return this.request<AuditCheckpoint>('GET', '/v1/audit/checkpoint', { signal: o.signal });
+  }
+
+  /** How each person decides in the window: approve rate, median and p90 time to decide, HITL-03 (auditor, admin). */
+  getAuditReviewers(q: { from?: string; to?: string } = {}, o: WaitOptions = {}): Promise<AuditReviewers> {
+    return this.request<AuditReviewers>('GET', '/v1/audit/reviewers', { query: q, signal: o.signal });
   }
 
   /** The public keys of receipts and checkpoints (no token needed). */

@@ -213,6 +213,9 @@ export type AuditEventPage = S['AuditEventPage'];
 export type AuditCheckpoint = S['AuditCheckpoint'];
 export type VerifiedCheckpoint = S['VerifiedCheckpoint'];
 export type VerifyResult = S['VerifyResult'];
+/** Per person who decided held calls in a window: approve rate, time to decide, HITL-03 (issue 28). */
+export type AuditReviewers = S['AuditReviewers'];
+export type ReviewerStats = S['ReviewerStats'];
 /** An Ed25519 public key (RFC 8037) of /.well-known/jwks.json. */
 export type Jwk = S['Jwk'];
 export type Jwks = S['Jwks'];

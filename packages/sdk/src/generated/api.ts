@@ -625,7 +625,7 @@ export interface paths {
     };
     /**
      * Verify the hash chain
-     * @description Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash.
+     * @description Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash. Without `checkpoint`, the latest one the service wrote to its file sink (TOLLGATE_CHECKPOINT_SINK) is used and named (`checkpoint.source: sink`); `noCheckpoint` says why none was (no sink, an https sink, none written yet).
      */
     get: operations['verifyAuditTrail'];
     put?: never;
@@ -705,9 +705,29 @@ export interface paths {
     };
     /**
      * Where human oversight failed or could fail
-     * @description Auditors and admins. HITL-EXEC, HITL-02 and RUN-01 from the events in the window, HITL-01 from the current policy and registry.
+     * @description Auditors and admins. HITL-EXEC, HITL-02, HITL-03 and RUN-01 from the events in the window, HITL-01 from the current policy and registry.
      */
     get: operations['getAuditGaps'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/audit/reviewers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How each person decides: approve rate, time to decide
+     * @description Auditors and admins, over the window: per person who decided held calls, their decisions, approvals, rejections, approve rate, median and p90 time to decide, and how many were made within 2 s of the card being shown. Time to decide runs from when the server first showed that person the card (GET of the call, the approvals list, the action-link page; the request time when never) to the decision. `rubberStamping` is HITL-03's test: at least 10 approvals, half or more of them within 2 s.
+     */
+    get: operations['getAuditReviewers'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2390,6 +2410,13 @@ export interface components {
        * @enum {boolean}
        */
       purged?: true;
+      /**
+       * @description request: the checkpoint given; sink: the latest the scheduler wrote to the file sink (TOLLGATE_CHECKPOINT_SINK)
+       * @enum {string}
+       */
+      source: 'request' | 'sink';
+      /** @description For source sink: the checkpoint's file name in the tenant's directory */
+      name?: string;
     };
     VerifyResult: {
       /** @description The chain is intact (and reaches the checkpoint, when one was given) */
@@ -2400,6 +2427,8 @@ export interface components {
       /** @description What is wrong at firstBadSeq, for people */
       problem?: string;
       checkpoint?: components['schemas']['VerifiedCheckpoint'];
+      /** @description Without a checkpoint given: why none from the sink was used (no sink configured, an https sink, none written yet) */
+      noCheckpoint?: string;
     };
     PurgeAuditRequest: {
       /**
@@ -2435,18 +2464,55 @@ export interface components {
     };
     GapFinding: {
       /**
-       * @description HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested; RUN-01: a call claimed over 15 minutes ago has no outcome on record (still running, or the agent stopped before reporting)
+       * @description HITL-EXEC: a call that needed a person ran without one; HITL-01: a destructive tool the policy lets run on its own; HITL-02: the policy can ask people, yet no approval was requested; HITL-03: a person approved at least 10 calls in the window, half or more within 2 s of being shown the card (rubber-stamping); RUN-01: a call claimed over 15 minutes ago has no outcome on record (still running, or the agent stopped before reporting)
        * @enum {string}
        */
-      code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02' | 'RUN-01';
+      code: 'HITL-EXEC' | 'HITL-01' | 'HITL-02' | 'HITL-03' | 'RUN-01';
       /** @enum {string} */
       severity: 'critical' | 'high' | 'medium';
       toolName?: string;
       toolCallId?: string;
+      /** @description HITL-03: the person whose approvals look rubber-stamped */
+      personId?: string;
       detail: string;
     };
     AuditGaps: {
       findings: components['schemas']['GapFinding'][];
+    };
+    /** @description One person who decided held calls in the window */
+    ReviewerStats: {
+      personId: string;
+      /** @description Approvals and rejections (a quorum approval counts) */
+      decisions: number;
+      approvals: number;
+      rejections: number;
+      /** @description approvals / decisions */
+      approveRate: number;
+      /** @description Median time to decide: from when the card was shown to this person (the later of the request and their first view the server recorded) to the decision */
+      medianDecideMs: number;
+      /** @description 90th percentile of the time to decide */
+      p90DecideMs: number;
+      /** @description Decisions made within thresholds.quickMs of being shown */
+      quickDecisions: number;
+      /** @description Approvals made within thresholds.quickMs of being shown */
+      quickApprovals: number;
+      /** @description HITL-03: at least minApprovals approvals, at least minQuickShare of them quick */
+      rubberStamping: boolean;
+    };
+    ReviewerThresholds: {
+      /** @example 2000 */
+      quickMs: number;
+      /** @example 10 */
+      minApprovals: number;
+      /** @example 0.5 */
+      minQuickShare: number;
+    };
+    AuditReviewers: {
+      /** @description In order of personId */
+      reviewers: components['schemas']['ReviewerStats'][];
+      /** @description The window held more than 50 000 decisions: the first ones were weighed; narrow it */
+      truncated: boolean;
+      thresholds: components['schemas']['ReviewerThresholds'];
     };
     /**
      * @description An agent token (role `agent`) is an agent whatever else it claims
@@ -6528,6 +6594,83 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['AuditGaps'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getAuditReviewers: {
+    parameters: {
+      query?: {
+        /** @description ISO 8601 date or date-time; inclusive */
+        from?: string;
+        /** @description ISO 8601 date or date-time; exclusive */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AuditReviewers'];
         };
       };
       /** @description The request breaks its documented shape (validation_failed) */

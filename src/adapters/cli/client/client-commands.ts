@@ -391,6 +391,7 @@ export function addClientCommands(program: Command): void {
  * The options of `audit` itself (--url, --token, --json) are read from it too: commander gives them to the parent.
  */
 function addAuditIntegrityCommands(audit: Command): void {
+  addAuditReviewersCommand(audit);
   withConnection(
     audit
       .command('checkpoint')
@@ -435,6 +436,64 @@ function addAuditIntegrityCommands(audit: Command): void {
         `the audit trail does not verify${r.firstBadSeq !== undefined ? ` (first bad seq ${r.firstBadSeq})` : ''}: ${r.problem ?? 'see above'}`,
         EXIT.refused,
       );
+  });
+}
+
+/**
+ * `audit reviewers`: per person who decided held calls in the window, their decisions, approve rate and time to
+ * decide (from when the server first showed them the card), and HITL-03, rubber-stamping (issue 28, part 9).
+ */
+function addAuditReviewersCommand(audit: Command): void {
+  withConnection(
+    audit
+      .command('reviewers')
+      .description(
+        'How each person decides (auditor, admin): approvals, rejections, approve rate, median and p90 time to decide; flags rubber-stamping (HITL-03)',
+      )
+      .option('--since <when>', 'from this time: an ISO date or a span back from now (30m, 8h, 7d)', when)
+      .option('--until <when>', 'before this time (same forms)', when)
+      .option('--json', 'print the answer as JSON'),
+  ).action(async (_o: unknown, cmd: Command) => {
+    const o = cmd.optsWithGlobals<ClientOptions & { since?: string; until?: string; json?: boolean }>();
+    output.json = !!o.json;
+    const r = await api(o).call((t) => t.getAuditReviewers({ from: o.since, to: o.until }));
+    if (o.json) return printJson(r);
+    if (r.reviewers.length === 0) return console.log('No one decided a held call in this window.');
+    const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    console.log(
+      table(
+        [
+          'PERSON',
+          'DECISIONS',
+          'APPROVED',
+          'REJECTED',
+          'RATE',
+          'MEDIAN',
+          'P90',
+          `UNDER ${r.thresholds.quickMs / 1000} S`,
+          '',
+        ],
+        r.reviewers.map((p) => [
+          clean(p.personId),
+          String(p.decisions),
+          String(p.approvals),
+          String(p.rejections),
+          `${Math.round(p.approveRate * 100)}%`,
+          secs(p.medianDecideMs),
+          secs(p.p90DecideMs),
+          String(p.quickDecisions),
+          p.rubberStamping ? 'HITL-03 rubber-stamping?' : '',
+        ]),
+        [40],
+      ),
+    );
+    const { minApprovals, minQuickShare, quickMs } = r.thresholds;
+    if (r.reviewers.some((p) => p.rubberStamping))
+      console.log(
+        `HITL-03: ${minApprovals} or more approvals, ${Math.round(minQuickShare * 100)}% or more of them within ${quickMs / 1000} s of the card being shown.`,
+      );
+    if (r.truncated)
+      console.log('Only the first 50 000 decisions of the window were weighed: narrow it with --since/--until.');
   });
 }
 
@@ -494,14 +553,19 @@ async function checkPinned(jws: string, file: string): Promise<void> {
 
 function verifyLine(r: VerifyResult, withCheckpoint: boolean): string {
   const cp = r.checkpoint;
+  // Without --checkpoint, the server used the latest checkpoint of its file sink, or says why it used none.
+  const which = cp?.source === 'sink' ? `the latest checkpoint in the sink, ${cp.name ?? 'latest'}: ` : '';
   if (!r.ok)
-    return `FAILED${r.firstBadSeq !== undefined ? ` at seq ${r.firstBadSeq}` : ''}: ${r.problem ?? 'the chain does not verify'} (${r.checked} event(s) checked)`;
-  const against =
-    !withCheckpoint || !cp
-      ? ''
-      : cp.purged
-        ? `; the checkpoint of ${cp.at} (seq ${cp.seq}) is older than the retained events, which a retention purge accounts for`
-        : `; it still holds the checkpoint of ${cp.at} (seq ${cp.seq}, hash ${cp.hash.slice(0, 12)}…)`;
+    return `FAILED${r.firstBadSeq !== undefined ? ` at seq ${r.firstBadSeq}` : ''}: ${which}${r.problem ?? 'the chain does not verify'} (${r.checked} event(s) checked)`;
+  if (!withCheckpoint && cp?.source === 'sink' && !cp.purged)
+    return `ok: ${r.checked} event(s) verify; it still holds ${which.slice(0, -2)} (${cp.at}, seq ${cp.seq}, hash ${cp.hash.slice(0, 12)}…)`;
+  if (!withCheckpoint && !cp && r.noCheckpoint)
+    return `ok: ${r.checked} event(s) verify; no checkpoint was used: ${clean(r.noCheckpoint)}`;
+  const against = !cp
+    ? ''
+    : cp.purged
+      ? `; the checkpoint of ${cp.at} (seq ${cp.seq}) is older than the retained events, which a retention purge accounts for`
+      : `; it still holds the checkpoint of ${cp.at} (seq ${cp.seq}, hash ${cp.hash.slice(0, 12)}…)`;
   return `ok: ${r.checked} event(s) verify${against}`;
 }
 
