@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { digestJson } from '../../src/infrastructure/persistence/event-store';
+import { TollgateGrpc } from '../support/grpc';
 import { client } from '../support/http';
 import { PushServiceStandIn, startPushService } from '../support/push-service';
 import { startTestServer, TestServer } from '../support/server';
@@ -292,4 +293,65 @@ describe('secret arguments', () => {
     );
     expect(sealed[0].sealed_arguments).toMatch(/^v1\.[0-9a-f]{8}\./);
   });
+});
+
+describe('a tool’s redact list', () => {
+  it('is bounded: at most 50 names of at most 200 characters, without empty path segments (400 validation_failed)', async () => {
+    const many = await http.put('/v1/tools/too_many', admin, { redact: Array.from({ length: 51 }, (_, i) => `k${i}`) });
+    expect(many.status).toBe(400);
+    expect(many.body.code).toBe('validation_failed');
+    const long = await http.put('/v1/tools/too_long', admin, { redact: ['x'.repeat(201)] });
+    expect(long.status).toBe(400);
+    const empty = await http.put('/v1/tools/empty_segment', admin, { redact: ['headers..authorization'] });
+    expect(empty.status).toBe(400);
+    expect(empty.body.errors).toEqual([expect.objectContaining({ path: 'redact[0]' })]);
+    const notStrings = await http.put('/v1/tools/not_strings', admin, { redact: [3] });
+    expect(notStrings.status).toBe(400);
+  });
+
+  it('is registered over gRPC too, and shown on the tool', async () => {
+    const rpc = new TollgateGrpc(server.grpcAddress!);
+    try {
+      const answer = await rpc.call(
+        'RegisterTool',
+        { name: 'grpc_api', redact: ['headers.authorization', '*secret*'] },
+        admin,
+      );
+      expect(answer.tool.redact).toEqual(['headers.authorization', '*secret*']);
+      expect((await http.get('/v1/tools/grpc_api', admin)).body.redact).toEqual(['headers.authorization', '*secret*']);
+    } finally {
+      rpc.close();
+    }
+  });
+});
+
+describe('beside DATABASE_URL without a data key', () => {
+  (process.env.DATABASE_URL ? it : it.skip)(
+    'refuses a call whose arguments hold a secret (503 data_key_missing) and records nothing; other calls go on',
+    async () => {
+      const keyless = await startTestServer({ dataKey: undefined, dataKeyFile: undefined, grpcPort: undefined });
+      try {
+        const api = client(keyless.url);
+        const root = await keyless.token('root', ['admin']);
+        const bot = await keyless.token('bot', ['agent']);
+        expect((await api.put('/v1/tools/call_api', root, { redact: ['password'] })).status).toBe(201);
+        expect((await api.post('/v1/conversations', bot, { id: 'keyless' })).status).toBe(201);
+        const refused = await api.post('/v1/conversations/keyless/tool-calls', bot, {
+          toolCalls: [{ toolName: 'call_api', arguments: { password: `${SENTINEL}-keyless` } }],
+        });
+        expect(refused.status).toBe(503);
+        expect(refused.body.code).toBe('data_key_missing');
+        const [{ n }] = await keyless.dataSource.query(
+          `SELECT count(*)::int AS n FROM tool_calls WHERE tenant_id = 'default'`,
+        );
+        expect(n).toBe(0);
+        const plain = await api.post('/v1/conversations/keyless/tool-calls', bot, {
+          toolCalls: [{ toolName: 'call_api', arguments: { url: 'https://example.com' } }],
+        });
+        expect(plain.status).toBe(201);
+      } finally {
+        await keyless.stop();
+      }
+    },
+  );
 });

@@ -18,6 +18,7 @@ import { CANCELLED, isCancelled, needsPasskey, stepUpOf, stepUpRequest, type Ste
 import type { Approval, DecisionBody } from '../types';
 import { hasModifier, hrefFor, isTyping, MOD_KEY, submitOnModEnter, useKeydown } from './hooks';
 import { DEFAULT_GRANT_LIFETIME, GrantExpiry } from './GrantExpiry';
+import { Secrets } from './Secrets';
 import { IpAddressNotice, passkeyFailure } from './Passkeys';
 import { Preview } from './Preview';
 import { formable, SchemaForm } from './SchemaForm';
@@ -300,6 +301,7 @@ export function Card({
       <pre class="json" tabIndex={0} aria-label="Arguments as JSON" data-testid="arguments">
         {pretty(call.arguments)}
       </pre>
+      <Secrets args={call.arguments} />
       {call.decision?.editedArguments && (
         <>
           <h3 class="args-h">Arguments as approved (edited)</h3>

@@ -215,9 +215,12 @@ class Tollgate:
 
     def register_tool(self, name: str, *, description: str | None = None, is_read_only: bool | None = None,
                       requires_approval: bool | None = None, destructive: bool | None = None,
-                      input_schema: Mapping[str, Any] | None = None) -> JsonObject:
+                      redact: Sequence[str] | None = None, input_schema: Mapping[str, Any] | None = None) -> JsonObject:
+        """Registers (or replaces) a tool. ``redact``: its secret arguments (dotted paths, or key globs at any
+        depth such as ``*token*``), shown masked everywhere but the claim."""
         body = {k: v for k, v in {"description": description, "isReadOnly": is_read_only,
-                                  "requiresApproval": requires_approval, "destructive": destructive}.items() if v is not None}
+                                  "requiresApproval": requires_approval, "destructive": destructive,
+                                  "redact": list(redact) if redact is not None else None}.items() if v is not None}
         if input_schema is not None:  # the JSON Schema of its input, for review: forms, and edits checked against it
             body["inputSchema"] = dict(input_schema)
         return self.request("PUT", f"/v1/tools/{_enc(name)}", body=body)
