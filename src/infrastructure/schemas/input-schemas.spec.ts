@@ -1,0 +1,87 @@
+import { DomainError } from '../../domain/shared/domain-error';
+import { AjvInputSchemas, checkInputSchema, MAX_INPUT_SCHEMA_BYTES } from './input-schemas';
+
+const code = (schema: unknown): string | undefined => {
+  try {
+    checkInputSchema(schema);
+    return undefined;
+  } catch (e) {
+    expect(e).toBeInstanceOf(DomainError);
+    return (e as DomainError).code;
+  }
+};
+
+const SCHEMA = {
+  type: 'object',
+  properties: {
+    amount: { type: 'number', minimum: 0 },
+    email: { type: 'string', format: 'email' },
+    memo: { type: 'object', properties: { note: { type: 'string', maxLength: 3 } } },
+  },
+  required: ['amount'],
+  additionalProperties: false,
+};
+
+describe('a tool input schema, as registered', () => {
+  it('is taken when it is a JSON Schema of draft-07, 2019-09 or 2020-12, with keywords of its own', () => {
+    expect(code(SCHEMA)).toBeUndefined();
+    expect(code({ ...SCHEMA, 'x-ui': { order: 1 }, title: 'Pay' })).toBeUndefined();
+    expect(
+      code({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        prefixItems: [{ type: 'string' }],
+      }),
+    ).toBeUndefined();
+    expect(code({ $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object' })).toBeUndefined();
+    expect(code({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' })).toBeUndefined();
+    expect(
+      code({ type: 'object', $defs: { a: { type: 'string' } }, properties: { a: { $ref: '#/$defs/a' } } }),
+    ).toBeUndefined();
+  });
+
+  it('is refused, with a stable code, when it is not one or reaches outside itself', () => {
+    expect(code([])).toBe('input_schema_invalid');
+    expect(code({ type: 'objectx' })).toBe('input_schema_invalid');
+    expect(code({ type: 'object', properties: { a: { minimum: 'x' } } })).toBe('input_schema_invalid');
+    expect(code({ $schema: 'https://example.com/my-dialect', type: 'object' })).toBe('input_schema_invalid');
+    expect(code({ $ref: 'https://example.com/schema.json' })).toBe('input_schema_invalid');
+    expect(code({ properties: { a: { $ref: '#/definitions/missing' } } })).toBe('input_schema_invalid');
+    expect(code({ type: 'string', pattern: '(' })).toBe('input_schema_invalid');
+  });
+
+  it('is bounded: 64 KiB and 32 levels', () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 31; i++) deep = { not: deep };
+    expect(code(deep)).toBeUndefined(); // 32 levels
+    expect(code({ not: deep })).toBe('input_schema_invalid');
+    expect(code({ type: 'object', description: 'x'.repeat(MAX_INPUT_SCHEMA_BYTES) })).toBe('input_schema_invalid');
+  });
+
+  it('lists what the meta-schema found wrong', () => {
+    try {
+      checkInputSchema({ type: 'objectx' });
+    } catch (e) {
+      expect((e as DomainError).details.errors).toEqual(
+        expect.arrayContaining([expect.objectContaining({ path: expect.stringMatching(/^\/inputSchema/) })]),
+      );
+    }
+  });
+});
+
+describe('checking an edit against the schema', () => {
+  const schemas = new AjvInputSchemas();
+
+  it('passes what conforms and names each fault by a JSON pointer', () => {
+    expect(schemas.check(SCHEMA, { amount: 1, email: 'a@example.com', memo: { note: 'ok' } })).toEqual([]);
+    const faults = schemas.check(SCHEMA, { amount: -1, email: 'nope', memo: { note: 'long' }, extra: 1 });
+    expect(faults.map((f) => f.path).sort()).toEqual(['', '/amount', '/email', '/memo/note']);
+    expect(faults.find((f) => f.path === '')?.message).toMatch(/additional properties \(extra\)/);
+    expect(schemas.check(SCHEMA, {}).map((f) => f.message)).toEqual(["must have required property 'amount'"]);
+  });
+
+  it('gives the same answer from the cache, and a new schema its own validator', () => {
+    expect(schemas.check(SCHEMA, { amount: -1 })).toEqual(schemas.check(structuredClone(SCHEMA), { amount: -1 }));
+    expect(schemas.check({ ...SCHEMA, properties: { amount: { type: 'number' } } }, { amount: -1 })).toEqual([]);
+  });
+});
