@@ -25,10 +25,11 @@ import { ReachPeople1764910000000 } from './1764910000000-reach-people';
 import { SlackMessagesByMessage1764910000001 } from './1764910000001-slack-messages-by-message';
 import { NotificationPreferences1764930000000 } from './1764930000000-notification-preferences';
 import { Delegations1764920000000 } from './1764920000000-delegations';
-import { ReviewerViewsAndAnchors1765080000000 } from './1765080000000-reviewer-views-and-anchors';
 import { ReviewSchemasPreviews1764940000000 } from './1764940000000-review-schemas-previews';
+import { ReviewerViewsAndAnchors1765080000000 } from './1765080000000-reviewer-views-and-anchors';
 import { PendingChanges1765100000000 } from './1765100000000-pending-changes';
 import { SecretRedaction1765110000000 } from './1765110000000-secret-redaction';
+import { StandingDeniesAndUses1765120000000 } from './1765120000000-standing-denies-and-uses';
 
 /** Listed explicitly so the built server, the CLI and the tests all run the same migrations. */
 export const MIGRATIONS = [
@@ -59,8 +60,9 @@ export const MIGRATIONS = [
   SlackMessagesByMessage1764910000001,
   NotificationPreferences1764930000000,
   Delegations1764920000000,
-  ReviewerViewsAndAnchors1765080000000,
   ReviewSchemasPreviews1764940000000,
+  ReviewerViewsAndAnchors1765080000000,
   PendingChanges1765100000000,
   SecretRedaction1765110000000,
+  StandingDeniesAndUses1765120000000,
 ];

@@ -467,7 +467,8 @@ export class InMemoryGrantRepository implements GrantRepository {
         (g) =>
           g.tenantId === tenantId &&
           (f.toolName === undefined || g.toolName === f.toolName) &&
-          (f.scope === undefined || g.scope === f.scope),
+          (f.scope === undefined || g.scope === f.scope) &&
+          (f.effect === undefined || (g.effect ?? 'allow') === f.effect),
       )
       .map((g) => Grant.rehydrate(clone(g)))
       .filter((g) => f.status === 'all' || g.statusAt(f.now) === f.status)
@@ -487,6 +488,14 @@ export class InMemoryGrantRepository implements GrantRepository {
       throw new DuplicateKeyError(`grant ${s.id} already exists`);
     this.table.rows.set(k, clone({ ...s }));
     this.uow.collect(events);
+  }
+
+  async use(tenantId: string, id: string, n: number): Promise<number | null> {
+    if (!this.uow.inTransaction) throw new NotInUnitOfWorkError('A limited grant is used inside a unit of work only');
+    const g = this.table.rows.get(key(tenantId, id));
+    if (!g || g.usesLeft === undefined || g.usesLeft < n) return null;
+    this.table.rows.set(key(tenantId, id), clone({ ...g, usesLeft: g.usesLeft - n }));
+    return g.usesLeft - n;
   }
 
   all(tenantId: string): GrantState[] {

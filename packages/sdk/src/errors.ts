@@ -45,6 +45,11 @@ export class ToolCallRejectedError extends Error {
   override readonly name: string = 'ToolCallRejectedError';
   readonly status: RefusalStatus;
   readonly reason?: string;
+  /**
+   * A person's answer instead of the tool running (decision `respond`): what the model is told as the tool's answer
+   * (integrations' default refusal text).
+   */
+  readonly response?: string;
   readonly decidedBy?: ActorRef;
   readonly via?: Channel;
   readonly toolCall: ToolCall;
@@ -57,8 +62,14 @@ export class ToolCallRejectedError extends Error {
         : status === 'denied'
           ? (toolCall.decision?.reason ?? toolCall.policy.reason)
           : toolCall.decision?.reason;
-    super(describeRefusal(status, toolCall.toolName, by, reason));
+    const response = status === 'rejected' ? (toolCall.decision as { response?: string } | undefined)?.response : undefined;
+    super(
+      response !== undefined
+        ? `${toolCall.toolName} did not run; ${by?.name ?? by?.id ?? 'a person'} answered instead: ${response}`
+        : describeRefusal(status, toolCall.toolName, by, reason),
+    );
     this.status = status;
+    if (response !== undefined) this.response = response;
     if (reason !== undefined) this.reason = reason;
     if (by !== undefined) {
       this.decidedBy = by;

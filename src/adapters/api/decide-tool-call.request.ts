@@ -21,8 +21,14 @@ export async function decideToolCall(
       const { body, via } = read();
       const dto = parseBody(DecisionRequest, body);
       const decider = { ...p, via: via() };
-      const input = { decision: dto.decision, reason: dto.reason, arguments: dto.arguments, scope: dto.scope };
-      const grant = { expiresIn: dto.expiresIn, args: dto.args };
+      const input = {
+        decision: dto.decision,
+        reason: dto.reason,
+        arguments: dto.arguments,
+        scope: dto.scope,
+        ...(dto.response !== undefined ? { response: dto.response } : {}),
+      };
+      const grant = { expiresIn: dto.expiresIn, args: dto.args, ...(dto.uses !== undefined ? { uses: dto.uses } : {}) };
       DecideToolCallCommand.mustFit(input, grant);
       return new DecideToolCallCommand(decider, toolCallId, input, grant, dto.stepUp?.passkey);
     },

@@ -11,6 +11,8 @@ import { Problem, toProblem } from '../api/problem';
 /** The one table: every problem code of docs/API.md#errors, and the gRPC status that tells it. */
 export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   validation_failed: GrpcStatus.INVALID_ARGUMENT,
+  // A decision the call's rule does not allow (allowedDecisions, rejectReasons).
+  decision_not_allowed: GrpcStatus.PERMISSION_DENIED,
   payload_too_large: GrpcStatus.INVALID_ARGUMENT,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   headers_too_large: GrpcStatus.INVALID_ARGUMENT,
@@ -71,13 +73,13 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   action_token_expired: GrpcStatus.FAILED_PRECONDITION,
   action_token_used: GrpcStatus.FAILED_PRECONDITION,
   arguments_changed: GrpcStatus.FAILED_PRECONDITION,
-  // Secret arguments: no data key to mask or seal with, or a sealed value no configured key opens.
-  data_key_missing: GrpcStatus.FAILED_PRECONDITION,
-  sealed_arguments_unreadable: GrpcStatus.FAILED_PRECONDITION,
   // Four eyes on the control plane (/v1/changes, REST only): listed so every code has its status.
   already_approved: GrpcStatus.FAILED_PRECONDITION,
   change_not_pending: GrpcStatus.FAILED_PRECONDITION,
   policy_moved_on: GrpcStatus.FAILED_PRECONDITION,
+  // Secret arguments: no data key to mask or seal with, or a sealed value no configured key opens.
+  data_key_missing: GrpcStatus.FAILED_PRECONDITION,
+  sealed_arguments_unreadable: GrpcStatus.FAILED_PRECONDITION,
 };
 
 /**

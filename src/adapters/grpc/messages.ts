@@ -81,6 +81,15 @@ export function toolCallMessage(v: ToolCallView): Msg {
       policyVersion: v.policy.policyVersion,
       reason: v.policy.reason,
       toolFlags: v.policy.toolFlags,
+      ...(v.policy.shadow
+        ? {
+            shadow: {
+              rule: v.policy.shadow.rule,
+              level: enumName('SUPERVISION_LEVEL', v.policy.shadow.level),
+              reason: v.policy.shadow.reason,
+            },
+          }
+        : {}),
     }),
     approval: v.approval && {
       approvers: v.approval.approvers,
@@ -89,6 +98,9 @@ export function toolCallMessage(v: ToolCallView): Msg {
       ...(v.approval.chatApproval === false ? { chatApproval: false } : {}),
       ...(v.approval.stepUp ? { stepUp: v.approval.stepUp } : {}),
       ...(v.approval.notify ? { notify: v.approval.notify } : {}),
+      ...(v.approval.allowedDecisions ? { allowedDecisions: v.approval.allowedDecisions } : {}),
+      ...(v.approval.rejectReasons ? { rejectReasons: v.approval.rejectReasons } : {}),
+      ...(v.approval.rejectFreeText ? { rejectFreeText: true } : {}),
       ...(v.approval.quorum
         ? {
             quorum: {
@@ -113,6 +125,7 @@ export function toolCallMessage(v: ToolCallView): Msg {
           aaguid: d.stepUp.aaguid,
           userVerified: d.stepUp.userVerified,
         },
+        response: d.response,
       }),
     execution: v.execution && { at: ts(v.execution.at), by: actorRef(v.execution.by) },
     result:

@@ -94,7 +94,9 @@ export interface PolicyRepository {
 export interface GrantListFilter extends ListFilter {
   toolName?: string;
   scope?: 'conversation' | 'agent' | 'tenant';
-  status: 'active' | 'revoked' | 'expired' | 'all';
+  status: 'active' | 'revoked' | 'expired' | 'spent' | 'all';
+  /** Standing denies (`deny`) or grants (`allow`); absent: both. */
+  effect?: 'allow' | 'deny';
   /** The instant `active` and `expired` are judged at (the app Clock, as for tool calls). */
   now: Date;
 }
@@ -108,6 +110,11 @@ export interface GrantRepository {
   list(tenantId: string, filter: GrantListFilter): Promise<{ grants: Grant[]; nextCursor: string | null }>;
   /** Inserts a new grant, or writes its revocation. */
   save(grant: Grant): Promise<void>;
+  /**
+   * Counts `n` uses off a limited grant (`uses`), atomically across instances, in the unit's transaction (outside
+   * one it throws a retryable error, so the unit runs again in one). The uses left, or null when fewer than `n` were.
+   */
+  use(tenantId: string, id: string, n: number): Promise<number | null>;
 }
 
 /** Everything the ApprovalPolicy weighs for one step's calls besides the conversation itself. */

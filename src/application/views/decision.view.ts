@@ -18,6 +18,8 @@ export type DecisionView = {
   editedArguments?: Record<string, unknown>;
   /** The passkey the approval was made with, when its rule asks for one (the whole assertion is in the audit trail). */
   stepUp?: StepUpView;
+  /** respond: the person's answer, which the agent is given as the tool's answer (the call did not run). */
+  response?: string;
 };
 
 /** A step-up as the API shows it: which passkey signed, of which authenticator model, with user verification. */

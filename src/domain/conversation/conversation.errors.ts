@@ -161,3 +161,19 @@ export class AuthorityCountedError extends DomainError {
     });
   }
 }
+
+/** A decision the call's rule does not allow (`allowedDecisions`, `rejectReasons`): 403 decision_not_allowed. */
+export class DecisionNotAllowedError extends DomainError {
+  constructor(
+    toolCallId: string,
+    reason: string,
+    policy: { allowedDecisions?: readonly string[]; rejectReasons?: readonly string[]; rejectFreeText?: true },
+  ) {
+    super('decision_not_allowed', 'forbidden', reason, {
+      toolCallId,
+      ...(policy.allowedDecisions ? { allowedDecisions: [...policy.allowedDecisions] } : {}),
+      ...(policy.rejectReasons ? { rejectReasons: [...policy.rejectReasons] } : {}),
+      ...(policy.rejectFreeText ? { rejectFreeText: true } : {}),
+    });
+  }
+}

@@ -1,6 +1,6 @@
 /* One class per transition of a conversation or its tool calls; names are past tense. */
 import { BaseEvent } from '../shared/event-base';
-import type { ToolFlags } from '../policy/approval-policy';
+import type { ShadowVerdict, ToolFlags } from '../policy/approval-policy';
 import type { NotifyChannel } from '../policy/policy-shape';
 import type { StepUpProof } from './step-up-proof';
 import type { CallPreview } from './call-preview';
@@ -33,6 +33,8 @@ export class ToolCallProposed extends BaseEvent<{
   /** The tool's flags as the policy saw them (registry first, else the proposal's annotations). */
   toolFlags?: ToolFlags;
   policy: PolicyRef & { reason: string };
+  /** What a rule in shadow mode would have decided (never applied): log-only rules on live traffic. */
+  shadow?: ShadowVerdict;
 }> {
   readonly type = 'ToolCallProposed' as const;
 }
@@ -153,6 +155,10 @@ export class ToolCallRejected extends BaseEvent<
     via: string;
     latencyMs: number;
     reason?: string;
+    /** `respond` (the agent is told `response`) or `always_reject` (a standing deny in `scope` follows); absent: reject. */
+    decision?: 'respond' | 'always_reject';
+    response?: string;
+    scope?: string;
   }
 > {
   readonly type = 'ToolCallRejected' as const;

@@ -32,6 +32,9 @@ import { quorumArguments, quorumStep } from './rules/quorum';
 import { authorityFor } from './rules/delegated-authority';
 import { InterestedParties, onBehalfRefusal, selfApprovalRefusal } from './rules/separation-of-duties';
 import { standingGrantRefusal } from './rules/standing-grant-limit';
+import { decisionNotAllowed, isRejection } from './rules/allowed-decisions';
+import { DecisionNotAllowedError } from './conversation.errors';
+import { DenyRequest, rejectCall } from './held-call-reject';
 import { approvingArguments, StepUpProof, stepUpRefusal } from './rules/step-up';
 import { checkMayDecide } from './rules/who-may-decide';
 
@@ -44,7 +47,7 @@ export interface GrantRequest {
 }
 
 export type DecisionResult =
-  | { kind: 'decided'; call: ToolCall; grant?: GrantRequest }
+  | { kind: 'decided'; call: ToolCall; grant?: GrantRequest; deny?: DenyRequest }
   | { kind: 'unchanged'; call: ToolCall }
   /** A refusal that still changed state (the call expired on the way): save first, then report. */
   | { kind: 'refused'; call: ToolCall; error: DomainError };
@@ -94,12 +97,16 @@ export function decideCall(
   const onBehalf = forWhom ? { onBehalfOf: forWhom.id } : {};
   const env = c.envelope({ ...personActor(by, by.via), ...(forWhom ? { onBehalfOf: forWhom } : {}) }, at);
   const scope = input.decision === 'always_allow' ? (input.scope ?? 'conversation') : undefined;
+  // A standing deny is bounded by the decider's roles as a grant is (not by the rule's `grants`).
+  const denyScope = input.decision === 'always_reject' ? (input.scope ?? 'conversation') : undefined;
   // A delegate grants what the delegator's roles allow, never more (nor what the delegate's own might).
-  const tooWide = scope && standingGrantRefusal(call.policy, scope, delegator ?? by);
+  const tooWide =
+    (scope && standingGrantRefusal(call.policy, scope, delegator ?? by)) ||
+    (denyScope && standingGrantRefusal({ rule: call.policy.rule }, denyScope, delegator ?? by));
   if (tooWide) {
     c.record(
       new GrantRefused(env, {
-        decision: 'always_allow',
+        decision: 'always_allow' as const,
         ...tooWide,
         refusedBy: by.id,
         ...onBehalf,
@@ -115,9 +122,12 @@ export function decideCall(
   }
   if (call.isExpiredAt(at)) expireCall(call, at, c);
   if (call.status !== 'pending') {
-    const settled = decisionOnSettledCall(call, input, by.id, scope);
+    const settled = decisionOnSettledCall(call, input, by.id, scope ?? denyScope);
     return settled === 'unchanged' ? { kind: 'unchanged', call } : { kind: 'refused', call, error: settled };
   }
+  // What the call's rule lets people decide (allowedDecisions, rejectReasons): refused before anything is recorded.
+  const notAllowed = decisionNotAllowed(call.policy, input, approvingArguments(call, { arguments: undefined }));
+  if (notAllowed) throw new DecisionNotAllowedError(call.id, notAllowed, call.policy);
   // Refusals of an approval the rules do not take, recorded first (a rejection is never refused by them).
   const refuse = (code: DecisionRefusedCode, reason: string, error: DomainError): DecisionResult => {
     const decision = input.decision as 'approve' | 'always_allow';
@@ -160,23 +170,9 @@ export function decideCall(
     ...(forWhom ? { onBehalfOf: forWhom } : {}),
   };
   const latencyMs = at.getTime() - call.createdAt.getTime();
-  if (input.decision === 'reject') {
-    call.moveTo('rejected', at, {
-      decision: { outcome: 'rejected', by: ref, at, kind: 'reject', reason: input.reason },
-    });
-    c.record(
-      new ToolCallRejected(env, {
-        outcome: 'rejected',
-        rejectedBy: by.id,
-        ...onBehalf,
-        via: by.via,
-        latencyMs,
-        reason: input.reason,
-        ...policyRef(call.policy),
-      }),
-    );
-    c.changed(at);
-    return { kind: 'decided', call };
+  if (isRejection(input.decision)) {
+    const deny = rejectCall(call, input, ref, at, env, c, onBehalf);
+    return { kind: 'decided', call, ...(deny ? { deny } : {}) };
   }
   const kind = input.decision as 'approve' | 'always_allow';
   const quorum = call.policy.quorum;

@@ -1,8 +1,8 @@
 import type { Channel, OnBehalfOf, Principal } from '../shared/actor';
 import type { StepUpEvidence, StepUpProof } from './step-up-proof';
 import type { SupervisionLevel } from '../policy/supervision-level';
-import type { GrantLimit, GrantScope, ToolFlags } from '../policy/approval-policy';
-import type { EscalationStep, NotifyChannel, PolicyQuorum } from '../policy/policy-document';
+import type { GrantLimit, GrantScope, ShadowVerdict, ToolFlags } from '../policy/approval-policy';
+import type { EscalationStep, NotifyChannel, PolicyQuorum, RuleDecision } from '../policy/policy-document';
 import { IllegalTransitionError } from './conversation.errors';
 import type { CallPreview } from './call-preview';
 import { ToolCallStatus, canMove } from './tool-call-status';
@@ -40,6 +40,13 @@ export interface PolicyRecord {
   remindBefore?: number[];
   /** The channels that reach out to people about this call, when its rule names them (absent: all). */
   notify?: NotifyChannel[];
+  /** What a person may decide, when its rule narrows it (absent: anything their role allows). */
+  allowedDecisions?: RuleDecision[];
+  /** A rejection's reason is one of these, unless `rejectFreeText`. */
+  rejectReasons?: string[];
+  rejectFreeText?: true;
+  /** What a rule in shadow mode would have decided (recorded, never applied). */
+  shadow?: ShadowVerdict;
 }
 
 /** How far a held call's escalation and reminders have gone, and when the next step is due. */
@@ -75,15 +82,21 @@ export interface ActorRef {
   onBehalfOf?: OnBehalfOf;
 }
 
-export type DecisionKind = 'approve' | 'reject' | 'always_allow';
+/**
+ * `respond`: the call does not run; the person's `response` is what the agent is told instead (a rejection).
+ * `always_reject`: a rejection that also makes a standing deny in `scope` (rules/allowed-decisions).
+ */
+export type DecisionKind = 'approve' | 'reject' | 'always_allow' | 'respond' | 'always_reject';
 
 /** A person's decision on a held call, as the commands bring it. */
 export interface DecisionInput {
   decision: DecisionKind;
   reason?: string;
   arguments?: Record<string, unknown>;
-  /** always_allow only: where the standing grant applies (default `conversation`). */
+  /** always_allow / always_reject only: where the standing grant or deny applies (default `conversation`). */
   scope?: GrantScope;
+  /** respond only: what the agent is told instead of the tool's result (at most 4,000 characters). */
+  response?: string;
   /** A passkey assertion, as the application verified it, for a call whose rule asks for one (rules/step-up). */
   stepUp?: StepUpEvidence;
 }
@@ -115,6 +128,8 @@ export interface DecisionRecord {
   grantScope?: GrantScope;
   /** The passkey assertion the approval was made with, when its rule asks for one (a quorum's: on each approval). */
   stepUp?: StepUpProof;
+  /** respond: the person's answer, given to the agent as the tool's answer (the call did not run). */
+  response?: string;
 }
 
 export interface ToolCallState {

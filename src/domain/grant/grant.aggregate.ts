@@ -3,10 +3,15 @@ import { Actor } from '../shared/actor';
 import type { ValidationFault } from '../shared/domain-error';
 import type { GrantFacts, GrantScope } from '../policy/approval-policy';
 import { ToolPattern } from '../policy/tool-pattern';
-import { GrantCreated, GrantRevoked } from './grant.events';
+import { GrantCreated, GrantRevoked, GrantUsed } from './grant.events';
 
 export const GRANT_SCOPES: readonly GrantScope[] = ['conversation', 'agent', 'tenant'];
-export const GRANT_STATUSES = ['active', 'revoked', 'expired'] as const;
+export const GRANT_STATUSES = ['active', 'revoked', 'expired', 'spent'] as const;
+/** `allow`: a grant (turns `confirm` into `automatic`); `deny`: a standing deny (turns matching calls into `deny`). */
+export const GRANT_EFFECTS = ['allow', 'deny'] as const;
+export type GrantEffect = (typeof GRANT_EFFECTS)[number];
+/** The most calls a limited grant (`uses`) may let through. */
+export const MAX_GRANT_USES = 1000;
 export type GrantStatus = (typeof GRANT_STATUSES)[number];
 
 /** The longest lifetime an `always_allow` may give a grant: 90 days. Without `expiresIn` a grant has none. */
@@ -40,6 +45,18 @@ export interface GrantState {
   /** After this instant the grant no longer applies. */
   expiresAt?: Date;
   revocation?: GrantRevocation;
+  /** `deny`: a standing deny (absent: an allow). */
+  effect?: GrantEffect;
+  /** An allow that lets at most this many calls through (absent: any number), and how many it still may. */
+  uses?: number;
+  usesLeft?: number;
+}
+
+/** What is wrong with a grant's `uses`, or undefined: a whole number from 1 to MAX_GRANT_USES. */
+export function usesFault(uses: unknown): string | undefined {
+  if (typeof uses !== 'number' || !Number.isInteger(uses) || uses < 1 || uses > MAX_GRANT_USES)
+    return `must be a whole number from 1 to ${MAX_GRANT_USES}`;
+  return undefined;
 }
 
 /** What is wrong with a requested lifetime in seconds, or undefined. */
@@ -121,7 +138,13 @@ export class Grant extends AggregateRoot {
     expiresIn?: number;
     /** Argument globs; checked by `grantArgsFaults` first. */
     args?: Record<string, string>;
+    /** `deny`: a standing deny (default `allow`). */
+    effect?: GrantEffect;
+    /** An allow only: the calls it may let through; checked by `usesFault` first. */
+    uses?: number;
   }): Grant {
+    const deny = input.effect === 'deny';
+    const uses = deny ? undefined : input.uses;
     const scopeId =
       input.scope === 'conversation' ? input.conversationId : input.scope === 'agent' ? input.agentId : undefined;
     const expiresAt = input.expiresIn === undefined ? undefined : new Date(input.at.getTime() + input.expiresIn * 1000);
@@ -138,6 +161,8 @@ export class Grant extends AggregateRoot {
       createdAt: input.at,
       ...(args ? { args } : {}),
       ...(expiresAt ? { expiresAt } : {}),
+      ...(deny ? { effect: 'deny' as const } : {}),
+      ...(uses !== undefined ? { uses, usesLeft: uses } : {}),
     });
     g.record(
       new GrantCreated(
@@ -157,6 +182,8 @@ export class Grant extends AggregateRoot {
           via: input.by.via,
           ...(args ? { args } : {}),
           ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+          ...(deny ? { effect: 'deny' as const } : {}),
+          ...(uses !== undefined ? { uses } : {}),
         },
       ),
     );
@@ -175,11 +202,33 @@ export class Grant extends AggregateRoot {
     return this.s;
   }
 
-  /** Revoked wins over expired: the person's act is what the record should show. */
+  get effect(): GrantEffect {
+    return this.s.effect ?? 'allow';
+  }
+
+  /** Revoked wins over expired, expired over spent: the person's act is what the record should show. */
   statusAt(now: Date): GrantStatus {
     if (this.s.revocation) return 'revoked';
     if (this.s.expiresAt && this.s.expiresAt.getTime() <= now.getTime()) return 'expired';
+    if (this.s.usesLeft !== undefined && this.s.usesLeft <= 0) return 'spent';
     return 'active';
+  }
+
+  /**
+   * A limited allow let `toolCallIds` through, `usesLeft` remaining after them (as the store counted them down,
+   * atomically): one GrantUsed per call, in the call's own transaction.
+   */
+  used(toolCallIds: readonly string[], usesLeft: number, by: Actor, at: Date, conversationId: string): void {
+    if (this.s.uses === undefined) return;
+    this.s = { ...this.s, usesLeft };
+    toolCallIds.forEach((toolCallId, i) =>
+      this.record(
+        new GrantUsed(
+          { tenantId: this.s.tenantId, at, actor: by, conversationId, toolCallId, toolName: this.s.toolName },
+          { grantId: this.s.id, uses: this.s.uses!, usesLeft: usesLeft + (toolCallIds.length - 1 - i) },
+        ),
+      ),
+    );
   }
 
   /**
@@ -220,8 +269,21 @@ export class Grant extends AggregateRoot {
     return true;
   }
 
-  /** The grant as the policy sees it (which ignores it once revoked or expired). */
+  /**
+   * The grant as the policy sees it (which ignores it once revoked or expired). A standing deny reads as revoked
+   * here, so that one passed among the grants by mistake never allows anything (fail closed): see `denyFacts`.
+   */
   facts(): GrantFacts {
+    if (this.effect === 'deny') return { ...this.coverage(), revoked: true };
+    return this.coverage();
+  }
+
+  /** A standing deny as the policy sees it (`ctx.denies`); undefined for an allow. */
+  denyFacts(): GrantFacts | undefined {
+    return this.effect === 'deny' ? this.coverage() : undefined;
+  }
+
+  private coverage(): GrantFacts {
     if (this.s.args && !this.matcher) this.matcher = argsPattern(this.s.toolName, this.s.args);
     return {
       id: this.s.id,

@@ -10,8 +10,21 @@ export class GrantCreated extends BaseEvent<{
   via: string;
   args?: Record<string, string>;
   expiresAt?: string;
+  /** `deny`: a standing deny (absent: an allow). */
+  effect?: 'deny';
+  /** The calls a limited allow may let through. */
+  uses?: number;
 }> {
   readonly type = 'GrantCreated' as const;
+}
+
+/** A limited grant (`uses`) let one call through: `usesLeft` remain after it. */
+export class GrantUsed extends BaseEvent<{
+  grantId: string;
+  uses: number;
+  usesLeft: number;
+}> {
+  readonly type = 'GrantUsed' as const;
 }
 
 export class GrantRevoked extends BaseEvent<{

@@ -37,6 +37,8 @@ export interface PolicyContext {
   /** The tool as registered in the tenant's registry, if it is. */
   tool?: { flags: ToolFlags; registeredBy: 'admin' | 'agent' };
   grants: readonly GrantFacts[];
+  /** Standing denies (an always_reject, or made directly): a call one covers is denied, whatever else would allow it. */
+  denies?: readonly GrantFacts[];
   conversation: {
     id: string;
     agentId: string;
@@ -56,6 +58,8 @@ export interface PolicyVerdict {
   reason: string;
   /** The grant that turned `confirm` into `automatic`, if one did. */
   grantId?: string;
+  /** The standing deny that denied the call, if one did. */
+  denyId?: string;
   /** For `confirm`/`manual`: who may decide and how long they have. */
   approvers: readonly string[];
   timeoutSeconds: number;
@@ -101,7 +105,7 @@ type Outcome = { level: SupervisionLevel; reason: string };
  */
 export const ApprovalPolicy = {
   evaluate(call: ProposedCallFacts, ctx: PolicyContext): PolicyVerdict {
-    const verdict = evaluateLive(call, ctx);
+    const verdict = withStandingDeny(evaluateLive(call, ctx), call, ctx);
     if (!ctx.policy.hasShadowRules) return verdict;
     // The same call judged as if the shadow rules were enforced: recorded when one of them would have decided it.
     const policy = ctx.policy.withShadowRulesLive();
@@ -277,4 +281,17 @@ function covers(
     case 'conversation':
       return grant.conversationId === conversation.id;
   }
+}
+
+/**
+ * Standing denies (part 4 of issue 28): a person's "always reject" in a scope, as grants are for allows. One that
+ * covers the call (tool, scope, argument globs, not expired nor revoked) denies it before any grant or rule could
+ * let it through; a call the policy denies anyway keeps its own reason.
+ */
+function withStandingDeny(verdict: PolicyVerdict, call: ProposedCallFacts, ctx: PolicyContext): PolicyVerdict {
+  if (verdict.level === 'deny' || !ctx.denies?.length) return verdict;
+  const deny = ctx.denies.find((d) => covers(d, call, ctx.conversation, ctx.now));
+  if (!deny) return verdict;
+  const { grantId: _grant, ...rest } = verdict;
+  return { ...rest, level: 'deny', denyId: deny.id, reason: `Denied by standing deny ${deny.id} (scope ${deny.scope})` };
 }

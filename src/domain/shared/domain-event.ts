@@ -22,6 +22,7 @@ export const EVENT_TYPES = [
   'GrantCreated',
   'GrantRefused',
   'GrantRevoked',
+  'GrantUsed',
   'Halted',
   'Resumed',
   'AuditPurged',

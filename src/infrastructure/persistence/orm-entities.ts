@@ -101,6 +101,11 @@ export class GrantRow {
   @Column('jsonb', { name: 'revoked_by', nullable: true }) revokedBy: { id: string; name?: string; via: string } | null;
   @Column('text', { name: 'revoke_reason', nullable: true }) revokeReason: string | null;
   @Column('jsonb', { nullable: true }) args: Record<string, string> | null;
+  /** `deny`: a standing deny (an always_reject); `allow`: a grant. */
+  @Column('text', { default: 'allow' }) effect: 'allow' | 'deny';
+  /** Calls a single-use (or n-use) grant may let through, and how many are left (null: unbounded). */
+  @Column('integer', { nullable: true }) uses: number | null;
+  @Column('integer', { name: 'uses_left', nullable: true }) usesLeft: number | null;
 }
 
 @Entity('halts')

@@ -14,7 +14,8 @@ const TOOL = `json_build_object('tenantId', tenant_id, 'name', name, 'descriptio
   'requiresApproval', requires_approval, 'destructive', destructive, 'registeredBy', registered_by, 'registeredByKind', registered_by_kind,
   'createdAt', created_at, 'updatedAt', updated_at, 'version', version, 'redact', redact)`;
 const GRANT = `json_build_object('tenantId', tenant_id, 'id', id, 'toolName', tool_name, 'scope', scope, 'conversationId', conversation_id,
-  'agentId', agent_id, 'createdBy', created_by, 'sourceToolCallId', source_tool_call_id, 'createdAt', created_at, 'expiresAt', expires_at, 'args', args)`;
+  'agentId', agent_id, 'createdBy', created_by, 'sourceToolCallId', source_tool_call_id, 'createdAt', created_at, 'expiresAt', expires_at, 'args', args,
+  'effect', effect, 'uses', uses, 'usesLeft', uses_left)`;
 
 /**
  * The inputs as one JSON value, for a conversation of an agent, of tool names, at an instant (SQL expressions or

@@ -48,5 +48,6 @@ export function guardOptions<A extends JsonObject>(o: GateOptions<A>) {
 /** A refusal becomes the text the model reads; anything else is thrown on. */
 export function refusalOrThrow(e: unknown, onRefusal: GateOptions<never>['onRefusal']): unknown {
   if (!(e instanceof ToolCallRejectedError)) throw e;
-  return onRefusal ? onRefusal(e) : e.message;
+  // A person's `respond` is the tool's answer as they wrote it.
+  return onRefusal ? onRefusal(e) : (e.response ?? e.message);
 }

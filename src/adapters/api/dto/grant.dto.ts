@@ -34,7 +34,11 @@ export class GrantView implements AppGrantView {
   args: Record<string, string> | null;
   @ApiProperty({ example: 'shell(cmd=ls *)', description: 'What the grant covers, written as a policy pattern' })
   pattern: string;
-  @ApiProperty({ enum: ['active', 'revoked', 'expired'] }) status: 'active' | 'revoked' | 'expired';
+  @ApiProperty({
+    enum: ['active', 'revoked', 'expired', 'spent'],
+    description: 'spent: a limited grant (uses) that has let all its calls through',
+  })
+  status: 'active' | 'revoked' | 'expired' | 'spent';
   @ApiProperty({ type: () => GrantActorView }) createdBy: GrantActorView;
   @ApiProperty(DATE_TIME) createdAt: string;
   @ApiProperty({
@@ -49,6 +53,26 @@ export class GrantView implements AppGrantView {
   @ApiProperty({ type: 'string', nullable: true }) revokeReason: string | null;
   @ApiProperty({ example: 'tc_7de0c1', description: 'The tool call whose always_allow made the grant' })
   sourceToolCallId: string;
+  @ApiProperty({
+    enum: ['allow', 'deny'],
+    description:
+      'allow: a grant (an always_allow: matching confirm calls run without a person); deny: a standing deny (an always_reject: matching calls are denied at proposal)',
+  })
+  effect: 'allow' | 'deny';
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 1,
+    description: 'A limited grant: the calls it may let through; null: any number',
+  })
+  uses: number | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 0,
+    description: 'The calls it may still let through (0: spent); null: any number',
+  })
+  usesLeft: number | null;
 }
 
 @ApiSchema({ name: 'GrantPage' })

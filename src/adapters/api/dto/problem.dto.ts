@@ -149,6 +149,11 @@ const EXAMPLES = {
     detail: 'Send Authorization: Bearer <JWT>',
   },
   forbidden: { status: 403, summary: 'The role is lacking', detail: 'This needs one of the roles: admin' },
+  decision_not_allowed: {
+    status: 403,
+    summary: "A decision the call's rule does not allow (allowedDecisions, rejectReasons)",
+    detail: 'This call\'s rule takes one of these reasons: "duplicate", "wrong amount"',
+  },
   grant_forbidden: {
     status: 403,
     summary: 'A standing grant wider than the caller or the policy allows',

@@ -235,8 +235,34 @@ export class ProposeToolCallsRequest {
 }
 
 export class DecisionRequest {
-  @ApiProperty({ enum: ['approve', 'reject', 'always_allow'] }) @IsIn(['approve', 'reject', 'always_allow']) decision:
-    'approve' | 'reject' | 'always_allow';
+  @ApiProperty({
+    enum: ['approve', 'reject', 'always_allow', 'respond', 'always_reject'],
+    description:
+      "respond: the call does not run and the agent is told `response` instead (outcome rejected); always_reject: reject and make a standing deny in `scope` (GET /v1/grants?effect=deny). A decision the call's rule does not allow (`approval.allowedDecisions`, `approval.rejectReasons`) is 403 decision_not_allowed",
+  })
+  @IsIn(['approve', 'reject', 'always_allow', 'respond', 'always_reject'])
+  decision: 'approve' | 'reject' | 'always_allow' | 'respond' | 'always_reject';
+  @ApiPropertyOptional({
+    maxLength: 4000,
+    description:
+      "respond only (required there): the person's answer, which the agent gives the model as the tool's answer",
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  response?: string;
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 1000,
+    example: 1,
+    description: 'always_allow only: the calls the standing grant may let through (1: single use); without it, any number',
+  })
+  @IsOptional()
+  @IsInt({ message: 'must be a whole number' })
+  @Min(1)
+  @Max(1000)
+  uses?: number;
   @ApiPropertyOptional({ maxLength: 4000, description: "A rejection's reason is what the agent reads" })
   @IsOptional()
   @IsString()

@@ -14,8 +14,8 @@ import type { StatusView as AppStatusView } from '../../../application/queries/g
 import type { DecisionOutcome } from '../../../domain/conversation/tool-call.entity';
 import type { CallPreview } from '../../../domain/conversation/call-preview';
 import { PreviewInputDto } from './preview.dto';
-import type { ToolFlags } from '../../../domain/policy/approval-policy';
-import type { PolicyDefaults, PolicyRule } from '../../../domain/policy/policy-document';
+import type { ShadowVerdict, ToolFlags } from '../../../domain/policy/approval-policy';
+import { RULE_DECISIONS, type PolicyDefaults, type PolicyRule } from '../../../domain/policy/policy-document';
 import { TOOL_CALL_STATUSES, ToolCallStatus } from '../../../domain/conversation/tool-call-status';
 import { HALT_SCOPES, HaltScope } from '../../../domain/halt/halt.aggregate';
 import { SUPERVISION_LEVELS, SupervisionLevel } from '../../../domain/policy/supervision-level';
@@ -73,6 +73,14 @@ export class ActorRefView implements AppActorRefView {
   @ApiPropertyOptional({ type: () => OnBehalfOfView, description: ON_BEHALF_OF }) onBehalfOf?: OnBehalfOfView;
 }
 
+@ApiSchema({ name: 'ShadowVerdict', description: "A shadow rule's outcome for a call, recorded but never applied" })
+export class ShadowVerdictView implements ShadowVerdict {
+  @ApiProperty({ type: 'integer', description: 'Index of the shadow rule that would have decided' }) rule: number;
+  @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) level: SupervisionLevel;
+  @ApiProperty({ example: 'Rule 4 (delete_*): confirm (rateAbove: 21 calls in 1h by agent, above 20)' })
+  reason: string;
+}
+
 @ApiSchema({ name: 'ToolCallPolicy', description: 'Why the policy judged the call as it did' })
 export class ToolCallPolicyView implements app.ToolCallPolicyView {
   @ApiProperty({ enum: SUPERVISION_LEVELS, enumName: 'SupervisionLevel' }) level: SupervisionLevel;
@@ -86,6 +94,12 @@ export class ToolCallPolicyView implements app.ToolCallPolicyView {
   @ApiProperty({ example: 'Rule 2 (delete_source): confirm' }) reason: string;
   @ApiPropertyOptional({ type: () => ToolFlagsView, description: 'The flags the policy saw, when the tool had any' })
   toolFlags?: ToolFlagsView;
+  @ApiPropertyOptional({
+    type: () => ShadowVerdictView,
+    description:
+      'What a rule in shadow mode (`mode: shadow`) would have decided, when one would have: recorded, never applied',
+  })
+  shadow?: ShadowVerdictView;
 }
 
 @ApiSchema({ name: 'QuorumApprover', description: 'One approval counted towards a quorum' })
@@ -149,6 +163,23 @@ export class ToolCallApprovalView implements app.ToolCallApprovalState {
     example: ['push', 'email'],
   })
   notify?: string[];
+  @ApiPropertyOptional({
+    type: [String],
+    enum: RULE_DECISIONS,
+    description:
+      "What a person may decide, when the call's rule narrows it (`allowedDecisions`); anything else answers 403 decision_not_allowed. `edit` is an approval with changed arguments",
+    example: ['approve', 'reject'],
+  })
+  allowedDecisions?: string[];
+  @ApiPropertyOptional({
+    type: [String],
+    description:
+      "A rejection's reason must be one of these (shown as choices), unless `rejectFreeText`; another answers 403 decision_not_allowed",
+    example: ['Wrong vendor', 'Amount too high'],
+  })
+  rejectReasons?: string[];
+  @ApiPropertyOptional({ enum: [true], description: 'With rejectReasons: a person may write their own reason instead' })
+  rejectFreeText?: true;
 }
 
 @ApiSchema({
@@ -185,6 +216,12 @@ export class DecisionView implements AppDecisionView {
     description: "The passkey the approval was made with, when the call's rule asks for one (stepUp: passkey)",
   })
   stepUp?: StepUpView;
+  @ApiPropertyOptional({
+    maxLength: 4000,
+    description:
+      "respond: the person's answer to the agent instead of the tool running (the call is rejected; the agent gives this text to the model as the tool's answer)",
+  })
+  response?: string;
 }
 
 @ApiSchema({ name: 'ToolCallExecution', description: 'The claim of the run' })
@@ -215,7 +252,7 @@ export class CancellationView implements NonNullable<Call['cancellation']> {
 })
 export class PreviewView extends PreviewInputDto implements CallPreview {
   @ApiProperty({
-    description: 'SHA-256, base64url, of the RFC 8785 form of the other members (the receipt\'s `preview` claim)',
+    description: "SHA-256, base64url, of the RFC 8785 form of the other members (the receipt's `preview` claim)",
     example: 'n4bQgYhMfWWaL-qgxVrQFaO_TxsrC4Is0V1sFbDwCgg',
   })
   digest: string;

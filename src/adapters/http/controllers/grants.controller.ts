@@ -3,7 +3,7 @@ import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { RevokeGrantCommand } from '../../../application/commands/revoke-grant/revoke-grant.command';
 import { ListGrantsQuery } from '../../../application/queries/list-grants/list-grants.query';
-import { GRANT_SCOPES, GRANT_STATUSES } from '../../../domain/grant/grant.aggregate';
+import { GRANT_EFFECTS, GRANT_SCOPES, GRANT_STATUSES } from '../../../domain/grant/grant.aggregate';
 import { Principal } from '../../../domain/shared/actor';
 import { ValidationError } from '../../../domain/shared/domain-error';
 import { CurrentPrincipal, Roles } from '../auth';
@@ -44,7 +44,13 @@ export class GrantsController {
     name: 'status',
     required: false,
     schema: { type: 'string', enum: [...STATUS_FILTERS], default: 'active' },
-    description: 'active (the default), revoked, expired or all',
+    description: 'active (the default), revoked, expired, spent (a limited grant with no use left) or all',
+  })
+  @ApiQuery({
+    name: 'effect',
+    required: false,
+    schema: { type: 'string', enum: [...GRANT_EFFECTS] },
+    description: 'deny: standing denies only (made by always_reject); allow: grants only; absent: both',
   })
   @ApiOkResponse({ type: GrantPageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
@@ -55,7 +61,10 @@ export class GrantsController {
     if (query.tool !== undefined && (typeof query.tool !== 'string' || query.tool === ''))
       throw new ValidationError([{ path: 'tool', message: 'must be given once, as a tool name' }]);
     const toolName = query.tool as string | undefined;
-    return this.queries.execute(new ListGrantsQuery(p, { cursor, limit, scope, status, toolName }));
+    const effect = enumParam('effect', query.effect, GRANT_EFFECTS);
+    return this.queries.execute(
+      new ListGrantsQuery(p, { cursor, limit, scope, status, toolName, ...(effect ? { effect } : {}) }),
+    );
   }
 
   @Delete(':id')

@@ -81,6 +81,18 @@ export class ToolCallsController {
         summary: 'Approve and allow the tool from now on in this conversation',
         value: { decision: 'always_allow', scope: 'conversation' },
       },
+      respond: {
+        summary: 'Answer the agent instead of running the tool',
+        value: { decision: 'respond', response: 'Use the staging bucket instead; production is frozen this week.' },
+      },
+      alwaysReject: {
+        summary: 'Reject, and deny this tool from now on in this conversation',
+        value: { decision: 'always_reject', scope: 'conversation', reason: 'not in this conversation' },
+      },
+      singleUse: {
+        summary: 'Approve, and let one more such call through without asking',
+        value: { decision: 'always_allow', scope: 'conversation', uses: 1 },
+      },
       alwaysAllowNarrow: {
         summary: 'Always allow `ls` commands in this conversation, for one day',
         value: { decision: 'always_allow', scope: 'conversation', args: { cmd: 'ls *' }, expiresIn: 86400 },
@@ -93,6 +105,7 @@ export class ToolCallsController {
     ...BODY_PROBLEMS,
     'forbidden',
     'grant_forbidden',
+    'decision_not_allowed',
     'step_up_required',
     'step_up_mismatch',
     'not_found',

@@ -14,7 +14,9 @@ function faults(input: DecisionInput, grant: GrantOptions = {}) {
 }
 
 const approveOnly = (path: string) => [{ path, message: 'is allowed with decision "approve" only' }];
-const alwaysAllowOnly = (path: string) => [{ path, message: 'is allowed with decision "always_allow" only' }];
+const alwaysAllowOnly = (path: string) => [
+  { path, message: 'is allowed with decision "always_allow" or "always_reject" only' },
+];
 
 describe('the fields a decision may carry, whichever way it comes in (REST, gRPC, Slack, the terminal)', () => {
   it('edited arguments go with approve only', () => {
@@ -45,5 +47,20 @@ describe('the fields a decision may carry, whichever way it comes in (REST, gRPC
     expect(faults({ decision: 'always_allow' }, { args: { cmd: 7 as unknown as string } })).toEqual([
       expect.objectContaining({ path: 'args.cmd' }),
     ]);
+  });
+
+  it('respond needs its response (at most 4,000 characters); uses go with always_allow, 1 to 1,000', () => {
+    expect(faults({ decision: 'respond' })).toEqual([
+      { path: 'response', message: 'is required with decision "respond": what the agent is told instead' },
+    ]);
+    expect(faults({ decision: 'respond', response: 'x'.repeat(4001) })[0].path).toBe('response');
+    expect(faults({ decision: 'reject', response: 'hi' })[0].path).toBe('response');
+    expect(faults({ decision: 'respond', response: 'use staging' })).toEqual([]);
+    expect(faults({ decision: 'always_allow' }, { uses: 1 })).toEqual([]);
+    expect(faults({ decision: 'approve' }, { uses: 1 })[0].path).toBe('uses');
+    expect(faults({ decision: 'always_allow' }, { uses: 0 })[0].path).toBe('uses');
+    expect(faults({ decision: 'always_reject', scope: 'agent' }, { expiresIn: 60, args: { cmd: 'rm *' } })).toEqual(
+      [],
+    );
   });
 });

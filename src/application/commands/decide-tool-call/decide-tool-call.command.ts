@@ -1,7 +1,8 @@
 import { Command } from '@nestjs/cqrs';
 import { Decider, DecisionInput } from '../../../domain/conversation/conversation.aggregate';
-import { expiresInFault, grantArgsFaults } from '../../../domain/grant/grant.aggregate';
+import { expiresInFault, grantArgsFaults, usesFault } from '../../../domain/grant/grant.aggregate';
 import { ValidationError, ValidationFault } from '../../../domain/shared/domain-error';
+import { MAX_RESPONSE_LENGTH } from '../../../domain/conversation/rules/allowed-decisions';
 import type { WebAuthnJson } from '../../ports/passkey.port';
 import type { ToolCallView } from '../../views/views';
 
@@ -11,6 +12,8 @@ export interface GrantOptions {
   expiresIn?: number;
   /** Argument name → glob: the grant covers only calls whose arguments match them all. */
   args?: Record<string, string>;
+  /** always_allow only: the calls the grant may let through (1 to 1,000); without it, any number. */
+  uses?: number;
 }
 
 export class DecideToolCallCommand extends Command<ToolCallView> {
@@ -49,11 +52,23 @@ export class DecideToolCallCommand extends Command<ToolCallView> {
 function fieldFaults(input: DecisionInput, grant: GrantOptions): ValidationFault[] {
   if (input.arguments !== undefined && input.decision !== 'approve')
     return [{ path: 'arguments', message: 'is allowed with decision "approve" only' }];
+  // A standing deny (always_reject) takes a scope, a lifetime and argument globs as a grant does; `uses` is an allow's.
+  const standing = input.decision === 'always_allow' || input.decision === 'always_reject';
   const given = { scope: input.scope, expiresIn: grant.expiresIn, args: grant.args };
   for (const k of ['scope', 'expiresIn', 'args'] as const) {
-    if (given[k] !== undefined && input.decision !== 'always_allow')
-      return [{ path: k, message: 'is allowed with decision "always_allow" only' }];
+    if (given[k] !== undefined && !standing)
+      return [{ path: k, message: 'is allowed with decision "always_allow" or "always_reject" only' }];
   }
+  if (grant.uses !== undefined && input.decision !== 'always_allow')
+    return [{ path: 'uses', message: 'is allowed with decision "always_allow" only' }];
+  const uses = grant.uses === undefined ? undefined : usesFault(grant.uses);
+  if (uses) return [{ path: 'uses', message: uses }];
+  if (input.response !== undefined && input.decision !== 'respond')
+    return [{ path: 'response', message: 'is allowed with decision "respond" only' }];
+  if (input.decision === 'respond' && (typeof input.response !== 'string' || input.response.trim() === ''))
+    return [{ path: 'response', message: 'is required with decision "respond": what the agent is told instead' }];
+  if (typeof input.response === 'string' && input.response.length > MAX_RESPONSE_LENGTH)
+    return [{ path: 'response', message: `must be at most ${MAX_RESPONSE_LENGTH} characters` }];
   const lifetime = grant.expiresIn === undefined ? undefined : expiresInFault(grant.expiresIn);
   if (lifetime) return [{ path: 'expiresIn', message: lifetime }];
   return grant.args === undefined ? [] : grantArgsFaults(grant.args);

@@ -1,6 +1,7 @@
 import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { approvingArguments } from '../../../domain/conversation/rules/step-up';
+import { isRejection } from '../../../domain/conversation/rules/allowed-decisions';
 import { Grant } from '../../../domain/grant/grant.aggregate';
 import { personActor } from '../../../domain/shared/actor';
 import { visibleCall } from '../../access';
@@ -43,13 +44,13 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
     @Optional() @Inject(PASSKEYS) private readonly passkeys?: Passkeys,
     // Optional likewise; without it no one decides on anyone's behalf (fail closed).
     @Optional() private readonly delegated?: DelegatedAuthority,
+    // Optional likewise; without them edits are not checked against a tool's input schema.
+    @Optional() @Inject(TOOLS) private readonly tools?: ToolRepository,
+    @Optional() @Inject(INPUT_SCHEMAS) private readonly schemas?: InputSchemas,
     // Optional likewise; without it no tenant-wide grant waits for a second admin (the unit tests' wiring).
     @Optional() private readonly gate?: GovernanceGate,
     // Optional likewise; without it edits are recorded as given (no call of the unit tests has secret arguments).
     @Optional() private readonly secrets?: SecretArguments,
-    // Optional likewise; without them edits are not checked against a tool's input schema.
-    @Optional() @Inject(TOOLS) private readonly tools?: ToolRepository,
-    @Optional() @Inject(INPUT_SCHEMAS) private readonly schemas?: InputSchemas,
   ) {}
 
   async execute({ decider, toolCallId, input: given, grant: options, passkey, shownArguments }: DecideToolCallCommand) {
@@ -76,7 +77,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
         const call = conv.findCall(toolCallId)!;
         if (
           shownArguments !== undefined &&
-          input.decision !== 'reject' &&
+          !isRejection(input.decision) &&
           call.status === 'pending' &&
           !jsonEqual(approvingArguments(call, input), shownArguments)
         )
@@ -93,7 +94,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
           passkey &&
           this.passkeys &&
           call.policy.stepUp === 'passkey' &&
-          input.decision !== 'reject' &&
+          !isRejection(input.decision) &&
           call.status === 'pending'
             ? await this.passkeys.verifyStepUp(decider, passkey, toolCallId, approvingArguments(call, input), at)
             : undefined;
@@ -103,7 +104,15 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
             ? this.secrets?.edit(decider.tenant, call, input.arguments)
             : undefined;
         const decided = secret ? { ...input, arguments: secret.arguments } : input;
-        const outcome = conv.decide(toolCallId, stepUp ? { ...decided, stepUp } : decided, decider, at, delegators);
+        // A passkey signed what the person typed; the decision is recorded masked (the same edit, its secrets masked).
+        const evidence = stepUp?.outcome === 'verified' && secret ? { ...stepUp, arguments: secret.arguments } : stepUp;
+        const outcome = conv.decide(
+          toolCallId,
+          evidence ? { ...decided, stepUp: evidence } : decided,
+          decider,
+          at,
+          delegators,
+        );
         if (secret?.seal) call.reseal(secret.seal);
         // The approval is recorded before the grant it gives rise to; a refused grant request is recorded too.
         await this.conversations.save(conv);
@@ -151,12 +160,30 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
           });
           await this.grants.save(grant);
         }
+        // An always_reject also writes its standing deny (a grant row with effect deny), as the person who acted.
+        if (outcome.kind === 'decided' && outcome.deny) {
+          const deny = Grant.create({
+            id: this.ids.next('deny'),
+            tenantId: decider.tenant,
+            toolName: outcome.deny.toolName,
+            scope: outcome.deny.scope,
+            conversationId: conv.id,
+            agentId: conv.agentId,
+            by: personActor(decider, decider.via),
+            toolCallId,
+            at,
+            effect: 'deny',
+            ...(options.expiresIn !== undefined ? { expiresIn: options.expiresIn } : {}),
+            ...(options.args !== undefined ? { args: options.args } : {}),
+          });
+          await this.grants.save(deny);
+        }
         return outcome;
         // An always_allow also writes a grant: that needs a transaction. Any other decision changes one conversation.
       },
       {
         // A passkey's challenge is used up in the same transaction as the decision it served.
-        optimistic: input.decision !== 'always_allow' && !passkey,
+        optimistic: input.decision !== 'always_allow' && input.decision !== 'always_reject' && !passkey,
         exclusive: `tool-call\u0000${decider.tenant}\u0000${toolCallId}`,
       },
     );

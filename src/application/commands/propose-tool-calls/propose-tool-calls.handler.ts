@@ -26,8 +26,12 @@ import { conversationView, toolCallView } from '../../views/views';
 import { CallQueues } from '../call-queues';
 import { executionClaim } from '../claim-execution/execution-receipt';
 import { ProposalResult, ProposeToolCallsCommand } from './propose-tool-calls.command';
+import { CALL_USAGE, CallUsageReader } from '../../ports/call-usage.port';
+import { TriggerUsage } from './trigger-usage';
 import { SecretArguments } from '../../redaction/secret-arguments';
 import { unionRedactions } from '../../../domain/shared/redaction';
+import { GRANTS, GrantRepository } from '../../ports';
+import { LimitedGrants } from './limited-grants';
 
 @CommandHandler(ProposeToolCallsCommand)
 export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCallsCommand> {
@@ -41,6 +45,10 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
     @Optional() private readonly queues: CallQueues = new CallQueues(),
     // Optional so the unit tests' wiring stays short; without it a call naming secrets is refused (fail closed).
     @Optional() private readonly secrets: SecretArguments = new SecretArguments(),
+    // Optional for the same reason; without it every velocity or budget trigger is taken as crossed (a hold).
+    @Optional() @Inject(CALL_USAGE) private readonly usage?: CallUsageReader,
+    // Optional likewise; without it a limited grant (`uses`) is never applied (its uses could not be counted).
+    @Optional() @Inject(GRANTS) private readonly grantStore?: GrantRepository,
   ) {}
 
   async execute({
@@ -68,7 +76,8 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
         mustBeOwningAgent(conv, p);
         const { halt, policy, tools, grants } = read!.inputs;
         const registry = new Map(tools.map((t) => [t.name, t.snapshot()]));
-        const grantFacts = grants.map((g) => g.facts());
+        // Standing denies apart from grants; a limited grant (`uses`) counted down as calls use it (limited-grants.ts).
+        const limited = new LimitedGrants(grants, !!this.grantStore);
         const now = this.clock.now();
         // The agent's results of earlier calls first: one commit for the last call's report and the next step.
         // A refused one refuses the request, so nothing of it is written; the same result again (a retry) is a no-op.
@@ -82,19 +91,34 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
         const secret = this.secrets.prepare(p.tenant, conv.id, calls, (name) =>
           unionRedactions(registry.get(name)?.redact, policy.document.redactionsFor(name)),
         );
+        // Velocity and budget triggers count what came before, under a lock per scope (ports/call-usage.port).
+        const usage = await TriggerUsage.read(
+          policy.document,
+          toolNames,
+          this.usage,
+          p.tenant,
+          { agentId: conv.agentId, conversationId: conv.id },
+          now,
+        );
         const evaluate = (recorded: ProposedCallFacts) => {
-          const call = secret.real(recorded);
+          const real = secret.real(recorded);
+          const call = usage ? { ...real, usage: usage.current() } : real;
           const tool = registry.get(call.toolName);
-          return ApprovalPolicy.evaluate(call, {
+          const verdict = ApprovalPolicy.evaluate(call, {
             policy: policy.document,
             policyVersion: policy.policyVersion,
             tool: tool && { flags: tool, registeredBy: tool.registeredBy.kind },
-            grants: grantFacts,
+            grants: limited.grantFacts(),
+            denies: limited.denyFacts,
             conversation: { id: conv.id, agentId: conv.agentId, user: policyUser(conv.user) },
             now,
           });
+          usage?.add(call, verdict.level);
+          limited.counted(verdict);
+          return verdict;
         };
         const result = conv.propose(secret.calls, evaluate, () => this.ids.next('tc'), now, halt, p.name, p.via);
+        if (this.grantStore) await limited.use(this.grantStore, p, result.calls, now, conv.id);
         const claimed = claim
           ? claimApproved(conv, result.calls, p, now, {
               halted: !!halt,

@@ -20,6 +20,11 @@ export interface GrantView {
   revokedBy: { id: string; name?: string; via: string } | null;
   revokeReason: string | null;
   sourceToolCallId: string;
+  /** `allow`: a grant (turns confirm into automatic); `deny`: a standing deny (matching calls are denied). */
+  effect: 'allow' | 'deny';
+  /** A limited grant: the calls it may let through, and how many are left (null: any number). */
+  uses: number | null;
+  usesLeft: number | null;
 }
 
 export function grantView(g: Grant, now: Date): GrantView {
@@ -40,5 +45,8 @@ export function grantView(g: Grant, now: Date): GrantView {
     revokedBy: s.revocation?.by ?? null,
     revokeReason: s.revocation?.reason ?? null,
     sourceToolCallId: s.sourceToolCallId,
+    effect: g.effect,
+    uses: s.uses ?? null,
+    usesLeft: s.usesLeft ?? null,
   };
 }

@@ -14,6 +14,8 @@ export class ListGrantsQuery extends Query<Page<GrantView>> {
       toolName?: string;
       scope?: GrantScope;
       status: GrantStatus | 'all';
+      /** `deny`: standing denies only; `allow`: grants only; absent: both. */
+      effect?: 'allow' | 'deny';
     },
   ) {
     super();

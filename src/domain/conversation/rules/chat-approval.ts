@@ -1,5 +1,6 @@
 import type { Channel } from '../../shared/actor';
 import type { DecisionKind, PolicyRecord } from '../tool-call.entity';
+import { isRejection } from './allowed-decisions';
 
 /**
  * Chat approvals: an MCP client answers its approval form itself, so what it relays (`via: mcp`) is no proof a
@@ -13,7 +14,7 @@ export function chatApprovalRefusal(
   policy: Pick<PolicyRecord, 'level' | 'chatApproval' | 'toolFlags' | 'selfApproval' | 'quorum' | 'stepUp'>,
   via: Channel,
 ): string | undefined {
-  if (via !== 'mcp' || decision === 'reject') return undefined;
+  if (via !== 'mcp' || isRejection(decision)) return undefined;
   const why = policy.toolFlags?.destructive
     ? 'the tool is destructive'
     : policy.selfApproval === false

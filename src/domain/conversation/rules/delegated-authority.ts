@@ -3,6 +3,7 @@ import type { DecisionInput, ToolCall } from '../tool-call.entity';
 import { countedFor, countsTowards } from './quorum';
 import { InterestedParties, onBehalfRefusal, selfApprovalRefusal } from './separation-of-duties';
 import { mayDecide } from './who-may-decide';
+import { isRejection } from './allowed-decisions';
 
 /** Whose authority a person decides a call with: their own, or that of a delegator they stand in for. */
 export type Authority = { kind: 'own' } | { kind: 'on_behalf'; of: Principal };
@@ -25,7 +26,7 @@ export function authorityFor(
   delegators: readonly Principal[],
 ): Authority | undefined {
   if (isAgent(by)) return undefined;
-  const approving = input.decision !== 'reject';
+  const approving = !isRejection(input.decision);
   const of = call.policy.quorum?.of;
   const counts = (p: Principal) => !approving || !of || countsTowards(of, p);
   const own = mayDecide(by, call, parties.userId);

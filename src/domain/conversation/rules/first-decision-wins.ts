@@ -2,6 +2,7 @@ import { jsonEqual } from '../../shared/json';
 import type { GrantScope } from '../../policy/grant-limit';
 import { AlreadyDecidedError } from '../conversation.errors';
 import type { ApprovalRecord, DecisionInput, DecisionRecord, ToolCall } from '../tool-call.entity';
+import { isRejection } from './allowed-decisions';
 
 /**
  * The first decision wins. On a call no longer pending, the same request again by the person who decided
@@ -17,7 +18,7 @@ export function decisionOnSettledCall(
   const d = call.decision;
   if (d && d.by.id === deciderId && sameRequest(d, input, scope)) return 'unchanged';
   const mine = call.approvals.find((a) => a.by.id === deciderId);
-  if (mine && input.decision !== 'reject' && sameApproval(mine, input)) return 'unchanged';
+  if (mine && !isRejection(input.decision) && sameApproval(mine, input)) return 'unchanged';
   return new AlreadyDecidedError(call.id, standingDecision(d), call.status);
 }
 
@@ -39,7 +40,7 @@ export function standingDecision(
  */
 function sameRequest(d: DecisionRecord, input: DecisionInput, scope: GrantScope | undefined): boolean {
   if (d.kind !== input.decision) return false;
-  if (input.decision !== 'reject' && !jsonEqual(d.editedArguments, input.arguments)) return false;
+  if (!isRejection(input.decision) && !jsonEqual(d.editedArguments, input.arguments)) return false;
   // A decision recorded before its scope was kept reads as the default scope.
   return scope === undefined || (d.grantScope ?? 'conversation') === scope;
 }

@@ -1,4 +1,5 @@
 import type { DecisionKind, PolicyRecord } from '../tool-call.entity';
+import { isRejection } from './allowed-decisions';
 
 /** The people a call is for: with `selfApproval: false` neither may approve it. */
 export interface InterestedParties {
@@ -16,7 +17,7 @@ export function selfApprovalRefusal(
   deciderId: string,
   parties: InterestedParties,
 ): string | undefined {
-  if (decision === 'reject' || policy.selfApproval !== false) return undefined;
+  if (isRejection(decision) || policy.selfApproval !== false) return undefined;
   const self =
     parties.userId === deciderId
       ? "the conversation's user"

@@ -1,6 +1,7 @@
 import { jsonEqual } from '../../shared/json';
 import type { StepUpEvidence } from '../step-up-proof';
 import type { DecisionInput, DecisionKind, PolicyRecord, ToolCall } from '../tool-call.entity';
+import { isRejection } from './allowed-decisions';
 
 export type { StepUpEvidence, StepUpProof } from '../step-up-proof';
 
@@ -18,7 +19,7 @@ export function stepUpRefusal(
   toolCallId: string,
   approving: Record<string, unknown>,
 ): StepUpRefusal | undefined {
-  if (policy.stepUp !== 'passkey' || decision === 'reject') return undefined;
+  if (policy.stepUp !== 'passkey' || isRejection(decision)) return undefined;
   if (!evidence)
     return {
       code: 'step_up_required',
