@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { CheckpointScheduler } from '../../src/adapters/audit-anchoring/checkpoint-scheduler';
 import { peekClaims } from '../../src/adapters/audit-anchoring/checkpoint-sinks';
 import { client } from '../support/http';
+import { cliEnv, runCli } from '../support/pty';
 import { startTestServer, TestServer } from '../support/server';
 import { eventually } from '../support/wait';
 
@@ -101,6 +102,15 @@ describe('a file sink: checkpoints on a schedule, verify with the latest', () =>
     });
   });
 
+  it('tollgate audit verify says which checkpoint of the sink it used (built CLI)', async () => {
+    const env = cliEnv({ url: server.url, token: await server.token('audrey', ['auditor'], { tenant: TENANT }) });
+    const r = await runCli(['audit', 'verify'], env);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(
+      /^ok: 6 event\(s\) verify; it still holds the latest checkpoint in the sink, \d{8}T\d{6}\.\d{3}Z-6\.jws \(.*, seq 6, hash [0-9a-f]{12}…\)/,
+    );
+  });
+
   it('a run with no new events writes nothing; new events are anchored by the next', async () => {
     const scheduler = server.app.get(CheckpointScheduler);
     await conversations(server, TENANT, 'd', 2);
@@ -120,6 +130,14 @@ describe('a file sink: checkpoints on a schedule, verify with the latest', () =>
       problem: expect.stringContaining('events were removed from its end'),
       checkpoint: { seq: 8, source: 'sink' },
     });
+    const cli = await runCli(
+      ['audit', 'verify'],
+      cliEnv({ url: server.url, token: await server.token('audrey', ['auditor'], { tenant: TENANT }) }),
+    );
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toMatch(
+      /^FAILED at seq 6: the latest checkpoint in the sink, \S+-8\.jws: .*removed from its end/,
+    );
     // The scheduler does not sign over the cut chain: latest stays where it was.
     const run = await server.app.get(CheckpointScheduler).run();
     expect(run.refused).toContain(TENANT);

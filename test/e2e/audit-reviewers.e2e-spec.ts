@@ -6,6 +6,7 @@
  * takes her time, then decides. The finding is Quinn's only, and stays inside the tenant.
  */
 import { client } from '../support/http';
+import { cliEnv, runCli } from '../support/pty';
 import { startTestServer, TestServer } from '../support/server';
 
 jest.setTimeout(120_000);
@@ -114,6 +115,19 @@ describe('GET /v1/audit/reviewers and HITL-03', () => {
         detail: expect.stringMatching(/^quinn approved 10 call\(s\) in the window, \d+ \(\d+%\) within 2 s/),
       },
     ]);
+  });
+
+  it('tollgate audit reviewers shows the same, and marks the rubber-stamping (built CLI)', async () => {
+    const env = cliEnv({ url: server.url, token: tokens.auditor });
+    const r = await runCli(['audit', 'reviewers', '--since', '1d'], env);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toMatch(/^PERSON\s+DECISIONS\s+APPROVED\s+REJECTED\s+RATE\s+MEDIAN\s+P90\s+UNDER 2 S/);
+    expect(lines.find((l) => l.startsWith('cara '))).toMatch(/^cara\s+11\s+10\s+1\s+91%\s+[\d.]+ s\s+[\d.]+ s\s+0\s*$/);
+    expect(lines.find((l) => l.startsWith('quinn '))).toMatch(/^quinn\s+11\s+10\s+1\s+91%.*HITL-03 rubber-stamping\?$/);
+    expect(r.stdout).toContain('HITL-03: 10 or more approvals, 50% or more of them within 2 s');
+    const json = JSON.parse((await runCli(['audit', 'reviewers', '--json'], env)).stdout);
+    expect(json.reviewers.map((p: { personId: string }) => p.personId)).toEqual(['cara', 'quinn']);
   });
 
   it('keeps to the window and the tenant, and answers approvers 403', async () => {

@@ -93,7 +93,13 @@ export class FileCheckpointSink implements CheckpointSink {
   }
 
   async latest(tenantId: string): Promise<{ found: LatestCheckpoint } | { none: string }> {
-    const jws = await this.read(tenantId);
+    let jws: string | undefined;
+    try {
+      jws = await this.read(tenantId);
+    } catch (e) {
+      // Verify still answers (without the checkpoint, saying so) when the sink cannot be read.
+      return { none: `the checkpoint sink could not be read (${(e as NodeJS.ErrnoException).code ?? 'error'})` };
+    }
     if (jws === undefined) return { none: `no checkpoint of this tenant was written to the sink yet` };
     const claims = peekClaims(jws);
     return { found: { jws, name: claims ? checkpointFileName(claims.at, claims.seq) : 'latest' } };
