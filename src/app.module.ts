@@ -85,6 +85,7 @@ import {
 } from './application/queries/audit/audit.handlers';
 import { GetStatusHandler } from './application/queries/get-status/get-status.handler';
 import { GetPolicyHandler } from './application/queries/get-policy/get-policy.handler';
+import { AnalysePolicyHandler } from './application/queries/get-policy/analyse-policy.query';
 import { GetToolCallHandler } from './application/queries/get-tool-call/get-tool-call.handler';
 import { GetToolHandler } from './application/queries/get-tool/get-tool.handler';
 import {
@@ -101,6 +102,8 @@ import { SqlConversationRepository } from './infrastructure/persistence/sql-conv
 import { TypeOrmGrantRepository } from './infrastructure/persistence/typeorm-grant.repository';
 import { TypeOrmHaltRepository } from './infrastructure/persistence/typeorm-halt.repository';
 import { SqlPolicyInputs } from './infrastructure/persistence/sql-policy-inputs';
+import { SqlCallUsage } from './infrastructure/persistence/sql-call-usage';
+import { CALL_USAGE } from './application/ports/call-usage.port';
 import { SqlWebhookRepository } from './infrastructure/persistence/sql-webhook.repository';
 import { CreateWebhookHandler, DeleteWebhookHandler } from './application/commands/webhooks/webhook.commands';
 import { TypeOrmPolicyRepository } from './infrastructure/persistence/typeorm-policy.repository';
@@ -194,6 +197,7 @@ const QUERY_HANDLERS = [
   GetToolCallHandler,
   GetToolHandler,
   GetPolicyHandler,
+  AnalysePolicyHandler,
   ListConversationsHandler,
   ListApprovalsHandler,
   ListToolsHandler,
@@ -279,6 +283,7 @@ export class AppModule {
         { provide: POLICY_HISTORY, useExisting: TypeOrmPolicyRepository },
         { provide: RECORDED_CALLS, useClass: SqlRecordedToolCalls },
         { provide: POLICY_INPUTS, useClass: SqlPolicyInputs },
+        { provide: CALL_USAGE, useClass: SqlCallUsage },
         { provide: WEBHOOKS, useClass: SqlWebhookRepository },
         { provide: GRANTS, useClass: TypeOrmGrantRepository },
         { provide: HALTS, useClass: TypeOrmHaltRepository },

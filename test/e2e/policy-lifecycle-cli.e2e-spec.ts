@@ -130,3 +130,45 @@ describe('tollgate policy versions, rollback and diff', () => {
     expect((await api.get('/v1/policy', ann)).body.version).toBe(3);
   });
 });
+
+/** `tollgate policy analyze` against a real server: findings, `--json`, exit codes. */
+describe('tollgate policy analyze', () => {
+  let server: TestServer;
+  let scratch: string;
+  let ann: string;
+  let audrey: string;
+  const as = (token: string) => cliEnv({ url: server.url, token });
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    scratch = mkdtempSync(join(tmpdir(), 'tollgate-cli-analyze-'));
+    ann = await server.token('ann', ['admin']);
+    audrey = await server.token('audrey', ['auditor']);
+  });
+  afterAll(async () => {
+    rmSync(scratch, { recursive: true, force: true });
+    await server?.stop();
+  });
+
+  it('exits 0 when every rule can decide, 1 listing the rules that cannot, or --json', async () => {
+    writeFileSync(join(scratch, 'clean.yaml'), 'rules:\n  - match: "get_*"\n    level: automatic\n');
+    expect((await runCli(['policy', 'apply', join(scratch, 'clean.yaml')], as(ann))).code).toBe(0);
+    expect(await runCli(['policy', 'analyze'], as(audrey))).toMatchObject({
+      code: 0,
+      stdout: 'Policy version 1: every rule can decide a call.\n',
+    });
+
+    writeFileSync(
+      join(scratch, 'dead.yaml'),
+      'rules:\n  - match: "delete_*"\n    level: deny\n  - match: delete_row\n    level: confirm\n',
+    );
+    expect((await runCli(['policy', 'apply', join(scratch, 'dead.yaml')], as(ann))).code).toBe(0);
+    const found = await runCli(['policy', 'analyse'], as(audrey));
+    expect(found.code).toBe(1);
+    expect(found.stdout).toContain(
+      'never decides  Rule 1 (delete_row, confirm) never decides: rule 0 (delete_*, deny)',
+    );
+    const json = JSON.parse((await runCli(['policy', 'analyze', '--json'], as(audrey))).stdout);
+    expect(json).toMatchObject({ version: 2, findings: [{ kind: 'unreachable', rule: 1, by: 0 }] });
+  });
+});

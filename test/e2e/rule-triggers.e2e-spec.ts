@@ -5,6 +5,7 @@
  * two instances on one PostgreSQL, concurrent proposals count each other.
  */
 import { freshDatabase, TestDatabase } from '../support/database';
+import { struct, TollgateGrpc } from '../support/grpc';
 import { client } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
 
@@ -139,6 +140,24 @@ describe('shadow rules', () => {
       JSON.stringify(e).includes(drop.id),
     );
     expect(proposed.data.shadow).toEqual({ rule: 0, level: 'deny', reason: 'would block drops' });
+
+    // gRPC shows it the same way.
+    const rpc = new TollgateGrpc(server.grpcAddress!);
+    try {
+      const grpcConv = await conversation(agent);
+      const { toolCalls } = await rpc.call(
+        'ProposeToolCalls',
+        { conversationId: grpcConv, toolCalls: [{ toolName: 'drop_table', arguments: struct({ name: 'logs' }) }] },
+        agent,
+      );
+      expect(toolCalls[0].policy.shadow).toEqual({
+        rule: 0,
+        level: 'SUPERVISION_LEVEL_DENY',
+        reason: 'would block drops',
+      });
+    } finally {
+      rpc.close();
+    }
   });
 });
 

@@ -125,6 +125,11 @@ function describe(
   if (call.approval?.selfApproval === false)
     facts.push(['Separation of duties', "The requester and the agent's owner may not approve"]);
   facts.push(['Policy', escapeMrkdwn(`${call.policy.level}: ${call.policy.reason}`)]);
+  if (call.policy.shadow)
+    facts.push([
+      'Shadow rule',
+      escapeMrkdwn(`rule ${call.policy.shadow.rule} would have: ${call.policy.shadow.level} (${call.policy.shadow.reason})`),
+    ]);
   blocks.push({ type: 'section', fields: facts.map(([k, v]) => text(`*${k}*\n${v}`, FIELD_MAX)) });
   if (call.reason) blocks.push({ type: 'section', text: text(`*Reason*\n${escapeMrkdwn(call.reason)}`) });
   const fields = (display.fields ?? [])

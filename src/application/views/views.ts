@@ -7,7 +7,7 @@ import type { Conversation, ConversationUser } from '../../domain/conversation/c
 import type { ActorRef, ToolCallDisplay, ToolCallState } from '../../domain/conversation/tool-call.entity';
 import type { ToolCallStatus } from '../../domain/conversation/tool-call-status';
 import type { CallPreview } from '../../domain/conversation/call-preview';
-import type { ToolFlags } from '../../domain/policy/approval-policy';
+import type { ShadowVerdict, ToolFlags } from '../../domain/policy/approval-policy';
 import type { PolicyDefaults, PolicyRule } from '../../domain/policy/policy-document';
 import type { SupervisionLevel } from '../../domain/policy/supervision-level';
 import type { Tool } from '../../domain/tool/tool.aggregate';
@@ -51,6 +51,8 @@ export interface ToolCallPolicyView {
   reason: string;
   /** The tool's flags the policy saw (registry first, else the proposal's annotations), when there were any. */
   toolFlags?: ToolFlags;
+  /** What a rule in shadow mode would have decided (recorded, never applied), when one would have. */
+  shadow?: ShadowVerdict;
 }
 
 /** Who may decide a held call and until when; with a quorum, how many have approved so far ("1 of 2"). */
@@ -66,6 +68,11 @@ export interface ToolCallApprovalState {
   quorum?: ToolCallQuorumView;
   /** The channels that reach out to people about this call, when its rule names them (absent: all of them). */
   notify?: string[];
+  /** What a person may decide, when its rule narrows it (others: 403 decision_not_allowed). */
+  allowedDecisions?: string[];
+  /** A rejection's reason is one of these, unless `rejectFreeText`. */
+  rejectReasons?: string[];
+  rejectFreeText?: true;
 }
 
 /** A call that needs several distinct approvals: "1 of 2" is `approvedBy.length` of `needed`. */
@@ -114,6 +121,7 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
       policyVersion: s.policy.policyVersion,
       reason: s.policy.reason,
       ...(s.policy.toolFlags ? { toolFlags: s.policy.toolFlags } : {}),
+      ...(s.policy.shadow ? { shadow: { ...s.policy.shadow } } : {}),
     },
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),
@@ -127,6 +135,9 @@ export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
       ...(s.policy.chatApproval === false ? { chatApproval: false as const } : {}),
       ...(s.policy.stepUp ? { stepUp: s.policy.stepUp } : {}),
       ...(s.policy.notify ? { notify: [...s.policy.notify] } : {}),
+      ...(s.policy.allowedDecisions ? { allowedDecisions: [...s.policy.allowedDecisions] } : {}),
+      ...(s.policy.rejectReasons ? { rejectReasons: [...s.policy.rejectReasons] } : {}),
+      ...(s.policy.rejectFreeText ? { rejectFreeText: true as const } : {}),
       ...(q
         ? {
             quorum: {

@@ -79,6 +79,7 @@ export function proposeCall(
       ...(p.preview ? { preview: p.preview } : {}),
       ...(verdict.toolFlags ? { toolFlags: verdict.toolFlags } : {}),
       policy: policyRefWithReason(policy),
+      ...(verdict.shadow ? { shadow: verdict.shadow } : {}),
     }),
   );
 
@@ -161,5 +162,9 @@ function policyRecord(verdict: PolicyVerdict): PolicyRecord {
     ...(held && verdict.escalate ? { escalate: verdict.escalate } : {}),
     ...(held && verdict.remindBefore ? { remindBefore: verdict.remindBefore } : {}),
     ...(held && verdict.notify ? { notify: verdict.notify } : {}),
+    ...(held && verdict.allowedDecisions ? { allowedDecisions: verdict.allowedDecisions } : {}),
+    ...(held && verdict.rejectReasons ? { rejectReasons: verdict.rejectReasons } : {}),
+    ...(held && verdict.rejectFreeText ? { rejectFreeText: true as const } : {}),
+    ...(verdict.shadow ? { shadow: verdict.shadow } : {}),
   };
 }

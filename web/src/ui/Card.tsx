@@ -22,6 +22,7 @@ import { Secrets } from './Secrets';
 import { IpAddressNotice, passkeyFailure } from './Passkeys';
 import { Preview } from './Preview';
 import { formable, SchemaForm } from './SchemaForm';
+import { allows, RejectReasons, RespondForm, ruleChoices } from './DecisionChoices';
 
 interface Props {
   call: Approval;
@@ -58,7 +59,7 @@ export type Intent = 'approve' | 'reject' | 'edit';
 export const asksTwice = (call: Approval, destructive: boolean): boolean =>
   destructive || call.policy.level === 'manual';
 
-type Mode = 'choose' | 'reject' | 'edit' | 'always';
+type Mode = 'choose' | 'reject' | 'edit' | 'always' | 'respond';
 /** The field each form starts on. */
 const FIELD = { reject: 'reject-reason', edit: 'edit-args', always: 'scope-conversation' } as const;
 type Armed = 'approve' | 'always' | 'edit' | null;
@@ -255,10 +256,19 @@ export function Card({
           <dd>
             {LEVEL_WORDS[level] ?? level}{' '}
             <span class="muted">({ruleText(call.policy.rule, call.policy.policyVersion)})</span>
-            {!/^Rule \d+ \(/.test(call.policy.reason) && (
+            {!/^Rule \d+ \([^)]*\): \w+$/.test(call.policy.reason) && (
               <>
                 <br />
                 <span class="muted">{call.policy.reason}</span>
+              </>
+            )}
+            {call.policy.shadow && (
+              <>
+                <br />
+                <span class="muted shadow-verdict">
+                  Shadow rule {call.policy.shadow.rule} would have: {LEVEL_WORDS[call.policy.shadow.level] ?? call.policy.shadow.level}{' '}
+                  ({call.policy.shadow.reason})
+                </span>
               </>
             )}
           </dd>
@@ -534,33 +544,65 @@ function Decide({
         <>
           {confirmHint('approve')}
           <div class="actions">
-            <button
-              ref={approveRef}
-              type="button"
-              class={armed === 'approve' ? 'approve armed' : 'approve'}
-              disabled={busy}
-              onClick={approve}
-              aria-keyshortcuts="a"
-            >
-              {armed === 'approve' ? 'Confirm approve' : 'Approve'} <kbd>a</kbd>
-            </button>
+            {allows(call, 'approve') && (
+              <button
+                ref={approveRef}
+                type="button"
+                class={armed === 'approve' ? 'approve armed' : 'approve'}
+                disabled={busy}
+                onClick={approve}
+                aria-keyshortcuts="a"
+              >
+                {armed === 'approve' ? 'Confirm approve' : 'Approve'} <kbd>a</kbd>
+              </button>
+            )}
             {/* A manual call, or one that needs a passkey, is never covered by a grant: offering one would mislead. */}
-            {!manual && !passkey && (
+            {!manual && !passkey && allows(call, 'always_allow') && (
               <button type="button" disabled={busy} onClick={() => choose('always')}>
                 Always allow…
               </button>
             )}
-            <button type="button" disabled={busy} onClick={() => choose('edit')} aria-keyshortcuts="e">
-              Edit arguments <kbd>e</kbd>
-            </button>
-            <button type="button" class="reject" disabled={busy} onClick={() => choose('reject')} aria-keyshortcuts="r">
-              Reject… <kbd>r</kbd>
-            </button>
+            {allows(call, 'edit') && (
+              <button type="button" disabled={busy} onClick={() => choose('edit')} aria-keyshortcuts="e">
+                Edit arguments <kbd>e</kbd>
+              </button>
+            )}
+            {allows(call, 'reject') && (
+              <button
+                type="button"
+                class="reject"
+                disabled={busy}
+                onClick={() => choose('reject')}
+                aria-keyshortcuts="r"
+              >
+                Reject… <kbd>r</kbd>
+              </button>
+            )}
+            {allows(call, 'respond') && (
+              <button type="button" disabled={busy} onClick={() => choose('respond')} data-testid="respond">
+                Answer instead…
+              </button>
+            )}
           </div>
         </>
       )}
 
-      {mode === 'reject' && (
+      {mode === 'respond' && (
+        <RespondForm
+          busy={busy}
+          onRespond={(response) => void send({ decision: 'respond', response }, null)}
+          onBack={() => choose('choose')}
+        />
+      )}
+      {mode === 'reject' && ruleChoices(call).rejectReasons?.length ? (
+        <RejectReasons
+          call={call}
+          busy={busy}
+          onReject={(r) => void send({ decision: 'reject', reason: r }, null)}
+          onBack={() => choose('choose')}
+        />
+      ) : null}
+      {mode === 'reject' && !ruleChoices(call).rejectReasons?.length && (
         <form
           onSubmit={(e) => {
             e.preventDefault();

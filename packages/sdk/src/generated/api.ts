@@ -72,6 +72,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/policy/analysis': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Find rules that never decide, or that decide out of their order
+     * @description Any of the four roles, as GET /v1/policy. Reads the policy in force: rules another matches every call of and wins (unreachable), and rules listed after a laxer overlapping rule that still decide the calls both match (order).
+     */
+    get: operations['analysePolicy'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/policy/versions': {
     parameters: {
       query?: never;
@@ -1028,6 +1048,86 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/changes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List pending changes of the control plane
+     * @description Admins and auditors. Newest first; `status` filters (pending, applied, rejected, expired); without it, all of them (pending and recent).
+     */
+    get: operations['listChanges'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/changes/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a pending change
+     * @description Admins and auditors.
+     */
+    get: operations['getChange'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/changes/{id}/approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Approve a pending change
+     * @description Admins other than its proposer (403 self_approval) and than those who approved already (409 already_approved). When the distinct admins reach `needed` (the proposer counts as one), the change is applied once, as the original request would have been, in the proposer's name, and recorded as ChangeApplied naming the proposer and the approvers. A policy change whose version is no longer in force is closed instead (409 policy_moved_on).
+     */
+    post: operations['approveChange'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/changes/{id}/reject': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reject a pending change
+     * @description Any admin, its proposer too (withdrawing it). It ends; recorded as ChangeRejected with the reason.
+     */
+    post: operations['rejectChange'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/webhooks': {
     parameters: {
       query?: never;
@@ -1269,6 +1369,8 @@ export interface components {
       };
       /** @description The passkey the approval was made with, when the call's rule asks for one (stepUp: passkey) */
       stepUp?: components['schemas']['StepUp'];
+      /** @description respond: the person's answer to the agent instead of the tool running (the call is rejected; the agent gives this text to the model as the tool's answer) */
+      response?: string;
     };
     /**
      * @description already_decided, not_approved, already_executed, not_executed: the status of the call now
@@ -1361,6 +1463,15 @@ export interface components {
       /** @default false */
       destructive?: boolean;
       /**
+       * @description Secret arguments, masked as "[redacted:hmac-…]" wherever a call is shown or recorded: dotted paths from the top, or key names (globs with *) at any depth; case-insensitive; each at most 200 characters
+       * @example [
+       *       "password",
+       *       "headers.authorization",
+       *       "*token*"
+       *     ]
+       */
+      redact?: string[];
+      /**
        * @description The JSON Schema of the tool's input (draft-07 by default; 2019-09 or 2020-12 by `$schema`), at most 64 KiB and 32 levels deep, with no `$ref` outside itself. For review: people edit the arguments in a form made from it, and an edit that does not conform is refused (400 arguments_invalid); proposals are not checked against it. A schema that is not valid: 400 input_schema_invalid. Left out: none.
        * @example {
        *       "type": "object",
@@ -1398,6 +1509,8 @@ export interface components {
       inputSchema?: {
         [key: string]: unknown;
       };
+      /** @description The argument names whose values are masked */
+      redact?: string[];
       registeredBy: components['schemas']['ToolRegistrant'];
       /**
        * Format: date-time
@@ -1428,6 +1541,101 @@ export interface components {
       updatedAt: string | null;
       /** @description Who put this version (a `sub`, or policy-file) */
       updatedBy: string | null;
+    };
+    /** @enum {string} */
+    ChangeKind: 'policy_update' | 'policy_rollback' | 'resume' | 'webhook_create' | 'tenant_grant';
+    /** @description A person as a pending change records them */
+    ChangePerson: {
+      /** @example ann */
+      id: string;
+      /** @example Ann */
+      name?: string;
+    };
+    ChangeApproval: {
+      by: components['schemas']['ChangePerson'];
+      /**
+       * Format: date-time
+       * @example 2026-01-05T10:00:00.000Z
+       */
+      at: string;
+    };
+    /** @enum {string} */
+    ChangeStatus: 'pending' | 'applied' | 'rejected' | 'expired';
+    /** @description A change of the control plane held for more admins (`governance: {quorum}` in the policy): a policy update or rollback, a resume, a new webhook or a tenant-wide grant */
+    PendingChange: {
+      /** @example chg_5b1e */
+      id: string;
+      kind: components['schemas']['ChangeKind'];
+      /** @example Replace policy version 3 with a document of 4 rules */
+      summary: string;
+      /** @description What will be applied: `{document, source?}` (policy_update), `{version, reason?}` (policy_rollback), `{scope, id, reason?, via}` (resume), `{url, events, description}` (webhook_create; never its secret), `{toolName, scope, conversationId, agentId, toolCallId, expiresIn?, args?}` (tenant_grant) */
+      payload: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description SHA-256 (hex) of the RFC 8785 form of `payload`, as recorded in ChangeProposed
+       * @example a3f1…
+       */
+      payloadDigest: string;
+      /** @description Policy changes: the version they were made against; they apply only while it is in force */
+      baseVersion: number | null;
+      proposedBy: components['schemas']['ChangePerson'];
+      /** @description Distinct admins who approved, the proposer first */
+      approvals: components['schemas']['ChangeApproval'][];
+      /**
+       * @description Distinct admins needed, the proposer included
+       * @example 2
+       */
+      needed: number;
+      status: components['schemas']['ChangeStatus'];
+      /**
+       * Format: date-time
+       * @example 2026-01-05T10:00:00.000Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description Seven days after it was proposed
+       * @example 2026-01-05T10:00:00.000Z
+       */
+      expiresAt: string;
+      /**
+       * Format: date-time
+       * @example 2026-01-05T10:00:00.000Z
+       */
+      closedAt: string | null;
+      rejectedBy: components['schemas']['ChangePerson'] | null;
+      reason: string | null;
+    };
+    /** @description The answer (202) of a governed request that waits for more admins instead of taking effect */
+    HeldForApproval: {
+      pendingChange: components['schemas']['PendingChange'];
+      /**
+       * @description A held new webhook only: its signing secret, shown in this answer only
+       * @example whsec_…
+       */
+      secret?: string;
+    };
+    /** @description One thing a rule cannot do as written */
+    PolicyFinding: {
+      /**
+       * @description unreachable: the rule never decides (rule `by` matches every call it matches and wins them all). order: the rule comes after a laxer rule `by` that matches some of the same calls, and decides those calls anyway (the strictest matching rule decides, not the first)
+       * @enum {string}
+       */
+      kind: 'unreachable' | 'order';
+      /** @description The rule found */
+      rule: number;
+      /** @description The rule that causes it */
+      by: number;
+      /** @example Rule 1 (delete_row, confirm) never decides: rule 0 (delete_*, deny) matches every call it matches and is stricter. */
+      message: string;
+    };
+    /** @description What the policy's rules can and cannot do, read from the document alone: certain for arguments as written (a shell rule's parts aside); a rule not listed may still never decide for reasons the analysis cannot see */
+    PolicyAnalysis: {
+      /** @description The version analysed (the one in force) */
+      version: number;
+      /** @description In rule order; at most 200 */
+      findings: components['schemas']['PolicyFinding'][];
     };
     /** @description One stored version of the policy, without its document */
     PolicyVersionSummary: {
@@ -1666,6 +1874,14 @@ export interface components {
       requiresApproval?: boolean;
       destructive?: boolean;
     };
+    /** @description A shadow rule's outcome for a call, recorded but never applied */
+    ShadowVerdict: {
+      /** @description Index of the shadow rule that would have decided */
+      rule: number;
+      level: components['schemas']['SupervisionLevel'];
+      /** @example Rule 4 (delete_*): confirm (rateAbove: 21 calls in 1h by agent, above 20) */
+      reason: string;
+    };
     /** @description Why the policy judged the call as it did */
     ToolCallPolicy: {
       level: components['schemas']['SupervisionLevel'];
@@ -1677,6 +1893,8 @@ export interface components {
       reason: string;
       /** @description The flags the policy saw, when the tool had any */
       toolFlags?: components['schemas']['ToolFlags'];
+      /** @description What a rule in shadow mode (`mode: shadow`) would have decided, when one would have: recorded, never applied */
+      shadow?: components['schemas']['ShadowVerdict'];
     };
     /** @description One approval counted towards a quorum */
     QuorumApprover: {
@@ -1742,6 +1960,27 @@ export interface components {
        *     ]
        */
       notify?: ('slack' | 'webhook' | 'inbox' | 'push' | 'email')[];
+      /**
+       * @description What a person may decide, when the call's rule narrows it (`allowedDecisions`); anything else answers 403 decision_not_allowed. `edit` is an approval with changed arguments
+       * @example [
+       *       "approve",
+       *       "reject"
+       *     ]
+       */
+      allowedDecisions?: ('approve' | 'edit' | 'reject' | 'always_allow' | 'respond')[];
+      /**
+       * @description A rejection's reason must be one of these (shown as choices), unless `rejectFreeText`; another answers 403 decision_not_allowed
+       * @example [
+       *       "Wrong vendor",
+       *       "Amount too high"
+       *     ]
+       */
+      rejectReasons?: string[];
+      /**
+       * @description With rejectReasons: a person may write their own reason instead
+       * @enum {boolean}
+       */
+      rejectFreeText?: true;
     };
     /** @description The claim of the run */
     ToolCallExecution: {
@@ -1962,8 +2201,18 @@ export interface components {
       };
     };
     DecisionRequest: {
-      /** @enum {string} */
-      decision: 'approve' | 'reject' | 'always_allow';
+      /**
+       * @description respond: the call does not run and the agent is told `response` instead (outcome rejected); always_reject: reject and make a standing deny in `scope` (GET /v1/grants?effect=deny). A decision the call's rule does not allow (`approval.allowedDecisions`, `approval.rejectReasons`) is 403 decision_not_allowed
+       * @enum {string}
+       */
+      decision: 'approve' | 'reject' | 'always_allow' | 'respond' | 'always_reject';
+      /** @description respond only (required there): the person's answer, which the agent gives the model as the tool's answer */
+      response?: string;
+      /**
+       * @description always_allow only: the calls the standing grant may let through (1: single use); without it, any number
+       * @example 1
+       */
+      uses?: number;
       /** @description A rejection's reason is what the agent reads */
       reason?: string;
       /** @description approve only: the arguments to run instead */
@@ -2138,8 +2387,11 @@ export interface components {
        * @example shell(cmd=ls *)
        */
       pattern: string;
-      /** @enum {string} */
-      status: 'active' | 'revoked' | 'expired';
+      /**
+       * @description spent: a limited grant (uses) that has let all its calls through
+       * @enum {string}
+       */
+      status: 'active' | 'revoked' | 'expired' | 'spent';
       createdBy: components['schemas']['GrantActor'];
       /**
        * Format: date-time
@@ -2164,6 +2416,21 @@ export interface components {
        * @example tc_7de0c1
        */
       sourceToolCallId: string;
+      /**
+       * @description allow: a grant (an always_allow: matching confirm calls run without a person); deny: a standing deny (an always_reject: matching calls are denied at proposal)
+       * @enum {string}
+       */
+      effect: 'allow' | 'deny';
+      /**
+       * @description A limited grant: the calls it may let through; null: any number
+       * @example 1
+       */
+      uses: number | null;
+      /**
+       * @description The calls it may still let through (0: spent); null: any number
+       * @example 0
+       */
+      usesLeft: number | null;
     };
     GrantPage: {
       items: components['schemas']['Grant'][];
@@ -2317,6 +2584,7 @@ export interface components {
       | 'GrantCreated'
       | 'GrantRefused'
       | 'GrantRevoked'
+      | 'GrantUsed'
       | 'Halted'
       | 'Resumed'
       | 'AuditPurged'
@@ -2777,6 +3045,24 @@ export interface components {
        */
       answer: string;
     };
+    PendingChangePage: {
+      items: components['schemas']['PendingChange'][];
+      /** @description Pass as `cursor` for the next page; null on the last */
+      nextCursor: string | null;
+    };
+    ApproveChangeResult: {
+      change: components['schemas']['PendingChange'];
+      /** @description True when this approval reached the quorum and the change took effect */
+      applied: boolean;
+      /** @description Once applied: the original request's answer (the policy in force, the resume, the webhook without its secret, the grant) */
+      result?: {
+        [key: string]: unknown;
+      };
+    };
+    RejectChangeRequest: {
+      /** @description Why; recorded in the audit trail (ChangeRejected) */
+      reason?: string;
+    };
     CreateWebhookRequest: {
       /** @description http(s) URL the events are POSTed to, without credentials; it must resolve to public addresses unless the operator allows private ones (TOLLGATE_WEBHOOK_ALLOW_PRIVATE) */
       url: string;
@@ -2803,6 +3089,7 @@ export interface components {
         | 'GrantCreated'
         | 'GrantRefused'
         | 'GrantRevoked'
+        | 'GrantUsed'
         | 'Halted'
         | 'Resumed'
         | 'AuditPurged'
@@ -2857,6 +3144,7 @@ export interface components {
         | 'GrantCreated'
         | 'GrantRefused'
         | 'GrantRevoked'
+        | 'GrantUsed'
         | 'Halted'
         | 'Resumed'
         | 'AuditPurged'
@@ -2912,6 +3200,7 @@ export interface components {
         | 'GrantCreated'
         | 'GrantRefused'
         | 'GrantRevoked'
+        | 'GrantUsed'
         | 'Halted'
         | 'Resumed'
         | 'AuditPurged'
@@ -3697,6 +3986,15 @@ export interface operations {
           'application/json': components['schemas']['Policy'];
         };
       };
+      /** @description Governance (`governance: {quorum}` in the policy in force): held for other admins as a pending change (/v1/changes); nothing changed yet */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HeldForApproval'];
+        };
+      };
       /** @description The request breaks its documented shape (validation_failed) */
       400: {
         headers: {
@@ -3737,6 +4035,69 @@ export interface operations {
       };
       /** @description A body that is not JSON (unsupported_media_type) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  analysePolicy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PolicyAnalysis'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -3951,6 +4312,15 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Policy'];
+        };
+      };
+      /** @description Governance (`governance: {quorum}` in the policy in force): held for other admins as a pending change (/v1/changes); nothing changed yet */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HeldForApproval'];
         };
       };
       /** @description The request breaks its documented shape (validation_failed) */
@@ -4759,7 +5129,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The role is lacking (forbidden); A standing grant wider than the caller or the policy allows (forbidden); The call's rule asks for a passkey, and no assertion proved a present person approved (step_up_required); The passkey signed for another call or other arguments (step_up_mismatch) */
+      /** @description The role is lacking (forbidden); A standing grant wider than the caller or the policy allows (forbidden); A decision the call's rule does not allow (allowedDecisions, rejectReasons) (decision_not_allowed); The call's rule asks for a passkey, and no assertion proved a present person approved (step_up_required); The passkey signed for another call or other arguments (step_up_mismatch) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5346,8 +5716,10 @@ export interface operations {
   listGrants: {
     parameters: {
       query?: {
-        /** @description active (the default), revoked, expired or all */
-        status?: 'active' | 'revoked' | 'expired' | 'all';
+        /** @description deny: standing denies only (made by always_reject); allow: grants only; absent: both */
+        effect?: 'allow' | 'deny';
+        /** @description active (the default), revoked, expired, spent (a limited grant with no use left) or all */
+        status?: 'active' | 'revoked' | 'expired' | 'spent' | 'all';
         /** @description Only grants of this scope */
         scope?: 'conversation' | 'agent' | 'tenant';
         /** @description Only this tool's grants */
@@ -5840,6 +6212,15 @@ export interface operations {
           'application/json': components['schemas']['ResumeResult'];
         };
       };
+      /** @description Governance (`governance: {quorum}` in the policy in force): held for other admins as a pending change (/v1/changes); the halt stands meanwhile */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HeldForApproval'];
+        };
+      };
       /** @description The request breaks its documented shape (validation_failed) */
       400: {
         headers: {
@@ -6034,6 +6415,7 @@ export interface operations {
           | 'GrantCreated'
           | 'GrantRefused'
           | 'GrantRevoked'
+          | 'GrantUsed'
           | 'Halted'
           | 'Resumed'
           | 'AuditPurged'
@@ -6163,6 +6545,7 @@ export interface operations {
           | 'GrantCreated'
           | 'GrantRefused'
           | 'GrantRevoked'
+          | 'GrantUsed'
           | 'Halted'
           | 'Resumed'
           | 'AuditPurged'
@@ -6265,7 +6648,7 @@ export interface operations {
   verifyAuditTrail: {
     parameters: {
       query?: {
-        /** @description A compact JWS answered earlier by GET /v1/audit/checkpoint, kept outside the database */
+        /** @description A compact JWS answered earlier by GET /v1/audit/checkpoint (or written to the sink), kept outside the database; default: the latest in the file sink */
         checkpoint?: string;
       };
       header?: never;
@@ -8188,6 +8571,364 @@ export interface operations {
       };
     };
   };
+  listChanges: {
+    parameters: {
+      query?: {
+        status?: 'pending' | 'applied' | 'rejected' | 'expired';
+        /** @description The `nextCursor` of the previous page; opaque */
+        cursor?: string;
+        /** @description Items per page */
+        limit?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PendingChangePage'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getChange: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The change's id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PendingChange'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such resource, or one the caller may not see (not_found) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  approveChange: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description X-Tollgate-Channel: where the person acts from, recorded as `via` (default api); Slack sets its own */
+        'x-tollgate-channel'?: 'web' | 'cli' | 'api' | 'mcp';
+      };
+      path: {
+        /** @description The change's id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApproveChangeResult'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such resource, or one the caller may not see (not_found) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The change is no longer pending, this admin approved it already, or the policy moved on */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  rejectChange: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description X-Tollgate-Channel: where the person acts from, recorded as `via` (default api); Slack sets its own */
+        'x-tollgate-channel'?: 'web' | 'cli' | 'api' | 'mcp';
+      };
+      path: {
+        /** @description The change's id */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RejectChangeRequest'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PendingChange'];
+        };
+      };
+      /** @description The request breaks its documented shape (validation_failed) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No bearer token, or one that does not verify (unauthenticated) */
+      401: {
+        headers: {
+          /** @description Bearer */
+          'WWW-Authenticate'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The role is lacking (forbidden) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such resource, or one the caller may not see (not_found) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The change is no longer pending */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body over 1 MiB (payload_too_large) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A body that is not JSON (unsupported_media_type) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Too many requests for this token or address (rate_limited) */
+      429: {
+        headers: {
+          /** @description Seconds to wait before retrying */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      431: components['responses']['HeadersTooLarge'];
+      500: components['responses']['InternalError'];
+      /** @description The database cannot be reached (unavailable) */
+      503: {
+        headers: {
+          /** @description Seconds to wait before retrying (when the database is away) */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   listWebhooks: {
     parameters: {
       query?: {
@@ -8284,6 +9025,15 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['CreatedWebhook'];
+        };
+      };
+      /** @description Governance (`governance: {quorum}` in the policy in force): held for other admins as a pending change (/v1/changes); `secret` is shown in this answer only, and deliveries start once it is applied */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HeldForApproval'];
         };
       };
       /** @description The request breaks its documented shape (validation_failed) */

@@ -636,6 +636,10 @@ function details(a: Approval, confirm: string | undefined): string[] {
     `Policy        ${a.policy.level}${confirm ? yellow(` · ${confirm}`) : ''} — ${clean(a.policy.reason)} (rule ${a.policy.rule ?? '-'}, version ${a.policy.policyVersion})`,
     `Approvers     ${a.approval?.approvers.map((x) => clean(x)).join(', ') ?? '-'}      Expires ${a.approval?.expiresAt ?? '-'} (${timeLeft(a.approval?.expiresAt)})`,
   ];
+  if (a.policy.shadow)
+    out.push(
+      dim(`Shadow        rule ${a.policy.shadow.rule} would have: ${a.policy.shadow.level} — ${clean(a.policy.shadow.reason)}`),
+    );
   const quorum = a.approval?.quorum;
   if (quorum)
     out.push(

@@ -16,6 +16,7 @@ import { parse as parseYaml } from 'yaml';
 import { PutPolicyCommand } from '../../../application/commands/put-policy/put-policy.command';
 import { RollBackPolicyCommand } from '../../../application/commands/roll-back-policy/roll-back-policy.command';
 import { GetPolicyQuery } from '../../../application/queries/get-policy/get-policy.query';
+import { AnalysePolicyQuery } from '../../../application/queries/get-policy/analyse-policy.query';
 import {
   GetPolicyVersionQuery,
   ListPolicyVersionsQuery,
@@ -27,6 +28,7 @@ import { CurrentPrincipal, Roles, TENANT_ROLES } from '../auth';
 import { ApiListQuery } from '../../api/dto/api-params';
 import {
   MAX_SIMULATED_CALLS,
+  PolicyAnalysisDto,
   PolicySimulationDto,
   PolicyVersionDto,
   PolicyVersionPageDto,
@@ -112,6 +114,21 @@ export class PolicyController {
     );
     if (pendingChange) return held(res, { pendingChange });
     return policy;
+  }
+
+  /** Read as the policy is: by every role of the tenant. */
+  @Get('analysis')
+  @Roles(...TENANT_ROLES)
+  @ApiOperation({
+    operationId: 'analysePolicy',
+    summary: 'Find rules that never decide, or that decide out of their order',
+    description:
+      'Any of the four roles, as GET /v1/policy. Reads the policy in force: rules another matches every call of and wins (unreachable), and rules listed after a laxer overlapping rule that still decide the calls both match (order).',
+  })
+  @ApiOkResponse({ type: PolicyAnalysisDto })
+  @ApiProblems(...BEARER_PROBLEMS, 'forbidden')
+  analysis(@CurrentPrincipal() p: Principal) {
+    return this.queries.execute(new AnalysePolicyQuery(p.tenant));
   }
 
   @Get('versions')
