@@ -128,7 +128,9 @@ function describe(
   if (call.policy.shadow)
     facts.push([
       'Shadow rule',
-      escapeMrkdwn(`rule ${call.policy.shadow.rule} would have: ${call.policy.shadow.level} (${call.policy.shadow.reason})`),
+      escapeMrkdwn(
+        `rule ${call.policy.shadow.rule} would have: ${call.policy.shadow.level} (${call.policy.shadow.reason})`,
+      ),
     ]);
   blocks.push({ type: 'section', fields: facts.map(([k, v]) => text(`*${k}*\n${v}`, FIELD_MAX)) });
   if (call.reason) blocks.push({ type: 'section', text: text(`*Reason*\n${escapeMrkdwn(call.reason)}`) });

@@ -61,7 +61,12 @@ export const asksTwice = (call: Approval, destructive: boolean): boolean =>
 
 type Mode = 'choose' | 'reject' | 'edit' | 'always' | 'respond';
 /** The field each form starts on. */
-const FIELD = { reject: 'reject-reason', edit: 'edit-args', always: 'scope-conversation' } as const;
+const FIELD = {
+  reject: 'reject-reason',
+  edit: 'edit-args',
+  always: 'scope-conversation',
+  respond: 'respond-text',
+} as const;
 type Armed = 'approve' | 'always' | 'edit' | null;
 type Scope = 'conversation' | 'agent' | 'tenant';
 
@@ -266,8 +271,8 @@ export function Card({
               <>
                 <br />
                 <span class="muted shadow-verdict">
-                  Shadow rule {call.policy.shadow.rule} would have: {LEVEL_WORDS[call.policy.shadow.level] ?? call.policy.shadow.level}{' '}
-                  ({call.policy.shadow.reason})
+                  Shadow rule {call.policy.shadow.rule} would have:{' '}
+                  {LEVEL_WORDS[call.policy.shadow.level] ?? call.policy.shadow.level} ({call.policy.shadow.reason})
                 </span>
               </>
             )}
@@ -450,7 +455,7 @@ function Decide({
     try {
       // An approval of a call whose rule asks for a passkey carries an assertion made for this call and exactly
       // these arguments; a rejection never needs one.
-      if (passkey && body.decision !== 'reject') {
+      if (passkey && body.decision !== 'reject' && body.decision !== 'respond') {
         const options = await onStepUp(call, stepUpRequest(body));
         setSigning(true);
         const assertion = await startAuthentication({ optionsJSON: options.publicKey });

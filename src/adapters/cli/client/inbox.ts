@@ -638,7 +638,9 @@ function details(a: Approval, confirm: string | undefined): string[] {
   ];
   if (a.policy.shadow)
     out.push(
-      dim(`Shadow        rule ${a.policy.shadow.rule} would have: ${a.policy.shadow.level} — ${clean(a.policy.shadow.reason)}`),
+      dim(
+        `Shadow        rule ${a.policy.shadow.rule} would have: ${a.policy.shadow.level} — ${clean(a.policy.shadow.reason)}`,
+      ),
     );
   const quorum = a.approval?.quorum;
   if (quorum)
