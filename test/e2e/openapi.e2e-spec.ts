@@ -1228,6 +1228,32 @@ describe('real answers', () => {
     expect((await call('delete', '/v1/me/delegation', { token: admin })).status).toBe(204);
   });
 
+  it('match their schemas for pending changes of the control plane (governance)', async () => {
+    // A tenant of its own: governance there holds nothing of the other tests.
+    const ann = await server.token('ann', ['admin'], { name: 'Ann', tenant: 'openapi-gov' });
+    const bob = await server.token('bob', ['admin'], { name: 'Bob', tenant: 'openapi-gov' });
+    const governed = { governance: { quorum: 2 }, rules: [{ match: '*', level: 'confirm' }] };
+    expect((await call('put', '/v1/policy', { token: ann, body: governed })).status).toBe(200);
+    const held = await call('put', '/v1/policy', { token: ann, body: { ...governed, rules: [] } });
+    expect(held.status).toBe(202);
+    const id = held.body.pendingChange.id;
+    expect((await call('get', '/v1/changes', { token: bob, query: 'status=pending' })).body.items).toHaveLength(1);
+    expect((await call('get', '/v1/changes', { token: bob, query: 'status=never' })).status).toBe(400);
+    expect((await call('get', '/v1/changes/{id}', { token: bob, args: [id] })).body.status).toBe('pending');
+    expect((await call('get', '/v1/changes/{id}', { token: bob, args: ['chg_nope'] })).status).toBe(404);
+    expect((await call('post', '/v1/changes/{id}/approve', { token: ann, args: [id] })).status).toBe(403);
+    expect((await call('post', '/v1/changes/{id}/approve', { token: bob, args: [id] })).body.applied).toBe(true);
+    expect((await call('post', '/v1/changes/{id}/approve', { token: bob, args: [id] })).status).toBe(409);
+    const rollback = await call('post', '/v1/policy/rollback', { token: ann, body: { version: 1 } });
+    expect(rollback.status).toBe(202);
+    const rejected = await call('post', '/v1/changes/{id}/reject', {
+      token: bob,
+      args: [rollback.body.pendingChange.id],
+      body: { reason: 'not now' },
+    });
+    expect(rejected.body.status).toBe('rejected');
+  });
+
   it('have covered the success answer of every operation', () => {
     expect(
       operations(doc)

@@ -44,7 +44,6 @@ const CONFLICTS = {
       409,
       'policy_moved_on',
       'This change was made against policy version 3, and version 4 is in force now: propose it again against the current version',
-      { baseVersion: 3, currentVersion: 4 },
     ),
   },
 };
@@ -72,7 +71,12 @@ export class ChangesController {
       'Admins and auditors. Newest first; `status` filters (pending, applied, rejected, expired); without it, all of them (pending and recent).',
   })
   @ApiListQuery()
-  @ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: [...CHANGE_STATUSES] } })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    schema: { type: 'string', enum: [...CHANGE_STATUSES] },
+    description: 'Only changes in this status; without it, all',
+  })
   @ApiOkResponse({ type: PendingChangePageView })
   @ApiProblems(...BEARER_PROBLEMS, 'validation_failed', 'forbidden')
   list(@CurrentPrincipal() p: Principal, @Query() query: Record<string, unknown>) {
