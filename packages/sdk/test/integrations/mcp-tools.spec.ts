@@ -35,6 +35,10 @@ describe('deniedTools', () => {
     expect(deniedTools(rules, tools)).toEqual(new Set());
   });
 
+  it('leaves a tool listed when the deny rule is a shadow: it never decides, so the tool still runs', () => {
+    expect(deniedTools([{ match: 'delete_*', level: 'deny', mode: 'shadow' }], tools)).toEqual(new Set());
+  });
+
   it('does not count rules of other levels, however strict, and takes an empty `when` as none', () => {
     const rules: PolicyRule[] = [
       { match: '*', level: 'manual' },

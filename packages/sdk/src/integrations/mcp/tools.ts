@@ -121,7 +121,9 @@ export function unmatchedRules(rules: PolicyRule[], tools: GatewayTool[]): strin
 export function deniedTools(rules: PolicyRule[], tools: GatewayTool[]): Set<string> {
   const denied = new Set<string>();
   for (const rule of rules) {
-    if (rule.level !== 'deny' || rule.match.includes('(') || (rule.when && Object.keys(rule.when).length > 0)) continue;
+    // A shadow rule never decides: the tool it would deny still runs, so it stays listed.
+    if (rule.level !== 'deny' || rule.mode === 'shadow' || rule.match.includes('(')) continue;
+    if (rule.when && Object.keys(rule.when).length > 0) continue;
     const glob = toolGlob(rule.match);
     for (const tool of tools) if (glob.test(tool.name)) denied.add(tool.name);
   }
