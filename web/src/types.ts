@@ -49,7 +49,9 @@ export type DecisionBody =
       expiresIn?: number;
       stepUp?: StepUpEvidence;
     }
-  | { decision: 'reject'; reason: string };
+  | { decision: 'reject'; reason: string }
+  /** The tool does not run; the agent is given `response` as its answer (when the call's rule allows `respond`). */
+  | { decision: 'respond'; response: string };
 
 /*
  * The person's own settings. The SDK's generated types have these shapes (components.schemas.NotificationPreferences,

@@ -494,13 +494,13 @@ function Decide({
       return;
     }
     if (isTyping(e) || busy) return;
-    if (e.key === 'a' && mode === 'choose') {
+    if (e.key === 'a' && mode === 'choose' && allows(call, 'approve')) {
       e.preventDefault();
       void approve();
-    } else if (e.key === 'r') {
+    } else if (e.key === 'r' && allows(call, 'reject')) {
       e.preventDefault();
       choose('reject');
-    } else if (e.key === 'e') {
+    } else if (e.key === 'e' && allows(call, 'edit')) {
       e.preventDefault();
       choose('edit');
     } else if (e.key === 't') {

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { MAX_TIMEOUT_SECONDS } from '../../../domain/policy/policy-document';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -323,7 +324,7 @@ export class DeadlineRequest {
   @ApiPropertyOptional({
     type: 'string',
     format: 'date-time',
-    description: 'The new deadline: later than the current one, at most a day from now',
+    description: 'The new deadline: later than the current one, at most 30 days from now (a rule\'s longest decisionTimeout)',
   })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
@@ -331,13 +332,13 @@ export class DeadlineRequest {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
-    maximum: 86400,
-    description: 'Seconds added to the current deadline (instead of expiresAt)',
+    maximum: MAX_TIMEOUT_SECONDS,
+    description: 'Seconds added to the current deadline (instead of expiresAt); the new deadline is at most 30 days from now',
   })
   @IsOptional()
   @IsInt({ message: 'must be a whole number of seconds' })
   @Min(1)
-  @Max(86400)
+  @Max(MAX_TIMEOUT_SECONDS)
   extendBy?: number;
   @ApiPropertyOptional({ maxLength: 4000, description: 'Why (recorded)' })
   @IsOptional()

@@ -167,7 +167,7 @@ export class ToolCallsController {
     operationId: 'extendDeadline',
     summary: 'Give a held call more time',
     description:
-      'Admins. `expiresAt` (later than the current deadline, at most a day from now) or `extendBy` seconds; recorded as ToolCallDeadlineExtended, and the reminders start over for the new deadline. A call no longer pending answers 409 already_decided.',
+      'Admins. `expiresAt` (later than the current deadline, at most 30 days from now) or `extendBy` seconds; recorded as ToolCallDeadlineExtended, and the reminders start over for the new deadline. A call no longer pending answers 409 already_decided.',
   })
   @ApiIdParam('id', "The tool call's id", 'tc_7de0c1')
   @ApiChannelHeader()
