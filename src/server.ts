@@ -17,6 +17,7 @@ import { databaseProblem, dataDirProblem, listenProblem } from './infrastructure
 import { accessLog } from './infrastructure/observability/access-log';
 import { createLogger, nestLogger } from './infrastructure/observability/logging';
 import { configuredKey } from './infrastructure/receipts/receipt-signer';
+import { loadDataKeys } from './infrastructure/secrets/data-key';
 import { openDataSource } from './infrastructure/database/data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './infrastructure/database/embedded-postgres';
 import { InProcessWaiters } from './infrastructure/waiting/in-process-waiters';
@@ -78,6 +79,8 @@ export async function startServer(raw: TollgateConfig, opts: StartOptions = {}):
   }
   // A configured signing key that will not do stops the start before any database is opened.
   if (config.signingKey || config.signingKeyFile) await configuredKey(config);
+  // So does a configured data key that is not 32 bytes (secret arguments: infrastructure/secrets/data-key.ts).
+  if (config.dataKey || config.dataKeyFile) loadDataKeys(config);
   let embedded: EmbeddedPostgres | undefined;
   let dataSource: DataSource | undefined;
   try {

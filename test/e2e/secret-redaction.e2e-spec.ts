@@ -9,6 +9,7 @@
  * The claim answers the real arguments, and the receipt binds those.
  */
 import { randomBytes } from 'node:crypto';
+import { ConfigError } from '../../src/infrastructure/config/config';
 import { digestJson } from '../../src/infrastructure/persistence/event-store';
 import { TollgateGrpc } from '../support/grpc';
 import { client } from '../support/http';
@@ -354,4 +355,20 @@ describe('beside DATABASE_URL without a data key', () => {
       }
     },
   );
+});
+
+describe('a configured data key', () => {
+  it('that is not 32 bytes stops the start with a one-line error that does not quote it', async () => {
+    const bad = 'c2hvcnQta2V5';
+    const e = await startTestServer({ dataKey: bad }).then(
+      async (s) => {
+        await s.stop();
+        return undefined;
+      },
+      (err: Error) => err,
+    );
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e!.message).toMatch(/^TOLLGATE_DATA_KEY: key 1 is not 32 bytes/);
+    expect(e!.message).not.toContain(bad);
+  });
 });
