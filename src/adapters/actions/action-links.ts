@@ -8,8 +8,13 @@ import { PublicAddress } from './public-address';
 /** Where a single-use action is confirmed and used: GET shows the confirmation page, POST decides. */
 export const ACTION_PATH = '/act';
 
-/** Why a message offers no Approve: the rule wants a passkey, or the arguments do not fit where they are shown. */
-export type ApproveWithheld = 'passkey' | 'too_long';
+/**
+ * Why a message offers no Approve: the rule wants a passkey, the arguments do not fit where they are shown, or the
+ * call's rule does not allow an approval (`allowedDecisions` without `approve`).
+ */
+export type ApproveWithheld = 'passkey' | 'too_long' | 'rule';
+/** Why a message offers no Reject: the rule asks for one of its reasons (`rejectReasons`: chosen on the card), or allows no rejection. */
+export type RejectWithheld = 'reason' | 'rule';
 
 /** What a push notification or an email offers one person for one held call. */
 export interface ActionOffer {
@@ -17,8 +22,10 @@ export interface ActionOffer {
   card: string;
   /** Absent when withheld: then the person opens the card. */
   approve?: { url: string; token: string };
-  reject: { url: string; token: string };
+  /** Absent when withheld: then the person opens the card. */
+  reject?: { url: string; token: string };
   approveWithheld?: ApproveWithheld;
+  rejectWithheld?: RejectWithheld;
 }
 
 /**
@@ -61,17 +68,29 @@ export class ActionLinks {
       via,
       expiresAt: new Date(r.approval?.expiresAt ?? Date.now()),
     };
+    // The call's rule (issue 28 part 4): a link makes only what it allows, and a rejection a link could make has
+    // no reason from a list, so one that needs a listed reason is made on the card.
+    const allowed = r.approval?.allowedDecisions;
     const withheld: ApproveWithheld | undefined =
-      r.approval?.stepUp === 'passkey' ? 'passkey' : opts.shownWhole ? undefined : 'too_long';
+      allowed && !allowed.includes('approve')
+        ? 'rule'
+        : r.approval?.stepUp === 'passkey'
+          ? 'passkey'
+          : opts.shownWhole
+            ? undefined
+            : 'too_long';
+    const rejectWithheld: RejectWithheld | undefined =
+      allowed && !allowed.includes('reject') ? 'rule' : r.approval?.rejectReasons?.length ? 'reason' : undefined;
     const [approve, reject] = await Promise.all([
       withheld ? undefined : this.tokens.issue({ ...base, decision: 'approve' }),
-      this.tokens.issue({ ...base, decision: 'reject' }),
+      rejectWithheld ? undefined : this.tokens.issue({ ...base, decision: 'reject' }),
     ]);
     return {
       card: this.cardUrl(r.id),
       ...(approve ? { approve: { url: this.actionUrl(approve), token: approve } } : {}),
-      reject: { url: this.actionUrl(reject), token: reject },
+      ...(reject ? { reject: { url: this.actionUrl(reject), token: reject } } : {}),
       ...(withheld ? { approveWithheld: withheld } : {}),
+      ...(rejectWithheld ? { rejectWithheld } : {}),
     };
   }
 }

@@ -73,7 +73,9 @@ export function requestEmail(
       ? 'Approving this call needs your passkey: approve it on the card in the Tollgate inbox.'
       : offer.approveWithheld === 'too_long'
         ? 'The arguments are too long to show here in full, or hold characters that would show them other than they are: open the card to read them and approve there.'
-        : undefined;
+        : offer.approveWithheld === 'rule'
+          ? "This call's rule does not take an approval as it stands: open the card to see what you may decide."
+          : undefined;
   const clipped =
     args.text.length >= args.length
       ? ''
@@ -92,7 +94,11 @@ export function requestEmail(
     args.text + clipped,
     '',
     ...(offer.approve ? [`Approve: ${offer.approve.url}`] : withheld ? [withheld] : []),
-    `Reject: ${offer.reject.url}`,
+    ...(offer.reject
+      ? [`Reject: ${offer.reject.url}`]
+      : offer.rejectWithheld === 'reason'
+        ? ["To reject, choose one of the rule's reasons on the card."]
+        : []),
     `Open the card: ${offer.card}`,
     '',
     'Each link opens a page where you confirm; it works once. Replies to this email are not read.',
@@ -110,7 +116,7 @@ export function requestEmail(
     `<h3>Arguments</h3><pre style="background:#f6f8fa;padding:8px;white-space:pre-wrap;word-break:break-word">${esc(args.text)}</pre>` +
     (clipped ? `<p><strong>${esc(clipped.trim())}</strong></p>` : '') +
     (withheld ? `<p>${esc(withheld)}</p>` : '') +
-    `<p>${offer.approve ? button(offer.approve.url, 'Approve…', '#1a7f37') : ''}${button(offer.reject.url, 'Reject…', '#cf222e')}${button(offer.card, 'Open the card', '#57606a')}</p>` +
+    `<p>${offer.approve ? button(offer.approve.url, 'Approve…', '#1a7f37') : ''}${offer.reject ? button(offer.reject.url, 'Reject…', '#cf222e') : ''}${button(offer.card, 'Open the card', '#57606a')}</p>` +
     `<p style="color:#57606a;font-size:13px">Each link opens a page where you confirm; it works once. Replies to this email are not read.</p>` +
     `</body></html>`;
 
@@ -154,7 +160,7 @@ export function digestEmail(
         ? `   Arguments: ${args}`
         : `   Arguments: ${args.length} characters, on the card`,
       ...(offer.approve ? [`   Approve: ${offer.approve.url}`] : []),
-      `   Reject: ${offer.reject.url}`,
+      ...(offer.reject ? [`   Reject: ${offer.reject.url}`] : []),
       `   Card: ${offer.card}`,
       '',
     );
@@ -165,7 +171,7 @@ export function digestEmail(
       (args.length <= DIGEST_ARGUMENTS_MAX
         ? `<pre style="background:#f6f8fa;padding:6px;white-space:pre-wrap;word-break:break-word">${esc(args)}</pre>`
         : `<p>Arguments: ${args.length} characters, on the card.</p>`) +
-      `<p>${offer.approve ? `<a href="${esc(offer.approve.url)}">Approve…</a> · ` : ''}<a href="${esc(offer.reject.url)}">Reject…</a> · <a href="${esc(offer.card)}">Open the card</a></p>`;
+      `<p>${offer.approve ? `<a href="${esc(offer.approve.url)}">Approve…</a> · ` : ''}${offer.reject ? `<a href="${esc(offer.reject.url)}">Reject…</a> · ` : ''}<a href="${esc(offer.card)}">Open the card</a></p>`;
   });
   if (more) {
     text.push(`More wait: ${inboxUrl}`);

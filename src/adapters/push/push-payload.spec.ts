@@ -92,7 +92,7 @@ describe('push messages', () => {
     const long = {
       ...offer,
       approve: { ...offer.approve!, token: 'a'.repeat(1000) },
-      reject: { ...offer.reject, token: 'r'.repeat(1000) },
+      reject: { ...offer.reject!, token: 'r'.repeat(1000) },
     };
     const args = { note: '界'.repeat(280) };
     const whole = askMessage({ ...request, arguments: args, display: { title: wide } }, long, wide);

@@ -97,8 +97,9 @@ export function askMessage(r: ApprovalRequest, offer: ActionOffer, note?: string
     title,
     body: lines.filter((l): l is string => !!l).join('\n'),
     ...(offer.approve ? { approve: offer.approve.token } : {}),
-    reject: offer.reject.token,
-    ...(offer.approveWithheld ? { approveWithheld: offer.approveWithheld } : {}),
+    ...(offer.reject ? { reject: offer.reject.token } : {}),
+    // The worker knows passkey and too_long; a rule's withholding shows as a plain Open.
+    ...(offer.approveWithheld && offer.approveWithheld !== 'rule' ? { approveWithheld: offer.approveWithheld } : {}),
     ...(note ? { renotify: true } : {}),
   });
   // Wide characters can outgrow what a push service takes: the summary goes first, then the note, then title room.
