@@ -119,21 +119,40 @@ export async function askInChat(
   const card = cardUrl(deps.inboxUrl ?? deps.tollgate.url, call.id);
   const shown = args.length <= MAX_CHAT_ARGUMENTS ? args : `arguments too long to show here: ${args.length} characters`;
   const preview = chatPreview(call.preview);
+  // What the call's rule lets a person decide (issue 28 part 4): the form offers nothing else.
+  const rule = ruleChoicesOf(call);
   const notHere =
     refused ??
     chatMayNotApprove(call) ??
+    (rule.allowed && !rule.allowed.includes('approve') ? 'its rule does not allow an approval' : undefined) ??
     (args.length > MAX_CHAT_ARGUMENTS ? 'its arguments do not fit here' : undefined) ??
     (preview && !preview.whole ? 'its preview does not fit here' : undefined);
   const previewed = preview ? `\n${preview.text}` : '';
   if ((notHere || !session.userToken || !modes.form) && modes.url)
     return sendToCard(session, call, card, ctx, signal, timeout, notHere);
   if (!session.userToken || !modes.form) return;
-  const reasonField = {
-    type: 'string' as const,
-    title: 'Reason',
-    description: 'Optional: why (recorded in the audit trail)',
-    maxLength: 4000,
-  };
+  // With the rule's reasons, a rejection's reason is one of them (an enum), or free text where the rule allows it.
+  const reasonField = rule.reasons
+    ? rule.free
+      ? {
+          type: 'string' as const,
+          title: 'Reason',
+          description: `To reject: one of ${rule.reasons.map((r) => JSON.stringify(r)).join(', ')}, or your own words`,
+          maxLength: 4000,
+        }
+      : { type: 'string' as const, title: 'Reason', description: 'To reject: choose one', enum: rule.reasons }
+    : {
+        type: 'string' as const,
+        title: 'Reason',
+        description: 'Optional: why (recorded in the audit trail)',
+        maxLength: 4000,
+      };
+  const mayReject = !rule.allowed || rule.allowed.includes('reject');
+  // Nothing this chat could decide: the card decides.
+  if (notHere && !mayReject) {
+    if (modes.url) return sendToCard(session, call, card, ctx, signal, timeout, notHere);
+    return;
+  }
   const form: ElicitRequestFormParams = notHere
     ? {
         mode: 'form',
@@ -180,6 +199,8 @@ export async function askInChat(
   // Where the chat may not approve, a decline rejects as on the yes/no form; "leave it for the inbox" does nothing.
   if (notHere && answer.action === 'accept' && content.decision !== 'reject') return;
   const approve = !notHere && answer.action === 'accept' && content.approve === true;
+  // A rejection the rule would refuse (not allowed, or without one of its reasons) is not sent: the inbox decides.
+  if (!approve && (!mayReject || (rule.reasons && !reason))) return;
   const person = new Tollgate({
     url: deps.tollgate.url,
     token: session.userToken,
@@ -199,7 +220,10 @@ export async function askInChat(
     // The rule asks for a passkey (the call's view did not say so): the same, the inbox's passkey signs for it.
     if (e instanceof TollgateError && e.code === 'step_up_required' && !refused && !signal.aborted)
       return askInChat(deps, session, call, ctx, signal, 'it needs a passkey, which signs for it in the inbox');
-    if (e instanceof TollgateError && (e.code === 'forbidden' || e.code === 'chat_approval_not_allowed')) {
+    if (
+      e instanceof TollgateError &&
+      (e.code === 'forbidden' || e.code === 'chat_approval_not_allowed' || e.code === 'decision_not_allowed')
+    ) {
       deps.log(
         'warn',
         `tool call ${call.id}: the session's person may not decide it in the chat (${e.detail}); it waits for the inbox: ${card}`,
@@ -372,4 +396,18 @@ function askInput(args: Record<string, unknown>): { question: string; choices?: 
   if (!Array.isArray(args.choices) || args.choices.some((c) => typeof c !== 'string'))
     return 'choices: must be a list of strings';
   return { question, choices: args.choices as string[] };
+}
+
+/** The call's rule choices (`approval.allowedDecisions`, `rejectReasons`, `rejectFreeText`), as its view shows them. */
+function ruleChoicesOf(call: ToolCall): { allowed?: string[]; reasons?: string[]; free: boolean } {
+  const a = (call.approval ?? {}) as {
+    allowedDecisions?: string[];
+    rejectReasons?: string[];
+    rejectFreeText?: boolean;
+  };
+  return {
+    ...(a.allowedDecisions ? { allowed: a.allowedDecisions } : {}),
+    ...(a.rejectReasons?.length ? { reasons: a.rejectReasons } : {}),
+    free: a.rejectFreeText === true,
+  };
 }
