@@ -12,7 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError } from '../../src/infrastructure/config/config';
 import { digestJson } from '../../src/infrastructure/persistence/event-store';
 import { TollgateGrpc } from '../support/grpc';
+import { Client } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { Tollgate } from '../../packages/sdk/src/index.js';
+import { TollgateMcpGateway } from '../../packages/sdk/src/integrations/mcp.js';
 import { client } from '../support/http';
+import { autoAccept, chatSession } from '../support/mcp-chat';
+import { stdioUpstream, type StdioUpstream } from '../support/mcp-upstream';
+import { cliEnv, runCli } from '../support/pty';
 import { PushServiceStandIn, startPushService } from '../support/push-service';
 import { startTestServer, TestServer } from '../support/server';
 import { SlackStandIn, startSlackStandIn } from '../support/slack-stand-in';
@@ -162,6 +169,13 @@ describe('secret arguments', () => {
     expect(inbox.status).toBe(200);
     expect(JSON.stringify(inbox.body)).toContain(callId);
     mustNotShow('the inbox', inbox.body);
+    // The CLI lists what waits (as a table, and as JSON): the markers, never the values.
+    for (const args of [['pending'], ['pending', '--json']]) {
+      const run = await runCli(args, cliEnv({ url: server.url, token: ann }));
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(callId);
+      mustNotShow(`the CLI (${args.join(' ')})`, run.stdout + run.stderr);
+    }
   });
 
   it('reach Slack, email and push masked', async () => {
@@ -370,5 +384,76 @@ describe('a configured data key', () => {
     expect(e).toBeInstanceOf(ConfigError);
     expect(e!.message).toMatch(/^TOLLGATE_DATA_KEY: key 1 is not 32 bytes/);
     expect(e!.message).not.toContain(bad);
+  });
+});
+
+describe('MCP chat through the gateway', () => {
+  let mcpServer: TestServer;
+  let gateway: TollgateMcpGateway;
+  let files: StdioUpstream;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    mcpServer = await startTestServer({ dataKey: randomBytes(32).toString('base64'), grpcPort: undefined });
+    const api = client(mcpServer.url);
+    const root = await mcpServer.token('ann', ['admin'], { name: 'Ann' });
+    const put = await api.put('/v1/policy', root, {
+      defaults: { redact: ['path'] },
+      rules: [{ match: 'files__*_file', level: 'confirm', approvers: ['requester', 'admin'] }],
+    });
+    expect(put.status).toBe(200);
+    files = await stdioUpstream('files');
+    gateway = await TollgateMcpGateway.start({
+      tollgate: new Tollgate({ url: mcpServer.url, token: await mcpServer.token('mcp-gateway', ['agent']) }),
+      upstreams: [
+        {
+          name: 'files',
+          command: files.command,
+          args: files.args,
+          env: files.env,
+          namespace: true,
+          trustAnnotations: true,
+        },
+      ],
+      inboxUrl: 'https://tollgate.example.com',
+      progressIntervalMs: 100,
+      log: () => undefined,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await gateway?.close();
+    await mcpServer?.stop();
+  });
+
+  it('the chat’s form shows the arguments masked; the upstream runs with the real ones once a person approves', async () => {
+    const carol = { id: 'carol', name: 'Carol', roles: ['approver'] };
+    const { client: chat, forms } = await chatSession(
+      gateway,
+      { user: carol, userToken: await mcpServer.token('carol', ['approver'], { name: 'Carol' }) },
+      autoAccept,
+    );
+    clients.push(chat);
+    const path = `/chat/${SENTINEL}-mcp-4Rt`;
+    const deleting = chat.callTool({ name: 'files__delete_file', arguments: { path } });
+    const api = client(mcpServer.url);
+    const root = await mcpServer.token('ann', ['admin'], { name: 'Ann' });
+    let id: string | undefined;
+    await until(
+      async () => {
+        const r = await api.get('/v1/approvals', root);
+        id = r.body.items.find((a: { toolName: string }) => a.toolName === 'files__delete_file')?.id;
+        return !!id;
+      },
+      20_000,
+      'the held call',
+    );
+    await until(() => forms.length > 0, 20_000, 'the form in the chat');
+    expect(forms[0].message).toContain('[redacted:hmac-');
+    mustNotShow('the MCP chat form', forms);
+    expect((await api.post(`/v1/tool-calls/${id}/decision`, root, { decision: 'approve' })).status).toBe(200);
+    const result = (await deleting) as CallToolResult;
+    expect(result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')).toBe(`files: deleted ${path}`);
   });
 });
