@@ -9,6 +9,7 @@ import { describeEnding, ENDING_EVENTS, followEvents, type StreamEvent } from '.
 import { oneLine, timeLeft } from './format';
 import { oneLineText as clean, safeJson } from '../safe-text';
 import { needsPasskey, passkeyCardUrl } from './passkey-link';
+import { reasonFrom, reasonMenu, RuleDecision, ruleRefusal } from './rule-choices';
 import { answerText, fieldLabel, parseAnswer, previewLines, promptFields } from './schema-prompts';
 
 const ESC = '\x1b';
@@ -231,15 +232,15 @@ class Inbox {
       case 'g':
         return void this.refresh();
       case 'a':
-        return item ? this.approve(item) : undefined;
+        return item && this.ruleAllows(item, 'approve') ? this.approve(item) : undefined;
       case 'r':
-        return item ? this.reject(item) : undefined;
+        return item && this.ruleAllows(item, 'reject') ? this.reject(item) : undefined;
       case 'e':
-        return item ? this.editFields(item) : undefined;
+        return item && this.ruleAllows(item, 'edit') ? this.editFields(item) : undefined;
       case 'E':
-        return item ? this.edit(item) : undefined;
+        return item && this.ruleAllows(item, 'edit') ? this.edit(item) : undefined;
       case 'A':
-        return item ? this.alwaysAllow(item) : undefined;
+        return item && this.ruleAllows(item, 'always_allow') ? this.alwaysAllow(item) : undefined;
       default:
         return undefined;
     }
@@ -349,12 +350,32 @@ class Inbox {
     this.render();
   }
 
+  /** Whether the call's rule allows `d` (rule-choices.ts); when not, says so and offers nothing. */
+  private ruleAllows(a: Approval, d: RuleDecision): boolean {
+    const why = ruleRefusal(a, d);
+    if (!why) return true;
+    this.note(yellow(`  ${why}`));
+    this.render();
+    return false;
+  }
+
   private reject(a: Approval): void {
+    // With the rule's reasons: a numbered choice (own words only where the rule allows them).
+    const menu = reasonMenu(a);
     this.prompt = {
       kind: 'text',
-      label: `Reject ${bold(clean(a.toolName))} — reason (enter to send, esc cancels): `,
+      label: menu
+        ? `Reject ${bold(clean(a.toolName))} — reason: ${clean(menu)} (enter to send, esc cancels): `
+        : `Reject ${bold(clean(a.toolName))} — reason (enter to send, esc cancels): `,
       buffer: '',
-      submit: (reason) => void this.decide(a, { decision: 'reject', ...(reason ? { reason } : {}) }),
+      submit: (typed) => {
+        const r = reasonFrom(a, typed);
+        if ('error' in r) {
+          this.note(red(`✗ ${r.error}`));
+          return void this.render();
+        }
+        void this.decide(a, { decision: 'reject', ...(r.reason ? { reason: r.reason } : {}) });
+      },
     };
     this.render();
   }
