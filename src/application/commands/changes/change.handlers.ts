@@ -165,6 +165,7 @@ export class ApproveChangeHandler implements ICommandHandler<ApproveChangeComman
           at,
           ...(payload.expiresIn !== undefined ? { expiresIn: payload.expiresIn as number } : {}),
           ...(payload.args !== undefined ? { args: payload.args as Record<string, string> } : {}),
+          ...(payload.uses !== undefined ? { uses: payload.uses as number } : {}),
         });
         await this.grants.save(grant);
         return grantView(grant, at);

@@ -122,7 +122,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
           const by = { ...personActor(decider, decider.via), ...(forWhom ? { onBehalfOf: forWhom } : {}) };
           // Four eyes: under `governance`, a tenant-wide grant waits for another admin; the decision stands.
           held =
-            outcome.grant.scope === 'tenant' && this.gate
+            outcome.grant.scope === 'tenant' && input.decision === 'always_allow' && this.gate
               ? await this.gate.hold({
                   tenantId: decider.tenant,
                   by,
@@ -133,7 +133,9 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
                           .map(([k, v]) => `${k}=${v}`)
                           .join(', ')})`
                       : ''
-                  } in the whole tenant${options.expiresIn ? ` for ${options.expiresIn} s` : ''}`,
+                  } in the whole tenant${options.expiresIn ? ` for ${options.expiresIn} s` : ''}${
+                    options.uses ? `, ${options.uses} use${options.uses === 1 ? '' : 's'}` : ''
+                  }`,
                   payload: {
                     toolName: outcome.grant.toolName,
                     scope: 'tenant',
@@ -142,6 +144,7 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
                     toolCallId,
                     ...(options.expiresIn !== undefined ? { expiresIn: options.expiresIn } : {}),
                     ...(options.args !== undefined ? { args: options.args } : {}),
+                    ...(options.uses !== undefined ? { uses: options.uses } : {}),
                   },
                 })
               : null;
