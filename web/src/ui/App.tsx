@@ -363,6 +363,11 @@ function Workspace({ session, onSignOut }: { session: Session; onSignOut(why?: s
       try {
         const updated = await api.decide(call.id, body);
         if (updated.decision) leave(departureFromDecision(call, updated.decision, me, Date.now(), body.decision));
+        // Four eyes (governance): the call is approved, the tenant-wide grant it would make waits (listed in Changes).
+        if ((updated as { pendingChange?: unknown }).pendingChange) {
+          announce('Approved. The tenant-wide grant waits for another admin.');
+          setChangesVersion((v) => v + 1);
+        }
         navigate({ view: 'inbox' });
       } catch (e) {
         mine.current.delete(call.id);
