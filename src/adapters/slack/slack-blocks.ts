@@ -2,6 +2,7 @@ import type { ApprovalOutcome, ApprovalRequest } from '../../application/ports/a
 import type { ToolCallView } from '../../application/views/views';
 import { cardPath } from '../../domain/conversation/conversation.errors';
 import type { GrantScope } from '../../domain/policy/grant-limit';
+import { withRuleChoices } from './slack-rule-choices';
 import { slackPreviewText } from './slack-preview';
 
 /** A Block Kit block, as loosely as Slack's own `Block` type (`type` plus anything). */
@@ -215,10 +216,14 @@ export function requestMessage(
       ],
     });
     const why = passkey ? ' (needs a passkey)' : '';
-    return {
-      text: `${named ? `${named}: ` : ''}Approval needed: ${r.toolName} (${r.id}), in the Tollgate inbox${why}`,
-      blocks,
-    };
+    return withRuleChoices(
+      r,
+      {
+        text: `${named ? `${named}: ` : ''}Approval needed: ${r.toolName} (${r.id}), in the Tollgate inbox${why}`,
+        blocks,
+      },
+      RULE_BUTTONS,
+    );
   }
   blocks.push({
     type: 'actions',
@@ -253,8 +258,15 @@ export function requestMessage(
       },
     ],
   });
-  return { text: `${named ? `${named}: ` : ''}Approval needed: ${r.toolName} (${r.id})`, blocks };
+  return withRuleChoices(
+    r,
+    { text: `${named ? `${named}: ` : ''}Approval needed: ${r.toolName} (${r.id})`, blocks },
+    RULE_BUTTONS,
+  );
 }
+
+/** Which button makes which decision, for the rule's `allowedDecisions` (slack-rule-choices.ts). */
+const RULE_BUTTONS = { approve: APPROVE_ACTION, reject: REJECT_ACTION, alwaysAllow: ALWAYS_ALLOW_ACTION };
 
 /**
  * The Slack users a call names (`person:` approvers, through their linked Slack user), as mentions: Slack notifies
