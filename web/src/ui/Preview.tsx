@@ -1,16 +1,8 @@
+import { diffLineClass } from '../preview';
 import type { Preview as CallPreview } from '../types';
 
 /** Only these data: URLs are shown as images; anything else (a link, SVG) is never put in an `src`. */
 const IMAGE_URL = /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+/]*={0,2}$/;
-
-/** A diff's line, by its first character: added, removed, a hunk header, or context. */
-export function diffLineClass(line: string): string {
-  if (line.startsWith('+++') || line.startsWith('---')) return 'diff-file';
-  if (line.startsWith('+')) return 'diff-add';
-  if (line.startsWith('-')) return 'diff-del';
-  if (line.startsWith('@@')) return 'diff-hunk';
-  return 'diff-ctx';
-}
 
 /**
  * What the call will do, as the agent says it will look: a diff with added and removed lines coloured, the SQL with
