@@ -6,6 +6,7 @@
  */
 import { client, Reply } from '../support/http';
 import { startTestServer, TestServer } from '../support/server';
+import { eventually } from '../support/wait';
 
 let server: TestServer;
 let http: ReturnType<typeof client>;
@@ -172,6 +173,26 @@ describe('a policy change under governance', () => {
     expect(applied.map((e) => e.type)).toEqual(['PolicyUpdated', 'ChangeApplied']);
   });
 
+  // Two instances on one database (PostgreSQL only: embedded PGlite belongs to one process).
+  (process.env.DATABASE_URL ? it : it.skip)('two approvals at once on two instances apply it once', async () => {
+    const other = await startTestServer({ instanceId: 'test-2' }, { db: server.db });
+    try {
+      const t = await tenant('gov-race-2');
+      const cat = await server.token('cat', ['admin'], { tenant: 'gov-race-2', name: 'Cat' });
+      const before = (await http.get('/v1/policy', t.ann)).body.version;
+      const id = expectHeld(await http.put('/v1/policy', t.ann, { ...GOVERNED, rules: [] }), 'policy_update');
+      const answers = await Promise.all([
+        http.post(`/v1/changes/${id}/approve`, t.bob),
+        client(other.url).post(`/v1/changes/${id}/approve`, cat),
+      ]);
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+      expect((await http.get('/v1/policy', t.ann)).body.version).toBe(before + 1);
+      expect((await t.trail('ChangeApplied')).filter((e) => e.data.changeId === id)).toHaveLength(1);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('a rejection by any admin ends it; a change past its deadline expires and can no longer be approved', async () => {
     const t = await tenant('gov-end');
     const rejected = expectHeld(await http.put('/v1/policy', t.ann, { ...GOVERNED, rules: [] }), 'policy_update');
@@ -190,6 +211,21 @@ describe('a policy change under governance', () => {
     const expired = (await t.trail('ChangeExpired')).filter((e) => e.data.changeId === late);
     expect(expired).toHaveLength(1);
     expect((await http.get('/v1/changes?status=expired', t.ann)).body.items.map((c: any) => c.id)).toEqual([late]);
+  });
+
+  it('the sweeper records the expiry of a change nobody touches', async () => {
+    const t = await tenant('gov-sweep');
+    const id = expectHeld(await http.put('/v1/policy', t.ann, { ...GOVERNED, rules: [] }), 'policy_update');
+    await server.dataSource.query(
+      `UPDATE pending_changes SET expires_at = now() - interval '1 second' WHERE tenant_id = $1 AND id = $2`,
+      ['gov-sweep', id],
+    );
+    const expired = await eventually(async () => {
+      const events = (await t.trail('ChangeExpired')).filter((e) => e.data.changeId === id);
+      return events.length > 0 ? events : undefined;
+    });
+    expect(expired).toHaveLength(1);
+    expect(expired[0].actor.id).toBe('system');
   });
 
   it("another tenant's change is not found", async () => {
