@@ -663,6 +663,7 @@ function Decide({
           )}
           {schema && asForm && (
             <SchemaForm
+              id="edit-args"
               schema={schema}
               value={formValue}
               faults={faults}

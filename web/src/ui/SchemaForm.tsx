@@ -29,9 +29,11 @@ interface FormProps {
   faults?: Record<string, string>;
   /** Called with whether every field parses (a number box holding "abc" does not). */
   onValidity?(ok: boolean): void;
+  /** The form's own id: the card moves focus to it when the edit opens. */
+  id?: string;
 }
 
-export function SchemaForm({ schema, value, onChange, faults = {}, onValidity }: FormProps) {
+export function SchemaForm({ schema, value, onChange, faults = {}, onValidity, id }: FormProps) {
   const [bad, setBad] = useState<Set<string>>(new Set());
   const mark = (pointer: string, ok: boolean) => {
     const next = new Set(bad);
@@ -41,7 +43,7 @@ export function SchemaForm({ schema, value, onChange, faults = {}, onValidity }:
     onValidity?.(next.size === 0);
   };
   return (
-    <div class="schema-form" data-testid="schema-form">
+    <div class="schema-form" data-testid="schema-form" id={id} tabIndex={-1} role="group" aria-label="Arguments to run">
       <ObjectFields
         schema={schema}
         value={value}
