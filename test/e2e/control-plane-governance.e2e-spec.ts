@@ -235,6 +235,18 @@ describe('a policy change under governance', () => {
     expectProblem(await http.get(`/v1/changes/${id}`, other.bob), 404, 'not_found');
     expectProblem(await http.post(`/v1/changes/${id}/approve`, other.bob), 404, 'not_found');
     expect((await http.get('/v1/changes', other.bob)).body.items).toEqual([]);
+    // Bounded input: a problem with a stable code, never a 500.
+    expectProblem(
+      await http.post(`/v1/changes/${id}/reject`, t.bob, { reason: 'x'.repeat(1001) }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(await http.post(`/v1/changes/${id}/reject`, t.bob, { why: 'no' }), 400, 'validation_failed');
+    expectProblem(await http.get('/v1/changes?cursor=nope', t.bob), 400, 'validation_failed');
+    expectProblem(await http.get('/v1/changes?limit=0', t.bob), 400, 'validation_failed');
+    expectProblem(await http.post(`/v1/changes/${id}/approve`, t.agent), 403, 'forbidden');
+    expectProblem(await http.get('/v1/changes'), 401, 'unauthenticated');
+    expect((await http.get(`/v1/changes/${id}`, t.ann)).body.status).toBe('pending');
   });
 });
 
