@@ -92,7 +92,7 @@ export class FileCheckpointSink implements CheckpointSink {
     return name;
   }
 
-  async latest(tenantId: string): Promise<{ found: LatestCheckpoint } | { none: string }> {
+  async latest(tenantId: string): Promise<{ found: LatestCheckpoint } | { none: string | null }> {
     let jws: string | undefined;
     try {
       jws = await this.read(tenantId);
@@ -100,7 +100,7 @@ export class FileCheckpointSink implements CheckpointSink {
       // Verify still answers (without the checkpoint, saying so) when the sink cannot be read.
       return { none: `the checkpoint sink could not be read (${(e as NodeJS.ErrnoException).code ?? 'error'})` };
     }
-    if (jws === undefined) return { none: `no checkpoint of this tenant was written to the sink yet` };
+    if (jws === undefined) return { none: null }; // none written yet: nothing to hold the chain against
     const claims = peekClaims(jws);
     return { found: { jws, name: claims ? checkpointFileName(claims.at, claims.seq) : 'latest' } };
   }
@@ -175,11 +175,9 @@ export class HttpCheckpointSink implements CheckpointSink {
   }
 }
 
-/** No sink (TOLLGATE_CHECKPOINT_SINK=off, or DATABASE_URL without one): verify says why it used no checkpoint. */
+/** No sink (TOLLGATE_CHECKPOINT_SINK=off, or DATABASE_URL without one): verify answers as it always did. */
 export class NoCheckpointSink implements CheckpointSinkReader {
-  latest(): Promise<{ none: string }> {
-    return Promise.resolve({
-      none: 'no checkpoint sink is configured (TOLLGATE_CHECKPOINT_SINK): pass checkpoint=<a JWS kept outside the database>',
-    });
+  latest(): Promise<{ none: null }> {
+    return Promise.resolve({ none: null });
   }
 }

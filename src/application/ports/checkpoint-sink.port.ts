@@ -12,6 +12,9 @@ export interface LatestCheckpoint {
 }
 
 export interface CheckpointSinkReader {
-  /** The latest checkpoint written for the tenant, or why there is none to use. */
-  latest(tenantId: string): Promise<{ found: LatestCheckpoint } | { none: string }>;
+  /**
+   * The latest checkpoint written for the tenant, or why there is none to use; `none: null` when there is nothing
+   * to say (no sink configured, or none written yet for this tenant): verify then answers as without a sink.
+   */
+  latest(tenantId: string): Promise<{ found: LatestCheckpoint } | { none: string | null }>;
 }

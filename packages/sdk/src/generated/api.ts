@@ -645,7 +645,7 @@ export interface paths {
     };
     /**
      * Verify the hash chain
-     * @description Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash. Without `checkpoint`, the latest one the service wrote to its file sink (TOLLGATE_CHECKPOINT_SINK) is used and named (`checkpoint.source: sink`); `noCheckpoint` says why none was (no sink, an https sink, none written yet).
+     * @description Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash. Without `checkpoint`, the latest one the service wrote to its file sink (TOLLGATE_CHECKPOINT_SINK) is used and named (`checkpoint.source: sink`); `noCheckpoint` says why none could be (an https sink, which is not read back; a sink that cannot be read). No sink, or none written yet for the tenant: the answer is as without a sink.
      */
     get: operations['verifyAuditTrail'];
     put?: never;
@@ -2695,7 +2695,7 @@ export interface components {
       /** @description What is wrong at firstBadSeq, for people */
       problem?: string;
       checkpoint?: components['schemas']['VerifiedCheckpoint'];
-      /** @description Without a checkpoint given: why none from the sink was used (no sink configured, an https sink, none written yet) */
+      /** @description Without a checkpoint given: why none from the sink could be used (an https sink, which is not read back; a sink that cannot be read) */
       noCheckpoint?: string;
     };
     PurgeAuditRequest: {

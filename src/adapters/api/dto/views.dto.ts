@@ -596,7 +596,7 @@ export class VerifyResultView implements VerifyAnswer {
   @ApiPropertyOptional({ type: () => VerifiedCheckpointView }) checkpoint?: VerifiedCheckpointView;
   @ApiPropertyOptional({
     description:
-      'Without a checkpoint given: why none from the sink was used (no sink configured, an https sink, none written yet)',
+      'Without a checkpoint given: why none from the sink could be used (an https sink, which is not read back; a sink that cannot be read)',
   })
   noCheckpoint?: string;
 }

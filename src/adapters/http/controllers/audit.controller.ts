@@ -206,7 +206,7 @@ export class AuditController {
     operationId: 'verifyAuditTrail',
     summary: 'Verify the hash chain',
     description:
-      "Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash. Without `checkpoint`, the latest one the service wrote to its file sink (TOLLGATE_CHECKPOINT_SINK) is used and named (`checkpoint.source: sink`); `noCheckpoint` says why none was (no sink, an https sink, none written yet).",
+      "Auditors and admins. Recomputes the tenant's chain from the first kept event; with `checkpoint`, also checks that the chain still reaches it with the same hash. Without `checkpoint`, the latest one the service wrote to its file sink (TOLLGATE_CHECKPOINT_SINK) is used and named (`checkpoint.source: sink`); `noCheckpoint` says why none could be (an https sink, which is not read back; a sink that cannot be read). No sink, or none written yet for the tenant: the answer is as without a sink.",
   })
   @ApiQuery({
     name: 'checkpoint',

@@ -93,7 +93,10 @@ export class VerifyAuditTrailHandler implements IQueryHandler<VerifyAuditTrailQu
   private async verify(tenantId: string, given: string | undefined): Promise<VerifyAnswer> {
     if (given !== undefined) return this.verifyAgainst(tenantId, given);
     const latest = await this.sink.latest(tenantId);
-    if ('none' in latest) return { ...(await this.audit.verify(tenantId)), noCheckpoint: latest.none };
+    if ('none' in latest) {
+      const chain = await this.audit.verify(tenantId);
+      return latest.none ? { ...chain, noCheckpoint: latest.none } : chain;
+    }
     return this.verifyAgainst(tenantId, latest.found.jws, latest.found);
   }
 
