@@ -111,6 +111,9 @@ describe('listing grants', () => {
       revokedBy: null,
       revokeReason: null,
       sourceToolCallId: made[2].sourceToolCallId,
+      effect: 'allow',
+      uses: null,
+      usesLeft: null,
     });
     expect(res.body.items[1]).toMatchObject({
       scope: 'agent',

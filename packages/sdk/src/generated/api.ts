@@ -327,7 +327,7 @@ export interface paths {
     put?: never;
     /**
      * Give a held call more time
-     * @description Admins. `expiresAt` (later than the current deadline, at most a day from now) or `extendBy` seconds; recorded as ToolCallDeadlineExtended, and the reminders start over for the new deadline. A call no longer pending answers 409 already_decided.
+     * @description Admins. `expiresAt` (later than the current deadline, at most 30 days from now) or `extendBy` seconds; recorded as ToolCallDeadlineExtended, and the reminders start over for the new deadline. A call no longer pending answers 409 already_decided.
      */
     post: operations['extendDeadline'];
     delete?: never;
@@ -2263,10 +2263,10 @@ export interface components {
     DeadlineRequest: {
       /**
        * Format: date-time
-       * @description The new deadline: later than the current one, at most a day from now
+       * @description The new deadline: later than the current one, at most 30 days from now (a rule's longest decisionTimeout)
        */
       expiresAt?: string;
-      /** @description Seconds added to the current deadline (instead of expiresAt) */
+      /** @description Seconds added to the current deadline (instead of expiresAt); the new deadline is at most 30 days from now */
       extendBy?: number;
       /** @description Why (recorded) */
       reason?: string;
@@ -8574,6 +8574,7 @@ export interface operations {
   listChanges: {
     parameters: {
       query?: {
+        /** @description Only changes in this status; without it, all */
         status?: 'pending' | 'applied' | 'rejected' | 'expired';
         /** @description The `nextCursor` of the previous page; opaque */
         cursor?: string;
