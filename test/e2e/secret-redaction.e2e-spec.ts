@@ -310,6 +310,43 @@ describe('secret arguments', () => {
   });
 });
 
+describe('an edit of a tool with an input schema', () => {
+  it('is checked with its secrets restored: a kept marker passes for the integer it stands for', async () => {
+    const tool = await http.put('/v1/tools/set_pin', admin, {
+      redact: ['pin'],
+      inputSchema: {
+        type: 'object',
+        properties: { pin: { type: 'integer' }, note: { type: 'string' } },
+        required: ['pin'],
+      },
+    });
+    expect(tool.status).toBe(201);
+    const policy = await http.put('/v1/policy', admin, {
+      rules: [{ match: 'set_pin', level: 'confirm', approvers: ['approver'] }],
+    });
+    expect(policy.status).toBe(200);
+    expect((await http.post('/v1/conversations', agent, { id: 'redact-pin' })).status).toBe(201);
+    const proposed = await http.post('/v1/conversations/redact-pin/tool-calls', agent, {
+      toolCalls: [{ toolName: 'set_pin', arguments: { pin: 4821, note: 'old' } }],
+    });
+    const call = proposed.body.toolCalls[0];
+    expect(call.arguments.pin).toMatch(MARKER);
+    const wrong = await http.post(`/v1/tool-calls/${call.id}/decision`, ann, {
+      decision: 'approve',
+      arguments: { ...call.arguments, pin: 'not a number' },
+    });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.code).toBe('arguments_invalid');
+    const kept = await http.post(`/v1/tool-calls/${call.id}/decision`, ann, {
+      decision: 'approve',
+      arguments: { ...call.arguments, note: 'new' },
+    });
+    expect(kept.status).toBe(200);
+    const claim = await http.post(`/v1/tool-calls/${call.id}/execution`, agent);
+    expect(claim.body.arguments).toEqual({ pin: 4821, note: 'new' });
+  });
+});
+
 describe('a tool’s redact list', () => {
   it('is bounded: at most 50 names of at most 200 characters, without empty path segments (400 validation_failed)', async () => {
     const many = await http.put('/v1/tools/too_many', admin, { redact: Array.from({ length: 51 }, (_, i) => `k${i}`) });

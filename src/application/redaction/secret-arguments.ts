@@ -46,7 +46,7 @@ export class SecretArguments {
       if (names.length === 0) return call;
       const vault = this.vault;
       if (!vault) throw noKey();
-      const { masked, count } = maskArguments(call.arguments, names, (v) => vault.digest(v));
+      const { masked, count } = maskArguments(call.arguments, names, (v) => vault.digest(v, tenant));
       if (count === 0) return call;
       const sealed: SealedArguments = { redact: names, arguments: call.arguments };
       const recorded = { ...call, arguments: masked, sealedArguments: vault.seal(sealed, tenant, conversationId) };
@@ -59,29 +59,30 @@ export class SecretArguments {
   /** The real arguments a claimed call runs with (a person's edit wins), opened from its seal. */
   argumentsToRun(tenant: string, call: ToolCall): Record<string, unknown> {
     if (!call.snapshot().sealedArguments) return call.argumentsToRun;
-    return realOf(call.argumentsToRun, call, this.open(tenant, call), this.vault!);
+    return realOf(call.argumentsToRun, call, this.open(tenant, call), this.vault!, tenant);
   }
 
   /**
-   * A person's edit of a call with secret arguments: what to record (masked) and, when the call has a seal, the
-   * seal to keep with it. Calls without one are edited as they are (their arguments held no secret).
+   * A person's edit of a call with secret arguments: what to record (masked), what it means (`real`: what would run,
+   * for the checks of an edit such as its tool's input schema; never to be recorded) and, when the call has a seal,
+   * the seal to keep with it. Calls without one are edited as they are (their arguments held no secret).
    */
   edit(
     tenant: string,
     call: ToolCall,
     edited: Record<string, unknown>,
-  ): { arguments: Record<string, unknown>; seal?: string } {
+  ): { arguments: Record<string, unknown>; real: Record<string, unknown>; seal?: string } {
     const s = call.snapshot();
-    if (!s.sealedArguments) return { arguments: edited };
+    if (!s.sealedArguments) return { arguments: edited, real: edited };
     const vault = this.vault;
     if (!vault) throw noKey();
     const opened = this.open(tenant, call);
     // What the person saw: what an approval would approve now (a quorum's first edit, else the proposal).
     const shown = approvingArguments(call, {});
-    const real = restoreEdit(edited, shown, realOf(shown, call, opened, vault)) as Record<string, unknown>;
-    const { masked } = maskArguments(real, opened.redact, (v) => vault.digest(v));
-    const edits = { ...opened.edits, [vault.digest(masked)]: real };
-    return { arguments: masked, seal: vault.seal({ ...opened, edits }, tenant, s.conversationId) };
+    const real = restoreEdit(edited, shown, realOf(shown, call, opened, vault, tenant)) as Record<string, unknown>;
+    const { masked } = maskArguments(real, opened.redact, (v) => vault.digest(v, tenant));
+    const edits = { ...opened.edits, [vault.digest(masked, tenant)]: real };
+    return { arguments: masked, real, seal: vault.seal({ ...opened, edits }, tenant, s.conversationId) };
   }
 
   private open(tenant: string, call: ToolCall): SealedArguments {
@@ -97,10 +98,11 @@ function realOf(
   call: ToolCall,
   opened: SealedArguments,
   vault: ArgumentVault,
+  tenant: string,
 ): Record<string, unknown> {
   if (masked === call.arguments) return opened.arguments;
   return (
-    opened.edits?.[vault.digest(masked)] ??
+    opened.edits?.[vault.digest(masked, tenant)] ??
     (restoreEdit(masked, call.arguments, opened.arguments) as Record<string, unknown>)
   );
 }

@@ -86,8 +86,16 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
             'conflict',
             'The arguments changed since they were shown (another approver edited them): open the card to see what would run now',
           );
-        // An edit must conform to the tool's input schema, when it registered one (400 arguments_invalid).
-        await mustConformToInputSchema(decider.tenant, call, input, this.tools, this.schemas);
+        // Secret arguments: an edit is recorded masked, its real values sealed with the call (application/redaction).
+        const secret =
+          input.arguments && call.status === 'pending'
+            ? this.secrets?.edit(decider.tenant, call, input.arguments)
+            : undefined;
+        const decided = secret ? { ...input, arguments: secret.arguments } : input;
+        // An edit must conform to the tool's input schema, when it registered one (400 arguments_invalid): the edit
+        // as it would run, its secrets restored (a marker is no value of the schema's type).
+        const asRun = secret ? { ...input, arguments: secret.real } : input;
+        await mustConformToInputSchema(decider.tenant, call, asRun, this.tools, this.schemas);
         // A passkey is checked (and its challenge used up) only where it counts: an approval of a pending call
         // whose rule asks for one. The domain then decides with the evidence, and records a refusal.
         const stepUp =
@@ -98,12 +106,6 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
           call.status === 'pending'
             ? await this.passkeys.verifyStepUp(decider, passkey, toolCallId, approvingArguments(call, input), at)
             : undefined;
-        // Secret arguments: an edit is recorded masked, its real values sealed with the call (application/redaction).
-        const secret =
-          input.arguments && call.status === 'pending'
-            ? this.secrets?.edit(decider.tenant, call, input.arguments)
-            : undefined;
-        const decided = secret ? { ...input, arguments: secret.arguments } : input;
         // A passkey signed what the person typed; the decision is recorded masked (the same edit, its secrets masked).
         const evidence = stepUp?.outcome === 'verified' && secret ? { ...stepUp, arguments: secret.arguments } : stepUp;
         const outcome = conv.decide(
