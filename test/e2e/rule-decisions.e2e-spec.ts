@@ -215,6 +215,35 @@ describe('single-use grants', () => {
     ]);
   });
 
+  // Two instances share the count through the database (PGlite belongs to one process).
+  (process.env.DATABASE_URL ? it : it.skip)('is used once across two instances proposing at once', async () => {
+    const other = await startTestServer({ instanceId: 'second' }, { db });
+    try {
+      const h2 = client(other.url);
+      const t = await tenant('rd-once-two');
+      expect((await http.put('/v1/policy', t.admin, POLICY)).status).toBe(200);
+      const first = await t.propose('two-1', 'deploy', { env: 'prod' });
+      expect((await t.decide(first.id, { decision: 'always_allow', scope: 'agent', uses: 1 }, t.admin)).status).toBe(
+        200,
+      );
+      const on = async (h: ReturnType<typeof client>, conv: string) => {
+        await h.post('/v1/conversations', t.agent, { id: conv });
+        const res = await h.post(`/v1/conversations/${conv}/tool-calls`, t.agent, {
+          toolCalls: [{ id: 'x', toolName: 'deploy', arguments: { env: 'prod' } }],
+        });
+        expect(res.status).toBe(201);
+        return res.body.toolCalls[0].status as string;
+      };
+      const statuses = await Promise.all([on(http, 'two-2'), on(h2, 'two-3'), on(http, 'two-4'), on(h2, 'two-5')]);
+      expect(statuses.filter((x) => x === 'approved')).toHaveLength(1);
+      expect(statuses.filter((x) => x === 'pending')).toHaveLength(3);
+      const used = (await http.get('/v1/audit/events?type=GrantUsed', t.auditor)).body.events;
+      expect(used).toHaveLength(1);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('refuses uses outside 1..1000 and on other decisions', async () => {
     const t = await tenant('rd-once-bad');
     expect((await http.put('/v1/policy', t.admin, POLICY)).status).toBe(200);
