@@ -97,10 +97,12 @@ export function decidedBy(
 
 /** "approved by ann via Slack: looks right", "expired without a decision". */
 export function decisionSentence(
-  d: { outcome: string; by: { id: string; name?: string; via: string }; reason?: string },
+  d: { outcome: string; by: { id: string; name?: string; via: string }; reason?: string; response?: string },
   me: string,
 ): string {
   if (d.outcome === 'expired') return 'expired without a decision';
+  // `respond`: the tool did not run; the person answered the agent instead.
+  if (d.response !== undefined) return `answered instead ${decidedBy(d.by, me)}: ${d.response}`;
   return `${d.outcome} ${decidedBy(d.by, me)}${d.reason ? `: ${d.reason}` : ''}`;
 }
 
