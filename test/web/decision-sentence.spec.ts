@@ -6,9 +6,7 @@ describe('decisionSentence', () => {
     expect(decisionSentence({ outcome: 'rejected', by: ann, response: 'Use staging' }, 'bob')).toBe(
       'answered instead by Ann via the web inbox: Use staging',
     );
-    expect(decisionSentence({ outcome: 'rejected', by: ann, reason: 'Duplicate' }, 'bob')).toContain(
-      'rejected by Ann',
-    );
+    expect(decisionSentence({ outcome: 'rejected', by: ann, reason: 'Duplicate' }, 'bob')).toContain('rejected by Ann');
   });
 
   it('counts a 30-day hold in days', () => {
