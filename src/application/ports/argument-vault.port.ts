@@ -16,8 +16,11 @@ export interface SealedArguments {
 }
 
 export interface ArgumentVault {
-  /** 12 hex digits of an HMAC of the value (canonical JSON) under a key derived from the data key. */
-  digest(value: unknown): string;
+  /**
+   * 12 hex digits of an HMAC of the value (canonical JSON) under a key derived from the data key for this tenant:
+   * one tenant cannot compute another's markers to test guesses against them.
+   */
+  digest(value: unknown, tenant: string): string;
   /** Encrypts for one tenant and conversation (bound as associated data: a sealed value moved elsewhere will not open). */
   seal(value: SealedArguments, tenant: string, conversationId: string): string;
   /** Opens what seal made; throws DomainError `sealed_arguments_unreadable` when no key of ours opens it. */

@@ -20,6 +20,11 @@ export interface ProposedCallFacts {
    * leaves out, or a count it lacks, is taken as crossed: a hold, not a call let through on a count not made.
    */
   usage?: ReadonlyMap<number, RuleUsage>;
+  /**
+   * False when the arguments hold secrets (masked where the call is recorded): reasons then name the argument a
+   * shell part came from, never the part's text, which could carry the secret into every channel and the trail.
+   */
+  quoteArguments?: false;
 }
 
 /** What came before a call, as one rule's triggers count it. */

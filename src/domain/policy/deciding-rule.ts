@@ -45,7 +45,7 @@ export function decidingRule(
   if (unreadable !== undefined)
     return {
       ...unparsableDecision(policy, live, fallback),
-      explain: explainUnparsable(unreadable, commands.split(unreadable)),
+      explain: explainUnparsable(unreadable, commands.split(unreadable), call.quoteArguments !== false),
     };
   return { ...shellDecision(call, policy, live, names, commands, shellTool, fallback), grantable };
 }
@@ -136,10 +136,11 @@ function unparsableDecision(
   return { index: best, grantable: () => false };
 }
 
-function explainUnparsable(name: string, split: ShellSplit): (reason: string) => string {
-  const why = split.parsable ? '' : split.reason;
+function explainUnparsable(name: string, split: ShellSplit, quote: boolean): (reason: string) => string {
+  // Why it could not be parsed may quote the command: left out when the arguments hold secrets.
+  const why = split.parsable || !quote ? '' : `: ${split.reason}`;
   return (reason) =>
-    `The command could not be parsed safely: ${why} (argument ${name}), so the strictest level that could apply holds. ${reason}`;
+    `The command could not be parsed safely${why} (argument ${name}), so the strictest level that could apply holds. ${reason}`;
 }
 
 /**
@@ -201,7 +202,7 @@ function shellDecision(
     (index !== null && policy.rules[index].reason !== undefined)
   )
     return { index };
-  const where = `"${shorten(part.text)}" in ${part.name}`;
+  const where = call.quoteArguments === false ? `a command in ${part.name}` : `"${shorten(part.text)}" in ${part.name}`;
   return {
     index,
     explain: index === null ? (reason) => `${where} matches no rule: ${reason}` : (reason) => `${reason}, for ${where}`,

@@ -41,6 +41,12 @@ export class Tool extends AggregateRoot {
   ): Tool {
     if (existing && existing.s.registeredBy.kind === 'admin' && !input.asAdmin)
       throw new AdminToolProtectedError(input.name);
+    // An agent may name more secrets but never fewer: unmasking another agent's secrets needs an admin.
+    if (!input.asAdmin && existing?.s.redact?.length)
+      input = {
+        ...input,
+        def: { ...input.def, redact: [...new Set([...existing.s.redact, ...(input.def.redact ?? [])])] },
+      };
     mustBeRedactList(input.def.redact);
     const kind = input.asAdmin ? 'admin' : 'agent';
     const tool =

@@ -16,7 +16,7 @@ describe('the data key', () => {
     expect(statSync(dataKeyPath(dataDir)).mode & 0o777).toBe(0o600);
     const b = new DataKeyVault({ dataDir } as TollgateConfig);
     expect(b.activeKeyId).toBe(a.activeKeyId);
-    expect(b.digest('x')).toBe(a.digest('x'));
+    expect(b.digest('x', 't1')).toBe(a.digest('x', 't1'));
     expect(b.unseal(a.seal(sealed, 't1', 'c1'), 't1', 'c1')).toEqual(sealed);
   });
 
@@ -24,14 +24,14 @@ describe('the data key', () => {
     const dataDir = dir();
     const v = new DataKeyVault({ dataDir, databaseUrl: 'postgres://x' } as TollgateConfig);
     expect(() => readFileSync(dataKeyPath(dataDir))).toThrow();
-    expect(() => v.digest('x')).toThrow(expect.objectContaining({ code: 'data_key_missing' }));
+    expect(() => v.digest('x', 't1')).toThrow(expect.objectContaining({ code: 'data_key_missing' }));
     expect(() => v.seal(sealed, 't', 'c')).toThrow(expect.objectContaining({ code: 'data_key_missing' }));
   });
 
   it('takes TOLLGATE_DATA_KEY (base64 or hex) and refuses a key that is not 32 bytes, without quoting it', () => {
     const key = randomBytes(32);
-    expect(vault({ dataKey: key.toString('base64') }).digest(1)).toBe(
-      vault({ dataKey: key.toString('hex') }).digest(1),
+    expect(vault({ dataKey: key.toString('base64') }).digest(1, 't1')).toBe(
+      vault({ dataKey: key.toString('hex') }).digest(1, 't1'),
     );
     const e = (() => {
       try {
@@ -74,7 +74,13 @@ describe('the data key', () => {
   it('digests are keyed: another key gives another digest of the same value', () => {
     const a = vault({ dataKey: randomBytes(32).toString('base64') });
     const b = vault({ dataKey: randomBytes(32).toString('base64') });
-    expect(a.digest('hunter2')).toMatch(/^[0-9a-f]{12}$/);
-    expect(a.digest('hunter2')).not.toBe(b.digest('hunter2'));
+    expect(a.digest('hunter2', 't1')).toMatch(/^[0-9a-f]{12}$/);
+    expect(a.digest('hunter2', 't1')).not.toBe(b.digest('hunter2', 't1'));
+  });
+
+  it('digests are per tenant: one tenant cannot compute the markers another sees', () => {
+    const a = vault({ dataKey: randomBytes(32).toString('base64') });
+    expect(a.digest('hunter2', 'acme')).toBe(a.digest('hunter2', 'acme'));
+    expect(a.digest('hunter2', 'acme')).not.toBe(a.digest('hunter2', 'globex'));
   });
 });

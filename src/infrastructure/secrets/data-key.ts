@@ -118,10 +118,12 @@ export class DataKeyVault implements ArgumentVault {
     return this.keys[0]?.kid;
   }
 
-  digest(value: unknown): string {
+  digest(value: unknown, tenant: string): string {
     const key = this.keys[0];
     if (!key) throw missing();
-    return createHmac('sha256', key.digest)
+    // A key per tenant: the same secret shows different markers in two tenants.
+    const tenantKey = createHmac('sha256', key.digest).update(`tenant:${tenant}`).digest();
+    return createHmac('sha256', tenantKey)
       .update(canonicalize(value) ?? 'null')
       .digest('hex')
       .slice(0, 12);

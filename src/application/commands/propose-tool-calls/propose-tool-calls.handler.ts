@@ -102,7 +102,12 @@ export class ProposeToolCallsHandler implements ICommandHandler<ProposeToolCalls
         );
         const evaluate = (recorded: ProposedCallFacts) => {
           const real = secret.real(recorded);
-          const call = usage ? { ...real, usage: usage.current() } : real;
+          // A call whose arguments were masked is judged on the real ones, but its reasons never quote them.
+          const call: ProposedCallFacts = {
+            ...real,
+            ...(real !== recorded && { quoteArguments: false as const }),
+            ...(usage && { usage: usage.current() }),
+          };
           const tool = registry.get(call.toolName);
           const verdict = ApprovalPolicy.evaluate(call, {
             policy: policy.document,
