@@ -9,7 +9,11 @@
  * The claim answers the real arguments, and the receipt binds those.
  */
 import { randomBytes } from 'node:crypto';
-import { ConfigError } from '../../src/infrastructure/config/config';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../../src/infrastructure/config/config';
+import { startServer } from '../../src/server';
 import { digestJson } from '../../src/infrastructure/persistence/event-store';
 import { TollgateGrpc } from '../support/grpc';
 import { Client } from '@modelcontextprotocol/client';
@@ -411,13 +415,23 @@ describe('beside DATABASE_URL without a data key', () => {
 describe('a configured data key', () => {
   it('that is not 32 bytes stops the start with a one-line error that does not quote it', async () => {
     const bad = 'c2hvcnQta2V5';
-    const e = await startTestServer({ dataKey: bad }).then(
+    // Refused before any database opens: nothing to clean up but a scratch data dir.
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-bad-data-key-'));
+    const e = await startServer({
+      ...loadConfig({}),
+      host: '127.0.0.1',
+      port: 0,
+      grpcPort: undefined,
+      dataDir,
+      dataKey: bad,
+    }).then(
       async (s) => {
-        await s.stop();
+        await s.close();
         return undefined;
       },
       (err: Error) => err,
     );
+    rmSync(dataDir, { recursive: true, force: true });
     expect(e).toBeInstanceOf(ConfigError);
     expect(e!.message).toMatch(/^TOLLGATE_DATA_KEY: key 1 is not 32 bytes/);
     expect(e!.message).not.toContain(bad);
