@@ -15,11 +15,24 @@ export class AnalysePolicyQuery extends Query<PolicyAnalysis> {
   }
 }
 
+/** Analyses remembered, by tenant and version: a version never changes, and a large document costs seconds. */
+const MEMO_SIZE = 256;
+
 @QueryHandler(AnalysePolicyQuery)
 export class AnalysePolicyHandler implements IQueryHandler<AnalysePolicyQuery> {
+  private readonly memo = new Map<string, PolicyAnalysis>();
+
   constructor(@Inject(POLICIES) private readonly policies: PolicyRepository) {}
+
   async execute({ tenantId }: AnalysePolicyQuery): Promise<PolicyAnalysis> {
     const policy = await this.policies.current(tenantId);
-    return { version: policy.policyVersion, findings: analysePolicy(policy.document) };
+    const key = JSON.stringify([tenantId, policy.policyVersion]);
+    let found = this.memo.get(key);
+    if (!found) {
+      found = { version: policy.policyVersion, findings: analysePolicy(policy.document) };
+      if (this.memo.size >= MEMO_SIZE) this.memo.delete(this.memo.keys().next().value!);
+      this.memo.set(key, found);
+    }
+    return found;
   }
 }
