@@ -927,6 +927,9 @@ describe('real answers', () => {
     expect(versions.body.nextCursor).toEqual(expect.any(String));
     expect((await call('get', '/v1/policy/versions', { token: approver, query: 'cursor=nope' })).status).toBe(400);
     const inForce = versions.body.items[0].version;
+    const analysis = await call('get', '/v1/policy/analysis', { token: auditor });
+    expect(analysis.body).toEqual({ version: inForce, findings: expect.any(Array) });
+    expect((await call('get', '/v1/policy/analysis', { token: agent })).status).toBe(403);
     expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['1'] })).body.version).toBe(1);
     expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['999'] })).status).toBe(404);
     expect((await call('get', '/v1/policy/versions/{version}', { token: auditor, args: ['one'] })).status).toBe(400);
