@@ -86,3 +86,55 @@ it('refuses a bad lifetime or pattern with INVALID_ARGUMENT, and the call stays 
   expect(approve.code).toBe(3);
   expect((await http.get(`/v1/tool-calls/${call.id}`, admin)).body.status).toBe('pending');
 });
+
+it('takes respond (the answer in decision.response), always_reject (a standing deny) and uses, as over REST', async () => {
+  const call = await pendingCall({ cmd: 'reboot' });
+  const answered = await rpc.call(
+    'DecideToolCall',
+    { id: call.id, decision: 'DECISION_KIND_RESPOND', response: 'Not during business hours' },
+    admin,
+  );
+  expect(answered.status).toBe('TOOL_CALL_STATUS_REJECTED');
+  expect(answered.decision.response).toBe('Not during business hours');
+  const missing = await rpc.failure(
+    'DecideToolCall',
+    { id: (await pendingCall({ cmd: 'x' })).id, decision: 'DECISION_KIND_RESPOND' },
+    admin,
+  );
+  expect(missing.code).toBe(3);
+
+  const denied = await pendingCall({ cmd: 'shutdown now' });
+  const r = await rpc.call(
+    'DecideToolCall',
+    {
+      id: denied.id,
+      decision: 'DECISION_KIND_ALWAYS_REJECT',
+      scope: 'GRANT_SCOPE_TENANT',
+      args: { cmd: 'shutdown *' },
+    },
+    admin,
+  );
+  expect(r.status).toBe('TOOL_CALL_STATUS_REJECTED');
+  const [deny] = (await http.get('/v1/grants?effect=deny', admin)).body.items;
+  expect(deny).toMatchObject({
+    effect: 'deny',
+    scope: 'tenant',
+    pattern: 'shell(cmd=shutdown *)',
+    createdBy: { via: 'grpc' },
+  });
+
+  const once = await pendingCall({ cmd: 'uptime' });
+  await rpc.call(
+    'DecideToolCall',
+    {
+      id: once.id,
+      decision: 'DECISION_KIND_ALWAYS_ALLOW',
+      scope: 'GRANT_SCOPE_TENANT',
+      args: { cmd: 'uptime' },
+      uses: 1,
+    },
+    admin,
+  );
+  const grants = (await http.get('/v1/grants?effect=allow&status=all', admin)).body.items;
+  expect(grants.find((g: any) => g.sourceToolCallId === once.id)).toMatchObject({ uses: 1, usesLeft: 1 });
+});

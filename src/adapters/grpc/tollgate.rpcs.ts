@@ -156,6 +156,8 @@ export class TollgateRpcs {
       scope?: string;
       expiresIn?: number;
       args?: Record<string, string>;
+      response?: string;
+      uses?: number;
     },
   ) {
     const command = await decideToolCall(this.queries, c.principal, req.id ?? '', () => ({
@@ -166,6 +168,8 @@ export class TollgateRpcs {
         scope: enumValue('GRANT_SCOPE', req.scope),
         expiresIn: req.expiresIn,
         args: req.args && Object.keys(req.args).length > 0 ? req.args : undefined,
+        response: req.response,
+        uses: req.uses,
       }),
       via: () => channelMetadata(c.channel),
     }));

@@ -19,7 +19,7 @@ const request = (approval: Record<string, unknown> = {}): ApprovalRequest =>
 const buttons = (r: ApprovalRequest) =>
   requestMessage(r)
     .blocks.filter((b) => b.type === 'actions')
-    .flatMap((b) => (b as { elements: Array<{ action_id: string }> }).elements.map((e) => e.action_id));
+    .flatMap((b) => (b as unknown as { elements: Array<{ action_id: string }> }).elements.map((e) => e.action_id));
 
 describe("Slack offers only the buttons the call's rule allows", () => {
   it('all three without allowedDecisions', () => {
