@@ -73,3 +73,28 @@ it("lets an agent add to another agent's redact list, never take from it", async
   const narrowed = await http.put('/v1/tools/call_api', admin, { description: 'api', redact: ['pin'] });
   expect(narrowed.body.redact).toEqual(['pin']);
 });
+
+it('masks a secret a person types into an edit, even when the call as proposed held none', async () => {
+  expect((await http.put('/v1/tools/login', admin, { description: 'login', redact: ['password'] })).status).toBe(201);
+  expect(
+    (await http.put('/v1/policy', admin, { rules: [{ match: 'login', level: 'confirm', approvers: ['approver'] }] }))
+      .status,
+  ).toBe(200);
+  expect((await http.post('/v1/conversations', agent, { id: 'typed-1' })).status).toBe(201);
+  const r = await http.post('/v1/conversations/typed-1/tool-calls', agent, {
+    toolCalls: [{ toolName: 'login', arguments: { user: 'bob' } }],
+  });
+  const id = r.body.toolCalls[0].id;
+  const decided = await http.post(`/v1/tool-calls/${id}/decision`, ann, {
+    decision: 'approve',
+    arguments: { user: 'bob', password: SENTINEL },
+  });
+  expect(decided.status).toBe(200);
+  expect(JSON.stringify(decided.body)).not.toContain(SENTINEL);
+  expect(decided.body.decision.editedArguments.password).toMatch(/^\[redacted:hmac-[0-9a-f]{12}\]$/);
+  const audit = await http.get('/v1/audit/events?conversationId=typed-1', admin);
+  expect(JSON.stringify(audit.body)).not.toContain(SENTINEL);
+  // The claim runs with what the person typed.
+  const claim = await http.post(`/v1/tool-calls/${id}/execution`, agent, {});
+  expect(claim.body.arguments).toEqual({ user: 'bob', password: SENTINEL });
+});

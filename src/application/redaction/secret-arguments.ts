@@ -46,10 +46,18 @@ export class SecretArguments {
       if (names.length === 0) return call;
       const vault = this.vault;
       if (!vault) throw noKey();
+      // Sealed even when nothing was masked: the seal keeps the names, so a secret a person types into an edit
+      // later is masked too. Without a data key only a call holding a secret is refused.
       const { masked, count } = maskArguments(call.arguments, names, (v) => vault.digest(v, tenant));
-      if (count === 0) return call;
       const sealed: SealedArguments = { redact: names, arguments: call.arguments };
-      const recorded = { ...call, arguments: masked, sealedArguments: vault.seal(sealed, tenant, conversationId) };
+      let sealedArguments: string;
+      try {
+        sealedArguments = vault.seal(sealed, tenant, conversationId);
+      } catch (e) {
+        if (count === 0 && e instanceof DomainError && e.code === 'data_key_missing') return call;
+        throw e;
+      }
+      const recorded = { ...call, arguments: masked, sealedArguments };
       back.set(recorded, call);
       return recorded;
     });

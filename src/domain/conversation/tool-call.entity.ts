@@ -158,7 +158,7 @@ export interface ToolCallState {
   cancellation?: { by: ActorRef; at: Date; reason: string };
   /**
    * The real values of the secret arguments, sealed (opaque here: application/redaction seals and opens it). Absent
-   * when nothing was masked. `arguments` and every edit hold the masked values; only the claim opens this.
+   * when no name of the tool or policy marked an argument secret. `arguments` and every edit hold the masked values; only the claim opens this.
    */
   sealedArguments?: string;
   createdAt: Date;
