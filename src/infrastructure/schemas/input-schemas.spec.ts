@@ -1,5 +1,12 @@
 import { DomainError } from '../../domain/shared/domain-error';
-import { AjvInputSchemas, checkInputSchema, MAX_INPUT_SCHEMA_BYTES } from './input-schemas';
+import {
+  AjvInputSchemas,
+  checkInputSchema,
+  MAX_INPUT_SCHEMA_BYTES,
+  MAX_INPUT_SCHEMA_NODES,
+  MAX_INPUT_SCHEMA_REFS,
+  withoutPatterns,
+} from './input-schemas';
 
 const code = (schema: unknown): string | undefined => {
   try {
@@ -50,7 +57,7 @@ describe('a tool input schema, as registered', () => {
     expect(code({ type: 'string', pattern: '(' })).toBe('input_schema_invalid');
   });
 
-  it('is bounded: 64 KiB and 32 levels', () => {
+  it('is bounded: 16 KiB and 32 levels', () => {
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 31; i++) deep = { not: deep };
     expect(code(deep)).toBeUndefined(); // 32 levels
@@ -83,5 +90,72 @@ describe('checking an edit against the schema', () => {
   it('gives the same answer from the cache, and a new schema its own validator', () => {
     expect(schemas.check(SCHEMA, { amount: -1 })).toEqual(schemas.check(structuredClone(SCHEMA), { amount: -1 }));
     expect(schemas.check({ ...SCHEMA, properties: { amount: { type: 'number' } } }, { amount: -1 })).toEqual([]);
+  });
+});
+
+describe('a schema never runs its own regular expressions, nor costs much to compile', () => {
+  const schemas = new AjvInputSchemas();
+  const EVIL = '^(a|a)*$';
+
+  it('ignores `pattern` and `format: regex` when checking a value: a value the pattern refuses is accepted', () => {
+    const schema = checkInputSchema({
+      type: 'object',
+      properties: { name: { type: 'string', pattern: EVIL }, re: { type: 'string', format: 'regex' } },
+    });
+    // Kept as registered: a form may show the pattern as a hint.
+    expect((schema.properties as any).name.pattern).toBe(EVIL);
+    expect(schemas.check(schema, { name: `${'a'.repeat(30)}b`, re: '(' })).toEqual([]);
+    // The other keywords still hold.
+    expect(schemas.check(schema, { name: 1 }).map((f) => f.path)).toEqual(['/name']);
+  });
+
+  it('treats `patternProperties` as not constraining, and what it let through is not refused as additional', () => {
+    const schema = checkInputSchema({
+      type: 'object',
+      properties: { fixed: { type: 'number' } },
+      patternProperties: { [EVIL]: { type: 'number' } },
+      additionalProperties: false,
+    });
+    expect(schemas.check(schema, { fixed: 1, aaaa: 'not a number', other: true })).toEqual([]);
+    expect(schemas.check(schema, { fixed: 'x' }).map((f) => f.path)).toEqual(['/fixed']);
+  });
+
+  it('strips keywords only where they are keywords: a property named pattern stays, data is data', () => {
+    const stripped = withoutPatterns({
+      type: 'object',
+      properties: { pattern: { type: 'string', pattern: EVIL }, format: { type: 'string' } },
+      default: { pattern: 'kept' },
+      const: { pattern: 'kept' },
+      $defs: { p: { type: 'string', pattern: EVIL } },
+    }) as any;
+    expect(stripped.properties.pattern).toEqual({ type: 'string' });
+    expect(stripped.properties.format).toEqual({ type: 'string' });
+    expect(stripped.default).toEqual({ pattern: 'kept' });
+    expect(stripped.const).toEqual({ pattern: 'kept' });
+    expect(stripped.$defs.p).toEqual({ type: 'string' });
+  });
+
+  it('refuses a $ref into a value, where a pattern would hide from the stripping', () => {
+    expect(code({ default: { type: 'string', pattern: EVIL }, properties: { a: { $ref: '#/default' } } })).toBe(
+      'input_schema_invalid',
+    );
+  });
+
+  it(`refuses more than ${MAX_INPUT_SCHEMA_NODES} objects or ${MAX_INPUT_SCHEMA_REFS} $refs, within the size limit`, () => {
+    const many = (n: number, v: (i: number) => unknown) =>
+      Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, v(i)]));
+    const wide = { type: 'object', properties: many(MAX_INPUT_SCHEMA_NODES, () => ({})) };
+    expect(Buffer.byteLength(JSON.stringify(wide))).toBeLessThan(MAX_INPUT_SCHEMA_BYTES);
+    expect(code(wide)).toBe('input_schema_invalid');
+    const refs = (n: number) => ({
+      type: 'object',
+      $defs: { s: { type: 'string' } },
+      properties: many(n, () => ({ $ref: '#/$defs/s' })),
+    });
+    expect(Buffer.byteLength(JSON.stringify(refs(MAX_INPUT_SCHEMA_REFS + 1)))).toBeLessThan(MAX_INPUT_SCHEMA_BYTES);
+    expect(code(refs(MAX_INPUT_SCHEMA_REFS))).toBeUndefined();
+    expect(code(refs(MAX_INPUT_SCHEMA_REFS + 1))).toBe('input_schema_invalid');
+    // 16 KiB: the old 64 KiB would have taken this.
+    expect(code({ type: 'object', description: 'x'.repeat(20 * 1024) })).toBe('input_schema_invalid');
   });
 });
