@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ApprovalRequest } from '../../application/ports/approval-callback.port';
 import { ACTION_TOKENS, ActionChannel, ActionTokens } from '../../application/ports/action-token.port';
 import { cardPath } from '../../domain/conversation/conversation.errors';
+import { previewShownWhole } from '../../domain/conversation/preview-shown';
 import { digestJson } from '../../infrastructure/persistence/event-store';
 import { PublicAddress } from './public-address';
 
@@ -10,9 +11,11 @@ export const ACTION_PATH = '/act';
 
 /**
  * Why a message offers no Approve: the rule wants a passkey, the arguments do not fit where they are shown, or the
- * call's rule does not allow an approval (`allowedDecisions` without `approve`).
+ * call's rule does not allow an approval (`allowedDecisions` without `approve`), or the call's preview is one the
+ * channel cannot show whole (`preview_not_shown`: an image, text longer than an email shows, any preview in a push
+ * notification; domain/conversation/preview-shown, which the server enforces too).
  */
-export type ApproveWithheld = 'passkey' | 'too_long' | 'rule';
+export type ApproveWithheld = 'passkey' | 'too_long' | 'rule' | 'preview_not_shown';
 /** Why a message offers no Reject: the rule asks for one of its reasons (`rejectReasons`: chosen on the card), or allows no rejection. */
 export type RejectWithheld = 'reason' | 'rule';
 
@@ -76,9 +79,11 @@ export class ActionLinks {
         ? 'rule'
         : r.approval?.stepUp === 'passkey'
           ? 'passkey'
-          : opts.shownWhole
-            ? undefined
-            : 'too_long';
+          : !opts.shownWhole
+            ? 'too_long'
+            : previewShownWhole(r.preview, via)
+              ? undefined
+              : 'preview_not_shown';
     const rejectWithheld: RejectWithheld | undefined =
       allowed && !allowed.includes('reject') ? 'rule' : r.approval?.rejectReasons?.length ? 'reason' : undefined;
     const [approve, reject] = await Promise.all([

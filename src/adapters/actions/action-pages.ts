@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ActionDone, ActionReady, ActionRefusal } from './action-desk';
 import { MAX_REASON } from './action-desk';
+import { type CallPreview, previewAsText } from '../../domain/conversation/call-preview';
+import { EMAIL_PREVIEW_MAX, previewShownWhole } from '../../domain/conversation/preview-shown';
+import type { Channel } from '../../domain/shared/actor';
 
 /** The pages of single-use actions: plain HTML forms that work without JavaScript, styled by one inline sheet. */
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}
@@ -40,11 +43,32 @@ function display(call: ActionReady['call']): { title?: string; summary?: string 
 }
 
 /**
- * The confirmation page a link opens: the call as the person is to judge it (tool, summary, agent, arguments in
- * full) and one button that posts the form. Reject asks for an optional reason.
+ * The call's preview as the page shows it (escaped: the agent wrote it), and whether it is shown whole: text up to
+ * what the link's channel shows (domain/conversation/preview-shown), an image never (only the card shows it).
+ */
+function previewSection(p: CallPreview | undefined, via: Channel): { html: string; whole: boolean } {
+  if (!p) return { html: '', whole: true };
+  const head = `<h2>Preview${p.title ? `: ${esc(p.title)}` : ''} (${esc(p.kind)})</h2>`;
+  if (p.kind === 'image')
+    return { html: `${head}<p class="note">An image: open the card to see it.</p>`, whole: false };
+  const { text, cut } = previewAsText(p, EMAIL_PREVIEW_MAX);
+  const whole = !cut && previewShownWhole(p, via);
+  return {
+    html: `${head}<pre>${esc(text)}</pre>${whole ? '' : '<p class="note">Cut short here: open the card to see all of it.</p>'}`,
+    whole,
+  };
+}
+
+/**
+ * The confirmation page a link opens: the call as the person is to judge it (tool, summary, agent, its preview,
+ * arguments in full) and one button that posts the form. Reject asks for an optional reason. An approval whose
+ * preview this page cannot show whole (an image, text cut short) has no button: the card is where it is approved
+ * (and the server refuses it from a link: 403 preview_not_shown).
  */
 export function confirmationPage(r: ActionReady, actionPath: string): string {
+  const preview = previewSection(r.call.preview, r.action.via);
   const approve = r.action.decision === 'approve';
+  const blocked = approve && !preview.whole;
   const d = display(r.call);
   const verb = approve ? 'Approve' : 'Reject';
   const facts: Array<[string, string]> = [
@@ -63,14 +87,18 @@ export function confirmationPage(r: ActionReady, actionPath: string): string {
     `<h1>${esc(verb)} ${esc(d.title ?? r.call.toolName)}?</h1>` +
       (d.summary ? `<p>${esc(d.summary)}</p>` : '') +
       `<dl>${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>` +
+      preview.html +
       `<h2>Arguments</h2><pre>${esc(JSON.stringify(r.call.arguments, null, 2))}</pre>` +
-      `<form method="post" action="${esc(actionPath)}">` +
-      (approve
-        ? ''
-        : `<p><label for="reason">Why (optional)</label><textarea id="reason" name="reason" rows="3" maxlength="${MAX_REASON}"></textarea></p>`) +
-      `<p><button type="submit" class="${approve ? 'approve' : 'reject'}">${verb} as ${esc(r.person.name ?? r.person.id)}</button></p></form>` +
-      `<p class="note">This link works once. Nothing is decided until you press the button.</p>` +
-      cardLink(r.card, 'Or open the call in the Tollgate inbox'),
+      (blocked
+        ? `<p class="note">This page cannot show the call's preview whole, so it cannot approve it: approve it on the card.</p>` +
+          cardLink(r.card)
+        : `<form method="post" action="${esc(actionPath)}">` +
+          (approve
+            ? ''
+            : `<p><label for="reason">Why (optional)</label><textarea id="reason" name="reason" rows="3" maxlength="${MAX_REASON}"></textarea></p>`) +
+          `<p><button type="submit" class="${approve ? 'approve' : 'reject'}">${verb} as ${esc(r.person.name ?? r.person.id)}</button></p></form>` +
+          `<p class="note">This link works once. Nothing is decided until you press the button.</p>` +
+          cardLink(r.card, 'Or open the call in the Tollgate inbox')),
   );
 }
 

@@ -9,6 +9,7 @@ import {
 } from '../../domain/conversation/call-preview';
 import { ValidationError, type ValidationFault } from '../../domain/shared/domain-error';
 import type { PreviewInputDto } from './dto/preview.dto';
+import { previewHiddenFaults } from '../../domain/conversation/preview-shown';
 
 /** SHA-256, base64url, of the RFC 8785 form of the preview's given members (the receipt's `preview` claim). */
 export function previewDigest(p: PreviewInput): string {
@@ -38,6 +39,8 @@ export function parsePreview(dto: PreviewInputDto, path: string): CallPreview {
   const strings = [dto.content, dto.title, ...Object.values(dto.email ?? {})];
   if (strings.some((s) => typeof s === 'string' && LONE_SURROGATE.test(s)))
     faults.push({ path, message: 'holds a lone surrogate (not well-formed Unicode)' });
+  // Bidirectional controls and invisible format characters would show the text other than it is (preview-shown).
+  faults.push(...previewHiddenFaults(dto, path));
   if (dto.kind === 'image') {
     const m = IMAGE_URL.exec(dto.content);
     if (!m) {

@@ -75,7 +75,9 @@ export function requestEmail(
         ? 'The arguments are too long to show here in full, or hold characters that would show them other than they are: open the card to read them and approve there.'
         : offer.approveWithheld === 'rule'
           ? "This call's rule does not take an approval as it stands: open the card to see what you may decide."
-          : undefined;
+          : offer.approveWithheld === 'preview_not_shown'
+            ? "This email cannot show the call's preview whole (an image, or longer than it shows): open the card to see it and approve there."
+            : undefined;
   const clipped =
     args.text.length >= args.length
       ? ''

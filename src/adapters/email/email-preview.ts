@@ -1,8 +1,10 @@
 import type { CallPreview } from '../../domain/conversation/call-preview';
 import { previewAsText } from '../../domain/conversation/call-preview';
 
-/** The most characters of a preview an email shows; past them it says so and sends the person to the card. */
-export const EMAIL_PREVIEW_MAX = 16_000;
+import { EMAIL_PREVIEW_MAX } from '../../domain/conversation/preview-shown';
+
+/** The most characters of a preview an email shows; past them it says so, sends the person to the card, and offers no Approve. */
+export { EMAIL_PREVIEW_MAX };
 
 function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

@@ -13,6 +13,7 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   validation_failed: GrpcStatus.INVALID_ARGUMENT,
   // A decision the call's rule does not allow (allowedDecisions, rejectReasons).
   decision_not_allowed: GrpcStatus.PERMISSION_DENIED,
+  preview_not_shown: GrpcStatus.PERMISSION_DENIED,
   payload_too_large: GrpcStatus.INVALID_ARGUMENT,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   headers_too_large: GrpcStatus.INVALID_ARGUMENT,

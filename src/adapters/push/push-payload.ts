@@ -25,7 +25,7 @@ export interface PushMessage {
   /** Single-use action tokens, POSTed to `/act/<token>` on the worker's origin. Approve is absent when withheld. */
   approve?: string;
   reject?: string;
-  approveWithheld?: ApproveWithheld;
+  approveWithheld?: Extract<ApproveWithheld, 'passkey' | 'too_long'>;
   /** Alert again though a notification of this call is shown (a reminder, an escalation reaching someone new). */
   renotify?: boolean;
 }
@@ -87,7 +87,11 @@ export function askMessage(r: ApprovalRequest, offer: ActionOffer, note?: string
       ? clip(plain(`Preview: ${r.preview.kind}${r.preview.title ? ` · ${r.preview.title}` : ''}`), LINE_MAX)
       : undefined,
     argumentsLine(r.arguments).line,
-    offer.approveWithheld === 'passkey' ? 'Needs a passkey: open it to approve.' : undefined,
+    offer.approveWithheld === 'passkey'
+      ? 'Needs a passkey: open it to approve.'
+      : offer.approveWithheld === 'preview_not_shown'
+        ? 'Has a preview: open it to see it and approve.'
+        : undefined,
   ];
   const message = (title: string, lines: Array<string | undefined>): PushMessage => ({
     v: PUSH_MESSAGE_VERSION,
@@ -98,8 +102,10 @@ export function askMessage(r: ApprovalRequest, offer: ActionOffer, note?: string
     body: lines.filter((l): l is string => !!l).join('\n'),
     ...(offer.approve ? { approve: offer.approve.token } : {}),
     ...(offer.reject ? { reject: offer.reject.token } : {}),
-    // The worker knows passkey and too_long; a rule's withholding shows as a plain Open.
-    ...(offer.approveWithheld && offer.approveWithheld !== 'rule' ? { approveWithheld: offer.approveWithheld } : {}),
+    // The worker knows passkey and too_long; a rule's or a preview's withholding shows as a plain Open.
+    ...(offer.approveWithheld === 'passkey' || offer.approveWithheld === 'too_long'
+      ? { approveWithheld: offer.approveWithheld }
+      : {}),
     ...(note ? { renotify: true } : {}),
   });
   // Wide characters can outgrow what a push service takes: the summary goes first, then the note, then title room.

@@ -4,6 +4,7 @@ import { cardPath } from '../../domain/conversation/conversation.errors';
 import type { GrantScope } from '../../domain/policy/grant-limit';
 import { withRuleChoices } from './slack-rule-choices';
 import { slackPreviewText } from './slack-preview';
+import { previewShownWhole } from '../../domain/conversation/preview-shown';
 
 /** A Block Kit block, as loosely as Slack's own `Block` type (`type` plus anything). */
 export type SlackBlock = { type: string; block_id?: string; [key: string]: unknown };
@@ -179,6 +180,13 @@ export function needsPasskey(call: Pick<ToolCallView, 'approval'>): boolean {
   return call.approval?.stepUp === 'passkey';
 }
 
+/** The line that sends a person to the card where the call's preview is shown whole, and approved. */
+function previewLine(toolCallId: string, links: MessageLinks): string {
+  return links.publicUrl
+    ? `:mag: *Preview not shown whole here*: approve in Tollgate, <${cardUrl(links.publicUrl, toolCallId)}|open the card in the Tollgate inbox>`
+    : `:mag: *Preview not shown whole here*: approve in Tollgate, open tool call \`${toolCallId}\` in the Tollgate inbox`;
+}
+
 /** The line that sends a person to the card where their passkey signs for the call. */
 export function passkeyLine(toolCallId: string, links: MessageLinks = {}): string {
   return links.publicUrl
@@ -201,7 +209,11 @@ export function requestMessage(
   if (named) blocks.splice(1, 0, { type: 'section', block_id: 'tollgate_assignees', text: text(`*For* ${named}`) });
   const passkey = needsPasskey(r);
   if (passkey) blocks.push({ type: 'section', block_id: 'tollgate_passkey', text: text(passkeyLine(r.id, links)) });
-  if (passkey || shownArguments(r) === undefined) {
+  // A preview Slack cannot show whole (an image, text past what a message holds) is approved on the card only.
+  const previewHidden = !previewShownWhole(r.preview, 'slack');
+  if (previewHidden && !passkey)
+    blocks.push({ type: 'section', block_id: 'tollgate_preview_not_shown', text: text(previewLine(r.id, links)) });
+  if (passkey || previewHidden || shownArguments(r) === undefined) {
     blocks.push({
       type: 'actions',
       block_id: 'tollgate_decision',
@@ -215,7 +227,7 @@ export function requestMessage(
         },
       ],
     });
-    const why = passkey ? ' (needs a passkey)' : '';
+    const why = passkey ? ' (needs a passkey)' : previewHidden ? ' (see its preview there)' : '';
     return withRuleChoices(
       r,
       {

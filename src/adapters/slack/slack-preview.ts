@@ -1,8 +1,10 @@
 import type { CallPreview } from '../../domain/conversation/call-preview';
 import { previewAsText, truncatePreview } from '../../domain/conversation/call-preview';
 
-/** The most characters of a preview's escaped text a Slack message shows (a section holds 3,000). */
-export const SLACK_PREVIEW_MAX = 2400;
+import { SLACK_PREVIEW_MAX } from '../../domain/conversation/preview-shown';
+
+/** The most characters of a preview's escaped text a Slack message shows (a section holds 3,000): the domain's rule. */
+export { SLACK_PREVIEW_MAX };
 
 /**
  * A call's preview as one Slack section: its kind and title, then its text in a code block (escaped, as everything

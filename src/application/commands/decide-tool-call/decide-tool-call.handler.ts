@@ -26,6 +26,7 @@ import { toolCallView } from '../../views/views';
 import { DecideToolCallCommand } from './decide-tool-call.command';
 import { SecretArguments } from '../../redaction/secret-arguments';
 import { mustConformToInputSchema } from './edit-conforms';
+import { mustHaveShownPreview } from '../../../domain/conversation/preview-shown';
 import { INPUT_SCHEMAS, InputSchemas } from '../../ports/input-schema.port';
 import { DomainError } from '../../../domain/shared/domain-error';
 import { jsonEqual } from '../../../domain/shared/json';
@@ -75,6 +76,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
         const conv = visibleCall(loaded, decider, toolCallId, delegators);
         const at = this.clock.now();
         const call = conv.findCall(toolCallId)!;
+        // A preview its channel could not show whole is approved on the card only (403 preview_not_shown).
+        if (call.status === 'pending') mustHaveShownPreview(call.preview, decider.via, isRejection(input.decision));
         if (
           shownArguments !== undefined &&
           !isRejection(input.decision) &&
