@@ -24,6 +24,7 @@ const TAGS: Array<[string, string]> = [
   ['questions', 'Questions from agents to people: ask, wait for the answer, answer'],
   ['grants', 'Standing grants made by always_allow: list and revoke'],
   ['halt', 'The kill switch'],
+  ['changes', 'Pending changes of the control plane (governance, four eyes): list, approve, reject'],
   ['audit', 'The hash-chained audit trail, its verification, metrics and gaps'],
   ['events', 'Live events (Server-Sent Events)'],
   ['webhooks', 'Outgoing webhooks, signed per Standard Webhooks'],
