@@ -51,9 +51,9 @@ describe('SecretArguments', () => {
     expect(secrets.argumentsToRun('t1', call)).toEqual(real);
   });
 
-  it('leaves a call with nothing to mask as it is: no seal', () => {
+  it('leaves the arguments of a call with nothing to mask as they are, sealing the names for a later edit', () => {
     const { calls } = secrets.prepare('t1', 'c1', [{ toolName: 'x', arguments: { n: 1 } }], () => names);
-    expect(calls[0]).toEqual({ toolName: 'x', arguments: { n: 1 } });
+    expect(calls[0]).toEqual({ toolName: 'x', arguments: { n: 1 }, sealedArguments: expect.any(String) });
   });
 
   it('an edit keeps the real values of markers left as shown and masks a typed secret', () => {
