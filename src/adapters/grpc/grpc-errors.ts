@@ -78,6 +78,8 @@ export const GRPC_STATUS_BY_CODE: Readonly<Record<string, GrpcStatus>> = {
   already_approved: GrpcStatus.FAILED_PRECONDITION,
   change_not_pending: GrpcStatus.FAILED_PRECONDITION,
   policy_moved_on: GrpcStatus.FAILED_PRECONDITION,
+  halt_moved_on: GrpcStatus.FAILED_PRECONDITION,
+  deny_revoke_governed: GrpcStatus.FAILED_PRECONDITION,
   // Secret arguments: no data key to mask or seal with, or a sealed value no configured key opens.
   data_key_missing: GrpcStatus.FAILED_PRECONDITION,
   sealed_arguments_unreadable: GrpcStatus.FAILED_PRECONDITION,

@@ -16,6 +16,7 @@ import type { Halt, HaltScope, HaltState } from '../../domain/halt/halt.aggregat
 import { isAgent, type OnBehalfOf, type Principal } from '../../domain/shared/actor';
 import { publicDecision, type DecisionView } from './decision.view';
 import type { Holds, SameMembers } from './view-guard';
+import type { PendingChangeView } from './change.view';
 
 export interface ToolCallView {
   id: string;
@@ -41,6 +42,8 @@ export interface ToolCallView {
   cancellation?: { by: ActorRef; at: string; reason: string };
   createdAt: string;
   updatedAt: string;
+  /** A decision's answer only: the pending change a tenant-wide always_allow's grant waits in (governance). */
+  pendingChange?: PendingChangeView;
 }
 
 /** Why the policy judged the call as it did. */
@@ -100,7 +103,10 @@ export interface QuorumApproverView {
  * `sealedArguments` (the real values of secret arguments) is never shown: only the claim opens it.
  */
 type KeptOutOfView = 'annotations' | 'approvals' | 'followUp' | 'sealedArguments';
-export type ToolCallStatePlaced = Holds<SameMembers<ToolCallView, Omit<ToolCallState, KeptOutOfView>>>;
+/** `pendingChange` is the decision's answer's, not the call's state. */
+export type ToolCallStatePlaced = Holds<
+  SameMembers<Omit<ToolCallView, 'pendingChange'>, Omit<ToolCallState, KeptOutOfView>>
+>;
 
 export function toolCallView(s: Readonly<ToolCallState>): ToolCallView {
   const v: ToolCallView = {

@@ -46,3 +46,17 @@ export class PolicyMovedOnError extends DomainError {
     );
   }
 }
+
+/** A resume proposed for one halt does not lift another: the halt it was for was lifted (and maybe pulled again). */
+export class HaltMovedOnError extends DomainError {
+  constructor(haltedAt: string, current: string | null) {
+    super(
+      'halt_moved_on',
+      'conflict',
+      current
+        ? `This resume was proposed for the halt pulled at ${haltedAt}; that halt was lifted and the one in force was pulled at ${current}: propose a resume of it again`
+        : `This resume was proposed for the halt pulled at ${haltedAt}, which is lifted already: nothing to resume`,
+      { haltedAt, currentHaltedAt: current },
+    );
+  }
+}

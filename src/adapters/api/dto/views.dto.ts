@@ -24,6 +24,7 @@ import { EVENT_TYPES } from '../../../domain/shared/domain-event';
 import type { Webhook, WebhookAttempt, WebhookDelivery } from '../../webhooks/webhook.store';
 import { ANY_JSON } from './json-value';
 import { DisplayDto } from './tool-call.dto';
+import { PendingChangeView } from './change.dto';
 import type { Holds, SameMembers } from '../../../application/views/view-guard';
 
 /*
@@ -287,6 +288,12 @@ export class ToolCallView implements Call {
   @ApiPropertyOptional({ type: () => CancellationView }) cancellation?: CancellationView;
   @ApiProperty(DATE_TIME) createdAt: string;
   @ApiProperty(DATE_TIME) updatedAt: string;
+  @ApiPropertyOptional({
+    type: () => PendingChangeView,
+    description:
+      "A decision's answer only: a tenant-wide always_allow under `governance: {quorum}` approves the call at once, and its grant waits for other admins as this pending change",
+  })
+  pendingChange?: PendingChangeView;
 }
 
 @ApiSchema({
@@ -825,7 +832,8 @@ export type ViewGuards = [
   Holds<SameMembers<PolicyView, app.PolicyView>>,
   Holds<SameMembers<HaltView, app.HaltView>>,
   Holds<SameMembers<HaltResultView, HaltResult>>,
-  Holds<SameMembers<ResumeResultView, ResumeResult>>,
+  // A held resume answers 202 with its pending change (HeldForApproval), never in this 200 answer.
+  Holds<SameMembers<ResumeResultView, Omit<ResumeResult, 'pendingChange'>>>,
   Holds<SameMembers<StatusView, AppStatusView>>,
   Holds<SameMembers<MeView, app.MeView>>,
   Holds<SameMembers<AuditEventView, AuditEvent>>,

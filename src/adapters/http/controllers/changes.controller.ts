@@ -46,6 +46,14 @@ const CONFLICTS = {
       'This change was made against policy version 3, and version 4 is in force now: propose it again against the current version',
     ),
   },
+  halt_moved_on: {
+    summary: 'The halt a resume was proposed for was lifted (and maybe pulled again)',
+    value: problem(
+      409,
+      'halt_moved_on',
+      'This resume was proposed for the halt pulled at 2026-11-28T09:00:00.000Z; that halt was lifted and the one in force was pulled at 2026-11-28T10:00:00.000Z: propose a resume of it again',
+    ),
+  },
 };
 
 /**

@@ -2,7 +2,11 @@ import { Inject } from '@nestjs/common';
 import { CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { Grant } from '../../../domain/grant/grant.aggregate';
 import { PendingChange } from '../../../domain/governance/pending-change.aggregate';
-import { ChangeNotFoundError, PolicyMovedOnError } from '../../../domain/governance/pending-change.errors';
+import {
+  ChangeNotFoundError,
+  HaltMovedOnError,
+  PolicyMovedOnError,
+} from '../../../domain/governance/pending-change.errors';
 import { haltTarget, HaltScope } from '../../../domain/halt/halt.aggregate';
 import { Actor, Channel, personActor, Principal } from '../../../domain/shared/actor';
 import { DomainError } from '../../../domain/shared/domain-error';
@@ -11,6 +15,8 @@ import {
   Clock,
   GRANTS,
   GrantRepository,
+  HALTS,
+  HaltRepository,
   IDS,
   IdGenerator,
   POLICIES,
@@ -55,6 +61,7 @@ export class ApproveChangeHandler implements ICommandHandler<ApproveChangeComman
     @Inject(PENDING_CHANGES) private readonly changes: PendingChangeRepository,
     @Inject(POLICIES) private readonly policies: PolicyRepository,
     @Inject(GRANTS) private readonly grants: GrantRepository,
+    @Inject(HALTS) private readonly halts: HaltRepository,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(IDS) private readonly ids: IdGenerator,
     private readonly commands: CommandBus,
@@ -77,6 +84,17 @@ export class ApproveChangeHandler implements ICommandHandler<ApproveChangeComman
         change.supersede(at, 'policy_moved_on', `version ${moved.current} is in force`);
         await this.changes.save(change);
         return { error: new PolicyMovedOnError(moved.base, moved.current) };
+      }
+      // A resume proposed for one halt must not lift a newer one pulled after it was lifted: closed, then reported.
+      const haltMoved = change.snapshot().status === 'pending' ? await this.haltMovedOn(change) : null;
+      if (haltMoved) {
+        change.supersede(
+          at,
+          'halt_moved_on',
+          haltMoved.current ? `a newer halt (pulled ${haltMoved.current}) is in force` : 'the halt was lifted already',
+        );
+        await this.changes.save(change);
+        return { error: new HaltMovedOnError(haltMoved.haltedAt, haltMoved.current) };
       }
       const { ready } = change.approve(by, at);
       if (!ready) {
@@ -107,6 +125,18 @@ export class ApproveChangeHandler implements ICommandHandler<ApproveChangeComman
     if (s.baseVersion === null) return null;
     const current = (await this.policies.current(s.tenantId, { lock: true })).policyVersion;
     return current === s.baseVersion ? null : { base: s.baseVersion, current };
+  }
+
+  /** For a resume that names the halt it was proposed for: the halt in force now, when it is another (or none). */
+  private async haltMovedOn(change: PendingChange): Promise<{ haltedAt: string; current: string | null } | null> {
+    const s = change.snapshot();
+    const payload = s.payload as { scope?: HaltScope; id?: string | null; haltedAt?: unknown };
+    if (s.kind !== 'resume' || typeof payload.haltedAt !== 'string') return null; // proposed before halts were named
+    const halt = await this.halts.find(s.tenantId, haltTarget(payload.scope as HaltScope, payload.id ?? undefined), {
+      lock: true,
+    });
+    const current = halt ? halt.snapshot().at.toISOString() : null;
+    return current === payload.haltedAt ? null : { haltedAt: payload.haltedAt, current };
   }
 
   /** Runs the original request in the proposer's name, marked as this approved change (the gate lets it through). */

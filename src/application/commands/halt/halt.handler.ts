@@ -82,7 +82,15 @@ export class ResumeHandler implements ICommandHandler<ResumeCommand> {
             by: personActor(p, via),
             kind: 'resume',
             summary: `Resume ${target.scope === 'tenant' ? 'the whole tenant' : `${target.scope} ${target.id}`} (halted: ${halt.snapshot().reason})${reason ? `: ${reason}` : ''}`,
-            payload: { scope: target.scope, id: target.id || null, ...(reason ? { reason } : {}), via },
+            // The halt's identity (when it was pulled): approving this after the halt was lifted and pulled again
+            // must not lift the newer halt (closed as halt_moved_on instead).
+            payload: {
+              scope: target.scope,
+              id: target.id || null,
+              ...(reason ? { reason } : {}),
+              via,
+              haltedAt: halt.snapshot().at.toISOString(),
+            },
           });
       if (held) return { scope: target.scope, id: target.id || null, halted: true, changed: false, ...held };
       halt.resume(personActor(p, via), this.clock.now(), reason);

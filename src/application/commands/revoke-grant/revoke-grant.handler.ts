@@ -1,9 +1,20 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { mayRevokeGrant } from '../../../domain/grant/rules/grant-authority';
+import { mayRevokeDeny, mayRevokeGrant } from '../../../domain/grant/rules/grant-authority';
+import { DenyRevokeForbiddenError, DenyRevokeGovernedError } from '../../../domain/grant/rules/deny-revoke.errors';
+import { governanceOf } from '../../../domain/governance/governance';
 import { GrantNotFoundError, GrantRevokeForbiddenError } from '../../../domain/grant/grant.errors';
 import { personActor } from '../../../domain/shared/actor';
-import { CLOCK, Clock, GRANTS, GrantRepository, UNIT_OF_WORK, UnitOfWork } from '../../ports';
+import {
+  CLOCK,
+  Clock,
+  GRANTS,
+  GrantRepository,
+  POLICIES,
+  PolicyRepository,
+  UNIT_OF_WORK,
+  UnitOfWork,
+} from '../../ports';
 import { grantView } from '../../queries/list-grants/grant.view';
 import { RevokeGrantCommand } from './revoke-grant.command';
 
@@ -18,13 +29,23 @@ export class RevokeGrantHandler implements ICommandHandler<RevokeGrantCommand> {
     @Inject(UNIT_OF_WORK) private readonly uow: UnitOfWork,
     @Inject(GRANTS) private readonly grants: GrantRepository,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(POLICIES) private readonly policies: PolicyRepository,
   ) {}
 
   execute({ principal: p, grantId, reason, via }: RevokeGrantCommand) {
     return this.uow.run(async () => {
       const grant = await this.grants.findById(p.tenant, grantId, { lock: true });
       if (!grant) throw new GrantNotFoundError(grantId);
-      if (!mayRevokeGrant(p, grant.scope)) throw new GrantRevokeForbiddenError(grant.scope);
+      if (grant.effect === 'deny') {
+        // Revoking a deny loosens: its maker or an admin only (never another approver).
+        if (!mayRevokeDeny(p, grant.scope, grant.snapshot().createdBy.id))
+          throw new DenyRevokeForbiddenError(grant.scope);
+        // Four eyes: under governance, lifting a tenant-wide deny is not one admin's act (refused, with the way).
+        if (grant.scope === 'tenant' && grant.statusAt(this.clock.now()) === 'active') {
+          const governance = governanceOf((await this.policies.current(p.tenant)).document);
+          if (governance) throw new DenyRevokeGovernedError(grant.id, governance.quorum);
+        }
+      } else if (!mayRevokeGrant(p, grant.scope)) throw new GrantRevokeForbiddenError(grant.scope);
       const at = this.clock.now();
       grant.revoke(personActor(p, via), at, reason);
       await this.grants.save(grant);
