@@ -11,6 +11,7 @@ import { oneLineText as clean, safeJson } from '../safe-text';
 import { needsPasskey, passkeyCardUrl } from './passkey-link';
 import { reasonFrom, reasonMenu, RuleDecision, ruleRefusal } from './rule-choices';
 import { answerText, fieldLabel, parseAnswer, previewLines, promptFields } from './schema-prompts';
+import { previewGate, previewPage } from './preview-pager';
 
 const ESC = '\x1b';
 const CSI = `${ESC}[`;
@@ -64,6 +65,8 @@ class Inbox {
   private items: Approval[];
   private selected = 0;
   private view: 'list' | 'details' = 'list';
+  /** Previews paged whole (`<call>:<digest>`): a call whose preview does not fit the details is approved after. */
+  private readonly pagedPreviews = new Set<string>();
   private prompt?: Prompt;
   private notices: string[] = [];
   private conn = 'connecting…';
@@ -313,6 +316,7 @@ class Inbox {
       this.render();
       return false;
     }
+    if (!this.previewShown(a)) return false;
     if (this.argumentsShownWhole(a)) return true;
     if (this.view === 'list') {
       this.view = 'details';
@@ -331,6 +335,54 @@ class Inbox {
     this.note(yellow(`  or open the full card: ${this.api.conn.url}${cardPath(a.id)}`));
     this.render();
     return false;
+  }
+
+  /**
+   * Whether the person has been shown the call's preview whole (the receipt binds it): in the details view when it
+   * fits there, else paged through $PAGER (less) first; an image is approved in the web inbox only. When not yet,
+   * shows it (or says where) and the key is pressed again to decide.
+   */
+  private previewShown(a: Approval): boolean {
+    const key = `${a.id}:${a.preview?.digest ?? ''}`;
+    const gate = previewGate(a.preview, {
+      paged: this.pagedPreviews.has(key),
+      view: this.view,
+      width: this.layout().width,
+    });
+    if (gate === 'shown') return true;
+    if (gate === 'image') {
+      this.note(yellow('• the preview is an image, which a terminal cannot show: approve in the web inbox'));
+      this.note(yellow(`  ${this.api.conn.url}${cardPath(a.id)}`));
+    } else if (gate === 'details') {
+      this.view = 'details';
+      this.note(yellow('• here is the preview whole; press the key again to decide'));
+    } else if (this.page(previewPage(a.preview!, a.toolName))) {
+      this.pagedPreviews.add(key);
+      this.note(yellow('• you were shown the whole preview; press the key again to decide'));
+    }
+    this.render();
+    return false;
+  }
+
+  /** Shows `text` in $PAGER (less by default) on the whole terminal; whether the pager ran and ended well. */
+  private page(text: string): boolean {
+    const pager = process.env.PAGER || 'less';
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-preview-'));
+    const file = join(dir, 'preview.txt');
+    writeFileSync(file, text, { mode: 0o600 });
+    this.suspend();
+    try {
+      const r = spawnSync(`${pager} ${shellQuote(file)}`, { shell: true, stdio: 'inherit' });
+      if (r.error || r.status !== 0)
+        throw new Error(r.error?.message ?? `${pager} exited with ${r.status ?? r.signal}`);
+      return true;
+    } catch (e) {
+      this.note(red(`✗ pager: ${clean((e as Error).message)} — the preview was not shown: approve in the web inbox`));
+      return false;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      this.resume();
+    }
   }
 
   /** Where a call that needs a passkey is approved. */
@@ -404,6 +456,7 @@ class Inbox {
    */
   private editFields(a: Approval): void {
     if (needsPasskey(a)) return void this.mayApprove(a);
+    if (!this.previewShown(a)) return; // an edit is approved: its preview is read whole first
     const fields = promptFields(this.schemas.get(a.toolName));
     if (fields.length === 0) return this.edit(a);
     const ask = (i: number, draft: Record<string, unknown>): void => {
@@ -444,6 +497,7 @@ class Inbox {
   /** Opens the arguments in $VISUAL/$EDITOR (a temp file), checks the JSON, then approves with them after a `y`. */
   private edit(a: Approval): void {
     if (needsPasskey(a)) return void this.mayApprove(a); // edited arguments are approved: only in the web inbox
+    if (!this.previewShown(a)) return; // and so is a preview, read whole first
     const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-edit-'));
     const file = join(dir, `${a.id}.json`);

@@ -8,6 +8,7 @@ import type { ToolCallView } from '../../../application/views/views';
 import { oneLineText as text, safeJson } from '../safe-text';
 import { needsPasskey } from '../client/passkey-link';
 import { previewLines } from '../client/schema-prompts';
+import { previewFitsDetails, previewPage } from '../client/preview-pager';
 
 /** What the terminal may decide: what the web offers, but edits (the arguments are shown, not edited, here). */
 export type TerminalDecision =
@@ -118,9 +119,12 @@ export class TerminalApprovalCallback implements ApprovalCallback {
   private async converse(r: ApprovalRequest, signal: AbortSignal): Promise<void> {
     this.write(summary(r, this.queue.length, this.tty));
     if (needsPasskey(r)) return this.converseForPasskey(r, signal);
-    // Arguments cut in the summary are approved only once the details have shown them whole.
+    // Arguments cut in the summary are approved only once the details have shown them whole; so is a preview (the
+    // receipt binds it), and an image preview is approved in the web inbox only.
     const length = safeJson(r.arguments).length;
-    let seenWhole = length <= SUMMARY_ARGUMENTS_MAX;
+    const image = r.preview?.kind === 'image';
+    let seenWhole =
+      length <= SUMMARY_ARGUMENTS_MAX && (!r.preview || previewFitsDetails(r.preview, Infinity, SUMMARY_PREVIEW_LINES));
     for (;;) {
       const answer = (
         await this.question(
@@ -134,13 +138,23 @@ export class TerminalApprovalCallback implements ApprovalCallback {
         .toLowerCase();
       if (answer === 'd' || answer === 'details') {
         this.write(fullDetails(r, this.tty));
-        seenWhole = true;
+        if (r.preview && !image)
+          this.write(`${previewPage(r.preview, r.toolName).replace(/^/gm, '  ')}${this.tty ? RESET : ''}`);
+        seenWhole = !image;
         continue;
       }
       const approving = answer === 'y' || answer === 'yes' || answer === 'a' || answer === 'always';
+      if (approving && image) {
+        this.write(
+          '  The preview is an image, which a terminal cannot show: approve in the web inbox, or n rejects.\n',
+        );
+        continue;
+      }
       if (approving && !seenWhole) {
         this.write(
-          `  Arguments too long to show here: ${length} characters. Press d to see them all before approving.\n`,
+          length > SUMMARY_ARGUMENTS_MAX
+            ? `  Arguments too long to show here: ${length} characters. Press d to see them all before approving.\n`
+            : '  The preview is longer than shown here. Press d to see all of it before approving.\n',
         );
         continue;
       }
@@ -252,6 +266,9 @@ function describe(o: ApprovalOutcome): string {
   return `${o.outcome} by ${who}${o.by.via && o.by.via !== 'system' ? ` via ${text(o.by.via)}` : ''}${o.reason ? ` (${text(o.reason)})` : ''}`;
 }
 
+/** The most lines of a preview the summary shows; a longer one is shown whole by d before it may be approved. */
+const SUMMARY_PREVIEW_LINES = 8;
+
 /** The most characters of arguments the summary shows; longer ones are shown only in the details. */
 const SUMMARY_ARGUMENTS_MAX = 200;
 
@@ -284,7 +301,8 @@ function summary(r: ApprovalRequest, queued: number, tty: boolean): string {
         .join(' — ')}`,
     );
   // The preview (agent text, cleaned line by line; a diff coloured on a terminal), before the arguments.
-  if (r.preview) lines.push(...previewLines(r.preview, tty ? PAINT : PLAIN, 8).map((l) => `  ${l}`));
+  if (r.preview)
+    lines.push(...previewLines(r.preview, tty ? PAINT : PLAIN, SUMMARY_PREVIEW_LINES).map((l) => `  ${l}`));
   // Whether they fit is decided on what is printed (the escapes safeJson adds count).
   const args = safeJson(r.arguments);
   lines.push(
