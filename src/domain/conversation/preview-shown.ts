@@ -64,7 +64,7 @@ export function mustHaveShownPreview(p: CallPreview | undefined, via: Channel, r
     'forbidden',
     `This call's preview was not shown whole through ${via} (${
       p?.kind === 'image' ? 'an image' : 'too long'
-    }): approve it on the card in the Tollgate inbox, where it is shown whole`,
+    }): approve it on the card in the Tollgate inbox, where it is shown whole (preview_not_shown)`,
     { via },
   );
 }
