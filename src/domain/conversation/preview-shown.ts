@@ -1,6 +1,7 @@
 import type { Channel } from '../shared/actor';
 import { DomainError, type ValidationFault } from '../shared/domain-error';
 import { type CallPreview, previewAsText, type PreviewInput } from './call-preview';
+import { cardPath } from './conversation.errors';
 
 /*
  * Which channel can show a call's preview whole, the one rule both sides use: a channel that cannot offers no
@@ -57,7 +58,12 @@ export function previewShownWhole(p: CallPreview | undefined, channel: Channel):
  * An approval (approve, edit, always allow) of a call with a preview its channel could not show whole is refused:
  * 403 `preview_not_shown`. Rejections (reject, respond, always reject) need no preview.
  */
-export function mustHaveShownPreview(p: CallPreview | undefined, via: Channel, rejecting: boolean): void {
+export function mustHaveShownPreview(
+  p: CallPreview | undefined,
+  via: Channel,
+  rejecting: boolean,
+  toolCallId?: string,
+): void {
   if (rejecting || previewShownWhole(p, via)) return;
   throw new DomainError(
     'preview_not_shown',
@@ -65,7 +71,7 @@ export function mustHaveShownPreview(p: CallPreview | undefined, via: Channel, r
     `This call's preview was not shown whole through ${via} (${
       p?.kind === 'image' ? 'an image' : 'too long'
     }): approve it on the card in the Tollgate inbox, where it is shown whole (preview_not_shown)`,
-    { via },
+    { ...(toolCallId ? { toolCallId, card: cardPath(toolCallId) } : {}), via },
   );
 }
 

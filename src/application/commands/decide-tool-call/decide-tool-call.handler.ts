@@ -77,7 +77,8 @@ export class DecideToolCallHandler implements ICommandHandler<DecideToolCallComm
         const at = this.clock.now();
         const call = conv.findCall(toolCallId)!;
         // A preview its channel could not show whole is approved on the card only (403 preview_not_shown).
-        if (call.status === 'pending') mustHaveShownPreview(call.preview, decider.via, isRejection(input.decision));
+        if (call.status === 'pending')
+          mustHaveShownPreview(call.preview, decider.via, isRejection(input.decision), call.id);
         if (
           shownArguments !== undefined &&
           !isRejection(input.decision) &&
