@@ -51,7 +51,9 @@ export function previewShownWhole(p: CallPreview | undefined, channel: Channel):
   if (!room) return true;
   if (room.max < 0 || p.kind === 'image') return false;
   const { text, cut } = previewAsText(p, room.max);
-  return !cut && (room.weigh ?? ((t: string) => t.length))(text) <= room.max;
+  // The title shares the message's room (a Slack section holds 3,000 characters and cuts the rest without a note).
+  const weigh = room.weigh ?? ((t: string) => t.length);
+  return !cut && weigh(text) + (room.weigh && p.title ? weigh(p.title) : 0) <= room.max;
 }
 
 /**
