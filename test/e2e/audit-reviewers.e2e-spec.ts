@@ -1,9 +1,11 @@
 /**
  * Reviewer quality (issue 28, part 9): GET /v1/audit/reviewers gives each person's decisions, approve rate and
- * time to decide, timed from when the server first showed them the card (the approvals list, GET of the call),
- * not from a client's claim; GET /v1/audit/gaps finds HITL-03 for a person who approves many calls within 2 s of
- * seeing them. Two approvers: Quinn approves as soon as each call arrives; Cara lists her inbox, opens one call,
- * takes her time, then decides. The finding is Quinn's only, and stays inside the tenant.
+ * time to decide, timed from when the server first showed them the card (GET of the one call, as the web card
+ * fetches it when it opens; never the approvals list, which an open inbox polls), not from a client's claim; a
+ * decision with no view recorded is timed from the request and counted in `unviewedShare`. GET /v1/audit/gaps finds
+ * HITL-03 for a person who approves many calls within 2 s of seeing them. Two approvers: Quinn approves as soon as
+ * each call arrives, never opening one; Cara lists her inbox, opens each call, takes her time, then decides. The
+ * finding is Quinn's only, and stays inside the tenant.
  */
 import { client } from '../support/http';
 import { cliEnv, runCli } from '../support/pty';
@@ -60,22 +62,27 @@ describe('GET /v1/audit/reviewers and HITL-03', () => {
   });
 
   it('times each person from when they were shown the card: Quinn stamps, Cara reads first', async () => {
-    // Cara's calls: she sees them in her inbox (the list), opens the last one, and decides after a while.
+    // Cara's calls: she sees them in her inbox (the list: no view recorded), opens each, and decides after a while.
     const caras = await propose(11, 'cara');
+    const viewsOf = async (person: string) =>
+      (
+        await server.dataSource.query(`SELECT call_id FROM call_views WHERE tenant_id = $1 AND person_id = $2`, [
+          TENANT,
+          person,
+        ])
+      ).map((v: { call_id: string }) => v.call_id);
     const listed = await http.get('/v1/approvals', tokens.cara);
     expect(listed.body.items.map((c: { id: string }) => c.id)).toEqual(expect.arrayContaining(caras));
-    expect((await http.get(`/v1/tool-calls/${caras[10]}`, tokens.cara)).status).toBe(200);
-    const views = await server.dataSource.query(
-      `SELECT call_id FROM call_views WHERE tenant_id = $1 AND person_id = 'cara'`,
-      [TENANT],
-    );
-    expect(views.map((v: { call_id: string }) => v.call_id).sort()).toEqual([...caras].sort());
+    expect(await viewsOf('cara')).toEqual([]); // an open inbox is not a person reading each card
+    for (const id of caras) expect((await http.get(`/v1/tool-calls/${id}`, tokens.cara)).status).toBe(200);
+    expect((await viewsOf('cara')).sort()).toEqual([...caras].sort());
     await new Promise((r) => setTimeout(r, 2100)); // she reads each card for more than 2 s
     for (const id of caras.slice(0, 10)) await decide(tokens.cara, id, 'approve');
     await decide(tokens.cara, caras[10], 'reject');
 
-    // Quinn's calls: approved the moment they arrive, never opened.
+    // Quinn's calls: approved the moment they arrive, never opened (his inbox lists them: still no view).
     const quinns = await propose(11, 'quinn');
+    expect((await http.get('/v1/approvals', tokens.quinn)).status).toBe(200);
     for (const id of quinns.slice(0, 10)) await decide(tokens.quinn, id, 'approve');
     await decide(tokens.quinn, quinns[10], 'reject');
 
@@ -90,6 +97,8 @@ describe('GET /v1/audit/reviewers and HITL-03', () => {
       quickDecisions: 0,
       quickApprovals: 0,
       rubberStamping: false,
+      unviewedDecisions: 0,
+      unviewedShare: 0,
     });
     expect(cara.approveRate).toBeCloseTo(10 / 11);
     expect(cara.medianDecideMs).toBeGreaterThanOrEqual(2000);
@@ -100,6 +109,8 @@ describe('GET /v1/audit/reviewers and HITL-03', () => {
       approvals: 10,
       rejections: 1,
       rubberStamping: true,
+      unviewedDecisions: 11, // no view recorded: timed from the request, and visible as such
+      unviewedShare: 1,
     });
     expect(quinn.quickApprovals).toBeGreaterThanOrEqual(5);
   });

@@ -1,8 +1,7 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '../http/auth';
-import { CALL_VIEWS, CallViews } from '../../application/ports/call-views.port';
 import { ActionDesk, ActionRefusal, MAX_REASON } from './action-desk';
 import { ACTION_PATH } from './action-links';
 import { ACTION_PAGE_CSP, confirmationPage, donePage, refusedPage } from './action-pages';
@@ -22,18 +21,15 @@ type RawRequest = FastifyRequest & { rawBody?: Buffer };
 @ApiExcludeController()
 @Controller()
 export class ActionsController {
-  constructor(
-    private readonly desk: ActionDesk,
-    @Inject(CALL_VIEWS) private readonly views: CallViews,
-  ) {}
+  constructor(private readonly desk: ActionDesk) {}
 
   @Public()
   @Get(ACTION_ROUTE.slice(1))
   async confirm(@Param('token') token: string, @Res() res: FastifyReply): Promise<void> {
     const r = await this.desk.look(token);
     if (r.kind === 'refused') return html(res, r.status, refusedPage(r));
-    // The page shows the card: when its person first saw it (issue 28, part 9: time to decide).
-    await this.views.seen(r.action.tenant, [r.call.id], r.action.person, new Date());
+    // No view is recorded here: mail scanners and link previews follow links (GET) too, and would make every
+    // decision look considered. A decision by link is timed from the request (issue 28, part 9: HITL-03).
     html(res, 200, confirmationPage(r, `${ACTION_PATH}/${token}`));
   }
 

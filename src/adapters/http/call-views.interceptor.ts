@@ -7,10 +7,12 @@ import { isAgent, type Principal } from '../../domain/shared/actor';
 type Shown = { id?: unknown; status?: unknown };
 
 /**
- * When a person is first shown a held call's card (issue 28, part 9), as the server sees it: the call in
- * GET /v1/tool-calls/{id}, the pending calls in GET /v1/approvals (the web inbox's cards). Recorded after the
- * answer was made, so only calls the person may see; an agent's requests pass straight through. Time to decide
- * (GET /v1/audit/reviewers, HITL-03) runs from here rather than from a client's claim.
+ * When a person is first shown a held call's card (issue 28, part 9), as the server sees it: the one call in
+ * GET /v1/tool-calls/{id}, which the web card fetches when it opens. Not the approvals list: an inbox left open
+ * lists every pending call, and counting that as seeing each would make every approval look considered. Recorded
+ * after the answer was made, so only calls the person may see; an agent's requests pass straight through. Time to
+ * decide (GET /v1/audit/reviewers, HITL-03) runs from here rather than from a client's claim; a decision with no
+ * view recorded runs from the request, and counts in the person's `unviewedShare`.
  */
 @Injectable()
 export class CallViewsInterceptor implements NestInterceptor {
@@ -41,8 +43,4 @@ const pendingId = (c: Shown): string[] => (c.status === 'pending' && typeof c.id
 
 const ROUTES: Record<string, (body: unknown) => string[]> = {
   'ToolCallsController.get': (body) => (body && typeof body === 'object' ? pendingId(body as Shown) : []),
-  'ApprovalsController.list': (body) => {
-    const items = (body as { items?: unknown } | null)?.items;
-    return Array.isArray(items) ? items.flatMap((c: Shown) => pendingId(c)) : [];
-  },
 };

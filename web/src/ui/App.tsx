@@ -632,6 +632,10 @@ function CardFor(props: {
   // A person named on the call alone may read it but not its conversation (404): the card shows the call.
   const [hidden, setHidden] = useState(false);
   const [error, setError] = useState<string>();
+  // Opening a listed card fetches the call: the server records when this person was shown it (HITL-03 timing).
+  useEffect(() => {
+    if (listed) api.toolCall(id).catch(() => undefined);
+  }, [id]);
   useEffect(() => {
     if (listed) return;
     let stale = false;

@@ -676,6 +676,20 @@ export class ReviewerStatsView implements ReviewerRow {
   quickApprovals: number;
   @ApiProperty({ description: 'HITL-03: at least minApprovals approvals, at least minQuickShare of them quick' })
   rubberStamping: boolean;
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Decisions with no view of the card recorded before them (an email or push link, an approval from the list without opening the card): timed from the request instead',
+  })
+  unviewedDecisions: number;
+  @ApiProperty({
+    type: 'number',
+    minimum: 0,
+    maximum: 1,
+    description:
+      'unviewedDecisions / decisions: a high share means the times above say little (a channel that records no view)',
+  })
+  unviewedShare: number;
 }
 
 @ApiSchema({ name: 'ReviewerThresholds' })

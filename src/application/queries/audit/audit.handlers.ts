@@ -336,10 +336,18 @@ async function reviewersIn(
 ): Promise<AuditReviewers> {
   const decisions = await views.decisions(tenantId, window, REVIEWER_DECISIONS_LIMIT + 1);
   const truncated = decisions.length > REVIEWER_DECISIONS_LIMIT;
+  const weighed = decisions.slice(0, REVIEWER_DECISIONS_LIMIT);
+  // A view after the decision does not count (as in timeToDecide): the decision was made without one.
+  const unviewed = new Map<string, number>();
+  for (const d of weighed)
+    if (!d.firstSeenAt || d.firstSeenAt.getTime() > d.decidedAt.getTime())
+      unviewed.set(d.personId, (unviewed.get(d.personId) ?? 0) + 1);
   return {
-    reviewers: reviewerStats(decisions.slice(0, REVIEWER_DECISIONS_LIMIT)).map((s) => ({
+    reviewers: reviewerStats(weighed).map((s) => ({
       ...s,
       rubberStamping: rubberStamps(s),
+      unviewedDecisions: unviewed.get(s.personId) ?? 0,
+      unviewedShare: (unviewed.get(s.personId) ?? 0) / s.decisions,
     })),
     truncated,
     thresholds: { quickMs: QUICK_DECISION_MS, ...RUBBER_STAMPING },

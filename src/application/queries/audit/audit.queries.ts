@@ -99,6 +99,13 @@ export class AuditGapsQuery extends Query<{ findings: GapFinding[] }> {
 /** One person's decisions in the window (issue 28, part 9); `rubberStamping` is HITL-03's test. */
 export interface ReviewerRow extends ReviewerStats {
   rubberStamping: boolean;
+  /**
+   * Decisions with no view of the card recorded before them (by a link, from the list without opening the card, by
+   * a client that never fetched the call): timed from the request, which may flatter them.
+   */
+  unviewedDecisions: number;
+  /** unviewedDecisions / decisions, 0 to 1: a channel that records no view shows here. */
+  unviewedShare: number;
 }
 
 export interface AuditReviewers {
