@@ -1,3 +1,4 @@
+import Ajv from 'ajv';
 import { DomainError } from '../../domain/shared/domain-error';
 import {
   AjvInputSchemas,
@@ -157,5 +158,25 @@ describe('a schema never runs its own regular expressions, nor costs much to com
     expect(code(refs(MAX_INPUT_SCHEMA_REFS + 1))).toBe('input_schema_invalid');
     // 16 KiB: the old 64 KiB would have taken this.
     expect(code({ type: 'object', description: 'x'.repeat(20 * 1024) })).toBe('input_schema_invalid');
+  });
+});
+
+describe('compiling', () => {
+  it('happens once per schema content: registering it again and checking edits reuse the validator', () => {
+    const compile = jest.spyOn(Ajv.prototype, 'compile');
+    try {
+      const schema = { type: 'object', properties: { once: { type: 'string', title: `t-${Date.now()}` } } };
+      checkInputSchema(schema);
+      checkInputSchema(structuredClone(schema));
+      new AjvInputSchemas().check(schema, { once: 'x' });
+      expect(compile).toHaveBeenCalledTimes(1);
+      // A schema that does not compile is not compiled again either.
+      const broken = { properties: { a: { $ref: `#/definitions/missing-${Date.now()}` } } };
+      expect(code(broken)).toBe('input_schema_invalid');
+      expect(code(broken)).toBe('input_schema_invalid');
+      expect(compile).toHaveBeenCalledTimes(2);
+    } finally {
+      compile.mockRestore();
+    }
   });
 });
