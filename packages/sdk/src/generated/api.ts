@@ -81,7 +81,7 @@ export interface paths {
     };
     /**
      * Find rules that never decide, or that decide out of their order
-     * @description Any of the four roles, as GET /v1/policy. Reads the policy in force: rules another matches every call of and wins (unreachable), and rules listed after a laxer overlapping rule that still decide the calls both match (order).
+     * @description Admins, approvers and auditors (not agents). Reads the policy in force: rules another matches every call of and wins (unreachable), and rules listed after a laxer overlapping rule that still decide the calls both match (order).
      */
     get: operations['analysePolicy'];
     put?: never;
@@ -2062,6 +2062,8 @@ export interface components {
        * @example 2026-01-05T10:00:00.000Z
        */
       updatedAt: string;
+      /** @description A decision's answer only: a tenant-wide always_allow under `governance: {quorum}` approves the call at once, and its grant waits for other admins as this pending change */
+      pendingChange?: components['schemas']['PendingChange'];
     };
     Conversation: {
       /** @example conv-1 */
@@ -2346,6 +2348,8 @@ export interface components {
        * @example 2026-01-05T10:00:00.000Z
        */
       updatedAt: string;
+      /** @description A decision's answer only: a tenant-wide always_allow under `governance: {quorum}` approves the call at once, and its grant waits for other admins as this pending change */
+      pendingChange?: components['schemas']['PendingChange'];
       conversation: components['schemas']['ApprovalConversation'];
     };
     ApprovalPage: {
@@ -2766,6 +2770,10 @@ export interface components {
       quickApprovals: number;
       /** @description HITL-03: at least minApprovals approvals, at least minQuickShare of them quick */
       rubberStamping: boolean;
+      /** @description Decisions with no view of the card recorded before them (an email or push link, an approval from the list without opening the card): timed from the request instead */
+      unviewedDecisions: number;
+      /** @description unviewedDecisions / decisions: a high share means the times above say little (a channel that records no view) */
+      unviewedShare: number;
     };
     ReviewerThresholds: {
       /** @example 2000 */
