@@ -24,7 +24,7 @@ export class RegisterToolRequest {
     additionalProperties: true,
     example: { type: 'object', properties: { amount: { type: 'number', minimum: 0 } }, required: ['amount'] },
     description:
-      "The JSON Schema of the tool's input (draft-07 by default; 2019-09 or 2020-12 by `$schema`), at most 64 KiB and 32 levels deep, with no `$ref` outside itself. For review: people edit the arguments in a form made from it, and an edit that does not conform is refused (400 arguments_invalid); proposals are not checked against it. A schema that is not valid: 400 input_schema_invalid. Left out: none.",
+      "The JSON Schema of the tool's input (draft-07 by default; 2019-09 or 2020-12 by `$schema`), at most 16 KiB, 32 levels deep, 1,000 objects and 64 `$ref`s, with no `$ref` outside itself. For review: people edit the arguments in a form made from it, and an edit that does not conform is refused (400 arguments_invalid); proposals are not checked against it. Its `pattern`, `patternProperties` and `format: regex` are kept but never run on edits. A schema that is not valid: 400 input_schema_invalid. Left out: none.",
   })
   @IsOptional()
   @IsObject({ message: 'must be a JSON object (a JSON Schema)' })
