@@ -4,6 +4,7 @@
  * one halt never lifts a newer halt; a decision's answer that carries a pending change says so in OpenAPI.
  */
 import { client, Reply } from '../support/http';
+import { TollgateGrpc } from '../support/grpc';
 import { startTestServer, TestServer } from '../support/server';
 
 let server: TestServer;
@@ -14,7 +15,10 @@ beforeAll(async () => {
   http = client(server.url);
 });
 
+let rpc: TollgateGrpc;
+
 afterAll(async () => {
+  rpc?.close();
   await server?.stop();
 });
 
@@ -139,5 +143,23 @@ describe('OpenAPI', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.pendingChange).toMatchObject({ kind: 'tenant_grant', status: 'pending' });
+  });
+
+  it('gRPC answers the same decision with its pending change (ToolCall.pending_change, as JSON)', async () => {
+    rpc = new TollgateGrpc(server.grpcAddress!);
+    const t = await tenant('mend-grpc', GOVERNED);
+    const call = await t.propose();
+    const decided = await rpc.call(
+      'DecideToolCall',
+      { id: call.id, decision: 'DECISION_KIND_ALWAYS_ALLOW', scope: 'GRANT_SCOPE_TENANT' },
+      t.ann,
+    );
+    expect(decided.status).toBe('TOOL_CALL_STATUS_APPROVED');
+    const held = (await http.get('/v1/changes', t.bob)).body.items[0];
+    expect(decided.pendingChange.fields).toMatchObject({
+      id: { stringValue: held.id },
+      kind: { stringValue: 'tenant_grant' },
+      status: { stringValue: 'pending' },
+    });
   });
 });

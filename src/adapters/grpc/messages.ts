@@ -72,8 +72,8 @@ export function toolCallMessage(v: ToolCallView): Msg {
     reason: v.reason,
     confidence: v.confidence,
     estimatedCost: v.estimatedCost,
-    // The proto's ToolCall has no pending change: a held tenant-wide grant is listed at /v1/changes (REST).
-    pendingChange: undefined,
+    // A held tenant-wide grant's pending change, as JSON (REST's PendingChange).
+    pendingChange: v.pendingChange && toStruct({ ...v.pendingChange }),
     display: v.display,
     preview: v.preview,
     status: enumName('TOOL_CALL_STATUS', v.status),
