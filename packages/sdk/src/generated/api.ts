@@ -428,7 +428,7 @@ export interface paths {
     post?: never;
     /**
      * Revoke a standing grant
-     * @description Admins may revoke any grant; approvers a conversation grant (the kind they may make). It stops applying at once: the next proposal, on any instance, is weighed without it. Recorded in the audit trail as GrantRevoked, with who, the channel and the reason (in the body or `?reason=`). Revoking a revoked grant answers it as it stands and records nothing. Another tenant's grant is not found.
+     * @description Admins may revoke any grant; approvers a conversation grant (the kind they may make). A standing deny (`effect: deny`) only its maker (in its conversation) or an admin may revoke, since revoking it loosens; under `governance: {quorum}` a tenant-wide deny is not lifted by one admin (409 deny_revoke_governed). It stops applying at once: the next proposal, on any instance, is weighed without it. Recorded in the audit trail as GrantRevoked, with who, the channel and the reason (in the body or `?reason=`). Revoking a revoked grant answers it as it stands and records nothing. Another tenant's grant is not found.
      */
     delete: operations['revokeGrant'];
     options?: never;
@@ -1099,7 +1099,7 @@ export interface paths {
     put?: never;
     /**
      * Approve a pending change
-     * @description Admins other than its proposer (403 self_approval) and than those who approved already (409 already_approved). When the distinct admins reach `needed` (the proposer counts as one), the change is applied once, as the original request would have been, in the proposer's name, and recorded as ChangeApplied naming the proposer and the approvers. A policy change whose version is no longer in force is closed instead (409 policy_moved_on).
+     * @description Admins other than its proposer (403 self_approval) and than those who approved already (409 already_approved). When the distinct admins reach `needed` (the proposer counts as one), the change is applied once, as the original request would have been, in the proposer's name, and recorded as ChangeApplied naming the proposer and the approvers. A policy change whose version is no longer in force is closed instead (409 policy_moved_on); so is a resume whose halt was lifted since it was proposed, even when a new halt of the same scope stands (409 halt_moved_on: the newer halt is not lifted).
      */
     post: operations['approveChange'];
     delete?: never;
@@ -1472,7 +1472,7 @@ export interface components {
        */
       redact?: string[];
       /**
-       * @description The JSON Schema of the tool's input (draft-07 by default; 2019-09 or 2020-12 by `$schema`), at most 64 KiB and 32 levels deep, with no `$ref` outside itself. For review: people edit the arguments in a form made from it, and an edit that does not conform is refused (400 arguments_invalid); proposals are not checked against it. A schema that is not valid: 400 input_schema_invalid. Left out: none.
+       * @description The JSON Schema of the tool's input (draft-07 by default; 2019-09 or 2020-12 by `$schema`), at most 16 KiB, 32 levels deep, 1,000 objects and 64 `$ref`s, with no `$ref` outside itself. For review: people edit the arguments in a form made from it, and an edit that does not conform is refused (400 arguments_invalid); proposals are not checked against it. Its `pattern`, `patternProperties` and `format: regex` are kept but never run on edits. A schema that is not valid: 400 input_schema_invalid. Left out: none.
        * @example {
        *       "type": "object",
        *       "properties": {
@@ -5875,6 +5875,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description Governance is on: one admin may not lift a tenant-wide standing deny (deny_revoke_governed) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description A body over 1 MiB (payload_too_large) */
       413: {
         headers: {
@@ -8785,7 +8794,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description The change is no longer pending, this admin approved it already, or the policy moved on */
+      /** @description The change is no longer pending, this admin approved it already, or the policy or the halt moved on */
       409: {
         headers: {
           [name: string]: unknown;

@@ -110,7 +110,7 @@ export class ChangesController {
     operationId: 'approveChange',
     summary: 'Approve a pending change',
     description:
-      "Admins other than its proposer (403 self_approval) and than those who approved already (409 already_approved). When the distinct admins reach `needed` (the proposer counts as one), the change is applied once, as the original request would have been, in the proposer's name, and recorded as ChangeApplied naming the proposer and the approvers. A policy change whose version is no longer in force is closed instead (409 policy_moved_on).",
+      "Admins other than its proposer (403 self_approval) and than those who approved already (409 already_approved). When the distinct admins reach `needed` (the proposer counts as one), the change is applied once, as the original request would have been, in the proposer's name, and recorded as ChangeApplied naming the proposer and the approvers. A policy change whose version is no longer in force is closed instead (409 policy_moved_on); so is a resume whose halt was lifted since it was proposed, even when a new halt of the same scope stands (409 halt_moved_on: the newer halt is not lifted).",
   })
   @ApiIdParam('id', "The change's id", 'chg_5b1e')
   @ApiChannelHeader()
@@ -118,7 +118,7 @@ export class ChangesController {
   @ApiProblems(...BEARER_PROBLEMS, 'forbidden', 'not_found')
   @ApiResponse({
     status: 409,
-    description: 'The change is no longer pending, this admin approved it already, or the policy moved on',
+    description: 'The change is no longer pending, this admin approved it already, or the policy or the halt moved on',
     content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: getSchemaPath(ProblemView) }, examples: CONFLICTS } },
   })
   approve(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Headers('x-tollgate-channel') channel?: string) {

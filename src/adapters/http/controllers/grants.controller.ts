@@ -1,6 +1,15 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Query } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { RevokeGrantCommand } from '../../../application/commands/revoke-grant/revoke-grant.command';
 import { ListGrantsQuery } from '../../../application/queries/list-grants/list-grants.query';
 import { GRANT_EFFECTS, GRANT_SCOPES, GRANT_STATUSES } from '../../../domain/grant/grant.aggregate';
@@ -9,7 +18,8 @@ import { ValidationError } from '../../../domain/shared/domain-error';
 import { CurrentPrincipal, Roles } from '../auth';
 import { ApiChannelHeader, ApiIdParam, ApiListQuery } from '../../api/dto/api-params';
 import { GrantPageView, GrantView, RevokeGrantRequest } from '../../api/dto/grant.dto';
-import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS } from '../../api/dto/problem.dto';
+import { ApiProblems, BEARER_PROBLEMS, BODY_PROBLEMS, ProblemView } from '../../api/dto/problem.dto';
+import { PROBLEM_CONTENT_TYPE, problem } from '../../api/problem';
 import { channelHeader, enumParam, listParams } from '../../api/request-params';
 import { parseBody } from '../../api/validation';
 
@@ -74,7 +84,7 @@ export class GrantsController {
     operationId: 'revokeGrant',
     summary: 'Revoke a standing grant',
     description:
-      "Admins may revoke any grant; approvers a conversation grant (the kind they may make). It stops applying at once: the next proposal, on any instance, is weighed without it. Recorded in the audit trail as GrantRevoked, with who, the channel and the reason (in the body or `?reason=`). Revoking a revoked grant answers it as it stands and records nothing. Another tenant's grant is not found.",
+      "Admins may revoke any grant; approvers a conversation grant (the kind they may make). A standing deny (`effect: deny`) only its maker (in its conversation) or an admin may revoke, since revoking it loosens; under `governance: {quorum}` a tenant-wide deny is not lifted by one admin (409 deny_revoke_governed). It stops applying at once: the next proposal, on any instance, is weighed without it. Recorded in the audit trail as GrantRevoked, with who, the channel and the reason (in the body or `?reason=`). Revoking a revoked grant answers it as it stands and records nothing. Another tenant's grant is not found.",
   })
   @ApiIdParam('id', "The grant's id", 'grant_0f3a')
   @ApiQuery({ name: 'reason', required: false, type: 'string', description: 'Why; the same as `reason` in the body' })
@@ -86,6 +96,25 @@ export class GrantsController {
   })
   @ApiOkResponse({ type: GrantView, description: 'The grant, revoked' })
   @ApiProblems(...BEARER_PROBLEMS, ...BODY_PROBLEMS, 'forbidden', 'not_found')
+  @ApiResponse({
+    status: 409,
+    description: 'Governance is on: one admin may not lift a tenant-wide standing deny (deny_revoke_governed)',
+    content: {
+      [PROBLEM_CONTENT_TYPE]: {
+        schema: { $ref: getSchemaPath(ProblemView) },
+        examples: {
+          deny_revoke_governed: {
+            summary: 'A tenant-wide deny under governance',
+            value: problem(
+              409,
+              'deny_revoke_governed',
+              'Governance (quorum 2) is on: one admin may not lift the tenant-wide standing deny grant_0f3a. Propose a policy change that turns governance off (another admin approves it as a pending change), revoke the deny, then propose governance again',
+            ),
+          },
+        },
+      },
+    },
+  })
   revoke(
     @CurrentPrincipal() p: Principal,
     @Param('id') id: string,
