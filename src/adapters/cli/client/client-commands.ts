@@ -309,6 +309,7 @@ export function addClientCommands(program: Command): void {
     console.log(`Policy version ${p.version} applied (${p.rules.length} rule${p.rules.length === 1 ? '' : 's'})`);
   });
   addPolicyLifecycleCommands(policy);
+  addPolicyAnalysisCommand(policy);
 
   withConnection(
     program
@@ -690,6 +691,28 @@ function addPolicyLifecycleCommands(policy: Command): void {
       if (simulation) console.log(simulationSummary(simulation));
     },
   );
+}
+
+/** `policy analyze`: rules that never decide, or decide out of their order (GET /v1/policy/analysis). */
+function addPolicyAnalysisCommand(policy: Command): void {
+  withConnection(
+    policy
+      .command('analyze')
+      .alias('analyse')
+      .description('List rules of the policy in force that never decide or decide out of their order; exit 1 when any')
+      .option('--json', 'print {version, findings} as JSON'),
+  ).action(async (o: ClientOptions & { json?: boolean }) => {
+    output.json = !!o.json;
+    const a = await api(o).get<{ version: number; findings: Array<{ kind: string; rule: number; message: string }> }>(
+      '/v1/policy/analysis',
+    );
+    process.exitCode = a.findings.length ? EXIT.refused : EXIT.ok;
+    if (o.json) return printJson(a);
+    if (!a.findings.length) return console.log(`Policy version ${a.version}: every rule can decide a call.`);
+    console.log(`Policy version ${a.version}:`);
+    for (const f of a.findings)
+      console.log(`  ${f.kind === 'unreachable' ? 'never decides' : 'out of order '}  ${f.message}`);
+  });
 }
 
 /** The candidate, normalised as the server stores documents (defaults filled in), so only real differences show. */
