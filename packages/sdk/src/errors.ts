@@ -62,7 +62,8 @@ export class ToolCallRejectedError extends Error {
         : status === 'denied'
           ? (toolCall.decision?.reason ?? toolCall.policy.reason)
           : toolCall.decision?.reason;
-    const response = status === 'rejected' ? (toolCall.decision as { response?: string } | undefined)?.response : undefined;
+    const response =
+      status === 'rejected' ? (toolCall.decision as { response?: string } | undefined)?.response : undefined;
     super(
       response !== undefined
         ? `${toolCall.toolName} did not run; ${by?.name ?? by?.id ?? 'a person'} answered instead: ${response}`

@@ -293,5 +293,10 @@ function withStandingDeny(verdict: PolicyVerdict, call: ProposedCallFacts, ctx: 
   const deny = ctx.denies.find((d) => covers(d, call, ctx.conversation, ctx.now));
   if (!deny) return verdict;
   const { grantId: _grant, ...rest } = verdict;
-  return { ...rest, level: 'deny', denyId: deny.id, reason: `Denied by standing deny ${deny.id} (scope ${deny.scope})` };
+  return {
+    ...rest,
+    level: 'deny',
+    denyId: deny.id,
+    reason: `Denied by standing deny ${deny.id} (scope ${deny.scope})`,
+  };
 }

@@ -257,7 +257,8 @@ export class DecisionRequest {
     minimum: 1,
     maximum: 1000,
     example: 1,
-    description: 'always_allow only: the calls the standing grant may let through (1: single use); without it, any number',
+    description:
+      'always_allow only: the calls the standing grant may let through (1: single use); without it, any number',
   })
   @IsOptional()
   @IsInt({ message: 'must be a whole number' })
@@ -324,7 +325,8 @@ export class DeadlineRequest {
   @ApiPropertyOptional({
     type: 'string',
     format: 'date-time',
-    description: 'The new deadline: later than the current one, at most 30 days from now (a rule\'s longest decisionTimeout)',
+    description:
+      "The new deadline: later than the current one, at most 30 days from now (a rule's longest decisionTimeout)",
   })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
@@ -333,7 +335,8 @@ export class DeadlineRequest {
     type: 'integer',
     minimum: 1,
     maximum: MAX_TIMEOUT_SECONDS,
-    description: 'Seconds added to the current deadline (instead of expiresAt); the new deadline is at most 30 days from now',
+    description:
+      'Seconds added to the current deadline (instead of expiresAt); the new deadline is at most 30 days from now',
   })
   @IsOptional()
   @IsInt({ message: 'must be a whole number of seconds' })

@@ -59,8 +59,6 @@ describe('the fields a decision may carry, whichever way it comes in (REST, gRPC
     expect(faults({ decision: 'always_allow' }, { uses: 1 })).toEqual([]);
     expect(faults({ decision: 'approve' }, { uses: 1 })[0].path).toBe('uses');
     expect(faults({ decision: 'always_allow' }, { uses: 0 })[0].path).toBe('uses');
-    expect(faults({ decision: 'always_reject', scope: 'agent' }, { expiresIn: 60, args: { cmd: 'rm *' } })).toEqual(
-      [],
-    );
+    expect(faults({ decision: 'always_reject', scope: 'agent' }, { expiresIn: 60, args: { cmd: 'rm *' } })).toEqual([]);
   });
 });
