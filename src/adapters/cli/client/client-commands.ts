@@ -711,7 +711,7 @@ function addPolicyAnalysisCommand(policy: Command): void {
     if (!a.findings.length) return console.log(`Policy version ${a.version}: every rule can decide a call.`);
     console.log(`Policy version ${a.version}:`);
     for (const f of a.findings)
-      console.log(`  ${f.kind === 'unreachable' ? 'never decides' : 'out of order '}  ${f.message}`);
+      console.log(`  ${f.kind === 'unreachable' ? 'never decides' : 'out of order '}  ${clean(f.message)}`);
   });
 }
 
