@@ -6,7 +6,7 @@
  */
 import type { PolicyDocument } from './policy-document';
 import { strictness } from './supervision-level';
-import type { ToolPattern } from './tool-pattern';
+import { globAccepts, type ToolPattern } from './tool-pattern';
 
 export interface PolicyFinding {
   /**
@@ -97,26 +97,4 @@ export function globCovers(wide: string, narrow: string): boolean {
     return narrow.startsWith(head) && !WILDCARD.test(narrow.slice(0, head.length));
   }
   return false;
-}
-
-/** A glob (`*` any run, `?` one character, anchored) tried on a literal string, in linear time. */
-function globAccepts(glob: string, text: string): boolean {
-  let g = 0;
-  let t = 0;
-  let starG = -1;
-  let starT = 0;
-  while (t < text.length) {
-    if (g < glob.length && (glob[g] === '?' || glob[g] === text[t])) {
-      g++;
-      t++;
-    } else if (g < glob.length && glob[g] === '*') {
-      starG = g++;
-      starT = t;
-    } else if (starG >= 0) {
-      g = starG + 1;
-      t = ++starT;
-    } else return false;
-  }
-  while (g < glob.length && glob[g] === '*') g++;
-  return g === glob.length;
 }

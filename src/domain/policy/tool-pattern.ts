@@ -142,6 +142,11 @@ export const MAX_PATTERN_LENGTH = 512;
 /** The most wildcards (`*` and `?`) one `match` may hold. */
 export const MAX_PATTERN_WILDCARDS = 64;
 
+/** Whether a glob (`*` any run, `?` one character, anchored) accepts `text`: the policy's own matcher. */
+export function globAccepts(glob: string, text: string): boolean {
+  return compileGlob(glob).test(text);
+}
+
 /**
  * Compiles a glob to a matcher that runs in time linear in the text: a bit-parallel simulation of the
  * glob's automaton (state i = the first i glob characters matched), so no input can make it backtrack.
